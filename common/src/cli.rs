@@ -1,0 +1,203 @@
+//! The command line every step shares.
+
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+/// Largest accepted dimension; device memory is checked separately once the GPU is known.
+pub const MAX_DIM: usize = 1 << 20;
+
+#[derive(Parser, Clone, Debug, PartialEq)]
+#[command(allow_negative_numbers = true)]
+pub struct Args {
+    /// Square problem: M = N = K = SIZE (the step's default shape when no size is given).
+    #[arg(long, short = 's', value_name = "SIZE", value_parser = parse_dim)]
+    pub size: Option<usize>,
+
+    /// Rows of A and C (overrides --size for M).
+    #[arg(short = 'm', value_name = "M", value_parser = parse_dim)]
+    pub m: Option<usize>,
+
+    /// Columns of B and C (overrides --size for N).
+    #[arg(short = 'n', value_name = "N", value_parser = parse_dim)]
+    pub n: Option<usize>,
+
+    /// Columns of A, rows of B: the length of each dot product (overrides --size for K).
+    #[arg(short = 'k', value_name = "K", value_parser = parse_dim)]
+    pub k: Option<usize>,
+
+    /// Timed repetitions (default: at least 20, and about half a second of kernel time).
+    #[arg(long, value_name = "N", value_parser = parse_reps)]
+    pub reps: Option<usize>,
+
+    /// Seed of the random inputs; the same seed reproduces the same matrices.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Skip the check against the f64 reference.
+    #[arg(long)]
+    pub no_verify: bool,
+
+    /// Skip the cuBLAS SGEMM baseline (GPU steps).
+    #[arg(long)]
+    pub no_cublas: bool,
+
+    /// Which GPU to use, numbered from 0.
+    #[arg(long, value_name = "ORDINAL", default_value_t = 0)]
+    pub device: usize,
+
+    /// Override one of the kernel's compile-time parameters, e.g. --param TILE=16 (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, u32)>,
+}
+
+impl Args {
+    /// Parses the process's arguments; `extra_help` (the step's parameters) goes under --help.
+    /// On bad input clap prints one line and exits with status 2.
+    pub fn parse_for(about: &str, extra_help: String) -> Self {
+        let cmd = Args::command()
+            .about(about.to_owned())
+            .after_help(extra_help);
+        let matches = cmd.get_matches();
+        Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
+    /// The shape asked for, falling back on `default` for what was not given.
+    pub fn shape(&self, default: (usize, usize, usize)) -> (usize, usize, usize) {
+        let pick = |one: Option<usize>, d: usize| one.or(self.size).unwrap_or(d);
+        (
+            pick(self.m, default.0),
+            pick(self.n, default.1),
+            pick(self.k, default.2),
+        )
+    }
+
+    /// True when the user named any dimension.
+    pub fn shape_given(&self) -> bool {
+        self.size.is_some() || self.m.is_some() || self.n.is_some() || self.k.is_some()
+    }
+}
+
+fn parse_dim(s: &str) -> Result<usize, String> {
+    let v: i128 = s.trim().parse().map_err(|_| {
+        format!("'{s}' is not a whole number; give a dimension from 1 to {MAX_DIM}")
+    })?;
+    if v < 1 {
+        return Err(format!("a dimension must be at least 1, not {v}"));
+    }
+    if v > MAX_DIM as i128 {
+        return Err(format!(
+            "{v} is larger than the {MAX_DIM} this course accepts for one dimension"
+        ));
+    }
+    Ok(v as usize)
+}
+
+fn parse_reps(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<i128>() {
+        Ok(v) if (1..=1_000_000).contains(&v) => Ok(v as usize),
+        Ok(v) => Err(format!(
+            "the repetition count must be from 1 to 1000000, not {v}"
+        )),
+        Err(_) => Err(format!("'{s}' is not a whole number of repetitions")),
+    }
+}
+
+fn parse_param(s: &str) -> Result<(String, u32), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not of the form NAME=VALUE, e.g. TILE=16"))?;
+    let value = value
+        .trim()
+        .parse::<u32>()
+        .map_err(|_| format!("the value of {name} must be a whole number, not '{value}'"))?;
+    Ok((name.trim().to_owned(), value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("step").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.shape((4096, 4096, 4096)), (4096, 4096, 4096));
+        assert!(!a.shape_given());
+        assert_eq!((a.seed, a.device, a.reps), (42, 0, None));
+        assert!(!a.no_verify && !a.no_cublas && a.params.is_empty());
+    }
+
+    #[test]
+    fn size_and_single_dimensions() {
+        let a = parse(&["--size", "128", "-k", "7"]).unwrap();
+        assert_eq!(a.shape((1, 1, 1)), (128, 128, 7));
+        let a = parse(&["-m", "3", "-n", "5", "-k", "9"]).unwrap();
+        assert_eq!(a.shape((4096, 4096, 4096)), (3, 5, 9));
+        assert!(a.shape_given());
+    }
+
+    #[test]
+    fn flags_and_params() {
+        let a = parse(&[
+            "--reps",
+            "5",
+            "--seed",
+            "9",
+            "--no-verify",
+            "--no-cublas",
+            "--device",
+            "1",
+            "--param",
+            "TILE=16",
+            "--param",
+            "BM=64",
+        ])
+        .unwrap();
+        assert_eq!((a.reps, a.seed, a.device), (Some(5), 9, 1));
+        assert!(a.no_verify && a.no_cublas);
+        assert_eq!(
+            a.params,
+            vec![("TILE".to_owned(), 16), ("BM".to_owned(), 64)]
+        );
+    }
+
+    #[test]
+    fn rejects_bad_values_with_a_sentence() {
+        for (args, says) in [
+            (&["--size", "0"][..], "at least 1"),
+            (&["--size", "-4"][..], "at least 1"),
+            (&["-m", "abc"][..], "not a whole number"),
+            (&["--size", "1.5"][..], "not a whole number"),
+            (&["-k", "99999999999"][..], "larger than"),
+            (&["--reps", "0"][..], "from 1 to"),
+            (&["--param", "TILE"][..], "NAME=VALUE"),
+            (&["--param", "TILE=x"][..], "whole number"),
+            (&["--seed", "-1"][..], "invalid value"),
+            (&["--bogus"][..], "unexpected argument"),
+        ] {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn help_explains_every_option() {
+        let help = Args::command().render_long_help().to_string();
+        for opt in [
+            "--size",
+            "-m",
+            "-n",
+            "-k",
+            "--reps",
+            "--seed",
+            "--no-verify",
+            "--no-cublas",
+            "--device",
+            "--param",
+        ] {
+            assert!(help.contains(opt), "{opt} missing from --help");
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! GPU plumbing: finding the device, its facts and peak rate, compiling kernels with NVRTC for
+//! it, loading them, and reading back what each kernel costs in registers and shared memory.
+
+use std::ffi::{CString, c_char};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use cudarc::nvrtc::{self, Ptx};
+
+/// The device limits that decide whether a kernel configuration can launch at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_threads_per_block: u32,
+    /// Shared memory one block may use once it opts in above the 48 KB default.
+    pub max_smem_per_block: u32,
+}
+
+impl Limits {
+    /// Hopper (H100, H200): 1024 threads, 227 KB of opt-in shared memory per block.
+    pub const SM90: Limits = Limits {
+        max_threads_per_block: 1024,
+        max_smem_per_block: 232_448,
+    };
+    /// Ampere A100.
+    pub const SM80: Limits = Limits {
+        max_threads_per_block: 1024,
+        max_smem_per_block: 166_912,
+    };
+}
+
+/// Shared memory a block gets without opting in; above it the kernel needs
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` raised.
+pub const DEFAULT_SMEM_PER_BLOCK: u32 = 48 * 1024;
+
+/// Facts about the device that the report and the checks use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub sms: u32,
+    pub clock_mhz: u32,
+    pub limits: Limits,
+    pub smem_per_sm: u32,
+    pub regs_per_sm: u32,
+    pub max_threads_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub l2_bytes: u32,
+    pub total_mem: usize,
+    pub driver_version: i32,
+}
+
+impl DeviceInfo {
+    /// FP32 lanes (FMA units) per SM, by architecture.
+    pub fn fp32_lanes_per_sm(&self) -> u32 {
+        match self.compute_capability {
+            (7, _) | (8, 0) => 64,
+            _ => 128,
+        }
+    }
+
+    /// Peak FP32 rate: SMs × lanes × 2 FLOPs per FMA × clock.
+    pub fn peak_gflops(&self) -> f64 {
+        f64::from(self.sms) * f64::from(self.fp32_lanes_per_sm()) * 2.0 * f64::from(self.clock_mhz)
+            / 1e3
+    }
+
+    /// The NVRTC target for this device's own architecture, e.g. `sm_90`.
+    pub fn arch(&self) -> String {
+        let (major, minor) = self.compute_capability;
+        format!("sm_{major}{minor}")
+    }
+}
+
+/// A context and a stream on one device, with its facts.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub info: DeviceInfo,
+}
+
+/// True when the CUDA driver library can be loaded. cudarc panics on first use otherwise.
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to open the shared library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// True when libnvrtc can be loaded.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to open the shared library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+pub const NO_NVRTC: &str = "NVRTC (libnvrtc) was not found, and GPU steps compile their kernels \
+     with it at run time: install the CUDA toolkit, or run `pip install nvidia-cuda-nvrtc==13.0.88` \
+     and add its nvidia/cu13/lib folder to LD_LIBRARY_PATH";
+
+/// Opens device `ordinal`, with one sentence a learner can act on when there is none.
+pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
+    let no_gpu = |why: &str| {
+        anyhow!(
+            "{step} needs an NVIDIA GPU and its driver, and {why}; \
+             step01_cpu_naive runs without one (cargo run --release -p step01_cpu_naive)"
+        )
+    };
+    if !driver_present() {
+        return Err(no_gpu(
+            "no NVIDIA driver (libcuda) was found on this machine",
+        ));
+    }
+    let count = CudaContext::device_count()
+        .map_err(|e| no_gpu(&format!("the driver found no usable GPU ({e:?})")))?;
+    if count <= 0 {
+        return Err(no_gpu("the driver reports no GPU on this machine"));
+    }
+    if ordinal >= count as usize {
+        bail!(
+            "--device {ordinal} does not exist: this machine has {count} GPU(s), numbered from 0"
+        );
+    }
+    let ctx =
+        CudaContext::new(ordinal).map_err(|e| anyhow!("could not open GPU {ordinal}: {e:?}"))?;
+    // One stream, used in order: cudarc's per-buffer event tracking would only add event
+    // records around every launch, inside the timed region.
+    // SAFETY: no buffer of this context is ever used from a second stream.
+    unsafe { ctx.disable_event_tracking() };
+    let info = device_info(&ctx).context("reading the device's attributes")?;
+    let stream = ctx.default_stream();
+    Ok(Gpu { ctx, stream, info })
+}
+
+fn device_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
+    let attr = |a: Attr| -> Result<u32> { Ok(ctx.attribute(a)?.max(0) as u32) };
+    let mut driver_version = 0;
+    // SAFETY: writes one int.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }.result()?;
+    Ok(DeviceInfo {
+        ordinal: ctx.ordinal(),
+        name: ctx.name()?,
+        compute_capability: ctx.compute_capability()?,
+        sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        clock_mhz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
+        limits: Limits {
+            max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_smem_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+        },
+        smem_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+        regs_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?,
+        max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+        max_blocks_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
+        l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+        total_mem: ctx.total_mem()?,
+        driver_version,
+    })
+}
+
+/// What ptxas reported for the kernel at compile time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PtxasInfo {
+    pub registers: u32,
+    pub static_smem: u32,
+    pub stack_frame: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+}
+
+impl PtxasInfo {
+    /// Parses the `--ptxas-options=-v` lines of an NVRTC log (for the one kernel it holds).
+    pub fn parse(log: &str) -> Option<Self> {
+        let mut info = PtxasInfo::default();
+        let mut seen = false;
+        for part in log.split([',', '\n']).map(str::trim) {
+            let number = |suffix: &str| -> Option<u32> {
+                let head = part.strip_suffix(suffix)?.trim();
+                head.rsplit(' ').next()?.parse().ok()
+            };
+            if let Some(v) = number("registers") {
+                info.registers = v;
+                seen = true;
+            } else if let Some(v) = number("bytes smem") {
+                info.static_smem = v;
+            } else if let Some(v) = number("bytes stack frame") {
+                info.stack_frame = v;
+            } else if let Some(v) = number("bytes spill stores") {
+                info.spill_stores = v;
+            } else if let Some(v) = number("bytes spill loads") {
+                info.spill_loads = v;
+            }
+        }
+        seen.then_some(info)
+    }
+
+    pub fn spill_bytes(&self) -> u32 {
+        self.spill_stores + self.spill_loads
+    }
+}
+
+/// A kernel compiled for one architecture.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub arch: String,
+    /// Machine code for `arch` (loaded directly: no JIT at load time).
+    pub cubin: Vec<u8>,
+    pub ptxas: PtxasInfo,
+}
+
+/// Compiles `source` with NVRTC for `arch` (e.g. `sm_90`), with `-D NAME=value` for each define.
+/// `file` names the source in diagnostics, so a compile error points at the file a learner edits.
+pub fn compile(
+    source: &str,
+    file: &str,
+    arch: &str,
+    defines: &[(String, u32)],
+) -> Result<Compiled> {
+    if !nvrtc_present() {
+        bail!("{NO_NVRTC}");
+    }
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_owned(),
+        "--ptxas-options=-v".to_owned(),
+    ];
+    options.extend(
+        defines
+            .iter()
+            .map(|(name, value)| format!("-D{name}={value}")),
+    );
+
+    let src = CString::new(source).context("the kernel source contains a NUL byte")?;
+    let name = CString::new(file).context("the kernel file name contains a NUL byte")?;
+    let prog = nvrtc::result::create_program(&src, Some(&name))
+        .map_err(|e| anyhow!("NVRTC could not create a program for {file}: {e:?}"))?;
+    // SAFETY: `prog` was created above and is destroyed once, at the end.
+    unsafe {
+        let compiled = nvrtc::result::compile_program(prog, &options);
+        let log = nvrtc::result::get_program_log(prog)
+            .map(|l| c_text(&l))
+            .unwrap_or_default();
+        let result = match compiled {
+            Err(_) => Err(anyhow!(
+                "the kernel {file} does not compile for {arch}; NVRTC says:\n{}",
+                log.trim_end()
+            )),
+            Ok(()) => get_cubin(prog).map(|cubin| Compiled {
+                arch: arch.to_owned(),
+                cubin,
+                ptxas: PtxasInfo::parse(&log).unwrap_or_default(),
+            }),
+        };
+        let _ = nvrtc::result::destroy_program(prog);
+        result
+    }
+}
+
+fn c_text(bytes: &[c_char]) -> String {
+    let bytes: Vec<u8> = bytes
+        .iter()
+        .map(|&c| c as u8)
+        .take_while(|&b| b != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// # Safety
+/// `prog` must be a live, successfully compiled program.
+unsafe fn get_cubin(prog: nvrtc::sys::nvrtcProgram) -> Result<Vec<u8>> {
+    let mut size = 0usize;
+    // SAFETY: per the caller's contract; the buffer has the size NVRTC asked for.
+    unsafe {
+        nvrtc::sys::nvrtcGetCUBINSize(prog, &mut size)
+            .result()
+            .map_err(|e| anyhow!("NVRTC gave no machine code: {e:?}"))?;
+        let mut cubin = vec![0u8; size];
+        nvrtc::sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+            .result()
+            .map_err(|e| anyhow!("NVRTC gave no machine code: {e:?}"))?;
+        Ok(cubin)
+    }
+}
+
+/// What one launch configuration of a loaded kernel costs on the device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Resources {
+    pub registers: u32,
+    pub static_smem: u32,
+    pub dynamic_smem: u32,
+    /// Local memory per thread (stack frame and spills), as the driver reports it.
+    pub local_bytes: u32,
+    pub spill_bytes: u32,
+    pub threads_per_block: u32,
+    pub blocks_per_sm: u32,
+    /// Resident warps over the SM's maximum.
+    pub occupancy: f64,
+}
+
+/// A kernel loaded on the device, ready to launch.
+pub struct Kernel {
+    pub func: CudaFunction,
+    pub compiled: Compiled,
+}
+
+/// The entry point every step exports.
+pub const ENTRY: &str = "matmul";
+
+impl Kernel {
+    pub fn load(gpu: &Gpu, compiled: Compiled) -> Result<Self> {
+        let module = gpu
+            .ctx
+            .load_module(Ptx::from_binary(compiled.cubin.clone()))
+            .map_err(|e| anyhow!("the driver could not load the compiled kernel: {e:?}"))?;
+        let func = module.load_function(ENTRY).map_err(|_| {
+            anyhow!("the kernel has no `extern \"C\" __global__ void {ENTRY}(...)` entry point")
+        })?;
+        Ok(Self { func, compiled })
+    }
+
+    /// Lets the kernel use `dynamic_smem` bytes of dynamic shared memory (needed above 48 KB)
+    /// and reports its resources at `threads_per_block`.
+    pub fn prepare(
+        &self,
+        info: &DeviceInfo,
+        threads_per_block: u32,
+        dynamic_smem: u32,
+    ) -> Result<Resources> {
+        let get = |a: FnAttr| -> Result<u32> {
+            Ok(self
+                .func
+                .get_attribute(a)
+                .map_err(|e| anyhow!("reading a kernel attribute: {e:?}"))?
+                .max(0) as u32)
+        };
+        let static_smem = get(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        if static_smem + dynamic_smem > info.limits.max_smem_per_block {
+            bail!(
+                "the kernel needs {} bytes of shared memory per block, more than the {} bytes this GPU allows",
+                static_smem + dynamic_smem,
+                info.limits.max_smem_per_block
+            );
+        }
+        self.func
+            .set_attribute(
+                FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dynamic_smem as i32,
+            )
+            .map_err(|e| {
+                anyhow!("could not allow {dynamic_smem} bytes of dynamic shared memory: {e:?}")
+            })?;
+        let blocks_per_sm = self
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(
+                threads_per_block,
+                dynamic_smem as usize,
+                None,
+            )
+            .map_err(|e| anyhow!("the driver's occupancy calculator failed: {e:?}"))?;
+        let warps_per_block = threads_per_block.div_ceil(32);
+        let max_warps = (info.max_threads_per_sm / 32).max(1);
+        Ok(Resources {
+            registers: get(FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            static_smem,
+            dynamic_smem,
+            local_bytes: get(FnAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            spill_bytes: self.compiled.ptxas.spill_bytes(),
+            threads_per_block,
+            blocks_per_sm,
+            occupancy: f64::from(blocks_per_sm * warps_per_block) / f64::from(max_warps),
+        })
+    }
+}
+
+/// The version of the loaded NVRTC library, e.g. (13, 0).
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    if !nvrtc_present() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints.
+    unsafe { nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .ok()?;
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_ptxas_report() {
+        let log = "ptxas info    : 0 bytes gmem\n\
+                   ptxas info    : Compiling entry function 'matmul' for 'sm_90'\n\
+                   ptxas info    : Function properties for matmul\n    \
+                   8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n\
+                   ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem, 392 bytes cmem[0]\n";
+        let info = PtxasInfo::parse(log).unwrap();
+        assert_eq!(
+            info,
+            PtxasInfo {
+                registers: 40,
+                static_smem: 8192,
+                stack_frame: 8,
+                spill_stores: 4,
+                spill_loads: 12
+            }
+        );
+        assert_eq!(info.spill_bytes(), 16);
+        assert_eq!(PtxasInfo::parse("no report here"), None);
+    }
+
+    #[test]
+    fn peak_from_the_device_facts() {
+        let h100 = DeviceInfo {
+            ordinal: 0,
+            name: "H100".into(),
+            compute_capability: (9, 0),
+            sms: 132,
+            clock_mhz: 1980,
+            limits: Limits::SM90,
+            smem_per_sm: 233_472,
+            regs_per_sm: 65_536,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            l2_bytes: 50 << 20,
+            total_mem: 80 << 30,
+            driver_version: 13000,
+        };
+        assert_eq!(h100.arch(), "sm_90");
+        assert_eq!(h100.fp32_lanes_per_sm(), 128);
+        assert!((h100.peak_gflops() - 66_908.16).abs() < 1e-6);
+        let a100 = DeviceInfo {
+            compute_capability: (8, 0),
+            sms: 108,
+            clock_mhz: 1410,
+            ..h100
+        };
+        assert!((a100.peak_gflops() - 19_491.84).abs() < 1e-6);
+    }
+}

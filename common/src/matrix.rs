@@ -1,0 +1,138 @@
+//! Row-major f32 matrices and the problem shape.
+
+use std::fmt;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Largest element count of one matrix: the kernels index with 32-bit `int`.
+pub const MAX_ELEMENTS: usize = i32::MAX as usize;
+
+/// The shape of C = A·B: A is M×K, B is K×N, C is M×N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+}
+
+impl Shape {
+    /// A shape every kernel can index: all dimensions at least 1 and no matrix larger than
+    /// `MAX_ELEMENTS`.
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, String> {
+        if m == 0 || n == 0 || k == 0 {
+            return Err(format!(
+                "the shape {m}×{n}×{k} has a zero dimension; M, N and K must each be at least 1"
+            ));
+        }
+        for (name, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
+            if rows.checked_mul(cols).is_none_or(|e| e > MAX_ELEMENTS) {
+                return Err(format!(
+                    "{name} would have {rows}×{cols} elements, more than the {MAX_ELEMENTS} that \
+                     32-bit kernel indices can address; choose a smaller shape"
+                ));
+            }
+        }
+        Ok(Self { m, n, k })
+    }
+
+    pub fn square(size: usize) -> Result<Self, String> {
+        Self::new(size, size, size)
+    }
+
+    /// Floating-point operations of one product: a multiply and an add per term.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// Bytes of A, B and C in f32.
+    pub fn f32_bytes(&self) -> u64 {
+        4 * (self.m * self.k + self.k * self.n + self.m * self.n) as u64
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "M={} N={} K={}", self.m, self.n, self.k)
+    }
+}
+
+/// A dense row-major matrix: element (r, c) is `data[r * cols + c]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    pub rows: usize,
+    pub cols: usize,
+    pub data: Vec<f32>,
+}
+
+impl Matrix {
+    /// Values drawn uniformly from [-1, 1]: non-constant, signed, so that wrong indexing
+    /// or a missed term shows up, and cancellation is exercised.
+    pub fn random(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
+        let data = (0..rows * cols)
+            .map(|_| rng.random_range(-1.0f32..=1.0))
+            .collect();
+        Self { rows, cols, data }
+    }
+
+    pub fn at(&self, row: usize, col: usize) -> f32 {
+        self.data[row * self.cols + col]
+    }
+}
+
+/// The two operands of one run, reproducible from the seed.
+#[derive(Clone, Debug)]
+pub struct Inputs {
+    pub shape: Shape,
+    pub a: Matrix,
+    pub b: Matrix,
+}
+
+impl Inputs {
+    pub fn random(shape: Shape, seed: u64) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let a = Matrix::random(shape.m, shape.k, &mut rng);
+        let b = Matrix::random(shape.k, shape.n, &mut rng);
+        Self { shape, a, b }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_reject_zero_and_oversized_dimensions() {
+        assert!(Shape::new(0, 4, 4).is_err());
+        assert!(Shape::new(4, 0, 4).is_err());
+        assert!(Shape::new(4, 4, 0).is_err());
+        let err = Shape::new(70_000, 70_000, 1).unwrap_err();
+        assert!(err.contains("C would have"), "{err}");
+        assert!(Shape::new(1, 1, 1).is_ok());
+        assert!(Shape::new(46_340, 46_340, 1).is_ok());
+    }
+
+    #[test]
+    fn flops_and_bytes() {
+        let s = Shape::new(2, 3, 4).unwrap();
+        assert_eq!(s.flops(), 48.0);
+        assert_eq!(s.f32_bytes(), 4 * (8 + 12 + 6));
+        assert_eq!(s.to_string(), "M=2 N=3 K=4");
+    }
+
+    #[test]
+    fn random_fill_is_seeded_in_range_and_not_constant() {
+        let s = Shape::new(33, 17, 65).unwrap();
+        let x = Inputs::random(s, 7);
+        let y = Inputs::random(s, 7);
+        let z = Inputs::random(s, 8);
+        assert_eq!(x.a, y.a);
+        assert_eq!(x.b, y.b);
+        assert_ne!(x.a, z.a);
+        assert_eq!(x.a.data.len(), 33 * 65);
+        assert_eq!(x.b.data.len(), 65 * 17);
+        assert!(x.a.data.iter().all(|v| (-1.0..=1.0).contains(v)));
+        let first = x.a.data[0];
+        assert!(x.a.data.iter().any(|&v| v != first));
+    }
+}

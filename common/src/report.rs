@@ -1,0 +1,171 @@
+//! The block every step prints: one screen a learner reads at a glance.
+
+use std::fmt;
+
+use crate::gpu::{DeviceInfo, Resources};
+use crate::matrix::Shape;
+use crate::step::{Launch, Params};
+use crate::timing::Stats;
+use crate::verify::Verdict;
+
+/// Where the step ran.
+#[derive(Clone, Debug)]
+pub enum Device {
+    Gpu(DeviceInfo),
+    Cpu,
+}
+
+/// The kernel's launch shape and what it costs.
+#[derive(Clone, Debug)]
+pub struct KernelFacts {
+    pub params: Params,
+    pub launch: Launch,
+    pub resources: Resources,
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub step: String,
+    pub device: Device,
+    pub shape: Shape,
+    pub kernel: Option<KernelFacts>,
+    pub time: Stats,
+    /// cuBLAS SGEMM on the same inputs, in the same run.
+    pub cublas: Option<Stats>,
+    pub verdict: Option<Verdict>,
+    /// Why a column is missing, e.g. no cuBLAS library.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    pub fn gflops(&self) -> f64 {
+        self.time.gflops(self.shape.flops())
+    }
+
+    /// This step's rate as a share of cuBLAS SGEMM's, in percent.
+    pub fn share_of_cublas(&self) -> Option<f64> {
+        self.cublas
+            .map(|c| 100.0 * c.median_ms / self.time.median_ms)
+    }
+}
+
+fn bytes(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+/// A rate with three significant figures at small values, whole numbers at large ones.
+fn rate(gflops: f64) -> String {
+    match gflops {
+        g if g < 10.0 => format!("{g:.2}"),
+        g if g < 100.0 => format!("{g:.1}"),
+        g => format!("{g:.0}"),
+    }
+}
+
+fn dims((x, y, z): (u32, u32, u32)) -> String {
+    format!("{x}×{y}×{z}")
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flops = self.shape.flops();
+        match &self.device {
+            Device::Gpu(d) => writeln!(
+                f,
+                "{} on {} ({}, {} SMs at {} MHz, FP32 peak {:.1} TFLOP/s)",
+                self.step,
+                d.name,
+                d.arch(),
+                d.sms,
+                d.clock_mhz,
+                d.peak_gflops() / 1e3
+            )?,
+            Device::Cpu => writeln!(f, "{} on the CPU (one thread)", self.step)?,
+        }
+        writeln!(
+            f,
+            "  shape    {} · {:.1} GFLOP · {} of f32 operands",
+            self.shape,
+            flops / 1e9,
+            bytes(self.shape.f32_bytes())
+        )?;
+        if let Some(k) = &self.kernel {
+            let r = &k.resources;
+            if !k.params.is_empty() {
+                writeln!(f, "  params   {}", k.params)?;
+            }
+            writeln!(
+                f,
+                "  launch   grid {} · block {} ({} threads) · shared {} per block ({} static + {} dynamic)",
+                dims(k.launch.grid),
+                dims(k.launch.block),
+                k.launch.threads(),
+                bytes(u64::from(r.static_smem + r.dynamic_smem)),
+                bytes(u64::from(r.static_smem)),
+                bytes(u64::from(r.dynamic_smem)),
+            )?;
+            writeln!(
+                f,
+                "  kernel   {} registers/thread · {} spilled · {} local/thread · {} blocks/SM · occupancy {:.0}%",
+                r.registers,
+                bytes(u64::from(r.spill_bytes)),
+                bytes(u64::from(r.local_bytes)),
+                r.blocks_per_sm,
+                100.0 * r.occupancy
+            )?;
+        }
+        let t = &self.time;
+        writeln!(
+            f,
+            "  time     {:.3} ms median (min {:.3}, max {:.3}, {} reps)",
+            t.median_ms, t.min_ms, t.max_ms, t.reps
+        )?;
+        write!(f, "  speed    {} GFLOP/s", rate(self.gflops()))?;
+        if let (Some(c), Some(share)) = (self.cublas, self.share_of_cublas()) {
+            write!(
+                f,
+                " · {share:.1}% of cuBLAS SGEMM ({} GFLOP/s, {:.3} ms)",
+                rate(c.gflops(flops)),
+                c.median_ms
+            )?;
+        }
+        if let Device::Gpu(d) = &self.device {
+            write!(
+                f,
+                " · {:.1}% of FP32 peak",
+                100.0 * self.gflops() / d.peak_gflops()
+            )?;
+        }
+        writeln!(f)?;
+        match &self.verdict {
+            None => writeln!(f, "  verify   skipped (--no-verify)")?,
+            Some(v) => {
+                let w = &v.worst;
+                writeln!(
+                    f,
+                    "  verify   {} · {} of {} elements outside the bound · worst C[{},{}]: got {:.7e}, want {:.7e}, bound {:.1e} ({:.0}% of it) · ‖ΔC‖/‖C‖ {:.1e} vs {}",
+                    if v.passed() { "PASS" } else { "FAIL" },
+                    v.failed,
+                    v.checked,
+                    w.row,
+                    w.col,
+                    w.got,
+                    w.want,
+                    w.bound,
+                    100.0 * w.ratio().min(9.99e6),
+                    v.rel_frobenius,
+                    v.source
+                )?;
+            }
+        }
+        for note in &self.notes {
+            writeln!(f, "  note     {note}")?;
+        }
+        Ok(())
+    }
+}

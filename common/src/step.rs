@@ -1,0 +1,233 @@
+//! The step contract: what a GPU step's `lib.rs` declares, and how common turns it into a launch.
+
+use std::fmt;
+
+use anyhow::{Result, anyhow, bail};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
+use crate::matrix::Shape;
+
+/// A compile-time constant of a kernel, passed to NVRTC as `-D NAME=value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub name: &'static str,
+    pub default: u32,
+    pub help: &'static str,
+}
+
+/// The values of a step's parameters, in the order the step declares them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params(Vec<(&'static str, u32)>);
+
+impl Params {
+    pub fn defaults(decl: &[Param]) -> Self {
+        Self(decl.iter().map(|p| (p.name, p.default)).collect())
+    }
+
+    /// The defaults with `overrides` applied; an unknown name is an error that lists the known ones.
+    pub fn with_overrides(decl: &[Param], overrides: &[(String, u32)]) -> Result<Self> {
+        let mut params = Self::defaults(decl);
+        for (name, value) in overrides {
+            match params.0.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = *value,
+                None if decl.is_empty() => {
+                    bail!("--param {name}: this step has no tunable parameters")
+                }
+                None => bail!(
+                    "--param {name}: this step's parameters are {}",
+                    decl.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+        Ok(params)
+    }
+
+    /// Builds a set from explicit pairs (the tuner's candidates).
+    pub fn from_pairs(pairs: Vec<(&'static str, u32)>) -> Self {
+        Self(pairs)
+    }
+
+    /// The value of `name`. Steps ask only for the parameters they declare.
+    pub fn get(&self, name: &str) -> u32 {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("the step declares no parameter {name}"))
+    }
+
+    pub fn defines(&self) -> Vec<(String, u32)> {
+        self.0.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The command-line flags that reproduce this set.
+    pub fn to_flags(&self) -> String {
+        self.0
+            .iter()
+            .map(|(n, v)| format!("--param {n}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+impl fmt::Display for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        f.write_str(&parts.join(" "))
+    }
+}
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub dynamic_smem: u32,
+}
+
+impl Launch {
+    pub fn threads(&self) -> u32 {
+        self.block.0 * self.block.1 * self.block.2
+    }
+}
+
+/// Everything that differs between GPU steps; each step's `lib.rs` defines one as `STEP`.
+pub struct GpuStep {
+    /// The crate name, e.g. `step04_tiled`.
+    pub name: &'static str,
+    /// One line: the idea this step adds.
+    pub idea: &'static str,
+    /// The kernel's path in the workspace, for compiler diagnostics.
+    pub file: &'static str,
+    /// The kernel source, embedded with `include_str!`.
+    pub source: &'static str,
+    pub params: &'static [Param],
+    /// The values the tuner tries for each parameter (empty: nothing to tune).
+    pub search: &'static [(&'static str, &'static [u32])],
+    pub launch: fn(&Params, Shape) -> Launch,
+    /// Rejects shapes or parameters the kernel cannot serve, with a sentence that says why.
+    pub check: fn(&Params, Shape, &Limits) -> Result<(), String>,
+    /// The shape a run without size arguments uses.
+    pub default_shape: fn(&Limits) -> Shape,
+}
+
+impl GpuStep {
+    /// The `--help` text listing the step's parameters.
+    pub fn params_help(&self) -> String {
+        if self.params.is_empty() {
+            return format!("{}: {}", self.name, self.idea);
+        }
+        let mut s = format!(
+            "{}: {}\n\nKernel parameters (--param NAME=VALUE):\n",
+            self.name, self.idea
+        );
+        for p in self.params {
+            s += &format!("  {:<6} {} (default {})\n", p.name, p.help, p.default);
+        }
+        s
+    }
+
+    /// Compiles the kernel with `params` for `arch` (no GPU needed).
+    pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
+        gpu::compile(self.source, self.file, arch, &params.defines())
+    }
+
+    /// Checks `params` and `shape` against the step's own rules and the device's grid limits.
+    pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Launch> {
+        (self.check)(params, shape, limits).map_err(|why| anyhow!("{why}"))?;
+        let launch = (self.launch)(params, shape);
+        if launch.threads() > limits.max_threads_per_block {
+            bail!(
+                "{params} gives blocks of {} threads, more than the {} a block may have",
+                launch.threads(),
+                limits.max_threads_per_block
+            );
+        }
+        let (_, gy, gz) = launch.grid;
+        if gy > 65_535 || gz > 65_535 {
+            bail!(
+                "the shape {shape} needs a grid of {gy} blocks in y, more than the 65535 a launch allows"
+            );
+        }
+        Ok(launch)
+    }
+}
+
+/// A step's kernel compiled for the present GPU with one parameter set.
+pub struct Prepared<'a> {
+    pub step: &'a GpuStep,
+    pub params: Params,
+    pub kernel: Kernel,
+}
+
+impl<'a> Prepared<'a> {
+    /// Compiles and loads; a set that spills registers is refused, since local-memory traffic
+    /// would dominate whatever the parameters were meant to show.
+    pub fn new(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
+        let compiled = step.compile(&params, &gpu.info.arch())?;
+        if compiled.ptxas.spill_bytes() > 0 {
+            bail!(
+                "with {params} the kernel spills {} bytes of registers to local memory; choose smaller per-thread tiles",
+                compiled.ptxas.spill_bytes()
+            );
+        }
+        let kernel = Kernel::load(gpu, compiled)?;
+        Ok(Self {
+            step,
+            params,
+            kernel,
+        })
+    }
+
+    /// The launch for `shape` on this device and its resource cost.
+    pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Launch, Resources)> {
+        let launch = self.step.validate(&self.params, shape, &info.limits)?;
+        let resources = self
+            .kernel
+            .prepare(info, launch.threads(), launch.dynamic_smem)?;
+        if resources.blocks_per_sm == 0 {
+            bail!(
+                "with {} the kernel cannot fit one block on an SM ({} registers × {} threads, {} bytes of shared memory)",
+                self.params,
+                resources.registers,
+                launch.threads(),
+                resources.static_smem + resources.dynamic_smem
+            );
+        }
+        Ok((launch, resources))
+    }
+
+    /// Queues one launch computing C = A·B (asynchronous: errors may surface at the next sync).
+    pub fn launch(
+        &self,
+        gpu: &Gpu,
+        launch: Launch,
+        shape: Shape,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        if a.len() < shape.m * shape.k || b.len() < shape.k * shape.n || c.len() < shape.m * shape.n
+        {
+            bail!("device buffers are smaller than the shape {shape} needs");
+        }
+        let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+        let cfg = LaunchConfig {
+            grid_dim: launch.grid,
+            block_dim: launch.block,
+            shared_mem_bytes: launch.dynamic_smem,
+        };
+        let mut builder = gpu.stream.launch_builder(&self.kernel.func);
+        builder.arg(&m).arg(&n).arg(&k).arg(a).arg(b).arg(c);
+        // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*)`
+        // and the buffers hold at least the elements the shape addresses (checked above).
+        unsafe { builder.launch(cfg) }
+            .map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+        Ok(())
+    }
+}

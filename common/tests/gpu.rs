@@ -1,0 +1,69 @@
+//! The baseline and the reference on a real GPU.
+
+use common::cublas::Blas;
+use common::run::Buffers;
+use common::{Inputs, Shape, gpu, reference, verify};
+
+#[test]
+#[ignore = "needs an NVIDIA GPU and cuBLAS"]
+fn gpu_cublas_sgemm_matches_the_cpu_reference() {
+    let gpu = gpu::open("common", 0).unwrap();
+    let blas = Blas::new(gpu.stream.clone()).unwrap();
+    for (m, n, k) in [
+        (1, 1, 1),
+        (7, 3, 5),
+        (33, 65, 17),
+        (129, 257, 1000),
+        (1000, 17, 1),
+    ] {
+        let shape = Shape::new(m, n, k).unwrap();
+        let inputs = Inputs::random(shape, 77);
+        let mut bufs = Buffers::upload(&gpu, &inputs).unwrap();
+        bufs.poison(&gpu).unwrap();
+        blas.sgemm(shape, &bufs.a, &bufs.b, &mut bufs.c).unwrap();
+        let c = bufs.download_c(&gpu).unwrap();
+        let v = verify::verify(shape, &c, &reference::cpu(&inputs));
+        assert!(v.passed(), "{shape}: {v:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU and cuBLAS"]
+fn gpu_dgemm_reference_agrees_with_the_cpu_reference() {
+    let gpu = gpu::open("common", 0).unwrap();
+    let blas = Blas::new(gpu.stream.clone()).unwrap();
+    let shape = Shape::new(300, 200, 500).unwrap();
+    let inputs = Inputs::random(shape, 78);
+    let on_gpu = blas.reference(&inputs).unwrap();
+    let on_cpu = reference::cpu(&inputs);
+    for (x, y) in on_gpu
+        .c
+        .iter()
+        .zip(&on_cpu.c)
+        .chain(on_gpu.abs.iter().zip(&on_cpu.abs))
+    {
+        assert!((x - y).abs() <= 1e-12 * (1.0 + y.abs()), "{x} vs {y}");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_device_facts_are_plausible() {
+    let gpu = gpu::open("common", 0).unwrap();
+    let d = &gpu.info;
+    assert!(d.sms > 0 && d.clock_mhz > 500 && d.limits.max_threads_per_block >= 1024);
+    assert!(d.limits.max_smem_per_block >= 48 * 1024);
+    assert!(d.peak_gflops() > 1000.0, "{d:?}");
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compile_errors_show_the_log_with_the_file_name() {
+    let broken = "extern \"C\" __global__ void matmul(int M) { undefined_name = M; }";
+    let err = gpu::compile(broken, "stepXX/src/kernel.cu", "sm_90", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("stepXX/src/kernel.cu"), "{err}");
+    assert!(err.contains("undefined_name"), "{err}");
+    assert!(err.contains("does not compile for sm_90"), "{err}");
+}

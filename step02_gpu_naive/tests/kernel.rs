@@ -1,0 +1,61 @@
+use common::testing::{self, ARCHS, SHAPES};
+use common::{Params, Shape};
+use step02_gpu_naive::STEP;
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_every_block_size_without_spills() {
+    for &(arch, limits) in ARCHS {
+        for block in [8, 16, 32] {
+            let params = Params::with_overrides(STEP.params, &[("BLOCK".into(), block)]).unwrap();
+            let info = testing::nvrtc_check(&STEP, &params, arch).unwrap();
+            assert_eq!(info.spill_bytes(), 0, "{arch} BLOCK={block}: {info:?}");
+            assert_eq!(
+                info.static_smem, 0,
+                "the naive kernel uses no shared memory"
+            );
+            assert!(
+                info.registers > 0 && info.registers <= 64,
+                "{arch}: {info:?}"
+            );
+            STEP.validate(&params, Shape::square(4096).unwrap(), &limits)
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn launch_covers_c_with_one_thread_per_element() {
+    let p = Params::defaults(STEP.params);
+    let l = (STEP.launch)(&p, Shape::new(33, 65, 7).unwrap());
+    assert_eq!(l.block, (32, 32, 1));
+    assert_eq!(l.grid, (3, 2, 1));
+    assert!(l.grid.0 * l.block.0 >= 65 && l.grid.1 * l.block.1 >= 33);
+}
+
+#[test]
+fn rejects_blocks_larger_than_the_device_allows() {
+    let p = Params::with_overrides(STEP.params, &[("BLOCK".into(), 33)]).unwrap();
+    let err = STEP
+        .validate(&p, Shape::square(64).unwrap(), &common::gpu::Limits::SM90)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("BLOCK must be from 1 to 32"),
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    let results = testing::gpu_check(&STEP, Params::defaults(STEP.params), SHAPES).unwrap();
+    assert!(results.len() >= 20);
+    testing::assert_all_pass(&results);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_small_blocks_match_the_reference() {
+    let p = Params::with_overrides(STEP.params, &[("BLOCK".into(), 8)]).unwrap();
+    testing::assert_all_pass(&testing::gpu_check(&STEP, p, &SHAPES[..12]).unwrap());
+}
