@@ -47,6 +47,10 @@ pub struct Args {
     /// Override one of the kernel's compile-time parameters, e.g. --param TILE=16 (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, u32)>,
+
+    /// Search the step's parameter space: compile, verify and time every valid set, then rank them.
+    #[arg(long)]
+    pub tune: bool,
 }
 
 impl Args {

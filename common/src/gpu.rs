@@ -167,26 +167,39 @@ pub struct PtxasInfo {
 }
 
 impl PtxasInfo {
-    /// Parses the `--ptxas-options=-v` lines of an NVRTC log (for the one kernel it holds).
+    /// Parses the `--ptxas-options=-v` report of the `matmul` entry point in an NVRTC log:
+    ///
+    /// ```text
+    /// ptxas info    : Compiling entry function 'matmul' for 'sm_90'
+    /// ptxas info    : Function properties for matmul
+    /// ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+    /// ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem, 392 bytes cmem[0]
+    /// ```
     pub fn parse(log: &str) -> Option<Self> {
+        let start = log.find("Compiling entry function 'matmul'")?;
         let mut info = PtxasInfo::default();
         let mut seen = false;
-        for part in log.split([',', '\n']).map(str::trim) {
-            let number = |suffix: &str| -> Option<u32> {
-                let head = part.strip_suffix(suffix)?.trim();
-                head.rsplit(' ').next()?.parse().ok()
-            };
-            if let Some(v) = number("registers") {
-                info.registers = v;
-                seen = true;
-            } else if let Some(v) = number("bytes smem") {
-                info.static_smem = v;
-            } else if let Some(v) = number("bytes stack frame") {
-                info.stack_frame = v;
-            } else if let Some(v) = number("bytes spill stores") {
-                info.spill_stores = v;
-            } else if let Some(v) = number("bytes spill loads") {
-                info.spill_loads = v;
+        for line in log[start..].lines().skip(1) {
+            if line.contains("Compiling entry function") {
+                break;
+            }
+            for part in line.split(',').map(str::trim) {
+                let number = |suffix: &str| -> Option<u32> {
+                    let head = part.strip_suffix(suffix)?.trim();
+                    head.rsplit([' ', '.']).next()?.parse().ok()
+                };
+                if let Some(v) = number("registers") {
+                    info.registers = v;
+                    seen = true;
+                } else if let Some(v) = number("bytes smem") {
+                    info.static_smem = v;
+                } else if let Some(v) = number("bytes stack frame") {
+                    info.stack_frame = v;
+                } else if let Some(v) = number("bytes spill stores") {
+                    info.spill_stores = v;
+                } else if let Some(v) = number("bytes spill loads") {
+                    info.spill_loads = v;
+                }
             }
         }
         seen.then_some(info)
@@ -204,6 +217,8 @@ pub struct Compiled {
     /// Machine code for `arch` (loaded directly: no JIT at load time).
     pub cubin: Vec<u8>,
     pub ptxas: PtxasInfo,
+    /// NVRTC's log, with ptxas's report.
+    pub log: String,
 }
 
 /// Compiles `source` with NVRTC for `arch` (e.g. `sm_90`), with `-D NAME=value` for each define.
@@ -247,6 +262,7 @@ pub fn compile(
                 arch: arch.to_owned(),
                 cubin,
                 ptxas: PtxasInfo::parse(&log).unwrap_or_default(),
+                log,
             }),
         };
         let _ = nvrtc::result::destroy_program(prog);
@@ -391,9 +407,10 @@ mod tests {
     fn parses_the_ptxas_report() {
         let log = "ptxas info    : 0 bytes gmem\n\
                    ptxas info    : Compiling entry function 'matmul' for 'sm_90'\n\
-                   ptxas info    : Function properties for matmul\n    \
-                   8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n\
-                   ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem, 392 bytes cmem[0]\n";
+                   ptxas info    : Function properties for matmul\n\
+                   ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n\
+                   ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem, 392 bytes cmem[0]\n\
+                   ptxas info    : Compile time = 6.509 ms\n";
         let info = PtxasInfo::parse(log).unwrap();
         assert_eq!(
             info,

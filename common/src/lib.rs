@@ -11,6 +11,7 @@
 //! - [`cublas`]: the SGEMM baseline (and DGEMM for the reference)
 //! - [`step`]: the contract a GPU step's `lib.rs` fills in
 //! - [`cli`], [`report`], [`run`]: the shared command line, the printed block, the main loop
+//! - [`tune`]: `--tune`, the search over a step's parameters
 
 pub mod cli;
 pub mod cublas;
@@ -23,6 +24,7 @@ pub mod run;
 pub mod step;
 pub mod testing;
 pub mod timing;
+pub mod tune;
 pub mod verify;
 
 pub use matrix::{Inputs, Matrix, Shape};

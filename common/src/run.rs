@@ -155,6 +155,9 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
         notes.push("cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU".to_owned());
     }
     check_memory(&gpu, shape, with_cublas)?;
+    if args.tune {
+        return crate::tune::run(step, args, &gpu, shape);
+    }
     // Reject the shape before the (slower) compile when the step cannot serve it.
     step.validate(&params, shape, &gpu.info.limits)?;
     let prepared = Prepared::new(&gpu, step, params)?;
@@ -229,8 +232,8 @@ pub fn cpu_product(shape: Shape, inputs: &Inputs, c: &mut [f32], matmul: CpuMatm
 
 /// The whole run of a CPU step.
 pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) -> Result<bool> {
-    if !args.params.is_empty() {
-        bail!("--param: this step has no tunable parameters");
+    if !args.params.is_empty() || args.tune {
+        bail!("{name} runs on the CPU and has no kernel parameters to set or tune");
     }
     let shape = shape_of(args, Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
     let inputs = Inputs::random(shape, args.seed);

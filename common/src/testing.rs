@@ -78,7 +78,14 @@ pub fn assert_all_pass(results: &[(Shape, Verdict)]) {
 /// The architectures every kernel must compile for, with their limits.
 pub const ARCHS: &[(&str, Limits)] = &[("sm_80", Limits::SM80), ("sm_90", Limits::SM90)];
 
-/// Compiles `step` with `params` for `arch` and returns ptxas's report.
+/// Compiles `step` with `params` for `arch` and returns ptxas's report; the whole NVRTC log
+/// is in the error when the report cannot be read.
 pub fn nvrtc_check(step: &GpuStep, params: &Params, arch: &str) -> Result<PtxasInfo> {
-    Ok(step.compile(params, arch)?.ptxas)
+    let c = step.compile(params, arch)?;
+    PtxasInfo::parse(&c.log).ok_or_else(|| {
+        anyhow!(
+            "no ptxas report for {params} on {arch} in the NVRTC log:\n{}",
+            c.log
+        )
+    })
 }

@@ -1,0 +1,270 @@
+//! `--tune`: every valid parameter set of a step's search space, compiled, verified, timed and
+//! ranked, with the command line that reproduces the best.
+
+use anyhow::{Result, anyhow, bail};
+
+use crate::cli::Args;
+use crate::cublas::{self, Blas};
+use crate::gpu::{Gpu, Kernel};
+use crate::matrix::{Inputs, Shape};
+use crate::run::{self, Buffers};
+use crate::step::{GpuStep, Params, Prepared};
+use crate::timing::{self, Plan};
+use crate::verify;
+
+/// Every combination of the search space's values, in order.
+pub fn candidates(step: &GpuStep) -> Vec<Params> {
+    let mut sets: Vec<Vec<(&'static str, u32)>> = vec![vec![]];
+    for &(name, values) in step.search {
+        sets = sets
+            .into_iter()
+            .flat_map(|set| {
+                values.iter().map(move |&v| {
+                    let mut s = set.clone();
+                    s.push((name, v));
+                    s
+                })
+            })
+            .collect();
+    }
+    // Parameters outside the search space keep their defaults.
+    sets.into_iter()
+        .map(|set| {
+            let overrides: Vec<(String, u32)> =
+                set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+            Params::with_overrides(step.params, &overrides)
+                .unwrap_or_else(|_| Params::from_pairs(set))
+        })
+        .collect()
+}
+
+/// One measured candidate.
+struct Row {
+    params: Params,
+    registers: u32,
+    smem: u32,
+    blocks_per_sm: u32,
+    median_ms: f64,
+    passed: bool,
+}
+
+pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool> {
+    if step.search.is_empty() {
+        bail!("{} has no parameters to tune", step.name);
+    }
+    let all = candidates(step);
+    let valid: Vec<Params> = all
+        .iter()
+        .filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok())
+        .cloned()
+        .collect();
+    println!(
+        "tuning {} at {shape} on {}: {} combinations, {} valid for this device",
+        step.name,
+        gpu.info.name,
+        all.len(),
+        valid.len()
+    );
+
+    // NVRTC is thread-safe: compile on every core, then measure one at a time.
+    let arch = gpu.info.arch();
+    let bar = crate::progress::bar("compiling", valid.len() as u64, f64::INFINITY);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |p| p.get())
+        .min(valid.len().max(1));
+    let compiled: Vec<_> = std::thread::scope(|scope| {
+        let chunks: Vec<_> = valid.chunks(valid.len().div_ceil(workers).max(1)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let (arch, bar) = (&arch, &bar);
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|p| {
+                            let c = step.compile(p, arch);
+                            bar.inc(1);
+                            (p.clone(), c)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    bar.finish_and_clear();
+
+    let inputs = Inputs::random(shape, args.seed);
+    let mut bufs = Buffers::upload(gpu, &inputs)?;
+    let blas = if !args.no_cublas && cublas::present() {
+        Some(Blas::new(gpu.stream.clone())?)
+    } else {
+        None
+    };
+    let reference = run::reference(gpu, blas.as_ref(), &inputs)?;
+    let plan = Plan::new(Some(args.reps.unwrap_or(10)));
+
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    let bar = crate::progress::bar("timing", compiled.len() as u64, f64::INFINITY);
+    for (params, c) in compiled {
+        bar.inc(1);
+        let c = match c {
+            Ok(c) if c.ptxas.spill_bytes() == 0 => c,
+            Ok(c) => {
+                skipped.push(format!("{params}: spills {} bytes", c.ptxas.spill_bytes()));
+                continue;
+            }
+            Err(e) => {
+                skipped.push(format!("{params}: {e}"));
+                continue;
+            }
+        };
+        let prepared = Prepared {
+            step,
+            params: params.clone(),
+            kernel: Kernel::load(gpu, c)?,
+        };
+        let (launch, res) = match prepared.plan(&gpu.info, shape) {
+            Ok(x) => x,
+            Err(e) => {
+                skipped.push(format!("{params}: {e}"));
+                continue;
+            }
+        };
+        let got = run::poisoned_run(gpu, &prepared, launch, shape, &mut bufs)?;
+        let passed = verify::verify(shape, &got, &reference).passed();
+        let t = timing::time_gpu(&gpu.stream, plan, || {
+            prepared.launch(gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c)
+        })?;
+        rows.push(Row {
+            params,
+            registers: res.registers,
+            smem: res.static_smem + res.dynamic_smem,
+            blocks_per_sm: res.blocks_per_sm,
+            median_ms: t.median_ms,
+            passed,
+        });
+    }
+    bar.finish_and_clear();
+
+    let cublas_ms = match &blas {
+        Some(blas) => {
+            let mut c = gpu
+                .stream
+                .alloc_zeros::<f32>(shape.m * shape.n)
+                .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
+            Some(
+                timing::time_gpu(&gpu.stream, plan, || {
+                    blas.sgemm(shape, &bufs.a, &bufs.b, &mut c)
+                })?
+                .median_ms,
+            )
+        }
+        None => None,
+    };
+
+    rows.sort_by(|x, y| {
+        y.passed
+            .cmp(&x.passed)
+            .then(x.median_ms.total_cmp(&y.median_ms))
+    });
+    // Skipped sets first: the ranked table is what a reader looks for, so it comes last.
+    for s in &skipped {
+        println!("      skipped {s}");
+    }
+    println!(
+        "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10} {:>10} {:>8}  verify",
+        "rank", "parameters", "regs", "smem", "blk/SM", "ms", "GFLOP/s", "%cuBLAS"
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let share = cublas_ms.map_or("-".to_owned(), |c| {
+            format!("{:.1}", 100.0 * c / r.median_ms)
+        });
+        println!(
+            "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10.3} {:>10.0} {:>8}  {}",
+            i + 1,
+            r.params.to_string(),
+            r.registers,
+            r.smem,
+            r.blocks_per_sm,
+            r.median_ms,
+            shape.flops() / (r.median_ms * 1e-3) / 1e9,
+            share,
+            if r.passed { "PASS" } else { "FAIL" }
+        );
+    }
+    if let Some(c) = cublas_ms {
+        println!(
+            "      cuBLAS SGEMM: {c:.3} ms, {:.0} GFLOP/s",
+            shape.flops() / (c * 1e-3) / 1e9
+        );
+    }
+    let best = rows
+        .iter()
+        .find(|r| r.passed)
+        .ok_or_else(|| anyhow!("no parameter set produced a verified result"))?;
+    println!(
+        "best: {} — reproduce with: cargo run --release -p {} -- -m {} -n {} -k {} {}",
+        best.params,
+        step.name,
+        shape.m,
+        shape.n,
+        shape.k,
+        best.params.to_flags()
+    );
+    Ok(rows.iter().all(|r| r.passed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::Limits;
+    use crate::step::{Launch, Param};
+
+    const PARAMS: &[Param] = &[
+        Param {
+            name: "X",
+            default: 1,
+            help: "",
+        },
+        Param {
+            name: "Y",
+            default: 2,
+            help: "",
+        },
+        Param {
+            name: "Z",
+            default: 3,
+            help: "",
+        },
+    ];
+
+    const STEP: GpuStep = GpuStep {
+        name: "test",
+        idea: "",
+        file: "",
+        source: "",
+        params: PARAMS,
+        search: &[("X", &[1, 2]), ("Y", &[5, 6, 7])],
+        launch: |_, _| Launch {
+            grid: (1, 1, 1),
+            block: (1, 1, 1),
+            dynamic_smem: 0,
+        },
+        check: |_, _, _: &Limits| Ok(()),
+        default_shape: |_| Shape { m: 1, n: 1, k: 1 },
+    };
+
+    #[test]
+    fn candidates_cover_the_search_space_and_keep_other_defaults() {
+        let c = candidates(&STEP);
+        assert_eq!(c.len(), 6);
+        assert!(c.iter().all(|p| p.get("Z") == 3));
+        assert_eq!((c[0].get("X"), c[0].get("Y")), (1, 5));
+        assert_eq!((c[5].get("X"), c[5].get("Y")), (2, 7));
+    }
+}

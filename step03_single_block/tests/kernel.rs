@@ -1,0 +1,90 @@
+use common::gpu::Limits;
+use common::testing::{self, ARCHS};
+use common::{Params, Shape};
+use step03_single_block::STEP;
+
+/// Shapes one block can hold: M·N ≤ 1024 threads, and A and B within shared memory.
+const SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (1, 1, 7),
+    (2, 3, 1),
+    (7, 3, 5),
+    (3, 7, 5),
+    (13, 17, 19),
+    (31, 33, 37),
+    (32, 32, 32),
+    (16, 64, 100),
+    (64, 16, 100),
+    (1, 1024, 3),
+    (1024, 1, 3),
+    (1, 1000, 1),
+    (17, 31, 511),
+    (8, 8, 2000),
+    (1, 1, 20_000),
+    (32, 32, 900),
+    (5, 200, 111),
+    (29, 35, 64),
+    (30, 34, 777),
+    (11, 93, 1),
+];
+
+fn params() -> Params {
+    Params::defaults(STEP.params)
+}
+
+#[test]
+fn default_shape_is_the_largest_square_one_block_holds() {
+    assert_eq!(
+        (STEP.default_shape)(&Limits::SM90),
+        Shape {
+            m: 32,
+            n: 32,
+            k: 32
+        }
+    );
+}
+
+#[test]
+fn shapes_beyond_one_block_are_refused_with_the_limit_and_the_next_step() {
+    let err = STEP
+        .validate(&params(), Shape::new(33, 32, 8).unwrap(), &Limits::SM90)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("1056 threads") && err.contains("step04_tiled"),
+        "{err}"
+    );
+    let err = STEP
+        .validate(&params(), Shape::new(32, 32, 1000).unwrap(), &Limits::SM90)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shared memory") && err.contains("step04_tiled"),
+        "{err}"
+    );
+    for &(m, n, k) in SHAPES {
+        STEP.validate(&params(), Shape::new(m, n, k).unwrap(), &Limits::SM90)
+            .unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_without_spills() {
+    for &(arch, _) in ARCHS {
+        let info = testing::nvrtc_check(&STEP, &params(), arch).unwrap();
+        assert_eq!(info.spill_bytes(), 0, "{arch}: {info:?}");
+        assert_eq!(
+            info.static_smem, 0,
+            "{arch}: A and B live in dynamic shared memory"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    let results = testing::gpu_check(&STEP, params(), SHAPES).unwrap();
+    assert!(results.len() >= 20);
+    testing::assert_all_pass(&results);
+}

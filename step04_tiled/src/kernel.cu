@@ -1,0 +1,48 @@
+// Step 04: shared-memory tiles, for matrices of any size.
+//
+// Idea: C is cut into TILE×TILE tiles, one block each. The block walks along K one tile at a
+// time: it copies a TILE×TILE tile of A and one of B into shared memory (one element per
+// thread), waits, accumulates TILE terms of every dot product from shared memory, and waits
+// again before the next copy overwrites the tiles.
+//
+// What it buys: each element loaded from global memory is used TILE times, so global traffic
+// falls by a factor of TILE (an intensity of TILE/4 FLOP per byte instead of 1/4), and the
+// problem size is no longer bounded by one block. Loads past the edge of A or B store zeros, so
+// any M, N, K works and partial tiles add nothing. A warp is one tile row: it loads 32
+// consecutive floats of A and of B (coalesced), reads As[ty][k] as a broadcast and Bs[k][tx]
+// from 32 different banks (no conflicts). On an H100 it runs at about 20% of cuBLAS at 4096³:
+// each FMA still needs two shared-memory loads, which step 05 attacks.
+
+// TILE is set at compile time (-D TILE=...) from the same constant the launch uses.
+
+// ANCHOR: kernel
+extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
+{
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+
+    int tx = threadIdx.x;
+    int ty = threadIdx.y;
+    int col = blockIdx.x * TILE + tx;
+    int row = blockIdx.y * TILE + ty;
+
+    float sum = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += TILE) {
+        // Each thread copies one element of each tile; outside the matrices it stores a zero.
+        As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
+        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
+        // The tiles are complete before anyone reads them...
+        __syncthreads();
+
+        for (int k = 0; k < TILE; ++k) {
+            sum += As[ty][k] * Bs[k][tx];
+        }
+        // ...and everyone has finished reading them before the next copy overwrites them.
+        __syncthreads();
+    }
+
+    if (row < M && col < N) {
+        C[row * N + col] = sum;
+    }
+}
+// ANCHOR_END: kernel

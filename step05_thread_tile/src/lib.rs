@@ -1,0 +1,120 @@
+//! Step 05: each thread computes a TM×TN tile of C in registers (outer products).
+
+use common::gpu::Limits;
+use common::{GpuStep, Launch, Param, Params, Shape};
+
+// ANCHOR: params
+/// The block computes a BM×BN tile of C, walking K in slices of BK; each of its
+/// (BM/TM)·(BN/TN) threads owns a TM×TN tile of accumulators.
+pub const PARAMS: &[Param] = &[
+    Param {
+        name: "BM",
+        default: 128,
+        help: "rows of C per block",
+    },
+    Param {
+        name: "BN",
+        default: 128,
+        help: "columns of C per block",
+    },
+    Param {
+        name: "BK",
+        default: 8,
+        help: "depth of the K slice staged in shared memory (a multiple of 4)",
+    },
+    Param {
+        name: "TM",
+        default: 8,
+        help: "rows of C per thread",
+    },
+    Param {
+        name: "TN",
+        default: 8,
+        help: "columns of C per thread (1: the one-dimensional thread tile)",
+    },
+];
+// ANCHOR_END: params
+
+/// The values the tuner tries (`--tune`).
+pub const SEARCH: &[(&str, &[u32])] = &[
+    ("BM", &[64, 128, 256]),
+    ("BN", &[64, 128, 256]),
+    ("BK", &[8, 16, 32]),
+    ("TM", &[4, 8, 16]),
+    ("TN", &[4, 8, 16]),
+];
+
+fn threads(p: &Params) -> u32 {
+    (p.get("BM") / p.get("TM")) * (p.get("BN") / p.get("TN"))
+}
+
+/// Bytes of the staged A and B slices.
+fn smem_bytes(p: &Params) -> u32 {
+    4 * p.get("BK") * (p.get("BM") + p.get("BN"))
+}
+
+// ANCHOR: launch
+fn launch(p: &Params, s: Shape) -> Launch {
+    Launch {
+        grid: (
+            (s.n as u32).div_ceil(p.get("BN")),
+            (s.m as u32).div_ceil(p.get("BM")),
+            1,
+        ),
+        block: (threads(p), 1, 1),
+        dynamic_smem: smem_bytes(p),
+    }
+}
+// ANCHOR_END: launch
+
+// ANCHOR: check
+fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+    let [bm, bn, bk, tm, tn] = ["BM", "BN", "BK", "TM", "TN"].map(|n| p.get(n));
+    if [bm, bn, bk, tm, tn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
+        return Err(format!(
+            "{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"
+        ));
+    }
+    if bm % tm != 0 || bn % tn != 0 {
+        return Err(format!(
+            "{p}: the block tile must be a whole number of thread tiles (TM divides BM, TN divides BN)"
+        ));
+    }
+    if bm % 4 != 0 || bn % 4 != 0 || bk % 4 != 0 {
+        return Err(format!(
+            "{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"
+        ));
+    }
+    let threads = threads(p);
+    if threads > limits.max_threads_per_block {
+        return Err(format!(
+            "{p} gives (BM/TM)·(BN/TN) = {threads} threads per block, more than the {} allowed; raise TM or TN",
+            limits.max_threads_per_block
+        ));
+    }
+    if smem_bytes(p) > limits.max_smem_per_block {
+        return Err(format!(
+            "{p} stages {} bytes of A and B in shared memory, more than the {} bytes a block may have; lower BK, BM or BN",
+            smem_bytes(p),
+            limits.max_smem_per_block
+        ));
+    }
+    Ok(())
+}
+// ANCHOR_END: check
+
+pub const STEP: GpuStep = GpuStep {
+    name: "step05_thread_tile",
+    idea: "each thread accumulates a TM×TN tile of C in registers from outer products of A and B slices",
+    file: "step05_thread_tile/src/kernel.cu",
+    source: include_str!("kernel.cu"),
+    params: PARAMS,
+    search: SEARCH,
+    launch,
+    check,
+    default_shape: |_| Shape {
+        m: 4096,
+        n: 4096,
+        k: 4096,
+    },
+};

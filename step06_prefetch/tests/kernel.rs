@@ -1,0 +1,79 @@
+use common::gpu::Limits;
+use common::testing::{self, ARCHS, SHAPES};
+use common::{Params, Shape};
+use step06_prefetch::STEP;
+
+/// The documented parameter sets: the default, the course's one-dimensional thread tile
+/// (TN = 1), small tiles, a deep K slice, and rectangular block and thread tiles.
+pub const DOCUMENTED: &[[u32; 5]] = &[
+    [128, 128, 8, 8, 8],
+    [64, 64, 8, 8, 1],
+    [64, 64, 8, 4, 4],
+    [128, 128, 16, 8, 8],
+    [128, 64, 16, 8, 8],
+    [64, 128, 16, 4, 8],
+];
+
+fn params(v: [u32; 5]) -> Params {
+    let names = ["BM", "BN", "BK", "TM", "TN"];
+    let o: Vec<(String, u32)> = names
+        .iter()
+        .zip(v)
+        .map(|(n, v)| ((*n).to_owned(), v))
+        .collect();
+    Params::with_overrides(STEP.params, &o).unwrap()
+}
+
+#[test]
+fn documented_sets_are_valid_and_bad_ones_refused() {
+    let s = Shape::square(4096).unwrap();
+    for &v in DOCUMENTED {
+        STEP.validate(&params(v), s, &Limits::SM90).unwrap();
+    }
+    for (v, says) in [
+        ([128, 128, 8, 3, 8], "whole number of thread tiles"),
+        ([128, 128, 6, 8, 8], "multiples of 4"),
+        ([256, 256, 8, 4, 4], "4096 threads"),
+        ([1024, 1024, 32, 32, 32], "shared memory"),
+        ([256, 256, 64, 16, 16], "shared memory"),
+        ([128, 128, 8, 0, 8], "at least 1"),
+    ] {
+        let err = STEP
+            .validate(&params(v), s, &Limits::SM90)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{v:?}: {err}");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_documented_sets_without_spills() {
+    for &(arch, _) in ARCHS {
+        for &v in DOCUMENTED {
+            let info = testing::nvrtc_check(&STEP, &params(v), arch).unwrap();
+            assert_eq!(info.spill_bytes(), 0, "{arch} {v:?}: {info:?}");
+            assert_eq!(info.stack_frame, 0, "{arch} {v:?}: {info:?}");
+            assert_eq!(
+                info.static_smem, 0,
+                "{arch} {v:?}: tiles live in dynamic shared memory"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    let results = testing::gpu_check(&STEP, Params::defaults(STEP.params), SHAPES).unwrap();
+    assert!(results.len() >= 20);
+    testing::assert_all_pass(&results);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_documented_sets_match_the_reference() {
+    for &v in &DOCUMENTED[1..] {
+        testing::assert_all_pass(&testing::gpu_check(&STEP, params(v), &SHAPES[..17]).unwrap());
+    }
+}
