@@ -57,9 +57,7 @@ impl Args {
     /// Parses the process's arguments; `extra_help` (the step's parameters) goes under --help.
     /// On bad input clap prints one line and exits with status 2.
     pub fn parse_for(about: &str, extra_help: String) -> Self {
-        let cmd = Args::command()
-            .about(about.to_owned())
-            .after_help(extra_help);
+        let cmd = Args::command().about(about.to_owned()).after_help(extra_help);
         let matches = cmd.get_matches();
         Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
     }
@@ -67,11 +65,7 @@ impl Args {
     /// The shape asked for, falling back on `default` for what was not given.
     pub fn shape(&self, default: (usize, usize, usize)) -> (usize, usize, usize) {
         let pick = |one: Option<usize>, d: usize| one.or(self.size).unwrap_or(d);
-        (
-            pick(self.m, default.0),
-            pick(self.n, default.1),
-            pick(self.k, default.2),
-        )
+        (pick(self.m, default.0), pick(self.n, default.1), pick(self.k, default.2))
     }
 
     /// True when the user named any dimension.
@@ -81,16 +75,15 @@ impl Args {
 }
 
 fn parse_dim(s: &str) -> Result<usize, String> {
-    let v: i128 = s.trim().parse().map_err(|_| {
-        format!("'{s}' is not a whole number; give a dimension from 1 to {MAX_DIM}")
-    })?;
+    let v: i128 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number; give a dimension from 1 to {MAX_DIM}"))?;
     if v < 1 {
         return Err(format!("a dimension must be at least 1, not {v}"));
     }
     if v > MAX_DIM as i128 {
-        return Err(format!(
-            "{v} is larger than the {MAX_DIM} this course accepts for one dimension"
-        ));
+        return Err(format!("{v} is larger than the {MAX_DIM} this course accepts for one dimension"));
     }
     Ok(v as usize)
 }
@@ -98,17 +91,14 @@ fn parse_dim(s: &str) -> Result<usize, String> {
 fn parse_reps(s: &str) -> Result<usize, String> {
     match s.trim().parse::<i128>() {
         Ok(v) if (1..=1_000_000).contains(&v) => Ok(v as usize),
-        Ok(v) => Err(format!(
-            "the repetition count must be from 1 to 1000000, not {v}"
-        )),
+        Ok(v) => Err(format!("the repetition count must be from 1 to 1000000, not {v}")),
         Err(_) => Err(format!("'{s}' is not a whole number of repetitions")),
     }
 }
 
 fn parse_param(s: &str) -> Result<(String, u32), String> {
-    let (name, value) = s
-        .split_once('=')
-        .ok_or_else(|| format!("'{s}' is not of the form NAME=VALUE, e.g. TILE=16"))?;
+    let (name, value) =
+        s.split_once('=').ok_or_else(|| format!("'{s}' is not of the form NAME=VALUE, e.g. TILE=16"))?;
     let value = value
         .trim()
         .parse::<u32>()
@@ -161,10 +151,7 @@ mod tests {
         .unwrap();
         assert_eq!((a.reps, a.seed, a.device), (Some(5), 9, 1));
         assert!(a.no_verify && a.no_cublas);
-        assert_eq!(
-            a.params,
-            vec![("TILE".to_owned(), 16), ("BM".to_owned(), 64)]
-        );
+        assert_eq!(a.params, vec![("TILE".to_owned(), 16), ("BM".to_owned(), 64)]);
     }
 
     #[test]

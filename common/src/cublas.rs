@@ -46,17 +46,11 @@ impl Blas {
     /// A handle in the default math mode: strict FP32, no TF32 tensor cores, so the baseline
     /// computes what the course's kernels compute.
     pub fn new(stream: Arc<CudaStream>) -> Result<Self> {
-        let blas =
-            CudaBlas::new(stream.clone()).map_err(|e| anyhow!("could not start cuBLAS: {e:?}"))?;
+        let blas = CudaBlas::new(stream.clone()).map_err(|e| anyhow!("could not start cuBLAS: {e:?}"))?;
         // SAFETY: the handle is live.
-        unsafe {
-            cudarc::cublas::sys::cublasSetMathMode(
-                *blas.handle(),
-                cublasMath_t::CUBLAS_DEFAULT_MATH,
-            )
-        }
-        .result()
-        .map_err(|e| anyhow!("could not set cuBLAS's math mode: {e:?}"))?;
+        unsafe { cudarc::cublas::sys::cublasSetMathMode(*blas.handle(), cublasMath_t::CUBLAS_DEFAULT_MATH) }
+            .result()
+            .map_err(|e| anyhow!("could not set cuBLAS's math mode: {e:?}"))?;
         Ok(Self { blas, stream })
     }
 
@@ -93,18 +87,9 @@ impl Blas {
         let shape = inputs.shape;
         let s = &self.stream;
         let up = |m: &[f32], abs: bool| -> Result<CudaSlice<f64>> {
-            let v: Vec<f64> = m
-                .iter()
-                .map(|&x| {
-                    if abs {
-                        f64::from(x.abs())
-                    } else {
-                        f64::from(x)
-                    }
-                })
-                .collect();
-            s.clone_htod(&v)
-                .map_err(|e| anyhow!("copying the reference inputs to the GPU: {e:?}"))
+            let v: Vec<f64> =
+                m.iter().map(|&x| if abs { f64::from(x.abs()) } else { f64::from(x) }).collect();
+            s.clone_htod(&v).map_err(|e| anyhow!("copying the reference inputs to the GPU: {e:?}"))
         };
         let run = |abs: bool| -> Result<Vec<f64>> {
             let a = up(&inputs.a.data, abs)?;
@@ -113,22 +98,15 @@ impl Blas {
                 .alloc_zeros::<f64>(shape.m * shape.n)
                 .map_err(|e| anyhow!("allocating the reference on the GPU: {e:?}"))?;
             self.dgemm(shape, &a, &b, &mut c)?;
-            s.clone_dtoh(&c)
-                .map_err(|e| anyhow!("copying the reference back: {e:?}"))
+            s.clone_dtoh(&c).map_err(|e| anyhow!("copying the reference back: {e:?}"))
         };
-        Ok(Reference {
-            c: run(false)?,
-            abs: run(true)?,
-            source: "cuBLAS DGEMM",
-        })
+        Ok(Reference { c: run(false)?, abs: run(true)?, source: "cuBLAS DGEMM" })
     }
 }
 
 fn check_lengths(shape: Shape, a: usize, b: usize, c: usize) -> Result<()> {
     if a < shape.m * shape.k || b < shape.k * shape.n || c < shape.m * shape.n {
-        return Err(anyhow!(
-            "GEMM buffers are smaller than the shape {shape} needs"
-        ));
+        return Err(anyhow!("GEMM buffers are smaller than the shape {shape} needs"));
     }
     Ok(())
 }

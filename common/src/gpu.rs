@@ -19,15 +19,9 @@ pub struct Limits {
 
 impl Limits {
     /// Hopper (H100, H200): 1024 threads, 227 KB of opt-in shared memory per block.
-    pub const SM90: Limits = Limits {
-        max_threads_per_block: 1024,
-        max_smem_per_block: 232_448,
-    };
+    pub const SM90: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 232_448 };
     /// Ampere A100.
-    pub const SM80: Limits = Limits {
-        max_threads_per_block: 1024,
-        max_smem_per_block: 166_912,
-    };
+    pub const SM80: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
 }
 
 /// Shared memory a block gets without opting in; above it the kernel needs
@@ -63,8 +57,7 @@ impl DeviceInfo {
 
     /// Peak FP32 rate: SMs × lanes × 2 FLOPs per FMA × clock.
     pub fn peak_gflops(&self) -> f64 {
-        f64::from(self.sms) * f64::from(self.fp32_lanes_per_sm()) * 2.0 * f64::from(self.clock_mhz)
-            / 1e3
+        f64::from(self.sms) * f64::from(self.fp32_lanes_per_sm()) * 2.0 * f64::from(self.clock_mhz) / 1e3
     }
 
     /// The NVRTC target for this device's own architecture, e.g. `sm_90`.
@@ -106,9 +99,7 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
         )
     };
     if !driver_present() {
-        return Err(no_gpu(
-            "no NVIDIA driver (libcuda) was found on this machine",
-        ));
+        return Err(no_gpu("no NVIDIA driver (libcuda) was found on this machine"));
     }
     let count = CudaContext::device_count()
         .map_err(|e| no_gpu(&format!("the driver found no usable GPU ({e:?})")))?;
@@ -116,12 +107,9 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
         return Err(no_gpu("the driver reports no GPU on this machine"));
     }
     if ordinal >= count as usize {
-        bail!(
-            "--device {ordinal} does not exist: this machine has {count} GPU(s), numbered from 0"
-        );
+        bail!("--device {ordinal} does not exist: this machine has {count} GPU(s), numbered from 0");
     }
-    let ctx =
-        CudaContext::new(ordinal).map_err(|e| anyhow!("could not open GPU {ordinal}: {e:?}"))?;
+    let ctx = CudaContext::new(ordinal).map_err(|e| anyhow!("could not open GPU {ordinal}: {e:?}"))?;
     // One stream, used in order: cudarc's per-buffer event tracking would only add event
     // records around every launch, inside the timed region.
     // SAFETY: no buffer of this context is ever used from a second stream.
@@ -223,25 +211,13 @@ pub struct Compiled {
 
 /// Compiles `source` with NVRTC for `arch` (e.g. `sm_90`), with `-D NAME=value` for each define.
 /// `file` names the source in diagnostics, so a compile error points at the file a learner edits.
-pub fn compile(
-    source: &str,
-    file: &str,
-    arch: &str,
-    defines: &[(String, u32)],
-) -> Result<Compiled> {
+pub fn compile(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<Compiled> {
     if !nvrtc_present() {
         bail!("{NO_NVRTC}");
     }
-    let mut options = vec![
-        format!("--gpu-architecture={arch}"),
-        "--std=c++17".to_owned(),
-        "--ptxas-options=-v".to_owned(),
-    ];
-    options.extend(
-        defines
-            .iter()
-            .map(|(name, value)| format!("-D{name}={value}")),
-    );
+    let mut options =
+        vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_owned(), "--ptxas-options=-v".to_owned()];
+    options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
 
     let src = CString::new(source).context("the kernel source contains a NUL byte")?;
     let name = CString::new(file).context("the kernel file name contains a NUL byte")?;
@@ -250,14 +226,11 @@ pub fn compile(
     // SAFETY: `prog` was created above and is destroyed once, at the end.
     unsafe {
         let compiled = nvrtc::result::compile_program(prog, &options);
-        let log = nvrtc::result::get_program_log(prog)
-            .map(|l| c_text(&l))
-            .unwrap_or_default();
+        let log = nvrtc::result::get_program_log(prog).map(|l| c_text(&l)).unwrap_or_default();
         let result = match compiled {
-            Err(_) => Err(anyhow!(
-                "the kernel {file} does not compile for {arch}; NVRTC says:\n{}",
-                log.trim_end()
-            )),
+            Err(_) => {
+                Err(anyhow!("the kernel {file} does not compile for {arch}; NVRTC says:\n{}", log.trim_end()))
+            }
             Ok(()) => get_cubin(prog).map(|cubin| Compiled {
                 arch: arch.to_owned(),
                 cubin,
@@ -271,11 +244,7 @@ pub fn compile(
 }
 
 fn c_text(bytes: &[c_char]) -> String {
-    let bytes: Vec<u8> = bytes
-        .iter()
-        .map(|&c| c as u8)
-        .take_while(|&b| b != 0)
-        .collect();
+    let bytes: Vec<u8> = bytes.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -334,18 +303,10 @@ impl Kernel {
 
     /// Lets the kernel use `dynamic_smem` bytes of dynamic shared memory (needed above 48 KB)
     /// and reports its resources at `threads_per_block`.
-    pub fn prepare(
-        &self,
-        info: &DeviceInfo,
-        threads_per_block: u32,
-        dynamic_smem: u32,
-    ) -> Result<Resources> {
+    pub fn prepare(&self, info: &DeviceInfo, threads_per_block: u32, dynamic_smem: u32) -> Result<Resources> {
         let get = |a: FnAttr| -> Result<u32> {
-            Ok(self
-                .func
-                .get_attribute(a)
-                .map_err(|e| anyhow!("reading a kernel attribute: {e:?}"))?
-                .max(0) as u32)
+            Ok(self.func.get_attribute(a).map_err(|e| anyhow!("reading a kernel attribute: {e:?}"))?.max(0)
+                as u32)
         };
         let static_smem = get(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
         if static_smem + dynamic_smem > info.limits.max_smem_per_block {
@@ -356,20 +317,11 @@ impl Kernel {
             );
         }
         self.func
-            .set_attribute(
-                FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                dynamic_smem as i32,
-            )
-            .map_err(|e| {
-                anyhow!("could not allow {dynamic_smem} bytes of dynamic shared memory: {e:?}")
-            })?;
+            .set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem as i32)
+            .map_err(|e| anyhow!("could not allow {dynamic_smem} bytes of dynamic shared memory: {e:?}"))?;
         let blocks_per_sm = self
             .func
-            .occupancy_max_active_blocks_per_multiprocessor(
-                threads_per_block,
-                dynamic_smem as usize,
-                None,
-            )
+            .occupancy_max_active_blocks_per_multiprocessor(threads_per_block, dynamic_smem as usize, None)
             .map_err(|e| anyhow!("the driver's occupancy calculator failed: {e:?}"))?;
         let warps_per_block = threads_per_block.div_ceil(32);
         let max_warps = (info.max_threads_per_sm / 32).max(1);
@@ -393,9 +345,7 @@ pub fn nvrtc_version() -> Option<(i32, i32)> {
     }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: writes two ints.
-    unsafe { nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
-        .result()
-        .ok()?;
+    unsafe { nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }.result().ok()?;
     Some((major, minor))
 }
 
@@ -414,13 +364,7 @@ mod tests {
         let info = PtxasInfo::parse(log).unwrap();
         assert_eq!(
             info,
-            PtxasInfo {
-                registers: 40,
-                static_smem: 8192,
-                stack_frame: 8,
-                spill_stores: 4,
-                spill_loads: 12
-            }
+            PtxasInfo { registers: 40, static_smem: 8192, stack_frame: 8, spill_stores: 4, spill_loads: 12 }
         );
         assert_eq!(info.spill_bytes(), 16);
         assert_eq!(PtxasInfo::parse("no report here"), None);
@@ -446,12 +390,7 @@ mod tests {
         assert_eq!(h100.arch(), "sm_90");
         assert_eq!(h100.fp32_lanes_per_sm(), 128);
         assert!((h100.peak_gflops() - 66_908.16).abs() < 1e-6);
-        let a100 = DeviceInfo {
-            compute_capability: (8, 0),
-            sms: 108,
-            clock_mhz: 1410,
-            ..h100
-        };
+        let a100 = DeviceInfo { compute_capability: (8, 0), sms: 108, clock_mhz: 1410, ..h100 };
         assert!((a100.peak_gflops() - 19_491.84).abs() < 1e-6);
     }
 }

@@ -69,9 +69,7 @@ impl Matrix {
     /// Values drawn uniformly from [-1, 1]: non-constant, signed, so that wrong indexing
     /// or a missed term shows up, and cancellation is exercised.
     pub fn random(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
-        let data = (0..rows * cols)
-            .map(|_| rng.random_range(-1.0f32..=1.0))
-            .collect();
+        let data = (0..rows * cols).map(|_| rng.random_range(-1.0f32..=1.0)).collect();
         Self { rows, cols, data }
     }
 

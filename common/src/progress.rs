@@ -11,11 +11,8 @@ pub fn bar(label: &str, units: u64, flops: f64) -> ProgressBar {
     if flops < QUIET_BELOW_FLOPS {
         return ProgressBar::hidden();
     }
-    let style =
-        ProgressStyle::with_template("{msg:>12} [{bar:40}] {percent:>3}% · {elapsed} (eta {eta})")
-            .expect("the template is valid")
-            .progress_chars("=> ");
-    ProgressBar::new(units)
-        .with_style(style)
-        .with_message(label.to_owned())
+    let style = ProgressStyle::with_template("{msg:>12} [{bar:40}] {percent:>3}% · {elapsed} (eta {eta})")
+        .expect("the template is valid")
+        .progress_chars("=> ");
+    ProgressBar::new(units).with_style(style).with_message(label.to_owned())
 }

@@ -36,18 +36,14 @@ pub fn cpu(inputs: &Inputs) -> Reference {
     let bands = m.div_ceil(BAND_ROWS);
     let bar = progress::bar("reference", bands as u64, 2.0 * inputs.shape.flops());
     // Each band of C is written by exactly one worker: hand out disjoint row ranges.
-    let c_bands: Vec<(&mut [f64], &mut [f64])> = c
-        .chunks_mut(BAND_ROWS * n)
-        .zip(abs.chunks_mut(BAND_ROWS * n))
-        .collect();
+    let c_bands: Vec<(&mut [f64], &mut [f64])> =
+        c.chunks_mut(BAND_ROWS * n).zip(abs.chunks_mut(BAND_ROWS * n)).collect();
     let c_bands = Mutex::new(c_bands.into_iter().enumerate().collect::<Vec<_>>());
     let workers = std::thread::available_parallelism().map_or(1, |p| p.get());
     std::thread::scope(|scope| {
         for _ in 0..workers.min(bands) {
             scope.spawn(|| {
-                while let Some((band, (c_band, abs_band))) =
-                    c_bands.lock().ok().and_then(|mut v| v.pop())
-                {
+                while let Some((band, (c_band, abs_band))) = c_bands.lock().ok().and_then(|mut v| v.pop()) {
                     let row0 = band * BAND_ROWS;
                     let rows = c_band.len() / n;
                     dgemm_rows(rows, n, k, &a[row0 * k..], &b, c_band);
@@ -58,11 +54,7 @@ pub fn cpu(inputs: &Inputs) -> Reference {
         }
     });
     bar.finish_and_clear();
-    Reference {
-        c,
-        abs,
-        source: "CPU DGEMM",
-    }
+    Reference { c, abs, source: "CPU DGEMM" }
 }
 
 /// `c[..rows×n] = a[..rows×k] · b[k×n]`, all row-major.
@@ -99,9 +91,8 @@ mod tests {
         let mut c = vec![0.0; m * n];
         for i in 0..m {
             for j in 0..n {
-                c[i * n + j] = (0..k)
-                    .map(|p| f64::from(inputs.a.at(i, p)) * f64::from(inputs.b.at(p, j)))
-                    .sum();
+                c[i * n + j] =
+                    (0..k).map(|p| f64::from(inputs.a.at(i, p)) * f64::from(inputs.b.at(p, j))).sum();
             }
         }
         c
@@ -114,10 +105,7 @@ mod tests {
             let r = cpu(&inputs);
             let want = by_definition(&inputs);
             for (got, want) in r.c.iter().zip(&want) {
-                assert!(
-                    (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
-                    "{got} vs {want}"
-                );
+                assert!((got - want).abs() <= 1e-12 * (1.0 + want.abs()), "{got} vs {want}");
             }
             for (i, abs) in r.abs.iter().enumerate() {
                 assert!(*abs >= r.c[i].abs() - 1e-12);

@@ -44,8 +44,7 @@ impl Report {
 
     /// This step's rate as a share of cuBLAS SGEMM's, in percent.
     pub fn share_of_cublas(&self) -> Option<f64> {
-        self.cublas
-            .map(|c| 100.0 * c.median_ms / self.time.median_ms)
+        self.cublas.map(|c| 100.0 * c.median_ms / self.time.median_ms)
     }
 }
 
@@ -135,11 +134,7 @@ impl fmt::Display for Report {
             )?;
         }
         if let Device::Gpu(d) = &self.device {
-            write!(
-                f,
-                " · {:.1}% of FP32 peak",
-                100.0 * self.gflops() / d.peak_gflops()
-            )?;
+            write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?;
         }
         writeln!(f)?;
         match &self.verdict {

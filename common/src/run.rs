@@ -64,8 +64,7 @@ impl Buffers {
         Ok(Self {
             a: s.clone_htod(&inputs.a.data).map_err(err)?,
             b: s.clone_htod(&inputs.b.data).map_err(err)?,
-            c: s.alloc_zeros(inputs.shape.m * inputs.shape.n)
-                .map_err(err)?,
+            c: s.alloc_zeros(inputs.shape.m * inputs.shape.n).map_err(err)?,
         })
     }
 
@@ -79,9 +78,7 @@ impl Buffers {
     }
 
     pub fn download_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {
-        gpu.stream
-            .clone_dtoh(&self.c)
-            .map_err(|e| anyhow!("copying C back from the GPU failed: {e:?}"))
+        gpu.stream.clone_dtoh(&self.c).map_err(|e| anyhow!("copying C back from the GPU failed: {e:?}"))
     }
 }
 
@@ -119,17 +116,8 @@ pub fn reference(gpu: &Gpu, blas: Option<&Blas>, inputs: &Inputs) -> Result<Refe
 
 /// Device memory the run needs: A, B and C, and a second C for cuBLAS.
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool) -> Result<()> {
-    let need = shape.f32_bytes()
-        + if with_cublas {
-            4 * (shape.m * shape.n) as u64
-        } else {
-            0
-        };
-    let free = gpu
-        .ctx
-        .mem_get_info()
-        .map(|(free, _)| free as u64)
-        .unwrap_or(gpu.info.total_mem as u64);
+    let need = shape.f32_bytes() + if with_cublas { 4 * (shape.m * shape.n) as u64 } else { 0 };
+    let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
     if need > free {
         bail!(
             "the shape {shape} needs {:.2} GiB of GPU memory but {} has {:.2} GiB free; choose a smaller shape",
@@ -152,7 +140,10 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
     let mut notes = Vec::new();
     let with_cublas = !args.no_cublas && cublas::present();
     if !args.no_cublas && !with_cublas {
-        notes.push("cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU".to_owned());
+        notes.push(
+            "cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU"
+                .to_owned(),
+        );
     }
     check_memory(&gpu, shape, with_cublas)?;
     if args.tune {
@@ -172,20 +163,14 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
         prepared.launch(&gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c)
     })?;
 
-    let blas = if with_cublas {
-        Some(Blas::new(gpu.stream.clone())?)
-    } else {
-        None
-    };
+    let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
     let cublas_time = match &blas {
         Some(blas) => {
             let mut c_blas = gpu
                 .stream
                 .alloc_zeros::<f32>(shape.m * shape.n)
                 .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
-            Some(timing::time_gpu(&gpu.stream, plan, || {
-                blas.sgemm(shape, &bufs.a, &bufs.b, &mut c_blas)
-            })?)
+            Some(timing::time_gpu(&gpu.stream, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c_blas))?)
         }
         None => None,
     };
@@ -201,11 +186,7 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
         step: step.name.to_owned(),
         device: Device::Gpu(gpu.info.clone()),
         shape,
-        kernel: Some(KernelFacts {
-            params: prepared.params.clone(),
-            launch,
-            resources,
-        }),
+        kernel: Some(KernelFacts { params: prepared.params.clone(), launch, resources }),
         time,
         cublas: cublas_time,
         verdict,
@@ -238,9 +219,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     let shape = shape_of(args, Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
     let inputs = Inputs::random(shape, args.seed);
     let mut c = vec![f32::NAN; shape.m * shape.n];
-    let time = timing::time_cpu(Plan::new(args.reps), || {
-        cpu_product(shape, &inputs, &mut c, matmul)
-    });
+    let time = timing::time_cpu(Plan::new(args.reps), || cpu_product(shape, &inputs, &mut c, matmul));
     let verdict: Option<Verdict> =
         (!args.no_verify).then(|| verify::verify(shape, &c, &reference::cpu(&inputs)));
     let report = Report {

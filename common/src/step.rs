@@ -67,11 +67,7 @@ impl Params {
 
     /// The command-line flags that reproduce this set.
     pub fn to_flags(&self) -> String {
-        self.0
-            .iter()
-            .map(|(n, v)| format!("--param {n}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.0.iter().map(|(n, v)| format!("--param {n}={v}")).collect::<Vec<_>>().join(" ")
     }
 }
 
@@ -122,10 +118,7 @@ impl GpuStep {
         if self.params.is_empty() {
             return format!("{}: {}", self.name, self.idea);
         }
-        let mut s = format!(
-            "{}: {}\n\nKernel parameters (--param NAME=VALUE):\n",
-            self.name, self.idea
-        );
+        let mut s = format!("{}: {}\n\nKernel parameters (--param NAME=VALUE):\n", self.name, self.idea);
         for p in self.params {
             s += &format!("  {:<6} {} (default {})\n", p.name, p.help, p.default);
         }
@@ -150,9 +143,7 @@ impl GpuStep {
         }
         let (_, gy, gz) = launch.grid;
         if gy > 65_535 || gz > 65_535 {
-            bail!(
-                "the shape {shape} needs a grid of {gy} blocks in y, more than the 65535 a launch allows"
-            );
+            bail!("the shape {shape} needs a grid of {gy} blocks in y, more than the 65535 a launch allows");
         }
         Ok(launch)
     }
@@ -177,19 +168,13 @@ impl<'a> Prepared<'a> {
             );
         }
         let kernel = Kernel::load(gpu, compiled)?;
-        Ok(Self {
-            step,
-            params,
-            kernel,
-        })
+        Ok(Self { step, params, kernel })
     }
 
     /// The launch for `shape` on this device and its resource cost.
     pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Launch, Resources)> {
         let launch = self.step.validate(&self.params, shape, &info.limits)?;
-        let resources = self
-            .kernel
-            .prepare(info, launch.threads(), launch.dynamic_smem)?;
+        let resources = self.kernel.prepare(info, launch.threads(), launch.dynamic_smem)?;
         if resources.blocks_per_sm == 0 {
             bail!(
                 "with {} the kernel cannot fit one block on an SM ({} registers × {} threads, {} bytes of shared memory)",
@@ -212,8 +197,7 @@ impl<'a> Prepared<'a> {
         b: &CudaSlice<f32>,
         c: &mut CudaSlice<f32>,
     ) -> Result<()> {
-        if a.len() < shape.m * shape.k || b.len() < shape.k * shape.n || c.len() < shape.m * shape.n
-        {
+        if a.len() < shape.m * shape.k || b.len() < shape.k * shape.n || c.len() < shape.m * shape.n {
             bail!("device buffers are smaller than the shape {shape} needs");
         }
         let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
@@ -226,8 +210,7 @@ impl<'a> Prepared<'a> {
         builder.arg(&m).arg(&n).arg(&k).arg(a).arg(b).arg(c);
         // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*)`
         // and the buffers hold at least the elements the shape addresses (checked above).
-        unsafe { builder.launch(cfg) }
-            .map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+        unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         Ok(())
     }
 }

@@ -46,11 +46,7 @@ pub fn gpu_check(
     shapes: &[(usize, usize, usize)],
 ) -> Result<Vec<(Shape, Verdict)>> {
     let gpu = gpu::open(step.name, 0)?;
-    let blas = if cublas::present() {
-        Some(Blas::new(gpu.stream.clone())?)
-    } else {
-        None
-    };
+    let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
     let prepared = Prepared::new(&gpu, step, params)?;
     let mut out = Vec::new();
     for (i, &(m, n, k)) in shapes.iter().enumerate() {
@@ -82,10 +78,6 @@ pub const ARCHS: &[(&str, Limits)] = &[("sm_80", Limits::SM80), ("sm_90", Limits
 /// is in the error when the report cannot be read.
 pub fn nvrtc_check(step: &GpuStep, params: &Params, arch: &str) -> Result<PtxasInfo> {
     let c = step.compile(params, arch)?;
-    PtxasInfo::parse(&c.log).ok_or_else(|| {
-        anyhow!(
-            "no ptxas report for {params} on {arch} in the NVRTC log:\n{}",
-            c.log
-        )
-    })
+    PtxasInfo::parse(&c.log)
+        .ok_or_else(|| anyhow!("no ptxas report for {params} on {arch} in the NVRTC log:\n{}", c.log))
 }

@@ -23,17 +23,8 @@ impl Stats {
         }
         samples.sort_by(f64::total_cmp);
         let n = samples.len();
-        let median_ms = if n % 2 == 1 {
-            samples[n / 2]
-        } else {
-            0.5 * (samples[n / 2 - 1] + samples[n / 2])
-        };
-        Some(Self {
-            median_ms,
-            min_ms: samples[0],
-            max_ms: samples[n - 1],
-            reps: n,
-        })
+        let median_ms = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
+        Some(Self { median_ms, min_ms: samples[0], max_ms: samples[n - 1], reps: n })
     }
 
     /// Throughput at the median time.
@@ -71,18 +62,10 @@ impl Plan {
 /// Times `launch` on `stream` with a pair of events around each launch, so nothing but the
 /// kernel is inside the measured interval; the warm-up launches (module load, clocks ramping,
 /// caches) are run first and not counted.
-pub fn time_gpu(
-    stream: &CudaStream,
-    plan: Plan,
-    mut launch: impl FnMut() -> Result<()>,
-) -> Result<Stats> {
+pub fn time_gpu(stream: &CudaStream, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
     let ctx = stream.context();
-    let start = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .context("creating a timing event")?;
-    let stop = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .context("creating a timing event")?;
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
+    let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
     let mut one = || -> Result<f64> {
         start.record(stream)?;
         launch()?;
@@ -113,12 +96,7 @@ pub fn time_cpu(plan: Plan, mut work: impl FnMut()) -> Stats {
     });
     let mut samples = vec![first];
     samples.extend((1..reps).map(|_| one()));
-    Stats::from_samples(samples).unwrap_or(Stats {
-        median_ms: first,
-        min_ms: first,
-        max_ms: first,
-        reps: 1,
-    })
+    Stats::from_samples(samples).unwrap_or(Stats { median_ms: first, min_ms: first, max_ms: first, reps: 1 })
 }
 
 #[cfg(test)]
@@ -128,10 +106,7 @@ mod tests {
     #[test]
     fn median_min_max() {
         let s = Stats::from_samples(vec![3.0, 1.0, 2.0]).unwrap();
-        assert_eq!(
-            (s.median_ms, s.min_ms, s.max_ms, s.reps),
-            (2.0, 1.0, 3.0, 3)
-        );
+        assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.reps), (2.0, 1.0, 3.0, 3));
         let s = Stats::from_samples(vec![4.0, 1.0, 2.0, 3.0]).unwrap();
         assert_eq!(s.median_ms, 2.5);
         assert!(Stats::from_samples(vec![]).is_none());

@@ -30,10 +30,8 @@ pub fn candidates(step: &GpuStep) -> Vec<Params> {
     // Parameters outside the search space keep their defaults.
     sets.into_iter()
         .map(|set| {
-            let overrides: Vec<(String, u32)> =
-                set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-            Params::with_overrides(step.params, &overrides)
-                .unwrap_or_else(|_| Params::from_pairs(set))
+            let overrides: Vec<(String, u32)> = set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+            Params::with_overrides(step.params, &overrides).unwrap_or_else(|_| Params::from_pairs(set))
         })
         .collect()
 }
@@ -53,11 +51,8 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
         bail!("{} has no parameters to tune", step.name);
     }
     let all = candidates(step);
-    let valid: Vec<Params> = all
-        .iter()
-        .filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok())
-        .cloned()
-        .collect();
+    let valid: Vec<Params> =
+        all.iter().filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok()).cloned().collect();
     println!(
         "tuning {} at {shape} on {}: {} combinations, {} valid for this device",
         step.name,
@@ -69,9 +64,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     // NVRTC is thread-safe: compile on every core, then measure one at a time.
     let arch = gpu.info.arch();
     let bar = crate::progress::bar("compiling", valid.len() as u64, f64::INFINITY);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |p| p.get())
-        .min(valid.len().max(1));
+    let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(valid.len().max(1));
     let compiled: Vec<_> = std::thread::scope(|scope| {
         let chunks: Vec<_> = valid.chunks(valid.len().div_ceil(workers).max(1)).collect();
         let handles: Vec<_> = chunks
@@ -90,20 +83,13 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     });
     bar.finish_and_clear();
 
     let inputs = Inputs::random(shape, args.seed);
     let mut bufs = Buffers::upload(gpu, &inputs)?;
-    let blas = if !args.no_cublas && cublas::present() {
-        Some(Blas::new(gpu.stream.clone())?)
-    } else {
-        None
-    };
+    let blas = if !args.no_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
     let reference = run::reference(gpu, blas.as_ref(), &inputs)?;
     let plan = Plan::new(Some(args.reps.unwrap_or(10)));
 
@@ -123,11 +109,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 continue;
             }
         };
-        let prepared = Prepared {
-            step,
-            params: params.clone(),
-            kernel: Kernel::load(gpu, c)?,
-        };
+        let prepared = Prepared { step, params: params.clone(), kernel: Kernel::load(gpu, c)? };
         let (launch, res) = match prepared.plan(&gpu.info, shape) {
             Ok(x) => x,
             Err(e) => {
@@ -158,20 +140,14 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 .alloc_zeros::<f32>(shape.m * shape.n)
                 .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
             Some(
-                timing::time_gpu(&gpu.stream, plan, || {
-                    blas.sgemm(shape, &bufs.a, &bufs.b, &mut c)
-                })?
-                .median_ms,
+                timing::time_gpu(&gpu.stream, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))?
+                    .median_ms,
             )
         }
         None => None,
     };
 
-    rows.sort_by(|x, y| {
-        y.passed
-            .cmp(&x.passed)
-            .then(x.median_ms.total_cmp(&y.median_ms))
-    });
+    rows.sort_by(|x, y| y.passed.cmp(&x.passed).then(x.median_ms.total_cmp(&y.median_ms)));
     // Skipped sets first: the ranked table is what a reader looks for, so it comes last.
     for s in &skipped {
         println!("      skipped {s}");
@@ -181,9 +157,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
         "rank", "parameters", "regs", "smem", "blk/SM", "ms", "GFLOP/s", "%cuBLAS"
     );
     for (i, r) in rows.iter().enumerate() {
-        let share = cublas_ms.map_or("-".to_owned(), |c| {
-            format!("{:.1}", 100.0 * c / r.median_ms)
-        });
+        let share = cublas_ms.map_or("-".to_owned(), |c| format!("{:.1}", 100.0 * c / r.median_ms));
         println!(
             "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10.3} {:>10.0} {:>8}  {}",
             i + 1,
@@ -198,10 +172,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
         );
     }
     if let Some(c) = cublas_ms {
-        println!(
-            "      cuBLAS SGEMM: {c:.3} ms, {:.0} GFLOP/s",
-            shape.flops() / (c * 1e-3) / 1e9
-        );
+        println!("      cuBLAS SGEMM: {c:.3} ms, {:.0} GFLOP/s", shape.flops() / (c * 1e-3) / 1e9);
     }
     let best = rows
         .iter()
@@ -226,21 +197,9 @@ mod tests {
     use crate::step::{Launch, Param};
 
     const PARAMS: &[Param] = &[
-        Param {
-            name: "X",
-            default: 1,
-            help: "",
-        },
-        Param {
-            name: "Y",
-            default: 2,
-            help: "",
-        },
-        Param {
-            name: "Z",
-            default: 3,
-            help: "",
-        },
+        Param { name: "X", default: 1, help: "" },
+        Param { name: "Y", default: 2, help: "" },
+        Param { name: "Z", default: 3, help: "" },
     ];
 
     const STEP: GpuStep = GpuStep {
@@ -250,11 +209,7 @@ mod tests {
         source: "",
         params: PARAMS,
         search: &[("X", &[1, 2]), ("Y", &[5, 6, 7])],
-        launch: |_, _| Launch {
-            grid: (1, 1, 1),
-            block: (1, 1, 1),
-            dynamic_smem: 0,
-        },
+        launch: |_, _| Launch { grid: (1, 1, 1), block: (1, 1, 1), dynamic_smem: 0 },
         check: |_, _, _: &Limits| Ok(()),
         default_shape: |_| Shape { m: 1, n: 1, k: 1 },
     };

@@ -32,11 +32,7 @@ pub const U64: f64 = f64::EPSILON / 2.0;
 /// γ_K for unit roundoff `u`; infinite once K·u reaches 1 (no bound exists).
 pub fn gamma(k: usize, u: f64) -> f64 {
     let ku = k as f64 * u;
-    if ku < 1.0 {
-        ku / (1.0 - ku)
-    } else {
-        f64::INFINITY
-    }
+    if ku < 1.0 { ku / (1.0 - ku) } else { f64::INFINITY }
 }
 
 /// The element that came closest to, or went furthest past, its bound.
@@ -58,11 +54,7 @@ impl Worst {
 
 fn ratio(got: f64, want: f64, bound: f64) -> f64 {
     let err = (got - want).abs();
-    if err.is_nan() {
-        f64::INFINITY
-    } else {
-        err / bound.max(f64::MIN_POSITIVE)
-    }
+    if err.is_nan() { f64::INFINITY } else { err / bound.max(f64::MIN_POSITIVE) }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -83,20 +75,12 @@ impl Verdict {
 
 /// Compares `got` (row-major M×N) with the reference; every element is checked.
 pub fn verify(shape: Shape, got: &[f32], reference: &Reference) -> Verdict {
-    assert_eq!(
-        got.len(),
-        shape.m * shape.n,
-        "C has the wrong number of elements"
-    );
+    assert_eq!(got.len(), shape.m * shape.n, "C has the wrong number of elements");
     let scale = gamma(shape.k, U32) + gamma(shape.k, U64);
     let mut failed = 0;
     let mut worst = None::<(f64, usize)>;
     let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
-    for (i, (&g, (&want, &abs))) in got
-        .iter()
-        .zip(reference.c.iter().zip(&reference.abs))
-        .enumerate()
-    {
+    for (i, (&g, (&want, &abs))) in got.iter().zip(reference.c.iter().zip(&reference.abs)).enumerate() {
         let bound = scale * abs;
         let g64 = f64::from(g);
         if !g64.abs_diff_eq(&want, bound) {
@@ -107,11 +91,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference) -> Verdict {
             worst = Some((r, i));
         }
         let err = (g64 - want).abs();
-        diff2 += if err.is_finite() {
-            err * err
-        } else {
-            f64::INFINITY
-        };
+        diff2 += if err.is_finite() { err * err } else { f64::INFINITY };
         ref2 += want * want;
     }
     let i = worst.map_or(0, |(_, i)| i);
@@ -125,11 +105,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference) -> Verdict {
             want: reference.c[i],
             bound: scale * reference.abs[i],
         },
-        rel_frobenius: if ref2 > 0.0 {
-            (diff2 / ref2).sqrt()
-        } else {
-            diff2.sqrt()
-        },
+        rel_frobenius: if ref2 > 0.0 { (diff2 / ref2).sqrt() } else { diff2.sqrt() },
         source: reference.source,
     }
 }
@@ -165,9 +141,7 @@ mod tests {
 
     /// The index of the element with the largest |c|, where 1e-3 relative is largest too.
     fn largest(c: &[f32]) -> usize {
-        (0..c.len())
-            .max_by(|&x, &y| c[x].abs().total_cmp(&c[y].abs()))
-            .unwrap()
+        (0..c.len()).max_by(|&x, &y| c[x].abs().total_cmp(&c[y].abs())).unwrap()
     }
 
     #[test]

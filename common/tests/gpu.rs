@@ -9,13 +9,7 @@ use common::{Inputs, Shape, gpu, reference, verify};
 fn gpu_cublas_sgemm_matches_the_cpu_reference() {
     let gpu = gpu::open("common", 0).unwrap();
     let blas = Blas::new(gpu.stream.clone()).unwrap();
-    for (m, n, k) in [
-        (1, 1, 1),
-        (7, 3, 5),
-        (33, 65, 17),
-        (129, 257, 1000),
-        (1000, 17, 1),
-    ] {
+    for (m, n, k) in [(1, 1, 1), (7, 3, 5), (33, 65, 17), (129, 257, 1000), (1000, 17, 1)] {
         let shape = Shape::new(m, n, k).unwrap();
         let inputs = Inputs::random(shape, 77);
         let mut bufs = Buffers::upload(&gpu, &inputs).unwrap();
@@ -36,12 +30,7 @@ fn gpu_dgemm_reference_agrees_with_the_cpu_reference() {
     let inputs = Inputs::random(shape, 78);
     let on_gpu = blas.reference(&inputs).unwrap();
     let on_cpu = reference::cpu(&inputs);
-    for (x, y) in on_gpu
-        .c
-        .iter()
-        .zip(&on_cpu.c)
-        .chain(on_gpu.abs.iter().zip(&on_cpu.abs))
-    {
+    for (x, y) in on_gpu.c.iter().zip(&on_cpu.c).chain(on_gpu.abs.iter().zip(&on_cpu.abs)) {
         assert!((x - y).abs() <= 1e-12 * (1.0 + y.abs()), "{x} vs {y}");
     }
 }
@@ -60,9 +49,7 @@ fn gpu_device_facts_are_plausible() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compile_errors_show_the_log_with_the_file_name() {
     let broken = "extern \"C\" __global__ void matmul(int M) { undefined_name = M; }";
-    let err = gpu::compile(broken, "stepXX/src/kernel.cu", "sm_90", &[])
-        .unwrap_err()
-        .to_string();
+    let err = gpu::compile(broken, "stepXX/src/kernel.cu", "sm_90", &[]).unwrap_err().to_string();
     assert!(err.contains("stepXX/src/kernel.cu"), "{err}");
     assert!(err.contains("undefined_name"), "{err}");
     assert!(err.contains("does not compile for sm_90"), "{err}");

@@ -5,11 +5,8 @@ use common::{GpuStep, Launch, Param, Params, Shape};
 
 // ANCHOR: params
 /// The block is BLOCK×BLOCK threads, each computing one element of C.
-pub const PARAMS: &[Param] = &[Param {
-    name: "BLOCK",
-    default: 32,
-    help: "threads per side of the square block",
-}];
+pub const PARAMS: &[Param] =
+    &[Param { name: "BLOCK", default: 32, help: "threads per side of the square block" }];
 // ANCHOR_END: params
 
 // ANCHOR: launch
@@ -17,11 +14,7 @@ pub const PARAMS: &[Param] = &[Param {
 fn launch(p: &Params, s: Shape) -> Launch {
     let block = p.get("BLOCK");
     Launch {
-        grid: (
-            (s.n as u32).div_ceil(block),
-            (s.m as u32).div_ceil(block),
-            1,
-        ),
+        grid: ((s.n as u32).div_ceil(block), (s.m as u32).div_ceil(block), 1),
         block: (block, block, 1),
         dynamic_smem: 0,
     }
@@ -49,9 +42,5 @@ pub const STEP: GpuStep = GpuStep {
     search: &[("BLOCK", &[8, 16, 32])],
     launch,
     check,
-    default_shape: |_| Shape {
-        m: 4096,
-        n: 4096,
-        k: 4096,
-    },
+    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
 };

@@ -10,16 +10,9 @@ fn nvrtc_compiles_every_block_size_without_spills() {
             let params = Params::with_overrides(STEP.params, &[("BLOCK".into(), block)]).unwrap();
             let info = testing::nvrtc_check(&STEP, &params, arch).unwrap();
             assert_eq!(info.spill_bytes(), 0, "{arch} BLOCK={block}: {info:?}");
-            assert_eq!(
-                info.static_smem, 0,
-                "the naive kernel uses no shared memory"
-            );
-            assert!(
-                info.registers > 0 && info.registers <= 64,
-                "{arch}: {info:?}"
-            );
-            STEP.validate(&params, Shape::square(4096).unwrap(), &limits)
-                .unwrap();
+            assert_eq!(info.static_smem, 0, "the naive kernel uses no shared memory");
+            assert!(info.registers > 0 && info.registers <= 64, "{arch}: {info:?}");
+            STEP.validate(&params, Shape::square(4096).unwrap(), &limits).unwrap();
         }
     }
 }
@@ -36,13 +29,8 @@ fn launch_covers_c_with_one_thread_per_element() {
 #[test]
 fn rejects_blocks_larger_than_the_device_allows() {
     let p = Params::with_overrides(STEP.params, &[("BLOCK".into(), 33)]).unwrap();
-    let err = STEP
-        .validate(&p, Shape::square(64).unwrap(), &common::gpu::Limits::SM90)
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("BLOCK must be from 1 to 32"),
-        "{err}"
-    );
+    let err = STEP.validate(&p, Shape::square(64).unwrap(), &common::gpu::Limits::SM90).unwrap_err();
+    assert!(err.to_string().contains("BLOCK must be from 1 to 32"), "{err}");
 }
 
 #[test]

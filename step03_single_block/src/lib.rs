@@ -11,11 +11,7 @@ fn smem_bytes(s: Shape) -> u64 {
 // ANCHOR: launch
 /// One block; thread (x, y) computes C[y][x], so the block is N×M threads.
 fn launch(_: &Params, s: Shape) -> Launch {
-    Launch {
-        grid: (1, 1, 1),
-        block: (s.n as u32, s.m as u32, 1),
-        dynamic_smem: smem_bytes(s) as u32,
-    }
+    Launch { grid: (1, 1, 1), block: (s.n as u32, s.m as u32, 1), dynamic_smem: smem_bytes(s) as u32 }
 }
 // ANCHOR_END: launch
 
@@ -49,11 +45,7 @@ fn default_shape(limits: &Limits) -> Shape {
     {
         side += 1;
     }
-    Shape {
-        m: side,
-        n: side,
-        k: side,
-    }
+    Shape { m: side, n: side, k: side }
 }
 
 pub const STEP: GpuStep = GpuStep {

@@ -34,37 +34,19 @@ fn params() -> Params {
 
 #[test]
 fn default_shape_is_the_largest_square_one_block_holds() {
-    assert_eq!(
-        (STEP.default_shape)(&Limits::SM90),
-        Shape {
-            m: 32,
-            n: 32,
-            k: 32
-        }
-    );
+    assert_eq!((STEP.default_shape)(&Limits::SM90), Shape { m: 32, n: 32, k: 32 });
 }
 
 #[test]
 fn shapes_beyond_one_block_are_refused_with_the_limit_and_the_next_step() {
-    let err = STEP
-        .validate(&params(), Shape::new(33, 32, 8).unwrap(), &Limits::SM90)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("1056 threads") && err.contains("step04_tiled"),
-        "{err}"
-    );
-    let err = STEP
-        .validate(&params(), Shape::new(32, 32, 1000).unwrap(), &Limits::SM90)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("shared memory") && err.contains("step04_tiled"),
-        "{err}"
-    );
+    let err =
+        STEP.validate(&params(), Shape::new(33, 32, 8).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("1056 threads") && err.contains("step04_tiled"), "{err}");
+    let err =
+        STEP.validate(&params(), Shape::new(32, 32, 1000).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("shared memory") && err.contains("step04_tiled"), "{err}");
     for &(m, n, k) in SHAPES {
-        STEP.validate(&params(), Shape::new(m, n, k).unwrap(), &Limits::SM90)
-            .unwrap();
+        STEP.validate(&params(), Shape::new(m, n, k).unwrap(), &Limits::SM90).unwrap();
     }
 }
 
@@ -74,10 +56,7 @@ fn nvrtc_compiles_without_spills() {
     for &(arch, _) in ARCHS {
         let info = testing::nvrtc_check(&STEP, &params(), arch).unwrap();
         assert_eq!(info.spill_bytes(), 0, "{arch}: {info:?}");
-        assert_eq!(
-            info.static_smem, 0,
-            "{arch}: A and B live in dynamic shared memory"
-        );
+        assert_eq!(info.static_smem, 0, "{arch}: A and B live in dynamic shared memory");
     }
 }
 

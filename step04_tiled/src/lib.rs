@@ -5,11 +5,8 @@ use common::{GpuStep, Launch, Param, Params, Shape};
 
 // ANCHOR: params
 /// The block computes one TILE×TILE tile of C with TILE×TILE threads.
-pub const PARAMS: &[Param] = &[Param {
-    name: "TILE",
-    default: 32,
-    help: "side of the square tiles of A, B and C (8, 16 or 32)",
-}];
+pub const PARAMS: &[Param] =
+    &[Param { name: "TILE", default: 32, help: "side of the square tiles of A, B and C (8, 16 or 32)" }];
 // ANCHOR_END: params
 
 // ANCHOR: launch
@@ -44,9 +41,5 @@ pub const STEP: GpuStep = GpuStep {
     search: &[("TILE", &[8, 16, 32])],
     launch,
     check,
-    default_shape: |_| Shape {
-        m: 4096,
-        n: 4096,
-        k: 4096,
-    },
+    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
 };

@@ -14,31 +14,17 @@ fn nvrtc_compiles_every_tile_size_without_spills() {
         for t in [8, 16, 32] {
             let info = testing::nvrtc_check(&STEP, &tile(t), arch).unwrap();
             assert_eq!(info.spill_bytes(), 0, "{arch} TILE={t}: {info:?}");
-            assert_eq!(
-                info.static_smem,
-                2 * 4 * t * t,
-                "{arch} TILE={t}: two TILE×TILE float tiles"
-            );
-            STEP.validate(&tile(t), Shape::square(4096).unwrap(), &limits)
-                .unwrap();
+            assert_eq!(info.static_smem, 2 * 4 * t * t, "{arch} TILE={t}: two TILE×TILE float tiles");
+            STEP.validate(&tile(t), Shape::square(4096).unwrap(), &limits).unwrap();
         }
     }
 }
 
 #[test]
 fn tiles_larger_than_a_block_are_refused() {
-    let err = STEP
-        .validate(&tile(64), Shape::square(64).unwrap(), &Limits::SM90)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("4096 threads") && err.contains("from 1 to 32"),
-        "{err}"
-    );
-    assert!(
-        STEP.validate(&tile(0), Shape::square(64).unwrap(), &Limits::SM90)
-            .is_err()
-    );
+    let err = STEP.validate(&tile(64), Shape::square(64).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("4096 threads") && err.contains("from 1 to 32"), "{err}");
+    assert!(STEP.validate(&tile(0), Shape::square(64).unwrap(), &Limits::SM90).is_err());
 }
 
 #[test]

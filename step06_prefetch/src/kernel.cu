@@ -11,10 +11,12 @@
 // What it buys: on an H100 at 4096³ about 90% of cuBLAS SGEMM, from about 70% in step 05, for
 // the price of a second buffer of shared memory and the registers holding the prefetched slice.
 
-// BM, BN, BK, TM, TN are set at compile time (-D NAME=value) from the step's lib.rs.
+// BM, BN, BK, WM, WN, TM, TN are set at compile time (-D NAME=value) from the step's lib.rs.
 
 // ANCHOR: constants
-constexpr int THREADS = (BM / TM) * (BN / TN);
+constexpr int WARPS_N = BN / WN;  // warps across the block tile
+constexpr int THREADS = (BM / WM) * WARPS_N * 32;
+constexpr int THREADS_N = WN / TN;  // threads across a warp's region
 // A thread's rows (columns) come in runs of 4 when TM (TN) allows 16-byte loads, else singly.
 constexpr int VM = (TM % 4 == 0) ? 4 : 1;
 constexpr int VN = (TN % 4 == 0) ? 4 : 1;
@@ -26,9 +28,10 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
-// Row (within the block tile) of a thread's i-th accumulator row; ty is the thread's row index.
-__device__ __forceinline__ int tile_row(int i, int ty) { return (i / VM) * (VM * (BM / TM)) + ty * VM + i % VM; }
-__device__ __forceinline__ int tile_col(int j, int tx) { return (j / VN) * (VN * (BN / TN)) + tx * VN + j % VN; }
+// Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
+// likewise for columns.
+__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / VM) * (VM * (WM / TM)) + i % VM; }
+__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / VN) * (VN * (WN / TN)) + j % VN; }
 
 // p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
 // 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.
@@ -96,7 +99,7 @@ __device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], co
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int tx, int ty,
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
                                              float (&acc)[TM][TN])
 {
     float a[TM], b[TN];
@@ -105,19 +108,19 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BM], const float 
 #pragma unroll
         for (int i = 0; i < TM; i += VM) {
             if constexpr (VM == 4) {
-                float4 v = *reinterpret_cast<const float4*>(&As[k][tile_row(i, ty)]);
+                float4 v = *reinterpret_cast<const float4*>(&As[k][tile_row(i, r0)]);
                 a[i + 0] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
             } else {
-                a[i] = As[k][tile_row(i, ty)];
+                a[i] = As[k][tile_row(i, r0)];
             }
         }
 #pragma unroll
         for (int j = 0; j < TN; j += VN) {
             if constexpr (VN == 4) {
-                float4 v = *reinterpret_cast<const float4*>(&Bs[k][tile_col(j, tx)]);
+                float4 v = *reinterpret_cast<const float4*>(&Bs[k][tile_col(j, c0)]);
                 b[j + 0] = v.x; b[j + 1] = v.y; b[j + 2] = v.z; b[j + 3] = v.w;
             } else {
-                b[j] = Bs[k][tile_col(j, tx)];
+                b[j] = Bs[k][tile_col(j, c0)];
             }
         }
 #pragma unroll
@@ -139,10 +142,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
     float (*As)[BK][BM] = reinterpret_cast<float (*)[BK][BM]>(smem);
     float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * BM);
 
-    int tx = threadIdx.x % (BN / TN);
-    int ty = threadIdx.x / (BN / TN);
+    // The warp's region of the block tile, and the thread's first row and column in it.
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
+    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
     int row0 = blockIdx.y * BM;
     int col0 = blockIdx.x * BN;
+    // Uniform across the warp: its region holds at least one element of C.
+    bool active = row0 + (warp / WARPS_N) * WM < M && col0 + (warp % WARPS_N) * WN < N;
 
     float acc[TM][TN] = {};
     float4 a_next[A_LOADS], b_next[B_LOADS];
@@ -156,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
         bool more = k0 + BK < K;
         // Issue the next slice's loads first: they are in flight during the FMAs below.
         if (more) fetch_tiles(A, B, M, N, K, row0, col0, k0 + BK, a_next, b_next);
-        compute_tile(As[buf], Bs[buf], tx, ty, acc);
+        if (active) compute_tile(As[buf], Bs[buf], r0, c0, acc);
         // The other buffer was last read before the previous barrier: it is free to fill.
         if (more) store_tiles(As[buf ^ 1], Bs[buf ^ 1], a_next, b_next);
         __syncthreads();
@@ -166,11 +173,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
     // Write the tile back: 16-byte stores where a run of 4 columns is inside C and aligned.
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
-        int row = row0 + tile_row(i, ty);
+        int row = row0 + tile_row(i, r0);
         if (row >= M) continue;
 #pragma unroll
         for (int j = 0; j < TN; j += VN) {
-            int col = col0 + tile_col(j, tx);
+            int col = col0 + tile_col(j, c0);
             if constexpr (VN == 4) {
                 if (N % 4 == 0 && col + 3 < N) {
                     *reinterpret_cast<float4*>(&C[row * N + col]) =

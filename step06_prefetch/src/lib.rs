@@ -4,34 +4,16 @@ use common::gpu::Limits;
 use common::{GpuStep, Launch, Param, Params, Shape};
 
 // ANCHOR: params
-/// The block computes a BM×BN tile of C, walking K in slices of BK; each of its
-/// (BM/TM)·(BN/TN) threads owns a TM×TN tile of accumulators.
+/// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
+/// region of it, and each of the warp's 32 threads a TM×TN tile of accumulators.
 pub const PARAMS: &[Param] = &[
-    Param {
-        name: "BM",
-        default: 128,
-        help: "rows of C per block",
-    },
-    Param {
-        name: "BN",
-        default: 128,
-        help: "columns of C per block",
-    },
-    Param {
-        name: "BK",
-        default: 8,
-        help: "depth of the K slice staged in shared memory (a multiple of 4)",
-    },
-    Param {
-        name: "TM",
-        default: 8,
-        help: "rows of C per thread",
-    },
-    Param {
-        name: "TN",
-        default: 8,
-        help: "columns of C per thread (1: the one-dimensional thread tile)",
-    },
+    Param { name: "BM", default: 128, help: "rows of C per block" },
+    Param { name: "BN", default: 128, help: "columns of C per block" },
+    Param { name: "BK", default: 8, help: "depth of the K slice staged in shared memory (a multiple of 4)" },
+    Param { name: "WM", default: 64, help: "rows of C per warp" },
+    Param { name: "WN", default: 32, help: "columns of C per warp" },
+    Param { name: "TM", default: 8, help: "rows of C per thread" },
+    Param { name: "TN", default: 8, help: "columns of C per thread (1: the one-dimensional thread tile)" },
 ];
 // ANCHOR_END: params
 
@@ -39,13 +21,16 @@ pub const PARAMS: &[Param] = &[
 pub const SEARCH: &[(&str, &[u32])] = &[
     ("BM", &[64, 128, 256]),
     ("BN", &[64, 128, 256]),
-    ("BK", &[8, 16, 32]),
+    ("BK", &[8, 16]),
+    ("WM", &[16, 32, 64, 128]),
+    ("WN", &[16, 32, 64, 128]),
     ("TM", &[4, 8, 16]),
-    ("TN", &[4, 8, 16]),
+    ("TN", &[4, 8]),
 ];
 
+/// One warp per WM×WN region of the block tile.
 fn threads(p: &Params) -> u32 {
-    (p.get("BM") / p.get("TM")) * (p.get("BN") / p.get("TN"))
+    (p.get("BM") / p.get("WM")) * (p.get("BN") / p.get("WN")) * 32
 }
 
 /// Bytes of the staged A and B slices, twice: one buffer computed on, one being filled.
@@ -56,11 +41,7 @@ fn smem_bytes(p: &Params) -> u32 {
 // ANCHOR: launch
 fn launch(p: &Params, s: Shape) -> Launch {
     Launch {
-        grid: (
-            (s.n as u32).div_ceil(p.get("BN")),
-            (s.m as u32).div_ceil(p.get("BM")),
-            1,
-        ),
+        grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),
     }
@@ -69,26 +50,29 @@ fn launch(p: &Params, s: Shape) -> Launch {
 
 // ANCHOR: check
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
-    let [bm, bn, bk, tm, tn] = ["BM", "BN", "BK", "TM", "TN"].map(|n| p.get(n));
-    if [bm, bn, bk, tm, tn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
+    let [bm, bn, bk, wm, wn, tm, tn] = ["BM", "BN", "BK", "WM", "WN", "TM", "TN"].map(|n| p.get(n));
+    if [bm, bn, bk, wm, wn, tm, tn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
+        return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
+    }
+    if bm % wm != 0 || bn % wn != 0 || wm % tm != 0 || wn % tn != 0 {
         return Err(format!(
-            "{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"
+            "{p}: the block tile must be a whole number of warp regions and a warp region a whole number of \
+             thread tiles (WM divides BM, WN divides BN, TM divides WM, TN divides WN)"
         ));
     }
-    if bm % tm != 0 || bn % tn != 0 {
+    if (wm / tm) * (wn / tn) != 32 {
         return Err(format!(
-            "{p}: the block tile must be a whole number of thread tiles (TM divides BM, TN divides BN)"
+            "{p}: a warp region must hold exactly 32 thread tiles, but (WM/TM)·(WN/TN) = {}",
+            (wm / tm) * (wn / tn)
         ));
     }
     if bm % 4 != 0 || bn % 4 != 0 || bk % 4 != 0 {
-        return Err(format!(
-            "{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"
-        ));
+        return Err(format!("{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"));
     }
     let threads = threads(p);
     if threads > limits.max_threads_per_block {
         return Err(format!(
-            "{p} gives (BM/TM)·(BN/TN) = {threads} threads per block, more than the {} allowed; raise TM or TN",
+            "{p} gives (BM/WM)·(BN/WN) warps = {threads} threads per block, more than the {} allowed; raise WM or WN",
             limits.max_threads_per_block
         ));
     }
@@ -112,9 +96,5 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     launch,
     check,
-    default_shape: |_| Shape {
-        m: 4096,
-        n: 4096,
-        k: 4096,
-    },
+    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
 };

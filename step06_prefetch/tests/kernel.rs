@@ -3,24 +3,22 @@ use common::testing::{self, ARCHS, SHAPES};
 use common::{Params, Shape};
 use step06_prefetch::STEP;
 
-/// The documented parameter sets: the default, the course's one-dimensional thread tile
-/// (TN = 1), small tiles, a deep K slice, and rectangular block and thread tiles.
-pub const DOCUMENTED: &[[u32; 5]] = &[
-    [128, 128, 8, 8, 8],
-    [64, 64, 8, 8, 1],
-    [64, 64, 8, 4, 4],
-    [128, 128, 16, 8, 8],
-    [128, 64, 16, 8, 8],
-    [64, 128, 16, 4, 8],
+/// The documented parameter sets (BM, BN, BK, WM, WN, TM, TN): the default, the course's
+/// one-dimensional thread tile (TN = 1), small tiles, a deep K slice, rectangular block,
+/// warp and thread tiles, and the large thread tile.
+pub const DOCUMENTED: &[[u32; 7]] = &[
+    [128, 128, 8, 64, 32, 8, 8],
+    [64, 64, 8, 8, 32, 8, 1],
+    [64, 64, 8, 32, 16, 4, 4],
+    [128, 128, 16, 64, 32, 8, 8],
+    [128, 64, 16, 64, 32, 8, 8],
+    [64, 128, 16, 32, 32, 4, 8],
+    [128, 256, 8, 64, 64, 16, 8],
 ];
 
-fn params(v: [u32; 5]) -> Params {
-    let names = ["BM", "BN", "BK", "TM", "TN"];
-    let o: Vec<(String, u32)> = names
-        .iter()
-        .zip(v)
-        .map(|(n, v)| ((*n).to_owned(), v))
-        .collect();
+fn params(v: [u32; 7]) -> Params {
+    let names = ["BM", "BN", "BK", "WM", "WN", "TM", "TN"];
+    let o: Vec<(String, u32)> = names.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect();
     Params::with_overrides(STEP.params, &o).unwrap()
 }
 
@@ -31,17 +29,14 @@ fn documented_sets_are_valid_and_bad_ones_refused() {
         STEP.validate(&params(v), s, &Limits::SM90).unwrap();
     }
     for (v, says) in [
-        ([128, 128, 8, 3, 8], "whole number of thread tiles"),
-        ([128, 128, 6, 8, 8], "multiples of 4"),
-        ([256, 256, 8, 4, 4], "4096 threads"),
-        ([1024, 1024, 32, 32, 32], "shared memory"),
-        ([256, 256, 64, 16, 16], "shared memory"),
-        ([128, 128, 8, 0, 8], "at least 1"),
+        ([128, 128, 8, 64, 32, 3, 8], "whole number"),
+        ([128, 128, 8, 64, 64, 8, 8], "exactly 32 thread tiles"),
+        ([128, 128, 6, 64, 32, 8, 8], "multiples of 4"),
+        ([256, 256, 8, 32, 32, 8, 4], "2048 threads"),
+        ([1024, 1024, 32, 256, 128, 32, 32], "shared memory"),
+        ([128, 128, 8, 64, 32, 0, 8], "at least 1"),
     ] {
-        let err = STEP
-            .validate(&params(v), s, &Limits::SM90)
-            .unwrap_err()
-            .to_string();
+        let err = STEP.validate(&params(v), s, &Limits::SM90).unwrap_err().to_string();
         assert!(err.contains(says), "{v:?}: {err}");
     }
 }
@@ -54,10 +49,7 @@ fn nvrtc_compiles_documented_sets_without_spills() {
             let info = testing::nvrtc_check(&STEP, &params(v), arch).unwrap();
             assert_eq!(info.spill_bytes(), 0, "{arch} {v:?}: {info:?}");
             assert_eq!(info.stack_frame, 0, "{arch} {v:?}: {info:?}");
-            assert_eq!(
-                info.static_smem, 0,
-                "{arch} {v:?}: tiles live in dynamic shared memory"
-            );
+            assert_eq!(info.static_smem, 0, "{arch} {v:?}: tiles live in dynamic shared memory");
         }
     }
 }
