@@ -204,7 +204,8 @@ pub struct Compiled {
     pub arch: String,
     /// Machine code for `arch` (loaded directly: no JIT at load time).
     pub cubin: Vec<u8>,
-    pub ptxas: PtxasInfo,
+    /// ptxas's report, when NVRTC's log carried one.
+    pub ptxas: Option<PtxasInfo>,
     /// NVRTC's log, with ptxas's report.
     pub log: String,
 }
@@ -215,6 +216,19 @@ pub fn compile(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) 
     if !nvrtc_present() {
         bail!("{NO_NVRTC}");
     }
+    // Some NVRTC installations now and then return an empty log from a successful compile, and
+    // with it no ptxas report; the machine code is the same, so ask again before going without.
+    let mut compiled = compile_once(source, file, arch, defines)?;
+    for _ in 0..2 {
+        if compiled.ptxas.is_some() {
+            break;
+        }
+        compiled = compile_once(source, file, arch, defines)?;
+    }
+    Ok(compiled)
+}
+
+fn compile_once(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<Compiled> {
     let mut options =
         vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_owned(), "--ptxas-options=-v".to_owned()];
     options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
@@ -234,7 +248,7 @@ pub fn compile(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) 
             Ok(()) => get_cubin(prog).map(|cubin| Compiled {
                 arch: arch.to_owned(),
                 cubin,
-                ptxas: PtxasInfo::parse(&log).unwrap_or_default(),
+                ptxas: PtxasInfo::parse(&log),
                 log,
             }),
         };
@@ -273,6 +287,7 @@ pub struct Resources {
     pub dynamic_smem: u32,
     /// Local memory per thread (stack frame and spills), as the driver reports it.
     pub local_bytes: u32,
+    /// Bytes spilled to local memory per ptxas; the driver's local bytes when ptxas said nothing.
     pub spill_bytes: u32,
     pub threads_per_block: u32,
     pub blocks_per_sm: u32,
@@ -301,6 +316,18 @@ impl Kernel {
         Ok(Self { func, compiled })
     }
 
+    /// Bytes spilled per thread: ptxas's count, or the driver's local memory when there is no report.
+    pub fn spill_bytes(&self) -> Result<u32> {
+        match self.compiled.ptxas {
+            Some(p) => Ok(p.spill_bytes()),
+            None => Ok(self
+                .func
+                .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+                .map_err(|e| anyhow!("reading a kernel attribute: {e:?}"))?
+                .max(0) as u32),
+        }
+    }
+
     /// Lets the kernel use `dynamic_smem` bytes of dynamic shared memory (needed above 48 KB)
     /// and reports its resources at `threads_per_block`.
     pub fn prepare(&self, info: &DeviceInfo, threads_per_block: u32, dynamic_smem: u32) -> Result<Resources> {
@@ -325,12 +352,13 @@ impl Kernel {
             .map_err(|e| anyhow!("the driver's occupancy calculator failed: {e:?}"))?;
         let warps_per_block = threads_per_block.div_ceil(32);
         let max_warps = (info.max_threads_per_sm / 32).max(1);
+        let local_bytes = get(FnAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
         Ok(Resources {
             registers: get(FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
             static_smem,
             dynamic_smem,
-            local_bytes: get(FnAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
-            spill_bytes: self.compiled.ptxas.spill_bytes(),
+            local_bytes,
+            spill_bytes: self.compiled.ptxas.map_or(local_bytes, |p| p.spill_bytes()),
             threads_per_block,
             blocks_per_sm,
             occupancy: f64::from(blocks_per_sm * warps_per_block) / f64::from(max_warps),

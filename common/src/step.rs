@@ -160,14 +160,13 @@ impl<'a> Prepared<'a> {
     /// Compiles and loads; a set that spills registers is refused, since local-memory traffic
     /// would dominate whatever the parameters were meant to show.
     pub fn new(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
-        let compiled = step.compile(&params, &gpu.info.arch())?;
-        if compiled.ptxas.spill_bytes() > 0 {
+        let kernel = Kernel::load(gpu, step.compile(&params, &gpu.info.arch())?)?;
+        let spilled = kernel.spill_bytes()?;
+        if spilled > 0 {
             bail!(
-                "with {params} the kernel spills {} bytes of registers to local memory; choose smaller per-thread tiles",
-                compiled.ptxas.spill_bytes()
+                "with {params} the kernel spills {spilled} bytes of registers to local memory; choose smaller per-thread tiles"
             );
         }
-        let kernel = Kernel::load(gpu, compiled)?;
         Ok(Self { step, params, kernel })
     }
 

@@ -98,18 +98,21 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     let bar = crate::progress::bar("timing", compiled.len() as u64, f64::INFINITY);
     for (params, c) in compiled {
         bar.inc(1);
-        let c = match c {
-            Ok(c) if c.ptxas.spill_bytes() == 0 => c,
-            Ok(c) => {
-                skipped.push(format!("{params}: spills {} bytes", c.ptxas.spill_bytes()));
-                continue;
-            }
+        let kernel = match c.and_then(|c| Kernel::load(gpu, c)) {
+            Ok(k) => k,
             Err(e) => {
                 skipped.push(format!("{params}: {e}"));
                 continue;
             }
         };
-        let prepared = Prepared { step, params: params.clone(), kernel: Kernel::load(gpu, c)? };
+        match kernel.spill_bytes()? {
+            0 => {}
+            n => {
+                skipped.push(format!("{params}: spills {n} bytes"));
+                continue;
+            }
+        }
+        let prepared = Prepared { step, params: params.clone(), kernel };
         let (launch, res) = match prepared.plan(&gpu.info, shape) {
             Ok(x) => x,
             Err(e) => {

@@ -14,6 +14,11 @@ pub const PARAMS: &[Param] = &[
     Param { name: "WN", default: 32, help: "columns of C per warp" },
     Param { name: "TM", default: 8, help: "rows of C per thread" },
     Param { name: "TN", default: 8, help: "columns of C per thread (1: the one-dimensional thread tile)" },
+    Param {
+        name: "MINB",
+        default: 1,
+        help: "blocks per SM the register budget must allow (__launch_bounds__)",
+    },
 ];
 // ANCHOR_END: params
 
@@ -24,8 +29,9 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("BK", &[8, 16]),
     ("WM", &[16, 32, 64, 128]),
     ("WN", &[16, 32, 64, 128]),
-    ("TM", &[4, 8, 16]),
+    ("TM", &[8, 16]),
     ("TN", &[4, 8]),
+    ("MINB", &[1, 2]),
 ];
 
 /// One warp per WM×WN region of the block tile.
@@ -50,9 +56,13 @@ fn launch(p: &Params, s: Shape) -> Launch {
 
 // ANCHOR: check
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
-    let [bm, bn, bk, wm, wn, tm, tn] = ["BM", "BN", "BK", "WM", "WN", "TM", "TN"].map(|n| p.get(n));
-    if [bm, bn, bk, wm, wn, tm, tn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
+    let [bm, bn, bk, wm, wn, tm, tn, minb] =
+        ["BM", "BN", "BK", "WM", "WN", "TM", "TN", "MINB"].map(|n| p.get(n));
+    if [bm, bn, bk, wm, wn, tm, tn, minb].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
         return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
+    }
+    if minb > 32 {
+        return Err(format!("{p}: MINB is a number of blocks per SM, at most 32"));
     }
     if bm % wm != 0 || bn % wn != 0 || wm % tm != 0 || wn % tn != 0 {
         return Err(format!(

@@ -11,7 +11,7 @@
 // What it buys: on an H100 at 4096³ about 90% of cuBLAS SGEMM, from about 70% in step 05, for
 // the price of a second buffer of shared memory and the registers holding the prefetched slice.
 
-// BM, BN, BK, WM, WN, TM, TN are set at compile time (-D NAME=value) from the step's lib.rs.
+// BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
@@ -135,7 +135,7 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BM], const float 
 // ANCHOR_END: compute
 
 // ANCHOR: kernel
-extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K, const float* A, const float* B, float* C)
+extern "C" __global__ void __launch_bounds__(THREADS, MINB) matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
     // Two buffers of the A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
     extern __shared__ __align__(16) float smem[];

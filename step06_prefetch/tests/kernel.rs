@@ -3,7 +3,7 @@ use common::testing::{self, ARCHS, SHAPES};
 use common::{Params, Shape};
 use step06_prefetch::STEP;
 
-/// The documented parameter sets (BM, BN, BK, WM, WN, TM, TN): the default, the course's
+/// The documented parameter sets (BM, BN, BK, WM, WN, TM, TN; MINB stays 1): the default, the course's
 /// one-dimensional thread tile (TN = 1), small tiles, a deep K slice, rectangular block,
 /// warp and thread tiles, and the large thread tile.
 pub const DOCUMENTED: &[[u32; 7]] = &[
