@@ -204,7 +204,9 @@ pub struct Compiled {
     pub arch: String,
     /// Machine code for `arch` (loaded directly: no JIT at load time).
     pub cubin: Vec<u8>,
-    /// ptxas's report, when NVRTC's log carried one.
+    /// ptxas's report, when NVRTC's log carried one. NVRTC (CUDA 12.9 and later, on a machine
+    /// with a driver) caches machine code; on a cache hit ptxas does not run and prints nothing.
+    /// `CUDA_CACHE_DISABLE=1` turns the cache off. Without a report, the driver's figures stand in.
     pub ptxas: Option<PtxasInfo>,
     /// NVRTC's log, with ptxas's report.
     pub log: String,
@@ -216,16 +218,7 @@ pub fn compile(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) 
     if !nvrtc_present() {
         bail!("{NO_NVRTC}");
     }
-    // Some NVRTC installations now and then return an empty log from a successful compile, and
-    // with it no ptxas report; the machine code is the same, so ask again before going without.
-    let mut compiled = compile_once(source, file, arch, defines)?;
-    for _ in 0..2 {
-        if compiled.ptxas.is_some() {
-            break;
-        }
-        compiled = compile_once(source, file, arch, defines)?;
-    }
-    Ok(compiled)
+    compile_once(source, file, arch, defines)
 }
 
 fn compile_once(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<Compiled> {

@@ -75,9 +75,13 @@ pub fn assert_all_pass(results: &[(Shape, Verdict)]) {
 pub const ARCHS: &[(&str, Limits)] = &[("sm_80", Limits::SM80), ("sm_90", Limits::SM90)];
 
 /// Compiles `step` with `params` for `arch` and returns ptxas's report; the whole NVRTC log
-/// is in the error when the report cannot be read.
+/// is in the error when the report cannot be read. On a machine with a CUDA driver, run these
+/// tests with `CUDA_CACHE_DISABLE=1`: a cached compile skips ptxas and leaves no report.
 pub fn nvrtc_check(step: &GpuStep, params: &Params, arch: &str) -> Result<PtxasInfo> {
     let c = step.compile(params, arch)?;
     PtxasInfo::parse(&c.log)
-        .ok_or_else(|| anyhow!("no ptxas report for {params} on {arch} in the NVRTC log:\n{}", c.log))
+        .ok_or_else(|| anyhow!(
+            "no ptxas report for {params} on {arch} (a cached compile? set CUDA_CACHE_DISABLE=1); NVRTC's log:\n{}",
+            c.log
+        ))
 }
