@@ -57,9 +57,9 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
 {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // A piece e: row e % BM, columns 4·(e / BM) + 0..3
+        int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
-            a_next[i] = load4(A, row0 + e % BM, k0 + 4 * (e / BM), M, K, K % 4 == 0);
+            a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
         }
     }
 #pragma unroll
@@ -79,9 +79,7 @@ __device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], co
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
-            // A warp's 32 pieces are 32 consecutive rows at the same k: the transposed stores
-            // As[k][m..m+31] land in 32 different banks.
-            int m = e % BM, k = 4 * (e / BM);
+            int m = e / (BK / 4), k = 4 * (e % (BK / 4));
             As[k + 0][m] = a_next[i].x;
             As[k + 1][m] = a_next[i].y;
             As[k + 2][m] = a_next[i].z;
