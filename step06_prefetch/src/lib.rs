@@ -8,10 +8,10 @@ use common::{GpuStep, Launch, Param, Params, Shape};
 /// region of it, and each of the warp's 32 threads a TM×TN tile of accumulators.
 pub const PARAMS: &[Param] = &[
     Param { name: "BM", default: 128, help: "rows of C per block" },
-    Param { name: "BN", default: 128, help: "columns of C per block" },
-    Param { name: "BK", default: 8, help: "depth of the K slice staged in shared memory (a multiple of 4)" },
-    Param { name: "WM", default: 64, help: "rows of C per warp" },
-    Param { name: "WN", default: 32, help: "columns of C per warp" },
+    Param { name: "BN", default: 256, help: "columns of C per block" },
+    Param { name: "BK", default: 16, help: "depth of the K slice staged in shared memory (a multiple of 4)" },
+    Param { name: "WM", default: 128, help: "rows of C per warp" },
+    Param { name: "WN", default: 16, help: "columns of C per warp" },
     Param { name: "TM", default: 8, help: "rows of C per thread" },
     Param { name: "TN", default: 8, help: "columns of C per thread (1: the one-dimensional thread tile)" },
     Param {

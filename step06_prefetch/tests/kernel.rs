@@ -3,14 +3,15 @@ use common::testing::{self, ARCHS, SHAPES};
 use common::{Params, Shape};
 use step06_prefetch::STEP;
 
-/// The documented parameter sets (BM, BN, BK, WM, WN, TM, TN; MINB stays 1): the default, the course's
-/// one-dimensional thread tile (TN = 1), small tiles, a deep K slice, rectangular block,
-/// warp and thread tiles, and the large thread tile.
+/// The documented parameter sets (BM, BN, BK, WM, WN, TM, TN; MINB stays 1): this step's default
+/// first, the other thread-tile step's default, then the course's one-dimensional thread tile
+/// (TN = 1), small tiles, rectangular block, warp and thread tiles, and the large thread tile.
 pub const DOCUMENTED: &[[u32; 7]] = &[
+    [128, 256, 16, 128, 16, 8, 8],
+    [128, 128, 16, 64, 32, 8, 8],
     [128, 128, 8, 64, 32, 8, 8],
     [64, 64, 8, 8, 32, 8, 1],
     [64, 64, 8, 32, 16, 4, 4],
-    [128, 128, 16, 64, 32, 8, 8],
     [128, 64, 16, 64, 32, 8, 8],
     [64, 128, 16, 32, 32, 4, 8],
     [128, 256, 8, 64, 64, 16, 8],
