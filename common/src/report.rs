@@ -110,7 +110,7 @@ impl fmt::Display for Report {
             )?;
             writeln!(
                 f,
-                "  kernel   {} registers/thread · {} spilled · {} local/thread · {} blocks/SM · occupancy {:.0}%",
+                "  kernel   {} registers/thread · {} spilled · {} local/thread · resident blocks/SM: {} · occupancy {:.0}%",
                 r.registers,
                 bytes(u64::from(r.spill_bytes)),
                 bytes(u64::from(r.local_bytes)),
@@ -143,7 +143,7 @@ impl fmt::Display for Report {
                 let w = &v.worst;
                 writeln!(
                     f,
-                    "  verify   {} · {} of {} elements outside the bound · worst C[{},{}]: got {:.7e}, want {:.7e}, bound {:.1e} ({:.0}% of it) · ‖ΔC‖/‖C‖ {:.1e} vs {}",
+                    "  verify   {} · {} of {} elements outside the bound · worst C[{},{}]: got {:.7e}, want {:.7e}, bound {:.1e} ({:.2}× of it) · ‖ΔC‖/‖C‖ {:.1e} vs {}",
                     if v.passed() { "PASS" } else { "FAIL" },
                     v.failed,
                     v.checked,
@@ -152,7 +152,7 @@ impl fmt::Display for Report {
                     w.got,
                     w.want,
                     w.bound,
-                    100.0 * w.ratio().min(9.99e6),
+                    w.ratio().min(9.99e9),
                     v.rel_frobenius,
                     v.source
                 )?;

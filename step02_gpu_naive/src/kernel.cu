@@ -10,9 +10,9 @@
 // same way. Mapped the other way round, a warp would touch 32 rows K floats apart on every
 // access: 32 transactions where one suffices.
 //
-// What it buys: every core busy, but two global loads per FMA (an intensity of 1/4 FLOP per
-// byte). Caches absorb most of that traffic, yet the kernel stays far below the FP32 peak;
-// on an H100 it measures about 10% of cuBLAS SGEMM at 4096³. Step 03 starts keeping data on chip.
+// What it buys: every SM busy, but two global loads per FMA (an intensity of 1/4 FLOP per
+// byte). Caches absorb most of that traffic, yet the kernel stays far below the FP32 peak: on
+// an H200 at 4096³ it runs at 6.3 TFLOP/s, 12% of cuBLAS SGEMM. Step 03 keeps data on chip.
 
 // ANCHOR: kernel
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)

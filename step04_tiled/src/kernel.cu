@@ -10,8 +10,9 @@
 // problem size is no longer bounded by one block. Loads past the edge of A or B store zeros, so
 // any M, N, K works and partial tiles add nothing. A warp is one tile row: it loads 32
 // consecutive floats of A and of B (coalesced), reads As[ty][k] as a broadcast and Bs[k][tx]
-// from 32 different banks (no conflicts). On an H100 it runs at about 20% of cuBLAS at 4096³:
-// each FMA still needs two shared-memory loads, which step 05 attacks.
+// from 32 different banks (no conflicts). On an H200 at 4096³ it runs at 8.9 TFLOP/s, 17% of
+// cuBLAS SGEMM, from 12% in step 02: each FMA still needs two shared-memory loads, and shared-
+// memory bandwidth now sets the pace, which step 05 attacks.
 
 // TILE is set at compile time (-D TILE=...) from the same constant the launch uses.
 

