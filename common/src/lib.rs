@@ -12,7 +12,9 @@
 //! - [`step`]: the contract a GPU step's `lib.rs` fills in
 //! - [`cli`], [`report`], [`run`]: the shared command line, the printed block, the main loop
 //! - [`tune`]: `--tune`, the search over a step's parameters
+//! - [`bench`]: the criterion benches every step and `compare` share
 
+pub mod bench;
 pub mod cli;
 pub mod cublas;
 pub mod gpu;

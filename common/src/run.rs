@@ -12,7 +12,7 @@ use crate::matrix::{Inputs, Shape};
 use crate::reference::{self, Reference};
 use crate::report::{Device, KernelFacts, Report};
 use crate::step::{GpuStep, Launch, Params, Prepared};
-use crate::timing::{self, Plan};
+use crate::timing::{self, Plan, Stats};
 use crate::verify::{self, Verdict};
 
 /// A CPU step's kernel: `matmul(m, n, k, a, b, c)` computes row-major C = A·B.
@@ -103,6 +103,31 @@ pub fn poisoned_run(
     bufs.download_c(gpu)
 }
 
+/// One launch on poisoned output (its C is returned for verification), then the timed launches.
+pub fn run_and_time(
+    gpu: &Gpu,
+    prepared: &Prepared,
+    launch: Launch,
+    shape: Shape,
+    bufs: &mut Buffers,
+    plan: Plan,
+) -> Result<(Vec<f32>, Stats)> {
+    let c = poisoned_run(gpu, prepared, launch, shape, bufs)?;
+    let time = timing::time_gpu(&gpu.stream, plan, || {
+        prepared.launch(gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c)
+    })?;
+    Ok((c, time))
+}
+
+/// cuBLAS SGEMM on the same inputs, timed the same way, into a C of its own.
+pub fn time_cublas(gpu: &Gpu, blas: &Blas, shape: Shape, bufs: &Buffers, plan: Plan) -> Result<Stats> {
+    let mut c = gpu
+        .stream
+        .alloc_zeros::<f32>(shape.m * shape.n)
+        .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
+    timing::time_gpu(&gpu.stream, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))
+}
+
 /// The reference: cuBLAS DGEMM on the device when there is room, else the CPU.
 pub fn reference(gpu: &Gpu, blas: Option<&Blas>, inputs: &Inputs) -> Result<Reference> {
     let s = inputs.shape;
@@ -156,24 +181,11 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
 
     let inputs = Inputs::random(shape, args.seed);
     let mut bufs = Buffers::upload(&gpu, &inputs)?;
-    let c = poisoned_run(&gpu, &prepared, launch, shape, &mut bufs)?;
-
     let plan = Plan::new(args.reps);
-    let time = timing::time_gpu(&gpu.stream, plan, || {
-        prepared.launch(&gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c)
-    })?;
+    let (c, time) = run_and_time(&gpu, &prepared, launch, shape, &mut bufs, plan)?;
 
     let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let cublas_time = match &blas {
-        Some(blas) => {
-            let mut c_blas = gpu
-                .stream
-                .alloc_zeros::<f32>(shape.m * shape.n)
-                .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
-            Some(timing::time_gpu(&gpu.stream, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c_blas))?)
-        }
-        None => None,
-    };
+    let cublas_time = blas.as_ref().map(|blas| time_cublas(&gpu, blas, shape, &bufs, plan)).transpose()?;
     drop(bufs);
 
     let verdict = if args.no_verify {

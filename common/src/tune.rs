@@ -9,7 +9,7 @@ use crate::gpu::{Gpu, Kernel};
 use crate::matrix::{Inputs, Shape};
 use crate::run::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
-use crate::timing::{self, Plan};
+use crate::timing::Plan;
 use crate::verify;
 
 /// Every combination of the search space's values, in order.
@@ -120,11 +120,8 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 continue;
             }
         };
-        let got = run::poisoned_run(gpu, &prepared, launch, shape, &mut bufs)?;
+        let (got, t) = run::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan)?;
         let passed = verify::verify(shape, &got, &reference).passed();
-        let t = timing::time_gpu(&gpu.stream, plan, || {
-            prepared.launch(gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c)
-        })?;
         rows.push(Row {
             params,
             registers: res.registers,
@@ -136,19 +133,8 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     }
     bar.finish_and_clear();
 
-    let cublas_ms = match &blas {
-        Some(blas) => {
-            let mut c = gpu
-                .stream
-                .alloc_zeros::<f32>(shape.m * shape.n)
-                .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
-            Some(
-                timing::time_gpu(&gpu.stream, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))?
-                    .median_ms,
-            )
-        }
-        None => None,
-    };
+    let cublas_ms =
+        blas.as_ref().map(|b| run::time_cublas(gpu, b, shape, &bufs, plan)).transpose()?.map(|t| t.median_ms);
 
     rows.sort_by(|x, y| y.passed.cmp(&x.passed).then(x.median_ms.total_cmp(&y.median_ms)));
     // Skipped sets first: the ranked table is what a reader looks for, so it comes last.

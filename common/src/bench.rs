@@ -1,0 +1,113 @@
+//! Criterion benches of GPU steps and cuBLAS, timed with CUDA events.
+//!
+//! Every step crate's `cargo bench` and the `compare` crate's bench call [`run`], so their
+//! numbers come from the same code. Criterion's throughput is set to 2·M·N·K "elements", so the
+//! rate it prints is FLOP/s.
+
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use criterion::{BenchmarkId, Criterion, Throughput};
+use cudarc::driver::sys::CUevent_flags;
+
+use crate::cublas::{self, Blas};
+use crate::gpu::{self, Gpu};
+use crate::matrix::{Inputs, Shape};
+use crate::run::Buffers;
+use crate::step::{GpuStep, Params, Prepared};
+
+/// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
+pub fn sizes() -> Vec<usize> {
+    let mut sizes = vec![256, 512, 1024, 2048, 4096];
+    if std::env::var_os("MATMUL_BENCH_LARGE").is_some_and(|v| v == "1") {
+        sizes.push(8192);
+    }
+    sizes
+}
+
+/// The `main` of a bench binary: one criterion group, `matmul`, with each step (at the sizes
+/// it serves) and, if `with_cublas`, cuBLAS SGEMM. Without a GPU it says so and returns.
+pub fn run(steps: &[&GpuStep], with_cublas: bool) {
+    let gpu = match usable_gpu() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            println!("bench: nothing to measure here: {why}");
+            return;
+        }
+    };
+    let mut c = Criterion::default().configure_from_args();
+    if let Err(e) = bench_group(&mut c, &gpu, steps, with_cublas) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+    c.final_summary();
+}
+
+fn usable_gpu() -> Result<Gpu> {
+    let gpu = gpu::open("the bench", 0)?;
+    if !gpu::nvrtc_present() {
+        return Err(anyhow!("{}", gpu::NO_NVRTC));
+    }
+    Ok(gpu)
+}
+
+/// Queues `iters` launches between two events and returns their total time.
+fn time_iters(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> Result<Duration> {
+    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    start.record(&gpu.stream)?;
+    for _ in 0..iters {
+        launch()?;
+    }
+    stop.record(&gpu.stream)?;
+    stop.synchronize()?;
+    Ok(Duration::from_secs_f64(f64::from(start.elapsed_ms(&stop)?) / 1e3))
+}
+
+fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bool) -> Result<()> {
+    let prepared: Vec<Prepared> =
+        steps.iter().map(|s| Prepared::new(gpu, s, Params::defaults(s.params))).collect::<Result<_>>()?;
+    let blas = if with_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+    let mut group = c.benchmark_group("matmul");
+    group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    for size in sizes() {
+        let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
+        let inputs = Inputs::random(shape, 42);
+        let mut bufs = Buffers::upload(gpu, &inputs)?;
+        group.throughput(Throughput::Elements(shape.flops() as u64));
+        for p in &prepared {
+            // Each step only at the shapes it serves.
+            let Ok((launch, _)) = p.plan(&gpu.info, shape) else { continue };
+            let mut failed = None;
+            group.bench_function(BenchmarkId::new(p.step.name, size), |b| {
+                b.iter_custom(|iters| {
+                    time_iters(gpu, iters, || p.launch(gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c))
+                        .unwrap_or_else(|e| {
+                            failed = Some(e);
+                            Duration::ZERO
+                        })
+                })
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+        if let Some(blas) = &blas {
+            let mut failed = None;
+            group.bench_function(BenchmarkId::new("cublas_sgemm", size), |b| {
+                b.iter_custom(|iters| {
+                    time_iters(gpu, iters, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut bufs.c))
+                        .unwrap_or_else(|e| {
+                            failed = Some(e);
+                            Duration::ZERO
+                        })
+                })
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+    }
+    group.finish();
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! `cargo run --release -p compare`: every step and cuBLAS over a range of sizes, verified,
+//! with a table on standard output and a results page and chart written for the book.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Parser;
+use common::cublas::{self, Blas};
+use common::run::{self, Buffers};
+use common::timing::{self, Plan};
+use common::{Inputs, Params, Shape, gpu, step::Prepared, verify};
+use compare::{CUBLAS, Cell, GPU_STEPS, Results, slug};
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Runs every step and cuBLAS SGEMM over square sizes, verifies each, and writes a table and a chart"
+)]
+struct Args {
+    /// Square sizes to run, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096")]
+    sizes: Vec<usize>,
+    /// Add 8192³ (about 0.6 GiB of operands per step).
+    #[arg(long)]
+    large: bool,
+    /// The CPU step runs only up to this size (at about 1 GFLOP/s, 1024³ takes two seconds).
+    #[arg(long, default_value_t = 1024)]
+    cpu_max: usize,
+    /// Timed repetitions per step and size (default: at least 20, about half a second).
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Where the results page and chart go.
+    #[arg(long, default_value = "docs/src/results")]
+    out: PathBuf,
+    /// Which GPU to use.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: some results were wrong (FAILED in the table)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<bool> {
+    let mut sizes = args.sizes.clone();
+    if args.large && !sizes.contains(&8192) {
+        sizes.push(8192);
+    }
+    if sizes.is_empty() || sizes.contains(&0) {
+        bail!("--sizes needs one or more sizes of at least 1");
+    }
+    let gpu = gpu::open("compare", args.device)?;
+    if !gpu::nvrtc_present() {
+        bail!("{}", gpu::NO_NVRTC);
+    }
+    let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+    let prepared: Vec<Prepared> = GPU_STEPS
+        .iter()
+        .map(|s| Prepared::new(&gpu, s, Params::defaults(s.params)))
+        .collect::<Result<_>>()?;
+    let plan = Plan::new(args.reps);
+
+    let names: Vec<String> = std::iter::once("step01_cpu_naive".to_owned())
+        .chain(GPU_STEPS.iter().map(|s| s.name.to_owned()))
+        .chain(blas.as_ref().map(|_| CUBLAS.to_owned()))
+        .collect();
+    let mut rows: Vec<(String, Vec<Option<Cell>>)> = names.into_iter().map(|n| (n, vec![])).collect();
+    let bar = common::progress::bar("compare", (sizes.len() * rows.len()) as u64, f64::INFINITY);
+
+    for &size in &sizes {
+        let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
+        bar.set_message(format!("{size}³"));
+        let inputs = Inputs::random(shape, 42);
+        let reference = run::reference(&gpu, blas.as_ref(), &inputs)?;
+        let cell = |c: &[f32], t: timing::Stats| Cell {
+            gflops: t.gflops(shape.flops()),
+            passed: verify::verify(shape, c, &reference).passed(),
+        };
+
+        // The CPU step, where it finishes in reasonable time.
+        rows[0].1.push((size <= args.cpu_max).then(|| {
+            let mut c = vec![f32::NAN; size * size];
+            let t = timing::time_cpu(Plan::new(Some(1)), || {
+                run::cpu_product(shape, &inputs, &mut c, step01_cpu_naive::matmul)
+            });
+            cell(&c, t)
+        }));
+        bar.inc(1);
+
+        let mut bufs = Buffers::upload(&gpu, &inputs)?;
+        for (i, p) in prepared.iter().enumerate() {
+            let measured = match p.plan(&gpu.info, shape) {
+                Ok((launch, _)) => {
+                    let (c, t) = run::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
+                    Some(cell(&c, t))
+                }
+                Err(_) => None, // a shape the step does not serve
+            };
+            rows[i + 1].1.push(measured);
+            bar.inc(1);
+        }
+        if let Some(blas) = &blas {
+            let t = run::time_cublas(&gpu, blas, shape, &bufs, plan)?;
+            rows.last_mut()
+                .context("no cuBLAS row")?
+                .1
+                .push(Some(Cell { gflops: t.gflops(shape.flops()), passed: true }));
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+
+    let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
+    let d = gpu.info.driver_version;
+    let results = Results {
+        device: gpu.info.name.clone(),
+        driver: format!(
+            "{} (CUDA {}.{})",
+            driver_release().unwrap_or_else(|| "?".into()),
+            d / 1000,
+            d % 1000 / 10
+        ),
+        nvrtc: format!("{major}.{minor}"),
+        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
+        sizes,
+        rows,
+    };
+    println!("{}", results.table());
+    if let Some((size, x)) = results.speedup() {
+        println!("step01_cpu_naive → step06_prefetch: {x:.0}× faster at {size}³");
+    }
+
+    let stem = slug(&results.device);
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let svg = args.out.join(format!("{stem}.svg"));
+    results.chart(&svg)?;
+    let md = args.out.join(format!("{stem}.md"));
+    std::fs::write(&md, results.markdown(&format!("{stem}.svg")))
+        .with_context(|| format!("writing {}", md.display()))?;
+    println!("wrote {} and {}", md.display(), svg.display());
+    Ok(results.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
+}
+
+/// The driver's release, e.g. "580.159.04", as the kernel module reports it.
+fn driver_release() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+    let line = text.lines().next()?;
+    line.split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
+        .map(str::to_owned)
+}
