@@ -140,18 +140,27 @@ pub fn reference(gpu: &Gpu, blas: Option<&Blas>, inputs: &Inputs) -> Result<Refe
 }
 
 /// Device memory the run needs: A, B and C, and a second C for cuBLAS.
-fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool) -> Result<()> {
-    let need = shape.f32_bytes() + if with_cublas { 4 * (shape.m * shape.n) as u64 } else { 0 };
-    let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
+pub fn memory_needed(shape: Shape, with_cublas: bool) -> u64 {
+    shape.f32_bytes() + if with_cublas { 4 * (shape.m * shape.n) as u64 } else { 0 }
+}
+
+/// Refuses a shape whose buffers do not fit in `free` bytes, before any allocation fails.
+pub fn check_fits(shape: Shape, with_cublas: bool, free: u64, device: &str) -> Result<()> {
+    let need = memory_needed(shape, with_cublas);
     if need > free {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         bail!(
-            "the shape {shape} needs {:.2} GiB of GPU memory but {} has {:.2} GiB free; choose a smaller shape",
-            need as f64 / (1u64 << 30) as f64,
-            gpu.info.name,
-            free as f64 / (1u64 << 30) as f64
+            "the shape {shape} needs {:.2} GiB of GPU memory but {device} has {:.2} GiB free; choose a smaller shape",
+            gib(need),
+            gib(free)
         );
     }
     Ok(())
+}
+
+fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool) -> Result<()> {
+    let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
+    check_fits(shape, with_cublas, free, &gpu.info.name)
 }
 
 /// The whole run of a GPU step. Returns whether verification passed (true when skipped).
@@ -246,4 +255,19 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     };
     print!("{report}");
     Ok(verdict.is_none_or(|v| v.passed()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_beyond_free_memory_are_refused_before_allocating() {
+        let s = Shape::square(1024).unwrap();
+        assert_eq!(memory_needed(s, false), 3 * 4 * 1024 * 1024);
+        assert_eq!(memory_needed(s, true), 4 * 4 * 1024 * 1024);
+        assert!(check_fits(s, true, 16 << 20, "GPU").is_ok());
+        let err = check_fits(s, true, (16 << 20) - 1, "Test GPU").unwrap_err().to_string();
+        assert!(err.contains("needs 0.02 GiB of GPU memory but Test GPU has 0.02 GiB free"), "{err}");
+    }
 }

@@ -2,9 +2,11 @@
 //! that run a step on the GPU or compile it with NVRTC.
 
 use anyhow::{Result, anyhow};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 use crate::cublas::{self, Blas};
-use crate::gpu::{self, Limits, PtxasInfo};
+use crate::gpu::{self, Gpu, Limits, PtxasInfo};
 use crate::matrix::{Inputs, Shape};
 use crate::run::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
@@ -38,6 +40,35 @@ pub const SHAPES: &[(usize, usize, usize)] = &[
     (4097, 4097, 1),
 ];
 
+/// A step compiled once on the GPU, ready to check any number of shapes.
+pub struct Checker<'a> {
+    prepared: Prepared<'a>,
+    blas: Option<Blas>,
+    gpu: Gpu,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(step: &'a GpuStep, params: Params) -> Result<Self> {
+        let gpu = gpu::open(step.name, 0)?;
+        let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+        let prepared = Prepared::new(&gpu, step, params)?;
+        Ok(Self { prepared, blas, gpu })
+    }
+
+    /// Runs the step on output poisoned with NaN and verifies C against the f64 reference
+    /// (cuBLAS DGEMM when present, else the CPU).
+    pub fn check(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<(Shape, Verdict)> {
+        let prepared = &self.prepared;
+        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
+        let (launch, _) = prepared.plan(&self.gpu.info, shape)?;
+        let inputs = Inputs::random(shape, seed);
+        let mut bufs = Buffers::upload(&self.gpu, &inputs)?;
+        let c = run::poisoned_run(&self.gpu, prepared, launch, shape, &mut bufs)?;
+        let reference = run::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
+        Ok((shape, verify::verify(shape, &c, &reference)))
+    }
+}
+
 /// Runs `step` with `params` on each shape, on output poisoned with NaN, and verifies each
 /// against the f64 reference (cuBLAS DGEMM when present, else the CPU).
 pub fn gpu_check(
@@ -45,20 +76,8 @@ pub fn gpu_check(
     params: Params,
     shapes: &[(usize, usize, usize)],
 ) -> Result<Vec<(Shape, Verdict)>> {
-    let gpu = gpu::open(step.name, 0)?;
-    let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let prepared = Prepared::new(&gpu, step, params)?;
-    let mut out = Vec::new();
-    for (i, &(m, n, k)) in shapes.iter().enumerate() {
-        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
-        let (launch, _) = prepared.plan(&gpu.info, shape)?;
-        let inputs = Inputs::random(shape, 1000 + i as u64);
-        let mut bufs = Buffers::upload(&gpu, &inputs)?;
-        let c = run::poisoned_run(&gpu, &prepared, launch, shape, &mut bufs)?;
-        let reference = run::reference(&gpu, blas.as_ref(), &inputs)?;
-        out.push((shape, verify::verify(shape, &c, &reference)));
-    }
-    Ok(out)
+    let checker = Checker::new(step, params)?;
+    shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64)).collect()
 }
 
 /// Panics with every failing shape named.
@@ -84,4 +103,74 @@ pub fn nvrtc_check(step: &GpuStep, params: &Params, arch: &str) -> Result<PtxasI
             "no ptxas report for {params} on {arch} (a cached compile? set CUDA_CACHE_DISABLE=1); NVRTC's log:\n{}",
             c.log
         ))
+}
+
+/// Random shapes for property tests: mostly 1 to 300 in each dimension, one case in twenty up
+/// to 2048.
+pub fn random_shapes() -> impl Strategy<Value = (usize, usize, usize)> {
+    let small = (1usize..=300, 1usize..=300, 1usize..=300);
+    let large = (1usize..=2048, 1usize..=2048, 1usize..=2048);
+    prop_oneof![19 => small, 1 => large]
+}
+
+/// Runs a property test: `cases` shapes drawn from `shapes`, each against the reference.
+pub fn gpu_property(
+    step: &GpuStep,
+    params: Params,
+    cases: u32,
+    shapes: impl Strategy<Value = (usize, usize, usize)>,
+) {
+    let checker = Checker::new(step, params).expect("the GPU and the step's kernel are available");
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let seed = std::cell::Cell::new(0u64);
+    runner
+        .run(&shapes, |shape| {
+            seed.set(seed.get() + 1);
+            let (s, v) = checker.check(shape, seed.get()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(v.passed(), "{s}: {} wrong, worst {:?}", v.failed, v.worst);
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Runs a step's program with `args` and extra environment; returns its exit code and stderr.
+pub fn run_program(bin: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(bin)
+        .args(args)
+        .envs(env.iter().copied())
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("could not start {bin}: {e}"));
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Asserts the program refuses `args` the way a learner can act on: a non-zero exit that is
+/// not a panic's, a first line `error: …` that says `says`, and no panic message or backtrace.
+pub fn assert_clear_error(bin: &str, args: &[&str], env: &[(&str, &str)], says: &str) {
+    let (code, stderr) = run_program(bin, args, env);
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(matches!(code, Some(c) if c != 0 && c != 101), "{args:?}: exit code {code:?}\n{stderr}");
+    assert!(first.starts_with("error: ") && first.contains(says), "{args:?}: expected `{says}` in\n{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{args:?}: a panic\n{stderr}");
+    // One sentence: clap may add a blank line and a pointer to --help, nothing more.
+    let extra: Vec<&str> = stderr.lines().skip(1).filter(|l| !l.trim().is_empty()).collect();
+    assert!(extra.iter().all(|l| l.contains("--help")), "{args:?}: more than one sentence\n{stderr}");
+}
+
+/// The bad inputs every GPU step must refuse without a GPU (so CI checks them too). Hiding the
+/// devices (`CUDA_VISIBLE_DEVICES=`) makes a GPU machine look like one without a GPU.
+pub fn assert_common_bad_inputs_refused(bin: &str) {
+    let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
+    for (args, says) in [
+        (&["--size", "0"][..], "at least 1"),
+        (&["--size", "-5"][..], "at least 1"),
+        (&["-m", "12", "-n", "abc"][..], "not a whole number"),
+        (&["-k", "99999999"][..], "larger than"),
+        (&["--reps", "0"][..], "repetition"),
+        (&["--param", "TILE"][..], "NAME=VALUE"),
+        (&["--param", "NOPE=4"][..], "--param NOPE"),
+        (&[][..], "needs an NVIDIA GPU"),
+    ] {
+        assert_clear_error(bin, args, &no_gpu, says);
+    }
 }

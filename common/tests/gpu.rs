@@ -54,3 +54,11 @@ fn nvrtc_compile_errors_show_the_log_with_the_file_name() {
     assert!(err.contains("undefined_name"), "{err}");
     assert!(err.contains("does not compile for sm_90"), "{err}");
 }
+
+#[test]
+#[ignore = "needs a machine without libnvrtc"]
+fn without_libnvrtc_compile_says_how_to_get_it() {
+    assert!(!gpu::nvrtc_present(), "this machine has NVRTC; run this test where it has not");
+    let err = gpu::compile("", "x.cu", "sm_90", &[]).unwrap_err().to_string();
+    assert!(err.contains("nvidia-cuda-nvrtc") && err.contains("LD_LIBRARY_PATH"), "{err}");
+}

@@ -47,3 +47,9 @@ fn gpu_small_blocks_match_the_reference() {
     let p = Params::with_overrides(STEP.params, &[("BLOCK".into(), 8)]).unwrap();
     testing::assert_all_pass(&testing::gpu_check(&STEP, p, &SHAPES[..12]).unwrap());
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+}

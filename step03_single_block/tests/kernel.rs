@@ -1,6 +1,7 @@
 use common::gpu::Limits;
 use common::testing::{self, ARCHS};
 use common::{Params, Shape};
+use proptest::prelude::*;
 use step03_single_block::STEP;
 
 /// Shapes one block can hold: M·N ≤ 1024 threads, and A and B within shared memory.
@@ -66,4 +67,14 @@ fn gpu_matches_the_reference_on_many_shapes() {
     let results = testing::gpu_check(&STEP, params(), SHAPES).unwrap();
     assert!(results.len() >= 20);
     testing::assert_all_pass(&results);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    // Shapes one block holds: M·N ≤ 1024 threads, and A and B within Hopper's 227 KB of shared
+    // memory (M·K + K·N ≤ 58112 floats).
+    let shapes = (1usize..=32, 1usize..=32)
+        .prop_flat_map(|(m, n)| (Just(m), Just(n), 1usize..=(58_112 / (m + n)).min(2048)));
+    testing::gpu_property(&STEP, params(), 500, shapes);
 }

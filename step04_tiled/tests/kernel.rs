@@ -42,3 +42,9 @@ fn gpu_tiles_8_and_16_match_the_reference() {
         testing::assert_all_pass(&testing::gpu_check(&STEP, tile(t), SHAPES).unwrap());
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+}

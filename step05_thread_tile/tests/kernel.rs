@@ -70,3 +70,24 @@ fn gpu_documented_sets_match_the_reference() {
         testing::assert_all_pass(&testing::gpu_check(&STEP, params(v), &SHAPES[..17]).unwrap());
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_an_edit_that_does_not_compile_shows_the_log() {
+    // A learner's edit that drops a semicolon.
+    let edited = STEP.source.replace("acc[i][j] += a[i] * b[j];", "acc[i][j] += a[i] * b[j]");
+    assert_ne!(edited, STEP.source);
+    let step = common::GpuStep { source: Box::leak(edited.into_boxed_str()), ..STEP };
+    let err = step.compile(&Params::defaults(STEP.params), "sm_90").unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("the kernel {} does not compile for sm_90; NVRTC says:", STEP.file)),
+        "{err}"
+    );
+    assert!(err.contains("src/kernel.cu(") && err.contains("error"), "{err}");
+}

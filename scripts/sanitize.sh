@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs every GPU step under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on odd
+# shapes, with the default and other documented kernel parameters, and fails on any report.
+# Needs an NVIDIA GPU and the CUDA toolkit's compute-sanitizer on PATH (or in /usr/local/cuda/bin).
+#
+#   cargo build --release && scripts/sanitize.sh            # programs from target/release
+#   scripts/sanitize.sh .gpu/bin                            # or from another folder
+#   JOBS=8 scripts/sanitize.sh                              # runs at once (default 4)
+#
+# Each run is one launch checked against the reference plus a few timed ones (--reps 1), with
+# the CPU reference (--no-cublas) so that only the course's kernels run under the tools.
+set -uo pipefail
+
+bin=${1:-target/release}
+jobs=${JOBS:-4}
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$sanitizer" ] || { echo "sanitize: compute-sanitizer not found; install the CUDA toolkit" >&2; exit 2; }
+log=$(mktemp -d)
+
+shapes="1,1,1 17,33,9 127,129,65 1000,1000,1000"
+one_block_shapes="1,1,1 17,33,9 31,33,65 8,8,1000"  # step03 holds C in one block
+thread_tile_1d="--param BM=64 --param BN=64 --param BK=8 --param WM=8 --param WN=32 --param TM=8 --param TN=1"
+configs=(
+    "step02_gpu_naive|"
+    "step02_gpu_naive|--param BLOCK=8"
+    "step03_single_block|"
+    "step04_tiled|"
+    "step04_tiled|--param TILE=16"
+    "step05_thread_tile|"
+    "step05_thread_tile|$thread_tile_1d"
+    "step06_prefetch|"
+    "step06_prefetch|$thread_tile_1d"
+)
+
+# One line per run: tool step M N K extra-args.
+list=$(
+    for cfg in "${configs[@]}"; do
+        step=${cfg%%|*}; params=${cfg#*|}
+        s=$shapes; [ "$step" = step03_single_block ] && s=$one_block_shapes
+        for shape in $s; do
+            for tool in memcheck racecheck synccheck initcheck; do
+                echo "$tool $step ${shape//,/ } $params"
+            done
+        done
+    done
+)
+
+run_one() { # tool step m n k params...
+    local tool=$1 step=$2 m=$3 n=$4 k=$5; shift 5
+    local out="$log/$tool-$step-$m-$n-$k-$(echo "$*" | tr -c 'A-Za-z0-9' '_').txt"
+    "$sanitizer" --tool "$tool" --error-exitcode 99 "$bin/$step" -m "$m" -n "$n" -k "$k" --reps 1 --no-cublas "$@" >"$out" 2>&1
+    local rc=$?
+    if [ $rc -eq 0 ] && grep -qE "(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)" "$out"; then
+        echo "ok   $tool $step ${m}x${n}x${k} $*"
+    else
+        echo "FAIL $tool $step ${m}x${n}x${k} $* (exit $rc, log $out)"
+    fi
+}
+export -f run_one
+export sanitizer bin log
+
+results=$(echo "$list" | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _)
+echo "$results" | sort
+total=$(echo "$results" | grep -c .)
+failed=$(echo "$results" | grep -c '^FAIL')
+echo "sanitize: $((total - failed)) passed, $failed failed"
+if [ "$failed" -gt 0 ]; then
+    for f in $(echo "$results" | grep '^FAIL' | sed -E 's/.*log (.*)\)$/\1/'); do echo "=== $f"; grep -vE "^\s*$" "$f" | head -40; done
+    exit 1
+fi

@@ -1,0 +1,17 @@
+//! Bad inputs: each gets one clear sentence and a non-zero exit, never a panic.
+
+use common::testing;
+
+const BIN: &str = env!("CARGO_BIN_EXE_step03_single_block");
+
+#[test]
+fn bad_inputs_are_refused_in_one_sentence() {
+    testing::assert_common_bad_inputs_refused(BIN);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_shapes_beyond_one_block_are_refused() {
+    testing::assert_clear_error(BIN, &["--size", "33"], &[], "step04_tiled lifts this limit");
+    testing::assert_clear_error(BIN, &["-m", "8", "-n", "8", "-k", "5000"], &[], "shared memory");
+}

@@ -1,0 +1,17 @@
+//! Bad inputs: each gets one clear sentence and a non-zero exit, never a panic.
+
+use common::testing;
+
+const BIN: &str = env!("CARGO_BIN_EXE_step04_tiled");
+
+#[test]
+fn bad_inputs_are_refused_in_one_sentence() {
+    testing::assert_common_bad_inputs_refused(BIN);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_impossible_tiles_and_shapes_are_refused() {
+    testing::assert_clear_error(BIN, &["--param", "TILE=64"], &[], "TILE must be from 1 to 32");
+    testing::assert_clear_error(BIN, &["--size", "50000"], &[], "32-bit kernel indices");
+}
