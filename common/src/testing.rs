@@ -133,9 +133,25 @@ pub fn gpu_property(
         .unwrap();
 }
 
+/// The program at `bin` (the path Cargo gave the test at build time), or, when the tests were
+/// moved to another machine as `gpu-bundle` does, the program of that name in `../bin` beside
+/// the running test binary.
+pub fn program(bin: &str) -> std::path::PathBuf {
+    let built = std::path::PathBuf::from(bin);
+    if built.exists() {
+        return built;
+    }
+    let name = built.file_name().unwrap_or_default();
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("bin").join(name)))
+        .filter(|p| p.exists())
+        .unwrap_or(built)
+}
+
 /// Runs a step's program with `args` and extra environment; returns its exit code and stderr.
 pub fn run_program(bin: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(bin)
+    let out = std::process::Command::new(program(bin))
         .args(args)
         .envs(env.iter().copied())
         .env("RUST_BACKTRACE", "1")
