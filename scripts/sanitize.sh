@@ -39,7 +39,8 @@ list=$(
         s=$shapes; [ "$step" = step03_single_block ] && s=$one_block_shapes
         for shape in $s; do
             for tool in memcheck racecheck synccheck initcheck; do
-                echo "$tool $step ${shape//,/ } $params"
+                # No trailing blank: xargs -L would join the next line onto this one.
+                echo "$tool $step ${shape//,/ }${params:+ $params}"
             done
         done
     done
@@ -47,7 +48,8 @@ list=$(
 
 run_one() { # tool step m n k params...
     local tool=$1 step=$2 m=$3 n=$4 k=$5; shift 5
-    local out="$log/$tool-$step-$m-$n-$k-$(echo "$*" | tr -c 'A-Za-z0-9' '_').txt"
+    local out
+    out=$(mktemp "$log/$tool-$step-$m-$n-$k-XXXX.txt")
     "$sanitizer" --tool "$tool" --error-exitcode 99 "$bin/$step" -m "$m" -n "$n" -k "$k" --reps 1 --no-cublas "$@" >"$out" 2>&1
     local rc=$?
     if [ $rc -eq 0 ] && grep -qE "(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)" "$out"; then
