@@ -5,16 +5,21 @@ use common::{GpuStep, Launch, Param, Params, Shape};
 
 // ANCHOR: params
 /// The block is BLOCK×BLOCK threads, each computing one element of C.
-pub const PARAMS: &[Param] =
-    &[Param { name: "BLOCK", default: 32, help: "threads per side of the square block" }];
+pub const PARAMS: &[Param] = &[
+    Param { name: "BLOCK", default: 32, help: "threads per side of the square block" },
+    Param { name: "COALESCED", default: 1, help: "1: threadIdx.x runs along a row of C; 0: down a column" },
+];
 // ANCHOR_END: params
 
 // ANCHOR: launch
-/// One thread per element of C: x runs along the columns (N), y along the rows (M).
+/// One thread per element of C: x runs along the columns (N), y along the rows (M), or the
+/// other way round with COALESCED=0.
 fn launch(p: &Params, s: Shape) -> Launch {
     let block = p.get("BLOCK");
+    // x covers whatever threadIdx.x is mapped to.
+    let (x, y) = if p.get("COALESCED") == 1 { (s.n, s.m) } else { (s.m, s.n) };
     Launch {
-        grid: ((s.n as u32).div_ceil(block), (s.m as u32).div_ceil(block), 1),
+        grid: ((x as u32).div_ceil(block), (y as u32).div_ceil(block), 1),
         block: (block, block, 1),
         dynamic_smem: 0,
     }
@@ -22,6 +27,9 @@ fn launch(p: &Params, s: Shape) -> Launch {
 // ANCHOR_END: launch
 
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+    if p.get("COALESCED") > 1 {
+        return Err(format!("COALESCED={} must be 1 (threadIdx.x along a row) or 0", p.get("COALESCED")));
+    }
     let block = p.get("BLOCK");
     let threads = u64::from(block) * u64::from(block);
     if block == 0 || threads > u64::from(limits.max_threads_per_block) {
@@ -39,7 +47,7 @@ pub const STEP: GpuStep = GpuStep {
     file: "step02_gpu_naive/src/kernel.cu",
     source: include_str!("kernel.cu"),
     params: PARAMS,
-    search: &[("BLOCK", &[8, 16, 32])],
+    search: &[("BLOCK", &[8, 16, 32]), ("COALESCED", &[0, 1])],
     launch,
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },

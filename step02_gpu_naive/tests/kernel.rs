@@ -6,8 +6,12 @@ use step02_gpu_naive::STEP;
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_every_block_size_without_spills() {
     for &(arch, limits) in ARCHS {
-        for block in [8, 16, 32] {
-            let params = Params::with_overrides(STEP.params, &[("BLOCK".into(), block)]).unwrap();
+        for (block, coalesced) in [(8, 1), (16, 1), (32, 1), (32, 0)] {
+            let params = Params::with_overrides(
+                STEP.params,
+                &[("BLOCK".into(), block), ("COALESCED".into(), coalesced)],
+            )
+            .unwrap();
             let info = testing::nvrtc_check(&STEP, &params, arch).unwrap();
             assert_eq!(info.spill_bytes(), 0, "{arch} BLOCK={block}: {info:?}");
             assert_eq!(info.static_smem, 0, "the naive kernel uses no shared memory");
@@ -24,6 +28,8 @@ fn launch_covers_c_with_one_thread_per_element() {
     assert_eq!(l.block, (32, 32, 1));
     assert_eq!(l.grid, (3, 2, 1));
     assert!(l.grid.0 * l.block.0 >= 65 && l.grid.1 * l.block.1 >= 33);
+    let p = Params::with_overrides(STEP.params, &[("COALESCED".into(), 0)]).unwrap();
+    assert_eq!((STEP.launch)(&p, Shape::new(33, 65, 7).unwrap()).grid, (2, 3, 1));
 }
 
 #[test]
@@ -39,6 +45,13 @@ fn gpu_matches_the_reference_on_many_shapes() {
     let results = testing::gpu_check(&STEP, Params::defaults(STEP.params), SHAPES).unwrap();
     assert!(results.len() >= 20);
     testing::assert_all_pass(&results);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_uncoalesced_mapping_matches_the_reference() {
+    let p = Params::with_overrides(STEP.params, &[("COALESCED".into(), 0)]).unwrap();
+    testing::assert_all_pass(&testing::gpu_check(&STEP, p, SHAPES).unwrap());
 }
 
 #[test]
