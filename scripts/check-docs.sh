@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the book and fails on a broken include, anchor or local link.
+#   scripts/check-docs.sh [MDBOOK]      (default: mdbook on PATH)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mdbook=${1:-mdbook}
+
+out=$("$mdbook" build docs 2>&1) || { echo "$out"; exit 1; }
+if echo "$out" | grep -qE "\[(ERROR|WARN)\]"; then
+    echo "$out"
+    echo "check-docs: mdbook reported problems" >&2
+    exit 1
+fi
+
+status=0
+while IFS= read -r md; do
+    dir=$(dirname "$md")
+    # {{#include path:anchor}}: the file exists and holds the anchor.
+    while IFS= read -r inc; do
+        path=${inc%%:*}; anchor=""; [ "$inc" != "$path" ] && anchor=${inc#*:}
+        if [ ! -f "$dir/$path" ]; then
+            echo "$md: include of a missing file: $path"; status=1
+        elif [ -n "$anchor" ] && ! grep -q "ANCHOR: $anchor\$" "$dir/$path"; then
+            echo "$md: $path has no anchor '$anchor'"; status=1
+        fi
+    done < <(grep -oE '\{\{#include [^}]+\}\}' "$md" | sed -E 's/\{\{#include ([^}]+)\}\}/\1/')
+    # [text](target): local targets exist.
+    while IFS= read -r target; do
+        file=${target%%#*}
+        [ -z "$file" ] && continue
+        case "$file" in http://*|https://*|mailto:*) continue ;; esac
+        [ -e "$dir/$file" ] || { echo "$md: broken link: $target"; status=1; }
+    done < <(grep -oE '\]\([^)]+\)' "$md" | sed -E 's/^\]\((.*)\)$/\1/')
+done < <(find docs/src -name '*.md')
+[ $status -eq 0 ] && echo "check-docs: book built, includes and links resolve"
+exit $status
