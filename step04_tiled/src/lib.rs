@@ -5,8 +5,10 @@ use common::{GpuStep, Launch, Param, Params, Shape};
 
 // ANCHOR: params
 /// The block computes one TILE×TILE tile of C with TILE×TILE threads.
-pub const PARAMS: &[Param] =
-    &[Param { name: "TILE", default: 32, help: "side of the square tiles of A, B and C (8, 16 or 32)" }];
+pub const PARAMS: &[Param] = &[
+    Param { name: "TILE", default: 32, help: "side of the square tiles of A, B and C (8, 16 or 32)" },
+    Param { name: "UNROLL", default: 32, help: "copies of the inner loop's body per trip (#pragma unroll)" },
+];
 // ANCHOR_END: params
 
 // ANCHOR: launch
@@ -21,6 +23,9 @@ fn launch(p: &Params, s: Shape) -> Launch {
 // ANCHOR_END: launch
 
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+    if p.get("UNROLL") == 0 {
+        return Err("UNROLL must be at least 1 (1 keeps the loop as written)".to_owned());
+    }
     let tile = p.get("TILE");
     let threads = u64::from(tile) * u64::from(tile);
     if tile == 0 || threads > u64::from(limits.max_threads_per_block) {
@@ -38,7 +43,7 @@ pub const STEP: GpuStep = GpuStep {
     file: "step04_tiled/src/kernel.cu",
     source: include_str!("kernel.cu"),
     params: PARAMS,
-    search: &[("TILE", &[8, 16, 32])],
+    search: &[("TILE", &[8, 16, 32]), ("UNROLL", &[1, 4, 32])],
     launch,
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },

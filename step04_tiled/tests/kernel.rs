@@ -13,6 +13,9 @@ fn nvrtc_compiles_every_tile_size_without_spills() {
     for &(arch, limits) in ARCHS {
         for t in [8, 16, 32] {
             let info = testing::nvrtc_check(&STEP, &tile(t), arch).unwrap();
+            let rolled =
+                Params::with_overrides(STEP.params, &[("TILE".into(), t), ("UNROLL".into(), 1)]).unwrap();
+            assert_eq!(testing::nvrtc_check(&STEP, &rolled, arch).unwrap().spill_bytes(), 0);
             assert_eq!(info.spill_bytes(), 0, "{arch} TILE={t}: {info:?}");
             assert_eq!(info.static_smem, 2 * 4 * t * t, "{arch} TILE={t}: two TILE×TILE float tiles");
             STEP.validate(&tile(t), Shape::square(4096).unwrap(), &limits).unwrap();
