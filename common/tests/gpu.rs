@@ -57,7 +57,7 @@ fn nvrtc_compile_errors_show_the_log_with_the_file_name() {
 
 #[test]
 #[ignore = "needs a machine without libnvrtc"]
-fn without_libnvrtc_compile_says_how_to_get_it() {
+fn without_the_compiler_library_says_how_to_get_nvrtc() {
     assert!(!gpu::nvrtc_present(), "this machine has NVRTC; run this test where it has not");
     let err = gpu::compile("", "x.cu", "sm_90", &[]).unwrap_err().to_string();
     assert!(err.contains("nvidia-cuda-nvrtc") && err.contains("LD_LIBRARY_PATH"), "{err}");

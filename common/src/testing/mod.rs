@@ -12,6 +12,8 @@ use crate::run::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
 use crate::verify::{self, Verdict};
 
+pub mod thread_tile;
+
 /// Shapes that break kernels: ones, primes, thin and flat, one past a power of two, and
 /// sizes no tile divides. (M, N, K).
 pub const SHAPES: &[(usize, usize, usize)] = &[

@@ -1,0 +1,101 @@
+//! The checks the two thread-tile steps (05 and 06) share: they take the same parameters.
+
+use crate::gpu::Limits;
+use crate::matrix::Shape;
+use crate::step::{GpuStep, Params};
+
+use super::{ARCHS, SHAPES};
+
+/// The order of the values in a documented set; MINB (and STAGES-like extras) keep their defaults.
+pub const NAMES: [&str; 7] = ["BM", "BN", "BK", "WM", "WN", "TM", "TN"];
+
+/// The documented sets: the thread-tile steps' defaults, then the course's one-dimensional
+/// thread tile (TN = 1), small tiles, rectangular block, warp and thread tiles, and the large
+/// thread tile.
+pub const DOCUMENTED: &[[u32; 7]] = &[
+    [128, 128, 16, 64, 32, 8, 8],
+    [128, 256, 16, 128, 16, 8, 8],
+    [128, 128, 8, 64, 32, 8, 8],
+    [64, 64, 8, 8, 32, 8, 1],
+    [64, 64, 8, 32, 16, 4, 4],
+    [128, 64, 16, 64, 32, 8, 8],
+    [64, 128, 16, 32, 32, 4, 8],
+    [128, 256, 8, 64, 64, 16, 8],
+];
+
+/// `step`'s parameters with the seven values of `v` (see [`NAMES`]).
+pub fn params(step: &GpuStep, v: [u32; 7]) -> Params {
+    let overrides: Vec<(String, u32)> = NAMES.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect();
+    Params::with_overrides(step.params, &overrides).expect("thread-tile steps declare these parameters")
+}
+
+/// Every documented set is valid on Hopper; sets that cannot work are refused with the reason.
+pub fn assert_sets_checked(step: &GpuStep) {
+    let s = Shape::square(4096).unwrap();
+    assert!(
+        DOCUMENTED.iter().any(|&v| params(step, v) == Params::defaults(step.params)),
+        "the default is documented"
+    );
+    for &v in DOCUMENTED {
+        step.validate(&params(step, v), s, &Limits::SM90).unwrap();
+    }
+    for (v, says) in [
+        ([128, 128, 8, 64, 32, 3, 8], "whole number"),
+        ([128, 128, 8, 64, 64, 8, 8], "exactly 32 thread tiles"),
+        ([128, 128, 6, 64, 32, 8, 8], "multiples of 4"),
+        ([256, 256, 8, 32, 32, 8, 4], "2048 threads"),
+        ([1024, 1024, 32, 256, 128, 32, 32], "shared memory"),
+        ([128, 128, 8, 64, 32, 0, 8], "at least 1"),
+    ] {
+        let err = step.validate(&params(step, v), s, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains(says), "{v:?}: {err}");
+    }
+}
+
+/// Every documented set compiles for every architecture with no spills and no stack frame
+/// (register arrays indexed only by unrolled loops).
+pub fn assert_sets_compile(step: &GpuStep) {
+    for &(arch, _) in ARCHS {
+        for &v in DOCUMENTED {
+            let info = super::nvrtc_check(step, &params(step, v), arch).unwrap();
+            assert_eq!(info.spill_bytes(), 0, "{arch} {v:?}: {info:?}");
+            assert_eq!(info.stack_frame, 0, "{arch} {v:?}: {info:?}");
+            assert_eq!(info.static_smem, 0, "{arch} {v:?}: tiles live in dynamic shared memory");
+        }
+    }
+}
+
+/// Every documented set gives right answers on the awkward shapes.
+pub fn assert_sets_correct_on_gpu(step: &GpuStep) {
+    for &v in DOCUMENTED {
+        super::assert_all_pass(&super::gpu_check(step, params(step, v), &SHAPES[..17]).unwrap());
+    }
+}
+
+/// A learner's edit that drops a semicolon gives NVRTC's log, naming the kernel's file.
+pub fn assert_broken_edit_reported(step: &GpuStep) {
+    let edited = step.source.replace("acc[i][j] += a[i] * b[j];", "acc[i][j] += a[i] * b[j]");
+    assert_ne!(edited, step.source);
+    let broken = GpuStep { source: Box::leak(edited.into_boxed_str()), ..*step };
+    let err = broken.compile(&Params::defaults(step.params), "sm_90").unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("the kernel {} does not compile for sm_90; NVRTC says:", step.file)),
+        "{err}"
+    );
+    assert!(err.contains("src/kernel.cu(") && err.contains("error"), "{err}");
+}
+
+/// Through the program: sets that do not divide, do not fit or spill are refused in a sentence.
+pub fn assert_bad_sets_refused_by_program(bin: &str) {
+    for (params, says) in [
+        (&["--param", "TM=3"][..], "whole number of warp regions"),
+        (&["--param", "WN=64"][..], "exactly 32 thread tiles"),
+        (&["--param", "BK=6"][..], "multiples of 4"),
+        (&["--param", "BK=512", "--param", "BM=256", "--param", "BN=256"][..], "shared memory"),
+        (&["--param", "WM=64", "--param", "WN=128", "--param", "TM=16", "--param", "TN=16"][..], "spills"),
+    ] {
+        let mut args = vec!["--size", "256"];
+        args.extend_from_slice(params);
+        super::assert_clear_error(bin, &args, &[], says);
+    }
+}
