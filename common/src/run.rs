@@ -165,6 +165,12 @@ fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool) -> Result<()> {
 
 /// The whole run of a GPU step. Returns whether verification passed (true when skipped).
 pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
+    run_gpu_with(step, args, cublas::present())
+}
+
+/// [`run_gpu`] with the answer to "could libcublas be loaded?" given, so that a test can take
+/// the path of a machine without cuBLAS: no baseline, the reference on the CPU, and a note.
+pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
     let params = Params::with_overrides(step.params, &args.params)?;
     let gpu = gpu::open(step.name, args.device)?;
     if !gpu::nvrtc_present() {
@@ -172,7 +178,7 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
     }
     let shape = shape_of(args, (step.default_shape)(&gpu.info.limits))?;
     let mut notes = Vec::new();
-    let with_cublas = !args.no_cublas && cublas::present();
+    let with_cublas = !args.no_cublas && cublas_found;
     if !args.no_cublas && !with_cublas {
         notes.push(
             "cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU"

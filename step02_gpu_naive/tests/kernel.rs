@@ -66,3 +66,13 @@ fn gpu_small_blocks_match_the_reference() {
 fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_runs_and_verifies_without_cublas() {
+    use clap::Parser;
+    let args =
+        common::cli::Args::try_parse_from(["step02_gpu_naive", "-m", "129", "-n", "65", "-k", "33"]).unwrap();
+    // As on a machine where libcublas is missing: the run verifies against the CPU reference.
+    assert!(common::run::run_gpu_with(&STEP, &args, false).unwrap());
+}
