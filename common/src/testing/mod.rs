@@ -82,6 +82,12 @@ pub fn gpu_check(
     shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64)).collect()
 }
 
+/// The step with its default parameters gives right answers on at least 20 awkward shapes.
+pub fn assert_defaults_pass(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
+    assert!(shapes.len() >= 20, "check at least 20 shapes");
+    assert_all_pass(&gpu_check(step, Params::defaults(step.params), shapes).unwrap());
+}
+
 /// Panics with every failing shape named.
 pub fn assert_all_pass(results: &[(Shape, Verdict)]) {
     let failed: Vec<String> = results
