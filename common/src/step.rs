@@ -43,11 +43,6 @@ impl Params {
         Ok(params)
     }
 
-    /// Builds a set from explicit pairs (the tuner's candidates).
-    pub fn from_pairs(pairs: Vec<(&'static str, u32)>) -> Self {
-        Self(pairs)
-    }
-
     /// The value of `name`. Steps ask only for the parameters they declare.
     pub fn get(&self, name: &str) -> u32 {
         self.0

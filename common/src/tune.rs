@@ -12,8 +12,9 @@ use crate::step::{GpuStep, Params, Prepared};
 use crate::timing::Plan;
 use crate::verify;
 
-/// Every combination of the search space's values, in order.
-pub fn candidates(step: &GpuStep) -> Vec<Params> {
+/// Every combination of the search space's values, in order; a name the step does not declare
+/// is an error.
+pub fn candidates(step: &GpuStep) -> Result<Vec<Params>> {
     let mut sets: Vec<Vec<(&'static str, u32)>> = vec![vec![]];
     for &(name, values) in step.search {
         sets = sets
@@ -31,7 +32,7 @@ pub fn candidates(step: &GpuStep) -> Vec<Params> {
     sets.into_iter()
         .map(|set| {
             let overrides: Vec<(String, u32)> = set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-            Params::with_overrides(step.params, &overrides).unwrap_or_else(|_| Params::from_pairs(set))
+            Params::with_overrides(step.params, &overrides)
         })
         .collect()
 }
@@ -50,7 +51,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     if step.search.is_empty() {
         bail!("{} has no parameters to tune", step.name);
     }
-    let all = candidates(step);
+    let all = candidates(step)?;
     let valid: Vec<Params> =
         all.iter().filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok()).cloned().collect();
     println!(
@@ -205,10 +206,17 @@ mod tests {
 
     #[test]
     fn candidates_cover_the_search_space_and_keep_other_defaults() {
-        let c = candidates(&STEP);
+        let c = candidates(&STEP).unwrap();
         assert_eq!(c.len(), 6);
         assert!(c.iter().all(|p| p.get("Z") == 3));
         assert_eq!((c[0].get("X"), c[0].get("Y")), (1, 5));
         assert_eq!((c[5].get("X"), c[5].get("Y")), (2, 7));
+    }
+
+    #[test]
+    fn a_search_space_naming_an_undeclared_parameter_is_refused() {
+        let step = GpuStep { search: &[("NOPE", &[1])], ..STEP };
+        let err = candidates(&step).unwrap_err().to_string();
+        assert!(err.contains("--param NOPE"), "{err}");
     }
 }
