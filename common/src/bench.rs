@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 use criterion::{BenchmarkId, Criterion, Throughput};
-use cudarc::driver::sys::CUevent_flags;
 
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
 use crate::matrix::{Inputs, Shape};
 use crate::run::Buffers;
 use crate::step::{GpuStep, Params, Prepared};
+use crate::timing::{self, Hold};
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
 pub fn sizes() -> Vec<usize> {
@@ -51,23 +51,25 @@ fn usable_gpu() -> Result<Gpu> {
     Ok(gpu)
 }
 
-/// Queues `iters` launches between two events and returns their total time.
-fn time_iters(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> Result<Duration> {
-    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    start.record(&gpu.stream)?;
-    for _ in 0..iters {
-        launch()?;
-    }
-    stop.record(&gpu.stream)?;
-    stop.synchronize()?;
-    Ok(Duration::from_secs_f64(f64::from(start.elapsed_ms(&stop)?) / 1e3))
+/// `iters` launches back to back between two events, behind a hold as [`timing::time_gpu`]
+/// queues them. `host_ms` carries the host's time per launch call from one sample to the next.
+fn time_iters(
+    gpu: &Gpu,
+    hold: &Hold,
+    host_ms: &mut f64,
+    iters: u64,
+    launch: impl FnMut() -> Result<()>,
+) -> Result<Duration> {
+    let b = timing::time_launches(&gpu.stream, hold, 1.5 * *host_ms * iters as f64, iters as usize, launch)?;
+    *host_ms = b.host_ms / iters.max(1) as f64;
+    Ok(Duration::from_secs_f64(b.gpu_ms / 1e3))
 }
 
 fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bool) -> Result<()> {
     let prepared: Vec<Prepared> =
         steps.iter().map(|s| Prepared::new(gpu, s, Params::defaults(s.params))).collect::<Result<_>>()?;
     let blas = if with_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+    let hold = Hold::new(&gpu.ctx)?;
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
     for size in sizes() {
@@ -78,36 +80,40 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
         for p in &prepared {
             // Each step only at the shapes it serves.
             let Ok((launch, _)) = p.plan(&gpu.info, shape) else { continue };
-            let mut failed = None;
-            group.bench_function(BenchmarkId::new(p.step.name, size), |b| {
-                b.iter_custom(|iters| {
-                    time_iters(gpu, iters, || p.launch(gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c))
-                        .unwrap_or_else(|e| {
-                            failed = Some(e);
-                            Duration::ZERO
-                        })
-                })
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
+            let (a, b, c) = (&bufs.a, &bufs.b, &mut bufs.c);
+            bench_one(&mut group, BenchmarkId::new(p.step.name, size), gpu, &hold, || {
+                p.launch(gpu, launch, shape, a, b, c)
+            })?;
         }
         if let Some(blas) = &blas {
-            let mut failed = None;
-            group.bench_function(BenchmarkId::new("cublas_sgemm", size), |b| {
-                b.iter_custom(|iters| {
-                    time_iters(gpu, iters, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut bufs.c))
-                        .unwrap_or_else(|e| {
-                            failed = Some(e);
-                            Duration::ZERO
-                        })
-                })
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
+            let (a, b, c) = (&bufs.a, &bufs.b, &mut bufs.c);
+            bench_one(&mut group, BenchmarkId::new("cublas_sgemm", size), gpu, &hold, || {
+                blas.sgemm(shape, a, b, c)
+            })?;
         }
     }
     group.finish();
     Ok(())
+}
+
+/// One criterion benchmark of `launch`; the first error stops it and is returned.
+fn bench_one(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: BenchmarkId,
+    gpu: &Gpu,
+    hold: &Hold,
+    mut launch: impl FnMut() -> Result<()>,
+) -> Result<()> {
+    let mut failed = None;
+    // A generous first guess at the host's time per launch call; measured from then on.
+    let mut host_ms = 0.02;
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            time_iters(gpu, hold, &mut host_ms, iters, &mut launch).unwrap_or_else(|e| {
+                failed = Some(e);
+                Duration::ZERO
+            })
+        })
+    });
+    failed.map_or(Ok(()), Err)
 }

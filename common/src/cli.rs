@@ -29,8 +29,13 @@ pub struct Args {
     pub reps: Option<usize>,
 
     /// Seed of the random inputs; the same seed reproduces the same matrices.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, value_parser = parse_seed)]
     pub seed: u64,
+
+    /// Small-integer inputs (-3 to 3) for which f32 arithmetic is exact: the result must equal
+    /// the reference bit for bit, so any misplaced or missing term fails at any K.
+    #[arg(long)]
+    pub exact: bool,
 
     /// Skip the check against the f64 reference.
     #[arg(long)]
@@ -40,15 +45,16 @@ pub struct Args {
     #[arg(long)]
     pub no_cublas: bool,
 
-    /// Which GPU to use, numbered from 0.
-    #[arg(long, value_name = "ORDINAL", default_value_t = 0)]
-    pub device: usize,
+    /// Which GPU to use, numbered from 0 (default 0; GPU steps).
+    #[arg(long, value_name = "ORDINAL", value_parser = parse_ordinal)]
+    pub device: Option<usize>,
 
     /// Override one of the kernel's compile-time parameters, e.g. --param TILE=16 (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, u32)>,
 
-    /// Search the step's parameter space: compile, verify and time every valid set, then rank them.
+    /// Search the step's parameter space: compile, verify and time every valid set, then rank
+    /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
     pub tune: bool,
 }
@@ -68,13 +74,19 @@ impl Args {
         (pick(self.m, default.0), pick(self.n, default.1), pick(self.k, default.2))
     }
 
+    /// The GPU to use: --device, or the first.
+    pub fn ordinal(&self) -> usize {
+        self.device.unwrap_or(0)
+    }
+
     /// True when the user named any dimension.
     pub fn shape_given(&self) -> bool {
         self.size.is_some() || self.m.is_some() || self.n.is_some() || self.k.is_some()
     }
 }
 
-fn parse_dim(s: &str) -> Result<usize, String> {
+/// A dimension from 1 to [`MAX_DIM`], or a sentence saying why not.
+pub fn parse_dim(s: &str) -> Result<usize, String> {
     let v: i128 = s
         .trim()
         .parse()
@@ -88,7 +100,8 @@ fn parse_dim(s: &str) -> Result<usize, String> {
     Ok(v as usize)
 }
 
-fn parse_reps(s: &str) -> Result<usize, String> {
+/// A repetition count from 1 to 1 000 000, or a sentence saying why not.
+pub fn parse_reps(s: &str) -> Result<usize, String> {
     match s.trim().parse::<i128>() {
         Ok(v) if (1..=1_000_000).contains(&v) => Ok(v as usize),
         Ok(v) => Err(format!("the repetition count must be from 1 to 1000000, not {v}")),
@@ -99,11 +112,30 @@ fn parse_reps(s: &str) -> Result<usize, String> {
 fn parse_param(s: &str) -> Result<(String, u32), String> {
     let (name, value) =
         s.split_once('=').ok_or_else(|| format!("'{s}' is not of the form NAME=VALUE, e.g. TILE=16"))?;
-    let value = value
-        .trim()
-        .parse::<u32>()
-        .map_err(|_| format!("the value of {name} must be a whole number, not '{value}'"))?;
-    Ok((name.trim().to_owned(), value))
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("'{s}' names no parameter; write NAME=VALUE, e.g. TILE=16"));
+    }
+    let value = match value.trim().parse::<i128>() {
+        Ok(v) if (0..=i128::from(u32::MAX)).contains(&v) => v as u32,
+        Ok(v) => return Err(format!("the value of {name}, {v}, is outside 0 to {}", u32::MAX)),
+        Err(_) => return Err(format!("the value of {name} must be a whole number, not '{value}'")),
+    };
+    Ok((name.to_owned(), value))
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<i128>() {
+        Ok(v) if (0..=i128::from(u64::MAX)).contains(&v) => Ok(v as u64),
+        _ => Err(format!("the seed must be a whole number from 0 to {}, not '{s}'", u64::MAX)),
+    }
+}
+
+fn parse_ordinal(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<i128>() {
+        Ok(v) if (0..=1024).contains(&v) => Ok(v as usize),
+        _ => Err(format!("a GPU is numbered from 0 (the first), not '{s}'")),
+    }
 }
 
 #[cfg(test)]
@@ -119,8 +151,8 @@ mod tests {
         let a = parse(&[]).unwrap();
         assert_eq!(a.shape((4096, 4096, 4096)), (4096, 4096, 4096));
         assert!(!a.shape_given());
-        assert_eq!((a.seed, a.device, a.reps), (42, 0, None));
-        assert!(!a.no_verify && !a.no_cublas && a.params.is_empty());
+        assert_eq!((a.seed, a.device, a.reps), (42, None, None));
+        assert!(!a.no_verify && !a.no_cublas && !a.exact && a.params.is_empty());
     }
 
     #[test]
@@ -141,6 +173,7 @@ mod tests {
             "9",
             "--no-verify",
             "--no-cublas",
+            "--exact",
             "--device",
             "1",
             "--param",
@@ -149,8 +182,8 @@ mod tests {
             "BM=64",
         ])
         .unwrap();
-        assert_eq!((a.reps, a.seed, a.device), (Some(5), 9, 1));
-        assert!(a.no_verify && a.no_cublas);
+        assert_eq!((a.reps, a.seed, a.device), (Some(5), 9, Some(1)));
+        assert!(a.no_verify && a.no_cublas && a.exact);
         assert_eq!(a.params, vec![("TILE".to_owned(), 16), ("BM".to_owned(), 64)]);
     }
 
@@ -165,7 +198,12 @@ mod tests {
             (&["--reps", "0"][..], "from 1 to"),
             (&["--param", "TILE"][..], "NAME=VALUE"),
             (&["--param", "TILE=x"][..], "whole number"),
-            (&["--seed", "-1"][..], "invalid value"),
+            (&["--param", "=3"][..], "names no parameter"),
+            (&["--param", "TILE=99999999999"][..], "outside 0 to 4294967295"),
+            (&["--param", "TILE=-1"][..], "outside 0 to"),
+            (&["--seed", "-1"][..], "the seed must be a whole number from 0"),
+            (&["--seed", "x"][..], "the seed must be a whole number from 0"),
+            (&["--device", "-1"][..], "numbered from 0"),
             (&["--bogus"][..], "unexpected argument"),
         ] {
             let err = parse(args).unwrap_err().to_string();
@@ -183,6 +221,7 @@ mod tests {
             "-k",
             "--reps",
             "--seed",
+            "--exact",
             "--no-verify",
             "--no-cublas",
             "--device",

@@ -100,7 +100,13 @@ impl Blas {
             self.dgemm(shape, &a, &b, &mut c)?;
             s.clone_dtoh(&c).map_err(|e| anyhow!("copying the reference back: {e:?}"))
         };
-        Ok(Reference { c: run(false)?, abs: run(true)?, source: "cuBLAS DGEMM" })
+        Ok(Reference {
+            c: run(false)?,
+            abs: run(true)?,
+            terms_sq: crate::reference::terms_sq(inputs),
+            exact: inputs.exact,
+            source: "cuBLAS DGEMM",
+        })
     }
 }
 

@@ -22,6 +22,9 @@ impl Limits {
     pub const SM90: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 232_448 };
     /// Ampere A100.
     pub const SM80: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
+    /// The most any supported GPU allows: what fails here fails everywhere, so a step's checks
+    /// can run against it before a GPU is opened.
+    pub const LARGEST: Limits = Limits::SM90;
 }
 
 /// Shared memory a block gets without opting in; above it the kernel needs

@@ -31,3 +31,4 @@ pub mod verify;
 
 pub use matrix::{Inputs, Matrix, Shape};
 pub use step::{GpuStep, Launch, Param, Params};
+pub use verify::Precision;

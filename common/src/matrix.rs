@@ -76,7 +76,17 @@ impl Matrix {
     pub fn at(&self, row: usize, col: usize) -> f32 {
         self.data[row * self.cols + col]
     }
+
+    /// Whole numbers drawn uniformly from -3 to 3: see [`Inputs::integers`].
+    pub fn integers(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
+        let data = (0..rows * cols).map(|_| rng.random_range(-INT_MAX..=INT_MAX) as f32).collect();
+        Self { rows, cols, data }
+    }
 }
+
+/// Largest magnitude of the exact inputs: |products| ≤ 9, so every partial sum of up to
+/// K = 2²⁰ terms stays below 2²⁴ and is an integer f32 holds exactly.
+pub const INT_MAX: i32 = 3;
 
 /// The two operands of one run, reproducible from the seed.
 #[derive(Clone, Debug)]
@@ -84,14 +94,33 @@ pub struct Inputs {
     pub shape: Shape,
     pub a: Matrix,
     pub b: Matrix,
+    /// Small integers: any correct f32 summation gives the exact result.
+    pub exact: bool,
 }
 
 impl Inputs {
+    /// Independent values uniform in [-1, 1]: the inputs every limit in `verify` is derived for.
     pub fn random(shape: Shape, seed: u64) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
         let a = Matrix::random(shape.m, shape.k, &mut rng);
         let b = Matrix::random(shape.k, shape.n, &mut rng);
-        Self { shape, a, b }
+        Self { shape, a, b, exact: false }
+    }
+
+    /// Whole numbers from -3 to 3. Every product and partial sum is an integer below 2²⁴ for
+    /// K up to 2²⁰, so f32 arithmetic is exact in any order (and TF32 holds the operands
+    /// exactly): a correct kernel matches the reference bit for bit, and a misplaced or missing
+    /// term shows at any K.
+    pub fn integers(shape: Shape, seed: u64) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let a = Matrix::integers(shape.m, shape.k, &mut rng);
+        let b = Matrix::integers(shape.k, shape.n, &mut rng);
+        Self { shape, a, b, exact: true }
+    }
+
+    /// [`Inputs::integers`] if `exact`, else [`Inputs::random`].
+    pub fn new(shape: Shape, seed: u64, exact: bool) -> Self {
+        if exact { Self::integers(shape, seed) } else { Self::random(shape, seed) }
     }
 }
 
@@ -132,5 +161,17 @@ mod tests {
         assert!(x.a.data.iter().all(|v| (-1.0..=1.0).contains(v)));
         let first = x.a.data[0];
         assert!(x.a.data.iter().any(|&v| v != first));
+    }
+
+    #[test]
+    fn integer_fill_keeps_every_partial_sum_exact_up_to_k_2_20() {
+        let x = Inputs::integers(Shape::new(3, 4, 500).unwrap(), 7);
+        assert!(x.exact && !Inputs::random(x.shape, 7).exact);
+        for v in x.a.data.iter().chain(&x.b.data) {
+            assert!(v.fract() == 0.0 && v.abs() <= INT_MAX as f32);
+        }
+        assert!(x.a.data.iter().any(|&v| v < 0.0) && x.a.data.iter().any(|&v| v > 0.0));
+        let largest_sum = (INT_MAX * INT_MAX) as f64 * (1 << 20) as f64;
+        assert!(largest_sum < (1u32 << 24) as f64);
     }
 }

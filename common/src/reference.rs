@@ -3,7 +3,8 @@
 //! It is computed by implementations that share no code with the kernels: the `matrixmultiply`
 //! crate's DGEMM on the CPU (threaded over row bands here), or cuBLAS DGEMM on the device
 //! (see [`crate::cublas`]). Besides C = A·B it computes |A|·|B|, the magnitude that the
-//! verification bound scales with.
+//! per-element bound scales with, and S² = Σ_ij Σ_p (a_ip·b_pj)², the one the normwise limit
+//! scales with (see [`crate::verify`]).
 
 use std::sync::Mutex;
 
@@ -15,8 +16,30 @@ use crate::progress;
 pub struct Reference {
     pub c: Vec<f64>,
     pub abs: Vec<f64>,
+    /// Σ_ij Σ_p (a_ip·b_pj)², the sum of every squared term of every dot product.
+    pub terms_sq: f64,
+    /// The inputs were small integers: C must be matched exactly.
+    pub exact: bool,
     /// Which implementation produced it, for the report.
     pub source: &'static str,
+}
+
+/// Σ_ij Σ_p (a_ip·b_pj)² = Σ_p ‖column p of A‖²·‖row p of B‖², in O(MK + KN).
+pub fn terms_sq(inputs: &Inputs) -> f64 {
+    let Shape { m: _, n, k } = inputs.shape;
+    let mut col_a = vec![0.0f64; k];
+    for row in inputs.a.data.chunks(k) {
+        for (s, &v) in col_a.iter_mut().zip(row) {
+            *s += f64::from(v) * f64::from(v);
+        }
+    }
+    inputs
+        .b
+        .data
+        .chunks(n)
+        .zip(&col_a)
+        .map(|(row, ca)| ca * row.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>())
+        .sum()
 }
 
 /// Rows of C each worker computes per call: small enough for a smooth progress bar,
@@ -54,7 +77,7 @@ pub fn cpu(inputs: &Inputs) -> Reference {
         }
     });
     bar.finish_and_clear();
-    Reference { c, abs, source: "CPU DGEMM" }
+    Reference { c, abs, terms_sq: terms_sq(inputs), exact: inputs.exact, source: "CPU DGEMM" }
 }
 
 /// `c[..rows×n] = a[..rows×k] · b[k×n]`, all row-major.
@@ -110,6 +133,15 @@ mod tests {
             for (i, abs) in r.abs.iter().enumerate() {
                 assert!(*abs >= r.c[i].abs() - 1e-12);
             }
+            let squares: f64 = (0..m * n)
+                .map(|e| {
+                    let (i, j) = (e / n, e % n);
+                    (0..k)
+                        .map(|p| (f64::from(inputs.a.at(i, p)) * f64::from(inputs.b.at(p, j))).powi(2))
+                        .sum::<f64>()
+                })
+                .sum();
+            assert!((r.terms_sq - squares).abs() <= 1e-12 * squares, "{} vs {squares}", r.terms_sq);
         }
     }
 }

@@ -119,11 +119,16 @@ impl fmt::Display for Report {
             )?;
         }
         let t = &self.time;
-        writeln!(
+        write!(
             f,
-            "  time     {:.3} ms median (min {:.3}, max {:.3}, {} reps)",
+            "  time     {:.3} ms median (min {:.3}, max {:.3}) · {} samples",
             t.median_ms, t.min_ms, t.max_ms, t.reps
         )?;
+        match (&self.device, t.batch) {
+            (Device::Cpu, _) => writeln!(f)?,
+            (_, 1) => writeln!(f, " of 1 launch")?,
+            (_, b) => writeln!(f, ", each the mean of {b} back-to-back launches")?,
+        }
         write!(f, "  speed    {} GFLOP/s", rate(self.gflops()))?;
         if let (Some(c), Some(share)) = (self.cublas, self.share_of_cublas()) {
             write!(
@@ -140,21 +145,50 @@ impl fmt::Display for Report {
         match &self.verdict {
             None => writeln!(f, "  verify   skipped (--no-verify)")?,
             Some(v) => {
-                let w = &v.worst;
+                let (w, n) = (&v.worst, &v.normwise);
                 writeln!(
                     f,
-                    "  verify   {} · {} of {} elements outside the bound · worst C[{},{}]: got {:.7e}, want {:.7e}, bound {:.1e} ({:.2}× of it) · ‖ΔC‖/‖C‖ {:.1e} vs {}",
+                    "  verify   {} as {} against {}",
                     if v.passed() { "PASS" } else { "FAIL" },
-                    v.failed,
+                    v.precision,
+                    v.source
+                )?;
+                writeln!(
+                    f,
+                    "           per element: {} of {} outside the bound · worst C[{},{}] = {:.7e}, want {:.7e}, bound {:.1e} ({:.3} of it)",
+                    v.outside,
                     v.checked,
                     w.row,
                     w.col,
                     w.got,
                     w.want,
                     w.bound,
-                    w.ratio().min(9.99e9),
-                    v.rel_frobenius,
-                    v.source
+                    w.ratio().min(9.99e9)
+                )?;
+                writeln!(
+                    f,
+                    "           normwise:    ‖ΔC‖/‖C‖ = {:.1e}, limit {:.1e} ({:.3} of it)",
+                    n.relative(),
+                    n.relative_limit(),
+                    n.ratio().min(9.99e9)
+                )?;
+                if let Some(m) = v.mismatched {
+                    writeln!(
+                        f,
+                        "           exact:       {m} of {} elements differ from the reference",
+                        v.checked
+                    )?;
+                }
+            }
+        }
+        if let Device::Gpu(d) = &self.device {
+            let operands = self.shape.f32_bytes();
+            if operands <= u64::from(d.l2_bytes) {
+                writeln!(
+                    f,
+                    "  note     A, B and C ({}) fit in the {} L2 cache: back-to-back launches find them there",
+                    bytes(operands),
+                    bytes(u64::from(d.l2_bytes))
                 )?;
             }
         }

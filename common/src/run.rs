@@ -7,13 +7,13 @@ use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::cli::Args;
 use crate::cublas::{self, Blas};
-use crate::gpu::{self, Gpu};
+use crate::gpu::{self, Gpu, Limits};
 use crate::matrix::{Inputs, Shape};
 use crate::reference::{self, Reference};
 use crate::report::{Device, KernelFacts, Report};
 use crate::step::{GpuStep, Launch, Params, Prepared};
 use crate::timing::{self, Plan, Stats};
-use crate::verify::{self, Verdict};
+use crate::verify::{self, Precision, Verdict};
 
 /// A CPU step's kernel: `matmul(m, n, k, a, b, c)` computes row-major C = A·B.
 pub type CpuMatmul = fn(usize, usize, usize, &[f32], &[f32], &mut [f32]);
@@ -68,18 +68,27 @@ impl Buffers {
         })
     }
 
-    /// Fills C with NaN (every byte 0xFF), so that an element no thread writes fails verification.
+    /// Fills C with NaN, so that an element no thread writes fails verification.
     pub fn poison(&mut self, gpu: &Gpu) -> Result<()> {
-        let bytes = self.c.num_bytes();
-        let (ptr, _record) = self.c.device_ptr_mut(&gpu.stream);
-        // SAFETY: `ptr` addresses `bytes` bytes of a live allocation on this stream.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, gpu.stream.cu_stream()) }
-            .map_err(|e| anyhow!("poisoning the output failed: {e:?}"))
+        poison(gpu, &mut self.c)
     }
 
     pub fn download_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {
-        gpu.stream.clone_dtoh(&self.c).map_err(|e| anyhow!("copying C back from the GPU failed: {e:?}"))
+        download(gpu, &self.c)
     }
+}
+
+/// Fills `c` with NaN (every byte 0xFF).
+pub fn poison(gpu: &Gpu, c: &mut CudaSlice<f32>) -> Result<()> {
+    let bytes = c.num_bytes();
+    let (ptr, _record) = c.device_ptr_mut(&gpu.stream);
+    // SAFETY: `ptr` addresses `bytes` bytes of a live allocation on this stream.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, gpu.stream.cu_stream()) }
+        .map_err(|e| anyhow!("poisoning the output failed: {e:?}"))
+}
+
+fn download(gpu: &Gpu, c: &CudaSlice<f32>) -> Result<Vec<f32>> {
+    gpu.stream.clone_dtoh(c).map_err(|e| anyhow!("copying C back from the GPU failed: {e:?}"))
 }
 
 /// Waits for the queued work; a fault inside the kernel surfaces here.
@@ -119,13 +128,25 @@ pub fn run_and_time(
     Ok((c, time))
 }
 
-/// cuBLAS SGEMM on the same inputs, timed the same way, into a C of its own.
-pub fn time_cublas(gpu: &Gpu, blas: &Blas, shape: Shape, bufs: &Buffers, plan: Plan) -> Result<Stats> {
+/// cuBLAS SGEMM on the same inputs, into a C of its own poisoned first: its result (for
+/// verification) and its time, measured the same way as the kernel's.
+pub fn cublas_run(
+    gpu: &Gpu,
+    blas: &Blas,
+    shape: Shape,
+    bufs: &Buffers,
+    plan: Plan,
+) -> Result<(Vec<f32>, Stats)> {
     let mut c = gpu
         .stream
         .alloc_zeros::<f32>(shape.m * shape.n)
         .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
-    timing::time_gpu(&gpu.stream, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))
+    poison(gpu, &mut c)?;
+    blas.sgemm(shape, &bufs.a, &bufs.b, &mut c)?;
+    sync(gpu)?;
+    let result = download(gpu, &c)?;
+    let time = timing::time_gpu(&gpu.stream, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))?;
+    Ok((result, time))
 }
 
 /// The reference: cuBLAS DGEMM on the device when there is room, else the CPU.
@@ -148,7 +169,6 @@ pub fn memory_needed(shape: Shape, with_cublas: bool) -> u64 {
 pub fn check_fits(shape: Shape, with_cublas: bool, free: u64, device: &str) -> Result<()> {
     let need = memory_needed(shape, with_cublas);
     if need > free {
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         bail!(
             "the shape {shape} needs {:.2} GiB of GPU memory but {device} has {:.2} GiB free; choose a smaller shape",
             gib(need),
@@ -158,9 +178,53 @@ pub fn check_fits(shape: Shape, with_cublas: bool, free: u64, device: &str) -> R
     Ok(())
 }
 
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool) -> Result<()> {
     let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
     check_fits(shape, with_cublas, free, &gpu.info.name)
+}
+
+/// Host memory a run needs at its peak: A and B in f32, the result, and with verification the
+/// f64 reference (C and |A|·|B|) with its work arrays (A, B, |A| and |B| in f64).
+pub fn host_memory_needed(shape: Shape, verify: bool) -> u64 {
+    let (ab, c) = ((shape.m * shape.k + shape.k * shape.n) as u64, (shape.m * shape.n) as u64);
+    4 * ab + 4 * c + if verify { 32 * ab + 16 * c } else { 0 }
+}
+
+/// Host memory this program can still take: the kernel's MemAvailable, or the process's
+/// address-space limit (`ulimit -v`) when that is lower; None when neither can be read.
+pub fn host_memory_available() -> Option<u64> {
+    let field = |text: &str, name: &str, col: usize| -> Option<u64> {
+        text.lines().find(|l| l.starts_with(name))?.split_whitespace().nth(col)?.parse().ok()
+    };
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let available = meminfo.as_deref().and_then(|t| field(t, "MemAvailable:", 1)).map(|kib| kib * 1024);
+    // "Max address space   <soft> <hard> bytes"; "unlimited" does not parse.
+    let limits = std::fs::read_to_string("/proc/self/limits").ok();
+    let limit = limits.as_deref().and_then(|t| field(t, "Max address space", 3));
+    match (available, limit) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    }
+}
+
+/// Refuses, before anything is allocated, a shape whose host buffers exceed `available` bytes.
+pub fn check_host_fits(shape: Shape, verify: bool, available: Option<u64>) -> Result<()> {
+    let need = host_memory_needed(shape, verify);
+    match available {
+        Some(free) if need > free => bail!(
+            "the shape {shape} needs {:.1} GiB of host memory for {} but this machine has {:.1} GiB available; \
+             choose a smaller shape{}",
+            gib(need),
+            if verify { "the inputs, the result and the f64 reference" } else { "the inputs and the result" },
+            gib(free),
+            if verify { " or add --no-verify" } else { "" }
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The whole run of a GPU step. Returns whether verification passed (true when skipped).
@@ -171,8 +235,16 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
 /// [`run_gpu`] with the answer to "could libcublas be loaded?" given, so that a test can take
 /// the path of a machine without cuBLAS: no baseline, the reference on the CPU, and a note.
 pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
+    // Everything that needs no GPU is checked first, so that a machine without one still names
+    // the real problem: parameters, the shape (against the most any GPU allows), host memory.
     let params = Params::with_overrides(step.params, &args.params)?;
-    let gpu = gpu::open(step.name, args.device)?;
+    let asked = shape_of(args, (step.default_shape)(&Limits::LARGEST))?;
+    if !args.tune {
+        step.validate(&params, asked, &Limits::LARGEST)?;
+    }
+    check_host_fits(asked, !args.no_verify, host_memory_available())?;
+
+    let gpu = gpu::open(step.name, args.ordinal())?;
     if !gpu::nvrtc_present() {
         bail!("{}", gpu::NO_NVRTC);
     }
@@ -189,25 +261,26 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if args.tune {
         return crate::tune::run(step, args, &gpu, shape);
     }
-    // Reject the shape before the (slower) compile when the step cannot serve it.
+    // Reject the shape before the (slower) compile when the step cannot serve it here.
     step.validate(&params, shape, &gpu.info.limits)?;
     let prepared = Prepared::new(&gpu, step, params)?;
     let (launch, resources) = prepared.plan(&gpu.info, shape)?;
 
-    let inputs = Inputs::random(shape, args.seed);
+    let inputs = Inputs::new(shape, args.seed, args.exact);
     let mut bufs = Buffers::upload(&gpu, &inputs)?;
     let plan = Plan::new(args.reps);
     let (c, time) = run_and_time(&gpu, &prepared, launch, shape, &mut bufs, plan)?;
 
     let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let cublas_time = blas.as_ref().map(|blas| time_cublas(&gpu, blas, shape, &bufs, plan)).transpose()?;
+    let cublas_time =
+        blas.as_ref().map(|blas| cublas_run(&gpu, blas, shape, &bufs, plan)).transpose()?.map(|(_, t)| t);
     drop(bufs);
 
     let verdict = if args.no_verify {
         None
     } else {
         let r = reference(&gpu, blas.as_ref(), &inputs)?;
-        Some(verify::verify(shape, &c, &r))
+        Some(verify::verify(shape, &c, &r, step.precision))
     };
     let report = Report {
         step: step.name.to_owned(),
@@ -224,18 +297,38 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
 }
 
 /// Runs the CPU `matmul` over bands of rows, so a progress bar can follow a long run. A row of
-/// C depends only on the same row of A, so the bands compute exactly what one call would.
-pub fn cpu_product(shape: Shape, inputs: &Inputs, c: &mut [f32], matmul: CpuMatmul) {
-    let Shape { m: _, n, k } = shape;
-    const BAND: usize = 16;
-    let bar = crate::progress::bar("matmul", shape.m.div_ceil(BAND) as u64, shape.flops());
-    for (band, c_band) in c.chunks_mut(BAND * n).enumerate() {
+/// C depends only on the same row of A, so the bands compute exactly what one call would. With
+/// `announce`, a run whose first band predicts over a minute says so before going on.
+pub fn cpu_product(shape: Shape, inputs: &Inputs, c: &mut [f32], matmul: CpuMatmul, announce: bool) {
+    let Shape { m, n, k } = shape;
+    // Up to 16 rows, about 10⁸ multiply-adds a band: the first band comes back within a second.
+    let band = (100_000_000 / (n * k).max(1)).clamp(1, 16);
+    let bar = crate::progress::bar("matmul", m.div_ceil(band) as u64, shape.flops());
+    let started = std::time::Instant::now();
+    for (i, c_band) in c.chunks_mut(band * n).enumerate() {
         let rows = c_band.len() / n;
-        let a_band = &inputs.a.data[band * BAND * k..(band * BAND + rows) * k];
+        let a_band = &inputs.a.data[i * band * k..(i * band + rows) * k];
         matmul(rows, n, k, a_band, &inputs.b.data, c_band);
         bar.inc(1);
+        if announce && i == 0 && rows < m {
+            let whole = started.elapsed().as_secs_f64() * m as f64 / rows as f64;
+            if let Some(said) = cpu_estimate(whole, rows) {
+                bar.suspend(|| eprintln!("{said}"));
+            }
+        }
     }
     bar.finish_and_clear();
+}
+
+/// What a learner is told before a CPU run of `seconds` (measured on its first `rows` rows),
+/// when that is over a minute.
+pub fn cpu_estimate(seconds: f64, rows: usize) -> Option<String> {
+    (seconds > 60.0).then(|| {
+        format!(
+            "note: this product will take about {} on one core (timed on its first {rows} rows); a smaller size finishes sooner",
+            humantime::format_duration(std::time::Duration::from_secs(seconds as u64))
+        )
+    })
 }
 
 /// The whole run of a CPU step.
@@ -243,12 +336,19 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     if !args.params.is_empty() || args.tune {
         bail!("{name} runs on the CPU and has no kernel parameters to set or tune");
     }
+    if args.device.is_some() || args.no_cublas {
+        bail!("{name} runs on the CPU: --device and --no-cublas apply to the GPU steps only");
+    }
     let shape = shape_of(args, Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
-    let inputs = Inputs::random(shape, args.seed);
+    check_host_fits(shape, !args.no_verify, host_memory_available())?;
+    let inputs = Inputs::new(shape, args.seed, args.exact);
     let mut c = vec![f32::NAN; shape.m * shape.n];
-    let time = timing::time_cpu(Plan::new(args.reps), || cpu_product(shape, &inputs, &mut c, matmul));
+    let mut first = true;
+    let time = timing::time_cpu(Plan::new(args.reps), || {
+        cpu_product(shape, &inputs, &mut c, matmul, std::mem::take(&mut first));
+    });
     let verdict: Option<Verdict> =
-        (!args.no_verify).then(|| verify::verify(shape, &c, &reference::cpu(&inputs)));
+        (!args.no_verify).then(|| verify::verify(shape, &c, &reference::cpu(&inputs), Precision::Fp32));
     let report = Report {
         step: name.to_owned(),
         device: Device::Cpu,
@@ -275,5 +375,30 @@ mod tests {
         assert!(check_fits(s, true, 16 << 20, "GPU").is_ok());
         let err = check_fits(s, true, (16 << 20) - 1, "Test GPU").unwrap_err().to_string();
         assert!(err.contains("needs 0.02 GiB of GPU memory but Test GPU has 0.02 GiB free"), "{err}");
+    }
+
+    #[test]
+    fn host_memory_counts_inputs_result_and_reference() {
+        let s = Shape::new(2, 3, 5).unwrap();
+        // A and B: 10 + 15 elements; C: 6.
+        assert_eq!(host_memory_needed(s, false), 4 * 25 + 4 * 6);
+        assert_eq!(host_memory_needed(s, true), 36 * 25 + 20 * 6);
+    }
+
+    #[test]
+    fn shapes_beyond_host_memory_are_refused_in_one_sentence() {
+        let s = Shape::new(46_340, 46_340, 1).unwrap();
+        let err = check_host_fits(s, true, Some(24 << 30)).unwrap_err().to_string();
+        assert!(err.starts_with("the shape M=46340 N=46340 K=1 needs 40.0 GiB of host memory"), "{err}");
+        assert!(err.contains("24.0 GiB available") && err.contains("--no-verify"), "{err}");
+        assert!(check_host_fits(s, false, Some(24 << 30)).is_ok());
+        assert!(check_host_fits(s, true, None).is_ok(), "no figure to check against");
+    }
+
+    #[test]
+    fn long_cpu_runs_are_announced() {
+        assert_eq!(cpu_estimate(59.0, 16), None);
+        let said = cpu_estimate(137.4, 16).unwrap();
+        assert!(said.contains("about 2m 17s") && said.contains("first 16 rows"), "{said}");
     }
 }

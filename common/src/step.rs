@@ -7,6 +7,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
+use crate::verify::Precision;
 
 /// A compile-time constant of a kernel, passed to NVRTC as `-D NAME=value`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +106,9 @@ pub struct GpuStep {
     pub check: fn(&Params, Shape, &Limits) -> Result<(), String>,
     /// The shape a run without size arguments uses.
     pub default_shape: fn(&Limits) -> Shape,
+    /// The arithmetic the kernel claims to perform: verification holds it to that
+    /// precision's limits.
+    pub precision: Precision,
 }
 
 impl GpuStep {

@@ -2,29 +2,35 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use cudarc::driver::CudaStream;
-use cudarc::driver::sys::CUevent_flags;
+use std::sync::Arc;
 
-/// Median and spread of repeated timings, in milliseconds.
+use anyhow::{Context, Result};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+
+/// Median and spread of repeated timings, in milliseconds per launch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stats {
     pub median_ms: f64,
     pub min_ms: f64,
     pub max_ms: f64,
+    /// Timed samples.
     pub reps: usize,
+    /// Back-to-back launches inside each sample (1 for CPU work).
+    pub batch: usize,
 }
 
 impl Stats {
-    /// `None` for no samples.
-    pub fn from_samples(mut samples: Vec<f64>) -> Option<Self> {
+    /// `None` for no samples; each sample is the time of one launch (or the mean of a batch).
+    pub fn from_samples(mut samples: Vec<f64>, batch: usize) -> Option<Self> {
         if samples.is_empty() {
             return None;
         }
         samples.sort_by(f64::total_cmp);
         let n = samples.len();
         let median_ms = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
-        Some(Self { median_ms, min_ms: samples[0], max_ms: samples[n - 1], reps: n })
+        Some(Self { median_ms, min_ms: samples[0], max_ms: samples[n - 1], reps: n, batch })
     }
 
     /// Throughput at the median time.
@@ -33,8 +39,9 @@ impl Stats {
     }
 }
 
-/// How many times to run: `reps` if the user fixed it, otherwise enough for a stable median
-/// (at least `MIN_REPS`, and about `TARGET_SECONDS` of kernel time, capped at `MAX_REPS`).
+/// How many times to run: `reps` samples if the user fixed it, otherwise enough for a stable
+/// median (at least `MIN_REPS`, and about `TARGET_SECONDS` of kernel time, capped at
+/// `MAX_REPS`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plan {
     pub warmup: usize,
@@ -44,42 +51,145 @@ pub struct Plan {
 pub const MIN_REPS: usize = 20;
 pub const MAX_REPS: usize = 1000;
 pub const TARGET_SECONDS: f64 = 0.5;
+/// A timed batch of launches lasts at least this long, so that what happens once per batch
+/// (the host's first launch call, the GPU waking from idle) is under 1% of it.
+pub const BATCH_MS: f64 = 2.0;
+pub const MAX_BATCH: usize = 10_000;
 
 impl Plan {
     pub fn new(reps: Option<usize>) -> Self {
         Self { warmup: 3, reps }
     }
 
-    /// Repetitions for a run whose single launch takes `one_ms`.
-    pub fn reps_for(&self, one_ms: f64) -> usize {
+    /// Samples for a run whose single sample takes `sample_ms`.
+    pub fn reps_for(&self, sample_ms: f64) -> usize {
         self.reps.unwrap_or_else(|| {
-            let fit = (TARGET_SECONDS * 1e3 / one_ms.max(1e-6)) as usize;
+            let fit = (TARGET_SECONDS * 1e3 / sample_ms.max(1e-6)) as usize;
             fit.clamp(MIN_REPS, MAX_REPS)
         })
     }
+
+    /// Launches per sample for a kernel whose launch takes about `one_ms`.
+    pub fn batch_for(&self, one_ms: f64) -> usize {
+        ((BATCH_MS / one_ms.max(1e-6)).ceil() as usize).clamp(1, MAX_BATCH)
+    }
 }
 
-/// Times `launch` on `stream` with a pair of events around each launch, so nothing but the
-/// kernel is inside the measured interval; the warm-up launches (module load, clocks ramping,
-/// caches) are run first and not counted.
-pub fn time_gpu(stream: &CudaStream, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
+/// A one-thread kernel that spins on the GPU's nanosecond timer for `ns`, written in PTX so it
+/// needs no compiler: the driver translates it for whatever GPU is present.
+const HOLD_PTX: &str = "
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry hold(.param .u64 ns)
+{
+    .reg .u64 %rd<5>;
+    .reg .pred %p;
+    ld.param.u64 %rd1, [ns];
+    mov.u64 %rd2, %globaltimer;
+spin:
+    mov.u64 %rd3, %globaltimer;
+    sub.u64 %rd4, %rd3, %rd2;
+    setp.lt.u64 %p, %rd4, %rd1;
+    @%p bra spin;
+    ret;
+}
+";
+
+/// Keeps the stream busy while the host queues a batch: the launches to be timed then start
+/// back to back, however slowly the host issues them, and the host's side stays out of the
+/// measured interval.
+pub struct Hold {
+    func: CudaFunction,
+}
+
+/// The shortest hold: a few launch calls' worth.
+pub const HOLD_MIN_MS: f64 = 0.05;
+/// The longest hold; a batch whose host side takes longer is timed with gaps.
+pub const HOLD_MAX_MS: f64 = 500.0;
+
+impl Hold {
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        let module = ctx.load_module(Ptx::from_src(HOLD_PTX)).context("loading the timing hold kernel")?;
+        Ok(Self { func: module.load_function("hold").context("loading the timing hold kernel")? })
+    }
+
+    /// Queues a spin of `ms` (clamped to [HOLD_MIN_MS, HOLD_MAX_MS]) on `stream`.
+    pub fn queue(&self, stream: &CudaStream, ms: f64) -> Result<()> {
+        let ns = (ms.clamp(HOLD_MIN_MS, HOLD_MAX_MS) * 1e6) as u64;
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        let mut builder = stream.launch_builder(&self.func);
+        builder.arg(&ns);
+        // SAFETY: the argument matches `hold(.param .u64 ns)`; the kernel touches no memory.
+        unsafe { builder.launch(cfg) }.context("launching the timing hold kernel")?;
+        Ok(())
+    }
+}
+
+/// What one timed batch took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Batch {
+    /// Between the events on the GPU, for the whole batch.
+    pub gpu_ms: f64,
+    /// On the host, to queue the batch: the next hold must outlast it.
+    pub host_ms: f64,
+}
+
+/// Times `count` launches queued back to back between two events, behind a hold of `hold_ms`
+/// (see [`Hold`]): the first launch starts as the start event is passed, and each of the
+/// others as the one before it ends.
+pub fn time_launches(
+    stream: &CudaStream,
+    hold: &Hold,
+    hold_ms: f64,
+    count: usize,
+    mut launch: impl FnMut() -> Result<()>,
+) -> Result<Batch> {
     let ctx = stream.context();
     let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
     let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
-    let mut one = || -> Result<f64> {
-        start.record(stream)?;
+    hold.queue(stream, hold_ms)?;
+    start.record(stream)?;
+    let queued = Instant::now();
+    for _ in 0..count {
         launch()?;
-        stop.record(stream)?;
-        stop.synchronize().context("waiting for the timed launch")?;
-        Ok(f64::from(start.elapsed_ms(&stop)?))
-    };
-    let mut last = 0.0;
-    for _ in 0..plan.warmup {
-        last = one()?;
     }
-    let reps = plan.reps_for(last);
-    let samples = (0..reps).map(|_| one()).collect::<Result<Vec<_>>>()?;
-    Stats::from_samples(samples).context("no repetitions were timed")
+    let host_ms = queued.elapsed().as_secs_f64() * 1e3;
+    stop.record(stream)?;
+    stop.synchronize().context("waiting for the timed launches")?;
+    Ok(Batch { gpu_ms: f64::from(start.elapsed_ms(&stop)?), host_ms })
+}
+
+/// GPU time the warm-up runs for at least: long enough for the clocks to leave their idle state.
+pub const WARMUP_MS: f64 = 100.0;
+
+/// Times `launch` on `stream`: warm-up first (module load, clocks ramping, caches), then samples
+/// of back-to-back launches between two events, each sample long enough ([`BATCH_MS`]) that
+/// the launch gaps average out, and queued behind a [`Hold`] so that the host's launch calls
+/// stay outside the measured time. A sample is the mean time of one launch in its batch.
+pub fn time_gpu(stream: &CudaStream, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
+    let hold = Hold::new(stream.context())?;
+    let mut hold_ms = HOLD_MIN_MS;
+    let mut timed = |count: usize, hold_ms: &mut f64| -> Result<f64> {
+        let b = time_launches(stream, &hold, *hold_ms, count, &mut launch)?;
+        *hold_ms = 1.5 * b.host_ms + HOLD_MIN_MS;
+        Ok(b.gpu_ms)
+    };
+    let mut per_launch = f64::INFINITY;
+    for _ in 0..plan.warmup.max(1) {
+        per_launch = per_launch.min(timed(1, &mut hold_ms)?);
+    }
+    let mut batch = plan.batch_for(per_launch);
+    let mut warm = 0.0;
+    while warm < WARMUP_MS {
+        let ms = timed(batch, &mut hold_ms)?;
+        (warm, per_launch) = (warm + ms, ms / batch as f64);
+        batch = plan.batch_for(per_launch);
+    }
+    let reps = plan.reps_for(per_launch * batch as f64);
+    let samples =
+        (0..reps).map(|_| Ok(timed(batch, &mut hold_ms)? / batch as f64)).collect::<Result<Vec<_>>>()?;
+    Stats::from_samples(samples, batch).context("no repetitions were timed")
 }
 
 /// Times CPU work with the host clock, under the same plan.
@@ -96,7 +206,13 @@ pub fn time_cpu(plan: Plan, mut work: impl FnMut()) -> Stats {
     });
     let mut samples = vec![first];
     samples.extend((1..reps).map(|_| one()));
-    Stats::from_samples(samples).unwrap_or(Stats { median_ms: first, min_ms: first, max_ms: first, reps: 1 })
+    Stats::from_samples(samples, 1).unwrap_or(Stats {
+        median_ms: first,
+        min_ms: first,
+        max_ms: first,
+        reps: 1,
+        batch: 1,
+    })
 }
 
 #[cfg(test)]
@@ -105,23 +221,23 @@ mod tests {
 
     #[test]
     fn median_min_max() {
-        let s = Stats::from_samples(vec![3.0, 1.0, 2.0]).unwrap();
-        assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.reps), (2.0, 1.0, 3.0, 3));
-        let s = Stats::from_samples(vec![4.0, 1.0, 2.0, 3.0]).unwrap();
+        let s = Stats::from_samples(vec![3.0, 1.0, 2.0], 4).unwrap();
+        assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.reps, s.batch), (2.0, 1.0, 3.0, 3, 4));
+        let s = Stats::from_samples(vec![4.0, 1.0, 2.0, 3.0], 1).unwrap();
         assert_eq!(s.median_ms, 2.5);
-        assert!(Stats::from_samples(vec![]).is_none());
+        assert!(Stats::from_samples(vec![], 1).is_none());
     }
 
     #[test]
     fn median_ignores_one_outlier() {
         let mut v = vec![1.0; 21];
         v[5] = 100.0;
-        assert_eq!(Stats::from_samples(v).unwrap().median_ms, 1.0);
+        assert_eq!(Stats::from_samples(v, 1).unwrap().median_ms, 1.0);
     }
 
     #[test]
     fn gflops_from_the_median() {
-        let s = Stats::from_samples(vec![2.0]).unwrap();
+        let s = Stats::from_samples(vec![2.0], 1).unwrap();
         // 2·512³ FLOPs in 2 ms.
         let g = s.gflops(2.0 * 512f64.powi(3));
         assert!((g - 134.217728).abs() < 1e-9);
@@ -134,6 +250,15 @@ mod tests {
         assert_eq!(p.reps_for(1.0), 500);
         assert_eq!(p.reps_for(1e-4), MAX_REPS);
         assert_eq!(Plan::new(Some(7)).reps_for(1.0), 7);
+    }
+
+    #[test]
+    fn batches_last_at_least_batch_ms() {
+        let p = Plan::new(None);
+        assert_eq!(p.batch_for(3.0), 1);
+        assert_eq!(p.batch_for(0.01), 200);
+        assert!(p.batch_for(0.0013) as f64 * 0.0013 >= BATCH_MS);
+        assert_eq!(p.batch_for(0.0), MAX_BATCH);
     }
 
     #[test]

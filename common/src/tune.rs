@@ -12,11 +12,12 @@ use crate::step::{GpuStep, Params, Prepared};
 use crate::timing::Plan;
 use crate::verify;
 
-/// Every combination of the search space's values, in order; a name the step does not declare
-/// is an error.
-pub fn candidates(step: &GpuStep) -> Result<Vec<Params>> {
+/// Every combination of the search space's values, in order, with the parameters in `fixed`
+/// (from `--param`) held at their given values; a name the step does not declare is an error.
+pub fn candidates(step: &GpuStep, fixed: &[(String, u32)]) -> Result<Vec<Params>> {
+    Params::with_overrides(step.params, fixed)?;
     let mut sets: Vec<Vec<(&'static str, u32)>> = vec![vec![]];
-    for &(name, values) in step.search {
+    for &(name, values) in step.search.iter().filter(|(name, _)| fixed.iter().all(|(f, _)| f != name)) {
         sets = sets
             .into_iter()
             .flat_map(|set| {
@@ -31,7 +32,8 @@ pub fn candidates(step: &GpuStep) -> Result<Vec<Params>> {
     // Parameters outside the search space keep their defaults.
     sets.into_iter()
         .map(|set| {
-            let overrides: Vec<(String, u32)> = set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+            let mut overrides: Vec<(String, u32)> = set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+            overrides.extend_from_slice(fixed);
             Params::with_overrides(step.params, &overrides)
         })
         .collect()
@@ -44,14 +46,15 @@ struct Row {
     smem: u32,
     blocks_per_sm: u32,
     median_ms: f64,
-    passed: bool,
+    /// None: not verified (--no-verify).
+    passed: Option<bool>,
 }
 
 pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool> {
     if step.search.is_empty() {
         bail!("{} has no parameters to tune", step.name);
     }
-    let all = candidates(step)?;
+    let all = candidates(step, &args.params)?;
     let valid: Vec<Params> =
         all.iter().filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok()).cloned().collect();
     println!(
@@ -88,10 +91,10 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     });
     bar.finish_and_clear();
 
-    let inputs = Inputs::random(shape, args.seed);
+    let inputs = Inputs::new(shape, args.seed, args.exact);
     let mut bufs = Buffers::upload(gpu, &inputs)?;
     let blas = if !args.no_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let reference = run::reference(gpu, blas.as_ref(), &inputs)?;
+    let reference = if args.no_verify { None } else { Some(run::reference(gpu, blas.as_ref(), &inputs)?) };
     let plan = Plan::new(Some(args.reps.unwrap_or(10)));
 
     let mut rows = Vec::new();
@@ -122,7 +125,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
             }
         };
         let (got, t) = run::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan)?;
-        let passed = verify::verify(shape, &got, &reference).passed();
+        let passed = reference.as_ref().map(|r| verify::verify(shape, &got, r, step.precision).passed());
         rows.push(Row {
             params,
             registers: res.registers,
@@ -134,10 +137,19 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     }
     bar.finish_and_clear();
 
-    let cublas_ms =
-        blas.as_ref().map(|b| run::time_cublas(gpu, b, shape, &bufs, plan)).transpose()?.map(|t| t.median_ms);
+    let cublas_ms = blas
+        .as_ref()
+        .map(|b| run::cublas_run(gpu, b, shape, &bufs, plan))
+        .transpose()?
+        .map(|(_, t)| t.median_ms);
 
-    rows.sort_by(|x, y| y.passed.cmp(&x.passed).then(x.median_ms.total_cmp(&y.median_ms)));
+    // Verified sets first (then unverified ones), each group fastest first.
+    let rank = |r: &Row| match r.passed {
+        Some(true) => 0,
+        None => 1,
+        Some(false) => 2,
+    };
+    rows.sort_by(|x, y| rank(x).cmp(&rank(y)).then(x.median_ms.total_cmp(&y.median_ms)));
     // Skipped sets first: the ranked table is what a reader looks for, so it comes last.
     for s in &skipped {
         println!("      skipped {s}");
@@ -158,7 +170,11 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
             r.median_ms,
             shape.flops() / (r.median_ms * 1e-3) / 1e9,
             share,
-            if r.passed { "PASS" } else { "FAIL" }
+            match r.passed {
+                Some(true) => "PASS",
+                Some(false) => "FAIL",
+                None => "not verified",
+            }
         );
     }
     if let Some(c) = cublas_ms {
@@ -166,7 +182,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     }
     let best = rows
         .iter()
-        .find(|r| r.passed)
+        .find(|r| r.passed != Some(false))
         .ok_or_else(|| anyhow!("no parameter set produced a verified result"))?;
     println!(
         "best: {} — reproduce with: cargo run --release -p {} -- -m {} -n {} -k {} {}",
@@ -177,7 +193,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
         shape.k,
         best.params.to_flags()
     );
-    Ok(rows.iter().all(|r| r.passed))
+    Ok(rows.iter().all(|r| r.passed != Some(false)))
 }
 
 #[cfg(test)]
@@ -202,11 +218,12 @@ mod tests {
         launch: |_, _| Launch { grid: (1, 1, 1), block: (1, 1, 1), dynamic_smem: 0 },
         check: |_, _, _: &Limits| Ok(()),
         default_shape: |_| Shape { m: 1, n: 1, k: 1 },
+        precision: crate::verify::Precision::Fp32,
     };
 
     #[test]
     fn candidates_cover_the_search_space_and_keep_other_defaults() {
-        let c = candidates(&STEP).unwrap();
+        let c = candidates(&STEP, &[]).unwrap();
         assert_eq!(c.len(), 6);
         assert!(c.iter().all(|p| p.get("Z") == 3));
         assert_eq!((c[0].get("X"), c[0].get("Y")), (1, 5));
@@ -216,7 +233,18 @@ mod tests {
     #[test]
     fn a_search_space_naming_an_undeclared_parameter_is_refused() {
         let step = GpuStep { search: &[("NOPE", &[1])], ..STEP };
-        let err = candidates(&step).unwrap_err().to_string();
+        let err = candidates(&step, &[]).unwrap_err().to_string();
         assert!(err.contains("--param NOPE"), "{err}");
+    }
+
+    #[test]
+    fn parameters_given_with_param_stay_fixed() {
+        let c = candidates(&STEP, &[("Y".to_owned(), 9)]).unwrap();
+        assert_eq!(c.len(), 2, "only X is searched");
+        assert!(c.iter().all(|p| p.get("Y") == 9 && p.get("Z") == 3));
+        let c = candidates(&STEP, &[("Z".to_owned(), 4)]).unwrap();
+        assert!(c.len() == 6 && c.iter().all(|p| p.get("Z") == 4));
+        let err = candidates(&STEP, &[("W".to_owned(), 1)]).unwrap_err().to_string();
+        assert!(err.contains("--param W"), "{err}");
     }
 }

@@ -2,22 +2,39 @@
 
 use common::cublas::Blas;
 use common::run::Buffers;
-use common::{Inputs, Shape, gpu, reference, verify};
+use common::{Inputs, Precision, Shape, gpu, reference, verify};
 
 #[test]
 #[ignore = "needs an NVIDIA GPU and cuBLAS"]
-fn gpu_cublas_sgemm_matches_the_cpu_reference() {
+fn gpu_cublas_sgemm_passes_both_limits_with_room_up_to_k_2_20() {
     let gpu = gpu::open("common", 0).unwrap();
     let blas = Blas::new(gpu.stream.clone()).unwrap();
-    for (m, n, k) in [(1, 1, 1), (7, 3, 5), (33, 65, 17), (129, 257, 1000), (1000, 17, 1)] {
+    for (m, n, k) in [
+        (1, 1, 1),
+        (7, 3, 5),
+        (33, 65, 17),
+        (129, 257, 1000),
+        (1000, 17, 1),
+        (64, 64, 65536),
+        (2, 2, 65536),
+        (1, 1, 1 << 20),
+        (4096, 4096, 4096),
+        (8192, 8192, 8192),
+    ] {
         let shape = Shape::new(m, n, k).unwrap();
-        let inputs = Inputs::random(shape, 77);
-        let mut bufs = Buffers::upload(&gpu, &inputs).unwrap();
-        bufs.poison(&gpu).unwrap();
-        blas.sgemm(shape, &bufs.a, &bufs.b, &mut bufs.c).unwrap();
-        let c = bufs.download_c(&gpu).unwrap();
-        let v = verify::verify(shape, &c, &reference::cpu(&inputs));
-        assert!(v.passed(), "{shape}: {v:?}");
+        for exact in [false, true] {
+            let inputs = Inputs::new(shape, 77, exact);
+            let mut bufs = Buffers::upload(&gpu, &inputs).unwrap();
+            bufs.poison(&gpu).unwrap();
+            blas.sgemm(shape, &bufs.a, &bufs.b, &mut bufs.c).unwrap();
+            let c = bufs.download_c(&gpu).unwrap();
+            let reference =
+                if m * n * k <= 1 << 24 { reference::cpu(&inputs) } else { blas.reference(&inputs).unwrap() };
+            let v = verify::verify(shape, &c, &reference, Precision::Fp32);
+            println!("cuBLAS SGEMM {shape} exact={exact}: {}", v.summary());
+            assert!(v.passed(), "{shape}: {}", v.summary());
+            assert!(v.normwise.ratio() < 0.5, "{shape}: {}", v.summary());
+        }
     }
 }
 

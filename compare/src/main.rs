@@ -6,28 +6,30 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
+use common::cli::{parse_dim, parse_reps};
 use common::cublas::{self, Blas};
 use common::run::{self, Buffers};
 use common::timing::{self, Plan};
-use common::{Inputs, Params, Shape, gpu, step::Prepared, verify};
+use common::{Inputs, Params, Precision, Shape, gpu, step::Prepared, verify};
 use compare::{CUBLAS, Cell, GPU_STEPS, Results, slug};
 
 #[derive(Parser, Debug)]
 #[command(
+    allow_negative_numbers = true,
     about = "Runs every step and cuBLAS SGEMM over square sizes, verifies each, and writes a table and a chart"
 )]
 struct Args {
-    /// Square sizes to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096")]
+    /// Square sizes to run, comma-separated (run in increasing order).
+    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096", value_parser = parse_dim)]
     sizes: Vec<usize>,
-    /// Add 8192³ (about 0.6 GiB of operands per step).
+    /// Add 8192³ (0.75 GiB of A, B and C).
     #[arg(long)]
     large: bool,
     /// The CPU step runs only up to this size (at about 1 GFLOP/s, 1024³ takes two seconds).
     #[arg(long, default_value_t = 1024)]
     cpu_max: usize,
-    /// Timed repetitions per step and size (default: at least 20, about half a second).
-    #[arg(long)]
+    /// Timed samples per step and size (default: at least 20, about half a second).
+    #[arg(long, value_parser = parse_reps)]
     reps: Option<usize>,
     /// Where the results page and chart go.
     #[arg(long, default_value = "docs/src/results")]
@@ -52,11 +54,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<bool> {
-    let mut sizes = args.sizes.clone();
-    if args.large && !sizes.contains(&8192) {
-        sizes.push(8192);
-    }
-    if sizes.is_empty() || sizes.contains(&0) {
+    let sizes = sizes(&args);
+    if sizes.is_empty() {
         bail!("--sizes needs one or more sizes of at least 1");
     }
     let gpu = gpu::open("compare", args.device)?;
@@ -82,18 +81,18 @@ fn run(args: Args) -> Result<bool> {
         bar.set_message(format!("{size}³"));
         let inputs = Inputs::random(shape, 42);
         let reference = run::reference(&gpu, blas.as_ref(), &inputs)?;
-        let cell = |c: &[f32], t: timing::Stats| Cell {
+        let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
             gflops: t.gflops(shape.flops()),
-            passed: verify::verify(shape, c, &reference).passed(),
+            passed: verify::verify(shape, c, &reference, precision).passed(),
         };
 
         // The CPU step, where it finishes in reasonable time.
         rows[0].1.push((size <= args.cpu_max).then(|| {
             let mut c = vec![f32::NAN; size * size];
             let t = timing::time_cpu(Plan::new(Some(1)), || {
-                run::cpu_product(shape, &inputs, &mut c, step01_cpu_naive::matmul)
+                run::cpu_product(shape, &inputs, &mut c, step01_cpu_naive::matmul, false)
             });
-            cell(&c, t)
+            cell(&c, t, Precision::Fp32)
         }));
         bar.inc(1);
 
@@ -102,7 +101,7 @@ fn run(args: Args) -> Result<bool> {
             let measured = match p.plan(&gpu.info, shape) {
                 Ok((launch, _)) => {
                     let (c, t) = run::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
-                    Some(cell(&c, t))
+                    Some(cell(&c, t, p.step.precision))
                 }
                 Err(_) => None, // a shape the step does not serve
             };
@@ -110,11 +109,8 @@ fn run(args: Args) -> Result<bool> {
             bar.inc(1);
         }
         if let Some(blas) = &blas {
-            let t = run::time_cublas(&gpu, blas, shape, &bufs, plan)?;
-            rows.last_mut()
-                .context("no cuBLAS row")?
-                .1
-                .push(Some(Cell { gflops: t.gflops(shape.flops()), passed: true }));
+            let (c, t) = run::cublas_run(&gpu, blas, shape, &bufs, plan)?;
+            rows.last_mut().context("no cuBLAS row")?.1.push(Some(cell(&c, t, Precision::Fp32)));
             bar.inc(1);
         }
     }
@@ -151,6 +147,17 @@ fn run(args: Args) -> Result<bool> {
     Ok(results.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
 }
 
+/// The sizes to run, smallest first, each once; --large adds 8192.
+fn sizes(args: &Args) -> Vec<usize> {
+    let mut sizes = args.sizes.clone();
+    if args.large {
+        sizes.push(8192);
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
 /// The driver's release, e.g. "580.159.04", as the kernel module reports it.
 fn driver_release() -> Option<String> {
     let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
@@ -158,4 +165,34 @@ fn driver_release() -> Option<String> {
     line.split_whitespace()
         .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("compare").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn sizes_run_smallest_first_and_once() {
+        let a = parse(&["--sizes", "4096,256,1024,256", "--large"]).unwrap();
+        assert_eq!(sizes(&a), vec![256, 1024, 4096, 8192]);
+        assert_eq!(sizes(&parse(&[]).unwrap()), vec![256, 512, 1024, 2048, 4096]);
+    }
+
+    #[test]
+    fn bad_sizes_and_reps_are_refused_in_one_sentence() {
+        for (args, says) in [
+            (&["--sizes", "-1"][..], "a dimension must be at least 1, not -1"),
+            (&["--sizes", "256,0"][..], "a dimension must be at least 1, not 0"),
+            (&["--sizes", "x"][..], "'x' is not a whole number"),
+            (&["--reps", "0"][..], "the repetition count must be from 1 to 1000000, not 0"),
+            (&["--reps", "-3"][..], "the repetition count must be from 1 to 1000000, not -3"),
+        ] {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
+        }
+    }
 }

@@ -1,14 +1,29 @@
-use common::{Inputs, Shape, reference, run, verify};
+use common::{Inputs, Precision, Shape, reference, run, verify};
+
+fn product(inputs: &Inputs) -> Vec<f32> {
+    let Shape { m, n, k } = inputs.shape;
+    let mut c = vec![f32::NAN; m * n];
+    step01_cpu_naive::matmul(m, n, k, &inputs.a.data, &inputs.b.data, &mut c);
+    c
+}
 
 #[test]
-fn triple_loop_matches_the_reference() {
-    for (m, n, k) in [(1, 1, 1), (7, 3, 5), (33, 65, 17), (128, 128, 128)] {
+fn triple_loop_matches_the_reference_from_k_1_to_2_20() {
+    for (m, n, k) in [(1, 1, 1), (7, 3, 5), (33, 65, 17), (128, 128, 128), (2, 2, 65536), (1, 1, 1 << 20)] {
         let shape = Shape::new(m, n, k).unwrap();
         let inputs = Inputs::random(shape, 5);
-        let mut c = vec![f32::NAN; m * n];
-        step01_cpu_naive::matmul(m, n, k, &inputs.a.data, &inputs.b.data, &mut c);
-        let v = verify::verify(shape, &c, &reference::cpu(&inputs));
-        assert!(v.passed(), "{shape}: {v:?}");
+        let v = verify::verify(shape, &product(&inputs), &reference::cpu(&inputs), Precision::Fp32);
+        assert!(v.passed(), "{shape}: {}", v.summary());
+        assert!(v.normwise.ratio() < 0.5, "{shape}: {}", v.summary());
+    }
+}
+
+#[test]
+fn triple_loop_is_exact_on_small_integers() {
+    for (m, n, k) in [(7, 3, 5), (33, 65, 1000), (1, 1, 1 << 20)] {
+        let inputs = Inputs::integers(Shape::new(m, n, k).unwrap(), 6);
+        let v = verify::verify(inputs.shape, &product(&inputs), &reference::cpu(&inputs), Precision::Fp32);
+        assert_eq!(v.mismatched, Some(0), "{}", v.summary());
     }
 }
 
@@ -17,9 +32,7 @@ fn banded_runs_compute_the_same_product() {
     // The progress bar splits the work into bands of rows; the result must not change.
     let shape = Shape::new(37, 11, 13).unwrap();
     let inputs = Inputs::random(shape, 6);
-    let mut whole = vec![0.0; 37 * 11];
-    step01_cpu_naive::matmul(37, 11, 13, &inputs.a.data, &inputs.b.data, &mut whole);
     let mut banded = vec![f32::NAN; 37 * 11];
-    run::cpu_product(shape, &inputs, &mut banded, step01_cpu_naive::matmul);
-    assert_eq!(whole, banded);
+    run::cpu_product(shape, &inputs, &mut banded, step01_cpu_naive::matmul, false);
+    assert_eq!(product(&inputs), banded);
 }

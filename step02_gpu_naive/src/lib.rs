@@ -1,7 +1,7 @@
 //! Step 02: the naive GPU kernel, one thread per element of C.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Param, Params, Shape};
+use common::{GpuStep, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block is BLOCK×BLOCK threads, each computing one element of C.
@@ -51,4 +51,5 @@ pub const STEP: GpuStep = GpuStep {
     launch,
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Fp32,
 };

@@ -8,3 +8,22 @@ const BIN: &str = env!("CARGO_BIN_EXE_step02_gpu_naive");
 fn bad_inputs_are_refused_in_one_sentence() {
     testing::assert_common_bad_inputs_refused(BIN);
 }
+
+#[test]
+fn bad_parameters_are_named_without_a_gpu() {
+    let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
+    testing::assert_clear_error(BIN, &["--param", "BLOCK=0"], &no_gpu, "BLOCK must be from 1 to 32");
+    testing::assert_clear_error(BIN, &["--param", "COALESCED=2"], &no_gpu, "COALESCED=2 must be 1");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_tune_holds_given_parameters_and_can_skip_verification() {
+    let args = ["--size", "256", "--tune", "--param", "COALESCED=1", "--no-verify", "--reps", "3"];
+    let out = std::process::Command::new(testing::program(BIN)).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    // BLOCK alone is searched: 3 sets, none with COALESCED=0, none verified.
+    assert!(stdout.contains(": 3 combinations"), "{stdout}");
+    assert!(!stdout.contains("COALESCED=0") && stdout.contains("not verified"), "{stdout}");
+}

@@ -1,6 +1,37 @@
-use common::testing::{self, ARCHS, SHAPES};
+use common::testing::faults::{self, Class, Fault};
+use common::testing::{self, ARCHS, DEEP, SHAPES};
 use common::{Params, Shape};
 use step02_gpu_naive::STEP;
+
+/// The planted faults of this kernel (see `common::testing::faults`).
+const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::Tf32,
+        edits: &[(
+            "sum += A[row * K + k] * B[k * N + col];",
+            "sum += fault_tf32(A[row * K + k]) * fault_tf32(B[k * N + col]);",
+        )],
+    },
+    Fault {
+        class: Class::Bf16,
+        edits: &[(
+            "sum += A[row * K + k] * B[k * N + col];",
+            "sum += fault_bf16(A[row * K + k]) * fault_bf16(B[k * N + col]);",
+        )],
+    },
+    Fault {
+        class: Class::DropTerm,
+        edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 1; ++k)")],
+    },
+    // No slices here: the last 16 terms stand in for one.
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 16; ++k)")],
+    },
+    Fault { class: Class::Zero, edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")] },
+    Fault { class: Class::Row, edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")] },
+    Fault { class: Class::Column, edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")] },
+];
 
 #[test]
 #[ignore = "needs libnvrtc"]
@@ -73,4 +104,27 @@ fn gpu_runs_and_verifies_without_cublas() {
         common::cli::Args::try_parse_from(["step02_gpu_naive", "-m", "129", "-n", "65", "-k", "33"]).unwrap();
     // As on a machine where libcublas is missing: the run verifies against the CPU reference.
     assert!(common::run::run_gpu_with(&STEP, &args, false).unwrap());
+}
+
+#[test]
+fn planted_faults_apply_to_the_kernel() {
+    faults::assert_faults_apply(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_planted_faults_compile() {
+    faults::assert_faults_compile(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_planted_faults_are_caught() {
+    faults::assert_caught(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_exact_inputs_give_the_exact_product() {
+    testing::assert_exact(&STEP, &[SHAPES, DEEP].concat());
 }

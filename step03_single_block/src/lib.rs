@@ -1,7 +1,7 @@
 //! Step 03: all of A and B in one block's shared memory.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Params, Shape};
+use common::{GpuStep, Launch, Params, Precision, Shape};
 
 /// Shared memory for all of A and B, in bytes.
 fn smem_bytes(s: Shape) -> u64 {
@@ -58,4 +58,5 @@ pub const STEP: GpuStep = GpuStep {
     launch,
     check,
     default_shape,
+    precision: Precision::Fp32,
 };

@@ -1,8 +1,39 @@
 use common::gpu::Limits;
+use common::testing::faults::{self, Class, Fault};
 use common::testing::{self, ARCHS};
 use common::{Params, Shape};
 use proptest::prelude::*;
 use step03_single_block::STEP;
+
+/// The planted faults of this kernel (see `common::testing::faults`).
+const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::Tf32,
+        edits: &[(
+            "sum += As[row * K + k] * Bs[k * N + col];",
+            "sum += fault_tf32(As[row * K + k]) * fault_tf32(Bs[k * N + col]);",
+        )],
+    },
+    Fault {
+        class: Class::Bf16,
+        edits: &[(
+            "sum += As[row * K + k] * Bs[k * N + col];",
+            "sum += fault_bf16(As[row * K + k]) * fault_bf16(Bs[k * N + col]);",
+        )],
+    },
+    Fault {
+        class: Class::DropTerm,
+        edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 1; ++k)")],
+    },
+    // No slices here: the last 16 terms stand in for one.
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 16; ++k)")],
+    },
+    Fault { class: Class::Zero, edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")] },
+    Fault { class: Class::Row, edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")] },
+    Fault { class: Class::Column, edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")] },
+];
 
 /// Shapes one block can hold: M·N ≤ 1024 threads, and A and B within shared memory.
 const SHAPES: &[(usize, usize, usize)] = &[
@@ -75,4 +106,27 @@ fn gpu_random_shapes_match_the_reference() {
     let shapes = (1usize..=32, 1usize..=32)
         .prop_flat_map(|(m, n)| (Just(m), Just(n), 1usize..=(58_112 / (m + n)).min(2048)));
     testing::gpu_property(&STEP, params(), 500, shapes);
+}
+
+#[test]
+fn planted_faults_apply_to_the_kernel() {
+    faults::assert_faults_apply(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_planted_faults_compile() {
+    faults::assert_faults_compile(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_planted_faults_are_caught() {
+    faults::assert_caught(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_exact_inputs_give_the_exact_product() {
+    testing::assert_exact(&STEP, SHAPES);
 }

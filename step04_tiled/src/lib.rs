@@ -1,7 +1,7 @@
 //! Step 04: TILE×TILE tiles of A and B in shared memory, any M, N, K.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Param, Params, Shape};
+use common::{GpuStep, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes one TILE×TILE tile of C with TILE×TILE threads.
@@ -47,4 +47,5 @@ pub const STEP: GpuStep = GpuStep {
     launch,
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Fp32,
 };

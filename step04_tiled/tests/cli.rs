@@ -10,8 +10,9 @@ fn bad_inputs_are_refused_in_one_sentence() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_impossible_tiles_and_shapes_are_refused() {
-    testing::assert_clear_error(BIN, &["--param", "TILE=64"], &[], "TILE must be from 1 to 32");
-    testing::assert_clear_error(BIN, &["--size", "50000"], &[], "32-bit kernel indices");
+fn impossible_tiles_and_shapes_are_refused_without_a_gpu() {
+    let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
+    testing::assert_clear_error(BIN, &["--param", "TILE=64"], &no_gpu, "TILE must be from 1 to 32");
+    testing::assert_clear_error(BIN, &["--param", "UNROLL=0"], &no_gpu, "UNROLL must be at least 1");
+    testing::assert_clear_error(BIN, &["--size", "50000"], &no_gpu, "32-bit kernel indices");
 }

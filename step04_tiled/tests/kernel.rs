@@ -1,7 +1,31 @@
 use common::gpu::Limits;
-use common::testing::{self, ARCHS, SHAPES};
+use common::testing::faults::{self, Class, Fault};
+use common::testing::{self, ARCHS, DEEP, SHAPES};
 use common::{Params, Shape};
 use step04_tiled::STEP;
+
+/// The planted faults of this kernel (see `common::testing::faults`).
+const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::Tf32,
+        edits: &[("sum += As[ty][k] * Bs[k][tx];", "sum += fault_tf32(As[ty][k]) * fault_tf32(Bs[k][tx]);")],
+    },
+    Fault {
+        class: Class::Bf16,
+        edits: &[("sum += As[ty][k] * Bs[k][tx];", "sum += fault_bf16(As[ty][k]) * fault_bf16(Bs[k][tx]);")],
+    },
+    Fault {
+        class: Class::DropTerm,
+        edits: &[("(row < M && k0 + tx < K) ?", "(row < M && k0 + tx < K - 1) ?")],
+    },
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("for (int k0 = 0; k0 < K; k0 += TILE)", "for (int k0 = 0; k0 < K - TILE; k0 += TILE)")],
+    },
+    Fault { class: Class::Zero, edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")] },
+    Fault { class: Class::Row, edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")] },
+    Fault { class: Class::Column, edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")] },
+];
 
 fn tile(t: u32) -> Params {
     Params::with_overrides(STEP.params, &[("TILE".into(), t)]).unwrap()
@@ -48,4 +72,27 @@ fn gpu_tiles_8_and_16_match_the_reference() {
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+}
+
+#[test]
+fn planted_faults_apply_to_the_kernel() {
+    faults::assert_faults_apply(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_planted_faults_compile() {
+    faults::assert_faults_compile(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_planted_faults_are_caught() {
+    faults::assert_caught(&STEP, FAULTS);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_exact_inputs_give_the_exact_product() {
+    testing::assert_exact(&STEP, &[SHAPES, DEEP].concat());
 }

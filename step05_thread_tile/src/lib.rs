@@ -1,7 +1,7 @@
 //! Step 05: each thread computes a TM×TN tile of C in registers (outer products).
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Param, Params, Shape};
+use common::{GpuStep, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -107,4 +107,5 @@ pub const STEP: GpuStep = GpuStep {
     launch,
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Fp32,
 };

@@ -10,7 +10,12 @@ fn bad_inputs_are_refused_in_one_sentence() {
 }
 
 #[test]
+fn invalid_parameter_sets_are_refused_without_a_gpu() {
+    testing::thread_tile::assert_bad_sets_refused_without_a_gpu(BIN);
+}
+
+#[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn gpu_invalid_parameter_sets_are_refused() {
-    testing::thread_tile::assert_bad_sets_refused_by_program(BIN);
+fn gpu_a_spilling_set_is_refused() {
+    testing::thread_tile::assert_spilling_set_refused_by_program(BIN);
 }

@@ -1,7 +1,7 @@
 //! Step 06: step 05 with two shared-memory buffers, the next slice loaded while this one is computed.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Param, Params, Shape};
+use common::{GpuStep, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -107,4 +107,5 @@ pub const STEP: GpuStep = GpuStep {
     launch,
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Fp32,
 };

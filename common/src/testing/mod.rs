@@ -8,10 +8,12 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu, Limits, PtxasInfo};
 use crate::matrix::{Inputs, Shape};
+use crate::reference::Reference;
 use crate::run::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
 use crate::verify::{self, Verdict};
 
+pub mod faults;
 pub mod thread_tile;
 
 /// Shapes that break kernels: ones, primes, thin and flat, one past a power of two, and
@@ -40,7 +42,13 @@ pub const SHAPES: &[(usize, usize, usize)] = &[
     (33, 4097, 129),
     (2049, 2047, 97),
     (4097, 4097, 1),
+    (3, 5, 200_000),
+    (1, 1, 1 << 20),
 ];
+
+/// Deep shapes, K up to 2²⁰: where a per-element bound alone would miss a dropped slice.
+pub const DEEP: &[(usize, usize, usize)] =
+    &[(64, 64, 65536), (2, 2, 65536), (1, 1, 1 << 20), (33, 17, 100_003)];
 
 /// A step compiled once on the GPU, ready to check any number of shapes.
 pub struct Checker<'a> {
@@ -58,16 +66,47 @@ impl<'a> Checker<'a> {
     }
 
     /// Runs the step on output poisoned with NaN and verifies C against the f64 reference
-    /// (cuBLAS DGEMM when present, else the CPU).
+    /// (cuBLAS DGEMM when present, else the CPU), under the step's claimed precision.
     pub fn check(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<(Shape, Verdict)> {
-        let prepared = &self.prepared;
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
-        let (launch, _) = prepared.plan(&self.gpu.info, shape)?;
         let inputs = Inputs::random(shape, seed);
-        let mut bufs = Buffers::upload(&self.gpu, &inputs)?;
-        let c = run::poisoned_run(&self.gpu, prepared, launch, shape, &mut bufs)?;
-        let reference = run::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
-        Ok((shape, verify::verify(shape, &c, &reference)))
+        Ok((shape, self.verify(&inputs, &self.reference(&inputs)?)?))
+    }
+
+    /// [`Checker::check`] on small-integer inputs: the result must be exact.
+    pub fn check_exact(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<(Shape, Verdict)> {
+        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
+        let inputs = Inputs::integers(shape, seed);
+        Ok((shape, self.verify(&inputs, &self.reference(&inputs)?)?))
+    }
+
+    /// The f64 reference for `inputs`, on the device when it fits.
+    pub fn reference(&self, inputs: &Inputs) -> Result<Reference> {
+        run::reference(&self.gpu, self.blas.as_ref(), inputs)
+    }
+
+    /// C of one launch on poisoned output.
+    pub fn run(&self, inputs: &Inputs) -> Result<Vec<f32>> {
+        let shape = inputs.shape;
+        let (launch, _) = self.prepared.plan(&self.gpu.info, shape)?;
+        let mut bufs = Buffers::upload(&self.gpu, inputs)?;
+        run::poisoned_run(&self.gpu, &self.prepared, launch, shape, &mut bufs)
+    }
+
+    /// One launch on poisoned output, verified against `reference`.
+    pub fn verify(&self, inputs: &Inputs, reference: &Reference) -> Result<Verdict> {
+        let c = self.run(inputs)?;
+        Ok(verify::verify(inputs.shape, &c, reference, self.prepared.step.precision))
+    }
+
+    /// The GPU this checker runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// cuBLAS, when it was found.
+    pub fn blas(&self) -> Option<&Blas> {
+        self.blas.as_ref()
     }
 }
 
@@ -88,13 +127,29 @@ pub fn assert_defaults_pass(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
     assert_all_pass(&gpu_check(step, Params::defaults(step.params), shapes).unwrap());
 }
 
+/// The step with its default parameters, on small-integer inputs at every shape of `shapes` it
+/// serves, gives the reference bit for bit.
+pub fn assert_exact(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
+    let checker = Checker::new(step, Params::defaults(step.params)).unwrap();
+    let limits = checker.gpu().info.limits;
+    let mut checked = 0;
+    for (i, &(m, n, k)) in shapes.iter().enumerate() {
+        let shape = Shape::new(m, n, k).unwrap();
+        if step.validate(&Params::defaults(step.params), shape, &limits).is_err() {
+            continue;
+        }
+        let (s, v) = checker.check_exact((m, n, k), 500 + i as u64).unwrap();
+        assert_eq!(v.mismatched, Some(0), "{}: {s}: {}", step.name, v.summary());
+        assert!(v.passed(), "{}: {s}: {}", step.name, v.summary());
+        checked += 1;
+    }
+    assert!(checked >= 20, "{}: only {checked} shapes served", step.name);
+}
+
 /// Panics with every failing shape named.
 pub fn assert_all_pass(results: &[(Shape, Verdict)]) {
-    let failed: Vec<String> = results
-        .iter()
-        .filter(|(_, v)| !v.passed())
-        .map(|(s, v)| format!("{s}: {} wrong, worst {:?}", v.failed, v.worst))
-        .collect();
+    let failed: Vec<String> =
+        results.iter().filter(|(_, v)| !v.passed()).map(|(s, v)| format!("{s}: {}", v.summary())).collect();
     assert!(failed.is_empty(), "wrong results:\n{}", failed.join("\n"));
 }
 
@@ -135,7 +190,7 @@ pub fn gpu_property(
         .run(&shapes, |shape| {
             seed.set(seed.get() + 1);
             let (s, v) = checker.check(shape, seed.get()).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            prop_assert!(v.passed(), "{s}: {} wrong, worst {:?}", v.failed, v.worst);
+            prop_assert!(v.passed(), "{s}: {}", v.summary());
             Ok(())
         })
         .unwrap();
@@ -159,19 +214,32 @@ pub fn program(bin: &str) -> std::path::PathBuf {
 
 /// Runs a step's program with `args` and extra environment; returns its exit code and stderr.
 pub fn run_program(bin: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(program(bin))
-        .args(args)
+    run_command(std::process::Command::new(program(bin)).args(args), env)
+}
+
+/// Runs a step's program under an address-space limit of `kib` KiB (`ulimit -v`).
+pub fn run_program_limited(bin: &str, kib: u64, args: &[&str]) -> (Option<i32>, String) {
+    let script = format!("ulimit -v {kib} && exec \"$0\" \"$@\"");
+    run_command(std::process::Command::new("sh").arg("-c").arg(script).arg(program(bin)).args(args), &[])
+}
+
+fn run_command(command: &mut std::process::Command, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = command
         .envs(env.iter().copied())
         .env("RUST_BACKTRACE", "1")
         .output()
-        .unwrap_or_else(|e| panic!("could not start {bin}: {e}"));
+        .unwrap_or_else(|e| panic!("could not start {command:?}: {e}"));
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// Asserts the program refuses `args` the way a learner can act on: a non-zero exit that is
 /// not a panic's, a first line `error: …` that says `says`, and no panic message or backtrace.
 pub fn assert_clear_error(bin: &str, args: &[&str], env: &[(&str, &str)], says: &str) {
-    let (code, stderr) = run_program(bin, args, env);
+    assert_clear_outcome(args, run_program(bin, args, env), says);
+}
+
+/// [`assert_clear_error`] on the outcome of a run already made.
+pub fn assert_clear_outcome(args: &[&str], (code, stderr): (Option<i32>, String), says: &str) {
     let first = stderr.lines().next().unwrap_or_default();
     assert!(matches!(code, Some(c) if c != 0 && c != 101), "{args:?}: exit code {code:?}\n{stderr}");
     assert!(first.starts_with("error: ") && first.contains(says), "{args:?}: expected `{says}` in\n{stderr}");
@@ -192,6 +260,9 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["-k", "99999999"][..], "larger than"),
         (&["--reps", "0"][..], "repetition"),
         (&["--param", "TILE"][..], "NAME=VALUE"),
+        (&["--param", "=3"][..], "names no parameter"),
+        (&["--param", "TILE=99999999999"][..], "outside 0 to 4294967295"),
+        (&["--seed", "-1"][..], "the seed must be a whole number"),
         (&["--param", "NOPE=4"][..], "--param NOPE"),
         (&[][..], "needs an NVIDIA GPU"),
     ] {

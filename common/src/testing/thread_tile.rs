@@ -4,7 +4,51 @@ use crate::gpu::Limits;
 use crate::matrix::Shape;
 use crate::step::{GpuStep, Params};
 
+use super::faults::{Class, Fault};
 use super::{ARCHS, SHAPES};
+
+/// The planted faults of the thread-tile kernels (the same lines in steps 05 and 06).
+pub const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::Tf32,
+        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_tf32(a[i]) * fault_tf32(b[j]);")],
+    },
+    Fault {
+        class: Class::Bf16,
+        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_bf16(a[i]) * fault_bf16(b[j]);")],
+    },
+    Fault {
+        class: Class::DropTerm,
+        edits: &[(
+            "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);",
+            "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
+            int c = k0 + 4 * (e % (BK / 4));
+            if (c + 0 == K - 1) a_next[i].x = 0.0f;
+            if (c + 1 == K - 1) a_next[i].y = 0.0f;
+            if (c + 2 == K - 1) a_next[i].z = 0.0f;
+            if (c + 3 == K - 1) a_next[i].w = 0.0f;",
+        )],
+    },
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("for (int k0 = 0; k0 < K; k0 += BK) {", "for (int k0 = 0; k0 < K - BK; k0 += BK) {")],
+    },
+    Fault {
+        class: Class::Zero,
+        edits: &[
+            (
+                "make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3])",
+                "make_float4(0.0f, 0.0f, 0.0f, 0.0f)",
+            ),
+            ("= acc[i][j + v];", "= 0.0f;"),
+        ],
+    },
+    Fault { class: Class::Row, edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")] },
+    Fault {
+        class: Class::Column,
+        edits: &[("col + 3 < N", "col + 3 < N - 1"), ("if (col + v < N)", "if (col + v < N - 1)")],
+    },
+];
 
 /// The order of the values in a documented set; MINB (and STAGES-like extras) keep their defaults.
 pub const NAMES: [&str; 7] = ["BM", "BN", "BK", "WM", "WN", "TM", "TN"];
@@ -85,17 +129,25 @@ pub fn assert_broken_edit_reported(step: &GpuStep) {
     assert!(err.contains("src/kernel.cu(") && err.contains("error"), "{err}");
 }
 
-/// Through the program: sets that do not divide, do not fit or spill are refused in a sentence.
-pub fn assert_bad_sets_refused_by_program(bin: &str) {
+/// Through the program, without a GPU: sets that do not divide or do not fit are refused in a
+/// sentence before any GPU is looked for.
+pub fn assert_bad_sets_refused_without_a_gpu(bin: &str) {
+    let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
     for (params, says) in [
         (&["--param", "TM=3"][..], "whole number of warp regions"),
         (&["--param", "WN=64"][..], "exactly 32 thread tiles"),
         (&["--param", "BK=6"][..], "multiples of 4"),
         (&["--param", "BK=512", "--param", "BM=256", "--param", "BN=256"][..], "shared memory"),
-        (&["--param", "WM=64", "--param", "WN=128", "--param", "TM=16", "--param", "TN=16"][..], "spills"),
     ] {
         let mut args = vec!["--size", "256"];
         args.extend_from_slice(params);
-        super::assert_clear_error(bin, &args, &[], says);
+        super::assert_clear_error(bin, &args, &no_gpu, says);
     }
+}
+
+/// Through the program, on the GPU: a set whose compiled kernel spills is refused in a sentence.
+pub fn assert_spilling_set_refused_by_program(bin: &str) {
+    let args =
+        ["--size", "256", "--param", "WM=64", "--param", "WN=128", "--param", "TM=16", "--param", "TN=16"];
+    super::assert_clear_error(bin, &args, &[], "spills");
 }

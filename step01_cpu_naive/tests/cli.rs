@@ -1,0 +1,33 @@
+//! Bad inputs: each gets one clear sentence and a non-zero exit, never a panic.
+
+use common::testing;
+
+const BIN: &str = env!("CARGO_BIN_EXE_step01_cpu_naive");
+
+#[test]
+fn options_of_the_gpu_steps_are_refused() {
+    for args in [&["--device", "1"][..], &["--no-cublas"][..], &["--device", "0", "--size", "8"][..]] {
+        testing::assert_clear_error(BIN, args, &[], "--device and --no-cublas apply to the GPU steps only");
+    }
+    testing::assert_clear_error(BIN, &["--param", "TILE=4"], &[], "no kernel parameters");
+}
+
+#[test]
+fn a_shape_beyond_host_memory_is_refused_before_allocating() {
+    // 46340² elements of C and their f64 reference need 40 GiB; allow the program 4 GiB.
+    let args = ["-m", "46340", "-n", "46340", "-k", "1"];
+    let outcome = testing::run_program_limited(BIN, 4 << 20, &args);
+    testing::assert_clear_outcome(&args, outcome, "needs 40.0 GiB of host memory");
+    let outcome = testing::run_program_limited(BIN, 4 << 20, &[&args[..], &["--no-verify"]].concat());
+    testing::assert_clear_outcome(
+        &args,
+        outcome,
+        "needs 8.0 GiB of host memory for the inputs and the result",
+    );
+}
+
+#[test]
+fn exact_inputs_pass_bit_for_bit() {
+    let (code, _) = testing::run_program(BIN, &["--size", "48", "-k", "3000", "--exact"], &[]);
+    assert_eq!(code, Some(0));
+}
