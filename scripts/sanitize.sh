@@ -61,7 +61,8 @@ run_one() { # tool step m n k params...
 export -f run_one
 export sanitizer bin log
 
-results=$(echo "$list" | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _)
+# Each verdict is printed as it comes, so an interrupted sweep still shows how far it got.
+results=$(echo "$list" | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _ | tee /dev/stderr)
 echo "$results" | sort
 total=$(echo "$results" | grep -c .)
 failed=$(echo "$results" | grep -c '^FAIL')

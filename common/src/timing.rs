@@ -162,6 +162,8 @@ pub fn time_launches(
 
 /// GPU time the warm-up runs for at least: long enough for the clocks to leave their idle state.
 pub const WARMUP_MS: f64 = 100.0;
+/// Host time after which the warm-up stops all the same.
+pub const WARMUP_WALL_MS: f64 = 1000.0;
 
 /// Times `launch` on `stream`: warm-up first (module load, clocks ramping, caches), then samples
 /// of back-to-back launches between two events, each sample long enough ([`BATCH_MS`]) that
@@ -181,7 +183,9 @@ pub fn time_gpu(stream: &CudaStream, plan: Plan, mut launch: impl FnMut() -> Res
     }
     let mut batch = plan.batch_for(per_launch);
     let mut warm = 0.0;
-    while warm < WARMUP_MS {
+    let started = Instant::now();
+    // A slow host (a sanitizer, say) ends the warm-up after WARMUP_WALL_MS of its own time.
+    while warm < WARMUP_MS && started.elapsed().as_secs_f64() * 1e3 < WARMUP_WALL_MS {
         let ms = timed(batch, &mut hold_ms)?;
         (warm, per_launch) = (warm + ms, ms / batch as f64);
         batch = plan.batch_for(per_launch);
