@@ -1,4 +1,4 @@
-use common::testing::faults::{self, Class, Fault};
+use common::testing::faults::{Class, Fault};
 use common::testing::{self, ARCHS, DEEP, SHAPES};
 use common::{Params, Shape};
 use step02_gpu_naive::STEP;
@@ -106,25 +106,4 @@ fn gpu_runs_and_verifies_without_cublas() {
     assert!(common::run::run_gpu_with(&STEP, &args, false).unwrap());
 }
 
-#[test]
-fn planted_faults_apply_to_the_kernel() {
-    faults::assert_faults_apply(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs libnvrtc"]
-fn nvrtc_planted_faults_compile() {
-    faults::assert_faults_compile(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_planted_faults_are_caught() {
-    faults::assert_caught(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_exact_inputs_give_the_exact_product() {
-    testing::assert_exact(&STEP, &[SHAPES, DEEP].concat());
-}
+common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat());

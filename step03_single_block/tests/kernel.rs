@@ -1,5 +1,5 @@
 use common::gpu::Limits;
-use common::testing::faults::{self, Class, Fault};
+use common::testing::faults::{Class, Fault};
 use common::testing::{self, ARCHS};
 use common::{Params, Shape};
 use proptest::prelude::*;
@@ -108,25 +108,4 @@ fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, params(), 500, shapes);
 }
 
-#[test]
-fn planted_faults_apply_to_the_kernel() {
-    faults::assert_faults_apply(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs libnvrtc"]
-fn nvrtc_planted_faults_compile() {
-    faults::assert_faults_compile(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_planted_faults_are_caught() {
-    faults::assert_caught(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_exact_inputs_give_the_exact_product() {
-    testing::assert_exact(&STEP, SHAPES);
-}
+common::planted_fault_tests!(STEP, FAULTS, SHAPES);

@@ -1,6 +1,6 @@
 use common::Params;
 use common::testing::thread_tile::{self, FAULTS};
-use common::testing::{self, DEEP, SHAPES, faults};
+use common::testing::{self, DEEP, SHAPES};
 use step06_prefetch::STEP;
 
 #[test]
@@ -38,25 +38,4 @@ fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
 
-#[test]
-fn planted_faults_apply_to_the_kernel() {
-    faults::assert_faults_apply(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs libnvrtc"]
-fn nvrtc_planted_faults_compile() {
-    faults::assert_faults_compile(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_planted_faults_are_caught() {
-    faults::assert_caught(&STEP, FAULTS);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_exact_inputs_give_the_exact_product() {
-    testing::assert_exact(&STEP, &[SHAPES, DEEP].concat());
-}
+common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat());

@@ -245,3 +245,33 @@ impl Cases<'_> {
         Ok((shape, verify::verify(shape, &c, reference, prepared.step.precision)))
     }
 }
+
+/// The four tests every GPU step runs on its planted faults and on exact inputs, written once:
+/// `planted_fault_tests!(STEP, FAULTS, shapes for exact mode);` in the step's `tests/kernel.rs`.
+#[macro_export]
+macro_rules! planted_fault_tests {
+    ($step:expr, $faults:expr, $exact_shapes:expr) => {
+        #[test]
+        fn planted_faults_apply_to_the_kernel() {
+            $crate::testing::faults::assert_faults_apply(&$step, $faults);
+        }
+
+        #[test]
+        #[ignore = "needs libnvrtc"]
+        fn nvrtc_planted_faults_compile() {
+            $crate::testing::faults::assert_faults_compile(&$step, $faults);
+        }
+
+        #[test]
+        #[ignore = "needs an NVIDIA GPU"]
+        fn gpu_planted_faults_are_caught() {
+            $crate::testing::faults::assert_caught(&$step, $faults);
+        }
+
+        #[test]
+        #[ignore = "needs an NVIDIA GPU"]
+        fn gpu_exact_inputs_give_the_exact_product() {
+            $crate::testing::assert_exact(&$step, $exact_shapes);
+        }
+    };
+}
