@@ -14,7 +14,7 @@ use crate::gpu::{self, Gpu};
 use crate::matrix::{Inputs, Shape};
 use crate::run::Buffers;
 use crate::step::{GpuStep, Params, Prepared};
-use crate::timing::{self, Hold};
+use crate::timing;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
 pub fn sizes() -> Vec<usize> {
@@ -55,12 +55,11 @@ fn usable_gpu() -> Result<Gpu> {
 /// queues them. `host_ms` carries the host's time per launch call from one sample to the next.
 fn time_iters(
     gpu: &Gpu,
-    hold: &Hold,
     host_ms: &mut f64,
     iters: u64,
     launch: impl FnMut() -> Result<()>,
 ) -> Result<Duration> {
-    let b = timing::time_launches(&gpu.stream, hold, 1.5 * *host_ms * iters as f64, iters as usize, launch)?;
+    let b = timing::time_launches(gpu, *host_ms, iters as usize, launch)?;
     *host_ms = b.host_ms / iters.max(1) as f64;
     Ok(Duration::from_secs_f64(b.gpu_ms / 1e3))
 }
@@ -69,7 +68,6 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
     let prepared: Vec<Prepared> =
         steps.iter().map(|s| Prepared::new(gpu, s, Params::defaults(s.params))).collect::<Result<_>>()?;
     let blas = if with_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let hold = Hold::new(&gpu.ctx)?;
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
     for size in sizes() {
@@ -81,13 +79,13 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
             // Each step only at the shapes it serves.
             let Ok((launch, _)) = p.plan(&gpu.info, shape) else { continue };
             let (a, b, c) = (&bufs.a, &bufs.b, &mut bufs.c);
-            bench_one(&mut group, BenchmarkId::new(p.step.name, size), gpu, &hold, || {
+            bench_one(&mut group, BenchmarkId::new(p.step.name, size), gpu, || {
                 p.launch(gpu, launch, shape, a, b, c)
             })?;
         }
         if let Some(blas) = &blas {
             let (a, b, c) = (&bufs.a, &bufs.b, &mut bufs.c);
-            bench_one(&mut group, BenchmarkId::new("cublas_sgemm", size), gpu, &hold, || {
+            bench_one(&mut group, BenchmarkId::new("cublas_sgemm", size), gpu, || {
                 blas.sgemm(shape, a, b, c)
             })?;
         }
@@ -101,7 +99,6 @@ fn bench_one(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     id: BenchmarkId,
     gpu: &Gpu,
-    hold: &Hold,
     mut launch: impl FnMut() -> Result<()>,
 ) -> Result<()> {
     let mut failed = None;
@@ -109,7 +106,7 @@ fn bench_one(
     let mut host_ms = 0.02;
     group.bench_function(id, |b| {
         b.iter_custom(|iters| {
-            time_iters(gpu, hold, &mut host_ms, iters, &mut launch).unwrap_or_else(|e| {
+            time_iters(gpu, &mut host_ms, iters, &mut launch).unwrap_or_else(|e| {
                 failed = Some(e);
                 Duration::ZERO
             })

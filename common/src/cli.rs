@@ -24,7 +24,8 @@ pub struct Args {
     #[arg(short = 'k', value_name = "K", value_parser = parse_dim)]
     pub k: Option<usize>,
 
-    /// Timed repetitions (default: at least 20, and about half a second of kernel time).
+    /// Timed samples (default: at least 20, about half a second of kernel time); a sample is one
+    /// launch, or for short kernels a batch of back-to-back launches.
     #[arg(long, value_name = "N", value_parser = parse_reps)]
     pub reps: Option<usize>,
 

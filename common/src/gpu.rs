@@ -2,12 +2,14 @@
 //! it, loading them, and reading back what each kernel costs in registers and shared memory.
 
 use std::ffi::{CString, c_char};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use cudarc::nvrtc::{self, Ptx};
+
+use crate::timing::Hold;
 
 /// The device limits that decide whether a kernel configuration can launch at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +77,19 @@ pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
+    /// The timing hold kernel, loaded on first use.
+    hold: OnceLock<Hold>,
+}
+
+impl Gpu {
+    /// The kernel [`crate::timing`] queues ahead of each timed batch.
+    pub fn hold(&self) -> Result<&Hold> {
+        if let Some(hold) = self.hold.get() {
+            return Ok(hold);
+        }
+        let hold = Hold::new(&self.ctx)?;
+        Ok(self.hold.get_or_init(|| hold))
+    }
 }
 
 /// True when the CUDA driver library can be loaded. cudarc panics on first use otherwise.
@@ -119,7 +134,7 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
     unsafe { ctx.disable_event_tracking() };
     let info = device_info(&ctx).context("reading the device's attributes")?;
     let stream = ctx.default_stream();
-    Ok(Gpu { ctx, stream, info })
+    Ok(Gpu { ctx, stream, info, hold: OnceLock::new() })
 }
 
 fn device_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {

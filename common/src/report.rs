@@ -122,7 +122,7 @@ impl fmt::Display for Report {
         write!(
             f,
             "  time     {:.3} ms median (min {:.3}, max {:.3}) · {} samples",
-            t.median_ms, t.min_ms, t.max_ms, t.reps
+            t.median_ms, t.min_ms, t.max_ms, t.samples
         )?;
         match (&self.device, t.batch) {
             (Device::Cpu, _) => writeln!(f)?,
@@ -146,28 +146,39 @@ impl fmt::Display for Report {
             None => writeln!(f, "  verify   skipped (--no-verify)")?,
             Some(v) => {
                 let (w, n) = (&v.worst, &v.normwise);
+                let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
                 writeln!(
                     f,
-                    "  verify   {} as {} against {}",
-                    if v.passed() { "PASS" } else { "FAIL" },
+                    "  verify   {} · held to {} limits · reference: {}",
+                    verdict(v.passed()),
                     v.precision,
                     v.source
                 )?;
-                writeln!(
+                write!(
                     f,
-                    "           per element: {} of {} outside the bound · worst C[{},{}] = {:.7e}, want {:.7e}, bound {:.1e} ({:.3} of it)",
+                    "           per element  {} · {} of {} outside the bound",
+                    verdict(v.outside == 0),
                     v.outside,
-                    v.checked,
-                    w.row,
-                    w.col,
-                    w.got,
-                    w.want,
-                    w.bound,
-                    w.ratio().min(9.99e9)
+                    v.checked
                 )?;
+                if w.ratio() > 0.0 {
+                    writeln!(
+                        f,
+                        " · worst C[{},{}] = {:.7e}, want {:.7e}, bound {:.1e} ({:.3} of it)",
+                        w.row,
+                        w.col,
+                        w.got,
+                        w.want,
+                        w.bound,
+                        w.ratio().min(9.99e9)
+                    )?;
+                } else {
+                    writeln!(f, " · every element exact")?;
+                }
                 writeln!(
                     f,
-                    "           normwise:    ‖ΔC‖/‖C‖ = {:.1e}, limit {:.1e} ({:.3} of it)",
+                    "           normwise     {} · ‖ΔC‖/‖C‖ = {:.1e}, limit {:.1e} ({:.3} of it)",
+                    verdict(n.passed()),
                     n.relative(),
                     n.relative_limit(),
                     n.ratio().min(9.99e9)
@@ -175,7 +186,8 @@ impl fmt::Display for Report {
                 if let Some(m) = v.mismatched {
                     writeln!(
                         f,
-                        "           exact:       {m} of {} elements differ from the reference",
+                        "           exact        {} · {m} of {} elements differ from the reference",
+                        verdict(m == 0),
                         v.checked
                     )?;
                 }

@@ -1,12 +1,13 @@
 //! Timing: CUDA events around kernel launches, and the statistics of the samples.
 
-use std::time::Instant;
-
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+
+use crate::gpu::Gpu;
 use cudarc::nvrtc::Ptx;
 
 /// Median and spread of repeated timings, in milliseconds per launch.
@@ -16,7 +17,7 @@ pub struct Stats {
     pub min_ms: f64,
     pub max_ms: f64,
     /// Timed samples.
-    pub reps: usize,
+    pub samples: usize,
     /// Back-to-back launches inside each sample (1 for CPU work).
     pub batch: usize,
 }
@@ -30,7 +31,7 @@ impl Stats {
         samples.sort_by(f64::total_cmp);
         let n = samples.len();
         let median_ms = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
-        Some(Self { median_ms, min_ms: samples[0], max_ms: samples[n - 1], reps: n, batch })
+        Some(Self { median_ms, min_ms: samples[0], max_ms: samples[n - 1], samples: n, batch })
     }
 
     /// Throughput at the median time.
@@ -54,7 +55,9 @@ pub const TARGET_SECONDS: f64 = 0.5;
 /// A timed batch of launches lasts at least this long, so that what happens once per batch
 /// (the host's first launch call, the GPU waking from idle) is under 1% of it.
 pub const BATCH_MS: f64 = 2.0;
-pub const MAX_BATCH: usize = 10_000;
+/// At most this many launches a batch: CUDA queues about a thousand launches on a stream before
+/// the host has to wait, and a waiting host would lengthen the hold it measures itself by.
+pub const MAX_BATCH: usize = 512;
 
 impl Plan {
     pub fn new(reps: Option<usize>) -> Self {
@@ -105,13 +108,19 @@ pub struct Hold {
 
 /// The shortest hold: a few launch calls' worth.
 pub const HOLD_MIN_MS: f64 = 0.05;
-/// The longest hold; a batch whose host side takes longer is timed with gaps.
-pub const HOLD_MAX_MS: f64 = 500.0;
+/// The longest hold.
+pub const HOLD_MAX_MS: f64 = 50.0;
 
 impl Hold {
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         let module = ctx.load_module(Ptx::from_src(HOLD_PTX)).context("loading the timing hold kernel")?;
         Ok(Self { func: module.load_function("hold").context("loading the timing hold kernel")? })
+    }
+
+    /// How long to hold a batch of `count` launches whose host calls take `host_per_launch_ms`
+    /// each: half as long again as queueing them should take.
+    pub fn length(host_per_launch_ms: f64, count: usize) -> f64 {
+        (1.5 * host_per_launch_ms * count as f64 + HOLD_MIN_MS).min(HOLD_MAX_MS)
     }
 
     /// Queues a spin of `ms` (clamped to [HOLD_MIN_MS, HOLD_MAX_MS]) on `stream`.
@@ -131,24 +140,34 @@ impl Hold {
 pub struct Batch {
     /// Between the events on the GPU, for the whole batch.
     pub gpu_ms: f64,
-    /// On the host, to queue the batch: the next hold must outlast it.
+    /// On the host, to queue the batch.
     pub host_ms: f64,
+    /// The hold it was queued behind; a host slower than that may have left the GPU waiting.
+    pub hold_ms: f64,
 }
 
-/// Times `count` launches queued back to back between two events, behind a hold of `hold_ms`
-/// (see [`Hold`]): the first launch starts as the start event is passed, and each of the
-/// others as the one before it ends.
+impl Batch {
+    /// The host queued the whole batch before the hold ended: nothing in it waited for the host.
+    pub fn clean(&self) -> bool {
+        self.host_ms < self.hold_ms
+    }
+}
+
+/// Times `count` launches queued back to back between two events, behind a hold sized for
+/// host calls of `host_per_launch_ms` (see [`Hold`]): the first launch starts as the start
+/// event is passed, and each of the others as the one before it ends.
 pub fn time_launches(
-    stream: &CudaStream,
-    hold: &Hold,
-    hold_ms: f64,
+    gpu: &Gpu,
+    host_per_launch_ms: f64,
     count: usize,
     mut launch: impl FnMut() -> Result<()>,
 ) -> Result<Batch> {
-    let ctx = stream.context();
-    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
-    let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
-    hold.queue(stream, hold_ms)?;
+    let stream = &gpu.stream;
+    let start =
+        gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
+    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).context("creating a timing event")?;
+    let hold_ms = Hold::length(host_per_launch_ms, count);
+    gpu.hold()?.queue(stream, hold_ms)?;
     start.record(stream)?;
     let queued = Instant::now();
     for _ in 0..count {
@@ -157,43 +176,51 @@ pub fn time_launches(
     let host_ms = queued.elapsed().as_secs_f64() * 1e3;
     stop.record(stream)?;
     stop.synchronize().context("waiting for the timed launches")?;
-    Ok(Batch { gpu_ms: f64::from(start.elapsed_ms(&stop)?), host_ms })
+    Ok(Batch { gpu_ms: f64::from(start.elapsed_ms(&stop)?), host_ms, hold_ms })
 }
 
 /// GPU time the warm-up runs for at least: long enough for the clocks to leave their idle state.
 pub const WARMUP_MS: f64 = 100.0;
 /// Host time after which the warm-up stops all the same.
 pub const WARMUP_WALL_MS: f64 = 1000.0;
+/// Times a sample is taken again when the host outlasted its hold.
+pub const RETRIES: usize = 2;
 
-/// Times `launch` on `stream`: warm-up first (module load, clocks ramping, caches), then samples
+/// Times `launch` on the GPU: warm-up first (module load, clocks ramping, caches), then samples
 /// of back-to-back launches between two events, each sample long enough ([`BATCH_MS`]) that
 /// the launch gaps average out, and queued behind a [`Hold`] so that the host's launch calls
-/// stay outside the measured time. A sample is the mean time of one launch in its batch.
-pub fn time_gpu(stream: &CudaStream, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
-    let hold = Hold::new(stream.context())?;
-    let mut hold_ms = HOLD_MIN_MS;
-    let mut timed = |count: usize, hold_ms: &mut f64| -> Result<f64> {
-        let b = time_launches(stream, &hold, *hold_ms, count, &mut launch)?;
-        *hold_ms = 1.5 * b.host_ms + HOLD_MIN_MS;
-        Ok(b.gpu_ms)
+/// stay outside the measured time. A sample is the mean time of one launch in its batch; one
+/// that the host outlasted its hold for is taken again.
+pub fn time_gpu(gpu: &Gpu, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
+    // The host's time per launch call, measured on each batch; a generous guess to start.
+    let mut host_per_launch = 0.02;
+    let mut timed = |count: usize| -> Result<f64> {
+        let mut tries = 0;
+        loop {
+            let b = time_launches(gpu, host_per_launch, count, &mut launch)?;
+            host_per_launch = b.host_ms / count as f64;
+            tries += 1;
+            if b.clean() || tries > RETRIES {
+                return Ok(b.gpu_ms);
+            }
+        }
     };
     let mut per_launch = f64::INFINITY;
     for _ in 0..plan.warmup.max(1) {
-        per_launch = per_launch.min(timed(1, &mut hold_ms)?);
+        per_launch = per_launch.min(timed(1)?);
     }
     let mut batch = plan.batch_for(per_launch);
     let mut warm = 0.0;
     let started = Instant::now();
     // A slow host (a sanitizer, say) ends the warm-up after WARMUP_WALL_MS of its own time.
     while warm < WARMUP_MS && started.elapsed().as_secs_f64() * 1e3 < WARMUP_WALL_MS {
-        let ms = timed(batch, &mut hold_ms)?;
+        let ms = timed(batch)?;
         (warm, per_launch) = (warm + ms, ms / batch as f64);
         batch = plan.batch_for(per_launch);
     }
-    let reps = plan.reps_for(per_launch * batch as f64);
-    let samples =
-        (0..reps).map(|_| Ok(timed(batch, &mut hold_ms)? / batch as f64)).collect::<Result<Vec<_>>>()?;
-    Stats::from_samples(samples, batch).context("no repetitions were timed")
+    let samples = plan.reps_for(per_launch * batch as f64);
+    let samples = (0..samples).map(|_| Ok(timed(batch)? / batch as f64)).collect::<Result<Vec<_>>>()?;
+    Stats::from_samples(samples, batch).context("no samples were timed")
 }
 
 /// Times CPU work with the host clock, under the same plan.
@@ -214,7 +241,7 @@ pub fn time_cpu(plan: Plan, mut work: impl FnMut()) -> Stats {
         median_ms: first,
         min_ms: first,
         max_ms: first,
-        reps: 1,
+        samples: 1,
         batch: 1,
     })
 }
@@ -226,7 +253,7 @@ mod tests {
     #[test]
     fn median_min_max() {
         let s = Stats::from_samples(vec![3.0, 1.0, 2.0], 4).unwrap();
-        assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.reps, s.batch), (2.0, 1.0, 3.0, 3, 4));
+        assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.samples, s.batch), (2.0, 1.0, 3.0, 3, 4));
         let s = Stats::from_samples(vec![4.0, 1.0, 2.0, 3.0], 1).unwrap();
         assert_eq!(s.median_ms, 2.5);
         assert!(Stats::from_samples(vec![], 1).is_none());
@@ -261,14 +288,24 @@ mod tests {
         let p = Plan::new(None);
         assert_eq!(p.batch_for(3.0), 1);
         assert_eq!(p.batch_for(0.01), 200);
-        assert!(p.batch_for(0.0013) as f64 * 0.0013 >= BATCH_MS);
+        assert!(p.batch_for(0.0043) as f64 * 0.0043 >= BATCH_MS);
+        assert_eq!(p.batch_for(0.001), MAX_BATCH, "no more than the stream queues");
         assert_eq!(p.batch_for(0.0), MAX_BATCH);
+    }
+
+    #[test]
+    fn holds_follow_the_host_and_stay_bounded() {
+        assert_eq!(Hold::length(0.0, 100), HOLD_MIN_MS);
+        assert!((Hold::length(0.004, 200) - (1.2 + HOLD_MIN_MS)).abs() < 1e-12);
+        assert_eq!(Hold::length(10.0, MAX_BATCH), HOLD_MAX_MS);
+        let b = Batch { gpu_ms: 2.0, host_ms: 0.8, hold_ms: 1.25 };
+        assert!(b.clean() && !Batch { host_ms: 1.3, ..b }.clean());
     }
 
     #[test]
     fn cpu_timing_counts_reps() {
         let mut calls = 0;
         let s = time_cpu(Plan::new(Some(5)), || calls += 1);
-        assert_eq!((calls, s.reps), (5, 5));
+        assert_eq!((calls, s.samples), (5, 5));
     }
 }

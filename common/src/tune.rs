@@ -139,7 +139,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
 
     let cublas_ms = blas
         .as_ref()
-        .map(|b| run::cublas_run(gpu, b, shape, &bufs, plan))
+        .map(|b| run::cublas_run(gpu, b, shape, &bufs, plan, false))
         .transpose()?
         .map(|(_, t)| t.median_ms);
 

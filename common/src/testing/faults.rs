@@ -15,9 +15,9 @@ use crate::cublas::Blas;
 use crate::gpu::{self, Gpu};
 use crate::matrix::{Inputs, Shape};
 use crate::reference::Reference;
-use crate::run::{self, Buffers};
+use crate::run;
 use crate::step::{GpuStep, Params, Prepared};
-use crate::verify::{self, Verdict};
+use crate::verify::Verdict;
 
 /// What a planted fault does to the result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -100,10 +100,11 @@ __device__ __forceinline__ float fault_bf16(float x) { return __uint_as_float((_
 pub fn apply(source: &str, fault: &Fault) -> Result<String> {
     let mut edited = source.to_owned();
     for (find, replace) in fault.edits {
-        if !edited.contains(find) {
-            bail!("the {:?} edit no longer matches the kernel: `{find}`", fault.class);
+        match edited.matches(find).count() {
+            1 => edited = edited.replacen(find, replace, 1),
+            0 => bail!("the {:?} edit no longer matches the kernel: `{find}`", fault.class),
+            n => bail!("the {:?} edit matches {n} places in the kernel, not one: `{find}`", fault.class),
         }
-        edited = edited.replace(find, replace);
     }
     Ok(format!("{PRELUDE}{edited}"))
 }
@@ -238,11 +239,7 @@ impl Cases<'_> {
             self.inputs.insert(s, (inputs, reference));
         }
         let (inputs, reference) = &self.inputs[&s];
-        let shape = inputs.shape;
-        let (launch, _) = prepared.plan(&self.gpu.info, shape)?;
-        let mut bufs = Buffers::upload(self.gpu, inputs)?;
-        let c = run::poisoned_run(self.gpu, prepared, launch, shape, &mut bufs)?;
-        Ok((shape, verify::verify(shape, &c, reference, prepared.step.precision)))
+        Ok((inputs.shape, super::verified_run(self.gpu, prepared, inputs, reference)?))
     }
 }
 

@@ -66,48 +66,39 @@ impl<'a> Checker<'a> {
     }
 
     /// Runs the step on output poisoned with NaN and verifies C against the f64 reference
-    /// (cuBLAS DGEMM when present, else the CPU), under the step's claimed precision.
-    pub fn check(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<(Shape, Verdict)> {
+    /// (cuBLAS DGEMM when present, else the CPU), under the step's claimed precision; `exact`
+    /// takes small-integer inputs, whose result must match exactly.
+    pub fn check(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+        exact: bool,
+    ) -> Result<(Shape, Verdict)> {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
-        let inputs = Inputs::random(shape, seed);
-        Ok((shape, self.verify(&inputs, &self.reference(&inputs)?)?))
-    }
-
-    /// [`Checker::check`] on small-integer inputs: the result must be exact.
-    pub fn check_exact(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<(Shape, Verdict)> {
-        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
-        let inputs = Inputs::integers(shape, seed);
-        Ok((shape, self.verify(&inputs, &self.reference(&inputs)?)?))
-    }
-
-    /// The f64 reference for `inputs`, on the device when it fits.
-    pub fn reference(&self, inputs: &Inputs) -> Result<Reference> {
-        run::reference(&self.gpu, self.blas.as_ref(), inputs)
-    }
-
-    /// C of one launch on poisoned output.
-    pub fn run(&self, inputs: &Inputs) -> Result<Vec<f32>> {
-        let shape = inputs.shape;
-        let (launch, _) = self.prepared.plan(&self.gpu.info, shape)?;
-        let mut bufs = Buffers::upload(&self.gpu, inputs)?;
-        run::poisoned_run(&self.gpu, &self.prepared, launch, shape, &mut bufs)
-    }
-
-    /// One launch on poisoned output, verified against `reference`.
-    pub fn verify(&self, inputs: &Inputs, reference: &Reference) -> Result<Verdict> {
-        let c = self.run(inputs)?;
-        Ok(verify::verify(inputs.shape, &c, reference, self.prepared.step.precision))
+        let inputs = Inputs::new(shape, seed, exact);
+        let reference = run::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
+        Ok((shape, verified_run(&self.gpu, &self.prepared, &inputs, &reference)?))
     }
 
     /// The GPU this checker runs on.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }
+}
 
-    /// cuBLAS, when it was found.
-    pub fn blas(&self) -> Option<&Blas> {
-        self.blas.as_ref()
-    }
+/// One launch of `prepared` on poisoned output, verified against `reference` under the step's
+/// claimed precision.
+pub fn verified_run(
+    gpu: &Gpu,
+    prepared: &Prepared,
+    inputs: &Inputs,
+    reference: &Reference,
+) -> Result<Verdict> {
+    let shape = inputs.shape;
+    let (launch, _) = prepared.plan(&gpu.info, shape)?;
+    let mut bufs = Buffers::upload(gpu, inputs)?;
+    let c = run::poisoned_run(gpu, prepared, launch, shape, &mut bufs)?;
+    Ok(verify::verify(shape, &c, reference, prepared.step.precision))
 }
 
 /// Runs `step` with `params` on each shape, on output poisoned with NaN, and verifies each
@@ -118,7 +109,7 @@ pub fn gpu_check(
     shapes: &[(usize, usize, usize)],
 ) -> Result<Vec<(Shape, Verdict)>> {
     let checker = Checker::new(step, params)?;
-    shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64)).collect()
+    shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64, false)).collect()
 }
 
 /// The step with its default parameters gives right answers on at least 20 awkward shapes.
@@ -138,7 +129,7 @@ pub fn assert_exact(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
         if step.validate(&Params::defaults(step.params), shape, &limits).is_err() {
             continue;
         }
-        let (s, v) = checker.check_exact((m, n, k), 500 + i as u64).unwrap();
+        let (s, v) = checker.check((m, n, k), 500 + i as u64, true).unwrap();
         assert_eq!(v.mismatched, Some(0), "{}: {s}: {}", step.name, v.summary());
         assert!(v.passed(), "{}: {s}: {}", step.name, v.summary());
         checked += 1;
@@ -189,7 +180,8 @@ pub fn gpu_property(
     runner
         .run(&shapes, |shape| {
             seed.set(seed.get() + 1);
-            let (s, v) = checker.check(shape, seed.get()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let (s, v) =
+                checker.check(shape, seed.get(), false).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(v.passed(), "{s}: {}", v.summary());
             Ok(())
         })
