@@ -55,9 +55,10 @@ pub const TARGET_SECONDS: f64 = 0.5;
 /// A timed batch of launches lasts at least this long, so that what happens once per batch
 /// (the host's first launch call, the GPU waking from idle) is under 1% of it.
 pub const BATCH_MS: f64 = 2.0;
-/// At most this many launches a batch: CUDA queues about a thousand launches on a stream before
-/// the host has to wait, and a waiting host would lengthen the hold it measures itself by.
-pub const MAX_BATCH: usize = 512;
+/// At most this many launches a batch. A stream queues only a few hundred launches before the
+/// host has to wait (on an H200, batches of 190 queued freely and batches of 512 did not), and
+/// a host waiting for the GPU lengthens the hold it measures itself by.
+pub const MAX_BATCH: usize = 128;
 
 impl Plan {
     pub fn new(reps: Option<usize>) -> Self {
@@ -287,9 +288,9 @@ mod tests {
     fn batches_last_at_least_batch_ms() {
         let p = Plan::new(None);
         assert_eq!(p.batch_for(3.0), 1);
-        assert_eq!(p.batch_for(0.01), 200);
-        assert!(p.batch_for(0.0043) as f64 * 0.0043 >= BATCH_MS);
-        assert_eq!(p.batch_for(0.001), MAX_BATCH, "no more than the stream queues");
+        assert_eq!(p.batch_for(0.02), 100);
+        assert!(p.batch_for(0.017) as f64 * 0.017 >= BATCH_MS);
+        assert_eq!(p.batch_for(0.01), MAX_BATCH, "no more than the stream queues");
         assert_eq!(p.batch_for(0.0), MAX_BATCH);
     }
 
