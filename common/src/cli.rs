@@ -61,12 +61,21 @@ pub struct Args {
 }
 
 impl Args {
-    /// Parses the process's arguments; `extra_help` (the step's parameters) goes under --help.
-    /// On bad input clap prints one line and exits with status 2.
-    pub fn parse_for(about: &str, extra_help: String) -> Self {
-        let cmd = Args::command().about(about.to_owned()).after_help(extra_help);
-        let matches = cmd.get_matches();
+    /// Parses the process's arguments; `extra_help` (the step's parameters, its default shape
+    /// and chapter) goes under --help, and the options named in `hidden` (ones the step refuses)
+    /// are left out of it. On bad input clap prints one line and exits with status 2.
+    pub fn parse_for(about: &str, extra_help: String, hidden: &[&str]) -> Self {
+        let matches = Self::command_for(about, extra_help, hidden).get_matches();
         Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
+    /// The command [`Args::parse_for`] parses with.
+    pub fn command_for(about: &str, extra_help: String, hidden: &[&str]) -> clap::Command {
+        let mut cmd = Args::command().about(about.to_owned()).after_help(extra_help);
+        for &id in hidden {
+            cmd = cmd.mut_arg(id, |a| a.hide(true));
+        }
+        cmd
     }
 
     /// The shape asked for, falling back on `default` for what was not given.
@@ -210,6 +219,12 @@ mod tests {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(says), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn options_a_step_refuses_are_left_out_of_its_help() {
+        let help = Args::command_for("x", String::new(), &["params", "tune"]).render_long_help().to_string();
+        assert!(!help.contains("--param") && !help.contains("--tune") && help.contains("--size"), "{help}");
     }
 
     #[test]

@@ -20,13 +20,24 @@ pub type CpuMatmul = fn(usize, usize, usize, &[f32], &[f32], &mut [f32]);
 
 /// The `main` of every GPU step.
 pub fn gpu_main(step: &GpuStep) -> ExitCode {
-    let args = Args::parse_for(step.idea, step.params_help());
+    // A step without parameters refuses --param and --tune: its help does not offer them.
+    let hidden: &[&str] = if step.params.is_empty() { &["params", "tune"] } else { &[] };
+    let args = Args::parse_for(step.idea, step.help(), hidden);
     exit_code(run_gpu(step, &args))
+}
+
+/// The chapter of the book that teaches `step` (a crate named `stepNN_…`).
+pub fn chapter(step: &str) -> String {
+    format!("docs/src/{}.md", step.split('_').next().unwrap_or(step))
 }
 
 /// The `main` of a CPU step: `matmul(m, n, k, a, b, c)` computes row-major C = A·B.
 pub fn cpu_main(name: &str, idea: &str, default_size: usize, matmul: CpuMatmul) -> ExitCode {
-    let args = Args::parse_for(idea, format!("{name}: {idea}"));
+    let help = format!(
+        "{name}: {idea}\n\nDefault shape: {default_size}×{default_size}×{default_size}.\nChapter: {} (read the book with `mdbook serve docs`).",
+        chapter(name)
+    );
+    let args = Args::parse_for(idea, help, &["params", "tune", "device", "no_cublas"]);
     exit_code(run_cpu(name, default_size, matmul, &args))
 }
 

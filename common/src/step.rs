@@ -112,15 +112,26 @@ pub struct GpuStep {
 }
 
 impl GpuStep {
-    /// The `--help` text listing the step's parameters.
-    pub fn params_help(&self) -> String {
-        if self.params.is_empty() {
-            return format!("{}: {}", self.name, self.idea);
+    /// The `--help` text after the options: the step's idea, its parameters, its default shape
+    /// and its chapter.
+    pub fn help(&self) -> String {
+        let mut s = format!("{}: {}\n", self.name, self.idea);
+        if !self.params.is_empty() {
+            s += "\nKernel parameters (--param NAME=VALUE):\n";
+            for p in self.params {
+                s += &format!("  {:<6} {} (default {})\n", p.name, p.help, p.default);
+            }
         }
-        let mut s = format!("{}: {}\n\nKernel parameters (--param NAME=VALUE):\n", self.name, self.idea);
-        for p in self.params {
-            s += &format!("  {:<6} {} (default {})\n", p.name, p.help, p.default);
-        }
+        let Shape { m, n, k } = (self.default_shape)(&Limits::LARGEST);
+        s += &format!(
+            "\nDefault shape: {m}×{n}×{k}{}.\nChapter: {} (read the book with `mdbook serve docs`).",
+            if (self.default_shape)(&Limits::SM80) == (Shape { m, n, k }) {
+                ""
+            } else {
+                " on an H100 or H200"
+            },
+            crate::run::chapter(self.name)
+        );
         s
     }
 

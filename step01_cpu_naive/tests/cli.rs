@@ -31,3 +31,12 @@ fn exact_inputs_pass_bit_for_bit() {
     let (code, _) = testing::run_program(BIN, &["--size", "48", "-k", "3000", "--exact"], &[]);
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn help_names_the_default_shape_and_the_chapter() {
+    testing::assert_help(
+        BIN,
+        &["Default shape: 512×512×512", "Chapter: docs/src/step01.md"],
+        &["--param", "--tune", "--device", "--no-cublas"],
+    );
+}

@@ -27,3 +27,12 @@ fn gpu_tune_holds_given_parameters_and_can_skip_verification() {
     assert!(stdout.contains(": 3 combinations"), "{stdout}");
     assert!(!stdout.contains("COALESCED=0") && stdout.contains("not verified"), "{stdout}");
 }
+
+#[test]
+fn help_names_the_default_shape_and_the_chapter() {
+    testing::assert_help(
+        BIN,
+        &["Default shape: 4096×4096×4096", "Chapter: docs/src/step02.md", "COALESCED"],
+        &[],
+    );
+}

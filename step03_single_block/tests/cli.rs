@@ -15,3 +15,12 @@ fn shapes_beyond_one_block_are_refused_without_a_gpu() {
     testing::assert_clear_error(BIN, &["--size", "33"], &no_gpu, "step04_tiled lifts this limit");
     testing::assert_clear_error(BIN, &["-m", "8", "-n", "8", "-k", "5000"], &no_gpu, "shared memory");
 }
+
+#[test]
+fn help_names_the_default_shape_and_the_chapter() {
+    testing::assert_help(
+        BIN,
+        &["Default shape: 32×32×32", "Chapter: docs/src/step03.md", "--device"],
+        &["--param", "--tune"],
+    );
+}

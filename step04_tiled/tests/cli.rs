@@ -16,3 +16,8 @@ fn impossible_tiles_and_shapes_are_refused_without_a_gpu() {
     testing::assert_clear_error(BIN, &["--param", "UNROLL=0"], &no_gpu, "UNROLL must be at least 1");
     testing::assert_clear_error(BIN, &["--size", "50000"], &no_gpu, "32-bit kernel indices");
 }
+
+#[test]
+fn help_names_the_default_shape_and_the_chapter() {
+    testing::assert_help(BIN, &["Default shape: 4096×4096×4096", "Chapter: docs/src/step04.md", "TILE"], &[]);
+}

@@ -19,3 +19,12 @@ fn invalid_parameter_sets_are_refused_without_a_gpu() {
 fn gpu_a_spilling_set_is_refused() {
     testing::thread_tile::assert_spilling_set_refused_by_program(BIN);
 }
+
+#[test]
+fn help_names_the_default_shape_and_the_chapter() {
+    testing::assert_help(
+        BIN,
+        &["Default shape: 4096×4096×4096", "Chapter: docs/src/step05.md", "--tune"],
+        &[],
+    );
+}

@@ -241,6 +241,19 @@ pub fn assert_clear_outcome(args: &[&str], (code, stderr): (Option<i32>, String)
     assert!(extra.iter().all(|l| l.contains("--help")), "{args:?}: more than one sentence\n{stderr}");
 }
 
+/// `bin --help` names everything in `says` and lists none of the options in `absent`.
+pub fn assert_help(bin: &str, says: &[&str], absent: &[&str]) {
+    let out = std::process::Command::new(program(bin)).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{help}");
+    for s in says {
+        assert!(help.contains(s), "`{s}` missing from --help:\n{help}");
+    }
+    for a in absent {
+        assert!(!help.contains(&format!("{a} ")), "--help lists {a}, which the step refuses:\n{help}");
+    }
+}
+
 /// The bad inputs every GPU step must refuse without a GPU (so CI checks them too). Hiding the
 /// devices (`CUDA_VISIBLE_DEVICES=`) makes a GPU machine look like one without a GPU.
 pub fn assert_common_bad_inputs_refused(bin: &str) {
