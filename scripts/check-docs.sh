@@ -24,9 +24,9 @@ while IFS= read -r md; do
             echo "$md: $path has no anchor '$anchor'"; status=1
         fi
     done < <(grep -oE '\{\{#include [^}]+\}\}' "$md" | sed -E 's/\{\{#include ([^}]+)\}\}/\1/')
-    # [text](target): local targets exist.
+    # [text](target) and [text](target "title"): local targets exist.
     while IFS= read -r target; do
-        file=${target%%#*}
+        file=${target%% *}; file=${file%%#*}
         [ -z "$file" ] && continue
         case "$file" in http://*|https://*|mailto:*) continue ;; esac
         [ -e "$dir/$file" ] || { echo "$md: broken link: $target"; status=1; }

@@ -1,0 +1,130 @@
+//! Every figure the README, the book and the kernel headers quote agrees with its record.
+//!
+//! A quoted figure is a Markdown link whose text is the number, whose target is the record (a
+//! results page or a run's log, relative to the quoting file) and whose title is a regular
+//! expression with one group that picks the figure out of the record:
+//!
+//! ```text
+//! [88.4%](results/runs/2026-11-21-h200-step06.log "speed .*· ([\d.]+)% of cuBLAS")
+//! ```
+//!
+//! The quote must equal the record's value rounded to the quote's decimals. A title ending in
+//! ` /1000` divides the record's value first (GFLOP/s quoted as TFLOP/s). In a kernel header the
+//! same link sits in a comment. Links without a title are ordinary links and not checked.
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+/// The files that quote figures: the README, the book's pages and the kernels.
+fn quoting_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = vec![root.join("README.md")];
+    let mut dirs = vec![root.join("docs/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                files.push(path);
+            }
+        }
+    }
+    for entry in std::fs::read_dir(root).unwrap().flatten() {
+        let kernel = entry.path().join("src/kernel.cu");
+        if kernel.exists() {
+            files.push(kernel);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A quoted figure: "6 184", "88.4%", "45.2", "-7.7e1".
+fn number(text: &str) -> Option<(f64, usize)> {
+    let found = Regex::new(r"-?\d[\d  ]*(?:\.(\d+))?(?:e-?\d+)?").unwrap().captures(text)?;
+    let digits: String = found[0].chars().filter(|c| !c.is_whitespace()).collect();
+    let decimals = found.get(1).map_or(0, |d| d.as_str().len());
+    Some((digits.parse().ok()?, decimals))
+}
+
+/// Every titled link in `text` that quotes a number: (line, quote, record, pattern).
+fn quotes(text: &str) -> Vec<(usize, String, String, String)> {
+    let link = Regex::new(r#"\[([^\]\n]+)\]\(([^)\s]+) "((?:[^"\\]|\\.)+)"\)"#).unwrap();
+    link.captures_iter(text)
+        .filter(|c| number(&c[1]).is_some())
+        .map(|c| {
+            let line = text[..c.get(0).unwrap().start()].matches('\n').count() + 1;
+            (line, c[1].to_owned(), c[2].to_owned(), c[3].replace("\\\"", "\""))
+        })
+        .collect()
+}
+
+/// What is wrong with one quote, if anything.
+fn check(file: &Path, quote: &str, record: &str, title: &str) -> Option<String> {
+    let (pattern, divisor) = match title.rsplit_once(" /") {
+        Some((p, d)) if d.parse::<f64>().is_ok() => (p, d.parse::<f64>().unwrap()),
+        _ => (title, 1.0),
+    };
+    let path = file.parent().unwrap().join(record.split('#').next().unwrap());
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Some(format!("the record {record} cannot be read"));
+    };
+    let re = match Regex::new(pattern) {
+        Ok(re) if re.captures_len() == 2 => re,
+        _ => return Some(format!("the pattern \"{pattern}\" is not a regular expression with one group")),
+    };
+    let Some(found) = re.captures(&text) else {
+        return Some(format!("\"{pattern}\" matches nothing in {record}"));
+    };
+    let (Some((want, _)), Some((got, decimals))) = (number(&found[1]), number(quote)) else {
+        return Some(format!("\"{}\" in {record} is not a number", &found[1]));
+    };
+    let scale = 10f64.powi(decimals as i32);
+    let rounded = (want / divisor * scale).round() / scale;
+    ((rounded - got).abs() > 1e-9 * rounded.abs().max(1.0))
+        .then(|| format!("quotes {quote} but {record} says {} (\"{pattern}\")", &found[1]))
+}
+
+#[test]
+fn every_quoted_figure_agrees_with_its_record() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for file in quoting_files(root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, quote, record, pattern) in quotes(&text) {
+            checked += 1;
+            if let Some(why) = check(&file, &quote, &record, &pattern) {
+                wrong.push(format!("{}:{line}: {why}", file.strip_prefix(root).unwrap().display()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "figures that disagree with their records:\n{}", wrong.join("\n"));
+    assert!(checked > 0, "no quoted figure found");
+}
+
+#[test]
+fn quotes_are_read_and_rounded_as_written() {
+    assert_eq!(number("6 184"), Some((6184.0, 0)));
+    assert_eq!(number("88.4%"), Some((88.4, 1)));
+    assert_eq!(number("no figure"), None);
+    let q = quotes(r#"at [88.4%](runs/x.log "speed .*· ([\d.]+)% of") and [a link](y.md)"#);
+    assert_eq!(
+        q,
+        vec![(1, "88.4%".to_owned(), "runs/x.log".to_owned(), r"speed .*· ([\d.]+)% of".to_owned())]
+    );
+    let dir = std::env::temp_dir().join(format!("figures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("r.log"), "speed 45220 GFLOP/s · 88.36% of cuBLAS\n").unwrap();
+    let quoting = dir.join("q.md");
+    assert_eq!(check(&quoting, "88.4%", "r.log", r"· ([\d.]+)% of"), None);
+    assert!(check(&quoting, "88.3%", "r.log", r"· ([\d.]+)% of").unwrap().contains("says 88.36"));
+    assert!(check(&quoting, "88%", "r.log", r"· ([\d.]+)% of").is_none(), "88.36 rounds to 88");
+    assert!(check(&quoting, "45 220", "r.log", r"speed (\d+) GFLOP").is_none());
+    assert!(check(&quoting, "45.2", "r.log", r"speed (\d+) GFLOP /1000").is_none());
+    assert!(check(&quoting, "45.3", "r.log", r"speed (\d+) GFLOP /1000").is_some());
+    assert!(check(&quoting, "1", "r.log", r"nothing (\d)").unwrap().contains("matches nothing"));
+    assert!(check(&quoting, "1", "gone.log", r"(\d)").unwrap().contains("cannot be read"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
