@@ -54,6 +54,20 @@ pub struct Args {
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, u32)>,
 
+    /// Run an edited copy of the step's kernel from PATH instead of the built-in one: the same
+    /// compile, verify, time and report, with no Rust rebuild.
+    #[arg(long, value_name = "PATH")]
+    pub kernel: Option<std::path::PathBuf>,
+
+    /// Only compile the kernel (for --arch) and print its resources and ptxas's output; needs no GPU.
+    #[arg(long)]
+    pub compile_only: bool,
+
+    /// The architecture --compile-only compiles for, e.g. sm_80 or sm_90 (default: the GPU
+    /// present, or sm_90 without one).
+    #[arg(long, value_name = "sm_XY", value_parser = parse_arch)]
+    pub arch: Option<String>,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
@@ -132,6 +146,14 @@ fn parse_param(s: &str) -> Result<(String, u32), String> {
         Err(_) => return Err(format!("the value of {name} must be a whole number, not '{value}'")),
     };
     Ok((name.to_owned(), value))
+}
+
+fn parse_arch(s: &str) -> Result<String, String> {
+    let digits = s.strip_prefix("sm_").map(|r| r.strip_suffix('a').unwrap_or(r));
+    match digits.map(|d| d.parse::<u32>()) {
+        Some(Ok(v)) if (50..=200).contains(&v) => Ok(s.to_owned()),
+        _ => Err(format!("'{s}' is not a GPU architecture; write it as NVRTC does, e.g. sm_80 or sm_90")),
+    }
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -214,6 +236,8 @@ mod tests {
             (&["--seed", "-1"][..], "the seed must be a whole number from 0"),
             (&["--seed", "x"][..], "the seed must be a whole number from 0"),
             (&["--device", "-1"][..], "numbered from 0"),
+            (&["--compile-only", "--arch", "90"][..], "not a GPU architecture"),
+            (&["--compile-only", "--arch", "sm_x"][..], "not a GPU architecture"),
             (&["--bogus"][..], "unexpected argument"),
         ] {
             let err = parse(args).unwrap_err().to_string();
@@ -242,6 +266,9 @@ mod tests {
             "--no-cublas",
             "--device",
             "--param",
+            "--kernel",
+            "--compile-only",
+            "--arch",
         ] {
             assert!(help.contains(opt), "{opt} missing from --help");
         }

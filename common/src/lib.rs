@@ -12,10 +12,12 @@
 //! - [`step`]: the contract a GPU step's `lib.rs` fills in
 //! - [`cli`], [`report`], [`run`]: the shared command line, the printed block, the main loop
 //! - [`tune`]: `--tune`, the search over a step's parameters
+//! - [`compile_only`]: `--compile-only` and `--kernel PATH`, for trying edits
 //! - [`bench`]: the criterion benches every step and `compare` share
 
 pub mod bench;
 pub mod cli;
+pub mod compile_only;
 pub mod cublas;
 pub mod gpu;
 pub mod matrix;

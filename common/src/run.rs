@@ -6,6 +6,7 @@ use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::cli::Args;
+use crate::compile_only;
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu, Limits};
 use crate::matrix::{Inputs, Shape};
@@ -37,7 +38,11 @@ pub fn cpu_main(name: &str, idea: &str, default_size: usize, matmul: CpuMatmul) 
         "{name}: {idea}\n\nDefault shape: {default_size}×{default_size}×{default_size}.\nChapter: {} (read the book with `mdbook serve docs`).",
         chapter(name)
     );
-    let args = Args::parse_for(idea, help, &["params", "tune", "device", "no_cublas"]);
+    let args = Args::parse_for(
+        idea,
+        help,
+        &["params", "tune", "device", "no_cublas", "kernel", "compile_only", "arch"],
+    );
     exit_code(run_cpu(name, default_size, matmul, &args))
 }
 
@@ -253,10 +258,18 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
 /// [`run_gpu`] with the answer to "could libcublas be loaded?" given, so that a test can take
 /// the path of a machine without cuBLAS: no baseline, the reference on the CPU, and a note.
 pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
+    let edited = args.kernel.as_deref().map(|path| compile_only::with_kernel(step, path)).transpose()?;
+    let step = edited.as_ref().unwrap_or(step);
     // Everything that needs no GPU is checked first, so that a machine without one still names
     // the real problem: parameters, the shape (against the most any GPU allows), host memory.
     let params = Params::with_overrides(step.params, &args.params)?;
     let asked = shape_of(args, (step.default_shape)(&Limits::LARGEST))?;
+    if args.compile_only {
+        return compile_only::run(step, args, &params, asked);
+    }
+    if args.arch.is_some() {
+        bail!("--arch goes with --compile-only; a run compiles for the GPU it runs on");
+    }
     if !args.tune {
         step.validate(&params, asked, &Limits::LARGEST)?;
     }
@@ -357,8 +370,10 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     if !args.params.is_empty() || args.tune {
         bail!("{name} runs on the CPU and has no kernel parameters to set or tune");
     }
-    if args.device.is_some() || args.no_cublas {
-        bail!("{name} runs on the CPU: --device and --no-cublas apply to the GPU steps only");
+    if args.device.is_some() || args.no_cublas || args.kernel.is_some() || args.compile_only {
+        bail!(
+            "{name} runs on the CPU: --device, --no-cublas, --kernel and --compile-only apply to the GPU steps only"
+        );
     }
     let shape = shape_of(args, Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
     check_host_fits(shape, !args.no_verify, host_memory_available())?;

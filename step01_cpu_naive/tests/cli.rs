@@ -6,8 +6,14 @@ const BIN: &str = env!("CARGO_BIN_EXE_step01_cpu_naive");
 
 #[test]
 fn options_of_the_gpu_steps_are_refused() {
-    for args in [&["--device", "1"][..], &["--no-cublas"][..], &["--device", "0", "--size", "8"][..]] {
-        testing::assert_clear_error(BIN, args, &[], "--device and --no-cublas apply to the GPU steps only");
+    for args in [
+        &["--device", "1"][..],
+        &["--no-cublas"][..],
+        &["--device", "0", "--size", "8"][..],
+        &["--compile-only"][..],
+        &["--kernel", "k.cu"][..],
+    ] {
+        testing::assert_clear_error(BIN, args, &[], "apply to the GPU steps only");
     }
     testing::assert_clear_error(BIN, &["--param", "TILE=4"], &[], "no kernel parameters");
 }
@@ -37,6 +43,6 @@ fn help_names_the_default_shape_and_the_chapter() {
     testing::assert_help(
         BIN,
         &["Default shape: 512×512×512", "Chapter: docs/src/step01.md"],
-        &["--param", "--tune", "--device", "--no-cublas"],
+        &["--param", "--tune", "--device", "--no-cublas", "--kernel", "--compile-only", "--arch"],
     );
 }

@@ -106,4 +106,4 @@ fn gpu_runs_and_verifies_without_cublas() {
     assert!(common::run::run_gpu_with(&STEP, &args, false).unwrap());
 }
 
-common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat());
+common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step02_gpu_naive"));

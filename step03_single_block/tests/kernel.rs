@@ -108,4 +108,4 @@ fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, params(), 500, shapes);
 }
 
-common::planted_fault_tests!(STEP, FAULTS, SHAPES);
+common::planted_fault_tests!(STEP, FAULTS, SHAPES, env!("CARGO_BIN_EXE_step03_single_block"));

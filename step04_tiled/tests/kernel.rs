@@ -74,4 +74,4 @@ fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
 
-common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat());
+common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step04_tiled"));

@@ -243,11 +243,12 @@ impl Cases<'_> {
     }
 }
 
-/// The four tests every GPU step runs on its planted faults and on exact inputs, written once:
-/// `planted_fault_tests!(STEP, FAULTS, shapes for exact mode);` in the step's `tests/kernel.rs`.
+/// The tests every GPU step runs on its planted faults, on exact inputs and on edited copies of
+/// its kernel, written once: `planted_fault_tests!(STEP, FAULTS, shapes for exact mode, BIN);`
+/// in the step's `tests/kernel.rs`.
 #[macro_export]
 macro_rules! planted_fault_tests {
-    ($step:expr, $faults:expr, $exact_shapes:expr) => {
+    ($step:expr, $faults:expr, $exact_shapes:expr, $bin:expr) => {
         #[test]
         fn planted_faults_apply_to_the_kernel() {
             $crate::testing::faults::assert_faults_apply(&$step, $faults);
@@ -269,6 +270,19 @@ macro_rules! planted_fault_tests {
         #[ignore = "needs an NVIDIA GPU"]
         fn gpu_exact_inputs_give_the_exact_product() {
             $crate::testing::assert_exact(&$step, $exact_shapes);
+        }
+
+        #[test]
+        #[ignore = "needs libnvrtc"]
+        fn nvrtc_compile_only_needs_no_gpu_and_shows_broken_edits() {
+            $crate::testing::assert_compile_only($bin, &$step);
+        }
+
+        #[test]
+        #[ignore = "needs an NVIDIA GPU"]
+        fn gpu_an_edited_copy_of_the_kernel_runs_through_the_program() {
+            let zero = $faults.iter().find(|f| f.class == $crate::testing::faults::Class::Zero).unwrap();
+            $crate::testing::assert_kernel_option($bin, &$step, zero);
         }
     };
 }

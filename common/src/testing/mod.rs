@@ -241,6 +241,67 @@ pub fn assert_clear_outcome(args: &[&str], (code, stderr): (Option<i32>, String)
     assert!(extra.iter().all(|l| l.contains("--help")), "{args:?}: more than one sentence\n{stderr}");
 }
 
+/// A scratch file for a test: `name` under the system's temporary folder, unique to this process.
+pub fn scratch_file(name: &str, contents: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("matmul-course-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// Runs `bin` with `args`; returns its exit code, standard output and standard error.
+pub fn run_for_output(bin: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(program(bin))
+        .args(args)
+        .env("CUDA_CACHE_DISABLE", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("could not start {bin}: {e}"));
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// `--compile-only` compiles the step for sm_80 and sm_90 and prints its resources and ptxas's
+/// output; an edited kernel given with `--kernel` that does not compile gets NVRTC's log, under
+/// the edited file's name. Needs NVRTC, not a GPU.
+pub fn assert_compile_only(bin: &str, step: &GpuStep) {
+    for arch in ["sm_80", "sm_90"] {
+        let (code, out, err) = run_for_output(bin, &["--compile-only", "--arch", arch]);
+        assert_eq!(code, Some(0), "{err}");
+        for says in [
+            &format!("{} compiled for {arch}", step.name),
+            "registers/thread",
+            "0 bytes spilled",
+            "ptxas says:",
+        ] {
+            assert!(out.contains(says), "`{says}` missing:\n{out}");
+        }
+    }
+    let broken = scratch_file(
+        &format!("{}-broken.cu", step.name),
+        &step.source.replacen("__global__", "__global__ oops", 1),
+    );
+    let path = broken.to_str().unwrap();
+    let (code, _, err) = run_for_output(bin, &["--compile-only", "--kernel", path]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with(&format!("error: the kernel {path} does not compile for")), "{err}");
+    assert!(err.contains("oops"), "NVRTC's log is shown:\n{err}");
+}
+
+/// Through the program on the GPU: `--kernel` runs an edited copy of the kernel; a copy with a
+/// comment added passes, and the same copy with `fault` planted fails verification.
+pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::Fault) {
+    let same =
+        scratch_file(&format!("{}-same.cu", step.name), &format!("// a learner's copy\n{}", step.source));
+    let (code, out, err) = run_for_output(bin, &["--size", "300", "--kernel", same.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("verify   PASS"), "{out}");
+    let wrong = scratch_file(&format!("{}-wrong.cu", step.name), &faults::apply(step.source, fault).unwrap());
+    let (code, out, err) = run_for_output(bin, &["--size", "300", "--kernel", wrong.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("verify   FAIL") && err.starts_with("error: the result is wrong"), "{out}{err}");
+}
+
 /// `bin --help` names everything in `says` and lists none of the options in `absent`.
 pub fn assert_help(bin: &str, says: &[&str], absent: &[&str]) {
     let out = std::process::Command::new(program(bin)).arg("--help").output().unwrap();
@@ -269,6 +330,9 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["--param", "TILE=99999999999"][..], "outside 0 to 4294967295"),
         (&["--seed", "-1"][..], "the seed must be a whole number"),
         (&["--param", "NOPE=4"][..], "--param NOPE"),
+        (&["--kernel", "/no/such/kernel.cu"][..], "could not read the kernel /no/such/kernel.cu"),
+        (&["--arch", "sm_90"][..], "--arch goes with --compile-only"),
+        (&["--compile-only", "--arch", "90"][..], "not a GPU architecture"),
         (&[][..], "needs an NVIDIA GPU"),
     ] {
         assert_clear_error(bin, args, &no_gpu, says);

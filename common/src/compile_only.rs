@@ -1,0 +1,96 @@
+//! `--compile-only`: compile a step's kernel with NVRTC and print what the compiler made of it,
+//! with no GPU. `--kernel PATH` swaps in an edited copy of the kernel for this and for a run.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Result, anyhow, bail};
+
+use crate::cli::Args;
+use crate::gpu::{self, Limits};
+use crate::matrix::Shape;
+use crate::step::{GpuStep, Params};
+
+/// The architecture `--compile-only` uses when none is named: the GPU present, else sm_90.
+pub const DEFAULT_ARCH: &str = "sm_90";
+
+/// `step` with its kernel read from `path` (named by that path in compiler messages).
+pub fn with_kernel(step: &GpuStep, path: &Path) -> Result<GpuStep> {
+    let source = std::fs::read_to_string(path).map_err(|e| {
+        anyhow!("could not read the kernel {}: {e}; give the path of a .cu file", path.display())
+    })?;
+    let file = path.display().to_string();
+    Ok(GpuStep {
+        source: Box::leak(source.into_boxed_str()),
+        file: Box::leak(file.into_boxed_str()),
+        ..*step
+    })
+}
+
+/// The architecture of the GPU present, if a driver and a GPU can be found.
+fn present_arch() -> Option<String> {
+    if !gpu::driver_present() {
+        return None;
+    }
+    gpu::open("compile", 0).ok().map(|g| g.info.arch())
+}
+
+/// The limits a kernel for `arch` must fit.
+fn limits_for(arch: &str) -> Limits {
+    if arch.starts_with("sm_8") { Limits::SM80 } else { Limits::LARGEST }
+}
+
+/// Compiles `step` with `params` for `arch` and returns the report a learner reads.
+pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Result<String> {
+    let launch = step.validate(params, shape, &limits_for(arch))?;
+    let compiled = step.compile(params, arch)?;
+    let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
+    let mut r = format!("{} compiled for {arch} by NVRTC {major}.{minor} (no GPU used)\n", step.name);
+    if !params.is_empty() {
+        let _ = writeln!(r, "  params   {params}");
+    }
+    let _ = writeln!(
+        r,
+        "  launch   at {shape}: grid {}×{}×{} · block {} threads · {} bytes of dynamic shared memory",
+        launch.grid.0,
+        launch.grid.1,
+        launch.grid.2,
+        launch.threads(),
+        launch.dynamic_smem
+    );
+    match compiled.ptxas {
+        Some(p) => {
+            let _ = writeln!(
+                r,
+                "  kernel   {} registers/thread · {} bytes static shared memory · {} bytes stack frame · {} bytes spilled ({} stored, {} loaded)",
+                p.registers,
+                p.static_smem,
+                p.stack_frame,
+                p.spill_bytes(),
+                p.spill_stores,
+                p.spill_loads
+            );
+        }
+        None => {
+            r += "  kernel   NVRTC returned no ptxas report (a cached compile: set CUDA_CACHE_DISABLE=1)\n"
+        }
+    }
+    r += "ptxas says:\n";
+    for line in compiled.log.lines().filter(|l| l.contains("ptxas")) {
+        let _ = writeln!(r, "  {}", line.trim_end());
+    }
+    Ok(r)
+}
+
+/// The whole of `--compile-only` for a GPU step.
+pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape) -> Result<bool> {
+    if args.tune {
+        bail!("--compile-only and --tune do not go together: --tune runs every set on the GPU");
+    }
+    if !gpu::nvrtc_present() {
+        bail!("{}", gpu::NO_NVRTC);
+    }
+    let arch = args.arch.clone().or_else(present_arch).unwrap_or_else(|| DEFAULT_ARCH.to_owned());
+    print!("{}", report(step, params, &arch, shape)?);
+    Ok(true)
+}
