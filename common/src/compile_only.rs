@@ -70,13 +70,17 @@ pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Resu
                 p.spill_stores,
                 p.spill_loads
             );
+            if p.spill_bytes() > 0 {
+                r += "  note     a run refuses this set: registers spilled to local memory would dominate the time\n";
+            }
         }
         None => {
             r += "  kernel   NVRTC returned no ptxas report (a cached compile: set CUDA_CACHE_DISABLE=1)\n"
         }
     }
     r += "ptxas says:\n";
-    for line in compiled.log.lines().filter(|l| l.contains("ptxas")) {
+    // Its compile time changes from run to run and says nothing about the kernel.
+    for line in compiled.log.lines().filter(|l| l.contains("ptxas") && !l.contains("Compile time")) {
         let _ = writeln!(r, "  {}", line.trim_end());
     }
     Ok(r)
