@@ -98,6 +98,31 @@ impl Args {
         (pick(self.m, default.0), pick(self.n, default.1), pick(self.k, default.2))
     }
 
+    /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
+    pub const GPU_ONLY: [(&'static str, &'static str); 7] = [
+        ("params", "--param"),
+        ("tune", "--tune"),
+        ("device", "--device"),
+        ("no_cublas", "--no-cublas"),
+        ("kernel", "--kernel"),
+        ("compile_only", "--compile-only"),
+        ("arch", "--arch"),
+    ];
+
+    /// Which of [`Args::GPU_ONLY`] were given.
+    pub fn gpu_only_given(&self) -> Vec<&'static str> {
+        let given = [
+            !self.params.is_empty(),
+            self.tune,
+            self.device.is_some(),
+            self.no_cublas,
+            self.kernel.is_some(),
+            self.compile_only,
+            self.arch.is_some(),
+        ];
+        Self::GPU_ONLY.iter().zip(given).filter(|(_, g)| *g).map(|((_, flag), _)| *flag).collect()
+    }
+
     /// The GPU to use: --device, or the first.
     pub fn ordinal(&self) -> usize {
         self.device.unwrap_or(0)
@@ -149,10 +174,11 @@ fn parse_param(s: &str) -> Result<(String, u32), String> {
 }
 
 fn parse_arch(s: &str) -> Result<String, String> {
-    let digits = s.strip_prefix("sm_").map(|r| r.strip_suffix('a').unwrap_or(r));
-    match digits.map(|d| d.parse::<u32>()) {
-        Some(Ok(v)) if (50..=200).contains(&v) => Ok(s.to_owned()),
-        _ => Err(format!("'{s}' is not a GPU architecture; write it as NVRTC does, e.g. sm_80 or sm_90")),
+    match crate::gpu::Limits::for_arch(s) {
+        Some(_) => Ok(s.to_owned()),
+        None => Err(format!(
+            "'{s}' is not an architecture this course compiles for; choose sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100 or sm_120"
+        )),
     }
 }
 
@@ -236,8 +262,8 @@ mod tests {
             (&["--seed", "-1"][..], "the seed must be a whole number from 0"),
             (&["--seed", "x"][..], "the seed must be a whole number from 0"),
             (&["--device", "-1"][..], "numbered from 0"),
-            (&["--compile-only", "--arch", "90"][..], "not a GPU architecture"),
-            (&["--compile-only", "--arch", "sm_x"][..], "not a GPU architecture"),
+            (&["--compile-only", "--arch", "90"][..], "not an architecture this course compiles for"),
+            (&["--compile-only", "--arch", "sm_60"][..], "not an architecture this course compiles for"),
             (&["--bogus"][..], "unexpected argument"),
         ] {
             let err = parse(args).unwrap_err().to_string();

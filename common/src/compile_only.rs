@@ -27,25 +27,23 @@ pub fn with_kernel(step: &GpuStep, path: &Path) -> Result<GpuStep> {
     })
 }
 
-/// The architecture of the GPU present, if a driver and a GPU can be found.
-fn present_arch() -> Option<String> {
+/// The architecture of GPU `ordinal`, if a driver and that GPU can be found.
+fn present_arch(ordinal: usize) -> Option<String> {
     if !gpu::driver_present() {
         return None;
     }
-    gpu::open("compile", 0).ok().map(|g| g.info.arch())
+    gpu::open("compile", ordinal).ok().map(|g| g.info.arch())
 }
 
-/// The limits a kernel for `arch` must fit.
-fn limits_for(arch: &str) -> Limits {
-    if arch.starts_with("sm_8") { Limits::SM80 } else { Limits::LARGEST }
-}
-
-/// Compiles `step` with `params` for `arch` and returns the report a learner reads.
+/// Compiles `step` with `params` for `arch` and returns the report a learner reads. The step's
+/// own checks come first, against `arch`'s limits; then NVRTC.
 pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Result<String> {
-    let launch = step.validate(params, shape, &limits_for(arch))?;
+    let limits = Limits::for_arch(arch).ok_or_else(|| anyhow!("no limits are known for {arch}"))?;
+    let launch = step.validate(params, shape, &limits)?;
     let compiled = step.compile(params, arch)?;
     let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
-    let mut r = format!("{} compiled for {arch} by NVRTC {major}.{minor} (no GPU used)\n", step.name);
+    let mut r =
+        format!("{} ({}) compiled for {arch} by NVRTC {major}.{minor} (no GPU used)\n", step.name, step.file);
     if !params.is_empty() {
         let _ = writeln!(r, "  params   {params}");
     }
@@ -60,15 +58,14 @@ pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Resu
     );
     match compiled.ptxas {
         Some(p) => {
+            let spills = match p.spill_bytes() {
+                0 => "none".to_owned(),
+                _ => format!("{} bytes stored and {} loaded by spill code", p.spill_stores, p.spill_loads),
+            };
             let _ = writeln!(
                 r,
-                "  kernel   {} registers/thread · {} bytes static shared memory · {} bytes stack frame · {} bytes spilled ({} stored, {} loaded)",
-                p.registers,
-                p.static_smem,
-                p.stack_frame,
-                p.spill_bytes(),
-                p.spill_stores,
-                p.spill_loads
+                "  kernel   {} registers/thread · {} bytes static shared memory · {} bytes stack frame · spills: {spills}",
+                p.registers, p.static_smem, p.stack_frame
             );
             if p.spill_bytes() > 0 {
                 r += "  note     a run refuses this set: registers spilled to local memory would dominate the time\n";
@@ -86,15 +83,14 @@ pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Resu
     Ok(r)
 }
 
-/// The whole of `--compile-only` for a GPU step.
+/// The whole of `--compile-only` for a GPU step: for --arch, else the GPU present (--device),
+/// else DEFAULT_ARCH.
 pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape) -> Result<bool> {
     if args.tune {
         bail!("--compile-only and --tune do not go together: --tune runs every set on the GPU");
     }
-    if !gpu::nvrtc_present() {
-        bail!("{}", gpu::NO_NVRTC);
-    }
-    let arch = args.arch.clone().or_else(present_arch).unwrap_or_else(|| DEFAULT_ARCH.to_owned());
+    let arch =
+        args.arch.clone().or_else(|| present_arch(args.ordinal())).unwrap_or_else(|| DEFAULT_ARCH.to_owned());
     print!("{}", report(step, params, &arch, shape)?);
     Ok(true)
 }

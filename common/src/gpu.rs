@@ -27,6 +27,19 @@ impl Limits {
     /// The most any supported GPU allows: what fails here fails everywhere, so a step's checks
     /// can run against it before a GPU is opened.
     pub const LARGEST: Limits = Limits::SM90;
+
+    /// The limits of an architecture NVRTC can target (`sm_75` to `sm_120`), for checks made
+    /// without its GPU; None for one this table does not know.
+    pub fn for_arch(arch: &str) -> Option<Limits> {
+        let smem = match arch.trim_end_matches('a') {
+            "sm_75" => 65_536,
+            "sm_80" | "sm_87" => 166_912,
+            "sm_86" | "sm_89" | "sm_120" => 101_376,
+            "sm_90" | "sm_100" => 232_448,
+            _ => return None,
+        };
+        Some(Limits { max_threads_per_block: 1024, max_smem_per_block: smem })
+    }
 }
 
 /// Shared memory a block gets without opting in; above it the kernel needs

@@ -38,11 +38,7 @@ pub fn cpu_main(name: &str, idea: &str, default_size: usize, matmul: CpuMatmul) 
         "{name}: {idea}\n\nDefault shape: {default_size}×{default_size}×{default_size}.\nChapter: {} (read the book with `mdbook serve docs`).",
         chapter(name)
     );
-    let args = Args::parse_for(
-        idea,
-        help,
-        &["params", "tune", "device", "no_cublas", "kernel", "compile_only", "arch"],
-    );
+    let args = Args::parse_for(idea, help, &Args::GPU_ONLY.map(|(id, _)| id));
     exit_code(run_cpu(name, default_size, matmul, &args))
 }
 
@@ -317,7 +313,10 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         Some(verify::verify(shape, &c, &r, step.precision))
     };
     let report = Report {
-        step: step.name.to_owned(),
+        step: match &args.kernel {
+            Some(path) => format!("{} (kernel from {})", step.name, path.display()),
+            None => step.name.to_owned(),
+        },
         device: Device::Gpu(gpu.info.clone()),
         shape,
         kernel: Some(KernelFacts { params: prepared.params.clone(), launch, resources }),
@@ -367,12 +366,12 @@ pub fn cpu_estimate(seconds: f64, rows: usize) -> Option<String> {
 
 /// The whole run of a CPU step.
 pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) -> Result<bool> {
-    if !args.params.is_empty() || args.tune {
-        bail!("{name} runs on the CPU and has no kernel parameters to set or tune");
-    }
-    if args.device.is_some() || args.no_cublas || args.kernel.is_some() || args.compile_only {
+    let gpu_only = args.gpu_only_given();
+    if !gpu_only.is_empty() {
         bail!(
-            "{name} runs on the CPU: --device, --no-cublas, --kernel and --compile-only apply to the GPU steps only"
+            "{name} runs on the CPU and has no kernel to set, tune or compile: {} {} for the GPU steps only",
+            gpu_only.join(", "),
+            if gpu_only.len() == 1 { "is" } else { "are" }
         );
     }
     let shape = shape_of(args, Shape::square(default_size).map_err(|e| anyhow!(e))?)?;

@@ -40,19 +40,24 @@ fn quoting_files(root: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// A quoted figure: "6 184", "88.4%", "45.2", "-7.7e1".
-fn number(text: &str) -> Option<(f64, usize)> {
-    let found = Regex::new(r"-?\d[\d  ]*(?:\.(\d+))?(?:e-?\d+)?").unwrap().captures(text)?;
-    let digits: String = found[0].chars().filter(|c| !c.is_whitespace()).collect();
-    let decimals = found.get(1).map_or(0, |d| d.as_str().len());
-    Some((digits.parse().ok()?, decimals))
+/// A quoted figure, the whole of a link's text: "6 184", "88.4%", "45.2" (thin and no-break
+/// spaces may group digits). Returns the value and its decimals.
+fn quoted(text: &str) -> Option<(f64, usize)> {
+    let found = Regex::new(r"^-?\d[\d \u{2009}\u{00A0}]*(?:\.(\d+))?%?$").unwrap().captures(text.trim())?;
+    let digits: String = found[0].chars().filter(|c| c.is_ascii_digit() || *c == '.' || *c == '-').collect();
+    Some((digits.parse().ok()?, found.get(1).map_or(0, |d| d.as_str().len())))
+}
+
+/// A figure in a record: "6184", "88.36", "2.2e-5".
+fn recorded(text: &str) -> Option<f64> {
+    text.trim().trim_end_matches('%').parse().ok()
 }
 
 /// Every titled link in `text` that quotes a number: (line, quote, record, pattern).
 fn quotes(text: &str) -> Vec<(usize, String, String, String)> {
     let link = Regex::new(r#"\[([^\]\n]+)\]\(([^)\s]+) "((?:[^"\\]|\\.)+)"\)"#).unwrap();
     link.captures_iter(text)
-        .filter(|c| number(&c[1]).is_some())
+        .filter(|c| quoted(&c[1]).is_some())
         .map(|c| {
             let line = text[..c.get(0).unwrap().start()].matches('\n').count() + 1;
             (line, c[1].to_owned(), c[2].to_owned(), c[3].replace("\\\"", "\""))
@@ -77,8 +82,14 @@ fn check(file: &Path, quote: &str, record: &str, title: &str) -> Option<String> 
     let Some(found) = re.captures(&text) else {
         return Some(format!("\"{pattern}\" matches nothing in {record}"));
     };
-    let (Some((want, _)), Some((got, decimals))) = (number(&found[1]), number(quote)) else {
-        return Some(format!("\"{}\" in {record} is not a number", &found[1]));
+    // A group that stops inside a number (before its fraction, say) would compare a part of it.
+    let group = found.get(1).unwrap();
+    if Regex::new(r"^\.?\d").unwrap().is_match(&text[group.end()..]) {
+        let whole = text[group.start()..].split_whitespace().next().unwrap_or_default();
+        return Some(format!("\"{pattern}\" takes only part of the number {whole} in {record}"));
+    }
+    let (Some(want), Some((got, decimals))) = (recorded(group.as_str()), quoted(quote)) else {
+        return Some(format!("\"{}\" in {record} is not a number", group.as_str()));
     };
     let scale = 10f64.powi(decimals as i32);
     let rounded = (want / divisor * scale).round() / scale;
@@ -106,9 +117,12 @@ fn every_quoted_figure_agrees_with_its_record() {
 
 #[test]
 fn quotes_are_read_and_rounded_as_written() {
-    assert_eq!(number("6 184"), Some((6184.0, 0)));
-    assert_eq!(number("88.4%"), Some((88.4, 1)));
-    assert_eq!(number("no figure"), None);
+    assert_eq!(quoted("6 184"), Some((6184.0, 0)));
+    assert_eq!(quoted("11\u{2009}240"), Some((11240.0, 0)));
+    assert_eq!(quoted("88.4%"), Some((88.4, 1)));
+    assert_eq!(quoted("no figure"), None);
+    assert_eq!(quoted("about 3 or 99"), None, "the whole text is the figure");
+    assert_eq!(recorded("2.2e-5"), Some(2.2e-5));
     let q = quotes(r#"at [88.4%](runs/x.log "speed .*· ([\d.]+)% of") and [a link](y.md)"#);
     assert_eq!(
         q,
@@ -126,5 +140,6 @@ fn quotes_are_read_and_rounded_as_written() {
     assert!(check(&quoting, "45.3", "r.log", r"speed (\d+) GFLOP /1000").is_some());
     assert!(check(&quoting, "1", "r.log", r"nothing (\d)").unwrap().contains("matches nothing"));
     assert!(check(&quoting, "1", "gone.log", r"(\d)").unwrap().contains("cannot be read"));
+    assert!(check(&quoting, "88", "r.log", r"· (\d+)").unwrap().contains("only part of the number"));
     std::fs::remove_dir_all(dir).unwrap();
 }

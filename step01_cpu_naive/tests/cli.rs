@@ -12,10 +12,16 @@ fn options_of_the_gpu_steps_are_refused() {
         &["--device", "0", "--size", "8"][..],
         &["--compile-only"][..],
         &["--kernel", "k.cu"][..],
+        &["--arch", "sm_90"][..],
     ] {
-        testing::assert_clear_error(BIN, args, &[], "apply to the GPU steps only");
+        testing::assert_clear_error(BIN, args, &[], "for the GPU steps only");
     }
-    testing::assert_clear_error(BIN, &["--param", "TILE=4"], &[], "no kernel parameters");
+    testing::assert_clear_error(
+        BIN,
+        &["--param", "TILE=4", "--tune"],
+        &[],
+        "--param, --tune are for the GPU steps only",
+    );
 }
 
 #[test]

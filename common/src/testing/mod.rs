@@ -206,22 +206,33 @@ pub fn program(bin: &str) -> std::path::PathBuf {
 
 /// Runs a step's program with `args` and extra environment; returns its exit code and stderr.
 pub fn run_program(bin: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    run_command(std::process::Command::new(program(bin)).args(args), env)
+    let (code, _, stderr) = run_command(std::process::Command::new(program(bin)).args(args), env);
+    (code, stderr)
 }
 
 /// Runs a step's program under an address-space limit of `kib` KiB (`ulimit -v`).
 pub fn run_program_limited(bin: &str, kib: u64, args: &[&str]) -> (Option<i32>, String) {
     let script = format!("ulimit -v {kib} && exec \"$0\" \"$@\"");
-    run_command(std::process::Command::new("sh").arg("-c").arg(script).arg(program(bin)).args(args), &[])
+    let mut command = std::process::Command::new("sh");
+    command.arg("-c").arg(script).arg(program(bin)).args(args);
+    let (code, _, stderr) = run_command(&mut command, &[]);
+    (code, stderr)
 }
 
-fn run_command(command: &mut std::process::Command, env: &[(&str, &str)]) -> (Option<i32>, String) {
+/// Runs `bin` with `args` and NVRTC's cache off; returns its exit code, standard output and
+/// standard error.
+pub fn run_for_output(bin: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    run_command(std::process::Command::new(program(bin)).args(args), &[("CUDA_CACHE_DISABLE", "1")])
+}
+
+fn run_command(command: &mut std::process::Command, env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let out = command
         .envs(env.iter().copied())
         .env("RUST_BACKTRACE", "1")
         .output()
         .unwrap_or_else(|e| panic!("could not start {command:?}: {e}"));
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
 /// Asserts the program refuses `args` the way a learner can act on: a non-zero exit that is
@@ -250,17 +261,6 @@ pub fn scratch_file(name: &str, contents: &str) -> std::path::PathBuf {
     path
 }
 
-/// Runs `bin` with `args`; returns its exit code, standard output and standard error.
-pub fn run_for_output(bin: &str, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = std::process::Command::new(program(bin))
-        .args(args)
-        .env("CUDA_CACHE_DISABLE", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("could not start {bin}: {e}"));
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code(), text(&out.stdout), text(&out.stderr))
-}
-
 /// `--compile-only` compiles the step for sm_80 and sm_90 and prints its resources and ptxas's
 /// output; an edited kernel given with `--kernel` that does not compile gets NVRTC's log, under
 /// the edited file's name. Needs NVRTC, not a GPU.
@@ -268,36 +268,38 @@ pub fn assert_compile_only(bin: &str, step: &GpuStep) {
     for arch in ["sm_80", "sm_90"] {
         let (code, out, err) = run_for_output(bin, &["--compile-only", "--arch", arch]);
         assert_eq!(code, Some(0), "{err}");
-        for says in [
-            &format!("{} compiled for {arch}", step.name),
-            "registers/thread",
-            "0 bytes spilled",
-            "ptxas says:",
-        ] {
+        let compiled = format!("{} ({}) compiled for {arch}", step.name, step.file);
+        for says in [compiled.as_str(), "registers/thread", "spills: none", "ptxas says:"] {
             assert!(out.contains(says), "`{says}` missing:\n{out}");
         }
     }
-    let broken = scratch_file(
-        &format!("{}-broken.cu", step.name),
-        &step.source.replacen("__global__", "__global__ oops", 1),
-    );
+    let broken = step.source.replacen("__global__", "__global__ oops", 1);
+    let broken = scratch_file(&format!("{}-broken.cu", step.name), &broken);
     let path = broken.to_str().unwrap();
     let (code, _, err) = run_for_output(bin, &["--compile-only", "--kernel", path]);
+    std::fs::remove_file(&broken).unwrap();
     assert_eq!(code, Some(1), "{err}");
     assert!(err.starts_with(&format!("error: the kernel {path} does not compile for")), "{err}");
     assert!(err.contains("oops"), "NVRTC's log is shown:\n{err}");
 }
 
 /// Through the program on the GPU: `--kernel` runs an edited copy of the kernel; a copy with a
-/// comment added passes, and the same copy with `fault` planted fails verification.
+/// comment added passes and names its file, and the same copy with `fault` planted fails.
 pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::Fault) {
-    let same =
-        scratch_file(&format!("{}-same.cu", step.name), &format!("// a learner's copy\n{}", step.source));
-    let (code, out, err) = run_for_output(bin, &["--size", "300", "--kernel", same.to_str().unwrap()]);
+    // 32³: a shape every step serves, step03's one block included.
+    let same = format!("// a learner's copy\n{}", step.source);
+    let same = scratch_file(&format!("{}-same.cu", step.name), &same);
+    let (code, out, err) = run_for_output(bin, &["--size", "32", "--kernel", same.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("verify   PASS"), "{out}");
+    assert!(
+        out.contains("verify   PASS") && out.contains(&format!("kernel from {}", same.display())),
+        "{out}"
+    );
     let wrong = scratch_file(&format!("{}-wrong.cu", step.name), &faults::apply(step.source, fault).unwrap());
-    let (code, out, err) = run_for_output(bin, &["--size", "300", "--kernel", wrong.to_str().unwrap()]);
+    let (code, out, err) = run_for_output(bin, &["--size", "32", "--kernel", wrong.to_str().unwrap()]);
+    for file in [same, wrong] {
+        std::fs::remove_file(file).unwrap();
+    }
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("verify   FAIL") && err.starts_with("error: the result is wrong"), "{out}{err}");
 }
@@ -332,7 +334,7 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["--param", "NOPE=4"][..], "--param NOPE"),
         (&["--kernel", "/no/such/kernel.cu"][..], "could not read the kernel /no/such/kernel.cu"),
         (&["--arch", "sm_90"][..], "--arch goes with --compile-only"),
-        (&["--compile-only", "--arch", "90"][..], "not a GPU architecture"),
+        (&["--compile-only", "--arch", "90"][..], "not an architecture this course compiles for"),
         (&[][..], "needs an NVIDIA GPU"),
     ] {
         assert_clear_error(bin, args, &no_gpu, says);
