@@ -11,6 +11,9 @@ use crate::gpu::{self, Limits};
 use crate::matrix::Shape;
 use crate::step::{GpuStep, Params};
 
+/// Registers of one SM on every architecture `--compile-only` knows (sm_75 to sm_120).
+pub const REGISTERS_PER_SM: u32 = 65_536;
+
 /// The architecture `--compile-only` uses when none is named: the GPU present, else sm_90.
 pub const DEFAULT_ARCH: &str = "sm_90";
 
@@ -69,6 +72,14 @@ pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Resu
             );
             if p.spill_bytes() > 0 {
                 r += "  note     a run refuses this set: registers spilled to local memory would dominate the time\n";
+            }
+            let block_registers = p.registers * launch.threads();
+            if block_registers > REGISTERS_PER_SM {
+                let _ = writeln!(
+                    r,
+                    "  note     a block of {} threads needs at least {block_registers} registers, more than the {REGISTERS_PER_SM} of an SM: it cannot launch",
+                    launch.threads()
+                );
             }
         }
         None => {
