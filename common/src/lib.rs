@@ -32,5 +32,5 @@ pub mod tune;
 pub mod verify;
 
 pub use matrix::{Inputs, Matrix, Shape};
-pub use step::{GpuStep, Launch, Param, Params};
+pub use step::{GpuStep, Intensity, Launch, Param, Params};
 pub use verify::Precision;

@@ -62,10 +62,11 @@ fn shape_of(args: &Args, default: Shape) -> Result<Shape> {
     Shape::new(m, n, k).map_err(|e| anyhow!(e))
 }
 
-/// A, B and C on the device.
+/// A, B and C on the device, and Bᵀ once a step that wants it has run.
 pub struct Buffers {
     pub a: CudaSlice<f32>,
     pub b: CudaSlice<f32>,
+    pub bt: Option<CudaSlice<f32>>,
     pub c: CudaSlice<f32>,
 }
 
@@ -76,8 +77,40 @@ impl Buffers {
         Ok(Self {
             a: s.clone_htod(&inputs.a.data).map_err(err)?,
             b: s.clone_htod(&inputs.b.data).map_err(err)?,
+            bt: None,
             c: s.alloc_zeros(inputs.shape.m * inputs.shape.n).map_err(err)?,
         })
+    }
+
+    /// Makes Bᵀ (N×K) on the host, outside any timing, if `prepared`'s kernel expects it.
+    pub fn prepare_for(&mut self, gpu: &Gpu, prepared: &Prepared, shape: Shape) -> Result<()> {
+        if self.bt.is_some() || !(prepared.step.b_transposed)(&prepared.params) {
+            return Ok(());
+        }
+        let b = download(gpu, &self.b)?;
+        let (k, n) = (shape.k, shape.n);
+        let mut bt = vec![0.0f32; k * n];
+        for (p, row) in b.chunks_exact(n).enumerate().take(k) {
+            for (j, &v) in row.iter().enumerate() {
+                bt[j * k + p] = v;
+            }
+        }
+        self.bt =
+            Some(gpu.stream.clone_htod(&bt).map_err(|e| anyhow!("copying Bᵀ to the GPU failed: {e:?}"))?);
+        Ok(())
+    }
+
+    /// A, the B that `prepared`'s kernel expects (B or Bᵀ), and C.
+    pub fn operands(
+        &mut self,
+        prepared: &Prepared,
+    ) -> Result<(&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>)> {
+        let b = if (prepared.step.b_transposed)(&prepared.params) {
+            self.bt.as_ref().ok_or_else(|| anyhow!("Bᵀ was not prepared for {}", prepared.step.name))?
+        } else {
+            &self.b
+        };
+        Ok((&self.a, b, &mut self.c))
     }
 
     /// Fills C with NaN, so that an element no thread writes fails verification.
@@ -118,8 +151,10 @@ pub fn poisoned_run(
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Vec<f32>> {
+    bufs.prepare_for(gpu, prepared, shape)?;
     bufs.poison(gpu)?;
-    prepared.launch(gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c)?;
+    let (a, b, c) = bufs.operands(prepared)?;
+    prepared.launch(gpu, launch, shape, a, b, c)?;
     sync(gpu)?;
     bufs.download_c(gpu)
 }
@@ -134,8 +169,8 @@ pub fn run_and_time(
     plan: Plan,
 ) -> Result<(Vec<f32>, Stats)> {
     let c = poisoned_run(gpu, prepared, launch, shape, bufs)?;
-    let time =
-        timing::time_gpu(gpu, plan, || prepared.launch(gpu, launch, shape, &bufs.a, &bufs.b, &mut bufs.c))?;
+    let (a, b, c_dev) = bufs.operands(prepared)?;
+    let time = timing::time_gpu(gpu, plan, || prepared.launch(gpu, launch, shape, a, b, c_dev))?;
     Ok((c, time))
 }
 

@@ -109,6 +109,22 @@ pub struct GpuStep {
     /// The arithmetic the kernel claims to perform: verification holds it to that
     /// precision's limits.
     pub precision: Precision,
+    /// Whether the kernel expects B transposed (Bᵀ, N×K row-major), which the host then
+    /// prepares before the timed launches.
+    pub b_transposed: fn(&Params) -> bool,
+    /// FLOPs per byte at large sizes, counted as the step's chapter counts them: the roofline
+    /// places the step with these.
+    pub intensity: fn(&Params) -> Intensity,
+}
+
+/// A kernel's arithmetic intensity, in FLOPs per byte, at sizes where edges do not matter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Intensity {
+    /// Per byte the kernel's loads request from global memory (caches may serve some of them).
+    pub global: f64,
+    /// Per byte that the shared-memory pipe delivers (128 per wavefront); None without shared
+    /// memory.
+    pub shared: Option<f64>,
 }
 
 impl GpuStep {

@@ -219,6 +219,8 @@ mod tests {
         check: |_, _, _: &Limits| Ok(()),
         default_shape: |_| Shape { m: 1, n: 1, k: 1 },
         precision: crate::verify::Precision::Fp32,
+        b_transposed: |_| false,
+        intensity: |_| crate::step::Intensity { global: 1.0, shared: None },
     };
 
     #[test]

@@ -1,11 +1,13 @@
-//! The results of running every step over a range of sizes: a table and a chart.
+//! The results of running every step over a range of sizes: a table, a chart and a roofline.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use common::GpuStep;
+use common::{GpuStep, Intensity};
 use plotters::prelude::*;
+
+pub mod dram;
 
 /// The GPU steps, in course order.
 pub const GPU_STEPS: [&GpuStep; 5] = [
@@ -18,6 +20,40 @@ pub const GPU_STEPS: [&GpuStep; 5] = [
 
 /// The name the baseline goes by in tables and charts.
 pub const CUBLAS: &str = "cublas_sgemm";
+
+/// The size the roofline is drawn at, when the run includes it.
+pub const ROOFLINE_SIZE: usize = 4096;
+
+/// Bytes the shared-memory pipe of one SM delivers per clock: 32 banks of 4 bytes.
+pub const SMEM_BYTES_PER_CLOCK: f64 = 128.0;
+
+/// The shared-memory bandwidth of a device in GB/s (10⁹ bytes): 128 bytes per clock per SM.
+pub fn smem_gbs(sms: u32, clock_mhz: u32) -> f64 {
+    SMEM_BYTES_PER_CLOCK * f64::from(sms) * f64::from(clock_mhz) * 1e6 / 1e9
+}
+
+/// The command that reproduces a run with `args` (as given after the program name).
+pub fn command_line(args: &[String]) -> String {
+    let mut command = String::from("cargo run --release -p compare");
+    if !args.is_empty() {
+        command += " --";
+    }
+    for arg in args {
+        let plain =
+            !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,=/:+@%".contains(c));
+        if plain {
+            let _ = write!(command, " {arg}");
+        } else {
+            let _ = write!(command, " '{}'", arg.replace('\'', r"'\''"));
+        }
+    }
+    command
+}
+
+/// The roofline chart's file beside the chart `chart_file`: `x.svg` → `x-roofline.svg`.
+pub fn roofline_file(chart_file: &str) -> String {
+    format!("{}-roofline.svg", chart_file.strip_suffix(".svg").unwrap_or(chart_file))
+}
 
 /// One step at one size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,8 +69,35 @@ pub struct Results {
     pub driver: String,
     pub nvrtc: String,
     pub date: String,
+    /// The command that produced these results.
+    pub command: String,
     pub sizes: Vec<usize>,
     pub rows: Vec<(String, Vec<Option<Cell>>)>,
+    /// One per row, in the order of `rows`: the step's arithmetic intensity at its default
+    /// parameters; None for the CPU step and cuBLAS.
+    pub intensities: Vec<Option<Intensity>>,
+    /// The FP32 peak: SMs × FP32 lanes × 2 FLOPs per FMA × clock, in GFLOP/s.
+    pub peak_gflops: f64,
+    /// DRAM bandwidth measured by a copy kernel in the same run, in GB/s (reads and writes).
+    pub dram_gbs: Option<f64>,
+    /// Shared-memory bandwidth, 128 bytes per clock per SM, in GB/s.
+    pub smem_gbs: f64,
+}
+
+/// What limits a kernel at its intensities: the lowest roof.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bound {
+    /// "DRAM", "shared memory" or "FP32 peak".
+    pub by: &'static str,
+    pub gflops: f64,
+}
+
+/// A step placed on the roofline: its row, intensities and rate (None where it did not run).
+struct Placed<'a> {
+    row: usize,
+    name: &'a str,
+    intensity: Intensity,
+    cell: Option<Cell>,
 }
 
 impl Results {
@@ -55,6 +118,49 @@ impl Results {
         (0..self.sizes.len()).rev().find_map(|i| {
             Some((self.sizes[i], last.get(i).copied()??.gflops / first.get(i).copied()??.gflops))
         })
+    }
+
+    /// The size the roofline is drawn at: 4096 when the run includes it, otherwise the largest
+    /// size below it, otherwise the smallest size; None without sizes.
+    pub fn roofline_size(&self) -> Option<usize> {
+        let below = self.sizes.iter().copied().filter(|&s| s <= ROOFLINE_SIZE).max();
+        below.or_else(|| self.sizes.iter().copied().min())
+    }
+
+    /// The lowest roof at `intensity`: the FP32 peak, or a memory whose bandwidth times the
+    /// intensity is lower (DRAM only where it was measured).
+    pub fn bound(&self, intensity: Intensity) -> Bound {
+        let mut bound = Bound { by: "FP32 peak", gflops: self.peak_gflops };
+        let roofs = [
+            self.dram_gbs.map(|gbs| ("DRAM", gbs * intensity.global)),
+            intensity.shared.map(|i| ("shared memory", self.smem_gbs * i)),
+        ];
+        for (by, gflops) in roofs.into_iter().flatten() {
+            if gflops < bound.gflops {
+                bound = Bound { by, gflops };
+            }
+        }
+        bound
+    }
+
+    /// The GPU steps with an intensity, each with its cell at the roofline size.
+    fn placed(&self) -> Vec<Placed<'_>> {
+        let col = self.roofline_size().and_then(|s| self.sizes.iter().position(|&x| x == s));
+        self.rows
+            .iter()
+            .enumerate()
+            .filter_map(|(row, (name, cells))| {
+                let intensity = self.intensities.get(row).copied().flatten()?;
+                let cell = col.and_then(|c| cells.get(c).copied().flatten());
+                Some(Placed { row, name, intensity, cell })
+            })
+            .collect()
+    }
+
+    /// cuBLAS's cell at the roofline size.
+    fn cublas_at_roofline(&self) -> Option<Cell> {
+        let col = self.sizes.iter().position(|&x| Some(x) == self.roofline_size())?;
+        self.row(CUBLAS)?.get(col).copied().flatten()
     }
 
     /// The table: GFLOP/s and share of cuBLAS per step and size.
@@ -86,22 +192,84 @@ impl Results {
         t
     }
 
-    /// The results page: table, speed-up and the versions it was measured with.
+    /// The results page: table, speed-up, the versions and command it was measured with, and
+    /// the roofline (its chart is [`roofline_file`] of `chart_file`).
     pub fn markdown(&self, chart_file: &str) -> String {
         let mut md = format!("# Results on {}\n\n", self.device);
         let _ = writeln!(
             md,
-            "Measured {} with driver {}, NVRTC {}. GFLOP/s at each square size (M = N = K), with the \
+            "Measured {} with driver {}, NVRTC {}. Command: `{}`. GFLOP/s at each square size (M = N = K), with the \
              share of cuBLAS SGEMM (strict FP32) measured in the same run; every result verified \
              against the f64 reference. – marks a size the step does not serve (step03 holds the whole \
              problem in one block; step01 stops where it would take minutes).\n",
-            self.date, self.driver, self.nvrtc
+            self.date, self.driver, self.nvrtc, self.command
         );
         md += &self.table();
         if let Some((size, x)) = self.speedup() {
             let _ = writeln!(md, "\nFrom the first step to the last: {x:.0}× faster at {size}³.");
         }
         let _ = writeln!(md, "\n![GFLOP/s against size]({chart_file})");
+        if let Some(size) = self.roofline_size() {
+            md += &self.roofline_section(size, &roofline_file(chart_file));
+        }
+        md
+    }
+
+    /// The page's roofline section: the three ceilings, each step's intensities and bound, and
+    /// the chart.
+    fn roofline_section(&self, size: usize, roofline_file: &str) -> String {
+        let mut md = format!("\n## Roofline at {size}³\n\n");
+        let _ = writeln!(
+            md,
+            "The FP32 peak is {:.0} GFLOP/s (SMs × FP32 lanes × 2 FLOPs per FMA × clock).",
+            self.peak_gflops
+        );
+        match self.dram_gbs {
+            Some(gbs) => {
+                let _ = writeln!(
+                    md,
+                    "The DRAM bandwidth is {gbs:.0} GB/s, measured by a copy kernel in this run (bytes read \
+                     and written)."
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    md,
+                    "The DRAM bandwidth was not measured in this run, so there is no DRAM roof."
+                );
+            }
+        }
+        let _ = writeln!(
+            md,
+            "The shared-memory bandwidth is {:.0} GB/s (128 bytes per clock per SM).",
+            self.smem_gbs
+        );
+        if let Some(c) = self.cublas_at_roofline() {
+            let _ = writeln!(md, "cuBLAS SGEMM ran at {:.0} GFLOP/s at {size}³ (the dashed line).", c.gflops);
+        }
+        let _ = writeln!(
+            md,
+            "\nEach GPU step at its default parameters: the FLOPs per byte its loads request from global \
+             memory and per byte of shared-memory traffic, its rate at {size}³, and the lowest roof at \
+             those intensities. The caches serve some of the global loads, so a step can sit above its \
+             DRAM roof.\n"
+        );
+        md += "| step | FLOP/B (global) | FLOP/B (shared) | GFLOP/s | bound by |\n";
+        md += "| --- | ---: | ---: | ---: | --- |\n";
+        for p in self.placed() {
+            let shared = p.intensity.shared.map_or("–".to_owned(), |i| format!("{i:.2}"));
+            let rate = match p.cell {
+                None => "–".to_owned(),
+                Some(c) => format!("{:.0}{}", c.gflops, if c.passed { "" } else { " FAILED" }),
+            };
+            let bound = self.bound(p.intensity);
+            let _ = writeln!(
+                md,
+                "| {} | {:.2} | {shared} | {rate} | {} ({:.0} GFLOP/s) |",
+                p.name, p.intensity.global, bound.by, bound.gflops
+            );
+        }
+        let _ = writeln!(md, "\n![Roofline]({roofline_file})");
         md
     }
 
@@ -152,6 +320,125 @@ impl Results {
         root.present().with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
+
+    /// An SVG roofline at [`Results::roofline_size`]: the FP32 peak, the DRAM and shared-memory
+    /// roofs and cuBLAS as lines, and per GPU step a filled marker at its global intensity and
+    /// a hollow one at its shared-memory intensity; both axes logarithmic.
+    pub fn roofline(&self, path: &Path) -> Result<()> {
+        let size = self.roofline_size().context("the results hold no sizes to draw a roofline at")?;
+        let placed: Vec<(usize, &str, Intensity, f64)> = self
+            .placed()
+            .into_iter()
+            .filter_map(|p| Some((p.row, p.name, p.intensity, p.cell?.gflops)))
+            .collect();
+        let cublas = self.cublas_at_roofline();
+        let intensities = placed
+            .iter()
+            .flat_map(|(_, _, i, _)| std::iter::once(i.global).chain(i.shared))
+            .collect::<Vec<_>>();
+        let rates = placed.iter().map(|p| p.3).chain(cublas.map(|c| c.gflops)).collect::<Vec<_>>();
+        let x_lo = intensities.iter().fold(0.05, |lo: f64, &i| lo.min(i / 2.0));
+        let x_hi = intensities.iter().fold(200.0, |hi: f64, &i| hi.max(i * 2.0));
+        let y_lo = rates.iter().fold(100.0, |lo: f64, &g| lo.min(g / 2.0)).max(1e-3);
+        let y_hi = rates.iter().fold(2.0 * self.peak_gflops, |hi: f64, &g| hi.max(g * 2.0)).max(y_lo * 10.0);
+
+        let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("Roofline at {size}³ on {}", self.device), ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
+            .map_err(drawing)?;
+        chart
+            .configure_mesh()
+            .x_desc("FLOP per byte (filled: global memory, hollow: shared memory)")
+            .y_desc("GFLOP/s")
+            .x_label_formatter(&|x| tick(*x))
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .draw()
+            .map_err(drawing)?;
+
+        let peak = self.peak_gflops;
+        let mut line = |points: Vec<(f64, f64)>, style: ShapeStyle, label: String| -> Result<()> {
+            chart
+                .draw_series(LineSeries::new(points, style))
+                .map_err(drawing)?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            Ok(())
+        };
+        let label = format!("FP32 peak {peak:.0} GFLOP/s");
+        line(vec![(x_lo, peak), (x_hi, peak)], BLACK.stroke_width(2), label)?;
+        if let Some(gbs) = self.dram_gbs {
+            let style = RGBColor(178, 34, 34).stroke_width(2);
+            line(roof(gbs, peak, (x_lo, x_hi), y_lo), style, format!("DRAM {gbs:.0} GB/s (copy kernel)"))?;
+        }
+        let style = RGBColor(30, 90, 180).stroke_width(2);
+        let label = format!("shared memory {:.0} GB/s (128 B/clock/SM)", self.smem_gbs);
+        line(roof(self.smem_gbs, peak, (x_lo, x_hi), y_lo), style, label)?;
+
+        if let Some(c) = cublas {
+            let style = RGBColor(90, 90, 90).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(vec![(x_lo, c.gflops), (x_hi, c.gflops)], 8, 5, style))
+                .map_err(drawing)?
+                .label(format!("{CUBLAS} {:.0} GFLOP/s", c.gflops))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        }
+
+        // The same colour per step as in the GFLOP/s chart.
+        for (row, name, intensity, gflops) in placed {
+            let color = Palette99::pick(row).to_rgba();
+            chart
+                .draw_series(std::iter::once(Circle::new((intensity.global, gflops), 5, color.filled())))
+                .map_err(drawing)?
+                .label(name)
+                .legend(move |(x, y)| Circle::new((x + 9, y), 5, color.filled()));
+            if let Some(shared) = intensity.shared {
+                chart
+                    .draw_series(std::iter::once(Circle::new((shared, gflops), 5, color.stroke_width(2))))
+                    .map_err(drawing)?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .map_err(drawing)?;
+        root.present().with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+}
+
+/// A chart error in one sentence (plotters' errors only implement Debug).
+fn drawing(e: impl std::fmt::Debug) -> anyhow::Error {
+    anyhow::anyhow!("drawing a chart failed: {e:?}")
+}
+
+/// The sloped part of the roof min(peak, gbs·I) within `x`: from where it rises above `y_lo`
+/// (nothing is drawn below the chart's floor) to where it meets the peak, whose line covers the
+/// rest. Empty where no part of the slope is in view.
+fn roof(gbs: f64, peak: f64, (x_lo, x_hi): (f64, f64), y_lo: f64) -> Vec<(f64, f64)> {
+    let start = x_lo.max(y_lo / gbs);
+    let end = x_hi.min(peak / gbs);
+    if start >= end {
+        return vec![];
+    }
+    vec![(start, gbs * start), (end, gbs * end)]
+}
+
+/// An axis label for a logarithmic axis: 0.05, 0.5, 5, 50 …
+fn tick(v: f64) -> String {
+    if v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
 }
 
 /// A file-name form of a device name: "NVIDIA H200" → "nvidia-h200".
@@ -167,18 +454,25 @@ mod tests {
 
     fn sample() -> Results {
         let c = |g: f64| Some(Cell { gflops: g, passed: true });
+        let i = |global: f64, shared: Option<f64>| Some(Intensity { global, shared });
         Results {
             device: "Test GPU".into(),
             driver: "13.0".into(),
             nvrtc: "13.0".into(),
             date: "2026-11-21".into(),
+            command: command_line(&["--sizes".into(), "256,512".into()]),
             sizes: vec![256, 512],
             rows: vec![
                 ("step01_cpu_naive".into(), vec![c(1.0), c(0.5)]),
+                ("step02_gpu_naive".into(), vec![c(300.0), c(400.0)]),
                 ("step03_single_block".into(), vec![None, None]),
                 ("step06_prefetch".into(), vec![c(900.0), Some(Cell { gflops: 2000.0, passed: false })]),
                 (CUBLAS.into(), vec![c(1000.0), c(4000.0)]),
             ],
+            intensities: vec![None, i(0.25, None), i(8.0, Some(0.25)), i(16.0, Some(4.0)), None],
+            peak_gflops: 10_000.0,
+            dram_gbs: Some(1000.0),
+            smem_gbs: 5000.0,
         }
     }
 
@@ -209,6 +503,118 @@ mod tests {
         for name in ["step01_cpu_naive", "step06_prefetch", CUBLAS] {
             assert!(svg.contains(name), "{name} missing from the legend");
         }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_command_follows_the_measured_sentence() {
+        let md = sample().markdown("x.svg");
+        assert!(
+            md.contains("NVRTC 13.0. Command: `cargo run --release -p compare -- --sizes 256,512`. GFLOP/s"),
+            "{md}"
+        );
+        assert_eq!(command_line(&[]), "cargo run --release -p compare");
+        assert_eq!(command_line(&["--large".into()]), "cargo run --release -p compare -- --large");
+        assert_eq!(
+            command_line(&["--out".into(), "my results".into(), "it's".into()]),
+            r"cargo run --release -p compare -- --out 'my results' 'it'\''s'"
+        );
+    }
+
+    #[test]
+    fn shared_memory_bandwidth_is_128_bytes_per_clock_per_sm() {
+        // H200: 132 SMs at 1980 MHz.
+        assert!((smem_gbs(132, 1980) - 33_454.08).abs() < 1e-6);
+    }
+
+    #[test]
+    fn roofline_size_prefers_4096_then_the_largest_below() {
+        let at = |sizes: &[usize]| Results { sizes: sizes.to_vec(), ..sample() }.roofline_size();
+        assert_eq!(at(&[256, 512]), Some(512));
+        assert_eq!(at(&[1024, 4096, 8192]), Some(4096));
+        assert_eq!(at(&[2048, 8192]), Some(2048));
+        assert_eq!(at(&[8192, 16384]), Some(8192));
+        assert_eq!(at(&[]), None);
+    }
+
+    #[test]
+    fn the_lowest_roof_bounds_a_step() {
+        let r = sample();
+        // 0.25 FLOP/B × 1000 GB/s = 250 GFLOP/s, under the 10000 GFLOP/s peak.
+        assert_eq!(r.bound(Intensity { global: 0.25, shared: None }), Bound { by: "DRAM", gflops: 250.0 });
+        // DRAM 8000, shared memory 0.25 × 5000 = 1250.
+        let step03 = Intensity { global: 8.0, shared: Some(0.25) };
+        assert_eq!(r.bound(step03), Bound { by: "shared memory", gflops: 1250.0 });
+        // DRAM 16000, shared memory 20000: both above the peak.
+        let step06 = Intensity { global: 16.0, shared: Some(4.0) };
+        assert_eq!(r.bound(step06), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        // Without a measured DRAM bandwidth there is no DRAM roof.
+        let unmeasured = Results { dram_gbs: None, ..sample() };
+        assert_eq!(unmeasured.bound(Intensity { global: 0.25, shared: None }).by, "FP32 peak");
+    }
+
+    #[test]
+    fn page_has_the_ceilings_and_the_roofline_table() {
+        let md = sample().markdown("test-gpu.svg");
+        let section = md.split_once("\n## Roofline at 512³\n").expect("a roofline section at 512³").1;
+        for line in [
+            "The FP32 peak is 10000 GFLOP/s",
+            "The DRAM bandwidth is 1000 GB/s, measured by a copy kernel in this run",
+            "The shared-memory bandwidth is 5000 GB/s (128 bytes per clock per SM).",
+            "cuBLAS SGEMM ran at 4000 GFLOP/s at 512³",
+            "| step | FLOP/B (global) | FLOP/B (shared) | GFLOP/s | bound by |\n| --- | ---: | ---: | ---: | --- |\n",
+            "| step02_gpu_naive | 0.25 | – | 400 | DRAM (250 GFLOP/s) |\n",
+            "| step03_single_block | 8.00 | 0.25 | – | shared memory (1250 GFLOP/s) |\n",
+            "| step06_prefetch | 16.00 | 4.00 | 2000 FAILED | FP32 peak (10000 GFLOP/s) |\n",
+            "![Roofline](test-gpu-roofline.svg)",
+        ] {
+            assert!(section.contains(line), "missing {line:?} in\n{section}");
+        }
+        assert!(!section.contains("step01_cpu_naive") && !section.contains("| cublas_sgemm |"), "{section}");
+        // The first table is unchanged: the roofline comes after it.
+        assert!(md.find(&sample().table()).unwrap() < md.find("## Roofline").unwrap());
+
+        let md = Results { dram_gbs: None, ..sample() }.markdown("test-gpu.svg");
+        assert!(md.contains("The DRAM bandwidth was not measured in this run"), "{md}");
+        assert!(md.contains("| step02_gpu_naive | 0.25 | – | 400 | FP32 peak (10000 GFLOP/s) |"), "{md}");
+    }
+
+    #[test]
+    fn roofs_start_at_the_floor_and_bend_at_the_ridge() {
+        let r = roof(1000.0, 10_000.0, (0.05, 200.0), 100.0);
+        assert_eq!(r, vec![(0.1, 100.0), (10.0, 10_000.0)]);
+        assert_eq!(roof(1000.0, 10_000.0, (0.05, 5.0), 10.0), vec![(0.05, 50.0), (5.0, 5000.0)]);
+        assert!(roof(1.0, 10.0, (0.05, 200.0), 1000.0).is_empty(), "never above the floor");
+        assert!(roof(1e6, 10.0, (0.05, 200.0), 1.0).is_empty(), "at the peak everywhere in view");
+        assert_eq!(
+            (tick(0.05), tick(0.5), tick(5.0), tick(200.0)),
+            ("0.05".into(), "0.5".into(), "5".into(), "200".into())
+        );
+    }
+
+    #[test]
+    fn roofline_is_an_svg_with_the_roofs_and_each_step_that_ran() {
+        let dir = std::env::temp_dir().join(format!("compare-roofline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("test-gpu-roofline.svg");
+        sample().roofline(&path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+        for text in [
+            "Roofline at 512³ on Test GPU",
+            "FP32 peak 10000 GFLOP/s",
+            "DRAM 1000 GB/s",
+            "shared memory 5000 GB/s",
+            "cublas_sgemm 4000 GFLOP/s",
+            "step02_gpu_naive",
+            "step06_prefetch",
+        ] {
+            assert!(svg.contains(text), "{text} missing from the roofline");
+        }
+        // step03 did not run at 512³ and the CPU step has no intensity: no markers for them.
+        assert!(!svg.contains("step03_single_block") && !svg.contains("step01_cpu_naive"));
+        // A marker per step at its global intensity, and a hollow one at step06's shared one.
+        assert_eq!(svg.matches("<circle").count(), 2 + 1 + 2, "two filled, one hollow, two in the legend");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -1,5 +1,5 @@
 //! `cargo run --release -p compare`: every step and cuBLAS over a range of sizes, verified,
-//! with a table on standard output and a results page and chart written for the book.
+//! with a table on standard output and a results page, chart and roofline written for the book.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,7 +11,7 @@ use common::cublas::{self, Blas};
 use common::run::{self, Buffers};
 use common::timing::{self, Plan};
 use common::{Inputs, Params, Precision, Shape, gpu, step::Prepared, verify};
-use compare::{CUBLAS, Cell, GPU_STEPS, Results, slug};
+use compare::{CUBLAS, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,7 +40,8 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    match run(Args::parse()) {
+    let command = command_line(&std::env::args().skip(1).collect::<Vec<_>>());
+    match run(Args::parse(), command) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
             eprintln!("error: some results were wrong (FAILED in the table)");
@@ -53,7 +54,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args) -> Result<bool> {
+fn run(args: Args, command: String) -> Result<bool> {
     let sizes = sizes(&args);
     let gpu = gpu::open("compare", args.device)?;
     if !gpu::nvrtc_present() {
@@ -66,11 +67,24 @@ fn run(args: Args) -> Result<bool> {
         .collect::<Result<_>>()?;
     let plan = Plan::new(args.reps);
 
+    // The DRAM roof, measured once before the steps allocate their buffers.
+    let dram_gbs = dram::measure(&gpu, plan)?;
+    match dram_gbs {
+        Some(gbs) => println!("DRAM bandwidth (copy kernel): {gbs:.0} GB/s"),
+        None => println!(
+            "DRAM bandwidth not measured: too little free memory to copy more than the L2 cache holds"
+        ),
+    }
+
     let names: Vec<String> = std::iter::once("step01_cpu_naive".to_owned())
         .chain(GPU_STEPS.iter().map(|s| s.name.to_owned()))
         .chain(blas.as_ref().map(|_| CUBLAS.to_owned()))
         .collect();
     let mut rows: Vec<(String, Vec<Option<Cell>>)> = names.into_iter().map(|n| (n, vec![])).collect();
+    let intensities = std::iter::once(None)
+        .chain(prepared.iter().map(|p| Some((p.step.intensity)(&p.params))))
+        .chain(blas.as_ref().map(|_| None))
+        .collect();
     let bar = common::progress::bar("compare", (sizes.len() * rows.len()) as u64, f64::INFINITY);
 
     for &size in &sizes {
@@ -126,8 +140,13 @@ fn run(args: Args) -> Result<bool> {
         ),
         nvrtc: format!("{major}.{minor}"),
         date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
+        command,
         sizes,
         rows,
+        intensities,
+        peak_gflops: gpu.info.peak_gflops(),
+        dram_gbs,
+        smem_gbs: compare::smem_gbs(gpu.info.sms, gpu.info.clock_mhz),
     };
     println!("{}", results.table());
     if let Some((size, x)) = results.speedup() {
@@ -136,12 +155,15 @@ fn run(args: Args) -> Result<bool> {
 
     let stem = slug(&results.device);
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let svg = args.out.join(format!("{stem}.svg"));
+    let chart_file = format!("{stem}.svg");
+    let svg = args.out.join(&chart_file);
     results.chart(&svg)?;
+    let roofline = args.out.join(roofline_file(&chart_file));
+    results.roofline(&roofline)?;
     let md = args.out.join(format!("{stem}.md"));
-    std::fs::write(&md, results.markdown(&format!("{stem}.svg")))
+    std::fs::write(&md, results.markdown(&chart_file))
         .with_context(|| format!("writing {}", md.display()))?;
-    println!("wrote {} and {}", md.display(), svg.display());
+    println!("wrote {}, {} and {}", md.display(), svg.display(), roofline.display());
     Ok(results.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
 }
 

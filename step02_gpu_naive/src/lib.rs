@@ -1,7 +1,7 @@
 //! Step 02: the naive GPU kernel, one thread per element of C.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Param, Params, Precision, Shape};
+use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block is BLOCK×BLOCK threads, each computing one element of C.
@@ -52,4 +52,7 @@ pub const STEP: GpuStep = GpuStep {
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
+    b_transposed: |_| false,
+    // Every multiply-add loads one float of A and one of B: 2 FLOPs per 8 bytes.
+    intensity: |_| Intensity { global: 0.25, shared: None },
 };

@@ -1,7 +1,7 @@
 //! Step 03: all of A and B in one block's shared memory.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Params, Precision, Shape};
+use common::{GpuStep, Intensity, Launch, Params, Precision, Shape};
 
 /// Shared memory for all of A and B, in bytes.
 fn smem_bytes(s: Shape) -> u64 {
@@ -59,4 +59,9 @@ pub const STEP: GpuStep = GpuStep {
     check,
     default_shape,
     precision: Precision::Fp32,
+    b_transposed: |_| false,
+    // At the default 32×32×32: each element of A and B leaves global memory once,
+    // 2·32³ FLOPs for 2·32² floats; in shared memory a warp reads one broadcast of A and one
+    // row of B (a wavefront each) per k, 64 FLOPs per 256 bytes.
+    intensity: |_| Intensity { global: 8.0, shared: Some(0.25) },
 };

@@ -16,13 +16,15 @@
 // from [12%](../../docs/src/results/nvidia-h200.md "step02_gpu_naive \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") in step 02: each FMA still needs two shared-memory loads, and shared-
 // memory bandwidth now sets the pace, which step 05 attacks.
 
-// TILE and UNROLL are set at compile time (-D NAME=value); the launch reads the same TILE.
+// TILE, UNROLL, BT and PAD are set at compile time (-D NAME=value); the launch reads the same
+// TILE. BT and PAD exist to measure two lessons (the chapter's "Coalescing and banks"): BT=1 has
+// the host pass B transposed, PAD adds floats after each row of the B tile.
 
 // ANCHOR: kernel
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
     __shared__ float As[TILE][TILE];
-    __shared__ float Bs[TILE][TILE];
+    __shared__ float Bs[TILE][TILE + PAD];
 
     int tx = threadIdx.x;
     int ty = threadIdx.y;
@@ -33,14 +35,24 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     for (int k0 = 0; k0 < K; k0 += TILE) {
         // Each thread copies one element of each tile; outside the matrices it stores a zero.
         As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
+#if BT
+        // B holds Bᵀ (N×K): a row of threads copies TILE floats of one of its rows: Bs[n][k].
+        int n = blockIdx.x * TILE + ty;
+        Bs[ty][tx] = (n < N && k0 + tx < K) ? B[n * K + k0 + tx] : 0.0f;
+#else
         Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
+#endif
         // The tiles are complete before anyone reads them...
         __syncthreads();
 
         // UNROLL copies of the body per trip of the loop (TILE: no loop left at all).
 #pragma unroll UNROLL
         for (int k = 0; k < TILE; ++k) {
+#if BT
+            sum += As[ty][k] * Bs[tx][k];  // lanes read a column of Bs: TILE + PAD floats apart
+#else
             sum += As[ty][k] * Bs[k][tx];
+#endif
         }
         // ...and everyone has finished reading them before the next copy overwrites them.
         __syncthreads();

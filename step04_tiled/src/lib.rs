@@ -1,13 +1,19 @@
 //! Step 04: TILE×TILE tiles of A and B in shared memory, any M, N, K.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Param, Params, Precision, Shape};
+use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes one TILE×TILE tile of C with TILE×TILE threads.
 pub const PARAMS: &[Param] = &[
     Param { name: "TILE", default: 32, help: "side of the square tiles of A, B and C (8, 16 or 32)" },
     Param { name: "UNROLL", default: 32, help: "copies of the inner loop's body per trip (#pragma unroll)" },
+    Param { name: "BT", default: 0, help: "1: the host passes B transposed and the kernel copies its rows" },
+    Param {
+        name: "PAD",
+        default: 0,
+        help: "floats of padding after each row of the B tile in shared memory",
+    },
 ];
 // ANCHOR_END: params
 
@@ -23,6 +29,12 @@ fn launch(p: &Params, s: Shape) -> Launch {
 // ANCHOR_END: launch
 
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+    if p.get("BT") > 1 {
+        return Err(format!("BT={} must be 0 (B as it is) or 1 (B transposed by the host)", p.get("BT")));
+    }
+    if p.get("PAD") > 32 {
+        return Err(format!("PAD={} must be from 0 to 32 floats", p.get("PAD")));
+    }
     if p.get("UNROLL") == 0 {
         return Err("UNROLL must be at least 1 (1 keeps the loop as written)".to_owned());
     }
@@ -48,4 +60,28 @@ pub const STEP: GpuStep = GpuStep {
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
+    b_transposed: |p| p.get("BT") == 1,
+    intensity,
 };
+
+/// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In
+/// shared memory, per k a warp reads A as a broadcast (NVRTC fetches four k at once, a quarter of
+/// a wavefront) and B in as many wavefronts as the most lanes that want different addresses in
+/// one bank: 1 for a row of Bs, up to 32 for an unpadded column (BT=1, PAD=0).
+fn intensity(p: &Params) -> Intensity {
+    let (tile, pad) = (p.get("TILE") as usize, p.get("PAD") as usize);
+    let lanes = tile.min(32);
+    let b_wavefronts = if p.get("BT") == 1 {
+        (0..32)
+            .map(|bank| (0..lanes).filter(|tx| (tx * (tile + pad)) % 32 == bank).count())
+            .max()
+            .unwrap_or(1)
+    } else {
+        1
+    };
+    let flops_per_k = 2.0 * 32.0; // one FMA per lane
+    Intensity {
+        global: tile as f64 / 4.0,
+        shared: Some(flops_per_k / (128.0 * (0.25 + b_wavefronts as f64))),
+    }
+}

@@ -1,7 +1,7 @@
 use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, ARCHS, DEEP, SHAPES};
-use common::{Params, Shape};
+use common::{GpuStep, Params, Shape};
 use step04_tiled::STEP;
 
 /// The planted faults of this kernel (see `common::testing::faults`).
@@ -31,6 +31,33 @@ fn tile(t: u32) -> Params {
     Params::with_overrides(STEP.params, &[("TILE".into(), t)]).unwrap()
 }
 
+/// B transposed by the host, with `pad` floats after each row of the B tile.
+fn transposed(pad: u32) -> Params {
+    Params::with_overrides(STEP.params, &[("BT".into(), 1), ("PAD".into(), pad)]).unwrap()
+}
+
+/// The variant that leaves the reuse to the L1 cache, run in place of the step's kernel.
+const L1_CACHE: GpuStep = GpuStep {
+    file: "step04_tiled/variants/l1_cache.cu",
+    source: include_str!("../variants/l1_cache.cu"),
+    ..STEP
+};
+
+#[test]
+fn only_the_transposed_b_tile_without_padding_conflicts() {
+    // Per k a warp reads a broadcast of A (a quarter of a wavefront: four k per 16-byte load)
+    // and B: one wavefront for a row of Bs, 32 for an unpadded column, one once padded.
+    let shared = |p: &Params| (STEP.intensity)(p).shared.unwrap();
+    assert_eq!(shared(&Params::defaults(STEP.params)), 64.0 / (128.0 * 1.25));
+    assert_eq!(shared(&transposed(0)), 64.0 / (128.0 * 32.25));
+    assert_eq!(shared(&transposed(1)), 64.0 / (128.0 * 1.25));
+    assert_eq!((STEP.intensity)(&tile(16)).global, 4.0);
+    assert!((STEP.b_transposed)(&transposed(0)) && !(STEP.b_transposed)(&Params::defaults(STEP.params)));
+    let bad = Params::with_overrides(STEP.params, &[("BT".into(), 2)]).unwrap();
+    let err = STEP.validate(&bad, Shape::square(64).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("BT=2 must be 0"), "{err}");
+}
+
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_every_tile_size_without_spills() {
@@ -44,6 +71,13 @@ fn nvrtc_compiles_every_tile_size_without_spills() {
             assert_eq!(info.static_smem, 2 * 4 * t * t, "{arch} TILE={t}: two TILE×TILE float tiles");
             STEP.validate(&tile(t), Shape::square(4096).unwrap(), &limits).unwrap();
         }
+        for pad in [0, 1] {
+            let info = testing::nvrtc_check(&STEP, &transposed(pad), arch).unwrap();
+            assert_eq!(info.spill_bytes(), 0, "{arch} BT=1 PAD={pad}: {info:?}");
+            assert_eq!(info.static_smem, 4 * 32 * (32 + 32 + pad), "{arch} PAD={pad}: As, and Bs padded");
+        }
+        let info = testing::nvrtc_check(&L1_CACHE, &Params::defaults(STEP.params), arch).unwrap();
+        assert_eq!((info.spill_bytes(), info.static_smem), (0, 0), "{arch} l1_cache: {info:?}");
     }
 }
 
@@ -66,6 +100,20 @@ fn gpu_tiles_8_and_16_match_the_reference() {
     for t in [8, 16] {
         testing::assert_all_pass(&testing::gpu_check(&STEP, tile(t), SHAPES).unwrap());
     }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_b_transposed_by_the_host_with_and_without_padding_matches_the_reference() {
+    for pad in [0, 1] {
+        testing::assert_all_pass(&testing::gpu_check(&STEP, transposed(pad), SHAPES).unwrap());
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_the_l1_cache_variant_matches_the_reference() {
+    testing::assert_all_pass(&testing::gpu_check(&L1_CACHE, Params::defaults(STEP.params), SHAPES).unwrap());
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Step 06: step 05 with two shared-memory buffers, the next slice loaded while this one is computed.
 
 use common::gpu::Limits;
-use common::{GpuStep, Launch, Param, Params, Precision, Shape};
+use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -108,4 +108,22 @@ pub const STEP: GpuStep = GpuStep {
     check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
+    b_transposed: |_| false,
+    intensity,
 };
+
+/// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared
+/// memory: per k a warp issues TM/VM loads of A and TN/VN of B; each needs a wavefront per 128
+/// bytes of distinct addresses (THREADS_N threads across the warp's region, 32/THREADS_N down).
+fn intensity(p: &Params) -> Intensity {
+    let [bm, bn, wn, tm, tn] = ["BM", "BN", "WN", "TM", "TN"].map(|n| f64::from(p.get(n)));
+    let threads_n = wn / tn;
+    let threads_m = 32.0 / threads_n;
+    let (vm, vn) = [tm, tn].map(|t| if t % 4.0 == 0.0 { 4.0 } else { 1.0 }).into();
+    let wavefronts =
+        (tm / vm) * (threads_m * vm * 4.0 / 128.0).ceil() + (tn / vn) * (threads_n * vn * 4.0 / 128.0).ceil();
+    Intensity {
+        global: bm * bn / (2.0 * (bm + bn)),
+        shared: Some(2.0 * 32.0 * tm * tn / (128.0 * wavefronts)),
+    }
+}
