@@ -6,7 +6,9 @@
 #   cargo build --release && scripts/sanitize.sh            # programs from target/release
 #   scripts/sanitize.sh .gpu/bin                            # or from another folder
 #   JOBS=8 scripts/sanitize.sh                              # runs at once (default 4)
+#   ONLY=step04_tiled scripts/sanitize.sh                   # only the sets of one step
 #
+# Run it from the repository root: one set names a kernel variant by its path.
 # Each run is one launch checked against the reference plus a few timed ones (--reps 1), with
 # the CPU reference (--no-cublas) so that only the course's kernels run under the tools.
 set -uo pipefail
@@ -26,6 +28,9 @@ configs=(
     "step03_single_block|"
     "step04_tiled|"
     "step04_tiled|--param TILE=16"
+    "step04_tiled|--param BT=1"
+    "step04_tiled|--param BT=1 --param PAD=1"
+    "step04_tiled|--kernel step04_tiled/variants/l1_cache.cu"
     "step05_thread_tile|"
     "step05_thread_tile|$thread_tile_1d"
     "step06_prefetch|"
@@ -36,6 +41,7 @@ configs=(
 list=$(
     for cfg in "${configs[@]}"; do
         step=${cfg%%|*}; params=${cfg#*|}
+        [ -n "${ONLY:-}" ] && [ "$step" != "$ONLY" ] && continue
         s=$shapes; [ "$step" = step03_single_block ] && s=$one_block_shapes
         for shape in $s; do
             for tool in memcheck racecheck synccheck initcheck; do

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Measures the lessons the chapters quote, each into its own record: every command is printed
+# before its output, as a learner would type it. Needs an NVIDIA GPU.
+#
+#   cargo build --release && scripts/lessons.sh                      # programs from target/release
+#   scripts/lessons.sh .gpu/bin docs/src/results/runs                # or from another folder
+#
+# Writes <out>/<date>-<device>-<lesson>.log for each lesson below; a lesson runs every
+# measurement twice, so a reader can see how far two runs agree.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bin=$(cd "${1:-target/release}" && pwd)
+out=${2:-docs/src/results/runs}
+mkdir -p "$out"
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr 'A-Z ' 'a-z-')
+stem="$out/$(date -u +%F)-${device:-gpu}"
+# Every run starts in a scratch folder that holds the variants, so that the records show the
+# relative paths a learner types (my.cu, step04_tiled/variants/…).
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/step04_tiled" && cp -r step04_tiled/variants "$work/step04_tiled/"
+
+run() { # step, then its arguments
+    local step=$1; shift
+    echo "\$ cargo run --release -p $step${*:+ -- $*}"
+    (cd "$work" && "$bin/$step" "$@" 2>&1)
+    echo "(exit status $?)"
+    echo
+}
+twice() { run "$@"; run "$@"; }
+header() { # lesson title
+    echo "# $1"
+    echo "# $(date -u '+%F %T') UTC on ${device:-an unnamed GPU}, driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+    echo
+}
+
+one_d="--param BM=64 --param BN=64 --param BK=8 --param WM=8 --param WN=32 --param TM=8 --param TN=1"
+
+lesson() { # name, then the commands (a function) that measure it
+    local name=$1; shift
+    echo "lessons: $name" >&2
+    { header "$name"; "$@"; } > "$stem-$name.log"
+}
+
+coalescing() { # step02: which index threadIdx.x follows, at three block sizes
+    twice step02_gpu_naive --tune
+}
+tiles() { # step04: TILE and UNROLL over the tuner's space
+    twice step04_tiled --tune
+}
+banks() { # step04: B transposed by the host (coalesced copies, a column read per k), then padded
+    for args in "" "--param BT=1" "--param BT=1 --param PAD=1"; do
+        # shellcheck disable=SC2086
+        twice step04_tiled $args
+    done
+    echo "A kernel that reads B as it is while the host passes Bᵀ must fail verification:"
+    echo '$ sed "s/^#if BT$/#if 0/" step04_tiled/src/kernel.cu > my.cu'
+    sed "s/^#if BT$/#if 0/" step04_tiled/src/kernel.cu > "$work/my.cu"
+    run step04_tiled --param BT=1 --kernel my.cu
+}
+l1_cache() { # step04: its tiles read through L1 instead of staged in shared memory
+    twice step04_tiled
+    twice step04_tiled --kernel step04_tiled/variants/l1_cache.cu
+}
+single_block() { # step03 against step02 at the shapes one block holds
+    for shape in "--size 32" "-m 32 -n 32 -k 908" "-m 8 -n 8 -k 3632" "-m 1 -n 1 -k 29056"; do
+        # shellcheck disable=SC2086
+        twice step02_gpu_naive $shape
+        # shellcheck disable=SC2086
+        twice step03_single_block $shape
+    done
+}
+thread_tile_1d() { # step05: the one-dimensional tile with one and two blocks' worth of registers
+    twice step05_thread_tile
+    # shellcheck disable=SC2086
+    twice step05_thread_tile $one_d
+    # shellcheck disable=SC2086
+    twice step05_thread_tile $one_d --param MINB=2
+    # shellcheck disable=SC2086
+    run step05_thread_tile $one_d --param MINB=3
+    echo "The best one-dimensional tile in the tuner's space (TN=1 fixed):"
+    run step05_thread_tile --tune --param TN=1
+}
+edges() { # step06 at sizes that are not multiples of its tiles
+    for size in 4095 4096 4097; do
+        twice step06_prefetch --size "$size"
+    done
+}
+skinny() { # small and deep shapes, where big tiles leave SMs idle and nothing splits K
+    for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch; do
+        twice $step -m 64 -n 64 -k 65536
+    done
+}
+break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
+    echo '$ sed "s/if (row < M \&\& col < N) {/{/" step02_gpu_naive/src/kernel.cu > my.cu'
+    sed 's/if (row < M \&\& col < N) {/{/' step02_gpu_naive/src/kernel.cu > "$work/my.cu"
+    grep -q 'row < M && col < N' "$work/my.cu" && echo "(the edit did not apply)"
+    run step02_gpu_naive -m 1000 -n 17 -k 1 --kernel my.cu
+    run step02_gpu_naive -m 1000 -n 17 -k 1
+    echo '$ grep -v "__syncthreads();" step03_single_block/src/kernel.cu > my.cu'
+    grep -v "__syncthreads();" step03_single_block/src/kernel.cu > "$work/my.cu"
+    run step03_single_block --kernel my.cu
+    run step03_single_block -m 32 -n 32 -k 908 --kernel my.cu
+    run step03_single_block
+    echo '$ grep -v "#pragma unroll UNROLL" step04_tiled/src/kernel.cu > my.cu'
+    grep -v "#pragma unroll UNROLL" step04_tiled/src/kernel.cu > "$work/my.cu"
+    run step04_tiled --kernel my.cu
+    run step04_tiled --param UNROLL=1
+}
+
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny break_it}; do
+    lesson "$name" "$name"
+done
+echo "lessons: wrote $stem-*.log" >&2

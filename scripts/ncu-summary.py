@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Writes the book's page of Nsight Compute counters from the raw CSVs of scripts/profile.sh.
+
+    scripts/ncu-summary.py docs/src/results/ncu > docs/src/results/profiles-h200.md
+
+One section per profiled kernel, one table row per counter the chapters use, with the value as
+ncu reported it (units included) and the CSV beside it for everything else.
+"""
+
+import csv
+import pathlib
+import sys
+
+# (counter, what it says), in the order the chapters discuss them.
+COUNTERS = [
+    ("gpu__time_duration.sum", "time of the profiled launch"),
+    ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput, % of peak"),
+    ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "FMA pipe busy, % of cycles"),
+    ("sm__issue_active.avg.pct_of_peak_sustained_active", "issue slots busy, % of cycles"),
+    ("smsp__issue_inst0.avg.pct_of_peak_sustained_active", "cycles with no instruction issued, %"),
+    ("smsp__warps_eligible.avg.per_cycle_active", "eligible warps per scheduler per cycle"),
+    ("sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy, %"),
+    ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput, % of peak"),
+    ("dram__bytes_read.sum", "bytes read from DRAM"),
+    ("lts__t_bytes.sum", "bytes through L2"),
+    ("lts__t_sector_hit_rate.pct", "L2 hit rate, %"),
+    ("l1tex__t_sector_hit_rate.pct", "L1 hit rate, %"),
+    ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "global load requests (warp instructions)"),
+    ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "global load sectors (32 bytes)"),
+    ("smsp__inst_executed_op_shared_ld.sum", "shared-memory load instructions (warp)"),
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared-memory load wavefronts"),
+    ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared-memory load bank conflicts"),
+    ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "shared-memory store bank conflicts"),
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed",
+     "shared-memory pipe busy, % of peak"),
+    ("sm__inst_executed_pipe_fma.sum", "FMA-pipe instructions (warp)"),
+    ("sm__cycles_elapsed.avg", "cycles per SM"),
+]
+
+
+def read(path):
+    rows = list(csv.reader(path.open()))
+    if len(rows) < 3:
+        return None
+    header, units, values = rows[0], rows[1], rows[2]
+    return {h: (v, u) for h, u, v in zip(header, units, values)}
+
+
+def main():
+    folder = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/src/results/ncu")
+    files = sorted(folder.glob("*.csv"))
+    first = next((read(f) for f in files if read(f)), {})
+    print("# Nsight Compute counters (H200)\n")
+    print(
+        "One launch of each chapter's kernel at its default shape, profiled by "
+        "`scripts/profile.sh` with "
+        "`ncu --clock-control none -k matmul --launch-count 1`. "
+        f"Device: {first.get('Device', ('?', ''))[0] or '?'}. "
+        "Each section links the raw CSV, which holds every counter of the sections collected; "
+        "the table picks the ones the chapters discuss. Regenerate with "
+        "`scripts/ncu-summary.py docs/src/results/ncu`.\n"
+    )
+    for f in files:
+        data = read(f)
+        if not data:
+            continue
+        name = f.stem
+        kernel = data.get("Kernel Name", ("?", ""))[0]
+        grid, block = data.get("Grid Size", ("?", ""))[0], data.get("Block Size", ("?", ""))[0]
+        print(f"## {name}\n")
+        print(f"Kernel `{kernel}`, grid {grid}, block {block}; raw counters: [ncu/{f.name}](ncu/{f.name}).\n")
+        print("| counter | value | unit | meaning |")
+        print("| --- | ---: | --- | --- |")
+        for counter, meaning in COUNTERS:
+            if counter in data:
+                value, unit = data[counter]
+                value = value.replace(",", "")
+                print(f"| {counter} | {value} | {unit} | {meaning} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
