@@ -62,6 +62,11 @@ banks() { # step04: B transposed by the host (coalesced copies, a column read pe
 l1_cache() { # step04: its tiles read through L1 instead of staged in shared memory
     twice step04_tiled
     twice step04_tiled --kernel step04_tiled/variants/l1_cache.cu
+    echo "The same variant without its barrier, and step 02 (the same reads, no tile walk):"
+    echo '$ grep -v "__syncthreads();" step04_tiled/variants/l1_cache.cu > my.cu'
+    grep -v "__syncthreads();" step04_tiled/variants/l1_cache.cu > "$work/my.cu"
+    twice step04_tiled --kernel my.cu
+    twice step02_gpu_naive
 }
 single_block() { # step03 against step02 at the shapes one block holds
     for shape in "--size 32" "-m 32 -n 32 -k 908" "-m 8 -n 8 -k 3632" "-m 1 -n 1 -k 29056"; do
@@ -103,6 +108,11 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step03_single_block --kernel my.cu
     run step03_single_block -m 32 -n 32 -k 908 --kernel my.cu
     run step03_single_block
+    if command -v compute-sanitizer > /dev/null; then
+        echo '$ compute-sanitizer --tool racecheck target/release/step03_single_block --kernel my.cu --reps 1 --no-cublas'
+        (cd "$work" && compute-sanitizer --tool racecheck "$bin/step03_single_block" --kernel my.cu --reps 1 --no-cublas 2>&1 | grep -vE "^=+ +(at |in |Saved host backtrace)" | head -40)
+        echo
+    fi
     echo '$ grep -v "#pragma unroll UNROLL" step04_tiled/src/kernel.cu > my.cu'
     grep -v "#pragma unroll UNROLL" step04_tiled/src/kernel.cu > "$work/my.cu"
     run step04_tiled --kernel my.cu

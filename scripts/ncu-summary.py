@@ -20,6 +20,15 @@ COUNTERS = [
     ("smsp__issue_inst0.avg.pct_of_peak_sustained_active", "cycles with no instruction issued, %"),
     ("smsp__warps_eligible.avg.per_cycle_active", "eligible warps per scheduler per cycle"),
     ("sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy, %"),
+    ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+     "warps waiting on a global (L1) load, per issue"),
+    ("smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+     "warps waiting for the shared-memory queue, per issue"),
+    ("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+     "warps waiting at a barrier, per issue"),
+    ("smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
+     "warps waiting for the global-load queue, per issue"),
+    ("smsp__inst_executed.sum", "warp instructions executed"),
     ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput, % of peak"),
     ("dram__bytes_read.sum", "bytes read from DRAM"),
     ("lts__t_bytes.sum", "bytes through L2"),
@@ -55,7 +64,7 @@ def main():
         "One launch of each chapter's kernel at its default shape, profiled by "
         "`scripts/profile.sh` with "
         "`ncu --clock-control none -k matmul --launch-count 1`. "
-        f"Device: {first.get('Device', ('?', ''))[0] or '?'}. "
+        f"Device: {first.get('device__attribute_display_name', ('?', ''))[0]}. "
         "Each section links the raw CSV, which holds every counter of the sections collected; "
         "the table picks the ones the chapters discuss. Regenerate with "
         "`scripts/ncu-summary.py docs/src/results/ncu`.\n"

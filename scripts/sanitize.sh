@@ -6,7 +6,7 @@
 #   cargo build --release && scripts/sanitize.sh            # programs from target/release
 #   scripts/sanitize.sh .gpu/bin                            # or from another folder
 #   JOBS=8 scripts/sanitize.sh                              # runs at once (default 4)
-#   ONLY=step04_tiled scripts/sanitize.sh                   # only the sets of one step
+#   ONLY='step04_tiled\|BT=1' scripts/sanitize.sh          # only the sets that match (grep)
 #
 # Run it from the repository root: one set names a kernel variant by its path.
 # Each run is one launch checked against the reference plus a few timed ones (--reps 1), with
@@ -41,7 +41,7 @@ configs=(
 list=$(
     for cfg in "${configs[@]}"; do
         step=${cfg%%|*}; params=${cfg#*|}
-        [ -n "${ONLY:-}" ] && [ "$step" != "$ONLY" ] && continue
+        [ -n "${ONLY:-}" ] && ! grep -q -- "${ONLY}" <<< "$cfg" && continue
         s=$shapes; [ "$step" = step03_single_block ] && s=$one_block_shapes
         for shape in $s; do
             for tool in memcheck racecheck synccheck initcheck; do

@@ -183,7 +183,7 @@ impl Results {
                             _ => String::new(),
                         };
                         let mark = if c.passed { "" } else { " FAILED" };
-                        let _ = write!(t, " {:.0}{share}{mark} |", c.gflops);
+                        let _ = write!(t, " {}{share}{mark} |", rate(c.gflops));
                     }
                 }
             }
@@ -441,6 +441,16 @@ fn tick(v: f64) -> String {
     }
 }
 
+/// GFLOP/s as the table prints it: whole numbers from 100 up, three significant digits below,
+/// so that the CPU step's fraction of a GFLOP/s does not print as 0.
+pub fn rate(gflops: f64) -> String {
+    match gflops {
+        g if g >= 100.0 => format!("{g:.0}"),
+        g if g >= 10.0 => format!("{g:.1}"),
+        g => format!("{g:.2}"),
+    }
+}
+
 /// A file-name form of a device name: "NVIDIA H200" → "nvidia-h200".
 pub fn slug(name: &str) -> String {
     let s: String =
@@ -616,6 +626,11 @@ mod tests {
         // A marker per step at its global intensity, and a hollow one at step06's shared one.
         assert_eq!(svg.matches("<circle").count(), 2 + 1 + 2, "two filled, one hollow, two in the legend");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn small_rates_keep_their_digits() {
+        assert_eq!([rate(45260.4), rate(100.0), rate(17.26), rate(0.474)], ["45260", "100", "17.3", "0.47"]);
     }
 
     #[test]

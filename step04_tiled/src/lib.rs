@@ -65,9 +65,10 @@ pub const STEP: GpuStep = GpuStep {
 };
 
 /// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In
-/// shared memory, per k a warp reads A as a broadcast (NVRTC fetches four k at once, a quarter of
-/// a wavefront) and B in as many wavefronts as the most lanes that want different addresses in
-/// one bank: 1 for a row of Bs, up to 32 for an unpadded column (BT=1, PAD=0).
+/// shared memory, per k a warp reads A as a broadcast (NVRTC fetches four k with one 16-byte
+/// load, which costs two wavefronts, one per half-warp, as Nsight Compute counts them) and B in
+/// as many wavefronts as the most lanes that want different addresses in one bank: 1 for a row
+/// of Bs, up to 32 for an unpadded column (BT=1, PAD=0).
 fn intensity(p: &Params) -> Intensity {
     let (tile, pad) = (p.get("TILE") as usize, p.get("PAD") as usize);
     let lanes = tile.min(32);
@@ -80,8 +81,5 @@ fn intensity(p: &Params) -> Intensity {
         1
     };
     let flops_per_k = 2.0 * 32.0; // one FMA per lane
-    Intensity {
-        global: tile as f64 / 4.0,
-        shared: Some(flops_per_k / (128.0 * (0.25 + b_wavefronts as f64))),
-    }
+    Intensity { global: tile as f64 / 4.0, shared: Some(flops_per_k / (128.0 * (0.5 + b_wavefronts as f64))) }
 }
