@@ -10,6 +10,7 @@ prints every change so that the text around a figure can be read again.
     scripts/refresh-figures.py --check  # list only; exit 1 if anything would change
 """
 
+import math
 import pathlib
 import re
 import sys
@@ -33,7 +34,10 @@ def rust_regex(pattern):
 
 def formatted(value, quote):
     decimals = len(QUOTE.match(quote.strip()).group(1) or "")
-    text = f"{value:.{decimals}f}"
+    # Round half away from zero on the scaled float, as the figures test (Rust's f64::round) does.
+    scaled = value * 10**decimals
+    rounded = math.copysign(math.floor(abs(scaled) + 0.5), scaled) / 10**decimals
+    text = f"{rounded:.{decimals}f}"
     whole, _, frac = text.partition(".")
     sep = next((c for c in quote if c in " \u2009\u00a0"), None)
     if sep:
@@ -64,7 +68,11 @@ def main():
                 divisor = float(divisor)
             except ValueError:
                 pattern, divisor = title, 1.0
-            source = (path.parent / record.split("#")[0]).read_text()
+            try:
+                source = (path.parent / record.split("#")[0]).read_text()
+            except OSError:
+                print(f"{path.relative_to(ROOT)}: the record {record} cannot be read")
+                return m.group(0)
             found = rust_regex(pattern).search(source)
             if not found:
                 print(f"{path.relative_to(ROOT)}: \"{pattern}\" matches nothing in {record}")

@@ -13,11 +13,11 @@
 // from 32 different banks (no conflicts). On an H200 at 4096³ it runs at
 // [8.8](../../docs/src/results/nvidia-h200.md "step04_tiled \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
 // [17%](../../docs/src/results/nvidia-h200.md "step04_tiled \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") of cuBLAS SGEMM,
-// from [12%](../../docs/src/results/nvidia-h200.md "step02_gpu_naive \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") in step 02: each FMA still needs two shared-memory loads, and shared-
-// memory bandwidth now sets the pace, which step 05 attacks.
+// from [12%](../../docs/src/results/nvidia-h200.md "step02_gpu_naive \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") in step 02: each warp-wide FMA still costs 1.5 passes through the
+// shared-memory banks, and that bandwidth now sets the pace, which step 05 attacks.
 
 // TILE, UNROLL, BT and PAD are set at compile time (-D NAME=value); the launch reads the same
-// TILE. BT and PAD exist to measure two lessons (the chapter's "Coalescing and banks"): BT=1 has
+// TILE. BT and PAD exist to measure a lesson (the chapter's "Bank conflicts" section): BT=1 has
 // the host pass B transposed, PAD adds floats after each row of the B tile.
 
 // ANCHOR: kernel

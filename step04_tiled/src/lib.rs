@@ -68,18 +68,20 @@ pub const STEP: GpuStep = GpuStep {
 /// shared memory, per k a warp reads A as a broadcast (NVRTC fetches four k with one 16-byte
 /// load, which costs two wavefronts, one per half-warp, as Nsight Compute counts them) and B in
 /// as many wavefronts as the most lanes that want different addresses in one bank: 1 for a row
-/// of Bs, up to 32 for an unpadded column (BT=1, PAD=0).
+/// of Bs, 32 for an unpadded column (BT=1, PAD=0), whose 16-byte-aligned rows NVRTC reads four k
+/// at a time, so 8 per k.
 fn intensity(p: &Params) -> Intensity {
     let (tile, pad) = (p.get("TILE") as usize, p.get("PAD") as usize);
     let lanes = tile.min(32);
     let b_wavefronts = if p.get("BT") == 1 {
-        (0..32)
+        let conflicts = (0..32)
             .map(|bank| (0..lanes).filter(|tx| (tx * (tile + pad)) % 32 == bank).count())
             .max()
-            .unwrap_or(1)
+            .unwrap_or(1) as f64;
+        if (tile + pad) % 4 == 0 { conflicts / 4.0 } else { conflicts }
     } else {
-        1
+        1.0
     };
     let flops_per_k = 2.0 * 32.0; // one FMA per lane
-    Intensity { global: tile as f64 / 4.0, shared: Some(flops_per_k / (128.0 * (0.5 + b_wavefronts as f64))) }
+    Intensity { global: tile as f64 / 4.0, shared: Some(flops_per_k / (128.0 * (0.5 + b_wavefronts))) }
 }
