@@ -8,11 +8,10 @@
 # Writes <out>/<date>-<device>-<lesson>.log for each lesson below; a lesson runs every
 # measurement twice, so a reader can see how far two runs agree.
 set -uo pipefail
+# Both folders are read relative to where the script is called from, before it moves to the root.
+bin=$(cd "${1:-target/release}" 2>/dev/null && pwd) || { echo "lessons: no folder ${1:-target/release}" >&2; exit 2; }
+mkdir -p "${2:-docs/src/results/runs}" && out=$(cd "${2:-docs/src/results/runs}" && pwd)
 cd "$(dirname "$0")/.."
-
-bin=$(cd "${1:-target/release}" && pwd)
-out=${2:-docs/src/results/runs}
-mkdir -p "$out"
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr 'A-Z ' 'a-z-')
 stem="$out/$(date -u +%F)-${device:-gpu}"
 # Every run starts in a scratch folder that holds the variants, so that the records show the

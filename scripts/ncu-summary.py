@@ -59,12 +59,13 @@ def main():
     folder = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/src/results/ncu")
     files = sorted(folder.glob("*.csv"))
     first = next((read(f) for f in files if read(f)), {})
-    print("# Nsight Compute counters (H200)\n")
+    device = first.get("device__attribute_display_name", ("?", ""))[0]
+    print(f"# Nsight Compute counters ({device.removeprefix('NVIDIA ')})\n")
     print(
-        "One launch of each chapter's kernel at its default shape, profiled by "
+        "One launch of each chapter's kernel, profiled by "
         "`scripts/profile.sh` with "
         "`ncu --clock-control none -k matmul --launch-count 1`. "
-        f"Device: {first.get('device__attribute_display_name', ('?', ''))[0]}. "
+        f"Device: {device}. Each section names the program and arguments profiled. "
         "Each section links the raw CSV, which holds every counter of the sections collected; "
         "the table picks the ones the chapters discuss. Regenerate with "
         "`scripts/ncu-summary.py docs/src/results/ncu`.\n"
@@ -77,7 +78,9 @@ def main():
         kernel = data.get("Kernel Name", ("?", ""))[0]
         grid, block = data.get("Grid Size", ("?", ""))[0], data.get("Block Size", ("?", ""))[0]
         print(f"## {name}\n")
-        print(f"Kernel `{kernel}`, grid {grid}, block {block}; raw counters: [ncu/{f.name}](ncu/{f.name}).\n")
+        args = f.with_suffix(".args")
+        command = f"`target/release/{args.read_text().strip()}`, " if args.exists() else ""
+        print(f"{command}kernel `{kernel}`, grid {grid}, block {block}; raw counters: [ncu/{f.name}](ncu/{f.name}).\n")
         print("| counter | value | unit | meaning |")
         print("| --- | ---: | --- | --- |")
         for counter, meaning in COUNTERS:

@@ -11,11 +11,10 @@
 #       target/release/step04_tiled --reps 1
 # The first launch of `matmul` is the verified one, on the step's default shape.
 set -uo pipefail
+# Both folders are read relative to where the script is called from, before it moves to the root.
+bin=$(cd "${1:-target/release}" 2>/dev/null && pwd) || { echo "profile: no folder ${1:-target/release}" >&2; exit 2; }
+mkdir -p "${2:-docs/src/results/ncu}" && out=$(cd "${2:-docs/src/results/ncu}" && pwd)
 cd "$(dirname "$0")/.."
-
-bin=$(cd "${1:-target/release}" && pwd)
-out=${2:-docs/src/results/ncu}
-mkdir -p "$out"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 [ -x "$ncu" ] || { echo "profile: ncu not found; install Nsight Compute" >&2; exit 2; }
 
@@ -75,16 +74,22 @@ status=0
 for p in "${profiles[@]}"; do
     IFS='|' read -r name step args <<< "$p"
     echo "profile: $name" >&2
+    raw=$(mktemp)
     # shellcheck disable=SC2086
-    if ! "$ncu" --clock-control none -k matmul --launch-count 1 \
+    "$ncu" --clock-control none -k matmul --launch-count 1 \
         $(printf -- '--section %s ' "${sections[@]}") --metrics "$(IFS=,; echo "${metrics[*]}")" \
-        --csv --page raw "$bin/$step" --reps 1 $args > "$out/$name.csv" 2> "$out/$name.err"; then
-        echo "profile: $name failed; see $out/$name.err" >&2
+        --csv --page raw "$bin/$step" --reps 1 $args > "$raw" 2> "$out/$name.err"
+    # ncu prints the program's own output and its banner before the CSV: keep only the CSV, and
+    # replace the kept file only with one that holds a profile.
+    if grep -q '^"ID","Process ID"' "$raw"; then
+        grep '^"' "$raw" > "$out/$name.csv"
+        echo "$step --reps 1${args:+ $args}" > "$out/$name.args"
+        [ -s "$out/$name.err" ] || rm -f "$out/$name.err"
+    else
+        echo "profile: $name gave no profile; see $out/$name.err (the previous CSV is kept)" >&2
+        cat "$raw" >> "$out/$name.err"
         status=1
-        continue
     fi
-    # ncu prints the program's own output and its banner before the CSV: keep only the CSV.
-    grep '^"' "$out/$name.csv" > "$out/$name.csv.tmp" && mv "$out/$name.csv.tmp" "$out/$name.csv"
-    [ -s "$out/$name.err" ] || rm -f "$out/$name.err"
+    rm -f "$raw"
 done
 exit $status

@@ -52,6 +52,11 @@ list=$(
     done
 )
 
+if [ -z "$list" ]; then
+    echo "sanitize: ONLY='${ONLY:-}' matches none of the sets" >&2
+    exit 2
+fi
+
 run_one() { # tool step m n k params...
     local tool=$1 step=$2 m=$3 n=$4 k=$5; shift 5
     local out
@@ -68,7 +73,7 @@ export -f run_one
 export sanitizer bin log
 
 # Each verdict is printed as it comes, so an interrupted sweep still shows how far it got.
-results=$(echo "$list" | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _ | tee /dev/stderr)
+results=$(echo "$list" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _ | tee /dev/stderr)
 echo "$results" | sort
 total=$(echo "$results" | grep -c .)
 failed=$(echo "$results" | grep -c '^FAIL')

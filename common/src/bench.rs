@@ -78,7 +78,7 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
         for p in &prepared {
             // Each step only at the shapes it serves.
             let Ok((launch, _)) = p.plan(&gpu.info, shape) else { continue };
-            bufs.prepare_for(gpu, p, shape)?;
+            bufs.prepare_for(gpu, p)?;
             let (a, b, c) = bufs.operands(p)?;
             bench_one(&mut group, BenchmarkId::new(p.step.name, size), gpu, || {
                 p.launch(gpu, launch, shape, a, b, c)

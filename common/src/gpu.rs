@@ -195,7 +195,12 @@ impl PtxasInfo {
     /// ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem, 392 bytes cmem[0]
     /// ```
     pub fn parse(log: &str) -> Option<Self> {
-        let start = log.find("Compiling entry function 'matmul'")?;
+        Self::parse_entry(log, ENTRY)
+    }
+
+    /// The same for the entry point `entry`.
+    pub fn parse_entry(log: &str, entry: &str) -> Option<Self> {
+        let start = log.find(&format!("Compiling entry function '{entry}'"))?;
         let mut info = PtxasInfo::default();
         let mut seen = false;
         for line in log[start..].lines().skip(1) {
@@ -330,12 +335,17 @@ pub const ENTRY: &str = "matmul";
 
 impl Kernel {
     pub fn load(gpu: &Gpu, compiled: Compiled) -> Result<Self> {
+        Self::load_entry(gpu, compiled, ENTRY)
+    }
+
+    /// Loads the function `entry` of the compiled module (steps export `matmul`).
+    pub fn load_entry(gpu: &Gpu, compiled: Compiled, entry: &str) -> Result<Self> {
         let module = gpu
             .ctx
             .load_module(Ptx::from_binary(compiled.cubin.clone()))
             .map_err(|e| anyhow!("the driver could not load the compiled kernel: {e:?}"))?;
-        let func = module.load_function(ENTRY).map_err(|_| {
-            anyhow!("the kernel has no `extern \"C\" __global__ void {ENTRY}(...)` entry point")
+        let func = module.load_function(entry).map_err(|_| {
+            anyhow!("the kernel has no `extern \"C\" __global__ void {entry}(...)` entry point")
         })?;
         Ok(Self { func, compiled })
     }

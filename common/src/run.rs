@@ -62,12 +62,25 @@ fn shape_of(args: &Args, default: Shape) -> Result<Shape> {
     Shape::new(m, n, k).map_err(|e| anyhow!(e))
 }
 
-/// A, B and C on the device, and Bᵀ once a step that wants it has run.
+/// A, B and C on the device for one shape, and Bᵀ once a step that wants it has run.
 pub struct Buffers {
     pub a: CudaSlice<f32>,
     pub b: CudaSlice<f32>,
     pub bt: Option<CudaSlice<f32>>,
     pub c: CudaSlice<f32>,
+    pub shape: Shape,
+}
+
+/// Bᵀ (N×K, row-major) of a row-major K×N matrix `b`.
+pub fn transpose(b: &[f32], k: usize, n: usize) -> Vec<f32> {
+    assert_eq!(b.len(), k * n, "B must hold K·N elements");
+    let mut bt = vec![0.0f32; k * n];
+    for (p, row) in b.chunks_exact(n.max(1)).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            bt[j * k + p] = v;
+        }
+    }
+    bt
 }
 
 impl Buffers {
@@ -79,22 +92,21 @@ impl Buffers {
             b: s.clone_htod(&inputs.b.data).map_err(err)?,
             bt: None,
             c: s.alloc_zeros(inputs.shape.m * inputs.shape.n).map_err(err)?,
+            shape: inputs.shape,
         })
     }
 
     /// Makes Bᵀ (N×K) on the host, outside any timing, if `prepared`'s kernel expects it.
-    pub fn prepare_for(&mut self, gpu: &Gpu, prepared: &Prepared, shape: Shape) -> Result<()> {
+    pub fn prepare_for(&mut self, gpu: &Gpu, prepared: &Prepared) -> Result<()> {
         if self.bt.is_some() || !(prepared.step.b_transposed)(&prepared.params) {
             return Ok(());
         }
-        let b = download(gpu, &self.b)?;
-        let (k, n) = (shape.k, shape.n);
-        let mut bt = vec![0.0f32; k * n];
-        for (p, row) in b.chunks_exact(n).enumerate().take(k) {
-            for (j, &v) in row.iter().enumerate() {
-                bt[j * k + p] = v;
-            }
-        }
+        let b = gpu
+            .stream
+            .clone_dtoh(&self.b)
+            .map_err(|e| anyhow!("copying B back from the GPU failed: {e:?}"))?;
+        let bt = transpose(&b, self.shape.k, self.shape.n);
+        drop(b);
         self.bt =
             Some(gpu.stream.clone_htod(&bt).map_err(|e| anyhow!("copying Bᵀ to the GPU failed: {e:?}"))?);
         Ok(())
@@ -151,7 +163,7 @@ pub fn poisoned_run(
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Vec<f32>> {
-    bufs.prepare_for(gpu, prepared, shape)?;
+    bufs.prepare_for(gpu, prepared)?;
     bufs.poison(gpu)?;
     let (a, b, c) = bufs.operands(prepared)?;
     prepared.launch(gpu, launch, shape, a, b, c)?;
@@ -233,9 +245,16 @@ fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
 }
 
-fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool) -> Result<()> {
+/// Bytes of Bᵀ a kernel that wants it needs besides A, B and C (on the device and, while it is
+/// made, on the host).
+fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
+    if (step.b_transposed)(params) { 4 * (shape.k * shape.n) as u64 } else { 0 }
+}
+
+fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {
     let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
-    check_fits(shape, with_cublas, free, &gpu.info.name)
+    // Bᵀ counts as memory that is not free.
+    check_fits(shape, with_cublas, free.saturating_sub(extra), &gpu.info.name)
 }
 
 /// Host memory a run needs at its peak: A and B in f32, the result, and with verification the
@@ -304,7 +323,8 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if !args.tune {
         step.validate(&params, asked, &Limits::LARGEST)?;
     }
-    check_host_fits(asked, !args.no_verify, host_memory_available())?;
+    let bt_host = 2 * transposed_b_bytes(step, &params, asked); // B downloaded, and Bᵀ
+    check_host_fits(asked, !args.no_verify, host_memory_available().map(|a| a.saturating_sub(bt_host)))?;
 
     let gpu = gpu::open(step.name, args.ordinal())?;
     if !gpu::nvrtc_present() {
@@ -319,7 +339,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
                 .to_owned(),
         );
     }
-    check_memory(&gpu, shape, with_cublas)?;
+    check_memory(&gpu, shape, with_cublas, transposed_b_bytes(step, &params, shape))?;
     if args.tune {
         return crate::tune::run(step, args, &gpu, shape);
     }
@@ -436,6 +456,16 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transpose_puts_b_kj_at_bt_jk() {
+        // B is 2×3: rows [1 2 3] and [4 5 6]; Bᵀ is 3×2.
+        assert_eq!(transpose(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        assert_eq!(transpose(&[7.0], 1, 1), vec![7.0]);
+        let (k, n) = (5, 7);
+        let b: Vec<f32> = (0..k * n).map(|x| x as f32).collect();
+        assert_eq!(transpose(&transpose(&b, k, n), n, k), b, "twice is the identity");
+    }
 
     #[test]
     fn shapes_beyond_free_memory_are_refused_before_allocating() {

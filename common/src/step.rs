@@ -127,6 +127,31 @@ pub struct Intensity {
     pub shared: Option<f64>,
 }
 
+impl Intensity {
+    /// The thread-tile kernels of steps 05 and 06, from their BM, BN, WN, TM, TN. Global
+    /// memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared memory:
+    /// per k a warp issues TM/VM loads of A and TN/VN of B; each needs a wavefront per 128
+    /// bytes of distinct addresses (THREADS_N threads across the warp's region, 32/THREADS_N
+    /// down), and a 16-byte load at least two, one per half-warp. A lower bound: Nsight Compute
+    /// counts exactly this for step 06's default and more (3 per load, not 2) for step 05's.
+    pub fn thread_tile(bm: u32, bn: u32, wn: u32, tm: u32, tn: u32) -> Self {
+        let [bm, bn, wn, tm, tn] = [bm, bn, wn, tm, tn].map(f64::from);
+        let threads_n = wn / tn;
+        let threads_m = 32.0 / threads_n;
+        let width = |t: f64| if t % 4.0 == 0.0 { 4.0 } else { 1.0 };
+        let cost = |v: f64, threads: f64| {
+            let wavefronts = (threads * v * 4.0 / 128.0).ceil();
+            if v == 4.0 { wavefronts.max(2.0) } else { wavefronts }
+        };
+        let (vm, vn) = (width(tm), width(tn));
+        let wavefronts = (tm / vm) * cost(vm, threads_m) + (tn / vn) * cost(vn, threads_n);
+        Self {
+            global: bm * bn / (2.0 * (bm + bn)),
+            shared: Some(2.0 * 32.0 * tm * tn / (128.0 * wavefronts)),
+        }
+    }
+}
+
 impl GpuStep {
     /// The `--help` text after the options: the step's idea, its parameters, its default shape
     /// and its chapter.

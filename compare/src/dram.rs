@@ -5,7 +5,6 @@ use anyhow::{Result, anyhow};
 use common::gpu::{self, Gpu};
 use common::timing::{self, Plan};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::Ptx;
 
 /// The copy kernel: a grid-stride loop of float4 loads and stores.
 pub const SOURCE: &str = include_str!("copy.cu");
@@ -43,13 +42,7 @@ pub fn measure(gpu: &Gpu, plan: Plan) -> Result<Option<f64>> {
         return Ok(None);
     }
     let compiled = gpu::compile(SOURCE, FILE, &gpu.info.arch(), &[])?;
-    let module = gpu
-        .ctx
-        .load_module(Ptx::from_binary(compiled.cubin))
-        .map_err(|e| anyhow!("the driver could not load the compiled copy kernel: {e:?}"))?;
-    let func = module.load_function(ENTRY).map_err(|_| {
-        anyhow!("the copy kernel has no `extern \"C\" __global__ void {ENTRY}(...)` entry point")
-    })?;
+    let func = gpu::Kernel::load_entry(gpu, compiled, ENTRY)?.func;
     let alloc_err = |e| anyhow!("could not allocate two buffers of {bytes} bytes for the copy kernel: {e:?}");
     let src = gpu.stream.alloc_zeros::<f32>(floats).map_err(alloc_err)?;
     let mut dst = gpu.stream.alloc_zeros::<f32>(floats).map_err(alloc_err)?;
@@ -96,9 +89,12 @@ mod tests {
     fn nvrtc_copy_kernel_compiles_without_spills() {
         let compiled = gpu::compile(SOURCE, FILE, "sm_90", &[]).unwrap();
         assert!(!compiled.cubin.is_empty());
-        // ptxas reports only when NVRTC's cache missed; when it does, it reports no spills.
-        if compiled.log.contains("spill stores") {
-            assert!(compiled.log.contains(" 0 bytes spill stores, 0 bytes spill loads"), "{}", compiled.log);
-        }
+        let info = gpu::PtxasInfo::parse_entry(&compiled.log, ENTRY).unwrap_or_else(|| {
+            panic!(
+                "no ptxas report (a cached compile? set CUDA_CACHE_DISABLE=1); NVRTC's log:\n{}",
+                compiled.log
+            )
+        });
+        assert_eq!(info.spill_bytes(), 0, "{}", compiled.log);
     }
 }

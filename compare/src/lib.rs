@@ -441,8 +441,8 @@ fn tick(v: f64) -> String {
     }
 }
 
-/// GFLOP/s as the table prints it: whole numbers from 100 up, three significant digits below,
-/// so that the CPU step's fraction of a GFLOP/s does not print as 0.
+/// GFLOP/s as the table prints it: whole numbers from 100 up, one decimal from 10, two below,
+/// so that the CPU step's fraction of a GFLOP/s keeps its digits.
 pub fn rate(gflops: f64) -> String {
     match gflops {
         g if g >= 100.0 => format!("{g:.0}"),

@@ -25,7 +25,7 @@ struct Args {
     /// Add 8192³ (0.75 GiB of A, B and C).
     #[arg(long)]
     large: bool,
-    /// The CPU step runs only up to this size (at about 1 GFLOP/s, 1024³ takes two seconds).
+    /// The CPU step runs only up to this size (at about 0.5 GFLOP/s, 1024³ takes about five seconds).
     #[arg(long, default_value_t = 1024)]
     cpu_max: usize,
     /// Timed samples per step and size (default: at least 20, about half a second).
@@ -40,7 +40,9 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let command = command_line(&std::env::args().skip(1).collect::<Vec<_>>());
+    let command = command_line(
+        &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+    );
     match run(Args::parse(), command) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {

@@ -7,6 +7,10 @@
 //   cargo run --release -p step04_tiled -- --kernel step04_tiled/variants/l1_cache.cu
 // and compare with the step's own kernel (chapter 4, "Shared memory or the L1 cache").
 
+#if BT
+#error "the L1-cache variant reads B as it is; run it with BT=0"
+#endif
+
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
     int tx = threadIdx.x;

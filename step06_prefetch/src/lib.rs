@@ -112,23 +112,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
 };
 
-/// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared
-/// memory: per k a warp issues TM/VM loads of A and TN/VN of B; each needs a wavefront per 128
-/// bytes of distinct addresses (THREADS_N threads across the warp's region, 32/THREADS_N down),
-/// and a 16-byte load at least two, one per half-warp. A lower bound: Nsight Compute counts
-/// exactly this for step 06's default and more (3 per load, not 2) for step 05's.
+/// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.
 fn intensity(p: &Params) -> Intensity {
-    let [bm, bn, wn, tm, tn] = ["BM", "BN", "WN", "TM", "TN"].map(|n| f64::from(p.get(n)));
-    let threads_n = wn / tn;
-    let threads_m = 32.0 / threads_n;
-    let (vm, vn) = [tm, tn].map(|t| if t % 4.0 == 0.0 { 4.0 } else { 1.0 }).into();
-    let cost = |v: f64, threads: f64| {
-        let wavefronts = (threads * v * 4.0 / 128.0).ceil();
-        if v == 4.0 { wavefronts.max(2.0) } else { wavefronts }
-    };
-    let wavefronts = (tm / vm) * cost(vm, threads_m) + (tn / vn) * cost(vn, threads_n);
-    Intensity {
-        global: bm * bn / (2.0 * (bm + bn)),
-        shared: Some(2.0 * 32.0 * tm * tn / (128.0 * wavefronts)),
-    }
+    Intensity::thread_tile(p.get("BM"), p.get("BN"), p.get("WN"), p.get("TM"), p.get("TN"))
 }
