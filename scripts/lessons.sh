@@ -91,6 +91,12 @@ edges() { # step06 at sizes that are not multiples of its tiles
         twice step06_prefetch --size "$size"
     done
 }
+tensor_cores() { # step07: TF32 mma.sync against both cuBLAS baselines, at 4096³ and 8192³
+    for size in 4096 8192; do
+        twice step07_tf32_mma --size "$size"
+    done
+    run step07_tf32_mma --size 1000 --exact
+}
 skinny() { # small and deep shapes, where big tiles leave SMs idle and nothing splits K
     for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch; do
         twice $step -m 64 -n 64 -k 65536
@@ -118,7 +124,7 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step04_tiled --param UNROLL=1
 }
 
-for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny break_it}; do
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores break_it}; do
     lesson "$name" "$name"
 done
 echo "lessons: wrote $stem-*.log" >&2

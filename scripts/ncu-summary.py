@@ -43,6 +43,8 @@ COUNTERS = [
     ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed",
      "shared-memory pipe busy, % of peak"),
     ("sm__inst_executed_pipe_fma.sum", "FMA-pipe instructions (warp)"),
+    ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor pipe busy, % of cycles"),
+    ("sm__inst_executed_pipe_tensor_op_hmma.sum", "tensor-core MMA instructions (warp)"),
     ("sm__cycles_elapsed.avg", "cycles per SM"),
 ]
 

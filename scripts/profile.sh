@@ -5,6 +5,7 @@
 #
 #   cargo build --release && scripts/profile.sh                      # programs from target/release
 #   scripts/profile.sh .gpu/bin docs/src/results/ncu                 # or from another folder
+#   ONLY=step07 scripts/profile.sh                                   # only the profiles that match
 #
 # Each profile is the command a chapter gives, e.g. for step 04:
 #   ncu --clock-control none -k matmul --launch-count 1 --section SpeedOfLight … \
@@ -44,6 +45,8 @@ metrics=(
     smsp__issue_inst0.avg.pct_of_peak_sustained_active
     sm__cycles_elapsed.avg
     gpu__time_duration.sum
+    sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+    sm__inst_executed_pipe_tensor_op_hmma.sum
 )
 
 # Keep the counters this ncu knows (names differ between versions); say which were dropped.
@@ -68,11 +71,13 @@ profiles=(
     "step05_thread_tile|step05_thread_tile|"
     "step05_one_dimensional|step05_thread_tile|$one_d"
     "step06_prefetch|step06_prefetch|"
+    "step07_tf32_mma|step07_tf32_mma|"
 )
 
 status=0
 for p in "${profiles[@]}"; do
     IFS='|' read -r name step args <<< "$p"
+    [ -n "${ONLY:-}" ] && ! grep -q -- "$ONLY" <<< "$name" && continue
     echo "profile: $name" >&2
     raw=$(mktemp)
     # shellcheck disable=SC2086

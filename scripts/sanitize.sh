@@ -35,6 +35,8 @@ configs=(
     "step05_thread_tile|$thread_tile_1d"
     "step06_prefetch|"
     "step06_prefetch|$thread_tile_1d"
+    "step07_tf32_mma|"
+    "step07_tf32_mma|--param BK=16 --param WM=32"
 )
 
 # One line per run: tool step M N K extra-args.

@@ -42,6 +42,8 @@ fn present_arch(ordinal: usize) -> Option<String> {
 /// own checks come first, against `arch`'s limits; then NVRTC.
 pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Result<String> {
     let limits = Limits::for_arch(arch).ok_or_else(|| anyhow!("no limits are known for {arch}"))?;
+    let cc = arch.strip_prefix("sm_").and_then(|d| d.trim_end_matches('a').parse::<i32>().ok()).unwrap_or(0);
+    step.check_compute((cc / 10, cc % 10), arch)?;
     let launch = step.validate(params, shape, &limits)?;
     let compiled = step.compile(params, arch)?;
     let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));

@@ -46,9 +46,19 @@ impl Blas {
     /// A handle in the default math mode: strict FP32, no TF32 tensor cores, so the baseline
     /// computes what the course's kernels compute.
     pub fn new(stream: Arc<CudaStream>) -> Result<Self> {
+        Self::with_math(stream, cublasMath_t::CUBLAS_DEFAULT_MATH)
+    }
+
+    /// A handle that lets SGEMM round its operands to TF32 and use the tensor cores: the
+    /// baseline of a step that computes in TF32.
+    pub fn tf32(stream: Arc<CudaStream>) -> Result<Self> {
+        Self::with_math(stream, cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH)
+    }
+
+    fn with_math(stream: Arc<CudaStream>, math: cublasMath_t) -> Result<Self> {
         let blas = CudaBlas::new(stream.clone()).map_err(|e| anyhow!("could not start cuBLAS: {e:?}"))?;
         // SAFETY: the handle is live.
-        unsafe { cudarc::cublas::sys::cublasSetMathMode(*blas.handle(), cublasMath_t::CUBLAS_DEFAULT_MATH) }
+        unsafe { cudarc::cublas::sys::cublasSetMathMode(*blas.handle(), math) }
             .result()
             .map_err(|e| anyhow!("could not set cuBLAS's math mode: {e:?}"))?;
         Ok(Self { blas, stream })

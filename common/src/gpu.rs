@@ -73,6 +73,23 @@ impl DeviceInfo {
         }
     }
 
+    /// Dense TF32 tensor-core FLOPs per clock per SM, where known: 1024 on sm_80 (A100), 2048
+    /// on sm_90 (H100, H200), 256 on the sm_86 and sm_89 cards.
+    pub fn tf32_flops_per_clock_per_sm(&self) -> Option<u32> {
+        match self.compute_capability {
+            (8, 0) => Some(1024),
+            (8, 6) | (8, 9) => Some(256),
+            (9, 0) => Some(2048),
+            _ => None,
+        }
+    }
+
+    /// Peak dense TF32 rate at the reported clock, where known.
+    pub fn tf32_peak_gflops(&self) -> Option<f64> {
+        let per_clock = self.tf32_flops_per_clock_per_sm()?;
+        Some(f64::from(self.sms) * f64::from(per_clock) * f64::from(self.clock_mhz) / 1e3)
+    }
+
     /// Peak FP32 rate: SMs × lanes × 2 FLOPs per FMA × clock.
     pub fn peak_gflops(&self) -> f64 {
         f64::from(self.sms) * f64::from(self.fp32_lanes_per_sm()) * 2.0 * f64::from(self.clock_mhz) / 1e3

@@ -6,7 +6,7 @@ use crate::gpu::{DeviceInfo, Resources};
 use crate::matrix::Shape;
 use crate::step::{Launch, Params};
 use crate::timing::Stats;
-use crate::verify::Verdict;
+use crate::verify::{Precision, Verdict};
 
 /// Where the step ran.
 #[derive(Clone, Debug)]
@@ -32,6 +32,10 @@ pub struct Report {
     pub time: Stats,
     /// cuBLAS SGEMM on the same inputs, in the same run.
     pub cublas: Option<Stats>,
+    /// cuBLAS with TF32 tensor-core math on the same inputs, for a step that computes in TF32.
+    pub cublas_tf32: Option<Stats>,
+    /// The arithmetic the step claims: a TF32 step is set against the TF32 peak.
+    pub precision: Precision,
     pub verdict: Option<Verdict>,
     /// Why a column is missing, e.g. no cuBLAS library.
     pub notes: Vec<String>,
@@ -130,6 +134,15 @@ impl fmt::Display for Report {
             (_, b) => writeln!(f, ", each the mean of {b} back-to-back launches")?,
         }
         write!(f, "  speed    {} GFLOP/s", rate(self.gflops()))?;
+        if let Some(c) = self.cublas_tf32 {
+            write!(
+                f,
+                " · {:.1}% of cuBLAS TF32 ({} GFLOP/s, {:.3} ms)",
+                100.0 * c.median_ms / self.time.median_ms,
+                rate(c.gflops(flops)),
+                c.median_ms
+            )?;
+        }
         if let (Some(c), Some(share)) = (self.cublas, self.share_of_cublas()) {
             write!(
                 f,
@@ -139,7 +152,12 @@ impl fmt::Display for Report {
             )?;
         }
         if let Device::Gpu(d) = &self.device {
-            write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?;
+            match (self.precision, d.tf32_peak_gflops()) {
+                (Precision::Tf32, Some(peak)) => {
+                    write!(f, " · {:.1}% of TF32 peak", 100.0 * self.gflops() / peak)?
+                }
+                _ => write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?,
+            }
         }
         writeln!(f)?;
         match &self.verdict {

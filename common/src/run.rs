@@ -327,6 +327,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     check_host_fits(asked, !args.no_verify, host_memory_available().map(|a| a.saturating_sub(bt_host)))?;
 
     let gpu = gpu::open(step.name, args.ordinal())?;
+    step.check_compute(gpu.info.compute_capability, &gpu.info.name)?;
     if !gpu::nvrtc_present() {
         bail!("{}", gpu::NO_NVRTC);
     }
@@ -359,6 +360,13 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         .map(|blas| cublas_run(&gpu, blas, shape, &bufs, plan, false))
         .transpose()?
         .map(|(_, t)| t);
+    // A step that computes in TF32 is also set against cuBLAS allowed to do the same.
+    let cublas_tf32_time = if with_cublas && step.precision == Precision::Tf32 {
+        let tf32 = Blas::tf32(gpu.stream.clone())?;
+        Some(cublas_run(&gpu, &tf32, shape, &bufs, plan, false)?.1)
+    } else {
+        None
+    };
     drop(bufs);
 
     let verdict = if args.no_verify {
@@ -377,6 +385,8 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         kernel: Some(KernelFacts { params: prepared.params.clone(), launch, resources }),
         time,
         cublas: cublas_time,
+        cublas_tf32: cublas_tf32_time,
+        precision: step.precision,
         verdict,
         notes,
     };
@@ -446,6 +456,8 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
         kernel: None,
         time,
         cublas: None,
+        cublas_tf32: None,
+        precision: Precision::Fp32,
         verdict,
         notes: vec![],
     };

@@ -115,6 +115,9 @@ pub struct GpuStep {
     /// FLOPs per byte at large sizes, counted as the step's chapter counts them: the roofline
     /// places the step with these.
     pub intensity: fn(&Params) -> Intensity,
+    /// The oldest compute capability whose instructions the kernel uses, e.g. (8, 0) for TF32
+    /// tensor cores; older GPUs are refused with a sentence before anything is compiled.
+    pub min_compute: (i32, i32),
 }
 
 /// A kernel's arithmetic intensity, in FLOPs per byte, at sizes where edges do not matter.
@@ -153,6 +156,20 @@ impl Intensity {
 }
 
 impl GpuStep {
+    /// Refuses a device of compute capability `cc` (named `device`) older than the step needs.
+    pub fn check_compute(&self, cc: (i32, i32), device: &str) -> Result<()> {
+        let (major, minor) = self.min_compute;
+        if cc < self.min_compute {
+            bail!(
+                "{} needs a GPU of compute capability {major}.{minor} or newer, and {device} is {}.{}",
+                self.name,
+                cc.0,
+                cc.1
+            );
+        }
+        Ok(())
+    }
+
     /// The `--help` text after the options: the step's idea, its parameters, its default shape
     /// and its chapter.
     pub fn help(&self) -> String {
@@ -211,6 +228,7 @@ impl<'a> Prepared<'a> {
     /// Compiles and loads; a set that spills registers is refused, since local-memory traffic
     /// would dominate whatever the parameters were meant to show.
     pub fn new(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
+        step.check_compute(gpu.info.compute_capability, &gpu.info.name)?;
         let kernel = Kernel::load(gpu, step.compile(&params, &gpu.info.arch())?)?;
         let spilled = kernel.spill_bytes()?;
         if spilled > 0 {

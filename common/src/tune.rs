@@ -221,6 +221,7 @@ mod tests {
         precision: crate::verify::Precision::Fp32,
         b_transposed: |_| false,
         intensity: |_| crate::step::Intensity { global: 1.0, shared: None },
+        min_compute: (7, 5),
     };
 
     #[test]

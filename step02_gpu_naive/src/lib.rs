@@ -55,4 +55,5 @@ pub const STEP: GpuStep = GpuStep {
     b_transposed: |_| false,
     // Every multiply-add loads one float of A and one of B: 2 FLOPs per 8 bytes.
     intensity: |_| Intensity { global: 0.25, shared: None },
+    min_compute: (7, 5),
 };

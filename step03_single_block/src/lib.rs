@@ -64,4 +64,5 @@ pub const STEP: GpuStep = GpuStep {
     // 2·32³ FLOPs for 2·32² floats; in shared memory a warp reads one broadcast of A and one
     // row of B (a wavefront each) per k, 64 FLOPs per 256 bytes.
     intensity: |_| Intensity { global: 8.0, shared: Some(0.25) },
+    min_compute: (7, 5),
 };

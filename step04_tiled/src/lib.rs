@@ -62,6 +62,7 @@ pub const STEP: GpuStep = GpuStep {
     precision: Precision::Fp32,
     b_transposed: |p| p.get("BT") == 1,
     intensity,
+    min_compute: (7, 5),
 };
 
 /// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In

@@ -110,6 +110,7 @@ pub const STEP: GpuStep = GpuStep {
     precision: Precision::Fp32,
     b_transposed: |_| false,
     intensity,
+    min_compute: (7, 5),
 };
 
 /// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.

@@ -1,0 +1,113 @@
+//! Step 07: TF32 on the tensor cores (mma.sync.m16n8k8), tiles staged with cp.async.
+
+use common::gpu::Limits;
+use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
+
+// ANCHOR: params
+/// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
+/// region of it: (WM/16)·(WN/8) tensor-core tiles of 16×8.
+pub const PARAMS: &[Param] = &[
+    Param { name: "BM", default: 128, help: "rows of C per block" },
+    Param { name: "BN", default: 128, help: "columns of C per block" },
+    Param { name: "BK", default: 32, help: "depth of the K slice staged in shared memory (a multiple of 8)" },
+    Param { name: "WM", default: 64, help: "rows of C per warp (a multiple of 16)" },
+    Param { name: "WN", default: 32, help: "columns of C per warp (a multiple of 8)" },
+];
+// ANCHOR_END: params
+
+/// The values the tuner tries (`--tune`).
+pub const SEARCH: &[(&str, &[u32])] = &[
+    ("BM", &[64, 128, 256]),
+    ("BN", &[64, 128, 256]),
+    ("BK", &[16, 32]),
+    ("WM", &[32, 64]),
+    ("WN", &[32, 64]),
+];
+
+/// One warp per WM×WN region of the block tile.
+fn threads(p: &Params) -> u32 {
+    (p.get("BM") / p.get("WM")) * (p.get("BN") / p.get("WN")) * 32
+}
+
+/// Bytes of the two buffers of the A tile (rows padded by 4 floats) and the B tile (by 8).
+fn smem_bytes(p: &Params) -> u32 {
+    let [bm, bn, bk] = ["BM", "BN", "BK"].map(|n| p.get(n));
+    2 * 4 * (bm * (bk + 4) + bk * (bn + 8))
+}
+
+// ANCHOR: launch
+fn launch(p: &Params, s: Shape) -> Launch {
+    Launch {
+        grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
+        block: (threads(p), 1, 1),
+        dynamic_smem: smem_bytes(p),
+    }
+}
+// ANCHOR_END: launch
+
+// ANCHOR: check
+fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+    let [bm, bn, bk, wm, wn] = ["BM", "BN", "BK", "WM", "WN"].map(|n| p.get(n));
+    if [bm, bn, bk, wm, wn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
+        return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
+    }
+    if wm % 16 != 0 || wn % 8 != 0 || bk % 8 != 0 {
+        return Err(format!(
+            "{p}: a warp's region must be whole 16×8 tensor-core tiles and the slice whole 8-deep steps \
+             (WM a multiple of 16, WN of 8, BK of 8)"
+        ));
+    }
+    if bm % wm != 0 || bn % wn != 0 {
+        return Err(format!(
+            "{p}: the block tile must be a whole number of warp regions (WM divides BM, WN divides BN)"
+        ));
+    }
+    if bn % 4 != 0 {
+        return Err(format!("{p}: BN must be a multiple of 4, the width of the 16-byte copies"));
+    }
+    let threads = threads(p);
+    if threads > limits.max_threads_per_block {
+        return Err(format!(
+            "{p} gives (BM/WM)·(BN/WN) warps = {threads} threads per block, more than the {} allowed; raise WM or WN",
+            limits.max_threads_per_block
+        ));
+    }
+    if smem_bytes(p) > limits.max_smem_per_block {
+        return Err(format!(
+            "{p} stages {} bytes of A and B in shared memory, more than the {} bytes a block may have; lower BK, BM or BN",
+            smem_bytes(p),
+            limits.max_smem_per_block
+        ));
+    }
+    Ok(())
+}
+// ANCHOR_END: check
+
+pub const STEP: GpuStep = GpuStep {
+    name: "step07_tf32_mma",
+    idea: "the tensor cores: warp-wide mma.sync on TF32 operands with FP32 sums, tiles copied by cp.async",
+    file: "step07_tf32_mma/src/kernel.cu",
+    source: include_str!("kernel.cu"),
+    params: PARAMS,
+    search: SEARCH,
+    launch,
+    check,
+    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Tf32,
+    b_transposed: |_| false,
+    intensity,
+    min_compute: (8, 0),
+};
+
+/// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared
+/// memory: per 8-deep step a warp reads 4 floats per lane for each of its WM/16 A fragments and
+/// 2 for each of its WN/8 B fragments, each read one wavefront (the padding keeps the 32 lanes
+/// in 32 banks), for (WM/16)·(WN/8) MMAs of 2·16·8·8 FLOPs.
+fn intensity(p: &Params) -> Intensity {
+    let [bm, bn, wm, wn] = ["BM", "BN", "WM", "WN"].map(|n| f64::from(p.get(n)));
+    let (mt, nt) = (wm / 16.0, wn / 8.0);
+    Intensity {
+        global: bm * bn / (2.0 * (bm + bn)),
+        shared: Some(mt * nt * 2048.0 / (128.0 * (4.0 * mt + 2.0 * nt))),
+    }
+}
