@@ -73,12 +73,12 @@ impl DeviceInfo {
         }
     }
 
-    /// Dense TF32 tensor-core FLOPs per clock per SM, where known: 1024 on sm_80 (A100), 2048
-    /// on sm_90 (H100, H200), 256 on the sm_86 and sm_89 cards.
+    /// Dense TF32 tensor-core FLOPs per clock per SM, where one figure holds for the whole
+    /// architecture: 1024 on sm_80 (A100), 2048 on sm_90 (H100, H200). The sm_86 and sm_89 parts
+    /// differ by product (256 on GeForce cards, 512 on the data-centre ones), so they get none.
     pub fn tf32_flops_per_clock_per_sm(&self) -> Option<u32> {
         match self.compute_capability {
             (8, 0) => Some(1024),
-            (8, 6) | (8, 9) => Some(256),
             (9, 0) => Some(2048),
             _ => None,
         }

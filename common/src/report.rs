@@ -156,6 +156,7 @@ impl fmt::Display for Report {
                 (Precision::Tf32, Some(peak)) => {
                     write!(f, " · {:.1}% of TF32 peak", 100.0 * self.gflops() / peak)?
                 }
+                (Precision::Tf32, None) => write!(f, " · TF32 peak of {} not known", d.arch())?,
                 _ => write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?,
             }
         }

@@ -46,8 +46,15 @@ fn launch(p: &Params, s: Shape) -> Launch {
 // ANCHOR_END: launch
 
 // ANCHOR: check
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     let [bm, bn, bk, wm, wn] = ["BM", "BN", "BK", "WM", "WN"].map(|n| p.get(n));
+    // The kernel steps k0 + BK, col0 + BN and row0 + BM in 32-bit ints: they must stay below
+    // i32::MAX.
+    if [(s.k, bk), (s.n, bn), (s.m, bm)].iter().any(|&(d, t)| d as u64 + u64::from(t) > i32::MAX as u64) {
+        return Err(format!(
+            "the shape {s} comes within a tile of the 32-bit index limit; choose a smaller shape"
+        ));
+    }
     if [bm, bn, bk, wm, wn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
         return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
     }
@@ -62,8 +69,11 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
             "{p}: the block tile must be a whole number of warp regions (WM divides BM, WN divides BN)"
         ));
     }
-    if bn % 4 != 0 {
-        return Err(format!("{p}: BN must be a multiple of 4, the width of the 16-byte copies"));
+    if bn % 32 != 0 {
+        return Err(format!(
+            "{p}: BN must be a multiple of 32, so that a padded row of the B tile (BN + 8 floats) starts 8 banks \
+             after the one before and a fragment read touches 32 different banks"
+        ));
     }
     let threads = threads(p);
     if threads > limits.max_threads_per_block {

@@ -10,8 +10,11 @@ const FAULTS: &[Fault] = &[
     Fault {
         class: Class::DropTerm,
         edits: &[
-            // The 16-byte path copies pieces of 4 terms: the last piece goes.
-            ("bool in = row < M && k < K;", "bool in = row < M && k + 4 < K;"),
+            // The 16-byte path copies 12 bytes of the last piece of a row and zero-fills the rest.
+            (
+                "copy16(dst, in ? &A[row * K + k] : A, in ? 16 : 0);",
+                "copy16(dst, in ? &A[row * K + k] : A, in ? (k + 4 < K ? 16 : 12) : 0);",
+            ),
             ("bool in = row < M && k + v < K;", "bool in = row < M && k + v < K - 1;"),
         ],
     },
@@ -62,10 +65,14 @@ fn documented_sets_are_valid_and_bad_ones_refused() {
     for &v in SETS {
         STEP.validate(&set(v), s, &Limits::SM80).unwrap_or_else(|e| panic!("{v:?}: {e}"));
     }
+    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
+    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("32-bit index limit"), "{err}");
     for (v, says) in [
         ([128, 128, 32, 24, 32], "multiple of 16"),
         ([128, 128, 12, 64, 32], "multiple of 16, WN of 8, BK of 8"),
         ([128, 128, 32, 48, 32], "whole number of warp regions"),
+        ([128, 40, 32, 64, 40], "multiple of 32"),
         ([256, 256, 32, 32, 32], "threads per block"),
         ([256, 256, 256, 64, 64], "bytes of A and B in shared memory"),
     ] {

@@ -82,12 +82,14 @@ impl Class {
         [Class::Tf32, Class::Bf16, Class::DropTerm, Class::DropSlice, Class::Zero, Class::Row, Class::Column];
 
     /// The classes a step of `precision` must catch. A TF32 step rounds its operands to TF32 by
-    /// design, and its limits (for TF32's unit roundoff) leave bf16's fourfold larger rounding
+    /// design, and its limits (for TF32's unit roundoff) leave bf16's eightfold larger rounding
     /// within reach, so it plants only the faults that change what is summed or written.
     pub fn for_precision(precision: crate::verify::Precision) -> &'static [Class] {
         match precision {
             crate::verify::Precision::Fp32 => &Self::ALL,
-            crate::verify::Precision::Tf32 => &Self::ALL[2..],
+            crate::verify::Precision::Tf32 => {
+                &[Class::DropTerm, Class::DropSlice, Class::Zero, Class::Row, Class::Column]
+            }
         }
     }
 }
@@ -181,16 +183,22 @@ fn ratio(r: f64) -> String {
 /// The header of [`Outcome::row`]'s table.
 pub const TABLE_HEADER: &str = "| step | planted fault | shape | verdict | worst element / its bound | ‖ΔC‖/‖C‖ | ‖ΔC‖ / normwise limit |\n|---|---|---|---|---|---|---|";
 
-/// Whether `class` is checked at `shape` on exact inputs rather than random ones. A TF32 product
-/// of one row and one column rounds each of its K operands to 10 bits: at K = 29 056 or 2²⁰ its
-/// own error is as large as the 32 terms of a dropped slice, which no accuracy limit can then
-/// tell apart. On small integers the product is exact, and the missing terms show.
+/// Whether `class` is checked at `shape` on exact inputs rather than random ones. TF32's limits
+/// are wide enough for its 10-bit operands, and some faults fit inside them: one dropped term at
+/// K = 65 536, and the 32 terms of a dropped slice in a single dot product of K = 29 056 or 2²⁰
+/// (at 2²⁰ they are smaller than the product's own rounding error). On small integers the
+/// product is exact, and the missing terms show.
 pub fn exact_only(
     precision: crate::verify::Precision,
     class: Class,
-    (m, n, _): (usize, usize, usize),
+    (m, n, k): (usize, usize, usize),
 ) -> bool {
-    precision == crate::verify::Precision::Tf32 && class == Class::DropSlice && m * n == 1
+    precision == crate::verify::Precision::Tf32
+        && match class {
+            Class::DropSlice => m * n == 1,
+            Class::DropTerm => k >= 65_536,
+            _ => false,
+        }
 }
 
 /// Runs every fault at the shapes of its class that the step serves, and the correct kernel at
@@ -315,4 +323,22 @@ macro_rules! planted_fault_tests {
             $crate::testing::assert_kernel_option($bin, &$step, zero);
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::Precision;
+
+    #[test]
+    fn only_tf32_faults_within_tf32_limits_go_to_exact_inputs() {
+        assert!(exact_only(Precision::Tf32, Class::DropSlice, (1, 1, 1 << 20)));
+        assert!(!exact_only(Precision::Tf32, Class::DropSlice, (2, 2, 65_536)));
+        assert!(exact_only(Precision::Tf32, Class::DropTerm, (64, 64, 65_536)));
+        assert!(!exact_only(Precision::Tf32, Class::DropTerm, (4096, 4096, 4096)));
+        assert!(!exact_only(Precision::Fp32, Class::DropSlice, (1, 1, 1 << 20)));
+        assert!(!exact_only(Precision::Tf32, Class::Zero, (1, 1, 1 << 20)));
+        assert!(!Class::for_precision(Precision::Tf32).contains(&Class::Tf32));
+        assert_eq!(Class::for_precision(Precision::Fp32), &Class::ALL);
+    }
 }
