@@ -228,9 +228,10 @@ pub fn memory_needed(shape: Shape, with_cublas: bool) -> u64 {
     shape.f32_bytes() + if with_cublas { 4 * (shape.m * shape.n) as u64 } else { 0 }
 }
 
-/// Refuses a shape whose buffers do not fit in `free` bytes, before any allocation fails.
-pub fn check_fits(shape: Shape, with_cublas: bool, free: u64, device: &str) -> Result<()> {
-    let need = memory_needed(shape, with_cublas);
+/// Refuses a shape whose buffers, and `extra` bytes a step needs besides them (Bᵀ), do not fit
+/// in `free` bytes, before any allocation fails.
+pub fn check_fits(shape: Shape, with_cublas: bool, extra: u64, free: u64, device: &str) -> Result<()> {
+    let need = memory_needed(shape, with_cublas) + extra;
     if need > free {
         bail!(
             "the shape {shape} needs {:.2} GiB of GPU memory but {device} has {:.2} GiB free; choose a smaller shape",
@@ -245,16 +246,15 @@ fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
 }
 
-/// Bytes of Bᵀ a kernel that wants it needs besides A, B and C (on the device and, while it is
-/// made, on the host).
+/// Bytes of Bᵀ a kernel that wants it needs besides A, B and C (on the device, and twice on the
+/// host while it is made: B copied back and Bᵀ).
 fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
     if (step.b_transposed)(params) { 4 * (shape.k * shape.n) as u64 } else { 0 }
 }
 
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {
     let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
-    // Bᵀ counts as memory that is not free.
-    check_fits(shape, with_cublas, free.saturating_sub(extra), &gpu.info.name)
+    check_fits(shape, with_cublas, extra, free, &gpu.info.name)
 }
 
 /// Host memory a run needs at its peak: A and B in f32, the result, and with verification the
@@ -284,9 +284,10 @@ pub fn host_memory_available() -> Option<u64> {
     }
 }
 
-/// Refuses, before anything is allocated, a shape whose host buffers exceed `available` bytes.
-pub fn check_host_fits(shape: Shape, verify: bool, available: Option<u64>) -> Result<()> {
-    let need = host_memory_needed(shape, verify);
+/// Refuses, before anything is allocated, a shape whose host buffers, and `extra` bytes a step
+/// needs besides them, exceed `available` bytes.
+pub fn check_host_fits(shape: Shape, verify: bool, extra: u64, available: Option<u64>) -> Result<()> {
+    let need = host_memory_needed(shape, verify) + extra;
     match available {
         Some(free) if need > free => bail!(
             "the shape {shape} needs {:.1} GiB of host memory for {} but this machine has {:.1} GiB available; \
@@ -323,8 +324,12 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if !args.tune {
         step.validate(&params, asked, &Limits::LARGEST)?;
     }
-    let bt_host = 2 * transposed_b_bytes(step, &params, asked); // B downloaded, and Bᵀ
-    check_host_fits(asked, !args.no_verify, host_memory_available().map(|a| a.saturating_sub(bt_host)))?;
+    check_host_fits(
+        asked,
+        !args.no_verify,
+        2 * transposed_b_bytes(step, &params, asked),
+        host_memory_available(),
+    )?;
 
     let gpu = gpu::open(step.name, args.ordinal())?;
     step.check_compute(gpu.info.compute_capability, &gpu.info.name)?;
@@ -440,7 +445,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
         );
     }
     let shape = shape_of(args, Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
-    check_host_fits(shape, !args.no_verify, host_memory_available())?;
+    check_host_fits(shape, !args.no_verify, 0, host_memory_available())?;
     let inputs = Inputs::new(shape, args.seed, args.exact);
     let mut c = vec![f32::NAN; shape.m * shape.n];
     let mut first = true;
@@ -484,8 +489,9 @@ mod tests {
         let s = Shape::square(1024).unwrap();
         assert_eq!(memory_needed(s, false), 3 * 4 * 1024 * 1024);
         assert_eq!(memory_needed(s, true), 4 * 4 * 1024 * 1024);
-        assert!(check_fits(s, true, 16 << 20, "GPU").is_ok());
-        let err = check_fits(s, true, (16 << 20) - 1, "Test GPU").unwrap_err().to_string();
+        assert!(check_fits(s, true, 0, 16 << 20, "GPU").is_ok());
+        assert!(check_fits(s, true, 1, 16 << 20, "GPU").is_err(), "Bᵀ's bytes count too");
+        let err = check_fits(s, true, 0, (16 << 20) - 1, "Test GPU").unwrap_err().to_string();
         assert!(err.contains("needs 0.02 GiB of GPU memory but Test GPU has 0.02 GiB free"), "{err}");
     }
 
@@ -500,11 +506,12 @@ mod tests {
     #[test]
     fn shapes_beyond_host_memory_are_refused_in_one_sentence() {
         let s = Shape::new(46_340, 46_340, 1).unwrap();
-        let err = check_host_fits(s, true, Some(24 << 30)).unwrap_err().to_string();
+        let err = check_host_fits(s, true, 0, Some(24 << 30)).unwrap_err().to_string();
         assert!(err.starts_with("the shape M=46340 N=46340 K=1 needs 40.0 GiB of host memory"), "{err}");
         assert!(err.contains("24.0 GiB available") && err.contains("--no-verify"), "{err}");
-        assert!(check_host_fits(s, false, Some(24 << 30)).is_ok());
-        assert!(check_host_fits(s, true, None).is_ok(), "no figure to check against");
+        assert!(check_host_fits(s, false, 0, Some(24 << 30)).is_ok());
+        assert!(check_host_fits(s, false, 24 << 30, Some(24 << 30)).is_err(), "extra bytes count too");
+        assert!(check_host_fits(s, true, 0, None).is_ok(), "no figure to check against");
     }
 
     #[test]
