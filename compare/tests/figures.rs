@@ -11,6 +11,10 @@
 //! The quote must equal the record's value rounded to the quote's decimals. A title ending in
 //! ` /1000` divides the record's value first (GFLOP/s quoted as TFLOP/s). In a kernel header the
 //! same link sits in a comment. Links without a title are ordinary links and not checked.
+//!
+//! After a record was measured again, `FIGURES_REWRITE=1 cargo test -p compare --test figures`
+//! rewrites every quote from its record (keeping its decimals, digit grouping and % sign) and
+//! lists the changes, so that the text around each one can be read again.
 
 use std::path::{Path, PathBuf};
 
@@ -53,10 +57,34 @@ fn recorded(text: &str) -> Option<f64> {
     text.trim().trim_end_matches('%').parse().ok()
 }
 
+/// A titled link: text, target, title.
+fn link() -> Regex {
+    Regex::new(r#"\[([^\]\n]+)\]\(([^)\s]+) "((?:[^"\\]|\\.)+)"\)"#).unwrap()
+}
+
+/// `text` with every quote rewritten from its record; the changes as "old -> new (record)".
+fn rewrite(file: &Path, text: &str) -> (String, Vec<String>) {
+    let mut changes = Vec::new();
+    let new = link().replace_all(text, |c: &regex::Captures| {
+        let (quote, record, title) = (&c[1], &c[2], c[3].replace("\\\"", "\""));
+        match (quoted(quote), recorded_value(file, record, &title)) {
+            (Some(_), Ok((value, _))) => {
+                let new = requoted(quote, value);
+                if new != quote {
+                    changes.push(format!("{quote} -> {new} ({record})"));
+                }
+                c[0].replacen(&format!("[{quote}]"), &format!("[{new}]"), 1)
+            }
+            _ => c[0].to_owned(),
+        }
+    });
+    (new.into_owned(), changes)
+}
+
 /// Every titled link in `text` that quotes a number: (line, quote, record, pattern).
 fn quotes(text: &str) -> Vec<(usize, String, String, String)> {
-    let link = Regex::new(r#"\[([^\]\n]+)\]\(([^)\s]+) "((?:[^"\\]|\\.)+)"\)"#).unwrap();
-    link.captures_iter(text)
+    link()
+        .captures_iter(text)
         .filter(|c| quoted(&c[1]).is_some())
         .map(|c| {
             let line = text[..c.get(0).unwrap().start()].matches('\n').count() + 1;
@@ -67,39 +95,90 @@ fn quotes(text: &str) -> Vec<(usize, String, String, String)> {
 
 /// What is wrong with one quote, if anything.
 fn check(file: &Path, quote: &str, record: &str, title: &str) -> Option<String> {
+    let (want, found) = match recorded_value(file, record, title) {
+        Ok(v) => v,
+        Err(why) => return Some(why),
+    };
+    let Some((got, decimals)) = quoted(quote) else {
+        return Some(format!("\"{quote}\" is not a number"));
+    };
+    (rounded(want, decimals) - got)
+        .abs()
+        .gt(&(1e-9 * got.abs().max(1.0)))
+        .then(|| format!("quotes {quote} but {record} says {found} (\"{title}\")"))
+}
+
+/// `value` rounded to `decimals` places, half away from zero.
+fn rounded(value: f64, decimals: usize) -> f64 {
+    let scale = 10f64.powi(decimals as i32);
+    (value * scale).round() / scale
+}
+
+/// `quote` rewritten to say `value`, with the same decimals, digit grouping and % sign.
+fn requoted(quote: &str, value: f64) -> String {
+    let (_, decimals) = quoted(quote).expect("a quote");
+    let text = format!("{:.*}", decimals, rounded(value, decimals));
+    let (whole, fraction) = text.split_once('.').map_or((text.as_str(), None), |(w, f)| (w, Some(f)));
+    let (sign, digits) = whole.strip_prefix('-').map_or(("", whole), |d| ("-", d));
+    let grouped = match quote.chars().find(|c| [' ', '\u{2009}', '\u{00A0}'].contains(c)) {
+        Some(sep) => {
+            let head = digits.len() % 3;
+            let mut parts = vec![&digits[..head]];
+            parts.extend((head..digits.len()).step_by(3).map(|i| &digits[i..i + 3]));
+            parts.retain(|p| !p.is_empty());
+            parts.join(&sep.to_string())
+        }
+        None => digits.to_owned(),
+    };
+    let percent = if quote.trim().ends_with('%') { "%" } else { "" };
+    format!("{sign}{grouped}{}{percent}", fraction.map_or(String::new(), |f| format!(".{f}")))
+}
+
+/// The value a quote's title picks out of its record (divided as the title says), and the text
+/// it was read from.
+fn recorded_value(file: &Path, record: &str, title: &str) -> Result<(f64, String), String> {
     let (pattern, divisor) = match title.rsplit_once(" /") {
         Some((p, d)) if d.parse::<f64>().is_ok() => (p, d.parse::<f64>().unwrap()),
         _ => (title, 1.0),
     };
     let path = file.parent().unwrap().join(record.split('#').next().unwrap());
     let Ok(text) = std::fs::read_to_string(&path) else {
-        return Some(format!("the record {record} cannot be read"));
+        return Err(format!("the record {record} cannot be read"));
     };
     let re = match Regex::new(pattern) {
         Ok(re) if re.captures_len() == 2 => re,
-        _ => return Some(format!("the pattern \"{pattern}\" is not a regular expression with one group")),
+        _ => return Err(format!("the pattern \"{pattern}\" is not a regular expression with one group")),
     };
     let Some(found) = re.captures(&text) else {
-        return Some(format!("\"{pattern}\" matches nothing in {record}"));
+        return Err(format!("\"{pattern}\" matches nothing in {record}"));
     };
     // A group that stops inside a number (before its fraction, say) would compare a part of it.
     let group = found.get(1).unwrap();
     if Regex::new(r"^\.?\d").unwrap().is_match(&text[group.end()..]) {
         let whole = text[group.start()..].split_whitespace().next().unwrap_or_default();
-        return Some(format!("\"{pattern}\" takes only part of the number {whole} in {record}"));
+        return Err(format!("\"{pattern}\" takes only part of the number {whole} in {record}"));
     }
-    let (Some(want), Some((got, decimals))) = (recorded(group.as_str()), quoted(quote)) else {
-        return Some(format!("\"{}\" in {record} is not a number", group.as_str()));
+    let Some(want) = recorded(group.as_str()) else {
+        return Err(format!("\"{}\" in {record} is not a number", group.as_str()));
     };
-    let scale = 10f64.powi(decimals as i32);
-    let rounded = (want / divisor * scale).round() / scale;
-    ((rounded - got).abs() > 1e-9 * rounded.abs().max(1.0))
-        .then(|| format!("quotes {quote} but {record} says {} (\"{pattern}\")", &found[1]))
+    Ok((want / divisor, group.as_str().to_owned()))
 }
 
 #[test]
 fn every_quoted_figure_agrees_with_its_record() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    if std::env::var_os("FIGURES_REWRITE").is_some() {
+        for file in quoting_files(root) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let (new, changes) = rewrite(&file, &text);
+            for change in changes {
+                println!("{}: {change}", file.strip_prefix(root).unwrap().display());
+            }
+            if new != text {
+                std::fs::write(&file, new).unwrap();
+            }
+        }
+    }
     let mut wrong = Vec::new();
     let mut checked = 0;
     for file in quoting_files(root) {
@@ -141,5 +220,19 @@ fn quotes_are_read_and_rounded_as_written() {
     assert!(check(&quoting, "1", "r.log", r"nothing (\d)").unwrap().contains("matches nothing"));
     assert!(check(&quoting, "1", "gone.log", r"(\d)").unwrap().contains("cannot be read"));
     assert!(check(&quoting, "88", "r.log", r"· (\d+)").unwrap().contains("only part of the number"));
+    let (text, changes) =
+        rewrite(&quoting, r#"[88.3%](r.log "· ([\d.]+)% of") and [45.9](r.log "speed (\d+) GFLOP /1000")"#);
+    assert_eq!(text, r#"[88.4%](r.log "· ([\d.]+)% of") and [45.2](r.log "speed (\d+) GFLOP /1000")"#);
+    assert_eq!(changes.len(), 2, "{changes:?}");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn requotes_keep_decimals_grouping_and_percent() {
+    assert_eq!(requoted("6 184", 45164.4), "45 164");
+    assert_eq!(requoted("11\u{2009}240", 1234567.0), "1\u{2009}234\u{2009}567");
+    assert_eq!(requoted("88%", 88.5), "89%", "half away from zero, as the check rounds");
+    assert_eq!(requoted("0.00", 0.434), "0.43");
+    assert_eq!(requoted("17.3", 9.96), "10.0");
+    assert_eq!(requoted("512", 64.0), "64");
 }
