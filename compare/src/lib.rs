@@ -502,18 +502,24 @@ mod tests {
         assert!(md.contains("4000× faster at 512³") && md.contains("![GFLOP/s against size](x.svg)"), "{md}");
     }
 
+    /// The SVG that `draw` writes for the sample results, read back from a scratch folder.
+    fn drawn(name: &str, draw: impl Fn(&Results, &Path) -> Result<()>) -> String {
+        let dir = std::env::temp_dir().join(format!("compare-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.svg"));
+        draw(&sample(), &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+        svg
+    }
+
     #[test]
     fn chart_is_an_svg_with_a_line_per_row() {
-        let dir = std::env::temp_dir().join(format!("compare-chart-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("chart.svg");
-        sample().chart(&path).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+        let svg = drawn("chart", Results::chart);
         for name in ["step01_cpu_naive", "step06_prefetch", CUBLAS] {
             assert!(svg.contains(name), "{name} missing from the legend");
         }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -604,12 +610,7 @@ mod tests {
 
     #[test]
     fn roofline_is_an_svg_with_the_roofs_and_each_step_that_ran() {
-        let dir = std::env::temp_dir().join(format!("compare-roofline-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("test-gpu-roofline.svg");
-        sample().roofline(&path).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+        let svg = drawn("roofline", Results::roofline);
         for text in [
             "Roofline at 512³ on Test GPU",
             "FP32 peak 10000 GFLOP/s",
@@ -625,7 +626,6 @@ mod tests {
         assert!(!svg.contains("step03_single_block") && !svg.contains("step01_cpu_naive"));
         // A marker per step at its global intensity, and a hollow one at step06's shared one.
         assert_eq!(svg.matches("<circle").count(), 2 + 1 + 2, "two filled, one hollow, two in the legend");
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
