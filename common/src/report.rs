@@ -46,9 +46,14 @@ impl Report {
         self.time.gflops(self.shape.flops())
     }
 
+    /// This step's rate as a share of a baseline's timed on the same shape, in percent.
+    pub fn share_of(&self, baseline: Stats) -> f64 {
+        100.0 * baseline.median_ms / self.time.median_ms
+    }
+
     /// This step's rate as a share of cuBLAS SGEMM's, in percent.
     pub fn share_of_cublas(&self) -> Option<f64> {
-        self.cublas.map(|c| 100.0 * c.median_ms / self.time.median_ms)
+        self.cublas.map(|c| self.share_of(c))
     }
 }
 
@@ -138,7 +143,7 @@ impl fmt::Display for Report {
             write!(
                 f,
                 " · {:.1}% of cuBLAS TF32 ({} GFLOP/s, {:.3} ms)",
-                100.0 * c.median_ms / self.time.median_ms,
+                self.share_of(c),
                 rate(c.gflops(flops)),
                 c.median_ms
             )?;
