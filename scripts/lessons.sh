@@ -18,7 +18,7 @@ stem="$out/$(date -u +%F)-${device:-gpu}"
 # relative paths a learner types (my.cu, step04_tiled/variants/…).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/step04_tiled" && cp -r step04_tiled/variants "$work/step04_tiled/"
+for step in step04_tiled step07_tf32_mma; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
 
 run() { # step, then its arguments
     local step=$1; shift
@@ -96,6 +96,12 @@ tensor_cores() { # step07: TF32 mma.sync against both cuBLAS baselines, at 4096�
         twice step07_tf32_mma --size "$size"
     done
     run step07_tf32_mma --size 1000 --exact
+    # The same MMAs with operands in registers: what the instructions alone cost.
+    for size in 4096 8192; do
+        twice step07_tf32_mma --size "$size" --kernel step07_tf32_mma/variants/mma_only.cu --no-verify
+    done
+    # Warps of 64×32 instead of 64×64: more fragment loads per MMA.
+    twice step07_tf32_mma --param WN=32
 }
 skinny() { # small and deep shapes, where big tiles leave SMs idle and nothing splits K
     for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch; do

@@ -36,7 +36,7 @@ configs=(
     "step06_prefetch|"
     "step06_prefetch|$thread_tile_1d"
     "step07_tf32_mma|"
-    "step07_tf32_mma|--param BK=16 --param WM=32"
+    "step07_tf32_mma|--param WN=32"
 )
 
 # One line per run: tool step M N K extra-args.

@@ -14,9 +14,13 @@
 // - The slices travel with cp.async, which copies global memory into shared memory without
 //   passing through registers (sm_80 and newer), in place of step 06's register staging: the
 //   registers go to the accumulators, and the copy of slice t+1 runs behind the MMAs of slice t.
-// - The rows of both tiles are padded (A by 4 floats, B by 8) so that the 32 lanes of a warp
-//   reading a fragment hit 32 different banks.
-// - Values are converted to TF32 when a fragment is read (cvt.rna: round to nearest, ties away).
+// - A fragments are read with ldmatrix, which hands each lane its four elements of a 16×8 tile
+//   in one instruction. B fragments have no such instruction (ldmatrix transposes only 16-bit
+//   elements), so a warp's columns are used in a permuted order: the columns that lane g needs
+//   from four neighbouring 8-column tiles lie side by side, one 16-byte load.
+// - The rows of both tiles are padded (A by 4 floats, B by 8) so that these reads touch every
+//   bank once per phase.
+// - Values are rounded to TF32 as fragments are read (cvt.rna: round to nearest, ties away).
 
 // BM, BN, BK, WM, WN are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -29,12 +33,11 @@ constexpr int AS = BK + 4;                        // floats per row of the A til
 constexpr int BS = BN + 8;                        // floats per row of the B tile, padded
 constexpr int A_TILE = BM * AS;                   // floats of one buffer of A
 constexpr int B_TILE = BK * BS;                   // floats of one buffer of B
-constexpr int A_PIECES = BM * BK / 4;             // 16-byte pieces per slice of A
-constexpr int B_PIECES = BK * BN / 4;
+static_assert(NT % 4 == 0, "a lane reads its B values of four 8-column tiles as one float4");
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
-// The shared-memory address of a pointer into shared memory, as cp.async wants it.
+// The shared-memory address of a pointer into shared memory, as cp.async and ldmatrix want it.
 __device__ __forceinline__ unsigned smem_address(const void* p)
 {
     unsigned a;
@@ -55,55 +58,77 @@ __device__ __forceinline__ void copy4(float* dst, const float* src, int bytes)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(bytes));
 }
 
-// Starts the copies of the BK-deep slice at k0: A's BM×BK tile and B's BK×BN tile. A piece of
-// 4 floats is one 16-byte copy when the row length (K for A, N for B) is a multiple of 4, so
-// that every piece is aligned and wholly inside or outside the matrix; otherwise four 4-byte
-// copies. Outside the matrices the copies store zeros.
+// A thread's share of a staged tile of ROWS×COLS floats: pieces of 4 floats of a row. The
+// threads cover the tile row by row, THREADS pieces at a time, so a thread's pieces lie in one
+// column c, STEP rows apart from row r on; piece i is at row r + i·STEP, if that is inside.
+template <int ROWS, int COLS> struct Share {
+    static constexpr int STEP = THREADS / (COLS / 4);
+    static constexpr int PIECES = (ROWS + STEP - 1) / STEP;
+    static_assert(THREADS % (COLS / 4) == 0, "a row of pieces must not straddle two passes");
+    int r = threadIdx.x / (COLS / 4), c = threadIdx.x % (COLS / 4) * 4;
+    __device__ int row(int i) const { return r + i * STEP; }
+    __device__ bool has(int i) const { return ROWS % STEP == 0 || row(i) < ROWS; }
+};
+
+// Copies 4 floats, row `row`, columns col..col+3 of a row-major rows×cols matrix, to dst, with
+// zeros for whatever lies outside the matrix. WHOLE: cols is a multiple of 4, so the piece is
+// aligned and wholly inside or outside, one 16-byte copy; otherwise four 4-byte copies.
+template <bool WHOLE>
+__device__ __forceinline__ void copy_piece(float* dst, const float* src, int row, int col, int rows, int cols)
+{
+    if (WHOLE) {
+        bool in = row < rows && col < cols;
+        copy16(dst, in ? &src[row * cols + col] : src, in ? 16 : 0);
+    } else {
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            bool in = row < rows && col + v < cols;
+            copy4(dst + v, in ? &src[row * cols + col + v] : src, in ? 4 : 0);
+        }
+    }
+}
+
+// Starts the copies of this thread's share of the A tile and of the B tile.
+template <bool WHOLE> __device__ __forceinline__ void copy_a(float* As, const float* A, int row0, int k0, int M, int K)
+{
+    Share<BM, BK> s;
+#pragma unroll
+    for (int i = 0; i < s.PIECES; ++i) {
+        if (s.has(i)) copy_piece<WHOLE>(&As[s.row(i) * AS + s.c], A, row0 + s.row(i), k0 + s.c, M, K);
+    }
+}
+
+template <bool WHOLE> __device__ __forceinline__ void copy_b(float* Bs, const float* B, int k0, int col0, int K, int N)
+{
+    Share<BK, BN> s;
+#pragma unroll
+    for (int i = 0; i < s.PIECES; ++i) {
+        if (s.has(i)) copy_piece<WHOLE>(&Bs[s.row(i) * BS + s.c], B, k0 + s.row(i), col0 + s.c, K, N);
+    }
+}
+
+// Starts the copies of the BK-deep slice at k0, A's BM×BK tile and B's BK×BN tile, as one group.
 __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
                                             int k0, float* As, float* Bs)
 {
-    for (int p = threadIdx.x; p < A_PIECES; p += THREADS) {
-        int r = p / (BK / 4), c = (p % (BK / 4)) * 4;
-        int row = row0 + r, k = k0 + c;
-        float* dst = &As[r * AS + c];
-        if (K % 4 == 0) {
-            bool in = row < M && k < K;
-            copy16(dst, in ? &A[row * K + k] : A, in ? 16 : 0);
-        } else {
-#pragma unroll
-            for (int v = 0; v < 4; ++v) {
-                bool in = row < M && k + v < K;
-                copy4(dst + v, in ? &A[row * K + k + v] : A, in ? 4 : 0);
-            }
-        }
-    }
-    for (int p = threadIdx.x; p < B_PIECES; p += THREADS) {
-        int r = p / (BN / 4), c = (p % (BN / 4)) * 4;
-        int k = k0 + r, col = col0 + c;
-        float* dst = &Bs[r * BS + c];
-        if (N % 4 == 0) {
-            bool in = k < K && col < N;
-            copy16(dst, in ? &B[k * N + col] : B, in ? 16 : 0);
-        } else {
-#pragma unroll
-            for (int v = 0; v < 4; ++v) {
-                bool in = k < K && col + v < N;
-                copy4(dst + v, in ? &B[k * N + col + v] : B, in ? 4 : 0);
-            }
-        }
-    }
+    if (K % 4 == 0) copy_a<true>(As, A, row0, k0, M, K);
+    else copy_a<false>(As, A, row0, k0, M, K);
+    if (N % 4 == 0) copy_b<true>(Bs, B, k0, col0, K, N);
+    else copy_b<false>(Bs, B, k0, col0, K, N);
     asm volatile("cp.async.commit_group;\n" ::);
 }
 
-// Waits until at most `pending` groups of this thread's copies are still in flight.
-template <int pending> __device__ __forceinline__ void wait_copies()
+// Waits until this thread's copies have landed.
+__device__ __forceinline__ void wait_copies()
 {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+    asm volatile("cp.async.wait_group 0;\n" ::);
 }
+
 // ANCHOR_END: helpers
 
 // ANCHOR: compute
-// A float rounded to TF32 (10 fraction bits), in the 32-bit register the MMA reads.
+// A float rounded to TF32 (10 fraction bits), in the 32-bit register the MMA reads: cvt.rna
+// rounds to nearest, ties away from zero; the MMA ignores the 13 low bits.
 __device__ __forceinline__ unsigned tf32(float x)
 {
     unsigned r;
@@ -121,35 +146,58 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// The A fragment of a 16×8 tile. ldmatrix.x4 reads four 8×4 matrices of 32-bit words (it
+// counts in 16-bit halves, two to a word), taking one row address from each lane: lanes 0–7
+// give rows 0–7, lanes 8–15 rows 8–15, lanes 16–23 rows 0–7 four columns on, lanes 24–31 rows
+// 8–15 four columns on (lane_row below). Lane l receives word l % 4 of row l / 4 of each
+// matrix, in order: exactly a[0..3] below, then rounded to TF32. `address` is the shared-memory
+// address of this lane's row: one add from a base computed once.
+__device__ __forceinline__ void load_a(unsigned (&a)[4], unsigned address)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "r"(address));
+#pragma unroll
+    for (int q = 0; q < 4; ++q) a[q] = tf32(__uint_as_float(a[q]));
+}
+
+// Where column n (0–7) of the warp's 8-column tile j lies among the warp's WN columns: within
+// each 32 columns, the columns n of four neighbouring tiles sit side by side.
+__device__ __forceinline__ int warp_col(int j, int n)
+{
+    return (j / 4) * 32 + n * 4 + j % 4;
+}
+
 // acc += the warp's region of the staged slice. Lane l holds, of each fragment, the elements of
 // row (or column) g = l / 4 and of column (or row) t = l % 4, and the same 8 rows or 4 columns
 // further on:
 //   A: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)     B: (t, g), (t + 4, g)
 //   C: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)
+// B's column g of the tiles 4q … 4q + 3 is the float4 at warp_col(4q, g), in rows t and t + 4.
 __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int wr, int wc, float (&acc)[MT][NT][4])
 {
-    int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
+    int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    unsigned a_row = smem_address(&As[(wr + lane % 16) * AS + (lane / 16) * 4]);
 #pragma unroll
     for (int k = 0; k < BK; k += 8) {
         unsigned a[MT][4], b[NT][2];
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-            const float* p = &As[(wr + 16 * i + g) * AS + k + t];
-            a[i][0] = tf32(p[0]);
-            a[i][1] = tf32(p[8 * AS]);
-            a[i][2] = tf32(p[4]);
-            a[i][3] = tf32(p[8 * AS + 4]);
+        for (int i = 0; i < MT; ++i) load_a(a[i], a_row + 4 * (16 * i * AS + k));
+#pragma unroll
+        for (int q = 0; q < NT / 4; ++q) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float4 v = *reinterpret_cast<const float4*>(&Bs[(k + t + 4 * h) * BS + wc + warp_col(4 * q, g)]);
+                b[4 * q + 0][h] = tf32(v.x);
+                b[4 * q + 1][h] = tf32(v.y);
+                b[4 * q + 2][h] = tf32(v.z);
+                b[4 * q + 3][h] = tf32(v.w);
+            }
         }
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
-            const float* p = &Bs[(k + t) * BS + wc + 8 * j + g];
-            b[j][0] = tf32(p[0]);
-            b[j][1] = tf32(p[4 * BS]);
-        }
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-#pragma unroll
-            for (int j = 0; j < NT; ++j) {
+            for (int i = 0; i < MT; ++i) {
                 mma(acc[i][j], a[i], b[j]);
             }
         }
@@ -176,21 +224,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
     float acc[MT][NT][4] = {};
 
     fetch_tiles(A, B, M, N, K, row0, col0, 0, As, Bs);
+    wait_copies();
+    __syncthreads();
 
     int buf = 0;
     for (int k0 = 0; k0 < K; k0 += BK) {
-        // Start the next slice's copies into the other buffer (an empty group after the last
-        // slice keeps the count uniform), then wait for this slice's: all but the newest group.
-        if (k0 + BK < K) {
-            fetch_tiles(A, B, M, N, K, row0, col0, k0 + BK, As + (buf ^ 1) * A_TILE, Bs + (buf ^ 1) * B_TILE);
-        } else {
-            asm volatile("cp.async.commit_group;\n" ::);
-        }
-        wait_copies<1>();
-        // Every thread's copies of this slice have landed before anyone reads them...
-        __syncthreads();
+        bool more = k0 + BK < K;
+        // Start the next slice's copies first: they are in flight during the MMAs below.
+        if (more) fetch_tiles(A, B, M, N, K, row0, col0, k0 + BK, As + (buf ^ 1) * A_TILE, Bs + (buf ^ 1) * B_TILE);
         compute_tile(As + buf * A_TILE, Bs + buf * B_TILE, wr, wc, acc);
-        // ...and everyone has finished reading this buffer before the next trip refills it.
+        // This thread's copies have landed; after the barrier everyone's have, and everyone has
+        // finished reading this buffer, which the next trip refills.
+        wait_copies();
         __syncthreads();
         buf ^= 1;
     }
@@ -204,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 int row = row0 + wr + 16 * i + g + 8 * (e / 2);
-                int col = col0 + wc + 8 * j + 2 * t + e % 2;
+                int col = col0 + wc + warp_col(j, 2 * t + e % 2);
                 if (row < M && col < N) C[row * N + col] = acc[i][j][e];
             }
         }

@@ -11,7 +11,7 @@ pub const PARAMS: &[Param] = &[
     Param { name: "BN", default: 128, help: "columns of C per block" },
     Param { name: "BK", default: 32, help: "depth of the K slice staged in shared memory (a multiple of 8)" },
     Param { name: "WM", default: 64, help: "rows of C per warp (a multiple of 16)" },
-    Param { name: "WN", default: 32, help: "columns of C per warp (a multiple of 8)" },
+    Param { name: "WN", default: 64, help: "columns of C per warp (a multiple of 32)" },
 ];
 // ANCHOR_END: params
 
@@ -69,10 +69,10 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
             "{p}: the block tile must be a whole number of warp regions (WM divides BM, WN divides BN)"
         ));
     }
-    if bn % 32 != 0 {
+    if wn % 32 != 0 {
         return Err(format!(
-            "{p}: BN must be a multiple of 32, so that a padded row of the B tile (BN + 8 floats) starts 8 banks \
-             after the one before and a fragment read touches 32 different banks"
+            "{p}: WN must be a multiple of 32, so that a lane reads its B values of four 8-column tiles with \
+             16-byte loads"
         ));
     }
     let threads = threads(p);
@@ -80,6 +80,12 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
         return Err(format!(
             "{p} gives (BM/WM)·(BN/WN) warps = {threads} threads per block, more than the {} allowed; raise WM or WN",
             limits.max_threads_per_block
+        ));
+    }
+    if threads % (bk / 4) != 0 || threads % (bn / 4) != 0 {
+        return Err(format!(
+            "{p}: the {threads} threads copy the tiles 4 floats each, a row at a time, so BK/4 and BN/4 must divide \
+             the thread count"
         ));
     }
     if smem_bytes(p) > limits.max_smem_per_block {

@@ -1,7 +1,7 @@
 use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, ARCHS, DEEP, SHAPES};
-use common::{Params, Precision, Shape};
+use common::{GpuStep, Params, Precision, Shape};
 use step07_tf32_mma::STEP;
 
 /// The planted faults of this kernel (see `common::testing::faults`); a TF32 step plants those
@@ -10,12 +10,8 @@ const FAULTS: &[Fault] = &[
     Fault {
         class: Class::DropTerm,
         edits: &[
-            // The 16-byte path copies 12 bytes of the last piece of a row and zero-fills the rest.
-            (
-                "copy16(dst, in ? &A[row * K + k] : A, in ? 16 : 0);",
-                "copy16(dst, in ? &A[row * K + k] : A, in ? (k + 4 < K ? 16 : 12) : 0);",
-            ),
-            ("bool in = row < M && k + v < K;", "bool in = row < M && k + v < K - 1;"),
+            // B's last row (k = K - 1) counts as outside, so its copies store zeros.
+            ("B, k0 + s.row(i), col0 + s.c, K, N);", "B, k0 + s.row(i), col0 + s.c, K - 1, N);"),
         ],
     },
     Fault {
@@ -30,13 +26,14 @@ const FAULTS: &[Fault] = &[
     },
 ];
 
-/// Parameter sets the chapter and the tests use: the default, narrower warps, a shallower
-/// slice, taller and wider blocks, and square 64×64 warp regions.
+/// Parameter sets the chapter and the tests use: the default (the tuner's winner on the H200),
+/// 64×32 and 32×32 warps, a taller block with a shallower slice, a wider block, and a small
+/// 64×64 block.
 const SETS: &[[u32; 5]] = &[
+    [128, 128, 32, 64, 64],
     [128, 128, 32, 64, 32],
     [128, 128, 32, 32, 32],
-    [128, 128, 16, 64, 32],
-    [256, 128, 32, 64, 32],
+    [256, 128, 16, 64, 64],
     [128, 256, 32, 64, 64],
     [64, 64, 32, 32, 32],
 ];
@@ -73,6 +70,7 @@ fn documented_sets_are_valid_and_bad_ones_refused() {
         ([128, 128, 12, 64, 32], "multiple of 16, WN of 8, BK of 8"),
         ([128, 128, 32, 48, 32], "whole number of warp regions"),
         ([128, 40, 32, 64, 40], "multiple of 32"),
+        ([128, 128, 24, 64, 32], "BK/4 and BN/4 must divide"),
         ([256, 256, 32, 32, 32], "threads per block"),
         ([256, 256, 256, 64, 64], "bytes of A and B in shared memory"),
     ] {
@@ -114,3 +112,43 @@ fn gpu_random_shapes_match_the_reference() {
 }
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step07_tf32_mma"));
+
+/// The variant that issues the kernel's MMAs alone (operands in registers), run in place of the
+/// step's kernel with --no-verify to measure what the instructions cost.
+const MMA_ONLY: GpuStep = GpuStep {
+    file: "step07_tf32_mma/variants/mma_only.cu",
+    source: include_str!("../variants/mma_only.cu"),
+    ..STEP
+};
+
+/// The lines of `source` from the one that starts with `from` up to the first blank line.
+fn block<'a>(source: &'a str, from: &str) -> Vec<&'a str> {
+    let start = source.lines().position(|l| l.starts_with(from)).unwrap_or_else(|| panic!("no `{from}`"));
+    source.lines().skip(start).take_while(|l| !l.trim().is_empty()).collect()
+}
+
+#[test]
+fn the_mma_only_variant_keeps_the_kernels_tiles_mmas_and_columns() {
+    // Its time means something only while it issues the kernel's MMAs in the kernel's launch.
+    let constants = |s| -> Vec<&str> {
+        block(s, "constexpr int WARPS_N").into_iter().filter(|l| l.starts_with("constexpr")).collect()
+    };
+    assert_eq!(constants(MMA_ONLY.source), constants(STEP.source));
+    for from in ["__device__ __forceinline__ void mma(", "__device__ __forceinline__ int warp_col("] {
+        assert_eq!(block(MMA_ONLY.source, from), block(STEP.source, from), "{from}");
+    }
+    let loop_ = "for (int k0 = 0; k0 < K; k0 += BK)";
+    assert!(MMA_ONLY.source.contains(loop_) && STEP.source.contains(loop_));
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_the_mma_only_variant_without_spills() {
+    for &(arch, _) in ARCHS {
+        for &v in SETS {
+            let info = testing::nvrtc_check(&MMA_ONLY, &set(v), arch)
+                .unwrap_or_else(|e| panic!("{arch} {v:?}: {e}"));
+            assert_eq!(info.spill_bytes(), 0, "{arch} {v:?}: {info:?}");
+        }
+    }
+}
