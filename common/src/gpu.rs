@@ -28,6 +28,31 @@ impl Limits {
     /// can run against it before a GPU is opened.
     pub const LARGEST: Limits = Limits::SM90;
 
+    /// The two limits a warp-tiled block (steps 05 to 07) can exceed: its (BM/WM)·(BN/WN) warps
+    /// of threads, and the bytes of the A and B tiles it stages in shared memory. `p` names the
+    /// parameters in the message.
+    pub fn check_warp_tiled_block(
+        &self,
+        p: &impl std::fmt::Display,
+        threads: u32,
+        smem_bytes: u32,
+    ) -> Result<(), String> {
+        if threads > self.max_threads_per_block {
+            return Err(format!(
+                "{p} gives (BM/WM)·(BN/WN) warps = {threads} threads per block, more than the {} allowed; raise WM or WN",
+                self.max_threads_per_block
+            ));
+        }
+        if smem_bytes > self.max_smem_per_block {
+            return Err(format!(
+                "{p} stages {smem_bytes} bytes of A and B in shared memory, more than the {} bytes a block may have; \
+                 lower BK, BM or BN",
+                self.max_smem_per_block
+            ));
+        }
+        Ok(())
+    }
+
     /// The limits of an architecture NVRTC can target (`sm_75` to `sm_120`), for checks made
     /// without its GPU; None for one this table does not know.
     pub fn for_arch(arch: &str) -> Option<Limits> {

@@ -79,21 +79,7 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     if bm % 4 != 0 || bn % 4 != 0 || bk % 4 != 0 {
         return Err(format!("{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"));
     }
-    let threads = threads(p);
-    if threads > limits.max_threads_per_block {
-        return Err(format!(
-            "{p} gives (BM/WM)·(BN/WN) warps = {threads} threads per block, more than the {} allowed; raise WM or WN",
-            limits.max_threads_per_block
-        ));
-    }
-    if smem_bytes(p) > limits.max_smem_per_block {
-        return Err(format!(
-            "{p} stages {} bytes of A and B in shared memory, more than the {} bytes a block may have; lower BK, BM or BN",
-            smem_bytes(p),
-            limits.max_smem_per_block
-        ));
-    }
-    Ok(())
+    limits.check_warp_tiled_block(p, threads(p), smem_bytes(p))
 }
 // ANCHOR_END: check
 

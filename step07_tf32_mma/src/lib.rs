@@ -76,26 +76,13 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
         ));
     }
     let threads = threads(p);
-    if threads > limits.max_threads_per_block {
-        return Err(format!(
-            "{p} gives (BM/WM)·(BN/WN) warps = {threads} threads per block, more than the {} allowed; raise WM or WN",
-            limits.max_threads_per_block
-        ));
-    }
     if threads % (bk / 4) != 0 || threads % (bn / 4) != 0 {
         return Err(format!(
             "{p}: the {threads} threads copy the tiles 4 floats each, a row at a time, so BK/4 and BN/4 must divide \
              the thread count"
         ));
     }
-    if smem_bytes(p) > limits.max_smem_per_block {
-        return Err(format!(
-            "{p} stages {} bytes of A and B in shared memory, more than the {} bytes a block may have; lower BK, BM or BN",
-            smem_bytes(p),
-            limits.max_smem_per_block
-        ));
-    }
-    Ok(())
+    limits.check_warp_tiled_block(p, threads, smem_bytes(p))
 }
 // ANCHOR_END: check
 
@@ -116,9 +103,9 @@ pub const STEP: GpuStep = GpuStep {
 };
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared
-/// memory: per 8-deep step a warp reads 4 floats per lane for each of its WM/16 A fragments and
-/// 2 for each of its WN/8 B fragments, each read one wavefront (the padding keeps the 32 lanes
-/// in 32 banks), for (WM/16)·(WN/8) MMAs of 2·16·8·8 FLOPs.
+/// memory: per 8-deep step a warp reads 4 floats per lane for each of its WM/16 A fragments
+/// (one ldmatrix.x4) and 2 for each of its WN/8 B fragments (half a 16-byte load per row), with
+/// no bank conflicts, for (WM/16)·(WN/8) MMAs of 2·16·8·8 FLOPs.
 fn intensity(p: &Params) -> Intensity {
     let [bm, bn, wm, wn] = ["BM", "BN", "WM", "WN"].map(|n| f64::from(p.get(n)));
     let (mt, nt) = (wm / 16.0, wn / 8.0);
