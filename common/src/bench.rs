@@ -15,6 +15,7 @@ use crate::matrix::{Inputs, Shape};
 use crate::run::Buffers;
 use crate::step::{GpuStep, Params, Prepared};
 use crate::timing;
+use crate::verify::Precision;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
 pub fn sizes() -> Vec<usize> {
@@ -26,7 +27,8 @@ pub fn sizes() -> Vec<usize> {
 }
 
 /// The `main` of a bench binary: one criterion group, `matmul`, with each step (at the sizes
-/// it serves) and, if `with_cublas`, cuBLAS SGEMM. Without a GPU it says so and returns.
+/// it serves) and, if `with_cublas`, cuBLAS SGEMM, and cuBLAS TF32 as well when a step computes
+/// in TF32. Without a GPU it says so and returns; a step the GPU is too old for is left out.
 pub fn run(steps: &[&GpuStep], with_cublas: bool) {
     let gpu = match usable_gpu() {
         Ok(gpu) => gpu,
@@ -65,9 +67,17 @@ fn time_iters(
 }
 
 fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bool) -> Result<()> {
-    let prepared: Vec<Prepared> =
-        steps.iter().map(|s| Prepared::new(gpu, s, Params::defaults(s.params))).collect::<Result<_>>()?;
-    let blas = if with_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+    let mut prepared = Vec::new();
+    for step in steps {
+        match step.check_compute(gpu.info.compute_capability, &gpu.info.name) {
+            Ok(()) => prepared.push(Prepared::new(gpu, step, Params::defaults(step.params))?),
+            Err(why) => println!("bench: {why}: left out"),
+        }
+    }
+    let with_cublas = with_cublas && cublas::present();
+    let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
+    let tf32 = prepared.iter().any(|p| p.step.precision == Precision::Tf32);
+    let blas_tf32 = if with_cublas && tf32 { Some(Blas::tf32(gpu.stream.clone())?) } else { None };
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
     for size in sizes() {
@@ -84,11 +94,10 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
                 p.launch(gpu, launch, shape, a, b, c)
             })?;
         }
-        if let Some(blas) = &blas {
+        for (name, blas) in [("cublas_sgemm", &blas), ("cublas_tf32", &blas_tf32)] {
+            let Some(blas) = blas else { continue };
             let (a, b, c) = (&bufs.a, &bufs.b, &mut bufs.c);
-            bench_one(&mut group, BenchmarkId::new("cublas_sgemm", size), gpu, || {
-                blas.sgemm(shape, a, b, c)
-            })?;
+            bench_one(&mut group, BenchmarkId::new(name, size), gpu, || blas.sgemm(shape, a, b, c))?;
         }
     }
     group.finish();

@@ -1,4 +1,4 @@
-//! `cargo bench -p compare`: every GPU step and cuBLAS SGEMM in one criterion group, so the
+//! `cargo bench -p compare`: every GPU step and cuBLAS (SGEMM and TF32) in one criterion group, so the
 //! report sets them side by side (`MATMUL_BENCH_LARGE=1` adds 8192³).
 
 fn main() {

@@ -10,16 +10,20 @@ use plotters::prelude::*;
 pub mod dram;
 
 /// The GPU steps, in course order.
-pub const GPU_STEPS: [&GpuStep; 5] = [
+pub const GPU_STEPS: [&GpuStep; 6] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
     &step04_tiled::STEP,
     &step05_thread_tile::STEP,
     &step06_prefetch::STEP,
+    &step07_tf32_mma::STEP,
 ];
 
-/// The name the baseline goes by in tables and charts.
+/// The name the FP32 baseline (strict SGEMM) goes by in tables and charts.
 pub const CUBLAS: &str = "cublas_sgemm";
+
+/// The name of the TF32 baseline: cuBLAS allowed to use the tensor cores (TF32 tensor-op math).
+pub const CUBLAS_TF32: &str = "cublas_tf32";
 
 /// The size the roofline is drawn at, when the run includes it.
 pub const ROOFLINE_SIZE: usize = 4096;
@@ -76,8 +80,13 @@ pub struct Results {
     /// One per row, in the order of `rows`: the step's arithmetic intensity at its default
     /// parameters; None for the CPU step and cuBLAS.
     pub intensities: Vec<Option<Intensity>>,
+    /// One per row: whether it computes in TF32. Such a row is set against cuBLAS TF32 and the
+    /// TF32 peak, the others against cuBLAS SGEMM and the FP32 peak.
+    pub tf32: Vec<bool>,
     /// The FP32 peak: SMs × FP32 lanes × 2 FLOPs per FMA × clock, in GFLOP/s.
     pub peak_gflops: f64,
+    /// The dense TF32 tensor-core peak at the same clock, where known.
+    pub tf32_peak_gflops: Option<f64>,
     /// DRAM bandwidth measured by a copy kernel in the same run, in GB/s (reads and writes).
     pub dram_gbs: Option<f64>,
     /// Shared-memory bandwidth, 128 bytes per clock per SM, in GB/s.
@@ -87,7 +96,7 @@ pub struct Results {
 /// What limits a kernel at its intensities: the lowest roof.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bound {
-    /// "DRAM", "shared memory" or "FP32 peak".
+    /// "DRAM", "shared memory", "FP32 peak" or "TF32 peak".
     pub by: &'static str,
     pub gflops: f64,
 }
@@ -105,16 +114,32 @@ impl Results {
         self.rows.iter().find(|(n, _)| n == name).map(|(_, r)| r.as_slice())
     }
 
-    /// Share of cuBLAS in percent, for a cell in column `col`.
-    pub fn share(&self, cell: Cell, col: usize) -> Option<f64> {
-        let base = self.row(CUBLAS)?.get(col).copied().flatten()?;
+    fn is_tf32(&self, row: usize) -> bool {
+        self.tf32.get(row).copied().unwrap_or(false)
+    }
+
+    /// The baseline of row `row`: cuBLAS TF32 for a TF32 row, cuBLAS SGEMM otherwise.
+    pub fn baseline(&self, row: usize) -> &'static str {
+        if self.is_tf32(row) { CUBLAS_TF32 } else { CUBLAS }
+    }
+
+    /// Share of its baseline in percent, for a cell of row `row` in column `col`.
+    pub fn share(&self, row: usize, cell: Cell, col: usize) -> Option<f64> {
+        let base = self.row(self.baseline(row))?.get(col).copied().flatten()?;
         Some(100.0 * cell.gflops / base.gflops)
     }
 
-    /// The speed-up from the first step to the last one, at the largest size both ran.
+    /// The speed-up from the first step to the last FP32 one, at the largest size both ran.
     pub fn speedup(&self) -> Option<(usize, f64)> {
         let first = &self.rows.first()?.1;
-        let last = &self.rows.iter().rev().find(|(n, _)| n != CUBLAS)?.1;
+        let last = &self
+            .rows
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, (n, _))| n != CUBLAS && n != CUBLAS_TF32 && !self.is_tf32(*i))?
+            .1
+            .1;
         (0..self.sizes.len()).rev().find_map(|i| {
             Some((self.sizes[i], last.get(i).copied()??.gflops / first.get(i).copied()??.gflops))
         })
@@ -127,10 +152,14 @@ impl Results {
         below.or_else(|| self.sizes.iter().copied().min())
     }
 
-    /// The lowest roof at `intensity`: the FP32 peak, or a memory whose bandwidth times the
-    /// intensity is lower (DRAM only where it was measured).
-    pub fn bound(&self, intensity: Intensity) -> Bound {
-        let mut bound = Bound { by: "FP32 peak", gflops: self.peak_gflops };
+    /// The lowest roof at `intensity`: the peak of the step's arithmetic (TF32 where `tf32` and
+    /// its peak is known, else FP32), or a memory whose bandwidth times the intensity is lower
+    /// (DRAM only where it was measured).
+    pub fn bound(&self, intensity: Intensity, tf32: bool) -> Bound {
+        let mut bound = match self.tf32_peak_gflops {
+            Some(gflops) if tf32 => Bound { by: "TF32 peak", gflops },
+            _ => Bound { by: "FP32 peak", gflops: self.peak_gflops },
+        };
         let roofs = [
             self.dram_gbs.map(|gbs| ("DRAM", gbs * intensity.global)),
             intensity.shared.map(|i| ("shared memory", self.smem_gbs * i)),
@@ -157,13 +186,18 @@ impl Results {
             .collect()
     }
 
-    /// cuBLAS's cell at the roofline size.
-    fn cublas_at_roofline(&self) -> Option<Cell> {
+    /// A baseline's cell at the roofline size.
+    fn at_roofline(&self, name: &str) -> Option<Cell> {
         let col = self.sizes.iter().position(|&x| Some(x) == self.roofline_size())?;
-        self.row(CUBLAS)?.get(col).copied().flatten()
+        self.row(name)?.get(col).copied().flatten()
     }
 
-    /// The table: GFLOP/s and share of cuBLAS per step and size.
+    /// Whether a TF32 step is placed on the roofline, so that its peak belongs on the chart.
+    fn tf32_placed(&self) -> bool {
+        self.placed().iter().any(|p| self.is_tf32(p.row))
+    }
+
+    /// The table: GFLOP/s and share of the baseline per step and size.
     pub fn table(&self) -> String {
         let mut t = String::from("| step |");
         for s in &self.sizes {
@@ -172,14 +206,14 @@ impl Results {
         t += "\n| --- |";
         t += &" ---: |".repeat(self.sizes.len());
         t += "\n";
-        for (name, cells) in &self.rows {
+        for (row, (name, cells)) in self.rows.iter().enumerate() {
             let _ = write!(t, "| {name} |");
             for (i, cell) in cells.iter().enumerate() {
                 match cell {
                     None => t += " – |",
                     Some(c) => {
-                        let share = match self.share(*c, i) {
-                            Some(p) if name != CUBLAS => format!(" ({p:.1}%)"),
+                        let share = match self.share(row, *c, i) {
+                            Some(p) if name != CUBLAS && name != CUBLAS_TF32 => format!(" ({p:.1}%)"),
                             _ => String::new(),
                         };
                         let mark = if c.passed { "" } else { " FAILED" };
@@ -199,14 +233,16 @@ impl Results {
         let _ = writeln!(
             md,
             "Measured {} with driver {}, NVRTC {}. Command: `{}`. GFLOP/s at each square size (M = N = K), with the \
-             share of cuBLAS SGEMM (strict FP32) measured in the same run; every result verified \
-             against the f64 reference. – marks a size the step does not serve (step03 holds the whole \
-             problem in one block; step01 stops where it would take minutes).\n",
+             share of cuBLAS measured in the same run: of {CUBLAS} (strict FP32) for the FP32 steps, of \
+             {CUBLAS_TF32} (cuBLAS allowed TF32 on the tensor cores) for the TF32 step. Every result is \
+             verified against the f64 reference, a TF32 one to TF32's limits. – marks a size the step \
+             does not serve (step03 holds the whole problem in one block; step01 stops where it would \
+             take minutes; a step needs a GPU of its compute capability).\n",
             self.date, self.driver, self.nvrtc, self.command
         );
         md += &self.table();
         if let Some((size, x)) = self.speedup() {
-            let _ = writeln!(md, "\nFrom the first step to the last: {x:.0}× faster at {size}³.");
+            let _ = writeln!(md, "\nFrom the first step to the last FP32 one: {x:.0}× faster at {size}³.");
         }
         let _ = writeln!(md, "\n![GFLOP/s against size]({chart_file})");
         if let Some(size) = self.roofline_size() {
@@ -224,6 +260,13 @@ impl Results {
             "The FP32 peak is {:.0} GFLOP/s (SMs × FP32 lanes × 2 FLOPs per FMA × clock).",
             self.peak_gflops
         );
+        if let Some(peak) = self.tf32_peak_gflops.filter(|_| self.tf32_placed()) {
+            let _ = writeln!(
+                md,
+                "The TF32 peak is {peak:.0} GFLOP/s (SMs × dense TF32 tensor-core FLOPs per clock × clock), the \
+                 roof of the TF32 step."
+            );
+        }
         match self.dram_gbs {
             Some(gbs) => {
                 let _ = writeln!(
@@ -244,8 +287,11 @@ impl Results {
             "The shared-memory bandwidth is {:.0} GB/s (128 bytes per clock per SM).",
             self.smem_gbs
         );
-        if let Some(c) = self.cublas_at_roofline() {
+        if let Some(c) = self.at_roofline(CUBLAS) {
             let _ = writeln!(md, "cuBLAS SGEMM ran at {:.0} GFLOP/s at {size}³ (the dashed line).", c.gflops);
+        }
+        if let Some(c) = self.at_roofline(CUBLAS_TF32).filter(|_| self.tf32_placed()) {
+            let _ = writeln!(md, "cuBLAS TF32 ran at {:.0} GFLOP/s at {size}³ (the dotted line).", c.gflops);
         }
         let _ = writeln!(
             md,
@@ -262,7 +308,7 @@ impl Results {
                 None => "–".to_owned(),
                 Some(c) => format!("{:.0}{}", c.gflops, if c.passed { "" } else { " FAILED" }),
             };
-            let bound = self.bound(p.intensity);
+            let bound = self.bound(p.intensity, self.is_tf32(p.row));
             let _ = writeln!(
                 md,
                 "| {} | {:.2} | {shared} | {rate} | {} ({:.0} GFLOP/s) |",
@@ -321,8 +367,8 @@ impl Results {
         Ok(())
     }
 
-    /// An SVG roofline at [`Results::roofline_size`]: the FP32 peak, the DRAM and shared-memory
-    /// roofs and cuBLAS as lines, and per GPU step a filled marker at its global intensity and
+    /// An SVG roofline at [`Results::roofline_size`]: the FP32 peak (and the TF32 peak when a
+    /// TF32 step is on it), the DRAM and shared-memory roofs and the cuBLAS baselines as lines, and per GPU step a filled marker at its global intensity and
     /// a hollow one at its shared-memory intensity; both axes logarithmic.
     pub fn roofline(&self, path: &Path) -> Result<()> {
         let size = self.roofline_size().context("the results hold no sizes to draw a roofline at")?;
@@ -331,16 +377,22 @@ impl Results {
             .into_iter()
             .filter_map(|p| Some((p.row, p.name, p.intensity, p.cell?.gflops)))
             .collect();
-        let cublas = self.cublas_at_roofline();
+        let tf32_peak = self.tf32_peak_gflops.filter(|_| self.tf32_placed());
+        let baselines: Vec<(&str, Cell)> = [(CUBLAS, true), (CUBLAS_TF32, tf32_peak.is_some())]
+            .into_iter()
+            .filter_map(|(name, shown)| Some((name, self.at_roofline(name).filter(|_| shown)?)))
+            .collect();
         let intensities = placed
             .iter()
             .flat_map(|(_, _, i, _)| std::iter::once(i.global).chain(i.shared))
             .collect::<Vec<_>>();
-        let rates = placed.iter().map(|p| p.3).chain(cublas.map(|c| c.gflops)).collect::<Vec<_>>();
+        let rates =
+            placed.iter().map(|p| p.3).chain(baselines.iter().map(|b| b.1.gflops)).collect::<Vec<_>>();
+        let top = tf32_peak.unwrap_or(self.peak_gflops).max(self.peak_gflops);
         let x_lo = intensities.iter().fold(0.05, |lo: f64, &i| lo.min(i / 2.0));
         let x_hi = intensities.iter().fold(200.0, |hi: f64, &i| hi.max(i * 2.0));
         let y_lo = rates.iter().fold(100.0, |lo: f64, &g| lo.min(g / 2.0)).max(1e-3);
-        let y_hi = rates.iter().fold(2.0 * self.peak_gflops, |hi: f64, &g| hi.max(g * 2.0)).max(y_lo * 10.0);
+        let y_hi = rates.iter().fold(2.0 * top, |hi: f64, &g| hi.max(g * 2.0)).max(y_lo * 10.0);
 
         let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(drawing)?;
@@ -371,20 +423,31 @@ impl Results {
         };
         let label = format!("FP32 peak {peak:.0} GFLOP/s");
         line(vec![(x_lo, peak), (x_hi, peak)], BLACK.stroke_width(2), label)?;
+        if let Some(tf32) = tf32_peak {
+            let style = RGBColor(120, 60, 160).stroke_width(2);
+            line(vec![(x_lo, tf32), (x_hi, tf32)], style, format!("TF32 peak {tf32:.0} GFLOP/s"))?;
+        }
         if let Some(gbs) = self.dram_gbs {
             let style = RGBColor(178, 34, 34).stroke_width(2);
-            line(roof(gbs, peak, (x_lo, x_hi), y_lo), style, format!("DRAM {gbs:.0} GB/s (copy kernel)"))?;
+            line(roof(gbs, top, (x_lo, x_hi), y_lo), style, format!("DRAM {gbs:.0} GB/s (copy kernel)"))?;
         }
         let style = RGBColor(30, 90, 180).stroke_width(2);
         let label = format!("shared memory {:.0} GB/s (128 B/clock/SM)", self.smem_gbs);
-        line(roof(self.smem_gbs, peak, (x_lo, x_hi), y_lo), style, label)?;
+        line(roof(self.smem_gbs, top, (x_lo, x_hi), y_lo), style, label)?;
 
-        if let Some(c) = cublas {
+        // cuBLAS SGEMM dashed, cuBLAS TF32 dotted.
+        for (name, c) in baselines {
             let style = RGBColor(90, 90, 90).stroke_width(2);
+            let (dash, gap) = if name == CUBLAS { (8, 5) } else { (2, 4) };
             chart
-                .draw_series(DashedLineSeries::new(vec![(x_lo, c.gflops), (x_hi, c.gflops)], 8, 5, style))
+                .draw_series(DashedLineSeries::new(
+                    vec![(x_lo, c.gflops), (x_hi, c.gflops)],
+                    dash,
+                    gap,
+                    style,
+                ))
                 .map_err(drawing)?
-                .label(format!("{CUBLAS} {:.0} GFLOP/s", c.gflops))
+                .label(format!("{name} {:.0} GFLOP/s", c.gflops))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
         }
 
@@ -477,10 +540,22 @@ mod tests {
                 ("step02_gpu_naive".into(), vec![c(300.0), c(400.0)]),
                 ("step03_single_block".into(), vec![None, None]),
                 ("step06_prefetch".into(), vec![c(900.0), Some(Cell { gflops: 2000.0, passed: false })]),
+                ("step07_tf32_mma".into(), vec![c(3000.0), c(12_000.0)]),
                 (CUBLAS.into(), vec![c(1000.0), c(4000.0)]),
+                (CUBLAS_TF32.into(), vec![c(5000.0), c(30_000.0)]),
             ],
-            intensities: vec![None, i(0.25, None), i(8.0, Some(0.25)), i(16.0, Some(4.0)), None],
+            intensities: vec![
+                None,
+                i(0.25, None),
+                i(8.0, Some(0.25)),
+                i(16.0, Some(4.0)),
+                i(64.0, Some(8.0)),
+                None,
+                None,
+            ],
+            tf32: vec![false, false, false, false, true, false, true],
             peak_gflops: 10_000.0,
+            tf32_peak_gflops: Some(80_000.0),
             dram_gbs: Some(1000.0),
             smem_gbs: 5000.0,
         }
@@ -492,11 +567,15 @@ mod tests {
         assert!(t.starts_with("| step | 256³ | 512³ |"), "{t}");
         assert!(t.contains("| step06_prefetch | 900 (90.0%) | 2000 (50.0%) FAILED |"), "{t}");
         assert!(t.contains("| cublas_sgemm | 1000 | 4000 |"), "{t}");
+        // The TF32 step is set against cuBLAS TF32, not SGEMM.
+        assert!(t.contains("| step07_tf32_mma | 3000 (60.0%) | 12000 (40.0%) |"), "{t}");
+        assert!(t.contains("| cublas_tf32 | 5000 | 30000 |"), "{t}");
         assert!(t.contains("| step03_single_block | – | – |"), "{t}");
     }
 
     #[test]
     fn speedup_uses_the_largest_size_both_ran() {
+        // From step01 to the last FP32 step, step06: the TF32 step computes something else.
         assert_eq!(sample().speedup(), Some((512, 4000.0)));
         let md = sample().markdown("x.svg");
         assert!(md.contains("4000× faster at 512³") && md.contains("![GFLOP/s against size](x.svg)"), "{md}");
@@ -557,16 +636,26 @@ mod tests {
     fn the_lowest_roof_bounds_a_step() {
         let r = sample();
         // 0.25 FLOP/B × 1000 GB/s = 250 GFLOP/s, under the 10000 GFLOP/s peak.
-        assert_eq!(r.bound(Intensity { global: 0.25, shared: None }), Bound { by: "DRAM", gflops: 250.0 });
+        assert_eq!(
+            r.bound(Intensity { global: 0.25, shared: None }, false),
+            Bound { by: "DRAM", gflops: 250.0 }
+        );
         // DRAM 8000, shared memory 0.25 × 5000 = 1250.
         let step03 = Intensity { global: 8.0, shared: Some(0.25) };
-        assert_eq!(r.bound(step03), Bound { by: "shared memory", gflops: 1250.0 });
+        assert_eq!(r.bound(step03, false), Bound { by: "shared memory", gflops: 1250.0 });
         // DRAM 16000, shared memory 20000: both above the peak.
         let step06 = Intensity { global: 16.0, shared: Some(4.0) };
-        assert_eq!(r.bound(step06), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        assert_eq!(r.bound(step06, false), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        // A TF32 step's roof is the TF32 peak, and above the FP32 peak the memories bind again:
+        // shared memory 8 × 5000 = 40000, under DRAM 64000 and the peak 80000.
+        let step07 = Intensity { global: 64.0, shared: Some(8.0) };
+        assert_eq!(r.bound(step07, true), Bound { by: "shared memory", gflops: 40_000.0 });
+        assert_eq!(r.bound(step06, true), Bound { by: "DRAM", gflops: 16_000.0 });
+        let unknown = Results { tf32_peak_gflops: None, ..sample() };
+        assert_eq!(unknown.bound(step07, true), Bound { by: "FP32 peak", gflops: 10_000.0 });
         // Without a measured DRAM bandwidth there is no DRAM roof.
         let unmeasured = Results { dram_gbs: None, ..sample() };
-        assert_eq!(unmeasured.bound(Intensity { global: 0.25, shared: None }).by, "FP32 peak");
+        assert_eq!(unmeasured.bound(Intensity { global: 0.25, shared: None }, false).by, "FP32 peak");
     }
 
     #[test]
@@ -577,11 +666,14 @@ mod tests {
             "The FP32 peak is 10000 GFLOP/s",
             "The DRAM bandwidth is 1000 GB/s, measured by a copy kernel in this run",
             "The shared-memory bandwidth is 5000 GB/s (128 bytes per clock per SM).",
+            "The TF32 peak is 80000 GFLOP/s",
             "cuBLAS SGEMM ran at 4000 GFLOP/s at 512³",
+            "cuBLAS TF32 ran at 30000 GFLOP/s at 512³",
             "| step | FLOP/B (global) | FLOP/B (shared) | GFLOP/s | bound by |\n| --- | ---: | ---: | ---: | --- |\n",
             "| step02_gpu_naive | 0.25 | – | 400 | DRAM (250 GFLOP/s) |\n",
             "| step03_single_block | 8.00 | 0.25 | – | shared memory (1250 GFLOP/s) |\n",
             "| step06_prefetch | 16.00 | 4.00 | 2000 FAILED | FP32 peak (10000 GFLOP/s) |\n",
+            "| step07_tf32_mma | 64.00 | 8.00 | 12000 | shared memory (40000 GFLOP/s) |\n",
             "![Roofline](test-gpu-roofline.svg)",
         ] {
             assert!(section.contains(line), "missing {line:?} in\n{section}");
@@ -617,15 +709,31 @@ mod tests {
             "DRAM 1000 GB/s",
             "shared memory 5000 GB/s",
             "cublas_sgemm 4000 GFLOP/s",
+            "TF32 peak 80000 GFLOP/s",
+            "cublas_tf32 30000 GFLOP/s",
             "step02_gpu_naive",
             "step06_prefetch",
+            "step07_tf32_mma",
         ] {
             assert!(svg.contains(text), "{text} missing from the roofline");
         }
         // step03 did not run at 512³ and the CPU step has no intensity: no markers for them.
         assert!(!svg.contains("step03_single_block") && !svg.contains("step01_cpu_naive"));
-        // A marker per step at its global intensity, and a hollow one at step06's shared one.
-        assert_eq!(svg.matches("<circle").count(), 2 + 1 + 2, "two filled, one hollow, two in the legend");
+        // A marker per step at its global intensity, and a hollow one at the shared ones of
+        // step06 and step07.
+        assert_eq!(
+            svg.matches("<circle").count(),
+            3 + 2 + 3,
+            "three filled, two hollow, three in the legend"
+        );
+        // Without a TF32 step on it, the chart has neither the TF32 peak nor cuBLAS TF32.
+        let fp32_only = |r: &Results, p: &Path| {
+            let mut r = r.clone();
+            r.tf32 = vec![false; r.rows.len()];
+            r.roofline(p)
+        };
+        let svg = drawn("roofline-fp32", fp32_only);
+        assert!(!svg.contains("TF32 peak") && !svg.contains("cublas_tf32"), "TF32 roofs on an FP32 chart");
     }
 
     #[test]

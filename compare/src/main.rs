@@ -11,12 +11,13 @@ use common::cublas::{self, Blas};
 use common::run::{self, Buffers};
 use common::timing::{self, Plan};
 use common::{Inputs, Params, Precision, Shape, gpu, step::Prepared, verify};
-use compare::{CUBLAS, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
+use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
 
 #[derive(Parser, Debug)]
 #[command(
     allow_negative_numbers = true,
-    about = "Runs every step and cuBLAS SGEMM over square sizes, verifies each, and writes a table and a chart"
+    about = "Runs every step and cuBLAS (SGEMM, and TF32 where the GPU has it) over square sizes, verifies each, and \
+             writes a table and a chart"
 )]
 struct Args {
     /// Square sizes to run, comma-separated (run in increasing order).
@@ -63,10 +64,22 @@ fn run(args: Args, command: String) -> Result<bool> {
         bail!("{}", gpu::NO_NVRTC);
     }
     let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let prepared: Vec<Prepared> = GPU_STEPS
+    // A step that needs a newer GPU gets a row of –; the TF32 baseline runs where TF32 does.
+    let cc = gpu.info.compute_capability;
+    let prepared: Vec<Option<Prepared>> = GPU_STEPS
         .iter()
-        .map(|s| Prepared::new(&gpu, s, Params::defaults(s.params)))
+        .map(|s| match s.check_compute(cc, &gpu.info.name) {
+            Ok(()) => Prepared::new(&gpu, s, Params::defaults(s.params)).map(Some),
+            Err(why) => {
+                println!("{why}: its row stays empty");
+                Ok(None)
+            }
+        })
         .collect::<Result<_>>()?;
+    let blas_tf32 = match &blas {
+        Some(_) if cc >= (8, 0) => Some(Blas::tf32(gpu.stream.clone())?),
+        _ => None,
+    };
     let plan = Plan::new(args.reps);
 
     // The DRAM roof, measured once before the steps allocate their buffers.
@@ -81,11 +94,18 @@ fn run(args: Args, command: String) -> Result<bool> {
     let names: Vec<String> = std::iter::once("step01_cpu_naive".to_owned())
         .chain(GPU_STEPS.iter().map(|s| s.name.to_owned()))
         .chain(blas.as_ref().map(|_| CUBLAS.to_owned()))
+        .chain(blas_tf32.as_ref().map(|_| CUBLAS_TF32.to_owned()))
         .collect();
     let mut rows: Vec<(String, Vec<Option<Cell>>)> = names.into_iter().map(|n| (n, vec![])).collect();
     let intensities = std::iter::once(None)
-        .chain(prepared.iter().map(|p| Some((p.step.intensity)(&p.params))))
+        .chain(GPU_STEPS.iter().map(|s| Some((s.intensity)(&Params::defaults(s.params)))))
         .chain(blas.as_ref().map(|_| None))
+        .chain(blas_tf32.as_ref().map(|_| None))
+        .collect();
+    let tf32 = std::iter::once(false)
+        .chain(GPU_STEPS.iter().map(|s| s.precision == Precision::Tf32))
+        .chain(blas.as_ref().map(|_| false))
+        .chain(blas_tf32.as_ref().map(|_| true))
         .collect();
     let bar = common::progress::bar("compare", (sizes.len() * rows.len()) as u64, f64::INFINITY);
 
@@ -111,20 +131,24 @@ fn run(args: Args, command: String) -> Result<bool> {
 
         let mut bufs = Buffers::upload(&gpu, &inputs)?;
         for (i, p) in prepared.iter().enumerate() {
-            let measured = match p.plan(&gpu.info, shape) {
-                Ok((launch, _)) => {
+            let measured = match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
+                Some((p, Ok((launch, _)))) => {
                     let (c, t) = run::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
                     Some(cell(&c, t, p.step.precision))
                 }
-                Err(_) => None, // a shape the step does not serve
+                _ => None, // a GPU or a shape the step does not serve
             };
             rows[i + 1].1.push(measured);
             bar.inc(1);
         }
-        if let Some(blas) = &blas {
+        let baselines = [(&blas, Precision::Fp32), (&blas_tf32, Precision::Tf32)];
+        for (row, (blas, precision)) in
+            (GPU_STEPS.len() + 1..).zip(baselines.into_iter().filter(|b| b.0.is_some()))
+        {
+            let blas = blas.as_ref().context("no cuBLAS handle")?;
             let (c, t) = run::cublas_run(&gpu, blas, shape, &bufs, plan, true)?;
             let c = c.context("cuBLAS's result was not kept")?;
-            rows.last_mut().context("no cuBLAS row")?.1.push(Some(cell(&c, t, Precision::Fp32)));
+            rows[row].1.push(Some(cell(&c, t, precision)));
             bar.inc(1);
         }
     }
@@ -146,7 +170,9 @@ fn run(args: Args, command: String) -> Result<bool> {
         sizes,
         rows,
         intensities,
+        tf32,
         peak_gflops: gpu.info.peak_gflops(),
+        tf32_peak_gflops: gpu.info.tf32_peak_gflops(),
         dram_gbs,
         smem_gbs: compare::smem_gbs(gpu.info.sms, gpu.info.clock_mhz),
     };
