@@ -1,39 +1,43 @@
 // Step 07: TF32 on the tensor cores, one warp-wide mma.sync at a time.
 //
 // Idea: step 06 computes each K slice as outer products on the FMA units, one multiply-add per
-// lane per instruction. The tensor cores of sm_80 and newer multiply a 16×8 tile of A by an 8×8
-// tile of B in one warp-wide instruction, mma.sync.m16n8k8, with operands rounded to TF32 (a
-// float with a 10-bit fraction) and products summed in FP32. This kernel keeps step 06's block
-// tile and double-buffered slices and replaces the outer products by such MMAs: each warp owns a
-// WM×WN region of the block tile, (WM/16)·(WN/8) MMA tiles, and per 8-deep step of the slice it
-// loads one A fragment per 16 rows and one B fragment per 8 columns and issues one MMA per tile.
+// lane per instruction. The tensor cores of sm_80 and newer multiply a 16×8 tile by an 8×8 tile
+// in one warp-wide instruction, mma.sync.m16n8k8, with operands rounded to TF32 (a float with a
+// 10-bit fraction) and products summed in FP32. This kernel keeps step 06's block tile and
+// double-buffered slices and replaces the outer products by such MMAs: each warp owns a WM×WN
+// region of the block tile, and per 8-deep step of the slice it loads one A fragment per 8 rows
+// and one B fragment per 16 columns and issues one MMA for each pair.
 //
 // What else had to change, and why:
+// - Each MMA computes a tile of Cᵀ = Bᵀ·Aᵀ: 16 columns of C by 8 of its rows. The instruction's
+//   first operand is then B, its second A, and every pair of registers an MMA wants from either
+//   is two floats that lie side by side in shared memory, so no register has to be moved.
 // - A is staged as it lies (As[m][k], K contiguous): the A fragment wants, per lane, elements
 //   of one row, and the copies into shared memory are then 16-byte pieces of A's rows.
 // - The slices travel with cp.async, which copies global memory into shared memory without
 //   passing through registers (sm_80 and newer), in place of step 06's register staging: the
 //   registers go to the accumulators, and the copy of slice t+1 runs behind the MMAs of slice t.
-// - A fragments are read with ldmatrix, which hands each lane its four elements of a 16×8 tile
+// - A fragments are read with ldmatrix, which hands each lane its elements of two 8-row strips
 //   in one instruction. B fragments have no such instruction (ldmatrix transposes only 16-bit
-//   elements), so a warp's columns are used in a permuted order: the columns that lane g needs
-//   from four neighbouring 8-column tiles lie side by side, one 16-byte load.
+//   elements), so a warp's columns are used in a permuted order: the two columns that a lane
+//   needs from a 16-column strip lie side by side, one 8-byte load per row.
 // - The rows of both tiles are padded (A by 4 floats, B by 8) so that these reads touch every
 //   bank once per phase.
-// - Values are rounded to TF32 as fragments are read (cvt.rna: round to nearest, ties away).
+// - Values are rounded to TF32 as fragments are read: cvt.rn (to nearest, ties to even) on sm_90
+//   and newer, one instruction there; cvt.rna (ties away from zero) on sm_80, which lacks it.
 
 // BM, BN, BK, WM, WN are set at compile time (-D NAME=value) from the step's lib.rs.
 
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;                  // warps across the block tile
 constexpr int THREADS = (BM / WM) * WARPS_N * 32;
-constexpr int MT = WM / 16;                       // MMA tiles down a warp's region (16 rows each)
-constexpr int NT = WN / 8;                        // and across it (8 columns each)
+constexpr int MT = WM / 8;                        // 8-row strips of a warp's region
+constexpr int NT = WN / 16;                       // and 16-column strips across it
 constexpr int AS = BK + 4;                        // floats per row of the A tile, padded
 constexpr int BS = BN + 8;                        // floats per row of the B tile, padded
 constexpr int A_TILE = BM * AS;                   // floats of one buffer of A
 constexpr int B_TILE = BK * BS;                   // floats of one buffer of B
-static_assert(NT % 4 == 0, "a lane reads its B values of four 8-column tiles as one float4");
+static_assert(MT % 2 == 0, "one ldmatrix.x4 reads the A fragments of two 8-row strips");
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
@@ -127,78 +131,86 @@ __device__ __forceinline__ void wait_copies()
 // ANCHOR_END: helpers
 
 // ANCHOR: compute
-// A float rounded to TF32 (10 fraction bits), in the 32-bit register the MMA reads: cvt.rna
-// rounds to nearest, ties away from zero; the MMA ignores the 13 low bits.
-__device__ __forceinline__ unsigned tf32(float x)
+// A float (as its bits) rounded to TF32, 10 fraction bits, in the 32-bit register the MMA
+// reads; the MMA ignores the 13 low bits. Both conversions round to nearest and differ only on
+// ties: cvt.rn (sm_90 and newer) is one instruction, cvt.rna two (a compare and an add).
+__device__ __forceinline__ unsigned tf32(unsigned x)
 {
     unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+#if __CUDA_ARCH__ >= 900
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+#else
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+#endif
     return r;
 }
 
-// d += a·b for one 16×8×8 tile: a is the 16×8 A fragment (4 registers), b the 8×8 B fragment
+// d += p·q for one 16×8×8 tile: p is the 16×8 first operand (4 registers), q the 8×8 second
 // (2), d the 16×8 accumulator fragment (4 floats), all spread over the warp's 32 lanes.
-__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const unsigned (&q)[2])
 {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                  "{%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3]), "r"(q[0]), "r"(q[1]));
 }
 
-// The A fragment of a 16×8 tile. ldmatrix.x4 reads four 8×4 matrices of 32-bit words (it
-// counts in 16-bit halves, two to a word), taking one row address from each lane: lanes 0–7
-// give rows 0–7, lanes 8–15 rows 8–15, lanes 16–23 rows 0–7 four columns on, lanes 24–31 rows
-// 8–15 four columns on (lane_row below). Lane l receives word l % 4 of row l / 4 of each
-// matrix, in order: exactly a[0..3] below, then rounded to TF32. `address` is the shared-memory
-// address of this lane's row: one add from a base computed once.
-__device__ __forceinline__ void load_a(unsigned (&a)[4], unsigned address)
+// The A fragments of two 8-row strips, rows 0–7 and 8–15 at `address`'s row. ldmatrix.x4
+// reads four 8×4 matrices of 32-bit words (it counts in 16-bit halves, two to a word), taking
+// one row address from each lane: lanes 0–7 give rows 0–7, lanes 8–15 the same rows four
+// columns on, lanes 16–23 rows 8–15, lanes 24–31 rows 8–15 four columns on (see a_row below).
+// Lane l receives word l % 4 of row l / 4 of each matrix, in order: exactly a[0] and a[1]
+// below, then rounded to TF32.
+__device__ __forceinline__ void load_a(unsigned (&a0)[2], unsigned (&a1)[2], unsigned address)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "=r"(a0[0]), "=r"(a0[1]), "=r"(a1[0]), "=r"(a1[1])
                  : "r"(address));
 #pragma unroll
-    for (int q = 0; q < 4; ++q) a[q] = tf32(__uint_as_float(a[q]));
+    for (int h = 0; h < 2; ++h) a0[h] = tf32(a0[h]), a1[h] = tf32(a1[h]);
 }
 
-// Where column n (0–7) of the warp's 8-column tile j lies among the warp's WN columns: within
-// each 32 columns, the columns n of four neighbouring tiles sit side by side.
-__device__ __forceinline__ int warp_col(int j, int n)
+// The B fragment of one 16-column strip: rows t and t + 4 of the slice, two floats each.
+__device__ __forceinline__ void load_b(unsigned (&b)[4], const float* row)
 {
-    return (j / 4) * 32 + n * 4 + j % 4;
+    float2 lo = *reinterpret_cast<const float2*>(row);
+    float2 hi = *reinterpret_cast<const float2*>(row + 4 * BS);
+    b[0] = tf32(__float_as_uint(lo.x)), b[1] = tf32(__float_as_uint(lo.y));
+    b[2] = tf32(__float_as_uint(hi.x)), b[3] = tf32(__float_as_uint(hi.y));
 }
 
-// acc += the warp's region of the staged slice. Lane l holds, of each fragment, the elements of
-// row (or column) g = l / 4 and of column (or row) t = l % 4, and the same 8 rows or 4 columns
-// further on:
-//   A: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)     B: (t, g), (t + 4, g)
-//   C: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)
-// B's column g of the tiles 4q … 4q + 3 is the float4 at warp_col(4q, g), in rows t and t + 4.
-__device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int wr, int wc, float (&acc)[MT][NT][4])
+// Where row r (0–15) of the MMA's 16-row tile j lies among the warp's WN columns of C: rows r
+// and r + 8 are neighbouring columns, so a lane's two B values of a row are one 8-byte load.
+__device__ __forceinline__ int warp_col(int j, int r)
+{
+    return 16 * j + 2 * (r % 8) + r / 8;
+}
+
+// acc += the warp's region of the staged slice. Each MMA computes a 16×8 tile of Cᵀ = Bᵀ·Aᵀ:
+// 16 columns of C (its rows) by 8 rows of C (its columns). Lane l holds, of each fragment, the
+// elements of row (or column) g = l / 4 and of column (or row) t = l % 4, and the same 8 rows
+// or 4 columns further on:
+//   Bᵀ: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)     Aᵀ: (t, g), (t + 4, g)
+//   Cᵀ: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)
+// so from A it wants row g at columns t and t + 4 of the 8-deep step, and from B rows t and
+// t + 4 at columns g and g + 8 of the strip, which warp_col places side by side.
+__device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int wr, int wc, float (&acc)[NT][MT][4])
 {
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    unsigned a_row = smem_address(&As[(wr + lane % 16) * AS + (lane / 16) * 4]);
+    unsigned a_row = smem_address(&As[(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4]);
+    const float* b_row = &Bs[t * BS + wc + warp_col(0, g)];
 #pragma unroll
     for (int k = 0; k < BK; k += 8) {
-        unsigned a[MT][4], b[NT][2];
+        unsigned a[MT][2], b[NT][4];
 #pragma unroll
-        for (int i = 0; i < MT; ++i) load_a(a[i], a_row + 4 * (16 * i * AS + k));
+        for (int i = 0; i < MT; i += 2) load_a(a[i], a[i + 1], a_row + 4 * (8 * i * AS + k));
 #pragma unroll
-        for (int q = 0; q < NT / 4; ++q) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                float4 v = *reinterpret_cast<const float4*>(&Bs[(k + t + 4 * h) * BS + wc + warp_col(4 * q, g)]);
-                b[4 * q + 0][h] = tf32(v.x);
-                b[4 * q + 1][h] = tf32(v.y);
-                b[4 * q + 2][h] = tf32(v.z);
-                b[4 * q + 3][h] = tf32(v.w);
-            }
-        }
+        for (int j = 0; j < NT; ++j) load_b(b[j], b_row + k * BS + 16 * j);
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
-                mma(acc[i][j], a[i], b[j]);
+                mma(acc[j][i], b[j], a[i]);
             }
         }
     }
@@ -221,7 +233,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
     int row0 = blockIdx.y * BM;
     int col0 = blockIdx.x * BN;
 
-    float acc[MT][NT][4] = {};
+    float acc[NT][MT][4] = {};
 
     fetch_tiles(A, B, M, N, K, row0, col0, 0, As, Bs);
     wait_copies();
@@ -240,17 +252,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
         buf ^= 1;
     }
 
-    // Write the accumulators back, element by element where they lie inside C.
+    // Write the accumulators back, element by element where they lie inside C: element e of
+    // tile (j, i) is C's row 8i + 2t + e % 2 and column warp_col(j, g + 8 (e / 2)).
     int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
+    for (int j = 0; j < NT; ++j) {
 #pragma unroll
-        for (int j = 0; j < NT; ++j) {
+        for (int i = 0; i < MT; ++i) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                int row = row0 + wr + 16 * i + g + 8 * (e / 2);
-                int col = col0 + wc + warp_col(j, 2 * t + e % 2);
-                if (row < M && col < N) C[row * N + col] = acc[i][j][e];
+                int row = row0 + wr + 8 * i + 2 * t + e % 2;
+                int col = col0 + wc + warp_col(j, g + 8 * (e / 2));
+                if (row < M && col < N) C[row * N + col] = acc[j][i][e];
             }
         }
     }

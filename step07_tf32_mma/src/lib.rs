@@ -5,13 +5,13 @@ use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
-/// region of it: (WM/16)·(WN/8) tensor-core tiles of 16×8.
+/// region of it: (WM/8)·(WN/16) tensor-core tiles, each 8 rows by 16 columns of C.
 pub const PARAMS: &[Param] = &[
     Param { name: "BM", default: 128, help: "rows of C per block" },
     Param { name: "BN", default: 128, help: "columns of C per block" },
     Param { name: "BK", default: 32, help: "depth of the K slice staged in shared memory (a multiple of 8)" },
     Param { name: "WM", default: 64, help: "rows of C per warp (a multiple of 16)" },
-    Param { name: "WN", default: 64, help: "columns of C per warp (a multiple of 32)" },
+    Param { name: "WN", default: 64, help: "columns of C per warp (a multiple of 16)" },
 ];
 // ANCHOR_END: params
 
@@ -19,8 +19,8 @@ pub const PARAMS: &[Param] = &[
 pub const SEARCH: &[(&str, &[u32])] = &[
     ("BM", &[64, 128, 256]),
     ("BN", &[64, 128, 256]),
-    ("BK", &[16, 32]),
-    ("WM", &[32, 64]),
+    ("BK", &[16, 32, 64]),
+    ("WM", &[32, 64, 128]),
     ("WN", &[32, 64]),
 ];
 
@@ -58,21 +58,15 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     if [bm, bn, bk, wm, wn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
         return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
     }
-    if wm % 16 != 0 || wn % 8 != 0 || bk % 8 != 0 {
+    if wm % 16 != 0 || wn % 16 != 0 || bk % 8 != 0 {
         return Err(format!(
-            "{p}: a warp's region must be whole 16×8 tensor-core tiles and the slice whole 8-deep steps \
-             (WM a multiple of 16, WN of 8, BK of 8)"
+            "{p}: a warp's region must be whole tensor-core tiles, read two 8-row strips at a time, and the slice \
+             whole 8-deep steps (WM and WN multiples of 16, BK of 8)"
         ));
     }
     if bm % wm != 0 || bn % wn != 0 {
         return Err(format!(
             "{p}: the block tile must be a whole number of warp regions (WM divides BM, WN divides BN)"
-        ));
-    }
-    if wn % 32 != 0 {
-        return Err(format!(
-            "{p}: WN must be a multiple of 32, so that a lane reads its B values of four 8-column tiles with \
-             16-byte loads"
         ));
     }
     let threads = threads(p);
@@ -103,14 +97,14 @@ pub const STEP: GpuStep = GpuStep {
 };
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared
-/// memory: per 8-deep step a warp reads 4 floats per lane for each of its WM/16 A fragments
-/// (one ldmatrix.x4) and 2 for each of its WN/8 B fragments (half a 16-byte load per row), with
-/// no bank conflicts, for (WM/16)·(WN/8) MMAs of 2·16·8·8 FLOPs.
+/// memory: per 8-deep step a lane reads 2 floats for each of its warp's WM/8 A strips (one
+/// ldmatrix.x4 per two) and 4 for each of its WN/16 B strips (two 8-byte loads), with no bank
+/// conflicts, for (WM/8)·(WN/16) MMAs of 2·16·8·8 FLOPs.
 fn intensity(p: &Params) -> Intensity {
     let [bm, bn, wm, wn] = ["BM", "BN", "WM", "WN"].map(|n| f64::from(p.get(n)));
-    let (mt, nt) = (wm / 16.0, wn / 8.0);
+    let (mt, nt) = (wm / 8.0, wn / 16.0);
     Intensity {
         global: bm * bn / (2.0 * (bm + bn)),
-        shared: Some(mt * nt * 2048.0 / (128.0 * (4.0 * mt + 2.0 * nt))),
+        shared: Some(mt * nt * 2048.0 / (128.0 * (2.0 * mt + 4.0 * nt))),
     }
 }

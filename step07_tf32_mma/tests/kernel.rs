@@ -18,7 +18,7 @@ const FAULTS: &[Fault] = &[
         class: Class::DropSlice,
         edits: &[("for (int k0 = 0; k0 < K; k0 += BK)", "for (int k0 = 0; k0 < K - BK; k0 += BK)")],
     },
-    Fault { class: Class::Zero, edits: &[("C[row * N + col] = acc[i][j][e];", "C[row * N + col] = 0.0f;")] },
+    Fault { class: Class::Zero, edits: &[("C[row * N + col] = acc[j][i][e];", "C[row * N + col] = 0.0f;")] },
     Fault { class: Class::Row, edits: &[("if (row < M && col < N) C[", "if (row < M - 1 && col < N) C[")] },
     Fault {
         class: Class::Column,
@@ -34,7 +34,7 @@ const SETS: &[[u32; 5]] = &[
     [128, 128, 32, 64, 32],
     [128, 128, 32, 32, 32],
     [256, 128, 16, 64, 64],
-    [128, 256, 32, 64, 64],
+    [128, 256, 16, 64, 64],
     [64, 64, 32, 32, 32],
 ];
 
@@ -66,10 +66,10 @@ fn documented_sets_are_valid_and_bad_ones_refused() {
     let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
     assert!(err.contains("32-bit index limit"), "{err}");
     for (v, says) in [
-        ([128, 128, 32, 24, 32], "multiple of 16"),
-        ([128, 128, 12, 64, 32], "multiple of 16, WN of 8, BK of 8"),
+        ([128, 128, 32, 24, 32], "multiples of 16"),
+        ([128, 128, 12, 64, 32], "WM and WN multiples of 16, BK of 8"),
         ([128, 128, 32, 48, 32], "whole number of warp regions"),
-        ([128, 40, 32, 64, 40], "multiple of 32"),
+        ([128, 128, 32, 64, 24], "WM and WN multiples of 16"),
         ([128, 128, 24, 64, 32], "BK/4 and BN/4 must divide"),
         ([256, 256, 32, 32, 32], "threads per block"),
         ([256, 256, 256, 64, 64], "bytes of A and B in shared memory"),
