@@ -378,7 +378,7 @@ impl Results {
             .filter_map(|p| Some((p.row, p.name, p.intensity, p.cell?.gflops)))
             .collect();
         let tf32_peak = self.tf32_peak_gflops.filter(|_| self.tf32_placed());
-        let baselines: Vec<(&str, Cell)> = [(CUBLAS, true), (CUBLAS_TF32, tf32_peak.is_some())]
+        let baselines: Vec<(&str, Cell)> = [(CUBLAS, true), (CUBLAS_TF32, self.tf32_placed())]
             .into_iter()
             .filter_map(|(name, shown)| Some((name, self.at_roofline(name).filter(|_| shown)?)))
             .collect();
@@ -734,6 +734,16 @@ mod tests {
         };
         let svg = drawn("roofline-fp32", fp32_only);
         assert!(!svg.contains("TF32 peak") && !svg.contains("cublas_tf32"), "TF32 roofs on an FP32 chart");
+        // A TF32 step on a GPU whose TF32 peak is not known: cuBLAS TF32 still, no TF32 peak,
+        // as the page says.
+        let unknown = |r: &Results, p: &Path| Results { tf32_peak_gflops: None, ..r.clone() }.roofline(p);
+        let svg = drawn("roofline-unknown", unknown);
+        assert!(
+            svg.contains("cublas_tf32 30000") && !svg.contains("TF32 peak"),
+            "cuBLAS TF32 or the peak wrong"
+        );
+        let md = Results { tf32_peak_gflops: None, ..sample() }.markdown("x.svg");
+        assert!(md.contains("cuBLAS TF32 ran at 30000") && !md.contains("The TF32 peak is"), "{md}");
     }
 
     #[test]

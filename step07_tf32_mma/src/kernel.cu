@@ -10,8 +10,9 @@
 //
 // What else had to change, and why:
 // - Each MMA computes a tile of Cᵀ = Bᵀ·Aᵀ: 16 columns of C by 8 of its rows. The instruction's
-//   first operand is then B, its second A, and every pair of registers an MMA wants from either
-//   is two floats that lie side by side in shared memory, so no register has to be moved.
+//   first operand is then B, its second A, and each group of registers it reads is filled by one
+//   load: B's pairs are neighbouring floats in shared memory, and ldmatrix gathers A's, so no
+//   register has to be moved.
 // - A is staged as it lies (As[m][k], K contiguous): the A fragment wants, per lane, elements
 //   of one row, and the copies into shared memory are then 16-byte pieces of A's rows.
 // - The slices travel with cp.async, which copies global memory into shared memory without
@@ -24,7 +25,8 @@
 // - The rows of both tiles are padded (A by 4 floats, B by 8) so that these reads touch every
 //   bank once per phase.
 // - Values are rounded to TF32 as fragments are read: cvt.rn (to nearest, ties to even) on sm_90
-//   and newer, one instruction there; cvt.rna (ties away from zero) on sm_80, which lacks it.
+//   and newer, one instruction there; cvt.rna (ties away from zero) on sm_80 to sm_89, which
+//   lack it.
 
 // BM, BN, BK, WM, WN are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -159,8 +161,8 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const
 // reads four 8×4 matrices of 32-bit words (it counts in 16-bit halves, two to a word), taking
 // one row address from each lane: lanes 0–7 give rows 0–7, lanes 8–15 the same rows four
 // columns on, lanes 16–23 rows 8–15, lanes 24–31 rows 8–15 four columns on (see a_row below).
-// Lane l receives word l % 4 of row l / 4 of each matrix, in order: exactly a[0] and a[1]
-// below, then rounded to TF32.
+// Lane l receives word l % 4 of row l / 4 of each matrix, in order: a0[0], a0[1], a1[0], a1[1],
+// then rounded to TF32.
 __device__ __forceinline__ void load_a(unsigned (&a0)[2], unsigned (&a1)[2], unsigned address)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"

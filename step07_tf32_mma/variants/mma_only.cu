@@ -2,9 +2,10 @@
 //
 // Each warp issues exactly the mma.sync instructions of step07_tf32_mma/src/kernel.cu, on the
 // same accumulators, with the same launch (grid, threads, shared memory), but on operands that
-// stay in registers: no copies, no shared-memory reads, no conversions, no barriers. Its time is
-// the floor that the MMA instructions set for the kernel at this occupancy; the result is
-// meaningless, so run it with --no-verify:
+// stay in registers: no copies, no shared-memory reads, no conversions, no barriers. It needs
+// fewer registers, so at least as many blocks fit per SM as the kernel's, and its time is a floor
+// that the MMA instructions set for the kernel. The result is meaningless, so run it with
+// --no-verify:
 //
 //   cargo run --release -p step07_tf32_mma -- --kernel step07_tf32_mma/variants/mma_only.cu --no-verify
 
