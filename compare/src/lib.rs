@@ -327,14 +327,14 @@ impl Results {
             self.rows.iter().flat_map(|(_, r)| r.iter().flatten()).map(|c| c.gflops).fold(max, f64::min);
         let (lo, hi) = (*self.sizes.first().unwrap_or(&1) as f64, *self.sizes.last().unwrap_or(&2) as f64);
         let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        root.fill(&WHITE).map_err(drawing)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(format!("C = A·B in f32 on {}", self.device), ("sans-serif", 22))
             .margin(16)
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d((lo / 1.2..hi * 1.2).log_scale(), (min / 2.0..max * 2.0).log_scale())
-            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            .map_err(drawing)?;
         chart
             .configure_mesh()
             .x_desc("M = N = K")
@@ -342,19 +342,19 @@ impl Results {
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.0}"))
             .draw()
-            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            .map_err(drawing)?;
         for (i, (name, cells)) in self.rows.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let points: Vec<(f64, f64)> =
                 self.sizes.iter().zip(cells).filter_map(|(&s, c)| c.map(|c| (s as f64, c.gflops))).collect();
             chart
                 .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                .map_err(|e| anyhow::anyhow!("{e:?}"))?
+                .map_err(drawing)?
                 .label(name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
             chart
                 .draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-                .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                .map_err(drawing)?;
         }
         chart
             .configure_series_labels()
@@ -362,7 +362,7 @@ impl Results {
             .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
             .draw()
-            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            .map_err(drawing)?;
         root.present().with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }

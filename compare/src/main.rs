@@ -10,7 +10,7 @@ use common::cli::{parse_dim, parse_reps};
 use common::cublas::{self, Blas};
 use common::run::{self, Buffers};
 use common::timing::{self, Plan};
-use common::{Inputs, Params, Precision, Shape, gpu, step::Prepared, verify};
+use common::{Inputs, Intensity, Params, Precision, Shape, gpu, step::Prepared, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
 
 #[derive(Parser, Debug)]
@@ -63,8 +63,7 @@ fn run(args: Args, command: String) -> Result<bool> {
     if !gpu::nvrtc_present() {
         bail!("{}", gpu::NO_NVRTC);
     }
-    let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    // A step that needs a newer GPU gets a row of –; the TF32 baseline runs where TF32 does.
+    // A step that needs a newer GPU gets a row of –.
     let cc = gpu.info.compute_capability;
     let prepared: Vec<Option<Prepared>> = GPU_STEPS
         .iter()
@@ -76,10 +75,14 @@ fn run(args: Args, command: String) -> Result<bool> {
             }
         })
         .collect::<Result<_>>()?;
-    let blas_tf32 = match &blas {
-        Some(_) if cc >= (8, 0) => Some(Blas::tf32(gpu.stream.clone())?),
-        _ => None,
-    };
+    // The cuBLAS baselines: strict SGEMM, and TF32 on GPUs whose tensor cores take it (sm_80+).
+    let mut baselines: Vec<(&str, Blas, Precision)> = Vec::new();
+    if cublas::present() {
+        baselines.push((CUBLAS, Blas::new(gpu.stream.clone())?, Precision::Fp32));
+        if cc >= (8, 0) {
+            baselines.push((CUBLAS_TF32, Blas::tf32(gpu.stream.clone())?, Precision::Tf32));
+        }
+    }
     let plan = Plan::new(args.reps);
 
     // The DRAM roof, measured once before the steps allocate their buffers.
@@ -91,29 +94,26 @@ fn run(args: Args, command: String) -> Result<bool> {
         ),
     }
 
-    let names: Vec<String> = std::iter::once("step01_cpu_naive".to_owned())
-        .chain(GPU_STEPS.iter().map(|s| s.name.to_owned()))
-        .chain(blas.as_ref().map(|_| CUBLAS.to_owned()))
-        .chain(blas_tf32.as_ref().map(|_| CUBLAS_TF32.to_owned()))
-        .collect();
-    let mut rows: Vec<(String, Vec<Option<Cell>>)> = names.into_iter().map(|n| (n, vec![])).collect();
-    let intensities = std::iter::once(None)
-        .chain(GPU_STEPS.iter().map(|s| Some((s.intensity)(&Params::defaults(s.params)))))
-        .chain(blas.as_ref().map(|_| None))
-        .chain(blas_tf32.as_ref().map(|_| None))
-        .collect();
-    let tf32 = std::iter::once(false)
-        .chain(GPU_STEPS.iter().map(|s| s.precision == Precision::Tf32))
-        .chain(blas.as_ref().map(|_| false))
-        .chain(blas_tf32.as_ref().map(|_| true))
-        .collect();
+    // A row per step, then per baseline: its name, intensity (GPU steps) and whether it is TF32.
+    let heads: Vec<(&str, Option<Intensity>, Precision)> =
+        std::iter::once(("step01_cpu_naive", None, Precision::Fp32))
+            .chain(
+                GPU_STEPS
+                    .iter()
+                    .map(|s| (s.name, Some((s.intensity)(&Params::defaults(s.params))), s.precision)),
+            )
+            .chain(baselines.iter().map(|&(name, _, precision)| (name, None, precision)))
+            .collect();
+    let mut rows: Vec<(String, Vec<Option<Cell>>)> = heads.iter().map(|h| (h.0.to_owned(), vec![])).collect();
+    let intensities = heads.iter().map(|h| h.1).collect();
+    let tf32 = heads.iter().map(|h| h.2 == Precision::Tf32).collect();
     let bar = common::progress::bar("compare", (sizes.len() * rows.len()) as u64, f64::INFINITY);
 
     for &size in &sizes {
         let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
         bar.set_message(format!("{size}³"));
         let inputs = Inputs::random(shape, 42);
-        let reference = run::reference(&gpu, blas.as_ref(), &inputs)?;
+        let reference = run::reference(&gpu, baselines.first().map(|b| &b.1), &inputs)?;
         let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
             gflops: t.gflops(shape.flops()),
             passed: verify::verify(shape, c, &reference, precision).passed(),
@@ -141,14 +141,10 @@ fn run(args: Args, command: String) -> Result<bool> {
             rows[i + 1].1.push(measured);
             bar.inc(1);
         }
-        let baselines = [(&blas, Precision::Fp32), (&blas_tf32, Precision::Tf32)];
-        for (row, (blas, precision)) in
-            (GPU_STEPS.len() + 1..).zip(baselines.into_iter().filter(|b| b.0.is_some()))
-        {
-            let blas = blas.as_ref().context("no cuBLAS handle")?;
+        for (i, (_, blas, precision)) in baselines.iter().enumerate() {
             let (c, t) = run::cublas_run(&gpu, blas, shape, &bufs, plan, true)?;
             let c = c.context("cuBLAS's result was not kept")?;
-            rows[row].1.push(Some(cell(&c, t, precision)));
+            rows[GPU_STEPS.len() + 1 + i].1.push(Some(cell(&c, t, *precision)));
             bar.inc(1);
         }
     }
