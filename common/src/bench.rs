@@ -15,7 +15,6 @@ use crate::matrix::{Inputs, Shape};
 use crate::run::Buffers;
 use crate::step::{GpuStep, Params, Prepared};
 use crate::timing;
-use crate::verify::Precision;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
 pub fn sizes() -> Vec<usize> {
@@ -76,7 +75,7 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
     }
     let with_cublas = with_cublas && cublas::present();
     let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let tf32 = prepared.iter().any(|p| p.step.precision == Precision::Tf32);
+    let tf32 = prepared.iter().any(|p| p.step.precision.is_tf32());
     let blas_tf32 = if with_cublas && tf32 { Some(Blas::tf32(gpu.stream.clone())?) } else { None };
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));

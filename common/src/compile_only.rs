@@ -47,8 +47,12 @@ pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Resu
     let launch = step.validate(params, shape, &limits)?;
     let compiled = step.compile(params, arch)?;
     let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
-    let mut r =
-        format!("{} ({}) compiled for {arch} by NVRTC {major}.{minor} (no GPU used)\n", step.name, step.file);
+    let mut r = format!(
+        "{} ({}) compiled for {} by NVRTC {major}.{minor} (no GPU used)\n",
+        step.name,
+        step.file,
+        step.target(arch)
+    );
     if !params.is_empty() {
         let _ = writeln!(r, "  params   {params}");
     }

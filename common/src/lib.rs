@@ -10,6 +10,7 @@
 //! - [`gpu`]: device facts, NVRTC compilation, kernel resources
 //! - [`cublas`]: the SGEMM baseline (and DGEMM for the reference)
 //! - [`step`]: the contract a GPU step's `lib.rs` fills in
+//! - [`tma`]: its one extension, tensor maps for Hopper's copy engine
 //! - [`cli`], [`report`], [`run`]: the shared command line, the printed block, the main loop
 //! - [`tune`]: `--tune`, the search over a step's parameters
 //! - [`compile_only`]: `--compile-only` and `--kernel PATH`, for trying edits
@@ -28,9 +29,11 @@ pub mod run;
 pub mod step;
 pub mod testing;
 pub mod timing;
+pub mod tma;
 pub mod tune;
 pub mod verify;
 
 pub use matrix::{Inputs, Matrix, Shape};
-pub use step::{GpuStep, Intensity, Launch, Param, Params};
+pub use step::{Extension, GpuStep, Intensity, Launch, Param, Params};
+pub use tma::TmaBox;
 pub use verify::Precision;

@@ -158,10 +158,10 @@ impl fmt::Display for Report {
         }
         if let Device::Gpu(d) = &self.device {
             match (self.precision, d.tf32_peak_gflops()) {
-                (Precision::Tf32, Some(peak)) => {
+                (p, Some(peak)) if p.is_tf32() => {
                     write!(f, " · {:.1}% of TF32 peak", 100.0 * self.gflops() / peak)?
                 }
-                (Precision::Tf32, None) => write!(f, " · TF32 peak of {} not known", d.arch())?,
+                (p, None) if p.is_tf32() => write!(f, " · TF32 peak of {} not known", d.arch())?,
                 _ => write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?,
             }
         }

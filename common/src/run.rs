@@ -366,7 +366,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         .transpose()?
         .map(|(_, t)| t);
     // A step that computes in TF32 is also set against cuBLAS allowed to do the same.
-    let cublas_tf32_time = if with_cublas && step.precision == Precision::Tf32 {
+    let cublas_tf32_time = if with_cublas && step.precision.is_tf32() {
         let tf32 = Blas::tf32(gpu.stream.clone())?;
         Some(cublas_run(&gpu, &tf32, shape, &bufs, plan, false)?.1)
     } else {

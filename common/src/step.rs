@@ -7,6 +7,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
+use crate::tma::{Tma, TmaBox};
 use crate::verify::Precision;
 
 /// A compile-time constant of a kernel, passed to NVRTC as `-D NAME=value`.
@@ -118,6 +119,19 @@ pub struct GpuStep {
     /// The oldest compute capability whose instructions the kernel uses, e.g. (8, 0) for TF32
     /// tensor cores; older GPUs are refused with a sentence before anything is compiled.
     pub min_compute: (i32, i32),
+    /// What the kernel takes beyond the six standard arguments.
+    pub extension: Extension,
+}
+
+/// The contract's one extension: arguments a kernel takes after `matmul(M, N, K, A, B, C)`.
+#[derive(Clone, Copy, Debug)]
+pub enum Extension {
+    /// The six standard arguments and nothing more (steps 02 to 07).
+    None,
+    /// Tensor maps of A and of B for Hopper's copy engine, built on the host for each launch
+    /// (see [`crate::tma`]), copied in the boxes these functions give. The kernel is compiled
+    /// for the architecture-specific target (sm_90a), which runs on compute capability 9.0 only.
+    TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
 }
 
 /// A kernel's arithmetic intensity, in FLOPs per byte, at sizes where edges do not matter.
@@ -159,6 +173,16 @@ impl GpuStep {
     /// Refuses a device of compute capability `cc` (named `device`) older than the step needs.
     pub fn check_compute(&self, cc: (i32, i32), device: &str) -> Result<()> {
         let (major, minor) = self.min_compute;
+        if matches!(self.extension, Extension::TensorMaps { .. }) && cc != self.min_compute {
+            bail!(
+                "{} needs a GPU of compute capability {major}.{minor} exactly (H100, H200: wgmma and the copy engine \
+                 are theirs alone), and {device} is {}.{}; `--compile-only --arch sm_{major}{minor}` still shows \
+                 what the compiler makes of the kernel",
+                self.name,
+                cc.0,
+                cc.1
+            );
+        }
         if cc < self.min_compute {
             bail!(
                 "{} needs a GPU of compute capability {major}.{minor} or newer, and {device} is {}.{}",
@@ -195,7 +219,16 @@ impl GpuStep {
 
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
     pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
-        gpu::compile(self.source, self.file, arch, &params.defines())
+        gpu::compile(self.source, self.file, &self.target(arch), &params.defines())
+    }
+
+    /// The NVRTC target for `arch`: the architecture-specific one (`sm_90a`) for a kernel with
+    /// tensor maps, whose instructions exist on that architecture alone.
+    pub fn target(&self, arch: &str) -> String {
+        match self.extension {
+            Extension::TensorMaps { .. } if !arch.ends_with('a') => format!("{arch}a"),
+            _ => arch.to_owned(),
+        }
     }
 
     /// Checks `params` and `shape` against the step's own rules and the device's grid limits.
@@ -222,6 +255,8 @@ pub struct Prepared<'a> {
     pub step: &'a GpuStep,
     pub params: Params,
     pub kernel: Kernel,
+    /// The tensor-map machinery, for a step with that extension.
+    tma: Option<Tma>,
 }
 
 impl<'a> Prepared<'a> {
@@ -236,7 +271,16 @@ impl<'a> Prepared<'a> {
                 "with {params} the kernel spills {spilled} bytes of registers to local memory; choose smaller per-thread tiles"
             );
         }
-        Ok(Self { step, params, kernel })
+        Self::with_kernel(gpu, step, params, kernel)
+    }
+
+    /// Wraps a kernel already compiled and loaded for `step` with `params`.
+    pub fn with_kernel(gpu: &Gpu, step: &'a GpuStep, params: Params, kernel: Kernel) -> Result<Self> {
+        let tma = match step.extension {
+            Extension::None => None,
+            Extension::TensorMaps { .. } => Some(Tma::new(gpu)?),
+        };
+        Ok(Self { step, params, kernel, tma })
     }
 
     /// The launch for `shape` on this device and its resource cost.
@@ -274,10 +318,25 @@ impl<'a> Prepared<'a> {
             block_dim: launch.block,
             shared_mem_bytes: launch.dynamic_smem,
         };
+        let maps = match (self.step.extension, &self.tma) {
+            (Extension::None, _) => None,
+            (Extension::TensorMaps { a: a_box, b: b_box }, Some(tma)) => {
+                Some(tma.maps(gpu, shape, a, b, (a_box(&self.params), b_box(&self.params)))?)
+            }
+            (Extension::TensorMaps { .. }, None) => {
+                bail!("{} was prepared without its tensor maps", self.step.name)
+            }
+        };
         let mut builder = gpu.stream.launch_builder(&self.kernel.func);
         builder.arg(&m).arg(&n).arg(&k).arg(a).arg(b).arg(c);
-        // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*)`
-        // and the buffers hold at least the elements the shape addresses (checked above).
+        if let Some([a_map, b_map]) = &maps {
+            builder.arg(a_map).arg(b_map);
+        }
+        // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*)`,
+        // followed for the tensor-map extension by two 128-byte `CUtensorMap`s of buffers that
+        // outlive the launch (A and B, or their padded copies, which are only freed when a later
+        // launch needs larger ones, after this one in stream order); the buffers hold at least
+        // the elements the shape addresses (checked above).
         unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         Ok(())
     }

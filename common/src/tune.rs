@@ -116,7 +116,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 continue;
             }
         }
-        let prepared = Prepared { step, params: params.clone(), kernel };
+        let prepared = Prepared::with_kernel(gpu, step, params.clone(), kernel)?;
         let (launch, res) = match prepared.plan(&gpu.info, shape) {
             Ok(x) => x,
             Err(e) => {
@@ -222,6 +222,7 @@ mod tests {
         b_transposed: |_| false,
         intensity: |_| crate::step::Intensity { global: 1.0, shared: None },
         min_compute: (7, 5),
+        extension: crate::step::Extension::None,
     };
 
     #[test]

@@ -62,6 +62,9 @@ pub const U32: f64 = f32::EPSILON as f64 / 2.0;
 pub const U64: f64 = f64::EPSILON / 2.0;
 /// Unit roundoff of TF32 (10 stored mantissa bits, rounded to nearest).
 pub const UTF32: f64 = 1.0 / 2048.0;
+/// The relative error of truncating to TF32 (dropping the 13 low mantissa bits): below one unit
+/// in the last place, twice the unit roundoff.
+pub const UTF32_TRUNCATED: f64 = 1.0 / 1024.0;
 /// How many model standard deviations the normwise error may reach (see the module docs).
 pub const LAMBDA: f64 = 8.0;
 
@@ -73,6 +76,9 @@ pub enum Precision {
     /// Operands rounded to TF32 (round to nearest), products and sums in f32: the tensor
     /// cores' TF32 mode.
     Tf32,
+    /// Operands truncated to TF32 (their 13 low mantissa bits ignored), products and sums in
+    /// f32: what the tensor cores do with FP32 bits they read without a conversion.
+    Tf32Truncated,
 }
 
 impl Precision {
@@ -81,7 +87,13 @@ impl Precision {
         match self {
             Precision::Fp32 => 0.0,
             Precision::Tf32 => UTF32,
+            Precision::Tf32Truncated => UTF32_TRUNCATED,
         }
+    }
+
+    /// Whether the operands go through TF32 (the step is set against cuBLAS TF32 too).
+    pub fn is_tf32(self) -> bool {
+        matches!(self, Precision::Tf32 | Precision::Tf32Truncated)
     }
 
     /// Unit roundoff of products and sums.
@@ -107,6 +119,7 @@ impl fmt::Display for Precision {
         f.write_str(match self {
             Precision::Fp32 => "FP32",
             Precision::Tf32 => "TF32",
+            Precision::Tf32Truncated => "TF32 (truncated)",
         })
     }
 }
@@ -358,6 +371,25 @@ mod tests {
             let b = product(&x, true, bf16);
             assert!(!check(&x, &b, Precision::Fp32).passed(), "{m}×{n}×{k}: bf16 as FP32");
         }
+    }
+
+    #[test]
+    fn operands_truncated_to_tf32_pass_as_truncated_tf32_and_not_as_rounded() {
+        let chop = |x: f32| f32::from_bits(x.to_bits() & !0x1FFF);
+        for &(m, n, k) in &[(3, 5, 1), (7, 6, 16), (24, 24, 300), (32, 32, 1024), (4, 4, 16384)] {
+            let x = inputs(m, n, k);
+            let t = product(&x, true, chop);
+            let v = check(&x, &t, Precision::Tf32Truncated);
+            assert!(v.passed() && v.normwise.ratio() < 0.5, "{m}×{n}×{k}: {}", v.summary());
+            assert!(!check(&x, &t, Precision::Fp32).passed(), "{m}×{n}×{k}: truncated TF32 as FP32");
+        }
+        // One product of two truncated operands can err by almost 2⁻⁹ of itself, beyond the
+        // rounded format's per-element bound.
+        let mut x = inputs(1, 1, 1);
+        let v = f32::from_bits(0x3F80_1FFF); // 1 + 2⁻¹⁰ − 2⁻²³: truncates to 1
+        (x.a.data[0], x.b.data[0]) = (v, v);
+        assert!(!check(&x, &product(&x, true, chop), Precision::Tf32).passed());
+        assert!(check(&x, &product(&x, true, chop), Precision::Tf32Truncated).passed());
     }
 
     /// C with the terms `skip` (a range of k) left out of every dot product.

@@ -106,7 +106,7 @@ fn run(args: Args, command: String) -> Result<bool> {
             .collect();
     let mut rows: Vec<(String, Vec<Option<Cell>>)> = heads.iter().map(|h| (h.0.to_owned(), vec![])).collect();
     let intensities = heads.iter().map(|h| h.1).collect();
-    let tf32 = heads.iter().map(|h| h.2 == Precision::Tf32).collect();
+    let tf32 = heads.iter().map(|h| h.2.is_tf32()).collect();
     let bar = common::progress::bar("compare", (sizes.len() * rows.len()) as u64, f64::INFINITY);
 
     for &size in &sizes {

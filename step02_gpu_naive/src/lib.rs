@@ -56,4 +56,5 @@ pub const STEP: GpuStep = GpuStep {
     // Every multiply-add loads one float of A and one of B: 2 FLOPs per 8 bytes.
     intensity: |_| Intensity { global: 0.25, shared: None },
     min_compute: (7, 5),
+    extension: common::Extension::None,
 };

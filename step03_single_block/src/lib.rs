@@ -65,4 +65,5 @@ pub const STEP: GpuStep = GpuStep {
     // row of B (a wavefront each) per k, 64 FLOPs per 256 bytes.
     intensity: |_| Intensity { global: 8.0, shared: Some(0.25) },
     min_compute: (7, 5),
+    extension: common::Extension::None,
 };

@@ -63,6 +63,7 @@ pub const STEP: GpuStep = GpuStep {
     b_transposed: |p| p.get("BT") == 1,
     intensity,
     min_compute: (7, 5),
+    extension: common::Extension::None,
 };
 
 /// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In

@@ -97,6 +97,7 @@ pub const STEP: GpuStep = GpuStep {
     b_transposed: |_| false,
     intensity,
     min_compute: (7, 5),
+    extension: common::Extension::None,
 };
 
 /// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.

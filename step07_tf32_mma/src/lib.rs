@@ -94,6 +94,7 @@ pub const STEP: GpuStep = GpuStep {
     b_transposed: |_| false,
     intensity,
     min_compute: (8, 0),
+    extension: common::Extension::None,
 };
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared

@@ -87,7 +87,7 @@ impl Class {
     pub fn for_precision(precision: crate::verify::Precision) -> &'static [Class] {
         match precision {
             crate::verify::Precision::Fp32 => &Self::ALL,
-            crate::verify::Precision::Tf32 => {
+            crate::verify::Precision::Tf32 | crate::verify::Precision::Tf32Truncated => {
                 &[Class::DropTerm, Class::DropSlice, Class::Zero, Class::Row, Class::Column]
             }
         }
@@ -193,7 +193,7 @@ pub fn exact_only(
     class: Class,
     (m, n, k): (usize, usize, usize),
 ) -> bool {
-    precision == crate::verify::Precision::Tf32
+    precision.is_tf32()
         && match class {
             Class::DropSlice => m * n == 1,
             Class::DropTerm => k >= 65_536,

@@ -1,0 +1,191 @@
+//! The one extension of the step contract: Hopper's tensor memory accelerator (TMA) copies tiles
+//! described by a tensor map, which the host encodes through the driver and passes by value
+//! after the six standard arguments:
+//!
+//! ```text
+//! matmul(int M, int N, int K, const float* A, const float* B, float* C,
+//!        const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map)
+//! ```
+//!
+//! A tensor map needs the matrix's row pitch to be a multiple of 16 bytes. When K (A's row
+//! length) or N (B's) is not a multiple of 4 floats, each launch first copies that matrix into a
+//! workspace whose rows are padded to the next multiple of 4: the copy is part of the launch,
+//! so timing counts it. Rows and columns beyond the matrix are outside the map, and the copy
+//! engine fills them with zeros.
+
+use std::sync::Mutex;
+
+use anyhow::{Result, anyhow, bail};
+use cudarc::driver::sys::{
+    self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+    CUtensorMapSwizzle,
+};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+
+use crate::gpu::{self, Gpu};
+use crate::matrix::Shape;
+
+/// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
+/// of 128 bytes has its 16-byte pieces permuted (the 128-byte swizzle): `cols` must be at most
+/// 32 and both at most 256.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaBox {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+/// An encoded tensor map: 128 opaque bytes, passed to the kernel by value.
+pub type TensorMap = [u64; 16];
+
+/// Encodes the map of a `rows`×`cols` row-major f32 matrix at device address `ptr`, whose rows
+/// are `pitch` floats apart, copied in boxes of `bx`.
+pub fn encode(
+    ptr: sys::CUdeviceptr,
+    rows: usize,
+    cols: usize,
+    pitch: usize,
+    bx: TmaBox,
+) -> Result<TensorMap> {
+    if pitch % 4 != 0 || pitch < cols {
+        bail!(
+            "a tensor map needs rows 16-byte aligned: a pitch of {pitch} floats for rows of {cols} cannot be mapped"
+        );
+    }
+    if bx.cols == 0 || bx.rows == 0 || bx.cols > 32 || bx.rows > 256 {
+        bail!("a box of {}×{} floats cannot be copied with the 128-byte swizzle", bx.rows, bx.cols);
+    }
+    let dims = [cols as u64, rows as u64];
+    let strides = [4 * pitch as u64];
+    let boxes = [bx.cols, bx.rows];
+    let elem_strides = [1u32, 1];
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    // SAFETY: every pointer addresses an array of the length the rank (2) implies; the map is
+    // written in place and the device memory is only recorded, not touched.
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            2,
+            ptr as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem_strides.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    }
+    .result()
+    .map_err(|e| anyhow!("the driver could not encode a tensor map of a {rows}×{cols} matrix: {e:?}"))?;
+    Ok(map.opaque)
+}
+
+/// Floats per row once padded to a 16-byte multiple.
+pub fn padded(cols: usize) -> usize {
+    cols.next_multiple_of(4)
+}
+
+/// Copies a rows×cols matrix into rows of `pitch` floats, zeros after each row's end.
+const PAD_SOURCE: &str = r#"
+extern "C" __global__ void pad_rows(const float* src, float* dst, int rows, int cols, int pitch)
+{
+    long long total = (long long)rows * pitch;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        long long r = e / pitch;
+        int c = (int)(e - r * pitch);
+        dst[e] = c < cols ? src[r * cols + c] : 0.0f;
+    }
+}
+"#;
+
+/// What a kernel with tensor-map arguments needs besides its own code: the padding kernel and
+/// the padded copies of A and B, kept from launch to launch.
+pub struct Tma {
+    pad: CudaFunction,
+    /// Padded A and B, reallocated when a launch needs more room.
+    workspace: Mutex<[Option<CudaSlice<f32>>; 2]>,
+}
+
+impl Tma {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let compiled = gpu::compile(PAD_SOURCE, "common/src/tma.rs", &gpu.info.arch(), &[])?;
+        let pad = gpu::Kernel::load_entry(gpu, compiled, "pad_rows")?.func;
+        Ok(Self { pad, workspace: Mutex::new([None, None]) })
+    }
+
+    /// The two tensor maps of one launch on `shape`: A (M×K) in boxes `a_box`, B (K×N) in boxes
+    /// `b_box`, each through a padded copy (queued on the stream) when its rows are not 16-byte
+    /// multiples.
+    pub fn maps(
+        &self,
+        gpu: &Gpu,
+        shape: Shape,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        (a_box, b_box): (TmaBox, TmaBox),
+    ) -> Result<[TensorMap; 2]> {
+        let mut workspace =
+            self.workspace.lock().map_err(|_| anyhow!("the TMA workspace lock was poisoned"))?;
+        let [wa, wb] = &mut *workspace;
+        let a_map = self.map_of(gpu, a, shape.m, shape.k, a_box, wa)?;
+        let b_map = self.map_of(gpu, b, shape.k, shape.n, b_box, wb)?;
+        Ok([a_map, b_map])
+    }
+
+    fn map_of(
+        &self,
+        gpu: &Gpu,
+        src: &CudaSlice<f32>,
+        rows: usize,
+        cols: usize,
+        bx: TmaBox,
+        slot: &mut Option<CudaSlice<f32>>,
+    ) -> Result<TensorMap> {
+        let pitch = padded(cols);
+        if pitch == cols {
+            let (ptr, _sync) = src.device_ptr(&gpu.stream);
+            return encode(ptr, rows, cols, pitch, bx);
+        }
+        let need = rows * pitch;
+        if slot.as_ref().is_none_or(|w| w.len() < need) {
+            *slot = None;
+            *slot = Some(
+                gpu.stream
+                    .alloc_zeros::<f32>(need)
+                    .map_err(|e| anyhow!("allocating a padded copy of {rows}×{cols} floats: {e:?}"))?,
+            );
+        }
+        let dst = slot.as_mut().expect("allocated above");
+        let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
+        let cfg = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut builder = gpu.stream.launch_builder(&self.pad);
+        builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
+        // SAFETY: the arguments match `pad_rows(const float*, float*, int, int, int)`; `src`
+        // holds rows·cols floats (the caller's shape check) and `dst` rows·pitch.
+        unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the padding copy failed to launch: {e:?}"))?;
+        let (ptr, _sync) = dst.device_ptr(&gpu.stream);
+        encode(ptr, rows, cols, pitch, bx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_padded_to_16_bytes() {
+        assert_eq!([1, 4, 5, 4095, 4096].map(padded), [4, 4, 8, 4096, 4096]);
+    }
+
+    #[test]
+    fn maps_the_copy_engine_cannot_take_are_refused_before_the_driver() {
+        let bx = TmaBox { rows: 32, cols: 32 };
+        let err = encode(0, 8, 6, 6, bx).unwrap_err().to_string();
+        assert!(err.contains("16-byte aligned"), "{err}");
+        let err = encode(0, 8, 8, 8, TmaBox { rows: 32, cols: 64 }).unwrap_err().to_string();
+        assert!(err.contains("128-byte swizzle"), "{err}");
+    }
+}

@@ -1,0 +1,127 @@
+//! Step 08: Hopper's wgmma, fed by the tensor memory accelerator through an mbarrier pipeline.
+
+use common::gpu::Limits;
+use common::{Extension, GpuStep, Intensity, Launch, Param, Params, Precision, Shape, TmaBox};
+
+// ANCHOR: params
+/// The block computes a BM×BN tile of C: BN/64 consumer warpgroups, each a 64-column strip
+/// with one m64nBMk8 wgmma per 8-deep step, and a producer warpgroup that keeps STAGES tiles
+/// of A (BM×32) and B (32×BN) in flight. Blocks are handed tiles GROUP block-rows at a time.
+pub const PARAMS: &[Param] = &[
+    Param { name: "BM", default: 256, help: "rows of C per block: the N of each wgmma (128 or 256)" },
+    Param {
+        name: "BN",
+        default: 128,
+        help: "columns of C per block, 64 per consumer warpgroup (64, 128 or 192)",
+    },
+    Param { name: "STAGES", default: 4, help: "tiles of A and B in shared memory at once (2 to 8)" },
+    Param {
+        name: "GROUP",
+        default: 8,
+        help: "block-rows the launch order walks down before moving right (1 to 64)",
+    },
+];
+// ANCHOR_END: params
+
+/// The values the tuner tries (`--tune`).
+pub const SEARCH: &[(&str, &[u32])] =
+    &[("BM", &[128, 256]), ("BN", &[64, 128, 192]), ("STAGES", &[2, 3, 4, 5, 6]), ("GROUP", &[1, 4, 8, 16])];
+
+/// The depth of a tile: one 128-byte row of floats, the width of the swizzle.
+const BK: u32 = 32;
+
+/// A producer warpgroup and BN/64 consumers.
+fn threads(p: &Params) -> u32 {
+    128 * (p.get("BN") / 64 + 1)
+}
+
+/// STAGES tiles of A and B, a full and an empty barrier per stage, and 1024 bytes to align the
+/// tiles for the swizzle.
+fn smem_bytes(p: &Params) -> u32 {
+    p.get("STAGES") * (4 * BK * (p.get("BM") + p.get("BN")) + 16) + 1024
+}
+
+// ANCHOR: launch
+fn launch(p: &Params, s: Shape) -> Launch {
+    Launch {
+        grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
+        block: (threads(p), 1, 1),
+        dynamic_smem: smem_bytes(p),
+    }
+}
+
+/// A's tile is BM rows of 32 floats; B's comes in boxes of 32 rows of 32 columns.
+fn a_box(p: &Params) -> TmaBox {
+    TmaBox { rows: p.get("BM"), cols: BK }
+}
+
+fn b_box(_: &Params) -> TmaBox {
+    TmaBox { rows: BK, cols: 32 }
+}
+// ANCHOR_END: launch
+
+// ANCHOR: check
+fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+    let [bm, bn, stages, group] = ["BM", "BN", "STAGES", "GROUP"].map(|n| p.get(n));
+    // Tile corners and the k coordinate of the copies are 32-bit ints.
+    if [(s.k, BK), (s.n, bn), (s.m, bm)].iter().any(|&(d, t)| d as u64 + u64::from(t) > i32::MAX as u64) {
+        return Err(format!(
+            "the shape {s} comes within a tile of the 32-bit index limit; choose a smaller shape"
+        ));
+    }
+    if bm != 128 && bm != 256 {
+        return Err(format!("{p}: BM is the N of the kernel's wgmma instruction, written for 128 or 256"));
+    }
+    if ![64, 128, 192].contains(&bn) {
+        return Err(format!("{p}: BN must be 64, 128 or 192, one 64-column strip per consumer warpgroup"));
+    }
+    if !(2..=8).contains(&stages) {
+        return Err(format!("{p}: STAGES must be 2 to 8"));
+    }
+    if !(1..=64).contains(&group) {
+        return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
+    }
+    if bm == 256 && bn == 192 {
+        return Err(format!(
+            "{p}: three consumers of 128 accumulators each do not fit in an SM's registers beside the producer"
+        ));
+    }
+    if smem_bytes(p) > limits.max_smem_per_block {
+        return Err(format!(
+            "{p} keeps {} bytes of tiles and barriers in shared memory, more than the {} bytes a block may have; \
+             lower STAGES, BM or BN",
+            smem_bytes(p),
+            limits.max_smem_per_block
+        ));
+    }
+    Ok(())
+}
+// ANCHOR_END: check
+
+pub const STEP: GpuStep = GpuStep {
+    name: "step08_wgmma_tma",
+    idea: "Hopper's tensor cores: wgmma per warpgroup, tiles copied by the TMA engine on an mbarrier pipeline",
+    file: "step08_wgmma_tma/src/kernel.cu",
+    source: include_str!("kernel.cu"),
+    params: PARAMS,
+    search: SEARCH,
+    launch,
+    check,
+    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Tf32Truncated,
+    b_transposed: |_| false,
+    intensity,
+    min_compute: (9, 0),
+    extension: Extension::TensorMaps { a: a_box, b: b_box },
+};
+
+/// Global memory: a 32-deep tile brings 32·(BM + BN) floats for 2·BM·BN·32 FLOPs. Shared
+/// memory: per 8-deep step a consumer's wgmma reads BM×8 floats of A and its threads 64×8 of
+/// B, for 2·64·BM·8 FLOPs.
+fn intensity(p: &Params) -> Intensity {
+    let [bm, bn] = ["BM", "BN"].map(|n| f64::from(p.get(n)));
+    Intensity {
+        global: bm * bn / (2.0 * (bm + bn)),
+        shared: Some(2.0 * 64.0 * bm * 8.0 / (4.0 * 8.0 * (bm + 64.0))),
+    }
+}

@@ -1,0 +1,129 @@
+use common::gpu::Limits;
+use common::testing::faults::{Class, Fault};
+use common::testing::{self, DEEP, SHAPES};
+use common::{Params, Precision, Shape};
+use step08_wgmma_tma::STEP;
+
+/// The planted faults of this kernel (see `common::testing::faults`); a TF32 step plants those
+/// that change what is summed or written.
+const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::DropTerm,
+        edits: &[(
+            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);",
+            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+                if (kt * BK + 8 * k8 + t == K - 1) lo = make_float2(0.0f, 0.0f);
+                if (kt * BK + 8 * k8 + t + 4 == K - 1) hi = make_float2(0.0f, 0.0f);",
+        )],
+    },
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
+    },
+    Fault {
+        class: Class::Zero,
+        edits: &[
+            ("make_float2(acc[4 * j + v], acc[4 * j + 2 + v]);", "make_float2(0.0f, 0.0f);"),
+            ("if (n < N) c[0] = acc[4 * j + v];", "if (n < N) c[0] = 0.0f;"),
+            ("if (n + 1 < N) c[1] = acc[4 * j + 2 + v];", "if (n + 1 < N) c[1] = 0.0f;"),
+        ],
+    },
+    Fault { class: Class::Row, edits: &[("if (m >= M) continue;", "if (m >= M - 1) continue;")] },
+    Fault {
+        class: Class::Column,
+        edits: &[
+            ("if (N % 2 == 0 && n + 1 < N) {", "if (N % 2 == 0 && n + 1 < N - 1) {"),
+            ("if (n < N) c[0]", "if (n < N - 1) c[0]"),
+            ("if (n + 1 < N) c[1]", "if (n + 1 < N - 1) c[1]"),
+        ],
+    },
+];
+
+/// Parameter sets the chapter and the tests use: the default, a shallower pipeline in plain
+/// launch order, a 128-row instruction with one, two and three consumers, and the deepest
+/// pipeline that fits; groups of block-rows that do and do not divide the grid.
+const SETS: &[[u32; 4]] = &[
+    [256, 128, 4, 8],
+    [256, 128, 2, 1],
+    [128, 64, 4, 3],
+    [128, 128, 6, 16],
+    [128, 192, 4, 8],
+    [256, 64, 5, 64],
+];
+
+fn set(v: [u32; 4]) -> Params {
+    let names = ["BM", "BN", "STAGES", "GROUP"];
+    Params::with_overrides(
+        STEP.params,
+        &names.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect::<Vec<_>>(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_step_computes_in_tf32_on_hopper_alone() {
+    assert_eq!(STEP.precision, Precision::Tf32Truncated);
+    for (cc, device) in [((8, 0), "A100"), ((8, 9), "L4"), ((10, 0), "B200")] {
+        let err = STEP.check_compute(cc, device).unwrap_err().to_string();
+        assert!(err.starts_with("step08_wgmma_tma needs a GPU of compute capability 9.0 exactly"), "{err}");
+        assert!(
+            err.contains(&format!("{device} is {}.{}", cc.0, cc.1)) && err.contains("--compile-only"),
+            "{err}"
+        );
+    }
+    STEP.check_compute((9, 0), "H200").unwrap();
+    assert_eq!(STEP.target("sm_90"), "sm_90a");
+}
+
+#[test]
+fn documented_sets_are_valid_and_bad_ones_refused() {
+    let s = Shape::square(4096).unwrap();
+    for &v in SETS {
+        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+    }
+    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
+    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("32-bit index limit"), "{err}");
+    for (v, says) in [
+        ([64, 128, 4, 8], "written for 128 or 256"),
+        ([256, 96, 4, 8], "BN must be 64, 128 or 192"),
+        ([256, 128, 1, 8], "STAGES must be 2 to 8"),
+        ([256, 128, 4, 0], "GROUP must be 1 to 64"),
+        ([256, 192, 4, 8], "do not fit in an SM's registers"),
+        ([256, 128, 6, 8], "lower STAGES, BM or BN"),
+    ] {
+        let err = STEP.validate(&set(v), s, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains(says), "{v:?}: {err}");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_documented_sets_for_sm90a_without_spills() {
+    for &v in SETS {
+        let info = testing::nvrtc_check(&STEP, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{v:?}: {info:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    testing::assert_defaults_pass(&STEP, SHAPES);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_documented_sets_match_the_reference() {
+    for &v in SETS {
+        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), SHAPES).unwrap());
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+}
+
+common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step08_wgmma_tma"));
