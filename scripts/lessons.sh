@@ -103,6 +103,23 @@ tensor_cores() { # step07: TF32 mma.sync against both cuBLAS baselines, at 4096�
     # Warps of 64×32 instead of 64×64: more fragment loads per MMA.
     twice step07_tf32_mma --param WN=32
 }
+wgmma() { # step08: wgmma fed by the copy engine, against both cuBLAS baselines, and what each choice buys
+    for size in 4096 8192; do
+        twice step08_wgmma_tma --size "$size"
+    done
+    run step08_wgmma_tma --size 1000 --exact
+    # Blocks in plain launch order (one block-row at a time), at both sizes.
+    for size in 4096 8192; do
+        twice step08_wgmma_tma --size "$size" --param GROUP=1
+    done
+    # Two stages instead of four; a 128-row instruction with three consumers.
+    twice step08_wgmma_tma --param STAGES=2
+    twice step08_wgmma_tma --param BM=128 --param BN=192
+    # Shapes whose rows the copy engine cannot take as they are: padded copies, timed.
+    twice step08_wgmma_tma -m 4096 -n 4095 -k 4095
+    twice step08_wgmma_tma --size 4097
+    run step08_wgmma_tma --tune
+}
 skinny() { # small and deep shapes, where big tiles leave SMs idle and nothing splits K
     for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch; do
         twice $step -m 64 -n 64 -k 65536
@@ -130,7 +147,7 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step04_tiled --param UNROLL=1
 }
 
-for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores break_it}; do
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores wgmma break_it}; do
     lesson "$name" "$name"
 done
 echo "lessons: wrote $stem-*.log" >&2

@@ -37,6 +37,8 @@ configs=(
     "step06_prefetch|$thread_tile_1d"
     "step07_tf32_mma|"
     "step07_tf32_mma|--param WN=32"
+    "step08_wgmma_tma|"
+    "step08_wgmma_tma|--param BM=128 --param BN=192 --param STAGES=2"
 )
 
 # One line per run: tool step M N K extra-args.

@@ -10,13 +10,14 @@ use plotters::prelude::*;
 pub mod dram;
 
 /// The GPU steps, in course order.
-pub const GPU_STEPS: [&GpuStep; 6] = [
+pub const GPU_STEPS: [&GpuStep; 7] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
     &step04_tiled::STEP,
     &step05_thread_tile::STEP,
     &step06_prefetch::STEP,
     &step07_tf32_mma::STEP,
+    &step08_wgmma_tma::STEP,
 ];
 
 /// The name the FP32 baseline (strict SGEMM) goes by in tables and charts.
