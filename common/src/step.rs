@@ -75,6 +75,17 @@ impl fmt::Display for Params {
     }
 }
 
+/// Refuses a shape whose rows, columns or depth come within one tile (BM, BN, BK) of i32::MAX:
+/// kernels that step row0 + BM, col0 + BN and k0 + BK in 32-bit ints would overflow.
+pub fn check_tile_room(s: Shape, bm: u32, bn: u32, bk: u32) -> Result<(), String> {
+    if [(s.m, bm), (s.n, bn), (s.k, bk)].iter().any(|&(d, t)| d as u64 + u64::from(t) > i32::MAX as u64) {
+        return Err(format!(
+            "the shape {s} comes within a tile of the 32-bit index limit; choose a smaller shape"
+        ));
+    }
+    Ok(())
+}
+
 /// Grid, block and dynamic shared memory of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
@@ -255,8 +266,8 @@ pub struct Prepared<'a> {
     pub step: &'a GpuStep,
     pub params: Params,
     pub kernel: Kernel,
-    /// The tensor-map machinery, for a step with that extension.
-    tma: Option<Tma>,
+    /// The tensor maps and padded copies of a step with that extension (unused by the others).
+    tma: Tma,
 }
 
 impl<'a> Prepared<'a> {
@@ -271,16 +282,12 @@ impl<'a> Prepared<'a> {
                 "with {params} the kernel spills {spilled} bytes of registers to local memory; choose smaller per-thread tiles"
             );
         }
-        Self::with_kernel(gpu, step, params, kernel)
+        Ok(Self::with_kernel(step, params, kernel))
     }
 
     /// Wraps a kernel already compiled and loaded for `step` with `params`.
-    pub fn with_kernel(gpu: &Gpu, step: &'a GpuStep, params: Params, kernel: Kernel) -> Result<Self> {
-        let tma = match step.extension {
-            Extension::None => None,
-            Extension::TensorMaps { .. } => Some(Tma::new(gpu)?),
-        };
-        Ok(Self { step, params, kernel, tma })
+    pub fn with_kernel(step: &'a GpuStep, params: Params, kernel: Kernel) -> Self {
+        Self { step, params, kernel, tma: Tma::default() }
     }
 
     /// The launch for `shape` on this device and its resource cost.
@@ -318,13 +325,10 @@ impl<'a> Prepared<'a> {
             block_dim: launch.block,
             shared_mem_bytes: launch.dynamic_smem,
         };
-        let maps = match (self.step.extension, &self.tma) {
-            (Extension::None, _) => None,
-            (Extension::TensorMaps { a: a_box, b: b_box }, Some(tma)) => {
-                Some(tma.maps(gpu, shape, a, b, (a_box(&self.params), b_box(&self.params)))?)
-            }
-            (Extension::TensorMaps { .. }, None) => {
-                bail!("{} was prepared without its tensor maps", self.step.name)
+        let maps = match self.step.extension {
+            Extension::None => None,
+            Extension::TensorMaps { a: a_box, b: b_box } => {
+                Some(self.tma.maps(gpu, shape, a, b, (a_box(&self.params), b_box(&self.params)))?)
             }
         };
         let mut builder = gpu.stream.launch_builder(&self.kernel.func);

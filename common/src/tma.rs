@@ -13,7 +13,7 @@
 //! so timing counts it. Rows and columns beyond the matrix are outside the map, and the copy
 //! engine fills them with zeros.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::sys::{
@@ -101,19 +101,34 @@ extern "C" __global__ void pad_rows(const float* src, float* dst, int rows, int 
 }
 "#;
 
-/// What a kernel with tensor-map arguments needs besides its own code: the padding kernel and
-/// the padded copies of A and B, kept from launch to launch.
+/// What a kernel with tensor-map arguments needs besides its own code, kept from launch to
+/// launch: the maps of the last launch, and the padding kernel and padded copies of A and B
+/// (made on the first launch that needs them).
+#[derive(Default)]
 pub struct Tma {
-    pad: CudaFunction,
-    /// Padded A and B, reallocated when a launch needs more room.
-    workspace: Mutex<[Option<CudaSlice<f32>>; 2]>,
+    pad: OnceLock<CudaFunction>,
+    state: Mutex<State>,
 }
 
+#[derive(Default)]
+struct State {
+    /// Padded A and B, reallocated when a launch needs more room.
+    workspace: [Option<CudaSlice<f32>>; 2],
+    /// The maps of the last launch and what they were encoded for: A's and B's addresses, the
+    /// shape and the boxes. A launch with the same key and no padding reuses them.
+    last: Option<(Key, [TensorMap; 2])>,
+}
+
+type Key = (sys::CUdeviceptr, sys::CUdeviceptr, Shape, TmaBox, TmaBox);
+
 impl Tma {
-    pub fn new(gpu: &Gpu) -> Result<Self> {
+    fn pad_kernel(&self, gpu: &Gpu) -> Result<&CudaFunction> {
+        if let Some(f) = self.pad.get() {
+            return Ok(f);
+        }
         let compiled = gpu::compile(PAD_SOURCE, "common/src/tma.rs", &gpu.info.arch(), &[])?;
-        let pad = gpu::Kernel::load_entry(gpu, compiled, "pad_rows")?.func;
-        Ok(Self { pad, workspace: Mutex::new([None, None]) })
+        let f = gpu::Kernel::load_entry(gpu, compiled, "pad_rows")?.func;
+        Ok(self.pad.get_or_init(|| f))
     }
 
     /// The two tensor maps of one launch on `shape`: A (M×K) in boxes `a_box`, B (K×N) in boxes
@@ -127,12 +142,22 @@ impl Tma {
         b: &CudaSlice<f32>,
         (a_box, b_box): (TmaBox, TmaBox),
     ) -> Result<[TensorMap; 2]> {
-        let mut workspace =
-            self.workspace.lock().map_err(|_| anyhow!("the TMA workspace lock was poisoned"))?;
-        let [wa, wb] = &mut *workspace;
-        let a_map = self.map_of(gpu, a, shape.m, shape.k, a_box, wa)?;
-        let b_map = self.map_of(gpu, b, shape.k, shape.n, b_box, wb)?;
-        Ok([a_map, b_map])
+        let mut state = self.state.lock().map_err(|_| anyhow!("the TMA state lock was poisoned"))?;
+        let aligned = padded(shape.k) == shape.k && padded(shape.n) == shape.n;
+        let key = (a.device_ptr(&gpu.stream).0, b.device_ptr(&gpu.stream).0, shape, a_box, b_box);
+        if let Some((last, maps)) = &state.last
+            && aligned
+            && *last == key
+        {
+            return Ok(*maps);
+        }
+        let [wa, wb] = &mut state.workspace;
+        let maps = [
+            self.map_of(gpu, a, shape.m, shape.k, a_box, wa)?,
+            self.map_of(gpu, b, shape.k, shape.n, b_box, wb)?,
+        ];
+        state.last = Some((key, maps));
+        Ok(maps)
     }
 
     fn map_of(
@@ -161,7 +186,7 @@ impl Tma {
         let dst = slot.as_mut().expect("allocated above");
         let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
         let cfg = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let mut builder = gpu.stream.launch_builder(&self.pad);
+        let mut builder = gpu.stream.launch_builder(self.pad_kernel(gpu)?);
         builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
         // SAFETY: the arguments match `pad_rows(const float*, float*, int, int, int)`; `src`
         // holds rows·cols floats (the caller's shape check) and `dst` rows·pitch.

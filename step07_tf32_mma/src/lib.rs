@@ -1,6 +1,7 @@
 //! Step 07: TF32 on the tensor cores (mma.sync.m16n8k8), tiles staged with cp.async.
 
 use common::gpu::Limits;
+use common::step::check_tile_room;
 use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
 
 // ANCHOR: params
@@ -48,13 +49,7 @@ fn launch(p: &Params, s: Shape) -> Launch {
 // ANCHOR: check
 fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     let [bm, bn, bk, wm, wn] = ["BM", "BN", "BK", "WM", "WN"].map(|n| p.get(n));
-    // The kernel steps k0 + BK, col0 + BN and row0 + BM in 32-bit ints: they must stay below
-    // i32::MAX.
-    if [(s.k, bk), (s.n, bn), (s.m, bm)].iter().any(|&(d, t)| d as u64 + u64::from(t) > i32::MAX as u64) {
-        return Err(format!(
-            "the shape {s} comes within a tile of the 32-bit index limit; choose a smaller shape"
-        ));
-    }
+    check_tile_room(s, bm, bn, bk)?;
     if [bm, bn, bk, wm, wn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
         return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
     }

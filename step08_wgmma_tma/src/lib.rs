@@ -1,6 +1,7 @@
 //! Step 08: Hopper's wgmma, fed by the tensor memory accelerator through an mbarrier pipeline.
 
 use common::gpu::Limits;
+use common::step::check_tile_room;
 use common::{Extension, GpuStep, Intensity, Launch, Param, Params, Precision, Shape, TmaBox};
 
 // ANCHOR: params
@@ -64,11 +65,7 @@ fn b_box(_: &Params) -> TmaBox {
 fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     let [bm, bn, stages, group] = ["BM", "BN", "STAGES", "GROUP"].map(|n| p.get(n));
     // Tile corners and the k coordinate of the copies are 32-bit ints.
-    if [(s.k, BK), (s.n, bn), (s.m, bm)].iter().any(|&(d, t)| d as u64 + u64::from(t) > i32::MAX as u64) {
-        return Err(format!(
-            "the shape {s} comes within a tile of the 32-bit index limit; choose a smaller shape"
-        ));
-    }
+    check_tile_room(s, bm, bn, BK)?;
     if bm != 128 && bm != 256 {
         return Err(format!("{p}: BM is the N of the kernel's wgmma instruction, written for 128 or 256"));
     }
