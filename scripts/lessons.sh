@@ -18,7 +18,7 @@ stem="$out/$(date -u +%F)-${device:-gpu}"
 # relative paths a learner types (my.cu, step04_tiled/variants/…).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for step in step04_tiled step07_tf32_mma; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
+for step in step04_tiled step07_tf32_mma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
 
 run() { # step, then its arguments
     local step=$1; shift
@@ -120,6 +120,29 @@ wgmma() { # step08: wgmma fed by the copy engine, against both cuBLAS baselines,
     twice step08_wgmma_tma --size 4097
     run step08_wgmma_tma --tune
 }
+split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS baselines, and the choices
+    for size in 4096 8192; do
+        twice step09_3xtf32 --size "$size"
+    done
+    run step09_3xtf32 --size 1024
+    run step09_3xtf32 -m 256 -n 256 -k 1048576
+    # Small K, where SGEMM rounds only a few times and the split's own error shows.
+    run step09_3xtf32 -m 1024 -n 1024 -k 16
+    run step09_3xtf32 --size 1000 --exact
+    # The accumulation: the tensor cores' own sums over all of K; one running sum of K/32
+    # parts; Kahan's compensated sum.
+    for v in one_accumulator no_flush compensated; do
+        run step09_3xtf32 --size 4096 --kernel "step09_3xtf32/variants/$v.cu"
+        run step09_3xtf32 -m 256 -n 256 -k 1048576 --kernel "step09_3xtf32/variants/$v.cu"
+    done
+    # A split in the pipeline, by the producer's idle warps (its launch still copies A once).
+    for size in 4096 8192; do
+        twice step09_3xtf32 --size "$size" --kernel step09_3xtf32/variants/in_pipeline.cu
+    done
+    twice step09_3xtf32 -m 4096 -n 4095 -k 4095
+    twice step09_3xtf32 --size 4097
+    run step09_3xtf32 --tune
+}
 skinny() { # small and deep shapes, where big tiles leave SMs idle and nothing splits K
     for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch; do
         twice $step -m 64 -n 64 -k 65536
@@ -147,7 +170,7 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step04_tiled --param UNROLL=1
 }
 
-for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores wgmma break_it}; do
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores wgmma split break_it}; do
     lesson "$name" "$name"
 done
 echo "lessons: wrote $stem-*.log" >&2

@@ -39,6 +39,8 @@ configs=(
     "step07_tf32_mma|--param WN=32"
     "step08_wgmma_tma|"
     "step08_wgmma_tma|--param BM=128 --param BN=192 --param STAGES=2"
+    "step09_3xtf32|"
+    "step09_3xtf32|--param BN=64 --param STAGES=2"
 )
 
 # One line per run: tool step M N K extra-args.

@@ -75,7 +75,7 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
     }
     let with_cublas = with_cublas && cublas::present();
     let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let tf32 = prepared.iter().any(|p| p.step.precision.is_tf32());
+    let tf32 = prepared.iter().any(|p| p.step.precision.tensor_cores());
     let blas_tf32 = if with_cublas && tf32 { Some(Blas::tf32(gpu.stream.clone())?) } else { None };
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::{self, Ptx};
 
 use crate::timing::Hold;
@@ -370,6 +370,7 @@ pub struct Resources {
 pub struct Kernel {
     pub func: CudaFunction,
     pub compiled: Compiled,
+    module: Arc<CudaModule>,
 }
 
 /// The entry point every step exports.
@@ -389,7 +390,14 @@ impl Kernel {
         let func = module.load_function(entry).map_err(|_| {
             anyhow!("the kernel has no `extern \"C\" __global__ void {entry}(...)` entry point")
         })?;
-        Ok(Self { func, compiled })
+        Ok(Self { func, compiled, module })
+    }
+
+    /// Another entry point of the same module, such as a step's `split_a`.
+    pub fn entry(&self, name: &str) -> Result<CudaFunction> {
+        self.module
+            .load_function(name)
+            .map_err(|_| anyhow!("the kernel has no `extern \"C\" __global__ void {name}(...)` entry point"))
     }
 
     /// Bytes spilled per thread: ptxas's count, or the driver's local memory when there is no report.

@@ -37,6 +37,8 @@ pub struct Report {
     /// The arithmetic the step claims: a TF32 step is set against the TF32 peak.
     pub precision: Precision,
     pub verdict: Option<Verdict>,
+    /// ‖ΔC‖/‖C‖ of each baseline on the same inputs, against the same reference.
+    pub baseline_errors: Vec<(&'static str, f64)>,
     /// Why a column is missing, e.g. no cuBLAS library.
     pub notes: Vec<String>,
 }
@@ -164,6 +166,10 @@ impl fmt::Display for Report {
                 (p, None) if p.is_tf32() => write!(f, " · TF32 peak of {} not known", d.arch())?,
                 _ => write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?,
             }
+            // Three TF32 products per term: the tensor cores' own ceiling is a third of theirs.
+            if let (Precision::Tf32x3, Some(peak)) = (self.precision, d.tf32_peak_gflops()) {
+                write!(f, " · {:.1}% of a third of TF32 peak", 300.0 * self.gflops() / peak)?;
+            }
         }
         writeln!(f)?;
         match &self.verdict {
@@ -207,6 +213,11 @@ impl fmt::Display for Report {
                     n.relative_limit(),
                     n.ratio().min(9.99e9)
                 )?;
+                if !self.baseline_errors.is_empty() {
+                    let each: Vec<String> =
+                        self.baseline_errors.iter().map(|(name, e)| format!("{name} {e:.1e}")).collect();
+                    writeln!(f, "           ‖ΔC‖/‖C‖ of  {}", each.join(" · "))?;
+                }
                 if let Some(m) = v.mismatched {
                     writeln!(
                         f,

@@ -359,25 +359,37 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     let plan = Plan::new(args.reps);
     let (c, time) = run_and_time(&gpu, &prepared, launch, shape, &mut bufs, plan)?;
 
+    // The baselines' results are kept when verifying, to show their own errors beside the step's.
+    let keep = !args.no_verify;
     let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let cublas_time = blas
-        .as_ref()
-        .map(|blas| cublas_run(&gpu, blas, shape, &bufs, plan, false))
-        .transpose()?
-        .map(|(_, t)| t);
-    // A step that computes in TF32 is also set against cuBLAS allowed to do the same.
-    let cublas_tf32_time = if with_cublas && step.precision.is_tf32() {
+    let (sgemm_c, cublas_time) = match &blas {
+        Some(blas) => {
+            let (c, t) = cublas_run(&gpu, blas, shape, &bufs, plan, keep)?;
+            (c, Some(t))
+        }
+        None => (None, None),
+    };
+    // A step that uses the tensor cores is also set against cuBLAS allowed to do the same.
+    let (tf32_c, cublas_tf32_time) = if with_cublas && step.precision.tensor_cores() {
         let tf32 = Blas::tf32(gpu.stream.clone())?;
-        Some(cublas_run(&gpu, &tf32, shape, &bufs, plan, false)?.1)
+        let (c, t) = cublas_run(&gpu, &tf32, shape, &bufs, plan, keep)?;
+        (c, Some(t))
     } else {
-        None
+        (None, None)
     };
     drop(bufs);
 
+    let mut baseline_errors = Vec::new();
     let verdict = if args.no_verify {
         None
     } else {
         let r = reference(&gpu, blas.as_ref(), &inputs)?;
+        for (name, c) in [("cuBLAS SGEMM", sgemm_c), ("cuBLAS TF32", tf32_c)] {
+            if let Some(c) = c {
+                baseline_errors
+                    .push((name, verify::verify(shape, &c, &r, Precision::Fp32).normwise.relative()));
+            }
+        }
         Some(verify::verify(shape, &c, &r, step.precision))
     };
     let report = Report {
@@ -393,6 +405,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         cublas_tf32: cublas_tf32_time,
         precision: step.precision,
         verdict,
+        baseline_errors,
         notes,
     };
     print!("{report}");
@@ -464,6 +477,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
         cublas_tf32: None,
         precision: Precision::Fp32,
         verdict,
+        baseline_errors: vec![],
         notes: vec![],
     };
     print!("{report}");

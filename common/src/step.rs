@@ -3,7 +3,7 @@
 use std::fmt;
 
 use anyhow::{Result, anyhow, bail};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
@@ -143,7 +143,28 @@ pub enum Extension {
     /// (see [`crate::tma`]), copied in the boxes these functions give. The kernel is compiled
     /// for the architecture-specific target (sm_90a), which runs on compute capability 9.0 only.
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
+    /// As `TensorMaps`, but A first goes through the step's own `split_a(const float* A,
+    /// float* parts, int M, int K, int pitch)`, a grid-stride kernel queued in front of every
+    /// launch (timing counts it), which writes two M×K parts whose sum is A; A's map has a third
+    /// coordinate, the part (see [`crate::tma`]).
+    SplitTensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
 }
+
+/// How a step sizes the boxes of one operand's tensor map from its parameters.
+pub type BoxOf = fn(&Params) -> TmaBox;
+
+impl Extension {
+    /// The boxes of A and B, for an extension with tensor maps.
+    pub fn boxes(self) -> Option<(BoxOf, BoxOf)> {
+        match self {
+            Extension::None => None,
+            Extension::TensorMaps { a, b } | Extension::SplitTensorMaps { a, b } => Some((a, b)),
+        }
+    }
+}
+
+/// The entry point that splits A for [`Extension::SplitTensorMaps`].
+pub const SPLIT_ENTRY: &str = "split_a";
 
 /// A kernel's arithmetic intensity, in FLOPs per byte, at sizes where edges do not matter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -184,7 +205,7 @@ impl GpuStep {
     /// Refuses a device of compute capability `cc` (named `device`) older than the step needs.
     pub fn check_compute(&self, cc: (i32, i32), device: &str) -> Result<()> {
         let (major, minor) = self.min_compute;
-        if matches!(self.extension, Extension::TensorMaps { .. }) && cc != self.min_compute {
+        if self.extension.boxes().is_some() && cc != self.min_compute {
             bail!(
                 "{} needs a GPU of compute capability {major}.{minor} exactly (H100, H200: wgmma and the copy engine \
                  are theirs alone), and {device} is {}.{}; `--compile-only --arch sm_{major}{minor}` still shows \
@@ -236,8 +257,8 @@ impl GpuStep {
     /// The NVRTC target for `arch`: the architecture-specific one (`sm_90a`) for a kernel with
     /// tensor maps, whose instructions exist on that architecture alone.
     pub fn target(&self, arch: &str) -> String {
-        match self.extension {
-            Extension::TensorMaps { .. } if !arch.ends_with('a') => format!("{arch}a"),
+        match self.extension.boxes() {
+            Some(_) if !arch.ends_with('a') => format!("{arch}a"),
             _ => arch.to_owned(),
         }
     }
@@ -266,8 +287,10 @@ pub struct Prepared<'a> {
     pub step: &'a GpuStep,
     pub params: Params,
     pub kernel: Kernel,
-    /// The tensor maps and padded copies of a step with that extension (unused by the others).
+    /// The tensor maps and workspaces of a step with that extension (unused by the others).
     tma: Tma,
+    /// The kernel that splits A, for a step with split tensor maps.
+    split: Option<CudaFunction>,
 }
 
 impl<'a> Prepared<'a> {
@@ -282,12 +305,17 @@ impl<'a> Prepared<'a> {
                 "with {params} the kernel spills {spilled} bytes of registers to local memory; choose smaller per-thread tiles"
             );
         }
-        Ok(Self::with_kernel(step, params, kernel))
+        Self::with_kernel(step, params, kernel)
     }
 
-    /// Wraps a kernel already compiled and loaded for `step` with `params`.
-    pub fn with_kernel(step: &'a GpuStep, params: Params, kernel: Kernel) -> Self {
-        Self { step, params, kernel, tma: Tma::default() }
+    /// Wraps a kernel already compiled and loaded for `step` with `params` (and finds the entry
+    /// point that splits A, for a step that has one).
+    pub fn with_kernel(step: &'a GpuStep, params: Params, kernel: Kernel) -> Result<Self> {
+        let split = match step.extension {
+            Extension::SplitTensorMaps { .. } => Some(kernel.entry(SPLIT_ENTRY)?),
+            _ => None,
+        };
+        Ok(Self { step, params, kernel, tma: Tma::default(), split })
     }
 
     /// The launch for `shape` on this device and its resource cost.
@@ -325,11 +353,15 @@ impl<'a> Prepared<'a> {
             block_dim: launch.block,
             shared_mem_bytes: launch.dynamic_smem,
         };
-        let maps = match self.step.extension {
-            Extension::None => None,
-            Extension::TensorMaps { a: a_box, b: b_box } => {
-                Some(self.tma.maps(gpu, shape, a, b, (a_box(&self.params), b_box(&self.params)))?)
-            }
+        let maps = match self.step.extension.boxes() {
+            None => None,
+            Some((a_box, b_box)) => Some(self.tma.maps(
+                gpu,
+                shape,
+                (a, b),
+                (a_box(&self.params), b_box(&self.params)),
+                self.split.as_ref(),
+            )?),
         };
         let mut builder = gpu.stream.launch_builder(&self.kernel.func);
         builder.arg(&m).arg(&n).arg(&k).arg(a).arg(b).arg(c);
@@ -338,7 +370,7 @@ impl<'a> Prepared<'a> {
         }
         // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*)`,
         // followed for the tensor-map extension by two 128-byte `CUtensorMap`s of buffers that
-        // outlive the launch (A and B, or their padded copies, which are only freed when a later
+        // outlive the launch (A and B, or their workspaces, which are only freed when a later
         // launch needs larger ones, after this one in stream order); the buffers hold at least
         // the elements the shape addresses (checked above).
         unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;

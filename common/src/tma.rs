@@ -12,6 +12,11 @@
 //! workspace whose rows are padded to the next multiple of 4: the copy is part of the launch,
 //! so timing counts it. Rows and columns beyond the matrix are outside the map, and the copy
 //! engine fills them with zeros.
+//!
+//! A step may also split A before its product ([`crate::Extension::SplitTensorMaps`]): its own
+//! `split_a` kernel, queued in front of every launch (so timing counts it too), writes two
+//! M×K matrices whose sum is A into one workspace, and A's map gains a third coordinate that
+//! picks the part: `{k, row, part}`.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -37,13 +42,15 @@ pub struct TmaBox {
 /// An encoded tensor map: 128 opaque bytes, passed to the kernel by value.
 pub type TensorMap = [u64; 16];
 
-/// Encodes the map of a `rows`×`cols` row-major f32 matrix at device address `ptr`, whose rows
-/// are `pitch` floats apart, copied in boxes of `bx`.
+/// Encodes the map of `parts` row-major `rows`×`cols` f32 matrices stored one after the other
+/// at device address `ptr`, whose rows are `pitch` floats apart, copied in boxes of `bx` (a
+/// third coordinate, the part, when there is more than one).
 pub fn encode(
     ptr: sys::CUdeviceptr,
     rows: usize,
     cols: usize,
     pitch: usize,
+    parts: usize,
     bx: TmaBox,
 ) -> Result<TensorMap> {
     if pitch % 4 != 0 || pitch < cols {
@@ -54,18 +61,19 @@ pub fn encode(
     if bx.cols == 0 || bx.rows == 0 || bx.cols > 32 || bx.rows > 256 {
         bail!("a box of {}×{} floats cannot be copied with the 128-byte swizzle", bx.rows, bx.cols);
     }
-    let dims = [cols as u64, rows as u64];
-    let strides = [4 * pitch as u64];
-    let boxes = [bx.cols, bx.rows];
-    let elem_strides = [1u32, 1];
+    let dims = [cols as u64, rows as u64, parts as u64];
+    let strides = [4 * pitch as u64, 4 * (pitch * rows) as u64];
+    let boxes = [bx.cols, bx.rows, 1];
+    let elem_strides = [1u32; 3];
+    let rank = if parts > 1 { 3 } else { 2 };
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
-    // SAFETY: every pointer addresses an array of the length the rank (2) implies; the map is
-    // written in place and the device memory is only recorded, not touched.
+    // SAFETY: every pointer addresses an array at least as long as the rank (2 or 3) implies;
+    // the map is written in place and the device memory is only recorded, not touched.
     unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
             CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-            2,
+            rank,
             ptr as *mut std::ffi::c_void,
             dims.as_ptr(),
             strides.as_ptr(),
@@ -102,8 +110,8 @@ extern "C" __global__ void pad_rows(const float* src, float* dst, int rows, int 
 "#;
 
 /// What a kernel with tensor-map arguments needs besides its own code, kept from launch to
-/// launch: the maps of the last launch, and the padding kernel and padded copies of A and B
-/// (made on the first launch that needs them).
+/// launch: the maps of the last launch, and the padding kernel and the workspaces of A and B
+/// (padded copies, or A's parts), made on the first launch that needs them.
 #[derive(Default)]
 pub struct Tma {
     pad: OnceLock<CudaFunction>,
@@ -112,14 +120,23 @@ pub struct Tma {
 
 #[derive(Default)]
 struct State {
-    /// Padded A and B, reallocated when a launch needs more room.
+    /// Padded A (or A's parts) and padded B, reallocated when a launch needs more room.
     workspace: [Option<CudaSlice<f32>>; 2],
-    /// The maps of the last launch and what they were encoded for: A's and B's addresses, the
-    /// shape and the boxes. A launch with the same key and no padding reuses them.
+    /// The maps of the last launch and what they were encoded for: the addresses mapped (A and
+    /// B or their workspaces), the shape and the boxes. A launch with the same key reuses them.
     last: Option<(Key, [TensorMap; 2])>,
 }
 
 type Key = (sys::CUdeviceptr, sys::CUdeviceptr, Shape, TmaBox, TmaBox);
+
+/// Where a launch's map of one operand points: the matrix itself or a workspace.
+struct Mapped {
+    ptr: sys::CUdeviceptr,
+    rows: usize,
+    cols: usize,
+    pitch: usize,
+    parts: usize,
+}
 
 impl Tma {
     fn pad_kernel(&self, gpu: &Gpu) -> Result<&CudaFunction> {
@@ -132,68 +149,107 @@ impl Tma {
     }
 
     /// The two tensor maps of one launch on `shape`: A (M×K) in boxes `a_box`, B (K×N) in boxes
-    /// `b_box`, each through a padded copy (queued on the stream) when its rows are not 16-byte
-    /// multiples.
+    /// `b_box`. Queues on the stream whatever must run before the kernel: A's `split` kernel
+    /// when there is one, and a padded copy of a matrix whose rows are not 16-byte multiples.
     pub fn maps(
         &self,
         gpu: &Gpu,
         shape: Shape,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
+        (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
         (a_box, b_box): (TmaBox, TmaBox),
+        split: Option<&CudaFunction>,
     ) -> Result<[TensorMap; 2]> {
         let mut state = self.state.lock().map_err(|_| anyhow!("the TMA state lock was poisoned"))?;
-        let aligned = padded(shape.k) == shape.k && padded(shape.n) == shape.n;
-        let key = (a.device_ptr(&gpu.stream).0, b.device_ptr(&gpu.stream).0, shape, a_box, b_box);
+        let [wa, wb] = &mut state.workspace;
+        let a = match split {
+            Some(f) => Self::split(gpu, f, a, shape.m, shape.k, wa)?,
+            None => self.padded(gpu, a, shape.m, shape.k, wa)?,
+        };
+        let b = self.padded(gpu, b, shape.k, shape.n, wb)?;
+        let key = (a.ptr, b.ptr, shape, a_box, b_box);
         if let Some((last, maps)) = &state.last
-            && aligned
             && *last == key
         {
             return Ok(*maps);
         }
-        let [wa, wb] = &mut state.workspace;
         let maps = [
-            self.map_of(gpu, a, shape.m, shape.k, a_box, wa)?,
-            self.map_of(gpu, b, shape.k, shape.n, b_box, wb)?,
+            encode(a.ptr, a.rows, a.cols, a.pitch, a.parts, a_box)?,
+            encode(b.ptr, b.rows, b.cols, b.pitch, b.parts, b_box)?,
         ];
         state.last = Some((key, maps));
         Ok(maps)
     }
 
-    fn map_of(
+    /// `src` itself when its rows are 16-byte multiples, else a padded copy queued on the stream.
+    fn padded(
         &self,
         gpu: &Gpu,
         src: &CudaSlice<f32>,
         rows: usize,
         cols: usize,
-        bx: TmaBox,
         slot: &mut Option<CudaSlice<f32>>,
-    ) -> Result<TensorMap> {
+    ) -> Result<Mapped> {
         let pitch = padded(cols);
         if pitch == cols {
             let (ptr, _sync) = src.device_ptr(&gpu.stream);
-            return encode(ptr, rows, cols, pitch, bx);
+            return Ok(Mapped { ptr, rows, cols, pitch, parts: 1 });
         }
-        let need = rows * pitch;
-        if slot.as_ref().is_none_or(|w| w.len() < need) {
-            *slot = None;
-            *slot = Some(
-                gpu.stream
-                    .alloc_zeros::<f32>(need)
-                    .map_err(|e| anyhow!("allocating a padded copy of {rows}×{cols} floats: {e:?}"))?,
-            );
-        }
-        let dst = slot.as_mut().expect("allocated above");
+        let dst = workspace(gpu, slot, rows * pitch)?;
         let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
-        let cfg = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let mut builder = gpu.stream.launch_builder(self.pad_kernel(gpu)?);
         builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
         // SAFETY: the arguments match `pad_rows(const float*, float*, int, int, int)`; `src`
         // holds rows·cols floats (the caller's shape check) and `dst` rows·pitch.
-        unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the padding copy failed to launch: {e:?}"))?;
+        unsafe { builder.launch(GRID_STRIDE) }
+            .map_err(|e| anyhow!("the padding copy failed to launch: {e:?}"))?;
         let (ptr, _sync) = dst.device_ptr(&gpu.stream);
-        encode(ptr, rows, cols, pitch, bx)
+        Ok(Mapped { ptr, rows, cols, pitch, parts: 1 })
     }
+
+    /// A's two parts, written by the step's `split_a(const float* A, float* parts, int M, int K,
+    /// int pitch)` into a workspace of 2·M rows of `pitch` floats, queued on the stream.
+    fn split(
+        gpu: &Gpu,
+        f: &CudaFunction,
+        src: &CudaSlice<f32>,
+        rows: usize,
+        cols: usize,
+        slot: &mut Option<CudaSlice<f32>>,
+    ) -> Result<Mapped> {
+        let pitch = padded(cols);
+        let dst = workspace(gpu, slot, 2 * rows * pitch)?;
+        let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
+        let mut builder = gpu.stream.launch_builder(f);
+        builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
+        // SAFETY: the arguments match the contract's `split_a(const float*, float*, int, int,
+        // int)`; `src` holds rows·cols floats (the caller's shape check) and `dst` 2·rows·pitch.
+        unsafe { builder.launch(GRID_STRIDE) }
+            .map_err(|e| anyhow!("the kernel splitting A failed to launch: {e:?}"))?;
+        let (ptr, _sync) = dst.device_ptr(&gpu.stream);
+        Ok(Mapped { ptr, rows, cols, pitch, parts: 2 })
+    }
+}
+
+/// The launch of the grid-stride kernels that prepare an operand: enough blocks to fill an
+/// H200 several times over.
+const GRID_STRIDE: LaunchConfig =
+    LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+
+/// The workspace in `slot`, reallocated (zeroed) when it holds fewer than `need` floats.
+fn workspace<'s>(
+    gpu: &Gpu,
+    slot: &'s mut Option<CudaSlice<f32>>,
+    need: usize,
+) -> Result<&'s mut CudaSlice<f32>> {
+    if slot.as_ref().is_none_or(|w| w.len() < need) {
+        *slot = None;
+        *slot = Some(
+            gpu.stream
+                .alloc_zeros::<f32>(need)
+                .map_err(|e| anyhow!("allocating a workspace of {need} floats: {e:?}"))?,
+        );
+    }
+    Ok(slot.as_mut().expect("allocated above"))
 }
 
 #[cfg(test)]
@@ -208,9 +264,9 @@ mod tests {
     #[test]
     fn maps_the_copy_engine_cannot_take_are_refused_before_the_driver() {
         let bx = TmaBox { rows: 32, cols: 32 };
-        let err = encode(0, 8, 6, 6, bx).unwrap_err().to_string();
+        let err = encode(0, 8, 6, 6, 1, bx).unwrap_err().to_string();
         assert!(err.contains("16-byte aligned"), "{err}");
-        let err = encode(0, 8, 8, 8, TmaBox { rows: 32, cols: 64 }).unwrap_err().to_string();
+        let err = encode(0, 8, 8, 8, 2, TmaBox { rows: 32, cols: 64 }).unwrap_err().to_string();
         assert!(err.contains("128-byte swizzle"), "{err}");
     }
 }

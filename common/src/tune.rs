@@ -116,7 +116,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 continue;
             }
         }
-        let prepared = Prepared::with_kernel(step, params.clone(), kernel);
+        let prepared = Prepared::with_kernel(step, params.clone(), kernel)?;
         let (launch, res) = match prepared.plan(&gpu.info, shape) {
             Ok(x) => x,
             Err(e) => {

@@ -65,6 +65,12 @@ pub const UTF32: f64 = 1.0 / 2048.0;
 /// The relative error of truncating to TF32 (dropping the 13 low mantissa bits): below one unit
 /// in the last place, twice the unit roundoff.
 pub const UTF32_TRUNCATED: f64 = 1.0 / 1024.0;
+/// The relative error of one product a·b computed as three TF32 products from split operands
+/// (a = a_big + a_small, each part rounded to nearest TF32; the same for b): a_big·b_big +
+/// a_big·b_small + a_small·b_big. The dropped a_small·b_small is at most 2⁻²²·|ab|, and rounding
+/// each small part (12 significant bits) to TF32's 11 loses at most 2⁻²³ of its operand, so
+/// the three products miss a·b by at most 2⁻²¹·(1 + 2⁻¹²)·|ab|: eight units of FP32 roundoff.
+pub const SPLIT_TF32: f64 = (1.0 + 1.0 / 4096.0) / 2_097_152.0;
 /// How many model standard deviations the normwise error may reach (see the module docs).
 pub const LAMBDA: f64 = 8.0;
 
@@ -79,6 +85,10 @@ pub enum Precision {
     /// Operands truncated to TF32 (their 13 low mantissa bits ignored), products and sums in
     /// f32: what the tensor cores do with FP32 bits they read without a conversion.
     Tf32Truncated,
+    /// FP32 accuracy from the tensor cores: each operand split into two TF32 parts and three
+    /// TF32 products summed in f32 (see [`SPLIT_TF32`]). Held to FP32's normwise limit, the
+    /// accuracy it claims; its per-element bound adds the split's error and sums of 3K terms.
+    Tf32x3,
 }
 
 impl Precision {
@@ -88,12 +98,18 @@ impl Precision {
             Precision::Fp32 => 0.0,
             Precision::Tf32 => UTF32,
             Precision::Tf32Truncated => UTF32_TRUNCATED,
+            Precision::Tf32x3 => 0.0,
         }
     }
 
-    /// Whether the operands go through TF32 (the step is set against cuBLAS TF32 too).
+    /// Whether the result is held to TF32's limits (and its share is of cuBLAS TF32).
     pub fn is_tf32(self) -> bool {
         matches!(self, Precision::Tf32 | Precision::Tf32Truncated)
+    }
+
+    /// Whether the products run on the tensor cores (the step is set against cuBLAS TF32 too).
+    pub fn tensor_cores(self) -> bool {
+        self.is_tf32() || self == Precision::Tf32x3
     }
 
     /// Unit roundoff of products and sums.
@@ -103,6 +119,12 @@ impl Precision {
 
     /// The per-element factor: |ĉ − c| ≤ factor·(|A|·|B|), the f64 reference's share included.
     pub fn elementwise_factor(self, k: usize) -> f64 {
+        if self == Precision::Tf32x3 {
+            // |Σ a·b − Σ of the 3K products| ≤ SPLIT_TF32·(|A|·|B|), and f32 sums of the 3K
+            // products, whose magnitudes add up to at most (1 + 2⁻⁹)·(|A|·|B|), err by γ_3K,
+            // here for adds that may round toward zero (the tensor cores'): twice the unit.
+            return SPLIT_TF32 + (1.0 + 1.0 / 512.0) * gamma(3 * k, 2.0 * self.sum_u()) + gamma(k, U64);
+        }
         let v = self.operand_u();
         (1.0 + v).powi(2) * (1.0 + gamma(k, self.sum_u())) - 1.0 + gamma(k, U64)
     }
@@ -120,6 +142,7 @@ impl fmt::Display for Precision {
             Precision::Fp32 => "FP32",
             Precision::Tf32 => "TF32",
             Precision::Tf32Truncated => "TF32 (truncated)",
+            Precision::Tf32x3 => "FP32 (3×TF32)",
         })
     }
 }
@@ -392,6 +415,48 @@ mod tests {
         assert!(check(&x, &product(&x, true, chop), Precision::Tf32Truncated).passed());
     }
 
+    /// A and B split into TF32 parts, three products per term, summed one after another in f32
+    /// (with `small` false, only big·big: the split forgotten).
+    fn split_product(x: &Inputs, small: bool) -> Vec<f32> {
+        let Shape { m, n, k } = x.shape;
+        let split = |v: f32| (tf32(v), tf32(v - tf32(v)));
+        let mut c = vec![0.0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0f32;
+                for p in 0..k {
+                    let ((ab, as_), (bb, bs)) = (split(x.a.at(i, p)), split(x.b.at(p, j)));
+                    if small {
+                        s += ab * bs;
+                        s += as_ * bb;
+                    }
+                    s += ab * bb;
+                }
+                c[i * n + j] = s;
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn three_tf32_products_pass_fp32s_normwise_limit_and_one_does_not() {
+        for &(m, n, k) in &DEPTHS[..5] {
+            let x = inputs(m, n, k);
+            let v = check(&x, &split_product(&x, true), Precision::Tf32x3);
+            assert!(v.passed() && v.normwise.ratio() < 0.5, "{m}×{n}×{k}: {}", v.summary());
+            let fp32 = check(&x, &split_product(&x, true), Precision::Fp32);
+            assert!(fp32.normwise.passed(), "{m}×{n}×{k}: {}", fp32.summary());
+            let one = check(&x, &split_product(&x, false), Precision::Tf32x3);
+            assert!(!one.passed(), "{m}×{n}×{k}: big·big alone passed: {}", one.summary());
+        }
+        // A single product loses up to eight units of roundoff in the split: FP32's per-element
+        // bound (one unit at K = 1) is out of reach, and the split's own bound holds.
+        let x = inputs(64, 64, 1);
+        let c = split_product(&x, true);
+        assert!(check(&x, &c, Precision::Fp32).outside > 0);
+        assert_eq!(check(&x, &c, Precision::Tf32x3).outside, 0);
+    }
+
     /// C with the terms `skip` (a range of k) left out of every dot product.
     fn without(x: &Inputs, skip: std::ops::Range<usize>) -> Vec<f32> {
         let mut y = x.clone();
@@ -531,5 +596,13 @@ mod tests {
         // √((K + 3)/2)·u at K = 4096: 45.3·u.
         assert!((f.normwise_sigma(4096) / U32 - (4099.0f64 / 2.0).sqrt()).abs() < 1e-9);
         assert!(t.normwise_sigma(4096) > 10.0 * f.normwise_sigma(4096));
+        // Three TF32 products are held to FP32's normwise limit; per element a single product
+        // may miss by the split's eight units, far below TF32's rounding.
+        let x3 = Precision::Tf32x3;
+        assert_eq!(x3.normwise_sigma(4096), f.normwise_sigma(4096));
+        assert!(
+            x3.elementwise_factor(1) > 8.0 * U32
+                && x3.elementwise_factor(1) < t.elementwise_factor(1) / 100.0
+        );
     }
 }

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 pub mod dram;
 
 /// The GPU steps, in course order.
-pub const GPU_STEPS: [&GpuStep; 7] = [
+pub const GPU_STEPS: [&GpuStep; 8] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
     &step04_tiled::STEP,
@@ -18,6 +18,7 @@ pub const GPU_STEPS: [&GpuStep; 7] = [
     &step06_prefetch::STEP,
     &step07_tf32_mma::STEP,
     &step08_wgmma_tma::STEP,
+    &step09_3xtf32::STEP,
 ];
 
 /// The name the FP32 baseline (strict SGEMM) goes by in tables and charts.
@@ -84,6 +85,9 @@ pub struct Results {
     /// One per row: whether it computes in TF32. Such a row is set against cuBLAS TF32 and the
     /// TF32 peak, the others against cuBLAS SGEMM and the FP32 peak.
     pub tf32: Vec<bool>,
+    /// One per row: whether it reaches FP32 accuracy with three TF32 products per term. Such a
+    /// row is set against cuBLAS SGEMM, and its roof is a third of the TF32 peak.
+    pub split: Vec<bool>,
     /// The FP32 peak: SMs × FP32 lanes × 2 FLOPs per FMA × clock, in GFLOP/s.
     pub peak_gflops: f64,
     /// The dense TF32 tensor-core peak at the same clock, where known.
@@ -119,6 +123,10 @@ impl Results {
         self.tf32.get(row).copied().unwrap_or(false)
     }
 
+    fn is_split(&self, row: usize) -> bool {
+        self.split.get(row).copied().unwrap_or(false)
+    }
+
     /// The baseline of row `row`: cuBLAS TF32 for a TF32 row, cuBLAS SGEMM otherwise.
     pub fn baseline(&self, row: usize) -> &'static str {
         if self.is_tf32(row) { CUBLAS_TF32 } else { CUBLAS }
@@ -138,7 +146,7 @@ impl Results {
             .iter()
             .enumerate()
             .rev()
-            .find(|(i, (n, _))| n != CUBLAS && n != CUBLAS_TF32 && !self.is_tf32(*i))?
+            .find(|(i, (n, _))| n != CUBLAS && n != CUBLAS_TF32 && !self.is_tf32(*i) && !self.is_split(*i))?
             .1
             .1;
         (0..self.sizes.len()).rev().find_map(|i| {
@@ -153,12 +161,13 @@ impl Results {
         below.or_else(|| self.sizes.iter().copied().min())
     }
 
-    /// The lowest roof at `intensity`: the peak of the step's arithmetic (TF32 where `tf32` and
-    /// its peak is known, else FP32), or a memory whose bandwidth times the intensity is lower
-    /// (DRAM only where it was measured).
-    pub fn bound(&self, intensity: Intensity, tf32: bool) -> Bound {
+    /// The lowest roof at `intensity`: the peak of the step's arithmetic (when the TF32 peak is
+    /// known: TF32 for a TF32 step, a third of it for a step of three TF32 products; else FP32),
+    /// or a memory whose bandwidth times the intensity is lower (DRAM only where it was measured).
+    pub fn bound(&self, intensity: Intensity, (tf32, split): (bool, bool)) -> Bound {
         let mut bound = match self.tf32_peak_gflops {
             Some(gflops) if tf32 => Bound { by: "TF32 peak", gflops },
+            Some(gflops) if split => Bound { by: "a third of TF32 peak", gflops: gflops / 3.0 },
             _ => Bound { by: "FP32 peak", gflops: self.peak_gflops },
         };
         let roofs = [
@@ -195,7 +204,13 @@ impl Results {
 
     /// Whether a TF32 step is placed on the roofline, so that its peak belongs on the chart.
     fn tf32_placed(&self) -> bool {
-        self.placed().iter().any(|p| self.is_tf32(p.row))
+        self.placed().iter().any(|p| self.is_tf32(p.row) || self.is_split(p.row))
+    }
+
+    /// Whether a step of three TF32 products is placed, so that a third of the TF32 peak is its
+    /// roof on the chart.
+    fn split_placed(&self) -> bool {
+        self.placed().iter().any(|p| self.is_split(p.row))
     }
 
     /// The table: GFLOP/s and share of the baseline per step and size.
@@ -265,8 +280,16 @@ impl Results {
             let _ = writeln!(
                 md,
                 "The TF32 peak is {peak:.0} GFLOP/s (SMs × dense TF32 tensor-core FLOPs per clock × clock), the \
-                 roof of the TF32 step."
+                 roof of the TF32 steps."
             );
+            if self.split_placed() {
+                let _ = writeln!(
+                    md,
+                    "A third of it, {:.0} GFLOP/s, is the roof of a step that computes three TF32 products per \
+                     term.",
+                    peak / 3.0
+                );
+            }
         }
         match self.dram_gbs {
             Some(gbs) => {
@@ -309,7 +332,7 @@ impl Results {
                 None => "–".to_owned(),
                 Some(c) => format!("{:.0}{}", c.gflops, if c.passed { "" } else { " FAILED" }),
             };
-            let bound = self.bound(p.intensity, self.is_tf32(p.row));
+            let bound = self.bound(p.intensity, (self.is_tf32(p.row), self.is_split(p.row)));
             let _ = writeln!(
                 md,
                 "| {} | {:.2} | {shared} | {rate} | {} ({:.0} GFLOP/s) |",
@@ -427,6 +450,14 @@ impl Results {
         if let Some(tf32) = tf32_peak {
             let style = RGBColor(120, 60, 160).stroke_width(2);
             line(vec![(x_lo, tf32), (x_hi, tf32)], style, format!("TF32 peak {tf32:.0} GFLOP/s"))?;
+            if self.split_placed() {
+                let (third, style) = (tf32 / 3.0, RGBColor(120, 60, 160).stroke_width(1));
+                line(
+                    vec![(x_lo, third), (x_hi, third)],
+                    style,
+                    format!("a third of TF32 peak {third:.0} GFLOP/s"),
+                )?;
+            }
         }
         if let Some(gbs) = self.dram_gbs {
             let style = RGBColor(178, 34, 34).stroke_width(2);
@@ -555,6 +586,7 @@ mod tests {
                 None,
             ],
             tf32: vec![false, false, false, false, true, false, true],
+            split: vec![false; 7],
             peak_gflops: 10_000.0,
             tf32_peak_gflops: Some(80_000.0),
             dram_gbs: Some(1000.0),
@@ -638,25 +670,35 @@ mod tests {
         let r = sample();
         // 0.25 FLOP/B × 1000 GB/s = 250 GFLOP/s, under the 10000 GFLOP/s peak.
         assert_eq!(
-            r.bound(Intensity { global: 0.25, shared: None }, false),
+            r.bound(Intensity { global: 0.25, shared: None }, (false, false)),
             Bound { by: "DRAM", gflops: 250.0 }
         );
         // DRAM 8000, shared memory 0.25 × 5000 = 1250.
         let step03 = Intensity { global: 8.0, shared: Some(0.25) };
-        assert_eq!(r.bound(step03, false), Bound { by: "shared memory", gflops: 1250.0 });
+        assert_eq!(r.bound(step03, (false, false)), Bound { by: "shared memory", gflops: 1250.0 });
         // DRAM 16000, shared memory 20000: both above the peak.
         let step06 = Intensity { global: 16.0, shared: Some(4.0) };
-        assert_eq!(r.bound(step06, false), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        assert_eq!(r.bound(step06, (false, false)), Bound { by: "FP32 peak", gflops: 10_000.0 });
         // A TF32 step's roof is the TF32 peak, and above the FP32 peak the memories bind again:
         // shared memory 8 × 5000 = 40000, under DRAM 64000 and the peak 80000.
         let step07 = Intensity { global: 64.0, shared: Some(8.0) };
-        assert_eq!(r.bound(step07, true), Bound { by: "shared memory", gflops: 40_000.0 });
-        assert_eq!(r.bound(step06, true), Bound { by: "DRAM", gflops: 16_000.0 });
+        assert_eq!(r.bound(step07, (true, false)), Bound { by: "shared memory", gflops: 40_000.0 });
+        assert_eq!(r.bound(step06, (true, false)), Bound { by: "DRAM", gflops: 16_000.0 });
         let unknown = Results { tf32_peak_gflops: None, ..sample() };
-        assert_eq!(unknown.bound(step07, true), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        assert_eq!(unknown.bound(step07, (true, false)), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        // Three TF32 products per term: a third of the TF32 peak, 26 667, under both memories
+        // at step 07's intensities but over shared memory at step 06's.
+        let step09 = Intensity { global: 64.0, shared: Some(16.0) };
+        assert_eq!(r.bound(step09, (false, true)).by, "a third of TF32 peak");
+        assert!((r.bound(step09, (false, true)).gflops - 80_000.0 / 3.0).abs() < 1e-9);
+        assert_eq!(r.bound(step06, (false, true)), Bound { by: "DRAM", gflops: 16_000.0 });
+        assert_eq!(unknown.bound(step09, (false, true)).by, "FP32 peak");
         // Without a measured DRAM bandwidth there is no DRAM roof.
         let unmeasured = Results { dram_gbs: None, ..sample() };
-        assert_eq!(unmeasured.bound(Intensity { global: 0.25, shared: None }, false).by, "FP32 peak");
+        assert_eq!(
+            unmeasured.bound(Intensity { global: 0.25, shared: None }, (false, false)).by,
+            "FP32 peak"
+        );
     }
 
     #[test]
@@ -735,6 +777,15 @@ mod tests {
         };
         let svg = drawn("roofline-fp32", fp32_only);
         assert!(!svg.contains("TF32 peak") && !svg.contains("cublas_tf32"), "TF32 roofs on an FP32 chart");
+        // A step of three TF32 products has its own roof, a third of the TF32 peak.
+        let split = |r: &Results, p: &Path| {
+            let mut r = r.clone();
+            (r.tf32[4], r.split[4]) = (false, true);
+            r.roofline(p)
+        };
+        let svg = drawn("roofline-split", split);
+        assert!(svg.contains("a third of TF32 peak 26667"), "no roof for three TF32 products");
+        assert!(!drawn("roofline-plain", |r: &Results, p: &Path| r.roofline(p)).contains("a third"));
         // A TF32 step on a GPU whose TF32 peak is not known: cuBLAS TF32 still, no TF32 peak,
         // as the page says.
         let unknown = |r: &Results, p: &Path| Results { tf32_peak_gflops: None, ..r.clone() }.roofline(p);

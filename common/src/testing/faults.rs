@@ -86,7 +86,7 @@ impl Class {
     /// within reach, so it plants only the faults that change what is summed or written.
     pub fn for_precision(precision: crate::verify::Precision) -> &'static [Class] {
         match precision {
-            crate::verify::Precision::Fp32 => &Self::ALL,
+            crate::verify::Precision::Fp32 | crate::verify::Precision::Tf32x3 => &Self::ALL,
             crate::verify::Precision::Tf32 | crate::verify::Precision::Tf32Truncated => {
                 &[Class::DropTerm, Class::DropSlice, Class::Zero, Class::Row, Class::Column]
             }

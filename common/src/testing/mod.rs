@@ -112,6 +112,32 @@ pub fn gpu_check(
     shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64, false)).collect()
 }
 
+/// For each shape, on the same random inputs and against the same f64 reference (cuBLAS
+/// DGEMM): the step's result (default parameters) held to FP32's limits, and cuBLAS SGEMM's
+/// ‖ΔC‖/‖C‖.
+pub fn errors_beside_sgemm(
+    step: &GpuStep,
+    shapes: &[(usize, usize, usize)],
+) -> Result<Vec<(Shape, Verdict, f64)>> {
+    let checker = Checker::new(step, Params::defaults(step.params))?;
+    let (gpu, blas) = (&checker.gpu, checker.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?);
+    let mut out = Vec::new();
+    for &(m, n, k) in shapes {
+        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
+        let inputs = Inputs::random(shape, 7);
+        let reference = run::reference(gpu, Some(blas), &inputs)?;
+        let (launch, _) = checker.prepared.plan(&gpu.info, shape)?;
+        let mut bufs = Buffers::upload(gpu, &inputs)?;
+        let c = run::poisoned_run(gpu, &checker.prepared, launch, shape, &mut bufs)?;
+        let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
+        let (c, _) = run::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
+        let c = c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
+        let sgemm = verify::verify(shape, &c, &reference, verify::Precision::Fp32).normwise.relative();
+        out.push((shape, verdict, sgemm));
+    }
+    Ok(out)
+}
+
 /// The step with its default parameters gives right answers on at least 20 awkward shapes.
 pub fn assert_defaults_pass(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
     assert!(shapes.len() >= 20, "check at least 20 shapes");

@@ -1,0 +1,120 @@
+//! Step 09: FP32 accuracy from the TF32 tensor cores: operands split in two, three products.
+
+use common::gpu::Limits;
+use common::step::check_tile_room;
+use common::{Extension, GpuStep, Intensity, Launch, Param, Params, Precision, Shape, TmaBox};
+
+// ANCHOR: params
+/// The block computes a BM×BN tile of C, BM = 128: BN/64 consumer warpgroups, each a 64-column
+/// strip with three m64n128k8 wgmmas per 8-deep step, and a producer warpgroup that keeps
+/// STAGES tiles of A (two parts of 128×32) and B (32×BN) in flight. Blocks are handed tiles
+/// GROUP block-rows at a time.
+pub const PARAMS: &[Param] = &[
+    Param { name: "BN", default: 128, help: "columns of C per block, 64 per consumer warpgroup (64 or 128)" },
+    Param { name: "STAGES", default: 4, help: "tiles of A and B in shared memory at once (2 to 8)" },
+    Param {
+        name: "GROUP",
+        default: 8,
+        help: "block-rows the launch order walks down before moving right (1 to 64)",
+    },
+];
+// ANCHOR_END: params
+
+/// The values the tuner tries (`--tune`).
+pub const SEARCH: &[(&str, &[u32])] =
+    &[("BN", &[64, 128]), ("STAGES", &[2, 3, 4, 5]), ("GROUP", &[1, 4, 8, 16])];
+
+/// Rows of C per block: the N of the kernel's wgmma. Each consumer thread holds two sets of
+/// BM/2 accumulators (the stage's and the running sum), which 256 rows would not leave room for.
+const BM: u32 = 128;
+
+/// The depth of a tile: one 128-byte row of floats, the width of the swizzle.
+const BK: u32 = 32;
+
+/// A producer warpgroup and BN/64 consumers.
+fn threads(p: &Params) -> u32 {
+    128 * (p.get("BN") / 64 + 1)
+}
+
+/// STAGES tiles of A (two parts) and B, a full and an empty barrier per stage, and 1024 bytes
+/// to align the tiles for the swizzle.
+fn smem_bytes(p: &Params) -> u32 {
+    p.get("STAGES") * (4 * BK * (2 * BM + p.get("BN")) + 16) + 1024
+}
+
+// ANCHOR: launch
+fn launch(p: &Params, s: Shape) -> Launch {
+    Launch {
+        grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(BM), 1),
+        block: (threads(p), 1, 1),
+        dynamic_smem: smem_bytes(p),
+    }
+}
+
+/// Each part of A's tile is BM rows of 32 floats; B's comes in boxes of 32 rows of 32 columns.
+fn a_box(_: &Params) -> TmaBox {
+    TmaBox { rows: BM, cols: BK }
+}
+
+fn b_box(_: &Params) -> TmaBox {
+    TmaBox { rows: BK, cols: 32 }
+}
+// ANCHOR_END: launch
+
+// ANCHOR: check
+fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+    let [bn, stages, group] = ["BN", "STAGES", "GROUP"].map(|n| p.get(n));
+    // Tile corners and the k coordinate of the copies are 32-bit ints.
+    check_tile_room(s, BM, bn, BK)?;
+    if bn != 64 && bn != 128 {
+        return Err(format!(
+            "{p}: BN must be 64 or 128, one 64-column strip per consumer warpgroup; a third consumer's two sets \
+             of accumulators do not fit in an SM's registers"
+        ));
+    }
+    if !(2..=8).contains(&stages) {
+        return Err(format!("{p}: STAGES must be 2 to 8"));
+    }
+    if !(1..=64).contains(&group) {
+        return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
+    }
+    if smem_bytes(p) > limits.max_smem_per_block {
+        return Err(format!(
+            "{p} keeps {} bytes of tiles and barriers in shared memory, more than the {} bytes a block may have; \
+             lower STAGES or BN",
+            smem_bytes(p),
+            limits.max_smem_per_block
+        ));
+    }
+    Ok(())
+}
+// ANCHOR_END: check
+
+pub const STEP: GpuStep = GpuStep {
+    name: "step09_3xtf32",
+    idea: "Hopper's tensor cores: wgmma per warpgroup, tiles copied by the TMA engine on an mbarrier pipeline",
+    file: "step09_3xtf32/src/kernel.cu",
+    source: include_str!("kernel.cu"),
+    params: PARAMS,
+    search: SEARCH,
+    launch,
+    check,
+    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Tf32x3,
+    b_transposed: |_| false,
+    intensity,
+    min_compute: (9, 0),
+    extension: Extension::SplitTensorMaps { a: a_box, b: b_box },
+};
+
+/// Counted in the product's own FLOPs (2·M·N·K), as the rates are. Global memory: a 32-deep
+/// tile brings 32·(2·BM + BN) floats (both parts of A) for 2·BM·BN·32 FLOPs. Shared memory:
+/// per 8-deep step a consumer's three wgmmas read a BM×8 slice of A each (the big part twice,
+/// the small once), and its threads 64×8 floats of B, for 2·64·BM·8 FLOPs.
+fn intensity(p: &Params) -> Intensity {
+    let (bm, bn) = (f64::from(BM), f64::from(p.get("BN")));
+    Intensity {
+        global: bm * bn / (2.0 * (2.0 * bm + bn)),
+        shared: Some(2.0 * 64.0 * bm * 8.0 / (4.0 * 8.0 * (3.0 * bm + 64.0))),
+    }
+}

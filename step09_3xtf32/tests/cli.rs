@@ -1,0 +1,19 @@
+//! Bad inputs: each gets one clear sentence and a non-zero exit, never a panic.
+
+use common::testing;
+
+const BIN: &str = env!("CARGO_BIN_EXE_step09_3xtf32");
+
+#[test]
+fn bad_inputs_are_refused_in_one_sentence() {
+    testing::assert_common_bad_inputs_refused(BIN);
+}
+
+#[test]
+fn help_names_the_default_shape_and_the_chapter() {
+    testing::assert_help(
+        BIN,
+        &["Default shape: 4096×4096×4096", "Chapter: docs/src/step09.md", "STAGES"],
+        &[],
+    );
+}

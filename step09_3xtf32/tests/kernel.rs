@@ -1,0 +1,278 @@
+use common::gpu::Limits;
+use common::testing::faults::{Class, Fault};
+use common::testing::{self, DEEP, SHAPES};
+use common::{Extension, GpuStep, Params, Precision, Shape};
+use step09_3xtf32::STEP;
+
+/// The planted faults of this kernel (see `common::testing::faults`): held to FP32's limits,
+/// the step must catch them all, the precision faults included (a part of the split forgotten,
+/// an operand rounded to bf16).
+const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::Tf32,
+        edits: &[("parts[small + at] = tf32(a - big);", "parts[small + at] = 0.0f;")],
+    },
+    Fault {
+        class: Class::Bf16,
+        edits: &[(
+            "float v[4] = {lo.x, lo.y, hi.x, hi.y};",
+            "float v[4] = {fault_bf16(lo.x), fault_bf16(lo.y), fault_bf16(hi.x), fault_bf16(hi.y)};",
+        )],
+    },
+    Fault {
+        class: Class::DropTerm,
+        edits: &[(
+            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);",
+            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+                if (kt * BK + 8 * k8 + t == K - 1) lo = make_float2(0.0f, 0.0f);
+                if (kt * BK + 8 * k8 + t + 4 == K - 1) hi = make_float2(0.0f, 0.0f);",
+        )],
+    },
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
+    },
+    Fault {
+        class: Class::Zero,
+        edits: &[
+            ("make_float2(total[4 * j + v], total[4 * j + 2 + v]);", "make_float2(0.0f, 0.0f);"),
+            ("if (n < N) c[0] = total[4 * j + v];", "if (n < N) c[0] = 0.0f;"),
+            ("if (n + 1 < N) c[1] = total[4 * j + 2 + v];", "if (n + 1 < N) c[1] = 0.0f;"),
+        ],
+    },
+    Fault { class: Class::Row, edits: &[("if (m >= M) continue;", "if (m >= M - 1) continue;")] },
+    Fault {
+        class: Class::Column,
+        edits: &[
+            ("if (N % 2 == 0 && n + 1 < N) {", "if (N % 2 == 0 && n + 1 < N - 1) {"),
+            ("if (n < N) c[0]", "if (n < N - 1) c[0]"),
+            ("if (n + 1 < N) c[1]", "if (n + 1 < N - 1) c[1]"),
+        ],
+    },
+];
+
+/// Parameter sets the chapter and the tests use: the default, the same in plain launch order,
+/// one consumer with the deepest pipeline that fits, and the shallowest; groups of block-rows
+/// that do and do not divide the grid.
+const SETS: &[[u32; 3]] = &[[128, 4, 8], [128, 4, 1], [64, 5, 3], [128, 2, 64], [64, 2, 16]];
+
+fn set(v: [u32; 3]) -> Params {
+    let names = ["BN", "STAGES", "GROUP"];
+    Params::with_overrides(
+        STEP.params,
+        &names.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect::<Vec<_>>(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_step_claims_fp32_from_three_tf32_products_on_hopper_alone() {
+    assert_eq!(STEP.precision, Precision::Tf32x3);
+    assert!(matches!(STEP.extension, Extension::SplitTensorMaps { .. }));
+    for (cc, device) in [((8, 0), "A100"), ((8, 9), "L4"), ((10, 0), "B200")] {
+        let err = STEP.check_compute(cc, device).unwrap_err().to_string();
+        assert!(err.starts_with("step09_3xtf32 needs a GPU of compute capability 9.0 exactly"), "{err}");
+        assert!(
+            err.contains(&format!("{device} is {}.{}", cc.0, cc.1)) && err.contains("--compile-only"),
+            "{err}"
+        );
+    }
+    STEP.check_compute((9, 0), "H200").unwrap();
+    assert_eq!(STEP.target("sm_90"), "sm_90a");
+}
+
+#[test]
+fn documented_sets_are_valid_and_bad_ones_refused() {
+    let s = Shape::square(4096).unwrap();
+    for &v in SETS {
+        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+    }
+    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
+    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("32-bit index limit"), "{err}");
+    for (v, says) in [
+        ([192, 4, 8], "BN must be 64 or 128"),
+        ([128, 1, 8], "STAGES must be 2 to 8"),
+        ([128, 4, 0], "GROUP must be 1 to 64"),
+        ([128, 5, 8], "lower STAGES or BN"),
+    ] {
+        let err = STEP.validate(&set(v), s, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains(says), "{v:?}: {err}");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_documented_sets_for_sm90a_without_spills() {
+    for &v in SETS {
+        let info = testing::nvrtc_check(&STEP, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{v:?}: {info:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    testing::assert_defaults_pass(&STEP, SHAPES);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_documented_sets_match_the_reference() {
+    for &v in SETS {
+        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), SHAPES).unwrap());
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+}
+
+/// The accuracy the step exists for: on the same inputs, its ‖ΔC‖/‖C‖ no larger than cuBLAS
+/// SGEMM's at 1024³, 4096³, 8192³ and K = 2²⁰, and FP32's own limits (per element too) met
+/// there and at K = 16, where the split's few units of roundoff per product (more than SGEMM's
+/// 16 roundings add up to) still sit inside FP32's bound.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_error_is_no_larger_than_cublas_sgemms_and_within_fp32s_limits() {
+    let shapes =
+        [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192), (256, 256, 1 << 20), (64, 64, 16)];
+    for (shape, v, sgemm) in testing::errors_beside_sgemm(&STEP, &shapes).unwrap() {
+        let own = v.normwise.relative();
+        println!("{shape}: ‖ΔC‖/‖C‖ {own:.2e}, cuBLAS SGEMM {sgemm:.2e}; as FP32: {}", v.summary());
+        assert!(v.passed(), "{shape}: {}", v.summary());
+        if shape.k >= 1024 {
+            assert!(own <= sgemm, "{shape}: {own:.2e} against cuBLAS SGEMM's {sgemm:.2e}");
+        }
+    }
+}
+
+common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step09_3xtf32"));
+
+/// Text edits: each (find, replace) matches once.
+type Edits = &'static [(&'static str, &'static str)];
+
+/// The measured alternatives in `variants/`: each is the kernel with these edits, so that
+/// its time and error mean something only as long as the rest is the kernel's own.
+const VARIANTS: &[(&str, &str, Edits)] = &[
+    (
+        "one_accumulator",
+        include_str!("../variants/one_accumulator.cu"),
+        &[
+            ("wgmma(part, small[k8], a_big + k, k8);", "wgmma(part, small[k8], a_big + k, 1);"),
+            (
+                "        for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];\n",
+                "        for (int i = 0; i < BM / 2; ++i) total[i] = part[i];  // variant: the tensor cores sum all of K\n",
+            ),
+        ],
+    ),
+    (
+        "no_flush",
+        include_str!("../variants/no_flush.cu"),
+        &[(
+            "            if (kt % FLUSH == FLUSH - 1) {\n",
+            "            if (false) {  // variant: one running sum of all K/32 parts\n",
+        )],
+    ),
+    (
+        "compensated",
+        include_str!("../variants/compensated.cu"),
+        &[
+            (
+                "            if (kt % FLUSH == FLUSH - 1) {\n",
+                "            if (false) {  // variant: one compensated running sum\n",
+            ),
+            (
+                "        for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];\n",
+                "        for (int i = 0; i < BM / 2; ++i) total[i] = acc[i] - lost[i];\n",
+            ),
+            (
+                "float total[BM / 2] = {}, acc[BM / 2] = {}, part[BM / 2] = {};",
+                "float total[BM / 2] = {}, acc[BM / 2] = {}, part[BM / 2] = {}, lost[BM / 2] = {};",
+            ),
+            (
+                "            for (int i = 0; i < BM / 2; ++i) acc[i] += part[i];\n",
+                "            for (int i = 0; i < BM / 2; ++i) {\n                float y = part[i] - lost[i], sum = acc[i] + y;  // variant: Kahan's compensated add\n                lost[i] = (sum - acc[i]) - y;\n                acc[i] = sum;\n            }\n",
+            ),
+        ],
+    ),
+    (
+        "in_pipeline",
+        include_str!("../variants/in_pipeline.cu"),
+        &[
+            (
+                "constexpr unsigned STAGE_BYTES = 4 * (2 * A_TILE + B_TILE);  // both parts of A, and B",
+                "constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);  // variant: A as it is, and B",
+            ),
+            (
+                "        float a = A[e], big = tf32(a);\n        parts[at] = big;\n        parts[small + at] = tf32(a - big);\n",
+                "        (void)small;\n        parts[at] = A[e];  // variant: A copied as it is (the contract maps the workspace); the pipeline splits it\n",
+            ),
+            (
+                "    unsigned long long* empty = full + STAGES;\n",
+                "    unsigned long long* empty = full + STAGES;\n    unsigned long long* split = empty + STAGES;  // variant: stage s split, in the 1024 bytes of slack\n",
+            ),
+            (
+                "            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp\n",
+                "            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp\n            mbar_init(&split[s], 3);                 // variant: one arrival per splitting warp\n",
+            ),
+            (
+                "                for (int part = 0; part < 2; ++part) {\n                    tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0, part);\n                }\n",
+                "                tma_load_part(As + 2 * s * A_TILE, &a_map, &full[s], kt * BK, row0, 0);\n",
+            ),
+            (
+                "                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);\n                }\n            }\n        }\n",
+                "                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);\n                }\n            }\n        } else if (threadIdx.x >= 32) {\n            // variant: the producer's other three warps split each A tile in place (big) and\n            // beside it (small), then hand it to the tensor cores' proxy.\n            for (int kt = 0; kt < k_tiles; ++kt) {\n                int s = kt % STAGES;\n                mbar_wait(&full[s], (kt / STAGES) % 2);\n                float4* big = reinterpret_cast<float4*>(As + 2 * s * A_TILE);\n                float4* low = reinterpret_cast<float4*>(As + (2 * s + 1) * A_TILE);\n                for (int i = threadIdx.x - 32; i < A_TILE / 4; i += 96) {\n                    float4 v = big[i], b, l;\n                    b.x = tf32(v.x), b.y = tf32(v.y), b.z = tf32(v.z), b.w = tf32(v.w);\n                    l.x = tf32(v.x - b.x), l.y = tf32(v.y - b.y), l.z = tf32(v.z - b.z), l.w = tf32(v.w - b.w);\n                    big[i] = b;\n                    low[i] = l;\n                }\n                asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n                __syncwarp();\n                if (threadIdx.x % 32 == 0) mbar_arrive(&split[s]);\n            }\n        }\n",
+            ),
+            (
+                "            mbar_wait(&full[s], (kt / STAGES) % 2);\n            const float* bs",
+                "            mbar_wait(&full[s], (kt / STAGES) % 2);\n            mbar_wait(&split[s], (kt / STAGES) % 2);  // variant\n            const float* bs",
+            ),
+        ],
+    ),
+];
+
+fn variant(name: &str) -> GpuStep {
+    let (_, source, _) = VARIANTS.iter().find(|v| v.0 == name).unwrap();
+    GpuStep { file: "step09_3xtf32/variants", source, ..STEP }
+}
+
+#[test]
+fn the_variants_are_the_kernel_with_their_edits() {
+    for (name, source, edits) in VARIANTS {
+        let mut edited = STEP.source.to_owned();
+        for (find, replace) in *edits {
+            assert_eq!(edited.matches(find).count(), 1, "{name}: `{find}`");
+            edited = edited.replacen(find, replace, 1);
+        }
+        assert!(edited == *source, "variants/{name}.cu is not the kernel with its edits");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_the_variants_without_spills() {
+    for (name, ..) in VARIANTS {
+        let info = testing::nvrtc_check(&variant(name), &Params::defaults(STEP.params), "sm_90").unwrap();
+        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{name}: {info:?}");
+    }
+}
+
+/// The split in the pipeline, Kahan's compensated sum and one running sum all keep FP32's
+/// limits; letting the tensor cores sum all of K does not, which the check catches.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_variants_keep_fp32_accuracy_except_the_tensor_cores_own_sums() {
+    let shapes = &[(127, 129, 131), (1000, 17, 1), (511, 513, 509), (2049, 2047, 97), (4096, 4096, 4096)];
+    for name in ["in_pipeline", "compensated", "no_flush"] {
+        testing::assert_all_pass(
+            &testing::gpu_check(&variant(name), Params::defaults(STEP.params), shapes).unwrap(),
+        );
+    }
+    let one =
+        testing::gpu_check(&variant("one_accumulator"), Params::defaults(STEP.params), &[(4096, 4096, 4096)]);
+    let (shape, v) = one.unwrap()[0];
+    assert!(!v.normwise.passed(), "{shape}: the tensor cores' own sums passed: {}", v.summary());
+}
