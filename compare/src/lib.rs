@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use common::{GpuStep, Intensity};
+use common::{GpuStep, Intensity, Precision};
 use plotters::prelude::*;
 
 pub mod dram;
@@ -82,12 +82,10 @@ pub struct Results {
     /// One per row, in the order of `rows`: the step's arithmetic intensity at its default
     /// parameters; None for the CPU step and cuBLAS.
     pub intensities: Vec<Option<Intensity>>,
-    /// One per row: whether it computes in TF32. Such a row is set against cuBLAS TF32 and the
-    /// TF32 peak, the others against cuBLAS SGEMM and the FP32 peak.
-    pub tf32: Vec<bool>,
-    /// One per row: whether it reaches FP32 accuracy with three TF32 products per term. Such a
-    /// row is set against cuBLAS SGEMM, and its roof is a third of the TF32 peak.
-    pub split: Vec<bool>,
+    /// One per row: the arithmetic it claims. A TF32 row is set against cuBLAS TF32 and the
+    /// TF32 peak; a row of three TF32 products (FP32 accuracy) against cuBLAS SGEMM, under a
+    /// third of the TF32 peak; the others against cuBLAS SGEMM and the FP32 peak.
+    pub precision: Vec<Precision>,
     /// The FP32 peak: SMs × FP32 lanes × 2 FLOPs per FMA × clock, in GFLOP/s.
     pub peak_gflops: f64,
     /// The dense TF32 tensor-core peak at the same clock, where known.
@@ -119,12 +117,16 @@ impl Results {
         self.rows.iter().find(|(n, _)| n == name).map(|(_, r)| r.as_slice())
     }
 
+    fn precision(&self, row: usize) -> Precision {
+        self.precision.get(row).copied().unwrap_or(Precision::Fp32)
+    }
+
     fn is_tf32(&self, row: usize) -> bool {
-        self.tf32.get(row).copied().unwrap_or(false)
+        self.precision(row).is_tf32()
     }
 
     fn is_split(&self, row: usize) -> bool {
-        self.split.get(row).copied().unwrap_or(false)
+        self.precision(row) == Precision::Tf32x3
     }
 
     /// The baseline of row `row`: cuBLAS TF32 for a TF32 row, cuBLAS SGEMM otherwise.
@@ -164,10 +166,12 @@ impl Results {
     /// The lowest roof at `intensity`: the peak of the step's arithmetic (when the TF32 peak is
     /// known: TF32 for a TF32 step, a third of it for a step of three TF32 products; else FP32),
     /// or a memory whose bandwidth times the intensity is lower (DRAM only where it was measured).
-    pub fn bound(&self, intensity: Intensity, (tf32, split): (bool, bool)) -> Bound {
+    pub fn bound(&self, intensity: Intensity, precision: Precision) -> Bound {
         let mut bound = match self.tf32_peak_gflops {
-            Some(gflops) if tf32 => Bound { by: "TF32 peak", gflops },
-            Some(gflops) if split => Bound { by: "a third of TF32 peak", gflops: gflops / 3.0 },
+            Some(gflops) if precision.is_tf32() => Bound { by: "TF32 peak", gflops },
+            Some(gflops) if precision == Precision::Tf32x3 => {
+                Bound { by: "a third of TF32 peak", gflops: gflops / 3.0 }
+            }
             _ => Bound { by: "FP32 peak", gflops: self.peak_gflops },
         };
         let roofs = [
@@ -204,7 +208,7 @@ impl Results {
 
     /// Whether a TF32 step is placed on the roofline, so that its peak belongs on the chart.
     fn tf32_placed(&self) -> bool {
-        self.placed().iter().any(|p| self.is_tf32(p.row) || self.is_split(p.row))
+        self.placed().iter().any(|p| self.precision(p.row).tensor_cores())
     }
 
     /// Whether a step of three TF32 products is placed, so that a third of the TF32 peak is its
@@ -249,9 +253,10 @@ impl Results {
         let _ = writeln!(
             md,
             "Measured {} with driver {}, NVRTC {}. Command: `{}`. GFLOP/s at each square size (M = N = K), with the \
-             share of cuBLAS measured in the same run: of {CUBLAS} (strict FP32) for the FP32 steps, of \
-             {CUBLAS_TF32} (cuBLAS allowed TF32 on the tensor cores) for the TF32 step. Every result is \
-             verified against the f64 reference, a TF32 one to TF32's limits. – marks a size the step \
+             share of cuBLAS measured in the same run: of {CUBLAS} (strict FP32) for the steps held to \
+             FP32's limits (three TF32 products per term included), of {CUBLAS_TF32} (cuBLAS allowed TF32 \
+             on the tensor cores) for the TF32 steps. Every result is verified against the f64 reference, \
+             a TF32 one to TF32's limits. – marks a size the step \
              does not serve (step03 holds the whole problem in one block; step01 stops where it would \
              take minutes; a step needs a GPU of its compute capability).\n",
             self.date, self.driver, self.nvrtc, self.command
@@ -332,7 +337,7 @@ impl Results {
                 None => "–".to_owned(),
                 Some(c) => format!("{:.0}{}", c.gflops, if c.passed { "" } else { " FAILED" }),
             };
-            let bound = self.bound(p.intensity, (self.is_tf32(p.row), self.is_split(p.row)));
+            let bound = self.bound(p.intensity, self.precision(p.row));
             let _ = writeln!(
                 md,
                 "| {} | {:.2} | {shared} | {rate} | {} ({:.0} GFLOP/s) |",
@@ -557,6 +562,8 @@ pub fn slug(name: &str) -> String {
 mod tests {
     use super::*;
 
+    const F: Precision = Precision::Fp32;
+
     fn sample() -> Results {
         let c = |g: f64| Some(Cell { gflops: g, passed: true });
         let i = |global: f64, shared: Option<f64>| Some(Intensity { global, shared });
@@ -585,8 +592,7 @@ mod tests {
                 None,
                 None,
             ],
-            tf32: vec![false, false, false, false, true, false, true],
-            split: vec![false; 7],
+            precision: [F, F, F, F, Precision::Tf32, F, Precision::Tf32].to_vec(),
             peak_gflops: 10_000.0,
             tf32_peak_gflops: Some(80_000.0),
             dram_gbs: Some(1000.0),
@@ -669,36 +675,30 @@ mod tests {
     fn the_lowest_roof_bounds_a_step() {
         let r = sample();
         // 0.25 FLOP/B × 1000 GB/s = 250 GFLOP/s, under the 10000 GFLOP/s peak.
-        assert_eq!(
-            r.bound(Intensity { global: 0.25, shared: None }, (false, false)),
-            Bound { by: "DRAM", gflops: 250.0 }
-        );
+        assert_eq!(r.bound(Intensity { global: 0.25, shared: None }, F), Bound { by: "DRAM", gflops: 250.0 });
         // DRAM 8000, shared memory 0.25 × 5000 = 1250.
         let step03 = Intensity { global: 8.0, shared: Some(0.25) };
-        assert_eq!(r.bound(step03, (false, false)), Bound { by: "shared memory", gflops: 1250.0 });
+        assert_eq!(r.bound(step03, F), Bound { by: "shared memory", gflops: 1250.0 });
         // DRAM 16000, shared memory 20000: both above the peak.
         let step06 = Intensity { global: 16.0, shared: Some(4.0) };
-        assert_eq!(r.bound(step06, (false, false)), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        assert_eq!(r.bound(step06, F), Bound { by: "FP32 peak", gflops: 10_000.0 });
         // A TF32 step's roof is the TF32 peak, and above the FP32 peak the memories bind again:
         // shared memory 8 × 5000 = 40000, under DRAM 64000 and the peak 80000.
         let step07 = Intensity { global: 64.0, shared: Some(8.0) };
-        assert_eq!(r.bound(step07, (true, false)), Bound { by: "shared memory", gflops: 40_000.0 });
-        assert_eq!(r.bound(step06, (true, false)), Bound { by: "DRAM", gflops: 16_000.0 });
+        assert_eq!(r.bound(step07, Precision::Tf32), Bound { by: "shared memory", gflops: 40_000.0 });
+        assert_eq!(r.bound(step06, Precision::Tf32), Bound { by: "DRAM", gflops: 16_000.0 });
         let unknown = Results { tf32_peak_gflops: None, ..sample() };
-        assert_eq!(unknown.bound(step07, (true, false)), Bound { by: "FP32 peak", gflops: 10_000.0 });
+        assert_eq!(unknown.bound(step07, Precision::Tf32), Bound { by: "FP32 peak", gflops: 10_000.0 });
         // Three TF32 products per term: a third of the TF32 peak, 26 667, under both memories
         // at step 07's intensities but over shared memory at step 06's.
         let step09 = Intensity { global: 64.0, shared: Some(16.0) };
-        assert_eq!(r.bound(step09, (false, true)).by, "a third of TF32 peak");
-        assert!((r.bound(step09, (false, true)).gflops - 80_000.0 / 3.0).abs() < 1e-9);
-        assert_eq!(r.bound(step06, (false, true)), Bound { by: "DRAM", gflops: 16_000.0 });
-        assert_eq!(unknown.bound(step09, (false, true)).by, "FP32 peak");
+        assert_eq!(r.bound(step09, Precision::Tf32x3).by, "a third of TF32 peak");
+        assert!((r.bound(step09, Precision::Tf32x3).gflops - 80_000.0 / 3.0).abs() < 1e-9);
+        assert_eq!(r.bound(step06, Precision::Tf32x3), Bound { by: "DRAM", gflops: 16_000.0 });
+        assert_eq!(unknown.bound(step09, Precision::Tf32x3).by, "FP32 peak");
         // Without a measured DRAM bandwidth there is no DRAM roof.
         let unmeasured = Results { dram_gbs: None, ..sample() };
-        assert_eq!(
-            unmeasured.bound(Intensity { global: 0.25, shared: None }, (false, false)).by,
-            "FP32 peak"
-        );
+        assert_eq!(unmeasured.bound(Intensity { global: 0.25, shared: None }, F).by, "FP32 peak");
     }
 
     #[test]
@@ -772,7 +772,7 @@ mod tests {
         // Without a TF32 step on it, the chart has neither the TF32 peak nor cuBLAS TF32.
         let fp32_only = |r: &Results, p: &Path| {
             let mut r = r.clone();
-            r.tf32 = vec![false; r.rows.len()];
+            r.precision = vec![Precision::Fp32; r.rows.len()];
             r.roofline(p)
         };
         let svg = drawn("roofline-fp32", fp32_only);
@@ -780,7 +780,7 @@ mod tests {
         // A step of three TF32 products has its own roof, a third of the TF32 peak.
         let split = |r: &Results, p: &Path| {
             let mut r = r.clone();
-            (r.tf32[4], r.split[4]) = (false, true);
+            r.precision[4] = Precision::Tf32x3;
             r.roofline(p)
         };
         let svg = drawn("roofline-split", split);

@@ -106,8 +106,7 @@ fn run(args: Args, command: String) -> Result<bool> {
             .collect();
     let mut rows: Vec<(String, Vec<Option<Cell>>)> = heads.iter().map(|h| (h.0.to_owned(), vec![])).collect();
     let intensities = heads.iter().map(|h| h.1).collect();
-    let tf32 = heads.iter().map(|h| h.2.is_tf32()).collect();
-    let split = heads.iter().map(|h| h.2 == Precision::Tf32x3).collect();
+    let precision = heads.iter().map(|h| h.2).collect();
     let bar = common::progress::bar("compare", (sizes.len() * rows.len()) as u64, f64::INFINITY);
 
     for &size in &sizes {
@@ -167,8 +166,7 @@ fn run(args: Args, command: String) -> Result<bool> {
         sizes,
         rows,
         intensities,
-        tf32,
-        split,
+        precision,
         peak_gflops: gpu.info.peak_gflops(),
         tf32_peak_gflops: gpu.info.tf32_peak_gflops(),
         dram_gbs,
