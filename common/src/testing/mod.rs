@@ -94,11 +94,17 @@ pub fn verified_run(
     inputs: &Inputs,
     reference: &Reference,
 ) -> Result<Verdict> {
-    let shape = inputs.shape;
-    let (launch, _) = prepared.plan(&gpu.info, shape)?;
+    let (c, _) = poisoned_result(gpu, prepared, inputs)?;
+    Ok(verify::verify(inputs.shape, &c, reference, prepared.step.precision))
+}
+
+/// C from one launch of `prepared` on `inputs` with the output poisoned with NaN, and the
+/// buffers it ran on.
+fn poisoned_result(gpu: &Gpu, prepared: &Prepared, inputs: &Inputs) -> Result<(Vec<f32>, Buffers)> {
+    let (launch, _) = prepared.plan(&gpu.info, inputs.shape)?;
     let mut bufs = Buffers::upload(gpu, inputs)?;
-    let c = run::poisoned_run(gpu, prepared, launch, shape, &mut bufs)?;
-    Ok(verify::verify(shape, &c, reference, prepared.step.precision))
+    let c = run::poisoned_run(gpu, prepared, launch, inputs.shape, &mut bufs)?;
+    Ok((c, bufs))
 }
 
 /// Runs `step` with `params` on each shape, on output poisoned with NaN, and verifies each
@@ -126,9 +132,7 @@ pub fn errors_beside_sgemm(
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::random(shape, 7);
         let reference = run::reference(gpu, Some(blas), &inputs)?;
-        let (launch, _) = checker.prepared.plan(&gpu.info, shape)?;
-        let mut bufs = Buffers::upload(gpu, &inputs)?;
-        let c = run::poisoned_run(gpu, &checker.prepared, launch, shape, &mut bufs)?;
+        let (c, bufs) = poisoned_result(gpu, &checker.prepared, &inputs)?;
         let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
         let (c, _) = run::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
         let c = c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
