@@ -290,6 +290,15 @@ pub struct Compiled {
     pub log: String,
 }
 
+impl Compiled {
+    /// Whether the machine code has a function `name`: a section `.text.name`. (Asking the
+    /// driver for a missing function is an API error, which compute-sanitizer reports.)
+    pub fn has_function(&self, name: &str) -> bool {
+        let section = format!(".text.{name}\0");
+        self.cubin.windows(section.len()).any(|w| w == section.as_bytes())
+    }
+}
+
 /// Compiles `source` with NVRTC for `arch` (e.g. `sm_90`), with `-D NAME=value` for each define.
 /// `file` names the source in diagnostics, so a compile error points at the file a learner edits.
 pub fn compile(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<Compiled> {
@@ -391,6 +400,11 @@ impl Kernel {
             anyhow!("the kernel has no `extern \"C\" __global__ void {entry}(...)` entry point")
         })?;
         Ok(Self { func, compiled, module })
+    }
+
+    /// Whether the module has a function `name` (see [`Compiled::has_function`]).
+    pub fn has_entry(&self, name: &str) -> bool {
+        self.compiled.has_function(name)
     }
 
     /// Another entry point of the same module, such as a step's `split_a`.

@@ -3,11 +3,11 @@
 use std::fmt;
 
 use anyhow::{Result, anyhow, bail};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
-use crate::tma::{Tma, TmaBox};
+use crate::tma::{Prologue, Tma, TmaBox};
 use crate::verify::Precision;
 
 /// A compile-time constant of a kernel, passed to NVRTC as `-D NAME=value`.
@@ -142,6 +142,9 @@ pub enum Extension {
     /// Tensor maps of A and of B for Hopper's copy engine, built on the host for each launch
     /// (see [`crate::tma`]), copied in the boxes these functions give. The kernel is compiled
     /// for the architecture-specific target (sm_90a), which runs on compute capability 9.0 only.
+    /// A kernel that also defines `transpose_b(const float* B, float* Bt, int K, int N, int
+    /// pitch)` gets B's map of Bᵀ (N×K) instead, written by that kernel in front of every launch
+    /// (timing counts it): how step08 measures a transposing prologue.
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
     /// As `TensorMaps`, but A first goes through the step's own `split_a(const float* A,
     /// float* parts, int M, int K, int pitch)`, a grid-stride kernel queued in front of every
@@ -165,6 +168,9 @@ impl Extension {
 
 /// The entry point that splits A for [`Extension::SplitTensorMaps`].
 pub const SPLIT_ENTRY: &str = "split_a";
+
+/// The optional entry point of an [`Extension::TensorMaps`] kernel that transposes B.
+pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 
 /// A kernel's arithmetic intensity, in FLOPs per byte, at sizes where edges do not matter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -289,8 +295,9 @@ pub struct Prepared<'a> {
     pub kernel: Kernel,
     /// The tensor maps and workspaces of a step with that extension (unused by the others).
     tma: Tma,
-    /// The kernel that splits A, for a step with split tensor maps.
-    split: Option<CudaFunction>,
+    /// The kernel that splits A, for a step with split tensor maps, or that transposes B, for
+    /// a tensor-map kernel that defines one.
+    prologue: Option<Prologue>,
 }
 
 impl<'a> Prepared<'a> {
@@ -309,13 +316,18 @@ impl<'a> Prepared<'a> {
     }
 
     /// Wraps a kernel already compiled and loaded for `step` with `params` (and finds the entry
-    /// point that splits A, for a step that has one).
+    /// point that splits A, for a step that has one, or that transposes B, where the kernel
+    /// defines one).
     pub fn with_kernel(step: &'a GpuStep, params: Params, kernel: Kernel) -> Result<Self> {
-        let split = match step.extension {
-            Extension::SplitTensorMaps { .. } => Some(kernel.entry(SPLIT_ENTRY)?),
-            _ => None,
+        let prologue = match step.extension {
+            Extension::SplitTensorMaps { .. } => Some(Prologue::SplitA(kernel.entry(SPLIT_ENTRY)?)),
+            Extension::TensorMaps { .. } if kernel.has_entry(TRANSPOSE_ENTRY) => {
+                Some(Prologue::TransposeB(kernel.entry(TRANSPOSE_ENTRY)?))
+            }
+            Extension::TensorMaps { .. } => None,
+            Extension::None => None,
         };
-        Ok(Self { step, params, kernel, tma: Tma::default(), split })
+        Ok(Self { step, params, kernel, tma: Tma::default(), prologue })
     }
 
     /// The launch for `shape` on this device and its resource cost.
@@ -360,7 +372,7 @@ impl<'a> Prepared<'a> {
                 shape,
                 (a, b),
                 (a_box(&self.params), b_box(&self.params)),
-                self.split.as_ref(),
+                self.prologue.as_ref(),
             )?),
         };
         let mut builder = gpu.stream.launch_builder(&self.kernel.func);

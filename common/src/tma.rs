@@ -17,6 +17,10 @@
 //! `split_a` kernel, queued in front of every launch (so timing counts it too), writes two
 //! M×K matrices whose sum is A into one workspace, and A's map gains a third coordinate that
 //! picks the part: `{k, row, part}`.
+//!
+//! A kernel of a plain tensor-map step may define `transpose_b`: it is then queued in front of
+//! every launch (timed as well) to write Bᵀ, N rows of K floats, into a workspace, and B's map
+//! is the map of Bᵀ, whose coordinates are `{k, n}`.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -109,6 +113,14 @@ extern "C" __global__ void pad_rows(const float* src, float* dst, int rows, int 
 }
 "#;
 
+/// A kernel of the step's own that rewrites an operand in front of every launch.
+pub enum Prologue {
+    /// `split_a(const float* A, float* parts, int M, int K, int pitch)`: A's two parts.
+    SplitA(CudaFunction),
+    /// `transpose_b(const float* B, float* Bt, int K, int N, int pitch)`: Bᵀ, rows `pitch` apart.
+    TransposeB(CudaFunction),
+}
+
 /// What a kernel with tensor-map arguments needs besides its own code, kept from launch to
 /// launch: the maps of the last launch, and the padding kernel and the workspaces of A and B
 /// (padded copies, or A's parts), made on the first launch that needs them.
@@ -148,24 +160,31 @@ impl Tma {
         Ok(self.pad.get_or_init(|| f))
     }
 
-    /// The two tensor maps of one launch on `shape`: A (M×K) in boxes `a_box`, B (K×N) in boxes
-    /// `b_box`. Queues on the stream whatever must run before the kernel: A's `split` kernel
-    /// when there is one, and a padded copy of a matrix whose rows are not 16-byte multiples.
+    /// The two tensor maps of one launch on `shape`: A (M×K) in boxes `a_box`, B (K×N, or Bᵀ)
+    /// in boxes `b_box`. Queues on the stream whatever must run before the kernel: the step's
+    /// prologue when there is one, and a padded copy of a matrix whose rows are not 16-byte
+    /// multiples.
     pub fn maps(
         &self,
         gpu: &Gpu,
         shape: Shape,
         (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
         (a_box, b_box): (TmaBox, TmaBox),
-        split: Option<&CudaFunction>,
+        prologue: Option<&Prologue>,
     ) -> Result<[TensorMap; 2]> {
         let mut state = self.state.lock().map_err(|_| anyhow!("the TMA state lock was poisoned"))?;
         let [wa, wb] = &mut state.workspace;
-        let a = match split {
-            Some(f) => Self::split(gpu, f, a, shape.m, shape.k, wa)?,
-            None => self.padded(gpu, a, shape.m, shape.k, wa)?,
+        let (a, b) = match prologue {
+            Some(Prologue::SplitA(f)) => (
+                Self::rewrite(gpu, f, a, [shape.m, shape.k], wa, false)?,
+                self.padded(gpu, b, shape.k, shape.n, wb)?,
+            ),
+            Some(Prologue::TransposeB(f)) => (
+                self.padded(gpu, a, shape.m, shape.k, wa)?,
+                Self::rewrite(gpu, f, b, [shape.k, shape.n], wb, true)?,
+            ),
+            None => (self.padded(gpu, a, shape.m, shape.k, wa)?, self.padded(gpu, b, shape.k, shape.n, wb)?),
         };
-        let b = self.padded(gpu, b, shape.k, shape.n, wb)?;
         let key = (a.ptr, b.ptr, shape, a_box, b_box);
         if let Some((last, maps)) = &state.last
             && *last == key
@@ -206,27 +225,31 @@ impl Tma {
         Ok(Mapped { ptr, rows, cols, pitch, parts: 1 })
     }
 
-    /// A's two parts, written by the step's `split_a(const float* A, float* parts, int M, int K,
-    /// int pitch)` into a workspace of 2·M rows of `pitch` floats, queued on the stream.
-    fn split(
+    /// A rows×cols matrix rewritten by the step's prologue `f(const float* src, float* dst, int
+    /// rows, int cols, int pitch)`, queued on the stream: A's two parts, 2·rows rows of `pitch`
+    /// floats, or when `transposed`, B's transpose, cols rows of `pitch` floats.
+    fn rewrite(
         gpu: &Gpu,
         f: &CudaFunction,
         src: &CudaSlice<f32>,
-        rows: usize,
-        cols: usize,
+        [rows, cols]: [usize; 2],
         slot: &mut Option<CudaSlice<f32>>,
+        transposed: bool,
     ) -> Result<Mapped> {
-        let pitch = padded(cols);
-        let dst = workspace(gpu, slot, 2 * rows * pitch)?;
+        let (out_rows, out_cols, parts, what) =
+            if transposed { (cols, rows, 1, "transposing B") } else { (rows, cols, 2, "splitting A") };
+        let pitch = padded(out_cols);
+        let dst = workspace(gpu, slot, parts * out_rows * pitch)?;
         let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
         let mut builder = gpu.stream.launch_builder(f);
         builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
-        // SAFETY: the arguments match the contract's `split_a(const float*, float*, int, int,
-        // int)`; `src` holds rows·cols floats (the caller's shape check) and `dst` 2·rows·pitch.
+        // SAFETY: the arguments match the contract's `split_a` and `transpose_b(const float*,
+        // float*, int, int, int)`; `src` holds rows·cols floats (the caller's shape check) and
+        // `dst` the parts (or the one transpose) of out_rows·pitch floats each.
         unsafe { builder.launch(GRID_STRIDE) }
-            .map_err(|e| anyhow!("the kernel splitting A failed to launch: {e:?}"))?;
+            .map_err(|e| anyhow!("the kernel {what} failed to launch: {e:?}"))?;
         let (ptr, _sync) = dst.device_ptr(&gpu.stream);
-        Ok(Mapped { ptr, rows, cols, pitch, parts: 2 })
+        Ok(Mapped { ptr, rows: out_rows, cols: out_cols, pitch, parts })
     }
 }
 

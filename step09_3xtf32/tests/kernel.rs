@@ -1,6 +1,6 @@
 use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
-use common::testing::{self, DEEP, SHAPES};
+use common::testing::{self, DEEP, SHAPES, Variant};
 use common::{Extension, GpuStep, Params, Precision, Shape};
 use step09_3xtf32::STEP;
 
@@ -151,35 +151,31 @@ fn gpu_error_is_no_larger_than_cublas_sgemms_and_within_fp32s_limits() {
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step09_3xtf32"));
 
-/// Text edits: each (find, replace) matches once.
-type Edits = &'static [(&'static str, &'static str)];
-
-/// The measured alternatives in `variants/`: each is the kernel with these edits, so that
-/// its time and error mean something only as long as the rest is the kernel's own.
-const VARIANTS: &[(&str, &str, Edits)] = &[
-    (
-        "one_accumulator",
-        include_str!("../variants/one_accumulator.cu"),
-        &[
+/// The measured alternatives in `variants/`, each the kernel with these edits.
+const VARIANTS: &[Variant] = &[
+    Variant {
+        file: "step09_3xtf32/variants/one_accumulator.cu",
+        source: include_str!("../variants/one_accumulator.cu"),
+        edits: &[&[
             ("wgmma(part, small[k8], a_big + k, k8);", "wgmma(part, small[k8], a_big + k, 1);"),
             (
                 "        for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];\n",
                 "        for (int i = 0; i < BM / 2; ++i) total[i] = part[i];  // variant: the tensor cores sum all of K\n",
             ),
-        ],
-    ),
-    (
-        "no_flush",
-        include_str!("../variants/no_flush.cu"),
-        &[(
+        ]],
+    },
+    Variant {
+        file: "step09_3xtf32/variants/no_flush.cu",
+        source: include_str!("../variants/no_flush.cu"),
+        edits: &[&[(
             "            if (kt % FLUSH == FLUSH - 1) {\n",
             "            if (false) {  // variant: one running sum of all K/32 parts\n",
-        )],
-    ),
-    (
-        "compensated",
-        include_str!("../variants/compensated.cu"),
-        &[
+        )]],
+    },
+    Variant {
+        file: "step09_3xtf32/variants/compensated.cu",
+        source: include_str!("../variants/compensated.cu"),
+        edits: &[&[
             (
                 "            if (kt % FLUSH == FLUSH - 1) {\n",
                 "            if (false) {  // variant: one compensated running sum\n",
@@ -196,12 +192,12 @@ const VARIANTS: &[(&str, &str, Edits)] = &[
                 "            for (int i = 0; i < BM / 2; ++i) acc[i] += part[i];\n",
                 "            for (int i = 0; i < BM / 2; ++i) {\n                float y = part[i] - lost[i], sum = acc[i] + y;  // variant: Kahan's compensated add\n                lost[i] = (sum - acc[i]) - y;\n                acc[i] = sum;\n            }\n",
             ),
-        ],
-    ),
-    (
-        "in_pipeline",
-        include_str!("../variants/in_pipeline.cu"),
-        &[
+        ]],
+    },
+    Variant {
+        file: "step09_3xtf32/variants/in_pipeline.cu",
+        source: include_str!("../variants/in_pipeline.cu"),
+        edits: &[&[
             (
                 "constexpr unsigned STAGE_BYTES = 4 * (2 * A_TILE + B_TILE);  // both parts of A, and B",
                 "constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);  // variant: A as it is, and B",
@@ -230,33 +226,25 @@ const VARIANTS: &[(&str, &str, Edits)] = &[
                 "            mbar_wait(&full[s], (kt / STAGES) % 2);\n            const float* bs",
                 "            mbar_wait(&full[s], (kt / STAGES) % 2);\n            mbar_wait(&split[s], (kt / STAGES) % 2);  // variant\n            const float* bs",
             ),
-        ],
-    ),
+        ]],
+    },
 ];
 
 fn variant(name: &str) -> GpuStep {
-    let (_, source, _) = VARIANTS.iter().find(|v| v.0 == name).unwrap();
-    GpuStep { file: "step09_3xtf32/variants", source, ..STEP }
+    VARIANTS.iter().find(|v| v.file.ends_with(&format!("/{name}.cu"))).unwrap().of(&STEP)
 }
 
 #[test]
 fn the_variants_are_the_kernel_with_their_edits() {
-    for (name, source, edits) in VARIANTS {
-        let mut edited = STEP.source.to_owned();
-        for (find, replace) in *edits {
-            assert_eq!(edited.matches(find).count(), 1, "{name}: `{find}`");
-            edited = edited.replacen(find, replace, 1);
-        }
-        assert!(edited == *source, "variants/{name}.cu is not the kernel with its edits");
-    }
+    testing::assert_variants_are_edits(&STEP, VARIANTS);
 }
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_the_variants_without_spills() {
-    for (name, ..) in VARIANTS {
-        let info = testing::nvrtc_check(&variant(name), &Params::defaults(STEP.params), "sm_90").unwrap();
-        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{name}: {info:?}");
+    for v in VARIANTS {
+        let info = testing::nvrtc_check(&v.of(&STEP), &Params::defaults(STEP.params), "sm_90").unwrap();
+        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{}: {info:?}", v.file);
     }
 }
 

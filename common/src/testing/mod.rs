@@ -50,6 +50,37 @@ pub const SHAPES: &[(usize, usize, usize)] = &[
 pub const DEEP: &[(usize, usize, usize)] =
     &[(64, 64, 65536), (2, 2, 65536), (1, 1, 1 << 20), (33, 17, 100_003)];
 
+/// Text edits of a kernel: each `(find, replace)` matches exactly once.
+pub type Edits = &'static [(&'static str, &'static str)];
+
+/// A measured alternative kept in a step's `variants/`, runnable with `--kernel FILE`: the
+/// step's kernel with some edits, so that its time and error mean something only as long as
+/// everything else is the kernel's own.
+pub struct Variant {
+    pub file: &'static str,
+    pub source: &'static str,
+    pub edits: &'static [Edits],
+}
+
+impl Variant {
+    /// The step with this variant in place of its kernel.
+    pub fn of(&self, step: &GpuStep) -> GpuStep {
+        GpuStep { file: self.file, source: self.source, ..*step }
+    }
+}
+
+/// Each variant is the step's kernel with its edits made, one after another, and nothing else.
+pub fn assert_variants_are_edits(step: &GpuStep, variants: &[Variant]) {
+    for v in variants {
+        let mut edited = step.source.to_owned();
+        for (find, replace) in v.edits.iter().flat_map(|e| e.iter()) {
+            assert_eq!(edited.matches(find).count(), 1, "{}: `{find}`", v.file);
+            edited = edited.replacen(find, replace, 1);
+        }
+        assert!(edited == v.source, "{} is not the kernel with its edits", v.file);
+    }
+}
+
 /// A step compiled once on the GPU, ready to check any number of shapes.
 pub struct Checker<'a> {
     prepared: Prepared<'a>,
