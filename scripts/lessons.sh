@@ -18,7 +18,7 @@ stem="$out/$(date -u +%F)-${device:-gpu}"
 # relative paths a learner types (my.cu, step04_tiled/variants/…).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for step in step04_tiled step07_tf32_mma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
+for step in step04_tiled step07_tf32_mma step08_wgmma_tma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
 
 run() { # step, then its arguments
     local step=$1; shift
@@ -28,6 +28,16 @@ run() { # step, then its arguments
     echo
 }
 twice() { run "$@"; run "$@"; }
+kernels() { # step, size, then the kernels of the step a launch runs: each one's time on the GPU
+    local step=$1 size=$2; shift 2
+    local ncu; ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    [ -x "$ncu" ] || { echo "(ncu not found: the kernels' own times are not measured)"; echo; return; }
+    echo "\$ ncu --clock-control none -k regex:'$(IFS='|'; echo "$*")' --launch-count $# --metrics gpu__time_duration.sum target/release/$step --size $size --reps 1${KERNEL:+ --kernel $KERNEL}"
+    (cd "$work" && "$ncu" --clock-control none -k "regex:$(IFS='|'; echo "$*")" --launch-count $# \
+        --metrics gpu__time_duration.sum "$bin/$step" --size "$size" --reps 1 ${KERNEL:+--kernel "$KERNEL"} 2>&1 |
+        grep -E '^  [a-z_]+\(|gpu__time_duration')
+    echo
+}
 header() { # lesson title
     echo "# $1"
     echo "# $(date -u '+%F %T') UTC on ${device:-an unnamed GPU}, driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
@@ -120,6 +130,22 @@ wgmma() { # step08: wgmma fed by the copy engine, against both cuBLAS baselines,
     twice step08_wgmma_tma --size 4097
     run step08_wgmma_tma --tune
 }
+layout() { # step08: the three ways to give wgmma a K-major B, each timed with all it launches
+    local v
+    for size in 4096 8192; do
+        twice step08_wgmma_tma --size "$size"
+        for v in transposing_prologue in_pipeline_transpose; do
+            twice step08_wgmma_tma --size "$size" --kernel "step08_wgmma_tma/variants/$v.cu"
+        done
+    done
+    for v in transposing_prologue in_pipeline_transpose; do
+        run step08_wgmma_tma -m 4096 -n 4095 -k 4095 --kernel "step08_wgmma_tma/variants/$v.cu"
+    done
+    # Each kernel on its own: the prologue apart from the product.
+    kernels step08_wgmma_tma 4096 matmul
+    KERNEL=step08_wgmma_tma/variants/transposing_prologue.cu kernels step08_wgmma_tma 4096 transpose_b matmul
+    KERNEL=step08_wgmma_tma/variants/in_pipeline_transpose.cu kernels step08_wgmma_tma 4096 matmul
+}
 split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS baselines, and the choices
     for size in 4096 8192; do
         twice step09_3xtf32 --size "$size"
@@ -132,12 +158,23 @@ split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS 
     # The accumulation: the tensor cores' own sums over all of K; one running sum of K/32
     # parts; Kahan's compensated sum.
     for v in one_accumulator no_flush compensated; do
-        run step09_3xtf32 --size 4096 --kernel "step09_3xtf32/variants/$v.cu"
+        twice step09_3xtf32 --size 4096 --kernel "step09_3xtf32/variants/$v.cu"
         run step09_3xtf32 -m 256 -n 256 -k 1048576 --kernel "step09_3xtf32/variants/$v.cu"
     done
     # A split in the pipeline, by the producer's idle warps (its launch still copies A once).
     for size in 4096 8192; do
         twice step09_3xtf32 --size "$size" --kernel step09_3xtf32/variants/in_pipeline.cu
+    done
+    # Each kernel on its own: the split apart from the product, in front of it or inside it.
+    kernels step09_3xtf32 4096 split_a matmul
+    KERNEL=step09_3xtf32/variants/in_pipeline.cu kernels step09_3xtf32 4096 split_a matmul
+    # Exercise 2: the small part left unrounded, for the tensor cores to cut.
+    echo '$ sed "s/parts\[small + at\] = tf32(a - big);/parts[small + at] = a - big;/" step09_3xtf32/src/kernel.cu > my.cu'
+    sed 's/parts\[small + at\] = tf32(a - big);/parts[small + at] = a - big;/' step09_3xtf32/src/kernel.cu > "$work/my.cu"
+    grep -q 'tf32(a - big)' "$work/my.cu" && echo "(the edit did not apply)"
+    for shape in "-m 1024 -n 1024 -k 1" "--size 4096" "-m 256 -n 256 -k 1048576"; do
+        # shellcheck disable=SC2086
+        run step09_3xtf32 $shape --kernel my.cu
     done
     twice step09_3xtf32 -m 4096 -n 4095 -k 4095
     twice step09_3xtf32 --size 4097
@@ -170,7 +207,7 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step04_tiled --param UNROLL=1
 }
 
-for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores wgmma split break_it}; do
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores wgmma layout split break_it}; do
     lesson "$name" "$name"
 done
 echo "lessons: wrote $stem-*.log" >&2

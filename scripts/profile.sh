@@ -47,6 +47,8 @@ metrics=(
     gpu__time_duration.sum
     sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
     sm__inst_executed_pipe_tensor_op_hmma.sum
+    sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+    sm__inst_executed_pipe_tensor_op_gmma.sum
 )
 
 # Keep the counters this ncu knows (names differ between versions); say which were dropped.
@@ -72,6 +74,8 @@ profiles=(
     "step05_one_dimensional|step05_thread_tile|$one_d"
     "step06_prefetch|step06_prefetch|"
     "step07_tf32_mma|step07_tf32_mma|"
+    "step08_wgmma_tma|step08_wgmma_tma|"
+    "step09_3xtf32|step09_3xtf32|"
 )
 
 status=0

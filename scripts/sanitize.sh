@@ -39,8 +39,11 @@ configs=(
     "step07_tf32_mma|--param WN=32"
     "step08_wgmma_tma|"
     "step08_wgmma_tma|--param BM=128 --param BN=192 --param STAGES=2"
+    "step08_wgmma_tma|--kernel step08_wgmma_tma/variants/transposing_prologue.cu"
+    "step08_wgmma_tma|--kernel step08_wgmma_tma/variants/in_pipeline_transpose.cu"
     "step09_3xtf32|"
     "step09_3xtf32|--param BN=64 --param STAGES=2"
+    "step09_3xtf32|--kernel step09_3xtf32/variants/in_pipeline.cu"
 )
 
 # One line per run: tool step M N K extra-args.
