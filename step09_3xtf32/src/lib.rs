@@ -24,8 +24,9 @@ pub const PARAMS: &[Param] = &[
 pub const SEARCH: &[(&str, &[u32])] =
     &[("BN", &[64, 128]), ("STAGES", &[2, 3, 4, 5]), ("GROUP", &[1, 4, 8, 16])];
 
-/// Rows of C per block: the N of the kernel's wgmma. Each consumer thread holds two sets of
-/// BM/2 accumulators (the stage's and the running sum), which 256 rows would not leave room for.
+/// Rows of C per block: the N of the kernel's wgmma. Each consumer thread holds three sets of
+/// BM/2 accumulators (the stage's part, the running sum and the total): 192 registers at 128
+/// rows; at 256 rows two sets alone would take all 255 a thread may have.
 const BM: u32 = 128;
 
 /// The depth of a tile: one 128-byte row of floats, the width of the swizzle.
@@ -68,7 +69,7 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     check_tile_room(s, BM, bn, BK)?;
     if bn != 64 && bn != 128 {
         return Err(format!(
-            "{p}: BN must be 64 or 128, one 64-column strip per consumer warpgroup; a third consumer's two sets \
+            "{p}: BN must be 64 or 128, one 64-column strip per consumer warpgroup; a third consumer's three sets \
              of accumulators do not fit in an SM's registers"
         ));
     }
@@ -92,7 +93,7 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
 
 pub const STEP: GpuStep = GpuStep {
     name: "step09_3xtf32",
-    idea: "Hopper's tensor cores: wgmma per warpgroup, tiles copied by the TMA engine on an mbarrier pipeline",
+    idea: "FP32 accuracy from TF32 tensor cores: each operand split into two TF32 parts, three products per term",
     file: "step09_3xtf32/src/kernel.cu",
     source: include_str!("kernel.cu"),
     params: PARAMS,
