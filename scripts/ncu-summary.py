@@ -45,6 +45,11 @@ COUNTERS = [
     ("sm__inst_executed_pipe_fma.sum", "FMA-pipe instructions (warp)"),
     ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor pipe busy, % of cycles"),
     ("sm__inst_executed_pipe_tensor_op_hmma.sum", "tensor-core MMA instructions (warp)"),
+    ("sm__inst_executed_pipe_tensor_op_gmma.sum", "of which warpgroup MMA (wgmma), per warp"),
+    ("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+     "warps waiting a fixed-latency dependency, per issue"),
+    ("smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio",
+     "warps waiting to issue a wgmma, per issue"),
     ("sm__cycles_elapsed.avg", "cycles per SM"),
 ]
 

@@ -11,7 +11,7 @@
 // any M, N, K works and partial tiles add nothing. A warp is one tile row: it loads 32
 // consecutive floats of A and of B (coalesced), reads As[ty][k] as a broadcast and Bs[k][tx]
 // from 32 different banks (no conflicts). On an H200 at 4096³ it runs at
-// [8.9](../../docs/src/results/nvidia-h200.md "step04_tiled \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
+// [8.8](../../docs/src/results/nvidia-h200.md "step04_tiled \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
 // [17%](../../docs/src/results/nvidia-h200.md "step04_tiled \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") of cuBLAS SGEMM,
 // from [12%](../../docs/src/results/nvidia-h200.md "step02_gpu_naive \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") in step 02: each warp-wide FMA still costs 1.5 passes through the
 // shared-memory banks, and that bandwidth now sets the pace, which step 05 attacks.
