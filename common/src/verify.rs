@@ -67,9 +67,10 @@ pub const UTF32: f64 = 1.0 / 2048.0;
 pub const UTF32_TRUNCATED: f64 = 1.0 / 1024.0;
 /// The relative error of one product a·b computed as three TF32 products from split operands
 /// (a = a_big + a_small, each part rounded to nearest TF32; the same for b): a_big·b_big +
-/// a_big·b_small + a_small·b_big. The dropped a_small·b_small is at most 2⁻²²·|ab|, and rounding
-/// each small part (12 significant bits) to TF32's 11 loses at most 2⁻²³ of its operand, so
-/// the three products miss a·b by at most 2⁻²¹·(1 + 2⁻¹²)·|ab|: eight units of FP32 roundoff.
+/// a_big·b_small + a_small·b_big. They miss a·b by exactly a·r_b + r_a·b − r_a·r_b +
+/// a_small·b_small, where rounding each small part (12 significant bits) to TF32's 11 leaves
+/// |r| ≤ 2⁻²³ of its operand and |a_small| ≤ 2⁻¹¹·|a|: at most 2⁻²¹·(1 + 2⁻²⁵)·|ab|, eight units
+/// of FP32 roundoff, here rounded up to 2⁻²¹·(1 + 2⁻¹²).
 pub const SPLIT_TF32: f64 = (1.0 + 1.0 / 4096.0) / 2_097_152.0;
 /// How many model standard deviations the normwise error may reach (see the module docs).
 pub const LAMBDA: f64 = 8.0;
