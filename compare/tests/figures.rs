@@ -45,11 +45,21 @@ fn quoting_files(root: &Path) -> Vec<PathBuf> {
 }
 
 /// A quoted figure, the whole of a link's text: "6 184", "88.4%", "45.2" (thin and no-break
-/// spaces may group digits). Returns the value and its decimals.
+/// spaces may group digits), or in scientific notation, "2.6e-7". Returns the value and its
+/// decimals (of the significand, for scientific notation).
 fn quoted(text: &str) -> Option<(f64, usize)> {
-    let found = Regex::new(r"^-?\d[\d \u{2009}\u{00A0}]*(?:\.(\d+))?%?$").unwrap().captures(text.trim())?;
+    let text = text.trim();
+    if let Some(found) = scientific().captures(text) {
+        return Some((text.parse().ok()?, found.get(1).map_or(0, |d| d.as_str().len())));
+    }
+    let found = Regex::new(r"^-?\d[\d \u{2009}\u{00A0}]*(?:\.(\d+))?%?$").unwrap().captures(text)?;
     let digits: String = found[0].chars().filter(|c| c.is_ascii_digit() || *c == '.' || *c == '-').collect();
     Some((digits.parse().ok()?, found.get(1).map_or(0, |d| d.as_str().len())))
+}
+
+/// A figure in scientific notation, as the reports print errors: "2.6e-7", "0.0e0".
+fn scientific() -> Regex {
+    Regex::new(r"^-?\d(?:\.(\d+))?e-?\d+$").unwrap()
 }
 
 /// A figure in a record: "6184", "88.36", "2.2e-5".
@@ -102,10 +112,12 @@ fn check(file: &Path, quote: &str, record: &str, title: &str) -> Option<String> 
     let Some((got, decimals)) = quoted(quote) else {
         return Some(format!("\"{quote}\" is not a number"));
     };
-    (rounded(want, decimals) - got)
-        .abs()
-        .gt(&(1e-9 * got.abs().max(1.0)))
-        .then(|| format!("quotes {quote} but {record} says {found} (\"{title}\")"))
+    let differs = if scientific().is_match(quote.trim()) {
+        requoted(quote, want) != quote.trim()
+    } else {
+        (rounded(want, decimals) - got).abs() > 1e-9 * got.abs().max(1.0)
+    };
+    differs.then(|| format!("quotes {quote} but {record} says {found} (\"{title}\")"))
 }
 
 /// `value` rounded to `decimals` places, half away from zero.
@@ -117,6 +129,9 @@ fn rounded(value: f64, decimals: usize) -> f64 {
 /// `quote` rewritten to say `value`, with the same decimals, digit grouping and % sign.
 fn requoted(quote: &str, value: f64) -> String {
     let (_, decimals) = quoted(quote).expect("a quote");
+    if scientific().is_match(quote.trim()) {
+        return format!("{value:.decimals$e}");
+    }
     let text = format!("{:.*}", decimals, rounded(value, decimals));
     let (whole, fraction) = text.split_once('.').map_or((text.as_str(), None), |(w, f)| (w, Some(f)));
     let (sign, digits) = whole.strip_prefix('-').map_or(("", whole), |d| ("-", d));
@@ -202,6 +217,8 @@ fn quotes_are_read_and_rounded_as_written() {
     assert_eq!(quoted("no figure"), None);
     assert_eq!(quoted("about 3 or 99"), None, "the whole text is the figure");
     assert_eq!(recorded("2.2e-5"), Some(2.2e-5));
+    assert_eq!(quoted("2.6e-7"), Some((2.6e-7, 1)), "errors are quoted as the reports print them");
+    assert_eq!(quoted("1e-6"), Some((1e-6, 0)));
     let q = quotes(r#"at [88.4%](runs/x.log "speed .*· ([\d.]+)% of") and [a link](y.md)"#);
     assert_eq!(
         q,
@@ -220,6 +237,10 @@ fn quotes_are_read_and_rounded_as_written() {
     assert!(check(&quoting, "1", "r.log", r"nothing (\d)").unwrap().contains("matches nothing"));
     assert!(check(&quoting, "1", "gone.log", r"(\d)").unwrap().contains("cannot be read"));
     assert!(check(&quoting, "88", "r.log", r"· (\d+)").unwrap().contains("only part of the number"));
+    std::fs::write(dir.join("e.log"), "    normwise     PASS · ‖ΔC‖/‖C‖ = 2.6e-7, limit\n").unwrap();
+    assert!(check(&quoting, "2.6e-7", "e.log", r"‖ΔC‖/‖C‖ = ([\d.e-]+),").is_none());
+    assert!(check(&quoting, "2.7e-7", "e.log", r"‖ΔC‖/‖C‖ = ([\d.e-]+),").unwrap().contains("says 2.6e-7"));
+    assert!(check(&quoting, "2.6e-7", "e.log", r"\n‖ΔC‖ = ([\d.e-]+),").unwrap().contains("matches nothing"));
     let (text, changes) =
         rewrite(&quoting, r#"[88.3%](r.log "· ([\d.]+)% of") and [45.9](r.log "speed (\d+) GFLOP /1000")"#);
     assert_eq!(text, r#"[88.4%](r.log "· ([\d.]+)% of") and [45.2](r.log "speed (\d+) GFLOP /1000")"#);
@@ -235,4 +256,7 @@ fn requotes_keep_decimals_grouping_and_percent() {
     assert_eq!(requoted("0.00", 0.434), "0.43");
     assert_eq!(requoted("17.3", 9.96), "10.0");
     assert_eq!(requoted("512", 64.0), "64");
+    assert_eq!(requoted("2.6e-7", 2.64e-7), "2.6e-7");
+    assert_eq!(requoted("2.6e-7", 1.06e-6), "1.1e-6");
+    assert_eq!(requoted("0.0e0", 0.0), "0.0e0");
 }
