@@ -28,14 +28,18 @@ run() { # step, then its arguments
     echo
 }
 twice() { run "$@"; run "$@"; }
-kernels() { # step, size, then the kernels of the step a launch runs: each one's time on the GPU
-    local step=$1 size=$2; shift 2
-    local ncu; ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+kernels() { # step, size, a kernel file or -, then the kernels one launch runs: each one's GPU time
+    local step=$1 size=$2 file=$3; shift 3
+    local ncu out; ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     [ -x "$ncu" ] || { echo "(ncu not found: the kernels' own times are not measured)"; echo; return; }
-    echo "\$ ncu --clock-control none -k regex:'$(IFS='|'; echo "$*")' --launch-count $# --metrics gpu__time_duration.sum target/release/$step --size $size --reps 1${KERNEL:+ --kernel $KERNEL}"
-    (cd "$work" && "$ncu" --clock-control none -k "regex:$(IFS='|'; echo "$*")" --launch-count $# \
-        --metrics gpu__time_duration.sum "$bin/$step" --size "$size" --reps 1 ${KERNEL:+--kernel "$KERNEL"} 2>&1 |
-        grep -E '^  [a-z_]+\(|gpu__time_duration')
+    local pick; pick=$(IFS='|'; echo "$*")
+    local extra=(); [ "$file" != - ] && extra=(--kernel "$file")
+    echo "\$ ncu --clock-control none -k regex:'$pick' --launch-count $# --metrics gpu__time_duration.sum target/release/$step --size $size --reps 1${extra[*]:+ ${extra[*]}}"
+    out=$(cd "$work" && "$ncu" --clock-control none -k "regex:$pick" --launch-count $# \
+        --metrics gpu__time_duration.sum "$bin/$step" --size "$size" --reps 1 "${extra[@]}" 2>&1)
+    # Each kernel's name line (ncu prints "  name (grid)x(block), ...") and its time.
+    grep -E '^  [A-Za-z_][A-Za-z0-9_]* \(|gpu__time_duration' <<< "$out" ||
+        { echo "(ncu measured nothing; the end of its output:)"; tail -5 <<< "$out"; }
     echo
 }
 header() { # lesson title
@@ -142,18 +146,18 @@ layout() { # step08: the three ways to give wgmma a K-major B, each timed with a
         run step08_wgmma_tma -m 4096 -n 4095 -k 4095 --kernel "step08_wgmma_tma/variants/$v.cu"
     done
     # Each kernel on its own: the prologue apart from the product.
-    kernels step08_wgmma_tma 4096 matmul
-    KERNEL=step08_wgmma_tma/variants/transposing_prologue.cu kernels step08_wgmma_tma 4096 transpose_b matmul
-    KERNEL=step08_wgmma_tma/variants/in_pipeline_transpose.cu kernels step08_wgmma_tma 4096 matmul
+    kernels step08_wgmma_tma 4096 - matmul
+    kernels step08_wgmma_tma 4096 step08_wgmma_tma/variants/transposing_prologue.cu transpose_b matmul
+    kernels step08_wgmma_tma 4096 step08_wgmma_tma/variants/in_pipeline_transpose.cu matmul
 }
 split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS baselines, and the choices
     for size in 4096 8192; do
         twice step09_3xtf32 --size "$size"
     done
-    run step09_3xtf32 --size 1024
-    run step09_3xtf32 -m 256 -n 256 -k 1048576
+    twice step09_3xtf32 --size 1024
+    twice step09_3xtf32 -m 256 -n 256 -k 1048576
     # Small K, where SGEMM rounds only a few times and the split's own error shows.
-    run step09_3xtf32 -m 1024 -n 1024 -k 16
+    twice step09_3xtf32 -m 1024 -n 1024 -k 16
     run step09_3xtf32 --size 1000 --exact
     # The accumulation: the tensor cores' own sums over all of K; one running sum of K/32
     # parts; Kahan's compensated sum.
@@ -166,12 +170,13 @@ split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS 
         twice step09_3xtf32 --size "$size" --kernel step09_3xtf32/variants/in_pipeline.cu
     done
     # Each kernel on its own: the split apart from the product, in front of it or inside it.
-    kernels step09_3xtf32 4096 split_a matmul
-    KERNEL=step09_3xtf32/variants/in_pipeline.cu kernels step09_3xtf32 4096 split_a matmul
+    kernels step09_3xtf32 4096 - split_a matmul
+    kernels step09_3xtf32 4096 step09_3xtf32/variants/in_pipeline.cu split_a matmul
     # Exercise 2: the small part left unrounded, for the tensor cores to cut.
     echo '$ sed "s/parts\[small + at\] = tf32(a - big);/parts[small + at] = a - big;/" step09_3xtf32/src/kernel.cu > my.cu'
     sed 's/parts\[small + at\] = tf32(a - big);/parts[small + at] = a - big;/' step09_3xtf32/src/kernel.cu > "$work/my.cu"
-    grep -q 'tf32(a - big)' "$work/my.cu" && echo "(the edit did not apply)"
+    grep -qF 'parts[small + at] = tf32(a - big);' "$work/my.cu" && echo "(the edit did not apply)"
+    run step09_3xtf32 -m 1024 -n 1024 -k 1
     for shape in "-m 1024 -n 1024 -k 1" "--size 4096" "-m 256 -n 256 -k 1048576"; do
         # shellcheck disable=SC2086
         run step09_3xtf32 $shape --kernel my.cu

@@ -47,7 +47,6 @@ metrics=(
     gpu__time_duration.sum
     sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
     sm__inst_executed_pipe_tensor_op_hmma.sum
-    sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
     sm__inst_executed_pipe_tensor_op_gmma.sum
 )
 

@@ -292,7 +292,9 @@ pub struct Compiled {
 
 impl Compiled {
     /// Whether the machine code has a function `name`: a section `.text.name`. (Asking the
-    /// driver for a missing function is an API error, which compute-sanitizer reports.)
+    /// driver for a missing function is an API error, which compute-sanitizer reports.) A
+    /// `__device__` function of that name that the compiler did not inline has one too; loading
+    /// it as an entry point then fails with its own message.
     pub fn has_function(&self, name: &str) -> bool {
         let section = format!(".text.{name}\0");
         self.cubin.windows(section.len()).any(|w| w == section.as_bytes())

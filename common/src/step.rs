@@ -142,9 +142,9 @@ pub enum Extension {
     /// Tensor maps of A and of B for Hopper's copy engine, built on the host for each launch
     /// (see [`crate::tma`]), copied in the boxes these functions give. The kernel is compiled
     /// for the architecture-specific target (sm_90a), which runs on compute capability 9.0 only.
-    /// A kernel that also defines `transpose_b(const float* B, float* Bt, int K, int N, int
-    /// pitch)` gets B's map of Bᵀ (N×K) instead, written by that kernel in front of every launch
-    /// (timing counts it): how step08 measures a transposing prologue.
+    /// A kernel that also defines `transpose_b` (see [`crate::tma::Prologue`]) gets a map of Bᵀ
+    /// in B's place, written by that kernel in front of every launch (timing counts it): how
+    /// step08 measures a transposing prologue.
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
     /// As `TensorMaps`, but A first goes through the step's own `split_a(const float* A,
     /// float* parts, int M, int K, int pitch)`, a grid-stride kernel queued in front of every
@@ -169,7 +169,8 @@ impl Extension {
 /// The entry point that splits A for [`Extension::SplitTensorMaps`].
 pub const SPLIT_ENTRY: &str = "split_a";
 
-/// The optional entry point of an [`Extension::TensorMaps`] kernel that transposes B.
+/// The optional entry point of an [`Extension::TensorMaps`] kernel that transposes B (see
+/// [`Prologue`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 
 /// A kernel's arithmetic intensity, in FLOPs per byte, at sizes where edges do not matter.

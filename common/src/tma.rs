@@ -113,12 +113,41 @@ extern "C" __global__ void pad_rows(const float* src, float* dst, int rows, int 
 }
 "#;
 
-/// A kernel of the step's own that rewrites an operand in front of every launch.
+/// A kernel of the step's own that rewrites an operand in front of every launch, as
+/// `f(const float* src, float* dst, int rows, int cols, int pitch)` for the rows×cols operand
+/// `src`, launched on 1024 blocks of 256 threads that stride over the work; `dst` has rows of
+/// `pitch` floats (16-byte multiples).
 pub enum Prologue {
-    /// `split_a(const float* A, float* parts, int M, int K, int pitch)`: A's two parts.
+    /// `split_a(A, parts, M, K, pitch)`: A's two parts, 2·M rows, mapped with a third
+    /// coordinate, the part.
     SplitA(CudaFunction),
-    /// `transpose_b(const float* B, float* Bt, int K, int N, int pitch)`: Bᵀ, rows `pitch` apart.
+    /// `transpose_b(B, Bt, K, N, pitch)`: Bᵀ, N rows of K floats, mapped in B's place (its box
+    /// read with rows and columns exchanged: rows of Bᵀ are columns of B).
     TransposeB(CudaFunction),
+}
+
+impl Prologue {
+    /// The entry point's name in the step's kernel.
+    pub fn entry(&self) -> &'static str {
+        match self {
+            Prologue::SplitA(_) => crate::step::SPLIT_ENTRY,
+            Prologue::TransposeB(_) => crate::step::TRANSPOSE_ENTRY,
+        }
+    }
+
+    fn function(&self) -> &CudaFunction {
+        match self {
+            Prologue::SplitA(f) | Prologue::TransposeB(f) => f,
+        }
+    }
+
+    /// What it writes for a rows×cols operand: rows and columns of each part, and the parts.
+    fn output(&self, rows: usize, cols: usize) -> (usize, usize, usize) {
+        match self {
+            Prologue::SplitA(_) => (rows, cols, 2),
+            Prologue::TransposeB(_) => (cols, rows, 1),
+        }
+    }
 }
 
 /// What a kernel with tensor-map arguments needs besides its own code, kept from launch to
@@ -174,16 +203,16 @@ impl Tma {
     ) -> Result<[TensorMap; 2]> {
         let mut state = self.state.lock().map_err(|_| anyhow!("the TMA state lock was poisoned"))?;
         let [wa, wb] = &mut state.workspace;
-        let (a, b) = match prologue {
-            Some(Prologue::SplitA(f)) => (
-                Self::rewrite(gpu, f, a, [shape.m, shape.k], wa, false)?,
-                self.padded(gpu, b, shape.k, shape.n, wb)?,
+        let a = match prologue {
+            Some(p @ Prologue::SplitA(_)) => Self::rewrite(gpu, p, a, [shape.m, shape.k], wa)?,
+            _ => self.padded(gpu, a, shape.m, shape.k, wa)?,
+        };
+        let (b, b_box) = match prologue {
+            Some(p @ Prologue::TransposeB(_)) => (
+                Self::rewrite(gpu, p, b, [shape.k, shape.n], wb)?,
+                TmaBox { rows: b_box.cols, cols: b_box.rows },
             ),
-            Some(Prologue::TransposeB(f)) => (
-                self.padded(gpu, a, shape.m, shape.k, wa)?,
-                Self::rewrite(gpu, f, b, [shape.k, shape.n], wb, true)?,
-            ),
-            None => (self.padded(gpu, a, shape.m, shape.k, wa)?, self.padded(gpu, b, shape.k, shape.n, wb)?),
+            _ => (self.padded(gpu, b, shape.k, shape.n, wb)?, b_box),
         };
         let key = (a.ptr, b.ptr, shape, a_box, b_box);
         if let Some((last, maps)) = &state.last
@@ -225,29 +254,24 @@ impl Tma {
         Ok(Mapped { ptr, rows, cols, pitch, parts: 1 })
     }
 
-    /// A rows×cols matrix rewritten by the step's prologue `f(const float* src, float* dst, int
-    /// rows, int cols, int pitch)`, queued on the stream: A's two parts, 2·rows rows of `pitch`
-    /// floats, or when `transposed`, B's transpose, cols rows of `pitch` floats.
+    /// A rows×cols operand rewritten by the step's prologue into a workspace, queued on the stream.
     fn rewrite(
         gpu: &Gpu,
-        f: &CudaFunction,
+        prologue: &Prologue,
         src: &CudaSlice<f32>,
         [rows, cols]: [usize; 2],
         slot: &mut Option<CudaSlice<f32>>,
-        transposed: bool,
     ) -> Result<Mapped> {
-        let (out_rows, out_cols, parts, what) =
-            if transposed { (cols, rows, 1, "transposing B") } else { (rows, cols, 2, "splitting A") };
+        let (out_rows, out_cols, parts) = prologue.output(rows, cols);
         let pitch = padded(out_cols);
         let dst = workspace(gpu, slot, parts * out_rows * pitch)?;
         let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
-        let mut builder = gpu.stream.launch_builder(f);
+        let mut builder = gpu.stream.launch_builder(prologue.function());
         builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
-        // SAFETY: the arguments match the contract's `split_a` and `transpose_b(const float*,
-        // float*, int, int, int)`; `src` holds rows·cols floats (the caller's shape check) and
-        // `dst` the parts (or the one transpose) of out_rows·pitch floats each.
+        // SAFETY: the arguments match the prologue's `(const float*, float*, int, int, int)`;
+        // `src` holds rows·cols floats (the caller's shape check) and `dst` the parts it writes.
         unsafe { builder.launch(GRID_STRIDE) }
-            .map_err(|e| anyhow!("the kernel {what} failed to launch: {e:?}"))?;
+            .map_err(|e| anyhow!("the prologue {} failed to launch: {e:?}", prologue.entry()))?;
         let (ptr, _sync) = dst.device_ptr(&gpu.stream);
         Ok(Mapped { ptr, rows: out_rows, cols: out_cols, pitch, parts })
     }
