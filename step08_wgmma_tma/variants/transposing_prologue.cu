@@ -172,20 +172,21 @@ __device__ __forceinline__ float2 load_pair(const float* box, int row, int col)
 
 // variant: Bᵀ, written in front of every launch into N rows of K floats `pitch` apart, so that
 // B's tiles arrive K-major like A's. Each 32×32 tile goes through shared memory, so that reads
-// of B and writes of Bᵀ both run along rows. Blocks of any multiple of 32 threads.
+// of B and writes of Bᵀ both run along rows. The host launches it with 256 threads a block,
+// 8 warps: a constant stride lets the compiler unroll the row loops.
 extern "C" __global__ void transpose_b(const float* B, float* Bt, int K, int N, int pitch)
 {
     __shared__ float tile[32][33];
     int tiles_n = (N + 31) / 32;
     long long tiles = static_cast<long long>((K + 31) / 32) * tiles_n;
-    int x = threadIdx.x % 32, y = threadIdx.x / 32;  // a warp per row of the tile at a time
+    int x = threadIdx.x % 32, y = threadIdx.x / 32;  // warp y takes rows y, y + 8, y + 16, y + 24
     for (long long i = blockIdx.x; i < tiles; i += gridDim.x) {
         int k0 = static_cast<int>(i / tiles_n) * 32, n0 = static_cast<int>(i % tiles_n) * 32;
-        for (int r = y; r < 32; r += blockDim.x / 32) {
+        for (int r = y; r < 32; r += 8) {
             if (k0 + r < K && n0 + x < N) tile[r][x] = B[static_cast<long long>(k0 + r) * N + n0 + x];
         }
         __syncthreads();
-        for (int r = y; r < 32; r += blockDim.x / 32) {
+        for (int r = y; r < 32; r += 8) {
             if (n0 + r < N && k0 + x < K) Bt[static_cast<long long>(n0 + r) * pitch + k0 + x] = tile[x][r];
         }
         __syncthreads();
