@@ -68,6 +68,11 @@ pub struct Args {
     #[arg(long, value_name = "sm_XY", value_parser = parse_arch)]
     pub arch: Option<String>,
 
+    /// With --compile-only, also write the machine code to PATH (a cubin), to read its
+    /// instructions with `cuobjdump -sass PATH` or `nvdisasm PATH` from the CUDA toolkit.
+    #[arg(long, value_name = "PATH")]
+    pub cubin: Option<std::path::PathBuf>,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
@@ -99,7 +104,7 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 7] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 8] = [
         ("params", "--param"),
         ("tune", "--tune"),
         ("device", "--device"),
@@ -107,6 +112,7 @@ impl Args {
         ("kernel", "--kernel"),
         ("compile_only", "--compile-only"),
         ("arch", "--arch"),
+        ("cubin", "--cubin"),
     ];
 
     /// Which of [`Args::GPU_ONLY`] were given.
@@ -119,6 +125,7 @@ impl Args {
             self.kernel.is_some(),
             self.compile_only,
             self.arch.is_some(),
+            self.cubin.is_some(),
         ];
         Self::GPU_ONLY.iter().zip(given).filter(|(_, g)| *g).map(|((_, flag), _)| *flag).collect()
     }
@@ -295,6 +302,7 @@ mod tests {
             "--kernel",
             "--compile-only",
             "--arch",
+            "--cubin",
         ] {
             assert!(help.contains(opt), "{opt} missing from --help");
         }

@@ -41,6 +41,16 @@ fn present_arch(ordinal: usize) -> Option<String> {
 /// Compiles `step` with `params` for `arch` and returns the report a learner reads. The step's
 /// own checks come first, against `arch`'s limits; then NVRTC.
 pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Result<String> {
+    Ok(compile_and_report(step, params, arch, shape)?.0)
+}
+
+/// [`report`], with the compiled code.
+fn compile_and_report(
+    step: &GpuStep,
+    params: &Params,
+    arch: &str,
+    shape: Shape,
+) -> Result<(String, gpu::Compiled)> {
     let limits = Limits::for_arch(arch).ok_or_else(|| anyhow!("no limits are known for {arch}"))?;
     let cc = arch.strip_prefix("sm_").and_then(|d| d.trim_end_matches('a').parse::<i32>().ok()).unwrap_or(0);
     step.check_compute((cc / 10, cc % 10), arch)?;
@@ -97,7 +107,7 @@ pub fn report(step: &GpuStep, params: &Params, arch: &str, shape: Shape) -> Resu
     for line in compiled.log.lines().filter(|l| l.contains("ptxas") && !l.contains("Compile time")) {
         let _ = writeln!(r, "  {}", line.trim_end());
     }
-    Ok(r)
+    Ok((r, compiled))
 }
 
 /// The whole of `--compile-only` for a GPU step: for --arch, else the GPU present (--device),
@@ -108,6 +118,17 @@ pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape) -> Result
     }
     let arch =
         args.arch.clone().or_else(|| present_arch(args.ordinal())).unwrap_or_else(|| DEFAULT_ARCH.to_owned());
-    print!("{}", report(step, params, &arch, shape)?);
+    let (report, compiled) = compile_and_report(step, params, &arch, shape)?;
+    print!("{report}");
+    if let Some(path) = &args.cubin {
+        std::fs::write(path, &compiled.cubin)
+            .map_err(|e| anyhow!("could not write the machine code to {}: {e}", path.display()))?;
+        println!(
+            "machine code ({} bytes) written to {}: read it with `cuobjdump -sass {}`",
+            compiled.cubin.len(),
+            path.display(),
+            path.display()
+        );
+    }
     Ok(true)
 }

@@ -321,6 +321,9 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if args.arch.is_some() {
         bail!("--arch goes with --compile-only; a run compiles for the GPU it runs on");
     }
+    if args.cubin.is_some() {
+        bail!("--cubin goes with --compile-only: add --compile-only to write the machine code");
+    }
     if !args.tune {
         step.validate(&params, asked, &Limits::LARGEST)?;
     }

@@ -343,6 +343,20 @@ pub fn assert_compile_only(bin: &str, step: &GpuStep) {
             assert!(out.contains(says), "`{says}` missing:\n{out}");
         }
     }
+    // The machine code, for cuobjdump: an ELF file that holds the kernel's entry point.
+    let cubin = std::env::temp_dir().join(format!("{}-{}.cubin", step.name, std::process::id()));
+    let target = if step.check_compute((9, 0), "sm_90").is_ok() { "sm_90" } else { "sm_80" };
+    let (code, out, err) =
+        run_for_output(bin, &["--compile-only", "--arch", target, "--cubin", cubin.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("written to") && out.contains("cuobjdump -sass"), "{out}");
+    let code = std::fs::read(&cubin).unwrap();
+    std::fs::remove_file(&cubin).unwrap();
+    let compiled = gpu::Compiled { arch: target.to_owned(), cubin: code, ptxas: None, log: String::new() };
+    assert!(
+        compiled.cubin.starts_with(b"\x7fELF") && compiled.has_function("matmul"),
+        "not a cubin with matmul"
+    );
     let broken = step.source.replacen("__global__", "__global__ oops", 1);
     let broken = scratch_file(&format!("{}-broken.cu", step.name), &broken);
     let path = broken.to_str().unwrap();
@@ -404,6 +418,7 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["--param", "NOPE=4"][..], "--param NOPE"),
         (&["--kernel", "/no/such/kernel.cu"][..], "could not read the kernel /no/such/kernel.cu"),
         (&["--arch", "sm_90"][..], "--arch goes with --compile-only"),
+        (&["--cubin", "k.cubin"][..], "--cubin goes with --compile-only"),
         (&["--compile-only", "--arch", "90"][..], "not an architecture this course compiles for"),
         (&[][..], "needs an NVIDIA GPU"),
     ] {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Compiles each GPU step's kernel for one architecture and counts the instructions of its machine
+# code (scripts/sass-summary.py): the whole kernel and its hot loop, by opcode. Needs NVRTC and
+# nvdisasm or cuobjdump (CUDA toolkit, or the nvidia-cuda-nvdisasm wheel); no GPU.
+#
+#   cargo build --release && scripts/sass.sh                        # sm_90, programs from target/release
+#   ARCH=sm_80 scripts/sass.sh .gpu/bin > sass.log                   # another architecture or folder
+#   NVDISASM=/path/to/nvdisasm STEPS="step05_thread_tile step06_prefetch" scripts/sass.sh
+set -uo pipefail
+bin=$(cd "${1:-target/release}" 2>/dev/null && pwd) || { echo "sass: no folder ${1:-target/release}" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+arch=${ARCH:-sm_90}
+if [ -n "${NVDISASM:-}" ]; then disasm=("$NVDISASM" -c)
+elif command -v nvdisasm > /dev/null; then disasm=(nvdisasm -c)
+elif command -v cuobjdump > /dev/null; then disasm=(cuobjdump -sass)
+else echo "sass: neither nvdisasm nor cuobjdump found; set NVDISASM" >&2; exit 2; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+for step in ${STEPS:-step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch step07_tf32_mma step08_wgmma_tma step09_3xtf32}; do
+    echo "\$ cargo run --release -p $step -- --compile-only --arch $arch --cubin k.cubin"
+    if ! CUDA_CACHE_DISABLE=1 "$bin/$step" --compile-only --arch "$arch" --cubin "$work/k.cubin" > "$work/out" 2>&1; then
+        sed 's/^/  /' "$work/out"; echo; continue
+    fi
+    grep -E "^  (params|kernel) " "$work/out"
+    echo "\$ ${disasm[0]##*/} ${disasm[1]} k.cubin | scripts/sass-summary.py"
+    "${disasm[@]}" "$work/k.cubin" | scripts/sass-summary.py || status=1
+    echo
+done
+exit $status
