@@ -68,8 +68,9 @@ fn bytes(b: u64) -> String {
     }
 }
 
-/// A rate with three significant figures at small values, whole numbers at large ones.
-fn rate(gflops: f64) -> String {
+/// A rate as the reports and compare's tables print it: whole numbers from 100 up, one decimal
+/// from 10, two below (three significant figures at small values).
+pub fn rate(gflops: f64) -> String {
     match gflops {
         g if g < 10.0 => format!("{g:.2}"),
         g if g < 100.0 => format!("{g:.1}"),
@@ -159,16 +160,15 @@ impl fmt::Display for Report {
             )?;
         }
         if let Device::Gpu(d) = &self.device {
-            match (self.precision, d.tf32_peak_gflops()) {
-                (p, Some(peak)) if p.is_tf32() => {
-                    write!(f, " · {:.1}% of TF32 peak", 100.0 * self.gflops() / peak)?
-                }
-                (p, None) if p.is_tf32() => write!(f, " · TF32 peak of {} not known", d.arch())?,
-                _ => write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?,
+            // Every step off the TF32 path is set against the FP32 peak; one on the tensor cores
+            // also (or only, for TF32) against its own roof.
+            if !self.precision.is_tf32() {
+                write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?;
             }
-            // Three TF32 products per term: the tensor cores' own ceiling is a third of theirs.
-            if let (Precision::Tf32x3, Some(peak)) = (self.precision, d.tf32_peak_gflops()) {
-                write!(f, " · {:.1}% of a third of TF32 peak", 300.0 * self.gflops() / peak)?;
+            match self.precision.roof(d.peak_gflops(), d.tf32_peak_gflops()) {
+                ("FP32 peak", _) => {}
+                (by, Some(roof)) => write!(f, " · {:.1}% of {by}", 100.0 * self.gflops() / roof)?,
+                (by, None) => write!(f, " · {by} of {} not known", d.arch())?,
             }
         }
         writeln!(f)?;

@@ -327,10 +327,16 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if !args.tune {
         step.validate(&params, asked, &Limits::LARGEST)?;
     }
+    // Verifying keeps the baselines' results too (SGEMM's, and TF32's for a tensor-core step),
+    // to show their errors beside the step's.
+    let baselines = match (args.no_verify || args.no_cublas || !cublas_found, step.precision.tensor_cores()) {
+        (true, _) => 0,
+        (false, tf32) => 1 + u64::from(tf32),
+    };
     check_host_fits(
         asked,
         !args.no_verify,
-        2 * transposed_b_bytes(step, &params, asked),
+        2 * transposed_b_bytes(step, &params, asked) + baselines * 4 * (asked.m * asked.n) as u64,
         host_memory_available(),
     )?;
 

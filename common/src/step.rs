@@ -75,13 +75,14 @@ impl fmt::Display for Params {
     }
 }
 
-/// Refuses a shape whose rows, columns or depth come within one tile (BM, BN, BK) of i32::MAX:
-/// kernels that step row0 + BM, col0 + BN and k0 + BK in 32-bit ints would overflow.
-pub fn check_tile_room(s: Shape, bm: u32, bn: u32, bk: u32) -> Result<(), String> {
-    if [(s.m, bm), (s.n, bn), (s.k, bk)].iter().any(|&(d, t)| d as u64 + u64::from(t) > i32::MAX as u64) {
-        return Err(format!(
-            "the shape {s} comes within a tile of the 32-bit index limit; choose a smaller shape"
-        ));
+/// More rows, columns or depth than any step's tile has in any direction.
+const TILE_ROOM: usize = 1024;
+
+/// Refuses a shape whose rows, columns or depth come within a tile of i32::MAX: kernels step
+/// row0 + BM, col0 + BN and k0 + BK in 32-bit ints, which would overflow.
+fn check_tile_room(s: Shape) -> Result<()> {
+    if [s.m, s.n, s.k].iter().any(|&d| d + TILE_ROOM > i32::MAX as usize) {
+        bail!("the shape {s} comes within a tile of the 32-bit index limit; choose a smaller shape");
     }
     Ok(())
 }
@@ -272,6 +273,7 @@ impl GpuStep {
 
     /// Checks `params` and `shape` against the step's own rules and the device's grid limits.
     pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Launch> {
+        check_tile_room(shape)?;
         (self.check)(params, shape, limits).map_err(|why| anyhow!("{why}"))?;
         let launch = (self.launch)(params, shape);
         if launch.threads() > limits.max_threads_per_block {

@@ -137,8 +137,16 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     }
     bar.finish_and_clear();
 
-    let cublas_ms = blas
+    // The baseline a step is set against: cuBLAS TF32 for a TF32 step, SGEMM otherwise.
+    let (baseline, tf32) = match &blas {
+        Some(_) if step.precision.is_tf32() => {
+            (("%TF32", "cuBLAS TF32"), Some(Blas::tf32(gpu.stream.clone())?))
+        }
+        _ => (("%SGEMM", "cuBLAS SGEMM"), None),
+    };
+    let cublas_ms = tf32
         .as_ref()
+        .or(blas.as_ref())
         .map(|b| run::cublas_run(gpu, b, shape, &bufs, plan, false))
         .transpose()?
         .map(|(_, t)| t.median_ms);
@@ -156,7 +164,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     }
     println!(
         "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10} {:>10} {:>8}  verify",
-        "rank", "parameters", "regs", "smem", "blk/SM", "ms", "GFLOP/s", "%cuBLAS"
+        "rank", "parameters", "regs", "smem", "blk/SM", "ms", "GFLOP/s", baseline.0
     );
     for (i, r) in rows.iter().enumerate() {
         let share = cublas_ms.map_or("-".to_owned(), |c| format!("{:.1}", 100.0 * c / r.median_ms));
@@ -178,7 +186,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
         );
     }
     if let Some(c) = cublas_ms {
-        println!("      cuBLAS SGEMM: {c:.3} ms, {:.0} GFLOP/s", shape.flops() / (c * 1e-3) / 1e9);
+        println!("      {}: {c:.3} ms, {:.0} GFLOP/s", baseline.1, shape.flops() / (c * 1e-3) / 1e9);
     }
     let best = rows
         .iter()

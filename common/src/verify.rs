@@ -113,6 +113,16 @@ impl Precision {
         self.is_tf32() || self == Precision::Tf32x3
     }
 
+    /// The compute roof a step of this precision is measured against: its name and GFLOP/s, from
+    /// the GPU's FP32 peak and its dense TF32 peak (None where the TF32 peak is not known).
+    pub fn roof(self, fp32_peak: f64, tf32_peak: Option<f64>) -> (&'static str, Option<f64>) {
+        match self {
+            p if p.is_tf32() => ("TF32 peak", tf32_peak),
+            Precision::Tf32x3 => ("a third of TF32 peak", tf32_peak.map(|p| p / 3.0)),
+            _ => ("FP32 peak", Some(fp32_peak)),
+        }
+    }
+
     /// Unit roundoff of products and sums.
     pub fn sum_u(self) -> f64 {
         U32

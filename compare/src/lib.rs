@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use common::report::rate;
 use common::{GpuStep, Intensity, Precision};
 use plotters::prelude::*;
 
@@ -167,12 +168,10 @@ impl Results {
     /// known: TF32 for a TF32 step, a third of it for a step of three TF32 products; else FP32),
     /// or a memory whose bandwidth times the intensity is lower (DRAM only where it was measured).
     pub fn bound(&self, intensity: Intensity, precision: Precision) -> Bound {
-        let mut bound = match self.tf32_peak_gflops {
-            Some(gflops) if precision.is_tf32() => Bound { by: "TF32 peak", gflops },
-            Some(gflops) if precision == Precision::Tf32x3 => {
-                Bound { by: "a third of TF32 peak", gflops: gflops / 3.0 }
-            }
-            _ => Bound { by: "FP32 peak", gflops: self.peak_gflops },
+        let mut bound = match precision.roof(self.peak_gflops, self.tf32_peak_gflops) {
+            (by, Some(gflops)) => Bound { by, gflops },
+            // A GPU whose TF32 peak the course does not know: the FP32 peak stands in.
+            (_, None) => Bound { by: "FP32 peak", gflops: self.peak_gflops },
         };
         let roofs = [
             self.dram_gbs.map(|gbs| ("DRAM", gbs * intensity.global)),
@@ -538,16 +537,6 @@ fn tick(v: f64) -> String {
     } else {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    }
-}
-
-/// GFLOP/s as the table prints it: whole numbers from 100 up, one decimal from 10, two below,
-/// so that the CPU step's fraction of a GFLOP/s keeps its digits.
-pub fn rate(gflops: f64) -> String {
-    match gflops {
-        g if g >= 100.0 => format!("{g:.0}"),
-        g if g >= 10.0 => format!("{g:.1}"),
-        g => format!("{g:.2}"),
     }
 }
 

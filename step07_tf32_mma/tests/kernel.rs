@@ -40,12 +40,7 @@ const SETS: &[[u32; 5]] = &[
 ];
 
 fn set(v: [u32; 5]) -> Params {
-    let names = ["BM", "BN", "BK", "WM", "WN"];
-    Params::with_overrides(
-        STEP.params,
-        &names.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect::<Vec<_>>(),
-    )
-    .unwrap()
+    testing::named_params(&STEP, ["BM", "BN", "BK", "WM", "WN"], v)
 }
 
 #[test]
@@ -149,7 +144,7 @@ fn nvrtc_compiles_the_mma_only_variant_without_spills() {
         for &v in SETS {
             let info = testing::nvrtc_check(&MMA_ONLY, &set(v), arch)
                 .unwrap_or_else(|e| panic!("{arch} {v:?}: {e}"));
-            assert_eq!(info.spill_bytes(), 0, "{arch} {v:?}: {info:?}");
+            assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{arch} {v:?}: {info:?}");
         }
     }
 }

@@ -10,6 +10,18 @@ fn bad_inputs_are_refused_in_one_sentence() {
 }
 
 #[test]
+fn invalid_parameter_sets_are_refused_without_a_gpu() {
+    testing::assert_bad_sets_refused_without_a_gpu(
+        BIN,
+        &[
+            (&["--param", "BM=64"], "written for 128 or 256"),
+            (&["--param", "STAGES=1"], "STAGES must be 2 to 8"),
+            (&["--param", "BN=192"], "do not fit in an SM's registers"),
+        ],
+    );
+}
+
+#[test]
 fn help_names_the_default_shape_and_the_chapter() {
     testing::assert_help(
         BIN,

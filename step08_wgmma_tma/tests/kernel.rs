@@ -53,12 +53,7 @@ const SETS: &[[u32; 4]] = &[
 ];
 
 fn set(v: [u32; 4]) -> Params {
-    let names = ["BM", "BN", "STAGES", "GROUP"];
-    Params::with_overrides(
-        STEP.params,
-        &names.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect::<Vec<_>>(),
-    )
-    .unwrap()
+    testing::named_params(&STEP, ["BM", "BN", "STAGES", "GROUP"], v)
 }
 
 #[test]
@@ -260,7 +255,7 @@ fn nvrtc_only_the_transposing_variant_has_a_prologue() {
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_variants_match_the_reference() {
     for v in VARIANTS {
-        for set_ in [[256, 128, 4, 8], [128, 64, 4, 3], [128, 192, 4, 8]] {
+        for set_ in [SETS[0], SETS[2], SETS[4]] {
             testing::assert_all_pass(&testing::gpu_check(&v.of(&STEP), set(set_), SHAPES).unwrap());
         }
     }

@@ -105,7 +105,7 @@ __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
 
-// d (a 64×128 tile of Cᵀ, 64 floats a thread) = a (64×8 of Bᵀ, 4 per thread) · the 8×128
+// d (a 64×BM tile of Cᵀ, BM/2 floats a thread) = a (64×8 of Bᵀ, 4 per thread) · the 8×BM
 // slice of Aᵀ that desc points at, plus d itself when accumulate is not 0. The braces list
 // every accumulator register.
 __device__ __forceinline__ void wgmma(float (&d)[BM / 2], const unsigned (&a)[4], unsigned long long desc, int accumulate)

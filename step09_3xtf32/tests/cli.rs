@@ -10,6 +10,18 @@ fn bad_inputs_are_refused_in_one_sentence() {
 }
 
 #[test]
+fn invalid_parameter_sets_are_refused_without_a_gpu() {
+    testing::assert_bad_sets_refused_without_a_gpu(
+        BIN,
+        &[
+            (&["--param", "BN=192"], "BN must be 64 or 128"),
+            (&["--param", "GROUP=0"], "GROUP must be 1 to 64"),
+            (&["--param", "STAGES=5"], "lower STAGES or BN"),
+        ],
+    );
+}
+
+#[test]
 fn help_names_the_default_shape_and_the_chapter() {
     testing::assert_help(
         BIN,

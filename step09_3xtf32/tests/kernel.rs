@@ -57,12 +57,7 @@ const FAULTS: &[Fault] = &[
 const SETS: &[[u32; 3]] = &[[128, 4, 8], [128, 4, 1], [64, 5, 3], [128, 2, 64], [64, 2, 16]];
 
 fn set(v: [u32; 3]) -> Params {
-    let names = ["BN", "STAGES", "GROUP"];
-    Params::with_overrides(
-        STEP.params,
-        &names.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect::<Vec<_>>(),
-    )
-    .unwrap()
+    testing::named_params(&STEP, ["BN", "STAGES", "GROUP"], v)
 }
 
 #[test]

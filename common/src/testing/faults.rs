@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 
 use crate::cublas::Blas;
 use crate::gpu::{self, Gpu};
@@ -110,14 +110,7 @@ __device__ __forceinline__ float fault_bf16(float x) { return __uint_as_float((_
 
 /// `source` with the fault's edits made, or which edit no longer matches.
 pub fn apply(source: &str, fault: &Fault) -> Result<String> {
-    let mut edited = source.to_owned();
-    for (find, replace) in fault.edits {
-        match edited.matches(find).count() {
-            1 => edited = edited.replacen(find, replace, 1),
-            0 => bail!("the {:?} edit no longer matches the kernel: `{find}`", fault.class),
-            n => bail!("the {:?} edit matches {n} places in the kernel, not one: `{find}`", fault.class),
-        }
-    }
+    let edited = super::apply_edits(source, fault.edits).map_err(|e| anyhow!("the {:?} {e}", fault.class))?;
     Ok(format!("{PRELUDE}{edited}"))
 }
 

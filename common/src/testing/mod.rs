@@ -50,6 +50,12 @@ pub const SHAPES: &[(usize, usize, usize)] = &[
 pub const DEEP: &[(usize, usize, usize)] =
     &[(64, 64, 65536), (2, 2, 65536), (1, 1, 1 << 20), (33, 17, 100_003)];
 
+/// `step`'s parameters with `names` set to `values` (a test's documented set).
+pub fn named_params<const N: usize>(step: &GpuStep, names: [&str; N], values: [u32; N]) -> Params {
+    let overrides: Vec<(String, u32)> = names.iter().zip(values).map(|(n, v)| ((*n).to_owned(), v)).collect();
+    Params::with_overrides(step.params, &overrides).expect("the step declares these parameters")
+}
+
 /// Text edits of a kernel: each `(find, replace)` matches exactly once.
 pub type Edits = &'static [(&'static str, &'static str)];
 
@@ -69,14 +75,24 @@ impl Variant {
     }
 }
 
+/// `source` with each edit made in turn, or which edit does not match exactly once.
+pub fn apply_edits(source: &str, edits: &[(&str, &str)]) -> Result<String> {
+    let mut edited = source.to_owned();
+    for (find, replace) in edits {
+        match edited.matches(find).count() {
+            1 => edited = edited.replacen(find, replace, 1),
+            0 => return Err(anyhow!("edit no longer matches the kernel: `{find}`")),
+            n => return Err(anyhow!("edit matches {n} places in the kernel, not one: `{find}`")),
+        }
+    }
+    Ok(edited)
+}
+
 /// Each variant is the step's kernel with its edits made, one after another, and nothing else.
 pub fn assert_variants_are_edits(step: &GpuStep, variants: &[Variant]) {
     for v in variants {
-        let mut edited = step.source.to_owned();
-        for (find, replace) in v.edits.iter().flat_map(|e| e.iter()) {
-            assert_eq!(edited.matches(find).count(), 1, "{}: `{find}`", v.file);
-            edited = edited.replacen(find, replace, 1);
-        }
+        let edits: Vec<_> = v.edits.iter().flat_map(|e| e.iter().copied()).collect();
+        let edited = apply_edits(step.source, &edits).unwrap_or_else(|e| panic!("{}: {e}", v.file));
         assert!(edited == v.source, "{} is not the kernel with its edits", v.file);
     }
 }
@@ -300,6 +316,16 @@ fn run_command(command: &mut std::process::Command, env: &[(&str, &str)]) -> (Op
 /// not a panic's, a first line `error: …` that says `says`, and no panic message or backtrace.
 pub fn assert_clear_error(bin: &str, args: &[&str], env: &[(&str, &str)], says: &str) {
     assert_clear_outcome(args, run_program(bin, args, env), says);
+}
+
+/// Through the program, with no GPU visible: each parameter set is refused with its sentence,
+/// before anything needs a GPU.
+pub fn assert_bad_sets_refused_without_a_gpu(bin: &str, cases: &[(&[&str], &str)]) {
+    for (params, says) in cases {
+        let mut args = vec!["--size", "256"];
+        args.extend_from_slice(params);
+        assert_clear_error(bin, &args, &[("CUDA_VISIBLE_DEVICES", "")], says);
+    }
 }
 
 /// [`assert_clear_error`] on the outcome of a run already made.

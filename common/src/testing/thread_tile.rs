@@ -69,8 +69,7 @@ pub const DOCUMENTED: &[[u32; 7]] = &[
 
 /// `step`'s parameters with the seven values of `v` (see [`NAMES`]).
 pub fn params(step: &GpuStep, v: [u32; 7]) -> Params {
-    let overrides: Vec<(String, u32)> = NAMES.iter().zip(v).map(|(n, v)| ((*n).to_owned(), v)).collect();
-    Params::with_overrides(step.params, &overrides).expect("thread-tile steps declare these parameters")
+    super::named_params(step, NAMES, v)
 }
 
 /// Every documented set is valid on Hopper; sets that cannot work are refused with the reason.
@@ -132,17 +131,15 @@ pub fn assert_broken_edit_reported(step: &GpuStep) {
 /// Through the program, without a GPU: sets that do not divide or do not fit are refused in a
 /// sentence before any GPU is looked for.
 pub fn assert_bad_sets_refused_without_a_gpu(bin: &str) {
-    let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
-    for (params, says) in [
-        (&["--param", "TM=3"][..], "whole number of warp regions"),
-        (&["--param", "WN=64"][..], "exactly 32 thread tiles"),
-        (&["--param", "BK=6"][..], "multiples of 4"),
-        (&["--param", "BK=512", "--param", "BM=256", "--param", "BN=256"][..], "shared memory"),
-    ] {
-        let mut args = vec!["--size", "256"];
-        args.extend_from_slice(params);
-        super::assert_clear_error(bin, &args, &no_gpu, says);
-    }
+    super::assert_bad_sets_refused_without_a_gpu(
+        bin,
+        &[
+            (&["--param", "TM=3"], "whole number of warp regions"),
+            (&["--param", "WN=64"], "exactly 32 thread tiles"),
+            (&["--param", "BK=6"], "multiples of 4"),
+            (&["--param", "BK=512", "--param", "BM=256", "--param", "BN=256"], "shared memory"),
+        ],
+    );
 }
 
 /// Through the program, on the GPU: a set whose compiled kernel spills is refused in a sentence.
