@@ -105,6 +105,25 @@ edges() { # step06 at sizes that are not multiples of its tiles
         twice step06_prefetch --size "$size"
     done
 }
+stages() { # step05 built up one idea at a time (--stage), then the step's kernel; step06 beside it
+    local s
+    for s in 1_outer_products 2_warp_regions 3_transposed_a 4_vector_loads 5_launch_bounds; do
+        twice step05_thread_tile --stage "$s"
+    done
+    run step05_thread_tile --stage 5_launch_bounds --param MINB=2
+    twice step05_thread_tile
+    twice step06_prefetch
+}
+
+targets() { # step06 at the performance issue's shapes, and step05 at 4096³, twice each
+    twice step05_thread_tile
+    twice step06_prefetch
+    twice step06_prefetch --size 8192
+    twice step06_prefetch --size 2048
+    twice step06_prefetch -m 4095 -n 4095 -k 4095
+    twice step06_prefetch -m 4097 -n 4097 -k 4097
+}
+
 tensor_cores() { # step07: TF32 mma.sync against both cuBLAS baselines, at 4096³ and 8192³
     for size in 4096 8192; do
         twice step07_tf32_mma --size "$size"
@@ -212,7 +231,7 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step04_tiled --param UNROLL=1
 }
 
-for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges skinny tensor_cores wgmma layout split break_it}; do
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges stages targets skinny tensor_cores wgmma layout split break_it}; do
     lesson "$name" "$name"
 done
 echo "lessons: wrote $stem-*.log" >&2

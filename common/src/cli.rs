@@ -59,6 +59,11 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub kernel: Option<std::path::PathBuf>,
 
+    /// Run one of the step's staged kernels instead of its own (step05_thread_tile has them; its
+    /// --help lists them): the same compile, verify, time and report.
+    #[arg(long, value_name = "NAME", conflicts_with = "kernel")]
+    pub stage: Option<String>,
+
     /// Only compile the kernel (for --arch) and print its resources and ptxas's output; needs no GPU.
     #[arg(long)]
     pub compile_only: bool,
@@ -104,12 +109,13 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 8] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 9] = [
         ("params", "--param"),
         ("tune", "--tune"),
         ("device", "--device"),
         ("no_cublas", "--no-cublas"),
         ("kernel", "--kernel"),
+        ("stage", "--stage"),
         ("compile_only", "--compile-only"),
         ("arch", "--arch"),
         ("cubin", "--cubin"),
@@ -123,6 +129,7 @@ impl Args {
             self.device.is_some(),
             self.no_cublas,
             self.kernel.is_some(),
+            self.stage.is_some(),
             self.compile_only,
             self.arch.is_some(),
             self.cubin.is_some(),

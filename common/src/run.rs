@@ -309,7 +309,11 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
 /// [`run_gpu`] with the answer to "could libcublas be loaded?" given, so that a test can take
 /// the path of a machine without cuBLAS: no baseline, the reference on the CPU, and a note.
 pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
-    let edited = args.kernel.as_deref().map(|path| compile_only::with_kernel(step, path)).transpose()?;
+    let edited = match (&args.kernel, &args.stage) {
+        (Some(path), _) => Some(compile_only::with_kernel(step, path)?),
+        (None, Some(name)) => Some(step.stage(name)?),
+        (None, None) => None,
+    };
     let step = edited.as_ref().unwrap_or(step);
     // Everything that needs no GPU is checked first, so that a machine without one still names
     // the real problem: parameters, the shape (against the most any GPU allows), host memory.
@@ -402,9 +406,10 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         Some(verify::verify(shape, &c, &r, step.precision))
     };
     let report = Report {
-        step: match &args.kernel {
-            Some(path) => format!("{} (kernel from {})", step.name, path.display()),
-            None => step.name.to_owned(),
+        step: match (&args.kernel, &args.stage) {
+            (Some(path), _) => format!("{} (kernel from {})", step.name, path.display()),
+            (None, Some(name)) => format!("{} (stage {name})", step.name),
+            (None, None) => step.name.to_owned(),
         },
         device: Device::Gpu(gpu.info.clone()),
         shape,

@@ -133,6 +133,22 @@ pub struct GpuStep {
     pub min_compute: (i32, i32),
     /// What the kernel takes beyond the six standard arguments.
     pub extension: Extension,
+    /// Earlier kernels of the same step, each one idea short of the next, the last one short of
+    /// the step's kernel: runnable with `--stage NAME` (empty for most steps).
+    pub stages: &'static [Stage],
+}
+
+/// One of a step's staged kernels: a full kernel taking the step's parameters and launch.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage {
+    /// What `--stage` takes, e.g. `3_transposed_a`.
+    pub name: &'static str,
+    /// One line: the idea this stage adds to the one before.
+    pub idea: &'static str,
+    /// The kernel's path in the workspace, for compiler diagnostics.
+    pub file: &'static str,
+    /// The kernel source, embedded with `include_str!`.
+    pub source: &'static str,
 }
 
 /// The contract's one extension: arguments a kernel takes after `matmul(M, N, K, A, B, C)`.
@@ -234,6 +250,21 @@ impl GpuStep {
         Ok(())
     }
 
+    /// The step with stage `name`'s kernel in place of its own.
+    pub fn stage(&self, name: &str) -> Result<GpuStep> {
+        if self.stages.is_empty() {
+            bail!("{} has no stages; step05_thread_tile has (see its --help)", self.name);
+        }
+        match self.stages.iter().find(|s| s.name == name) {
+            Some(s) => Ok(GpuStep { file: s.file, source: s.source, ..*self }),
+            None => bail!(
+                "{} has no stage {name}; its stages are {}",
+                self.name,
+                self.stages.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+
     /// The `--help` text after the options: the step's idea, its parameters, its default shape
     /// and its chapter.
     pub fn help(&self) -> String {
@@ -242,6 +273,12 @@ impl GpuStep {
             s += "\nKernel parameters (--param NAME=VALUE):\n";
             for p in self.params {
                 s += &format!("  {:<6} {} (default {})\n", p.name, p.help, p.default);
+            }
+        }
+        if !self.stages.is_empty() {
+            s += "\nStages (--stage NAME): the kernel built up one idea at a time, each stage adding one to\nthe stage before it; the step's own kernel adds the last:\n";
+            for st in self.stages {
+                s += &format!("  {:<18} {}\n", st.name, st.idea);
             }
         }
         let Shape { m, n, k } = (self.default_shape)(&Limits::LARGEST);

@@ -231,6 +231,7 @@ mod tests {
         intensity: |_| crate::step::Intensity { global: 1.0, shared: None },
         min_compute: (7, 5),
         extension: crate::step::Extension::None,
+        stages: &[],
     };
 
     #[test]

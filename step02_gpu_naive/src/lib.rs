@@ -57,4 +57,5 @@ pub const STEP: GpuStep = GpuStep {
     intensity: |_| Intensity { global: 0.25, shared: None },
     min_compute: (7, 5),
     extension: common::Extension::None,
+    stages: &[],
 };

@@ -66,4 +66,5 @@ pub const STEP: GpuStep = GpuStep {
     intensity: |_| Intensity { global: 8.0, shared: Some(0.25) },
     min_compute: (7, 5),
     extension: common::Extension::None,
+    stages: &[],
 };

@@ -64,6 +64,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
+    stages: &[],
 };
 
 /// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In

@@ -1,7 +1,7 @@
 //! Step 05: each thread computes a TM×TN tile of C in registers (outer products).
 
 use common::gpu::Limits;
-use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
+use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape, Stage};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -98,7 +98,42 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
+    stages: STAGES,
 };
+
+/// The step's kernel built up one idea at a time (`--stage NAME`); the chapter measures each.
+pub const STAGES: &[Stage] = &[
+    Stage {
+        name: "1_outer_products",
+        idea: "a TM×TN register tile per thread, built from outer products; threads spread over the block tile",
+        file: "step05_thread_tile/stages/1_outer_products.cu",
+        source: include_str!("../stages/1_outer_products.cu"),
+    },
+    Stage {
+        name: "2_warp_regions",
+        idea: "threads arranged warp by warp, each warp owning a WM×WN region",
+        file: "step05_thread_tile/stages/2_warp_regions.cu",
+        source: include_str!("../stages/2_warp_regions.cu"),
+    },
+    Stage {
+        name: "3_transposed_a",
+        idea: "A's tile stored transposed in shared memory, free of bank conflicts",
+        file: "step05_thread_tile/stages/3_transposed_a.cu",
+        source: include_str!("../stages/3_transposed_a.cu"),
+    },
+    Stage {
+        name: "4_vector_loads",
+        idea: "16-byte loads: a thread's tile in 4×4 pieces, float4 copies and writes",
+        file: "step05_thread_tile/stages/4_vector_loads.cu",
+        source: include_str!("../stages/4_vector_loads.cu"),
+    },
+    Stage {
+        name: "5_launch_bounds",
+        idea: "__launch_bounds__(THREADS, MINB): registers budgeted for MINB blocks per SM",
+        file: "step05_thread_tile/stages/5_launch_bounds.cu",
+        source: include_str!("../stages/5_launch_bounds.cu"),
+    },
+];
 
 /// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.
 fn intensity(p: &Params) -> Intensity {

@@ -1,7 +1,7 @@
 use common::Params;
 use common::testing::thread_tile::{self, FAULTS};
 use common::testing::{self, DEEP, SHAPES};
-use step05_thread_tile::STEP;
+use step05_thread_tile::{STAGES, STEP};
 
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
@@ -44,3 +44,53 @@ common::planted_fault_tests!(
     &[SHAPES, DEEP].concat(),
     env!("CARGO_BIN_EXE_step05_thread_tile")
 );
+
+/// The step's kernel with each staged kernel in its place, in order.
+fn stages() -> Vec<(&'static str, common::GpuStep)> {
+    STAGES.iter().map(|s| (s.name, STEP.stage(s.name).unwrap())).collect()
+}
+
+#[test]
+fn the_stages_are_in_order_and_each_differs_from_the_next() {
+    let names: Vec<_> = STAGES.iter().map(|s| s.name).collect();
+    for (i, name) in names.iter().enumerate() {
+        assert!(name.starts_with(&format!("{}_", i + 1)), "stage {name} is not number {}", i + 1);
+    }
+    let sources: Vec<_> = STAGES.iter().map(|s| s.source).chain([STEP.source]).collect();
+    for pair in sources.windows(2) {
+        assert_ne!(pair[0], pair[1]);
+    }
+    for s in STAGES {
+        assert!(s.file.ends_with(&format!("stages/{}.cu", s.name)), "{}", s.file);
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_every_stage_without_spills() {
+    for (name, step) in stages() {
+        for &(arch, _) in testing::ARCHS {
+            let info = testing::nvrtc_check(&step, &Params::defaults(STEP.params), arch).unwrap();
+            assert_eq!(info.spill_bytes(), 0, "{name} {arch}: {info:?}");
+        }
+    }
+}
+
+/// Every stage gives right answers on the awkward shapes, and the same planted fault (the last
+/// slice of K left out) fails each of them: the check reaches the stages too.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_every_stage_matches_the_reference_and_a_planted_fault_fails() {
+    let params = Params::defaults(STEP.params);
+    for (name, step) in stages() {
+        testing::assert_all_pass(&testing::gpu_check(&step, params.clone(), SHAPES).unwrap());
+        let edits = [("for (int k0 = 0; k0 < K; k0 += BK) {", "for (int k0 = 0; k0 < K - BK; k0 += BK) {")];
+        let faulty = testing::apply_edits(step.source, &edits).unwrap();
+        let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..step };
+        let results =
+            testing::gpu_check(&faulty, params.clone(), &[(127, 129, 131), (64, 64, 65536)]).unwrap();
+        for (shape, verdict) in &results {
+            assert!(!verdict.passed(), "{name} with the last slice dropped passed at {shape}");
+        }
+    }
+}

@@ -8,8 +8,8 @@
 // registers are then written into the second buffer, which nobody is reading. The block only
 // needs one barrier per slice: the buffer being filled was last read before the previous one.
 //
-// What it buys: on an H200 at 4096³ [45.3](../../docs/src/results/nvidia-h200.md "step06_prefetch \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
-// [89%](../../docs/src/results/nvidia-h200.md "step06_prefetch \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") of cuBLAS SGEMM
+// What it buys: on an H200 at 4096³ [46.7](../../docs/src/results/nvidia-h200.md "step06_prefetch \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
+// [92%](../../docs/src/results/nvidia-h200.md "step06_prefetch \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") of cuBLAS SGEMM
 // ([81%](../../docs/src/results/nvidia-h200.md "step05_thread_tile \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") in step 05), with
 // the tuned 128×256×16 block tile, 128×16 warp regions and 8×8 thread tiles, for the price of a
 // second buffer of shared memory and the registers holding the prefetched slice.
@@ -54,10 +54,54 @@ __device__ __forceinline__ float4 load4(const float* p, int row, int col, int ro
     return v;
 }
 
+// p[row][col .. col+3], known to lie inside the matrix: no bounds checks. VEC: rows start on
+// 16-byte boundaries, so the piece is one float4 load. Read-only loads (__ldg) tell the
+// compiler nothing writes the matrix while the kernel runs.
+template <bool VEC>
+__device__ __forceinline__ float4 load4_inside(const float* p, int row, int col, int cols)
+{
+    const float* q = p + row * cols + col;
+    if constexpr (VEC) return __ldg(reinterpret_cast<const float4*>(q));
+    return make_float4(__ldg(q + 0), __ldg(q + 1), __ldg(q + 2), __ldg(q + 3));
+}
+
+// fetch_tiles for a slice wholly inside A and B: no piece needs a bounds check.
+template <bool VEC>
+__device__ __forceinline__ void fetch_inside(const float* A, const float* B, int N, int K, int row0, int col0, int k0,
+                                             float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
+{
+#pragma unroll
+    for (int i = 0; i < A_LOADS; ++i) {
+        int e = threadIdx.x + i * THREADS;
+        if (A_PIECES % THREADS == 0 || e < A_PIECES) {
+            a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < B_LOADS; ++i) {
+        int e = threadIdx.x + i * THREADS;
+        if (B_PIECES % THREADS == 0 || e < B_PIECES) {
+            b_next[i] = load4_inside<VEC>(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), N);
+        }
+    }
+}
+
 // Copies this thread's pieces of the A and B tiles at k0 from global memory into registers.
 __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
                                             int k0, float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
 {
+    // The common case, every slice but those at the edges of A and B: the whole slice lies
+    // inside both, so no piece needs a bounds check. Each row length gets its own copy of the
+    // loads, so the choice is made once per slice, not once per piece.
+    if (row0 + BM <= M && col0 + BN <= N && k0 + BK <= K) {
+        if (K % 4 == 0 && N % 4 == 0) {
+            fetch_inside<true>(A, B, N, K, row0, col0, k0, a_next, b_next);
+        } else {
+            fetch_inside<false>(A, B, N, K, row0, col0, k0, a_next, b_next);
+        }
+        return;
+    }
+    // A slice at an edge: each piece checked, zero outside the matrices.
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3

@@ -98,6 +98,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
+    stages: &[],
 };
 
 /// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.

@@ -24,3 +24,10 @@ fn gpu_a_spilling_set_is_refused() {
 fn help_names_the_default_shape_and_the_chapter() {
     testing::assert_help(BIN, &["Default shape: 4096×4096×4096", "Chapter: docs/src/step06.md", "MINB"], &[]);
 }
+
+#[test]
+fn a_stage_is_refused_where_there_are_none() {
+    let (code, out) = testing::run_program(BIN, &["--stage", "1_outer_products", "--compile-only"], &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("step06_prefetch has no stages; step05_thread_tile has"), "{out}");
+}

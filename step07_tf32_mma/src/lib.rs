@@ -88,6 +88,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (8, 0),
     extension: common::Extension::None,
+    stages: &[],
 };
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared

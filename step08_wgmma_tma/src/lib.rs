@@ -107,6 +107,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (9, 0),
     extension: Extension::TensorMaps { a: a_box, b: b_box },
+    stages: &[],
 };
 
 /// Global memory: a 32-deep tile brings 32·(BM + BN) floats for 2·BM·BN·32 FLOPs. Shared

@@ -103,6 +103,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (9, 0),
     extension: Extension::SplitTensorMaps { a: a_box, b: b_box },
+    stages: &[],
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are. Global memory: a 32-deep

@@ -19,15 +19,27 @@ pub const FAULTS: &[Fault] = &[
     },
     Fault {
         class: Class::DropTerm,
-        edits: &[(
-            "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);",
-            "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
+        // Both paths of fetch_tiles: the slices inside A and B, and those at their edges.
+        edits: &[
+            (
+                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);",
+                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);
+                int c = k0 + 4 * (e % (BK / 4));
+                if (c + 0 == K - 1) a_next[i].x = 0.0f;
+                if (c + 1 == K - 1) a_next[i].y = 0.0f;
+                if (c + 2 == K - 1) a_next[i].z = 0.0f;
+                if (c + 3 == K - 1) a_next[i].w = 0.0f;",
+            ),
+            (
+                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);",
+                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
             int c = k0 + 4 * (e % (BK / 4));
             if (c + 0 == K - 1) a_next[i].x = 0.0f;
             if (c + 1 == K - 1) a_next[i].y = 0.0f;
             if (c + 2 == K - 1) a_next[i].z = 0.0f;
             if (c + 3 == K - 1) a_next[i].w = 0.0f;",
-        )],
+            ),
+        ],
     },
     Fault {
         class: Class::DropSlice,
