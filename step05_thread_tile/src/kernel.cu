@@ -22,6 +22,10 @@
 //   with a guarded scalar path at the edges and for other shapes; past the edge they give 0.
 // - __launch_bounds__ tells the compiler the block size and how many blocks should fit on an SM
 //   (MINB), so it budgets registers for that occupancy.
+// - A slice wholly inside A and B, every slice but the edge tiles' and a last partial one, is
+//   fetched with no bounds checks (fetch_inside), in one copy of the loads per row length.
+//
+// stages/ builds this kernel up one idea at a time (--stage NAME); the chapter measures each.
 //
 // What it buys: on an H200 at 4096³ [41.1](../../docs/src/results/nvidia-h200.md "step05_thread_tile \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
 // [81%](../../docs/src/results/nvidia-h200.md "step05_thread_tile \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") of cuBLAS SGEMM
