@@ -1,4 +1,5 @@
 use common::Params;
+use common::testing::faults::Class;
 use common::testing::thread_tile::{self, FAULTS};
 use common::testing::{self, DEEP, SHAPES};
 use step05_thread_tile::{STAGES, STEP};
@@ -84,8 +85,8 @@ fn gpu_every_stage_matches_the_reference_and_a_planted_fault_fails() {
     let params = Params::defaults(STEP.params);
     for (name, step) in stages() {
         testing::assert_all_pass(&testing::gpu_check(&step, params.clone(), SHAPES).unwrap());
-        let edits = [("for (int k0 = 0; k0 < K; k0 += BK) {", "for (int k0 = 0; k0 < K - BK; k0 += BK) {")];
-        let faulty = testing::apply_edits(step.source, &edits).unwrap();
+        let drop_slice = FAULTS.iter().find(|f| f.class == Class::DropSlice).unwrap();
+        let faulty = testing::apply_edits(step.source, drop_slice.edits).unwrap();
         let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..step };
         let results =
             testing::gpu_check(&faulty, params.clone(), &[(127, 129, 131), (64, 64, 65536)]).unwrap();
