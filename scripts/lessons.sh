@@ -107,7 +107,7 @@ edges() { # step06 at sizes that are not multiples of its tiles
 }
 stages() { # step05 built up one idea at a time (--stage), then the step's kernel; step06 beside it
     local s
-    for s in 1_outer_products 2_warp_regions 3_transposed_a 4_vector_loads 5_launch_bounds; do
+    for s in 1_outer_products 2_warp_regions 3_transposed_a 4_vector_loads 5_launch_bounds 6_bounds_free; do
         twice step05_thread_tile --stage "$s"
     done
     run step05_thread_tile --stage 5_launch_bounds --param MINB=2
@@ -122,6 +122,20 @@ targets() { # step06 at the performance issue's shapes, and step05 at 4096³, tw
     twice step06_prefetch --size 2048
     twice step06_prefetch -m 4095 -n 4095 -k 4095
     twice step06_prefetch -m 4097 -n 4097 -k 4097
+}
+
+stream_k() { # the last tile rows shared slice by slice (SHARE=1, the default) against a block per tile
+    local shape
+    for shape in "--size 4096" "--size 8192" "--size 2048" "-m 4095 -n 4095 -k 4095" "-m 4097 -n 4097 -k 4097" "--size 1024"; do
+        # shellcheck disable=SC2086 # the shape is several words
+        twice step06_prefetch $shape
+        # shellcheck disable=SC2086
+        twice step06_prefetch $shape --param SHARE=0
+    done
+    twice step05_thread_tile
+    twice step05_thread_tile --param SHARE=0
+    twice step05_thread_tile -m 4097 -n 4097 -k 4097
+    twice step05_thread_tile -m 4097 -n 4097 -k 4097 --param SHARE=0
 }
 
 tensor_cores() { # step07: TF32 mma.sync against both cuBLAS baselines, at 4096³ and 8192³

@@ -34,6 +34,6 @@ pub mod tune;
 pub mod verify;
 
 pub use matrix::{Inputs, Matrix, Shape};
-pub use step::{Extension, GpuStep, Intensity, Launch, Param, Params, Stage};
+pub use step::{Extension, GpuStep, Intensity, Launch, Param, Params, Schedule, Stage};
 pub use tma::TmaBox;
 pub use verify::Precision;

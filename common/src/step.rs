@@ -93,6 +93,9 @@ pub struct Launch {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub dynamic_smem: u32,
+    /// For a [`Schedule::StreamK`] kernel, the rows of the grid whose blocks each take one whole
+    /// tile (the kernel's seventh argument; see [`stream_k_layout`]); None for every other launch.
+    pub whole_rows: Option<u32>,
 }
 
 impl Launch {
@@ -136,7 +139,27 @@ pub struct GpuStep {
     /// Earlier kernels of the same step, each one idea short of the next, the last one short of
     /// the step's kernel: runnable with `--stage NAME` (empty for most steps).
     pub stages: &'static [Stage],
+    /// How the kernel's blocks are laid over the tiles of C.
+    pub schedule: Schedule,
 }
+
+/// How a step's blocks are laid over the tiles of C.
+#[derive(Clone, Copy, Debug)]
+pub enum Schedule {
+    /// One block per tile: the grid `launch` gives.
+    Tiles,
+    /// `launch`'s grid is one block per tile, `tiles_n` wide. The launch keeps its width but
+    /// chooses its rows ([`stream_k_layout`]): the first `whole` take a tile per block, the others
+    /// share the last tile rows slice by slice (Stream-K), so that a part-filled last wave leaves
+    /// no SM idle. The kernel takes `whole` as a seventh argument,
+    /// `matmul(M, N, K, A, B, C, int whole)`, and is compiled with `-D SHARERS_MAX=…`, the size
+    /// of the table through which the blocks sharing a tile take turns. `share` says whether a
+    /// parameter set may share tiles at all; with false every tile is whole (`whole = tiles_m`).
+    StreamK { share: fn(&Params) -> bool },
+}
+
+/// The most blocks a [`Schedule::StreamK`] launch shares tiles between.
+pub const SHARERS_MAX: u32 = 4096;
 
 /// One of a step's staged kernels: a full kernel taking the step's parameters and launch.
 #[derive(Clone, Copy, Debug)]
@@ -181,6 +204,57 @@ impl Extension {
             Extension::TensorMaps { a, b } | Extension::SplitTensorMaps { a, b } => Some((a, b)),
         }
     }
+}
+
+/// Where a [`Schedule::StreamK`] launch over `tiles_m`×`tiles_n` tiles puts its blocks, with
+/// `resident` blocks on the GPU at once: `(whole, rows)`, a grid of `tiles_n`×`rows` blocks whose
+/// first `whole` rows take one tile each, and whose other `rows − whole` rows share the tile rows
+/// from `whole` on, slice by slice. Blocks start in order as others finish, so the choice is made
+/// on that model: a whole tile costs 1, a shared block its share of the slices plus a little for
+/// its second prologue and its turn at the sum, and the layout that ends soonest wins, with whole
+/// tiles alone (`whole = rows = tiles_m`) unless sharing ends more than 1% sooner.
+pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, resident: u32) -> (u32, u32) {
+    const SHARED_SLOWER: f64 = 1.02; // the shared loop reads its tile's place from shared memory
+    const SHARED_EXTRA: f64 = 0.03; // a second prologue, and adding to what C holds
+    let p = resident.clamp(1, SHARERS_MAX) as usize;
+    let (tm, tn) = (tiles_m as usize, tiles_n as usize);
+    let plain = (tm * tn).div_ceil(p) as f64;
+    let mut best = (plain / 1.01, tiles_m, tiles_m);
+    let shared_rows = (p.div_ceil(tn) + 1).min(tm);
+    for whole in tm - shared_rows..tm {
+        let units = ((tm - whole) * tn) as f64;
+        // At least as many sharers as shared tiles: no share is longer than a tile, so none
+        // holds more than the end of one tile and the start of the next.
+        for extra in tm - whole..=(2 * p).div_ceil(tn).max(tm - whole) {
+            let sharers = extra * tn;
+            if sharers > 2 * p || whole + extra > 65_535 || (tm - whole) * tn > SHARERS_MAX as usize {
+                break;
+            }
+            let end = makespan(whole * tn, sharers, units / sharers as f64 * SHARED_SLOWER + SHARED_EXTRA, p);
+            if end < best.0 {
+                best = (end, whole as u32, (whole + extra) as u32);
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
+/// When the last block ends, if `whole` blocks of length 1 and then `shared` of length `each`
+/// start in order on `p` slots, each on the slot free first.
+fn makespan(whole: usize, shared: usize, each: f64, p: usize) -> f64 {
+    let (rounds, rest) = (whole / p, whole % p);
+    // Free times after the whole tiles, as integers of 1/1024 so that the heap can order them.
+    let scale = 1024.0;
+    let mut free: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
+        (0..p).map(|i| std::cmp::Reverse(((rounds + usize::from(i < rest)) as f64 * scale) as u64)).collect();
+    let mut end = free.iter().map(|r| r.0).max().unwrap_or(0);
+    for _ in 0..shared {
+        let std::cmp::Reverse(t) = free.pop().expect("p ≥ 1 slots");
+        let t = t + (each * scale) as u64;
+        end = end.max(t);
+        free.push(std::cmp::Reverse(t));
+    }
+    end as f64 / scale
 }
 
 /// The entry point that splits A for [`Extension::SplitTensorMaps`].
@@ -256,7 +330,8 @@ impl GpuStep {
             bail!("{} has no stages; step05_thread_tile has (see its --help)", self.name);
         }
         match self.stages.iter().find(|s| s.name == name) {
-            Some(s) => Ok(GpuStep { file: s.file, source: s.source, ..*self }),
+            // The stages come before the step's schedule: one block per tile.
+            Some(s) => Ok(GpuStep { file: s.file, source: s.source, schedule: Schedule::Tiles, ..*self }),
             None => bail!(
                 "{} has no stage {name}; its stages are {}",
                 self.name,
@@ -296,7 +371,11 @@ impl GpuStep {
 
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
     pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
-        gpu::compile(self.source, self.file, &self.target(arch), &params.defines())
+        let mut defines = params.defines();
+        if let Schedule::StreamK { .. } = self.schedule {
+            defines.push(("SHARERS_MAX".to_owned(), SHARERS_MAX));
+        }
+        gpu::compile(self.source, self.file, &self.target(arch), &defines)
     }
 
     /// The NVRTC target for `arch`: the architecture-specific one (`sm_90a`) for a kernel with
@@ -372,7 +451,7 @@ impl<'a> Prepared<'a> {
 
     /// The launch for `shape` on this device and its resource cost.
     pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Launch, Resources)> {
-        let launch = self.step.validate(&self.params, shape, &info.limits)?;
+        let mut launch = self.step.validate(&self.params, shape, &info.limits)?;
         let resources = self.kernel.prepare(info, launch.threads(), launch.dynamic_smem)?;
         if resources.blocks_per_sm == 0 {
             bail!(
@@ -382,6 +461,15 @@ impl<'a> Prepared<'a> {
                 launch.threads(),
                 resources.static_smem + resources.dynamic_smem
             );
+        }
+        if let Schedule::StreamK { share } = self.step.schedule {
+            let (whole, rows) = if share(&self.params) {
+                stream_k_layout(launch.grid.1, launch.grid.0, info.sms * resources.blocks_per_sm)
+            } else {
+                (launch.grid.1, launch.grid.1)
+            };
+            launch.grid.1 = rows;
+            launch.whole_rows = Some(whole);
         }
         Ok((launch, resources))
     }
@@ -415,8 +503,12 @@ impl<'a> Prepared<'a> {
                 self.prologue.as_ref(),
             )?),
         };
+        let whole = launch.whole_rows.map(|w| w as i32);
         let mut builder = gpu.stream.launch_builder(&self.kernel.func);
         builder.arg(&m).arg(&n).arg(&k).arg(a).arg(b).arg(c);
+        if let Some(whole) = &whole {
+            builder.arg(whole);
+        }
         if let Some([a_map, b_map]) = &maps {
             builder.arg(a_map).arg(b_map);
         }
@@ -427,5 +519,46 @@ impl<'a> Prepared<'a> {
         // the elements the shape addresses (checked above).
         unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SHARERS_MAX, makespan, stream_k_layout};
+
+    #[test]
+    fn the_makespan_model_fills_the_slots_in_order() {
+        assert_eq!(makespan(264, 0, 0.0, 132), 2.0);
+        assert_eq!(makespan(265, 0, 0.0, 132), 3.0);
+        // 12 slots free after two rounds take the first shared blocks, the rest wait for the third.
+        assert_eq!(makespan(384, 144, 0.5, 132), 3.5);
+    }
+
+    #[test]
+    fn tiles_that_fill_their_waves_are_not_shared() {
+        // 33×16 = 528 tiles are exactly 4 waves of 132.
+        assert_eq!(stream_k_layout(33, 16, 132), (33, 33));
+        assert_eq!(stream_k_layout(1, 1, 1), (1, 1));
+    }
+
+    #[test]
+    fn a_part_filled_last_wave_is_shared() {
+        // 4097³ in 128×256 tiles: 33×17 = 561 tiles, 4.25 waves of 132.
+        let (whole, rows) = stream_k_layout(33, 17, 132);
+        assert!(whole < 33 && rows > whole, "{whole} {rows}");
+        // 4096³: 512 tiles, 3.88 waves.
+        let (whole, rows) = stream_k_layout(32, 16, 132);
+        assert!(whole < 32 && rows > whole, "{whole} {rows}");
+    }
+
+    #[test]
+    fn the_layout_stays_within_the_grid_and_the_turn_table() {
+        for (tm, tn, p) in [(512, 1, 132), (1, 1024, 132), (3, 4096, 4096), (65_535, 1, 7), (40, 40, 10_000)]
+        {
+            let (whole, rows) = stream_k_layout(tm, tn, p);
+            assert!(whole <= tm && rows >= whole && rows <= 65_535, "{tm}×{tn}/{p}: {whole} {rows}");
+            assert!(whole == tm || (tm - whole) * tn <= SHARERS_MAX, "{tm}×{tn}/{p}: {whole} {rows}");
+            assert_eq!(whole == rows, whole == tm, "{tm}×{tn}/{p}: {whole} {rows}");
+        }
     }
 }

@@ -223,7 +223,7 @@ mod tests {
         source: "",
         params: PARAMS,
         search: &[("X", &[1, 2]), ("Y", &[5, 6, 7])],
-        launch: |_, _| Launch { grid: (1, 1, 1), block: (1, 1, 1), dynamic_smem: 0 },
+        launch: |_, _| Launch { grid: (1, 1, 1), block: (1, 1, 1), dynamic_smem: 0, whole_rows: None },
         check: |_, _, _: &Limits| Ok(()),
         default_shape: |_| Shape { m: 1, n: 1, k: 1 },
         precision: crate::verify::Precision::Fp32,
@@ -232,6 +232,7 @@ mod tests {
         min_compute: (7, 5),
         extension: crate::step::Extension::None,
         stages: &[],
+        schedule: crate::step::Schedule::Tiles,
     };
 
     #[test]

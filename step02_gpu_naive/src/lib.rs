@@ -22,6 +22,7 @@ fn launch(p: &Params, s: Shape) -> Launch {
         grid: ((x as u32).div_ceil(block), (y as u32).div_ceil(block), 1),
         block: (block, block, 1),
         dynamic_smem: 0,
+        whole_rows: None,
     }
 }
 // ANCHOR_END: launch
@@ -57,5 +58,6 @@ pub const STEP: GpuStep = GpuStep {
     intensity: |_| Intensity { global: 0.25, shared: None },
     min_compute: (7, 5),
     extension: common::Extension::None,
+    schedule: common::Schedule::Tiles,
     stages: &[],
 };

@@ -11,7 +11,12 @@ fn smem_bytes(s: Shape) -> u64 {
 // ANCHOR: launch
 /// One block; thread (x, y) computes C[y][x], so the block is N×M threads.
 fn launch(_: &Params, s: Shape) -> Launch {
-    Launch { grid: (1, 1, 1), block: (s.n as u32, s.m as u32, 1), dynamic_smem: smem_bytes(s) as u32 }
+    Launch {
+        grid: (1, 1, 1),
+        block: (s.n as u32, s.m as u32, 1),
+        dynamic_smem: smem_bytes(s) as u32,
+        whole_rows: None,
+    }
 }
 // ANCHOR_END: launch
 
@@ -66,5 +71,6 @@ pub const STEP: GpuStep = GpuStep {
     intensity: |_| Intensity { global: 8.0, shared: Some(0.25) },
     min_compute: (7, 5),
     extension: common::Extension::None,
+    schedule: common::Schedule::Tiles,
     stages: &[],
 };

@@ -24,6 +24,7 @@ fn launch(p: &Params, s: Shape) -> Launch {
         grid: ((s.n as u32).div_ceil(tile), (s.m as u32).div_ceil(tile), 1),
         block: (tile, tile, 1),
         dynamic_smem: 0,
+        whole_rows: None,
     }
 }
 // ANCHOR_END: launch
@@ -64,6 +65,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
+    schedule: common::Schedule::Tiles,
     stages: &[],
 };
 

@@ -1,4 +1,4 @@
-// Step 05, stage 1 of 6: the register tile.
+// Step 05, stage 1 of 7: the register tile.
 //
 // Step 04 loads two floats from shared memory for every FMA. Here a block computes a BM×BN tile
 // of C and each of its threads a TM×TN tile of accumulators, held in registers. For every k of

@@ -1,5 +1,4 @@
 use common::Params;
-use common::testing::faults::Class;
 use common::testing::thread_tile::{self, FAULTS};
 use common::testing::{self, DEEP, SHAPES};
 use step05_thread_tile::{STAGES, STEP};
@@ -31,6 +30,12 @@ fn gpu_matches_the_reference_on_many_shapes() {
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
     thread_tile::assert_sets_correct_on_gpu(&STEP);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
+    thread_tile::assert_overwrite_caught_on_gpu(&STEP);
 }
 
 #[test]
@@ -85,8 +90,7 @@ fn gpu_every_stage_matches_the_reference_and_a_planted_fault_fails() {
     let params = Params::defaults(STEP.params);
     for (name, step) in stages() {
         testing::assert_all_pass(&testing::gpu_check(&step, params.clone(), SHAPES).unwrap());
-        let drop_slice = FAULTS.iter().find(|f| f.class == Class::DropSlice).unwrap();
-        let faulty = testing::apply_edits(step.source, drop_slice.edits).unwrap();
+        let faulty = testing::apply_edits(step.source, thread_tile::STAGE_DROP_SLICE).unwrap();
         let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..step };
         let results =
             testing::gpu_check(&faulty, params.clone(), &[(127, 129, 131), (64, 64, 65536)]).unwrap();

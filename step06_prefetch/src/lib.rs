@@ -19,6 +19,11 @@ pub const PARAMS: &[Param] = &[
         default: 1,
         help: "blocks per SM the register budget must allow (__launch_bounds__)",
     },
+    Param {
+        name: "SHARE",
+        default: 1,
+        help: "1: blocks share the last tile rows slice by slice (Stream-K) where that ends sooner; 0: a block per tile",
+    },
 ];
 // ANCHOR_END: params
 
@@ -32,6 +37,7 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("TM", &[8, 16]),
     ("TN", &[4, 8]),
     ("MINB", &[1, 2]),
+    ("SHARE", &[0, 1]),
 ];
 
 /// One warp per WM×WN region of the block tile.
@@ -50,6 +56,7 @@ fn launch(p: &Params, s: Shape) -> Launch {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),
+        whole_rows: None,
     }
 }
 // ANCHOR_END: launch
@@ -60,6 +67,9 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
         ["BM", "BN", "BK", "WM", "WN", "TM", "TN", "MINB"].map(|n| p.get(n));
     if [bm, bn, bk, wm, wn, tm, tn, minb].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
         return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
+    }
+    if p.get("SHARE") > 1 {
+        return Err(format!("{p}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)"));
     }
     if minb > 32 {
         return Err(format!("{p}: MINB is a number of blocks per SM, at most 32"));
@@ -98,6 +108,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
+    schedule: common::Schedule::StreamK { share: |p| p.get("SHARE") == 1 },
     stages: &[],
 };
 

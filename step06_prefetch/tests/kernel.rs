@@ -34,6 +34,12 @@ fn gpu_documented_sets_match_the_reference() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
+fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
+    thread_tile::assert_overwrite_caught_on_gpu(&STEP);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
 fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }

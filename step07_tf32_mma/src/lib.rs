@@ -41,6 +41,7 @@ fn launch(p: &Params, s: Shape) -> Launch {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),
+        whole_rows: None,
     }
 }
 // ANCHOR_END: launch
@@ -88,6 +89,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (8, 0),
     extension: common::Extension::None,
+    schedule: common::Schedule::Tiles,
     stages: &[],
 };
 

@@ -47,6 +47,7 @@ fn launch(p: &Params, s: Shape) -> Launch {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),
+        whole_rows: None,
     }
 }
 
@@ -107,6 +108,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (9, 0),
     extension: Extension::TensorMaps { a: a_box, b: b_box },
+    schedule: common::Schedule::Tiles,
     stages: &[],
 };
 

@@ -48,6 +48,7 @@ fn launch(p: &Params, s: Shape) -> Launch {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(BM), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),
+        whole_rows: None,
     }
 }
 
@@ -103,6 +104,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (9, 0),
     extension: Extension::SplitTensorMaps { a: a_box, b: b_box },
+    schedule: common::Schedule::Tiles,
     stages: &[],
 };
 
