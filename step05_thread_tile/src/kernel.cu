@@ -24,6 +24,9 @@
 //   (MINB), so it budgets registers for that occupancy.
 // - A slice wholly inside A and B, every slice but the edge tiles' and a last partial one, is
 //   fetched with no bounds checks (fetch_inside), in one copy of the loads per row length.
+// - Where a last wave of blocks would run part-filled, the last tile rows are shared by all the
+//   blocks of the grid's last rows, slice by slice of K (Stream-K: my_share, take_turn), with a
+//   layout the host chooses; --param SHARE=0 gives a block per tile.
 //
 // stages/ builds this kernel up one idea at a time (--stage NAME); the chapter measures each.
 //
