@@ -121,13 +121,20 @@ impl fmt::Display for Report {
                 bytes(u64::from(r.dynamic_smem)),
             )?;
             if let Some(whole) = k.launch.whole_rows.filter(|&w| w < k.launch.grid.1) {
-                writeln!(
-                    f,
-                    "  share    grid rows 0–{} take a tile per block; the {} blocks of the other {} rows share the tile rows from {whole} on, slice by slice (Stream-K)",
-                    whole.saturating_sub(1),
-                    (k.launch.grid.1 - whole) * k.launch.grid.0,
-                    k.launch.grid.1 - whole,
-                )?;
+                let sharers = (k.launch.grid.1 - whole) * k.launch.grid.0;
+                if whole == 0 {
+                    writeln!(
+                        f,
+                        "  share    all {sharers} blocks share every tile, slice by slice (Stream-K)"
+                    )?;
+                } else {
+                    writeln!(
+                        f,
+                        "  share    grid rows 0–{} take a tile per block; the {sharers} blocks of the other {} rows share the tile rows from {whole} on, slice by slice (Stream-K)",
+                        whole - 1,
+                        k.launch.grid.1 - whole,
+                    )?;
+                }
             }
             writeln!(
                 f,

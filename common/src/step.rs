@@ -152,14 +152,23 @@ pub enum Schedule {
     /// chooses its rows ([`stream_k_layout`]): the first `whole` take a tile per block, the others
     /// share the last tile rows slice by slice (Stream-K), so that a part-filled last wave leaves
     /// no SM idle. The kernel takes `whole` as a seventh argument,
-    /// `matmul(M, N, K, A, B, C, int whole)`, and is compiled with `-D SHARERS_MAX=…`, the size
-    /// of the table through which the blocks sharing a tile take turns. `share` says whether a
-    /// parameter set may share tiles at all; with false every tile is whole (`whole = tiles_m`).
-    StreamK { share: fn(&Params) -> bool },
+    /// `matmul(M, N, K, A, B, C, int whole)`, and is compiled with `-D SHARED_TILES_MAX=…`, the size
+    /// of the table through which the blocks sharing a tile take turns. The step declares the
+    /// parameter [`SHARE`]; with SHARE=0 every tile is whole (`whole = tiles_m`).
+    StreamK,
 }
 
-/// The most blocks a [`Schedule::StreamK`] launch shares tiles between.
-pub const SHARERS_MAX: u32 = 4096;
+/// The parameter of a [`Schedule::StreamK`] step that turns the sharing off (0) or on (1). The
+/// kernel does not read it: only the launch's layout changes.
+pub const SHARE: Param = Param {
+    name: "SHARE",
+    default: 1,
+    help: "1: blocks share the last tile rows slice by slice (Stream-K) where that ends sooner; 0: a block per tile",
+};
+
+/// The most tiles a [`Schedule::StreamK`] launch shares between blocks: the size of the kernel's
+/// table of turns (`summed_to`), one entry per shared tile.
+pub const SHARED_TILES_MAX: u32 = 4096;
 
 /// One of a step's staged kernels: a full kernel taking the step's parameters and launch.
 #[derive(Clone, Copy, Debug)]
@@ -220,7 +229,7 @@ pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, resident: u32) -> (u32, u32) 
     // sharer pays a twentieth of a tile for its second prologue and its turn at the sum.
     const SHARED_SLOWER: f64 = 1.04;
     const SHARED_EXTRA: f64 = 0.05;
-    let p = resident.clamp(1, SHARERS_MAX) as usize;
+    let p = resident.clamp(1, SHARED_TILES_MAX) as usize;
     let (tm, tn) = (tiles_m as usize, tiles_n as usize);
     let plain = (tm * tn).div_ceil(p) as f64;
     let mut best = (plain / 1.005, tiles_m, tiles_m);
@@ -231,7 +240,7 @@ pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, resident: u32) -> (u32, u32) 
         // holds more than the end of one tile and the start of the next.
         for extra in tm - whole..=(2 * p).div_ceil(tn).max(tm - whole) {
             let sharers = extra * tn;
-            if sharers > 2 * p || whole + extra > 65_535 || (tm - whole) * tn > SHARERS_MAX as usize {
+            if sharers > 2 * p || whole + extra > 65_535 || (tm - whole) * tn > SHARED_TILES_MAX as usize {
                 break;
             }
             let end = makespan(whole * tn, sharers, units / sharers as f64 * SHARED_SLOWER + SHARED_EXTRA, p);
@@ -248,15 +257,15 @@ pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, resident: u32) -> (u32, u32) 
 pub const LAYOUT_VAR: &str = "STREAM_K_LAYOUT";
 
 /// The layout [`LAYOUT_VAR`] asks for over `tiles_m` tile rows, checked; None when it is unset.
-fn forced_layout(tiles_m: u32) -> Result<Option<(u32, u32)>> {
+fn forced_layout(tiles_m: u32, tiles_n: u32) -> Result<Option<(u32, u32)>> {
     match std::env::var_os(LAYOUT_VAR) {
         None => Ok(None),
-        Some(value) => parse_layout(&value.to_string_lossy(), tiles_m).map(Some),
+        Some(value) => parse_layout(&value.to_string_lossy(), tiles_m, tiles_n).map(Some),
     }
 }
 
-/// `WHOLE,ROWS` over `tiles_m` tile rows: a layout the kernel can serve, or why not.
-fn parse_layout(value: &str, tiles_m: u32) -> Result<(u32, u32)> {
+/// `WHOLE,ROWS` over `tiles_m`×`tiles_n` tiles: a layout the kernel can serve, or why not.
+fn parse_layout(value: &str, tiles_m: u32, tiles_n: u32) -> Result<(u32, u32)> {
     let parsed = value
         .split_once(',')
         .and_then(|(w, r)| Some((w.trim().parse::<u32>().ok()?, r.trim().parse::<u32>().ok()?)));
@@ -269,25 +278,36 @@ fn parse_layout(value: &str, tiles_m: u32) -> Result<(u32, u32)> {
             "{LAYOUT_VAR}={value}: with {tiles_m} tile rows, WHOLE must be at most {tiles_m} and ROWS at least {tiles_m} (a sharer for every shared tile), at most 65535, and exactly {tiles_m} when WHOLE is"
         );
     }
+    let shared = u64::from(tiles_m - whole) * u64::from(tiles_n);
+    if shared > u64::from(SHARED_TILES_MAX) {
+        bail!(
+            "{LAYOUT_VAR}={value}: it shares {shared} tiles, more than the {SHARED_TILES_MAX} the kernel's table of turns holds; raise WHOLE"
+        );
+    }
     Ok((whole, rows))
 }
 
 /// When the last block ends, if `whole` blocks of length 1 and then `shared` of length `each`
-/// start in order on `p` slots, each on the slot free first.
+/// start in order on `p` slots, each on the slot free first. Slots free at the same time take
+/// their blocks together, so the blocks are dealt out a group of slots at a time.
 fn makespan(whole: usize, shared: usize, each: f64, p: usize) -> f64 {
     let (rounds, rest) = (whole / p, whole % p);
-    // Free times after the whole tiles, as integers of 1/1024 so that the heap can order them.
-    let scale = 1024.0;
-    let mut free: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
-        (0..p).map(|i| std::cmp::Reverse(((rounds + usize::from(i < rest)) as f64 * scale) as u64)).collect();
-    let mut end = free.iter().map(|r| r.0).max().unwrap_or(0);
-    for _ in 0..shared {
-        let std::cmp::Reverse(t) = free.pop().expect("p ≥ 1 slots");
-        let t = t + (each * scale) as u64;
-        end = end.max(t);
-        free.push(std::cmp::Reverse(t));
+    // Groups of slots free at the same time: (when, how many).
+    let mut groups: Vec<(f64, usize)> =
+        [(rounds as f64, p - rest), (rounds as f64 + 1.0, rest)].into_iter().filter(|g| g.1 > 0).collect();
+    let mut end = if rest > 0 { rounds as f64 + 1.0 } else { rounds as f64 };
+    let mut left = shared;
+    while left > 0 {
+        let first = if groups.len() > 1 && groups[1].0 < groups[0].0 { 1 } else { 0 };
+        let (when, slots) = groups[first];
+        end = end.max(when + each);
+        if left < slots {
+            break;
+        }
+        groups[first].0 += each;
+        left -= slots;
     }
-    end as f64 / scale
+    end
 }
 
 /// The entry point that splits A for [`Extension::SplitTensorMaps`].
@@ -405,8 +425,8 @@ impl GpuStep {
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
     pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
         let mut defines = params.defines();
-        if let Schedule::StreamK { .. } = self.schedule {
-            defines.push(("SHARERS_MAX".to_owned(), SHARERS_MAX));
+        if let Schedule::StreamK = self.schedule {
+            defines.push(("SHARED_TILES_MAX".to_owned(), SHARED_TILES_MAX));
         }
         gpu::compile(self.source, self.file, &self.target(arch), &defines)
     }
@@ -424,6 +444,11 @@ impl GpuStep {
     pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Launch> {
         check_tile_room(shape)?;
         (self.check)(params, shape, limits).map_err(|why| anyhow!("{why}"))?;
+        if let Schedule::StreamK = self.schedule
+            && params.get(SHARE.name) > 1
+        {
+            bail!("{params}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)");
+        }
         let launch = (self.launch)(params, shape);
         if launch.threads() > limits.max_threads_per_block {
             bail!(
@@ -495,11 +520,11 @@ impl<'a> Prepared<'a> {
                 resources.static_smem + resources.dynamic_smem
             );
         }
-        if let Schedule::StreamK { share } = self.step.schedule {
-            let forced = forced_layout(launch.grid.1)?;
+        if let Schedule::StreamK = self.step.schedule {
+            let forced = forced_layout(launch.grid.1, launch.grid.0)?;
             let (whole, rows) = if let Some(f) = forced {
                 f
-            } else if share(&self.params) {
+            } else if self.params.get(SHARE.name) == 1 {
                 stream_k_layout(launch.grid.1, launch.grid.0, info.sms * resources.blocks_per_sm)
             } else {
                 (launch.grid.1, launch.grid.1)
@@ -560,12 +585,39 @@ impl<'a> Prepared<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{SHARERS_MAX, makespan, parse_layout, stream_k_layout};
+    use super::{SHARED_TILES_MAX, makespan, parse_layout, stream_k_layout};
+
+    /// The same schedule, block by block: each block on the slot free first.
+    fn makespan_one_by_one(whole: usize, shared: usize, each: f64, p: usize) -> f64 {
+        let mut free = vec![0.0f64; p];
+        let mut end: f64 = 0.0;
+        for len in std::iter::repeat_n(1.0, whole).chain(std::iter::repeat_n(each, shared)) {
+            let slot = (0..p).min_by(|&a, &b| free[a].total_cmp(&free[b])).unwrap();
+            free[slot] += len;
+            end = end.max(free[slot]);
+        }
+        end
+    }
+
+    #[test]
+    fn the_makespan_by_groups_is_the_makespan_block_by_block() {
+        for (whole, shared, each, p) in [
+            (384, 144, 0.94, 132),
+            (0, 33, 0.3, 132),
+            (1952, 160, 0.65, 132),
+            (7, 40, 0.5, 3),
+            (5, 0, 1.0, 2),
+            (0, 7, 2.0, 7),
+        ] {
+            let (a, b) = (makespan(whole, shared, each, p), makespan_one_by_one(whole, shared, each, p));
+            assert!((a - b).abs() < 1e-9, "{whole} {shared} {each} {p}: {a} against {b}");
+        }
+    }
 
     #[test]
     fn a_forced_layout_is_checked() {
-        assert_eq!(parse_layout("24,33", 32).unwrap(), (24, 33));
-        assert_eq!(parse_layout(" 32 , 32", 32).unwrap(), (32, 32));
+        assert_eq!(parse_layout("24,33", 32, 16).unwrap(), (24, 33));
+        assert_eq!(parse_layout(" 32 , 32", 32, 16).unwrap(), (32, 32));
         for (bad, says) in [
             ("24", "two numbers"),
             ("a,b", "two numbers"),
@@ -574,9 +626,12 @@ mod tests {
             ("32,33", "exactly 32"),
             ("0,70000", "65535"),
         ] {
-            let err = parse_layout(bad, 32).unwrap_err().to_string();
+            let err = parse_layout(bad, 32, 16).unwrap_err().to_string();
             assert!(err.contains(says) && err.starts_with("STREAM_K_LAYOUT="), "{bad}: {err}");
         }
+        // 128 tile rows of 64 tiles: sharing them all would overflow the table of turns.
+        let err = parse_layout("0,129", 128, 64).unwrap_err().to_string();
+        assert!(err.contains("table of turns") && err.starts_with("STREAM_K_LAYOUT="), "{err}");
     }
 
     #[test]
@@ -606,11 +661,17 @@ mod tests {
 
     #[test]
     fn the_layout_stays_within_the_grid_and_the_turn_table() {
-        for (tm, tn, p) in [(512, 1, 132), (1, 1024, 132), (3, 4096, 4096), (65_535, 1, 7), (40, 40, 10_000)]
-        {
+        for (tm, tn, p) in [
+            (512, 1, 132),
+            (1, 1024, 132),
+            (3, 4096, 4096),
+            (65_535, 1, 7),
+            (40, 40, 10_000),
+            (4096, 1, 4096),
+        ] {
             let (whole, rows) = stream_k_layout(tm, tn, p);
             assert!(whole <= tm && rows >= whole && rows <= 65_535, "{tm}×{tn}/{p}: {whole} {rows}");
-            assert!(whole == tm || (tm - whole) * tn <= SHARERS_MAX, "{tm}×{tn}/{p}: {whole} {rows}");
+            assert!(whole == tm || (tm - whole) * tn <= SHARED_TILES_MAX, "{tm}×{tn}/{p}: {whole} {rows}");
             assert_eq!(whole == rows, whole == tm, "{tm}×{tn}/{p}: {whole} {rows}");
         }
     }

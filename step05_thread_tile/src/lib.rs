@@ -19,11 +19,7 @@ pub const PARAMS: &[Param] = &[
         default: 1,
         help: "blocks per SM the register budget must allow (__launch_bounds__)",
     },
-    Param {
-        name: "SHARE",
-        default: 1,
-        help: "1: blocks share the last tile rows slice by slice (Stream-K) where that ends sooner; 0: a block per tile",
-    },
+    common::step::SHARE,
 ];
 // ANCHOR_END: params
 
@@ -68,9 +64,6 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     if [bm, bn, bk, wm, wn, tm, tn, minb].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
         return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
     }
-    if p.get("SHARE") > 1 {
-        return Err(format!("{p}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)"));
-    }
     if minb > 32 {
         return Err(format!("{p}: MINB is a number of blocks per SM, at most 32"));
     }
@@ -108,7 +101,7 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
-    schedule: common::Schedule::StreamK { share: |p| p.get("SHARE") == 1 },
+    schedule: common::Schedule::StreamK,
     stages: STAGES,
 };
 

@@ -15,7 +15,7 @@
 // second buffer of shared memory and the registers holding the prefetched slice.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs,
-// and SHARERS_MAX, the size of the table through which blocks sharing a tile take turns, by common.
+// and SHARED_TILES_MAX, the size of the table through which blocks sharing a tile take turns, by common.
 
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
@@ -183,7 +183,8 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BM], const float 
 // ANCHOR_END: compute
 
 // ANCHOR: schedule
-// Which tiles a block multiplies (the launch's layout is chosen on the host, see lib.rs). The grid
+// Which tiles a block multiplies (the launch's layout is chosen on the host, by common's
+// stream_k_layout). The grid
 // is tiles_n wide; its first `whole` rows of blocks take one tile each, the tile under them. The
 // blocks of the other rows share the remaining tile rows slice by slice ("Stream-K"): the shared
 // tiles' slices of K are dealt out in order, the same number to each block, so a tile may be cut
@@ -208,7 +209,9 @@ __device__ __forceinline__ int my_share(int M, int N, int K, int whole, Piece* p
     long long sharers = (long long)(gridDim.y - whole) * gridDim.x;
     long long left = (long long)(tiles_m - whole) * tiles_n * slices;
     long long lo = left * me / sharers, hi = left * (me + 1) / sharers;
-    if (hi - lo > slices) __trap();  // a share longer than a tile: the host's layout is wrong
+    // A share longer than a tile, or more shared tiles than turns in the table: the host's layout
+    // is wrong.
+    if (hi - lo > slices || (long long)(tiles_m - whole) * tiles_n > SHARED_TILES_MAX) __trap();
     auto piece = [&](long long t, long long s_lo, long long s_hi) {
         bool cut = s_lo > 0 || s_hi < slices;
         return Piece{int((first + t) / tiles_n) * BM, int((first + t) % tiles_n) * BN, int(s_lo) * BK, int(s_hi) * BK,
@@ -228,7 +231,7 @@ __device__ __forceinline__ int my_share(int M, int N, int K, int whole, Piece* p
 // Where each cut tile's sum in C has got to: the k its next piece starts at. The tile's last
 // piece sets it back to 0, ready for the next launch. Indexed by the tile's place among the
 // shared tiles.
-__device__ int summed_to[SHARERS_MAX];
+__device__ int summed_to[SHARED_TILES_MAX];
 
 // Where a tile starts: from the block's place in the grid for a whole tile, or read from shared
 // memory at each use for a piece, so that it holds no registers through the loop, which has none
@@ -325,8 +328,9 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
 
 // Writes a piece into C in its turn. The first piece of a tile stores its sum; each later one
 // waits until the pieces before it are in C, then adds to them, so the tile's sum is formed in the
-// order of k, the same in every run. Earlier pieces belong to lower-numbered blocks, which
-// started no later than this one: the wait always ends.
+// order of k, the same in every run. Earlier pieces belong to lower-numbered blocks, which GPUs
+// start no later than this one (an assumption CUDA does not promise, but Stream-K codes rely
+// on): the wait ends.
 __device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, const float (&acc)[TM][TN])
 {
     bool add = p.k_lo > 0;
@@ -339,9 +343,11 @@ __device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const P
     }
     write_back(C, M, N, p.row0, p.col0, acc, add);
     if (p.shared >= 0) {
-        __threadfence();  // this block's part of C is visible to every SM before the turn passes
-        __syncthreads();
-        if (threadIdx.x == 0) atomicExch(&summed_to[p.shared], p.k_hi < K ? p.k_hi : 0);
+        __syncthreads();  // every thread's part of the tile is written
+        if (threadIdx.x == 0) {
+            __threadfence();  // ... and visible to every SM before the turn passes
+            atomicExch(&summed_to[p.shared], p.k_hi < K ? p.k_hi : 0);
+        }
     }
 }
 // ANCHOR_END: write_back

@@ -108,6 +108,9 @@ pub fn assert_sets_checked(step: &GpuStep) {
     for &v in DOCUMENTED {
         step.validate(&params(step, v), s, &Limits::SM90).unwrap();
     }
+    let no_share = Params::with_overrides(step.params, &[("SHARE".into(), 2)]).unwrap();
+    let err = step.validate(&no_share, s, &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("SHARE is 0"), "{err}");
     for (v, says) in [
         ([128, 128, 8, 64, 32, 3, 8], "whole number"),
         ([128, 128, 8, 64, 64, 8, 8], "exactly 32 thread tiles"),
