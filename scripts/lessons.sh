@@ -238,9 +238,12 @@ split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS 
     twice step09_3xtf32 --size 4097
     run step09_3xtf32 --tune
 }
-skinny() { # small and deep shapes, where big tiles leave SMs idle and nothing splits K
+skinny() { # a small, deep shape: big tiles leave SMs idle unless blocks share the K loop
     for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch; do
         twice $step -m 64 -n 64 -k 65536
+    done
+    for step in step05_thread_tile step06_prefetch; do
+        twice $step -m 64 -n 64 -k 65536 --param SHARE=0
     done
 }
 break_it() { # the chapters' "break it, then fix it" exercises that need a GPU

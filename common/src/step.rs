@@ -154,7 +154,8 @@ pub enum Schedule {
     /// no SM idle. The kernel takes `whole` as a seventh argument,
     /// `matmul(M, N, K, A, B, C, int whole)`, and is compiled with `-D SHARED_TILES_MAX=…`, the size
     /// of the table through which the blocks sharing a tile take turns. The step declares the
-    /// parameter [`SHARE`]; with SHARE=0 every tile is whole (`whole = tiles_m`).
+    /// parameter [`SHARE`]; with SHARE=0 every tile is whole (`whole = tiles_m`). It also declares
+    /// BK, the depth of a slice, which the layout's model counts in.
     StreamK,
 }
 
@@ -215,20 +216,22 @@ impl Extension {
     }
 }
 
-/// Where a [`Schedule::StreamK`] launch over `tiles_m`×`tiles_n` tiles puts its blocks, with
-/// `resident` blocks on the GPU at once: `(whole, rows)`, a grid of `tiles_n`×`rows` blocks whose
+/// Where a [`Schedule::StreamK`] launch over `tiles_m`×`tiles_n` tiles of `slices` slices of K
+/// each puts its blocks, with `resident` blocks on the GPU at once: `(whole, rows)`, a grid of `tiles_n`×`rows` blocks whose
 /// first `whole` rows take one tile each, and whose other `rows − whole` rows share the tile rows
 /// from `whole` on, slice by slice. Blocks start in order as others finish, so the choice is made
-/// on that model: a whole tile costs 1, a shared block its share of the slices plus a little for
-/// its second prologue and its turn at the sum, and the layout that ends soonest wins, with whole
+/// on that model: a whole tile costs 1, a shared block its share of the slices plus a fixed number
+/// of slices' time for its second prologue and its turn at the sum, and the layout that ends soonest wins, with whole
 /// tiles alone (`whole = rows = tiles_m`) unless sharing ends more than 0.5% sooner. The variable
 /// [`LAYOUT_VAR`] overrides the choice.
-pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, resident: u32) -> (u32, u32) {
-    // Fitted to step06's forced layouts at 4096³ and 8192³ on an H200 (the layouts record): a
-    // share's slices run 4% slower (the loop reads its tile's place from shared memory), and a
-    // sharer pays a twentieth of a tile for its second prologue and its turn at the sum.
+pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, slices: u32, resident: u32) -> (u32, u32) {
+    // Fitted to step06's forced layouts at 4096³ (256 slices of 16) on an H200 (the layouts
+    // record): a share's slices run 4% slower (the loop reads its tile's place from shared
+    // memory), and a sharer pays about 13 slices' time for its second prologue and its turn at
+    // the sum, which is why short products share little or not at all.
     const SHARED_SLOWER: f64 = 1.04;
-    const SHARED_EXTRA: f64 = 0.05;
+    const SHARED_EXTRA_SLICES: f64 = 13.0;
+    let extra_cost = SHARED_EXTRA_SLICES / f64::from(slices.max(1));
     let p = resident.clamp(1, SHARED_TILES_MAX) as usize;
     let (tm, tn) = (tiles_m as usize, tiles_n as usize);
     let plain = (tm * tn).div_ceil(p) as f64;
@@ -240,10 +243,16 @@ pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, resident: u32) -> (u32, u32) 
         // holds more than the end of one tile and the start of the next.
         for extra in tm - whole..=(2 * p).div_ceil(tn).max(tm - whole) {
             let sharers = extra * tn;
-            if sharers > 2 * p || whole + extra > 65_535 || (tm - whole) * tn > SHARED_TILES_MAX as usize {
+            // Nor a share shorter than what taking part costs: its turn would wait on turns.
+            let too_short = (units * f64::from(slices)) < sharers as f64 * SHARED_EXTRA_SLICES;
+            if sharers > 2 * p
+                || whole + extra > 65_535
+                || (tm - whole) * tn > SHARED_TILES_MAX as usize
+                || too_short
+            {
                 break;
             }
-            let end = makespan(whole * tn, sharers, units / sharers as f64 * SHARED_SLOWER + SHARED_EXTRA, p);
+            let end = makespan(whole * tn, sharers, units / sharers as f64 * SHARED_SLOWER + extra_cost, p);
             if end < best.0 {
                 best = (end, whole as u32, (whole + extra) as u32);
             }
@@ -525,7 +534,8 @@ impl<'a> Prepared<'a> {
             let (whole, rows) = if let Some(f) = forced {
                 f
             } else if self.params.get(SHARE.name) == 1 {
-                stream_k_layout(launch.grid.1, launch.grid.0, info.sms * resources.blocks_per_sm)
+                let slices = (shape.k as u32).div_ceil(self.params.get("BK"));
+                stream_k_layout(launch.grid.1, launch.grid.0, slices, info.sms * resources.blocks_per_sm)
             } else {
                 (launch.grid.1, launch.grid.1)
             };
@@ -645,17 +655,24 @@ mod tests {
     #[test]
     fn tiles_that_fill_their_waves_are_not_shared() {
         // 33×16 = 528 tiles are exactly 4 waves of 132.
-        assert_eq!(stream_k_layout(33, 16, 132), (33, 33));
-        assert_eq!(stream_k_layout(1, 1, 1), (1, 1));
+        assert_eq!(stream_k_layout(33, 16, 256, 132), (33, 33));
+        assert_eq!(stream_k_layout(1, 1, 256, 1), (1, 1));
+    }
+
+    #[test]
+    fn a_short_product_is_not_shared() {
+        // 256³ in 128×256 tiles: two tiles of 16 slices, one part-filled wave; sharing them
+        // would cost more in turns than it saves.
+        assert_eq!(stream_k_layout(2, 1, 16, 132), (2, 2));
     }
 
     #[test]
     fn a_part_filled_last_wave_is_shared() {
         // 4097³ in 128×256 tiles: 33×17 = 561 tiles, 4.25 waves of 132.
-        let (whole, rows) = stream_k_layout(33, 17, 132);
+        let (whole, rows) = stream_k_layout(33, 17, 257, 132);
         assert!(whole < 33 && rows > whole, "{whole} {rows}");
         // 4096³: 512 tiles, 3.88 waves.
-        let (whole, rows) = stream_k_layout(32, 16, 132);
+        let (whole, rows) = stream_k_layout(32, 16, 256, 132);
         assert!(whole < 32 && rows > whole, "{whole} {rows}");
     }
 
@@ -669,7 +686,7 @@ mod tests {
             (40, 40, 10_000),
             (4096, 1, 4096),
         ] {
-            let (whole, rows) = stream_k_layout(tm, tn, p);
+            let (whole, rows) = stream_k_layout(tm, tn, 256, p);
             assert!(whole <= tm && rows >= whole && rows <= 65_535, "{tm}×{tn}/{p}: {whole} {rows}");
             assert!(whole == tm || (tm - whole) * tn <= SHARED_TILES_MAX, "{tm}×{tn}/{p}: {whole} {rows}");
             assert_eq!(whole == rows, whole == tm, "{tm}×{tn}/{p}: {whole} {rows}");

@@ -30,7 +30,7 @@
 //
 // stages/ builds this kernel up one idea at a time (--stage NAME); the chapter measures each.
 //
-// What it buys: on an H200 at 4096³ [41.1](../../docs/src/results/nvidia-h200.md "step05_thread_tile \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
+// What it buys: on an H200 at 4096³ [41.4](../../docs/src/results/nvidia-h200.md "step05_thread_tile \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
 // [81%](../../docs/src/results/nvidia-h200.md "step05_thread_tile \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") of cuBLAS SGEMM
 // ([17%](../../docs/src/results/nvidia-h200.md "step04_tiled \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") in step 04), with
 // the tuned 128×128×16 block tile, 64×32 warp regions and 8×8 thread tiles. The loads of the
