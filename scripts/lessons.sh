@@ -20,21 +20,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for step in step04_tiled step07_tf32_mma step08_wgmma_tma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
 
-run() { # step, then its arguments
+run() { # step, then its arguments; a STREAM_K_LAYOUT set for the call is shown and passed on
     local step=$1; shift
-    echo "\$ cargo run --release -p $step${*:+ -- $*}"
+    echo "\$ ${STREAM_K_LAYOUT:+STREAM_K_LAYOUT=$STREAM_K_LAYOUT }cargo run --release -p $step${*:+ -- $*}"
     (cd "$work" && "$bin/$step" "$@" 2>&1)
     echo "(exit status $?)"
     echo
 }
 twice() { run "$@"; run "$@"; }
-with_layout() { # a Stream-K layout (WHOLE,ROWS), a step, then its arguments
-    local layout=$1 step=$2; shift 2
-    echo "\$ STREAM_K_LAYOUT=$layout cargo run --release -p $step${*:+ -- $*}"
-    (cd "$work" && STREAM_K_LAYOUT=$layout "$bin/$step" "$@" 2>&1)
-    echo "(exit status $?)"
-    echo
-}
 kernels() { # step, size, a kernel file or -, then the kernels one launch runs: each one's GPU time
     local step=$1 size=$2 file=$3; shift 3
     local ncu out; ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
@@ -148,14 +141,12 @@ stream_k() { # the last tile rows shared slice by slice (SHARE=1, the default) a
 layouts() { # step06 with the Stream-K layout forced, twice each: what the host's model is fitted to
     local l
     for l in 32,32 24,32 24,33 25,33 20,33 28,33 24,34 0,33; do
-        with_layout $l step06_prefetch --size 4096
-        with_layout $l step06_prefetch --size 4096
+        STREAM_K_LAYOUT=$l twice step06_prefetch --size 4096
     done
     for l in 64,64 61,66 61,65 60,66 62,66 0,66; do
-        with_layout $l step06_prefetch --size 8192 --no-verify
-        with_layout $l step06_prefetch --size 8192 --no-verify
+        STREAM_K_LAYOUT=$l twice step06_prefetch --size 8192 --no-verify
     done
-    with_layout 24,31 step06_prefetch --size 4096
+    STREAM_K_LAYOUT=24,31 run step06_prefetch --size 4096
 }
 
 tensor_cores() { # step07: TF32 mma.sync against both cuBLAS baselines, at 4096³ and 8192³

@@ -270,19 +270,16 @@ struct ListedTile {
 // ANCHOR_END: schedule
 
 // ANCHOR: product
-// acc = the tile's product over the columns [k_lo, k_hi) of A.
+// acc = the tile's product over the columns [k_lo, k_hi) of A, for the thread of warp `warp`
+// whose first row and column in the tile are r0 and c0.
 template <class Tile>
 __device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, int N, int K, const float* A,
-                                         const float* B, float* smem, float (&acc)[TM][TN])
+                                         const float* B, float* smem, int warp, int r0, int c0, float (&acc)[TM][TN])
 {
     // The A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
     float (*As)[BM] = reinterpret_cast<float (*)[BM]>(smem);
     float (*Bs)[BN] = reinterpret_cast<float (*)[BN]>(smem + BK * BM);
 
-    // The warp's region of the block tile, and the thread's first row and column in it.
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
-    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
     // Uniform across the warp: its region holds at least one element of C.
     bool active = tile.row0() + (warp / WARPS_N) * WM < M && tile.col0() + (warp % WARPS_N) * WN < N;
 
@@ -306,12 +303,9 @@ __device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, i
 // ANCHOR: write_back
 // C's tile = acc, or C's tile += acc (add): 16-byte accesses where a run of 4 columns is inside C
 // and aligned. Added values are read from L2 (__ldcg), where other blocks' writes land.
-__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, const float (&acc)[TM][TN],
-                                           bool add)
+__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, int r0, int c0,
+                                           const float (&acc)[TM][TN], bool add)
 {
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
-    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         int row = row0 + tile_row(i, r0);
@@ -345,7 +339,8 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
 // order of k, the same in every run. Earlier pieces belong to lower-numbered blocks, which GPUs
 // start no later than this one (an assumption CUDA does not promise, but Stream-K codes rely
 // on): the wait ends.
-__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, const float (&acc)[TM][TN])
+__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, int r0, int c0,
+                                          const float (&acc)[TM][TN])
 {
     bool add = p.k_lo > 0;
     if (add) {
@@ -355,7 +350,7 @@ __device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const P
         }
         __syncthreads();
     }
-    write_back(C, M, N, p.row0, p.col0, acc, add);
+    write_back(C, M, N, p.row0, p.col0, r0, c0, acc, add);
     if (p.shared >= 0) {
         __syncthreads();  // every thread's part of the tile is written
         if (threadIdx.x == 0) {
@@ -372,10 +367,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 {
     extern __shared__ __align__(16) float smem[];
     float acc[TM][TN];
+    // The warp's region of the block tile, and the thread's first row and column in it.
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
+    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
 
     if (blockIdx.y < whole) {  // one whole tile
-        multiply(GridTile{}, 0, K, M, N, K, A, B, smem, acc);
-        write_back(C, M, N, blockIdx.y * BM, blockIdx.x * BN, acc, false);
+        multiply(GridTile{}, 0, K, M, N, K, A, B, smem, warp, r0, c0, acc);
+        write_back(C, M, N, blockIdx.y * BM, blockIdx.x * BN, r0, c0, acc, false);
         return;
     }
     __shared__ Piece share[2];
@@ -383,8 +382,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     if (threadIdx.x == 0) pieces = my_share(M, N, K, whole, share);
     __syncthreads();
     for (int q = 0; q < pieces; ++q) {
-        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, acc);
-        take_turn(C, M, N, K, share[q], acc);
+        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, warp, r0, c0, acc);
+        take_turn(C, M, N, K, share[q], r0, c0, acc);
     }
 }
 // ANCHOR_END: kernel
