@@ -33,6 +33,11 @@ fn gpu_documented_sets_match_the_reference() {
 }
 
 #[test]
+fn the_shapes_of_the_overwrite_fault_are_shared() {
+    thread_tile::assert_shared_shapes_share(&STEP);
+}
+
+#[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
     thread_tile::assert_overwrite_caught_on_gpu(&STEP);

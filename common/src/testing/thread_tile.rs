@@ -72,9 +72,12 @@ pub const STAGE_DROP_SLICE: &[(&str, &str)] =
 /// adding to it.
 pub const OVERWRITE: &[(&str, &str)] = &[("bool add = p.k_lo > 0;", "bool add = false;")];
 
-/// Shapes whose tiles blocks share on an H200 (one tile among 132 blocks; 4097³'s last two tile
-/// rows): a fault in the turns they take must fail there.
-pub const SHARED: &[(usize, usize, usize)] = &[(127, 129, 131), (64, 64, 65536), (4097, 4097, 4097)];
+/// Shapes whose tiles blocks share on an H200, with one or two blocks per SM (one tile of 257
+/// slices; 1000³, whose 32 or 64 tiles are fewer than the SMs; 64×64×65536; 4097³'s last tile
+/// rows): a fault in the turns they take must fail there. [`assert_shared_shapes_share`] checks
+/// that the host's layout does share them.
+pub const SHARED: &[(usize, usize, usize)] =
+    &[(127, 129, 4099), (1000, 1000, 1000), (64, 64, 65536), (4097, 4097, 4097)];
 
 /// The order of the values in a documented set; MINB (and STAGES-like extras) keep their defaults.
 pub const NAMES: [&str; 7] = ["BM", "BN", "BK", "WM", "WN", "TM", "TN"];
@@ -143,6 +146,20 @@ pub fn assert_sets_compile(step: &GpuStep) {
 pub fn assert_sets_correct_on_gpu(step: &GpuStep) {
     for &v in DOCUMENTED {
         super::assert_all_pass(&super::gpu_check(step, params(step, v), &SHAPES[..17]).unwrap());
+    }
+}
+
+/// The host's layout shares tiles at every shape of [`SHARED`] on an H200's 132 SMs, with one or
+/// two blocks per SM (no GPU needed): otherwise the overwrite fault could not show there.
+pub fn assert_shared_shapes_share(step: &GpuStep) {
+    let params = Params::defaults(step.params);
+    for &(m, n, k) in SHARED {
+        let launch = step.validate(&params, Shape::new(m, n, k).unwrap(), &Limits::SM90).unwrap();
+        let slices = (k as u32).div_ceil(params.get("BK"));
+        for resident in [132, 264] {
+            let (whole, rows) = crate::step::stream_k_layout(launch.grid.1, launch.grid.0, slices, resident);
+            assert!(whole < rows, "{} at {m}×{n}×{k} with {resident} blocks: no tile shared", step.name);
+        }
     }
 }
 
