@@ -124,6 +124,20 @@ targets() { # step06 at the performance issue's shapes, and step05 at 4096³, tw
     twice step06_prefetch -m 4097 -n 4097 -k 4097
 }
 
+padding() { # K or N not a multiple of 4: the launch pads rows to 16 bytes; the padded shapes alone for comparison
+    local step shape
+    for step in step06_prefetch step05_thread_tile; do
+        for shape in "-m 4095 -n 4095 -k 4095" "-m 4095 -n 4096 -k 4096" "-m 4097 -n 4097 -k 4097" "-m 4097 -n 4100 -k 4100"; do
+            # shellcheck disable=SC2086 # the shape is several words
+            twice $step $shape
+        done
+    done
+    for shape in "-m 4096 -n 4095 -k 4096" "-m 4096 -n 4096 -k 4095" "-m 64 -n 64 -k 65535" "-m 127 -n 129 -k 131"; do
+        # shellcheck disable=SC2086
+        run step06_prefetch $shape
+    done
+}
+
 stream_k() { # the last tile rows shared slice by slice (SHARE=1, the default) against a block per tile
     local shape
     for shape in "--size 4096" "--size 8192" "--size 2048" "-m 4095 -n 4095 -k 4095" "-m 4097 -n 4097 -k 4097" "--size 1024"; do
@@ -259,7 +273,7 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step04_tiled --param UNROLL=1
 }
 
-for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges stages targets skinny tensor_cores wgmma layout split break_it}; do
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges stages targets padding skinny tensor_cores wgmma layout split break_it}; do
     lesson "$name" "$name"
 done
 echo "lessons: wrote $stem-*.log" >&2

@@ -11,6 +11,7 @@
 //! - [`cublas`]: the SGEMM baseline (and DGEMM for the reference)
 //! - [`step`]: the contract a GPU step's `lib.rs` fills in
 //! - [`tma`]: its one extension, tensor maps for Hopper's copy engine
+//! - [`pad`]: rows padded to 16 bytes, for kernels that read them 16 bytes at a time
 //! - [`cli`], [`report`], [`run`]: the shared command line, the printed block, the main loop
 //! - [`tune`]: `--tune`, the search over a step's parameters
 //! - [`compile_only`]: `--compile-only` and `--kernel PATH`, for trying edits
@@ -22,6 +23,7 @@ pub mod compile_only;
 pub mod cublas;
 pub mod gpu;
 pub mod matrix;
+pub mod pad;
 pub mod progress;
 pub mod reference;
 pub mod report;

@@ -21,6 +21,9 @@ pub struct KernelFacts {
     pub params: Params,
     pub launch: Launch,
     pub resources: Resources,
+    /// The shape the kernel multiplied when the launch padded rows to 16 bytes (see
+    /// [`crate::pad`]), None when it multiplied the problem's own.
+    pub padded: Option<Shape>,
 }
 
 #[derive(Clone, Debug)]
@@ -135,6 +138,12 @@ impl fmt::Display for Report {
                         k.launch.grid.1 - whole,
                     )?;
                 }
+            }
+            if let Some(p) = k.padded {
+                writeln!(
+                    f,
+                    "  padding  rows padded to 16 bytes: the kernel multiplies the {p} product of zero-padded copies, made in the launch and counted in its time"
+                )?;
             }
             writeln!(
                 f,

@@ -252,6 +252,13 @@ fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
     if (step.b_transposed)(params) { 4 * (shape.k * shape.n) as u64 } else { 0 }
 }
 
+/// Device bytes a step's launch needs besides A, B and C: Bᵀ, and the padded copies of a step
+/// whose launch pads rows.
+fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
+    transposed_b_bytes(step, params, shape)
+        + if step.pads_rows { crate::pad::workspace_bytes(shape) } else { 0 }
+}
+
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {
     let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
     check_fits(shape, with_cublas, extra, free, &gpu.info.name)
@@ -358,7 +365,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
                 .to_owned(),
         );
     }
-    check_memory(&gpu, shape, with_cublas, transposed_b_bytes(step, &params, shape))?;
+    check_memory(&gpu, shape, with_cublas, device_workspace_bytes(step, &params, shape))?;
     if args.tune {
         return crate::tune::run(step, args, &gpu, shape);
     }
@@ -413,7 +420,12 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         },
         device: Device::Gpu(gpu.info.clone()),
         shape,
-        kernel: Some(KernelFacts { params: prepared.params.clone(), launch, resources }),
+        kernel: Some(KernelFacts {
+            params: prepared.params.clone(),
+            launch,
+            resources,
+            padded: if step.pads_rows { crate::pad::padded_shape(shape) } else { None },
+        }),
         time,
         cublas: cublas_time,
         cublas_tf32: cublas_tf32_time,

@@ -7,6 +7,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
+use crate::pad::Padding;
 use crate::tma::{Prologue, Tma, TmaBox};
 use crate::verify::Precision;
 
@@ -141,6 +142,10 @@ pub struct GpuStep {
     pub stages: &'static [Stage],
     /// How the kernel's blocks are laid over the tiles of C.
     pub schedule: Schedule,
+    /// Whether the launch pads rows to 16 bytes (see [`crate::pad`]): for a kernel whose fast
+    /// path reads 16 bytes at a time, a product whose K or N is not a multiple of 4 runs on
+    /// padded copies of A, B and C, copied in the launch.
+    pub pads_rows: bool,
 }
 
 /// How a step's blocks are laid over the tiles of C.
@@ -484,6 +489,8 @@ pub struct Prepared<'a> {
     /// The kernel that splits A, for a step with split tensor maps, or that transposes B, for
     /// a tensor-map kernel that defines one.
     prologue: Option<Prologue>,
+    /// The padded copies of a step whose launch pads rows (unused by the others).
+    padding: Padding,
 }
 
 impl<'a> Prepared<'a> {
@@ -513,7 +520,7 @@ impl<'a> Prepared<'a> {
             Extension::TensorMaps { .. } => None,
             Extension::None => None,
         };
-        Ok(Self { step, params, kernel, tma: Tma::default(), prologue })
+        Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default() })
     }
 
     /// The launch for `shape` on this device and its resource cost.
@@ -545,7 +552,10 @@ impl<'a> Prepared<'a> {
         Ok((launch, resources))
     }
 
-    /// Queues one launch computing C = A·B (asynchronous: errors may surface at the next sync).
+    /// Queues one launch computing C = A·B (asynchronous: errors may surface at the next sync):
+    /// for a step that pads rows and a shape that needs it, the padding copies and the kernel on
+    /// the padded shape, whose grid and layout are those `plan` gave for `shape` (BN and BK are
+    /// multiples of 4, so padding K and N to multiples of 4 adds no tile and no slice).
     pub fn launch(
         &self,
         gpu: &Gpu,
@@ -558,6 +568,24 @@ impl<'a> Prepared<'a> {
         if a.len() < shape.m * shape.k || b.len() < shape.k * shape.n || c.len() < shape.m * shape.n {
             bail!("device buffers are smaller than the shape {shape} needs");
         }
+        if self.step.pads_rows {
+            self.padding
+                .run(gpu, shape, (a, b, c), |shape, a, b, c| self.kernel_launch(gpu, launch, shape, a, b, c))
+        } else {
+            self.kernel_launch(gpu, launch, shape, a, b, c)
+        }
+    }
+
+    /// Queues the kernel itself on buffers that hold `shape` (checked by `launch`).
+    fn kernel_launch(
+        &self,
+        gpu: &Gpu,
+        launch: Launch,
+        shape: Shape,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<()> {
         let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
         let cfg = LaunchConfig {
             grid_dim: launch.grid,
@@ -587,7 +615,7 @@ impl<'a> Prepared<'a> {
         // followed for the tensor-map extension by two 128-byte `CUtensorMap`s of buffers that
         // outlive the launch (A and B, or their workspaces, which are only freed when a later
         // launch needs larger ones, after this one in stream order); the buffers hold at least
-        // the elements the shape addresses (checked above).
+        // the elements the shape addresses (checked by `launch`, or padded copies of that size).
         unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         Ok(())
     }

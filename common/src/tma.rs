@@ -9,8 +9,8 @@
 //!
 //! A tensor map needs the matrix's row pitch to be a multiple of 16 bytes. When K (A's row
 //! length) or N (B's) is not a multiple of 4 floats, each launch first copies that matrix into a
-//! workspace whose rows are padded to the next multiple of 4: the copy is part of the launch,
-//! so timing counts it. Rows and columns beyond the matrix are outside the map, and the copy
+//! workspace whose rows are padded to the next multiple of 4 (with [`crate::pad`]'s copy): the
+//! copy is part of the launch, so timing counts it. Rows and columns beyond the matrix are outside the map, and the copy
 //! engine fills them with zeros.
 //!
 //! A step may also split A before its product ([`crate::Extension::SplitTensorMaps`]): its own
@@ -22,7 +22,7 @@
 //! every launch (timed as well) to write Bᵀ, N rows of K floats, into a workspace, and B's map
 //! is the map of Bᵀ, whose coordinates are `{k, n}`.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::sys::{
@@ -31,8 +31,9 @@ use cudarc::driver::sys::{
 };
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use crate::gpu::{self, Gpu};
+use crate::gpu::Gpu;
 use crate::matrix::Shape;
+use crate::pad::{Copier, Layout, padded, workspace};
 
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
 /// of 128 bytes has its 16-byte pieces permuted (the 128-byte swizzle): `cols` must be at most
@@ -94,25 +95,6 @@ pub fn encode(
     Ok(map.opaque)
 }
 
-/// Floats per row once padded to a 16-byte multiple.
-pub fn padded(cols: usize) -> usize {
-    cols.next_multiple_of(4)
-}
-
-/// Copies a rows×cols matrix into rows of `pitch` floats, zeros after each row's end.
-const PAD_SOURCE: &str = r#"
-extern "C" __global__ void pad_rows(const float* src, float* dst, int rows, int cols, int pitch)
-{
-    long long total = (long long)rows * pitch;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
-         e += (long long)gridDim.x * blockDim.x) {
-        long long r = e / pitch;
-        int c = (int)(e - r * pitch);
-        dst[e] = c < cols ? src[r * cols + c] : 0.0f;
-    }
-}
-"#;
-
 /// A kernel of the step's own that rewrites an operand in front of every launch, as
 /// `f(const float* src, float* dst, int rows, int cols, int pitch)` for the rows×cols operand
 /// `src`, launched on 1024 blocks of 256 threads that stride over the work; `dst` has rows of
@@ -155,7 +137,7 @@ impl Prologue {
 /// (padded copies, or A's parts), made on the first launch that needs them.
 #[derive(Default)]
 pub struct Tma {
-    pad: OnceLock<CudaFunction>,
+    copier: Copier,
     state: Mutex<State>,
 }
 
@@ -180,15 +162,6 @@ struct Mapped {
 }
 
 impl Tma {
-    fn pad_kernel(&self, gpu: &Gpu) -> Result<&CudaFunction> {
-        if let Some(f) = self.pad.get() {
-            return Ok(f);
-        }
-        let compiled = gpu::compile(PAD_SOURCE, "common/src/tma.rs", &gpu.info.arch(), &[])?;
-        let f = gpu::Kernel::load_entry(gpu, compiled, "pad_rows")?.func;
-        Ok(self.pad.get_or_init(|| f))
-    }
-
     /// The two tensor maps of one launch on `shape`: A (M×K) in boxes `a_box`, B (K×N, or Bᵀ)
     /// in boxes `b_box`. Queues on the stream whatever must run before the kernel: the step's
     /// prologue when there is one, and a padded copy of a matrix whose rows are not 16-byte
@@ -243,13 +216,8 @@ impl Tma {
             return Ok(Mapped { ptr, rows, cols, pitch, parts: 1 });
         }
         let dst = workspace(gpu, slot, rows * pitch)?;
-        let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
-        let mut builder = gpu.stream.launch_builder(self.pad_kernel(gpu)?);
-        builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
-        // SAFETY: the arguments match `pad_rows(const float*, float*, int, int, int)`; `src`
-        // holds rows·cols floats (the caller's shape check) and `dst` rows·pitch.
-        unsafe { builder.launch(GRID_STRIDE) }
-            .map_err(|e| anyhow!("the padding copy failed to launch: {e:?}"))?;
+        let from = Layout { rows, cols, pitch: cols };
+        self.copier.copy(gpu, (src, from), (&mut *dst, Layout { rows, cols: pitch, pitch }))?;
         let (ptr, _sync) = dst.device_ptr(&gpu.stream);
         Ok(Mapped { ptr, rows, cols, pitch, parts: 1 })
     }
@@ -277,36 +245,14 @@ impl Tma {
     }
 }
 
-/// The launch of the grid-stride kernels that prepare an operand: enough blocks to fill an
-/// H200 several times over.
+/// The launch of the step's prologues, grid-stride kernels: enough blocks to fill an H200
+/// several times over.
 const GRID_STRIDE: LaunchConfig =
     LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-
-/// The workspace in `slot`, reallocated (zeroed) when it holds fewer than `need` floats.
-fn workspace<'s>(
-    gpu: &Gpu,
-    slot: &'s mut Option<CudaSlice<f32>>,
-    need: usize,
-) -> Result<&'s mut CudaSlice<f32>> {
-    if slot.as_ref().is_none_or(|w| w.len() < need) {
-        *slot = None;
-        *slot = Some(
-            gpu.stream
-                .alloc_zeros::<f32>(need)
-                .map_err(|e| anyhow!("allocating a workspace of {need} floats: {e:?}"))?,
-        );
-    }
-    Ok(slot.as_mut().expect("allocated above"))
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rows_are_padded_to_16_bytes() {
-        assert_eq!([1, 4, 5, 4095, 4096].map(padded), [4, 4, 8, 4096, 4096]);
-    }
 
     #[test]
     fn maps_the_copy_engine_cannot_take_are_refused_before_the_driver() {

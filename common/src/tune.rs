@@ -232,6 +232,7 @@ mod tests {
         min_compute: (7, 5),
         extension: crate::step::Extension::None,
         stages: &[],
+        pads_rows: false,
         schedule: crate::step::Schedule::Tiles,
     };
 

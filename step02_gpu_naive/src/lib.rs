@@ -60,4 +60,5 @@ pub const STEP: GpuStep = GpuStep {
     extension: common::Extension::None,
     schedule: common::Schedule::Tiles,
     stages: &[],
+    pads_rows: false,
 };

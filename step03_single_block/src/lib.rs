@@ -73,4 +73,5 @@ pub const STEP: GpuStep = GpuStep {
     extension: common::Extension::None,
     schedule: common::Schedule::Tiles,
     stages: &[],
+    pads_rows: false,
 };

@@ -67,6 +67,7 @@ pub const STEP: GpuStep = GpuStep {
     extension: common::Extension::None,
     schedule: common::Schedule::Tiles,
     stages: &[],
+    pads_rows: false,
 };
 
 /// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In

@@ -103,6 +103,7 @@ pub const STEP: GpuStep = GpuStep {
     extension: common::Extension::None,
     schedule: common::Schedule::StreamK,
     stages: STAGES,
+    pads_rows: true,
 };
 
 /// The step's kernel built up one idea at a time (`--stage NAME`); the chapter measures each.

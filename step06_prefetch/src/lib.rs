@@ -103,6 +103,7 @@ pub const STEP: GpuStep = GpuStep {
     extension: common::Extension::None,
     schedule: common::Schedule::StreamK,
     stages: &[],
+    pads_rows: true,
 };
 
 /// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.

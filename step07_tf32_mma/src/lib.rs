@@ -91,6 +91,7 @@ pub const STEP: GpuStep = GpuStep {
     extension: common::Extension::None,
     schedule: common::Schedule::Tiles,
     stages: &[],
+    pads_rows: false,
 };
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared

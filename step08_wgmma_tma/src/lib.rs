@@ -110,6 +110,7 @@ pub const STEP: GpuStep = GpuStep {
     extension: Extension::TensorMaps { a: a_box, b: b_box },
     schedule: common::Schedule::Tiles,
     stages: &[],
+    pads_rows: false,
 };
 
 /// Global memory: a 32-deep tile brings 32·(BM + BN) floats for 2·BM·BN·32 FLOPs. Shared

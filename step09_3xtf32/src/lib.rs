@@ -106,6 +106,7 @@ pub const STEP: GpuStep = GpuStep {
     extension: Extension::SplitTensorMaps { a: a_box, b: b_box },
     schedule: common::Schedule::Tiles,
     stages: &[],
+    pads_rows: false,
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are. Global memory: a 32-deep

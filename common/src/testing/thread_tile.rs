@@ -60,7 +60,10 @@ pub const FAULTS: &[Fault] = &[
     Fault { class: Class::Row, edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")] },
     Fault {
         class: Class::Column,
-        edits: &[("col + 3 < N", "col + 3 < N - 1"), ("if (col + v < N)", "if (col + v < N - 1)")],
+        // The last run of 4 columns left unwritten: the launch pads N to a multiple of 4 (see
+        // crate::pad), so where N is not one, the kernel's last column is padding and an
+        // off-by-one there changes nothing in C.
+        edits: &[("col + 3 < N", "col + 3 < N - 4"), ("if (col + v < N)", "if (col + v < N - 4)")],
     },
 ];
 
