@@ -123,10 +123,10 @@ pub fn workspace<'s>(
     Ok(slot.as_mut().expect("allocated above"))
 }
 
-/// Bytes of the padded copies of A, B and C a padding launch of `shape` allocates (0 when its
-/// rows need no padding).
-pub fn workspace_bytes(shape: Shape) -> u64 {
-    padded_shape(shape).map_or(0, |p| 4 * (p.m * p.k + p.k * p.n + p.m * p.n) as u64)
+/// Bytes of the padded copies of A, B and C a launch that multiplies `padded` allocates (0 for
+/// None, a launch that pads nothing).
+pub fn workspace_bytes(padded: Option<Shape>) -> u64 {
+    padded.map_or(0, |p| 4 * (p.m * p.k + p.k * p.n + p.m * p.n) as u64)
 }
 
 /// The padded copies of A, B and C a padding launch keeps from launch to launch.
@@ -137,17 +137,19 @@ pub struct Padding {
 }
 
 impl Padding {
-    /// Runs `product(shape′, A′, B′, C′)` on padded copies when `shape`'s rows are not 16-byte
-    /// multiples (copies of A and B queued in front of it, C′ copied into C behind it), else
+    /// Runs `product(padded, A′, B′, C′)` on padded copies when `padded` (the shape
+    /// [`padded_shape`] gives for `shape`, or None for a launch that does not pad) is Some:
+    /// copies of A and B queued in front of it, C′ copied into C behind it. Else
     /// `product(shape, A, B, C)`.
     pub fn run(
         &self,
         gpu: &Gpu,
         shape: Shape,
+        padded: Option<Shape>,
         (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
         product: impl FnOnce(Shape, &CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>) -> Result<()>,
     ) -> Result<()> {
-        let Some(p) = padded_shape(shape) else {
+        let Some(p) = padded else {
             return product(shape, a, b, c);
         };
         let mut slots =
@@ -195,8 +197,8 @@ mod tests {
         assert_eq!(padded_shape(s(4095, 4095, 4095)), Some(s(4095, 4096, 4096)));
         assert_eq!(padded_shape(s(4097, 4097, 4096)), Some(s(4097, 4100, 4096)));
         assert_eq!(padded_shape(s(127, 128, 131)), Some(s(127, 128, 132)));
-        assert_eq!(workspace_bytes(s(64, 64, 64)), 0);
-        assert_eq!(workspace_bytes(s(3, 5, 7)), 4 * (3 * 8 + 8 * 8 + 3 * 8));
+        assert_eq!(workspace_bytes(padded_shape(s(64, 64, 64))), 0);
+        assert_eq!(workspace_bytes(padded_shape(s(3, 5, 7))), 4 * (3 * 8 + 8 * 8 + 3 * 8));
     }
 
     #[test]

@@ -255,8 +255,7 @@ fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
 /// Device bytes a step's launch needs besides A, B and C: Bᵀ, and the padded copies of a step
 /// whose launch pads rows.
 fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
-    transposed_b_bytes(step, params, shape)
-        + if step.pads_rows { crate::pad::workspace_bytes(shape) } else { 0 }
+    transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(shape))
 }
 
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {
@@ -424,7 +423,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
             params: prepared.params.clone(),
             launch,
             resources,
-            padded: if step.pads_rows { crate::pad::padded_shape(shape) } else { None },
+            padded: step.padded_shape(shape),
         }),
         time,
         cublas: cublas_time,

@@ -367,6 +367,12 @@ impl Intensity {
 }
 
 impl GpuStep {
+    /// The shape the kernel multiplies for `shape` when the launch pads rows (see
+    /// [`crate::pad`]), None when it multiplies `shape` itself.
+    pub fn padded_shape(&self, shape: Shape) -> Option<Shape> {
+        if self.pads_rows { crate::pad::padded_shape(shape) } else { None }
+    }
+
     /// Refuses a device of compute capability `cc` (named `device`) older than the step needs.
     pub fn check_compute(&self, cc: (i32, i32), device: &str) -> Result<()> {
         let (major, minor) = self.min_compute;
@@ -568,12 +574,10 @@ impl<'a> Prepared<'a> {
         if a.len() < shape.m * shape.k || b.len() < shape.k * shape.n || c.len() < shape.m * shape.n {
             bail!("device buffers are smaller than the shape {shape} needs");
         }
-        if self.step.pads_rows {
-            self.padding
-                .run(gpu, shape, (a, b, c), |shape, a, b, c| self.kernel_launch(gpu, launch, shape, a, b, c))
-        } else {
+        let padded = self.step.padded_shape(shape);
+        self.padding.run(gpu, shape, padded, (a, b, c), |shape, a, b, c| {
             self.kernel_launch(gpu, launch, shape, a, b, c)
-        }
+        })
     }
 
     /// Queues the kernel itself on buffers that hold `shape` (checked by `launch`).
