@@ -204,9 +204,18 @@ impl fmt::Display for Report {
                 let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
                 writeln!(
                     f,
-                    "  verify   {} · held to {} limits · reference: {}",
+                    "  verify   {} · held to {} limits{} · reference: {}",
                     verdict(v.passed()),
                     v.precision,
+                    if v.separates {
+                        String::new()
+                    } else {
+                        format!(
+                            ", which at this shape cannot tell {} from {} (--exact checks every term)",
+                            v.precision,
+                            v.precision.lower().0
+                        )
+                    },
                     v.source
                 )?;
                 write!(
@@ -232,9 +241,10 @@ impl fmt::Display for Report {
                 }
                 writeln!(
                     f,
-                    "           normwise     {} · ‖ΔC‖/‖C‖ = {:.1e}, limit {:.1e} ({:.3} of it)",
+                    "           normwise     {} · ‖ΔC‖/‖C‖ = {:.1e}, expected {:.1e}, limit {:.1e} ({:.3} of it)",
                     verdict(n.passed()),
                     n.relative(),
+                    n.relative_expected(),
                     n.relative_limit(),
                     n.ratio().min(9.99e9)
                 )?;

@@ -4,9 +4,37 @@ use common::testing::{self, ARCHS, DEEP, SHAPES};
 use common::{GpuStep, Params, Precision, Shape};
 use step07_tf32_mma::STEP;
 
-/// The planted faults of this kernel (see `common::testing::faults`); a TF32 step plants those
-/// that change what is summed or written.
+/// A's fragments rounded to bf16 instead of TF32.
+const BF16_A: (&str, &str) = (
+    "a0[h] = tf32(a0[h]), a1[h] = tf32(a1[h]);",
+    "a0[h] = __float_as_uint(fault_bf16(__uint_as_float(a0[h]))), a1[h] = __float_as_uint(fault_bf16(__uint_as_float(a1[h])));",
+);
+/// B's fragments rounded to bf16 instead of TF32.
+const BF16_B: [(&str, &str); 2] = [
+    (
+        "b[0] = tf32(__float_as_uint(lo.x)), b[1] = tf32(__float_as_uint(lo.y));",
+        "b[0] = __float_as_uint(fault_bf16(lo.x)), b[1] = __float_as_uint(fault_bf16(lo.y));",
+    ),
+    (
+        "b[2] = tf32(__float_as_uint(hi.x)), b[3] = tf32(__float_as_uint(hi.y));",
+        "b[2] = __float_as_uint(fault_bf16(hi.x)), b[3] = __float_as_uint(fault_bf16(hi.y));",
+    ),
+];
+
+/// The planted faults of this kernel (see `common::testing::faults`): the precisions below TF32
+/// rounded to nearest, and what is summed or written.
 const FAULTS: &[Fault] = &[
+    Fault { class: Class::Bf16A, edits: &[BF16_A] },
+    Fault { class: Class::Bf16B, edits: &BF16_B },
+    Fault { class: Class::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1]] },
+    Fault {
+        class: Class::Truncated,
+        // No conversion: the tensor cores ignore the 13 low bits of what they read.
+        edits: &[
+            ("asm(\"cvt.rn.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(__uint_as_float(x)));", "r = x;"),
+            ("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(__uint_as_float(x)));", "r = x;"),
+        ],
+    },
     Fault {
         class: Class::DropTerm,
         edits: &[

@@ -5,9 +5,32 @@ use common::testing::{self, DEEP, Edits, SHAPES, Variant};
 use common::{GpuStep, Params, Precision, Shape};
 use step08_wgmma_tma::STEP;
 
-/// The planted faults of this kernel (see `common::testing::faults`); a TF32 step plants those
-/// that change what is summed or written.
+/// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
+/// consumers together, before their wgmma read it.
+const BF16_A: (&str, &str) = (
+    "            mbar_wait(&full[s], (kt / STAGES) % 2);\n",
+    "            mbar_wait(&full[s], (kt / STAGES) % 2);
+            for (int e = threadIdx.x - 128; e < A_TILE; e += 128 * CONSUMERS) {
+                float* p = As + s * A_TILE + e;
+                *p = __uint_as_float(__float_as_uint(*p) & 0xffff0000u);
+            }
+            asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");
+            asm volatile(\"bar.sync 1, %0;\" ::\"n\"(128 * CONSUMERS) : \"memory\");\n",
+);
+/// B's fragments cut to bf16 (truncated) in registers.
+const BF16_B: [(&str, &str); 4] = [
+    ("frag[k8][0] = __float_as_uint(lo.x);", "frag[k8][0] = __float_as_uint(lo.x) & 0xffff0000u;"),
+    ("frag[k8][1] = __float_as_uint(lo.y);", "frag[k8][1] = __float_as_uint(lo.y) & 0xffff0000u;"),
+    ("frag[k8][2] = __float_as_uint(hi.x);", "frag[k8][2] = __float_as_uint(hi.x) & 0xffff0000u;"),
+    ("frag[k8][3] = __float_as_uint(hi.y);", "frag[k8][3] = __float_as_uint(hi.y) & 0xffff0000u;"),
+];
+
+/// The planted faults of this kernel (see `common::testing::faults`): bf16 in place of the
+/// truncated TF32 it claims, and what is summed or written.
 const FAULTS: &[Fault] = &[
+    Fault { class: Class::Bf16A, edits: &[BF16_A] },
+    Fault { class: Class::Bf16B, edits: &BF16_B },
+    Fault { class: Class::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1], BF16_B[2], BF16_B[3]] },
     Fault {
         class: Class::DropTerm,
         edits: &[(

@@ -4,19 +4,45 @@ use common::testing::{self, DEEP, SHAPES, Variant};
 use common::{Extension, GpuStep, Params, Precision, Shape};
 use step09_3xtf32::STEP;
 
+/// A kept in one TF32 part: its small part written as zero.
+const ONE_PART_A: (&str, &str) = ("parts[small + at] = tf32(a - big);", "parts[small + at] = 0.0f;");
+/// B kept in one TF32 part: its small fragments zero.
+const ONE_PART_B: (&str, &str) = ("small[k8][i] = __float_as_uint(tf32(v[i] - b));", "small[k8][i] = 0u;");
+/// A and B rounded to bf16 before they are split.
+const BF16: &[(&str, &str)] = &[
+    ("float a = A[e], big = tf32(a);", "float a = fault_bf16(A[e]), big = tf32(a);"),
+    (
+        "float v[4] = {lo.x, lo.y, hi.x, hi.y};",
+        "float v[4] = {fault_bf16(lo.x), fault_bf16(lo.y), fault_bf16(hi.x), fault_bf16(hi.y)};",
+    ),
+];
+
 /// The planted faults of this kernel (see `common::testing::faults`): held to FP32's limits,
-/// the step must catch them all, the precision faults included (a part of the split forgotten,
-/// an operand rounded to bf16).
+/// the step must catch what is summed or written wrong and every way the split can lose its
+/// precision: either operand, or both, in one TF32 part, any one of the three products left out,
+/// and bf16 operands.
 const FAULTS: &[Fault] = &[
+    Fault { class: Class::Tf32A, edits: &[ONE_PART_A] },
+    Fault { class: Class::Tf32B, edits: &[ONE_PART_B] },
+    Fault { class: Class::Tf32, edits: &[ONE_PART_A, ONE_PART_B] },
+    Fault { class: Class::Bf16, edits: BF16 },
     Fault {
-        class: Class::Tf32,
-        edits: &[("parts[small + at] = tf32(a - big);", "parts[small + at] = 0.0f;")],
+        class: Class::DropASmall,
+        edits: &[("                wgmma(part, big[k8], a_small + k, 1);\n", "")],
     },
     Fault {
-        class: Class::Bf16,
+        class: Class::DropBSmall,
+        // The next product takes over overwriting `part` on the stage's first step.
         edits: &[(
-            "float v[4] = {lo.x, lo.y, hi.x, hi.y};",
-            "float v[4] = {fault_bf16(lo.x), fault_bf16(lo.y), fault_bf16(hi.x), fault_bf16(hi.y)};",
+            "wgmma(part, small[k8], a_big + k, k8);   // the two corrections first,\n                wgmma(part, big[k8], a_small + k, 1);",
+            "wgmma(part, big[k8], a_small + k, k8);",
+        )],
+    },
+    Fault {
+        class: Class::DropLeading,
+        edits: &[(
+            "                wgmma(part, big[k8], a_big + k, 1);      // then the leading product\n",
+            "",
         )],
     },
     Fault {
