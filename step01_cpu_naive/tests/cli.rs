@@ -52,3 +52,22 @@ fn help_names_the_default_shape_and_the_chapter() {
         &["--param", "--tune", "--device", "--no-cublas", "--kernel", "--compile-only", "--arch"],
     );
 }
+
+/// The verdict names the precision it checked, and says so where the shape is too small to
+/// tell it from the next lower one: one dot product of 2²⁰ terms.
+#[test]
+fn the_verdict_says_when_the_shape_cannot_tell_the_precision() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(BIN).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let out = run(&["--size", "64"]);
+    assert!(out.contains("verify   PASS · held to FP32 limits · reference"), "{out}");
+    assert!(out.contains("expected"), "{out}");
+    let out = run(&["-m", "1", "-n", "1", "-k", "1048576"]);
+    assert!(
+        out.contains("held to FP32 limits, which at this shape cannot tell FP32 from TF32 operands (--exact checks every term)"),
+        "{out}"
+    );
+}
