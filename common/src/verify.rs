@@ -961,3 +961,31 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod chapter {
+    use super::*;
+
+    /// The table of separations in the chapter "Measuring correctly" is the model's: the limit on
+    /// ‖ΔC‖/S and the next lower precision's expected error over it, at three shapes.
+    #[test]
+    fn the_chapters_table_of_separations_is_the_models() {
+        let table: [(Precision, [(f64, f64); 3]); 4] = [
+            (Precision::Fp32, [(1.8e-6, 101.0), (8.1e-6, 23.0), (1.03e-6, 179.0)]),
+            (Precision::Tf32, [(3.9e-4, 3.8), (5.7e-4, 2.6), (4.7e-4, 3.2)]),
+            (Precision::Tf32Truncated, [(1.05e-3, 3.1), (1.46e-3, 2.3), (1.25e-3, 2.6)]),
+            (Precision::Tf32x3, [(3.2e-6, 58.0), (1.4e-5, 13.0), (1.8e-6, 103.0)]),
+        ];
+        let shapes = [(4096, 4096, 4096), (64, 64, 65536), (32, 32, 900)];
+        for (p, row) in table {
+            for (&(m, n, k), (limit, over)) in shapes.iter().zip(row) {
+                let s = Shape::new(m, n, k).unwrap();
+                let (l, o) = (p.relative_limit(s), p.lower_expected(k) / p.relative_limit(s));
+                assert!(
+                    (l / limit - 1.0).abs() < 0.03 && (o / over - 1.0).abs() < 0.03,
+                    "{p} {s}: {l:.3e}, {o:.2}"
+                );
+            }
+        }
+    }
+}

@@ -58,7 +58,7 @@ fn help_names_the_default_shape_and_the_chapter() {
 #[test]
 fn the_verdict_says_when_the_shape_cannot_tell_the_precision() {
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(BIN).args(args).output().unwrap();
+        let out = std::process::Command::new(testing::program(BIN)).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {out:?}");
         String::from_utf8(out.stdout).unwrap()
     };
