@@ -251,6 +251,17 @@ skinny() { # a small, deep shape: big tiles leave SMs idle unless blocks share t
         twice $step -m 64 -n 64 -k 65536 --param SHARE=0
     done
 }
+limits() { # what the verdict says: expected error and limit, a shape too small to tell, bf16 caught
+    run step06_prefetch --size 4096
+    run step07_tf32_mma -m 7 -n 3 -k 5
+    run step07_tf32_mma -m 64 -n 64 -k 65536
+    run step08_wgmma_tma -m 64 -n 64 -k 65536
+    echo '$ sed "s/frag\[k8\]\[\([0-3]\)\] = __float_as_uint(\([a-z.]*\));/frag[k8][\1] = __float_as_uint(\2) \& 0xffff0000u;/" step08_wgmma_tma/src/kernel.cu > my.cu'
+    sed "s/frag\[k8\]\[\([0-3]\)\] = __float_as_uint(\([a-z.]*\));/frag[k8][\1] = __float_as_uint(\2) \& 0xffff0000u;/" step08_wgmma_tma/src/kernel.cu > "$work/my.cu"
+    [ "$(grep -c '0xffff0000u' "$work/my.cu")" = 4 ] || echo "(the edit did not apply)"
+    run step08_wgmma_tma --size 4096 --kernel my.cu
+    run step08_wgmma_tma -m 64 -n 64 -k 65536 --kernel my.cu
+}
 break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     echo '$ sed "s/if (row < M \&\& col < N) {/{/" step02_gpu_naive/src/kernel.cu > my.cu'
     sed 's/if (row < M \&\& col < N) {/{/' step02_gpu_naive/src/kernel.cu > "$work/my.cu"
@@ -273,7 +284,7 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     run step04_tiled --param UNROLL=1
 }
 
-for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges stages targets padding skinny tensor_cores wgmma layout split break_it}; do
+for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges stages targets padding skinny tensor_cores wgmma layout split break_it limits}; do
     lesson "$name" "$name"
 done
 echo "lessons: wrote $stem-*.log" >&2
