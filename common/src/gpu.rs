@@ -24,6 +24,14 @@ impl Limits {
     pub const SM90: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 232_448 };
     /// Ampere A100.
     pub const SM80: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
+    /// Turing (T4, RTX 20): 64 KB of opt-in shared memory per block.
+    pub const SM75: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 65_536 };
+    /// Ampere consumer and workstation GPUs (RTX 30, A10, A40): 99 KB per block.
+    pub const SM86: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 101_376 };
+    /// Ada (RTX 40, L4, L40): 99 KB per block.
+    pub const SM89: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 101_376 };
+    /// Blackwell consumer GPUs (RTX 50): 99 KB per block.
+    pub const SM120: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 101_376 };
     /// The most any supported GPU allows: what fails here fails everywhere, so a step's checks
     /// can run against it before a GPU is opened.
     pub const LARGEST: Limits = Limits::SM90;

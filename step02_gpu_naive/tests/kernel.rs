@@ -1,5 +1,5 @@
 use common::testing::faults::{Class, Fault};
-use common::testing::{self, ARCHS, DEEP, SHAPES};
+use common::testing::{self, DEEP, SHAPES};
 use common::{Params, Shape};
 use step02_gpu_naive::STEP;
 
@@ -36,7 +36,7 @@ const FAULTS: &[Fault] = &[
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_every_block_size_without_spills() {
-    for &(arch, limits) in ARCHS {
+    for (arch, limits) in testing::archs(&STEP) {
         for (block, coalesced) in [(8, 1), (16, 1), (32, 1), (32, 0)] {
             let params = Params::with_overrides(
                 STEP.params,

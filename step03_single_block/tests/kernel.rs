@@ -1,6 +1,6 @@
 use common::gpu::Limits;
+use common::testing;
 use common::testing::faults::{Class, Fault};
-use common::testing::{self, ARCHS};
 use common::{Params, Shape};
 use proptest::prelude::*;
 use step03_single_block::STEP;
@@ -85,7 +85,7 @@ fn shapes_beyond_one_block_are_refused_with_the_limit_and_the_next_step() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_without_spills() {
-    for &(arch, _) in ARCHS {
+    for (arch, _) in testing::archs(&STEP) {
         let info = testing::nvrtc_check(&STEP, &params(), arch).unwrap();
         assert_eq!(info.spill_bytes(), 0, "{arch}: {info:?}");
         assert_eq!(info.static_smem, 0, "{arch}: A and B live in dynamic shared memory");

@@ -1,6 +1,6 @@
 use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
-use common::testing::{self, ARCHS, DEEP, SHAPES};
+use common::testing::{self, DEEP, SHAPES};
 use common::{GpuStep, Params, Shape};
 use step04_tiled::STEP;
 
@@ -62,7 +62,7 @@ fn only_the_transposed_b_tile_without_padding_conflicts() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_every_tile_size_without_spills() {
-    for &(arch, limits) in ARCHS {
+    for (arch, limits) in testing::archs(&STEP) {
         for t in [8, 16, 32] {
             let info = testing::nvrtc_check(&STEP, &tile(t), arch).unwrap();
             let rolled =

@@ -1,6 +1,6 @@
 use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
-use common::testing::{self, ARCHS, DEEP, SHAPES};
+use common::testing::{self, DEEP, SHAPES};
 use common::{GpuStep, Params, Precision, Shape};
 use step07_tf32_mma::STEP;
 
@@ -106,7 +106,7 @@ fn documented_sets_are_valid_and_bad_ones_refused() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_documented_sets_without_spills() {
-    for &(arch, _) in ARCHS {
+    for (arch, _) in testing::archs(&STEP) {
         for &v in SETS {
             let info =
                 testing::nvrtc_check(&STEP, &set(v), arch).unwrap_or_else(|e| panic!("{arch} {v:?}: {e}"));
@@ -168,7 +168,7 @@ fn the_mma_only_variant_keeps_the_kernels_tiles_mmas_and_columns() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_the_mma_only_variant_without_spills() {
-    for &(arch, _) in ARCHS {
+    for (arch, _) in testing::archs(&STEP) {
         for &v in SETS {
             let info = testing::nvrtc_check(&MMA_ONLY, &set(v), arch)
                 .unwrap_or_else(|e| panic!("{arch} {v:?}: {e}"));

@@ -344,6 +344,11 @@ impl Cases<'_> {
 macro_rules! planted_fault_tests {
     ($step:expr, $faults:expr, $exact_shapes:expr, $bin:expr) => {
         #[test]
+        fn every_architecture_is_served_or_refused_in_one_sentence() {
+            $crate::testing::assert_archs_refused_or_served(&$step);
+        }
+
+        #[test]
         fn planted_faults_apply_to_the_kernel() {
             $crate::testing::faults::assert_faults_apply(&$step, $faults);
         }
