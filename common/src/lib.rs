@@ -1,39 +1,39 @@
 //! Host code shared by every step of the matmul course.
 //!
 //! A step crate holds only what makes it different (its kernel and launch shape); everything
-//! else lives here, one concern per module:
+//! else lives here, in layers. Each folder is a layer, and a module uses only modules of the
+//! layers below it (a test, `layers`, checks that, and that no two modules use each other):
 //!
-//! - [`matrix`]: row-major f32 matrices, the problem shape, seeded random inputs
-//! - [`reference`]: the f64 result from an independent GEMM
-//! - [`verify`]: the per-element error bound and the verdict
-//! - [`timing`]: CUDA-event timing and its statistics
-//! - [`gpu`]: device facts, NVRTC compilation, kernel resources
-//! - [`cublas`]: the SGEMM baseline (and DGEMM for the reference)
-//! - [`step`]: the contract a GPU step's `lib.rs` fills in
-//! - [`tma`]: its one extension, tensor maps for Hopper's copy engine
-//! - [`pad`]: rows padded to 16 bytes, for kernels that read them 16 bytes at a time
-//! - [`cli`], [`report`], [`run`]: the shared command line, the printed block, the main loop
-//! - [`tune`]: `--tune`, the search over a step's parameters
-//! - [`compile_only`]: `--compile-only` and `--kernel PATH`, for trying edits
-//! - [`bench`]: the criterion benches every step and `compare` share
+//! | layer | folder | modules |
+//! |---|---|---|
+//! | 0 data | `data/` | [`matrix`] (shape, row-major matrices, seeded inputs), [`progress`] |
+//! | 1 device | `device/` | [`gpu`] (context, device facts, NVRTC, resources), [`hold`], [`timing`] (CUDA events, statistics) |
+//! | 2 numerics | `numerics/` | [`reference`] (the f64 result), [`verify`] (limits and verdict), [`cublas`] (baselines, DGEMM) |
+//! | 3 step contract | `contract/` | [`step`] (what a step's `lib.rs` fills in), [`tma`] (tensor maps), [`pad`] (rows padded to 16 bytes) |
+//! | 4 presenting | `present/` | [`cli`] (the shared command line), [`report`] (the printed block) |
+//! | 5 driving | `drive/` | [`session`] (one measured launch), [`run`] (a step's program), [`tune`], [`compile_only`], [`bench`] |
+//! | 6 testing | `testing/` | [`testing`]: what the steps' tests share |
+//!
+//! Every module is also at the crate's root (`common::gpu`, `common::verify`, …), so a path does
+//! not change when a module's layer does.
 
-pub mod bench;
-pub mod cli;
-pub mod compile_only;
-pub mod cublas;
-pub mod gpu;
-pub mod matrix;
-pub mod pad;
-pub mod progress;
-pub mod reference;
-pub mod report;
-pub mod run;
-pub mod step;
+mod contract;
+mod data;
+mod device;
+mod drive;
+mod numerics;
+mod present;
 pub mod testing;
-pub mod timing;
-pub mod tma;
-pub mod tune;
-pub mod verify;
+
+#[cfg(test)]
+mod layers;
+
+pub use contract::{pad, step, tma};
+pub use data::{matrix, progress};
+pub use device::{gpu, hold, timing};
+pub use drive::{bench, compile_only, run, session, tune};
+pub use numerics::{cublas, reference, verify};
+pub use present::{cli, report};
 
 pub use matrix::{Inputs, Matrix, Shape};
 pub use step::{Extension, GpuStep, Intensity, Launch, Param, Params, Schedule, Stage};

@@ -15,7 +15,7 @@ use crate::cublas::Blas;
 use crate::gpu::{self, Gpu};
 use crate::matrix::{Inputs, Shape};
 use crate::reference::Reference;
-use crate::run;
+use crate::session;
 use crate::step::{GpuStep, Params, Prepared};
 use crate::verify::{ROOM, Verdict};
 
@@ -332,7 +332,7 @@ impl Cases<'_> {
         if !self.inputs.contains_key(&s) {
             let shape = Shape::new(s.0, s.1, s.2).map_err(|e| anyhow!(e))?;
             let inputs = Inputs::random(shape, 42);
-            let reference = run::reference(self.gpu, self.blas, &inputs)?;
+            let reference = session::reference(self.gpu, self.blas, &inputs)?;
             self.inputs.insert(s, (inputs, reference));
         }
         let (inputs, reference) = &self.inputs[&s];

@@ -9,7 +9,7 @@ use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu, Limits, PtxasInfo};
 use crate::matrix::{Inputs, Shape};
 use crate::reference::Reference;
-use crate::run::{self, Buffers};
+use crate::session::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
 use crate::verify::{self, Verdict};
 
@@ -123,7 +123,7 @@ impl<'a> Checker<'a> {
     ) -> Result<(Shape, Verdict)> {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::new(shape, seed, exact);
-        let reference = run::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
+        let reference = session::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
         Ok((shape, verified_run(&self.gpu, &self.prepared, &inputs, &reference)?))
     }
 
@@ -150,7 +150,7 @@ pub fn verified_run(
 fn poisoned_result(gpu: &Gpu, prepared: &Prepared, inputs: &Inputs) -> Result<(Vec<f32>, Buffers)> {
     let (launch, _) = prepared.plan(&gpu.info, inputs.shape)?;
     let mut bufs = Buffers::upload(gpu, inputs)?;
-    let c = run::poisoned_run(gpu, prepared, launch, inputs.shape, &mut bufs)?;
+    let c = session::poisoned_run(gpu, prepared, launch, inputs.shape, &mut bufs)?;
     Ok((c, bufs))
 }
 
@@ -178,10 +178,10 @@ pub fn errors_beside_sgemm(
     for &(m, n, k) in shapes {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::random(shape, 7);
-        let reference = run::reference(gpu, Some(blas), &inputs)?;
+        let reference = session::reference(gpu, Some(blas), &inputs)?;
         let (c, bufs) = poisoned_result(gpu, &checker.prepared, &inputs)?;
         let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
-        let (c, _) = run::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
+        let (c, _) = session::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
         let c = c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
         let sgemm = verify::verify(shape, &c, &reference, verify::Precision::Fp32).normwise.relative();
         out.push((shape, verdict, sgemm));

@@ -76,7 +76,7 @@ impl Copier {
         if let Some(f) = self.kernel.get() {
             return Ok(f);
         }
-        let compiled = gpu::compile(COPY_SOURCE, "common/src/pad.rs", &gpu.info.arch(), &[])?;
+        let compiled = gpu::compile(COPY_SOURCE, "common/src/contract/pad.rs", &gpu.info.arch(), &[])?;
         let f = gpu::Kernel::load_entry(gpu, compiled, "copy_rows")?.func;
         Ok(self.kernel.get_or_init(|| f))
     }

@@ -12,7 +12,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
 use crate::matrix::{Inputs, Shape};
-use crate::run::Buffers;
+use crate::session::Buffers;
 use crate::step::{GpuStep, Params, Prepared};
 use crate::timing;
 

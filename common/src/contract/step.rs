@@ -9,6 +9,7 @@ use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
 use crate::pad::Padding;
 use crate::tma::{Prologue, Tma, TmaBox};
+pub use crate::tma::{SPLIT_ENTRY, TRANSPOSE_ENTRY};
 use crate::verify::Precision;
 
 /// A compile-time constant of a kernel, passed to NVRTC as `-D NAME=value`.
@@ -324,13 +325,6 @@ fn makespan(whole: usize, shared: usize, each: f64, p: usize) -> f64 {
     end
 }
 
-/// The entry point that splits A for [`Extension::SplitTensorMaps`].
-pub const SPLIT_ENTRY: &str = "split_a";
-
-/// The optional entry point of an [`Extension::TensorMaps`] kernel that transposes B (see
-/// [`Prologue`]).
-pub const TRANSPOSE_ENTRY: &str = "transpose_b";
-
 /// A kernel's arithmetic intensity, in FLOPs per byte, at sizes where edges do not matter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Intensity {
@@ -437,7 +431,7 @@ impl GpuStep {
             } else {
                 " on an H100 or H200"
             },
-            crate::run::chapter(self.name)
+            chapter(self.name)
         );
         s
     }
@@ -623,6 +617,11 @@ impl<'a> Prepared<'a> {
         unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         Ok(())
     }
+}
+
+/// The chapter of the book that teaches `step` (a crate named `stepNN_…`).
+pub fn chapter(step: &str) -> String {
+    format!("docs/src/{}.md", step.split('_').next().unwrap_or(step))
 }
 
 #[cfg(test)]

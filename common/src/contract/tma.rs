@@ -35,6 +35,12 @@ use crate::gpu::Gpu;
 use crate::matrix::Shape;
 use crate::pad::{Copier, Layout, padded, workspace};
 
+/// The entry point that splits A for a step with split tensor maps (step 09).
+pub const SPLIT_ENTRY: &str = "split_a";
+
+/// The optional entry point of a tensor-map kernel that transposes B (see [`Prologue`]).
+pub const TRANSPOSE_ENTRY: &str = "transpose_b";
+
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
 /// of 128 bytes has its 16-byte pieces permuted (the 128-byte swizzle): `cols` must be at most
 /// 32 and both at most 256.
@@ -112,8 +118,8 @@ impl Prologue {
     /// The entry point's name in the step's kernel.
     pub fn entry(&self) -> &'static str {
         match self {
-            Prologue::SplitA(_) => crate::step::SPLIT_ENTRY,
-            Prologue::TransposeB(_) => crate::step::TRANSPOSE_ENTRY,
+            Prologue::SplitA(_) => SPLIT_ENTRY,
+            Prologue::TransposeB(_) => TRANSPOSE_ENTRY,
         }
     }
 

@@ -7,7 +7,7 @@ use crate::cli::Args;
 use crate::cublas::{self, Blas};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::{Inputs, Shape};
-use crate::run::{self, Buffers};
+use crate::session::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
 use crate::timing::Plan;
 use crate::verify;
@@ -94,7 +94,8 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     let inputs = Inputs::new(shape, args.seed, args.exact);
     let mut bufs = Buffers::upload(gpu, &inputs)?;
     let blas = if !args.no_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let reference = if args.no_verify { None } else { Some(run::reference(gpu, blas.as_ref(), &inputs)?) };
+    let reference =
+        if args.no_verify { None } else { Some(session::reference(gpu, blas.as_ref(), &inputs)?) };
     let plan = Plan::new(Some(args.reps.unwrap_or(10)));
 
     let mut rows = Vec::new();
@@ -124,7 +125,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 continue;
             }
         };
-        let (got, t) = run::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan)?;
+        let (got, t) = session::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan)?;
         let passed = reference.as_ref().map(|r| verify::verify(shape, &got, r, step.precision).passed());
         rows.push(Row {
             params,
@@ -147,7 +148,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     let cublas_ms = tf32
         .as_ref()
         .or(blas.as_ref())
-        .map(|b| run::cublas_run(gpu, b, shape, &bufs, plan, false))
+        .map(|b| session::cublas_run(gpu, b, shape, &bufs, plan, false))
         .transpose()?
         .map(|(_, t)| t.median_ms);
 

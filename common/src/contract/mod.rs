@@ -1,0 +1,7 @@
+//! Layer 3, the step contract: what a GPU step's `lib.rs` fills in (kernel, parameters, launch,
+//! checks), and the launch's two extensions, tensor maps and row padding. Depends on the
+//! layers below.
+
+pub mod pad;
+pub mod step;
+pub mod tma;

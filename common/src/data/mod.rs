@@ -1,0 +1,4 @@
+//! Layer 0, data: the problem's shape and matrices, and progress bars. Depends on nothing else.
+
+pub mod matrix;
+pub mod progress;

@@ -1,0 +1,174 @@
+//! One measured launch on the device: the buffers of a shape, a kernel run on a poisoned C
+//! and timed, cuBLAS run the same way, and the f64 reference. `run` (a step's program) and
+//! `tune` (the search over parameters) both measure through these.
+
+use anyhow::{Result, anyhow};
+use cudarc::driver::{CudaSlice, DevicePtrMut};
+
+use crate::cublas::Blas;
+use crate::gpu::Gpu;
+use crate::matrix::{Inputs, Shape};
+use crate::reference::{self, Reference};
+use crate::step::{Launch, Prepared};
+use crate::timing::{self, Plan, Stats};
+
+/// A, B and C on the device for one shape, and Bᵀ once a step that wants it has run.
+pub struct Buffers {
+    pub a: CudaSlice<f32>,
+    pub b: CudaSlice<f32>,
+    pub bt: Option<CudaSlice<f32>>,
+    pub c: CudaSlice<f32>,
+    pub shape: Shape,
+}
+
+/// Bᵀ (N×K, row-major) of a row-major K×N matrix `b`.
+pub fn transpose(b: &[f32], k: usize, n: usize) -> Vec<f32> {
+    assert_eq!(b.len(), k * n, "B must hold K·N elements");
+    let mut bt = vec![0.0f32; k * n];
+    for (p, row) in b.chunks_exact(n.max(1)).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            bt[j * k + p] = v;
+        }
+    }
+    bt
+}
+
+impl Buffers {
+    pub fn upload(gpu: &Gpu, inputs: &Inputs) -> Result<Self> {
+        let s = &gpu.stream;
+        let err = |e| anyhow!("copying the inputs to the GPU failed: {e:?}");
+        Ok(Self {
+            a: s.clone_htod(&inputs.a.data).map_err(err)?,
+            b: s.clone_htod(&inputs.b.data).map_err(err)?,
+            bt: None,
+            c: s.alloc_zeros(inputs.shape.m * inputs.shape.n).map_err(err)?,
+            shape: inputs.shape,
+        })
+    }
+
+    /// Makes Bᵀ (N×K) on the host, outside any timing, if `prepared`'s kernel expects it.
+    pub fn prepare_for(&mut self, gpu: &Gpu, prepared: &Prepared) -> Result<()> {
+        if self.bt.is_some() || !(prepared.step.b_transposed)(&prepared.params) {
+            return Ok(());
+        }
+        let b = gpu
+            .stream
+            .clone_dtoh(&self.b)
+            .map_err(|e| anyhow!("copying B back from the GPU failed: {e:?}"))?;
+        let bt = transpose(&b, self.shape.k, self.shape.n);
+        drop(b);
+        self.bt =
+            Some(gpu.stream.clone_htod(&bt).map_err(|e| anyhow!("copying Bᵀ to the GPU failed: {e:?}"))?);
+        Ok(())
+    }
+
+    /// A, the B that `prepared`'s kernel expects (B or Bᵀ), and C.
+    pub fn operands(
+        &mut self,
+        prepared: &Prepared,
+    ) -> Result<(&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>)> {
+        let b = if (prepared.step.b_transposed)(&prepared.params) {
+            self.bt.as_ref().ok_or_else(|| anyhow!("Bᵀ was not prepared for {}", prepared.step.name))?
+        } else {
+            &self.b
+        };
+        Ok((&self.a, b, &mut self.c))
+    }
+
+    /// Fills C with NaN, so that an element no thread writes fails verification.
+    pub fn poison(&mut self, gpu: &Gpu) -> Result<()> {
+        poison(gpu, &mut self.c)
+    }
+
+    pub fn download_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {
+        download(gpu, &self.c)
+    }
+}
+
+/// Fills `c` with NaN (every byte 0xFF).
+pub fn poison(gpu: &Gpu, c: &mut CudaSlice<f32>) -> Result<()> {
+    let bytes = c.num_bytes();
+    let (ptr, _record) = c.device_ptr_mut(&gpu.stream);
+    // SAFETY: `ptr` addresses `bytes` bytes of a live allocation on this stream.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, gpu.stream.cu_stream()) }
+        .map_err(|e| anyhow!("poisoning the output failed: {e:?}"))
+}
+
+fn download(gpu: &Gpu, c: &CudaSlice<f32>) -> Result<Vec<f32>> {
+    gpu.stream.clone_dtoh(c).map_err(|e| anyhow!("copying C back from the GPU failed: {e:?}"))
+}
+
+/// Waits for the queued work; a fault inside the kernel surfaces here.
+pub fn sync(gpu: &Gpu) -> Result<()> {
+    gpu.stream.synchronize().map_err(|e| {
+        anyhow!("the kernel failed while running ({e:?}); if you edited it, look for an out-of-bounds access")
+    })
+}
+
+/// Runs one launch on poisoned output and returns C.
+pub fn poisoned_run(
+    gpu: &Gpu,
+    prepared: &Prepared,
+    launch: Launch,
+    shape: Shape,
+    bufs: &mut Buffers,
+) -> Result<Vec<f32>> {
+    bufs.prepare_for(gpu, prepared)?;
+    bufs.poison(gpu)?;
+    let (a, b, c) = bufs.operands(prepared)?;
+    prepared.launch(gpu, launch, shape, a, b, c)?;
+    sync(gpu)?;
+    bufs.download_c(gpu)
+}
+
+/// One launch on poisoned output (its C is returned for verification), then the timed launches.
+pub fn run_and_time(
+    gpu: &Gpu,
+    prepared: &Prepared,
+    launch: Launch,
+    shape: Shape,
+    bufs: &mut Buffers,
+    plan: Plan,
+) -> Result<(Vec<f32>, Stats)> {
+    let c = poisoned_run(gpu, prepared, launch, shape, bufs)?;
+    let (a, b, c_dev) = bufs.operands(prepared)?;
+    let time = timing::time_gpu(gpu, plan, || prepared.launch(gpu, launch, shape, a, b, c_dev))?;
+    Ok((c, time))
+}
+
+/// cuBLAS SGEMM on the same inputs, into a C of its own, timed the same way as the kernel; with
+/// `keep`, first one launch on poisoned output whose C is returned for verification.
+pub fn cublas_run(
+    gpu: &Gpu,
+    blas: &Blas,
+    shape: Shape,
+    bufs: &Buffers,
+    plan: Plan,
+    keep: bool,
+) -> Result<(Option<Vec<f32>>, Stats)> {
+    let mut c = gpu
+        .stream
+        .alloc_zeros::<f32>(shape.m * shape.n)
+        .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
+    let result = if keep {
+        poison(gpu, &mut c)?;
+        blas.sgemm(shape, &bufs.a, &bufs.b, &mut c)?;
+        sync(gpu)?;
+        Some(download(gpu, &c)?)
+    } else {
+        None
+    };
+    let time = timing::time_gpu(gpu, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))?;
+    Ok((result, time))
+}
+
+/// The reference: cuBLAS DGEMM on the device when there is room, else the CPU.
+pub fn reference(gpu: &Gpu, blas: Option<&Blas>, inputs: &Inputs) -> Result<Reference> {
+    let s = inputs.shape;
+    let f64_bytes = 8 * (s.m * s.k + s.k * s.n + s.m * s.n);
+    let free = gpu.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
+    match blas {
+        Some(blas) if f64_bytes < free => blas.reference(inputs),
+        _ => Ok(reference::cpu(inputs)),
+    }
+}

@@ -1,0 +1,5 @@
+//! Layer 4, presenting: the command line every step shares and the block a step prints.
+//! Depends on the layers below.
+
+pub mod cli;
+pub mod report;
