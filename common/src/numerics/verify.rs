@@ -45,10 +45,10 @@
 //! spread), and Σ_k E[s_k²] = (K + 1)/2 · E[c²], so ρ_sum = C_RN·u·√((K + 3)/2) with C_RN = [`C_RN`] = 0.45 (simulated: 0.41 to 0.45 from K = 1 to 65536; the +3 covers a
 //! separate rounding of each product). The tensor cores add a group of 8 products (one k8
 //! instruction) to the accumulator and round toward zero: every rounding shrinks |s|, on average
-//! by 0.72·u·|s|, so the errors do not cancel: after n = ⌈K/8⌉ groups the error is about
-//! −0.72·u·Σ_j s_j, and ρ_sum = C_RZ·u·√((n + 1)(2n + 1)/6), C_RZ = [`C_RZ`] = 0.8 (simulated:
+//! by 0.72·u·|s|, so the errors do not cancel: after g = ⌈K/8⌉ groups the error is about
+//! −0.72·u·Σ_j s_j, and ρ_sum = C_RZ·u·√((g + 1)(2g + 1)/6), C_RZ = [`C_RZ`] = 0.8 (simulated:
 //! 0.72 to 0.77), which grows like K rather than √K. That bias points the same way as a
-//! truncated operand's, and Σ_j s_j is correlated with c (by a factor that tends to √3/2 as n
+//! truncated operand's, and Σ_j s_j is correlated with c (by a factor that tends to √3/2 as g
 //! grows, and is larger for small n), so for truncated operands the two add:
 //! ρ² = ρ²_op + ρ²_sum − √3·(μ_a + μ_b)·ρ_sum.
 //!
@@ -119,7 +119,7 @@ pub const SPLIT_TF32: f64 = (1.0 + 1.0 / 4096.0) / 2_097_152.0;
 /// The model's constant for f32 sums rounded to nearest: ρ_sum = C_RN·u·√((K + 3)/2).
 pub const C_RN: f64 = 0.45;
 /// The model's constant for the tensor cores' sums, rounded toward zero after every group of 8
-/// products: ρ_sum = C_RZ·u·√((n + 1)(2n + 1)/6), n = ⌈K/8⌉.
+/// products: ρ_sum = C_RZ·u·√((g + 1)(2g + 1)/6), g = ⌈K/8⌉.
 pub const C_RZ: f64 = 0.8;
 /// Products per tensor-core add (the k of the TF32 instructions the course uses).
 pub const GROUP: usize = 8;
@@ -184,8 +184,8 @@ impl Sums {
         match self {
             Sums::Nearest => C_RN * U32 * ((k as f64 + 3.0) / 2.0).sqrt(),
             Sums::TensorCores => {
-                let n = k.div_ceil(GROUP) as f64;
-                C_RZ * U32 * ((n + 1.0) * (2.0 * n + 1.0) / 6.0).sqrt()
+                let g = k.div_ceil(GROUP) as f64;
+                C_RZ * U32 * ((g + 1.0) * (2.0 * g + 1.0) / 6.0).sqrt()
             }
         }
     }
