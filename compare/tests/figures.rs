@@ -1,4 +1,5 @@
-//! Every figure the README, the book and the kernel headers quote agrees with its record.
+//! Every figure the README and the book quote agrees with its record; kernels quote none (their
+//! headers name their chapter).
 //!
 //! A quoted figure is a Markdown link whose text is the number, whose target is the record (a
 //! results page or a run's log, relative to the quoting file) and whose title is a regular
@@ -9,8 +10,8 @@
 //! ```
 //!
 //! The quote must equal the record's value rounded to the quote's decimals. A title ending in
-//! ` /1000` divides the record's value first (GFLOP/s quoted as TFLOP/s). In a kernel header the
-//! same link sits in a comment. Links without a title are ordinary links and not checked.
+//! ` /1000` divides the record's value first (GFLOP/s quoted as TFLOP/s). Links without a
+//! title are ordinary links and not checked.
 //!
 //! After a record was measured again, `FIGURES_REWRITE=1 cargo test -p compare --test figures`
 //! rewrites every quote from its record (keeping its decimals, digit grouping and % sign) and
@@ -20,7 +21,8 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-/// The files that quote figures: the README, the book's pages and the kernels.
+/// The files that may quote figures: the README and the book's pages (and the kernels, which must
+/// not: see `kernels_quote_no_figures`).
 fn quoting_files(root: &Path) -> Vec<PathBuf> {
     let mut files = vec![root.join("README.md")];
     let mut dirs = vec![root.join("docs/src")];
@@ -34,14 +36,49 @@ fn quoting_files(root: &Path) -> Vec<PathBuf> {
             }
         }
     }
+    files.extend(kernel_files(root));
+    files.sort();
+    files
+}
+
+/// Every step's kernel, with its variants and stages.
+fn kernel_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
     for entry in std::fs::read_dir(root).unwrap().flatten() {
         let kernel = entry.path().join("src/kernel.cu");
         if kernel.exists() {
             files.push(kernel);
         }
+        for folder in ["variants", "stages"] {
+            if let Ok(dir) = std::fs::read_dir(entry.path().join(folder)) {
+                files.extend(
+                    dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "cu")),
+                );
+            }
+        }
     }
     files.sort();
     files
+}
+
+/// A kernel's header names its chapter instead of quoting figures: no quote, no pattern.
+#[test]
+fn kernels_quote_no_figures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let kernels = kernel_files(&root);
+    assert!(kernels.len() > 10, "{kernels:?}");
+    for file in kernels {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let found = quotes(&text);
+        assert!(
+            found.is_empty(),
+            "{} quotes figures at lines {:?}: name the chapter instead",
+            file.display(),
+            found.iter().map(|q| q.0).collect::<Vec<_>>()
+        );
+    }
+    // The check sees a quote in a comment.
+    assert_eq!(quotes("// [46.8](../x.md \"speed ([\\d.]+)\") TFLOP/s").len(), 1);
 }
 
 /// A quoted figure, the whole of a link's text: "6 184", "88.4%", "45.2" (thin and no-break

@@ -8,9 +8,7 @@
 // registers are then written into the second buffer, which nobody is reading. The block only
 // needs one barrier per slice: the buffer being filled was last read before the previous one.
 //
-// What it buys: on an H200 at 4096³ [46.8](../../docs/src/results/nvidia-h200.md "step06_prefetch \x7c (?:[^\x7c]*\x7c ){4}(\d+) /1000") TFLOP/s,
-// [92%](../../docs/src/results/nvidia-h200.md "step06_prefetch \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") of cuBLAS SGEMM
-// ([81%](../../docs/src/results/nvidia-h200.md "step05_thread_tile \x7c (?:[^\x7c]*\x7c ){4}\d+ \(([\d.]+)%") in step 05), with
+// What it buys: much of what the barrier still cost step 05 (docs/src/step06.md measures it), with
 // the tuned 128×256×16 block tile, 128×16 warp regions and 8×8 thread tiles, for the price of a
 // second buffer of shared memory and the registers holding the prefetched slice.
 
