@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the test binaries of a gpu-bundle (../shared/tools/gpu-bundle) on the GPU machine in parts,
+# so that each part fits in one call of the device (at most 600 s): the whole suite with every
+# test binary's ignored tests included, as `bash .gpu/run tests` runs it, split by test name.
+#
+#   bash scripts/gpu-tests.sh gpu      # every test but the NVRTC compile tests (those CI runs too)
+#   bash scripts/gpu-tests.sh nvrtc    # the NVRTC compile tests alone (six architectures a step)
+#
+# Prints each binary's failures and its result line, then one summary line; exits non-zero on a
+# failure. Run from the repository root with CUDA_CACHE_DISABLE=1 (NVRTC's cache hides ptxas).
+set -uo pipefail
+part=${1:-}
+case "$part" in
+  gpu) filter=(--skip nvrtc_) ;;
+  nvrtc) filter=(nvrtc_) ;;
+  *) echo "gpu-tests: say which part, gpu or nvrtc" >&2; exit 2 ;;
+esac
+bash .gpu/run list > /dev/null || exit 1
+dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ 2>/dev/null | head -1)
+[ -n "$dir" ] || { echo "gpu-tests: no unpacked bundle; build one with gpu-bundle and carry .gpu" >&2; exit 1; }
+passed=0; failed=0; fail=0
+for t in "$dir"/tests/*; do
+  [ -x "$t" ] || continue
+  echo "=== $(basename "$t")"
+  out=$("$t" --include-ignored --test-threads=1 --skip without_the_compiler_library "${filter[@]}" 2>&1); rc=$?
+  echo "$out" | grep -vE '^test .* ok$' | grep -v '^$'
+  line=$(echo "$out" | grep -E '^test result:' | tail -n 1)
+  p=$(echo "$line" | sed -nE 's/.* ([0-9]+) passed.*/\1/p'); f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  [ $rc -eq 0 ] || fail=1
+done
+echo "gpu tests ($part): $passed passed, $failed failed"
+exit $fail
