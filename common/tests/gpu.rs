@@ -1,7 +1,7 @@
 //! The baseline and the reference on a real GPU.
 
 use common::cublas::Blas;
-use common::run::Buffers;
+use common::session::Buffers;
 use common::{Inputs, Precision, Shape, gpu, reference, verify};
 
 /// Shapes from K = 1 to K = 2²⁰, small and large, on which the baselines meet their limits.
@@ -22,16 +22,15 @@ const BASELINE_SHAPES: &[(usize, usize, usize)] = &[
 
 /// Runs `blas`'s product on every baseline shape, random and exact inputs, and holds it to
 /// `precision`'s limits with room.
-fn baseline_passes(blas: &Blas, name: &str, precision: Precision) {
-    let gpu = gpu::open("common", 0).unwrap();
+fn baseline_passes(gpu: &gpu::Gpu, blas: &Blas, name: &str, precision: Precision) {
     for &(m, n, k) in BASELINE_SHAPES {
         let shape = Shape::new(m, n, k).unwrap();
         for exact in [false, true] {
             let inputs = Inputs::new(shape, 77, exact);
-            let mut bufs = Buffers::upload(&gpu, &inputs).unwrap();
-            bufs.poison(&gpu).unwrap();
+            let mut bufs = Buffers::upload(gpu, &inputs).unwrap();
+            bufs.poison(gpu).unwrap();
             blas.sgemm(shape, &bufs.a, &bufs.b, &mut bufs.c).unwrap();
-            let c = bufs.download_c(&gpu).unwrap();
+            let c = bufs.download_c(gpu).unwrap();
             let reference =
                 if m * n * k <= 1 << 24 { reference::cpu(&inputs) } else { blas.reference(&inputs).unwrap() };
             let v = verify::verify(shape, &c, &reference, precision);
@@ -46,7 +45,7 @@ fn baseline_passes(blas: &Blas, name: &str, precision: Precision) {
 #[ignore = "needs an NVIDIA GPU and cuBLAS"]
 fn gpu_cublas_sgemm_passes_both_limits_with_room_up_to_k_2_20() {
     let gpu = gpu::open("common", 0).unwrap();
-    baseline_passes(&Blas::new(gpu.stream.clone()).unwrap(), "cuBLAS SGEMM", Precision::Fp32);
+    baseline_passes(&gpu, &Blas::new(gpu.stream.clone()).unwrap(), "cuBLAS SGEMM", Precision::Fp32);
 }
 
 /// cuBLAS with TF32 tensor-op math, held to TF32's limits (rounded to nearest).
@@ -54,7 +53,7 @@ fn gpu_cublas_sgemm_passes_both_limits_with_room_up_to_k_2_20() {
 #[ignore = "needs an NVIDIA GPU and cuBLAS"]
 fn gpu_cublas_tf32_passes_tf32_limits_with_room_up_to_k_2_20() {
     let gpu = gpu::open("common", 0).unwrap();
-    baseline_passes(&Blas::tf32(gpu.stream.clone()).unwrap(), "cuBLAS TF32", Precision::Tf32);
+    baseline_passes(&gpu, &Blas::tf32(gpu.stream.clone()).unwrap(), "cuBLAS TF32", Precision::Tf32);
 }
 
 #[test]

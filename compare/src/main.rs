@@ -8,7 +8,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use common::cli::{parse_dim, parse_reps};
 use common::cublas::{self, Blas};
-use common::run::{self, Buffers};
+use common::run;
+use common::session::{self, Buffers};
 use common::timing::{self, Plan};
 use common::{Inputs, Intensity, Params, Precision, Shape, gpu, step::Prepared, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
@@ -113,7 +114,7 @@ fn run(args: Args, command: String) -> Result<bool> {
         let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
         bar.set_message(format!("{size}³"));
         let inputs = Inputs::random(shape, 42);
-        let reference = run::reference(&gpu, baselines.first().map(|b| &b.1), &inputs)?;
+        let reference = session::reference(&gpu, baselines.first().map(|b| &b.1), &inputs)?;
         let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
             gflops: t.gflops(shape.flops()),
             passed: verify::verify(shape, c, &reference, precision).passed(),
@@ -133,7 +134,7 @@ fn run(args: Args, command: String) -> Result<bool> {
         for (i, p) in prepared.iter().enumerate() {
             let measured = match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
                 Some((p, Ok((launch, _)))) => {
-                    let (c, t) = run::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
+                    let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
                     Some(cell(&c, t, p.step.precision))
                 }
                 _ => None, // a GPU or a shape the step does not serve
@@ -142,7 +143,7 @@ fn run(args: Args, command: String) -> Result<bool> {
             bar.inc(1);
         }
         for (i, (_, blas, precision)) in baselines.iter().enumerate() {
-            let (c, t) = run::cublas_run(&gpu, blas, shape, &bufs, plan, true)?;
+            let (c, t) = session::cublas_run(&gpu, blas, shape, &bufs, plan, true)?;
             let c = c.context("cuBLAS's result was not kept")?;
             rows[GPU_STEPS.len() + 1 + i].1.push(Some(cell(&c, t, *precision)));
             bar.inc(1);

@@ -24,14 +24,6 @@ impl Limits {
     pub const SM90: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 232_448 };
     /// Ampere A100.
     pub const SM80: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
-    /// Turing (T4, RTX 20): 64 KB of opt-in shared memory per block.
-    pub const SM75: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 65_536 };
-    /// Ampere consumer and workstation GPUs (RTX 30, A10, A40): 99 KB per block.
-    pub const SM86: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 101_376 };
-    /// Ada (RTX 40, L4, L40): 99 KB per block.
-    pub const SM89: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 101_376 };
-    /// Blackwell consumer GPUs (RTX 50): 99 KB per block.
-    pub const SM120: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 101_376 };
     /// The most any supported GPU allows: what fails here fails everywhere, so a step's checks
     /// can run against it before a GPU is opened.
     pub const LARGEST: Limits = Limits::SM90;
@@ -73,6 +65,13 @@ impl Limits {
         };
         Some(Limits { max_threads_per_block: 1024, max_smem_per_block: smem })
     }
+}
+
+/// The compute capability an architecture name stands for: "sm_86" → (8, 6), "sm_90a" → (9, 0),
+/// "sm_120" → (12, 0); None for a name that is not of that form.
+pub fn compute_capability_of(arch: &str) -> Option<(i32, i32)> {
+    let cc: i32 = arch.strip_prefix("sm_")?.trim_end_matches('a').parse().ok()?;
+    Some((cc / 10, cc % 10))
 }
 
 /// Shared memory a block gets without opting in; above it the kernel needs
@@ -488,6 +487,14 @@ pub fn nvrtc_version() -> Option<(i32, i32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn architecture_names_give_their_compute_capability() {
+        assert_eq!(compute_capability_of("sm_75"), Some((7, 5)));
+        assert_eq!(compute_capability_of("sm_90a"), Some((9, 0)));
+        assert_eq!(compute_capability_of("sm_120"), Some((12, 0)));
+        assert_eq!(compute_capability_of("compute_90"), None);
+    }
 
     #[test]
     fn parses_the_ptxas_report() {

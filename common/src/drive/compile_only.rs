@@ -52,8 +52,7 @@ fn compile_and_report(
     shape: Shape,
 ) -> Result<(String, gpu::Compiled)> {
     let limits = Limits::for_arch(arch).ok_or_else(|| anyhow!("no limits are known for {arch}"))?;
-    let cc = arch.strip_prefix("sm_").and_then(|d| d.trim_end_matches('a').parse::<i32>().ok()).unwrap_or(0);
-    step.check_compute((cc / 10, cc % 10), arch)?;
+    step.check_compute(gpu::compute_capability_of(arch).unwrap_or((0, 0)), arch)?;
     let launch = step.validate(params, shape, &limits)?;
     let compiled = step.compile(params, arch)?;
     let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));

@@ -11,9 +11,7 @@ use crate::gpu::{self, Gpu, Limits};
 use crate::matrix::{Inputs, Shape};
 use crate::reference;
 use crate::report::{Device, KernelFacts, Report};
-pub use crate::session::{
-    Buffers, cublas_run, poison, poisoned_run, reference, run_and_time, sync, transpose,
-};
+use crate::session::{Buffers, cublas_run, reference, run_and_time};
 use crate::step::{GpuStep, Params, Prepared, chapter};
 use crate::timing::{self, Plan};
 use crate::verify::{self, Precision, Verdict};
@@ -348,16 +346,6 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn transpose_puts_b_kj_at_bt_jk() {
-        // B is 2×3: rows [1 2 3] and [4 5 6]; Bᵀ is 3×2.
-        assert_eq!(transpose(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
-        assert_eq!(transpose(&[7.0], 1, 1), vec![7.0]);
-        let (k, n) = (5, 7);
-        let b: Vec<f32> = (0..k * n).map(|x| x as f32).collect();
-        assert_eq!(transpose(&transpose(&b, k, n), n, k), b, "twice is the identity");
-    }
 
     #[test]
     fn shapes_beyond_free_memory_are_refused_before_allocating() {

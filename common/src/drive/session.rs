@@ -172,3 +172,18 @@ pub fn reference(gpu: &Gpu, blas: Option<&Blas>, inputs: &Inputs) -> Result<Refe
         _ => Ok(reference::cpu(inputs)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_puts_b_kj_at_bt_jk() {
+        // B is 2×3: rows [1 2 3] and [4 5 6]; Bᵀ is 3×2.
+        assert_eq!(transpose(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        assert_eq!(transpose(&[7.0], 1, 1), vec![7.0]);
+        let (k, n) = (5, 7);
+        let b: Vec<f32> = (0..k * n).map(|x| x as f32).collect();
+        assert_eq!(transpose(&transpose(&b, k, n), n, k), b, "twice is the identity");
+    }
+}

@@ -140,32 +140,30 @@ pub const ROOM: f64 = 0.75;
 pub struct Rounding {
     pub square: f64,
     pub mean: f64,
-    /// What the format is called, for the report.
-    pub name: &'static str,
 }
 
 impl Rounding {
     /// Not rounded: the f32 value as it is.
-    pub const NONE: Rounding = Rounding { square: 0.0, mean: 0.0, name: "f32" };
+    pub const NONE: Rounding = Rounding { square: 0.0, mean: 0.0 };
 
     /// Rounded to nearest, keeping `bits` fraction bits.
-    pub fn nearest(bits: i32, name: &'static str) -> Rounding {
+    pub fn nearest(bits: i32) -> Rounding {
         let h = 2f64.powi(-bits - 1);
-        Rounding { square: h * h / 7.0, mean: 0.0, name }
+        Rounding { square: h * h / 7.0, mean: 0.0 }
     }
 
     /// Truncated (rounded toward zero), keeping `bits` fraction bits.
-    pub fn truncated(bits: i32, name: &'static str) -> Rounding {
+    pub fn truncated(bits: i32) -> Rounding {
         let h = 2f64.powi(-bits - 1);
-        Rounding { square: 4.0 * h * h / 7.0, mean: -9.0 * h / 14.0, name }
+        Rounding { square: 4.0 * h * h / 7.0, mean: -9.0 * h / 14.0 }
     }
 
     pub fn tf32() -> Rounding {
-        Rounding::nearest(10, "TF32")
+        Rounding::nearest(10)
     }
 
     pub fn bf16() -> Rounding {
-        Rounding::nearest(7, "bf16")
+        Rounding::nearest(7)
     }
 }
 
@@ -290,7 +288,7 @@ impl Precision {
         match self {
             Precision::Fp32 => (Rounding::NONE, Sums::Nearest, 0.0, 1),
             Precision::Tf32 => (Rounding::tf32(), Sums::TensorCores, 0.0, 1),
-            Precision::Tf32Truncated => (Rounding::truncated(10, "TF32"), Sums::TensorCores, 0.0, 1),
+            Precision::Tf32Truncated => (Rounding::truncated(10), Sums::TensorCores, 0.0, 1),
             Precision::Tf32x3 => (Rounding::NONE, Sums::Nearest, SPLIT_RHO, 3),
         }
     }
@@ -307,7 +305,7 @@ impl Precision {
         match self {
             Precision::Fp32 => ("TF32 operands", Rounding::tf32()),
             Precision::Tf32 => ("bf16 operands", Rounding::bf16()),
-            Precision::Tf32Truncated => ("bf16 operands", Rounding::truncated(7, "bf16 (truncated)")),
+            Precision::Tf32Truncated => ("bf16 operands", Rounding::truncated(7)),
             Precision::Tf32x3 => ("one TF32 part", Rounding::tf32()),
         }
     }
@@ -867,14 +865,16 @@ mod tests {
         assert!(truncated > 1.0 && truncated < 2.0, "{truncated}");
     }
 
+    /// `v` rounded to f32 toward zero, as the tensor cores' adds round.
+    fn toward_zero(v: f64) -> f32 {
+        let r = v as f32;
+        if f64::from(r).abs() > v.abs() { f32::from_bits(r.to_bits() - 1) } else { r }
+    }
+
     /// Σ a·b over groups of [`GROUP`] exact products, each added to an f32 accumulator and
     /// rounded toward zero, as the tensor cores do; operands passed through `ra` and `rb`.
     fn tensor_core_product(x: &Inputs, ra: fn(f32) -> f32, rb: fn(f32) -> f32) -> Vec<f32> {
         let Shape { m, n, k } = x.shape;
-        let toward_zero = |v: f64| {
-            let r = v as f32;
-            if f64::from(r).abs() > v.abs() { f32::from_bits(r.to_bits() - 1) } else { r }
-        };
         let mut c = vec![0.0f32; m * n];
         for i in 0..m {
             for j in 0..n {
@@ -928,11 +928,11 @@ mod tests {
             (
                 (|v| chop(v, 10)) as fn(f32) -> f32,
                 (|v| chop(v, 10)) as fn(f32) -> f32,
-                Rounding::truncated(10, ""),
-                Rounding::truncated(10, ""),
+                Rounding::truncated(10),
+                Rounding::truncated(10),
             ),
             (tf32, bf16, tf, Rounding::bf16()),
-            ((|v| chop(v, 10)), (|v| chop(v, 7)), Rounding::truncated(10, ""), Rounding::truncated(7, "")),
+            ((|v| chop(v, 10)), (|v| chop(v, 7)), Rounding::truncated(10), Rounding::truncated(7)),
         ] {
             let want = expected(a, b, Sums::Nearest, 0.0, 0);
             let r = rho(&x, &exact_sum(ra, rb)) / want;
@@ -1000,10 +1000,6 @@ mod tests {
     fn three_product_stages(x: &Inputs) -> Vec<f32> {
         let Shape { m, n, k } = x.shape;
         let split = |v: f32| (tf32(v), tf32(v - tf32(v)));
-        let toward_zero = |v: f64| {
-            let r = v as f32;
-            if f64::from(r).abs() > v.abs() { f32::from_bits(r.to_bits() - 1) } else { r }
-        };
         let mut c = vec![0.0f32; m * n];
         for i in 0..m {
             for j in 0..n {

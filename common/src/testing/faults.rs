@@ -70,16 +70,6 @@ impl Class {
     /// shapes, each class has shapes that one block of step 03 can hold.
     pub fn shapes(self) -> &'static [(usize, usize, usize)] {
         match self {
-            Class::Tf32
-            | Class::Tf32A
-            | Class::Tf32B
-            | Class::Bf16
-            | Class::Bf16A
-            | Class::Bf16B
-            | Class::Truncated
-            | Class::DropASmall
-            | Class::DropBSmall
-            | Class::DropLeading => PRECISION_SHAPES,
             Class::DropTerm => &[S4096, (64, 64, 65536), (32, 32, 900)],
             Class::DropSlice => {
                 &[S4096, (64, 64, 65536), (2, 2, 65536), (1, 1, 1 << 20), (2, 2, 14528), (1, 1, 29056)]
@@ -97,7 +87,15 @@ impl Class {
                 (1, 1, 29056),
             ],
             Class::Row | Class::Column => &[S4096, (4097, 4097, 4097), (17, 33, 9), (32, 32, 900)],
+            // Every other class computes in a precision below the claim.
+            _ => PRECISION_SHAPES,
         }
+    }
+
+    /// Whether the fault computes in a precision below the step's claim, rather than summing or
+    /// writing the wrong thing.
+    pub fn is_precision(self) -> bool {
+        !Self::WRITES.contains(&self)
     }
 
     pub fn describe(self) -> &'static str {
@@ -125,18 +123,7 @@ impl Class {
     /// claimed costs 2.6 times the error, which no limit with room for correct results can
     /// turn into a margin of two: it must fail, by less (the chapter "Measuring correctly").
     pub fn margin(self) -> f64 {
-        match self {
-            Class::Tf32
-            | Class::Tf32A
-            | Class::Tf32B
-            | Class::Bf16
-            | Class::Bf16A
-            | Class::Bf16B
-            | Class::DropASmall
-            | Class::DropBSmall
-            | Class::DropLeading => 2.0,
-            _ => 1.0,
-        }
+        if self.is_precision() && self != Class::Truncated { 2.0 } else { 1.0 }
     }
 
     const WRITES: [Class; 5] = [Class::DropTerm, Class::DropSlice, Class::Zero, Class::Row, Class::Column];
@@ -251,11 +238,7 @@ pub const TABLE_HEADER: &str = "| step | planted fault | shape | verdict | worst
 /// seed in twenty or so the missing terms of an FP32 product cancel below it, and under TF32's
 /// wider limits far more often (at K = 2²⁰ they weigh less than the product's own rounding
 /// error). On small integers the product is exact, and the missing terms show at any K.
-pub fn exact_only(
-    _precision: crate::verify::Precision,
-    class: Class,
-    (m, n, _): (usize, usize, usize),
-) -> bool {
+pub fn exact_only(class: Class, (m, n, _): (usize, usize, usize)) -> bool {
     class == Class::DropSlice && m * n == 1
 }
 
@@ -281,7 +264,7 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
         let faulty = edited(step, f);
         let prepared = Prepared::new(&gpu, &faulty, params.clone()).unwrap();
         for s in shapes {
-            let exact = exact_only(step.precision, f.class, s);
+            let exact = exact_only(f.class, s);
             let v = if exact {
                 super::Checker::new(&faulty, params.clone()).unwrap().check(s, 900, true).unwrap()
             } else {
@@ -396,13 +379,11 @@ mod tests {
 
     #[test]
     fn only_single_dot_products_missing_a_slice_go_to_exact_inputs() {
-        assert!(exact_only(Precision::Tf32, Class::DropSlice, (1, 1, 1 << 20)));
-        assert!(exact_only(Precision::Tf32Truncated, Class::DropSlice, (1, 1, 29_056)));
-        assert!(!exact_only(Precision::Tf32, Class::DropSlice, (2, 2, 65_536)));
-        assert!(!exact_only(Precision::Tf32, Class::DropTerm, (64, 64, 65_536)));
-        assert!(exact_only(Precision::Fp32, Class::DropSlice, (1, 1, 1 << 20)));
-        assert!(!exact_only(Precision::Fp32, Class::DropSlice, (2, 2, 65_536)));
-        assert!(!exact_only(Precision::Tf32, Class::Zero, (1, 1, 1 << 20)));
+        assert!(exact_only(Class::DropSlice, (1, 1, 1 << 20)));
+        assert!(exact_only(Class::DropSlice, (1, 1, 29_056)));
+        assert!(!exact_only(Class::DropSlice, (2, 2, 65_536)));
+        assert!(!exact_only(Class::DropTerm, (64, 64, 65_536)));
+        assert!(!exact_only(Class::Zero, (1, 1, 1 << 20)));
     }
 
     #[test]

@@ -221,38 +221,29 @@ pub fn assert_all_pass(results: &[(Shape, Verdict)]) {
     assert!(failed.is_empty(), "wrong results:\n{}", failed.join("\n"));
 }
 
-/// The architectures every kernel must compile for, with their limits.
-pub const ARCHS: &[(&str, Limits)] = &[
-    ("sm_75", Limits::SM75),
-    ("sm_80", Limits::SM80),
-    ("sm_86", Limits::SM86),
-    ("sm_89", Limits::SM89),
-    ("sm_90", Limits::SM90),
-    ("sm_120", Limits::SM120),
-];
-
-/// The compute capability an architecture name stands for: "sm_86" → (8, 6).
-pub fn compute_capability(arch: &str) -> (i32, i32) {
-    let digits = arch.trim_start_matches("sm_").trim_end_matches('a');
-    let (major, minor) = digits.split_at(digits.len() - 1);
-    (major.parse().expect("sm_XY"), minor.parse().expect("sm_XY"))
-}
+/// The architectures the NVRTC tests compile for, each step from its oldest (limits:
+/// [`Limits::for_arch`]).
+pub const ARCHS: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_120"];
 
 /// The architectures of [`ARCHS`] that `step` runs on, with their limits; the others it refuses
 /// (see [`assert_archs_refused_or_served`]).
 pub fn archs(step: &GpuStep) -> Vec<(&'static str, Limits)> {
     ARCHS
         .iter()
-        .copied()
-        .filter(|&(arch, _)| step.check_compute(compute_capability(arch), arch).is_ok())
+        .filter(|&&arch| step.check_compute(cc(arch), arch).is_ok())
+        .map(|&arch| (arch, Limits::for_arch(arch).expect("the architectures of ARCHS have limits")))
         .collect()
+}
+
+fn cc(arch: &str) -> (i32, i32) {
+    gpu::compute_capability_of(arch).expect("the architectures of ARCHS are sm_XY")
 }
 
 /// Every architecture of [`ARCHS`] is either served by `step` or refused in one sentence that
 /// names the compute capability it needs.
 pub fn assert_archs_refused_or_served(step: &GpuStep) {
-    for &(arch, _) in ARCHS {
-        if let Err(e) = step.check_compute(compute_capability(arch), arch) {
+    for &arch in ARCHS {
+        if let Err(e) = step.check_compute(cc(arch), arch) {
             let e = e.to_string();
             assert!(!e.contains('\n') && e.contains("compute capability"), "{arch}: {e}");
         }
