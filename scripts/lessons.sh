@@ -18,7 +18,7 @@ stem="$out/$(date -u +%F)-${device:-gpu}"
 # relative paths a learner types (my.cu, step04_tiled/variants/…).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for step in step04_tiled step07_tf32_mma step08_wgmma_tma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
+for step in step04_tiled step06_prefetch step07_tf32_mma step08_wgmma_tma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
 
 run() { # step, then its arguments; a STREAM_K_LAYOUT set for the call is shown and passed on
     local step=$1; shift
@@ -107,60 +107,63 @@ edges() { # step06 at sizes that are not multiples of its tiles
 }
 stages() { # step05 built up one idea at a time (--stage), then the step's kernel; step06 beside it
     local s
-    for s in 1_outer_products 2_warp_regions 3_transposed_a 4_vector_loads 5_launch_bounds 6_bounds_free; do
+    # shellcheck disable=SC2086 # the parameters are several words
+    twice step05_thread_tile --stage 1_column_tile $one_d
+    for s in 1_column_tile 2_outer_products 3_warp_regions 4_transposed_a 5_staged_copies 6_vector_loads 7_launch_bounds; do
         twice step05_thread_tile --stage "$s"
     done
-    run step05_thread_tile --stage 5_launch_bounds --param MINB=2
+    run step05_thread_tile --stage 7_launch_bounds --param MINB=2
     twice step05_thread_tile
     twice step06_prefetch
 }
 
-targets() { # step06 at the performance issue's shapes, and step05 at 4096³, twice each
-    twice step05_thread_tile
-    twice step06_prefetch
-    twice step06_prefetch --size 8192
-    twice step06_prefetch --size 2048
+targets() { # steps 05 and 06 at 2048³, 4096³ and 8192³, then step06 at odd sizes, twice each
+    local size
+    for size in 2048 4096 8192; do
+        twice step05_thread_tile --size "$size"
+        twice step06_prefetch --size "$size"
+    done
     twice step06_prefetch -m 4095 -n 4095 -k 4095
     twice step06_prefetch -m 4097 -n 4097 -k 4097
 }
 
-padding() { # K or N not a multiple of 4: the launch pads rows to 16 bytes; the padded shapes alone for comparison
-    local step shape
-    for step in step06_prefetch step05_thread_tile; do
-        for shape in "-m 4095 -n 4095 -k 4095" "-m 4095 -n 4096 -k 4096" "-m 4097 -n 4097 -k 4097" "-m 4097 -n 4100 -k 4100"; do
-            # shellcheck disable=SC2086 # the shape is several words
-            twice $step $shape
-        done
-    done
-    for shape in "-m 4096 -n 4095 -k 4096" "-m 4096 -n 4096 -k 4095" "-m 64 -n 64 -k 65535" "-m 127 -n 129 -k 131"; do
-        # shellcheck disable=SC2086
-        run step06_prefetch $shape
-    done
-}
+# The Stream-K variant beside step06: its kernel file, which brings its own launch.
+stream_k_variant="--kernel step06_prefetch/variants/stream_k.cu"
 
-stream_k() { # the last tile rows shared slice by slice (SHARE=1, the default) against a block per tile
+padding() { # K or N not a multiple of 4: step06 reads such rows 4 bytes at a time; the variant pads them
     local shape
-    for shape in "--size 4096" "--size 8192" "--size 2048" "-m 4095 -n 4095 -k 4095" "-m 4097 -n 4097 -k 4097" "--size 1024"; do
+    for shape in "-m 4095 -n 4095 -k 4095" "-m 4095 -n 4096 -k 4096" "-m 4097 -n 4097 -k 4097" "-m 4097 -n 4100 -k 4100"; do
         # shellcheck disable=SC2086 # the shape is several words
         twice step06_prefetch $shape
         # shellcheck disable=SC2086
-        twice step06_prefetch $shape --param SHARE=0
+        twice step06_prefetch $shape $stream_k_variant --param SHARE=0
     done
-    twice step05_thread_tile
-    twice step05_thread_tile --param SHARE=0
-    twice step05_thread_tile -m 4097 -n 4097 -k 4097
-    twice step05_thread_tile -m 4097 -n 4097 -k 4097 --param SHARE=0
 }
 
-layouts() { # step06 with the Stream-K layout forced, twice each: what the host's model is fitted to
+stream_k() { # step06 against its Stream-K variant (the last tile rows shared slice by slice), SHARE=0 beside
+    local shape
+    for shape in "--size 4096" "--size 8192" "--size 2048" "-m 4095 -n 4095 -k 4095" "-m 4097 -n 4097 -k 4097" "--size 1024" "--size 1000" "-m 64 -n 64 -k 65536"; do
+        # shellcheck disable=SC2086 # the shape is several words
+        twice step06_prefetch $shape
+        # shellcheck disable=SC2086
+        twice step06_prefetch $shape $stream_k_variant
+        # shellcheck disable=SC2086
+        run step06_prefetch $shape $stream_k_variant --param SHARE=0
+    done
+}
+
+layouts() { # the Stream-K variant with its layout forced, twice each: what the host's model is fitted to
     local l
     for l in 32,32 24,32 24,33 25,33 20,33 28,33 24,34 0,33; do
-        STREAM_K_LAYOUT=$l twice step06_prefetch --size 4096
+        # shellcheck disable=SC2086
+        STREAM_K_LAYOUT=$l twice step06_prefetch --size 4096 $stream_k_variant
     done
     for l in 64,64 61,66 61,65 60,66 62,66 0,66; do
-        STREAM_K_LAYOUT=$l twice step06_prefetch --size 8192 --no-verify
+        # shellcheck disable=SC2086
+        STREAM_K_LAYOUT=$l twice step06_prefetch --size 8192 --no-verify $stream_k_variant
     done
-    STREAM_K_LAYOUT=24,31 run step06_prefetch --size 4096
+    # shellcheck disable=SC2086
+    STREAM_K_LAYOUT=24,31 run step06_prefetch --size 4096 $stream_k_variant
 }
 
 tensor_cores() { # step07: TF32 mma.sync against both cuBLAS baselines, at 4096³ and 8192³
@@ -243,13 +246,12 @@ split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS 
     twice step09_3xtf32 --size 4097
     run step09_3xtf32 --tune
 }
-skinny() { # a small, deep shape: big tiles leave SMs idle unless blocks share the K loop
+skinny() { # a small, deep shape: big tiles leave SMs idle unless blocks share the K loop (the variant)
     for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch; do
         twice $step -m 64 -n 64 -k 65536
     done
-    for step in step05_thread_tile step06_prefetch; do
-        twice $step -m 64 -n 64 -k 65536 --param SHARE=0
-    done
+    # shellcheck disable=SC2086
+    twice step06_prefetch -m 64 -n 64 -k 65536 $stream_k_variant
 }
 limits() { # what the verdict says: expected error and limit, a shape too small to tell, bf16 caught
     run step06_prefetch --size 4096

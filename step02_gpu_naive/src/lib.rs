@@ -61,4 +61,5 @@ pub const STEP: GpuStep = GpuStep {
     schedule: common::Schedule::Tiles,
     stages: &[],
     pads_rows: false,
+    variants: &[],
 };

@@ -19,7 +19,6 @@ pub const PARAMS: &[Param] = &[
         default: 1,
         help: "blocks per SM the register budget must allow (__launch_bounds__)",
     },
-    common::step::SHARE,
 ];
 // ANCHOR_END: params
 
@@ -33,7 +32,6 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("TM", &[8, 16]),
     ("TN", &[4, 8]),
     ("MINB", &[1, 2]),
-    ("SHARE", &[0, 1]),
 ];
 
 /// One warp per WM×WN region of the block tile.
@@ -101,48 +99,56 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
-    schedule: common::Schedule::StreamK,
+    schedule: common::Schedule::Tiles,
     stages: STAGES,
-    pads_rows: true,
+    pads_rows: false,
+    variants: &[],
 };
 
-/// The step's kernel built up one idea at a time (`--stage NAME`); the chapter measures each.
+/// The step's kernel built up one idea at a time (`--stage NAME`), from step 04's to the step's
+/// own, which adds bounds-free slices to the last; the chapter measures each.
 pub const STAGES: &[Stage] = &[
     Stage {
-        name: "1_outer_products",
-        idea: "a TM×TN register tile per thread, built from outer products; threads spread over the block tile",
-        file: "step05_thread_tile/stages/1_outer_products.cu",
-        source: include_str!("../stages/1_outer_products.cu"),
+        name: "1_column_tile",
+        idea: "a column of TM results per thread in registers, one load of B for TM FMAs (TN = 1: the one-dimensional thread tile)",
+        file: "step05_thread_tile/stages/1_column_tile.cu",
+        source: include_str!("../stages/1_column_tile.cu"),
     },
     Stage {
-        name: "2_warp_regions",
+        name: "2_outer_products",
+        idea: "a TM×TN register tile per thread, built from outer products: TM + TN loads for TM·TN FMAs",
+        file: "step05_thread_tile/stages/2_outer_products.cu",
+        source: include_str!("../stages/2_outer_products.cu"),
+    },
+    Stage {
+        name: "3_warp_regions",
         idea: "threads arranged warp by warp, each warp owning a WM×WN region",
-        file: "step05_thread_tile/stages/2_warp_regions.cu",
-        source: include_str!("../stages/2_warp_regions.cu"),
+        file: "step05_thread_tile/stages/3_warp_regions.cu",
+        source: include_str!("../stages/3_warp_regions.cu"),
     },
     Stage {
-        name: "3_transposed_a",
+        name: "4_transposed_a",
         idea: "A's tile stored transposed in shared memory, free of bank conflicts",
-        file: "step05_thread_tile/stages/3_transposed_a.cu",
-        source: include_str!("../stages/3_transposed_a.cu"),
+        file: "step05_thread_tile/stages/4_transposed_a.cu",
+        source: include_str!("../stages/4_transposed_a.cu"),
     },
     Stage {
-        name: "4_vector_loads",
+        name: "5_staged_copies",
+        idea: "a thread's copies in pieces of 4 floats, all loaded into registers before any is stored",
+        file: "step05_thread_tile/stages/5_staged_copies.cu",
+        source: include_str!("../stages/5_staged_copies.cu"),
+    },
+    Stage {
+        name: "6_vector_loads",
         idea: "16-byte loads: a thread's tile in 4×4 pieces, float4 copies and writes",
-        file: "step05_thread_tile/stages/4_vector_loads.cu",
-        source: include_str!("../stages/4_vector_loads.cu"),
+        file: "step05_thread_tile/stages/6_vector_loads.cu",
+        source: include_str!("../stages/6_vector_loads.cu"),
     },
     Stage {
-        name: "5_launch_bounds",
+        name: "7_launch_bounds",
         idea: "__launch_bounds__(THREADS, MINB): registers budgeted for MINB blocks per SM",
-        file: "step05_thread_tile/stages/5_launch_bounds.cu",
-        source: include_str!("../stages/5_launch_bounds.cu"),
-    },
-    Stage {
-        name: "6_bounds_free",
-        idea: "slices wholly inside A and B fetched with no bounds checks, one copy of the loads per row length",
-        file: "step05_thread_tile/stages/6_bounds_free.cu",
-        source: include_str!("../stages/6_bounds_free.cu"),
+        file: "step05_thread_tile/stages/7_launch_bounds.cu",
+        source: include_str!("../stages/7_launch_bounds.cu"),
     },
 ];
 

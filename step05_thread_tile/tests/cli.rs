@@ -29,7 +29,7 @@ fn help_names_the_default_shape_and_the_chapter() {
             "Chapter: docs/src/step05.md",
             "--tune",
             "--stage",
-            "3_transposed_a",
+            "4_transposed_a",
         ],
         &[],
     );
@@ -39,7 +39,7 @@ fn help_names_the_default_shape_and_the_chapter() {
 fn an_unknown_stage_is_refused_with_the_list() {
     let (code, out) = testing::run_program(BIN, &["--stage", "9_nothing", "--compile-only"], &[]);
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("has no stage 9_nothing; its stages are 1_outer_products, 2_warp_regions"), "{out}");
+    assert!(out.contains("has no stage 9_nothing; its stages are 1_column_tile, 2_outer_products"), "{out}");
     let (code, out) = testing::run_program(BIN, &["--stage", "2_warp_regions", "--kernel", "x.cu"], &[]);
     assert_eq!(code, Some(2), "{out}");
 }

@@ -33,17 +33,6 @@ fn gpu_documented_sets_match_the_reference() {
 }
 
 #[test]
-fn the_shapes_of_the_overwrite_fault_are_shared() {
-    thread_tile::assert_shared_shapes_share(&STEP);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
-    thread_tile::assert_overwrite_caught_on_gpu(&STEP);
-}
-
-#[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_random_shapes_match_the_reference() {
     testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
@@ -103,4 +92,36 @@ fn gpu_every_stage_matches_the_reference_and_a_planted_fault_fails() {
             assert!(!verdict.passed(), "{name} with the last slice dropped passed at {shape}");
         }
     }
+}
+
+/// Lines that differ between two texts (removed plus added), as `diff` counts them.
+fn changed_lines(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
+    // Longest common subsequence of lines, row by row.
+    let mut row = vec![0usize; b.len() + 1];
+    for x in &a {
+        let mut diag = 0;
+        for (j, y) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
+            diag = up;
+        }
+    }
+    a.len() + b.len() - 2 * row[b.len()]
+}
+
+/// A learner diffs step 04's kernel with the first stage, each stage with the next and the last
+/// with the step's kernel: each diff is one idea, at most 90 lines.
+#[test]
+fn each_diff_of_the_chain_is_short() {
+    let chain: Vec<(&str, &str)> = [("step04", step04_tiled::STEP.source)]
+        .into_iter()
+        .chain(STAGES.iter().map(|s| (s.name, s.source)))
+        .chain([("kernel", STEP.source)])
+        .collect();
+    for pair in chain.windows(2) {
+        let n = changed_lines(pair[0].1, pair[1].1);
+        assert!(n <= 90, "{} → {}: {n} lines differ", pair[0].0, pair[1].0);
+    }
+    assert_eq!(changed_lines("a\nb\nc\n", "a\nx\nc\nd\n"), 3);
 }

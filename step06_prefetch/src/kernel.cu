@@ -12,8 +12,7 @@
 // the tuned 128×256×16 block tile, 128×16 warp regions and 8×8 thread tiles, for the price of a
 // second buffer of shared memory and the registers holding the prefetched slice.
 
-// BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs,
-// and SHARED_TILES_MAX, the size of the table through which blocks sharing a tile take turns, by common.
+// BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
@@ -180,116 +179,42 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BM], const float 
 }
 // ANCHOR_END: compute
 
-// ANCHOR: schedule
-// Which tiles a block multiplies (the launch's layout is chosen on the host, by common's
-// stream_k_layout). The grid
-// is tiles_n wide; its first `whole` rows of blocks take one tile each, the tile under them. The
-// blocks of the other rows share the remaining tile rows slice by slice ("Stream-K"): the shared
-// tiles' slices of K are dealt out in order, the same number to each block, so a tile may be cut
-// between blocks, and a last wave that would have run part-filled is spread over every SM.
-
-// A tile, or the part of one between two slices of K.
-struct Piece {
-    int row0, col0;  // the tile's first row and column
-    int k_lo, k_hi;  // the columns of A (rows of B) it covers: [k_lo, k_hi)
-    int shared;      // the tile's place among the shared tiles when it is cut, else -1
-};
-
-// A shared block's pieces, in the order it computes them; returns how many (0, 1 or 2). The host
-// gives at least as many sharers as shared tiles, so a share is at most one tile long: the end of
-// one tile and the start of the next. The start goes first, so that the blocks ending a tile
-// seldom wait for it (see take_turn).
-__device__ __forceinline__ int my_share(int M, int N, int K, int whole, Piece* p)
-{
-    int tiles_n = gridDim.x, tiles_m = (M + BM - 1) / BM, slices = (K + BK - 1) / BK;
-    int first = whole * tiles_n;  // the first shared tile
-    long long me = (long long)(blockIdx.y - whole) * gridDim.x + blockIdx.x;
-    long long sharers = (long long)(gridDim.y - whole) * gridDim.x;
-    long long left = (long long)(tiles_m - whole) * tiles_n * slices;
-    long long lo = left * me / sharers, hi = left * (me + 1) / sharers;
-    // A share longer than a tile, or more shared tiles than turns in the table: the host's layout
-    // is wrong.
-    if (hi - lo > slices || (long long)(tiles_m - whole) * tiles_n > SHARED_TILES_MAX) __trap();
-    auto piece = [&](long long t, long long s_lo, long long s_hi) {
-        bool cut = s_lo > 0 || s_hi < slices;
-        return Piece{int((first + t) / tiles_n) * BM, int((first + t) % tiles_n) * BN, int(s_lo) * BK, int(s_hi) * BK,
-                     cut ? int(t) : -1};
-    };
-    if (lo == hi) return 0;
-    long long t_lo = lo / slices, t_hi = (hi - 1) / slices;
-    if (t_lo == t_hi) {
-        p[0] = piece(t_lo, lo - t_lo * slices, hi - t_lo * slices);
-        return 1;
-    }
-    p[0] = piece(t_hi, 0, hi - t_hi * slices);
-    p[1] = piece(t_lo, lo - t_lo * slices, slices);
-    return 2;
-}
-
-// Where each cut tile's sum in C has got to: the k its next piece starts at. The tile's last
-// piece sets it back to 0, ready for the next launch. Indexed by the tile's place among the
-// shared tiles.
-__device__ int summed_to[SHARED_TILES_MAX];
-
-// Where a tile starts: from the block's place in the grid for a whole tile, or read from shared
-// memory at each use for a piece, so that it holds no registers through the loop, which has none
-// to spare.
-struct GridTile {
-    __device__ int row0() const { return blockIdx.y * BM; }
-    __device__ int col0() const { return blockIdx.x * BN; }
-};
-struct ListedTile {
-    const Piece* p;
-    __device__ int row0() const { return p->row0; }
-    __device__ int col0() const { return p->col0; }
-};
-// ANCHOR_END: schedule
-
-// ANCHOR: product
-// acc = the tile's product over the columns [k_lo, k_hi) of A, for the thread of warp `warp`
-// whose first row and column in the tile are r0 and c0.
-template <class Tile>
-__device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, int N, int K, const float* A,
-                                         const float* B, float* smem, int warp, int r0, int c0, float (&acc)[TM][TN])
+// ANCHOR: kernel
+extern "C" __global__ void __launch_bounds__(THREADS, MINB) matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
     // Two buffers of the A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
+    extern __shared__ __align__(16) float smem[];
     float (*As)[BK][BM] = reinterpret_cast<float (*)[BK][BM]>(smem);
     float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * BM);
 
+    // The warp's region of the block tile, and the thread's first row and column in it.
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
+    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     // Uniform across the warp: its region holds at least one element of C.
-    bool active = tile.row0() + (warp / WARPS_N) * WM < M && tile.col0() + (warp % WARPS_N) * WN < N;
+    bool active = row0 + (warp / WARPS_N) * WM < M && col0 + (warp % WARPS_N) * WN < N;
 
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-    }
+    float acc[TM][TN] = {};
     float4 a_next[A_LOADS], b_next[B_LOADS];
 
-    fetch_tiles(A, B, M, N, K, tile.row0(), tile.col0(), k_lo, a_next, b_next);
+    fetch_tiles(A, B, M, N, K, row0, col0, 0, a_next, b_next);
     store_tiles(As[0], Bs[0], a_next, b_next);
     __syncthreads();
 
     int buf = 0;
-    for (int k0 = k_lo; k0 < k_hi; k0 += BK) {
-        bool more = k0 + BK < k_hi;
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        bool more = k0 + BK < K;
         // Issue the next slice's loads first: they are in flight during the FMAs below.
-        if (more) fetch_tiles(A, B, M, N, K, tile.row0(), tile.col0(), k0 + BK, a_next, b_next);
+        if (more) fetch_tiles(A, B, M, N, K, row0, col0, k0 + BK, a_next, b_next);
         if (active) compute_tile(As[buf], Bs[buf], r0, c0, acc);
         // The other buffer was last read before the previous barrier: it is free to fill.
         if (more) store_tiles(As[buf ^ 1], Bs[buf ^ 1], a_next, b_next);
         __syncthreads();
         buf ^= 1;
     }
-}
-// ANCHOR_END: product
 
-// ANCHOR: write_back
-// C's tile = acc, or C's tile += acc (add): 16-byte accesses where a run of 4 columns is inside C
-// and aligned. Added values are read from L2 (__ldcg), where other blocks' writes land.
-__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, int r0, int c0,
-                                           const float (&acc)[TM][TN], bool add)
-{
+    // Write the tile back: 16-byte stores where a run of 4 columns is inside C and aligned.
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         int row = row0 + tile_row(i, r0);
@@ -299,75 +224,16 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
             int col = col0 + tile_col(j, c0);
             if constexpr (VN == 4) {
                 if (N % 4 == 0 && col + 3 < N) {
-                    float4* c = reinterpret_cast<float4*>(&C[row * N + col]);
-                    float4 v = make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-                    if (add) {
-                        float4 old = __ldcg(c);
-                        v.x += old.x; v.y += old.y; v.z += old.z; v.w += old.w;
-                    }
-                    *c = v;
+                    *reinterpret_cast<float4*>(&C[row * N + col]) =
+                        make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
                     continue;
                 }
             }
 #pragma unroll
             for (int v = 0; v < VN; ++v) {
-                float* c = &C[row * N + col + v];
-                if (col + v < N) *c = add ? __ldcg(c) + acc[i][j + v] : acc[i][j + v];
+                if (col + v < N) C[row * N + col + v] = acc[i][j + v];
             }
         }
-    }
-}
-
-// Writes a piece into C in its turn. The first piece of a tile stores its sum; each later one
-// waits until the pieces before it are in C, then adds to them, so the tile's sum is formed in the
-// order of k, the same in every run. Earlier pieces belong to lower-numbered blocks, which GPUs
-// start no later than this one (an assumption CUDA does not promise, but Stream-K codes rely
-// on): the wait ends.
-__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, int r0, int c0,
-                                          const float (&acc)[TM][TN])
-{
-    bool add = p.k_lo > 0;
-    if (add) {
-        if (threadIdx.x == 0) {
-            while (atomicAdd(&summed_to[p.shared], 0) != p.k_lo) {}
-            __threadfence();
-        }
-        __syncthreads();
-    }
-    write_back(C, M, N, p.row0, p.col0, r0, c0, acc, add);
-    if (p.shared >= 0) {
-        __syncthreads();  // every thread's part of the tile is written
-        if (threadIdx.x == 0) {
-            __threadfence();  // ... and visible to every SM before the turn passes
-            atomicExch(&summed_to[p.shared], p.k_hi < K ? p.k_hi : 0);
-        }
-    }
-}
-// ANCHOR_END: write_back
-
-// ANCHOR: kernel
-extern "C" __global__ void __launch_bounds__(THREADS, MINB)
-    matmul(int M, int N, int K, const float* A, const float* B, float* C, int whole)
-{
-    extern __shared__ __align__(16) float smem[];
-    float acc[TM][TN];
-    // The warp's region of the block tile, and the thread's first row and column in it.
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
-    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
-
-    if (blockIdx.y < whole) {  // one whole tile
-        multiply(GridTile{}, 0, K, M, N, K, A, B, smem, warp, r0, c0, acc);
-        write_back(C, M, N, blockIdx.y * BM, blockIdx.x * BN, r0, c0, acc, false);
-        return;
-    }
-    __shared__ Piece share[2];
-    __shared__ int pieces;
-    if (threadIdx.x == 0) pieces = my_share(M, N, K, whole, share);
-    __syncthreads();
-    for (int q = 0; q < pieces; ++q) {
-        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, warp, r0, c0, acc);
-        take_turn(C, M, N, K, share[q], r0, c0, acc);
     }
 }
 // ANCHOR_END: kernel

@@ -1,7 +1,7 @@
 //! Step 06: step 05 with two shared-memory buffers, the next slice loaded while this one is computed.
 
 use common::gpu::Limits;
-use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
+use common::{GpuStep, Intensity, Launch, LaunchVariant, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -19,7 +19,6 @@ pub const PARAMS: &[Param] = &[
         default: 1,
         help: "blocks per SM the register budget must allow (__launch_bounds__)",
     },
-    common::step::SHARE,
 ];
 // ANCHOR_END: params
 
@@ -33,7 +32,6 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("TM", &[8, 16]),
     ("TN", &[4, 8]),
     ("MINB", &[1, 2]),
-    ("SHARE", &[0, 1]),
 ];
 
 /// One warp per WM×WN region of the block tile.
@@ -101,10 +99,46 @@ pub const STEP: GpuStep = GpuStep {
     intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
-    schedule: common::Schedule::StreamK,
+    schedule: common::Schedule::Tiles,
     stages: &[],
-    pads_rows: true,
+    pads_rows: false,
+    variants: VARIANTS,
 };
+
+/// Measured alternatives beside the kernel that need a launch of their own (`--kernel FILE`).
+pub const VARIANTS: &[LaunchVariant] = &[LaunchVariant {
+    file: "step06_prefetch/variants/stream_k.cu",
+    idea: "Stream-K for a part-filled last wave and rows padded to 16 bytes: the schedule the any-shape lab teaches",
+    source: include_str!("../variants/stream_k.cu"),
+    params: STREAM_K_PARAMS,
+    search: STREAM_K_SEARCH,
+    schedule: common::Schedule::StreamK,
+    pads_rows: true,
+}];
+
+/// The Stream-K variant takes the kernel's parameters and SHARE, which only its launch reads.
+const STREAM_K_PARAMS: &[Param] = &[
+    PARAMS[0],
+    PARAMS[1],
+    PARAMS[2],
+    PARAMS[3],
+    PARAMS[4],
+    PARAMS[5],
+    PARAMS[6],
+    PARAMS[7],
+    common::step::SHARE,
+];
+const STREAM_K_SEARCH: &[(&str, &[u32])] = &[
+    SEARCH[0],
+    SEARCH[1],
+    SEARCH[2],
+    SEARCH[3],
+    SEARCH[4],
+    SEARCH[5],
+    SEARCH[6],
+    SEARCH[7],
+    ("SHARE", &[0, 1]),
+];
 
 /// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.
 fn intensity(p: &Params) -> Intensity {

@@ -27,7 +27,7 @@ fn help_names_the_default_shape_and_the_chapter() {
 
 #[test]
 fn a_stage_is_refused_where_there_are_none() {
-    let (code, out) = testing::run_program(BIN, &["--stage", "1_outer_products", "--compile-only"], &[]);
+    let (code, out) = testing::run_program(BIN, &["--stage", "1_column_tile", "--compile-only"], &[]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("step06_prefetch has no stages; step05_thread_tile has"), "{out}");
 }

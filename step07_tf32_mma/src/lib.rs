@@ -92,6 +92,7 @@ pub const STEP: GpuStep = GpuStep {
     schedule: common::Schedule::Tiles,
     stages: &[],
     pads_rows: false,
+    variants: &[],
 };
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared

@@ -111,6 +111,7 @@ pub const STEP: GpuStep = GpuStep {
     schedule: common::Schedule::Tiles,
     stages: &[],
     pads_rows: false,
+    variants: &[],
 };
 
 /// Global memory: a 32-deep tile brings 32·(BM + BN) floats for 2·BM·BN·32 FLOPs. Shared

@@ -107,6 +107,7 @@ pub const STEP: GpuStep = GpuStep {
     schedule: common::Schedule::Tiles,
     stages: &[],
     pads_rows: false,
+    variants: &[],
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are. Global memory: a 32-deep

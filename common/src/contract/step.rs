@@ -147,6 +147,9 @@ pub struct GpuStep {
     /// path reads 16 bytes at a time, a product whose K or N is not a multiple of 4 runs on
     /// padded copies of A, B and C, copied in the launch.
     pub pads_rows: bool,
+    /// Measured alternatives beside the kernel that need a launch of their own (empty for most
+    /// steps); see [`LaunchVariant`].
+    pub variants: &'static [LaunchVariant],
 }
 
 /// How a step's blocks are laid over the tiles of C.
@@ -188,6 +191,23 @@ pub struct Stage {
     pub file: &'static str,
     /// The kernel source, embedded with `include_str!`.
     pub source: &'static str,
+}
+
+/// A measured alternative kept beside a step's kernel that needs a launch of its own (another
+/// schedule, padded rows, parameters the kernel does not have). It runs with `--kernel` on its file
+/// in the step's `variants/`, or on an edited copy with the same file name.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchVariant {
+    /// The kernel's path in the workspace, e.g. `step06_prefetch/variants/stream_k.cu`.
+    pub file: &'static str,
+    /// One line: what it changes and why it is kept.
+    pub idea: &'static str,
+    /// The kernel source, embedded with `include_str!`.
+    pub source: &'static str,
+    pub params: &'static [Param],
+    pub search: &'static [(&'static str, &'static [u32])],
+    pub schedule: Schedule,
+    pub pads_rows: bool,
 }
 
 /// The contract's one extension: arguments a kernel takes after `matmul(M, N, K, A, B, C)`.
@@ -397,14 +417,33 @@ impl GpuStep {
             bail!("{} has no stages; step05_thread_tile has (see its --help)", self.name);
         }
         match self.stages.iter().find(|s| s.name == name) {
-            // The stages come before the step's schedule: one block per tile.
-            Some(s) => Ok(GpuStep { file: s.file, source: s.source, schedule: Schedule::Tiles, ..*self }),
+            Some(s) => Ok(GpuStep { file: s.file, source: s.source, ..*self }),
             None => bail!(
                 "{} has no stage {name}; its stages are {}",
                 self.name,
                 self.stages.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
             ),
         }
+    }
+
+    /// The step with `variant`'s kernel, parameters and launch in place of its own.
+    pub fn with_variant(&self, variant: &LaunchVariant, source: &'static str, file: &'static str) -> GpuStep {
+        GpuStep {
+            file,
+            source,
+            params: variant.params,
+            search: variant.search,
+            schedule: variant.schedule,
+            pads_rows: variant.pads_rows,
+            variants: &[],
+            ..*self
+        }
+    }
+
+    /// The declared variant whose file has `path`'s file name, if any.
+    pub fn variant_named_like(&self, path: &std::path::Path) -> Option<&'static LaunchVariant> {
+        let name = path.file_name()?;
+        self.variants.iter().find(|v| std::path::Path::new(v.file).file_name() == Some(name))
     }
 
     /// The `--help` text after the options: the step's idea, its parameters, its default shape

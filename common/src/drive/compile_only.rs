@@ -22,11 +22,12 @@ pub fn with_kernel(step: &GpuStep, path: &Path) -> Result<GpuStep> {
     let source = std::fs::read_to_string(path).map_err(|e| {
         anyhow!("could not read the kernel {}: {e}; give the path of a .cu file", path.display())
     })?;
-    let file = path.display().to_string();
-    Ok(GpuStep {
-        source: Box::leak(source.into_boxed_str()),
-        file: Box::leak(file.into_boxed_str()),
-        ..*step
+    let source: &'static str = Box::leak(source.into_boxed_str());
+    let file: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+    // A copy of one of the step's variants keeps that variant's launch.
+    Ok(match step.variant_named_like(path) {
+        Some(v) => step.with_variant(v, source, file),
+        None => GpuStep { source, file, ..*step },
     })
 }
 

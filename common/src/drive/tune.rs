@@ -234,6 +234,7 @@ mod tests {
         extension: crate::step::Extension::None,
         stages: &[],
         pads_rows: false,
+        variants: &[],
         schedule: crate::step::Schedule::Tiles,
     };
 

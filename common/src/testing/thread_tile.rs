@@ -2,13 +2,70 @@
 
 use crate::gpu::Limits;
 use crate::matrix::Shape;
-use crate::step::{GpuStep, Params};
+use crate::step::{GpuStep, Params, Schedule};
 
 use super::SHAPES;
 use super::faults::{Class, Fault};
 
 /// The planted faults of the thread-tile kernels (the same lines in steps 05 and 06).
 pub const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::Tf32,
+        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_tf32(a[i]) * fault_tf32(b[j]);")],
+    },
+    Fault {
+        class: Class::Bf16,
+        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_bf16(a[i]) * fault_bf16(b[j]);")],
+    },
+    Fault {
+        class: Class::DropTerm,
+        // Both paths of fetch_tiles: the slices inside A and B, and those at their edges.
+        edits: &[
+            (
+                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);",
+                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);
+                int c = k0 + 4 * (e % (BK / 4));
+                if (c + 0 == K - 1) a_next[i].x = 0.0f;
+                if (c + 1 == K - 1) a_next[i].y = 0.0f;
+                if (c + 2 == K - 1) a_next[i].z = 0.0f;
+                if (c + 3 == K - 1) a_next[i].w = 0.0f;",
+            ),
+            (
+                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);",
+                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
+            int c = k0 + 4 * (e % (BK / 4));
+            if (c + 0 == K - 1) a_next[i].x = 0.0f;
+            if (c + 1 == K - 1) a_next[i].y = 0.0f;
+            if (c + 2 == K - 1) a_next[i].z = 0.0f;
+            if (c + 3 == K - 1) a_next[i].w = 0.0f;",
+            ),
+        ],
+    },
+    Fault {
+        class: Class::DropSlice,
+        // The last slice fetched but not multiplied.
+        edits: &[("if (active) compute_tile(", "if (active && k0 + BK < K) compute_tile(")],
+    },
+    Fault {
+        class: Class::Zero,
+        edits: &[
+            (
+                "make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3])",
+                "make_float4(0.0f, 0.0f, 0.0f, 0.0f)",
+            ),
+            ("= acc[i][j + v];", "= 0.0f;"),
+        ],
+    },
+    Fault { class: Class::Row, edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")] },
+    Fault {
+        class: Class::Column,
+        edits: &[("col + 3 < N", "col + 3 < N - 1"), ("if (col + v < N)", "if (col + v < N - 1)")],
+    },
+];
+
+/// The planted faults of step06's Stream-K variant (variants/stream_k.cu): its loop runs over a
+/// piece's [k_lo, k_hi), and its writes may add to C.
+pub const STREAM_K_FAULTS: &[Fault] = &[
     Fault {
         class: Class::Tf32,
         edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_tf32(a[i]) * fault_tf32(b[j]);")],
@@ -71,7 +128,7 @@ pub const FAULTS: &[Fault] = &[
 pub const STAGE_DROP_SLICE: &[(&str, &str)] =
     &[("for (int k0 = 0; k0 < K; k0 += BK) {", "for (int k0 = 0; k0 < K - BK; k0 += BK) {")];
 
-/// A later piece of a shared tile (Stream-K) overwriting the earlier pieces' sum in C instead of
+/// In the Stream-K variant, a later piece of a shared tile overwriting the earlier pieces' sum in C instead of
 /// adding to it.
 pub const OVERWRITE: &[(&str, &str)] = &[("bool add = p.k_lo > 0;", "bool add = false;")];
 
@@ -114,9 +171,11 @@ pub fn assert_sets_checked(step: &GpuStep) {
     for &v in DOCUMENTED {
         step.validate(&params(step, v), s, &Limits::SM90).unwrap();
     }
-    let no_share = Params::with_overrides(step.params, &[("SHARE".into(), 2)]).unwrap();
-    let err = step.validate(&no_share, s, &Limits::SM90).unwrap_err().to_string();
-    assert!(err.contains("SHARE is 0"), "{err}");
+    if let Schedule::StreamK = step.schedule {
+        let no_share = Params::with_overrides(step.params, &[("SHARE".into(), 2)]).unwrap();
+        let err = step.validate(&no_share, s, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains("SHARE is 0"), "{err}");
+    }
     for (v, says) in [
         ([128, 128, 8, 64, 32, 3, 8], "whole number"),
         ([128, 128, 8, 64, 64, 8, 8], "exactly 32 thread tiles"),
@@ -143,9 +202,10 @@ pub fn assert_sets_compile(step: &GpuStep) {
             let info = super::nvrtc_check(step, &params(step, v), arch).unwrap();
             assert_eq!(info.spill_bytes(), 0, "{arch} {v:?}: {info:?}");
             assert_eq!(info.stack_frame, 0, "{arch} {v:?}: {info:?}");
-            // Tiles live in dynamic shared memory; the static bytes are a shared block's list of
-            // pieces (two of five ints) and their count.
-            assert!(info.static_smem <= 48, "{arch} {v:?}: {info:?}");
+            // Tiles live in dynamic shared memory; the only static bytes are the Stream-K
+            // variant's: a shared block's list of pieces (two of five ints) and their count.
+            let most = if let Schedule::StreamK = step.schedule { 48 } else { 0 };
+            assert!(info.static_smem <= most, "{arch} {v:?}: {info:?}");
         }
     }
 }

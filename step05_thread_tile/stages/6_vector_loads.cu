@@ -1,6 +1,6 @@
-// Step 05, stage 4 of 7: 16-byte loads.
+// Step 05, stage 6 of 8: 16-byte loads.
 //
-// Stage 3 reads one float per load instruction. Here a thread's tile is made of 4×4 pieces,
+// Stage 5 reads one float per load instruction. Here a thread's tile is made of 4×4 pieces,
 // spread 4·WM/TM rows and 4·WN/TN columns apart (VM, VN): the four values of a piece's column
 // of A, and of its row of B, are adjacent in shared memory and arrive in one 16-byte load
 // (LDS.128), and neighbouring threads' loads are adjacent too. Copies from global memory and
@@ -142,8 +142,7 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
     int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
-    int row0 = blockIdx.y * BM;
-    int col0 = blockIdx.x * BN;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     // Uniform across the warp: its region holds at least one element of C.
     bool active = row0 + (warp / WARPS_N) * WM < M && col0 + (warp % WARPS_N) * WN < N;
 
@@ -153,8 +152,10 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     for (int k0 = 0; k0 < K; k0 += BK) {
         fetch_tiles(A, B, M, N, K, row0, col0, k0, a_next, b_next);
         store_tiles(As, Bs, a_next, b_next);
+        // The tiles are complete before anyone reads them...
         __syncthreads();
         if (active) compute_tile(As, Bs, r0, c0, acc);
+        // ...and everyone has finished reading them before the next copy overwrites them.
         __syncthreads();
     }
 

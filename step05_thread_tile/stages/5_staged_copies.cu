@@ -1,21 +1,16 @@
-// Step 05, stage 1 of 7: the register tile.
+// Step 05, stage 5 of 8: copies staged in registers.
 //
-// Step 04 loads two floats from shared memory for every FMA. Here a block computes a BM×BN tile
-// of C and each of its threads a TM×TN tile of accumulators, held in registers. For every k of
-// a BK-deep slice staged in shared memory, a thread reads TM values of A's column k and TN values
-// of B's row k and adds their outer product to its tile: TM + TN loads for TM·TN FMAs (16 for 64
-// at 8×8). The threads are laid out over the whole block tile; a thread's rows are BM/TM apart
-// and its columns BN/TN apart, so neighbouring threads read neighbouring columns of B. Every load
-// is 4 bytes wide. WM, WN and MINB are not used yet.
-//
-// Each later stage changes one thing: `diff` a stage with the next to see it. The last stage is
-// step 05's kernel, src/kernel.cu. The chapter gives each stage's measured effect.
+// Stage 4 copies one element at a time, each load followed by its store. Here a thread's share
+// of a slice is cut into pieces of 4 adjacent floats (A_LOADS, B_LOADS of them): fetch_tiles
+// issues all their loads into registers first, so they are in flight together, and store_tiles
+// then writes them into shared memory. The loads are still 4 bytes wide.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 
 // ANCHOR: constants
-constexpr int THREADS = (BM / TM) * (BN / TN);  // one per TM×TN tile of accumulators
-constexpr int THREADS_N = BN / TN;  // threads across the block tile
+constexpr int WARPS_N = BN / WN;  // warps across the block tile
+constexpr int THREADS = (BM / WM) * WARPS_N * 32;
+constexpr int THREADS_N = WN / TN;  // threads across a warp's region
 // 4-element pieces of the A and B tiles, and how many each thread copies.
 constexpr int A_PIECES = BM * BK / 4;
 constexpr int B_PIECES = BK * BN / 4;
@@ -25,10 +20,10 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 
 // ANCHOR: helpers
 // Row (within the block tile) of a thread's i-th accumulator row, given its first row r0: a
-// thread's rows are BM/TM apart, so the block's threads cover BM consecutive rows; likewise
-// for columns.
-__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + i * (BM / TM); }
-__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + j * (BN / TN); }
+// thread's rows are WM/TM apart, so the warp's threads cover WM consecutive rows; likewise for
+// columns.
+__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + i * (WM / TM); }
+__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + j * (WN / TN); }
 
 // p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it: four 4-byte loads.
 __device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols)
@@ -64,15 +59,19 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
     }
 }
 
-// Writes the fetched pieces into shared memory, both tiles as they are.
-__device__ __forceinline__ void store_tiles(float (*As)[BK], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
+// Writes the fetched pieces into shared memory: A transposed, B as it is.
+__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
                                             const float4 (&b_next)[B_LOADS])
 {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
-            *reinterpret_cast<float4*>(&As[e / (BK / 4)][4 * (e % (BK / 4))]) = a_next[i];
+            int m = e / (BK / 4), k = 4 * (e % (BK / 4));
+            As[k + 0][m] = a_next[i].x;
+            As[k + 1][m] = a_next[i].y;
+            As[k + 2][m] = a_next[i].z;
+            As[k + 3][m] = a_next[i].w;
         }
     }
 #pragma unroll
@@ -88,14 +87,14 @@ __device__ __forceinline__ void store_tiles(float (*As)[BK], float (*Bs)[BN], co
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BK], const float (*Bs)[BN], int r0, int c0,
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
                                              float (&acc)[TM][TN])
 {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
 #pragma unroll
-        for (int i = 0; i < TM; ++i) a[i] = As[tile_row(i, r0)][k];
+        for (int i = 0; i < TM; ++i) a[i] = As[k][tile_row(i, r0)];
 #pragma unroll
         for (int j = 0; j < TN; ++j) b[j] = Bs[k][tile_col(j, c0)];
 #pragma unroll
@@ -112,16 +111,18 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BK], const float 
 // ANCHOR: kernel
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
-    // The A tile (BM×BK) and the B tile (BK×BN) in dynamic shared memory.
+    // The A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
     extern __shared__ __align__(16) float smem[];
-    float (*As)[BK] = reinterpret_cast<float (*)[BK]>(smem);
+    float (*As)[BM] = reinterpret_cast<float (*)[BM]>(smem);
     float (*Bs)[BN] = reinterpret_cast<float (*)[BN]>(smem + BK * BM);
 
-    // The thread's first row and column in the block tile.
-    int r0 = threadIdx.x / THREADS_N;
-    int c0 = threadIdx.x % THREADS_N;
-    int row0 = blockIdx.y * BM;
-    int col0 = blockIdx.x * BN;
+    // The warp's region of the block tile, and the thread's first row and column in it.
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int r0 = (warp / WARPS_N) * WM + lane / THREADS_N;
+    int c0 = (warp % WARPS_N) * WN + lane % THREADS_N;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    // Uniform across the warp: its region holds at least one element of C.
+    bool active = row0 + (warp / WARPS_N) * WM < M && col0 + (warp % WARPS_N) * WN < N;
 
     float acc[TM][TN] = {};
     float4 a_next[A_LOADS], b_next[B_LOADS];
@@ -129,8 +130,10 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     for (int k0 = 0; k0 < K; k0 += BK) {
         fetch_tiles(A, B, M, N, K, row0, col0, k0, a_next, b_next);
         store_tiles(As, Bs, a_next, b_next);
+        // The tiles are complete before anyone reads them...
         __syncthreads();
-        compute_tile(As, Bs, r0, c0, acc);
+        if (active) compute_tile(As, Bs, r0, c0, acc);
+        // ...and everyone has finished reading them before the next copy overwrites them.
         __syncthreads();
     }
 

@@ -1,10 +1,8 @@
-// Step 05, stage 2 of 7: warp regions.
+// Step 05, stage 7 of 8: launch bounds.
 //
-// Stage 1 with the threads arranged warp by warp. Each warp owns a WM×WN region of the block
-// tile and its 32 threads split that region, a thread's rows WM/TM apart and its columns WN/TN
-// apart. At one k a warp then reads WM values of A and WN of B (96 at 64×32) instead of a
-// strip two thread-rows high and the whole width of the block tile (144 at 128×128). A warp
-// whose region lies wholly outside C, in an edge tile, skips the arithmetic.
+// Stage 6 with __launch_bounds__(THREADS, MINB): the compiler learns the block size and how
+// many blocks should fit on an SM, and budgets registers for it. MINB = 2 caps a 256-thread
+// block at 128 registers a thread, so that two blocks share an SM.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -12,6 +10,9 @@
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
 constexpr int THREADS = (BM / WM) * WARPS_N * 32;
 constexpr int THREADS_N = WN / TN;  // threads across a warp's region
+// A thread's rows (columns) come in runs of 4 when TM (TN) allows 16-byte loads, else singly.
+constexpr int VM = (TM % 4 == 0) ? 4 : 1;
+constexpr int VN = (TN % 4 == 0) ? 4 : 1;
 // 4-element pieces of the A and B tiles, and how many each thread copies.
 constexpr int A_PIECES = BM * BK / 4;
 constexpr int B_PIECES = BK * BN / 4;
@@ -20,15 +21,18 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
-// Row (within the block tile) of a thread's i-th accumulator row, given its first row r0: a
-// thread's rows are WM/TM apart, so the warp's threads cover WM consecutive rows; likewise for
-// columns.
-__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + i * (WM / TM); }
-__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + j * (WN / TN); }
+// Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
+// likewise for columns.
+__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / VM) * (VM * (WM / TM)) + i % VM; }
+__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / VN) * (VN * (WN / TN)) + j % VN; }
 
-// p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it: four 4-byte loads.
-__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols)
+// p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
+// 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.
+__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols, bool vec)
 {
+    if (vec && row < rows && col + 3 < cols) {
+        return *reinterpret_cast<const float4*>(p + row * cols + col);
+    }
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (row < rows) {
         const float* r = p + row * cols;
@@ -48,27 +52,31 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
-            a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K);
+            a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
         }
     }
 #pragma unroll
     for (int i = 0; i < B_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
         if (B_PIECES % THREADS == 0 || e < B_PIECES) {
-            b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N);
+            b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N, N % 4 == 0);
         }
     }
 }
 
-// Writes the fetched pieces into shared memory, both tiles as they are.
-__device__ __forceinline__ void store_tiles(float (*As)[BK], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
+// Writes the fetched pieces into shared memory: A transposed, B as it is.
+__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
                                             const float4 (&b_next)[B_LOADS])
 {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
-            *reinterpret_cast<float4*>(&As[e / (BK / 4)][4 * (e % (BK / 4))]) = a_next[i];
+            int m = e / (BK / 4), k = 4 * (e % (BK / 4));
+            As[k + 0][m] = a_next[i].x;
+            As[k + 1][m] = a_next[i].y;
+            As[k + 2][m] = a_next[i].z;
+            As[k + 3][m] = a_next[i].w;
         }
     }
 #pragma unroll
@@ -84,16 +92,30 @@ __device__ __forceinline__ void store_tiles(float (*As)[BK], float (*Bs)[BN], co
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BK], const float (*Bs)[BN], int r0, int c0,
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
                                              float (&acc)[TM][TN])
 {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
 #pragma unroll
-        for (int i = 0; i < TM; ++i) a[i] = As[tile_row(i, r0)][k];
+        for (int i = 0; i < TM; i += VM) {
+            if constexpr (VM == 4) {
+                float4 v = *reinterpret_cast<const float4*>(&As[k][tile_row(i, r0)]);
+                a[i + 0] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+            } else {
+                a[i] = As[k][tile_row(i, r0)];
+            }
+        }
 #pragma unroll
-        for (int j = 0; j < TN; ++j) b[j] = Bs[k][tile_col(j, c0)];
+        for (int j = 0; j < TN; j += VN) {
+            if constexpr (VN == 4) {
+                float4 v = *reinterpret_cast<const float4*>(&Bs[k][tile_col(j, c0)]);
+                b[j + 0] = v.x; b[j + 1] = v.y; b[j + 2] = v.z; b[j + 3] = v.w;
+            } else {
+                b[j] = Bs[k][tile_col(j, c0)];
+            }
+        }
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
 #pragma unroll
@@ -106,19 +128,18 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BK], const float 
 // ANCHOR_END: compute
 
 // ANCHOR: kernel
-extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
+extern "C" __global__ void __launch_bounds__(THREADS, MINB) matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
-    // The A tile (BM×BK) and the B tile (BK×BN) in dynamic shared memory.
+    // The A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
     extern __shared__ __align__(16) float smem[];
-    float (*As)[BK] = reinterpret_cast<float (*)[BK]>(smem);
+    float (*As)[BM] = reinterpret_cast<float (*)[BM]>(smem);
     float (*Bs)[BN] = reinterpret_cast<float (*)[BN]>(smem + BK * BM);
 
     // The warp's region of the block tile, and the thread's first row and column in it.
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int r0 = (warp / WARPS_N) * WM + lane / THREADS_N;
-    int c0 = (warp % WARPS_N) * WN + lane % THREADS_N;
-    int row0 = blockIdx.y * BM;
-    int col0 = blockIdx.x * BN;
+    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
+    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     // Uniform across the warp: its region holds at least one element of C.
     bool active = row0 + (warp / WARPS_N) * WM < M && col0 + (warp % WARPS_N) * WN < N;
 
@@ -128,20 +149,32 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     for (int k0 = 0; k0 < K; k0 += BK) {
         fetch_tiles(A, B, M, N, K, row0, col0, k0, a_next, b_next);
         store_tiles(As, Bs, a_next, b_next);
+        // The tiles are complete before anyone reads them...
         __syncthreads();
         if (active) compute_tile(As, Bs, r0, c0, acc);
+        // ...and everyone has finished reading them before the next copy overwrites them.
         __syncthreads();
     }
 
-    // Write the tile back.
+    // Write the tile back: 16-byte stores where a run of 4 columns is inside C and aligned.
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         int row = row0 + tile_row(i, r0);
         if (row >= M) continue;
 #pragma unroll
-        for (int j = 0; j < TN; ++j) {
+        for (int j = 0; j < TN; j += VN) {
             int col = col0 + tile_col(j, c0);
-            if (col < N) C[row * N + col] = acc[i][j];
+            if constexpr (VN == 4) {
+                if (N % 4 == 0 && col + 3 < N) {
+                    *reinterpret_cast<float4*>(&C[row * N + col]) =
+                        make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                    continue;
+                }
+            }
+#pragma unroll
+            for (int v = 0; v < VN; ++v) {
+                if (col + v < N) C[row * N + col + v] = acc[i][j + v];
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
-// Step 05, stage 3 of 7: A transposed in shared memory.
+// Step 05, stage 4 of 8: A transposed in shared memory.
 //
-// Stage 2 stores its A tile as it is, BM rows of BK floats. The rows a warp reads at one k are
+// Stage 3 stores its A tile as it is, BM rows of BK floats. The rows a warp reads at one k are
 // then BK floats apart, and with BK = 16 eight rows fall on two banks: a four-way bank conflict
 // on every read of A. Here the copy writes the tile transposed, As[k][m], so those rows are
 // adjacent floats in different banks, as B's columns already are.
@@ -11,11 +11,6 @@
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
 constexpr int THREADS = (BM / WM) * WARPS_N * 32;
 constexpr int THREADS_N = WN / TN;  // threads across a warp's region
-// 4-element pieces of the A and B tiles, and how many each thread copies.
-constexpr int A_PIECES = BM * BK / 4;
-constexpr int B_PIECES = BK * BN / 4;
-constexpr int A_LOADS = (A_PIECES + THREADS - 1) / THREADS;
-constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
@@ -24,64 +19,6 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // columns.
 __device__ __forceinline__ int tile_row(int i, int r0) { return r0 + i * (WM / TM); }
 __device__ __forceinline__ int tile_col(int j, int c0) { return c0 + j * (WN / TN); }
-
-// p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it: four 4-byte loads.
-__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols)
-{
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (row < rows) {
-        const float* r = p + row * cols;
-        if (col + 0 < cols) v.x = r[col + 0];
-        if (col + 1 < cols) v.y = r[col + 1];
-        if (col + 2 < cols) v.z = r[col + 2];
-        if (col + 3 < cols) v.w = r[col + 3];
-    }
-    return v;
-}
-
-// Copies this thread's pieces of the A and B tiles at k0 from global memory into registers.
-__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
-                                            int k0, float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
-{
-#pragma unroll
-    for (int i = 0; i < A_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
-        if (A_PIECES % THREADS == 0 || e < A_PIECES) {
-            a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K);
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < B_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
-        if (B_PIECES % THREADS == 0 || e < B_PIECES) {
-            b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N);
-        }
-    }
-}
-
-// Writes the fetched pieces into shared memory: A transposed, B as it is.
-__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
-                                            const float4 (&b_next)[B_LOADS])
-{
-#pragma unroll
-    for (int i = 0; i < A_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;
-        if (A_PIECES % THREADS == 0 || e < A_PIECES) {
-            int m = e / (BK / 4), k = 4 * (e % (BK / 4));
-            As[k + 0][m] = a_next[i].x;
-            As[k + 1][m] = a_next[i].y;
-            As[k + 2][m] = a_next[i].z;
-            As[k + 3][m] = a_next[i].w;
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < B_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;
-        if (B_PIECES % THREADS == 0 || e < B_PIECES) {
-            *reinterpret_cast<float4*>(&Bs[e / (BN / 4)][4 * (e % (BN / 4))]) = b_next[i];
-        }
-    }
-}
 // ANCHOR_END: helpers
 
 // ANCHOR: compute
@@ -120,19 +57,25 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int r0 = (warp / WARPS_N) * WM + lane / THREADS_N;
     int c0 = (warp % WARPS_N) * WN + lane % THREADS_N;
-    int row0 = blockIdx.y * BM;
-    int col0 = blockIdx.x * BN;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     // Uniform across the warp: its region holds at least one element of C.
     bool active = row0 + (warp / WARPS_N) * WM < M && col0 + (warp % WARPS_N) * WN < N;
 
     float acc[TM][TN] = {};
-    float4 a_next[A_LOADS], b_next[B_LOADS];
-
     for (int k0 = 0; k0 < K; k0 += BK) {
-        fetch_tiles(A, B, M, N, K, row0, col0, k0, a_next, b_next);
-        store_tiles(As, Bs, a_next, b_next);
+        // The block copies both tiles, element by element, A transposed; outside the matrices it stores a zero.
+        for (int e = threadIdx.x; e < BM * BK; e += THREADS) {
+            int m = e / BK, k = e % BK;
+            As[k][m] = (row0 + m < M && k0 + k < K) ? A[(row0 + m) * K + k0 + k] : 0.0f;
+        }
+        for (int e = threadIdx.x; e < BK * BN; e += THREADS) {
+            int k = e / BN, n = e % BN;
+            Bs[k][n] = (k0 + k < K && col0 + n < N) ? B[(k0 + k) * N + col0 + n] : 0.0f;
+        }
+        // The tiles are complete before anyone reads them...
         __syncthreads();
         if (active) compute_tile(As, Bs, r0, c0, acc);
+        // ...and everyone has finished reading them before the next copy overwrites them.
         __syncthreads();
     }
 
