@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds the book and fails on a broken include, anchor or local link.
+# Builds the book and fails on a broken include, anchor or local link, or on a figure reference
+# its record does not resolve (the figures preprocessor, docs/book.toml).
 #   scripts/check-docs.sh [MDBOOK]      (default: mdbook on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mdbook=${1:-mdbook}
 
+# mdbook runs the preprocessor through `cargo run`; built here, its build stays out of mdbook's log.
+cargo build --quiet -p figures
 out=$("$mdbook" build docs 2>&1) || { echo "$out"; exit 1; }
 if echo "$out" | grep -qE "\[(ERROR|WARN)\]"; then
     echo "$out"

@@ -1,0 +1,213 @@
+//! The catalog, `docs/figures.txt`: one line per figure, `ID | FORM | RECORD | SELECTOR`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use regex::Regex;
+
+use crate::form::Form;
+use crate::record::{self, Picked, Records};
+
+/// The header a new catalog starts with; `convert` keeps the header a catalog has.
+pub const HEADER: &str = "\
+# The figures the README and the book quote: one line per figure and printed form,
+#
+#     ID | FORM | RECORD | SELECTOR
+#
+# A page of the book or docs/readme.md (the README's template) writes {{#figure ID}} where the
+# figure goes. The book's preprocessor (the figures crate, run by mdbook) and
+# `cargo run -p figures -- readme` (which writes README.md) put there the figure, read from its
+# record and printed in its form, as a link to the record.
+#
+# ID        letters, digits and _ . - : the record, then what the figure is.
+# FORM      how it is printed: 0 (a whole number), 0.0, 0.00 (decimals), 0.0% (a percent sign),
+#           0.0e0 (scientific notation, decimals of the significand); then, if needed, grouped
+#           (digits in threes split by a space; grouped-thin, grouped-nbsp: a thin or a no-break
+#           space) and /1000 (the record's value divided by 1000 first: GFLOP/s as TFLOP/s).
+#           Rounding is half away from zero.
+# RECORD    a results page or a run's log, relative to docs/src/.
+# SELECTOR  a regular expression (Rust's regex crate) whose one group is the figure, a whole
+#           number, in the record; a space at either end is written \\x20.
+#
+# After a record is measured again, nothing here changes: the pages follow the record, and
+# `cargo run -p figures -- readme` writes README.md again. A selector that no longer matches
+# fails the book's build and the tests. `cargo run -p figures -- convert FILE...` turns quotes
+# of the old form (a link whose title was the selector) into references and adds their lines
+# here; it rewrites this file sorted by record and keeps this header, not other comments.
+";
+
+/// One figure of the catalog.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub id: String,
+    pub form: Form,
+    /// Relative to `docs/src`.
+    pub record: String,
+    pub selector: Regex,
+    /// The line of the catalog it is on (0 for a new entry).
+    pub line: usize,
+}
+
+impl Entry {
+    /// The figure as the record says it.
+    pub fn pick(&self, records: &mut Records) -> Result<Picked, String> {
+        records.pick(&self.record, &self.selector)
+    }
+
+    /// The figure printed in its form.
+    pub fn print(&self, records: &mut Records) -> Result<String, String> {
+        Ok(self.form.print(self.pick(records)?.value))
+    }
+
+    fn line_text(&self, id_width: usize, form_width: usize) -> String {
+        let selector = self.selector.as_str();
+        let lead = selector.len() - selector.trim_start().len();
+        let tail = selector.len() - selector.trim_end().len();
+        let core = &selector[lead..selector.len() - tail];
+        let selector = format!("{}{core}{}", r"\x20".repeat(lead), r"\x20".repeat(tail));
+        let (id, form) = (&self.id, self.form.to_string());
+        format!("{id:id_width$} | {form:form_width$} | {} | {selector}", self.record)
+    }
+}
+
+/// The catalog's entries, in the order of the file.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    pub header: String,
+    pub entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+}
+
+/// An id: letters, digits, `_`, `.`, `-`, beginning with a letter or digit.
+pub fn is_id(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+impl Catalog {
+    /// Reads the catalog at `path` (the repository's `docs/figures.txt`, as errors name it).
+    pub fn load(path: &Path) -> Result<Catalog, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("the catalog docs/figures.txt cannot be read ({e})"))?;
+        Catalog::parse(&text).map_err(|why| format!("docs/figures.txt:{why}"))
+    }
+
+    /// Reads a catalog's text; an error begins with the line number.
+    pub fn parse(text: &str) -> Result<Catalog, String> {
+        let mut catalog = Catalog::default();
+        let mut in_header = true;
+        for (n, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+            if line.starts_with('#') || line.trim().is_empty() {
+                if in_header {
+                    catalog.header.push_str(line);
+                    catalog.header.push('\n');
+                }
+                continue;
+            }
+            in_header = false;
+            let fields: Vec<&str> = line.splitn(4, '|').collect();
+            let [id, form, record, selector] = fields[..] else {
+                return Err(format!("{n}: the line has not the four fields ID | FORM | RECORD | SELECTOR"));
+            };
+            let (id, record, selector) = (id.trim(), record.trim(), selector.trim());
+            if !is_id(id) {
+                return Err(format!("{n}: \"{id}\" is not an id (letters, digits and _ . -)"));
+            }
+            let form = Form::parse(form).map_err(|why| format!("{n}: {why}"))?;
+            if record.is_empty()
+                || record.starts_with('/')
+                || record.split('/').any(|p| p == ".." || p.is_empty())
+            {
+                return Err(format!("{n}: \"{record}\" is not a path inside docs/src"));
+            }
+            let selector = record::selector(selector).map_err(|why| format!("{n}: {why}"))?;
+            let entry = Entry { id: id.to_owned(), form, record: record.to_owned(), selector, line: n };
+            catalog.add(entry).map_err(|why| format!("{n}: {why}"))?;
+        }
+        if catalog.header.trim().is_empty() {
+            catalog.header = HEADER.to_owned();
+        }
+        Ok(catalog)
+    }
+
+    /// The entry of `id`.
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.index.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// Adds an entry whose id is new.
+    pub fn add(&mut self, entry: Entry) -> Result<(), String> {
+        if let Some(&i) = self.index.get(&entry.id) {
+            return Err(format!("the id {} is already on line {}", entry.id, self.entries[i].line));
+        }
+        self.index.insert(entry.id.clone(), self.entries.len());
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    /// The catalog's text: its header, then the entries by record, columns aligned within
+    /// each record.
+    pub fn text(&self) -> String {
+        let mut by_record: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+        for entry in &self.entries {
+            by_record.entry(&entry.record).or_default().push(entry);
+        }
+        let mut text = self.header.trim_end().to_owned();
+        text.push('\n');
+        for entries in by_record.values_mut() {
+            entries.sort_by(|a, b| a.id.cmp(&b.id));
+            let id_width = entries.iter().map(|e| e.id.len()).max().unwrap_or(0);
+            let form_width = entries.iter().map(|e| e.form.to_string().len()).max().unwrap_or(0);
+            text.push('\n');
+            for entry in entries {
+                text.push_str(&entry.line_text(id_width, form_width));
+                text.push('\n');
+            }
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_catalog_reads_back_what_it_writes() {
+        let text = "# a header\n\n\
+            a.share | 0.0%      | runs/a.log | · ([\\d.]+)% of\n\
+            a.tflops | 0.0 /1000 | runs/a.log | \\x20speed +(\\d+)\\x20\n\
+            b.x | 0 grouped | b.md | \\| x \\| (\\d+)\n";
+        let catalog = Catalog::parse(text).unwrap();
+        assert_eq!(catalog.entries.len(), 3);
+        assert_eq!(catalog.get("a.tflops").unwrap().selector.as_str(), r"\x20speed +(\d+)\x20");
+        assert_eq!(catalog.get("b.x").unwrap().selector.as_str(), r"\| x \| (\d+)");
+        assert_eq!(catalog.get("b.x").unwrap().line, 5);
+        let written = catalog.text();
+        assert!(written.starts_with("# a header\n\n"), "{written}");
+        assert!(written.contains("a.share  | 0.0%      | runs/a.log | · ([\\d.]+)% of\n"), "{written}");
+        let again = Catalog::parse(&written).unwrap();
+        assert_eq!(again.text(), written);
+    }
+
+    #[test]
+    fn a_wrong_line_is_named_in_one_sentence() {
+        let err = |text: &str| Catalog::parse(text).unwrap_err();
+        assert!(err("a | 0 | r.log\n").starts_with("1: the line has not the four fields"));
+        assert!(err("a b | 0 | r.log | (x)\n").contains("is not an id"));
+        assert!(err("a | 0.x | r.log | (x)\n").contains("is not a picture"));
+        assert!(err("a | 0 | ../r.log | (x)\n").contains("not a path inside docs/src"));
+        assert!(err("a | 0 | r.log | x\n").contains("exactly one group"));
+        assert!(err("a | 0 | r.log | (x\n").contains("not a regular expression"));
+        assert!(
+            err("# h\na | 0 | r.log | (x)\na | 0 | s.log | (y)\n")
+                .starts_with("3: the id a is already on line 2")
+        );
+    }
+
+    #[test]
+    fn a_new_catalog_gets_the_header() {
+        assert_eq!(Catalog::parse("").unwrap().header, HEADER);
+        assert!(HEADER.lines().all(|l| l.starts_with('#')));
+    }
+}
