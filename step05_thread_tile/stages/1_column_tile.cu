@@ -1,4 +1,4 @@
-// Step 05, stage 1 of 8: a column of results per thread.
+// Step 05, stage 1 of 7: a column of results per thread.
 //
 // Step 04 loads two floats from shared memory per FMA. Here a block computes a BM×BN tile of C
 // from BK-deep slices, and a thread keeps TM results of a column in registers: at each k, one

@@ -1,4 +1,4 @@
-// Step 05, stage 2 of 8: outer products.
+// Step 05, stage 2 of 7: outer products.
 //
 // Stage 1 reads A's TM values again for each of a thread's TN columns. Here a thread loads, at
 // each k, TM values of A's column k and TN values of B's row k into registers once and adds

@@ -1,4 +1,4 @@
-// Step 05, stage 3 of 8: warp regions.
+// Step 05, stage 3 of 7: warp regions.
 //
 // Stage 2 with the threads arranged warp by warp. Each warp owns a WM×WN region of the block
 // tile and its 32 threads split that region, a thread's rows WM/TM apart and its columns WN/TN

@@ -1,4 +1,4 @@
-// Step 05, stage 4 of 8: A transposed in shared memory.
+// Step 05, stage 4 of 7: A transposed in shared memory.
 //
 // Stage 3 stores its A tile as it is, BM rows of BK floats. The rows a warp reads at one k are
 // then BK floats apart, and with BK = 16 eight rows fall on two banks: a four-way bank conflict

@@ -1,4 +1,4 @@
-// Step 05, stage 5 of 8: copies staged in registers.
+// Step 05, stage 5 of 7: copies staged in registers.
 //
 // Stage 4 copies one element at a time, each load followed by its store. Here a thread's share
 // of a slice is cut into pieces of 4 adjacent floats (A_LOADS, B_LOADS of them): fetch_tiles

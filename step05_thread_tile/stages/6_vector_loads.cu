@@ -1,4 +1,4 @@
-// Step 05, stage 6 of 8: 16-byte loads.
+// Step 05, stage 6 of 7: 16-byte loads.
 //
 // Stage 5 reads one float per load instruction. Here a thread's tile is made of 4×4 pieces,
 // spread 4·WM/TM rows and 4·WN/TN columns apart (VM, VN): the four values of a piece's column

@@ -1,4 +1,4 @@
-// Step 05, stage 7 of 8: launch bounds.
+// Step 05, stage 7 of 7: launch bounds.
 //
 // Stage 6 with __launch_bounds__(THREADS, MINB): the compiler learns the block size and how
 // many blocks should fit on an SM, and budgets registers for it. MINB = 2 caps a 256-thread

@@ -40,6 +40,6 @@ fn an_unknown_stage_is_refused_with_the_list() {
     let (code, out) = testing::run_program(BIN, &["--stage", "9_nothing", "--compile-only"], &[]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("has no stage 9_nothing; its stages are 1_column_tile, 2_outer_products"), "{out}");
-    let (code, out) = testing::run_program(BIN, &["--stage", "2_warp_regions", "--kernel", "x.cu"], &[]);
+    let (code, out) = testing::run_program(BIN, &["--stage", "3_warp_regions", "--kernel", "x.cu"], &[]);
     assert_eq!(code, Some(2), "{out}");
 }

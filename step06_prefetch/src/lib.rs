@@ -108,7 +108,7 @@ pub const STEP: GpuStep = GpuStep {
 /// Measured alternatives beside the kernel that need a launch of their own (`--kernel FILE`).
 pub const VARIANTS: &[LaunchVariant] = &[LaunchVariant {
     file: "step06_prefetch/variants/stream_k.cu",
-    idea: "Stream-K for a part-filled last wave and rows padded to 16 bytes: the schedule the any-shape lab teaches",
+    idea: "Stream-K for a part-filled last wave and rows padded to 16 bytes: a schedule, not the prefetch",
     source: include_str!("../variants/stream_k.cu"),
     params: STREAM_K_PARAMS,
     search: STREAM_K_SEARCH,

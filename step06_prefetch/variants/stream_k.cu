@@ -1,5 +1,5 @@
-// Step 06, variant: Stream-K. The step's kernel with a schedule of its own, kept beside it until
-// the lab whose idea is the schedule takes it (run it with --kernel on this file).
+// Step 06, variant: Stream-K. The step's kernel with a schedule of its own, kept beside it
+// because the schedule is not the prefetch (run it with --kernel on this file).
 //
 // Where the tiles of C fill the SMs in a whole number of waves, a block per tile is right. Where
 // the last wave is part-filled, most SMs idle through it. Here the host chooses a layout

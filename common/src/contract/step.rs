@@ -183,7 +183,7 @@ pub const SHARED_TILES_MAX: u32 = 4096;
 /// One of a step's staged kernels: a full kernel taking the step's parameters and launch.
 #[derive(Clone, Copy, Debug)]
 pub struct Stage {
-    /// What `--stage` takes, e.g. `3_transposed_a`.
+    /// What `--stage` takes, e.g. `4_transposed_a`.
     pub name: &'static str,
     /// One line: the idea this stage adds to the one before.
     pub idea: &'static str,
