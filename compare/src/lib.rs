@@ -9,6 +9,7 @@ use common::{GpuStep, Intensity, Precision};
 use plotters::prelude::*;
 
 pub mod dram;
+pub mod suite;
 
 /// The GPU steps, in course order.
 pub const GPU_STEPS: [&GpuStep; 8] = [
@@ -514,7 +515,7 @@ impl Results {
 }
 
 /// A chart error in one sentence (plotters' errors only implement Debug).
-fn drawing(e: impl std::fmt::Debug) -> anyhow::Error {
+pub(crate) fn drawing(e: impl std::fmt::Debug) -> anyhow::Error {
     anyhow::anyhow!("drawing a chart failed: {e:?}")
 }
 

@@ -39,13 +39,20 @@ struct Args {
     /// Which GPU to use.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Run the suite of shapes instead of square sizes (small and odd squares, a transformer
+    /// layer's products, a matrix–vector product, deep and thin products): the GPU steps, step06's
+    /// variants and cuBLAS, written as `<device>-suite.md` and a chart of share against shape.
+    #[arg(long, conflicts_with_all = ["sizes", "large"])]
+    suite: bool,
 }
 
 fn main() -> ExitCode {
     let command = command_line(
         &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
     );
-    match run(Args::parse(), command) {
+    let args = Args::parse();
+    let result = if args.suite { run_suite(&args, command) } else { run(args, command) };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
             eprintln!("error: some results were wrong (FAILED in the table)");
@@ -190,6 +197,111 @@ fn run(args: Args, command: String) -> Result<bool> {
         .with_context(|| format!("writing {}", md.display()))?;
     println!("wrote {}, {} and {}", md.display(), svg.display(), roofline.display());
     Ok(results.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
+}
+
+/// `--suite`: every GPU step at its defaults, step06's variants beside it, and the cuBLAS
+/// baselines at each shape of [`compare::suite::SHAPES`].
+fn run_suite(args: &Args, command: String) -> Result<bool> {
+    let gpu = gpu::open("compare", args.device)?;
+    if !gpu::nvrtc_present() {
+        bail!("{}", gpu::NO_NVRTC);
+    }
+    if !cublas::present() {
+        bail!("the suite measures shares of cuBLAS, and libcublas could not be loaded");
+    }
+    let cc = gpu.info.compute_capability;
+    let variants = step06_prefetch::VARIANTS.iter().map(|v| {
+        let name = std::path::Path::new(v.file).file_stem().and_then(|s| s.to_str()).unwrap_or("variant");
+        (
+            format!("{} ({name})", step06_prefetch::STEP.name),
+            step06_prefetch::STEP.with_variant(v, v.source, v.file),
+        )
+    });
+    let steps: Vec<(String, common::GpuStep)> =
+        GPU_STEPS.iter().map(|s| (s.name.to_owned(), common::GpuStep { ..**s })).chain(variants).collect();
+    let mut prepared = Vec::new();
+    for (name, step) in &steps {
+        prepared.push(match step.check_compute(cc, &gpu.info.name) {
+            Ok(()) => Some(Prepared::new(&gpu, step, Params::defaults(step.params))?),
+            Err(why) => {
+                println!("{why}: the row of {name} stays empty");
+                None
+            }
+        });
+    }
+    let mut baselines: Vec<(&str, Blas, Precision)> =
+        vec![(CUBLAS, Blas::new(gpu.stream.clone())?, Precision::Fp32)];
+    if cc >= (8, 0) {
+        baselines.push((CUBLAS_TF32, Blas::tf32(gpu.stream.clone())?, Precision::Tf32));
+    }
+    let plan = Plan::new(args.reps);
+    let shapes: Vec<Shape> = compare::suite::SHAPES
+        .iter()
+        .map(|&(m, n, k)| Shape::new(m, n, k).map_err(|e| anyhow!(e)))
+        .collect::<Result<_>>()?;
+    let mut rows: Vec<(String, Vec<Option<Cell>>)> = steps
+        .iter()
+        .map(|(name, _)| (name.clone(), vec![]))
+        .chain(baselines.iter().map(|b| (b.0.to_owned(), vec![])))
+        .collect();
+    let precision: Vec<Precision> =
+        steps.iter().map(|(_, s)| s.precision).chain(baselines.iter().map(|b| b.2)).collect();
+    let bar = common::progress::bar("suite", (shapes.len() * rows.len()) as u64, f64::INFINITY);
+    for &shape in &shapes {
+        bar.set_message(compare::suite::label(shape));
+        let inputs = Inputs::random(shape, 42);
+        let reference = session::reference(&gpu, Some(&baselines[0].1), &inputs)?;
+        let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
+            gflops: t.gflops(shape.flops()),
+            passed: verify::verify(shape, c, &reference, precision).passed(),
+        };
+        let mut bufs = Buffers::upload(&gpu, &inputs)?;
+        for (i, p) in prepared.iter().enumerate() {
+            let measured = match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
+                Some((p, Ok((launch, _)))) => {
+                    let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
+                    Some(cell(&c, t, p.step.precision))
+                }
+                _ => None, // a GPU or a shape the step does not serve
+            };
+            rows[i].1.push(measured);
+            bar.inc(1);
+        }
+        for (i, (_, blas, precision)) in baselines.iter().enumerate() {
+            let (c, t) = session::cublas_run(&gpu, blas, shape, &bufs, plan, true)?;
+            let c = c.context("cuBLAS's result was not kept")?;
+            rows[steps.len() + i].1.push(Some(cell(&c, t, *precision)));
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
+    let d = gpu.info.driver_version;
+    let suite = compare::suite::Suite {
+        device: gpu.info.name.clone(),
+        driver: format!(
+            "{} (CUDA {}.{})",
+            driver_release().unwrap_or_else(|| "?".into()),
+            d / 1000,
+            d % 1000 / 10
+        ),
+        nvrtc: format!("{major}.{minor}"),
+        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
+        command,
+        shapes,
+        rows,
+        precision,
+    };
+    println!("{}\n{}", suite.table(), suite.summary());
+    let stem = format!("{}-suite", slug(&suite.device));
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let chart_file = format!("{stem}.svg");
+    let svg = args.out.join(&chart_file);
+    suite.chart(&svg)?;
+    let md = args.out.join(format!("{stem}.md"));
+    std::fs::write(&md, suite.markdown(&chart_file)).with_context(|| format!("writing {}", md.display()))?;
+    println!("wrote {} and {}", md.display(), svg.display());
+    Ok(suite.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
 }
 
 /// The sizes to run, smallest first, each once; --large adds 8192.
