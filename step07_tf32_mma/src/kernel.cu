@@ -3,8 +3,8 @@
 // Idea: step 06 computes each K slice as outer products on the FMA units, one multiply-add per
 // lane per instruction. The tensor cores of sm_80 and newer multiply a 16×8 tile by an 8×8 tile
 // in one warp-wide instruction, mma.sync.m16n8k8, with operands rounded to TF32 (a float with a
-// 10-bit fraction) and products summed in FP32. This kernel keeps step 06's block tile and
-// double-buffered slices and replaces the outer products by such MMAs: each warp owns a WM×WN
+// 10-bit fraction) and products summed in FP32. This kernel keeps step 06's structure, a block
+// tile staged in double-buffered slices (with a tile of its own, 128×128), and replaces the outer products by such MMAs: each warp owns a WM×WN
 // region of the block tile, and per 8-deep step of the slice it loads one A fragment per 8 rows
 // and one B fragment per 16 columns and issues one MMA for each pair.
 //
