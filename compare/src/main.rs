@@ -42,7 +42,7 @@ struct Args {
     /// Run the suite of shapes instead of square sizes (small and odd squares, a transformer
     /// layer's products, a matrix–vector product, deep and thin products): the GPU steps, step06's
     /// variants and cuBLAS, written as `<device>-suite.md` and a chart of share against shape.
-    #[arg(long, conflicts_with_all = ["sizes", "large"])]
+    #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max"])]
     suite: bool,
 }
 
@@ -210,12 +210,9 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         bail!("the suite measures shares of cuBLAS, and libcublas could not be loaded");
     }
     let cc = gpu.info.compute_capability;
-    let variants = step06_prefetch::VARIANTS.iter().map(|v| {
+    let variants = GPU_STEPS.iter().flat_map(|s| s.variants.iter().map(move |v| (s, v))).map(|(s, v)| {
         let name = std::path::Path::new(v.file).file_stem().and_then(|s| s.to_str()).unwrap_or("variant");
-        (
-            format!("{} ({name})", step06_prefetch::STEP.name),
-            step06_prefetch::STEP.with_variant(v, v.source, v.file),
-        )
+        (format!("{} ({name})", s.name), s.with_variant(v, v.source, v.file))
     });
     let steps: Vec<(String, common::GpuStep)> =
         GPU_STEPS.iter().map(|s| (s.name.to_owned(), common::GpuStep { ..**s })).chain(variants).collect();
@@ -262,7 +259,11 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
                     let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
                     Some(cell(&c, t, p.step.precision))
                 }
-                _ => None, // a GPU or a shape the step does not serve
+                Some((_, Err(why))) => {
+                    bar.suspend(|| println!("{} at {}: {why}", rows[i].0, compare::suite::label(shape)));
+                    None
+                }
+                None => None, // a GPU the step does not serve
             };
             rows[i].1.push(measured);
             bar.inc(1);

@@ -64,11 +64,13 @@ impl Suite {
         if self.precision.get(row).is_some_and(|p| p.is_tf32()) { CUBLAS_TF32 } else { CUBLAS }
     }
 
-    /// Row `row`'s share of its baseline at shape `col`, in percent.
+    /// Row `row`'s share of its baseline at shape `col`, in percent: only for a verified result
+    /// set against a verified, nonzero baseline (a FAILED cell counts in no mean and no chart).
     pub fn share(&self, row: usize, col: usize) -> Option<f64> {
         let cell = self.rows.get(row)?.1.get(col).copied().flatten()?;
         let base = self.rows.iter().find(|(n, _)| n == self.baseline(row))?.1.get(col).copied().flatten()?;
-        Some(100.0 * cell.gflops / base.gflops)
+        let share = 100.0 * cell.gflops / base.gflops;
+        (cell.passed && base.passed && share.is_finite() && share > 0.0).then_some(share)
     }
 
     /// The geometric mean of row `row`'s shares over the shapes it served, and how many those were.
@@ -103,7 +105,7 @@ impl Suite {
                 match cells.get(col).copied().flatten() {
                     None => t += " – |",
                     Some(c) => {
-                        let share = match self.share(row, col) {
+                        let share = match self.share(row, col).filter(|_| c.passed) {
                             Some(p) if !Self::is_baseline(name) => format!(" ({p:.1}%)"),
                             _ => String::new(),
                         };
@@ -240,6 +242,20 @@ mod tests {
             ],
             precision: vec![Precision::Fp32, Precision::Fp32, Precision::Fp32],
         }
+    }
+
+    #[test]
+    fn failed_results_and_empty_baselines_count_in_no_mean() {
+        let mut s = suite();
+        s.rows[0].1[1] = Some(Cell { gflops: 500.0, passed: false });
+        assert_eq!(s.share(0, 1), None);
+        assert_eq!(s.geomean(0).map(|g| g.1), Some(1));
+        s.rows[2].1[0] = Some(Cell { gflops: 0.0, passed: true });
+        assert_eq!(s.share(1, 0), None);
+        assert!(s.markdown("x.svg").contains("500 FAILED"));
+        let path = std::env::temp_dir().join(format!("suite-empty-{}.svg", std::process::id()));
+        s.chart(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

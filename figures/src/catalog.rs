@@ -24,7 +24,7 @@ pub const HEADER: &str = "\
 #           0.0e0 (scientific notation, decimals of the significand); then, if needed, grouped
 #           (digits in threes split by a space; grouped-thin, grouped-nbsp: a thin or a no-break
 #           space) and /1000 (the record's value divided by 1000 first: GFLOP/s as TFLOP/s).
-#           Rounding is half away from zero.
+#           Fixed forms round half away from zero, scientific ones as Rust's {:e} does.
 # RECORD    a results page or a run's log, relative to docs/src/.
 # SELECTOR  a regular expression (Rust's regex crate) whose one group is the figure, a whole
 #           number, in the record; a space at either end is written \\x20.

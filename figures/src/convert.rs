@@ -98,7 +98,8 @@ impl<'a> Converter<'a> {
         let text =
             std::fs::read_to_string(file).map_err(|e| vec![format!("{shown} cannot be read ({e})")])?;
         // Links in the README's template are relative to the repository's root, as in README.md.
-        let base = if file == self.repo.template() {
+        let template = self.repo.template();
+        let base = if file.canonicalize().ok() == template.canonicalize().ok() && template.exists() {
             self.repo.root().to_owned()
         } else {
             file.parent().unwrap_or(Path::new("")).to_owned()

@@ -13,7 +13,8 @@
 //! 0.0 /1000    the record's value divided by 1000 first: 46832 printed as 46.8
 //! ```
 //!
-//! Rounding is half away from zero.
+//! Fixed forms round half away from zero (of the value as read into an f64); scientific forms
+//! round as Rust's `{:e}` formatting does, ties to even.
 
 use std::fmt;
 

@@ -79,8 +79,11 @@ fn convert(files: &[&str]) -> Result<(), Vec<String>> {
     let mut converter = Converter::new(&repo).map_err(|why| vec![why])?;
     let (mut converted, mut errors, mut quotes) = (Vec::new(), Vec::new(), 0);
     for file in files {
+        // One spelling of each path (`docs/../README.md` is README.md), so the checks below hold.
         let path = here.join(file);
-        if path == repo.readme() && repo.template().exists() {
+        let path = path.canonicalize().unwrap_or(path);
+        let readme = repo.readme().canonicalize().unwrap_or(repo.readme());
+        if path == readme && repo.template().exists() {
             errors.push("README.md is written from docs/readme.md: convert the template instead".to_owned());
             continue;
         }

@@ -59,7 +59,14 @@ pub fn pick(text: &str, selector: &Regex) -> Result<Picked, String> {
     let Some(group) = found.get(1) else {
         return Err(format!("\"{selector}\" matches, but its group takes nothing"));
     };
-    // A group that stops inside a number (before its fraction, say) would read a part of it.
+    // A group that starts or stops inside a number would read a part of it.
+    if text[..group.start()].ends_with(|c: char| c.is_ascii_digit() || c == '.')
+        && group.start() < group.end()
+    {
+        let line_start = text[..group.start()].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let whole = text[line_start..].split_whitespace().next().unwrap_or_default();
+        return Err(format!("\"{selector}\" takes only part of the number {whole}"));
+    }
     let rest = &text[group.end()..];
     let more = rest.strip_prefix('.').unwrap_or(rest);
     if group.start() < group.end() && more.starts_with(|c: char| c.is_ascii_digit()) {
@@ -96,6 +103,7 @@ mod tests {
         assert!(p(r"nothing (\d)").unwrap_err().contains("matches nothing"));
         assert!(p(r"· (\d+)").unwrap_err().contains("only part of the number 88.36%"));
         assert!(p(r"speed +(\d)").unwrap_err().contains("only part of the number 45220"));
+        assert!(p(r"speed +4(\d+) GFLOP").unwrap_err().contains("only part of the number 45220"));
         assert!(p(r"(GFLOP)").unwrap_err().contains("is not a number"));
         assert!(selector(r"speed \d+").unwrap_err().contains("exactly one group"));
         assert!(selector(r"(a)(b)").unwrap_err().contains("exactly one group"));

@@ -11,7 +11,7 @@ use crate::record::Records;
 /// `{{#figure ID}}`, or `\{{#figure ID}}`, which is the reference's own text (escaped, so that a
 /// page can show the syntax).
 static REFERENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\\?)\{\{#figure\b[ \t]*([^}]*?)[ \t]*\}\}").unwrap());
+    LazyLock::new(|| Regex::new(r"(\\?)\{\{#figure\b[ \t]*([^}\n]*?)[ \t]*\}\}").unwrap());
 
 /// A reference found in a page.
 #[derive(Clone, Debug, PartialEq, Eq)]

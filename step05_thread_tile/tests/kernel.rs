@@ -73,6 +73,12 @@ fn nvrtc_compiles_every_stage_without_spills() {
             let info = testing::nvrtc_check(&step, &Params::defaults(STEP.params), arch).unwrap();
             assert_eq!(info.spill_bytes(), 0, "{name} {arch}: {info:?}");
         }
+        // Every documented set (the one-dimensional tile the chapter runs at stage 1 among them),
+        // for Hopper: no spills and no stack frame.
+        for &v in thread_tile::DOCUMENTED {
+            let info = testing::nvrtc_check(&step, &thread_tile::params(&STEP, v), "sm_90").unwrap();
+            assert!(info.spill_bytes() == 0 && info.stack_frame == 0, "{name} {v:?}: {info:?}");
+        }
     }
 }
 

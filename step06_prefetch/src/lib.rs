@@ -114,6 +114,7 @@ pub const VARIANTS: &[LaunchVariant] = &[LaunchVariant {
     search: STREAM_K_SEARCH,
     schedule: common::Schedule::StreamK,
     pads_rows: true,
+    mark: "SHARED_TILES_MAX",
 }];
 
 /// The Stream-K variant takes the kernel's parameters and SHARE, which only its launch reads.

@@ -69,6 +69,45 @@ mod stream_k {
         assert!(!plain.params.iter().any(|p| p.name == "SHARE"));
     }
 
+    /// Name and content must agree: the step's kernel named stream_k.cu, or the variant under
+    /// another name, is refused in one sentence instead of running with the wrong launch.
+    #[test]
+    fn a_copy_whose_name_and_content_disagree_is_refused() {
+        let dir = std::env::temp_dir().join(format!("step06-mismatch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (named, unnamed) = (dir.join("stream_k.cu"), dir.join("my_stream_k.cu"));
+        std::fs::write(&named, STEP.source).unwrap();
+        std::fs::write(&unnamed, VARIANTS[0].source).unwrap();
+        let named_err = common::compile_only::with_kernel(&STEP, &named).err().unwrap().to_string();
+        let unnamed_err = common::compile_only::with_kernel(&STEP, &unnamed).err().unwrap().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(named_err.contains("is named like the variant") && !named_err.contains('\n'), "{named_err}");
+        assert!(
+            unnamed_err.contains("name the copy stream_k.cu") && !unnamed_err.contains('\n'),
+            "{unnamed_err}"
+        );
+    }
+
+    /// The variant takes the kernel's parameters, in the same order, and SHARE.
+    #[test]
+    fn the_variant_takes_the_kernels_parameters_and_share() {
+        let v = &VARIANTS[0];
+        assert_eq!(&v.params[..v.params.len() - 1], step06_prefetch::PARAMS);
+        assert_eq!(v.params.last().unwrap().name, "SHARE");
+        let names: Vec<_> = v.search.iter().map(|s| s.0).collect();
+        let kernel: Vec<_> = step06_prefetch::SEARCH.iter().map(|s| s.0).chain(["SHARE"]).collect();
+        assert_eq!(names, kernel);
+    }
+
+    #[test]
+    fn help_lists_the_variant() {
+        let help = STEP.help();
+        assert!(
+            help.contains("step06_prefetch/variants/stream_k.cu") && help.contains(VARIANTS[0].idea),
+            "{help}"
+        );
+    }
+
     #[test]
     fn documented_sets_are_valid_and_bad_ones_refused() {
         thread_tile::assert_sets_checked(&variant());

@@ -7,8 +7,9 @@
 // of the other rows share the remaining tile rows slice by slice of K (my_share), then add their
 // pieces to C in the order of k, each waiting for the pieces before it (take_turn): the sum is
 // the same in every run. --param SHARE=0 gives a block per tile. Its launch also pads rows to 16
-// bytes where K or N is not a multiple of 4 (common's pad), so that the kernel always takes the
-// 16-byte path. docs/src/step06.md measures what each buys and at which shapes.
+// bytes where K or N is not a multiple of 4 (common's pad), so that under this launch the kernel
+// takes its 16-byte path; its 4-byte paths stay, the step's kernel's own, for a caller that does
+// not pad. docs/src/step06.md measures what each buys and at which shapes.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs,
 // and SHARED_TILES_MAX, the size of the table through which blocks sharing a tile take turns, by common.

@@ -195,7 +195,8 @@ pub struct Stage {
 
 /// A measured alternative kept beside a step's kernel that needs a launch of its own (another
 /// schedule, padded rows, parameters the kernel does not have). It runs with `--kernel` on its file
-/// in the step's `variants/`, or on an edited copy with the same file name.
+/// in the step's `variants/`, or on an edited copy with the same file name; a file is taken for
+/// the variant only if it also uses the variant's `mark` (see [`GpuStep::variant_of`]).
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchVariant {
     /// The kernel's path in the workspace, e.g. `step06_prefetch/variants/stream_k.cu`.
@@ -208,6 +209,9 @@ pub struct LaunchVariant {
     pub search: &'static [(&'static str, &'static [u32])],
     pub schedule: Schedule,
     pub pads_rows: bool,
+    /// A name the variant's source uses and the step's kernel does not (e.g. `SHARED_TILES_MAX`):
+    /// a copy of the variant carries it, so a kernel file is matched by its content as well.
+    pub mark: &'static str,
 }
 
 /// The contract's one extension: arguments a kernel takes after `matmul(M, N, K, A, B, C)`.
@@ -440,10 +444,33 @@ impl GpuStep {
         }
     }
 
-    /// The declared variant whose file has `path`'s file name, if any.
-    pub fn variant_named_like(&self, path: &std::path::Path) -> Option<&'static LaunchVariant> {
-        let name = path.file_name()?;
-        self.variants.iter().find(|v| std::path::Path::new(v.file).file_name() == Some(name))
+    /// Which launch a kernel file read for `--kernel` gets: a declared variant's when the file
+    /// has that variant's file name and uses its mark, the step's own when it has neither, and a
+    /// one-sentence refusal when name and content disagree.
+    pub fn variant_of(&self, path: &std::path::Path, source: &str) -> Result<Option<&'static LaunchVariant>> {
+        let name = path.file_name();
+        for v in self.variants {
+            let file_name = std::path::Path::new(v.file).file_name();
+            match (name == file_name, source.contains(v.mark)) {
+                (true, true) => return Ok(Some(v)),
+                (true, false) => bail!(
+                    "{} is named like the variant {} but does not use its `{}`: a copy of the step's own kernel \
+                     needs another name",
+                    path.display(),
+                    v.file,
+                    v.mark
+                ),
+                (false, true) => bail!(
+                    "{} uses `{}`, as the variant {} does: name the copy {} so that it gets that variant's launch",
+                    path.display(),
+                    v.mark,
+                    v.file,
+                    file_name.map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+                ),
+                (false, false) => {}
+            }
+        }
+        Ok(None)
     }
 
     /// The `--help` text after the options: the step's idea, its parameters, its default shape
@@ -454,6 +481,12 @@ impl GpuStep {
             s += "\nKernel parameters (--param NAME=VALUE):\n";
             for p in self.params {
                 s += &format!("  {:<6} {} (default {})\n", p.name, p.help, p.default);
+            }
+        }
+        if !self.variants.is_empty() {
+            s += "\nVariants beside the kernel, each with its own launch (--kernel FILE):\n";
+            for v in self.variants {
+                s += &format!("  {}\n    {}\n", v.file, v.idea);
             }
         }
         if !self.stages.is_empty() {

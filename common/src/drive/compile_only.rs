@@ -25,7 +25,7 @@ pub fn with_kernel(step: &GpuStep, path: &Path) -> Result<GpuStep> {
     let source: &'static str = Box::leak(source.into_boxed_str());
     let file: &'static str = Box::leak(path.display().to_string().into_boxed_str());
     // A copy of one of the step's variants keeps that variant's launch.
-    Ok(match step.variant_named_like(path) {
+    Ok(match step.variant_of(path, source)? {
         Some(v) => step.with_variant(v, source, file),
         None => GpuStep { source, file, ..*step },
     })

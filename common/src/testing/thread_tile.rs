@@ -7,40 +7,47 @@ use crate::step::{GpuStep, Params, Schedule};
 use super::SHAPES;
 use super::faults::{Class, Fault};
 
-/// The planted faults of the thread-tile kernels (the same lines in steps 05 and 06).
-pub const FAULTS: &[Fault] = &[
-    Fault {
-        class: Class::Tf32,
-        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_tf32(a[i]) * fault_tf32(b[j]);")],
-    },
-    Fault {
-        class: Class::Bf16,
-        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_bf16(a[i]) * fault_bf16(b[j]);")],
-    },
-    Fault {
-        class: Class::DropTerm,
-        // Both paths of fetch_tiles: the slices inside A and B, and those at their edges.
-        edits: &[
-            (
-                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);",
-                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);
+/// Faults both forms of the kernel share: the same lines in steps 05, 06 and the variant.
+const TF32: Fault = Fault {
+    class: Class::Tf32,
+    edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_tf32(a[i]) * fault_tf32(b[j]);")],
+};
+const BF16: Fault = Fault {
+    class: Class::Bf16,
+    edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_bf16(a[i]) * fault_bf16(b[j]);")],
+};
+/// Both paths of fetch_tiles: the slices inside A and B, and those at their edges.
+const DROP_TERM: Fault = Fault {
+    class: Class::DropTerm,
+    edits: &[
+        (
+            "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);",
+            "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);
                 int c = k0 + 4 * (e % (BK / 4));
                 if (c + 0 == K - 1) a_next[i].x = 0.0f;
                 if (c + 1 == K - 1) a_next[i].y = 0.0f;
                 if (c + 2 == K - 1) a_next[i].z = 0.0f;
                 if (c + 3 == K - 1) a_next[i].w = 0.0f;",
-            ),
-            (
-                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);",
-                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
+        ),
+        (
+            "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);",
+            "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
             int c = k0 + 4 * (e % (BK / 4));
             if (c + 0 == K - 1) a_next[i].x = 0.0f;
             if (c + 1 == K - 1) a_next[i].y = 0.0f;
             if (c + 2 == K - 1) a_next[i].z = 0.0f;
             if (c + 3 == K - 1) a_next[i].w = 0.0f;",
-            ),
-        ],
-    },
+        ),
+    ],
+};
+const ROW: Fault =
+    Fault { class: Class::Row, edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")] };
+
+/// The planted faults of the thread-tile kernels (the same lines in steps 05 and 06).
+pub const FAULTS: &[Fault] = &[
+    TF32,
+    BF16,
+    DROP_TERM,
     Fault {
         class: Class::DropSlice,
         // The last slice fetched but not multiplied.
@@ -56,7 +63,7 @@ pub const FAULTS: &[Fault] = &[
             ("= acc[i][j + v];", "= 0.0f;"),
         ],
     },
-    Fault { class: Class::Row, edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")] },
+    ROW,
     Fault {
         class: Class::Column,
         edits: &[("col + 3 < N", "col + 3 < N - 1"), ("if (col + v < N)", "if (col + v < N - 1)")],
@@ -66,38 +73,9 @@ pub const FAULTS: &[Fault] = &[
 /// The planted faults of step06's Stream-K variant (variants/stream_k.cu): its loop runs over a
 /// piece's [k_lo, k_hi), and its writes may add to C.
 pub const STREAM_K_FAULTS: &[Fault] = &[
-    Fault {
-        class: Class::Tf32,
-        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_tf32(a[i]) * fault_tf32(b[j]);")],
-    },
-    Fault {
-        class: Class::Bf16,
-        edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_bf16(a[i]) * fault_bf16(b[j]);")],
-    },
-    Fault {
-        class: Class::DropTerm,
-        // Both paths of fetch_tiles: the slices inside A and B, and those at their edges.
-        edits: &[
-            (
-                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);",
-                "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);
-                int c = k0 + 4 * (e % (BK / 4));
-                if (c + 0 == K - 1) a_next[i].x = 0.0f;
-                if (c + 1 == K - 1) a_next[i].y = 0.0f;
-                if (c + 2 == K - 1) a_next[i].z = 0.0f;
-                if (c + 3 == K - 1) a_next[i].w = 0.0f;",
-            ),
-            (
-                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);",
-                "a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
-            int c = k0 + 4 * (e % (BK / 4));
-            if (c + 0 == K - 1) a_next[i].x = 0.0f;
-            if (c + 1 == K - 1) a_next[i].y = 0.0f;
-            if (c + 2 == K - 1) a_next[i].z = 0.0f;
-            if (c + 3 == K - 1) a_next[i].w = 0.0f;",
-            ),
-        ],
-    },
+    TF32,
+    BF16,
+    DROP_TERM,
     Fault {
         class: Class::DropSlice,
         // A whole tile's last slice, and each piece's of a shared one, fetched but not multiplied.
@@ -114,7 +92,7 @@ pub const STREAM_K_FAULTS: &[Fault] = &[
             ("*c = add ? __ldcg(c) + acc[i][j + v] : acc[i][j + v];", "*c = add ? __ldcg(c) : 0.0f;"),
         ],
     },
-    Fault { class: Class::Row, edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")] },
+    ROW,
     Fault {
         class: Class::Column,
         // The last run of 4 columns left unwritten: the launch pads N to a multiple of 4 (see
@@ -128,8 +106,8 @@ pub const STREAM_K_FAULTS: &[Fault] = &[
 pub const STAGE_DROP_SLICE: &[(&str, &str)] =
     &[("for (int k0 = 0; k0 < K; k0 += BK) {", "for (int k0 = 0; k0 < K - BK; k0 += BK) {")];
 
-/// In the Stream-K variant, a later piece of a shared tile overwriting the earlier pieces' sum in C instead of
-/// adding to it.
+/// In the Stream-K variant, a later piece of a shared tile overwriting the earlier pieces' sum in
+/// C instead of adding to it.
 pub const OVERWRITE: &[(&str, &str)] = &[("bool add = p.k_lo > 0;", "bool add = false;")];
 
 /// Shapes whose tiles blocks share on an H200, with one or two blocks per SM (one tile of 257
