@@ -198,10 +198,24 @@ fn mdbook_input(repo: &Repo, content: &str) -> String {
     serde_json::json!([context, book]).to_string()
 }
 
+/// The program as cargo built it, or, where the tests run from a bundle on another machine, the
+/// copy in the bundle's `bin/` beside the tests' folder.
+fn program() -> std::path::PathBuf {
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_figures"));
+    if built.exists() {
+        return built;
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("bin").join("figures")))
+        .filter(|p| p.exists())
+        .unwrap_or(built)
+}
+
 /// Runs the program with `args` and `input` on standard input: success, stdout, stderr.
 fn figures(args: &[&str], input: &str) -> (bool, String, String) {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_figures"))
+    let mut child = Command::new(program())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
