@@ -8,10 +8,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use common::cli::{parse_dim, parse_reps};
 use common::cublas::{self, Blas};
+use common::gpu::Gpu;
 use common::run;
 use common::session::{self, Buffers};
 use common::timing::{self, Plan};
-use common::{Inputs, Intensity, Params, Precision, Shape, gpu, step::Prepared, verify};
+use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, step::Prepared, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
 
 #[derive(Parser, Debug)]
@@ -67,30 +68,9 @@ fn main() -> ExitCode {
 
 fn run(args: Args, command: String) -> Result<bool> {
     let sizes = sizes(&args);
-    let gpu = gpu::open("compare", args.device)?;
-    if !gpu::nvrtc_present() {
-        bail!("{}", gpu::NO_NVRTC);
-    }
-    // A step that needs a newer GPU gets a row of –.
-    let cc = gpu.info.compute_capability;
-    let prepared: Vec<Option<Prepared>> = GPU_STEPS
-        .iter()
-        .map(|s| match s.check_compute(cc, &gpu.info.name) {
-            Ok(()) => Prepared::new(&gpu, s, Params::defaults(s.params)).map(Some),
-            Err(why) => {
-                println!("{why}: its row stays empty");
-                Ok(None)
-            }
-        })
-        .collect::<Result<_>>()?;
-    // The cuBLAS baselines: strict SGEMM, and TF32 on GPUs whose tensor cores take it (sm_80+).
-    let mut baselines: Vec<(&str, Blas, Precision)> = Vec::new();
-    if cublas::present() {
-        baselines.push((CUBLAS, Blas::new(gpu.stream.clone())?, Precision::Fp32));
-        if cc >= (8, 0) {
-            baselines.push((CUBLAS_TF32, Blas::tf32(gpu.stream.clone())?, Precision::Tf32));
-        }
-    }
+    let gpu = open_gpu(args.device)?;
+    let prepared = prepare(&gpu, GPU_STEPS.iter().map(|s| (s.name, *s)))?;
+    let baselines = if cublas::present() { baselines(&gpu)? } else { Vec::new() };
     let plan = Plan::new(args.reps);
 
     // The DRAM roof, measured once before the steps allocate their buffers.
@@ -137,39 +117,19 @@ fn run(args: Args, command: String) -> Result<bool> {
         }));
         bar.inc(1);
 
-        let mut bufs = Buffers::upload(&gpu, &inputs)?;
-        for (i, p) in prepared.iter().enumerate() {
-            let measured = match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
-                Some((p, Ok((launch, _)))) => {
-                    let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
-                    Some(cell(&c, t, p.step.precision))
-                }
-                _ => None, // a GPU or a shape the step does not serve
-            };
-            rows[i + 1].1.push(measured);
-            bar.inc(1);
-        }
-        for (i, (_, blas, precision)) in baselines.iter().enumerate() {
-            let (c, t) = session::cublas_run(&gpu, blas, shape, &bufs, plan, true)?;
-            let c = c.context("cuBLAS's result was not kept")?;
-            rows[GPU_STEPS.len() + 1 + i].1.push(Some(cell(&c, t, *precision)));
-            bar.inc(1);
+        let measured = measure(&gpu, &inputs, &reference, &prepared, &baselines, plan, &bar, false)?;
+        for (row, cell) in rows[1..].iter_mut().zip(measured) {
+            row.1.push(cell);
         }
     }
     bar.finish_and_clear();
 
-    let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
-    let d = gpu.info.driver_version;
+    let (driver, nvrtc, date) = versions(&gpu);
     let results = Results {
         device: gpu.info.name.clone(),
-        driver: format!(
-            "{} (CUDA {}.{})",
-            driver_release().unwrap_or_else(|| "?".into()),
-            d / 1000,
-            d % 1000 / 10
-        ),
-        nvrtc: format!("{major}.{minor}"),
-        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
+        driver,
+        nvrtc,
+        date,
         command,
         sizes,
         rows,
@@ -202,35 +162,18 @@ fn run(args: Args, command: String) -> Result<bool> {
 /// `--suite`: every GPU step at its defaults, step06's variants beside it, and the cuBLAS
 /// baselines at each shape of [`compare::suite::SHAPES`].
 fn run_suite(args: &Args, command: String) -> Result<bool> {
-    let gpu = gpu::open("compare", args.device)?;
-    if !gpu::nvrtc_present() {
-        bail!("{}", gpu::NO_NVRTC);
-    }
+    let gpu = open_gpu(args.device)?;
     if !cublas::present() {
         bail!("the suite measures shares of cuBLAS, and libcublas could not be loaded");
     }
-    let cc = gpu.info.compute_capability;
     let variants = GPU_STEPS.iter().flat_map(|s| s.variants.iter().map(move |v| (s, v))).map(|(s, v)| {
         let name = std::path::Path::new(v.file).file_stem().and_then(|s| s.to_str()).unwrap_or("variant");
         (format!("{} ({name})", s.name), s.with_variant(v, v.source, v.file))
     });
     let steps: Vec<(String, common::GpuStep)> =
         GPU_STEPS.iter().map(|s| (s.name.to_owned(), common::GpuStep { ..**s })).chain(variants).collect();
-    let mut prepared = Vec::new();
-    for (name, step) in &steps {
-        prepared.push(match step.check_compute(cc, &gpu.info.name) {
-            Ok(()) => Some(Prepared::new(&gpu, step, Params::defaults(step.params))?),
-            Err(why) => {
-                println!("{why}: the row of {name} stays empty");
-                None
-            }
-        });
-    }
-    let mut baselines: Vec<(&str, Blas, Precision)> =
-        vec![(CUBLAS, Blas::new(gpu.stream.clone())?, Precision::Fp32)];
-    if cc >= (8, 0) {
-        baselines.push((CUBLAS_TF32, Blas::tf32(gpu.stream.clone())?, Precision::Tf32));
-    }
+    let prepared = prepare(&gpu, steps.iter().map(|(name, s)| (name.as_str(), s)))?;
+    let baselines = baselines(&gpu)?;
     let plan = Plan::new(args.reps);
     let shapes: Vec<Shape> = compare::suite::SHAPES
         .iter()
@@ -248,46 +191,18 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::random(shape, 42);
         let reference = session::reference(&gpu, Some(&baselines[0].1), &inputs)?;
-        let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
-            gflops: t.gflops(shape.flops()),
-            passed: verify::verify(shape, c, &reference, precision).passed(),
-        };
-        let mut bufs = Buffers::upload(&gpu, &inputs)?;
-        for (i, p) in prepared.iter().enumerate() {
-            let measured = match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
-                Some((p, Ok((launch, _)))) => {
-                    let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
-                    Some(cell(&c, t, p.step.precision))
-                }
-                Some((_, Err(why))) => {
-                    bar.suspend(|| println!("{} at {}: {why}", rows[i].0, compare::suite::label(shape)));
-                    None
-                }
-                None => None, // a GPU the step does not serve
-            };
-            rows[i].1.push(measured);
-            bar.inc(1);
-        }
-        for (i, (_, blas, precision)) in baselines.iter().enumerate() {
-            let (c, t) = session::cublas_run(&gpu, blas, shape, &bufs, plan, true)?;
-            let c = c.context("cuBLAS's result was not kept")?;
-            rows[steps.len() + i].1.push(Some(cell(&c, t, *precision)));
-            bar.inc(1);
+        let measured = measure(&gpu, &inputs, &reference, &prepared, &baselines, plan, &bar, true)?;
+        for (row, cell) in rows.iter_mut().zip(measured) {
+            row.1.push(cell);
         }
     }
     bar.finish_and_clear();
-    let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
-    let d = gpu.info.driver_version;
+    let (driver, nvrtc, date) = versions(&gpu);
     let suite = compare::suite::Suite {
         device: gpu.info.name.clone(),
-        driver: format!(
-            "{} (CUDA {}.{})",
-            driver_release().unwrap_or_else(|| "?".into()),
-            d / 1000,
-            d % 1000 / 10
-        ),
-        nvrtc: format!("{major}.{minor}"),
-        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
+        driver,
+        nvrtc,
+        date,
         command,
         shapes,
         rows,
@@ -303,6 +218,96 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     std::fs::write(&md, suite.markdown(&chart_file)).with_context(|| format!("writing {}", md.display()))?;
     println!("wrote {} and {}", md.display(), svg.display());
     Ok(suite.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
+}
+
+/// The GPU, with NVRTC to compile the steps.
+fn open_gpu(device: usize) -> Result<Gpu> {
+    let gpu = gpu::open("compare", device)?;
+    if !gpu::nvrtc_present() {
+        bail!("{}", gpu::NO_NVRTC);
+    }
+    Ok(gpu)
+}
+
+/// Each step compiled at its default parameters; a step that needs a newer GPU gets a row of –.
+fn prepare<'a>(
+    gpu: &Gpu,
+    steps: impl Iterator<Item = (&'a str, &'a GpuStep)>,
+) -> Result<Vec<Option<Prepared<'a>>>> {
+    let cc = gpu.info.compute_capability;
+    steps
+        .map(|(name, s)| match s.check_compute(cc, &gpu.info.name) {
+            Ok(()) => Prepared::new(gpu, s, Params::defaults(s.params)).map(Some),
+            Err(why) => {
+                println!("{why}: the row of {name} stays empty");
+                Ok(None)
+            }
+        })
+        .collect()
+}
+
+/// The cuBLAS baselines: strict SGEMM, and TF32 on GPUs whose tensor cores take it (sm_80+).
+fn baselines(gpu: &Gpu) -> Result<Vec<(&'static str, Blas, Precision)>> {
+    let mut baselines = vec![(CUBLAS, Blas::new(gpu.stream.clone())?, Precision::Fp32)];
+    if gpu.info.compute_capability >= (8, 0) {
+        baselines.push((CUBLAS_TF32, Blas::tf32(gpu.stream.clone())?, Precision::Tf32));
+    }
+    Ok(baselines)
+}
+
+/// Every prepared step, then every baseline, on `inputs`: a verified, timed cell each, or None
+/// where a step does not serve the GPU or the shape (`say_why`: print the reason for a shape).
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    gpu: &Gpu,
+    inputs: &Inputs,
+    reference: &common::reference::Reference,
+    prepared: &[Option<Prepared>],
+    baselines: &[(&str, Blas, Precision)],
+    plan: Plan,
+    bar: &indicatif::ProgressBar,
+    say_why: bool,
+) -> Result<Vec<Option<Cell>>> {
+    let shape = inputs.shape;
+    let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
+        gflops: t.gflops(shape.flops()),
+        passed: verify::verify(shape, c, reference, precision).passed(),
+    };
+    let mut bufs = Buffers::upload(gpu, inputs)?;
+    let mut cells = Vec::new();
+    for p in prepared {
+        cells.push(match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
+            Some((p, Ok((launch, _)))) => {
+                let (c, t) = session::run_and_time(gpu, p, launch, shape, &mut bufs, plan)?;
+                Some(cell(&c, t, p.step.precision))
+            }
+            Some((p, Err(why))) => {
+                if say_why {
+                    bar.suspend(|| println!("{} at {}: {why}", p.step.name, compare::suite::label(shape)));
+                }
+                None
+            }
+            None => None, // a GPU the step does not serve
+        });
+        bar.inc(1);
+    }
+    for (_, blas, precision) in baselines {
+        let (c, t) = session::cublas_run(gpu, blas, shape, &bufs, plan, true)?;
+        let c = c.context("cuBLAS's result was not kept")?;
+        cells.push(Some(cell(&c, t, *precision)));
+        bar.inc(1);
+    }
+    Ok(cells)
+}
+
+/// The driver (with its CUDA version), NVRTC's version and today's date, for a record's header.
+fn versions(gpu: &Gpu) -> (String, String, String) {
+    let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
+    let d = gpu.info.driver_version;
+    let driver =
+        format!("{} (CUDA {}.{})", driver_release().unwrap_or_else(|| "?".into()), d / 1000, d % 1000 / 10);
+    let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned();
+    (driver, format!("{major}.{minor}"), date)
 }
 
 /// The sizes to run, smallest first, each once; --large adds 8192.
