@@ -36,6 +36,8 @@ pub use numerics::{cublas, reference, verify};
 pub use present::{cli, report};
 
 pub use matrix::{Inputs, Matrix, Shape};
-pub use step::{Extension, GpuStep, Intensity, Launch, LaunchVariant, Param, Params, Schedule, Stage};
+pub use step::{
+    Choice, Extension, GpuStep, Intensity, Launch, LaunchVariant, Param, Params, Schedule, Stage,
+};
 pub use tma::TmaBox;
 pub use verify::Precision;

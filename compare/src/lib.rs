@@ -12,7 +12,7 @@ pub mod dram;
 pub mod suite;
 
 /// The GPU steps, in course order.
-pub const GPU_STEPS: [&GpuStep; 8] = [
+pub const GPU_STEPS: [&GpuStep; 9] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
     &step04_tiled::STEP,
@@ -21,6 +21,7 @@ pub const GPU_STEPS: [&GpuStep; 8] = [
     &step07_tf32_mma::STEP,
     &step08_wgmma_tma::STEP,
     &step09_3xtf32::STEP,
+    &step10_any_shape::STEP,
 ];
 
 /// The name the FP32 baseline (strict SGEMM) goes by in tables and charts.

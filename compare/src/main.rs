@@ -276,7 +276,15 @@ fn measure(
     let mut bufs = Buffers::upload(gpu, inputs)?;
     let mut cells = Vec::new();
     for p in prepared {
-        cells.push(match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
+        // A step that chooses its parameters per shape is compiled again for this one.
+        let chosen = match p {
+            Some(p) if matches!(p.step.schedule, common::Schedule::PerShape(_)) => {
+                Some(Prepared::for_shape(gpu, p.step, shape, &[])?.0)
+            }
+            _ => None,
+        };
+        let p = chosen.as_ref().or(p.as_ref());
+        cells.push(match p.map(|p| (p, p.plan(&gpu.info, shape))) {
             Some((p, Ok((launch, _)))) => {
                 let (c, t) = session::run_and_time(gpu, p, launch, shape, &mut bufs, plan)?;
                 Some(cell(&c, t, p.step.precision))

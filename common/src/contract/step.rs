@@ -166,7 +166,50 @@ pub enum Schedule {
     /// parameter [`SHARE`]; with SHARE=0 every tile is whole (`whole = tiles_m`). It also declares
     /// BK, the depth of a slice, which the layout's model counts in.
     StreamK,
+    /// The step's rule chooses the parameters for each shape (see [`Choice`]; `--param` still
+    /// overrides them), among them [`SPLIT`] and [`SHARE`]. With SPLIT=1 the launch is
+    /// [`Schedule::StreamK`]'s. With SPLIT=S>1, K is split: the grid has S blocks in z for each
+    /// tile, block z multiplies its own share of the tile's slices of K into slice z of a
+    /// workspace of S·M·N floats, and the step's `sum_slices(partials, C, M·N, S)` adds the slices
+    /// into C in order of z (timing counts it). The kernel takes `whole` and the workspace after
+    /// the six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
+    PerShape(Choose),
 }
+
+impl Schedule {
+    /// Whether the kernel takes a Stream-K layout (`whole`, the table of turns).
+    pub fn shares(self) -> bool {
+        matches!(self, Schedule::StreamK | Schedule::PerShape(_))
+    }
+}
+
+/// How a [`Schedule::PerShape`] step chooses its parameters for a shape on a GPU of `sms` SMs.
+pub type Choose = fn(Shape, u32) -> Choice;
+
+/// The parameters a step's rule sets for one shape, and why, in one line for the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub set: Vec<(&'static str, u32)>,
+    pub why: String,
+}
+
+/// The parameter of a [`Schedule::PerShape`] step that splits K between that many blocks per tile
+/// (1: no split). The kernel does not read it: only the launch changes.
+pub const SPLIT: Param = Param {
+    name: "SPLIT",
+    default: 1,
+    help: "blocks that split K for each tile, each into its own slice of a workspace summed in order (1: no split)",
+};
+
+/// The SMs a [`Schedule::PerShape`] step's choice assumes before a GPU is opened (an H100's), for
+/// the checks that run first and for `--compile-only`.
+pub const SMS_BEFORE_OPENING: u32 = 132;
+
+/// The most blocks a [`Schedule::PerShape`] launch splits K between.
+pub const SPLIT_MAX: u32 = 256;
+
+/// The entry point that adds a split product's slices into C (see [`Schedule::PerShape`]).
+pub const SUM_ENTRY: &str = "sum_slices";
 
 /// The parameter of a [`Schedule::StreamK`] step that turns the sharing off (0) or on (1). The
 /// kernel does not read it: only the launch's layout changes.
@@ -508,10 +551,39 @@ impl GpuStep {
         s
     }
 
+    /// The parameters for `shape` on a GPU of `sms` SMs: the defaults, then the step's choice for
+    /// the shape ([`Schedule::PerShape`]), then `overrides` (`--param`); with the choice's reason
+    /// in one line, which names what `overrides` changed.
+    pub fn params_for(
+        &self,
+        shape: Shape,
+        sms: u32,
+        overrides: &[(String, u32)],
+    ) -> Result<(Params, Option<String>)> {
+        let Schedule::PerShape(choose) = self.schedule else {
+            return Ok((Params::with_overrides(self.params, overrides)?, None));
+        };
+        let choice = choose(shape, sms);
+        let mut all: Vec<(String, u32)> = choice.set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+        all.extend_from_slice(overrides);
+        let params = Params::with_overrides(self.params, &all)?;
+        let forced: Vec<String> = overrides
+            .iter()
+            .filter(|(n, v)| choice.set.iter().find(|(c, _)| c == n).is_none_or(|(_, cv)| cv != v))
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        let why = if forced.is_empty() {
+            choice.why
+        } else {
+            format!("{}; --param sets {}", choice.why, forced.join(" "))
+        };
+        Ok((params, Some(why)))
+    }
+
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
     pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
         let mut defines = params.defines();
-        if let Schedule::StreamK = self.schedule {
+        if self.schedule.shares() {
             defines.push(("SHARED_TILES_MAX".to_owned(), SHARED_TILES_MAX));
         }
         gpu::compile(self.source, self.file, &self.target(arch), &defines)
@@ -530,10 +602,15 @@ impl GpuStep {
     pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Launch> {
         check_tile_room(shape)?;
         (self.check)(params, shape, limits).map_err(|why| anyhow!("{why}"))?;
-        if let Schedule::StreamK = self.schedule
-            && params.get(SHARE.name) > 1
-        {
+        if self.schedule.shares() && params.get(SHARE.name) > 1 {
             bail!("{params}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)");
+        }
+        if let Schedule::PerShape(_) = self.schedule
+            && !(1..=SPLIT_MAX).contains(&params.get(SPLIT.name))
+        {
+            bail!(
+                "{params}: SPLIT is the number of blocks that split K for each tile, from 1 to {SPLIT_MAX}"
+            );
         }
         let launch = (self.launch)(params, shape);
         if launch.threads() > limits.max_threads_per_block {
@@ -542,6 +619,10 @@ impl GpuStep {
                 launch.threads(),
                 limits.max_threads_per_block
             );
+        }
+        let mut launch = launch;
+        if let Schedule::PerShape(_) = self.schedule {
+            launch.grid.2 = params.get(SPLIT.name);
         }
         let (_, gy, gz) = launch.grid;
         if gy > 65_535 || gz > 65_535 {
@@ -563,6 +644,14 @@ pub struct Prepared<'a> {
     prologue: Option<Prologue>,
     /// The padded copies of a step whose launch pads rows (unused by the others).
     padding: Padding,
+    /// A [`Schedule::PerShape`] step's `sum_slices` and the workspace of its split products.
+    split: Option<Split>,
+}
+
+/// What a launch that splits K keeps: the kernel that adds the slices, and their workspace.
+struct Split {
+    sum: cudarc::driver::CudaFunction,
+    partials: std::sync::Mutex<Option<CudaSlice<f32>>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -580,6 +669,18 @@ impl<'a> Prepared<'a> {
         Self::with_kernel(step, params, kernel)
     }
 
+    /// The step compiled with its parameters for `shape` on this GPU ([`GpuStep::params_for`]:
+    /// the step's choice for the shape, where it chooses, then `overrides`), and why.
+    pub fn for_shape(
+        gpu: &Gpu,
+        step: &'a GpuStep,
+        shape: Shape,
+        overrides: &[(String, u32)],
+    ) -> Result<(Self, Option<String>)> {
+        let (params, why) = step.params_for(shape, gpu.info.sms, overrides)?;
+        Ok((Self::new(gpu, step, params)?, why))
+    }
+
     /// Wraps a kernel already compiled and loaded for `step` with `params` (and finds the entry
     /// point that splits A, for a step that has one, or that transposes B, where the kernel
     /// defines one).
@@ -592,7 +693,13 @@ impl<'a> Prepared<'a> {
             Extension::TensorMaps { .. } => None,
             Extension::None => None,
         };
-        Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default() })
+        let split = match step.schedule {
+            Schedule::PerShape(_) => {
+                Some(Split { sum: kernel.entry(SUM_ENTRY)?, partials: std::sync::Mutex::new(None) })
+            }
+            _ => None,
+        };
+        Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default(), split })
     }
 
     /// The launch for `shape` on this device and its resource cost.
@@ -608,7 +715,10 @@ impl<'a> Prepared<'a> {
                 resources.static_smem + resources.dynamic_smem
             );
         }
-        if let Schedule::StreamK = self.step.schedule {
+        if launch.grid.2 > 1 {
+            // A split product: every tile is whole within its slice of K.
+            launch.whole_rows = Some(launch.grid.1);
+        } else if self.step.schedule.shares() {
             let forced = forced_layout(launch.grid.1, launch.grid.0)?;
             let (whole, rows) = if let Some(f) = forced {
                 f
@@ -673,10 +783,24 @@ impl<'a> Prepared<'a> {
             )?),
         };
         let whole = launch.whole_rows.map(|w| w as i32);
+        let mut slots = match &self.split {
+            Some(split) => {
+                Some(split.partials.lock().map_err(|_| anyhow!("the split workspace's lock was poisoned"))?)
+            }
+            None => None,
+        };
+        let slices = launch.grid.2 as usize;
+        let partials = match slots.as_deref_mut() {
+            Some(slot) => Some(crate::pad::workspace(gpu, slot, (slices * shape.m * shape.n).max(1))?),
+            None => None,
+        };
         let mut builder = gpu.stream.launch_builder(&self.kernel.func);
-        builder.arg(&m).arg(&n).arg(&k).arg(a).arg(b).arg(c);
+        builder.arg(&m).arg(&n).arg(&k).arg(a).arg(b).arg(&mut *c);
         if let Some(whole) = &whole {
             builder.arg(whole);
+        }
+        if let Some(partials) = &partials {
+            builder.arg(&**partials);
         }
         if let Some([a_map, b_map]) = &maps {
             builder.arg(a_map).arg(b_map);
@@ -687,6 +811,19 @@ impl<'a> Prepared<'a> {
         // launch needs larger ones, after this one in stream order); the buffers hold at least
         // the elements the shape addresses (checked by `launch`, or padded copies of that size).
         unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+        if let (Some(split), Some(partials)) = (&self.split, &partials)
+            && slices > 1
+        {
+            let (count, slices) = ((shape.m * shape.n) as i64, slices as i32);
+            let mut sum = gpu.stream.launch_builder(&split.sum);
+            sum.arg(&**partials).arg(c).arg(&count).arg(&slices);
+            let blocks = (shape.m * shape.n).div_ceil(256).clamp(1, 4 * 1024) as u32;
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            // SAFETY: the arguments match `sum_slices(const float*, float*, long long, int)`; the
+            // workspace holds `slices` products of M×N floats and C holds M×N.
+            unsafe { sum.launch(cfg) }
+                .map_err(|e| anyhow!("the sum of the split slices failed to launch: {e:?}"))?;
+        }
         Ok(())
     }
 }

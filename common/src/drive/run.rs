@@ -86,10 +86,17 @@ fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
     if (step.b_transposed)(params) { 4 * (shape.k * shape.n) as u64 } else { 0 }
 }
 
-/// Device bytes a step's launch needs besides A, B and C: Bᵀ, and the padded copies of a step
-/// whose launch pads rows.
+/// Device bytes a step's launch needs besides A, B and C: Bᵀ, the padded copies of a step whose
+/// launch pads rows, and the slices of a split product.
 fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
-    transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(shape))
+    let split = match step.schedule {
+        crate::step::Schedule::PerShape(_) => {
+            let padded = step.padded_shape(shape).unwrap_or(shape);
+            4 * u64::from(params.get(crate::step::SPLIT.name)) * (padded.m * padded.n) as u64
+        }
+        _ => 0,
+    };
+    transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(shape)) + split
 }
 
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {
@@ -157,8 +164,9 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     let step = edited.as_ref().unwrap_or(step);
     // Everything that needs no GPU is checked first, so that a machine without one still names
     // the real problem: parameters, the shape (against the most any GPU allows), host memory.
-    let params = Params::with_overrides(step.params, &args.params)?;
     let asked = shape_of(args, (step.default_shape)(&Limits::LARGEST))?;
+    // A step that chooses per shape chooses here as for an H100's SMs, and again once the GPU is open.
+    let (params, _) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
     if args.compile_only {
         return compile_only::run(step, args, &params, asked);
     }
@@ -190,6 +198,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         bail!("{}", gpu::NO_NVRTC);
     }
     let shape = shape_of(args, (step.default_shape)(&gpu.info.limits))?;
+    let (params, why) = step.params_for(shape, gpu.info.sms, &args.params)?;
     let mut notes = Vec::new();
     let with_cublas = !args.no_cublas && cublas_found;
     if !args.no_cublas && !with_cublas {
@@ -258,6 +267,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
             launch,
             resources,
             padded: step.padded_shape(shape),
+            why,
         }),
         time,
         cublas: cublas_time,

@@ -13,8 +13,9 @@ use crate::timing::Plan;
 use crate::verify;
 
 /// Every combination of the search space's values, in order, with the parameters in `fixed`
-/// (from `--param`) held at their given values; a name the step does not declare is an error.
-pub fn candidates(step: &GpuStep, fixed: &[(String, u32)]) -> Result<Vec<Params>> {
+/// (from `--param`) held at their given values and the others outside the search space at
+/// `base`'s values or their defaults; a name the step does not declare is an error.
+pub fn candidates(step: &GpuStep, base: &[(&str, u32)], fixed: &[(String, u32)]) -> Result<Vec<Params>> {
     Params::with_overrides(step.params, fixed)?;
     let mut sets: Vec<Vec<(&'static str, u32)>> = vec![vec![]];
     for &(name, values) in step.search.iter().filter(|(name, _)| fixed.iter().all(|(f, _)| f != name)) {
@@ -32,7 +33,8 @@ pub fn candidates(step: &GpuStep, fixed: &[(String, u32)]) -> Result<Vec<Params>
     // Parameters outside the search space keep their defaults.
     sets.into_iter()
         .map(|set| {
-            let mut overrides: Vec<(String, u32)> = set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+            let mut overrides: Vec<(String, u32)> =
+                base.iter().chain(set.iter()).map(|(n, v)| ((*n).to_owned(), *v)).collect();
             overrides.extend_from_slice(fixed);
             Params::with_overrides(step.params, &overrides)
         })
@@ -54,7 +56,12 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     if step.search.is_empty() {
         bail!("{} has no parameters to tune", step.name);
     }
-    let all = candidates(step, &args.params)?;
+    // A step that chooses per shape starts from its choice for this shape.
+    let base = match step.schedule {
+        crate::step::Schedule::PerShape(choose) => choose(shape, gpu.info.sms).set,
+        _ => Vec::new(),
+    };
+    let all = candidates(step, &base, &args.params)?;
     let valid: Vec<Params> =
         all.iter().filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok()).cloned().collect();
     println!(
@@ -240,7 +247,7 @@ mod tests {
 
     #[test]
     fn candidates_cover_the_search_space_and_keep_other_defaults() {
-        let c = candidates(&STEP, &[]).unwrap();
+        let c = candidates(&STEP, &[], &[]).unwrap();
         assert_eq!(c.len(), 6);
         assert!(c.iter().all(|p| p.get("Z") == 3));
         assert_eq!((c[0].get("X"), c[0].get("Y")), (1, 5));
@@ -250,18 +257,18 @@ mod tests {
     #[test]
     fn a_search_space_naming_an_undeclared_parameter_is_refused() {
         let step = GpuStep { search: &[("NOPE", &[1])], ..STEP };
-        let err = candidates(&step, &[]).unwrap_err().to_string();
+        let err = candidates(&step, &[], &[]).unwrap_err().to_string();
         assert!(err.contains("--param NOPE"), "{err}");
     }
 
     #[test]
     fn parameters_given_with_param_stay_fixed() {
-        let c = candidates(&STEP, &[("Y".to_owned(), 9)]).unwrap();
+        let c = candidates(&STEP, &[], &[("Y".to_owned(), 9)]).unwrap();
         assert_eq!(c.len(), 2, "only X is searched");
         assert!(c.iter().all(|p| p.get("Y") == 9 && p.get("Z") == 3));
-        let c = candidates(&STEP, &[("Z".to_owned(), 4)]).unwrap();
+        let c = candidates(&STEP, &[], &[("Z".to_owned(), 4)]).unwrap();
         assert!(c.len() == 6 && c.iter().all(|p| p.get("Z") == 4));
-        let err = candidates(&STEP, &[("W".to_owned(), 1)]).unwrap_err().to_string();
+        let err = candidates(&STEP, &[], &[("W".to_owned(), 1)]).unwrap_err().to_string();
         assert!(err.contains("--param W"), "{err}");
     }
 }

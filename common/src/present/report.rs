@@ -24,6 +24,9 @@ pub struct KernelFacts {
     /// The shape the kernel multiplied when the launch padded rows to 16 bytes (see
     /// [`crate::pad`]), None when it multiplied the problem's own.
     pub padded: Option<Shape>,
+    /// Why the step's rule chose these parameters for this shape, for a step that chooses per
+    /// shape (see [`crate::step::Schedule::PerShape`]).
+    pub why: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -123,6 +126,16 @@ impl fmt::Display for Report {
                 bytes(u64::from(r.static_smem)),
                 bytes(u64::from(r.dynamic_smem)),
             )?;
+            if let Some(why) = &k.why {
+                writeln!(f, "  choice   {why}")?;
+            }
+            if k.launch.grid.2 > 1 {
+                writeln!(
+                    f,
+                    "  split    K cut between {} blocks per tile, each into its own slice of a workspace; sum_slices adds the slices in order (counted in the time)",
+                    k.launch.grid.2
+                )?;
+            }
             if let Some(whole) = k.launch.whole_rows.filter(|&w| w < k.launch.grid.1) {
                 let sharers = (k.launch.grid.1 - whole) * k.launch.grid.0;
                 if whole == 0 {

@@ -48,6 +48,10 @@ pub enum Class {
     DropTerm,
     /// The last slice of K (BK or TILE terms; 16 where the kernel has no slices) left out.
     DropSlice,
+    /// Of a product whose K is split between blocks, one block's slice left out of the sum.
+    SplitDropped,
+    /// Of a product whose K is split between blocks, one block's slice added twice.
+    SplitDoubled,
     /// Every element of C written as zero.
     Zero,
     /// The last row of C never written.
@@ -65,6 +69,16 @@ const S4096: (usize, usize, usize) = (4096, 4096, 4096);
 const PRECISION_SHAPES: &[(usize, usize, usize)] =
     &[S4096, (1024, 1024, 1024), (256, 256, 16384), (64, 64, 65536), (1024, 1024, 32), (32, 32, 900)];
 
+/// Shapes whose K step 10's rule splits between blocks on 114 to 144 SMs (its tests check it).
+pub const SPLIT_SHAPES: &[(usize, usize, usize)] = &[
+    (64, 64, 65536),
+    (128, 128, 16384),
+    (16, 4096, 4096),
+    (2, 2, 65536),
+    (33, 17, 100_003),
+    (1, 4096, 4096),
+];
+
 impl Class {
     /// The shapes the class is run at; a step runs those it serves. Besides the large and deep
     /// shapes, each class has shapes that one block of step 03 can hold.
@@ -74,6 +88,8 @@ impl Class {
             Class::DropSlice => {
                 &[S4096, (64, 64, 65536), (2, 2, 65536), (1, 1, 1 << 20), (2, 2, 14528), (1, 1, 29056)]
             }
+            // Shapes whose K step 10 splits between blocks on an H100 or H200.
+            Class::SplitDropped | Class::SplitDoubled => SPLIT_SHAPES,
             Class::Zero => &[
                 S4096,
                 (1024, 1024, 1024),
@@ -112,6 +128,8 @@ impl Class {
             Class::DropLeading => "product A big·B big dropped",
             Class::DropTerm => "last term dropped",
             Class::DropSlice => "last slice dropped",
+            Class::SplitDropped => "a split's slice dropped",
+            Class::SplitDoubled => "a split's slice doubled",
             Class::Zero => "C all zero",
             Class::Row => "last row not written",
             Class::Column => "last column not written",
@@ -250,10 +268,11 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
     assert_faults_apply(step, faults);
     let gpu = gpu::open(step.name, 0).unwrap();
     let blas = crate::cublas::present().then(|| Blas::new(gpu.stream.clone()).unwrap());
-    let params = Params::defaults(step.params);
+    // A step that chooses per shape runs at its choice for each shape.
+    let kernels = super::Kernels::defaults(&gpu, step).unwrap();
     let serves = |s: (usize, usize, usize)| {
         let shape = Shape::new(s.0, s.1, s.2).unwrap();
-        step.validate(&params, shape, &gpu.info.limits).is_ok()
+        step.validate(&kernels.params(&gpu, shape).unwrap(), shape, &gpu.info.limits).is_ok()
     };
     let mut cases = Cases { gpu: &gpu, blas: blas.as_ref(), inputs: BTreeMap::new() };
     let mut outcomes = Vec::new();
@@ -262,13 +281,14 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
         let shapes: Vec<_> = f.class.shapes().iter().copied().filter(|&s| serves(s)).collect();
         assert!(!shapes.is_empty(), "{}: no shape of {:?} is served", step.name, f.class);
         let faulty = edited(step, f);
-        let prepared = Prepared::new(&gpu, &faulty, params.clone()).unwrap();
+        let faulty_kernels = super::Kernels::defaults(&gpu, &faulty).unwrap();
         for s in shapes {
             let exact = exact_only(f.class, s);
             let v = if exact {
-                super::Checker::new(&faulty, params.clone()).unwrap().check(s, 900, true).unwrap()
+                super::Checker::defaults(&faulty).unwrap().check(s, 900, true).unwrap()
             } else {
-                cases.verify(&prepared, s).unwrap()
+                let shape = Shape::new(s.0, s.1, s.2).unwrap();
+                cases.verify(&faulty_kernels.at(&gpu, shape).unwrap(), s).unwrap()
             };
             outcomes.push(Outcome { fault: Some(f.class), shape: v.0, exact, verdict: v.1 });
             if !exact && !all_shapes.contains(&s) {
@@ -276,9 +296,9 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
             }
         }
     }
-    let prepared = Prepared::new(&gpu, step, params.clone()).unwrap();
     for s in all_shapes {
-        let v = cases.verify(&prepared, s).unwrap();
+        let shape = Shape::new(s.0, s.1, s.2).unwrap();
+        let v = cases.verify(&kernels.at(&gpu, shape).unwrap(), s).unwrap();
         outcomes.push(Outcome { fault: None, shape: v.0, exact: false, verdict: v.1 });
     }
 

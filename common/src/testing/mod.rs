@@ -97,9 +97,56 @@ pub fn assert_variants_are_edits(step: &GpuStep, variants: &[Variant]) {
     }
 }
 
-/// A step compiled once on the GPU, ready to check any number of shapes.
+/// A step's kernels for the shapes it is checked at: one parameter set, or, for a step that
+/// chooses per shape ([`crate::Schedule::PerShape`]) checked at its choice, the set it chooses
+/// at each shape, each set compiled once.
+pub struct Kernels<'a> {
+    step: &'a GpuStep,
+    /// None: the step's choice at each shape.
+    fixed: Option<Params>,
+    compiled: std::cell::RefCell<Vec<std::rc::Rc<Prepared<'a>>>>,
+}
+
+impl<'a> Kernels<'a> {
+    /// `params` at every shape.
+    pub fn fixed(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
+        let prepared = Prepared::new(gpu, step, params.clone())?;
+        Ok(Self { step, fixed: Some(params), compiled: std::cell::RefCell::new(vec![prepared.into()]) })
+    }
+
+    /// The step's defaults, or its choice at each shape where it chooses.
+    pub fn defaults(gpu: &Gpu, step: &'a GpuStep) -> Result<Self> {
+        match step.schedule {
+            crate::Schedule::PerShape(_) => {
+                Ok(Self { step, fixed: None, compiled: std::cell::RefCell::new(Vec::new()) })
+            }
+            _ => Self::fixed(gpu, step, Params::defaults(step.params)),
+        }
+    }
+
+    /// The parameters at `shape`.
+    pub fn params(&self, gpu: &Gpu, shape: Shape) -> Result<Params> {
+        match &self.fixed {
+            Some(p) => Ok(p.clone()),
+            None => Ok(self.step.params_for(shape, gpu.info.sms, &[])?.0),
+        }
+    }
+
+    /// The kernel for `shape`, compiled on first use.
+    pub fn at(&self, gpu: &Gpu, shape: Shape) -> Result<std::rc::Rc<Prepared<'a>>> {
+        let params = self.params(gpu, shape)?;
+        if let Some(p) = self.compiled.borrow().iter().find(|p| p.params == params) {
+            return Ok(p.clone());
+        }
+        let p = std::rc::Rc::new(Prepared::new(gpu, self.step, params)?);
+        self.compiled.borrow_mut().push(p.clone());
+        Ok(p)
+    }
+}
+
+/// A step compiled on the GPU, ready to check any number of shapes.
 pub struct Checker<'a> {
-    prepared: Prepared<'a>,
+    kernels: Kernels<'a>,
     blas: Option<Blas>,
     gpu: Gpu,
 }
@@ -108,8 +155,16 @@ impl<'a> Checker<'a> {
     pub fn new(step: &'a GpuStep, params: Params) -> Result<Self> {
         let gpu = gpu::open(step.name, 0)?;
         let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-        let prepared = Prepared::new(&gpu, step, params)?;
-        Ok(Self { prepared, blas, gpu })
+        let kernels = Kernels::fixed(&gpu, step, params)?;
+        Ok(Self { kernels, blas, gpu })
+    }
+
+    /// The step at its defaults, or at its choice for each shape where it chooses.
+    pub fn defaults(step: &'a GpuStep) -> Result<Self> {
+        let gpu = gpu::open(step.name, 0)?;
+        let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+        let kernels = Kernels::defaults(&gpu, step)?;
+        Ok(Self { kernels, blas, gpu })
     }
 
     /// Runs the step on output poisoned with NaN and verifies C against the f64 reference
@@ -124,7 +179,8 @@ impl<'a> Checker<'a> {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::new(shape, seed, exact);
         let reference = session::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
-        Ok((shape, verified_run(&self.gpu, &self.prepared, &inputs, &reference)?))
+        let prepared = self.kernels.at(&self.gpu, shape)?;
+        Ok((shape, verified_run(&self.gpu, &prepared, &inputs, &reference)?))
     }
 
     /// The GPU this checker runs on.
@@ -172,14 +228,15 @@ pub fn errors_beside_sgemm(
     step: &GpuStep,
     shapes: &[(usize, usize, usize)],
 ) -> Result<Vec<(Shape, Verdict, f64)>> {
-    let checker = Checker::new(step, Params::defaults(step.params))?;
+    let checker = Checker::defaults(step)?;
     let (gpu, blas) = (&checker.gpu, checker.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?);
     let mut out = Vec::new();
     for &(m, n, k) in shapes {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::random(shape, 7);
         let reference = session::reference(gpu, Some(blas), &inputs)?;
-        let (c, bufs) = poisoned_result(gpu, &checker.prepared, &inputs)?;
+        let prepared = checker.kernels.at(gpu, shape)?;
+        let (c, bufs) = poisoned_result(gpu, &prepared, &inputs)?;
         let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
         let (c, _) = session::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
         let c = c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
@@ -192,18 +249,22 @@ pub fn errors_beside_sgemm(
 /// The step with its default parameters gives right answers on at least 20 awkward shapes.
 pub fn assert_defaults_pass(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
     assert!(shapes.len() >= 20, "check at least 20 shapes");
-    assert_all_pass(&gpu_check(step, Params::defaults(step.params), shapes).unwrap());
+    let checker = Checker::defaults(step).unwrap();
+    let results: Vec<_> =
+        shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64, false).unwrap()).collect();
+    assert_all_pass(&results);
 }
 
 /// The step with its default parameters, on small-integer inputs at every shape of `shapes` it
 /// serves, gives the reference bit for bit.
 pub fn assert_exact(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
-    let checker = Checker::new(step, Params::defaults(step.params)).unwrap();
+    let checker = Checker::defaults(step).unwrap();
     let limits = checker.gpu().info.limits;
     let mut checked = 0;
     for (i, &(m, n, k)) in shapes.iter().enumerate() {
         let shape = Shape::new(m, n, k).unwrap();
-        if step.validate(&Params::defaults(step.params), shape, &limits).is_err() {
+        let params = checker.kernels.params(checker.gpu(), shape).unwrap();
+        if step.validate(&params, shape, &limits).is_err() {
             continue;
         }
         let (s, v) = checker.check((m, n, k), 500 + i as u64, true).unwrap();
@@ -279,6 +340,15 @@ pub fn gpu_property(
     shapes: impl Strategy<Value = (usize, usize, usize)>,
 ) {
     let checker = Checker::new(step, params).expect("the GPU and the step's kernel are available");
+    gpu_property_with(&checker, cases, shapes);
+}
+
+/// [`gpu_property`] with a checker made beforehand (e.g. [`Checker::defaults`]).
+pub fn gpu_property_with(
+    checker: &Checker,
+    cases: u32,
+    shapes: impl Strategy<Value = (usize, usize, usize)>,
+) {
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let seed = std::cell::Cell::new(0u64);
     runner

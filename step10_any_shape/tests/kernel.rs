@@ -1,0 +1,207 @@
+use common::gpu::Limits;
+use common::testing::faults::{self, Class, Fault, SPLIT_SHAPES};
+use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
+use common::testing::{self, Checker, DEEP, SHAPES};
+use common::{Params, Shape};
+use step10_any_shape::{STEP, TILES, choose};
+
+/// The suite of shapes `compare --suite` measures.
+const SUITE: &[(usize, usize, usize)] = &[
+    (256, 256, 256),
+    (512, 512, 512),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (1000, 1000, 1000),
+    (4097, 4097, 4097),
+    (16, 4096, 4096),
+    (128, 4096, 4096),
+    (512, 11008, 4096),
+    (2048, 4096, 11008),
+    (8192, 1024, 4096),
+    (1, 4096, 4096),
+    (64, 64, 65536),
+    (128, 128, 16384),
+    (4096, 64, 4096),
+];
+
+/// SM counts of the GPUs the rule is checked for: a T4's 40 up to an H200's 132 and beyond.
+const SMS: &[u32] = &[40, 108, 114, 132, 144];
+
+/// step10's planted faults: step 06's Stream-K variant's (the same lines), and the split's sum
+/// missing a slice or counting one twice.
+const FAULTS: &[Fault] = &[
+    STREAM_K_FAULTS[0],
+    STREAM_K_FAULTS[1],
+    STREAM_K_FAULTS[2],
+    STREAM_K_FAULTS[3],
+    STREAM_K_FAULTS[4],
+    STREAM_K_FAULTS[5],
+    STREAM_K_FAULTS[6],
+    Fault {
+        class: Class::SplitDropped,
+        edits: &[("for (int z = 1; z < slices; ++z)", "for (int z = 1; z < slices - 1; ++z)")],
+    },
+    Fault {
+        class: Class::SplitDoubled,
+        edits: &[("float sum = partials[i];", "float sum = 2.0f * partials[i];")],
+    },
+];
+
+fn shape((m, n, k): (usize, usize, usize)) -> Shape {
+    Shape::new(m, n, k).unwrap()
+}
+
+fn chosen(s: (usize, usize, usize), sms: u32) -> Params {
+    STEP.params_for(shape(s), sms, &[]).unwrap().0
+}
+
+#[test]
+fn the_choice_is_valid_at_every_shape_and_sm_count() {
+    for &s in SHAPES.iter().chain(DEEP).chain(SUITE).chain(SPLIT_SHAPES) {
+        for &sms in SMS {
+            let p = chosen(s, sms);
+            STEP.validate(&p, shape(s), &Limits::SM90).unwrap_or_else(|e| panic!("{s:?} on {sms} SMs: {e}"));
+            STEP.validate(&p, shape(s), &Limits::for_arch("sm_75").unwrap())
+                .unwrap_or_else(|e| panic!("{s:?} on {sms} SMs, sm_75: {e}"));
+        }
+    }
+}
+
+#[test]
+fn every_tile_is_a_valid_set() {
+    for t in TILES {
+        let p = testing::named_params(
+            &STEP,
+            ["BM", "BN", "WM", "WN", "TM", "TN"],
+            [t.bm, t.bn, t.wm, t.wn, t.tm, t.tn],
+        );
+        STEP.validate(&p, shape((4096, 4096, 4096)), &Limits::SM90).unwrap();
+    }
+}
+
+#[test]
+fn large_products_keep_step06s_tile_unsplit() {
+    for s in [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 4096, 11008), (4097, 4097, 4097)] {
+        let p = chosen(s, 132);
+        assert_eq!((p.get("BM"), p.get("BN"), p.get("SPLIT")), (128, 256, 1), "{s:?}: {p}");
+    }
+}
+
+#[test]
+fn deep_products_with_few_tiles_are_split() {
+    for &s in SPLIT_SHAPES {
+        for sms in [114, 132, 144] {
+            assert!(chosen(s, sms).get("SPLIT") > 1, "{s:?} on {sms} SMs: {}", chosen(s, sms));
+        }
+    }
+}
+
+#[test]
+fn the_choice_says_why_and_names_what_param_forced() {
+    let (_, why) = STEP.params_for(shape((64, 64, 65536)), 132, &[]).unwrap();
+    let why = why.unwrap();
+    assert!(why.contains("tile 64×64") && why.contains("split") && !why.contains('\n'), "{why}");
+    let (p, why) = STEP.params_for(shape((64, 64, 65536)), 132, &[("SPLIT".into(), 4)]).unwrap();
+    assert_eq!(p.get("SPLIT"), 4);
+    assert!(why.unwrap().ends_with("--param sets SPLIT=4"));
+    let c = choose(shape((4096, 4096, 4096)), 132);
+    assert!(c.why.starts_with("tile 128×256"), "{}", c.why);
+}
+
+#[test]
+fn a_split_out_of_range_is_refused_in_one_sentence() {
+    for bad in [0, 257] {
+        let p = Params::with_overrides(STEP.params, &[("SPLIT".into(), bad)]).unwrap();
+        let e = STEP.validate(&p, shape((64, 64, 4096)), &Limits::SM90).unwrap_err().to_string();
+        assert!(e.contains("SPLIT is the number of blocks") && !e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_every_tile_compiles_without_spills() {
+    for (arch, _) in testing::archs(&STEP) {
+        for t in TILES {
+            let p = testing::named_params(
+                &STEP,
+                ["BM", "BN", "WM", "WN", "TM", "TN"],
+                [t.bm, t.bn, t.wm, t.wn, t.tm, t.tn],
+            );
+            let info = testing::nvrtc_check(&STEP, &p, arch).unwrap();
+            assert_eq!(info.spill_stores + info.spill_loads, 0, "{arch} {p}: {info:?}");
+            // The rule counts `per_sm` blocks of the tile on an SM of sm_90's 65536 registers.
+            if arch == "sm_90" {
+                let threads = (t.bm / t.wm) * (t.bn / t.wn) * 32;
+                let regs = info.registers.next_multiple_of(8);
+                assert!(regs * threads * t.per_sm <= 65536, "{p}: {regs} registers × {threads} threads");
+                assert!(regs * threads * (t.per_sm + 1) > 65536, "{p}: more than {} blocks fit", t.per_sm);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    testing::assert_defaults_pass(&STEP, &[SHAPES, DEEP].concat());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_at_every_shape_of_the_suite() {
+    testing::assert_defaults_pass(&STEP, &[SUITE, SPLIT_SHAPES, &[(8192, 8192, 8192)]].concat());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_forced_splits_match_the_reference() {
+    for split in [2, 3, 7, 64, 256] {
+        for t in [TILES[2], TILES[3]] {
+            let p = Params::with_overrides(
+                STEP.params,
+                &[
+                    ("BM".into(), t.bm),
+                    ("BN".into(), t.bn),
+                    ("WM".into(), t.wm),
+                    ("WN".into(), t.wn),
+                    ("TM".into(), t.tm),
+                    ("TN".into(), t.tn),
+                    ("SPLIT".into(), split),
+                ],
+            )
+            .unwrap();
+            testing::assert_all_pass(&testing::gpu_check(&STEP, p, &[SHAPES, DEEP].concat()).unwrap());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property_with(&Checker::defaults(&STEP).unwrap(), 500, testing::random_shapes());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
+    let checker = Checker::defaults(&STEP).unwrap();
+    let shared = [(4097, 4097, 4097), (1000, 1000, 1000)];
+    for (i, &s) in shared.iter().enumerate() {
+        assert!(checker.check(s, 40 + i as u64, false).unwrap().1.passed());
+    }
+    let faulty = testing::apply_edits(STEP.source, OVERWRITE).unwrap();
+    let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..STEP };
+    let checker = Checker::defaults(&faulty).unwrap();
+    for (i, &s) in shared.iter().enumerate() {
+        let (s, v) = checker.check(s, 40 + i as u64, false).unwrap();
+        assert!(!v.passed(), "a piece overwriting the sum passed at {s}");
+    }
+}
+
+#[test]
+fn the_split_faults_apply() {
+    faults::assert_faults_apply(&STEP, FAULTS);
+}
+
+common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step10_any_shape"));
