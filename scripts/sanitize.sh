@@ -49,6 +49,9 @@ configs=(
     "step09_3xtf32|"
     "step09_3xtf32|--param BN=64 --param STAGES=2"
     "step09_3xtf32|--kernel step09_3xtf32/variants/in_pipeline.cu"
+    "step10_any_shape|"
+    "step10_any_shape|--param SPLIT=1 --param SHARE=1"
+    "step10_any_shape|--param SPLIT=3"
 )
 
 # One line per run: tool step M N K extra-args.
@@ -57,6 +60,8 @@ list=$(
         step=${cfg%%|*}; params=${cfg#*|}
         [ -n "${ONLY:-}" ] && ! grep -q -- "${ONLY}" <<< "$cfg" && continue
         s=$shapes; [ "$step" = step03_single_block ] && s=$one_block_shapes
+        # step10 splits K at a deep shape (and shares 1000³'s tiles with SPLIT=1 SHARE=1)
+        [ "$step" = step10_any_shape ] && s="$shapes 64,64,65536"
         for shape in $s; do
             for tool in memcheck racecheck synccheck initcheck; do
                 # No trailing blank: xargs -L would join the next line onto this one.

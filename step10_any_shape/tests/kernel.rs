@@ -186,7 +186,7 @@ fn gpu_random_shapes_match_the_reference() {
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
     let checker = Checker::defaults(&STEP).unwrap();
-    let shared = [(4097, 4097, 4097), (1000, 1000, 1000)];
+    let shared = SHARED;
     for (i, &s) in shared.iter().enumerate() {
         assert!(checker.check(s, 40 + i as u64, false).unwrap().1.passed());
     }
@@ -196,6 +196,21 @@ fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
     for (i, &s) in shared.iter().enumerate() {
         let (s, v) = checker.check(s, 40 + i as u64, false).unwrap();
         assert!(!v.passed(), "a piece overwriting the sum passed at {s}");
+    }
+}
+
+/// Shapes where the rule leaves K whole and Stream-K's layout shares the last tile rows on the
+/// 132 SMs of an H100 or H200 (step06's tile: one block per SM).
+const SHARED: &[(usize, usize, usize)] = &[(4097, 4097, 4097), (4096, 4096, 4096)];
+
+#[test]
+fn the_overwrite_fault_runs_where_tiles_are_shared() {
+    for &s in SHARED {
+        let p = chosen(s, 132);
+        let launch = STEP.validate(&p, shape(s), &Limits::SM90).unwrap();
+        let slices = (s.2 as u32).div_ceil(p.get("BK"));
+        let (whole, rows) = common::step::stream_k_layout(launch.grid.1, launch.grid.0, slices, 132);
+        assert!(p.get("SPLIT") == 1 && p.get("SHARE") == 1 && whole < rows, "{s:?}: {p}");
     }
 }
 
