@@ -214,9 +214,48 @@ fn the_overwrite_fault_runs_where_tiles_are_shared() {
     }
 }
 
+/// A sum whose order changes from run to run: each thread adds its slices forwards or backwards,
+/// as the low bit of its clock says.
+const UNORDERED: &[(&str, &str)] = &[(
+    "for (int z = 1; z < slices; ++z) sum += partials[z * count + i];",
+    "bool back = clock64() & 1;
+        sum = 0.0f;
+        for (int z = 0; z < slices; ++z) sum += partials[(back ? slices - 1 - z : z) * count + i];",
+)];
+
+/// Shapes where the rule splits K or Stream-K shares tiles, each run twice on the same inputs.
+fn same_bits_twice(step: &common::GpuStep) -> Vec<bool> {
+    let checker = Checker::defaults(step).unwrap();
+    SPLIT_SHAPES
+        .iter()
+        .chain(SHARED)
+        .map(|&s| {
+            let (a, b) = (checker.result(s, 7).unwrap(), checker.result(s, 7).unwrap());
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits())
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_split_and_shared_sums_are_the_same_in_every_run() {
+    let same = same_bits_twice(&STEP);
+    assert!(same.iter().all(|&s| s), "C differed between two runs: {same:?}");
+    // Planted: the slices added in an order that changes from run to run.
+    let faulty = testing::apply_edits(STEP.source, UNORDERED).unwrap();
+    let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..STEP };
+    let same = same_bits_twice(&faulty);
+    assert!(same.iter().any(|&s| !s), "a sum in no fixed order gave the same bits every time: {same:?}");
+}
+
 #[test]
 fn the_split_faults_apply() {
     faults::assert_faults_apply(&STEP, FAULTS);
 }
 
-common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step10_any_shape"));
+common::planted_fault_tests!(
+    STEP,
+    FAULTS,
+    &[SHAPES, DEEP, SUITE].concat(),
+    env!("CARGO_BIN_EXE_step10_any_shape")
+);

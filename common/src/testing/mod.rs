@@ -183,6 +183,14 @@ impl<'a> Checker<'a> {
         Ok((shape, verified_run(&self.gpu, &prepared, &inputs, &reference)?))
     }
 
+    /// C from one launch on random inputs drawn with `seed`, the output poisoned with NaN first.
+    pub fn result(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<Vec<f32>> {
+        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
+        let inputs = Inputs::new(shape, seed, false);
+        let prepared = self.kernels.at(&self.gpu, shape)?;
+        Ok(poisoned_result(&self.gpu, &prepared, &inputs)?.0)
+    }
+
     /// The GPU this checker runs on.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
