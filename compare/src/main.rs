@@ -278,10 +278,8 @@ fn measure(
     for p in prepared {
         // A step that chooses its parameters per shape is compiled again for this one.
         let chosen = match p {
-            Some(p) if matches!(p.step.schedule, common::Schedule::PerShape(_)) => {
-                Some(Prepared::for_shape(gpu, p.step, shape, &[])?.0)
-            }
-            _ => None,
+            Some(p) => p.chosen_for(gpu, shape)?,
+            None => None,
         };
         let p = chosen.as_ref().or(p.as_ref());
         cells.push(match p.map(|p| (p, p.plan(&gpu.info, shape))) {

@@ -27,7 +27,8 @@ pub const PARAMS: &[Param] = &[
 // ANCHOR_END: params
 
 /// The values the tuner tries (`--tune`); the parameters a run fixes with `--param` stay fixed,
-/// so `--tune --param BM=64 --param BN=64 …` searches the split alone.
+/// so `--tune --param BM=64 --param BN=64 …` searches the split alone. SHARE keeps the rule's
+/// value (1) unless given: the launch ignores it where K is split.
 pub const SEARCH: &[(&str, &[u32])] = &[
     ("BM", &[16, 64, 128]),
     ("BN", &[64, 128, 256]),
@@ -36,7 +37,6 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("TM", &[4, 8]),
     ("TN", &[4, 8]),
     ("SPLIT", &[1, 2, 4, 8, 16, 32, 64, 128, 256]),
-    ("SHARE", &[0, 1]),
 ];
 
 // ANCHOR: tiles
@@ -97,8 +97,8 @@ struct Plan {
 }
 
 impl Plan {
-    /// The largest power-of-two split that still fits every block in one round of the SMs'
-    /// slots and leaves each at least `min_depth` of K.
+    /// The largest power-of-two split, at most SPLIT_MAX (256), that still fits every block in
+    /// one round of the SMs' slots and leaves each at least `min_depth` of K.
     fn of(tile: Tile, s: Shape, sms: u32) -> Self {
         let (tiles, slots) = (tile.count(s), u64::from(sms) * u64::from(tile.per_sm));
         let mut split = 1u32;
@@ -151,7 +151,9 @@ pub fn choose(s: Shape, sms: u32) -> Choice {
             ("TM", tile.tm),
             ("TN", tile.tn),
             ("SPLIT", split),
-            ("SHARE", u32::from(split == 1)),
+            // Stream-K's layout is offered wherever K is not split, also where `--param SPLIT=1`
+            // replaces a split; a split launch ignores it.
+            ("SHARE", 1),
         ],
         why,
     }

@@ -532,6 +532,9 @@ impl GpuStep {
                 s += &format!("  {}\n    {}\n", v.file, v.idea);
             }
         }
+        if let Schedule::PerShape(_) = self.schedule {
+            s += "\nThe defaults above are replaced for each shape by the step's rule (the report's `choice` line says\nwhat it chose and why); --param replaces the rule's choice, --tune searches from it.\n";
+        }
         if !self.stages.is_empty() {
             s += "\nStages (--stage NAME): the kernel built up one idea at a time, each stage adding one to\nthe stage before it; the step's own kernel adds the last:\n";
             for st in self.stages {
@@ -681,6 +684,15 @@ impl<'a> Prepared<'a> {
         Ok((Self::new(gpu, step, params)?, why))
     }
 
+    /// For a step that chooses its parameters per shape, the step compiled again with its choice
+    /// for `shape` (None for every other step: this one serves every shape).
+    pub fn chosen_for(&self, gpu: &Gpu, shape: Shape) -> Result<Option<Prepared<'a>>> {
+        match self.step.schedule {
+            Schedule::PerShape(_) => Ok(Some(Self::for_shape(gpu, self.step, shape, &[])?.0)),
+            _ => Ok(None),
+        }
+    }
+
     /// Wraps a kernel already compiled and loaded for `step` with `params` (and finds the entry
     /// point that splits A, for a step that has one, or that transposes B, where the kernel
     /// defines one).
@@ -791,7 +803,12 @@ impl<'a> Prepared<'a> {
         };
         let slices = launch.grid.2 as usize;
         let partials = match slots.as_deref_mut() {
-            Some(slot) => Some(crate::pad::workspace(gpu, slot, (slices * shape.m * shape.n).max(1))?),
+            // One float stands in for the workspace of an unsplit launch, which never reads it.
+            Some(slot) => Some(crate::pad::workspace(
+                gpu,
+                slot,
+                if slices > 1 { slices * shape.m * shape.n } else { 1 },
+            )?),
             None => None,
         };
         let mut builder = gpu.stream.launch_builder(&self.kernel.func);

@@ -86,10 +86,7 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
         group.throughput(Throughput::Elements(shape.flops() as u64));
         for p in &prepared {
             // A step that chooses its parameters per shape is compiled again for this one.
-            let chosen = match p.step.schedule {
-                crate::step::Schedule::PerShape(_) => Some(Prepared::for_shape(gpu, p.step, shape, &[])?.0),
-                _ => None,
-            };
+            let chosen = p.chosen_for(gpu, shape)?;
             let p = chosen.as_ref().unwrap_or(p);
             // Each step only at the shapes it serves.
             let Ok((launch, _)) = p.plan(&gpu.info, shape) else { continue };

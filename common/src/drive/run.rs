@@ -65,7 +65,7 @@ pub fn memory_needed(shape: Shape, with_cublas: bool) -> u64 {
 /// Refuses a shape whose buffers, and `extra` bytes a step needs besides them (Bᵀ), do not fit
 /// in `free` bytes, before any allocation fails.
 pub fn check_fits(shape: Shape, with_cublas: bool, extra: u64, free: u64, device: &str) -> Result<()> {
-    let need = memory_needed(shape, with_cublas) + extra;
+    let need = memory_needed(shape, with_cublas).saturating_add(extra);
     if need > free {
         bail!(
             "the shape {shape} needs {:.2} GiB of GPU memory but {device} has {:.2} GiB free; choose a smaller shape",
@@ -90,13 +90,14 @@ fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
 /// launch pads rows, and the slices of a split product.
 fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
     let split = match step.schedule {
-        crate::step::Schedule::PerShape(_) => {
+        crate::step::Schedule::PerShape(_) if params.get(crate::step::SPLIT.name) > 1 => {
             let padded = step.padded_shape(shape).unwrap_or(shape);
-            4 * u64::from(params.get(crate::step::SPLIT.name)) * (padded.m * padded.n) as u64
+            (4 * u64::from(params.get(crate::step::SPLIT.name))).saturating_mul((padded.m * padded.n) as u64)
         }
         _ => 0,
     };
-    transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(shape)) + split
+    (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(shape)))
+        .saturating_add(split)
 }
 
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {

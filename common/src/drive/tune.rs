@@ -64,6 +64,15 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     let all = candidates(step, &base, &args.params)?;
     let valid: Vec<Params> =
         all.iter().filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok()).cloned().collect();
+    if valid.is_empty() {
+        // Say why in the step's own words: first for the parameters as given (a value out of
+        // range), else for the first set searched.
+        let (given, _) = step.params_for(shape, gpu.info.sms, &args.params)?;
+        step.validate(&given, shape, &gpu.info.limits)?;
+        if let Some(first) = all.first() {
+            step.validate(first, shape, &gpu.info.limits)?;
+        }
+    }
     println!(
         "tuning {} at {shape} on {}: {} combinations, {} valid for this device",
         step.name,
@@ -132,7 +141,15 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
                 continue;
             }
         };
-        let (got, t) = session::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan)?;
+        // A set whose launch cannot run here (a split's workspace beyond the free memory) is
+        // skipped, not the end of the search.
+        let (got, t) = match session::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan) {
+            Ok(x) => x,
+            Err(e) => {
+                skipped.push(format!("{params}: {e}"));
+                continue;
+            }
+        };
         let passed = reference.as_ref().map(|r| verify::verify(shape, &got, r, step.precision).passed());
         rows.push(Row {
             params,
