@@ -8,7 +8,7 @@ use regex::Regex;
 use crate::form::Form;
 use crate::record::{self, Picked, Records};
 
-/// The header a new catalog starts with; `convert` keeps the header a catalog has.
+/// The header a new catalog starts with.
 pub const HEADER: &str = "\
 # The figures the README and the book quote: one line per figure and printed form,
 #
@@ -31,9 +31,7 @@ pub const HEADER: &str = "\
 #
 # After a record is measured again, nothing here changes: the pages follow the record, and
 # `cargo run -p figures -- readme` writes README.md again. A selector that no longer matches
-# fails the book's build and the tests. `cargo run -p figures -- convert FILE...` turns quotes
-# of the old form (a link whose title was the selector) into references and adds their lines
-# here; it rewrites this file sorted by record and keeps this header, not other comments.
+# fails the book's build and the tests. A new figure gets its line here, under its record.
 ";
 
 /// One figure of the catalog.

@@ -9,16 +9,14 @@
 //! record no longer holds the figure, is an error that names the page and line.
 //!
 //! The program (`src/main.rs`): mdbook runs it as the book's preprocessor;
-//! `cargo run -p figures -- readme` writes README.md; `cargo run -p figures -- convert FILE...`
-//! turns quotes of the old form (a link whose title was a regular expression) into references.
+//! `cargo run -p figures -- readme` writes README.md.
 
 use std::path::{Path, PathBuf};
 
 pub mod book;
 pub mod catalog;
-pub mod convert;
 pub mod form;
-pub mod name;
+pub mod old;
 pub mod readme;
 pub mod record;
 pub mod refs;

@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 
 use figures::Repo;
 use figures::catalog::Catalog;
-use figures::convert::old_quotes;
+use figures::old::old_quotes;
 use figures::record::Records;
 use figures::refs::{self, Page};
 
@@ -135,7 +135,7 @@ fn no_page_quotes_a_pattern() {
             let name = shown(&repo, &file);
             wrong.push(format!(
                 "{name} quotes {} figures with a pattern for a link title (lines {}): \
-                 run `cargo run -p figures -- convert {name}`",
+                 write each as {{{{#figure ID}}}} with its line in docs/figures.txt",
                 quotes.len(),
                 lines.join(", ")
             ));
