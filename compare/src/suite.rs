@@ -13,25 +13,7 @@ use plotters::prelude::*;
 use crate::{CUBLAS, CUBLAS_TF32, Cell};
 
 /// The shapes (M, N, K) of `compare --suite`, in the order the record lists them.
-pub const SHAPES: [(usize, usize, usize); 17] = [
-    (256, 256, 256),
-    (512, 512, 512),
-    (1024, 1024, 1024),
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (8192, 8192, 8192),
-    (1000, 1000, 1000),
-    (4097, 4097, 4097),
-    (16, 4096, 4096),
-    (128, 4096, 4096),
-    (512, 11008, 4096),
-    (2048, 4096, 11008),
-    (8192, 1024, 4096),
-    (1, 4096, 4096),
-    (64, 64, 65536),
-    (128, 128, 16384),
-    (4096, 64, 4096),
-];
+pub const SHAPES: &[(usize, usize, usize)] = common::matrix::SUITE;
 
 /// `M×N×K`, or `S³` for a cube.
 pub fn label(s: Shape) -> String {

@@ -45,7 +45,8 @@ fn smem_bytes(p: &Params) -> u32 {
 }
 
 // ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Launch {
+/// A block per BM×BN tile of C (step 10 cuts the problem with the same launch, per shape).
+pub fn launch(p: &Params, s: Shape) -> Launch {
     Launch {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
@@ -56,7 +57,8 @@ fn launch(p: &Params, s: Shape) -> Launch {
 // ANCHOR_END: launch
 
 // ANCHOR: check
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+/// Refuses a set the kernel cannot serve, in one sentence (step 10 checks its sets the same way).
+pub fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     let [bm, bn, bk, wm, wn, tm, tn, minb] =
         ["BM", "BN", "BK", "WM", "WN", "TM", "TN", "MINB"].map(|n| p.get(n));
     if [bm, bn, bk, wm, wn, tm, tn, minb].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
@@ -142,6 +144,6 @@ const STREAM_K_SEARCH: &[(&str, &[u32])] = &[
 ];
 
 /// The thread-tile model (see `Intensity::thread_tile`), the same for steps 05 and 06.
-fn intensity(p: &Params) -> Intensity {
+pub fn intensity(p: &Params) -> Intensity {
     Intensity::thread_tile(p.get("BM"), p.get("BN"), p.get("WN"), p.get("TM"), p.get("TN"))
 }

@@ -1,26 +1,22 @@
 //! Step 10: step 06's kernel with the problem cut per shape: the block tile, a split of K, and
 //! Stream-K, chosen on the host for each shape.
 
-use common::gpu::Limits;
 use common::step::{Choice, SHARE, SPLIT};
-use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Schedule, Shape};
+use common::{GpuStep, Param, Precision, Schedule, Shape};
+use step06_prefetch as step06;
 
 // ANCHOR: params
 /// Step 06's parameters, then SPLIT and SHARE, which only the launch reads. The defaults are step
 /// 06's; `choose` replaces them for each shape, and `--param` replaces the choice.
 pub const PARAMS: &[Param] = &[
-    Param { name: "BM", default: 128, help: "rows of C per block" },
-    Param { name: "BN", default: 256, help: "columns of C per block" },
-    Param { name: "BK", default: 16, help: "depth of the K slice staged in shared memory (a multiple of 4)" },
-    Param { name: "WM", default: 128, help: "rows of C per warp" },
-    Param { name: "WN", default: 16, help: "columns of C per warp" },
-    Param { name: "TM", default: 8, help: "rows of C per thread" },
-    Param { name: "TN", default: 8, help: "columns of C per thread (1: the one-dimensional thread tile)" },
-    Param {
-        name: "MINB",
-        default: 1,
-        help: "blocks per SM the register budget must allow (__launch_bounds__)",
-    },
+    step06::PARAMS[0],
+    step06::PARAMS[1],
+    step06::PARAMS[2],
+    step06::PARAMS[3],
+    step06::PARAMS[4],
+    step06::PARAMS[5],
+    step06::PARAMS[6],
+    step06::PARAMS[7],
     SPLIT,
     SHARE,
 ];
@@ -160,52 +156,6 @@ pub fn choose(s: Shape, sms: u32) -> Choice {
 }
 // ANCHOR_END: choose
 
-/// One warp per WM×WN region of the block tile.
-fn threads(p: &Params) -> u32 {
-    (p.get("BM") / p.get("WM")) * (p.get("BN") / p.get("WN")) * 32
-}
-
-/// Bytes of the staged A and B slices, twice: one buffer computed on, one being filled.
-fn smem_bytes(p: &Params) -> u32 {
-    2 * 4 * p.get("BK") * (p.get("BM") + p.get("BN"))
-}
-
-fn launch(p: &Params, s: Shape) -> Launch {
-    Launch {
-        grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
-        block: (threads(p), 1, 1),
-        dynamic_smem: smem_bytes(p),
-        whole_rows: None,
-    }
-}
-
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
-    let [bm, bn, bk, wm, wn, tm, tn, minb] =
-        ["BM", "BN", "BK", "WM", "WN", "TM", "TN", "MINB"].map(|n| p.get(n));
-    if [bm, bn, bk, wm, wn, tm, tn, minb].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
-        return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
-    }
-    if minb > 32 {
-        return Err(format!("{p}: MINB is a number of blocks per SM, at most 32"));
-    }
-    if bm % wm != 0 || bn % wn != 0 || wm % tm != 0 || wn % tn != 0 {
-        return Err(format!(
-            "{p}: the block tile must be a whole number of warp regions and a warp region a whole number of \
-             thread tiles (WM divides BM, WN divides BN, TM divides WM, TN divides WN)"
-        ));
-    }
-    if (wm / tm) * (wn / tn) != 32 {
-        return Err(format!(
-            "{p}: a warp region must hold exactly 32 thread tiles, but (WM/TM)·(WN/TN) = {}",
-            (wm / tm) * (wn / tn)
-        ));
-    }
-    if bm % 4 != 0 || bn % 4 != 0 || bk % 4 != 0 {
-        return Err(format!("{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"));
-    }
-    limits.check_warp_tiled_block(p, threads(p), smem_bytes(p))
-}
-
 pub const STEP: GpuStep = GpuStep {
     name: "step10_any_shape",
     idea: "the problem cut per shape: the block tile, a split of K summed in order, and Stream-K, chosen on the host",
@@ -213,12 +163,13 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    launch,
-    check,
+    // Step 06's launch (a block per tile; common adds the split's z and Stream-K's rows) and checks.
+    launch: step06::launch,
+    check: step06::check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
     b_transposed: |_| false,
-    intensity,
+    intensity: step06::intensity,
     min_compute: (7, 5),
     extension: common::Extension::None,
     schedule: Schedule::PerShape(choose),
@@ -226,8 +177,3 @@ pub const STEP: GpuStep = GpuStep {
     pads_rows: true,
     variants: &[],
 };
-
-/// The thread-tile model (see `Intensity::thread_tile`), as for steps 05 and 06.
-fn intensity(p: &Params) -> Intensity {
-    Intensity::thread_tile(p.get("BM"), p.get("BN"), p.get("WN"), p.get("TM"), p.get("TN"))
-}

@@ -8,6 +8,28 @@ use rand::{Rng, SeedableRng};
 /// Largest element count of one matrix: the kernels index with 32-bit `int`.
 pub const MAX_ELEMENTS: usize = i32::MAX as usize;
 
+/// The suite of shapes (M, N, K) that `compare --suite` measures and step10's tests check: small
+/// and odd squares, a transformer layer's products, a matrix–vector product, deep and thin ones.
+pub const SUITE: &[(usize, usize, usize)] = &[
+    (256, 256, 256),
+    (512, 512, 512),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (1000, 1000, 1000),
+    (4097, 4097, 4097),
+    (16, 4096, 4096),
+    (128, 4096, 4096),
+    (512, 11008, 4096),
+    (2048, 4096, 11008),
+    (8192, 1024, 4096),
+    (1, 4096, 4096),
+    (64, 64, 65536),
+    (128, 128, 16384),
+    (4096, 64, 4096),
+];
+
 /// The shape of C = A·B: A is M×K, B is K×N, C is M×N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
