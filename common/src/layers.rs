@@ -15,6 +15,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (2, "reference", include_str!("numerics/reference.rs")),
     (2, "verify", include_str!("numerics/verify.rs")),
     (3, "pad", include_str!("contract/pad.rs")),
+    (3, "residues", include_str!("contract/residues.rs")),
     (3, "step", include_str!("contract/step.rs")),
     (3, "tma", include_str!("contract/tma.rs")),
     (4, "cli", include_str!("present/cli.rs")),

@@ -1,7 +1,8 @@
 //! Layer 3, the step contract: what a GPU step's `lib.rs` fills in (kernel, parameters, launch,
-//! checks), and the launch's two extensions, tensor maps and row padding. Depends on the
+//! checks), and the launch's extensions: tensor maps, step 11's residues and row padding. Depends on the
 //! layers below.
 
 pub mod pad;
+pub mod residues;
 pub mod step;
 pub mod tma;

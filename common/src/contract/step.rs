@@ -8,6 +8,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
 use crate::pad::Padding;
+use crate::residues::Residues;
 use crate::tma::{Prologue, Tma, TmaBox};
 pub use crate::tma::{SPLIT_ENTRY, TRANSPOSE_ENTRY};
 use crate::verify::Precision;
@@ -208,6 +209,14 @@ pub const SMS_BEFORE_OPENING: u32 = 132;
 /// The most blocks a [`Schedule::PerShape`] launch splits K between.
 pub const SPLIT_MAX: u32 = 256;
 
+/// The parameter of an [`Extension::Residues`] step: how many of the kernel's moduli it takes,
+/// and so how many INT8 products it runs.
+pub const MODULI: Param = Param {
+    name: "MODULI",
+    default: 7,
+    help: "moduli, one INT8 product each: their product bounds the integers the product can hold (2 to 8)",
+};
+
 /// The entry point that adds a split product's slices into C (see [`Schedule::PerShape`]).
 pub const SUM_ENTRY: &str = "sum_slices";
 
@@ -274,6 +283,12 @@ pub enum Extension {
     /// launch (timing counts it), which writes two M×K parts whose sum is A; A's map has a third
     /// coordinate, the part (see [`crate::tma`]).
     SplitTensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
+    /// The product from residues (step 11, see [`crate::residues`]): the step's own kernels scale
+    /// A's rows and B's columns to integers and write their residues modulo [`MODULI`] moduli as
+    /// bytes, `matmul` multiplies them with one z of its grid per modulus, reading them through
+    /// tensor maps of bytes in these boxes (columns counted in bytes), and `reconstruct` rebuilds
+    /// C. Compiled for sm_90a, as `TensorMaps`.
+    Residues { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
 }
 
 /// How a step sizes the boxes of one operand's tensor map from its parameters.
@@ -284,7 +299,9 @@ impl Extension {
     pub fn boxes(self) -> Option<(BoxOf, BoxOf)> {
         match self {
             Extension::None => None,
-            Extension::TensorMaps { a, b } | Extension::SplitTensorMaps { a, b } => Some((a, b)),
+            Extension::TensorMaps { a, b }
+            | Extension::SplitTensorMaps { a, b }
+            | Extension::Residues { a, b } => Some((a, b)),
         }
     }
 }
@@ -649,6 +666,8 @@ pub struct Prepared<'a> {
     padding: Padding,
     /// A [`Schedule::PerShape`] step's `sum_slices` and the workspace of its split products.
     split: Option<Split>,
+    /// An [`Extension::Residues`] step's other kernels and workspaces.
+    residues: Option<Residues>,
 }
 
 /// What a launch that splits K keeps: the kernel that adds the slices, and their workspace.
@@ -702,8 +721,11 @@ impl<'a> Prepared<'a> {
             Extension::TensorMaps { .. } if kernel.has_entry(TRANSPOSE_ENTRY) => {
                 Some(Prologue::TransposeB(kernel.entry(TRANSPOSE_ENTRY)?))
             }
-            Extension::TensorMaps { .. } => None,
-            Extension::None => None,
+            Extension::TensorMaps { .. } | Extension::Residues { .. } | Extension::None => None,
+        };
+        let residues = match step.extension {
+            Extension::Residues { .. } => Some(Residues::new(&kernel)?),
+            _ => None,
         };
         let split = match step.schedule {
             Schedule::PerShape(_) => {
@@ -711,7 +733,16 @@ impl<'a> Prepared<'a> {
             }
             _ => None,
         };
-        Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default(), split })
+        Ok(Self {
+            step,
+            params,
+            kernel,
+            tma: Tma::default(),
+            prologue,
+            padding: Padding::default(),
+            split,
+            residues,
+        })
     }
 
     /// The launch for `shape` on this device and its resource cost.
@@ -784,6 +815,11 @@ impl<'a> Prepared<'a> {
             block_dim: launch.block,
             shared_mem_bytes: launch.dynamic_smem,
         };
+        if let (Some(residues), Some((a_box, b_box))) = (&self.residues, self.step.extension.boxes()) {
+            let moduli = self.params.get(MODULI.name) as usize;
+            let boxes = (a_box(&self.params), b_box(&self.params));
+            return residues.launch(gpu, &self.kernel.func, cfg, shape, moduli, (a, b, c), boxes);
+        }
         let maps = match self.step.extension.boxes() {
             None => None,
             Some((a_box, b_box)) => Some(self.tma.maps(

@@ -64,26 +64,64 @@ pub fn encode(
     parts: usize,
     bx: TmaBox,
 ) -> Result<TensorMap> {
-    if pitch % 4 != 0 || pitch < cols {
+    encode_as(Element::F32, ptr, [rows, cols, pitch, parts], bx)
+}
+
+/// What a tensor map's matrix holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    F32,
+    /// Bytes (step 11's residues, signed or not: the copy engine only moves them).
+    U8,
+}
+
+impl Element {
+    fn bytes(self) -> usize {
+        match self {
+            Element::F32 => 4,
+            Element::U8 => 1,
+        }
+    }
+}
+
+/// As [`encode`], for a matrix of `element`s: `[rows, cols, pitch, parts]` counted in elements,
+/// a box of `bx.cols` elements of at most 128 bytes (the swizzle's width) by at most 256 rows.
+pub fn encode_as(
+    element: Element,
+    ptr: sys::CUdeviceptr,
+    [rows, cols, pitch, parts]: [usize; 4],
+    bx: TmaBox,
+) -> Result<TensorMap> {
+    let size = element.bytes();
+    if (pitch * size) % 16 != 0 || pitch < cols {
         bail!(
-            "a tensor map needs rows 16-byte aligned: a pitch of {pitch} floats for rows of {cols} cannot be mapped"
+            "a tensor map needs rows 16-byte aligned: a pitch of {} bytes for rows of {cols} cannot be mapped",
+            pitch * size
         );
     }
-    if bx.cols == 0 || bx.rows == 0 || bx.cols > 32 || bx.rows > 256 {
-        bail!("a box of {}×{} floats cannot be copied with the 128-byte swizzle", bx.rows, bx.cols);
+    if bx.cols == 0 || bx.rows == 0 || bx.cols as usize * size > 128 || bx.rows > 256 {
+        bail!(
+            "a box of {}×{} elements of {size} bytes cannot be copied with the 128-byte swizzle",
+            bx.rows,
+            bx.cols
+        );
     }
     let dims = [cols as u64, rows as u64, parts as u64];
-    let strides = [4 * pitch as u64, 4 * (pitch * rows) as u64];
+    let strides = [(size * pitch) as u64, (size * pitch * rows) as u64];
     let boxes = [bx.cols, bx.rows, 1];
     let elem_strides = [1u32; 3];
     let rank = if parts > 1 { 3 } else { 2 };
+    let data_type = match element {
+        Element::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        Element::U8 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+    };
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     // SAFETY: every pointer addresses an array at least as long as the rank (2 or 3) implies;
     // the map is written in place and the device memory is only recorded, not touched.
     unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
-            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            data_type,
             rank,
             ptr as *mut std::ffi::c_void,
             dims.as_ptr(),
@@ -266,6 +304,13 @@ mod tests {
         let err = encode(0, 8, 6, 6, 1, bx).unwrap_err().to_string();
         assert!(err.contains("16-byte aligned"), "{err}");
         let err = encode(0, 8, 8, 8, 2, TmaBox { rows: 32, cols: 64 }).unwrap_err().to_string();
+        assert!(err.contains("128-byte swizzle"), "{err}");
+        // Bytes: 128 of them fill the swizzle's width, 129 do not; rows of 8 bytes are not aligned.
+        let err = encode_as(Element::U8, 0, [8, 8, 8, 1], bx).unwrap_err().to_string();
+        assert!(err.contains("16-byte aligned"), "{err}");
+        let err = encode_as(Element::U8, 0, [8, 160, 160, 1], TmaBox { rows: 8, cols: 129 })
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("128-byte swizzle"), "{err}");
     }
 }

@@ -87,7 +87,7 @@ fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
 }
 
 /// Device bytes a step's launch needs besides A, B and C: Bᵀ, the padded copies of a step whose
-/// launch pads rows, and the slices of a split product.
+/// launch pads rows, the slices of a split product, and the residues of a product from residues.
 fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
     let split = match step.schedule {
         crate::step::Schedule::PerShape(_) if params.get(crate::step::SPLIT.name) > 1 => {
@@ -96,8 +96,15 @@ fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 
         }
         _ => 0,
     };
+    let residues = match step.extension {
+        crate::step::Extension::Residues { .. } => {
+            crate::residues::workspace_bytes(shape, params.get(crate::step::MODULI.name) as usize)
+        }
+        _ => 0,
+    };
     (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(shape)))
         .saturating_add(split)
+        .saturating_add(residues)
 }
 
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {

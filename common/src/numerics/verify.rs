@@ -231,6 +231,10 @@ pub enum Precision {
     /// the normwise model of 3K terms summed in f32, plus what the split leaves out
     /// ([`SPLIT_RHO`]).
     Tf32x3,
+    /// FP32 accuracy from the INT8 tensor cores (step 11): rows of A and columns of B scaled to
+    /// integers, whose product is computed exactly from residues and rebuilt. Its claim is
+    /// FP32's, so it is held to FP32's limits, per element and normwise.
+    Int8Crt,
 }
 
 impl Precision {
@@ -240,7 +244,7 @@ impl Precision {
             Precision::Fp32 => 0.0,
             Precision::Tf32 => UTF32,
             Precision::Tf32Truncated => UTF32_TRUNCATED,
-            Precision::Tf32x3 => 0.0,
+            Precision::Tf32x3 | Precision::Int8Crt => 0.0,
         }
     }
 
@@ -251,7 +255,7 @@ impl Precision {
 
     /// Whether the products run on the tensor cores (the step is set against cuBLAS TF32 too).
     pub fn tensor_cores(self) -> bool {
-        self.is_tf32() || self == Precision::Tf32x3
+        self.is_tf32() || matches!(self, Precision::Tf32x3 | Precision::Int8Crt)
     }
 
     /// The compute roof a step of this precision is measured against: its name and GFLOP/s, from
@@ -260,6 +264,9 @@ impl Precision {
         match self {
             p if p.is_tf32() => ("TF32 peak", tf32_peak),
             Precision::Tf32x3 => ("a third of TF32 peak", tf32_peak.map(|p| p / 3.0)),
+            // The INT8 peak is four times the TF32 one on Hopper; seven products per result (the
+            // step's default).
+            Precision::Int8Crt => ("a seventh of INT8 peak", tf32_peak.map(|p| 4.0 * p / 7.0)),
             _ => ("FP32 peak", Some(fp32_peak)),
         }
     }
@@ -286,7 +293,7 @@ impl Precision {
     /// products stand in for each term (three for the split: 3K terms to sum).
     fn arithmetic(self) -> (Rounding, Sums, f64, usize) {
         match self {
-            Precision::Fp32 => (Rounding::NONE, Sums::Nearest, 0.0, 1),
+            Precision::Fp32 | Precision::Int8Crt => (Rounding::NONE, Sums::Nearest, 0.0, 1),
             Precision::Tf32 => (Rounding::tf32(), Sums::TensorCores, 0.0, 1),
             Precision::Tf32Truncated => (Rounding::truncated(10), Sums::TensorCores, 0.0, 1),
             Precision::Tf32x3 => (Rounding::NONE, Sums::Nearest, SPLIT_RHO, 3),
@@ -303,7 +310,7 @@ impl Precision {
     /// keeps this precision's rounding).
     pub fn lower(self) -> (&'static str, Rounding) {
         match self {
-            Precision::Fp32 => ("TF32 operands", Rounding::tf32()),
+            Precision::Fp32 | Precision::Int8Crt => ("TF32 operands", Rounding::tf32()),
             Precision::Tf32 => ("bf16 operands", Rounding::bf16()),
             Precision::Tf32Truncated => ("bf16 operands", Rounding::truncated(7)),
             Precision::Tf32x3 => ("one TF32 part", Rounding::tf32()),
@@ -334,6 +341,7 @@ impl fmt::Display for Precision {
             Precision::Tf32 => "TF32",
             Precision::Tf32Truncated => "TF32 (truncated)",
             Precision::Tf32x3 => "FP32 (3×TF32)",
+            Precision::Int8Crt => "FP32 (INT8 residues)",
         })
     }
 }

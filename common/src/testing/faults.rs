@@ -56,6 +56,12 @@ pub enum Class {
     Zero,
     /// The last row of C never written.
     Row,
+    /// Of a product from residues, the integers kept 6 bits short of what the moduli can hold.
+    ScaleTruncated,
+    /// Of a product from residues, the last modulus's product left out of the reconstruction.
+    DropModulus,
+    /// Of a product from residues, one modulus's reconstruction weight wrong.
+    WrongWeight,
     /// The last column of C never written.
     Column,
 }
@@ -103,6 +109,9 @@ impl Class {
                 (1, 1, 29056),
             ],
             Class::Row | Class::Column => &[S4096, (4097, 4097, 4097), (17, 33, 9), (32, 32, 900)],
+            Class::DropModulus | Class::WrongWeight => {
+                &[S4096, (1024, 1024, 1024), (64, 64, 65536), (4097, 4097, 4097), (17, 33, 9), (32, 32, 900)]
+            }
             // Every other class computes in a precision below the claim.
             _ => PRECISION_SHAPES,
         }
@@ -111,7 +120,7 @@ impl Class {
     /// Whether the fault computes in a precision below the step's claim, rather than summing or
     /// writing the wrong thing.
     pub fn is_precision(self) -> bool {
-        !Self::WRITES.contains(&self)
+        !Self::WRITES.contains(&self) && !matches!(self, Class::DropModulus | Class::WrongWeight)
     }
 
     pub fn describe(self) -> &'static str {
@@ -133,6 +142,9 @@ impl Class {
             Class::Zero => "C all zero",
             Class::Row => "last row not written",
             Class::Column => "last column not written",
+            Class::ScaleTruncated => "integers 6 bits short",
+            Class::DropModulus => "a modulus left out",
+            Class::WrongWeight => "a wrong reconstruction weight",
         }
     }
 
@@ -163,6 +175,7 @@ impl Class {
                 Class::DropBSmall,
                 Class::DropLeading,
             ],
+            Precision::Int8Crt => &[Class::ScaleTruncated, Class::DropModulus, Class::WrongWeight],
         };
         lower.iter().chain(&Self::WRITES).copied().collect()
     }

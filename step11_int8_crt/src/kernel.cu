@@ -1,0 +1,458 @@
+// Step 11: FP32 accuracy from the INT8 tensor cores. Each row of A and each column of B is
+// scaled by a power of two and rounded to an integer; the integer product is computed exactly
+// from its residues modulo a few coprime moduli near 256, one INT8 product per modulus, and
+// rebuilt by the Chinese remainder theorem (the Ozaki scheme II).
+//
+// Idea: step 08's machinery (a producer warpgroup feeding wgmma through the copy engine and an
+// mbarrier pipeline), with 8-bit operands. An INT8 product sums exactly in 32-bit integers, so
+// its only error is none at all; what it cannot do is hold more than 8 bits of an operand. The
+// residues fix that: integers of about 22 bits are cut into seven 8-bit residues, seven exact
+// INT8 products give the integer product modulo each modulus, and the remainder theorem puts
+// the one integer back together. The only rounding is where A and B become integers, and where
+// the rebuilt integer becomes an FP32 number again.
+//
+// Four kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
+// and scale_cols (B's columns, written transposed so that both operands are K-major, as the INT8
+// wgmma wants them in shared memory), matmul (one INT8 product per modulus, in z of the grid,
+// each reduced to its residue), and reconstruct.
+//
+// What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
+// measures both).
+
+// STAGES, GROUP and MODULI are set at compile time (-D NAME=value) from the step's lib.rs.
+
+// ANCHOR: moduli
+// The moduli, pairwise coprime, in the order they are taken: the first MODULI are used.
+__host__ __device__ constexpr int modulus(int l)
+{
+    constexpr int list[8] = {256, 255, 253, 251, 247, 241, 239, 233};
+    return list[l];
+}
+
+// P, the product of the first n moduli: below 2⁶⁴ for all eight.
+__host__ __device__ constexpr unsigned long long product(int n)
+{
+    unsigned long long p = 1;
+    for (int l = 0; l < n; ++l) p *= modulus(l);
+    return p;
+}
+
+constexpr unsigned long long P = product(MODULI);
+
+// The remainder theorem's weight of modulus l: w ≡ 1 (mod m_l) and w ≡ 0 modulo every other
+// modulus, so Σ w_l·r_l ≡ c modulo each of them, and so modulo P. With q = P / m_l, w = q·y
+// where y is the inverse of q modulo m_l; w < P.
+__host__ __device__ constexpr unsigned long long weight(int l)
+{
+    unsigned long long q = P / modulus(l);
+    int m = modulus(l), r = static_cast<int>(q % m), y = 1;
+    while (r * y % m != 1) ++y;
+    return q * y;
+}
+
+struct Table {
+    int modulus[8];
+    float inverse[8];       // 1/m, for the reduction of a product to its residue
+    double inverse64[8];    // 1/m, for the residues of the scaled operands
+    double weight[8];       // the weights, rounded to doubles
+};
+
+__host__ __device__ constexpr Table make_table()
+{
+    Table t{};
+    for (int l = 0; l < MODULI; ++l) {
+        t.modulus[l] = modulus(l);
+        t.inverse[l] = 1.0f / modulus(l);
+        t.inverse64[l] = 1.0 / modulus(l);
+        t.weight[l] = static_cast<double>(weight(l));
+    }
+    return t;
+}
+
+__constant__ Table TABLE = make_table();
+
+// An exponent that marks a row of A or a column of B holding NaN or infinity.
+constexpr int NONFINITE = 1 << 30;
+// ANCHOR_END: moduli
+
+// ANCHOR: scale
+// The exponent e of a row (or column) x of K entries with Σx² = norm2: the largest with
+// 2^e·‖x‖ + √K/2 ≤ T, T = √(P/2) less a margin. Rounding moves each entry by at most 1/2, so
+// the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of products of a row and a
+// column stays within T² < P/2: the remainder theorem can tell it from every other integer.
+__device__ int exponent_for(double norm2, int K)
+{
+    if (!(norm2 <= 1.7976931348623157e308)) return NONFINITE;  // NaN or infinity on the way
+    if (norm2 == 0.0) return 0;
+    double limit = sqrt(0.5 * static_cast<double>(P)) * (1.0 - 1.0 / 1048576.0);
+    return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
+}
+
+// The residue of the integer x modulo m_l, from −m/2 up to m/2 (exclusive), so that it fits a
+// signed byte: x − m·⌊x/m + 1/2⌋, exact in doubles for |x| < 2³³.
+__device__ __forceinline__ int residue(double x, int l)
+{
+    double q = floor(fma(x, TABLE.inverse64[l], 0.5));
+    return static_cast<int>(fma(-q, static_cast<double>(TABLE.modulus[l]), x));
+}
+
+// The residues of 16 integers, modulo m_l, packed into 16 bytes.
+__device__ __forceinline__ uint4 pack(const double (&x)[16], int l)
+{
+    unsigned w[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        w[q] = 0;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) w[q] |= (residue(x[4 * q + i], l) & 0xFF) << (8 * i);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// A's rows, a warp each: the exponent of row i into exps[i], and its residues modulo each
+// modulus into plane l of res (MODULI planes of M rows of pitch bytes).
+extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int M, int K, int pitch)
+{
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    if (i >= M) return;
+    const float* row = A + static_cast<long long>(i) * K;
+    double norm2 = 0.0;
+    for (int k = lane; k < K; k += 32) {
+        double v = row[k];
+        norm2 = fma(v, v, norm2);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) norm2 += __shfl_xor_sync(0xFFFFFFFFu, norm2, o);
+    int e = exponent_for(norm2, K);
+    if (lane == 0) exps[i] = e;
+    // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
+    double scale = e == NONFINITE ? 0.0 : ldexp(1.0, e);
+    for (int k0 = 16 * lane; k0 < K; k0 += 512) {
+        double x[16];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) x[j] = k0 + j < K && scale != 0.0 ? rint(row[k0 + j] * scale) : 0.0;
+#pragma unroll 1
+        for (int l = 0; l < MODULI; ++l) {
+            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) = pack(x, l);
+        }
+    }
+}
+
+// Sums of squares of B's columns over 256-row chunks: part[chunk·N + n]. Summed in a fixed order
+// (no atomics), so that the exponents, and so C, are the same from run to run.
+extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
+{
+    __shared__ double sums[8][32];
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    int n = blockIdx.x * 32 + tx, k0 = blockIdx.y * 256, k1 = min(K, k0 + 256);
+    double s = 0.0;
+    if (n < N) {
+        for (int k = k0 + ty; k < k1; k += 8) {
+            double v = B[static_cast<long long>(k) * N + n];
+            s = fma(v, v, s);
+        }
+    }
+    sums[ty][tx] = s;
+    __syncthreads();
+    if (ty == 0 && n < N) {
+        for (int y = 1; y < 8; ++y) s += sums[y][tx];
+        part[static_cast<long long>(blockIdx.y) * N + n] = s;
+    }
+}
+
+// B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
+// exps[n], and the residues written transposed, column n of B as row n of plane l (MODULI
+// planes of N rows of pitch bytes): both operands of the INT8 product are then K-major.
+extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res, int* exps, int K, int N,
+                                      int pitch)
+{
+    __shared__ float tile[128][33];
+    __shared__ double scale_of[32];
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    int n0 = blockIdx.x * 32, k0 = blockIdx.y * 128;
+    if (ty == 0) {
+        int n = n0 + tx;
+        double norm2 = 0.0;
+        if (n < N) {
+            for (int c = 0; c < (K + 255) / 256; ++c) norm2 += part[static_cast<long long>(c) * N + n];
+        }
+        int e = exponent_for(norm2, K);
+        if (n < N && blockIdx.y == 0) exps[n] = e;
+        scale_of[tx] = e == NONFINITE ? 0.0 : ldexp(1.0, e);
+    }
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        int k = k0 + ty + 8 * j, n = n0 + tx;
+        tile[ty + 8 * j][tx] = k < K && n < N ? B[static_cast<long long>(k) * N + n] : 0.0f;
+    }
+    __syncthreads();
+    // Each thread: 16 consecutive entries of K of one column, one 16-byte store per modulus.
+    int c = threadIdx.x / 8, kk = 16 * (threadIdx.x % 8), n = n0 + c;
+    if (n >= N || k0 + kk >= K) return;
+    double scale = scale_of[c], x[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) x[j] = scale != 0.0 ? rint(tile[kk + j][c] * scale) : 0.0;
+#pragma unroll 1
+    for (int l = 0; l < MODULI; ++l) {
+        *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) = pack(x, l);
+    }
+}
+// ANCHOR_END: scale
+
+// ANCHOR: constants
+constexpr int BM = 128;                     // rows of C per block: two consumers of 64
+constexpr int BN = 256;                     // columns of C per block: the N of each wgmma
+constexpr int BK = 128;                     // bytes of one row in the 128-byte swizzle: 128 of K
+constexpr int CONSUMERS = BM / 64;          // consumer warpgroups, one 64-row strip of C each
+constexpr int THREADS = 128 * (CONSUMERS + 1);
+constexpr int A_TILE = BM * BK;             // bytes of one stage's A tile (BM rows of BK)
+constexpr int B_TILE = BN * BK;             // bytes of one stage's B tile (BN rows of Bᵀ)
+constexpr unsigned STAGE_BYTES = A_TILE + B_TILE;
+// Registers per thread after the producer hands its share to the consumers (setmaxnreg).
+constexpr int PRODUCER_REGS = 40;
+constexpr int BLOCK_REGS = THREADS * ((65536 / THREADS) / 8 * 8);
+constexpr int CONSUMER_REGS_FIT = (BLOCK_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+constexpr int CONSUMER_REGS = CONSUMER_REGS_FIT < 240 ? CONSUMER_REGS_FIT : 240;
+// ANCHOR_END: constants
+
+// The driver's tensor map, opaque to the kernel: NVRTC has no CUDA headers.
+struct alignas(64) CUtensorMap {
+    unsigned long long opaque[16];
+};
+
+// ANCHOR: sync
+__device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count));
+}
+
+// One arrival that also tells the barrier how many bytes the copies will deliver.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+}
+
+// Waits until the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity)
+{
+    unsigned done = 0;
+    while (!done) {
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(smem(bar)), "r"(parity)
+            : "memory");
+    }
+}
+
+// The copy engine moves the box at (k, row) of plane z of the map's residues into dst, and
+// counts its bytes on bar.
+__device__ __forceinline__ void tma_load(unsigned char* dst, const CUtensorMap* map, unsigned long long* bar, int k,
+                                         int row, int z)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+        ::"r"(smem(dst)), "l"(map), "r"(k), "r"(row), "r"(z), "r"(smem(bar))
+        : "memory");
+}
+// ANCHOR_END: sync
+
+// ANCHOR: wgmma
+// A shared-memory operand: rows of 128 bytes (128 of K), 16-byte pieces swizzled, 8-row groups
+// 1024 bytes apart.
+__device__ __forceinline__ unsigned long long descriptor(const unsigned char* tile)
+{
+    unsigned long long addr = smem(tile);
+    return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+
+// d (a 64×256 tile of C, 128 int32 a thread) += the 64×32 slice of A that a points at times the
+// 32×256 slice of B whose transpose b points at, both signed bytes, summed exactly in int32.
+// d is overwritten when accumulate is 0. The braces list every accumulator register.
+__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b, int accumulate)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+              "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+              "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+              "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+              "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+              "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+              "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+              "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+              "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+              "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+              "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+              "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+              "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+              "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+              "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+              "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+// ANCHOR_END: wgmma
+
+// ANCHOR: residue
+// acc modulo m (0 ≤ r < m) for an int32 acc: a quotient from floats, off by a few at most,
+// leaves a remainder small enough for a second, exact one.
+__device__ __forceinline__ int reduce(int acc, int m, float inv)
+{
+    int r = acc - m * __float2int_rd(__int2float_rn(acc) * inv);
+    r -= m * __float2int_rd(__int2float_rn(r) * inv);
+    r += r < 0 ? m : 0;
+    return r >= m ? r - m : r;
+}
+// ANCHOR_END: residue
+
+// ANCHOR: kernel
+// One INT8 product per block and modulus z = blockIdx.z: C's BM×BN tile of Σ_k r_a·r_b, exact
+// in int32, reduced modulo m_z into plane z of c_res (MODULI planes of M rows of N bytes,
+// padded to 16). A, B, C and exps are for reconstruct.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res, const int* exps,
+           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map)
+{
+    // STAGES tiles of A and B, then the barriers; the swizzle needs 1024-byte alignment.
+    extern __shared__ unsigned char raw[];
+    unsigned char* As = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    unsigned char* Bs = As + STAGES * A_TILE;
+    unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
+    unsigned long long* empty = full + STAGES;
+
+    // Blocks in launch order walk down groups of GROUP block-rows before moving right, so the
+    // blocks resident at once share tiles of A and of B in L2.
+    int bid = blockIdx.x + gridDim.x * blockIdx.y;
+    int first = bid / (GROUP * gridDim.x) * GROUP;
+    int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
+    int row0 = (first + bid % (GROUP * gridDim.x) % rows) * BM;
+    int col0 = bid % (GROUP * gridDim.x) / rows * BN;
+    int z = blockIdx.z;
+    int k_tiles = (K + BK - 1) / BK;
+    int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);                  // the producer's arrival, plus the bytes
+            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (role == 0) {
+        // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                int s = kt % STAGES;
+                // Stage s was last filled for tile kt - STAGES; wait until it has been used.
+                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);
+                mbar_expect_bytes(&full[s], STAGE_BYTES);
+                tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0, z);
+                tma_load(Bs + s * B_TILE, &b_map, &full[s], kt * BK, col0, z);
+            }
+        }
+    } else {
+        // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+        int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+        int g = lane / 4, t = lane % 4;
+        int acc[BN / 2] = {};
+
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            int s = kt % STAGES;
+            mbar_wait(&full[s], (kt / STAGES) % 2);
+            unsigned long long a = descriptor(As + s * A_TILE + (role - 1) * 64 * BK);
+            unsigned long long b = descriptor(Bs + s * B_TILE);
+            wgmma_fence();
+#pragma unroll
+            for (int k32 = 0; k32 < BK / 32; ++k32) {
+                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4), 1);  // 32 bytes further along the rows
+            }
+            wgmma_commit();
+            // The products of the tile before have now read their stage: hand it back.
+            wgmma_wait<1>();
+            if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
+        }
+        wgmma_wait<0>();
+
+        // acc[4j + 2h + v] is C at row 16·warp + g + 8h of the strip, column 8j + 2t + v.
+        int m_z = TABLE.modulus[z];
+        float inv = TABLE.inverse[z];
+        int pitch = (N + 15) / 16 * 16;
+        unsigned char* out = c_res + static_cast<long long>(z) * M * pitch;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            int m = row0 + 64 * (role - 1) + 16 * warp + g + 8 * h;
+            if (m >= M) continue;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+                int n = col0 + 8 * j + 2 * t;
+                unsigned char* p = out + static_cast<long long>(m) * pitch + n;
+                int r0 = reduce(acc[4 * j + 2 * h], m_z, inv), r1 = reduce(acc[4 * j + 2 * h + 1], m_z, inv);
+                if (n + 1 < N) {
+                    *reinterpret_cast<unsigned short*>(p) = static_cast<unsigned short>(r0 | r1 << 8);
+                } else if (n < N) {
+                    p[0] = static_cast<unsigned char>(r0);
+                }
+            }
+        }
+    }
+}
+// ANCHOR_END: kernel
+
+// ANCHOR: reconstruct
+// C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P), in doubles; the multiple of P
+// nearest s taken away leaves c, the one integer within P/2 of zero, and the exponents of the
+// row and the column scale it back. The doubles' rounding errs by about 2⁻⁴⁰ of T² (chapter),
+// far below the integers' own rounding. An element whose row or column holds NaN or infinity is
+// the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does.
+extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
+                                       float* C, int M, int N, int K)
+{
+    int pitch = (N + 15) / 16 * 16;
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= N) return;
+    double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
+    for (int i = blockIdx.y; i < M; i += gridDim.y) {
+        int ea = exps[i], eb = exps[M + j];
+        float* c = C + static_cast<long long>(i) * N + j;
+        if (ea == NONFINITE || eb == NONFINITE) {
+            float sum = 0.0f;
+            for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+            *c = sum;
+            continue;
+        }
+        double s = 0.0;
+#pragma unroll
+        for (int l = 0; l < MODULI; ++l) {
+            s = fma(TABLE.weight[l], static_cast<double>(c_res[(static_cast<long long>(l) * M + i) * pitch + j]), s);
+        }
+        double integer = fma(-rint(s * inverse), p, s);
+        *c = static_cast<float>(ldexp(integer, -(ea + eb)));
+    }
+}
+// ANCHOR_END: reconstruct

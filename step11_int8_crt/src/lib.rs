@@ -1,0 +1,196 @@
+//! Step 11: FP32 accuracy from the INT8 tensor cores: operands scaled to integers, multiplied
+//! exactly through their residues modulo a few moduli, and rebuilt by the Chinese remainder theorem.
+
+use common::gpu::Limits;
+use common::step::MODULI;
+use common::{Extension, GpuStep, Intensity, Launch, Param, Params, Precision, Shape, TmaBox};
+
+// ANCHOR: params
+/// The block computes a 128×256 tile of one modulus's product: two consumer warpgroups, each a
+/// 64-row strip with four m64n256k32 INT8 wgmmas per 128-deep tile, and a producer warpgroup
+/// that keeps STAGES tiles of A's and Bᵀ's residues in flight. Blocks are handed tiles GROUP
+/// block-rows at a time; the grid has one z per modulus.
+pub const PARAMS: &[Param] = &[
+    Param {
+        name: "STAGES",
+        default: 4,
+        help: "tiles of A's and B's residues in shared memory at once (2 to 4)",
+    },
+    Param {
+        name: "GROUP",
+        default: 8,
+        help: "block-rows the launch order walks down before moving right (1 to 64)",
+    },
+    MODULI,
+];
+// ANCHOR_END: params
+
+/// The values the tuner tries (`--tune`); MODULI stays as given (it sets the accuracy).
+pub const SEARCH: &[(&str, &[u32])] = &[("STAGES", &[2, 3, 4]), ("GROUP", &[1, 4, 8, 16])];
+
+/// Rows and columns of C per block, and the depth of a tile in bytes (one 128-byte row of the
+/// swizzle: 128 residues of K).
+const BM: u32 = 128;
+const BN: u32 = 256;
+const BK: u32 = 128;
+
+/// The moduli the kernel knows, in the order it takes them.
+pub const MODULUS: [u64; 8] = [256, 255, 253, 251, 247, 241, 239, 233];
+
+/// The deepest K the step serves: its INT8 sums stay exact in int32 while K·127² < 2³¹ (the odd
+/// moduli's residues lie within ±127), up to K = 133144; 2¹⁷ is the power of two below. The sums
+/// of modulus 256 (residues down to −128) may wrap, which changes nothing modulo 256.
+pub const K_MAX: usize = 1 << 17;
+
+/// P, the product of the first `moduli` moduli.
+pub fn product(moduli: usize) -> u128 {
+    MODULUS[..moduli].iter().map(|&m| u128::from(m)).product()
+}
+
+/// How far the integers of a row can reach, T = √(P/2), less the √K/2 their rounding may add:
+/// positive when the moduli can hold a product of depth `k` at all.
+pub fn room(moduli: usize, k: usize) -> f64 {
+    (product(moduli) as f64 / 2.0).sqrt() * (1.0 - 1.0 / 1_048_576.0) - 0.5 * (k as f64).sqrt()
+}
+
+/// A producer warpgroup and two consumers.
+const THREADS: u32 = 384;
+
+/// STAGES tiles of A's and Bᵀ's residues, a full and an empty barrier per stage, and 1024 bytes to
+/// align the tiles for the swizzle.
+fn smem_bytes(p: &Params) -> u32 {
+    p.get("STAGES") * (BK * (BM + BN) + 16) + 1024
+}
+
+// ANCHOR: launch
+fn launch(p: &Params, s: Shape) -> Launch {
+    Launch {
+        grid: ((s.n as u32).div_ceil(BN), (s.m as u32).div_ceil(BM), p.get(MODULI.name)),
+        block: (THREADS, 1, 1),
+        dynamic_smem: smem_bytes(p),
+        whole_rows: None,
+    }
+}
+
+/// A's residues come in boxes of 128 rows of 128 bytes, Bᵀ's in 256 rows of 128 bytes.
+fn a_box(_: &Params) -> TmaBox {
+    TmaBox { rows: BM, cols: BK }
+}
+
+fn b_box(_: &Params) -> TmaBox {
+    TmaBox { rows: BN, cols: BK }
+}
+// ANCHOR_END: launch
+
+// ANCHOR: check
+fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+    let [stages, group, moduli] = ["STAGES", "GROUP", MODULI.name].map(|n| p.get(n));
+    if !(2..=8).contains(&moduli) {
+        return Err(format!("{p}: MODULI must be 2 to 8, the moduli the kernel knows"));
+    }
+    if !(2..=4).contains(&stages) {
+        return Err(format!("{p}: STAGES must be 2 to 4"));
+    }
+    if !(1..=64).contains(&group) {
+        return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
+    }
+    if s.k > K_MAX {
+        return Err(format!(
+            "K = {} is deeper than the {K_MAX} terms whose INT8 sums stay exact in 32-bit integers; \
+             split K into products of at most {K_MAX} and add them",
+            s.k
+        ));
+    }
+    if room(moduli as usize, s.k) <= 0.0 {
+        return Err(format!(
+            "{p}: the product of {moduli} moduli cannot hold sums of {} integers; raise MODULI",
+            s.k
+        ));
+    }
+    if smem_bytes(p) > limits.max_smem_per_block {
+        return Err(format!(
+            "{p} keeps {} bytes of tiles and barriers in shared memory, more than the {} bytes a block may have; \
+             lower STAGES",
+            smem_bytes(p),
+            limits.max_smem_per_block
+        ));
+    }
+    Ok(())
+}
+// ANCHOR_END: check
+
+pub const STEP: GpuStep = GpuStep {
+    name: "step11_int8_crt",
+    idea: "FP32 accuracy from INT8 tensor cores: integers multiplied exactly through their residues, rebuilt by the remainder theorem",
+    file: "step11_int8_crt/src/kernel.cu",
+    source: include_str!("kernel.cu"),
+    params: PARAMS,
+    search: SEARCH,
+    launch,
+    check,
+    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+    precision: Precision::Int8Crt,
+    b_transposed: |_| false,
+    intensity,
+    min_compute: (9, 0),
+    extension: Extension::Residues { a: a_box, b: b_box },
+    schedule: common::Schedule::Tiles,
+    stages: &[],
+    pads_rows: false,
+    variants: &[],
+};
+
+/// Counted in the product's own FLOPs (2·M·N·K), as the rates are, for the INT8 products alone:
+/// each of MODULI products brings a 128-deep tile of residues, 128·(BM + BN) bytes, for
+/// 2·BM·BN·128 of the product's FLOPs over all of them. Shared memory: per 32-deep step a
+/// consumer's wgmma reads 64×32 bytes of A and 256×32 of Bᵀ.
+fn intensity(p: &Params) -> Intensity {
+    let (bm, bn, moduli) = (f64::from(BM), f64::from(BN), f64::from(p.get(MODULI.name)));
+    Intensity {
+        global: 2.0 * bm * bn / ((bm + bn) * moduli),
+        shared: Some(2.0 * 64.0 * bn / ((64.0 + bn) * moduli)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host sizes the grid, the boxes and shared memory with the kernel's own tile constants,
+    /// and knows the kernel's moduli.
+    #[test]
+    fn the_host_and_the_kernel_agree_on_the_tile_and_the_moduli() {
+        for (name, v) in [("BM", BM), ("BN", BN), ("BK", BK)] {
+            assert!(
+                STEP.source.contains(&format!("constexpr int {name} = {v};")),
+                "lib.rs and kernel.cu disagree on {name}"
+            );
+        }
+        let list = MODULUS.map(|m| m.to_string()).join(", ");
+        assert!(STEP.source.contains(&format!("constexpr int list[8] = {{{list}}};")), "the moduli differ");
+    }
+
+    /// The moduli are pairwise coprime, so the remainder theorem applies, and all eight have a
+    /// product below 2⁶⁴, which the kernel's 64-bit weights need.
+    #[test]
+    fn the_moduli_are_coprime_and_their_product_fits_64_bits() {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 { a } else { gcd(b, a % b) }
+        }
+        for (i, &a) in MODULUS.iter().enumerate() {
+            for &b in &MODULUS[i + 1..] {
+                assert_eq!(gcd(a, b), 1, "{a} and {b}");
+            }
+        }
+        assert!(product(8) < 1 << 64);
+    }
+
+    /// The int32 sums of the odd moduli stay exact up to K_MAX; 256's wrap only by multiples of
+    /// 2³², which 256 divides.
+    #[test]
+    fn int32_sums_are_exact_up_to_k_max() {
+        assert!(K_MAX as i64 * 127 * 127 <= i64::from(i32::MAX));
+        assert_eq!(i64::from(i32::MAX) / (127 * 127), 133_144);
+        assert_eq!((1u64 << 32) % 256, 0);
+    }
+}
