@@ -51,9 +51,10 @@ __host__ __device__ constexpr unsigned long long weight(int l)
 }
 
 struct Table {
-    int modulus[8];
-    float inverse[8];       // 1/m, for the reduction of a product to its residue
-    double inverse64[8];    // 1/m, for the residues of the scaled operands
+    float modulus[8];
+    float inverse[8];       // 1/m, rounded to a float
+    float high[8];          // 2²⁴ mod m
+    float middle[8];        // 2¹² mod m
     double weight[8];       // the weights, rounded to doubles
 };
 
@@ -61,9 +62,10 @@ __host__ __device__ constexpr Table make_table()
 {
     Table t{};
     for (int l = 0; l < MODULI; ++l) {
-        t.modulus[l] = modulus(l);
-        t.inverse[l] = 1.0f / modulus(l);
-        t.inverse64[l] = 1.0 / modulus(l);
+        t.modulus[l] = static_cast<float>(modulus(l));
+        t.inverse[l] = 1.0f / static_cast<float>(modulus(l));
+        t.high[l] = static_cast<float>((1 << 24) % modulus(l));
+        t.middle[l] = static_cast<float>((1 << 12) % modulus(l));
         t.weight[l] = static_cast<double>(weight(l));
     }
     return t;
@@ -88,50 +90,120 @@ __device__ int exponent_for(double norm2, int K)
     return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
 }
 
-// The residue of the integer x modulo m_l, from −m/2 up to m/2 (exclusive), so that it fits a
-// signed byte: x − m·⌊x/m + 1/2⌋, exact in doubles for |x| < 2³³.
-__device__ __forceinline__ int residue(double x, int l)
+// Adding 1.5·2²³ to a float of magnitude below 2²² rounds it to an integer (to nearest, ties to
+// even), which then sits in the low bits of the sum's pattern.
+constexpr float MAGIC = 12582912.0f;
+
+__device__ __forceinline__ float round_float(float x) { return __fadd_rn(__fadd_rn(x, MAGIC), -MAGIC); }
+
+// The integer nearest v (|v| < 2³²) in three exact pieces, x = hi·2²⁴ + mid·2¹² + lo, with
+// |hi| < 2⁸ and |mid|, |lo| ≤ 2¹¹, so that x modulo m is a small sum of floats.
+struct Pieces {
+    float hi, mid, lo;
+};
+
+__device__ __forceinline__ Pieces pieces(float v)
 {
-    double q = floor(fma(x, TABLE.inverse64[l], 0.5));
-    return static_cast<int>(fma(-q, static_cast<double>(TABLE.modulus[l]), x));
+    float hi = round_float(v * (1.0f / 16777216.0f));
+    float rest = __fmaf_rn(-hi, 16777216.0f, v);
+    float mid = round_float(rest * (1.0f / 4096.0f));
+    float lo = round_float(__fmaf_rn(-mid, 4096.0f, rest));
+    return {hi, mid, lo};
 }
 
-// The residues of 16 integers, modulo m_l, packed into 16 bytes.
-__device__ __forceinline__ uint4 pack(const double (&x)[16], int l)
+// x's residue modulo m_l, from −m/2 to m/2, as its low byte: t = hi·(2²⁴ mod m) + mid·(2¹²
+// mod m) + lo ≡ x is below 2²⁰, so t·(1/m) is within 2⁻¹¹ of t/m, closer than any half-integer
+// t/m can be (1/(2m) away), and rounding it gives the quotient exactly. For m = 256 a residue
+// of +128 has the byte of −128, the same residue.
+__device__ __forceinline__ unsigned residue_byte(const Pieces& x, int l)
+{
+    float t = __fmaf_rn(x.hi, TABLE.high[l], __fmaf_rn(x.mid, TABLE.middle[l], x.lo));
+    float q = round_float(t * TABLE.inverse[l]);
+    float r = __fmaf_rn(-q, TABLE.modulus[l], t);
+    return __float_as_uint(__fadd_rn(r, MAGIC)) & 0xFFu;
+}
+
+// The residues of 16 integers modulo m_l, packed into 16 bytes.
+__device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
 {
     unsigned w[4];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-        w[q] = 0;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) w[q] |= (residue(x[4 * q + i], l) & 0xFF) << (8 * i);
+        w[q] = residue_byte(x[4 * q], l) | residue_byte(x[4 * q + 1], l) << 8 | residue_byte(x[4 * q + 2], l) << 16 |
+               residue_byte(x[4 * q + 3], l) << 24;
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// A's rows, a warp each: the exponent of row i into exps[i], and its residues modulo each
-// modulus into plane l of res (MODULI planes of M rows of pitch bytes).
+// v·2^e as a float, exact (|v·2^e| < 2³²; what falls below FP32's range rounds to 0 anyway); 0 for
+// a row or column marked NONFINITE. The float multiply serves e within FP32's exponents.
+struct Scale {
+    int e;
+    __device__ __forceinline__ float operator()(float v) const
+    {
+        if (e >= -126 && e <= 127) return v * __int_as_float((e + 127) << 23);
+        if (e == NONFINITE) return 0.0f;
+        return static_cast<float>(ldexp(static_cast<double>(v), e));
+    }
+};
+
+// Entries k0 … k0 + 15 of a row of K (zeros past its end), 16-byte loads where rows allow.
+__device__ __forceinline__ void load16(const float* row, int k0, int K, float (&v)[16])
+{
+    if (K % 4 == 0 && k0 + 16 <= K) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            float4 f = *reinterpret_cast<const float4*>(row + k0 + 4 * q);
+            v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 16; ++j) v[j] = k0 + j < K ? row[k0 + j] : 0.0f;
+    }
+}
+
+// A's rows, a block of 256 threads each: the exponent of row i into exps[i], and its residues
+// modulo each modulus into plane l of res (MODULI planes of M rows of pitch bytes). A thread takes
+// 16 consecutive entries at a time; the first 4096 of the row stay in registers between the two
+// passes, the rest is read again (from L2: few rows are in flight).
 extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int M, int K, int pitch)
 {
-    int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
-    if (i >= M) return;
+    __shared__ double partial[8];
+    int i = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const float* row = A + static_cast<long long>(i) * K;
+    float first[16];
+    load16(row, 16 * threadIdx.x, K, first);
     double norm2 = 0.0;
-    for (int k = lane; k < K; k += 32) {
-        double v = row[k];
-        norm2 = fma(v, v, norm2);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) norm2 = fma(static_cast<double>(first[j]), static_cast<double>(first[j]), norm2);
+    for (int k0 = 16 * threadIdx.x + 4096; k0 < K; k0 += 4096) {
+        float v[16];
+        load16(row, k0, K, v);
+#pragma unroll
+        for (int j = 0; j < 16; ++j) norm2 = fma(static_cast<double>(v[j]), static_cast<double>(v[j]), norm2);
     }
 #pragma unroll
     for (int o = 16; o > 0; o /= 2) norm2 += __shfl_xor_sync(0xFFFFFFFFu, norm2, o);
-    int e = exponent_for(norm2, K);
-    if (lane == 0) exps[i] = e;
-    // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
-    double scale = e == NONFINITE ? 0.0 : ldexp(1.0, e);
-    for (int k0 = 16 * lane; k0 < K; k0 += 512) {
-        double x[16];
+    if (lane == 0) partial[warp] = norm2;
+    __syncthreads();
+    norm2 = 0.0;
 #pragma unroll
-        for (int j = 0; j < 16; ++j) x[j] = k0 + j < K && scale != 0.0 ? rint(row[k0 + j] * scale) : 0.0;
-#pragma unroll 1
+    for (int w = 0; w < 8; ++w) norm2 += partial[w];
+    Scale scale{exponent_for(norm2, K)};
+    if (threadIdx.x == 0) exps[i] = scale.e;
+    // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
+    for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
+        float v[16];
+        if (k0 < 4096) {
+#pragma unroll
+            for (int j = 0; j < 16; ++j) v[j] = first[j];
+        } else {
+            load16(row, k0, K, v);
+        }
+        Pieces x[16];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) x[j] = pieces(scale(v[j]));
+#pragma unroll
         for (int l = 0; l < MODULI; ++l) {
             *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) = pack(x, l);
         }
@@ -167,9 +239,11 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
                                       int pitch)
 {
     __shared__ float tile[128][33];
-    __shared__ double scale_of[32];
+    __shared__ int exponent[32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-    int n0 = blockIdx.x * 32, k0 = blockIdx.y * 128;
+    // Blocks start in order of x, then y: taken in reverse order of K, they first read the rows
+    // of B that col_norms read last, which are still in L2.
+    int n0 = blockIdx.x * 32, k0 = (gridDim.y - 1 - blockIdx.y) * 128;
     if (ty == 0) {
         int n = n0 + tx;
         double norm2 = 0.0;
@@ -178,7 +252,7 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
         }
         int e = exponent_for(norm2, K);
         if (n < N && blockIdx.y == 0) exps[n] = e;
-        scale_of[tx] = e == NONFINITE ? 0.0 : ldexp(1.0, e);
+        exponent[tx] = e;
     }
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
@@ -189,10 +263,11 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     // Each thread: 16 consecutive entries of K of one column, one 16-byte store per modulus.
     int c = threadIdx.x / 8, kk = 16 * (threadIdx.x % 8), n = n0 + c;
     if (n >= N || k0 + kk >= K) return;
-    double scale = scale_of[c], x[16];
+    Scale scale{exponent[c]};
+    Pieces x[16];
 #pragma unroll
-    for (int j = 0; j < 16; ++j) x[j] = scale != 0.0 ? rint(tile[kk + j][c] * scale) : 0.0;
-#pragma unroll 1
+    for (int j = 0; j < 16; ++j) x[j] = pieces(scale(tile[kk + j][c]));
+#pragma unroll
     for (int l = 0; l < MODULI; ++l) {
         *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) = pack(x, l);
     }
@@ -316,21 +391,47 @@ __device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, un
 // ANCHOR_END: wgmma
 
 // ANCHOR: residue
-// acc modulo m (0 ≤ r < m) for an int32 acc: a quotient from floats, off by a few at most,
-// leaves a remainder small enough for a second, exact one.
-__device__ __forceinline__ int reduce(int acc, int m, float inv)
+// Rows of a consumer's strip of residues as it waits in shared memory: 256 bytes and 16 more,
+// so that the 8 rows a warp writes at once fall in different banks.
+constexpr int STRIP_PITCH = BN + 16;
+
+// The tile's sums modulo M_L, a byte each, into plane `out` (pitch bytes a row): M_L is a
+// constant, so the compiler divides by multiplying. acc[4j + 2h + v] is row 16·warp + g + 8h of
+// the consumer's 64-row strip, column 8j + 2t + v. The strip goes through shared memory (the
+// pipeline's tiles, all read by now), then out in 16-byte pieces, whole rows at a time.
+template <int M_L>
+__device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigned char* strip, unsigned char* out,
+                                               int row0, int M, int col0, int N, int pitch)
 {
-    int r = acc - m * __float2int_rd(__int2float_rn(acc) * inv);
-    r -= m * __float2int_rd(__int2float_rn(r) * inv);
-    r += r < 0 ? m : 0;
-    return r >= m ? r - m : r;
+    int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            int r0 = acc[4 * j + 2 * h] % M_L, r1 = acc[4 * j + 2 * h + 1] % M_L;
+            r0 += r0 < 0 ? M_L : 0;
+            r1 += r1 < 0 ? M_L : 0;
+            *reinterpret_cast<unsigned short*>(strip + (16 * warp + g + 8 * h) * STRIP_PITCH + 8 * j + 2 * t) =
+                static_cast<unsigned short>(r0 | r1 << 8);
+        }
+    }
+    asm volatile("bar.sync %0, 128;" ::"r"(threadIdx.x / 128) : "memory");  // this warpgroup alone
+#pragma unroll
+    for (int q = 0; q < 64 * BN / 16 / 128; ++q) {
+        int piece = threadIdx.x % 128 + 128 * q, r = piece / (BN / 16), n = col0 + 16 * (piece % (BN / 16));
+        // A row's 16 bytes past N stay within its padding, which nothing reads.
+        if (row0 + r < M && n < N) {
+            *reinterpret_cast<uint4*>(out + static_cast<long long>(row0 + r) * pitch + n) =
+                *reinterpret_cast<const uint4*>(strip + r * STRIP_PITCH + 16 * (piece % (BN / 16)));
+        }
+    }
 }
 // ANCHOR_END: residue
 
 // ANCHOR: kernel
 // One INT8 product per block and modulus z = blockIdx.z: C's BM×BN tile of Σ_k r_a·r_b, exact
 // in int32, reduced modulo m_z into plane z of c_res (MODULI planes of M rows of N bytes,
-// padded to 16). A, B, C and exps are for reconstruct.
+// padded to 16). A, B, C and exps are for a kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res, const int* exps,
            const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map)
@@ -378,8 +479,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     } else {
         // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
-        int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-        int g = lane / 4, t = lane % 4;
+        int lane = threadIdx.x % 32;
         int acc[BN / 2] = {};
 
         for (int kt = 0; kt < k_tiles; ++kt) {
@@ -399,26 +499,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
         wgmma_wait<0>();
 
-        // acc[4j + 2h + v] is C at row 16·warp + g + 8h of the strip, column 8j + 2t + v.
-        int m_z = TABLE.modulus[z];
-        float inv = TABLE.inverse[z];
+        // Each sum reduced modulo m_z, a byte each, into plane z of c_res.
         int pitch = (N + 15) / 16 * 16;
         unsigned char* out = c_res + static_cast<long long>(z) * M * pitch;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            int m = row0 + 64 * (role - 1) + 16 * warp + g + 8 * h;
-            if (m >= M) continue;
-#pragma unroll
-            for (int j = 0; j < BN / 8; ++j) {
-                int n = col0 + 8 * j + 2 * t;
-                unsigned char* p = out + static_cast<long long>(m) * pitch + n;
-                int r0 = reduce(acc[4 * j + 2 * h], m_z, inv), r1 = reduce(acc[4 * j + 2 * h + 1], m_z, inv);
-                if (n + 1 < N) {
-                    *reinterpret_cast<unsigned short*>(p) = static_cast<unsigned short>(r0 | r1 << 8);
-                } else if (n < N) {
-                    p[0] = static_cast<unsigned char>(r0);
-                }
-            }
+        unsigned char* strip = As + (role - 1) * 64 * STRIP_PITCH;
+        int strip0 = row0 + 64 * (role - 1);
+        switch (z) {
+        case 0: store_residues<modulus(0)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 1: store_residues<modulus(1)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 2: store_residues<modulus(2)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 3: store_residues<modulus(3)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 4: store_residues<modulus(4)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 5: store_residues<modulus(5)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 6: store_residues<modulus(6)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        default: store_residues<modulus(7)>(acc, strip, out, strip0, M, col0, N, pitch); break;
         }
     }
 }
@@ -429,30 +523,47 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // nearest s taken away leaves c, the one integer within P/2 of zero, and the exponents of the
 // row and the column scale it back. The doubles' rounding errs by about 2⁻⁴⁰ of T² (chapter),
 // far below the integers' own rounding. An element whose row or column holds NaN or infinity is
-// the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does.
+// the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does. Four columns a
+// thread, a row of C a block in y.
 extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
                                        float* C, int M, int N, int K)
 {
     int pitch = (N + 15) / 16 * 16;
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= N) return;
-    double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
+    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (j0 >= N) return;
+    const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
+    const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
-        int ea = exps[i], eb = exps[M + j];
-        float* c = C + static_cast<long long>(i) * N + j;
-        if (ea == NONFINITE || eb == NONFINITE) {
-            float sum = 0.0f;
-            for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
-            *c = sum;
-            continue;
-        }
-        double s = 0.0;
+        double s[4] = {};
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
-            s = fma(TABLE.weight[l], static_cast<double>(c_res[(static_cast<long long>(l) * M + i) * pitch + j]), s);
+            unsigned bytes = *reinterpret_cast<const unsigned*>(c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+                double r = __hiloint2double(0x43300000, (bytes >> (8 * v)) & 0xFF) - two52;
+                s[v] = fma(TABLE.weight[l], r, s[v]);
+            }
         }
-        double integer = fma(-rint(s * inverse), p, s);
-        *c = static_cast<float>(ldexp(integer, -(ea + eb)));
+        int ea = exps[i];
+        float c[4];
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            int j = min(j0 + v, N - 1), eb = exps[M + j];
+            if (ea == NONFINITE || eb == NONFINITE) {
+                float sum = 0.0f;
+                for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+                c[v] = sum;
+            } else {
+                double integer = fma(-rint(s[v] * inverse), p, s[v]);
+                c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
+            }
+        }
+        float* out = C + static_cast<long long>(i) * N + j0;
+        if (N % 4 == 0) {
+            *reinterpret_cast<float4*>(out) = make_float4(c[0], c[1], c[2], c[3]);
+        } else {
+            for (int v = 0; v < 4 && j0 + v < N; ++v) out[v] = c[v];
+        }
     }
 }
 // ANCHOR_END: reconstruct

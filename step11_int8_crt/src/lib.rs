@@ -3,7 +3,7 @@
 
 use common::gpu::Limits;
 use common::step::MODULI;
-use common::{Extension, GpuStep, Intensity, Launch, Param, Params, Precision, Shape, TmaBox};
+use common::{Extension, GpuStep, Intensity, Launch, LaunchVariant, Param, Params, Precision, Shape, TmaBox};
 
 // ANCHOR: params
 /// The block computes a 128×256 tile of one modulus's product: two consumer warpgroups, each a
@@ -27,6 +27,46 @@ pub const PARAMS: &[Param] = &[
 
 /// The values the tuner tries (`--tune`); MODULI stays as given (it sets the accuracy).
 pub const SEARCH: &[(&str, &[u32])] = &[("STAGES", &[2, 3, 4]), ("GROUP", &[1, 4, 8, 16])];
+
+/// The one-pass variant's parameters: its 128×128 tiles leave room for six stages, and FUSED
+/// (which only the launch reads) gives it its own grid, one block per tile for all the moduli.
+pub const FUSED_PARAMS: &[Param] = &[
+    Param {
+        name: "STAGES",
+        default: 6,
+        help: "tiles of A's and B's residues in shared memory at once (2 to 6)",
+    },
+    PARAMS[1],
+    MODULI,
+    Param {
+        name: "FUSED",
+        default: 1,
+        help: "1: one pass, the moduli's products summed on chip (the variant's launch)",
+    },
+];
+
+/// The measured alternative beside the kernel (docs/src/step11.md): the moduli's products
+/// accumulated on chip in one pass, no residues of C in memory and no reconstruct kernel.
+pub const VARIANTS: &[LaunchVariant] = &[LaunchVariant {
+    file: "step11_int8_crt/variants/fused.cu",
+    idea: "one pass: each block takes its tile through every modulus and rebuilds C from sums kept in registers",
+    source: include_str!("../variants/fused.cu"),
+    params: FUSED_PARAMS,
+    search: &[("STAGES", &[4, 5, 6]), ("GROUP", &[1, 4, 8, 16])],
+    schedule: common::Schedule::Tiles,
+    pads_rows: false,
+    mark: "add_residues",
+}];
+
+/// Whether `p` is the one-pass variant's set.
+fn fused(p: &Params) -> bool {
+    p.find("FUSED") == Some(1)
+}
+
+/// Columns of C per block: 256, or the one-pass variant's 128.
+fn bn(p: &Params) -> u32 {
+    if fused(p) { 128 } else { BN }
+}
 
 /// Rows and columns of C per block, and the depth of a tile in bytes (one 128-byte row of the
 /// swizzle: 128 residues of K).
@@ -59,13 +99,17 @@ const THREADS: u32 = 384;
 /// STAGES tiles of A's and Bᵀ's residues, a full and an empty barrier per stage, and 1024 bytes to
 /// align the tiles for the swizzle.
 fn smem_bytes(p: &Params) -> u32 {
-    p.get("STAGES") * (BK * (BM + BN) + 16) + 1024
+    p.get("STAGES") * (BK * (BM + bn(p)) + 16) + 1024
 }
 
 // ANCHOR: launch
 fn launch(p: &Params, s: Shape) -> Launch {
     Launch {
-        grid: ((s.n as u32).div_ceil(BN), (s.m as u32).div_ceil(BM), p.get(MODULI.name)),
+        grid: (
+            (s.n as u32).div_ceil(bn(p)),
+            (s.m as u32).div_ceil(BM),
+            if fused(p) { 1 } else { p.get(MODULI.name) },
+        ),
         block: (THREADS, 1, 1),
         dynamic_smem: smem_bytes(p),
         whole_rows: None,
@@ -77,8 +121,8 @@ fn a_box(_: &Params) -> TmaBox {
     TmaBox { rows: BM, cols: BK }
 }
 
-fn b_box(_: &Params) -> TmaBox {
-    TmaBox { rows: BN, cols: BK }
+fn b_box(p: &Params) -> TmaBox {
+    TmaBox { rows: bn(p), cols: BK }
 }
 // ANCHOR_END: launch
 
@@ -88,8 +132,12 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     if !(2..=8).contains(&moduli) {
         return Err(format!("{p}: MODULI must be 2 to 8, the moduli the kernel knows"));
     }
-    if !(2..=4).contains(&stages) {
-        return Err(format!("{p}: STAGES must be 2 to 4"));
+    let most = if fused(p) { 6 } else { 4 };
+    if !(2..=most).contains(&stages) {
+        return Err(format!("{p}: STAGES must be 2 to {most}"));
+    }
+    if p.find("FUSED").is_some_and(|f| f != 1) {
+        return Err(format!("{p}: FUSED is 1 in the one-pass variant, whose launch it picks"));
     }
     if !(1..=64).contains(&group) {
         return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
@@ -137,7 +185,7 @@ pub const STEP: GpuStep = GpuStep {
     schedule: common::Schedule::Tiles,
     stages: &[],
     pads_rows: false,
-    variants: &[],
+    variants: VARIANTS,
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are, for the INT8 products alone:
@@ -145,7 +193,7 @@ pub const STEP: GpuStep = GpuStep {
 /// 2·BM·BN·128 of the product's FLOPs over all of them. Shared memory: per 32-deep step a
 /// consumer's wgmma reads 64×32 bytes of A and 256×32 of Bᵀ.
 fn intensity(p: &Params) -> Intensity {
-    let (bm, bn, moduli) = (f64::from(BM), f64::from(BN), f64::from(p.get(MODULI.name)));
+    let (bm, bn, moduli) = (f64::from(BM), f64::from(bn(p)), f64::from(p.get(MODULI.name)));
     Intensity {
         global: 2.0 * bm * bn / ((bm + bn) * moduli),
         shared: Some(2.0 * 64.0 * bn / ((64.0 + bn) * moduli)),

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! scale_rows(const float* A, signed char* a_res, int* exps, int M, int K, int pitch)
-//!     one warp per row of A, 8 rows a block: the row's exponent into exps[i], its residues into
+//!     one block of 256 threads per row of A: the row's exponent into exps[i], its residues into
 //!     plane l of a_res (MODULI planes of M rows of pitch bytes, pitch = K rounded up to 16)
 //! col_norms(const float* B, double* part, int K, int N)
 //!     blocks of 32 columns by 256 rows of B: sums of squares into part[chunk·N + n]
@@ -17,7 +17,7 @@
 //!     {k, row, modulus}; c_res holds MODULI planes of M rows of N bytes rounded up to 16
 //! reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
 //!             float* C, int M, int N, int K)
-//!     blocks of 256 columns, a row of C a block in y (rows further on taken in turn); queued
+//!     blocks of 1024 columns (four a thread), a row of C a block in y (rows further on taken in turn); queued
 //!     only when the kernel defines it (a kernel that rebuilds C itself does not)
 //! ```
 //!
@@ -124,7 +124,7 @@ impl Residues {
     }
 
     /// Queues one product C = A·B of `shape` with `moduli` moduli: the scaling kernels, `matmul`
-    /// on `cfg` (whose grid has one z per modulus), and `reconstruct` (module docs). The boxes are
+    /// on `cfg`, and `reconstruct` (module docs). The boxes are
     /// counted in bytes of the residues.
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
@@ -142,7 +142,9 @@ impl Residues {
         let (kp, np) = (pitch(k), pitch(n));
         let a_res = workspace(gpu, &mut state.a_res, moduli * m * kp)?;
         let b_res = workspace(gpu, &mut state.b_res, moduli * n * kp)?;
-        let c_res = workspace(gpu, &mut state.c_res, moduli * m * np)?;
+        // A kernel that rebuilds C itself writes no residues of C.
+        let c_len = if self.reconstruct.is_some() { moduli * m * np } else { 1 };
+        let c_res = workspace(gpu, &mut state.c_res, c_len)?;
         let exps = workspace(gpu, &mut state.exps, m + n)?;
         let part = workspace(gpu, &mut state.part, k.div_ceil(NORM_CHUNK) * n)?;
         let b_exps = exps + 4 * m as u64;
@@ -156,7 +158,7 @@ impl Residues {
         // SAFETY (this launch and the ones below): the arguments match the signatures in the
         // module docs; the workspaces hold what those signatures address for `shape` (allocated
         // above), and A, B and C hold the shape (checked by the caller).
-        unsafe { rows.launch(config((blocks(m, 8), 1, 1))) }.map_err(failed(ROWS_ENTRY))?;
+        unsafe { rows.launch(config((blocks(m, 1), 1, 1))) }.map_err(failed(ROWS_ENTRY))?;
         let mut norms = gpu.stream.launch_builder(&self.norms);
         norms.arg(b).arg(&part).arg(&ki).arg(&ni);
         // SAFETY: as for scale_rows above.
@@ -188,7 +190,7 @@ impl Residues {
         if let Some(reconstruct) = &self.reconstruct {
             let mut rebuild = gpu.stream.launch_builder(reconstruct);
             rebuild.arg(&c_res).arg(&exps).arg(a).arg(b).arg(&mut *c).arg(&mi).arg(&ni).arg(&ki);
-            let grid = (blocks(n, 256), m.clamp(1, 65_535) as u32, 1);
+            let grid = (blocks(n, 1024), m.clamp(1, 65_535) as u32, 1);
             // SAFETY: as for scale_rows above.
             unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
         }

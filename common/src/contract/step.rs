@@ -48,6 +48,11 @@ impl Params {
         Ok(params)
     }
 
+    /// The value of `name`, None when the set does not declare it (a variant's parameter).
+    pub fn find(&self, name: &str) -> Option<u32> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+
     /// The value of `name`. Steps ask only for the parameters they declare.
     pub fn get(&self, name: &str) -> u32 {
         self.0

@@ -99,6 +99,13 @@ impl Matrix {
         self.data[row * self.cols + col]
     }
 
+    /// Values drawn uniformly from [-1, 1] with all 24 bits of the significand drawn:
+    /// [`Matrix::random`]'s values are multiples of 2⁻²² (the generator's step), these are not.
+    pub fn random_full(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
+        let data = (0..rows * cols).map(|_| rng.random_range(-1.0f64..=1.0) as f32).collect();
+        Self { rows, cols, data }
+    }
+
     /// Whole numbers drawn uniformly from -3 to 3: see [`Inputs::integers`].
     pub fn integers(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
         let data = (0..rows * cols).map(|_| rng.random_range(-INT_MAX..=INT_MAX) as f32).collect();
@@ -129,6 +136,16 @@ impl Inputs {
         Self { shape, a, b, exact: false }
     }
 
+    /// As [`Inputs::random`], with every bit of each significand drawn (see
+    /// [`Matrix::random_full`]): for a product that rounds its operands to integers, whose
+    /// error [`Inputs::random`]'s coarser values would hide.
+    pub fn random_full(shape: Shape, seed: u64) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let a = Matrix::random_full(shape.m, shape.k, &mut rng);
+        let b = Matrix::random_full(shape.k, shape.n, &mut rng);
+        Self { shape, a, b, exact: false }
+    }
+
     /// Whole numbers from -3 to 3. Every product and partial sum is an integer below 2²⁴ for
     /// K up to 2²⁰, so f32 arithmetic is exact in any order (and TF32 holds the operands
     /// exactly): a correct kernel matches the reference bit for bit, and a misplaced or missing
@@ -149,6 +166,17 @@ impl Inputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The default inputs are multiples of 2⁻²²; the full ones mostly are not.
+    #[test]
+    fn full_inputs_use_every_bit_of_the_significand() {
+        let s = Shape::new(64, 64, 64).unwrap();
+        let on_grid = |m: &Matrix| m.data.iter().filter(|&&x| (x * 4_194_304.0).fract() == 0.0).count();
+        let (coarse, full) = (Inputs::random(s, 3), Inputs::random_full(s, 3));
+        assert_eq!(on_grid(&coarse.a), 64 * 64);
+        assert!(on_grid(&full.a) < 64 * 64 / 8, "{}", on_grid(&full.a));
+        assert!(full.a.data.iter().all(|x| (-1.0..=1.0).contains(x)));
+    }
 
     #[test]
     fn shapes_reject_zero_and_oversized_dimensions() {

@@ -129,7 +129,13 @@ impl fmt::Display for Report {
             if let Some(why) = &k.why {
                 writeln!(f, "  choice   {why}")?;
             }
-            if k.launch.grid.2 > 1 {
+            if self.precision == crate::verify::Precision::Int8Crt {
+                writeln!(
+                    f,
+                    "  moduli   {} INT8 products, one per modulus, after A and B are scaled to integers and cut into residues, before C is rebuilt from them (all counted in the time)",
+                    k.params.get(crate::step::MODULI.name)
+                )?;
+            } else if k.launch.grid.2 > 1 {
                 writeln!(
                     f,
                     "  split    K cut between {} blocks per tile, each into its own slice of a workspace; sum_slices adds the slices in order (counted in the time)",

@@ -432,7 +432,19 @@ mod tests {
         for c in [Class::Tf32A, Class::Tf32B, Class::DropASmall, Class::DropBSmall, Class::DropLeading] {
             assert!(x3.contains(&c), "{c:?}");
         }
-        for p in [Precision::Fp32, Precision::Tf32, Precision::Tf32Truncated, Precision::Tf32x3] {
+        let crt = Class::for_precision(Precision::Int8Crt);
+        for c in [Class::ScaleTruncated, Class::DropModulus, Class::WrongWeight] {
+            assert!(crt.contains(&c), "{c:?}");
+        }
+        assert!(Class::ScaleTruncated.is_precision());
+        assert!(!Class::DropModulus.is_precision() && !Class::WrongWeight.is_precision());
+        for p in [
+            Precision::Fp32,
+            Precision::Tf32,
+            Precision::Tf32Truncated,
+            Precision::Tf32x3,
+            Precision::Int8Crt,
+        ] {
             assert!(Class::for_precision(p).ends_with(&Class::WRITES));
         }
     }
@@ -445,7 +457,13 @@ mod tests {
         for &(m, n, k) in PRECISION_SHAPES {
             assert!(m * n * k >= 1 << 18);
             let shape = crate::Shape::new(m, n, k).unwrap();
-            for p in [Precision::Fp32, Precision::Tf32, Precision::Tf32Truncated, Precision::Tf32x3] {
+            for p in [
+                Precision::Fp32,
+                Precision::Tf32,
+                Precision::Tf32Truncated,
+                Precision::Tf32x3,
+                Precision::Int8Crt,
+            ] {
                 assert!(p.separates(shape), "{p} at {shape}");
             }
         }

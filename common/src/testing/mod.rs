@@ -237,21 +237,37 @@ pub fn errors_beside_sgemm(
     shapes: &[(usize, usize, usize)],
 ) -> Result<Vec<(Shape, Verdict, f64)>> {
     let checker = Checker::defaults(step)?;
-    let (gpu, blas) = (&checker.gpu, checker.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?);
     let mut out = Vec::new();
     for &(m, n, k) in shapes {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
-        let inputs = Inputs::random(shape, 7);
-        let reference = session::reference(gpu, Some(blas), &inputs)?;
-        let prepared = checker.kernels.at(gpu, shape)?;
-        let (c, bufs) = poisoned_result(gpu, &prepared, &inputs)?;
-        let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
-        let (c, _) = session::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
-        let c = c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
-        let sgemm = verify::verify(shape, &c, &reference, verify::Precision::Fp32).normwise.relative();
-        out.push((shape, verdict, sgemm));
+        let b = beside_sgemm(&checker, &Inputs::random(shape, 7))?;
+        out.push((shape, b.verdict, b.sgemm.normwise.relative()));
     }
     Ok(out)
+}
+
+/// A step's result and cuBLAS SGEMM's on the same inputs, both held to FP32's limits against the
+/// same f64 reference (cuBLAS DGEMM).
+pub struct Beside {
+    pub verdict: Verdict,
+    pub sgemm: Verdict,
+    pub c: Vec<f32>,
+    pub sgemm_c: Vec<f32>,
+}
+
+/// The checker's step and cuBLAS SGEMM on `inputs` (any values: special ones too), each launch on
+/// output poisoned with NaN.
+pub fn beside_sgemm(checker: &Checker, inputs: &Inputs) -> Result<Beside> {
+    let (gpu, blas) = (&checker.gpu, checker.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?);
+    let shape = inputs.shape;
+    let reference = session::reference(gpu, Some(blas), inputs)?;
+    let prepared = checker.kernels.at(gpu, shape)?;
+    let (c, bufs) = poisoned_result(gpu, &prepared, inputs)?;
+    let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
+    let (sgemm_c, _) = session::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
+    let sgemm_c = sgemm_c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
+    let sgemm = verify::verify(shape, &sgemm_c, &reference, verify::Precision::Fp32);
+    Ok(Beside { verdict, sgemm, c, sgemm_c })
 }
 
 /// The step with its default parameters gives right answers on at least 20 awkward shapes.

@@ -1,0 +1,33 @@
+//! Bad inputs: each gets one clear sentence and a non-zero exit, never a panic.
+
+use common::testing;
+
+const BIN: &str = env!("CARGO_BIN_EXE_step11_int8_crt");
+
+#[test]
+fn bad_inputs_are_refused_in_one_sentence() {
+    testing::assert_common_bad_inputs_refused(BIN);
+}
+
+#[test]
+fn invalid_parameter_sets_are_refused_without_a_gpu() {
+    testing::assert_bad_sets_refused_without_a_gpu(
+        BIN,
+        &[
+            (&["--param", "MODULI=9"], "MODULI must be 2 to 8"),
+            (&["--param", "STAGES=5"], "STAGES must be 2 to 4"),
+            (&["--param", "GROUP=0"], "GROUP must be 1 to 64"),
+            (&["-k", "200000"], "deeper than the 131072 terms"),
+            (&["--param", "MODULI=2", "-k", "131072"], "raise MODULI"),
+        ],
+    );
+}
+
+#[test]
+fn help_names_the_default_shape_and_the_chapter() {
+    testing::assert_help(
+        BIN,
+        &["Default shape: 4096×4096×4096", "Chapter: docs/src/step11.md", "MODULI"],
+        &[],
+    );
+}

@@ -1,0 +1,601 @@
+use common::gpu::Limits;
+use common::matrix::Inputs;
+use common::step::MODULI;
+use common::testing::faults::{Class, Fault};
+use common::testing::{self, Checker, DEEP, SHAPES, Variant};
+use common::{Extension, Params, Precision, Shape};
+use step11_int8_crt::{K_MAX, STEP};
+
+/// The planted faults of this kernel (see `common::testing::faults`): held to FP32's limits, the
+/// step must catch integers kept short of what the moduli hold, a modulus left out of the
+/// reconstruction, a wrong weight, and what is summed or written wrong.
+const FAULTS: &[Fault] = &[
+    Fault {
+        class: Class::ScaleTruncated,
+        edits: &[(
+            "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));",
+            "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2)) - 6;",
+        )],
+    },
+    Fault {
+        class: Class::DropModulus,
+        edits: &[(
+            "        for (int l = 0; l < MODULI; ++l) {\n            unsigned bytes",
+            "        for (int l = 0; l < MODULI - 1; ++l) {\n            unsigned bytes",
+        )],
+    },
+    Fault {
+        class: Class::WrongWeight,
+        edits: &[(
+            "t.weight[l] = static_cast<double>(weight(l));",
+            "t.weight[l] = static_cast<double>(weight(l) + (l == 1 ? P / modulus(1) : 0));",
+        )],
+    },
+    Fault {
+        class: Class::DropTerm,
+        edits: &[(
+            "        for (int j = 0; j < 16; ++j) x[j] = pieces(scale(v[j]));\n#pragma unroll\n        for (int l = 0; l < MODULI; ++l) {\n            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i)",
+            "        for (int j = 0; j < 16; ++j) x[j] = pieces(k0 + j == K - 1 ? 0.0f : scale(v[j]));\n#pragma unroll\n        for (int l = 0; l < MODULI; ++l) {\n            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i)",
+        )],
+    },
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
+    },
+    Fault {
+        class: Class::Zero,
+        edits: &[(
+            "c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));",
+            "c[v] = 0.0f;",
+        )],
+    },
+    Fault {
+        class: Class::Row,
+        edits: &[(
+            "for (int i = blockIdx.y; i < M; i += gridDim.y) {",
+            "for (int i = blockIdx.y; i < M - 1; i += gridDim.y) {",
+        )],
+    },
+    Fault {
+        class: Class::Column,
+        edits: &[
+            ("if (N % 4 == 0) {", "if (N % 4 == 0 && j0 + 4 < N) {"),
+            (
+                "for (int v = 0; v < 4 && j0 + v < N; ++v) out[v] = c[v];",
+                "for (int v = 0; v < 4 && j0 + v < N - 1; ++v) out[v] = c[v];",
+            ),
+        ],
+    },
+];
+
+/// Parameter sets the chapter and the tests use: the default, eight moduli, shallower pipelines,
+/// the plain launch order and a longer walk down the block-rows. (Six moduli miss FP32's limits:
+/// see the error against the number of moduli.)
+const SETS: &[[u32; 3]] = &[[4, 8, 7], [4, 8, 8], [3, 8, 7], [2, 1, 7], [4, 16, 7]];
+
+fn set(v: [u32; 3]) -> Params {
+    testing::named_params(&STEP, ["STAGES", "GROUP", MODULI.name], v)
+}
+
+/// The shapes of `shapes` whose K the step serves.
+fn served(shapes: &[(usize, usize, usize)]) -> Vec<(usize, usize, usize)> {
+    shapes.iter().copied().filter(|s| s.2 <= K_MAX).collect()
+}
+
+#[test]
+fn the_step_claims_fp32_from_int8_residues_on_hopper_alone() {
+    assert_eq!(STEP.precision, Precision::Int8Crt);
+    assert!(matches!(STEP.extension, Extension::Residues { .. }));
+    for (cc, device) in [((8, 0), "A100"), ((8, 9), "L4"), ((10, 0), "B200")] {
+        let err = STEP.check_compute(cc, device).unwrap_err().to_string();
+        assert!(err.starts_with("step11_int8_crt needs a GPU of compute capability 9.0 exactly"), "{err}");
+    }
+    STEP.check_compute((9, 0), "H100").unwrap();
+    assert_eq!(STEP.target("sm_90"), "sm_90a");
+}
+
+#[test]
+fn documented_sets_are_valid_and_bad_ones_refused() {
+    let s = Shape::square(4096).unwrap();
+    for &v in SETS {
+        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+    }
+    for (v, shape, says) in [
+        ([4, 8, 9], s, "MODULI must be 2 to 8"),
+        ([5, 8, 7], s, "STAGES must be 2 to 4"),
+        ([4, 0, 7], s, "GROUP must be 1 to 64"),
+        ([4, 8, 7], Shape::new(8, 8, K_MAX + 1).unwrap(), "deeper than the 131072 terms"),
+        ([4, 8, 2], Shape::new(8, 8, K_MAX).unwrap(), "raise MODULI"),
+    ] {
+        let err = STEP.validate(&set(v), shape, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains(says), "{v:?} {shape}: {err}");
+    }
+    // The deepest K served, with room for the integers to spare.
+    STEP.validate(&set(SETS[0]), Shape::new(8, 8, K_MAX).unwrap(), &Limits::SM90).unwrap();
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_documented_sets_for_sm90a_without_spills() {
+    for &v in SETS {
+        let info = testing::nvrtc_check(&STEP, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{v:?}: {info:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    testing::assert_defaults_pass(&STEP, &served(SHAPES));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_documented_sets_match_the_reference() {
+    for &v in SETS {
+        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), &served(SHAPES)).unwrap());
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property(&STEP, Params::defaults(STEP.params), 300, testing::random_shapes());
+}
+
+/// Values uniform in [-1, 1] with every bit of the significand drawn: the course's own inputs
+/// are multiples of 2⁻²², which integers of 22 bits or more hold exactly, and would hide the
+/// scaling's rounding.
+fn full(shape: (usize, usize, usize), seed: u64) -> Inputs {
+    Inputs::random_full(Shape::new(shape.0, shape.1, shape.2).unwrap(), seed)
+}
+
+/// The accuracy the step exists for: on the same inputs (all significand bits drawn), its
+/// ‖ΔC‖/‖C‖ no larger than cuBLAS SGEMM's at 1024³, 4096³, 8192³ and K = 65536, and FP32's own
+/// limits met, per element too.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_error_is_no_larger_than_cublas_sgemms_and_within_fp32s_limits() {
+    let checker = Checker::defaults(&STEP).unwrap();
+    for shape in
+        [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192), (1024, 1024, 65536), (64, 64, 16)]
+    {
+        let b = testing::beside_sgemm(&checker, &full(shape, 7)).unwrap();
+        let (own, sgemm) = (b.verdict.normwise.relative(), b.sgemm.normwise.relative());
+        println!("{shape:?}: ‖ΔC‖/‖C‖ {own:.2e}, cuBLAS SGEMM {sgemm:.2e}; as FP32: {}", b.verdict.summary());
+        assert!(b.verdict.passed(), "{shape:?}: {}", b.verdict.summary());
+        if shape.2 >= 1024 {
+            assert!(own <= sgemm, "{shape:?}: {own:.2e} against cuBLAS SGEMM's {sgemm:.2e}");
+        }
+    }
+}
+
+/// The error against the number of moduli, at 4096³ on the same inputs, beside cuBLAS SGEMM's
+/// and step 09's (the chapter's figure is this test's output). Each modulus more keeps about
+/// 4 bits more of every operand, until FP32's own 24 are held: the error falls by about 16 a
+/// modulus from 3 to 7, and 7 is the first below SGEMM's.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_error_against_the_number_of_moduli() {
+    let inputs = full((4096, 4096, 4096), 11);
+    let step09 = testing::beside_sgemm(&Checker::defaults(&step09_3xtf32::STEP).unwrap(), &inputs).unwrap();
+    let mut errors = Vec::new();
+    for moduli in 3..=8 {
+        let checker = Checker::new(&STEP, set([4, 8, moduli])).unwrap();
+        let b = testing::beside_sgemm(&checker, &inputs).unwrap();
+        if moduli == 3 {
+            println!("error against moduli at 4096³ (all significand bits drawn)");
+            println!("cuBLAS SGEMM {:.3e}", b.sgemm.normwise.relative());
+            println!("step09 {:.3e}", step09.verdict.normwise.relative());
+        }
+        println!("moduli {moduli} {:.3e}", b.verdict.normwise.relative());
+        errors.push((moduli, b.verdict.normwise.relative(), b.sgemm.normwise.relative()));
+    }
+    for w in errors.windows(2) {
+        assert!(
+            w[1].1 < w[0].1 / 4.0 || w[1].1 < 1e-7,
+            "{} moduli: {:.2e} after {:.2e}",
+            w[1].0,
+            w[1].1,
+            w[0].1
+        );
+    }
+    let at = |m: u32| errors.iter().find(|e| e.0 == m).unwrap();
+    assert!(at(7).1 <= at(7).2 && at(6).1 > at(6).2, "{errors:?}");
+}
+
+/// `inputs` with the entries of each row of A scaled by 2^u, u drawn from −spread to spread.
+fn rows_spread(mut inputs: Inputs, spread: i32, seed: u64) -> Inputs {
+    let mut state = seed;
+    for x in inputs.a.data.iter_mut() {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let u = (state >> 33) as i32 % (2 * spread + 1) - spread;
+        *x *= 2f32.powi(u);
+    }
+    inputs
+}
+
+/// Rows whose entries spread over 2^±20: the scaling keeps each row's largest entries to about
+/// 22 bits and drops what lies 22 bits below them, so an element made mostly of a row's small
+/// entries loses its digits; ‖ΔC‖/‖C‖, which the large entries dominate, stays below SGEMM's.
+/// Printed for the chapter, both checks stated.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_rows_with_a_wide_range_of_magnitudes() {
+    let checker = Checker::defaults(&STEP).unwrap();
+    for seed in [1, 2] {
+        let inputs = rows_spread(full((4096, 4096, 4096), seed), 20, seed);
+        let b = testing::beside_sgemm(&checker, &inputs).unwrap();
+        let (own, sgemm) = (b.verdict.normwise.relative(), b.sgemm.normwise.relative());
+        println!(
+            "rows spread over 2^±20, draw {seed}: ‖ΔC‖/‖C‖ {own:.2e}, cuBLAS SGEMM {sgemm:.2e}; step as FP32: {}; SGEMM: {}",
+            b.verdict.summary(),
+            b.sgemm.summary()
+        );
+        assert!(own <= sgemm, "draw {seed}: {own:.2e} against {sgemm:.2e}");
+    }
+}
+
+/// Inputs the scaling cannot carry as numbers: zero rows and columns give zeros, rows and
+/// columns holding NaN or infinity give what cuBLAS SGEMM gives (the plain FP32 dot product),
+/// and magnitudes across much of FP32's range are scaled row by row and column by column,
+/// so they keep FP32's accuracy.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_zero_nan_infinite_and_extreme_inputs_give_what_sgemm_gives() {
+    let checker = Checker::defaults(&STEP).unwrap();
+    let (m, n, k) = (300, 260, 1000);
+    let mut inputs = full((m, n, k), 5);
+    for j in 0..k {
+        inputs.a.data[3 * k + j] = 0.0; // row 3 of A zero
+        inputs.b.data[j * n + 5] = 0.0; // column 5 of B zero
+    }
+    inputs.a.data[10 * k + 17] = f32::NAN;
+    inputs.a.data[20 * k + 3] = f32::INFINITY;
+    inputs.a.data[21 * k + 3] = f32::NEG_INFINITY;
+    inputs.b.data[3 * n + 30] = f32::INFINITY;
+    inputs.b.data[9 * n + 31] = f32::NAN;
+    // Rows of A scaled from 2⁻⁵⁰ to 2⁴⁹ and columns of B from 2⁻⁴⁰ to 2³⁸: products from 2⁻⁹⁰ to
+    // 2⁸⁷, within FP32's range, which cuBLAS SGEMM then multiplies without overflow.
+    for i in 100..200 {
+        let s = 2f32.powi(i as i32 - 150);
+        inputs.a.data[i * k..(i + 1) * k].iter_mut().for_each(|x| *x *= s);
+    }
+    for j in 200..240 {
+        let s = 2f32.powi((j as i32 - 220) * 2);
+        (0..k).for_each(|p| inputs.b.data[p * n + j] *= s);
+    }
+    let b = testing::beside_sgemm(&checker, &inputs).unwrap();
+    let mut finite_err = (0.0f64, 0.0f64);
+    for (idx, (&got, &want)) in b.c.iter().zip(&b.sgemm_c).enumerate() {
+        let (i, j) = (idx / n, idx % n);
+        let same_class = got.is_nan() == want.is_nan() && (!want.is_infinite() || got == want);
+        assert!(same_class, "C[{i},{j}] = {got}, cuBLAS SGEMM {want}");
+        if (i == 3 || j == 5) && want == 0.0 {
+            assert_eq!(got, 0.0, "C[{i},{j}] of a zero row or column");
+        }
+        if got.is_finite() && want.is_finite() {
+            finite_err.0 += (f64::from(got) - f64::from(want)).powi(2);
+            finite_err.1 += f64::from(want).powi(2);
+        }
+    }
+    let nonfinite = b.c.iter().filter(|x| !x.is_finite()).count();
+    println!("special inputs: {nonfinite} elements NaN or infinite, as cuBLAS SGEMM's");
+    assert!(nonfinite >= 2 * n + 2 * m - 4, "{nonfinite}");
+    // Where both are numbers they agree to FP32's accuracy, rows scaled by 2^±100 included.
+    assert!((finite_err.0 / finite_err.1).sqrt() < 1e-5, "{finite_err:?}");
+}
+
+/// The same inputs give the same bits from run to run: no atomics, every sum in a fixed order.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_runs_give_the_same_bits_twice() {
+    let checker = Checker::defaults(&STEP).unwrap();
+    for shape in [(4096, 4096, 4096), (1000, 1000, 1000), (33, 17, 100_003)] {
+        let (first, second) = (checker.result(shape, 3).unwrap(), checker.result(shape, 3).unwrap());
+        assert!(first.iter().zip(&second).all(|(a, b)| a.to_bits() == b.to_bits()), "{shape:?}");
+    }
+}
+
+common::planted_fault_tests!(
+    STEP,
+    FAULTS,
+    &served(&[SHAPES, DEEP].concat()),
+    env!("CARGO_BIN_EXE_step11_int8_crt")
+);
+
+/// The measured alternative in `variants/`: the kernel with these edits.
+const VARIANTS: &[Variant] = &[Variant {
+    file: "step11_int8_crt/variants/fused.cu",
+    source: include_str!("../variants/fused.cu"),
+    edits: &[&[
+        (
+            r#"// What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
+// measures both)."#,
+            r#"// What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
+// measures both).
+//
+// Variant: one pass. A block takes its tile through every modulus and keeps the remainder
+// theorem's sum in registers, a double per element, so that no residue of C goes through memory
+// and no reconstruct kernel runs; 128×128 tiles, to leave the registers for the sums."#,
+        ),
+        (
+            r#"constexpr int BN = 256;                     // columns of C per block: the N of each wgmma"#,
+            r#"constexpr int BN = 128;                     // variant: columns of C per block: the N of each wgmma"#,
+        ),
+        (
+            r#"__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b, int accumulate)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+              "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+              "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+              "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+              "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+              "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+              "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+              "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+              "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+              "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+              "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+              "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+              "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+              "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+              "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+              "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+"#,
+            r#"__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b, int accumulate)
+{
+    // variant: the m64n128k32 form, 64 accumulators a thread
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+              "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+              "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+              "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+              "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+              "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+              "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+              "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+"#,
+        ),
+        (
+            r#"    int z = blockIdx.z;
+    int k_tiles"#,
+            r#"    int k_tiles"#,
+        ),
+        (
+            r#"            for (int kt = 0; kt < k_tiles; ++kt) {
+                int s = kt % STAGES;
+                // Stage s was last filled for tile kt - STAGES; wait until it has been used.
+                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);"#,
+            r#"            for (int it = 0; it < MODULI * k_tiles; ++it) {  // variant: every modulus in turn
+                int s = it % STAGES, z = it / k_tiles, kt = it % k_tiles;
+                if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);"#,
+        ),
+        (
+            r#"        int acc[BN / 2] = {};
+
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            int s = kt % STAGES;
+            mbar_wait(&full[s], (kt / STAGES) % 2);
+            unsigned long long a = descriptor(As + s * A_TILE + (role - 1) * 64 * BK);
+            unsigned long long b = descriptor(Bs + s * B_TILE);
+            wgmma_fence();
+#pragma unroll
+            for (int k32 = 0; k32 < BK / 32; ++k32) {
+                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4), 1);  // 32 bytes further along the rows
+            }
+            wgmma_commit();
+            // The products of the tile before have now read their stage: hand it back.
+            wgmma_wait<1>();
+            if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
+        }
+        wgmma_wait<0>();
+
+        // Each sum reduced modulo m_z, a byte each, into plane z of c_res.
+        int pitch = (N + 15) / 16 * 16;
+        unsigned char* out = c_res + static_cast<long long>(z) * M * pitch;
+        unsigned char* strip = As + (role - 1) * 64 * STRIP_PITCH;
+        int strip0 = row0 + 64 * (role - 1);
+        switch (z) {
+        case 0: store_residues<modulus(0)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 1: store_residues<modulus(1)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 2: store_residues<modulus(2)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 3: store_residues<modulus(3)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 4: store_residues<modulus(4)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 5: store_residues<modulus(5)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 6: store_residues<modulus(6)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        default: store_residues<modulus(7)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        }
+    }
+}
+"#,
+            r#"        int acc[BN / 2] = {};
+        double sum[BN / 2] = {};  // variant: Σ w_z·r_z for each element, over the moduli so far
+
+        for (int z = 0, it = 0; z < MODULI; ++z) {
+            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                int s = it % STAGES;
+                mbar_wait(&full[s], (it / STAGES) % 2);
+                unsigned long long a = descriptor(As + s * A_TILE + (role - 1) * 64 * BK);
+                unsigned long long b = descriptor(Bs + s * B_TILE);
+                wgmma_fence();
+#pragma unroll
+                for (int k32 = 0; k32 < BK / 32; ++k32) {
+                    wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4), kt > 0 || k32 > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();
+                if (kt > 0 && lane == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+            }
+            wgmma_wait<0>();
+            if (lane == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+            switch (z) {
+            case 0: add_residues<modulus(0)>(acc, sum, TABLE.weight[0]); break;
+            case 1: add_residues<modulus(1)>(acc, sum, TABLE.weight[1]); break;
+            case 2: add_residues<modulus(2)>(acc, sum, TABLE.weight[2]); break;
+            case 3: add_residues<modulus(3)>(acc, sum, TABLE.weight[3]); break;
+            case 4: add_residues<modulus(4)>(acc, sum, TABLE.weight[4]); break;
+            case 5: add_residues<modulus(5)>(acc, sum, TABLE.weight[5]); break;
+            case 6: add_residues<modulus(6)>(acc, sum, TABLE.weight[6]); break;
+            default: add_residues<modulus(7)>(acc, sum, TABLE.weight[7]); break;
+            }
+        }
+
+        // variant: C rebuilt here, as reconstruct does it; sum[4j + 2h + v] is row g + 8h,
+        // column 8j + 2t + v of the warp's strip.
+        const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
+        int warp = (threadIdx.x / 32) % 4, g = lane / 4, t = lane % 4;
+        int row = row0 + 64 * (role - 1) + 16 * warp + g;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            int m = row + 8 * h;
+            if (m >= M) continue;
+            int ea = exps[m];
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+                for (int v = 0; v < 2; ++v) {
+                    int n = col0 + 8 * j + 2 * t + v, eb = n < N ? exps[M + n] : 0;
+                    if (n >= N) continue;
+                    float c;
+                    if (ea == NONFINITE || eb == NONFINITE) {
+                        c = 0.0f;
+                        for (int k = 0; k < K; ++k) c = fmaf(A[static_cast<long long>(m) * K + k], B[static_cast<long long>(k) * N + n], c);
+                    } else {
+                        double s = sum[4 * j + 2 * h + v];
+                        c = static_cast<float>(fma(-rint(s * inverse), p, s) * __hiloint2double((1023 - ea - eb) << 20, 0));
+                    }
+                    C[static_cast<long long>(m) * N + n] = c;
+                }
+            }
+        }
+    }
+}
+"#,
+        ),
+        (
+            r#"// ANCHOR_END: residue"#,
+            r#"// variant: sum += w·(acc mod M), for every element of the thread's tile.
+template <int M_L>
+__device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&sum)[BN / 2], double w)
+{
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) {
+        int r = acc[i] % M_L;
+        r += r < 0 ? M_L : 0;
+        sum[i] = fma(w, __hiloint2double(0x43300000, r) - 4503599627370496.0, sum[i]);
+    }
+}
+// ANCHOR_END: residue"#,
+        ),
+        (
+            r#"// ANCHOR: reconstruct
+// C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P), in doubles; the multiple of P
+// nearest s taken away leaves c, the one integer within P/2 of zero, and the exponents of the
+// row and the column scale it back. The doubles' rounding errs by about 2⁻⁴⁰ of T² (chapter),
+// far below the integers' own rounding. An element whose row or column holds NaN or infinity is
+// the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does. Four columns a
+// thread, a row of C a block in y.
+extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
+                                       float* C, int M, int N, int K)
+{
+    int pitch = (N + 15) / 16 * 16;
+    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (j0 >= N) return;
+    const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
+    const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
+    for (int i = blockIdx.y; i < M; i += gridDim.y) {
+        double s[4] = {};
+#pragma unroll
+        for (int l = 0; l < MODULI; ++l) {
+            unsigned bytes = *reinterpret_cast<const unsigned*>(c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+                double r = __hiloint2double(0x43300000, (bytes >> (8 * v)) & 0xFF) - two52;
+                s[v] = fma(TABLE.weight[l], r, s[v]);
+            }
+        }
+        int ea = exps[i];
+        float c[4];
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            int j = min(j0 + v, N - 1), eb = exps[M + j];
+            if (ea == NONFINITE || eb == NONFINITE) {
+                float sum = 0.0f;
+                for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+                c[v] = sum;
+            } else {
+                double integer = fma(-rint(s[v] * inverse), p, s[v]);
+                c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
+            }
+        }
+        float* out = C + static_cast<long long>(i) * N + j0;
+        if (N % 4 == 0) {
+            *reinterpret_cast<float4*>(out) = make_float4(c[0], c[1], c[2], c[3]);
+        } else {
+            for (int v = 0; v < 4 && j0 + v < N; ++v) out[v] = c[v];
+        }
+    }
+}
+// ANCHOR_END: reconstruct
+"#,
+            r#"// variant: no reconstruct kernel; matmul writes C itself.
+"#,
+        ),
+    ]],
+}];
+
+#[test]
+fn the_variant_is_the_kernel_with_its_edits() {
+    testing::assert_variants_are_edits(&STEP, VARIANTS);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_the_variant_without_spills() {
+    let v = VARIANTS[0].of(&STEP);
+    let info = testing::nvrtc_check(&v, &Params::defaults(step11_int8_crt::FUSED_PARAMS), "sm_90").unwrap();
+    assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{info:?}");
+}
+
+/// The one-pass variant computes the same product: FP32's limits at every shape, and the same
+/// bits as the kernel where both rebuild C the same way.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_the_one_pass_variant_matches_the_reference() {
+    let v = VARIANTS[0].of(&STEP);
+    testing::assert_all_pass(
+        &testing::gpu_check(&v, Params::defaults(step11_int8_crt::FUSED_PARAMS), &served(SHAPES)).unwrap(),
+    );
+    let (fused, separate) = (
+        Checker::new(&v, Params::defaults(step11_int8_crt::FUSED_PARAMS)).unwrap(),
+        Checker::defaults(&STEP).unwrap(),
+    );
+    for shape in [(1000, 1000, 1000), (4096, 4096, 4096)] {
+        let (a, b) = (fused.result(shape, 4).unwrap(), separate.result(shape, 4).unwrap());
+        assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{shape:?}");
+    }
+}
