@@ -52,6 +52,9 @@ configs=(
     "step10_any_shape|"
     "step10_any_shape|--param SPLIT=1 --param SHARE=1"
     "step10_any_shape|--param SPLIT=3"
+    "step11_int8_crt|"
+    "step11_int8_crt|--param MODULI=8 --param STAGES=2"
+    "step11_int8_crt|--kernel step11_int8_crt/variants/fused.cu"
 )
 
 # One line per run: tool step M N K extra-args.

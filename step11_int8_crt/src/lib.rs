@@ -93,6 +93,18 @@ pub fn room(moduli: usize, k: usize) -> f64 {
     (product(moduli) as f64 / 2.0).sqrt() * (1.0 - 1.0 / 1_048_576.0) - 0.5 * (k as f64).sqrt()
 }
 
+/// The bits the scaling keeps of the largest entry of a row of the course's inputs (uniform in
+/// [−1, 1], so ‖a‖ ≈ √(K/3)): log₂ of the integer that entry becomes, 2^e with e the exponent the
+/// kernel picks. The chapter's table and exercise 1 are this function's values.
+pub fn bits_kept(moduli: usize, k: usize) -> i32 {
+    (room(moduli, k) / (k as f64 / 3.0).sqrt()).log2().floor() as i32
+}
+
+/// The fewest moduli (up to 8) that keep `bits` bits of the course's inputs at depth `k`.
+pub fn moduli_for(bits: i32, k: usize) -> Option<usize> {
+    (2..=8).find(|&l| room(l, k) > 0.0 && bits_kept(l, k) >= bits)
+}
+
 /// A producer warpgroup and two consumers.
 const THREADS: u32 = 384;
 
@@ -231,6 +243,23 @@ mod tests {
             }
         }
         assert!(product(8) < 1 << 64);
+    }
+
+    /// The chapter's arithmetic: 22 bits at 4096 with 7 moduli (the exponent the kernel picks on
+    /// the course's inputs), 21 at 8192, four fewer with 6 moduli; exercise 1: 22 bits at K = 65536
+    /// take 8 moduli, and 7 keep 20.
+    #[test]
+    fn the_bits_kept_are_the_chapters() {
+        assert_eq!(bits_kept(7, 4096), 22);
+        assert_eq!(bits_kept(7, 8192), 21);
+        assert_eq!(bits_kept(6, 4096), 18);
+        assert_eq!(bits_kept(8, 4096), 26);
+        assert_eq!(bits_kept(7, 65536), 20);
+        assert_eq!(moduli_for(22, 4096), Some(7));
+        assert_eq!(moduli_for(22, 65536), Some(8));
+        assert_eq!(moduli_for(30, 4096), None);
+        let bits: Vec<f64> = (1..=8).map(|l| (product(l) as f64).log2()).collect();
+        assert!((bits[6] - 55.71).abs() < 0.01 && (bits[7] - 63.57).abs() < 0.01, "{bits:?}");
     }
 
     /// The int32 sums of the odd moduli stay exact up to K_MAX; 256's wrap only by multiples of

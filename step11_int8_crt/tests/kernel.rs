@@ -413,6 +413,9 @@ const VARIANTS: &[Variant] = &[Variant {
             if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
         }
         wgmma_wait<0>();
+        // The strips below overwrite the pipeline's first tiles: wait until the other consumer's
+        // products have read them too (barrier 3: the two consumer warpgroups).
+        asm volatile("bar.sync 3, 256;" ::: "memory");
 
         // Each sum reduced modulo m_z, a byte each, into plane z of c_res.
         int pitch = (N + 15) / 16 * 16;
