@@ -12,7 +12,7 @@ pub mod dram;
 pub mod suite;
 
 /// The GPU steps, in course order.
-pub const GPU_STEPS: [&GpuStep; 9] = [
+pub const GPU_STEPS: [&GpuStep; 10] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
     &step04_tiled::STEP,
@@ -22,6 +22,7 @@ pub const GPU_STEPS: [&GpuStep; 9] = [
     &step08_wgmma_tma::STEP,
     &step09_3xtf32::STEP,
     &step10_any_shape::STEP,
+    &step11_int8_crt::STEP,
 ];
 
 /// The name the FP32 baseline (strict SGEMM) goes by in tables and charts.
@@ -151,7 +152,7 @@ impl Results {
             .iter()
             .enumerate()
             .rev()
-            .find(|(i, (n, _))| n != CUBLAS && n != CUBLAS_TF32 && !self.is_tf32(*i) && !self.is_split(*i))?
+            .find(|(i, (n, _))| n != CUBLAS && n != CUBLAS_TF32 && !self.precision(*i).tensor_cores())?
             .1
             .1;
         (0..self.sizes.len()).rev().find_map(|i| {
@@ -216,6 +217,12 @@ impl Results {
     /// roof on the chart.
     fn split_placed(&self) -> bool {
         self.placed().iter().any(|p| self.is_split(p.row))
+    }
+
+    /// Whether a step of INT8 products from residues is placed, so that a seventh of the INT8
+    /// peak (four times the TF32 one) is its roof on the chart.
+    fn int8_placed(&self) -> bool {
+        self.placed().iter().any(|p| self.precision(p.row) == Precision::Int8Crt)
     }
 
     /// The table: GFLOP/s and share of the baseline per step and size.
@@ -294,6 +301,16 @@ impl Results {
                     "A third of it, {:.0} GFLOP/s, is the roof of a step that computes three TF32 products per \
                      term.",
                     peak / 3.0
+                );
+            }
+            if self.int8_placed() {
+                let _ = writeln!(
+                    md,
+                    "The INT8 peak is four times it, {:.0} (10⁹ operations a second); a seventh of it, {:.0} GFLOP/s, \
+                     is the roof of a step that computes seven INT8 products per product, counted in that product's \
+                     FLOPs.",
+                    4.0 * peak,
+                    4.0 * peak / 7.0
                 );
             }
         }
@@ -462,6 +479,14 @@ impl Results {
                     vec![(x_lo, third), (x_hi, third)],
                     style,
                     format!("a third of TF32 peak {third:.0} GFLOP/s"),
+                )?;
+            }
+            if self.int8_placed() {
+                let (seventh, style) = (4.0 * tf32 / 7.0, RGBColor(20, 130, 90).stroke_width(1));
+                line(
+                    vec![(x_lo, seventh), (x_hi, seventh)],
+                    style,
+                    format!("a seventh of INT8 peak {seventh:.0} GFLOP/s"),
                 )?;
             }
         }
@@ -777,6 +802,15 @@ mod tests {
         let svg = drawn("roofline-split", split);
         assert!(svg.contains("a third of TF32 peak 26667"), "no roof for three TF32 products");
         assert!(!drawn("roofline-plain", |r: &Results, p: &Path| r.roofline(p)).contains("a third"));
+        // INT8 products from residues: a seventh of the INT8 peak, four times the TF32 one.
+        let int8 = |r: &Results, p: &Path| {
+            let mut r = r.clone();
+            r.precision[4] = Precision::Int8Crt;
+            r.roofline(p)
+        };
+        let svg = drawn("roofline-int8", int8);
+        assert!(svg.contains("a seventh of INT8 peak 45714"), "no roof for INT8 products");
+        assert!(!drawn("roofline-plain", |r: &Results, p: &Path| r.roofline(p)).contains("INT8"));
         // A TF32 step on a GPU whose TF32 peak is not known: cuBLAS TF32 still, no TF32 peak,
         // as the page says.
         let unknown = |r: &Results, p: &Path| Results { tf32_peak_gflops: None, ..r.clone() }.roofline(p);
