@@ -174,7 +174,8 @@ mod tests {
         let on_grid = |m: &Matrix| m.data.iter().filter(|&&x| (x * 4_194_304.0).fract() == 0.0).count();
         let (coarse, full) = (Inputs::random(s, 3), Inputs::random_full(s, 3));
         assert_eq!(on_grid(&coarse.a), 64 * 64);
-        assert!(on_grid(&full.a) < 64 * 64 / 8, "{}", on_grid(&full.a));
+        // Values of [½, 1) fall on the grid one time in four, smaller ones more rarely.
+        assert!(on_grid(&full.a) < 64 * 64 / 4, "{}", on_grid(&full.a));
         assert!(full.a.data.iter().all(|x| (-1.0..=1.0).contains(x)));
     }
 
