@@ -5,6 +5,8 @@
 #
 #   bash scripts/gpu-tests.sh gpu      # every test but the NVRTC compile tests (those CI runs too)
 #   bash scripts/gpu-tests.sh nvrtc    # the NVRTC compile tests alone (six architectures a step)
+#   SHARD=1/2 bash scripts/gpu-tests.sh gpu   # every second test binary from the first: to split
+#                                             # a part over two calls of the device
 #
 # Prints each binary's failures and its result line, then one summary line; exits non-zero on a
 # failure. Run from the repository root with CUDA_CACHE_DISABLE=1 (NVRTC's cache hides ptxas).
@@ -18,9 +20,12 @@ esac
 bash .gpu/run list > /dev/null || exit 1
 dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ 2>/dev/null | head -1)
 [ -n "$dir" ] || { echo "gpu-tests: no unpacked bundle; build one with gpu-bundle and carry .gpu" >&2; exit 1; }
-passed=0; failed=0; fail=0
+passed=0; failed=0; fail=0; index=0
+shard=${SHARD:-1/1}; which=${shard%/*}; of=${shard#*/}
 for t in "$dir"/tests/*; do
   [ -x "$t" ] || continue
+  index=$((index + 1))
+  [ $(( (index - 1) % of + 1 )) -eq "$which" ] || continue
   echo "=== $(basename "$t")"
   out=$("$t" --include-ignored --test-threads=1 --skip without_the_compiler_library "${filter[@]}" 2>&1); rc=$?
   echo "$out" | grep -vE '^test .* ok$' | grep -v '^$'
@@ -29,5 +34,5 @@ for t in "$dir"/tests/*; do
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
   [ $rc -eq 0 ] || fail=1
 done
-echo "gpu tests ($part): $passed passed, $failed failed"
+echo "gpu tests ($part, binaries $shard): $passed passed, $failed failed"
 exit $fail

@@ -524,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // ANCHOR: reconstruct
 // C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P), in doubles; the multiple of P
 // nearest s taken away leaves c, the one integer within P/2 of zero, and the exponents of the
-// row and the column scale it back. The doubles' rounding errs by about 2⁻⁴⁰ of T² (chapter),
+// row and the column scale it back. The doubles' rounding errs by about 2⁻⁴¹ of T² (chapter),
 // far below the integers' own rounding. An element whose row or column holds NaN or infinity is
 // the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does. Four columns a
 // thread, a row of C a block in y.

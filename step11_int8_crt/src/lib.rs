@@ -87,8 +87,8 @@ pub fn product(moduli: usize) -> u128 {
     MODULUS[..moduli].iter().map(|&m| u128::from(m)).product()
 }
 
-/// How far the integers of a row can reach, T = √(P/2), less the √K/2 their rounding may add:
-/// positive when the moduli can hold a product of depth `k` at all.
+/// How far the integers of a row can reach, T = √(P/2), less the √K/2 their rounding may add. A
+/// row of K equal entries then keeps room/√K of each: the step asks for at least 2 (one bit).
 pub fn room(moduli: usize, k: usize) -> f64 {
     (product(moduli) as f64 / 2.0).sqrt() * (1.0 - 1.0 / 1_048_576.0) - 0.5 * (k as f64).sqrt()
 }
@@ -161,9 +161,10 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
             s.k
         ));
     }
-    if room(moduli as usize, s.k) <= 0.0 {
+    if room(moduli as usize, s.k) < 2.0 * (s.k as f64).sqrt() {
         return Err(format!(
-            "{p}: the product of {moduli} moduli cannot hold sums of {} integers; raise MODULI",
+            "{p}: the product of {moduli} moduli leaves less than a bit of each entry for sums of {} terms; \
+             raise MODULI",
             s.k
         ));
     }
@@ -228,6 +229,21 @@ mod tests {
         }
         let list = MODULUS.map(|m| m.to_string()).join(", ");
         assert!(STEP.source.contains(&format!("constexpr int list[8] = {{{list}}};")), "the moduli differ");
+        // `room` and the kernel's `exponent_for` leave the same margin below T.
+        assert!(STEP.source.contains("* (1.0 - 1.0 / 1048576.0);"), "the margins differ");
+        assert!(format!("{:?}", 1.0 - 1.0 / 1_048_576.0f64).starts_with("0.99999904"));
+        // The launch geometry common's residues extension gives the scaling and rebuilding kernels.
+        for (what, text) in [
+            ("col_norms' chunk of K", format!("k0 = blockIdx.y * {}", common::residues::NORM_CHUNK)),
+            ("scale_cols' tile", "(gridDim.y - 1 - blockIdx.y) * 128".to_owned()),
+            (
+                "reconstruct's four columns a thread",
+                "int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);".to_owned(),
+            ),
+            ("scale_rows' block per row", "int i = blockIdx.x, lane".to_owned()),
+        ] {
+            assert!(STEP.source.contains(&text), "the kernel and common's launch disagree on {what}");
+        }
     }
 
     /// The moduli are pairwise coprime, so the remainder theorem applies, and all eight have a
@@ -258,8 +274,9 @@ mod tests {
         assert_eq!(moduli_for(22, 4096), Some(7));
         assert_eq!(moduli_for(22, 65536), Some(8));
         assert_eq!(moduli_for(30, 4096), None);
-        let bits: Vec<f64> = (1..=8).map(|l| (product(l) as f64).log2()).collect();
-        assert!((bits[6] - 55.71).abs() < 0.01 && (bits[7] - 63.57).abs() < 0.01, "{bits:?}");
+        // The chapter's table of log₂ P, to two decimals.
+        let bits: Vec<String> = (3..=8).map(|l| format!("{:.2}", (product(l) as f64).log2())).collect();
+        assert_eq!(bits, ["23.98", "31.95", "39.90", "47.81", "55.71", "63.58"]);
     }
 
     /// The int32 sums of the odd moduli stay exact up to K_MAX; 256's wrap only by multiples of

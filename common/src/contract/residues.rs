@@ -41,7 +41,7 @@ pub const COLS_ENTRY: &str = "scale_cols";
 pub const RECONSTRUCT_ENTRY: &str = "reconstruct";
 
 /// Rows of B a block of `col_norms` sums.
-const NORM_CHUNK: usize = 256;
+pub const NORM_CHUNK: usize = 256;
 
 /// The pitch, in bytes, of a residue matrix of `cols` columns: rows 16-byte aligned, as the copy
 /// engine and 16-byte stores want them.
