@@ -410,6 +410,10 @@ mod tests {
     use super::*;
     use crate::verify::Precision;
 
+    /// Every precision a step can claim.
+    const ALL: [Precision; 5] =
+        [Precision::Fp32, Precision::Tf32, Precision::Tf32Truncated, Precision::Tf32x3, Precision::Int8Crt];
+
     #[test]
     fn only_single_dot_products_missing_a_slice_go_to_exact_inputs() {
         assert!(exact_only(Class::DropSlice, (1, 1, 1 << 20)));
@@ -438,13 +442,7 @@ mod tests {
         }
         assert!(Class::ScaleTruncated.is_precision());
         assert!(!Class::DropModulus.is_precision() && !Class::WrongWeight.is_precision());
-        for p in [
-            Precision::Fp32,
-            Precision::Tf32,
-            Precision::Tf32Truncated,
-            Precision::Tf32x3,
-            Precision::Int8Crt,
-        ] {
+        for p in ALL {
             assert!(Class::for_precision(p).ends_with(&Class::WRITES));
         }
     }
@@ -457,13 +455,7 @@ mod tests {
         for &(m, n, k) in PRECISION_SHAPES {
             assert!(m * n * k >= 1 << 18);
             let shape = crate::Shape::new(m, n, k).unwrap();
-            for p in [
-                Precision::Fp32,
-                Precision::Tf32,
-                Precision::Tf32Truncated,
-                Precision::Tf32x3,
-                Precision::Int8Crt,
-            ] {
+            for p in ALL {
                 assert!(p.separates(shape), "{p} at {shape}");
             }
         }
