@@ -18,6 +18,18 @@ fi
 status=0
 while IFS= read -r md; do
     dir=$(dirname "$md")
+    # Every include of source sits in a fenced block that names its language: outside a fence,
+    # Markdown renders the code as prose (comments merged, `__x__` turned bold, `<` and `*` eaten).
+    fences=$(awk -v md="$md" '
+        /^[ \t]*(```|~~~)/ {
+            if (open) { open = 0 } else { open = 1; lang = $0; sub(/^[ \t]*(```|~~~)[ \t]*/, "", lang); start = NR }
+            next
+        }
+        /\{\{#include / {
+            if (!open) print md ":" NR ": an include outside a code fence (put it between ```LANG and ```)"
+            else if (lang == "") print md ":" NR ": an include in a code fence without a language (```" "rust, ```cuda, …; fence opened at line " start ")"
+        }' "$md")
+    if [ -n "$fences" ]; then echo "$fences"; status=1; fi
     # {{#include path:anchor}}: the file exists and holds the anchor.
     while IFS= read -r inc; do
         path=${inc%%:*}; anchor=""; [ "$inc" != "$path" ] && anchor=${inc#*:}
