@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 /// (layer, module, source), bottom layer first.
 const MODULES: &[(u32, &str, &str)] = &[
+    (0, "files", include_str!("data/files.rs")),
     (0, "matrix", include_str!("data/matrix.rs")),
     (0, "progress", include_str!("data/progress.rs")),
     (1, "gpu", include_str!("device/gpu.rs")),

@@ -6,7 +6,7 @@
 //!
 //! | layer | folder | modules |
 //! |---|---|---|
-//! | 0 data | `data/` | [`matrix`] (shape, row-major matrices, seeded inputs), [`progress`] |
+//! | 0 data | `data/` | [`matrix`] (shape, row-major matrices, families of seeded inputs), [`files`] (`.npy` and `.safetensors`), [`progress`] |
 //! | 1 device | `device/` | [`gpu`] (context, device facts, NVRTC, resources), [`hold`], [`timing`] (CUDA events, statistics) |
 //! | 2 numerics | `numerics/` | [`reference`] (the f64 result), [`verify`] (limits and verdict), [`cublas`] (baselines, DGEMM) |
 //! | 3 step contract | `contract/` | [`step`] (what a step's `lib.rs` fills in), [`tma`] (tensor maps), [`residues`] (step 11's INT8 products), [`pad`] (rows padded to 16 bytes) |
@@ -29,7 +29,7 @@ pub mod testing;
 mod layers;
 
 pub use contract::{pad, residues, step, tma};
-pub use data::{matrix, progress};
+pub use data::{files, matrix, progress};
 pub use device::{gpu, hold, timing};
 pub use drive::{bench, compile_only, run, session, tune};
 pub use numerics::{cublas, reference, verify};

@@ -9,6 +9,7 @@ use clap::Parser;
 use common::cli::{parse_dim, parse_reps};
 use common::cublas::{self, Blas};
 use common::gpu::Gpu;
+use common::matrix::Family;
 use common::run;
 use common::session::{self, Buffers};
 use common::timing::{self, Plan};
@@ -40,6 +41,10 @@ struct Args {
     /// Which GPU to use.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// The family of random inputs (as a step's --inputs takes it): uniform (the default),
+    /// normal, positive, lognormal:σ, wide:E, gram, identity+noise:ε or integers.
+    #[arg(long, value_name = "KIND", default_value = "uniform", value_parser = Family::parse)]
+    inputs: Family,
     /// Run the suite of shapes instead of square sizes (small and odd squares, a transformer
     /// layer's products, a matrix–vector product, deep and thin products): the GPU steps, step06's
     /// variants and cuBLAS, written as `<device>-suite.md` and a chart of share against shape.
@@ -100,7 +105,7 @@ fn run(args: Args, command: String) -> Result<bool> {
     for &size in &sizes {
         let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
         bar.set_message(format!("{size}³"));
-        let inputs = Inputs::random(shape, 42);
+        let inputs = Inputs::family(shape, 42, args.inputs);
         let reference = session::reference(&gpu, baselines.first().map(|b| &b.1), &inputs)?;
         let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
             gflops: t.gflops(shape.flops()),
@@ -189,7 +194,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     let bar = common::progress::bar("suite", (shapes.len() * rows.len()) as u64, f64::INFINITY);
     for &shape in &shapes {
         bar.set_message(compare::suite::label(shape));
-        let inputs = Inputs::random(shape, 42);
+        let inputs = Inputs::family(shape, 42, args.inputs);
         let reference = session::reference(&gpu, Some(&baselines[0].1), &inputs)?;
         let measured = measure(&gpu, &inputs, &reference, &prepared, &baselines, plan, &bar, true)?;
         for (row, cell) in rows.iter_mut().zip(measured) {

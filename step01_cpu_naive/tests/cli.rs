@@ -71,3 +71,10 @@ fn the_verdict_says_when_the_shape_cannot_tell_the_precision() {
         "{out}"
     );
 }
+
+/// A and B from files (an f64 `.npy` in Fortran order, a bf16 `.safetensors` tensor), C saved and
+/// compared; the files' errors refused in one sentence.
+#[test]
+fn files_in_and_c_out_round_trip() {
+    testing::assert_file_round_trip(BIN);
+}

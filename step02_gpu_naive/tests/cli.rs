@@ -36,3 +36,11 @@ fn help_names_the_default_shape_and_the_chapter() {
         &[],
     );
 }
+
+/// A and B from files (an f64 `.npy` in Fortran order, a bf16 `.safetensors` tensor), run on the
+/// GPU, C saved and compared; the files' errors refused in one sentence.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_files_in_and_c_out_round_trip() {
+    testing::assert_file_round_trip(BIN);
+}

@@ -88,13 +88,6 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    /// Values drawn uniformly from [-1, 1]: non-constant, signed, so that wrong indexing
-    /// or a missed term shows up, and cancellation is exercised.
-    pub fn random(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
-        let data = (0..rows * cols).map(|_| rng.random_range(-1.0f32..=1.0)).collect();
-        Self { rows, cols, data }
-    }
-
     pub fn at(&self, row: usize, col: usize) -> f32 {
         self.data[row * self.cols + col]
     }
@@ -105,17 +98,129 @@ impl Matrix {
         let data = (0..rows * cols).map(|_| rng.random_range(-1.0f64..=1.0) as f32).collect();
         Self { rows, cols, data }
     }
-
-    /// Whole numbers drawn uniformly from -3 to 3: see [`Inputs::integers`].
-    pub fn integers(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
-        let data = (0..rows * cols).map(|_| rng.random_range(-INT_MAX..=INT_MAX) as f32).collect();
-        Self { rows, cols, data }
-    }
 }
 
 /// Largest magnitude of the exact inputs: |products| ≤ 9, so every partial sum of up to
 /// K = 2²⁰ terms stays below 2²⁴ and is an integer f32 holds exactly.
 pub const INT_MAX: i32 = 3;
+
+/// The families of random inputs a run can draw (`--inputs KIND`). Each stresses the check or a
+/// kernel in its own way: a mean that is not zero makes partial sums grow with K, magnitudes
+/// spread over many binades make few terms dominate, a dominant entry per row leaves the rest of
+/// the row far below it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Family {
+    /// Uniform in [−1, 1] (the default; multiples of 2⁻²², as the course has always drawn them).
+    Uniform,
+    /// Standard normal.
+    Normal,
+    /// Uniform in [0, 1]: no cancellation, partial sums grow like K.
+    Positive,
+    /// Magnitudes e^(σ·z), z standard normal, with random signs.
+    LogNormal(f64),
+    /// A random sign, a significand uniform in [1, 2) and an exponent drawn uniformly from −E to E.
+    Wide(i32),
+    /// A uniform in [0, 1] and B's column j row (j mod M) of A: B = Aᵀ when N = M, a Gram matrix.
+    Gram,
+    /// The identity plus uniform noise in [−ε, ε]: one entry of each row and column dominates.
+    IdentityNoise(f64),
+    /// Whole numbers from −3 to 3, for which f32 arithmetic is exact (see [`Inputs::integers`]).
+    Integers,
+}
+
+/// The largest E of `wide:E`: products reach 2^(2E+2), and sums of 2²⁰ of them must stay finite.
+pub const WIDE_MAX: i32 = 50;
+
+impl Family {
+    /// Every family, with the parameters the tests and the book's table use.
+    pub const ALL: [Family; 8] = [
+        Family::Uniform,
+        Family::Normal,
+        Family::Positive,
+        Family::LogNormal(2.0),
+        Family::Wide(20),
+        Family::Gram,
+        Family::IdentityNoise(1e-3),
+        Family::Integers,
+    ];
+
+    /// Parses `uniform`, `normal`, `positive`, `lognormal:σ`, `wide:E`, `gram`,
+    /// `identity+noise:ε` or `integers`, or says in one sentence what it takes.
+    pub fn parse(s: &str) -> Result<Family, String> {
+        const KINDS: &str =
+            "uniform, normal, positive, lognormal:σ, wide:E, gram, identity+noise:ε or integers";
+        let (name, arg) = match s.trim().split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s.trim(), None),
+        };
+        let number = |what: &str, lo: f64, hi: f64| -> Result<f64, String> {
+            let a = arg.ok_or_else(|| format!("'{name}' takes a value: write {name}:{what}"))?;
+            match a.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+                _ => Err(format!("the {what} of {name}, '{a}', must be a number from {lo} to {hi}")),
+            }
+        };
+        let plain = |f: Family| match arg {
+            None => Ok(f),
+            Some(_) => Err(format!("'{name}' takes no value; write just {name}")),
+        };
+        match name {
+            "uniform" => plain(Family::Uniform),
+            "normal" => plain(Family::Normal),
+            "positive" => plain(Family::Positive),
+            "gram" => plain(Family::Gram),
+            "integers" => plain(Family::Integers),
+            "lognormal" => number("σ", 0.0, 4.0).map(Family::LogNormal),
+            "wide" => {
+                let e = number("E", 0.0, f64::from(WIDE_MAX))?;
+                if e.fract() != 0.0 {
+                    return Err(format!("the E of wide, '{e}', must be a whole number of binades"));
+                }
+                Ok(Family::Wide(e as i32))
+            }
+            "identity+noise" => number("ε", 0.0, 1.0).map(Family::IdentityNoise),
+            _ => Err(format!("'{s}' is not a family of inputs; choose {KINDS}")),
+        }
+    }
+
+    fn draw(self, rng: &mut StdRng) -> f32 {
+        let sign = |rng: &mut StdRng| if rng.random::<bool>() { 1.0 } else { -1.0 };
+        match self {
+            Family::Uniform => rng.random_range(-1.0f32..=1.0),
+            Family::Normal => normal(rng) as f32,
+            Family::Positive | Family::Gram => rng.random_range(0.0f64..=1.0) as f32,
+            Family::LogNormal(sigma) => (sign(rng) * (sigma * normal(rng)).exp()) as f32,
+            Family::Wide(e) => {
+                let m: f64 = rng.random_range(1.0..2.0);
+                (sign(rng) * m * 2f64.powi(rng.random_range(-e..=e))) as f32
+            }
+            Family::IdentityNoise(eps) => (eps * rng.random_range(-1.0f64..=1.0)) as f32,
+            Family::Integers => rng.random_range(-INT_MAX..=INT_MAX) as f32,
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Family::Uniform => f.write_str("uniform"),
+            Family::Normal => f.write_str("normal"),
+            Family::Positive => f.write_str("positive"),
+            Family::LogNormal(s) => write!(f, "lognormal:{s}"),
+            Family::Wide(e) => write!(f, "wide:{e}"),
+            Family::Gram => f.write_str("gram"),
+            Family::IdentityNoise(e) => write!(f, "identity+noise:{e}"),
+            Family::Integers => f.write_str("integers"),
+        }
+    }
+}
+
+/// A standard normal value (Box–Muller).
+fn normal(rng: &mut StdRng) -> f64 {
+    let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
+    let v: f64 = rng.random();
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
 
 /// The two operands of one run, reproducible from the seed.
 #[derive(Clone, Debug)]
@@ -125,15 +230,14 @@ pub struct Inputs {
     pub b: Matrix,
     /// Small integers: any correct f32 summation gives the exact result.
     pub exact: bool,
+    /// What they are, for the report: a family and its seed, or the files they came from.
+    pub source: String,
 }
 
 impl Inputs {
-    /// Independent values uniform in [-1, 1]: the inputs every limit in `verify` is derived for.
+    /// Independent values uniform in [-1, 1]: the course's default inputs.
     pub fn random(shape: Shape, seed: u64) -> Self {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let a = Matrix::random(shape.m, shape.k, &mut rng);
-        let b = Matrix::random(shape.k, shape.n, &mut rng);
-        Self { shape, a, b, exact: false }
+        Self::family(shape, seed, Family::Uniform)
     }
 
     /// As [`Inputs::random`], with every bit of each significand drawn (see
@@ -143,7 +247,13 @@ impl Inputs {
         let mut rng = StdRng::seed_from_u64(seed);
         let a = Matrix::random_full(shape.m, shape.k, &mut rng);
         let b = Matrix::random_full(shape.k, shape.n, &mut rng);
-        Self { shape, a, b, exact: false }
+        Self {
+            shape,
+            a,
+            b,
+            exact: false,
+            source: format!("uniform [−1, 1] with every significand bit, seed {seed}"),
+        }
     }
 
     /// Whole numbers from -3 to 3. Every product and partial sum is an integer below 2²⁴ for
@@ -151,15 +261,54 @@ impl Inputs {
     /// exactly): a correct kernel matches the reference bit for bit, and a misplaced or missing
     /// term shows at any K.
     pub fn integers(shape: Shape, seed: u64) -> Self {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let a = Matrix::integers(shape.m, shape.k, &mut rng);
-        let b = Matrix::integers(shape.k, shape.n, &mut rng);
-        Self { shape, a, b, exact: true }
+        Self::family(shape, seed, Family::Integers)
     }
 
     /// [`Inputs::integers`] if `exact`, else [`Inputs::random`].
     pub fn new(shape: Shape, seed: u64, exact: bool) -> Self {
-        if exact { Self::integers(shape, seed) } else { Self::random(shape, seed) }
+        Self::family(shape, seed, if exact { Family::Integers } else { Family::Uniform })
+    }
+
+    /// A and B drawn from `family` with `seed`.
+    pub fn family(shape: Shape, seed: u64, family: Family) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let Shape { m, n, k } = shape;
+        let mut fill = |rows: usize, cols: usize| Matrix {
+            rows,
+            cols,
+            data: (0..rows * cols).map(|_| family.draw(&mut rng)).collect(),
+        };
+        let mut a = fill(m, k);
+        let b = match family {
+            // Column j of B is row (j mod M) of A.
+            Family::Gram => {
+                let data = (0..k * n).map(|i| a.data[(i % n) % m * k + i / n]).collect();
+                Matrix { rows: k, cols: n, data }
+            }
+            _ => fill(k, n),
+        };
+        let mut b = b;
+        if let Family::IdentityNoise(_) = family {
+            for i in 0..m.min(k) {
+                a.data[i * k + i] += 1.0;
+            }
+            for j in 0..k.min(n) {
+                b.data[j * n + j] += 1.0;
+            }
+        }
+        Self { shape, a, b, exact: family == Family::Integers, source: format!("{family}, seed {seed}") }
+    }
+
+    /// A and B read from files; their shapes must chain (A is M×K, B is K×N).
+    pub fn from_matrices(a: Matrix, b: Matrix, source: String) -> Result<Self, String> {
+        if a.cols != b.rows {
+            return Err(format!(
+                "A is {}×{} and B is {}×{}: A's columns (K = {}) must equal B's rows ({})",
+                a.rows, a.cols, b.rows, b.cols, a.cols, b.rows
+            ));
+        }
+        let shape = Shape::new(a.rows, b.cols, a.cols)?;
+        Ok(Self { shape, a, b, exact: false, source })
     }
 }
 
@@ -212,6 +361,69 @@ mod tests {
         assert!(x.a.data.iter().all(|v| (-1.0..=1.0).contains(v)));
         let first = x.a.data[0];
         assert!(x.a.data.iter().any(|&v| v != first));
+    }
+
+    #[test]
+    fn every_family_parses_from_what_it_prints_and_bad_kinds_say_why() {
+        for f in Family::ALL {
+            assert_eq!(Family::parse(&f.to_string()), Ok(f));
+        }
+        assert_eq!(Family::parse("lognormal:1.5"), Ok(Family::LogNormal(1.5)));
+        for (bad, says) in [
+            ("cauchy", "not a family"),
+            ("wide", "takes a value"),
+            ("wide:51", "from 0 to 50"),
+            ("wide:2.5", "whole number"),
+            ("lognormal:x", "must be a number"),
+            ("identity+noise:2", "from 0 to 1"),
+            ("gram:3", "takes no value"),
+        ] {
+            let e = Family::parse(bad).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn families_have_the_features_they_are_named_for() {
+        let s = Shape::new(40, 30, 50).unwrap();
+        let all = |x: &Inputs, f: fn(f32) -> bool| x.a.data.iter().chain(&x.b.data).all(|&v| f(v));
+        let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+        assert!(all(&Inputs::family(s, 1, Family::Positive), |v| (0.0..=1.0).contains(&v)));
+        let normal = Inputs::family(s, 1, Family::Normal);
+        let var = normal.a.data.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>() / 2000.0;
+        assert!(mean(&normal.a.data).abs() < 0.1 && (0.8..1.2).contains(&var), "{var}");
+        let wide = Inputs::family(s, 1, Family::Wide(20));
+        assert!(all(&wide, |v| (2f32.powi(-20)..2f32.powi(21)).contains(&v.abs())));
+        let exps: std::collections::BTreeSet<i32> =
+            wide.a.data.iter().map(|v| v.abs().log2().floor() as i32).collect();
+        assert!(exps.len() > 30, "{exps:?}");
+        let ln = Inputs::family(s, 1, Family::LogNormal(2.0));
+        assert!(ln.a.data.iter().any(|&v| v.abs() > 50.0) && ln.a.data.iter().any(|&v| v.abs() < 0.02));
+        assert!(ln.a.data.iter().any(|&v| v < 0.0) && ln.a.data.iter().any(|&v| v > 0.0));
+        let gram = Inputs::family(s, 1, Family::Gram);
+        for (p, j) in [(0, 0), (7, 3), (49, 29)] {
+            assert_eq!(gram.b.at(p, j), gram.a.at(j % 40, p));
+        }
+        let id = Inputs::family(s, 1, Family::IdentityNoise(1e-3));
+        for i in 0..40 {
+            for p in 0..50 {
+                let v = id.a.at(i, p);
+                assert!(if i == p { (v - 1.0).abs() <= 1e-3 } else { v.abs() <= 1e-3 }, "{i} {p} {v}");
+            }
+        }
+        assert!(Inputs::family(s, 1, Family::Integers).exact && !gram.exact);
+        assert_eq!(gram.source, "gram, seed 1");
+        // The default is the same matrices as before the families existed.
+        assert_eq!(Inputs::random(s, 9).a, Inputs::new(s, 9, false).a);
+    }
+
+    #[test]
+    fn matrices_from_files_must_chain() {
+        let m = |rows, cols| Matrix { rows, cols, data: vec![1.0; rows * cols] };
+        let x = Inputs::from_matrices(m(3, 4), m(4, 5), "files".into()).unwrap();
+        assert_eq!(x.shape, Shape::new(3, 5, 4).unwrap());
+        let e = Inputs::from_matrices(m(3, 4), m(5, 5), "files".into()).unwrap_err();
+        assert!(e.contains("A's columns (K = 4) must equal B's rows (5)"), "{e}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
-use crate::matrix::{Inputs, Shape};
+use crate::matrix::{Family, Inputs, Shape};
 use crate::session::Buffers;
 use crate::step::{GpuStep, Params, Prepared};
 use crate::timing;
@@ -23,6 +23,15 @@ pub fn sizes() -> Vec<usize> {
         sizes.push(8192);
     }
     sizes
+}
+
+/// The family of inputs benchmarked: `MATMUL_BENCH_INPUTS=KIND` (as `--inputs` takes it), else
+/// uniform.
+pub fn family() -> Result<Family> {
+    match std::env::var("MATMUL_BENCH_INPUTS") {
+        Ok(kind) => Family::parse(&kind).map_err(|e| anyhow!("MATMUL_BENCH_INPUTS: {e}")),
+        Err(_) => Ok(Family::Uniform),
+    }
 }
 
 /// The `main` of a bench binary: one criterion group, `matmul`, with each step (at the sizes
@@ -79,9 +88,10 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
     let blas_tf32 = if with_cublas && tf32 { Some(Blas::tf32(gpu.stream.clone())?) } else { None };
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    let family = family()?;
     for size in sizes() {
         let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
-        let inputs = Inputs::random(shape, 42);
+        let inputs = Inputs::family(shape, 42, family);
         let mut bufs = Buffers::upload(gpu, &inputs)?;
         group.throughput(Throughput::Elements(shape.flops() as u64));
         for p in &prepared {

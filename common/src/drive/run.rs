@@ -7,6 +7,7 @@ use anyhow::{Result, anyhow, bail};
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::{self, Blas};
+use crate::files;
 use crate::gpu::{self, Gpu, Limits};
 use crate::matrix::{Inputs, Shape};
 use crate::reference;
@@ -52,9 +53,51 @@ fn exit_code(outcome: Result<bool>) -> ExitCode {
     }
 }
 
-fn shape_of(args: &Args, default: Shape) -> Result<Shape> {
+/// The shape asked for: the files' when A and B come from files, else the command line's, with
+/// `default` for what it leaves out.
+fn shape_of(args: &Args, files: Option<&Inputs>, default: Shape) -> Result<Shape> {
+    if let Some(x) = files {
+        return Ok(x.shape);
+    }
     let (m, n, k) = args.shape((default.m, default.n, default.k));
     Shape::new(m, n, k).map_err(|e| anyhow!(e))
+}
+
+/// A and B read from the files of --a and --b (None without them). The files give the shape; a
+/// dimension given on the command line as well must agree with them.
+pub fn files_of(args: &Args) -> Result<Option<Inputs>> {
+    let (Some(a_spec), Some(b_spec)) = (&args.a, &args.b) else { return Ok(None) };
+    let a = files::read_matrix(a_spec, "A")?;
+    let b = files::read_matrix(b_spec, "B")?;
+    let x =
+        Inputs::from_matrices(a, b, format!("A from {a_spec}, B from {b_spec}")).map_err(|e| anyhow!(e))?;
+    let s = x.shape;
+    for (dim, flag, given, have) in [
+        ("M", "-m", args.m.or(args.size), s.m),
+        ("N", "-n", args.n.or(args.size), s.n),
+        ("K", "-k", args.k.or(args.size), s.k),
+    ] {
+        if given.is_some_and(|g| g != have) {
+            bail!(
+                "the files give {dim} = {have}, but {flag} or --size asks for {}; leave the shape out when A and B come from files",
+                given.unwrap_or_default()
+            );
+        }
+    }
+    Ok(Some(x))
+}
+
+/// The run's inputs: the files', or the family asked for drawn at `shape`.
+fn inputs_of(args: &Args, files: Option<Inputs>, shape: Shape) -> Inputs {
+    files.unwrap_or_else(|| Inputs::family(shape, args.seed, args.family()))
+}
+
+/// Writes C where --save-c asks.
+fn save_c(args: &Args, shape: Shape, c: &[f32]) -> Result<()> {
+    match &args.save_c {
+        Some(path) => files::write_npy(path, shape.m, shape.n, c),
+        None => Ok(()),
+    }
 }
 
 /// Device memory the run needs: A, B and C, and a second C for cuBLAS.
@@ -172,7 +215,8 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     let step = edited.as_ref().unwrap_or(step);
     // Everything that needs no GPU is checked first, so that a machine without one still names
     // the real problem: parameters, the shape (against the most any GPU allows), host memory.
-    let asked = shape_of(args, (step.default_shape)(&Limits::LARGEST))?;
+    let files = files_of(args)?;
+    let asked = shape_of(args, files.as_ref(), (step.default_shape)(&Limits::LARGEST))?;
     // A step that chooses per shape chooses here as for an H100's SMs, and again once the GPU is open.
     let (params, _) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
     if args.compile_only {
@@ -205,7 +249,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if !gpu::nvrtc_present() {
         bail!("{}", gpu::NO_NVRTC);
     }
-    let shape = shape_of(args, (step.default_shape)(&gpu.info.limits))?;
+    let shape = shape_of(args, files.as_ref(), (step.default_shape)(&gpu.info.limits))?;
     let (params, why) = step.params_for(shape, gpu.info.sms, &args.params)?;
     let mut notes = Vec::new();
     let with_cublas = !args.no_cublas && cublas_found;
@@ -216,18 +260,19 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         );
     }
     check_memory(&gpu, shape, with_cublas, device_workspace_bytes(step, &params, shape))?;
+    let inputs = inputs_of(args, files, shape);
     if args.tune {
-        return crate::tune::run(step, args, &gpu, shape);
+        return crate::tune::run(step, args, &gpu, &inputs);
     }
     // Reject the shape before the (slower) compile when the step cannot serve it here.
     step.validate(&params, shape, &gpu.info.limits)?;
     let prepared = Prepared::new(&gpu, step, params)?;
     let (launch, resources) = prepared.plan(&gpu.info, shape)?;
 
-    let inputs = Inputs::new(shape, args.seed, args.exact);
     let mut bufs = Buffers::upload(&gpu, &inputs)?;
     let plan = Plan::new(args.reps);
     let (c, time) = run_and_time(&gpu, &prepared, launch, shape, &mut bufs, plan)?;
+    save_c(args, shape, &c)?;
 
     // The baselines' results are kept when verifying, to show their own errors beside the step's.
     let keep = !args.no_verify;
@@ -270,6 +315,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         },
         device: Device::Gpu(gpu.info.clone()),
         shape,
+        inputs: inputs.source.clone(),
         kernel: Some(KernelFacts {
             params: prepared.params.clone(),
             launch,
@@ -334,20 +380,23 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
             if gpu_only.len() == 1 { "is" } else { "are" }
         );
     }
-    let shape = shape_of(args, Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
+    let files = files_of(args)?;
+    let shape = shape_of(args, files.as_ref(), Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
     check_host_fits(shape, !args.no_verify, 0, host_memory_available())?;
-    let inputs = Inputs::new(shape, args.seed, args.exact);
+    let inputs = inputs_of(args, files, shape);
     let mut c = vec![f32::NAN; shape.m * shape.n];
     let mut first = true;
     let time = timing::time_cpu(Plan::new(args.reps), || {
         cpu_product(shape, &inputs, &mut c, matmul, std::mem::take(&mut first));
     });
+    save_c(args, shape, &c)?;
     let verdict: Option<Verdict> =
         (!args.no_verify).then(|| verify::verify(shape, &c, &reference::cpu(&inputs), Precision::Fp32));
     let report = Report {
         step: name.to_owned(),
         device: Device::Cpu,
         shape,
+        inputs: inputs.source.clone(),
         kernel: None,
         time,
         cublas: None,

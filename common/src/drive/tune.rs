@@ -6,7 +6,7 @@ use anyhow::{Result, anyhow, bail};
 use crate::cli::Args;
 use crate::cublas::{self, Blas};
 use crate::gpu::{Gpu, Kernel};
-use crate::matrix::{Inputs, Shape};
+use crate::matrix::Inputs;
 use crate::session::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
 use crate::timing::Plan;
@@ -52,7 +52,8 @@ struct Row {
     passed: Option<bool>,
 }
 
-pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool> {
+pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bool> {
+    let shape = inputs.shape;
     if step.search.is_empty() {
         bail!("{} has no parameters to tune", step.name);
     }
@@ -107,11 +108,9 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
     });
     bar.finish_and_clear();
 
-    let inputs = Inputs::new(shape, args.seed, args.exact);
-    let mut bufs = Buffers::upload(gpu, &inputs)?;
+    let mut bufs = Buffers::upload(gpu, inputs)?;
     let blas = if !args.no_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let reference =
-        if args.no_verify { None } else { Some(session::reference(gpu, blas.as_ref(), &inputs)?) };
+    let reference = if args.no_verify { None } else { Some(session::reference(gpu, blas.as_ref(), inputs)?) };
     let plan = Plan::new(Some(args.reps.unwrap_or(10)));
 
     let mut rows = Vec::new();
@@ -218,12 +217,10 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
         .find(|r| r.passed != Some(false))
         .ok_or_else(|| anyhow!("no parameter set produced a verified result"))?;
     println!(
-        "best: {} — reproduce with: cargo run --release -p {} -- -m {} -n {} -k {} {}",
+        "best: {} — reproduce with: cargo run --release -p {} -- {} {}",
         best.params,
         step.name,
-        shape.m,
-        shape.n,
-        shape.k,
+        args.inputs_flags(shape),
         best.params.to_flags()
     );
     Ok(rows.iter().all(|r| r.passed != Some(false)))
@@ -233,6 +230,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, shape: Shape) -> Result<bool>
 mod tests {
     use super::*;
     use crate::gpu::Limits;
+    use crate::matrix::Shape;
     use crate::step::{Launch, Param};
 
     const PARAMS: &[Param] = &[

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 use cudarc::cublas::sys::{cublasMath_t, cublasOperation_t};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
 use crate::matrix::{Inputs, Shape};
-use crate::reference::Reference;
+use crate::reference::{Engine, Reference};
 
 /// True when libcublas can be loaded (cudarc panics on first use otherwise).
 pub fn present() -> bool {
@@ -78,45 +78,75 @@ impl Blas {
             .map_err(|e| anyhow!("cuBLAS SGEMM failed: {e:?}"))
     }
 
-    fn dgemm(
-        &self,
-        shape: Shape,
-        a: &CudaSlice<f64>,
-        b: &CudaSlice<f64>,
-        c: &mut CudaSlice<f64>,
-    ) -> Result<()> {
-        check_lengths(shape, a.len(), b.len(), c.len())?;
-        // SAFETY: the lengths were checked against the shape.
-        unsafe { self.blas.gemm(row_major(shape, 1.0f64, 0.0), b, a, c) }
+    /// The f64 reference (C, |A|·|B| and the growth of the partial sums) by cuBLAS DGEMM on the
+    /// device: seconds on the CPU become milliseconds.
+    pub fn reference(&self, inputs: &Inputs) -> Result<Reference> {
+        let s = inputs.shape;
+        let c = self
+            .stream
+            .alloc_zeros::<f64>(s.m * s.n)
+            .map_err(|e| anyhow!("allocating the reference on the GPU: {e:?}"))?;
+        let mut engine = DeviceEngine { blas: self, shape: s, operands: None, c };
+        crate::reference::compute(&mut engine, inputs, "cuBLAS DGEMM")
+    }
+}
+
+/// The reference's products on the device (see [`crate::reference::Engine`]).
+struct DeviceEngine<'a> {
+    blas: &'a Blas,
+    shape: Shape,
+    operands: Option<(CudaSlice<f64>, CudaSlice<f64>)>,
+    c: CudaSlice<f64>,
+}
+
+impl Engine for DeviceEngine<'_> {
+    fn load(&mut self, a: Vec<f64>, b: Vec<f64>) -> Result<()> {
+        let s = &self.blas.stream;
+        self.operands = None;
+        let up = |v: Vec<f64>| {
+            s.clone_htod(&v).map_err(|e| anyhow!("copying the reference inputs to the GPU: {e:?}"))
+        };
+        self.operands = Some((up(a)?, up(b)?));
+        s.memset_zeros(&mut self.c).map_err(|e| anyhow!("clearing the reference on the GPU: {e:?}"))
+    }
+
+    fn accumulate(&mut self, range: std::ops::Range<usize>) -> Result<()> {
+        let Shape { m, n, k } = self.shape;
+        let (a, b) = self.operands.as_ref().ok_or_else(|| anyhow!("no reference operands loaded"))?;
+        // Row-major C += A[:, range]·B[range, :] is column-major Cᵀ += B[range, :]ᵀ·A[:, range]ᵀ,
+        // A's slice starting at column range.start with its rows K apart.
+        let mut cfg = row_major(Shape { m, n, k: range.len() }, 1.0f64, 1.0);
+        cfg.ldb = k as i32;
+        let b_rows = b.slice(range.start * n..);
+        let a_cols = a.slice(range.start..);
+        // SAFETY: B's slice holds range.len() rows of N, A's slice M rows K apart of which the
+        // first range.len() columns are read, and C holds M×N.
+        unsafe { self.blas.blas.gemm(cfg, &b_rows, &a_cols, &mut self.c) }
             .map_err(|e| anyhow!("cuBLAS DGEMM failed: {e:?}"))
     }
 
-    /// The f64 reference (C and |A|·|B|) by cuBLAS DGEMM on the device: seconds on the CPU
-    /// become milliseconds.
-    pub fn reference(&self, inputs: &Inputs) -> Result<Reference> {
-        let shape = inputs.shape;
-        let s = &self.stream;
-        let up = |m: &[f32], abs: bool| -> Result<CudaSlice<f64>> {
-            let v: Vec<f64> =
-                m.iter().map(|&x| if abs { f64::from(x.abs()) } else { f64::from(x) }).collect();
-            s.clone_htod(&v).map_err(|e| anyhow!("copying the reference inputs to the GPU: {e:?}"))
-        };
-        let run = |abs: bool| -> Result<Vec<f64>> {
-            let a = up(&inputs.a.data, abs)?;
-            let b = up(&inputs.b.data, abs)?;
-            let mut c = s
-                .alloc_zeros::<f64>(shape.m * shape.n)
-                .map_err(|e| anyhow!("allocating the reference on the GPU: {e:?}"))?;
-            self.dgemm(shape, &a, &b, &mut c)?;
-            s.clone_dtoh(&c).map_err(|e| anyhow!("copying the reference back: {e:?}"))
-        };
-        Ok(Reference {
-            c: run(false)?,
-            abs: run(true)?,
-            terms_sq: crate::reference::terms_sq(inputs),
-            exact: inputs.exact,
-            source: "cuBLAS DGEMM",
-        })
+    fn norm_sq(&mut self) -> Result<f64> {
+        let s = &self.blas.stream;
+        let mut norm = 0.0f64;
+        let (ptr, _sync) = self.c.device_ptr(s);
+        // SAFETY: the handle is live, C holds M·N doubles, and the result goes to host memory
+        // (cuBLAS's default pointer mode), written before the call returns.
+        unsafe {
+            cudarc::cublas::sys::cublasDnrm2_v2(
+                *self.blas.blas.handle(),
+                (self.shape.m * self.shape.n) as i32,
+                ptr as *const f64,
+                1,
+                &mut norm,
+            )
+        }
+        .result()
+        .map_err(|e| anyhow!("cuBLAS DNRM2 failed: {e:?}"))?;
+        Ok(norm * norm)
+    }
+
+    fn result(&mut self) -> Result<Vec<f64>> {
+        self.blas.stream.clone_dtoh(&self.c).map_err(|e| anyhow!("copying the reference back: {e:?}"))
     }
 }
 

@@ -2,87 +2,313 @@
 //!
 //! It is computed by implementations that share no code with the kernels: the `matrixmultiply`
 //! crate's DGEMM on the CPU (threaded over row bands here), or cuBLAS DGEMM on the device
-//! (see [`crate::cublas`]). Besides C = A·B it computes |A|·|B|, the magnitude that the
-//! per-element bound scales with, and S² = Σ_ij Σ_p (a_ip·b_pj)², the one the normwise limit
-//! scales with (see [`crate::verify`]).
+//! (see [`crate::cublas`]). Besides C = A·B it measures what the limits of [`crate::verify`] are
+//! derived from, all from the data itself: |A|·|B|, which the per-element bound scales with;
+//! S² = Σ_ij Σ_p (a_ip·b_pj)², the squared terms; and how the partial sums of the dot products
+//! grow along K (see [`Growth`]), which sets how large a correct kernel's rounding errors are.
 
 use std::sync::Mutex;
+
+use anyhow::Result;
 
 use crate::matrix::{Inputs, Shape};
 use crate::progress;
 
-/// C = A·B and |A|·|B|, both accumulated in f64 from the f32 inputs.
+/// C = A·B and |A|·|B|, both accumulated in f64 from the f32 inputs, and the growth of the
+/// partial sums.
 #[derive(Clone, Debug)]
 pub struct Reference {
     pub c: Vec<f64>,
     pub abs: Vec<f64>,
-    /// Σ_ij Σ_p (a_ip·b_pj)², the sum of every squared term of every dot product.
-    pub terms_sq: f64,
+    /// What the normwise limit is derived from.
+    pub growth: Growth,
     /// The inputs were small integers: C must be matched exactly.
     pub exact: bool,
     /// Which implementation produced it, for the report.
     pub source: &'static str,
 }
 
-/// Σ_ij Σ_p (a_ip·b_pj)² = Σ_p ‖column p of A‖²·‖row p of B‖², in O(MK + KN).
-pub fn terms_sq(inputs: &Inputs) -> f64 {
+/// Points along K at which the partial products are measured (fewer when K is shorter).
+pub const CHUNKS: usize = 16;
+
+/// Products per tensor-core add (the k of the TF32 instructions the course uses).
+pub const GROUP: usize = 8;
+
+/// What the data says about the size of a correct kernel's rounding errors, all summed over the
+/// elements of C: the normwise limit of [`crate::verify`] is derived from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Growth {
+    /// K, the length of each dot product.
+    pub k: usize,
+    /// S² = Σ_ij Σ_p (a_ip·b_pj)²: the squared terms.
+    pub terms_sq: f64,
+    /// Σ_ij Σ_k s_k², the squared partial sums of every dot product summed in the order of p:
+    /// measured at [`CHUNKS`] points along K and filled in between (see [`compute`]). For inputs
+    /// of mean zero it is about (K + 1)/2·S²; where the terms do not cancel it grows like K·‖C‖².
+    pub partial_sq: f64,
+    /// ‖C‖²_F.
+    pub norm_sq: f64,
+    /// ‖H‖²_F, H_ij = Σ_g s_g the sum of the partial sums after each group of [`GROUP`] terms:
+    /// what the tensor cores' adds, each rounding toward zero, err by together.
+    pub coherent_sq: f64,
+    /// ⟨C, H⟩.
+    pub coherent_dot: f64,
+    /// β: the mean relative error of one f32 add rounded to nearest that points toward zero, in
+    /// units of u, where a sample of the dot products shows one (see [`rounding_bias`]); 0 where
+    /// the sums' errors cancel.
+    pub bias: f64,
+    /// (Σ g)²/Σ g² with g_ij = c_ij² + T_ij/2 (T = (A∘A)·(B∘B)): how many elements share the error
+    /// evenly; fewer than M·N when the magnitudes are spread out.
+    pub spread: f64,
+}
+
+impl Growth {
+    /// The expectation of every quantity for independent inputs of mean zero, per unit of S²:
+    /// the model the course's default inputs follow, where no data is at hand.
+    pub fn mean_zero(shape: Shape) -> Growth {
+        let k = shape.k as f64;
+        let g = shape.k.div_ceil(GROUP) as f64;
+        Growth {
+            k: shape.k,
+            terms_sq: 1.0,
+            partial_sq: (k + 1.0) / 2.0,
+            norm_sq: 1.0,
+            coherent_sq: (g + 1.0) * (2.0 * g + 1.0) / 6.0,
+            coherent_dot: (g + 1.0) / 2.0,
+            bias: 0.0,
+            spread: shape.m as f64 * shape.n as f64,
+        }
+    }
+}
+
+/// Σ_p ‖column p of A‖²·‖row p of B‖² over p in `range`: the squared terms of every dot product
+/// that fall in it, in O(MK + KN).
+pub fn terms_sq_in(inputs: &Inputs, range: std::ops::Range<usize>) -> f64 {
     let Shape { m: _, n, k } = inputs.shape;
-    let mut col_a = vec![0.0f64; k];
+    let mut col_a = vec![0.0f64; range.len()];
     for row in inputs.a.data.chunks(k) {
-        for (s, &v) in col_a.iter_mut().zip(row) {
+        for (s, &v) in col_a.iter_mut().zip(&row[range.clone()]) {
             *s += f64::from(v) * f64::from(v);
         }
     }
-    inputs
-        .b
-        .data
+    inputs.b.data[range.start * n..range.end * n]
         .chunks(n)
         .zip(&col_a)
         .map(|(row, ca)| ca * row.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>())
         .sum()
 }
 
+/// S² = Σ_ij Σ_p (a_ip·b_pj)², the sum of every squared term of every dot product.
+pub fn terms_sq(inputs: &Inputs) -> f64 {
+    terms_sq_in(inputs, 0..inputs.shape.k)
+}
+
+/// What computes the reference's products in f64: the CPU or cuBLAS. It holds one pair of
+/// operands and one M×N accumulator at a time.
+pub trait Engine {
+    /// Takes A (M×K) and B (K×N), row-major, and sets the accumulator to zero.
+    fn load(&mut self, a: Vec<f64>, b: Vec<f64>) -> Result<()>;
+    /// Accumulator += A[:, range] · B[range, :].
+    fn accumulate(&mut self, range: std::ops::Range<usize>) -> Result<()>;
+    /// ‖accumulator‖²_F.
+    fn norm_sq(&mut self) -> Result<f64>;
+    /// The accumulator, row-major M×N.
+    fn result(&mut self) -> Result<Vec<f64>>;
+}
+
+/// The reference by `engine`: C in [`CHUNKS`] slices of K, measuring ‖C‖² after each (the
+/// partial products), then |A|·|B|, (A∘A)·(B∘B) for how the error spreads over the elements, and
+/// C weighted by the number of tensor-core groups each term is summed into.
+pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -> Result<Reference> {
+    let Shape { m, n, k } = inputs.shape;
+    let f = |v: &[f32], op: fn(f64) -> f64| v.iter().map(|&x| op(f64::from(x))).collect::<Vec<f64>>();
+    let (a, b) = (&inputs.a.data, &inputs.b.data);
+
+    engine.load(f(a, |x| x), f(b, |x| x))?;
+    let chunks = CHUNKS.min(k);
+    let (mut partial_sq, mut before) = (0.0, 0.0);
+    for j in 0..chunks {
+        let range = j * k / chunks..(j + 1) * k / chunks;
+        let len = range.len() as f64;
+        engine.accumulate(range.clone())?;
+        let after = engine.norm_sq()?;
+        // The partial sums after each of the chunk's `len` terms: a straight path from the last
+        // measured point to this one, whose squares lie under the chord between the two
+        // (convexity), plus the wander of a sum of `len` terms pinned at both ends (a bridge:
+        // (len² − 1)/(6·len) of its terms' squares). With one term a chunk, it is exact.
+        partial_sq += (len - 1.0) / 2.0 * before
+            + (len + 1.0) / 2.0 * after
+            + (len * len - 1.0) / (6.0 * len) * terms_sq_in(inputs, range);
+        before = after;
+    }
+    let c = engine.result()?;
+
+    engine.load(f(a, f64::abs), f(b, f64::abs))?;
+    engine.accumulate(0..k)?;
+    let abs = engine.result()?;
+
+    engine.load(f(a, |x| x * x), f(b, |x| x * x))?;
+    engine.accumulate(0..k)?;
+    let squares = engine.result()?;
+    // g_ij = c_ij² + T_ij/2 is, up to a factor, the expected Σ_k s_k² of element ij: the
+    // elements share the error in proportion to it.
+    let (mut sum_g, mut sum_g2) = (0.0, 0.0);
+    for (cv, t) in c.iter().zip(&squares) {
+        let g = cv * cv + t / 2.0;
+        sum_g += g;
+        sum_g2 += g * g;
+    }
+    drop(squares);
+
+    // Row p of B weighted by how many groups of GROUP terms, from p's own to the last, add it.
+    let groups = k.div_ceil(GROUP);
+    let mut weighted = f(b, |x| x);
+    for (p, row) in weighted.chunks_mut(n.max(1)).enumerate() {
+        let w = (groups - p / GROUP) as f64;
+        row.iter_mut().for_each(|v| *v *= w);
+    }
+    engine.load(f(a, |x| x), weighted)?;
+    engine.accumulate(0..k)?;
+    let h = engine.result()?;
+    let coherent_sq = h.iter().map(|v| v * v).sum();
+    let coherent_dot = h.iter().zip(&c).map(|(x, y)| x * y).sum();
+    drop(h);
+
+    let growth = Growth {
+        k,
+        terms_sq: terms_sq(inputs),
+        partial_sq,
+        norm_sq: c.iter().map(|v| v * v).sum(),
+        coherent_sq,
+        coherent_dot,
+        bias: rounding_bias(inputs),
+        spread: if sum_g2 > 0.0 { sum_g * sum_g / sum_g2 } else { (m * n) as f64 },
+    };
+    Ok(Reference { c, abs, growth, exact: inputs.exact, source })
+}
+
+/// Dot products [`rounding_bias`] sums in f32.
+pub const BIAS_SAMPLE: usize = 64;
+
+/// Whether f32 adds rounded to nearest lose a share of the terms in one direction on these
+/// inputs, and how much, from [`BIAS_SAMPLE`] of the dot products summed one term after another.
+///
+/// Rounding to nearest errs by as much up as down when a term's bits below the sum's last place
+/// are spread evenly. They are not when many terms are far smaller than the sum they are added to
+/// (a long K whose terms do not cancel, many of them near zero): those are lost, all in the same
+/// direction, and the error grows like u·Σ_k s_k rather than like u·√(Σ_k s_k²). The sample fits
+/// e = −β·u·Σ_k s_k by least squares and returns β where it stands three standard errors above
+/// zero, else 0.
+pub fn rounding_bias(inputs: &Inputs) -> f64 {
+    use rand::{Rng, SeedableRng};
+    let Shape { m, n, k } = inputs.shape;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
+    let u = f64::from(f32::EPSILON) / 2.0;
+    let (mut ew, mut ww, mut samples) = (0.0, 0.0, Vec::new());
+    // Every element of a small C, else a seeded sample.
+    let elements: Vec<(usize, usize)> = if m * n <= BIAS_SAMPLE {
+        (0..m * n).map(|e| (e / n, e % n)).collect()
+    } else {
+        (0..BIAS_SAMPLE).map(|_| (rng.random_range(0..m), rng.random_range(0..n))).collect()
+    };
+    for (i, j) in elements {
+        let (mut acc, mut exact, mut path) = (0.0f32, 0.0f64, 0.0f64);
+        for p in 0..k {
+            let (a, b) = (inputs.a.at(i, p), inputs.b.at(p, j));
+            acc = a.mul_add(b, acc);
+            exact += f64::from(a) * f64::from(b);
+            path += exact;
+        }
+        let (e, w) = (f64::from(acc) - exact, u * path);
+        if !(e.is_finite() && w.is_finite()) {
+            return 0.0;
+        }
+        ew += e * w;
+        ww += w * w;
+        samples.push((e, w));
+    }
+    if ww == 0.0 {
+        return 0.0;
+    }
+    let beta = -ew / ww;
+    if samples.len() == 1 {
+        // One dot product: its own error, where it points toward zero.
+        return beta.max(0.0);
+    }
+    let residual: f64 =
+        samples.iter().map(|(e, w)| (e + beta * w).powi(2)).sum::<f64>() / (samples.len() - 1) as f64;
+    let standard_error = (residual / ww).sqrt();
+    if beta > 3.0 * standard_error { beta } else { 0.0 }
+}
+
 /// Rows of C each worker computes per call: small enough for a smooth progress bar,
 /// large enough to keep DGEMM efficient.
 const BAND_ROWS: usize = 64;
 
-/// The reference on the CPU, on every core.
-pub fn cpu(inputs: &Inputs) -> Reference {
-    let Shape { m, n, k } = inputs.shape;
-    let a: Vec<f64> = inputs.a.data.iter().map(|&v| f64::from(v)).collect();
-    let b: Vec<f64> = inputs.b.data.iter().map(|&v| f64::from(v)).collect();
-    let a_abs: Vec<f64> = a.iter().map(|v| v.abs()).collect();
-    let b_abs: Vec<f64> = b.iter().map(|v| v.abs()).collect();
-    let mut c = vec![0.0f64; m * n];
-    let mut abs = vec![0.0f64; m * n];
-
-    let bands = m.div_ceil(BAND_ROWS);
-    let bar = progress::bar("reference", bands as u64, 2.0 * inputs.shape.flops());
-    // Each band of C is written by exactly one worker: hand out disjoint row ranges.
-    let c_bands: Vec<(&mut [f64], &mut [f64])> =
-        c.chunks_mut(BAND_ROWS * n).zip(abs.chunks_mut(BAND_ROWS * n)).collect();
-    let c_bands = Mutex::new(c_bands.into_iter().enumerate().collect::<Vec<_>>());
-    let workers = std::thread::available_parallelism().map_or(1, |p| p.get());
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(bands) {
-            scope.spawn(|| {
-                while let Some((band, (c_band, abs_band))) = c_bands.lock().ok().and_then(|mut v| v.pop()) {
-                    let row0 = band * BAND_ROWS;
-                    let rows = c_band.len() / n;
-                    dgemm_rows(rows, n, k, &a[row0 * k..], &b, c_band);
-                    dgemm_rows(rows, n, k, &a_abs[row0 * k..], &b_abs, abs_band);
-                    bar.inc(1);
-                }
-            });
-        }
-    });
-    bar.finish_and_clear();
-    Reference { c, abs, terms_sq: terms_sq(inputs), exact: inputs.exact, source: "CPU DGEMM" }
+/// The CPU's engine: matrixmultiply's DGEMM over bands of rows, on every core.
+struct Cpu {
+    shape: Shape,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+    bar: indicatif::ProgressBar,
 }
 
-/// `c[..rows×n] = a[..rows×k] · b[k×n]`, all row-major.
-fn dgemm_rows(rows: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-    assert!(a.len() >= rows * k && b.len() >= k * n && c.len() >= rows * n);
+impl Engine for Cpu {
+    fn load(&mut self, a: Vec<f64>, b: Vec<f64>) -> Result<()> {
+        (self.a, self.b) = (a, b);
+        self.c.iter_mut().for_each(|v| *v = 0.0);
+        Ok(())
+    }
+
+    fn accumulate(&mut self, range: std::ops::Range<usize>) -> Result<()> {
+        let Shape { m: _, n, k } = self.shape;
+        let (a, b) = (&self.a, &self.b);
+        let bands = Mutex::new(self.c.chunks_mut(BAND_ROWS * n).enumerate().collect::<Vec<_>>());
+        let workers = std::thread::available_parallelism().map_or(1, |p| p.get());
+        let bar = &self.bar;
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    while let Some((band, c_band)) = bands.lock().ok().and_then(|mut v| v.pop()) {
+                        let rows = c_band.len() / n;
+                        let a0 = band * BAND_ROWS * k + range.start;
+                        dgemm_rows(rows, n, range.len(), k, &a[a0..], &b[range.start * n..], c_band);
+                        bar.inc(range.len() as u64);
+                    }
+                });
+            }
+        });
+        Ok(())
+    }
+
+    fn norm_sq(&mut self) -> Result<f64> {
+        Ok(self.c.iter().map(|v| v * v).sum())
+    }
+
+    fn result(&mut self) -> Result<Vec<f64>> {
+        Ok(self.c.clone())
+    }
+}
+
+/// The reference on the CPU, on every core.
+pub fn cpu(inputs: &Inputs) -> Reference {
+    let s = inputs.shape;
+    let bands = s.m.div_ceil(BAND_ROWS) as u64;
+    // Four products of K terms each; the bar counts terms per band.
+    let bar = progress::bar("reference", 4 * bands * s.k as u64, 4.0 * s.flops());
+    let mut engine = Cpu { shape: s, a: vec![], b: vec![], c: vec![0.0; s.m * s.n], bar };
+    let r = compute(&mut engine, inputs, "CPU DGEMM").expect("the CPU engine does not fail");
+    engine.bar.finish_and_clear();
+    r
+}
+
+/// `c[..rows×n] += a[..rows, ..k] · b[..k, ..n]`, row-major, A's rows `lda` apart.
+fn dgemm_rows(rows: usize, n: usize, k: usize, lda: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    assert!(rows == 0 || (a.len() >= (rows - 1) * lda + k && b.len() >= k * n && c.len() >= rows * n));
+    if rows == 0 || k == 0 {
+        return;
+    }
     // SAFETY: the assertion above keeps every access of the row-major strides in bounds.
     unsafe {
         matrixmultiply::dgemm(
@@ -91,12 +317,12 @@ fn dgemm_rows(rows: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f6
             n,
             1.0,
             a.as_ptr(),
-            k as isize,
+            lda as isize,
             1,
             b.as_ptr(),
             n as isize,
             1,
-            0.0,
+            1.0,
             c.as_mut_ptr(),
             n as isize,
             1,
@@ -141,7 +367,27 @@ mod tests {
                         .sum::<f64>()
                 })
                 .sum();
-            assert!((r.terms_sq - squares).abs() <= 1e-12 * squares, "{} vs {squares}", r.terms_sq);
+            let g = &r.growth;
+            assert!((g.terms_sq - squares).abs() <= 1e-12 * squares, "{} vs {squares}", g.terms_sq);
+            // Σ_ij Σ_k s_k² in the order of p, against its estimate from the chunks.
+            let partial: f64 = (0..m * n)
+                .map(|e| {
+                    let (i, j) = (e / n, e % n);
+                    let mut s = 0.0;
+                    (0..k)
+                        .map(|p| {
+                            s += f64::from(inputs.a.at(i, p)) * f64::from(inputs.b.at(p, j));
+                            s * s
+                        })
+                        .sum::<f64>()
+                })
+                .sum();
+            if k <= CHUNKS {
+                // Every partial sum is measured.
+                assert!((g.partial_sq - partial).abs() <= 1e-12 * partial, "{} vs {partial}", g.partial_sq);
+            } else {
+                assert!((g.partial_sq / partial - 1.0).abs() < 0.35, "{} vs {partial}", g.partial_sq);
+            }
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
+use crate::matrix::Family;
+
 /// Largest accepted dimension; device memory is checked separately once the GPU is known.
 pub const MAX_DIM: usize = 1 << 20;
 
@@ -34,9 +36,29 @@ pub struct Args {
     pub seed: u64,
 
     /// Small-integer inputs (-3 to 3) for which f32 arithmetic is exact: the result must equal
-    /// the reference bit for bit, so any misplaced or missing term fails at any K.
-    #[arg(long)]
+    /// the reference bit for bit, so any misplaced or missing term fails at any K (the same as
+    /// --inputs integers).
+    #[arg(long, conflicts_with = "inputs")]
     pub exact: bool,
+
+    /// The family of random inputs: uniform (in [-1, 1], the default), normal, positive (uniform
+    /// in [0, 1]), lognormal:σ, wide:E (exponents from -E to E), gram (B = Aᵀ), identity+noise:ε
+    /// or integers (the same as --exact).
+    #[arg(long, value_name = "KIND", value_parser = Family::parse)]
+    pub inputs: Option<Family>,
+
+    /// Read A from a file instead of drawing it: FILE.npy or FILE.safetensors:TENSOR (f32, f16,
+    /// bf16 or f64 values; C or Fortran order). The files give the shape. Needs --b.
+    #[arg(long = "a", value_name = "FILE", requires = "b", conflicts_with_all = ["inputs", "exact"])]
+    pub a: Option<String>,
+
+    /// Read B from a file (see --a). Needs --a.
+    #[arg(long = "b", value_name = "FILE", requires = "a")]
+    pub b: Option<String>,
+
+    /// Write the result C to FILE.npy (f32, row-major), as the step computed it.
+    #[arg(long, value_name = "FILE.npy")]
+    pub save_c: Option<std::path::PathBuf>,
 
     /// Skip the check against the f64 reference.
     #[arg(long)]
@@ -142,6 +164,31 @@ impl Args {
         self.device.unwrap_or(0)
     }
 
+    /// The family of random inputs asked for: --inputs, --exact, or the default.
+    pub fn family(&self) -> Family {
+        match (self.inputs, self.exact) {
+            (Some(f), _) => f,
+            (None, true) => Family::Integers,
+            (None, false) => Family::Uniform,
+        }
+    }
+
+    /// The flags that give these inputs again at `shape`: the files, or the shape with the
+    /// family and seed where they are not the defaults.
+    pub fn inputs_flags(&self, shape: crate::matrix::Shape) -> String {
+        if let (Some(a), Some(b)) = (&self.a, &self.b) {
+            return format!("--a {a} --b {b}");
+        }
+        let mut f = format!("-m {} -n {} -k {}", shape.m, shape.n, shape.k);
+        if self.family() != Family::Uniform {
+            f += &format!(" --inputs {}", self.family());
+        }
+        if self.seed != 42 {
+            f += &format!(" --seed {}", self.seed);
+        }
+        f
+    }
+
     /// True when the user named any dimension.
     pub fn shape_given(&self) -> bool {
         self.size.is_some() || self.m.is_some() || self.n.is_some() || self.k.is_some()
@@ -225,6 +272,21 @@ mod tests {
         assert!(!a.shape_given());
         assert_eq!((a.seed, a.device, a.reps), (42, None, None));
         assert!(!a.no_verify && !a.no_cublas && !a.exact && a.params.is_empty());
+        assert_eq!(a.family(), Family::Uniform);
+    }
+
+    #[test]
+    fn inputs_families_and_files() {
+        assert_eq!(parse(&["--inputs", "wide:12"]).unwrap().family(), Family::Wide(12));
+        assert_eq!(parse(&["--exact"]).unwrap().family(), Family::Integers);
+        let e = parse(&["--inputs", "zipf"]).unwrap_err().to_string();
+        assert!(e.contains("not a family of inputs"), "{e}");
+        assert!(parse(&["--inputs", "gram", "--exact"]).is_err());
+        let a = parse(&["--a", "a.npy", "--b", "w.safetensors:w", "--save-c", "c.npy"]).unwrap();
+        assert_eq!((a.a.as_deref(), a.b.as_deref()), (Some("a.npy"), Some("w.safetensors:w")));
+        assert!(parse(&["--a", "a.npy"]).is_err());
+        assert!(parse(&["--b", "b.npy"]).is_err());
+        assert!(parse(&["--a", "a.npy", "--b", "b.npy", "--inputs", "normal"]).is_err());
     }
 
     #[test]

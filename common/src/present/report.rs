@@ -34,6 +34,8 @@ pub struct Report {
     pub step: String,
     pub device: Device,
     pub shape: Shape,
+    /// What A and B are: a family and its seed, or the files they came from.
+    pub inputs: String,
     pub kernel: Option<KernelFacts>,
     pub time: Stats,
     /// cuBLAS SGEMM on the same inputs, in the same run.
@@ -106,10 +108,11 @@ impl fmt::Display for Report {
         }
         writeln!(
             f,
-            "  shape    {} · {:.1} GFLOP · {} of f32 operands",
+            "  shape    {} · {:.1} GFLOP · {} of f32 operands · inputs {}",
             self.shape,
             flops / 1e9,
-            bytes(self.shape.f32_bytes())
+            bytes(self.shape.f32_bytes()),
+            self.inputs
         )?;
         if let Some(k) = &self.kernel {
             let r = &k.resources;

@@ -183,6 +183,32 @@ impl<'a> Checker<'a> {
         Ok((shape, verified_run(&self.gpu, &prepared, &inputs, &reference)?))
     }
 
+    /// Runs the step on `inputs` (output poisoned with NaN) and verifies C against `reference`
+    /// under the step's claimed precision; None where the step does not serve the shape.
+    pub fn check_inputs(&self, inputs: &Inputs, reference: &Reference) -> Result<Option<Verdict>> {
+        let shape = inputs.shape;
+        let Ok(params) = self.kernels.params(&self.gpu, shape) else { return Ok(None) };
+        if self.kernels.step.validate(&params, shape, &self.gpu.info.limits).is_err() {
+            return Ok(None);
+        }
+        let prepared = self.kernels.at(&self.gpu, shape)?;
+        Ok(Some(verified_run(&self.gpu, &prepared, inputs, reference)?))
+    }
+
+    /// cuBLAS SGEMM's C on `inputs`.
+    pub fn sgemm(&self, inputs: &Inputs) -> Result<Vec<f32>> {
+        let blas = self.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?;
+        let bufs = Buffers::upload(&self.gpu, inputs)?;
+        let plan = crate::timing::Plan::new(Some(1));
+        let (c, _) = session::cublas_run(&self.gpu, blas, inputs.shape, &bufs, plan, true)?;
+        c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))
+    }
+
+    /// The f64 reference of `inputs` (cuBLAS DGEMM when present, else the CPU).
+    pub fn reference(&self, inputs: &Inputs) -> Result<Reference> {
+        session::reference(&self.gpu, self.blas.as_ref(), inputs)
+    }
+
     /// C from one launch on random inputs drawn with `seed`, the output poisoned with NaN first.
     pub fn result(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<Vec<f32>> {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
@@ -458,6 +484,69 @@ pub fn assert_clear_outcome(args: &[&str], (code, stderr): (Option<i32>, String)
     // One sentence: clap may add a blank line and a pointer to --help, nothing more.
     let extra: Vec<&str> = stderr.lines().skip(1).filter(|l| !l.trim().is_empty()).collect();
     assert!(extra.iter().all(|l| l.contains("--help")), "{args:?}: more than one sentence\n{stderr}");
+}
+
+/// Through the program: A written by the test as f64 in Fortran order (`.npy`), B as a bf16
+/// tensor of a `.safetensors` file, both read by the step, C saved with --save-c and compared
+/// with the f64 product of what the step read; and the files' errors refused in one sentence.
+pub fn assert_file_round_trip(bin: &str) {
+    use npyz::WriterBuilder;
+    let (m, n, k) = (37usize, 29usize, 53usize);
+    let a: Vec<f64> = (0..m * k).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 104_729) % 997) as f32 / 100.0 - 5.0).collect();
+    let a_path = scratch_file("a.npy", "");
+    // Fortran order: column c of A holds a[r·k + c] for every r.
+    let columns: Vec<f64> =
+        (0..k).flat_map(|c| (0..m).map(move |r| (r, c))).map(|(r, c)| a[r * k + c]).collect();
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[m as u64, k as u64])
+        .order(npyz::Order::Fortran)
+        .writer(std::io::BufWriter::new(std::fs::File::create(&a_path).unwrap()))
+        .begin_nd()
+        .unwrap();
+    w.extend(columns).unwrap();
+    w.finish().unwrap();
+    let b_path = scratch_file("b.safetensors", "");
+    let bytes: Vec<u8> = b.iter().flat_map(|&v| half::bf16::from_f32(v).to_le_bytes()).collect();
+    let view = safetensors::tensor::TensorView::new(safetensors::Dtype::BF16, vec![k, n], &bytes).unwrap();
+    safetensors::serialize_to_file([("w", view)], None, &b_path).unwrap();
+    let c_path = scratch_file("c.npy", "");
+    let (a_arg, b_arg, c_arg) =
+        (a_path.display().to_string(), format!("{}:w", b_path.display()), c_path.display().to_string());
+    let out = std::process::Command::new(program(bin))
+        .args(["--a", &a_arg, "--b", &b_arg, "--save-c", &c_arg, "--reps", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("M={m} N={n} K={k}")) && stdout.contains("inputs A from"), "{stdout}");
+    let c = crate::files::read_matrix(&c_arg, "C").unwrap();
+    assert_eq!((c.rows, c.cols), (m, n));
+    for i in 0..m {
+        for j in 0..n {
+            let (mut want, mut abs) = (0.0f64, 0.0f64);
+            for p in 0..k {
+                let t =
+                    f64::from(a[i * k + p] as f32) * f64::from(half::bf16::from_f32(b[p * n + j]).to_f32());
+                want += t;
+                abs += t.abs();
+            }
+            let got = f64::from(c.at(i, j));
+            assert!((got - want).abs() <= 1e-5 * abs, "C[{i},{j}] = {got}, want {want}");
+        }
+    }
+    let none = [("CUDA_VISIBLE_DEVICES", "")];
+    assert_clear_error(bin, &["--a", "/nonexistent/a.npy", "--b", &b_arg], &none, "cannot be opened");
+    assert_clear_error(bin, &["--a", &a_arg, "--b", &a_arg], &none, "must equal B's rows");
+    assert_clear_error(
+        bin,
+        &["--a", &a_arg, "--b", &format!("{}:x", b_path.display())],
+        &none,
+        "no tensor of that name",
+    );
+    assert_clear_error(bin, &["--a", &a_arg, "--b", &b_arg, "-k", "7"], &none, "the files give K = 53");
+    assert_clear_error(bin, &["--inputs", "cauchy"], &none, "not a family of inputs");
 }
 
 /// A scratch file for a test: `name` under the system's temporary folder, unique to this process.

@@ -1,0 +1,260 @@
+//! Matrices read from files a learner brings (`.npy`, `.safetensors`) and C written back as
+//! `.npy`, through maintained crates (`npyz`, `safetensors`): f32, f16, bf16 and f64 values are
+//! converted to f32, C (row-major) and Fortran (column-major) order are both read.
+//!
+//! A file is named `PATH.npy`, or `PATH.safetensors:TENSOR` (the tensor's name may be left out
+//! when the file holds one tensor). Anything that cannot be read as a matrix is refused with one
+//! sentence that names the file and what is wrong.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
+use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
+
+use crate::matrix::Matrix;
+
+/// Reads one matrix from `spec` (see the module docs); `name` ("A" or "B") goes into the errors.
+pub fn read_matrix(spec: &str, name: &str) -> Result<Matrix> {
+    if let Some((path, tensor)) = split_safetensors(spec) {
+        return read_safetensors(path, tensor, name);
+    }
+    if spec.ends_with(".npy") {
+        return read_npy(Path::new(spec), name);
+    }
+    bail!(
+        "{name} from '{spec}': the course reads matrices from .npy files and from .safetensors files (FILE.safetensors:TENSOR)"
+    )
+}
+
+/// `PATH.safetensors` or `PATH.safetensors:TENSOR` split into the path and the tensor's name.
+fn split_safetensors(spec: &str) -> Option<(&str, Option<&str>)> {
+    const EXT: &str = ".safetensors";
+    let at = spec.find(EXT)? + EXT.len();
+    match &spec[at..] {
+        "" => Some((spec, None)),
+        rest => rest.strip_prefix(':').map(|t| (&spec[..at], Some(t))),
+    }
+}
+
+fn open(path: &Path, name: &str) -> Result<File> {
+    File::open(path).map_err(|e| anyhow!("{name} from {}: the file cannot be opened ({e})", path.display()))
+}
+
+fn read_npy(path: &Path, name: &str) -> Result<Matrix> {
+    let what = format!("{name} from {}", path.display());
+    let npy = NpyFile::new(BufReader::new(open(path, name)?))
+        .map_err(|e| anyhow!("{what}: not a readable .npy file ({e})"))?;
+    let (rows, cols) = rank_two(npy.shape(), &what)?;
+    let fortran = npy.order() == Order::Fortran;
+    let DType::Plain(ty) = npy.dtype() else {
+        bail!("{what}: a structured array; give a plain array of f32, f16, bf16 or f64 values")
+    };
+    let values: Vec<f32> = match (ty.type_char(), ty.size_field()) {
+        (TypeChar::Float, 4) => npy.into_vec::<f32>()?,
+        (TypeChar::Float, 8) => to_f32(npy.into_vec::<f64>()?, &what)?,
+        (TypeChar::Float, 2) => npy.into_vec::<half::f16>()?.into_iter().map(f32::from).collect(),
+        // NumPy has no bf16 type: ml_dtypes' bfloat16 arrays are saved as two-byte raw values.
+        (TypeChar::RawData, 2) => npy
+            .into_vec::<npyz::FixedSizeBytes<2>>()?
+            .into_iter()
+            .map(|b| half::bf16::from_le_bytes(b.0).to_f32())
+            .collect(),
+        _ => bail!("{what}: values of type '{ty}'; the course reads f32, f16, bf16 and f64 values"),
+    };
+    Ok(row_major(values, rows, cols, fortran))
+}
+
+fn read_safetensors(path: &str, tensor: Option<&str>, name: &str) -> Result<Matrix> {
+    let bytes =
+        std::fs::read(path).map_err(|e| anyhow!("{name} from {path}: the file cannot be read ({e})"))?;
+    let file = safetensors::SafeTensors::deserialize(&bytes)
+        .map_err(|e| anyhow!("{name} from {path}: not a readable .safetensors file ({e:?})"))?;
+    let mut names = file.names();
+    names.sort();
+    let tensor = match tensor {
+        Some(t) => t,
+        None if names.len() == 1 => names[0],
+        None => bail!(
+            "{name} from {path}: the file holds {} tensors ({}); name one as {path}:TENSOR",
+            names.len(),
+            names.join(", ")
+        ),
+    };
+    let what = format!("{name} from {path}:{tensor}");
+    let view = file
+        .tensor(tensor)
+        .map_err(|_| anyhow!("{what}: the file has no tensor of that name (it has {})", names.join(", ")))?;
+    let shape: Vec<u64> = view.shape().iter().map(|&d| d as u64).collect();
+    let (rows, cols) = rank_two(&shape, &what)?;
+    let data = view.data();
+    use safetensors::Dtype;
+    let values: Vec<f32> = match view.dtype() {
+        Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        Dtype::F64 => to_f32(
+            data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))).collect(),
+            &what,
+        )?,
+        Dtype::F16 => data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        Dtype::BF16 => {
+            data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
+        }
+        other => bail!("{what}: values of type {other:?}; the course reads F32, F16, BF16 and F64 tensors"),
+    };
+    Ok(row_major(values, rows, cols, false))
+}
+
+/// The two dimensions of a rank-two array, or a sentence saying why it is not a matrix.
+fn rank_two(shape: &[u64], what: &str) -> Result<(usize, usize)> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    match *shape {
+        [rows, cols] if rows > 0 && cols > 0 => Ok((rows as usize, cols as usize)),
+        [_, _] => bail!(
+            "{what}: the array is {} and has no elements; a matrix needs at least one row and one column",
+            dims.join("×")
+        ),
+        _ => bail!(
+            "{what}: an array of rank {} ({}); a matrix has rank 2 (rows × columns)",
+            shape.len(),
+            if dims.is_empty() { "a scalar".to_owned() } else { dims.join("×") }
+        ),
+    }
+}
+
+/// f64 values as f32; a finite value beyond f32's range is refused rather than turned into ∞.
+fn to_f32(values: Vec<f64>, what: &str) -> Result<Vec<f32>> {
+    if let Some((i, v)) =
+        values.iter().enumerate().find(|(_, v)| v.is_finite() && v.abs() > f64::from(f32::MAX))
+    {
+        bail!(
+            "{what}: the value {v:e} (element {i}) is beyond f32's range (±3.4e38); scale the matrix first"
+        );
+    }
+    Ok(values.into_iter().map(|v| v as f32).collect())
+}
+
+fn row_major(values: Vec<f32>, rows: usize, cols: usize, fortran: bool) -> Matrix {
+    let data = if fortran {
+        // Column-major: element (r, c) is at c·rows + r.
+        let mut out = vec![0.0f32; rows * cols];
+        for (c, column) in values.chunks_exact(rows).enumerate() {
+            for (r, &v) in column.iter().enumerate() {
+                out[r * cols + c] = v;
+            }
+        }
+        out
+    } else {
+        values
+    };
+    Matrix { rows, cols, data }
+}
+
+/// Writes a row-major `rows`×`cols` f32 matrix as a `.npy` file (C order).
+pub fn write_npy(path: &Path, rows: usize, cols: usize, data: &[f32]) -> Result<()> {
+    if path.extension().is_none_or(|e| e != "npy") {
+        bail!("C is written as a .npy file: name it FILE.npy, not {}", path.display());
+    }
+    let file = File::create(path).map_err(|e| anyhow!("C cannot be written to {}: {e}", path.display()))?;
+    let mut writer = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[rows as u64, cols as u64])
+        .writer(BufWriter::new(file))
+        .begin_nd()
+        .with_context(|| format!("writing C to {}", path.display()))?;
+    writer.extend(data.iter().copied()).with_context(|| format!("writing C to {}", path.display()))?;
+    writer.finish().with_context(|| format!("writing C to {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("matmul-files-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn npy<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], order: Order, values: &[T]) {
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(shape)
+            .order(order)
+            .writer(BufWriter::new(File::create(path).unwrap()))
+            .begin_nd()
+            .unwrap();
+        w.extend(values.iter().copied()).unwrap();
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn npy_round_trip_in_every_type_and_order() {
+        let d = dir();
+        let want = Matrix { rows: 2, cols: 3, data: vec![1.0, -2.5, 3.0, 0.5, 4.0, -6.0] };
+        let p = d.join("c.npy");
+        write_npy(&p, 2, 3, &want.data).unwrap();
+        assert_eq!(read_matrix(p.to_str().unwrap(), "A").unwrap(), want);
+        // f64 and f16, C order; f32 in Fortran order (columns first).
+        let f64s: Vec<f64> = want.data.iter().map(|&v| f64::from(v)).collect();
+        npy(&d.join("d.npy"), &[2, 3], Order::C, &f64s);
+        assert_eq!(read_matrix(d.join("d.npy").to_str().unwrap(), "A").unwrap(), want);
+        let f16s: Vec<half::f16> = want.data.iter().map(|&v| half::f16::from_f32(v)).collect();
+        npy(&d.join("h.npy"), &[2, 3], Order::C, &f16s);
+        assert_eq!(read_matrix(d.join("h.npy").to_str().unwrap(), "A").unwrap(), want);
+        let columns = [1.0f32, 0.5, -2.5, 4.0, 3.0, -6.0];
+        npy(&d.join("f.npy"), &[2, 3], Order::Fortran, &columns);
+        assert_eq!(read_matrix(d.join("f.npy").to_str().unwrap(), "A").unwrap(), want);
+    }
+
+    #[test]
+    fn safetensors_in_every_type_by_name() {
+        let d = dir();
+        let p = d.join("m.safetensors");
+        let vals = [1.0f32, -2.5, 3.0, 0.5];
+        let f32b: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let bf16b: Vec<u8> = vals.iter().flat_map(|&v| half::bf16::from_f32(v).to_le_bytes()).collect();
+        let f64b: Vec<u8> = vals.iter().flat_map(|&v| f64::from(v).to_le_bytes()).collect();
+        use safetensors::{Dtype, tensor::TensorView};
+        let tensors = [
+            ("w", TensorView::new(Dtype::F32, vec![2, 2], &f32b).unwrap()),
+            ("wb", TensorView::new(Dtype::BF16, vec![1, 4], &bf16b).unwrap()),
+            ("wd", TensorView::new(Dtype::F64, vec![4, 1], &f64b).unwrap()),
+            ("v", TensorView::new(Dtype::F32, vec![4], &f32b).unwrap()),
+        ];
+        safetensors::serialize_to_file(tensors, None, &p).unwrap();
+        let s = p.to_str().unwrap();
+        assert_eq!(read_matrix(&format!("{s}:w"), "A").unwrap().data, vals);
+        let m = read_matrix(&format!("{s}:wb"), "A").unwrap();
+        assert_eq!((m.rows, m.cols, m.data.as_slice()), (1, 4, vals.as_slice()));
+        assert_eq!(read_matrix(&format!("{s}:wd"), "A").unwrap().rows, 4);
+        let err = |spec: String| read_matrix(&spec, "B").unwrap_err().to_string();
+        assert!(err(format!("{s}:v")).contains("rank 1"), "{}", err(format!("{s}:v")));
+        assert!(err(format!("{s}:nope")).contains("no tensor of that name"));
+        assert!(err(s.to_owned()).contains("holds 4 tensors"));
+    }
+
+    #[test]
+    fn wrong_files_are_refused_in_one_sentence() {
+        let d = dir();
+        let err = |spec: &str| read_matrix(spec, "A").unwrap_err().to_string();
+        let missing = d.join("missing.npy");
+        assert!(err(missing.to_str().unwrap()).contains("cannot be opened"));
+        assert!(err("x.csv").contains(".npy files"));
+        npy(&d.join("r3.npy"), &[2, 2, 2], Order::C, &[0f32; 8]);
+        assert!(err(d.join("r3.npy").to_str().unwrap()).contains("rank 3"));
+        npy(&d.join("i.npy"), &[2, 2], Order::C, &[1i32; 4]);
+        assert!(err(d.join("i.npy").to_str().unwrap()).contains("f32, f16, bf16 and f64"));
+        npy(&d.join("e.npy"), &[0, 3], Order::C, &[0f32; 0]);
+        assert!(err(d.join("e.npy").to_str().unwrap()).contains("no elements"));
+        npy(&d.join("big.npy"), &[1, 2], Order::C, &[1.0f64, 1e300]);
+        assert!(err(d.join("big.npy").to_str().unwrap()).contains("beyond f32's range"));
+        std::fs::write(d.join("junk.npy"), b"not an array").unwrap();
+        assert!(err(d.join("junk.npy").to_str().unwrap()).contains("not a readable .npy"));
+        for e in [err("x.csv"), err(d.join("junk.npy").to_str().unwrap())] {
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert!(write_npy(&d.join("c.txt"), 1, 1, &[0.0]).unwrap_err().to_string().contains(".npy"));
+    }
+}
