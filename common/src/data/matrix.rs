@@ -279,7 +279,7 @@ impl Inputs {
             data: (0..rows * cols).map(|_| family.draw(&mut rng)).collect(),
         };
         let mut a = fill(m, k);
-        let b = match family {
+        let mut b = match family {
             // Column j of B is row (j mod M) of A.
             Family::Gram => {
                 let data = (0..k * n).map(|i| a.data[(i % n) % m * k + i / n]).collect();
@@ -287,7 +287,6 @@ impl Inputs {
             }
             _ => fill(k, n),
         };
-        let mut b = b;
         if let Family::IdentityNoise(_) = family {
             for i in 0..m.min(k) {
                 a.data[i * k + i] += 1.0;

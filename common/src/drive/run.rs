@@ -159,7 +159,9 @@ fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Resul
 /// f64 reference (C and |A|·|B|) with its work arrays (A, B, |A| and |B| in f64).
 pub fn host_memory_needed(shape: Shape, verify: bool) -> u64 {
     let (ab, c) = ((shape.m * shape.k + shape.k * shape.n) as u64, (shape.m * shape.n) as u64);
-    4 * ab + 4 * c + if verify { 16 * ab + 16 * c } else { 0 }
+    // Verifying: the reference's C and |A|·|B| and one more M×N product at a time, in f64, and
+    // two pairs of f64 operands while one replaces the other.
+    4 * ab + 4 * c + if verify { 16 * ab + 24 * c } else { 0 }
 }
 
 /// Host memory this program can still take: the kernel's MemAvailable, or what is left under
@@ -430,14 +432,14 @@ mod tests {
         let s = Shape::new(2, 3, 5).unwrap();
         // A and B: 10 + 15 elements; C: 6.
         assert_eq!(host_memory_needed(s, false), 4 * 25 + 4 * 6);
-        assert_eq!(host_memory_needed(s, true), 20 * 25 + 20 * 6);
+        assert_eq!(host_memory_needed(s, true), 20 * 25 + 28 * 6);
     }
 
     #[test]
     fn shapes_beyond_host_memory_are_refused_in_one_sentence() {
         let s = Shape::new(46_340, 46_340, 1).unwrap();
         let err = check_host_fits(s, true, 0, Some(24 << 30)).unwrap_err().to_string();
-        assert!(err.starts_with("the shape M=46340 N=46340 K=1 needs 40.0 GiB of host memory"), "{err}");
+        assert!(err.starts_with("the shape M=46340 N=46340 K=1 needs 56.0 GiB of host memory"), "{err}");
         assert!(err.contains("24.0 GiB available") && err.contains("--no-verify"), "{err}");
         assert!(check_host_fits(s, false, 0, Some(24 << 30)).is_ok());
         assert!(check_host_fits(s, false, 24 << 30, Some(24 << 30)).is_err(), "extra bytes count too");

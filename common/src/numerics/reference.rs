@@ -38,8 +38,6 @@ pub const GROUP: usize = 8;
 /// elements of C: the normwise limit of [`crate::verify`] is derived from it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Growth {
-    /// K, the length of each dot product.
-    pub k: usize,
     /// S² = Σ_ij Σ_p (a_ip·b_pj)²: the squared terms.
     pub terms_sq: f64,
     /// Σ_ij Σ_k s_k², the squared partial sums of every dot product summed in the order of p:
@@ -69,7 +67,6 @@ impl Growth {
         let k = shape.k as f64;
         let g = shape.k.div_ceil(GROUP) as f64;
         Growth {
-            k: shape.k,
             terms_sq: 1.0,
             partial_sq: (k + 1.0) / 2.0,
             norm_sq: 1.0,
@@ -175,7 +172,6 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
     drop(h);
 
     let growth = Growth {
-        k,
         terms_sq: terms_sq(inputs),
         partial_sq,
         norm_sq: c.iter().map(|v| v * v).sum(),

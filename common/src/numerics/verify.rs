@@ -175,19 +175,6 @@ pub enum Sums {
     TensorCores,
 }
 
-impl Sums {
-    /// ρ_sum for dot products of length k.
-    pub fn rho(self, k: usize) -> f64 {
-        match self {
-            Sums::Nearest => C_RN * U32 * ((k as f64 + 3.0) / 2.0).sqrt(),
-            Sums::TensorCores => {
-                let g = k.div_ceil(GROUP) as f64;
-                C_RZ * U32 * ((g + 1.0) * (2.0 * g + 1.0) / 6.0).sqrt()
-            }
-        }
-    }
-}
-
 /// The expected ‖ΔC‖_F of an arithmetic on the data `g` describes: operands `a` and `b` rounded
 /// so, `terms` products per term summed by `sums`, and `extra` (relative, per term and on the
 /// whole sum) besides; module docs.
