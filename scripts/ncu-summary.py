@@ -88,13 +88,14 @@ def main():
         args = f.with_suffix(".args")
         command = f"`target/release/{args.read_text().strip()}`, " if args.exists() else ""
         print(f"{command}kernel `{kernel}`, grid {grid}, block {block}; raw counters: [ncu/{f.name}](ncu/{f.name}).\n")
-        print("| counter | value | unit | meaning |")
+        # What the counter says first: the counters' names are long and do not wrap.
+        print("| meaning | value | unit | counter |")
         print("| --- | ---: | --- | --- |")
         for counter, meaning in COUNTERS:
             if counter in data:
                 value, unit = data[counter]
                 value = value.replace(",", "")
-                print(f"| {counter} | {value} | {unit} | {meaning} |")
+                print(f"| {meaning} | {value} | {unit} | `{counter}` |")
         print()
 
 

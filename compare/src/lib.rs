@@ -511,7 +511,13 @@ impl Results {
                 ))
                 .map_err(drawing)?
                 .label(format!("{name} {:.0} GFLOP/s", c.gflops))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                .legend(move |(x, y)| {
+                    // The legend's sample is dashed or dotted like the line it names (offsets from (x, y)).
+                    let segments: [(i32, i32); 3] =
+                        if name == CUBLAS { [(0, 6), (9, 15), (18, 18)] } else { [(0, 2), (7, 9), (14, 16)] };
+                    let piece = |(a, b): (i32, i32)| PathElement::new(vec![(a, 0), (b, 0)], style);
+                    EmptyElement::at((x, y)) + piece(segments[0]) + piece(segments[1]) + piece(segments[2])
+                });
         }
 
         // The same colour per step as in the GFLOP/s chart.

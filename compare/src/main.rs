@@ -35,8 +35,10 @@ struct Args {
     /// Timed samples per step and size (default: at least 20, about half a second).
     #[arg(long, value_parser = parse_reps)]
     reps: Option<usize>,
-    /// Where the results page and chart go.
-    #[arg(long, default_value = "docs/src/results")]
+    /// Where the results page and charts go. The default is under `target/`, so that a run never
+    /// writes over the book's records; a run the book quotes is copied to docs/src/results/runs/
+    /// under its date.
+    #[arg(long, default_value = "target/compare")]
     out: PathBuf,
     /// Which GPU to use.
     #[arg(long, default_value_t = 0)]

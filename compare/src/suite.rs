@@ -72,11 +72,34 @@ impl Suite {
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 
+    /// A column's heading: a step's number and variant (`06 stream_k`), or the baseline's kind, so
+    /// that fifteen columns fit a page; [`Suite::legend`] names them in full.
+    pub fn short(name: &str) -> String {
+        match name {
+            CUBLAS => "SGEMM".into(),
+            CUBLAS_TF32 => "TF32".into(),
+            _ => {
+                let number = name.strip_prefix("step").map(|r| &r[..r.len().min(2)]).unwrap_or(name);
+                match name.split_once(" (") {
+                    Some((_, variant)) => format!("{number} {}", variant.trim_end_matches(')')),
+                    None => number.to_string(),
+                }
+            }
+        }
+    }
+
+    /// What each short column heading of [`Suite::table`] stands for.
+    pub fn legend(&self) -> String {
+        let names: Vec<String> =
+            self.rows.iter().map(|(name, _)| format!("{} = `{name}`", Self::short(name))).collect();
+        format!("Columns: {}.", names.join(", "))
+    }
+
     /// A table with a row per shape and a column per step and baseline: GFLOP/s and share.
     pub fn table(&self) -> String {
         let mut t = String::from("| shape |");
         for (name, _) in &self.rows {
-            let _ = write!(t, " {name} |");
+            let _ = write!(t, " {} |", Self::short(name));
         }
         t += "\n| --- |";
         t += &" ---: |".repeat(self.rows.len());
@@ -124,7 +147,7 @@ impl Suite {
         t
     }
 
-    /// The record: what was run and how, the table, the summary and the chart.
+    /// The record: what was run and how, the summary and the chart, then the table of every shape.
     pub fn markdown(&self, chart_file: &str) -> String {
         let mut md = format!("# The suite of shapes on {}\n\n", self.device);
         let _ = writeln!(
@@ -135,10 +158,13 @@ impl Suite {
              verified against the f64 reference. – marks a shape the step does not serve.\n",
             self.date, self.driver, self.nvrtc, self.command
         );
-        md += &self.table();
-        md += "\n";
+        md += "## Each step over the suite\n\n";
         md += &self.summary();
-        let _ = writeln!(md, "\n![Share of cuBLAS at each shape]({chart_file})");
+        let _ = writeln!(md, "\n![Share of cuBLAS at each shape]({chart_file})\n");
+        md += "## Each shape\n\n";
+        md += &self.legend();
+        md += "\n\n";
+        md += &self.table();
         md
     }
 
@@ -255,6 +281,21 @@ mod tests {
         assert!(md.contains("| 4³ | 50.0 (50.0%) | 200 (200.0%) | 100 |"), "{md}");
         assert!(md.contains("| 1×8×2 |") && md.contains(" – |"), "{md}");
         assert!(md.contains("| a | 35.4% of cublas_sgemm | 2 | 25.0% at 1×8×2 |"), "{md}");
+    }
+
+    #[test]
+    fn short_headings_are_named_in_full_and_the_summary_comes_first() {
+        assert_eq!(Suite::short("step06_prefetch"), "06");
+        assert_eq!(Suite::short("step06_prefetch (stream_k)"), "06 stream_k");
+        assert_eq!(Suite::short(CUBLAS), "SGEMM");
+        assert_eq!(Suite::short(CUBLAS_TF32), "TF32");
+        let mut s = suite();
+        s.rows[0].0 = "step11_int8_crt (fused)".into();
+        let md = s.markdown("x.svg");
+        assert!(md.contains("| shape | 11 fused | b | SGEMM |"), "{md}");
+        assert!(md.contains("11 fused = `step11_int8_crt (fused)`, b = `b`, SGEMM = `cublas_sgemm`"), "{md}");
+        let (summary, table) = (md.find("| step | geometric mean").unwrap(), md.find("| shape |").unwrap());
+        assert!(summary < md.find("## Each shape").unwrap() && md.find("## Each shape").unwrap() < table);
     }
 
     #[test]
