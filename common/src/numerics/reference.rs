@@ -55,6 +55,9 @@ pub struct Growth {
     /// units of u, where a sample of the dot products shows one (see [`rounding_bias`]); 0 where
     /// the sums' errors cancel.
     pub bias: f64,
+    /// β_TC: the same for the tensor cores' sums, from a sample of the dot products summed as
+    /// [`tensor_core_dot`] does (see [`tensor_core_bias`]); 0 where the sample shows none.
+    pub tc_bias: f64,
     /// (Σ g)²/Σ g² with g_ij = c_ij² + T_ij/2 (T = (A∘A)·(B∘B)): how many elements share the error
     /// evenly; fewer than M·N when the magnitudes are spread out.
     pub spread: f64,
@@ -73,6 +76,7 @@ impl Growth {
             coherent_sq: (g + 1.0) * (2.0 * g + 1.0) / 6.0,
             coherent_dot: (g + 1.0) / 2.0,
             bias: 0.0,
+            tc_bias: 0.0,
             spread: shape.m as f64 * shape.n as f64,
         }
     }
@@ -178,6 +182,7 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
         coherent_sq,
         coherent_dot,
         bias: rounding_bias(inputs),
+        tc_bias: tensor_core_bias(inputs),
         spread: if sum_g2 > 0.0 { sum_g * sum_g / sum_g2 } else { (m * n) as f64 },
     };
     Ok(Reference { c, abs, growth, exact: inputs.exact, source })
@@ -196,26 +201,104 @@ pub const BIAS_SAMPLE: usize = 64;
 /// e = −β·u·Σ_k s_k by least squares and returns β where it stands three standard errors above
 /// zero, else 0.
 pub fn rounding_bias(inputs: &Inputs) -> f64 {
+    sampled_bias(inputs, |i, j| {
+        let (mut acc, mut exact, mut path) = (0.0f32, 0.0f64, 0.0f64);
+        for p in 0..inputs.shape.k {
+            let (a, b) = (inputs.a.at(i, p), inputs.b.at(p, j));
+            acc = a.mul_add(b, acc);
+            exact += f64::from(a) * f64::from(b);
+            path += exact;
+        }
+        (f64::from(acc) - exact, path)
+    })
+}
+
+/// Bits the tensor cores keep below an f32 significand when they line up the products of a group
+/// and the accumulator (see [`tensor_core_dot`]).
+pub const ALIGN_BITS: i32 = 2;
+
+/// `x` rounded to TF32 (10 stored fraction bits) to nearest, ties away from zero.
+pub fn tf32(x: f32) -> f32 {
+    f32::from_bits((x.to_bits() + (1 << 12)) & !((1u32 << 13) - 1))
+}
+
+/// A dot product of `k` terms summed as the tensor cores sum it: a group of [`GROUP`] exact
+/// products and the f32 accumulator are lined up on the largest one's exponent, each cut toward
+/// zero to [`ALIGN_BITS`] bits below that exponent's f32 last place, added exactly, and the sum
+/// cut toward zero to f32. With mixed signs the cuts cancel, and the accumulator's own cut
+/// (about 0.72·u of it on average) is what remains; where the terms share the sum's sign (a
+/// positive product, a Gram matrix), every product smaller than the sum loses its low bits in
+/// the same direction too, and the error about doubles. On an H100, step 07's mma.sync at
+/// 64×64×65536 erred by ‖ΔC‖/‖C‖ = 4.5·10⁻⁴ on positive inputs (the families record of
+/// 2026-11-23) and 3.0·10⁻⁴ on uniform ones (the limits record of 2026-11-22); this model, on
+/// 8×8×65536 of the same families, by 4.5·10⁻⁴ and 2.6·10⁻⁴ (with no extra bits 13·10⁻⁴ and
+/// 2.1·10⁻⁴; with three, 3.0·10⁻⁴ and 2.7·10⁻⁴). Two bits are fitted to the first figure.
+pub fn tensor_core_dot(k: usize, term: impl Fn(usize) -> f64) -> f32 {
+    let mut acc = 0.0f32;
+    let mut group = [0.0f64; GROUP];
+    for p0 in (0..k).step_by(GROUP) {
+        let len = GROUP.min(k - p0);
+        group[..len].iter_mut().enumerate().for_each(|(q, v)| *v = term(p0 + q));
+        acc = tensor_core_add(acc, &group[..len]);
+    }
+    acc
+}
+
+/// One tensor-core add of [`tensor_core_dot`]: `acc` plus the exact products of one group.
+pub fn tensor_core_add(acc: f32, group: &[f64]) -> f32 {
+    let top = group.iter().fold(f64::from(acc).abs(), |t, v| t.max(v.abs()));
+    if top == 0.0 || !top.is_finite() {
+        return (f64::from(acc) + group.iter().sum::<f64>()) as f32;
+    }
+    // The f32 last place of the largest addend, ALIGN_BITS finer: every addend is cut to it.
+    let quantum = 2f64.powi(top.log2().floor() as i32 - 23 - ALIGN_BITS);
+    let cut = |v: f64| (v / quantum).trunc() * quantum;
+    toward_zero(cut(f64::from(acc)) + group.iter().map(|&v| cut(v)).sum::<f64>())
+}
+
+/// `v` rounded to f32 toward zero.
+fn toward_zero(v: f64) -> f32 {
+    let r = v as f32;
+    if f64::from(r).abs() > v.abs() { f32::from_bits(r.to_bits() - 1) } else { r }
+}
+
+/// The tensor cores' counterpart of [`rounding_bias`]: [`BIAS_SAMPLE`] of the dot products, their
+/// operands rounded to TF32, summed by [`tensor_core_dot`], and e = −β_TC·u·H fitted, H = Σ_g s_g
+/// the partial sums after each group (what the model's coherent term scales). For inputs of
+/// mean zero β_TC comes out near 0.5 to 0.7, under the model's C_RZ; where the products share
+/// the sum's sign, near 1.8.
+pub fn tensor_core_bias(inputs: &Inputs) -> f64 {
+    sampled_bias(inputs, |i, j| {
+        let k = inputs.shape.k;
+        let term = |p: usize| f64::from(tf32(inputs.a.at(i, p))) * f64::from(tf32(inputs.b.at(p, j)));
+        let (mut exact, mut path) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            exact += term(p);
+            if (p + 1) % GROUP == 0 || p + 1 == k {
+                path += exact;
+            }
+        }
+        (f64::from(tensor_core_dot(k, term)) - exact, path)
+    })
+}
+
+/// Fits e = −β·u·w over [`BIAS_SAMPLE`] dot products (every element of a small C, else a seeded
+/// sample), `sum(i, j)` giving element ij's error e and weight w; β where it stands three
+/// standard errors above zero (for one dot product: its own, where it points toward zero), else 0.
+fn sampled_bias(inputs: &Inputs, sum: impl Fn(usize, usize) -> (f64, f64)) -> f64 {
     use rand::{Rng, SeedableRng};
-    let Shape { m, n, k } = inputs.shape;
+    let Shape { m, n, k: _ } = inputs.shape;
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
     let u = f64::from(f32::EPSILON) / 2.0;
     let (mut ew, mut ww, mut samples) = (0.0, 0.0, Vec::new());
-    // Every element of a small C, else a seeded sample.
     let elements: Vec<(usize, usize)> = if m * n <= BIAS_SAMPLE {
         (0..m * n).map(|e| (e / n, e % n)).collect()
     } else {
         (0..BIAS_SAMPLE).map(|_| (rng.random_range(0..m), rng.random_range(0..n))).collect()
     };
     for (i, j) in elements {
-        let (mut acc, mut exact, mut path) = (0.0f32, 0.0f64, 0.0f64);
-        for p in 0..k {
-            let (a, b) = (inputs.a.at(i, p), inputs.b.at(p, j));
-            acc = a.mul_add(b, acc);
-            exact += f64::from(a) * f64::from(b);
-            path += exact;
-        }
-        let (e, w) = (f64::from(acc) - exact, u * path);
+        let (e, path) = sum(i, j);
+        let w = u * path;
         if !(e.is_finite() && w.is_finite()) {
             return 0.0;
         }
@@ -228,7 +311,6 @@ pub fn rounding_bias(inputs: &Inputs) -> f64 {
     }
     let beta = -ew / ww;
     if samples.len() == 1 {
-        // One dot product: its own error, where it points toward zero.
         return beta.max(0.0);
     }
     let residual: f64 =

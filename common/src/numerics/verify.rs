@@ -50,7 +50,12 @@
 //! 0.72 to 0.77), which grows like K rather than √K. That bias points the same way as a
 //! truncated operand's, and Σ_j s_j is correlated with c (by a factor that tends to √3/2 as g
 //! grows, and is larger for small n), so for truncated operands the two add:
-//! ρ² = ρ²_op + ρ²_sum − √3·(μ_a + μ_b)·ρ_sum.
+//! ρ² = ρ²_op + ρ²_sum − √3·(μ_a + μ_b)·ρ_sum. The tensor cores also cut each product of a
+//! group as they line it up with the accumulator ([`crate::reference::tensor_core_dot`]); with
+//! mixed signs those cuts cancel, but where the products share the sum's sign every cut points
+//! the same way and the error about doubles. The reference sums a sample of the dot products
+//! that way and fits the constant (β_TC, [`crate::reference::tensor_core_bias`]); the model takes
+//! the larger of C_RZ and β_TC.
 //!
 //! **Three TF32 products** (step 09): the split leaves out the small parts' own rounding and
 //! small·small (1.1·u, simulated); the tensor cores sum each 32-deep stage, 12 instructions of
@@ -195,8 +200,11 @@ pub fn expected_error(a: Rounding, b: Rounding, sums: Sums, extra: f64, terms: u
         ),
         // Each group's add shrinks the partial sum toward zero: −C_RZ·u·H, in the direction an
         // operand's bias toward zero points too.
+        // Where a sample of the data, summed as the tensor cores sum, loses more than that
+        // (products that share the sum's sign, cut as they are lined up), the sample's β_TC.
         Sums::TensorCores => {
-            ((C_RZ * U32).powi(2) * g.coherent_sq, -2.0 * C_RZ * U32 * bias * g.coherent_dot)
+            let c = C_RZ.max(g.tc_bias);
+            ((c * U32).powi(2) * g.coherent_sq, -2.0 * c * U32 * bias * g.coherent_dot)
         }
     };
     (op + sum + together + extra * extra * s2.max(g.norm_sq)).max(0.0).sqrt()
@@ -641,6 +649,50 @@ mod tests {
         }
     }
 
+    /// The tensor cores' sums ([`reference::tensor_core_dot`], operands rounded to TF32) pass as
+    /// TF32 on every family from K = 1 to 2²⁰, with room; a bf16 operand fails wherever the verdict
+    /// says it separates, which it does on a C of 32×32 up to K = 16384 but where the magnitudes
+    /// spread over few elements or the sums do not cancel. Without the sampled β_TC, products that share the sum's sign
+    /// (positive, gram) at a long K fail: what the H100 showed for step 07, and the sample mends.
+    #[test]
+    fn tensor_core_sums_pass_as_tf32_on_every_family_and_bf16_operands_fail() {
+        use crate::matrix::Family;
+        let shapes = [(3, 5, 1), (7, 6, 16), (24, 24, 300), (32, 32, 1024), (32, 32, 16384), (1, 1, 1 << 20)];
+        for (m, n, k) in shapes {
+            for family in Family::ALL {
+                let x = Inputs::family(Shape::new(m, n, k).unwrap(), 21, family);
+                let r = reference::cpu(&x);
+                let v = verify(x.shape, &tensor_core_product(&x, tf32, tf32), &r, Precision::Tf32);
+                assert!(v.passed(), "{family} {m}×{n}×{k}: {}", v.summary());
+                assert!(v.normwise.ratio() < ROOM, "{family} {m}×{n}×{k}: {}", v.summary());
+                if k >= 300 && family != Family::Integers {
+                    let low = tensor_core_product(&x, tf32, bf16);
+                    let v = verify(x.shape, &low, &r, Precision::Tf32);
+                    if v.separates {
+                        assert!(!v.passed(), "{family} {m}×{n}×{k}: bf16 passed as TF32: {}", v.summary());
+                    } else {
+                        // Few elements, magnitudes spread over few of them, or sums that do
+                        // not cancel and outgrow a bf16 operand's unbiased rounding.
+                        let spread = matches!(family, Family::LogNormal(_) | Family::IdentityNoise(_));
+                        let drifts = matches!(family, Family::Positive | Family::Gram) && k >= 4096;
+                        assert!(m * n < 1024 || spread || drifts, "{family} {m}×{n}×{k}: no separation");
+                    }
+                }
+            }
+        }
+        for family in [Family::Positive, Family::Gram] {
+            let x = Inputs::family(Shape::new(32, 32, 16384).unwrap(), 21, family);
+            let mut r = reference::cpu(&x);
+            assert!(r.growth.tc_bias > 1.4, "{family}: β_TC {}", r.growth.tc_bias);
+            let c = tensor_core_product(&x, tf32, tf32);
+            r.growth.tc_bias = 0.0;
+            let v = verify(x.shape, &c, &r, Precision::Tf32);
+            assert!(!v.passed(), "{family}: the model without β_TC passed: {}", v.summary());
+        }
+        let uniform = reference::cpu(&inputs(32, 32, 16384)).growth.tc_bias;
+        assert!(uniform < C_RZ, "uniform: β_TC {uniform}");
+    }
+
     /// A fault only one family shows: the last term of every dot product dropped where K is odd.
     /// On the integers every term counts exactly, so it fails at every odd K, also where its
     /// share of the sum is too small for the normwise limit on uniform inputs.
@@ -962,30 +1014,16 @@ mod tests {
         assert!(truncated > 1.0 && truncated < 2.0, "{truncated}");
     }
 
-    /// `v` rounded to f32 toward zero, as the tensor cores' adds round.
-    fn toward_zero(v: f64) -> f32 {
-        let r = v as f32;
-        if f64::from(r).abs() > v.abs() { f32::from_bits(r.to_bits() - 1) } else { r }
-    }
-
-    /// Σ a·b over groups of [`GROUP`] exact products, each added to an f32 accumulator and
-    /// rounded toward zero, as the tensor cores do; operands passed through `ra` and `rb`.
+    /// C as the tensor cores sum it ([`reference::tensor_core_dot`]), operands passed through
+    /// `ra` and `rb`.
     fn tensor_core_product(x: &Inputs, ra: fn(f32) -> f32, rb: fn(f32) -> f32) -> Vec<f32> {
         let Shape { m, n, k } = x.shape;
-        let mut c = vec![0.0f32; m * n];
-        for i in 0..m {
-            for j in 0..n {
-                let mut acc = 0.0f32;
-                for p0 in (0..k).step_by(GROUP) {
-                    let group: f64 = (p0..k.min(p0 + GROUP))
-                        .map(|p| f64::from(ra(x.a.at(i, p))) * f64::from(rb(x.b.at(p, j))))
-                        .sum();
-                    acc = toward_zero(f64::from(acc) + group);
-                }
-                c[i * n + j] = acc;
-            }
-        }
-        c
+        (0..m * n)
+            .map(|e| {
+                let (i, j) = (e / n, e % n);
+                reference::tensor_core_dot(k, |p| f64::from(ra(x.a.at(i, p))) * f64::from(rb(x.b.at(p, j))))
+            })
+            .collect()
     }
 
     fn chop(x: f32, bits: u32) -> f32 {
@@ -1108,15 +1146,15 @@ mod tests {
                             .map(|p| (split(x.a.at(i, p)), split(x.b.at(p, j))))
                             .collect();
                         for which in 0..3 {
-                            let group: f64 = terms
+                            let group: Vec<f64> = terms
                                 .iter()
                                 .map(|&((ab, as_), (bb, bs))| match which {
                                     0 => f64::from(ab) * f64::from(bs),
                                     1 => f64::from(as_) * f64::from(bb),
                                     _ => f64::from(ab) * f64::from(bb),
                                 })
-                                .sum();
-                            part = toward_zero(f64::from(part) + group);
+                                .collect();
+                            part = reference::tensor_core_add(part, &group);
                         }
                     }
                     acc += part;
