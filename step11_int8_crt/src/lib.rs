@@ -74,24 +74,14 @@ const BM: u32 = 128;
 const BN: u32 = 256;
 const BK: u32 = 128;
 
-/// The moduli the kernel knows, in the order it takes them.
-pub const MODULUS: [u64; 8] = [256, 255, 253, 251, 247, 241, 239, 233];
+/// The moduli the kernel knows, P and the room of a row: common's residue contract holds them,
+/// so that the report can say what the scaling keeps on given inputs.
+pub use common::residues::{MODULUS, product, room};
 
 /// The deepest K the step serves: its INT8 sums stay exact in int32 while K·127² < 2³¹ (the odd
 /// moduli's residues lie within ±127), up to K = 133144; 2¹⁷ is the power of two below. The sums
 /// of modulus 256 (residues down to −128) may wrap, which changes nothing modulo 256.
 pub const K_MAX: usize = 1 << 17;
-
-/// P, the product of the first `moduli` moduli.
-pub fn product(moduli: usize) -> u128 {
-    MODULUS[..moduli].iter().map(|&m| u128::from(m)).product()
-}
-
-/// How far the integers of a row can reach, T = √(P/2), less the √K/2 their rounding may add. A
-/// row of K equal entries then keeps room/√K of each: the step asks for at least 2 (one bit).
-pub fn room(moduli: usize, k: usize) -> f64 {
-    (product(moduli) as f64 / 2.0).sqrt() * (1.0 - 1.0 / 1_048_576.0) - 0.5 * (k as f64).sqrt()
-}
 
 /// The bits the scaling keeps of the largest entry of a row of the course's inputs (uniform in
 /// [−1, 1], so ‖a‖ ≈ √(K/3)): log₂ of the integer that entry becomes, 2^e with e the exponent the

@@ -34,6 +34,20 @@ use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Shape;
 use crate::tma::{Element, TensorMap, TmaBox, encode_as};
 
+/// The moduli step 11's kernel knows, in the order it takes them.
+pub const MODULUS: [u64; 8] = [256, 255, 253, 251, 247, 241, 239, 233];
+
+/// P, the product of the first `moduli` moduli.
+pub fn product(moduli: usize) -> u128 {
+    MODULUS[..moduli].iter().map(|&m| u128::from(m)).product()
+}
+
+/// How far the integers of a row can reach, T = √(P/2), less the √K/2 their rounding may add. A
+/// row of K equal entries then keeps room/√K of each: the step asks for at least 2 (one bit).
+pub fn room(moduli: usize, k: usize) -> f64 {
+    (product(moduli) as f64 / 2.0).sqrt() * (1.0 - 1.0 / 1_048_576.0) - 0.5 * (k as f64).sqrt()
+}
+
 /// The entry points the extension queues around `matmul`.
 pub const ROWS_ENTRY: &str = "scale_rows";
 pub const NORMS_ENTRY: &str = "col_norms";

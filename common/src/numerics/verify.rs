@@ -104,7 +104,7 @@ use std::fmt;
 
 use crate::matrix::Shape;
 pub use crate::reference::GROUP;
-use crate::reference::{Growth, Reference};
+use crate::reference::{Caution, Growth, Reference};
 
 /// Unit roundoff of f32.
 pub const U32: f64 = f32::EPSILON as f64 / 2.0;
@@ -466,11 +466,40 @@ pub struct Verdict {
     /// With exact (small-integer) inputs: elements that differ from the reference at all.
     pub mismatched: Option<usize>,
     pub source: &'static str,
+    /// What the inputs hold that the claimed arithmetic may not carry ([`Verdict::caution`]).
+    pub inputs: Caution,
 }
 
 impl Verdict {
     pub fn passed(&self) -> bool {
         self.outside == 0 && self.normwise.passed() && self.mismatched.unwrap_or(0) == 0
+    }
+
+    /// Where the claimed arithmetic's accuracy depends on the data and these inputs are outside
+    /// what it carries: one sentence for the report, else None. Three TF32 products split each
+    /// operand into two TF32 parts, which holds no subnormal and makes ∞ − ∞ of an infinity;
+    /// the INT8 residues scale each row and column by a power of two to at most `room` (what its
+    /// moduli leave, `residues::room`), at least half of it, so an entry rounds to integers by up to
+    /// ‖a_i‖/room of itself and an element may err by (‖a_i‖·‖b_j‖₁ + ‖b_j‖·‖a_i‖₁)/room
+    /// ([`Caution::scale_ratio`]), here set against FP32's per-element bound.
+    pub fn caution(&self, k: usize, room: Option<f64>) -> Option<String> {
+        let c = &self.inputs;
+        match self.precision {
+            Precision::Tf32x3 if c.subnormals + c.nonfinite > 0 => Some(format!(
+                "the split into two TF32 parts keeps no subnormal input ({} here) and turns an infinity into NaN ({} infinite or NaN here): on these inputs the step's accuracy is not FP32's",
+                c.subnormals, c.nonfinite
+            )),
+            Precision::Int8Crt => {
+                let room = room?;
+                let excess = c.scale_ratio / room / Precision::Fp32.elementwise_factor(k);
+                (room > 0.0 && excess > 1.0).then(|| {
+                    format!(
+                        "scaled by their norms, rows or columns with entries far below their norm keep few bits: on these inputs an element may err by up to {excess:.0} times FP32's per-element bound"
+                    )
+                })
+            }
+            _ => None,
+        }
     }
 
     /// One line naming what failed, for test messages and tables.
@@ -538,6 +567,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
         separates: precision.separates_for(shape, &reference.growth),
         mismatched: reference.exact.then_some(mismatched),
         source: reference.source,
+        inputs: reference.growth.caution,
     }
 }
 
@@ -691,6 +721,40 @@ mod tests {
         }
         let uniform = reference::cpu(&inputs(32, 32, 16384)).growth.tc_bias;
         assert!(uniform < C_RZ, "uniform: β_TC {uniform}");
+    }
+
+    /// The verdict says where a step's own accuracy depends on the data: step 11's scaling on
+    /// spread-out rows (the families its GPU run failed per element on, `wide` and
+    /// `identity+noise`; not the default inputs), step 09's split on a subnormal or an infinity.
+    #[test]
+    fn the_verdict_cautions_where_steps_09_and_11_do_not_carry_the_inputs() {
+        use crate::matrix::Family;
+        let caution = |family: Family, (m, n, k): (usize, usize, usize), p: Precision| {
+            let x = Inputs::family(Shape::new(m, n, k).unwrap(), 5, family);
+            let r = reference::cpu(&x);
+            // Seven moduli: T = √(P/2).
+            let p7: f64 = [256.0, 255.0, 253.0, 251.0, 247.0, 241.0, 239.0].iter().product();
+            verify(x.shape, &vec![0.0; m * n], &r, p).caution(k, Some((p7 / 2.0).sqrt()))
+        };
+        for shape in [(64, 64, 64), (256, 256, 4096)] {
+            for family in [Family::Uniform, Family::Positive, Family::Gram, Family::Integers] {
+                assert_eq!(caution(family, shape, Precision::Int8Crt), None, "{family} {shape:?}");
+            }
+        }
+        for family in [Family::Wide(20), Family::IdentityNoise(0.001)] {
+            let why = caution(family, (64, 64, 64), Precision::Int8Crt).expect("a caution");
+            assert!(why.contains("times FP32's per-element bound"), "{why}");
+            // Only the INT8 residues' claim carries it, and only with its moduli known.
+            assert_eq!(caution(family, (64, 64, 64), Precision::Fp32), None);
+            assert_eq!(caution(family, (64, 64, 64), Precision::Tf32x3), None);
+        }
+        let mut x = inputs(16, 16, 32);
+        let plain = verify(x.shape, &vec![0.0; 256], &reference::cpu(&x), Precision::Tf32x3);
+        assert_eq!(plain.caution(32, None), None);
+        x.a.data[5] = 1e-40;
+        let v = verify(x.shape, &vec![0.0; 256], &reference::cpu(&x), Precision::Tf32x3);
+        let why = v.caution(32, None).expect("a caution");
+        assert!(why.contains("(1 here)") && why.contains("(0 infinite"), "{why}");
     }
 
     /// A fault only one family shows: the last term of every dot product dropped where K is odd.
