@@ -1,3 +1,4 @@
+use common::matrix::Family;
 use common::verify::{self, ROOM};
 use common::{Inputs, Precision, Shape, reference, run};
 
@@ -16,6 +17,19 @@ fn triple_loop_matches_the_reference_from_k_1_to_2_20() {
         let v = verify::verify(shape, &product(&inputs), &reference::cpu(&inputs), Precision::Fp32);
         assert!(v.passed(), "{shape}: {}", v.summary());
         assert!(v.normwise.ratio() < ROOM, "{shape}: {}", v.summary());
+    }
+}
+
+#[test]
+fn triple_loop_passes_on_every_family_from_k_1_to_2_20() {
+    for (m, n, k) in [(1, 1, 1), (7, 3, 5), (33, 65, 17), (64, 64, 256), (2, 2, 65536), (1, 1, 1 << 20)] {
+        for family in Family::ALL {
+            let inputs = Inputs::family(Shape::new(m, n, k).unwrap(), 8, family);
+            let v =
+                verify::verify(inputs.shape, &product(&inputs), &reference::cpu(&inputs), Precision::Fp32);
+            assert!(v.passed(), "{family} {m}×{n}×{k}: {}", v.summary());
+            assert!(v.normwise.ratio() < ROOM, "{family} {m}×{n}×{k}: {}", v.summary());
+        }
     }
 }
 
