@@ -52,6 +52,11 @@ struct Args {
     /// variants and cuBLAS, written as `<device>-suite.md` and a chart of share against shape.
     #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max"])]
     suite: bool,
+    /// Run the held-out shapes instead: 48 shapes with M, N and K each log-uniform over
+    /// [1, 16384] and M·N·K ≤ 2³⁶, from a fixed seed, that no rule of the course is fitted on;
+    /// written as `<device>-held-out.md` with its chart.
+    #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max", "suite"])]
+    held_out: bool,
 }
 
 fn main() -> ExitCode {
@@ -59,7 +64,7 @@ fn main() -> ExitCode {
         &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
     );
     let args = Args::parse();
-    let result = if args.suite { run_suite(&args, command) } else { run(args, command) };
+    let result = if args.suite || args.held_out { run_suite(&args, command) } else { run(args, command) };
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
@@ -166,8 +171,9 @@ fn run(args: Args, command: String) -> Result<bool> {
     Ok(results.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
 }
 
-/// `--suite`: every GPU step at its defaults, step06's variants beside it, and the cuBLAS
-/// baselines at each shape of [`compare::suite::SHAPES`].
+/// `--suite` (or `--held-out`): every GPU step at its defaults, step06's variants beside it, and
+/// the cuBLAS baselines at each shape of [`compare::suite::SHAPES`] (or of
+/// [`common::matrix::held_out`]).
 fn run_suite(args: &Args, command: String) -> Result<bool> {
     let gpu = open_gpu(args.device)?;
     if !cublas::present() {
@@ -182,10 +188,17 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     let prepared = prepare(&gpu, steps.iter().map(|(name, s)| (name.as_str(), s)))?;
     let baselines = baselines(&gpu)?;
     let plan = Plan::new(args.reps);
-    let shapes: Vec<Shape> = compare::suite::SHAPES
-        .iter()
-        .map(|&(m, n, k)| Shape::new(m, n, k).map_err(|e| anyhow!(e)))
-        .collect::<Result<_>>()?;
+    let (title, list, kind) = if args.held_out {
+        let title = format!(
+            "The held-out shapes (M, N and K log-uniform over [1, 16384], M·N·K ≤ 2³⁶, seed {:#x})",
+            common::matrix::HELD_OUT_SEED
+        );
+        (title, common::matrix::held_out(compare::suite::HELD_OUT), "held-out")
+    } else {
+        ("The suite of shapes".to_owned(), compare::suite::SHAPES.to_vec(), "suite")
+    };
+    let shapes: Vec<Shape> =
+        list.iter().map(|&(m, n, k)| Shape::new(m, n, k).map_err(|e| anyhow!(e))).collect::<Result<_>>()?;
     let mut rows: Vec<(String, Vec<Option<Cell>>)> = steps
         .iter()
         .map(|(name, _)| (name.clone(), vec![]))
@@ -193,7 +206,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         .collect();
     let precision: Vec<Precision> =
         steps.iter().map(|(_, s)| s.precision).chain(baselines.iter().map(|b| b.2)).collect();
-    let bar = common::progress::bar("suite", (shapes.len() * rows.len()) as u64, f64::INFINITY);
+    let bar = common::progress::bar(kind, (shapes.len() * rows.len()) as u64, f64::INFINITY);
     for &shape in &shapes {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::family(shape, 42, args.inputs);
@@ -206,6 +219,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     bar.finish_and_clear();
     let (driver, nvrtc, date) = versions(&gpu);
     let suite = compare::suite::Suite {
+        title,
         device: gpu.info.name.clone(),
         driver,
         nvrtc,
@@ -216,7 +230,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         precision,
     };
     println!("{}\n{}", suite.table(), suite.summary());
-    let stem = format!("{}-suite", slug(&suite.device));
+    let stem = format!("{}-{kind}", slug(&suite.device));
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let chart_file = format!("{stem}.svg");
     let svg = args.out.join(&chart_file);
@@ -369,6 +383,20 @@ mod tests {
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_held_out_shapes_are_their_own_run() {
+        let a = parse(&["--held-out"]).unwrap();
+        assert!(a.held_out && !a.suite);
+        for other in [
+            &["--held-out", "--suite"][..],
+            &["--held-out", "--sizes", "256"][..],
+            &["--held-out", "--large"][..],
+        ] {
+            let err = parse(other).unwrap_err().to_string();
+            assert!(err.starts_with("error: ") && err.contains("cannot be used with"), "{other:?}: {err}");
         }
     }
 }

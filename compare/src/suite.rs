@@ -15,6 +15,9 @@ use crate::{CUBLAS, CUBLAS_TF32, Cell};
 /// The shapes (M, N, K) of `compare --suite`, in the order the record lists them.
 pub const SHAPES: &[(usize, usize, usize)] = common::matrix::SUITE;
 
+/// How many shapes `compare --held-out` draws ([`common::matrix::held_out`]).
+pub const HELD_OUT: usize = 48;
+
 /// `M×N×K`, or `S³` for a cube.
 pub fn label(s: Shape) -> String {
     if s.m == s.n && s.n == s.k { format!("{}³", s.m) } else { format!("{}×{}×{}", s.m, s.n, s.k) }
@@ -23,6 +26,8 @@ pub fn label(s: Shape) -> String {
 /// A row per step (and per baseline), a column per shape; `None` where the step does not serve it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Suite {
+    /// What the shapes are, for the record's title: "The suite of shapes", "The held-out shapes".
+    pub title: String,
     pub device: String,
     pub driver: String,
     pub nvrtc: String,
@@ -149,7 +154,7 @@ impl Suite {
 
     /// The record: what was run and how, the summary and the chart, then the table of every shape.
     pub fn markdown(&self, chart_file: &str) -> String {
-        let mut md = format!("# The suite of shapes on {}\n\n", self.device);
+        let mut md = format!("# {} on {}\n\n", self.title, self.device);
         let _ = writeln!(
             md,
             "Measured {} with driver {}, NVRTC {}. Command: `{}`. GFLOP/s at each shape (M×N×K), with the \
@@ -237,6 +242,7 @@ mod tests {
     fn suite() -> Suite {
         let shapes = vec![Shape::new(4, 4, 4).unwrap(), Shape::new(1, 8, 2).unwrap()];
         Suite {
+            title: "The suite of shapes".into(),
             device: "Test GPU".into(),
             driver: "1".into(),
             nvrtc: "13.0".into(),

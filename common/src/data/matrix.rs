@@ -30,6 +30,26 @@ pub const SUITE: &[(usize, usize, usize)] = &[
     (4096, 64, 4096),
 ];
 
+/// The seed of [`held_out`]'s shapes.
+pub const HELD_OUT_SEED: u64 = 0x6e1d_0075;
+
+/// Shapes no rule of the course is fitted on, to measure it on: `count` shapes with M, N and K
+/// each log-uniform over [1, 16384] (rounded to a whole number), redrawn while M·N·K > 2³⁶, from
+/// [`HELD_OUT_SEED`]. The same list every time; `compare --held-out` measures it.
+pub fn held_out(count: usize) -> Vec<(usize, usize, usize)> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(HELD_OUT_SEED);
+    let mut side = move || (rng.random_range(0.0..(16384f64).ln())).exp().round().max(1.0) as usize;
+    let mut shapes = Vec::with_capacity(count);
+    while shapes.len() < count {
+        let (m, n, k) = (side(), side(), side());
+        if (m as u128) * (n as u128) * (k as u128) <= 1 << 36 {
+            shapes.push((m, n, k));
+        }
+    }
+    shapes
+}
+
 /// The shape of C = A·B: A is M×K, B is K×N, C is M×N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
@@ -314,6 +334,22 @@ impl Inputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_held_out_shapes_are_fixed_in_range_and_not_the_suite() {
+        let shapes = held_out(48);
+        assert_eq!(shapes, held_out(48), "the same list every time");
+        assert_eq!(shapes.len(), 48);
+        for &(m, n, k) in &shapes {
+            assert!([m, n, k].iter().all(|&s| (1..=16384).contains(&s)), "{m}×{n}×{k}");
+            assert!(m * n * k <= 1 << 36, "{m}×{n}×{k}");
+            assert!(!SUITE.contains(&(m, n, k)), "{m}×{n}×{k} is in the suite");
+        }
+        // Log-uniform: short sides and long ones both drawn.
+        let sides: Vec<usize> = shapes.iter().flat_map(|&(m, n, k)| [m, n, k]).collect();
+        assert!(sides.iter().filter(|&&s| s <= 8).count() >= 10, "{sides:?}");
+        assert!(sides.iter().filter(|&&s| s >= 2048).count() >= 10, "{sides:?}");
+    }
 
     /// The default inputs are multiples of 2⁻²²; the full ones mostly are not.
     #[test]
