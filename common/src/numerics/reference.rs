@@ -275,9 +275,15 @@ pub fn rounding_bias(inputs: &Inputs) -> f64 {
 /// and the accumulator (see [`tensor_core_dot`]).
 pub const ALIGN_BITS: i32 = 2;
 
+/// `x` rounded to nearest, ties away from zero, keeping `bits` stored fraction bits (1 to 22).
+pub fn keep_bits(x: f32, bits: u32) -> f32 {
+    let drop = 23 - bits;
+    f32::from_bits((x.to_bits() + (1 << (drop - 1))) & !((1u32 << drop) - 1))
+}
+
 /// `x` rounded to TF32 (10 stored fraction bits) to nearest, ties away from zero.
 pub fn tf32(x: f32) -> f32 {
-    f32::from_bits((x.to_bits() + (1 << 12)) & !((1u32 << 13) - 1))
+    keep_bits(x, 10)
 }
 
 /// A dot product of `k` terms summed as the tensor cores sum it: a group of [`GROUP`] exact

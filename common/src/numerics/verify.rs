@@ -577,7 +577,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::Inputs;
+    use crate::matrix::{Family, Inputs};
     use crate::reference;
 
     /// C summed the way the kernels do, one term after another in f32, with or without fused
@@ -602,16 +602,7 @@ mod tests {
         product(inputs, true, |x| x)
     }
 
-    /// Round to nearest (ties away) keeping `bits` stored mantissa bits.
-    fn keep_bits(x: f32, bits: u32) -> f32 {
-        let drop = 23 - bits;
-        let half = 1u32 << (drop - 1);
-        f32::from_bits((x.to_bits() + half) & !((1u32 << drop) - 1))
-    }
-
-    fn tf32(x: f32) -> f32 {
-        keep_bits(x, 10)
-    }
+    use crate::reference::{keep_bits, tf32};
 
     fn bf16(x: f32) -> f32 {
         keep_bits(x, 7)
@@ -650,69 +641,72 @@ mod tests {
     /// on every family, inputs whose mean is not zero included, from K = 1 to K = 2²⁰; and a
     /// product held to FP32 with one operand in TF32 still fails on the families whose rounding
     /// it shows (not on integers, which TF32 holds exactly).
-    #[test]
-    fn correct_fp32_sums_pass_on_every_family_and_tf32_operands_fail() {
-        use crate::matrix::Family;
-        for &(m, n, k) in DEPTHS {
+    /// Every family drawn at every shape (seed 21), with its CPU reference.
+    fn on_every_family(shapes: &[(usize, usize, usize)], mut check: impl FnMut(Family, &Inputs, &Reference)) {
+        for &(m, n, k) in shapes {
             for family in Family::ALL {
                 let x = Inputs::family(Shape::new(m, n, k).unwrap(), 21, family);
-                let r = reference::cpu(&x);
-                for fma in [true, false] {
-                    let v = verify(x.shape, &product(&x, fma, |x| x), &r, Precision::Fp32);
-                    assert!(v.passed(), "{family} {m}×{n}×{k} fma={fma}: {}", v.summary());
-                    assert!(v.normwise.ratio() < ROOM, "{family} {m}×{n}×{k} fma={fma}: {}", v.summary());
-                }
-                if k >= 300 && family != Family::Integers {
-                    let low = product(&x, true, tf32);
-                    let v = verify(x.shape, &low, &r, Precision::Fp32);
-                    // Where the sums' own error outgrows TF32's operands (long K, no
-                    // cancellation), the verdict says it cannot tell them apart.
-                    if v.separates {
-                        assert!(
-                            !v.passed(),
-                            "{family} {m}×{n}×{k}: TF32 operands passed as FP32: {}",
-                            v.summary()
-                        );
-                    } else {
-                        let drifts = matches!(family, Family::Positive | Family::Gram);
-                        assert!(k >= 65536 || (k >= 4096 && drifts), "{family} {m}×{n}×{k}");
-                    }
-                }
+                check(family, &x, &reference::cpu(&x));
             }
         }
+    }
+
+    #[test]
+    fn correct_fp32_sums_pass_on_every_family_and_tf32_operands_fail() {
+        on_every_family(DEPTHS, |family, x, r| {
+            let Shape { m, n, k } = x.shape;
+            for fma in [true, false] {
+                let v = verify(x.shape, &product(x, fma, |x| x), r, Precision::Fp32);
+                assert!(v.passed(), "{family} {m}×{n}×{k} fma={fma}: {}", v.summary());
+                assert!(v.normwise.ratio() < ROOM, "{family} {m}×{n}×{k} fma={fma}: {}", v.summary());
+            }
+            if k >= 300 && family != Family::Integers {
+                let low = product(x, true, tf32);
+                let v = verify(x.shape, &low, r, Precision::Fp32);
+                // Where the sums' own error outgrows TF32's operands (long K, no
+                // cancellation), the verdict says it cannot tell them apart.
+                if v.separates {
+                    assert!(
+                        !v.passed(),
+                        "{family} {m}×{n}×{k}: TF32 operands passed as FP32: {}",
+                        v.summary()
+                    );
+                } else {
+                    let drifts = matches!(family, Family::Positive | Family::Gram);
+                    assert!(k >= 65536 || (k >= 4096 && drifts), "{family} {m}×{n}×{k}");
+                }
+            }
+        });
     }
 
     /// The tensor cores' sums ([`reference::tensor_core_dot`], operands rounded to TF32) pass as
     /// TF32 on every family from K = 1 to 2²⁰, with room; a bf16 operand fails wherever the verdict
     /// says it separates, which it does on a C of 32×32 up to K = 16384 but where the magnitudes
-    /// spread over few elements or the sums do not cancel. Without the sampled β_TC, products that share the sum's sign
-    /// (positive, gram) at a long K fail: what the H100 showed for step 07, and the sample mends.
+    /// spread over few elements or the sums do not cancel. Without the sampled β_TC, products
+    /// that share the sum's sign (positive, gram) at a long K fail: what the H100 showed for
+    /// step 07, and the sample mends.
     #[test]
     fn tensor_core_sums_pass_as_tf32_on_every_family_and_bf16_operands_fail() {
-        use crate::matrix::Family;
         let shapes = [(3, 5, 1), (7, 6, 16), (24, 24, 300), (32, 32, 1024), (32, 32, 16384), (1, 1, 1 << 20)];
-        for (m, n, k) in shapes {
-            for family in Family::ALL {
-                let x = Inputs::family(Shape::new(m, n, k).unwrap(), 21, family);
-                let r = reference::cpu(&x);
-                let v = verify(x.shape, &tensor_core_product(&x, tf32, tf32), &r, Precision::Tf32);
-                assert!(v.passed(), "{family} {m}×{n}×{k}: {}", v.summary());
-                assert!(v.normwise.ratio() < ROOM, "{family} {m}×{n}×{k}: {}", v.summary());
-                if k >= 300 && family != Family::Integers {
-                    let low = tensor_core_product(&x, tf32, bf16);
-                    let v = verify(x.shape, &low, &r, Precision::Tf32);
-                    if v.separates {
-                        assert!(!v.passed(), "{family} {m}×{n}×{k}: bf16 passed as TF32: {}", v.summary());
-                    } else {
-                        // Few elements, magnitudes spread over few of them, or sums that do
-                        // not cancel and outgrow a bf16 operand's unbiased rounding.
-                        let spread = matches!(family, Family::LogNormal(_) | Family::IdentityNoise(_));
-                        let drifts = matches!(family, Family::Positive | Family::Gram) && k >= 4096;
-                        assert!(m * n < 1024 || spread || drifts, "{family} {m}×{n}×{k}: no separation");
-                    }
+        on_every_family(&shapes, |family, x, r| {
+            let Shape { m, n, k } = x.shape;
+            let v = verify(x.shape, &tensor_core_product(x, tf32, tf32), r, Precision::Tf32);
+            assert!(v.passed(), "{family} {m}×{n}×{k}: {}", v.summary());
+            assert!(v.normwise.ratio() < ROOM, "{family} {m}×{n}×{k}: {}", v.summary());
+            if k >= 300 && family != Family::Integers {
+                let low = tensor_core_product(x, tf32, bf16);
+                let v = verify(x.shape, &low, r, Precision::Tf32);
+                if v.separates {
+                    assert!(!v.passed(), "{family} {m}×{n}×{k}: bf16 passed as TF32: {}", v.summary());
+                } else {
+                    // Few elements, magnitudes spread over few of them, or sums that do
+                    // not cancel and outgrow a bf16 operand's unbiased rounding.
+                    let spread = matches!(family, Family::LogNormal(_) | Family::IdentityNoise(_));
+                    let drifts = matches!(family, Family::Positive | Family::Gram) && k >= 4096;
+                    assert!(m * n < 1024 || spread || drifts, "{family} {m}×{n}×{k}: no separation");
                 }
             }
-        }
+        });
         for family in [Family::Positive, Family::Gram] {
             let x = Inputs::family(Shape::new(32, 32, 16384).unwrap(), 21, family);
             let mut r = reference::cpu(&x);
@@ -731,7 +725,6 @@ mod tests {
     /// share of the sum is too small for the normwise limit on uniform inputs.
     #[test]
     fn a_last_term_dropped_at_odd_k_fails_on_integers() {
-        use crate::matrix::Family;
         let drop_last_if_odd = |x: &Inputs| {
             let k = x.shape.k;
             without(x, if k % 2 == 1 { k - 1..k } else { k..k })
