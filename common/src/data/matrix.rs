@@ -255,6 +255,22 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// Whether A or B holds NaN or an infinity.
+    pub fn has_nonfinite(&self) -> bool {
+        self.a.data.iter().chain(&self.b.data).any(|v| !v.is_finite())
+    }
+
+    /// The same inputs with every NaN and infinity set to zero: the elements of C they do not
+    /// reach are unchanged, and the growth of the sums is measured on them.
+    pub fn finite_part(&self) -> Inputs {
+        let zeroed = |m: &Matrix| Matrix {
+            rows: m.rows,
+            cols: m.cols,
+            data: m.data.iter().map(|&v| if v.is_finite() { v } else { 0.0 }).collect(),
+        };
+        Inputs { a: zeroed(&self.a), b: zeroed(&self.b), source: self.source.clone(), ..*self }
+    }
+
     /// Independent values uniform in [-1, 1]: the course's default inputs.
     pub fn random(shape: Shape, seed: u64) -> Self {
         Self::family(shape, seed, Family::Uniform)

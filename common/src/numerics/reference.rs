@@ -91,7 +91,7 @@ impl Caution {
         let nonfinite = all.filter(|v| !v.is_finite()).count();
         let (mut a2, mut a1) = (vec![0.0f64; m], vec![0.0f64; m]);
         for (i, row) in a.chunks(k.max(1)).enumerate().take(m) {
-            for &v in row {
+            for &v in row.iter().filter(|v| v.is_finite()) {
                 let v = f64::from(v).abs();
                 a2[i] += v * v;
                 a1[i] += v;
@@ -99,7 +99,7 @@ impl Caution {
         }
         let (mut b2, mut b1) = (vec![0.0f64; n], vec![0.0f64; n]);
         for row in b.chunks(n.max(1)).take(k) {
-            for (j, &v) in row.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate().filter(|(_, v)| v.is_finite()) {
                 let v = f64::from(v).abs();
                 b2[j] += v * v;
                 b1[j] += v;
@@ -108,8 +108,10 @@ impl Caution {
         let mut scale_ratio = 0.0f64;
         for i in 0..m {
             for j in 0..n {
+                // Elements that NaN or an infinity reaches are computed apart by the steps
+                // whose accuracy depends on the scaling.
                 let t = abs[i * n + j];
-                if t > 0.0 {
+                if t > 0.0 && t.is_finite() {
                     let worst = a2[i].sqrt() * b1[j] + b2[j].sqrt() * a1[i];
                     scale_ratio = scale_ratio.max(worst / t);
                 }
@@ -180,6 +182,17 @@ pub trait Engine {
 pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -> Result<Reference> {
     let Shape { m, n, k } = inputs.shape;
     let f = |v: &[f32], op: fn(f64) -> f64| v.iter().map(|&x| op(f64::from(x))).collect::<Vec<f64>>();
+    // With NaN or infinities in the inputs, the growth is measured on their finite part (which
+    // leaves every finite element of C as it is), and C and |A|·|B| on the inputs themselves.
+    let special = inputs.has_nonfinite();
+    let finite_part;
+    let whole = inputs;
+    let inputs = if special {
+        finite_part = whole.finite_part();
+        &finite_part
+    } else {
+        whole
+    };
     let (a, b) = (&inputs.a.data, &inputs.b.data);
 
     engine.load(f(a, |x| x), f(b, |x| x))?;
@@ -199,9 +212,10 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
             + (len * len - 1.0) / (6.0 * len) * terms_sq_in(inputs, range);
         before = after;
     }
-    let c = engine.result()?;
+    let mut c = engine.result()?;
 
-    engine.load(f(a, f64::abs), f(b, f64::abs))?;
+    let (wa, wb) = (&whole.a.data, &whole.b.data);
+    engine.load(f(wa, f64::abs), f(wb, f64::abs))?;
     engine.accumulate(0..k)?;
     let abs = engine.result()?;
 
@@ -231,6 +245,11 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
     let coherent_sq = h.iter().map(|v| v * v).sum();
     let coherent_dot = h.iter().zip(&c).map(|(x, y)| x * y).sum();
     drop(h);
+    if special {
+        engine.load(f(wa, |x| x), f(wb, |x| x))?;
+        engine.accumulate(0..k)?;
+        c = engine.result()?;
+    }
 
     let growth = Growth {
         terms_sq: terms_sq(inputs),
@@ -240,10 +259,10 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
         coherent_dot,
         bias: rounding_bias(inputs),
         tc_bias: tensor_core_bias(inputs),
-        caution: Caution::of(inputs, &abs),
+        caution: Caution::of(whole, &abs),
         spread: if sum_g2 > 0.0 { sum_g * sum_g / sum_g2 } else { (m * n) as f64 },
     };
-    Ok(Reference { c, abs, growth, exact: inputs.exact, source })
+    Ok(Reference { c, abs, growth, exact: whole.exact, source })
 }
 
 /// Dot products [`rounding_bias`] sums in f32.

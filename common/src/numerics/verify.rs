@@ -97,8 +97,15 @@
 //! sum is an integer below 2²⁴ and f32 arithmetic is exact in any order: C must equal the
 //! reference bit for bit, so a misplaced or missing term fails at any K.
 //!
-//! NaN and infinity always fail, which is why the output is filled with NaN before the verified
-//! launch: an element no thread wrote cannot pass.
+//! # NaN and infinity
+//!
+//! Where the reference is finite, a NaN or infinite result fails, which is why the output is
+//! filled with NaN before the verified launch: an element no thread wrote cannot pass. Where the
+//! inputs hold NaN or ±∞, the reference (f64, of the same inputs) is NaN or ±∞ in the elements they
+//! reach, and a result passes there only with the same class ([`Class`]: an f64 beyond f32's
+//! largest value counts as the infinity of its sign), as cuBLAS SGEMM gives; the normwise error
+//! and its limit are taken over the finite part (the reference's growth is measured on the inputs
+//! with their NaN and infinities set to zero, which leaves the finite elements unchanged).
 
 use std::fmt;
 
@@ -401,15 +408,46 @@ pub struct Worst {
 }
 
 impl Worst {
-    /// |error| / bound: at most 1 for a passing element, infinite for NaN or infinity.
+    /// |error| / bound: at most 1 for a passing element, infinite for a NaN or infinity of another
+    /// class than the reference's.
     pub fn ratio(&self) -> f64 {
         ratio(f64::from(self.got), self.want, self.bound)
     }
 }
 
+/// The class of a value as an f32 result: NaN, +∞ or −∞ (an f64 beyond f32's largest finite
+/// value is the infinity f32 arithmetic reaches), or finite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Finite,
+    Nan,
+    PlusInfinity,
+    MinusInfinity,
+}
+
+impl Class {
+    pub fn of(x: f64) -> Class {
+        if x.is_nan() {
+            Class::Nan
+        } else if x.abs() > f64::from(f32::MAX) {
+            if x > 0.0 { Class::PlusInfinity } else { Class::MinusInfinity }
+        } else {
+            Class::Finite
+        }
+    }
+}
+
+/// |error| / bound: at most 1 for a passing element. Where the reference is NaN or beyond f32's
+/// range, the result must be of the same class (0 when it is, infinite when not), or, for a sum
+/// that only just passes f32's largest value, finite within the bound; a NaN or infinite result
+/// where the reference is finite is infinitely far.
 fn ratio(got: f64, want: f64, bound: f64) -> f64 {
+    let (g, w) = (Class::of(got), Class::of(want));
+    if w != Class::Finite && g == w {
+        return 0.0;
+    }
     let err = (got - want).abs();
-    if err.is_nan() { f64::INFINITY } else { err / bound.max(f64::MIN_POSITIVE) }
+    if !err.is_finite() || g != Class::Finite { f64::INFINITY } else { err / bound.max(f64::MIN_POSITIVE) }
 }
 
 /// The normwise check: ‖ΔC‖_F against λ(n)·ρ·S.
@@ -535,19 +573,24 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
     for (i, (&g, (&want, &abs))) in got.iter().zip(reference.c.iter().zip(&reference.abs)).enumerate() {
         let g64 = f64::from(g);
         let r = ratio(g64, want, factor * abs);
-        // NaN and infinity give an infinite ratio.
+        // A NaN or an infinity of another class than the reference's gives an infinite ratio.
         if r > 1.0 {
             outside += 1;
         }
-        if g64 != want {
+        let class = Class::of(want);
+        if g64 != want && !(class != Class::Finite && Class::of(g64) == class) {
             mismatched += 1;
         }
         if worst.is_none_or(|(w, _)| r > w) {
             worst = Some((r, i));
         }
-        let err = (g64 - want).abs();
-        diff2 += if err.is_finite() { err * err } else { f64::INFINITY };
-        ref2 += want * want;
+        // The normwise error is over the finite part of C; a result that is not finite there
+        // makes it infinite.
+        if class == Class::Finite {
+            let err = (g64 - want).abs();
+            diff2 += if err.is_finite() { err * err } else { f64::INFINITY };
+            ref2 += want * want;
+        }
     }
     let i = worst.map_or(0, |(_, i)| i);
     Verdict {
@@ -896,6 +939,49 @@ mod tests {
             assert_eq!((v.outside, v.worst.col), (m, n - 1), "{m}×{n}×{k}");
             assert!(!v.passed() && !v.normwise.passed());
         }
+    }
+
+    /// NaN and ±∞ planted in A and B, and a pair of entries whose product passes f32's range:
+    /// the f32 product (each element's class as any order of f32 sums gives it) passes, and a
+    /// result that gives any of those elements another class fails, as does a NaN where the
+    /// reference is finite. The normwise error stays that of the finite part.
+    #[test]
+    fn non_finite_elements_must_have_the_references_class() {
+        let (m, n, k) = (9, 7, 33);
+        let mut x = inputs(m, n, k);
+        x.a.data[k + 2] = f32::NAN; // row 1: NaN everywhere
+        x.a.data[2 * k + 5] = f32::INFINITY; // row 2: ±∞ by the sign of B's row 5
+        x.a.data[3 * k + 6] = f32::INFINITY; // row 3: +∞ and −∞ meet (B's rows 6 and 7 below)
+        x.a.data[3 * k + 7] = f32::NEG_INFINITY;
+        x.b.data[10 * n + 4] = f32::NEG_INFINITY; // column 4: ±∞, NaN where it meets row 2's or 3's
+        x.b.data[5 * n + 6] = 0.0; // ∞·0 = NaN at [2, 6]
+        x.b.data[6 * n] = 0.5; // ∞ − ∞ = NaN at [3, 0]
+        x.b.data[7 * n] = 0.5;
+        x.a.data[4 * k] = 3e19; // element [4, 2] passes f32's largest value: +∞
+        x.b.data[2] = 3e19;
+        let c = fp32(&x);
+        let want = |i: usize, j: usize| c[i * n + j];
+        assert!(want(1, 0).is_nan() && want(2, 6).is_nan() && want(3, 0).is_nan());
+        assert!(want(2, 0).is_infinite() && want(4, 2) == f32::INFINITY && want(0, 4) == f32::NEG_INFINITY);
+        let reference = reference::cpu(&x);
+        let v = verify(x.shape, &c, &reference, Precision::Fp32);
+        assert!(v.passed(), "{}", v.summary());
+        assert!(v.normwise.error.is_finite() && v.normwise.ratio() < ROOM, "{}", v.summary());
+        let wrong: [(usize, usize, f32); 5] = [
+            (2, 0, f32::NAN),                 // NaN where the reference is ±∞ (an ∞ − ∞ of a split)
+            (0, 4, f32::INFINITY),            // the other infinity
+            (1, 3, 0.0),                      // finite where the reference is NaN
+            (4, 2, f32::MAX),                 // finite where f32's sums overflow
+            (5, 5, f32::NAN),                 // NaN where the reference is finite
+        ];
+        for (i, j, value) in wrong {
+            let mut bad = c.clone();
+            bad[i * n + j] = value;
+            let v = verify(x.shape, &bad, &reference, Precision::Fp32);
+            assert!(!v.passed() && v.outside == 1, "{value} at [{i},{j}]: {}", v.summary());
+        }
+        // The finite part alone sets the growth: the same as the inputs with zeros in their place.
+        assert_eq!(reference.growth.terms_sq, reference::cpu(&x.finite_part()).growth.terms_sq);
     }
 
     #[test]
