@@ -968,11 +968,11 @@ mod tests {
         assert!(v.passed(), "{}", v.summary());
         assert!(v.normwise.error.is_finite() && v.normwise.ratio() < ROOM, "{}", v.summary());
         let wrong: [(usize, usize, f32); 5] = [
-            (2, 0, f32::NAN),                 // NaN where the reference is ±∞ (an ∞ − ∞ of a split)
-            (0, 4, f32::INFINITY),            // the other infinity
-            (1, 3, 0.0),                      // finite where the reference is NaN
-            (4, 2, f32::MAX),                 // finite where f32's sums overflow
-            (5, 5, f32::NAN),                 // NaN where the reference is finite
+            (2, 0, f32::NAN),      // NaN where the reference is ±∞ (an ∞ − ∞ of a split)
+            (0, 4, f32::INFINITY), // the other infinity
+            (1, 3, 0.0),           // finite where the reference is NaN
+            (4, 2, f32::MAX),      // finite where f32's sums overflow
+            (5, 5, f32::NAN),      // NaN where the reference is finite
         ];
         for (i, j, value) in wrong {
             let mut bad = c.clone();
