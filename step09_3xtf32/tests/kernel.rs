@@ -225,7 +225,7 @@ const VARIANTS: &[Variant] = &[
             ),
             (
                 "        float a = A[e], big = tf32(a);\n        parts[at] = big;\n        parts[small + at] = tf32(a - big);\n",
-                "        (void)small;\n        parts[at] = A[e];  // variant: A copied as it is (the contract maps the workspace); the pipeline splits it\n",
+                "        float a = A[e];\n        (void)small;\n        parts[at] = a;  // variant: A copied as it is (the contract maps the workspace); the pipeline splits it\n",
             ),
             (
                 "    unsigned long long* empty = full + STAGES;\n",
@@ -284,4 +284,55 @@ fn gpu_variants_keep_fp32_accuracy_except_the_tensor_cores_own_sums() {
         testing::gpu_check(&variant("one_accumulator"), Params::defaults(STEP.params), &[(4096, 4096, 4096)]);
     let (shape, v) = one.unwrap()[0];
     assert!(!v.normwise.passed(), "{shape}: the tensor cores' own sums passed: {}", v.summary());
+}
+
+/// Inputs the split cannot carry, beside cuBLAS SGEMM on the same inputs: a row of A in
+/// subnormals, a row of A and a column of B at 2⁻⁶⁰ (their products near FP32's smallest
+/// normals, and the row's products with the column below FP32's range), a row at 2⁷⁰, and NaN
+/// and infinities. Their rows and columns are computed apart as FP32 dot products: the step
+/// passes FP32's check and gives SGEMM's class for every element. The kernel edited to mark
+/// nothing (the split alone) fails on the same inputs: the planted fault this test exists for.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
+    let shape = Shape::new(320, 288, 512).unwrap();
+    let (n, k) = (shape.n, shape.k);
+    let mut x = testing::special_inputs(shape, 11);
+    let mut scale_row = |i: usize, s: f32| x.a.data[i * k..(i + 1) * k].iter_mut().for_each(|v| *v *= s);
+    scale_row(3, 1e-39);
+    scale_row(5, 2f32.powi(-60));
+    scale_row(9, 2f32.powi(70));
+    (0..k).for_each(|p| x.b.data[p * n + 7] *= 2f32.powi(-60));
+    assert!(x.a.data[3 * k..4 * k].iter().any(|v| v.is_subnormal()));
+    let carried = "return m == 0.0f || (m >= 0x1p-50f && m < 0x1p63f);";
+    let split_alone =
+        testing::apply_edits(STEP.source, &[(carried, "return true;  // fault: nothing apart")]).unwrap();
+    let split_alone = GpuStep { source: Box::leak(split_alone.into_boxed_str()), ..STEP };
+    for (step, apart) in [(&STEP, true), (&split_alone, false)] {
+        let checker = testing::Checker::defaults(step).unwrap();
+        let b = testing::beside_sgemm(&checker, &x).unwrap();
+        let (wrong, nonfinite) = testing::class_mismatches(&b.c, &b.sgemm_c, n);
+        println!(
+            "{}: {}; {nonfinite} elements not finite, {} of another class than SGEMM's; SGEMM: {}",
+            if apart { "the step" } else { "the split alone" },
+            b.verdict.summary(),
+            wrong.len(),
+            b.sgemm.summary()
+        );
+        assert!(b.sgemm.passed(), "cuBLAS SGEMM: {}", b.sgemm.summary());
+        if apart {
+            assert!(
+                b.verdict.passed() && wrong.is_empty(),
+                "{}; {:?}",
+                b.verdict.summary(),
+                &wrong[..wrong.len().min(3)]
+            );
+        } else {
+            assert!(
+                !b.verdict.passed() && !wrong.is_empty(),
+                "the split alone passed: {}",
+                b.verdict.summary()
+            );
+        }
+    }
 }

@@ -156,9 +156,22 @@ __device__ __forceinline__ float tf32(float x)
     return __uint_as_float(r);
 }
 
+// Whether the split carries x: zero, or a finite magnitude from 2⁻⁵⁰ to below 2⁶³. An infinity's
+// parts are ∞ and ∞ − ∞ = NaN. Between the two limits every product the kernel forms of two such
+// entries' parts (big·big, big·small, small·big; a small part is 0 or at least 2⁻²⁴ of its
+// entry) lies from 2⁻¹²⁴ to below 2¹²⁶: a normal float, never flushed, never infinite, so the
+// split keeps FP32's accuracy. The rows and columns that hold any other entry are computed
+// apart (compute_apart), as FP32 dot products.
+__device__ __forceinline__ bool carried(float x)
+{
+    float m = fabsf(x);
+    return m == 0.0f || (m >= 0x1p-50f && m < 0x1p63f);
+}
+
 // A's two parts, big = tf32(a) and small = tf32(a - big) (a - big is exact in FP32), into
-// parts[0..M) and parts[M..2M) as rows of pitch floats. Queued by the host before every launch.
-extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch)
+// parts[0..M) and parts[M..2M) as rows of pitch floats; marks[i] = 1 for a row of A that holds
+// an entry the split does not carry. Queued by the host before every launch.
+extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
 {
     long long total = static_cast<long long>(M) * K, small = static_cast<long long>(M) * pitch;
     for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
@@ -167,6 +180,18 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
         float a = A[e], big = tf32(a);
         parts[at] = big;
         parts[small + at] = tf32(a - big);
+        if (!carried(a)) marks[e / K] = 1;
+    }
+}
+
+// marks[j] = 1 (marks + M is passed) for a column of B that holds an entry the split does not
+// carry. Queued by the host before every launch.
+extern "C" __global__ void mark_cols(const float* B, int* marks, int K, int N)
+{
+    long long total = static_cast<long long>(K) * N;
+    for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
+         e += static_cast<long long>(gridDim.x) * blockDim.x) {
+        if (!carried(B[e])) marks[e % N] = 1;
     }
 }
 // ANCHOR_END: split
@@ -298,3 +323,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 }
 // ANCHOR_END: kernel
+
+// ANCHOR: apart
+// After the product: the elements of the marked rows (blocks 0 … M − 1) and columns (blocks M …
+// M + N − 1) as FP32 dot products, one term after another, as cuBLAS SGEMM's arithmetic gives
+// them: NaN, ±∞ and the smallest magnitudes come out as FP32 makes them. An element of a marked
+// row and a marked column is written twice, with the same bits.
+extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* marks, int M, int N,
+                                         int K)
+{
+    int v = blockIdx.x;
+    if (!marks[v]) return;
+    bool row = v < M;
+    int count = row ? N : M;
+    for (int t = threadIdx.x; t < count; t += blockDim.x) {
+        int i = row ? v : t, j = row ? t : v - M;
+        float sum = 0.0f;
+        for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+        C[static_cast<long long>(i) * N + j] = sum;
+    }
+}
+// ANCHOR_END: apart

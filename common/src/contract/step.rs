@@ -9,7 +9,7 @@ use crate::gpu::{self, Compiled, DeviceInfo, Gpu, Kernel, Limits, Resources};
 use crate::matrix::Shape;
 use crate::pad::Padding;
 use crate::residues::Residues;
-use crate::tma::{Prologue, Tma, TmaBox};
+use crate::tma::{Apart, Prologue, Tma, TmaBox};
 pub use crate::tma::{SPLIT_ENTRY, TRANSPOSE_ENTRY};
 use crate::verify::Precision;
 
@@ -673,6 +673,8 @@ pub struct Prepared<'a> {
     split: Option<Split>,
     /// An [`Extension::Residues`] step's other kernels and workspaces.
     residues: Option<Residues>,
+    /// A split step's kernels for what its split cannot carry ([`Apart`]), where it has them.
+    apart: Option<Apart>,
 }
 
 /// What a launch that splits K keeps: the kernel that adds the slices, and their workspace.
@@ -732,6 +734,10 @@ impl<'a> Prepared<'a> {
             Extension::Residues { .. } => Some(Residues::new(&kernel)?),
             _ => None,
         };
+        let apart = match step.extension {
+            Extension::SplitTensorMaps { .. } => Apart::find(&kernel)?,
+            _ => None,
+        };
         let split = match step.schedule {
             Schedule::PerShape(_) => {
                 Some(Split { sum: kernel.entry(SUM_ENTRY)?, partials: std::sync::Mutex::new(None) })
@@ -747,6 +753,7 @@ impl<'a> Prepared<'a> {
             padding: Padding::default(),
             split,
             residues,
+            apart,
         })
     }
 
@@ -825,6 +832,10 @@ impl<'a> Prepared<'a> {
             let boxes = (a_box(&self.params), b_box(&self.params));
             return residues.launch(gpu, &self.kernel.func, cfg, shape, moduli, (a, b, c), boxes);
         }
+        let marks = match &self.apart {
+            Some(apart) => Some(apart.before(gpu, b, shape)?),
+            None => None,
+        };
         let maps = match self.step.extension.boxes() {
             None => None,
             Some((a_box, b_box)) => Some(self.tma.maps(
@@ -833,6 +844,7 @@ impl<'a> Prepared<'a> {
                 (a, b),
                 (a_box(&self.params), b_box(&self.params)),
                 self.prologue.as_ref(),
+                marks,
             )?),
         };
         let whole = launch.whole_rows.map(|w| w as i32);
@@ -874,13 +886,16 @@ impl<'a> Prepared<'a> {
         {
             let (count, slices) = ((shape.m * shape.n) as i64, slices as i32);
             let mut sum = gpu.stream.launch_builder(&split.sum);
-            sum.arg(&**partials).arg(c).arg(&count).arg(&slices);
+            sum.arg(&**partials).arg(&mut *c).arg(&count).arg(&slices);
             let blocks = (shape.m * shape.n).div_ceil(256).clamp(1, 4 * 1024) as u32;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             // SAFETY: the arguments match `sum_slices(const float*, float*, long long, int)`; the
             // workspace holds `slices` products of M×N floats and C holds M×N.
             unsafe { sum.launch(cfg) }
                 .map_err(|e| anyhow!("the sum of the split slices failed to launch: {e:?}"))?;
+        }
+        if let Some(apart) = &self.apart {
+            apart.after(gpu, (a, b, c), shape)?;
         }
         Ok(())
     }

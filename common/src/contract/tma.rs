@@ -41,6 +41,11 @@ pub const SPLIT_ENTRY: &str = "split_a";
 /// The optional entry point of a tensor-map kernel that transposes B (see [`Prologue`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 
+/// The entry points of a split step that computes apart the rows and columns its split cannot
+/// carry (see [`Apart`]).
+pub const MARK_ENTRY: &str = "mark_cols";
+pub const APART_ENTRY: &str = "compute_apart";
+
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
 /// of 128 bytes has its 16-byte pieces permuted (the 128-byte swizzle): `cols` must be at most
 /// 32 and both at most 256.
@@ -217,16 +222,17 @@ impl Tma {
         (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
         (a_box, b_box): (TmaBox, TmaBox),
         prologue: Option<&Prologue>,
+        marks: Option<sys::CUdeviceptr>,
     ) -> Result<[TensorMap; 2]> {
         let mut state = self.state.lock().map_err(|_| anyhow!("the TMA state lock was poisoned"))?;
         let [wa, wb] = &mut state.workspace;
         let a = match prologue {
-            Some(p @ Prologue::SplitA(_)) => Self::rewrite(gpu, p, a, [shape.m, shape.k], wa)?,
+            Some(p @ Prologue::SplitA(_)) => Self::rewrite(gpu, p, a, [shape.m, shape.k], wa, marks)?,
             _ => self.padded(gpu, a, shape.m, shape.k, wa)?,
         };
         let (b, b_box) = match prologue {
             Some(p @ Prologue::TransposeB(_)) => (
-                Self::rewrite(gpu, p, b, [shape.k, shape.n], wb)?,
+                Self::rewrite(gpu, p, b, [shape.k, shape.n], wb, None)?,
                 TmaBox { rows: b_box.cols, cols: b_box.rows },
             ),
             _ => (self.padded(gpu, b, shape.k, shape.n, wb)?, b_box),
@@ -273,6 +279,7 @@ impl Tma {
         src: &CudaSlice<f32>,
         [rows, cols]: [usize; 2],
         slot: &mut Option<CudaSlice<f32>>,
+        marks: Option<sys::CUdeviceptr>,
     ) -> Result<Mapped> {
         let (out_rows, out_cols, parts) = prologue.output(rows, cols);
         let pitch = padded(out_cols);
@@ -280,12 +287,97 @@ impl Tma {
         let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
         let mut builder = gpu.stream.launch_builder(prologue.function());
         builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
-        // SAFETY: the arguments match the prologue's `(const float*, float*, int, int, int)`;
-        // `src` holds rows·cols floats (the caller's shape check) and `dst` the parts it writes.
+        if let Some(marks) = &marks {
+            builder.arg(marks);
+        }
+        // SAFETY: the arguments match the prologue's `(const float*, float*, int, int, int)`,
+        // followed by `int* marks` where the step computes apart ([`Apart`]: M + N ints); `src`
+        // holds rows·cols floats (the caller's shape check) and `dst` the parts it writes.
         unsafe { builder.launch(GRID_STRIDE) }
             .map_err(|e| anyhow!("the prologue {} failed to launch: {e:?}", prologue.entry()))?;
         let (ptr, _sync) = dst.device_ptr(&gpu.stream);
         Ok(Mapped { ptr, rows: out_rows, cols: out_cols, pitch, parts })
+    }
+}
+
+/// A split step's rows and columns that its split cannot carry (step 09: NaN and infinities,
+/// whose two parts make ∞ − ∞, and magnitudes too small for the small part), computed apart. A
+/// kernel that defines `mark_cols` and `compute_apart` gets, on every launch (timed with it):
+///
+/// ```text
+/// (marks zeroed: M + N ints)
+/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
+///     as without, and marks[i] = 1 for a row of A it cannot carry
+/// mark_cols(const float* B, int* marks, int K, int N)          grid-stride; marks + M is passed
+///     marks[M + j] = 1 for a column of B it cannot carry
+/// matmul(...)
+/// compute_apart(const float* A, const float* B, float* C, const int* marks, int M, int N, int K)
+///     one block of 256 threads for each row of A, then each column of B: a marked one's
+///     elements of C as FP32 dot products
+/// ```
+pub struct Apart {
+    mark: CudaFunction,
+    apart: CudaFunction,
+    marks: Mutex<Option<CudaSlice<i32>>>,
+}
+
+impl Apart {
+    /// The kernel's entry points, where it defines both.
+    pub fn find(kernel: &crate::gpu::Kernel) -> Result<Option<Apart>> {
+        if !(kernel.has_entry(MARK_ENTRY) && kernel.has_entry(APART_ENTRY)) {
+            return Ok(None);
+        }
+        Ok(Some(Apart {
+            mark: kernel.entry(MARK_ENTRY)?,
+            apart: kernel.entry(APART_ENTRY)?,
+            marks: Mutex::default(),
+        }))
+    }
+
+    /// Zeroes the marks and queues `mark_cols`; returns the marks' address, for `split_a`.
+    pub fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<sys::CUdeviceptr> {
+        let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
+        let need = shape.m + shape.n;
+        if slot.as_ref().is_none_or(|w| w.len() < need) {
+            *slot = None;
+            *slot = Some(
+                gpu.stream.alloc_zeros::<i32>(need).map_err(|e| anyhow!("allocating {need} marks: {e:?}"))?,
+            );
+        }
+        let marks = slot.as_mut().expect("allocated above");
+        gpu.stream.memset_zeros(marks).map_err(|e| anyhow!("zeroing the marks: {e:?}"))?;
+        let (ptr, _sync) = marks.device_ptr(&gpu.stream);
+        let cols = ptr + 4 * shape.m as u64;
+        let [k, n] = [shape.k, shape.n].map(|v| v as i32);
+        let mut builder = gpu.stream.launch_builder(&self.mark);
+        builder.arg(b).arg(&cols).arg(&k).arg(&n);
+        // SAFETY: the arguments match `mark_cols(const float*, int*, int, int)`; B holds K·N
+        // floats (the caller's shape check) and the marks M + N ints.
+        unsafe { builder.launch(GRID_STRIDE) }
+            .map_err(|e| anyhow!("the kernel's {MARK_ENTRY} failed to launch: {e:?}"))?;
+        Ok(ptr)
+    }
+
+    /// Queues `compute_apart`, after the product.
+    pub fn after(
+        &self,
+        gpu: &Gpu,
+        (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
+        shape: Shape,
+    ) -> Result<()> {
+        let slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
+        let marks = slot.as_ref().ok_or_else(|| anyhow!("the marks were not made before the product"))?;
+        let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| v as i32);
+        let mut builder = gpu.stream.launch_builder(&self.apart);
+        builder.arg(a).arg(b).arg(c).arg(marks).arg(&m).arg(&n).arg(&k);
+        let blocks =
+            u32::try_from(shape.m + shape.n).map_err(|_| anyhow!("too many rows and columns to mark"))?;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the arguments match `compute_apart(const float*, const float*, float*, const
+        // int*, int, int, int)`; A, B and C hold the shape and the marks M + N ints.
+        unsafe { builder.launch(cfg) }
+            .map_err(|e| anyhow!("the kernel's {APART_ENTRY} failed to launch: {e:?}"))?;
+        Ok(())
     }
 }
 

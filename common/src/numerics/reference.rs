@@ -75,10 +75,6 @@ pub struct Caution {
     /// very short K (three terms) much more, as the few terms of one element can all be small
     /// while the norms are not; 2²⁰/K-fold more where an entry of 1 sits among entries of 2⁻²⁰.
     pub scale_ratio: f64,
-    /// Subnormal entries of A and B.
-    pub subnormals: usize,
-    /// Infinite or NaN entries of A and B.
-    pub nonfinite: usize,
 }
 
 impl Caution {
@@ -86,9 +82,6 @@ impl Caution {
     pub fn of(inputs: &Inputs, abs: &[f64]) -> Caution {
         let Shape { m, n, k } = inputs.shape;
         let (a, b) = (&inputs.a.data, &inputs.b.data);
-        let all = a.iter().chain(b.iter());
-        let subnormals = all.clone().filter(|v| v.is_subnormal()).count();
-        let nonfinite = all.filter(|v| !v.is_finite()).count();
         let (mut a2, mut a1) = (vec![0.0f64; m], vec![0.0f64; m]);
         for (i, row) in a.chunks(k.max(1)).enumerate().take(m) {
             for &v in row.iter().filter(|v| v.is_finite()) {
@@ -117,7 +110,7 @@ impl Caution {
                 }
             }
         }
-        Caution { scale_ratio, subnormals, nonfinite }
+        Caution { scale_ratio }
     }
 }
 

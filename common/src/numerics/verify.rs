@@ -106,6 +106,13 @@
 //! largest value counts as the infinity of its sign), as cuBLAS SGEMM gives; the normwise error
 //! and its limit are taken over the finite part (the reference's growth is measured on the inputs
 //! with their NaN and infinities set to zero, which leaves the finite elements unchanged).
+//!
+//! # Underflow
+//!
+//! Near zero FP32's errors are absolute, not relative: a product or a sum that falls among the
+//! subnormals (below 2⁻¹²⁶) rounds by up to half the smallest one, η = 2⁻¹⁵⁰, whatever its size,
+//! and one below 2⁻¹⁵⁰ becomes zero. The per-element bound therefore adds (K + 1)·2⁻¹⁴⁹
+//! ([`underflow`]): room for 2K + 2 such roundings, which no result of normal size notices.
 
 use std::fmt;
 
@@ -514,33 +521,24 @@ impl Verdict {
     }
 
     /// Where the claimed arithmetic's accuracy depends on the data and these inputs are outside
-    /// what it carries: one sentence for the report, else None. Three TF32 products split each
-    /// operand into two TF32 parts, which holds no subnormal and makes ∞ − ∞ of an infinity;
-    /// the INT8 residues scale each row and column by a power of two to at most `room` (what its
-    /// moduli leave, `residues::room`), at least half of it, so an entry rounds to integers by up to
-    /// ‖a_i‖/room and an element may err by (‖a_i‖·‖b_j‖₁ + ‖b_j‖·‖a_i‖₁)/room
-    /// ([`Caution::scale_ratio`]), here set against FP32's per-element bound. A bound, not an
-    /// estimate: at a very short K it can speak on any inputs, since the scaling's error follows
-    /// the norms and FP32's bound the terms (on the H100, step 11 failed one element of `normal`
-    /// inputs at 17×1000×3).
+    /// what it carries: one sentence for the report, else None. The INT8 residues scale each row
+    /// and column by a power of two to at most `room` (what its moduli leave, `residues::room`),
+    /// at least half of it, so an entry rounds to integers by up to ‖a_i‖/room and an element
+    /// may err by (‖a_i‖·‖b_j‖₁ + ‖b_j‖·‖a_i‖₁)/room ([`Caution::scale_ratio`]), here set against
+    /// FP32's per-element bound. A bound, not an estimate: at a very short K it can speak on any
+    /// inputs, since the scaling's error follows the norms and FP32's bound the terms (on the
+    /// H100, step 11 failed one element of `normal` inputs at 17×1000×3).
     pub fn caution(&self, k: usize, room: Option<f64>) -> Option<String> {
-        let c = &self.inputs;
-        match self.precision {
-            Precision::Tf32x3 if c.subnormals + c.nonfinite > 0 => Some(format!(
-                "the split into two TF32 parts keeps no subnormal input ({} here) and turns an infinity into NaN ({} infinite or NaN here): on these inputs the step's accuracy is not FP32's",
-                c.subnormals, c.nonfinite
-            )),
-            Precision::Int8Crt => {
-                let room = room?;
-                let excess = c.scale_ratio / room / Precision::Fp32.elementwise_factor(k);
-                (room > 0.0 && excess > 1.0).then(|| {
-                    format!(
-                        "scaled by their norms, rows or columns with entries far below their norm keep few bits: on these inputs an element may err by up to {excess:.0} times FP32's per-element bound"
-                    )
-                })
-            }
-            _ => None,
+        if self.precision != Precision::Int8Crt {
+            return None;
         }
+        let room = room?;
+        let excess = self.inputs.scale_ratio / room / Precision::Fp32.elementwise_factor(k);
+        (room > 0.0 && excess > 1.0).then(|| {
+            format!(
+                "scaled by their norms, rows or columns with entries far below their norm keep few bits: on these inputs an element may err by up to {excess:.0} times FP32's per-element bound"
+            )
+        })
     }
 
     /// One line naming what failed, for test messages and tables.
@@ -560,19 +558,26 @@ impl Verdict {
     }
 }
 
+/// What a dot product of K terms in FP32 may lose to underflow, whatever its terms' size:
+/// (K + 1)·2⁻¹⁴⁹, twice the K products' and K + 1 sums' half-units of the smallest subnormal.
+pub fn underflow(k: usize) -> f64 {
+    (k as f64 + 1.0) * f64::from(f32::from_bits(1))
+}
+
 /// Compares `got` (row-major M×N) with the reference under the limits of `precision`; every
 /// element is checked.
 pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Precision) -> Verdict {
     assert_eq!(got.len(), shape.m * shape.n, "C has the wrong number of elements");
     assert_eq!(reference.c.len(), got.len(), "the reference has the wrong number of elements");
     let factor = precision.elementwise_factor(shape.k);
+    let floor = underflow(shape.k);
     let mut outside = 0;
     let mut mismatched = 0;
     let mut worst = None::<(f64, usize)>;
     let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
     for (i, (&g, (&want, &abs))) in got.iter().zip(reference.c.iter().zip(&reference.abs)).enumerate() {
         let g64 = f64::from(g);
-        let r = ratio(g64, want, factor * abs);
+        let r = ratio(g64, want, factor * abs + floor);
         // A NaN or an infinity of another class than the reference's gives an infinite ratio.
         if r > 1.0 {
             outside += 1;
@@ -602,7 +607,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
             col: i % shape.n,
             got: got[i],
             want: reference.c[i],
-            bound: factor * reference.abs[i],
+            bound: factor * reference.abs[i] + floor,
         },
         normwise: Normwise {
             error: diff2.sqrt(),
@@ -939,6 +944,27 @@ mod tests {
             assert_eq!((v.outside, v.worst.col), (m, n - 1), "{m}×{n}×{k}");
             assert!(!v.passed() && !v.normwise.passed());
         }
+    }
+
+    /// A row of A and a column of B at 2⁻¹⁰⁰: their element's products (2⁻²⁰⁰) lie below FP32's
+    /// range, and FP32 arithmetic gives 0 there, which passes; the row's other elements, of
+    /// normal size, still fail if wrong by one part in 2¹². A wrong value near underflow (2⁻¹⁴⁰
+    /// where the answer is 0 in FP32 and 2⁻²⁰⁰ or so exactly) fails.
+    #[test]
+    fn results_below_fp32s_range_pass_as_fp32_gives_them() {
+        let mut x = inputs(4, 4, 64);
+        let tiny = 2f32.powi(-100);
+        x.a.data[..64].iter_mut().for_each(|v| *v *= tiny);
+        (0..64).for_each(|p| x.b.data[p * 4] *= tiny);
+        let c = fp32(&x);
+        assert_eq!(c[0], 0.0);
+        assert!(check(&x, &c, Precision::Fp32).passed());
+        let mut wrong = c.clone();
+        wrong[0] = 2f32.powi(-140);
+        assert_eq!(check(&x, &wrong, Precision::Fp32).outside, 1);
+        let mut wrong = c.clone();
+        wrong[1] *= 1.0 + 1.0 / 4096.0;
+        assert_eq!(check(&x, &wrong, Precision::Fp32).outside, 1);
     }
 
     /// NaN and ±∞ planted in A and B, and a pair of entries whose product passes f32's range:

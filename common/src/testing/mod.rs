@@ -195,6 +195,13 @@ impl<'a> Checker<'a> {
         Ok(Some(verified_run(&self.gpu, &prepared, inputs, reference)?))
     }
 
+    /// Whether the step serves `shape` (at its parameters there).
+    pub fn serves(&self, shape: Shape) -> bool {
+        self.kernels
+            .params(&self.gpu, shape)
+            .is_ok_and(|p| self.kernels.step.validate(&p, shape, &self.gpu.info.limits).is_ok())
+    }
+
     /// cuBLAS SGEMM's C on `inputs`.
     pub fn sgemm(&self, inputs: &Inputs) -> Result<Vec<f32>> {
         let blas = self.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?;
@@ -294,6 +301,40 @@ pub fn beside_sgemm(checker: &Checker, inputs: &Inputs) -> Result<Beside> {
     let sgemm_c = sgemm_c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
     let sgemm = verify::verify(shape, &sgemm_c, &reference, verify::Precision::Fp32);
     Ok(Beside { verdict, sgemm, c, sgemm_c })
+}
+
+/// Random inputs of `shape` with NaN, +∞ and −∞ planted in A and in B, placed so that each
+/// kind reaches C alone, an infinity meets a zero (∞·0 = NaN) and +∞ meets −∞ (NaN), at any
+/// shape (positions wrap around small sides).
+pub fn special_inputs(shape: Shape, seed: u64) -> Inputs {
+    let Shape { m, n, k } = shape;
+    let mut x = Inputs::random(shape, seed);
+    let a = |i: usize, p: usize| (i % m) * k + p % k;
+    let b = |p: usize, j: usize| (p % k) * n + j % n;
+    x.a.data[a(m / 2, 1)] = f32::NAN;
+    x.a.data[a(m / 3, k / 2)] = f32::INFINITY;
+    x.a.data[a(m / 4, k / 2)] = f32::NEG_INFINITY;
+    x.a.data[a(m.saturating_sub(1), 0)] = f32::INFINITY;
+    x.a.data[a(m.saturating_sub(1), k.saturating_sub(1))] = f32::NEG_INFINITY;
+    x.b.data[b(k / 2, n / 3)] = 0.0;
+    x.b.data[b(3, n / 2)] = f32::INFINITY;
+    x.b.data[b(5, n / 4)] = f32::NAN;
+    x.b.data[b(k.saturating_sub(2), n.saturating_sub(1))] = f32::NEG_INFINITY;
+    x
+}
+
+/// The elements of C whose class (NaN, +∞, −∞, finite) differs from cuBLAS SGEMM's, each named,
+/// and how many of SGEMM's elements are not finite.
+pub fn class_mismatches(c: &[f32], sgemm_c: &[f32], n: usize) -> (Vec<String>, usize) {
+    let class = |x: f32| verify::Class::of(f64::from(x));
+    let wrong = c
+        .iter()
+        .zip(sgemm_c)
+        .enumerate()
+        .filter(|(_, (g, w))| class(**g) != class(**w))
+        .map(|(e, (g, w))| format!("C[{},{}] = {g}, cuBLAS SGEMM {w}", e / n.max(1), e % n.max(1)))
+        .collect();
+    (wrong, sgemm_c.iter().filter(|v| !v.is_finite()).count())
 }
 
 /// The step with its default parameters gives right answers on at least 20 awkward shapes.
