@@ -185,13 +185,24 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
 }
 
 // marks[j] = 1 (marks + M is passed) for a column of B that holds an entry the split does not
-// carry. Queued by the host before every launch.
+// carry. Queued by the host before every launch: four columns a thread, blocks of 256 threads
+// across N, rows of B taken in turn by the blocks in y.
 extern "C" __global__ void mark_cols(const float* B, int* marks, int K, int N)
 {
-    long long total = static_cast<long long>(K) * N;
-    for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
-         e += static_cast<long long>(gridDim.x) * blockDim.x) {
-        if (!carried(B[e])) marks[e % N] = 1;
+    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (j0 >= N) return;
+    bool seen[4] = {};
+    for (int k = blockIdx.y; k < K; k += gridDim.y) {
+        const float* row = B + static_cast<long long>(k) * N;
+        if (N % 4 == 0) {
+            float4 v = *reinterpret_cast<const float4*>(row + j0);
+            seen[0] |= !carried(v.x), seen[1] |= !carried(v.y), seen[2] |= !carried(v.z), seen[3] |= !carried(v.w);
+        } else {
+            for (int v = 0; v < 4 && j0 + v < N; ++v) seen[v] |= !carried(row[j0 + v]);
+        }
+    }
+    for (int v = 0; v < 4; ++v) {
+        if (seen[v]) marks[j0 + v] = 1;
     }
 }
 // ANCHOR_END: split
@@ -325,22 +336,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // ANCHOR_END: kernel
 
 // ANCHOR: apart
-// After the product: the elements of the marked rows (blocks 0 … M − 1) and columns (blocks M …
-// M + N − 1) as FP32 dot products, one term after another, as cuBLAS SGEMM's arithmetic gives
-// them: NaN, ±∞ and the smallest magnitudes come out as FP32 makes them. An element of a marked
-// row and a marked column is written twice, with the same bits.
+// After the product: the elements of the marked rows (v = 0 … M − 1) and columns (v = M … M + N −
+// 1, blocks taking v in turn) as FP32 dot products, one term after another, as cuBLAS SGEMM's
+// arithmetic gives them: NaN, ±∞ and the smallest magnitudes come out as FP32 makes them. An
+// element of a marked row and a marked column is written twice, with the same bits.
 extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* marks, int M, int N,
                                          int K)
 {
-    int v = blockIdx.x;
-    if (!marks[v]) return;
-    bool row = v < M;
-    int count = row ? N : M;
-    for (int t = threadIdx.x; t < count; t += blockDim.x) {
-        int i = row ? v : t, j = row ? t : v - M;
-        float sum = 0.0f;
-        for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
-        C[static_cast<long long>(i) * N + j] = sum;
+    for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
+        if (!marks[v]) continue;
+        bool row = v < M;
+        int count = row ? N : M;
+        for (int t = threadIdx.x; t < count; t += blockDim.x) {
+            int i = row ? v : t, j = row ? t : v - M;
+            float sum = 0.0f;
+            for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+            C[static_cast<long long>(i) * N + j] = sum;
+        }
     }
 }
 // ANCHOR_END: apart

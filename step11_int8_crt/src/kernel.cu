@@ -162,36 +162,88 @@ __device__ __forceinline__ void load16(const float* row, int k0, int K, float (&
     }
 }
 
-// A's rows, a block of 256 threads each: the exponent of row i into exps[i], and its residues
-// modulo each modulus into plane l of res (MODULI planes of M rows of pitch bytes). A thread takes
-// 16 consecutive entries at a time; the first 4096 of the row stay in registers between the two
-// passes, the rest is read again (from L2: few rows are in flight).
-extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int M, int K, int pitch)
+// ANCHOR: apart_rule
+// Which rows and columns the scaling carries. Rounding 2^e·x to an integer moves it by at most
+// 1/2; an entry other than zero whose scaled value is below 2²⁵/K (a "small" entry) may lose more
+// than τ = γ_K/4 of itself (γ_K = K·2⁻²⁴, FP32's per-element factor). Every other entry loses at
+// most τ of itself, which costs an element at most τ·(|A||B|)ᵢⱼ. A row of A with s small entries
+// errs, in element (i, j), by at most half a unit times the mass of column j of B on those s
+// places, which stays within τ·(|A||B|)ᵢⱼ as long as that mass is no more than the column's mass
+// on the row's other places: sure when 2s ≤ ‖b_j‖₁/‖b_j‖∞ for every column. So with q_B the
+// largest ‖b_j‖∞/‖b_j‖₁ over B's columns, a row with 2·s·q_B > 1 is computed apart, as FP32 dot
+// products (compute_apart, below), and likewise a column of B against q_A, the rows' largest
+// ‖a_i‖∞/‖a_i‖₁.
+// stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), [2 + i] the
+// small entries of row i of A, [2 + M + j] those of column j of B; zeroed before every product.
+__device__ __forceinline__ int small_entry(float scaled, float limit)
 {
-    __shared__ double partial[8];
+    return scaled != 0.0f && fabsf(scaled) < limit;
+}
+
+__device__ __forceinline__ void raise_to(int* q, double l1, float linf)
+{
+    if (l1 > 0.0) atomicMax(q, __float_as_int(static_cast<float>(linf / l1)));
+}
+
+// Whether a row with `small` small entries is computed apart against the other operand's q
+// (its bits, stats[1] for a row of A, stats[0] for a column of B).
+__device__ __forceinline__ bool apart(int small, int q_bits)
+{
+    return 2.0f * static_cast<float>(small) * __int_as_float(q_bits) > 1.0f;
+}
+// ANCHOR_END: apart_rule
+
+// A's rows, a block of 256 threads each: the exponent of row i into exps[i], its residues
+// modulo each modulus into plane l of res (MODULI planes of M rows of pitch bytes), and its
+// share of stats (above). A thread takes 16 consecutive entries at a time; the first 4096 of the
+// row stay in registers between the two passes, the rest is read again (from L2: few rows are
+// in flight).
+extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats, int M, int K, int pitch)
+{
+    __shared__ double partial[8], partial1[8];
+    __shared__ float partial_max[8];
+    __shared__ int partial_small[8];
     int i = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const float* row = A + static_cast<long long>(i) * K;
     float first[16];
     load16(row, 16 * threadIdx.x, K, first);
-    double norm2 = 0.0;
+    double norm2 = 0.0, norm1 = 0.0;
+    float largest = 0.0f;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) norm2 = fma(static_cast<double>(first[j]), static_cast<double>(first[j]), norm2);
+    for (int j = 0; j < 16; ++j) {
+        norm2 = fma(static_cast<double>(first[j]), static_cast<double>(first[j]), norm2);
+        norm1 += fabs(static_cast<double>(first[j]));
+        largest = fmaxf(largest, fabsf(first[j]));
+    }
     for (int k0 = 16 * threadIdx.x + 4096; k0 < K; k0 += 4096) {
         float v[16];
         load16(row, k0, K, v);
 #pragma unroll
-        for (int j = 0; j < 16; ++j) norm2 = fma(static_cast<double>(v[j]), static_cast<double>(v[j]), norm2);
+        for (int j = 0; j < 16; ++j) {
+            norm2 = fma(static_cast<double>(v[j]), static_cast<double>(v[j]), norm2);
+            norm1 += fabs(static_cast<double>(v[j]));
+            largest = fmaxf(largest, fabsf(v[j]));
+        }
     }
 #pragma unroll
-    for (int o = 16; o > 0; o /= 2) norm2 += __shfl_xor_sync(0xFFFFFFFFu, norm2, o);
-    if (lane == 0) partial[warp] = norm2;
+    for (int o = 16; o > 0; o /= 2) {
+        norm2 += __shfl_xor_sync(0xFFFFFFFFu, norm2, o);
+        norm1 += __shfl_xor_sync(0xFFFFFFFFu, norm1, o);
+        largest = fmaxf(largest, __shfl_xor_sync(0xFFFFFFFFu, largest, o));
+    }
+    if (lane == 0) partial[warp] = norm2, partial1[warp] = norm1, partial_max[warp] = largest;
     __syncthreads();
-    norm2 = 0.0;
+    norm2 = 0.0, norm1 = 0.0, largest = 0.0f;
 #pragma unroll
-    for (int w = 0; w < 8; ++w) norm2 += partial[w];
+    for (int w = 0; w < 8; ++w) norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
     Scale scale{exponent_for(norm2, K)};
-    if (threadIdx.x == 0) exps[i] = scale.e;
+    if (threadIdx.x == 0) {
+        exps[i] = scale.e;
+        if (scale.e != NONFINITE) raise_to(&stats[0], norm1, largest);
+    }
     // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
+    const float limit = 33554432.0f / static_cast<float>(K);
+    int small = 0;
     for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
         float v[16];
         if (k0 < 4096) {
@@ -202,41 +254,61 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         }
         Pieces x[16];
 #pragma unroll
-        for (int j = 0; j < 16; ++j) x[j] = pieces(scale(v[j]));
+        for (int j = 0; j < 16; ++j) {
+            float scaled = scale(v[j]);
+            small += small_entry(scaled, limit);
+            x[j] = pieces(scaled);
+        }
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
             *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) = pack(x, l);
         }
     }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) small += __shfl_xor_sync(0xFFFFFFFFu, small, o);
+    if (lane == 0) partial_small[warp] = small;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < 8; ++w) small += partial_small[w];
+        stats[2 + i] = small;
+    }
 }
 
-// Sums of squares of B's columns over 256-row chunks: part[chunk·N + n]. Summed in a fixed order
-// (no atomics), so that the exponents, and so C, are the same from run to run.
+// Sums of squares of B's columns over 256-row chunks, part[chunk·N + n], and, for the rule above,
+// their sums of magnitudes and largest magnitudes, part[(chunks + chunk)·N + n] and part[(2·chunks
+// + chunk)·N + n]. Summed in a fixed order (no atomics), so that the exponents, and so C, are the
+// same from run to run.
 extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 {
-    __shared__ double sums[8][32];
+    __shared__ double sums[8][32], sums1[8][32], maxes[8][32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
     int n = blockIdx.x * 32 + tx, k0 = blockIdx.y * 256, k1 = min(K, k0 + 256);
-    double s = 0.0;
+    double s = 0.0, s1 = 0.0, largest = 0.0;
     if (n < N) {
         for (int k = k0 + ty; k < k1; k += 8) {
             double v = B[static_cast<long long>(k) * N + n];
             s = fma(v, v, s);
+            s1 += fabs(v);
+            largest = fmax(largest, fabs(v));
         }
     }
-    sums[ty][tx] = s;
+    sums[ty][tx] = s, sums1[ty][tx] = s1, maxes[ty][tx] = largest;
     __syncthreads();
     if (ty == 0 && n < N) {
-        for (int y = 1; y < 8; ++y) s += sums[y][tx];
+        for (int y = 1; y < 8; ++y) s += sums[y][tx], s1 += sums1[y][tx], largest = fmax(largest, maxes[y][tx]);
+        long long chunks = gridDim.y;
         part[static_cast<long long>(blockIdx.y) * N + n] = s;
+        part[(chunks + blockIdx.y) * N + n] = s1;
+        part[(2 * chunks + blockIdx.y) * N + n] = largest;
     }
 }
 
 // B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
-// exps[n], and the residues written transposed, column n of B as row n of plane l (MODULI
-// planes of N rows of pitch bytes): both operands of the INT8 product are then K-major.
-extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res, int* exps, int K, int N,
-                                      int pitch)
+// exps[n], the residues written transposed, column n of B as row n of plane l (MODULI planes of
+// N rows of pitch bytes): both operands of the INT8 product are then K-major. And the columns'
+// share of stats (see scale_rows).
+extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res, int* exps, int* stats,
+                                      int M, int K, int N, int pitch)
 {
     __shared__ float tile[128][33];
     __shared__ int exponent[32];
@@ -245,13 +317,22 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     // of B that col_norms read last, which are still in L2.
     int n0 = blockIdx.x * 32, k0 = (gridDim.y - 1 - blockIdx.y) * 128;
     if (ty == 0) {
-        int n = n0 + tx;
-        double norm2 = 0.0;
+        int n = n0 + tx, chunks = (K + 255) / 256;
+        double norm2 = 0.0, norm1 = 0.0, largest = 0.0;
         if (n < N) {
-            for (int c = 0; c < (K + 255) / 256; ++c) norm2 += part[static_cast<long long>(c) * N + n];
+            for (int c = 0; c < chunks; ++c) norm2 += part[static_cast<long long>(c) * N + n];
+            if (blockIdx.y == 0) {
+                for (int c = 0; c < chunks; ++c) {
+                    norm1 += part[static_cast<long long>(chunks + c) * N + n];
+                    largest = fmax(largest, part[static_cast<long long>(2 * chunks + c) * N + n]);
+                }
+            }
         }
         int e = exponent_for(norm2, K);
-        if (n < N && blockIdx.y == 0) exps[n] = e;
+        if (n < N && blockIdx.y == 0) {
+            exps[n] = e;
+            if (e != NONFINITE) raise_to(&stats[1], norm1, static_cast<float>(largest));
+        }
         exponent[tx] = e;
     }
 #pragma unroll
@@ -265,8 +346,15 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     if (n >= N || k0 + kk >= K) return;
     Scale scale{exponent[c]};
     Pieces x[16];
+    const float limit = 33554432.0f / static_cast<float>(K);
+    int small = 0;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) x[j] = pieces(scale(tile[kk + j][c]));
+    for (int j = 0; j < 16; ++j) {
+        float scaled = scale(tile[kk + j][c]);
+        small += small_entry(scaled, limit);
+        x[j] = pieces(scaled);
+    }
+    if (small > 0) atomicAdd(&stats[2 + M + n], small);
 #pragma unroll
     for (int l = 0; l < MODULI; ++l) {
         *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) = pack(x, l);
@@ -570,3 +658,25 @@ extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* ex
     }
 }
 // ANCHOR_END: reconstruct
+
+// ANCHOR: apart
+// After the product: the elements of the rows (v = 0 … M − 1) and columns (v = M … M + N − 1,
+// blocks taking v in turn) that the rule above computes apart, as FP32 dot products, one term after
+// another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + v] is the count of row v, or of
+// column v − M. An element of such a row and such a column is written twice, with the same bits.
+extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats, int M, int N,
+                                         int K)
+{
+    for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
+        bool row = v < M;
+        if (!apart(stats[2 + v], stats[row ? 1 : 0])) continue;
+        int count = row ? N : M;
+        for (int t = threadIdx.x; t < count; t += blockDim.x) {
+            int i = row ? v : t, j = row ? t : v - M;
+            float sum = 0.0f;
+            for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+            C[static_cast<long long>(i) * N + j] = sum;
+        }
+    }
+}
+// ANCHOR_END: apart

@@ -3,14 +3,19 @@
 //! in this order (timing counts them all):
 //!
 //! ```text
-//! scale_rows(const float* A, signed char* a_res, int* exps, int M, int K, int pitch)
+//! (stats zeroed: 2 + M + N ints)
+//! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, int M, int K, int pitch)
 //!     one block of 256 threads per row of A: the row's exponent into exps[i], its residues into
-//!     plane l of a_res (MODULI planes of M rows of pitch bytes, pitch = K rounded up to 16)
+//!     plane l of a_res (MODULI planes of M rows of pitch bytes, pitch = K rounded up to 16), and
+//!     what the kernel's rule for rows it computes apart needs into stats
 //! col_norms(const float* B, double* part, int K, int N)
-//!     blocks of 32 columns by 256 rows of B: sums of squares into part[chunk·N + n]
-//! scale_cols(const float* B, const double* part, signed char* b_res, int* exps, int K, int N, int pitch)
+//!     blocks of 32 columns by 256 rows of B: sums of squares into part[chunk·N + n], sums of
+//!     magnitudes and largest magnitudes into two more planes of chunks·N
+//! scale_cols(const float* B, const double* part, signed char* b_res, int* exps, int* stats,
+//!            int M, int K, int N, int pitch)
 //!     blocks of 32 columns by 128 rows: the exponent of column n into exps[n] (exps + M is
-//!     passed), the residues of Bᵀ into b_res (MODULI planes of N rows of pitch bytes)
+//!     passed), the residues of Bᵀ into b_res (MODULI planes of N rows of pitch bytes), and the
+//!     columns' share of stats
 //! matmul(int M, int N, int K, const float* A, const float* B, float* C,
 //!        unsigned char* c_res, const int* exps, CUtensorMap a_map, CUtensorMap b_map)
 //!     the step's grid, one z per modulus; the maps are of a_res and b_res, three coordinates
@@ -19,6 +24,10 @@
 //!             float* C, int M, int N, int K)
 //!     blocks of 1024 columns (four a thread), a row of C a block in y (rows further on taken in turn); queued
 //!     only when the kernel defines it (a kernel that rebuilds C itself does not)
+//! compute_apart(const float* A, const float* B, float* C, const int* stats, int M, int N, int K)
+//!     blocks of 256 threads taking the rows of A, then the columns of B, in turn: the elements
+//!     of those the kernel's rule computes apart, as FP32 dot products; queued where the kernel
+//!     defines it
 //! ```
 //!
 //! The workspaces are kept from launch to launch and grown when a shape needs more.
@@ -53,6 +62,7 @@ pub const ROWS_ENTRY: &str = "scale_rows";
 pub const NORMS_ENTRY: &str = "col_norms";
 pub const COLS_ENTRY: &str = "scale_cols";
 pub const RECONSTRUCT_ENTRY: &str = "reconstruct";
+pub const APART_ENTRY: &str = "compute_apart";
 
 /// Rows of B a block of `col_norms` sums.
 pub const NORM_CHUNK: usize = 256;
@@ -64,13 +74,13 @@ pub fn pitch(cols: usize) -> usize {
 }
 
 /// Device bytes a product of `shape` with `moduli` moduli needs besides A, B and C: the residues
-/// of A, of Bᵀ and of C, the exponents and B's partial norms.
+/// of A, of Bᵀ and of C, the exponents, the statistics and B's partial norms (three planes).
 pub fn workspace_bytes(shape: Shape, moduli: usize) -> u64 {
     let Shape { m, n, k } = shape;
     let [m, n, k, l] = [m, n, k, moduli].map(|v| v as u64);
     let residues =
         l.saturating_mul((m + n).saturating_mul(pitch(k as usize) as u64) + m * pitch(n as usize) as u64);
-    residues.saturating_add(4 * (m + n) + 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+    residues.saturating_add(4 * (m + n) + 4 * (2 + m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
 }
 
 /// The extension's entry points and workspaces, for one compiled kernel.
@@ -79,6 +89,7 @@ pub struct Residues {
     norms: CudaFunction,
     cols: CudaFunction,
     reconstruct: Option<CudaFunction>,
+    apart: Option<CudaFunction>,
     state: Mutex<State>,
 }
 
@@ -88,6 +99,7 @@ struct State {
     b_res: Option<CudaSlice<u8>>,
     c_res: Option<CudaSlice<u8>>,
     exps: Option<CudaSlice<i32>>,
+    stats: Option<CudaSlice<i32>>,
     part: Option<CudaSlice<f64>>,
     /// The maps of the last launch and what they were encoded for.
     last: Option<(Key, [TensorMap; 2])>,
@@ -133,6 +145,7 @@ impl Residues {
             } else {
                 None
             },
+            apart: if kernel.has_entry(APART_ENTRY) { Some(kernel.entry(APART_ENTRY)?) } else { None },
             state: Mutex::default(),
         })
     }
@@ -160,7 +173,14 @@ impl Residues {
         let c_len = if self.reconstruct.is_some() { moduli * m * np } else { 1 };
         let c_res = workspace(gpu, &mut state.c_res, c_len)?;
         let exps = workspace(gpu, &mut state.exps, m + n)?;
-        let part = workspace(gpu, &mut state.part, k.div_ceil(NORM_CHUNK) * n)?;
+        let part = workspace(gpu, &mut state.part, 3 * k.div_ceil(NORM_CHUNK) * n)?;
+        workspace(gpu, &mut state.stats, 2 + m + n)?;
+        let stats = {
+            let slot = state.stats.as_mut().expect("allocated above");
+            gpu.stream.memset_zeros(slot).map_err(|e| anyhow!("zeroing the statistics: {e:?}"))?;
+            let (ptr, _sync) = slot.device_ptr(&gpu.stream);
+            ptr
+        };
         let b_exps = exps + 4 * m as u64;
         let [mi, ni, ki, kpi] = [m, n, k, kp].map(|v| v as i32);
         fn failed(entry: &'static str) -> impl Fn(cudarc::driver::DriverError) -> anyhow::Error {
@@ -168,7 +188,7 @@ impl Residues {
         }
 
         let mut rows = gpu.stream.launch_builder(&self.rows);
-        rows.arg(a).arg(&a_res).arg(&exps).arg(&mi).arg(&ki).arg(&kpi);
+        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&mi).arg(&ki).arg(&kpi);
         // SAFETY (this launch and the ones below): the arguments match the signatures in the
         // module docs; the workspaces hold what those signatures address for `shape` (allocated
         // above), and A, B and C hold the shape (checked by the caller).
@@ -179,7 +199,7 @@ impl Residues {
         unsafe { norms.launch(config((blocks(n, 32), blocks(k, NORM_CHUNK), 1))) }
             .map_err(failed(NORMS_ENTRY))?;
         let mut cols = gpu.stream.launch_builder(&self.cols);
-        cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&ki).arg(&ni).arg(&kpi);
+        cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
         // SAFETY: as for scale_rows above.
         unsafe { cols.launch(config((blocks(n, 32), blocks(k, 128), 1))) }.map_err(failed(COLS_ENTRY))?;
 
@@ -208,6 +228,13 @@ impl Residues {
             // SAFETY: as for scale_rows above.
             unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
         }
+        if let Some(apart) = &self.apart {
+            let mut builder = gpu.stream.launch_builder(apart);
+            builder.arg(a).arg(b).arg(&mut *c).arg(&stats).arg(&mi).arg(&ni).arg(&ki);
+            let blocks = (m + n).min(crate::tma::APART_BLOCKS) as u32;
+            // SAFETY: as for scale_rows above.
+            unsafe { builder.launch(config((blocks, 1, 1))) }.map_err(failed(APART_ENTRY))?;
+        }
         Ok(())
     }
 }
@@ -219,8 +246,9 @@ mod tests {
     #[test]
     fn the_workspace_counts_every_residue_plane() {
         let s = Shape::new(3, 5, 7).unwrap();
-        // 7 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, one chunk of norms.
-        assert_eq!(workspace_bytes(s, 7), 7 * (8 * 16 + 3 * 16) + 4 * 8 + 8 * 5);
+        // 7 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, statistics, one chunk
+        // of norms in three planes.
+        assert_eq!(workspace_bytes(s, 7), 7 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * 10 + 3 * 8 * 5);
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);
     }

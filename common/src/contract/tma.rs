@@ -46,6 +46,10 @@ pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 pub const MARK_ENTRY: &str = "mark_cols";
 pub const APART_ENTRY: &str = "compute_apart";
 
+/// Blocks of a `compute_apart` launch, which take the rows and columns in turn: most are not
+/// marked, and a block per row and column would cost more to start than to skip them.
+pub const APART_BLOCKS: usize = 1024;
+
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
 /// of 128 bytes has its 16-byte pieces permuted (the 128-byte swizzle): `cols` must be at most
 /// 32 and both at most 256.
@@ -308,12 +312,13 @@ impl Tma {
 /// (marks zeroed: M + N ints)
 /// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
 ///     as without, and marks[i] = 1 for a row of A it cannot carry
-/// mark_cols(const float* B, int* marks, int K, int N)          grid-stride; marks + M is passed
+/// mark_cols(const float* B, int* marks, int K, int N)
+///     blocks of 256 threads, four columns a thread, rows of B in turn in y; marks + M is passed:
 ///     marks[M + j] = 1 for a column of B it cannot carry
 /// matmul(...)
 /// compute_apart(const float* A, const float* B, float* C, const int* marks, int M, int N, int K)
-///     one block of 256 threads for each row of A, then each column of B: a marked one's
-///     elements of C as FP32 dot products
+///     blocks of 256 threads taking the rows of A, then the columns of B, in turn: a marked
+///     one's elements of C as FP32 dot products
 /// ```
 pub struct Apart {
     mark: CudaFunction,
@@ -351,9 +356,14 @@ impl Apart {
         let [k, n] = [shape.k, shape.n].map(|v| v as i32);
         let mut builder = gpu.stream.launch_builder(&self.mark);
         builder.arg(b).arg(&cols).arg(&k).arg(&n);
+        let cfg = LaunchConfig {
+            grid_dim: (shape.n.div_ceil(4 * 256) as u32, shape.k.min(256) as u32, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
         // SAFETY: the arguments match `mark_cols(const float*, int*, int, int)`; B holds K·N
         // floats (the caller's shape check) and the marks M + N ints.
-        unsafe { builder.launch(GRID_STRIDE) }
+        unsafe { builder.launch(cfg) }
             .map_err(|e| anyhow!("the kernel's {MARK_ENTRY} failed to launch: {e:?}"))?;
         Ok(ptr)
     }
@@ -370,8 +380,7 @@ impl Apart {
         let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| v as i32);
         let mut builder = gpu.stream.launch_builder(&self.apart);
         builder.arg(a).arg(b).arg(c).arg(marks).arg(&m).arg(&n).arg(&k);
-        let blocks =
-            u32::try_from(shape.m + shape.n).map_err(|_| anyhow!("too many rows and columns to mark"))?;
+        let blocks = (shape.m + shape.n).min(APART_BLOCKS) as u32;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: the arguments match `compute_apart(const float*, const float*, float*, const
         // int*, int, int, int)`; A, B and C hold the shape and the marks M + N ints.
