@@ -58,60 +58,9 @@ pub struct Growth {
     /// β_TC: the same for the tensor cores' sums, from a sample of the dot products summed as
     /// [`tensor_core_dot`] does (see [`tensor_core_bias`]); 0 where the sample shows none.
     pub tc_bias: f64,
-    /// What the inputs hold that some steps' arithmetic does not carry (see [`Caution`]).
-    pub caution: Caution,
     /// (Σ g)²/Σ g² with g_ij = c_ij² + T_ij/2 (T = (A∘A)·(B∘B)): how many elements share the error
     /// evenly; fewer than M·N when the magnitudes are spread out.
     pub spread: f64,
-}
-
-/// Features of the inputs that decide whether a step's accuracy holds on them, where the step's
-/// arithmetic depends on the data (steps 09 and 11); the report says so beside the verdict.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Caution {
-    /// max_ij (‖a_i‖₂·‖b_j‖₁ + ‖b_j‖₂·‖a_i‖₁) / (|A|·|B|)_ij: how far each element's worst error
-    /// under a scaling of each row and column by its norm (step 11's) exceeds the terms it is
-    /// made of. About 4·√(K/3) for a typical element of uniform inputs; over all elements of a
-    /// very short K (three terms) much more, as the few terms of one element can all be small
-    /// while the norms are not; 2²⁰/K-fold more where an entry of 1 sits among entries of 2⁻²⁰.
-    pub scale_ratio: f64,
-}
-
-impl Caution {
-    /// Measured on `inputs`, with `abs` = |A|·|B|.
-    pub fn of(inputs: &Inputs, abs: &[f64]) -> Caution {
-        let Shape { m, n, k } = inputs.shape;
-        let (a, b) = (&inputs.a.data, &inputs.b.data);
-        let (mut a2, mut a1) = (vec![0.0f64; m], vec![0.0f64; m]);
-        for (i, row) in a.chunks(k.max(1)).enumerate().take(m) {
-            for &v in row.iter().filter(|v| v.is_finite()) {
-                let v = f64::from(v).abs();
-                a2[i] += v * v;
-                a1[i] += v;
-            }
-        }
-        let (mut b2, mut b1) = (vec![0.0f64; n], vec![0.0f64; n]);
-        for row in b.chunks(n.max(1)).take(k) {
-            for (j, &v) in row.iter().enumerate().filter(|(_, v)| v.is_finite()) {
-                let v = f64::from(v).abs();
-                b2[j] += v * v;
-                b1[j] += v;
-            }
-        }
-        let mut scale_ratio = 0.0f64;
-        for i in 0..m {
-            for j in 0..n {
-                // Elements that NaN or an infinity reaches are computed apart by the steps
-                // whose accuracy depends on the scaling.
-                let t = abs[i * n + j];
-                if t > 0.0 && t.is_finite() {
-                    let worst = a2[i].sqrt() * b1[j] + b2[j].sqrt() * a1[i];
-                    scale_ratio = scale_ratio.max(worst / t);
-                }
-            }
-        }
-        Caution { scale_ratio }
-    }
 }
 
 impl Growth {
@@ -128,7 +77,6 @@ impl Growth {
             coherent_dot: (g + 1.0) / 2.0,
             bias: 0.0,
             tc_bias: 0.0,
-            caution: Caution::default(),
             spread: shape.m as f64 * shape.n as f64,
         }
     }
@@ -252,7 +200,6 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
         coherent_dot,
         bias: rounding_bias(inputs),
         tc_bias: tensor_core_bias(inputs),
-        caution: Caution::of(whole, &abs),
         spread: if sum_g2 > 0.0 { sum_g * sum_g / sum_g2 } else { (m * n) as f64 },
     };
     Ok(Reference { c, abs, growth, exact: whole.exact, source })

@@ -118,7 +118,7 @@ use std::fmt;
 
 use crate::matrix::Shape;
 pub use crate::reference::GROUP;
-use crate::reference::{Caution, Growth, Reference};
+use crate::reference::{Growth, Reference};
 
 /// Unit roundoff of f32.
 pub const U32: f64 = f32::EPSILON as f64 / 2.0;
@@ -511,34 +511,11 @@ pub struct Verdict {
     /// With exact (small-integer) inputs: elements that differ from the reference at all.
     pub mismatched: Option<usize>,
     pub source: &'static str,
-    /// What the inputs hold that the claimed arithmetic may not carry ([`Verdict::caution`]).
-    pub inputs: Caution,
 }
 
 impl Verdict {
     pub fn passed(&self) -> bool {
         self.outside == 0 && self.normwise.passed() && self.mismatched.unwrap_or(0) == 0
-    }
-
-    /// Where the claimed arithmetic's accuracy depends on the data and these inputs are outside
-    /// what it carries: one sentence for the report, else None. The INT8 residues scale each row
-    /// and column by a power of two to at most `room` (what its moduli leave, `residues::room`),
-    /// at least half of it, so an entry rounds to integers by up to ‖a_i‖/room and an element
-    /// may err by (‖a_i‖·‖b_j‖₁ + ‖b_j‖·‖a_i‖₁)/room ([`Caution::scale_ratio`]), here set against
-    /// FP32's per-element bound. A bound, not an estimate: at a very short K it can speak on any
-    /// inputs, since the scaling's error follows the norms and FP32's bound the terms (on the
-    /// H100, step 11 failed one element of `normal` inputs at 17×1000×3).
-    pub fn caution(&self, k: usize, room: Option<f64>) -> Option<String> {
-        if self.precision != Precision::Int8Crt {
-            return None;
-        }
-        let room = room?;
-        let excess = self.inputs.scale_ratio / room / Precision::Fp32.elementwise_factor(k);
-        (room > 0.0 && excess > 1.0).then(|| {
-            format!(
-                "scaled by their norms, rows or columns with entries far below their norm keep few bits: on these inputs an element may err by up to {excess:.0} times FP32's per-element bound"
-            )
-        })
     }
 
     /// One line naming what failed, for test messages and tables.
@@ -618,7 +595,6 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
         separates: precision.separates_for(shape, &reference.growth),
         mismatched: reference.exact.then_some(mismatched),
         source: reference.source,
-        inputs: reference.growth.caution,
     }
 }
 

@@ -275,14 +275,6 @@ impl fmt::Display for Report {
                         self.baseline_errors.iter().map(|(name, e)| format!("{name} {e:.1e}")).collect();
                     writeln!(f, "           ‖ΔC‖/‖C‖ of  {}", each.join(" · "))?;
                 }
-                let room = self
-                    .kernel
-                    .as_ref()
-                    .and_then(|k| k.params.find(crate::step::MODULI.name))
-                    .map(|m| crate::residues::room(m as usize, self.shape.k));
-                if let Some(why) = v.caution(self.shape.k, room) {
-                    writeln!(f, "           caution      {why}")?;
-                }
                 if let Some(m) = v.mismatched {
                     writeln!(
                         f,
