@@ -158,9 +158,9 @@ __device__ __forceinline__ float tf32(float x)
 
 // Whether the split carries x: zero, or a finite magnitude from 2⁻⁵⁰ to below 2⁶³. An infinity's
 // parts are ∞ and ∞ − ∞ = NaN. Between the two limits every product the kernel forms of two such
-// entries' parts (big·big, big·small, small·big; a small part is 0 or at least 2⁻²⁴ of its
-// entry) lies from 2⁻¹²⁴ to below 2¹²⁶: a normal float, never flushed, never infinite, so the
-// split keeps FP32's accuracy. The rows and columns that hold any other entry are computed
+// entries' parts (big·big, big·small, small·big; a small part is 0 or at least 2⁻²³ of its
+// entry's power of two) lies from 2⁻¹²³ to at most 2¹²⁶: a normal float, never flushed, never
+// infinite, so the split keeps FP32's accuracy. The rows and columns that hold any other entry are computed
 // apart (compute_apart), as FP32 dot products.
 __device__ __forceinline__ bool carried(float x)
 {

@@ -9,7 +9,7 @@ use step11_int8_crt::{K_MAX, STEP};
 /// The rule for rows and columns computed apart switched off: nothing is. A kernel whose integers
 /// are kept short would otherwise see its own shortfall and compute those rows apart, right.
 const RULE_OFF: (&str, &str) =
-    ("return 2.0f * static_cast<float>(small) * __int_as_float(q_bits) > 1.0f;", "return false;");
+    ("return small > 0 && static_cast<float>(weight) * __int_as_float(q_bits) > 1.0f;", "return false;");
 
 /// The planted faults of this kernel (see `common::testing::faults`): held to FP32's limits, the
 /// step must catch integers kept short of what the moduli hold, a modulus left out of the

@@ -5,7 +5,7 @@
 //! second level (the rounding residue scaled again and multiplied too) would buy, and models the
 //! rule by which the step computes apart, in FP32, the rows and columns its scaling cannot carry.
 
-use common::matrix::Family;
+use common::matrix::{Family, Matrix};
 use common::testing::SHAPES;
 use common::verify::{Verdict, verify};
 use common::{Inputs, Precision, Shape, reference, residues};
@@ -76,12 +76,12 @@ fn model(x: &Inputs, moduli: usize, levels: usize) -> Vec<f32> {
 }
 
 /// The kernel's rule for rows and columns computed apart (`apart_rule` in kernel.cu): an entry
-/// is small when its scaled value is not zero and below 2²⁵/K; q is an operand's largest
-/// ‖·‖∞/‖·‖₁ (as a float); a vector with s small entries is computed apart when 2·s·q > 1, q of
-/// the other operand. Returns which rows and which columns are.
+/// other than zero is small when its scaled value (a float) is below 2²⁷/K; q is an operand's
+/// largest ‖·‖∞/‖·‖₁ (as a float); a vector with s > 0 small entries and z zeros is computed apart
+/// when (2s + z)·q > 1, q of the other operand. Returns which rows and which columns are.
 fn apart(rows: &[Vec<f64>], cols: &[Vec<f64>], k: usize, moduli: usize) -> (Vec<bool>, Vec<bool>) {
-    let limit = 33_554_432.0f32 / k as f32;
-    let stats = |vectors: &[Vec<f64>]| -> (Vec<i32>, f32) {
+    let limit = 134_217_728.0f32 / k as f32;
+    let stats = |vectors: &[Vec<f64>]| -> (Vec<(i32, i32)>, f32) {
         let mut q = 0.0f32;
         let counts = vectors
             .iter()
@@ -91,18 +91,16 @@ fn apart(rows: &[Vec<f64>], cols: &[Vec<f64>], k: usize, moduli: usize) -> (Vec<
                     q = q.max((linf / l1) as f32);
                 }
                 let e = exponent_for(v.iter().map(|x| x * x).sum(), k, moduli);
-                v.iter()
-                    .filter(|&&x| {
-                        let scaled = (x * 2f64.powi(e)) as f32;
-                        scaled != 0.0 && scaled.abs() < limit
-                    })
-                    .count() as i32
+                let small =
+                    v.iter().filter(|&&x| x != 0.0 && ((x * 2f64.powi(e)) as f32).abs() < limit).count();
+                let zeros = v.iter().filter(|&&x| x == 0.0).count();
+                ((2 * small + zeros) as i32, small as i32)
             })
             .collect();
         (counts, q)
     };
     let ((s_a, q_a), (s_b, q_b)) = (stats(rows), stats(cols));
-    let out = |s: &[i32], q: f32| s.iter().map(|&s| 2.0 * s as f32 * q > 1.0).collect();
+    let out = |s: &[(i32, i32)], q: f32| s.iter().map(|&(w, s)| s > 0 && w as f32 * q > 1.0).collect();
     (out(&s_a, q_b), out(&s_b, q_a))
 }
 
@@ -210,6 +208,23 @@ fn the_rule_holds_fp32_on_every_family_and_sends_nothing_apart_on_the_default_in
             assert!(v.passed(), "{family} {m}×{n}×{k}: {}", v.summary());
         }
     }
+    // A review's counterexamples to an earlier form of the rule: a row with zeros, whose small
+    // entry meets the one column entry where the row is not zero; and a row whose small entries
+    // underflow to zero once scaled, so that only the input tells they are not zero.
+    let k = 64;
+    let mut a = Matrix { rows: 1, cols: k, data: vec![0.0; k] };
+    a.data[0] = 1.0;
+    a.data[1] = 2f32.powi(-30);
+    let mut b = Matrix { rows: k, cols: 1, data: vec![1.0; k] };
+    b.data[0] = 0.0;
+    let x = Inputs::from_matrices(a, b, "a row with zeros".to_owned()).unwrap();
+    assert!(check(&x, &step(&x).0).passed(), "a row with zeros");
+    let mut a = Matrix { rows: 1, cols: k, data: vec![2f32.powi(-60); k] };
+    a.data[0] = 2f32.powi(120);
+    let mut b = Matrix { rows: k, cols: 1, data: vec![1.0; k] };
+    b.data[0] = 0.0;
+    let x = Inputs::from_matrices(a, b, "small entries that underflow once scaled".to_owned()).unwrap();
+    assert!(check(&x, &step(&x).0).passed(), "entries that underflow once scaled");
     for (m, n, k) in [(64, 64, 4096), (48, 40, 8192)] {
         let x = Inputs::family(Shape::new(m, n, k).unwrap(), 7, Family::Uniform);
         let (c, count) = step(&x);

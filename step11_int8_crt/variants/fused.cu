@@ -168,20 +168,28 @@ __device__ __forceinline__ void load16(const float* row, int k0, int K, float (&
 
 // ANCHOR: apart_rule
 // Which rows and columns the scaling carries. Rounding 2^e·x to an integer moves it by at most
-// 1/2; an entry other than zero whose scaled value is below 2²⁵/K (a "small" entry) may lose more
-// than τ = γ_K/4 of itself (γ_K = K·2⁻²⁴, FP32's per-element factor). Every other entry loses at
-// most τ of itself, which costs an element at most τ·(|A||B|)ᵢⱼ. A row of A with s small entries
-// errs, in element (i, j), by at most half a unit times the mass of column j of B on those s
-// places, which stays within τ·(|A||B|)ᵢⱼ as long as that mass is no more than the column's mass
-// on the row's other places: sure when 2s ≤ ‖b_j‖₁/‖b_j‖∞ for every column. So with q_B the
-// largest ‖b_j‖∞/‖b_j‖₁ over B's columns, a row with 2·s·q_B > 1 is computed apart, as FP32 dot
-// products (compute_apart, below), and likewise a column of B against q_A, the rows' largest
-// ‖a_i‖∞/‖a_i‖₁.
-// stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), [2 + i] the
-// small entries of row i of A, [2 + M + j] those of column j of B; zeroed before every product.
-__device__ __forceinline__ int small_entry(float scaled, float limit)
+// 1/2, and never by more than |2^e·x|. Call an entry other than zero whose scaled value is below
+// 2²⁷/K "small"; every other entry other than zero moves by at most τ = γ_K/16 of itself (γ_K =
+// K·2⁻²⁴, FP32's per-element factor), which costs element (i, j) at most τ·(|A||B|)ᵢⱼ. A row of
+// A with s small entries costs element (i, j) at most half a unit times the mass of column j of
+// B on those s places, which is within τ·(|A||B|)ᵢⱼ while that mass is no more than the column's
+// mass on the row's entries that are neither small nor zero: sure when (2s + z)·‖b_j‖∞ ≤ ‖b_j‖₁,
+// with z the row's zeros, for every column. So with q_B the largest ‖b_j‖∞/‖b_j‖₁ over B's
+// columns, a row with s > 0 and (2s + z)·q_B > 1 is computed apart, as FP32 dot products
+// (compute_apart, below), and likewise a column of B against q_A, the rows' largest
+// ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most as much,
+// and the rest of the bound covers the rebuild and the final rounding to FP32.
+// stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), then for
+// each row of A and column of B in turn (v = i, or M + j) 2s + z at [2 + 2v] and s at
+// [3 + 2v]; zeroed before every product.
+constexpr float SMALL = 134217728.0f;  // 2²⁷: an entry is small below SMALL/K once scaled
+
+// What an entry adds to its vector's 2s + z (weight) and s (small).
+__device__ __forceinline__ void tally(float x, float scaled, float limit, int& weight, int& small)
 {
-    return scaled != 0.0f && fabsf(scaled) < limit;
+    bool is_small = x != 0.0f && fabsf(scaled) < limit;
+    weight += x == 0.0f ? 1 : is_small ? 2 : 0;
+    small += is_small;
 }
 
 __device__ __forceinline__ void raise_to(int* q, double l1, float linf)
@@ -189,11 +197,11 @@ __device__ __forceinline__ void raise_to(int* q, double l1, float linf)
     if (l1 > 0.0) atomicMax(q, __float_as_int(static_cast<float>(linf / l1)));
 }
 
-// Whether a row with `small` small entries is computed apart against the other operand's q
-// (its bits, stats[1] for a row of A, stats[0] for a column of B).
-__device__ __forceinline__ bool apart(int small, int q_bits)
+// Whether a vector with this weight (2s + z) and these small entries is computed apart against
+// the other operand's q (its bits: stats[1] for a row of A, stats[0] for a column of B).
+__device__ __forceinline__ bool apart(int weight, int small, int q_bits)
 {
-    return 2.0f * static_cast<float>(small) * __int_as_float(q_bits) > 1.0f;
+    return small > 0 && static_cast<float>(weight) * __int_as_float(q_bits) > 1.0f;
 }
 // ANCHOR_END: apart_rule
 
@@ -206,7 +214,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
 {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
-    __shared__ int partial_small[8];
+    __shared__ int partial_weight[8], partial_small[8];
     int i = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const float* row = A + static_cast<long long>(i) * K;
     float first[16];
@@ -246,8 +254,8 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         if (scale.e != NONFINITE) raise_to(&stats[0], norm1, largest);
     }
     // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
-    const float limit = 33554432.0f / static_cast<float>(K);
-    int small = 0;
+    const float limit = SMALL / static_cast<float>(K);
+    int weight = 0, small = 0;
     for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
         float v[16];
         if (k0 < 4096) {
@@ -260,7 +268,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             float scaled = scale(v[j]);
-            small += small_entry(scaled, limit);
+            if (k0 + j < K) tally(v[j], scaled, limit, weight, small);
             x[j] = pieces(scaled);
         }
 #pragma unroll
@@ -269,12 +277,16 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         }
     }
 #pragma unroll
-    for (int o = 16; o > 0; o /= 2) small += __shfl_xor_sync(0xFFFFFFFFu, small, o);
-    if (lane == 0) partial_small[warp] = small;
+    for (int o = 16; o > 0; o /= 2) {
+        weight += __shfl_xor_sync(0xFFFFFFFFu, weight, o);
+        small += __shfl_xor_sync(0xFFFFFFFFu, small, o);
+    }
+    if (lane == 0) partial_weight[warp] = weight, partial_small[warp] = small;
     __syncthreads();
     if (threadIdx.x == 0) {
-        for (int w = 1; w < 8; ++w) small += partial_small[w];
-        stats[2 + i] = small;
+        for (int w = 1; w < 8; ++w) weight += partial_weight[w], small += partial_small[w];
+        stats[2 + 2 * i] = weight;
+        stats[3 + 2 * i] = small;
     }
 }
 
@@ -350,15 +362,16 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     if (n >= N || k0 + kk >= K) return;
     Scale scale{exponent[c]};
     Pieces x[16];
-    const float limit = 33554432.0f / static_cast<float>(K);
-    int small = 0;
+    const float limit = SMALL / static_cast<float>(K);
+    int weight = 0, small = 0;
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
         float scaled = scale(tile[kk + j][c]);
-        small += small_entry(scaled, limit);
+        if (k0 + kk + j < K) tally(tile[kk + j][c], scaled, limit, weight, small);
         x[j] = pieces(scaled);
     }
-    if (small > 0) atomicAdd(&stats[2 + M + n], small);
+    if (weight > 0) atomicAdd(&stats[2 + 2 * (M + n)], weight);
+    if (small > 0) atomicAdd(&stats[3 + 2 * (M + n)], small);
 #pragma unroll
     for (int l = 0; l < MODULI; ++l) {
         *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) = pack(x, l);
@@ -639,14 +652,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // ANCHOR: apart
 // After the product: the elements of the rows (v = 0 … M − 1) and columns (v = M … M + N − 1,
 // blocks taking v in turn) that the rule above computes apart, as FP32 dot products, one term after
-// another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + v] is the count of row v, or of
-// column v − M. An element of such a row and such a column is written twice, with the same bits.
+// another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + 2v] and stats[3 + 2v] are the
+// counts of row v, or of column v − M. An element of such a row and such a column is written twice,
+// with the same bits.
 extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats, int M, int N,
                                          int K)
 {
     for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
         bool row = v < M;
-        if (!apart(stats[2 + v], stats[row ? 1 : 0])) continue;
+        if (!apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0])) continue;
         int count = row ? N : M;
         for (int t = threadIdx.x; t < count; t += blockDim.x) {
             int i = row ? v : t, j = row ? t : v - M;

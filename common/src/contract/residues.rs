@@ -3,7 +3,7 @@
 //! in this order (timing counts them all):
 //!
 //! ```text
-//! (stats zeroed: 2 + M + N ints)
+//! (stats zeroed: 2 + 2·(M + N) ints)
 //! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, int M, int K, int pitch)
 //!     one block of 256 threads per row of A: the row's exponent into exps[i], its residues into
 //!     plane l of a_res (MODULI planes of M rows of pitch bytes, pitch = K rounded up to 16), and
@@ -80,7 +80,7 @@ pub fn workspace_bytes(shape: Shape, moduli: usize) -> u64 {
     let [m, n, k, l] = [m, n, k, moduli].map(|v| v as u64);
     let residues =
         l.saturating_mul((m + n).saturating_mul(pitch(k as usize) as u64) + m * pitch(n as usize) as u64);
-    residues.saturating_add(4 * (m + n) + 4 * (2 + m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+    residues.saturating_add(4 * (m + n) + 4 * (2 + 2 * (m + n)) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
 }
 
 /// The extension's entry points and workspaces, for one compiled kernel.
@@ -174,7 +174,7 @@ impl Residues {
         let c_res = workspace(gpu, &mut state.c_res, c_len)?;
         let exps = workspace(gpu, &mut state.exps, m + n)?;
         let part = workspace(gpu, &mut state.part, 3 * k.div_ceil(NORM_CHUNK) * n)?;
-        workspace(gpu, &mut state.stats, 2 + m + n)?;
+        workspace(gpu, &mut state.stats, 2 + 2 * (m + n))?;
         let stats = {
             let slot = state.stats.as_mut().expect("allocated above");
             gpu.stream.memset_zeros(slot).map_err(|e| anyhow!("zeroing the statistics: {e:?}"))?;
@@ -248,7 +248,7 @@ mod tests {
         let s = Shape::new(3, 5, 7).unwrap();
         // 7 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, statistics, one chunk
         // of norms in three planes.
-        assert_eq!(workspace_bytes(s, 7), 7 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * 10 + 3 * 8 * 5);
+        assert_eq!(workspace_bytes(s, 7), 7 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * 18 + 3 * 8 * 5);
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);
     }
