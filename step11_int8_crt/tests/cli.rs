@@ -31,3 +31,10 @@ fn help_names_the_default_shape_and_the_chapter() {
         &[],
     );
 }
+
+/// Inputs with the features that once cost this step FP32's accuracy, brought as `.npy` files.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_real_looking_inputs_from_npy_files_pass() {
+    testing::assert_npy_inputs_pass(BIN);
+}

@@ -225,6 +225,11 @@ fn the_rule_holds_fp32_on_every_family_and_sends_nothing_apart_on_the_default_in
     b.data[0] = 0.0;
     let x = Inputs::from_matrices(a, b, "small entries that underflow once scaled".to_owned()).unwrap();
     assert!(check(&x, &step(&x).0).passed(), "entries that underflow once scaled");
+    // The inputs the GPU tests bring as .npy files, all but the one with NaN and infinities.
+    for (name, x) in common::testing::real_looking_inputs().into_iter().filter(|(_, x)| !x.has_nonfinite()) {
+        let v = check(&x, &step(&x).0);
+        assert!(v.passed(), "{name}: {}", v.summary());
+    }
     for (m, n, k) in [(64, 64, 4096), (48, 40, 8192)] {
         let x = Inputs::family(Shape::new(m, n, k).unwrap(), 7, Family::Uniform);
         let (c, count) = step(&x);

@@ -337,6 +337,62 @@ pub fn class_mismatches(c: &[f32], sgemm_c: &[f32], n: usize) -> (Vec<String>, u
     (wrong, sgemm_c.iter().filter(|v| !v.is_finite()).count())
 }
 
+/// Inputs with the features that once cost the FP32 steps their accuracy, as a user would bring
+/// them: the identity plus noise of 2⁻²⁰, log-normal magnitudes, rows of A like a softmax with one
+/// dominant entry against a B of one-hot columns, a row of A in subnormals, and NaN and ±∞.
+pub fn real_looking_inputs() -> Vec<(&'static str, Inputs)> {
+    use crate::matrix::{Family, Matrix};
+    use rand::{Rng, SeedableRng};
+    let shape = |m, n, k| Shape::new(m, n, k).expect("a valid shape");
+    let mut subnormal = Inputs::random(shape(256, 256, 256), 31);
+    subnormal.a.data[..256].iter_mut().for_each(|v| *v *= 1e-39);
+    let (m, n, k) = (192, 160, 1024);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(32);
+    let mut a = Matrix { rows: m, cols: k, data: vec![0.0; m * k] };
+    for i in 0..m {
+        let logits: Vec<f64> =
+            (0..k).map(|p| if p == i % k { 20.0 } else { rng.random_range(-3.0..3.0) }).collect();
+        let total: f64 = logits.iter().map(|z| z.exp()).sum();
+        for (v, z) in a.data[i * k..(i + 1) * k].iter_mut().zip(&logits) {
+            *v = (z.exp() / total) as f32;
+        }
+    }
+    let mut b = Matrix { rows: k, cols: n, data: vec![0.0; k * n] };
+    for j in 0..n {
+        b.data[(j * 7 % k) * n + j] = 1.0;
+    }
+    let softmax =
+        Inputs::from_matrices(a, b, "softmax rows, one-hot columns".to_owned()).expect("matching shapes");
+    vec![
+        (
+            "identity+noise 2⁻²⁰",
+            Inputs::family(shape(256, 256, 1024), 33, Family::IdentityNoise(f64::powi(2.0, -20))),
+        ),
+        ("log-normal σ = 2", Inputs::family(shape(256, 256, 256), 34, Family::LogNormal(2.0))),
+        ("softmax rows, one-hot columns", softmax),
+        ("a row of A subnormal", subnormal),
+        ("NaN and ±∞", special_inputs(shape(200, 136, 300), 35)),
+    ]
+}
+
+/// Each of [`real_looking_inputs`] written to `.npy` files and given to the step's program with
+/// `--a` and `--b`: the program verifies C and passes (every element within FP32's bound, or of
+/// the reference's class where it is not finite), and exits with 0.
+pub fn assert_npy_inputs_pass(bin: &str) {
+    let dir = std::env::temp_dir().join(format!("matmul-course-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (name, x)) in real_looking_inputs().into_iter().enumerate() {
+        let (a, b) = (dir.join(format!("a{i}.npy")), dir.join(format!("b{i}.npy")));
+        crate::files::write_npy(&a, x.a.rows, x.a.cols, &x.a.data).unwrap();
+        crate::files::write_npy(&b, x.b.rows, x.b.cols, &x.b.data).unwrap();
+        let (a, b) = (a.to_str().unwrap().to_owned(), b.to_str().unwrap().to_owned());
+        let (code, out, err) = run_for_output(bin, &["--a", &a, "--b", &b, "--reps", "1", "--no-cublas"]);
+        println!("{name}:\n{out}{err}");
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert!(out.contains("verify   PASS"), "{name}: {out}");
+    }
+}
+
 /// The step with its default parameters gives right answers on at least 20 awkward shapes.
 pub fn assert_defaults_pass(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
     assert!(shapes.len() >= 20, "check at least 20 shapes");
