@@ -583,10 +583,11 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
         ),
         (
             r#"// ANCHOR: reconstruct
-// C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P), in doubles; the multiple of P
-// nearest s taken away leaves c, the one integer within P/2 of zero, and the exponents of the
-// row and the column scale it back. The doubles' rounding errs by about 2⁻⁴¹ of T² (chapter),
-// far below the integers' own rounding. An element whose row or column holds NaN or infinity is
+// C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P); the multiple of P nearest s
+// taken away leaves c, the one integer within P/2 of zero, and the exponents of the row and the
+// column scale it back. s reaches 2⁶⁶, so in doubles it is off by up to about 2¹⁵: enough to find
+// the multiple of P (c stays 2⁻¹⁹·P/2 away from ±P/2), not to give c, which may be far smaller.
+// The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. An element whose row or column holds NaN or infinity is
 // the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does. Four columns a
 // thread, a row of C a block in y.
 extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
@@ -599,13 +600,15 @@ extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* ex
     const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
         double s[4] = {};
+        unsigned low[4] = {};
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
             unsigned bytes = *reinterpret_cast<const unsigned*>(c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
 #pragma unroll
             for (int v = 0; v < 4; ++v) {
-                double r = __hiloint2double(0x43300000, (bytes >> (8 * v)) & 0xFF) - two52;
-                s[v] = fma(TABLE.weight[l], r, s[v]);
+                unsigned b = (bytes >> (8 * v)) & 0xFF;
+                s[v] = fma(TABLE.weight[l], __hiloint2double(0x43300000, b) - two52, s[v]);
+                low[v] += TABLE.low[l] * b;
             }
         }
         int ea = exps[i];
@@ -618,7 +621,11 @@ extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* ex
                 for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
                 c[v] = sum;
             } else {
-                double integer = fma(-rint(s[v] * inverse), p, s[v]);
+                double q = rint(s[v] * inverse);
+                long long near = __double2ll_rn(fma(-q, p, s[v]));
+                // c − near is within ±2³¹: the difference of their low 32 bits is all of it.
+                unsigned exact_low = low[v] - static_cast<unsigned>(q) * static_cast<unsigned>(P);
+                double integer = static_cast<double>(near + static_cast<int>(exact_low - static_cast<unsigned>(near)));
                 c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
             }
         }

@@ -60,6 +60,7 @@ struct Table {
     float high[8];          // 2²⁴ mod m
     float middle[8];        // 2¹² mod m
     double weight[8];       // the weights, rounded to doubles
+    unsigned low[8];        // the weights modulo 2³²
 };
 
 __host__ __device__ constexpr Table make_table()
@@ -71,6 +72,7 @@ __host__ __device__ constexpr Table make_table()
         t.high[l] = static_cast<float>((1 << 24) % modulus(l));
         t.middle[l] = static_cast<float>((1 << 12) % modulus(l));
         t.weight[l] = static_cast<double>(weight(l));
+        t.low[l] = static_cast<unsigned>(weight(l));
     }
     return t;
 }
