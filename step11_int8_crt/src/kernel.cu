@@ -175,8 +175,8 @@ __device__ __forceinline__ void load16(const float* row, int k0, int K, float (&
 // with z the row's zeros, for every column. So with q_B the largest ‖b_j‖∞/‖b_j‖₁ over B's
 // columns, a row with s > 0 and (2s + z)·q_B > 1 is computed apart, as FP32 dot products
 // (compute_apart, below), and likewise a column of B against q_A, the rows' largest
-// ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most as much,
-// and the rest of the bound covers the rebuild and the final rounding to FP32.
+// ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most 2τ more,
+// and the rest of the bound covers the final rounding to FP32 (the rebuild is exact).
 // stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), then for
 // each row of A and column of B in turn (v = i, or M + j) 2s + z at [2 + 2v] and s at
 // [3 + 2v]; zeroed before every product.
