@@ -305,9 +305,7 @@ fn gpu_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
     (0..k).for_each(|p| x.b.data[p * n + 7] *= 2f32.powi(-60));
     assert!(x.a.data[3 * k..4 * k].iter().any(|v| v.is_subnormal()));
     let carried = "return m == 0.0f || (m >= 0x1p-50f && m < 0x1p63f);";
-    let split_alone =
-        testing::apply_edits(STEP.source, &[(carried, "return true;  // fault: nothing apart")]).unwrap();
-    let split_alone = GpuStep { source: Box::leak(split_alone.into_boxed_str()), ..STEP };
+    let split_alone = testing::edited(&STEP, &[(carried, "return true;  // fault: nothing apart")]);
     for (step, apart) in [(&STEP, true), (&split_alone, false)] {
         let checker = testing::Checker::defaults(step).unwrap();
         let b = testing::beside_sgemm(&checker, &x).unwrap();

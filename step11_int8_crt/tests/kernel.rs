@@ -11,6 +11,12 @@ use step11_int8_crt::{K_MAX, STEP};
 const RULE_OFF: (&str, &str) =
     ("return small > 0 && static_cast<float>(weight) * __int_as_float(q_bits) > 1.0f;", "return false;");
 
+/// The scaling one bit too generous: integers twice as large, sums up to 2·P.
+const ONE_BIT_GENEROUS: (&str, &str) = (
+    "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));",
+    "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2)) + 1;",
+);
+
 /// The planted faults of this kernel (see `common::testing::faults`): held to FP32's limits, the
 /// step must catch integers kept short of what the moduli hold, a modulus left out of the
 /// reconstruction, a wrong weight, and what is summed or written wrong.
@@ -187,7 +193,7 @@ fn gpu_error_against_the_number_of_moduli() {
     let inputs = full((4096, 4096, 4096), 11);
     let step09 = testing::beside_sgemm(&Checker::defaults(&step09_3xtf32::STEP).unwrap(), &inputs).unwrap();
     let mut errors = Vec::new();
-    let rule_off = edited(RULE_OFF);
+    let rule_off = testing::edited(&STEP, &[RULE_OFF]);
     for moduli in 3..=8 {
         let checker = Checker::new(&rule_off, set([4, 8, moduli])).unwrap();
         let b = testing::beside_sgemm(&checker, &inputs).unwrap();
@@ -342,12 +348,7 @@ fn gpu_the_bound_holds_where_cauchy_schwarz_is_tight() {
     }
     let b = testing::beside_sgemm(&Checker::defaults(&STEP).unwrap(), &inputs).unwrap();
     assert!(b.verdict.passed(), "{}", b.verdict.summary());
-    let edit = (
-        "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));",
-        "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2)) + 1;",
-    );
-    let source = testing::apply_edits(STEP.source, &[edit]).unwrap();
-    let wide = common::GpuStep { source: Box::leak(source.into_boxed_str()), ..STEP };
+    let wide = testing::edited(&STEP, &[ONE_BIT_GENEROUS]);
     let caught = testing::beside_sgemm(&Checker::defaults(&wide).unwrap(), &inputs).unwrap();
     println!("B = Aᵀ ≥ 0: {}; integers twice as large: {}", b.verdict.summary(), caught.verdict.summary());
     assert!(!caught.verdict.passed(), "integers past the bound passed: {}", caught.verdict.summary());
@@ -677,12 +678,6 @@ fn gpu_the_one_pass_variant_matches_the_reference() {
     }
 }
 
-/// The step with `edit` made to its kernel (a planted fault).
-fn edited(edit: (&str, &str)) -> common::GpuStep {
-    let source = testing::apply_edits(STEP.source, &[edit]).unwrap();
-    common::GpuStep { source: Box::leak(source.into_boxed_str()), ..STEP }
-}
-
 /// Every family of inputs passes FP32's check, per element and normwise, at a deep shape, an odd
 /// one and the two shortest K, and so does the identity plus noise of 2⁻²⁰, whose rows the
 /// scaling cannot carry (computed apart). Two faults only a family exposes fail: the rule for
@@ -715,18 +710,10 @@ fn gpu_every_family_passes_and_the_faults_only_a_family_exposes_fail() {
     assert!(failed.is_empty(), "{failed:#?}");
     let faults = [
         (RULE_OFF, noise, (512, 512, 4096), "nothing computed apart"),
-        (
-            (
-                "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));",
-                "return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2)) + 1;",
-            ),
-            Family::Gram,
-            (256, 256, 4096),
-            "the scaling one bit too generous",
-        ),
+        (ONE_BIT_GENEROUS, Family::Gram, (256, 256, 4096), "the scaling one bit too generous"),
     ];
     for (edit, family, s, what) in faults {
-        let step = edited(edit);
+        let step = testing::edited(&STEP, &[edit]);
         let faulty = Checker::defaults(&step).unwrap();
         let inputs = Inputs::family(shape(s), 950, family);
         let reference = faulty.reference(&inputs).unwrap();

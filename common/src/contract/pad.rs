@@ -14,7 +14,9 @@
 use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Result, anyhow};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
 
 use crate::gpu::{self, Gpu};
 use crate::matrix::Shape;
@@ -107,20 +109,28 @@ impl Copier {
 }
 
 /// The workspace in `slot`, reallocated (zeroed) when it holds fewer than `need` floats.
-pub fn workspace<'s>(
+pub fn workspace<'s, T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,
-    slot: &'s mut Option<CudaSlice<f32>>,
+    slot: &'s mut Option<CudaSlice<T>>,
     need: usize,
-) -> Result<&'s mut CudaSlice<f32>> {
+) -> Result<&'s mut CudaSlice<T>> {
     if slot.as_ref().is_none_or(|w| w.len() < need) {
         *slot = None;
         *slot = Some(
             gpu.stream
-                .alloc_zeros::<f32>(need)
-                .map_err(|e| anyhow!("allocating a workspace of {need} floats: {e:?}"))?,
+                .alloc_zeros::<T>(need)
+                .map_err(|e| anyhow!("allocating a workspace of {need} elements: {e:?}"))?,
         );
     }
     Ok(slot.as_mut().expect("allocated above"))
+}
+
+/// A [`workspace`] of ints zeroed on the stream (before what is queued next), and its address.
+pub fn zeroed(gpu: &Gpu, slot: &mut Option<CudaSlice<i32>>, need: usize) -> Result<u64> {
+    let w = workspace(gpu, slot, need.max(1))?;
+    gpu.stream.memset_zeros(w).map_err(|e| anyhow!("zeroing a workspace of {need} ints: {e:?}"))?;
+    let (ptr, _sync) = w.device_ptr(&gpu.stream);
+    Ok(ptr)
 }
 
 /// Bytes of the padded copies of A, B and C a launch that multiplies `padded` allocates (0 for

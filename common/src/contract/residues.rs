@@ -41,7 +41,8 @@ use cudarc::driver::{
 
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Shape;
-use crate::tma::{Element, TensorMap, TmaBox, encode_as};
+use crate::pad::zeroed;
+use crate::tma::{APART_ENTRY, Element, TensorMap, TmaBox, encode_as};
 
 /// The moduli step 11's kernel knows, in the order it takes them.
 pub const MODULUS: [u64; 8] = [256, 255, 253, 251, 247, 241, 239, 233];
@@ -62,7 +63,6 @@ pub const ROWS_ENTRY: &str = "scale_rows";
 pub const NORMS_ENTRY: &str = "col_norms";
 pub const COLS_ENTRY: &str = "scale_cols";
 pub const RECONSTRUCT_ENTRY: &str = "reconstruct";
-pub const APART_ENTRY: &str = "compute_apart";
 
 /// Rows of B a block of `col_norms` sums.
 pub const NORM_CHUNK: usize = 256;
@@ -107,21 +107,14 @@ struct State {
 
 type Key = (u64, u64, Shape, usize, TmaBox, TmaBox);
 
-/// A workspace of at least `need` elements, reallocated when it is smaller.
+/// A [`crate::pad::workspace`] of at least `need` elements (one at least), and its address.
 fn workspace<T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,
     slot: &mut Option<CudaSlice<T>>,
     need: usize,
 ) -> Result<u64> {
-    if slot.as_ref().is_none_or(|w| w.len() < need.max(1)) {
-        *slot = None;
-        *slot = Some(
-            gpu.stream
-                .alloc_zeros::<T>(need.max(1))
-                .map_err(|e| anyhow!("allocating a workspace of {need} elements: {e:?}"))?,
-        );
-    }
-    let (ptr, _sync) = slot.as_ref().expect("allocated above").device_ptr(&gpu.stream);
+    let w = crate::pad::workspace(gpu, slot, need.max(1))?;
+    let (ptr, _sync) = w.device_ptr(&gpu.stream);
     Ok(ptr)
 }
 
@@ -174,13 +167,7 @@ impl Residues {
         let c_res = workspace(gpu, &mut state.c_res, c_len)?;
         let exps = workspace(gpu, &mut state.exps, m + n)?;
         let part = workspace(gpu, &mut state.part, 3 * k.div_ceil(NORM_CHUNK) * n)?;
-        workspace(gpu, &mut state.stats, 2 + 2 * (m + n))?;
-        let stats = {
-            let slot = state.stats.as_mut().expect("allocated above");
-            gpu.stream.memset_zeros(slot).map_err(|e| anyhow!("zeroing the statistics: {e:?}"))?;
-            let (ptr, _sync) = slot.device_ptr(&gpu.stream);
-            ptr
-        };
+        let stats = zeroed(gpu, &mut state.stats, 2 + 2 * (m + n))?;
         let b_exps = exps + 4 * m as u64;
         let [mi, ni, ki, kpi] = [m, n, k, kp].map(|v| v as i32);
         fn failed(entry: &'static str) -> impl Fn(cudarc::driver::DriverError) -> anyhow::Error {
@@ -229,11 +216,7 @@ impl Residues {
             unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
         }
         if let Some(apart) = &self.apart {
-            let mut builder = gpu.stream.launch_builder(apart);
-            builder.arg(a).arg(b).arg(&mut *c).arg(&stats).arg(&mi).arg(&ni).arg(&ki);
-            let blocks = (m + n).min(crate::tma::APART_BLOCKS) as u32;
-            // SAFETY: as for scale_rows above.
-            unsafe { builder.launch(config((blocks, 1, 1))) }.map_err(failed(APART_ENTRY))?;
+            crate::tma::compute_apart(gpu, apart, (a, b, c), stats, shape)?;
         }
         Ok(())
     }

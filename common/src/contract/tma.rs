@@ -342,16 +342,7 @@ impl Apart {
     /// Zeroes the marks and queues `mark_cols`; returns the marks' address, for `split_a`.
     pub fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<sys::CUdeviceptr> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
-        let need = shape.m + shape.n;
-        if slot.as_ref().is_none_or(|w| w.len() < need) {
-            *slot = None;
-            *slot = Some(
-                gpu.stream.alloc_zeros::<i32>(need).map_err(|e| anyhow!("allocating {need} marks: {e:?}"))?,
-            );
-        }
-        let marks = slot.as_mut().expect("allocated above");
-        gpu.stream.memset_zeros(marks).map_err(|e| anyhow!("zeroing the marks: {e:?}"))?;
-        let (ptr, _sync) = marks.device_ptr(&gpu.stream);
+        let ptr = crate::pad::zeroed(gpu, &mut slot, shape.m + shape.n)?;
         let cols = ptr + 4 * shape.m as u64;
         let [k, n] = [shape.k, shape.n].map(|v| v as i32);
         let mut builder = gpu.stream.launch_builder(&self.mark);
@@ -377,17 +368,32 @@ impl Apart {
     ) -> Result<()> {
         let slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
         let marks = slot.as_ref().ok_or_else(|| anyhow!("the marks were not made before the product"))?;
-        let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| v as i32);
-        let mut builder = gpu.stream.launch_builder(&self.apart);
-        builder.arg(a).arg(b).arg(c).arg(marks).arg(&m).arg(&n).arg(&k);
-        let blocks = (shape.m + shape.n).min(APART_BLOCKS) as u32;
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: the arguments match `compute_apart(const float*, const float*, float*, const
-        // int*, int, int, int)`; A, B and C hold the shape and the marks M + N ints.
-        unsafe { builder.launch(cfg) }
-            .map_err(|e| anyhow!("the kernel's {APART_ENTRY} failed to launch: {e:?}"))?;
-        Ok(())
+        let (ptr, _sync) = marks.device_ptr(&gpu.stream);
+        compute_apart(gpu, &self.apart, (a, b, c), ptr, shape)
     }
+}
+
+/// Queues a kernel's `compute_apart(const float* A, const float* B, float* C, const int* flags,
+/// int M, int N, int K)` after its product: blocks of 256 threads that take the rows of A, then
+/// the columns of B, in turn, and recompute the flagged ones' elements of C (steps 09 and 11;
+/// what `flags` holds is the step's own).
+pub fn compute_apart(
+    gpu: &Gpu,
+    function: &CudaFunction,
+    (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
+    flags: sys::CUdeviceptr,
+    shape: Shape,
+) -> Result<()> {
+    let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| v as i32);
+    let mut builder = gpu.stream.launch_builder(function);
+    builder.arg(a).arg(b).arg(c).arg(&flags).arg(&m).arg(&n).arg(&k);
+    let blocks = (shape.m + shape.n).min(APART_BLOCKS) as u32;
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: the arguments match the signature above; A, B and C hold the shape (the caller's
+    // check) and `flags` what the step's kernel reads for M + N rows and columns.
+    unsafe { builder.launch(cfg) }
+        .map_err(|e| anyhow!("the kernel's {APART_ENTRY} failed to launch: {e:?}"))?;
+    Ok(())
 }
 
 /// The launch of the step's prologues, grid-stride kernels: enough blocks to fill an H200

@@ -75,6 +75,12 @@ impl Variant {
     }
 }
 
+/// `step` with `edits` made to its kernel (a planted fault or a variant built in a test).
+pub fn edited(step: &GpuStep, edits: &[(&str, &str)]) -> GpuStep {
+    let source = apply_edits(step.source, edits).unwrap_or_else(|e| panic!("{}: {e}", step.name));
+    GpuStep { source: Box::leak(source.into_boxed_str()), ..*step }
+}
+
 /// `source` with each edit made in turn, or which edit does not match exactly once.
 pub fn apply_edits(source: &str, edits: &[(&str, &str)]) -> Result<String> {
     let mut edited = source.to_owned();
