@@ -627,11 +627,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // ANCHOR: reconstruct
 // C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P); the multiple of P nearest s
 // taken away leaves c, the one integer within P/2 of zero, and the exponents of the row and the
-// column scale it back. s reaches 2⁶⁶, so in doubles it is off by up to about 2¹⁵: enough to find
+// column scale it back. s reaches 2⁷⁵, so in doubles it is off by up to about 2²²: enough to find
 // the multiple of P (c stays 2⁻¹⁹·P/2 away from ±P/2), not to give c, which may be far smaller.
-// The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. An element whose row or column holds NaN or infinity is
-// the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does. Four columns a
-// thread, a row of C a block in y.
+// The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. Adding 1.5·2⁵²
+// (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
+// word of its pattern, so that no conversion between doubles and 64-bit integers is needed. An
+// element whose row or column holds NaN or infinity is the plain FP32 dot product, which gives
+// NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y.
 extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
                                        float* C, int M, int N, int K)
 {
@@ -639,7 +641,10 @@ extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* ex
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N) return;
     const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
-    const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
+    const double two52 = 4503599627370496.0;             // 2⁵² + b, read as a double, is exact for a byte b
+    const double round52 = 6755399441055744.0;           // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
+    const double round64 = 27670116110564327424.0;       // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
+    const double int_bias = 4503601774854144.0;          // 2⁵² + 2³¹
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
         double s[4] = {};
         unsigned low[4] = {};
@@ -663,11 +668,14 @@ extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* ex
                 for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
                 c[v] = sum;
             } else {
-                double q = rint(s[v] * inverse);
-                long long near = __double2ll_rn(fma(-q, p, s[v]));
-                // c − near is within ±2³¹: the difference of their low 32 bits is all of it.
-                unsigned exact_low = low[v] - static_cast<unsigned>(q) * static_cast<unsigned>(P);
-                double integer = static_cast<double>(near + static_cast<int>(exact_low - static_cast<unsigned>(near)));
+                double t = fma(s[v], inverse, round52);           // 1.5·2⁵² + q, q = the multiple
+                double q = t - round52;
+                double u = fma(-q, p, s[v]) + round64;            // 1.5·2⁶⁴ + c, c rounded to 2¹²
+                double rounded = u - round64;
+                // c − rounded is within ±2³¹: the difference of their low 32 bits is all of it.
+                unsigned exact_low = low[v] - static_cast<unsigned>(__double2loint(t)) * static_cast<unsigned>(P);
+                int delta = static_cast<int>(exact_low - (static_cast<unsigned>(__double2loint(u)) << 12));
+                double integer = rounded + (__hiloint2double(0x43300000, delta ^ 0x80000000) - int_bias);
                 c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
             }
         }

@@ -19,7 +19,9 @@ const ONE_BIT_GENEROUS: (&str, &str) = (
 
 /// The planted faults of this kernel (see `common::testing::faults`): held to FP32's limits, the
 /// step must catch integers kept short of what the moduli hold, a modulus left out of the
-/// reconstruction, a wrong weight, and what is summed or written wrong.
+/// reconstruction, a wrong weight, and what is summed or written wrong. A row or column the rule
+/// computes apart is written again after `reconstruct` (at K = 9 a row of uniform entries may go
+/// apart), so the faults in what `reconstruct` writes switch the rule off.
 const FAULTS: &[Fault] = &[
     Fault {
         class: Class::ScaleTruncated,
@@ -62,10 +64,13 @@ const FAULTS: &[Fault] = &[
     },
     Fault {
         class: Class::Row,
-        edits: &[(
-            "for (int i = blockIdx.y; i < M; i += gridDim.y) {",
-            "for (int i = blockIdx.y; i < M - 1; i += gridDim.y) {",
-        )],
+        edits: &[
+            (
+                "for (int i = blockIdx.y; i < M; i += gridDim.y) {",
+                "for (int i = blockIdx.y; i < M - 1; i += gridDim.y) {",
+            ),
+            RULE_OFF,
+        ],
     },
     Fault {
         class: Class::Column,
@@ -75,6 +80,7 @@ const FAULTS: &[Fault] = &[
                 "for (int v = 0; v < 4 && j0 + v < N; ++v) out[v] = c[v];",
                 "for (int v = 0; v < 4 && j0 + v < N - 1; ++v) out[v] = c[v];",
             ),
+            RULE_OFF,
         ],
     },
 ];
@@ -586,11 +592,13 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
             r#"// ANCHOR: reconstruct
 // C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P); the multiple of P nearest s
 // taken away leaves c, the one integer within P/2 of zero, and the exponents of the row and the
-// column scale it back. s reaches 2⁶⁶, so in doubles it is off by up to about 2¹⁵: enough to find
+// column scale it back. s reaches 2⁷⁵, so in doubles it is off by up to about 2²²: enough to find
 // the multiple of P (c stays 2⁻¹⁹·P/2 away from ±P/2), not to give c, which may be far smaller.
-// The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. An element whose row or column holds NaN or infinity is
-// the plain FP32 dot product, which gives NaN or infinity as cuBLAS SGEMM does. Four columns a
-// thread, a row of C a block in y.
+// The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. Adding 1.5·2⁵²
+// (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
+// word of its pattern, so that no conversion between doubles and 64-bit integers is needed. An
+// element whose row or column holds NaN or infinity is the plain FP32 dot product, which gives
+// NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y.
 extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
                                        float* C, int M, int N, int K)
 {
@@ -598,7 +606,10 @@ extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* ex
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N) return;
     const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
-    const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
+    const double two52 = 4503599627370496.0;             // 2⁵² + b, read as a double, is exact for a byte b
+    const double round52 = 6755399441055744.0;           // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
+    const double round64 = 27670116110564327424.0;       // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
+    const double int_bias = 4503601774854144.0;          // 2⁵² + 2³¹
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
         double s[4] = {};
         unsigned low[4] = {};
@@ -622,11 +633,14 @@ extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* ex
                 for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
                 c[v] = sum;
             } else {
-                double q = rint(s[v] * inverse);
-                long long near = __double2ll_rn(fma(-q, p, s[v]));
-                // c − near is within ±2³¹: the difference of their low 32 bits is all of it.
-                unsigned exact_low = low[v] - static_cast<unsigned>(q) * static_cast<unsigned>(P);
-                double integer = static_cast<double>(near + static_cast<int>(exact_low - static_cast<unsigned>(near)));
+                double t = fma(s[v], inverse, round52);           // 1.5·2⁵² + q, q = the multiple
+                double q = t - round52;
+                double u = fma(-q, p, s[v]) + round64;            // 1.5·2⁶⁴ + c, c rounded to 2¹²
+                double rounded = u - round64;
+                // c − rounded is within ±2³¹: the difference of their low 32 bits is all of it.
+                unsigned exact_low = low[v] - static_cast<unsigned>(__double2loint(t)) * static_cast<unsigned>(P);
+                int delta = static_cast<int>(exact_low - (static_cast<unsigned>(__double2loint(u)) << 12));
+                double integer = rounded + (__hiloint2double(0x43300000, delta ^ 0x80000000) - int_bias);
                 c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
             }
         }
@@ -659,23 +673,17 @@ fn nvrtc_compiles_the_variant_without_spills() {
     assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{info:?}");
 }
 
-/// The one-pass variant computes the same product: FP32's limits at every shape, and the same
-/// bits as the kernel where both rebuild C the same way.
+/// The one-pass variant computes the same product within FP32's limits, at every shape and at
+/// 1000³ and 4096³. Its rebuild is the doubles alone (no room in registers for the exact low
+/// bits), so its bits may differ from the kernel's in the last places of small elements.
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_the_one_pass_variant_matches_the_reference() {
     let v = VARIANTS[0].of(&STEP);
+    let shapes = [SHAPES, &[(1000, 1000, 1000), (4096, 4096, 4096)]].concat();
     testing::assert_all_pass(
-        &testing::gpu_check(&v, Params::defaults(step11_int8_crt::FUSED_PARAMS), &served(SHAPES)).unwrap(),
+        &testing::gpu_check(&v, Params::defaults(step11_int8_crt::FUSED_PARAMS), &served(&shapes)).unwrap(),
     );
-    let (fused, separate) = (
-        Checker::new(&v, Params::defaults(step11_int8_crt::FUSED_PARAMS)).unwrap(),
-        Checker::defaults(&STEP).unwrap(),
-    );
-    for shape in [(1000, 1000, 1000), (4096, 4096, 4096)] {
-        let (a, b) = (fused.result(shape, 4).unwrap(), separate.result(shape, 4).unwrap());
-        assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{shape:?}");
-    }
 }
 
 /// Every family of inputs passes FP32's check, per element and normwise, at a deep shape, an odd

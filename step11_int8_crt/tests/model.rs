@@ -240,7 +240,8 @@ fn the_rule_holds_fp32_on_every_family_and_sends_nothing_apart_on_the_default_in
 
 /// The kernel's `reconstruct`, emulated operation for operation: the sum of weights times
 /// residues in doubles (fused multiply-adds), the nearest multiple of P taken away, and the last
-/// bits from the same sum modulo 2³² in unsigned integers.
+/// bits from the same sum modulo 2³² in unsigned integers, the integers read from the low words of
+/// doubles rounded by adding 1.5·2⁵² and 1.5·2⁶⁴.
 fn rebuild(residues: &[u64], moduli: usize, exact_low: bool) -> i64 {
     let p = residues::product(moduli);
     let (mut s, mut low) = (0.0f64, 0u32);
@@ -252,13 +253,19 @@ fn rebuild(residues: &[u64], moduli: usize, exact_low: bool) -> i64 {
         s = (w as f64).mul_add(r as f64, s);
         low = low.wrapping_add((w as u32).wrapping_mul(r as u32));
     }
-    let q = (s * (1.0 / p as f64)).round_ties_even();
-    let near = (-q).mul_add(p as f64, s).round_ties_even() as i64;
+    let (round52, round64) = (1.5 * 2f64.powi(52), 1.5 * 2f64.powi(64));
+    let t = s.mul_add(1.0 / p as f64, round52);
+    let q = t - round52;
+    let near = (-q).mul_add(p as f64, s);
     if !exact_low {
-        return near;
+        return near.round_ties_even() as i64;
     }
-    let exact = low.wrapping_sub((q as u32).wrapping_mul(p as u32));
-    near + exact.wrapping_sub(near as u32) as i32 as i64
+    let u = near + round64;
+    let rounded = u - round64;
+    let low_word = |x: f64| x.to_bits() as u32;
+    let exact = low.wrapping_sub(low_word(t).wrapping_mul(p as u32));
+    let delta = exact.wrapping_sub(low_word(u) << 12) as i32;
+    rounded as i64 + i64::from(delta)
 }
 
 /// The rebuild gives every integer within the scaling's reach exactly, with seven moduli and
