@@ -598,8 +598,10 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
 // (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
 // word of its pattern, so that no conversion between doubles and 64-bit integers is needed. An
 // element whose row or column holds NaN or infinity is the plain FP32 dot product, which gives
-// NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y.
-extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
+// NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y; five
+// blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
+// takes 72 registers, three blocks fit, and the kernel takes half as long again.
+extern "C" __global__ void __launch_bounds__(256, 5) reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
                                        float* C, int M, int N, int K)
 {
     int pitch = (N + 15) / 16 * 16;
