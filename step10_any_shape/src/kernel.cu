@@ -12,13 +12,17 @@
 // What it buys: docs/src/step10.md measures each decision over the suite of shapes
 // (`compare --suite`); the inner loop, `multiply`, is step 06's.
 
-// BM, BN, BK, WM, WN, TM, TN, MINB (and SPLIT and SHARE, which only the launch reads) are set at
-// compile time (-D NAME=value), per shape, by the step's lib.rs; SHARED_TILES_MAX, the size of the
+// BM, BN, BK, WM, WN, TM, TN, MINB, PATH (and SPLIT and SHARE, which only the launch reads) are set
+// at compile time (-D NAME=value), per shape, by the step's lib.rs; SHARED_TILES_MAX, the size of the
 // table through which blocks sharing a tile take turns, by common.
 
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
-constexpr int THREADS = (BM / WM) * WARPS_N * 32;
+constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : 256;  // the short side's blocks: 256
+// Blocks an SM must hold: MINB for the tiles; for the short side's, which are bound by memory,
+// enough for loads in flight: three of few rows (85 registers, room for 8 rows × 4 sums), four
+// of few columns (64).
+constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? 3 : 4;
 constexpr int THREADS_N = WN / TN;  // threads across a warp's region
 // A thread's rows (columns) come in runs of 4 when TM (TN) allows 16-byte loads, else singly.
 constexpr int VM = (TM % 4 == 0) ? 4 : 1;
@@ -369,8 +373,117 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
 }
 // ANCHOR_END: split
 
+// ANCHOR: short_side
+// A product with a short side: C of at most SHORT rows (PATH 1) or SHORT columns (PATH 2). A tile
+// of 16 rows or more would compute rows that are not there; these kernels read the long operand
+// once, in order, and each thread keeps only the sums it owns. K is split between grid.z blocks
+// as the tiles split it, each block writing its own slice of `partials` for sum_slices to add in
+// order of z, so every element is summed the same way in every run.
+constexpr int SHORT = 8;
+
+// This block's share of K when grid.z blocks split it: [k_lo, k_hi), cut at multiples of 4 so that
+// 16-byte loads stay aligned.
+__device__ __forceinline__ void my_range(int K, int& k_lo, int& k_hi)
+{
+    long long quads = (K + 3) / 4;
+    k_lo = int(quads * blockIdx.z / gridDim.z) * 4;
+    k_hi = min(K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);
+}
+
+// Few rows (R of them): a thread owns 4 columns of C in every row and walks its share of K down
+// B, 16 bytes of a row of B at a time (a warp reads 512 contiguous bytes); A's R entries at that k
+// are the same for the whole warp, one broadcast load each.
+template <int R>
+__device__ __forceinline__ void few_rows(int N, int K, const float* A, const float* B, float* out)
+{
+    int col = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (col >= N) return;
+    int k_lo, k_hi;
+    my_range(K, k_lo, k_hi);
+    float acc[R][4] = {};
+#pragma unroll 4
+    for (int k = k_lo; k < k_hi; ++k) {
+        float4 v = load4(B, k, col, K, N, N % 4 == 0);
+        float b[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            float a = __ldg(A + static_cast<long long>(i) * K + k);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a, b[j], acc[i][j]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        float* c = out + static_cast<long long>(i) * N + col;
+        if (N % 4 == 0) {
+            *reinterpret_cast<float4*>(c) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+        } else {
+            for (int j = 0; j < 4 && col + j < N; ++j) c[j] = acc[i][j];
+        }
+    }
+}
+
+// Few columns (R of them): a warp owns one row of C and walks its share of K along the row of A,
+// lane t taking entries 4t to 4t + 3, then 128 further on, so that the warp reads 512 contiguous
+// bytes at a time (single entries, 128 bytes, where rows are not 16-byte aligned). Each lane keeps
+// R sums, reading B's R entries at its k, and the warp adds its lanes' sums by a fixed tree (xor
+// 16, 8, 4, 2, 1).
+template <int R>
+__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out)
+{
+    int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= M) return;
+    int k_lo, k_hi;
+    my_range(K, k_lo, k_hi);
+    const float* a = A + static_cast<long long>(row) * K;
+    float sum[R] = {};
+    if (K % 4 == 0) {
+#pragma unroll 2
+        for (int k = k_lo + 4 * lane; k < k_hi; k += 128) {
+            float4 v = __ldg(reinterpret_cast<const float4*>(a + k));
+            float x[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+#pragma unroll
+                for (int j = 0; j < R; ++j) sum[j] = fmaf(x[q], __ldg(B + static_cast<long long>(k + q) * R + j), sum[j]);
+            }
+        }
+    } else {
+#pragma unroll 4
+        for (int k = k_lo + lane; k < k_hi; k += 32) {
+            float x = __ldg(a + k);
+#pragma unroll
+            for (int j = 0; j < R; ++j) sum[j] = fmaf(x, __ldg(B + static_cast<long long>(k) * R + j), sum[j]);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2) sum[j] += __shfl_xor_sync(0xFFFFFFFFu, sum[j], o);
+    }
+    if (lane == 0) {
+#pragma unroll
+        for (int j = 0; j < R; ++j) out[static_cast<long long>(row) * R + j] = sum[j];
+    }
+}
+
+// The kernel for this many rows (PATH 1) or columns (PATH 2), chosen once for the whole grid.
+__device__ __forceinline__ void short_side(int M, int N, int K, const float* A, const float* B, float* out)
+{
+    switch (PATH == 1 ? M : N) {
+#define SHORT_CASE(r) \
+    case r: \
+        if (PATH == 1) few_rows<r>(N, K, A, B, out); \
+        else few_cols<r>(M, K, A, B, out); \
+        break;
+        SHORT_CASE(1) SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6) SHORT_CASE(7) SHORT_CASE(8)
+#undef SHORT_CASE
+    }
+}
+// ANCHOR_END: short_side
+
 // ANCHOR: kernel
-extern "C" __global__ void __launch_bounds__(THREADS, MINB)
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     matmul(int M, int N, int K, const float* A, const float* B, float* C, int whole, float* partials)
 {
     extern __shared__ __align__(16) float smem[];
@@ -380,6 +493,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
     int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
 
+    if constexpr (PATH != 0) {  // a short side: its own kernel, into C or this block's slice of partials
+        short_side(M, N, K, A, B, gridDim.z > 1 ? partials + static_cast<long long>(blockIdx.z) * M * N : C);
+        return;
+    }
     if (gridDim.z > 1) {  // K split: the tile over this block's slices, into its slice of partials
         int k_lo, k_hi;
         my_split(K, k_lo, k_hi);

@@ -1,13 +1,15 @@
 //! Step 10: step 06's kernel with the problem cut per shape: the block tile, a split of K, and
-//! Stream-K, chosen on the host for each shape.
+//! Stream-K, or a kernel for a short side, chosen on the host for each shape.
 
-use common::step::{Choice, SHARE, SPLIT};
-use common::{GpuStep, Param, Precision, Schedule, Shape};
+use common::gpu::Limits;
+use common::step::{Choice, Launch, PATH, SHARE, SPLIT};
+use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
 
 // ANCHOR: params
-/// Step 06's parameters, then SPLIT and SHARE, which only the launch reads. The defaults are step
-/// 06's; `choose` replaces them for each shape, and `--param` replaces the choice.
+/// Step 06's parameters, then SPLIT and SHARE, which only the launch reads, and PATH: the tiles,
+/// or a kernel for a short side. The defaults are step 06's; `choose` replaces them for each
+/// shape, and `--param` replaces the choice.
 pub const PARAMS: &[Param] = &[
     step06::PARAMS[0],
     step06::PARAMS[1],
@@ -19,6 +21,7 @@ pub const PARAMS: &[Param] = &[
     step06::PARAMS[7],
     SPLIT,
     SHARE,
+    PATH,
 ];
 // ANCHOR_END: params
 
@@ -113,6 +116,48 @@ impl Plan {
     }
 }
 
+// ANCHOR: short
+/// The most rows (PATH=1) or columns (PATH=2) of C the short side's kernels take.
+pub const SHORT: usize = 8;
+
+/// Threads in a block of the short side's kernels: 256, each taking 4 columns of C (few rows)
+/// or a warp taking a row (few columns).
+const SHORT_THREADS: u32 = 256;
+
+/// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 1024
+/// columns (few rows) or of 8 rows (few columns).
+fn short_blocks(path: u32, s: Shape) -> u32 {
+    if path == 1 { (s.n as u32).div_ceil(4 * SHORT_THREADS) } else { (s.m as u32).div_ceil(SHORT_THREADS / 32) }
+}
+
+/// The launch: step 06's for the tiles, else the short side's grid.
+pub fn launch(p: &Params, s: Shape) -> Launch {
+    match p.get(PATH.name) {
+        0 => step06::launch(p, s),
+        path => Launch {
+            grid: (short_blocks(path, s), 1, 1),
+            block: (SHORT_THREADS, 1, 1),
+            dynamic_smem: 0,
+            whole_rows: None,
+        },
+    }
+}
+
+/// Step 06's checks (the tile's parameters are compiled on every path), and a short side's
+/// kernel only where the side is short.
+pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+    step06::check(p, s, limits)?;
+    match p.get(PATH.name) {
+        0 => Ok(()),
+        1 if s.m <= SHORT => Ok(()),
+        2 if s.n <= SHORT => Ok(()),
+        1 => Err(format!("PATH=1 serves products of at most {SHORT} rows of C, and {s} has {}", s.m)),
+        2 => Err(format!("PATH=2 serves products of at most {SHORT} columns of C, and {s} has {}", s.n)),
+        v => Err(format!("PATH is 0 (tiles), 1 (few rows) or 2 (few columns), not {v}")),
+    }
+}
+// ANCHOR_END: short
+
 // ANCHOR: choose
 /// The rule. A few rows take the flat tile. Otherwise each tile no larger than C gets the split
 /// that fills the SMs' slots once without cutting K below `min_depth`; the largest tile whose
@@ -120,6 +165,9 @@ impl Plan {
 /// bytes per FLOP). Stream-K's layout (SHARE=1) is offered where K is not split; its own model
 /// takes it or not.
 pub fn choose(s: Shape, sms: u32) -> Choice {
+    if s.m <= SHORT || s.n <= SHORT {
+        return choose_short(s, sms);
+    }
     let fits = |t: &&Tile| t.bm as usize <= s.m.max(64) && t.bn as usize <= s.n.max(64);
     let plan = if s.m <= FLAT_ROWS {
         Plan::of(FLAT, s, sms)
@@ -150,6 +198,43 @@ pub fn choose(s: Shape, sms: u32) -> Choice {
             // Stream-K's layout is offered wherever K is not split, also where `--param SPLIT=1`
             // replaces a split; a split launch ignores it.
             ("SHARE", 1),
+            ("PATH", 0),
+        ],
+        why,
+    }
+}
+
+/// A short side: few columns (PATH=2) where N is short, else few rows (PATH=1). K is split into
+/// the largest power of two of parts that keeps the blocks within 8 a SM (2048 threads) and
+/// each part at least 256 deep.
+fn choose_short(s: Shape, sms: u32) -> Choice {
+    let path = if s.n <= SHORT { 2 } else { 1 };
+    let blocks = short_blocks(path, s);
+    let mut split = 1u32;
+    while u64::from(blocks) * u64::from(2 * split) <= 8 * u64::from(sms)
+        && s.k / (2 * split as usize) >= 256
+        && 2 * split <= common::step::SPLIT_MAX
+    {
+        split *= 2;
+    }
+    let why = format!(
+        "few {} ({} of C): {blocks} blocks{}",
+        if path == 2 { "columns" } else { "rows" },
+        if path == 2 { s.n } else { s.m },
+        if split > 1 { format!(" × split {split}, {} of K each", s.k.div_ceil(split as usize)) } else { String::new() },
+    );
+    let t = FLAT;
+    Choice {
+        set: vec![
+            ("BM", t.bm),
+            ("BN", t.bn),
+            ("WM", t.wm),
+            ("WN", t.wn),
+            ("TM", t.tm),
+            ("TN", t.tn),
+            ("SPLIT", split),
+            ("SHARE", 0),
+            ("PATH", path),
         ],
         why,
     }
@@ -163,9 +248,10 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    // Step 06's launch (a block per tile; common adds the split's z and Stream-K's rows) and checks.
-    launch: step06::launch,
-    check: step06::check,
+    // Step 06's launch (a block per tile; common adds the split's z and Stream-K's rows) and checks
+    // for the tiles, the short side's grid otherwise.
+    launch,
+    check,
     default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
     b_transposed: |_| false,

@@ -4,19 +4,39 @@ use common::testing::faults::{self, Class, Fault, SPLIT_SHAPES};
 use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Params, Shape};
-use step10_any_shape::{STEP, TILES, choose};
+use step10_any_shape::{SHORT, STEP, TILES, choose};
 
 /// SM counts of the GPUs the rule is checked for: a T4's 40 up to an H200's 132 and beyond.
 const SMS: &[u32] = &[40, 108, 114, 132, 144];
 
-/// step10's planted faults: step 06's Stream-K variant's (the same lines), and the split's sum
-/// missing a slice or counting one twice.
+/// The short side's kernels with the last 16 entries of K left out (the last block of a split).
+const SHORT_DROP_SLICE: (&str, &str) = (
+    "k_hi = min(K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);",
+    "k_hi = min(blockIdx.z + 1 == gridDim.z ? K - 16 : K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);",
+);
+/// The short side's kernels writing zeros: few rows (both stores) and few columns.
+const SHORT_ZERO: [(&str, &str); 3] = [
+    (
+        "make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);",
+        "make_float4(0.0f, 0.0f, 0.0f, 0.0f);",
+    ),
+    ("c[j] = acc[i][j];", "c[j] = 0.0f;"),
+    ("out[static_cast<long long>(row) * R + j] = sum[j];", "out[static_cast<long long>(row) * R + j] = 0.0f;"),
+];
+
+/// step10's planted faults: step 06's Stream-K variant's (the same lines; a dropped slice and C
+/// all zero also in the short side's kernels, which the shapes of those faults with one or two
+/// rows and columns run), and the split's sum missing a slice or counting one twice (the tiles'
+/// and the short side's split alike).
 const FAULTS: &[Fault] = &[
     STREAM_K_FAULTS[0],
     STREAM_K_FAULTS[1],
     STREAM_K_FAULTS[2],
-    STREAM_K_FAULTS[3],
-    STREAM_K_FAULTS[4],
+    Fault { class: Class::DropSlice, edits: &[STREAM_K_FAULTS[3].edits[0], SHORT_DROP_SLICE] },
+    Fault {
+        class: Class::Zero,
+        edits: &[STREAM_K_FAULTS[4].edits[0], STREAM_K_FAULTS[4].edits[1], SHORT_ZERO[0], SHORT_ZERO[1], SHORT_ZERO[2]],
+    },
     STREAM_K_FAULTS[5],
     STREAM_K_FAULTS[6],
     Fault {
@@ -78,6 +98,83 @@ fn deep_products_with_few_tiles_are_split() {
     }
 }
 
+/// Shapes with a short side, for each path: few rows (M ≤ 8) against wide B, few columns (N ≤ 8)
+/// against tall A, both short with a long K, and sides that are not multiples of 4.
+const SHORT_SHAPES: &[(usize, usize, usize)] = &[
+    (1, 4096, 4096),
+    (8, 1000, 4097),
+    (3, 4099, 2049),
+    (4099, 3, 2049),
+    (4096, 1, 4096),
+    (1000, 8, 4097),
+    (2, 2, 1 << 20),
+    (5, 7, 33),
+    (1, 1, 1),
+    (7, 9, 300),
+];
+
+#[test]
+fn a_short_side_takes_its_kernel_rows_or_columns_alike() {
+    for m in 1..=SHORT {
+        for (n, k) in [(4096, 4096), (9, 100), (100_000, 7)] {
+            for sms in [108, 132] {
+                let (rows, cols) = (chosen((m, n, k), sms), chosen((n, m, k), sms));
+                assert_eq!((rows.get("PATH"), cols.get("PATH")), (1, 2), "{m}×{n}×{k} and {n}×{m}×{k}");
+                assert_eq!(rows.get("SHARE"), 0);
+            }
+        }
+        assert_eq!(chosen((m, m, 1 << 20), 132).get("PATH"), 2, "{m}×{m}");
+        assert!(chosen((m, m, 1 << 20), 132).get("SPLIT") >= 64, "a tiny C over a long K is split");
+    }
+    for s in [(9, 9, 9), (16, 4096, 4096), (4096, 9, 4096), (4096, 4096, 4096)] {
+        assert_eq!(chosen(s, 132).get("PATH"), 0, "{s:?}");
+    }
+    let why = choose(shape((4099, 3, 2049)), 132).why;
+    assert!(why.starts_with("few columns (3 of C)"), "{why}");
+}
+
+#[test]
+fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
+    for (path, s, what) in [(1, (9, 64, 64), "rows"), (2, (64, 9, 64), "columns"), (3, (1, 1, 1), "not 3")] {
+        let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
+        let e = STEP.validate(&p, shape(s), &Limits::SM90).unwrap_err().to_string();
+        assert!(e.contains(what) && !e.contains('\n'), "{e}");
+    }
+    for &s in SHORT_SHAPES {
+        let path = if s.1 <= SHORT { 2 } else { 1 };
+        let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
+        STEP.validate(&p, shape(s), &Limits::SM90).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_the_short_side_compiles_without_spills() {
+    for (arch, _) in testing::archs(&STEP) {
+        for path in [1, 2] {
+            let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
+            let info = testing::nvrtc_check(&STEP, &p, arch).unwrap();
+            assert_eq!(info.spill_stores + info.spill_loads, 0, "{arch} {p}: {info:?}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_forced_paths_and_splits_match_the_reference() {
+    for path in [1, 2] {
+        let shapes: Vec<_> = [SHAPES, DEEP, SHORT_SHAPES]
+            .concat()
+            .into_iter()
+            .filter(|s| if path == 1 { s.0 <= SHORT } else { s.1 <= SHORT })
+            .collect();
+        for split in [1, 2, 3, 7, 64, 256] {
+            let p = Params::with_overrides(STEP.params, &[("PATH".into(), path), ("SPLIT".into(), split)]).unwrap();
+            testing::assert_all_pass(&testing::gpu_check(&STEP, p, &shapes).unwrap());
+        }
+    }
+}
+
 #[test]
 fn the_choice_says_why_and_names_what_param_forced() {
     let (_, why) = STEP.params_for(shape((64, 64, 65536)), 132, &[]).unwrap();
@@ -131,7 +228,7 @@ fn gpu_matches_the_reference_on_many_shapes() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_matches_the_reference_at_every_shape_of_the_suite() {
-    testing::assert_defaults_pass(&STEP, &[SUITE, SPLIT_SHAPES].concat());
+    testing::assert_defaults_pass(&STEP, &[SUITE, SPLIT_SHAPES, SHORT_SHAPES].concat());
 }
 
 #[test]
@@ -204,12 +301,14 @@ const UNORDERED: &[(&str, &str)] = &[(
         for (int z = 0; z < slices; ++z) sum += partials[(back ? slices - 1 - z : z) * count + i];",
 )];
 
-/// Shapes where the rule splits K or Stream-K shares tiles, each run twice on the same inputs.
+/// Shapes where the rule splits K or Stream-K shares tiles, and the short sides, each run twice
+/// on the same inputs.
 fn same_bits_twice(step: &common::GpuStep) -> Vec<bool> {
     let checker = Checker::defaults(step).unwrap();
     SPLIT_SHAPES
         .iter()
         .chain(SHARED)
+        .chain(SHORT_SHAPES)
         .map(|&s| {
             let (a, b) = (checker.result(s, 7).unwrap(), checker.result(s, 7).unwrap());
             a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits())

@@ -207,6 +207,20 @@ pub const SPLIT: Param = Param {
     help: "blocks that split K for each tile, each into its own slice of a workspace summed in order (1: no split)",
 };
 
+/// The parameter of a [`Schedule::PerShape`] step that chooses between its block tiles (0) and
+/// its kernels for a product with a short side (1: few rows of C, 2: few columns). The launch of
+/// a short side's kernel keeps its grid (no Stream-K layout) and pads nothing.
+pub const PATH: Param = Param {
+    name: "PATH",
+    default: 0,
+    help: "0: block tiles; 1: few rows of C (at most 8), B read once down its rows; 2: few columns of C (at most 8), a warp along each row of A",
+};
+
+/// Whether a parameter set runs the block tiles (no [`PATH`], or PATH=0).
+pub fn on_tiles(params: &Params) -> bool {
+    params.find(PATH.name).unwrap_or(0) == 0
+}
+
 /// The SMs a [`Schedule::PerShape`] step's choice assumes before a GPU is opened (an H100's), for
 /// the checks that run first and for `--compile-only`.
 pub const SMS_BEFORE_OPENING: u32 = 132;
@@ -451,9 +465,10 @@ impl Intensity {
 
 impl GpuStep {
     /// The shape the kernel multiplies for `shape` when the launch pads rows (see
-    /// [`crate::pad`]), None when it multiplies `shape` itself.
-    pub fn padded_shape(&self, shape: Shape) -> Option<Shape> {
-        if self.pads_rows { crate::pad::padded_shape(shape) } else { None }
+    /// [`crate::pad`]), None when it multiplies `shape` itself (also on a [`PATH`] other than
+    /// the tiles, whose kernels read rows as they are).
+    pub fn padded_shape(&self, params: &Params, shape: Shape) -> Option<Shape> {
+        if self.pads_rows && on_tiles(params) { crate::pad::padded_shape(shape) } else { None }
     }
 
     /// Refuses a device of compute capability `cc` (named `device`) older than the step needs.
@@ -770,8 +785,9 @@ impl<'a> Prepared<'a> {
                 resources.static_smem + resources.dynamic_smem
             );
         }
-        if launch.grid.2 > 1 {
-            // A split product: every tile is whole within its slice of K.
+        if launch.grid.2 > 1 || !on_tiles(&self.params) {
+            // A split product: every tile is whole within its slice of K; a short side's kernel
+            // has no tiles to share.
             launch.whole_rows = Some(launch.grid.1);
         } else if self.step.schedule.shares() {
             let forced = forced_layout(launch.grid.1, launch.grid.0)?;
@@ -805,7 +821,7 @@ impl<'a> Prepared<'a> {
         if a.len() < shape.m * shape.k || b.len() < shape.k * shape.n || c.len() < shape.m * shape.n {
             bail!("device buffers are smaller than the shape {shape} needs");
         }
-        let padded = self.step.padded_shape(shape);
+        let padded = self.step.padded_shape(&self.params, shape);
         self.padding.run(gpu, shape, padded, (a, b, c), |shape, a, b, c| {
             self.kernel_launch(gpu, launch, shape, a, b, c)
         })

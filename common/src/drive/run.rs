@@ -134,7 +134,7 @@ fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
 fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
     let split = match step.schedule {
         crate::step::Schedule::PerShape(_) if params.get(crate::step::SPLIT.name) > 1 => {
-            let padded = step.padded_shape(shape).unwrap_or(shape);
+            let padded = step.padded_shape(params, shape).unwrap_or(shape);
             (4 * u64::from(params.get(crate::step::SPLIT.name))).saturating_mul((padded.m * padded.n) as u64)
         }
         _ => 0,
@@ -145,7 +145,7 @@ fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 
         }
         _ => 0,
     };
-    (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(shape)))
+    (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(params, shape)))
         .saturating_add(split)
         .saturating_add(residues)
 }
@@ -322,7 +322,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
             params: prepared.params.clone(),
             launch,
             resources,
-            padded: step.padded_shape(shape),
+            padded: step.padded_shape(&prepared.params, shape),
             why,
         }),
         time,
