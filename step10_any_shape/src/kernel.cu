@@ -19,10 +19,9 @@
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
 constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : 256;  // the short side's blocks: 256
-// Blocks an SM must hold: MINB for the tiles; for the short side's, which are bound by memory,
-// enough for loads in flight: three of few rows (85 registers, room for 8 rows × 4 sums), four
-// of few columns (64).
-constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? 3 : 4;
+// Blocks an SM must hold: MINB for the tiles; three of the short side's, which are bound by
+// memory (768 threads for loads in flight, 85 registers each: room for 8 rows × 4 sums).
+constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : 3;
 constexpr int THREADS_N = WN / TN;  // threads across a warp's region
 // A thread's rows (columns) come in runs of 4 when TM (TN) allows 16-byte loads, else singly.
 constexpr int VM = (TM % 4 == 0) ? 4 : 1;
@@ -380,6 +379,10 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
 // as the tiles split it, each block writing its own slice of `partials` for sum_slices to add in
 // order of z, so every element is summed the same way in every run.
 constexpr int SHORT = 8;
+constexpr int SHORT_GROUPS = 8;              // warps in a block of the short side (256 threads)
+constexpr int CHUNK = 512;                   // entries of K whose rows of B few columns keep at once
+constexpr int CHUNK_PITCH = CHUNK + 4;       // floats between columns there: 16-byte aligned, and
+                                             // the copy's stores fall in different banks
 
 // This block's share of K when grid.z blocks split it: [k_lo, k_hi), cut at multiples of 4 so that
 // 16-byte loads stay aligned.
@@ -390,26 +393,43 @@ __device__ __forceinline__ void my_range(int K, int& k_lo, int& k_hi)
     k_hi = min(K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);
 }
 
-// Few rows (R of them): a thread owns 4 columns of C in every row and walks its share of K down
-// B, 16 bytes of a row of B at a time (a warp reads 512 contiguous bytes); A's R entries at that k
-// are the same for the whole warp, one broadcast load each.
+// Few rows (R of them): a thread owns 4 columns of C in every row, a warp 128 columns, and the
+// block's 8 warps take turns down K (warp g rows k_lo + g, + 8, …), so that together they read 8
+// rows of B at a time, 512 contiguous bytes each; A's R entries at a k are the same for the whole
+// warp, one broadcast load each. The warps' sums then meet in shared memory, added in order of g.
 template <int R>
-__device__ __forceinline__ void few_rows(int N, int K, const float* A, const float* B, float* out)
+__device__ __forceinline__ void few_rows(int N, int K, const float* A, const float* B, float* out, float* smem)
 {
-    int col = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
-    if (col >= N) return;
+    float4 (*part)[R][32] = reinterpret_cast<float4 (*)[R][32]>(smem);  // warps 1 to 7's sums
+    int lane = threadIdx.x % 32, group = threadIdx.x / 32;
+    int col = 4 * (blockIdx.x * 32 + lane);
     int k_lo, k_hi;
     my_range(K, k_lo, k_hi);
     float acc[R][4] = {};
+    if (col < N) {
 #pragma unroll 4
-    for (int k = k_lo; k < k_hi; ++k) {
-        float4 v = load4(B, k, col, K, N, N % 4 == 0);
-        float b[4] = {v.x, v.y, v.z, v.w};
+        for (int k = k_lo + group; k < k_hi; k += SHORT_GROUPS) {
+            float4 v = load4(B, k, col, K, N, N % 4 == 0);
+            float b[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                float a = __ldg(A + static_cast<long long>(i) * K + k);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a, b[j], acc[i][j]);
+            }
+        }
+    }
+    if (group > 0) {
+#pragma unroll
+        for (int i = 0; i < R; ++i) part[group - 1][i][lane] = float4{acc[i][0], acc[i][1], acc[i][2], acc[i][3]};
+    }
+    __syncthreads();
+    if (group > 0 || col >= N) return;
+    for (int g = 0; g < SHORT_GROUPS - 1; ++g) {
 #pragma unroll
         for (int i = 0; i < R; ++i) {
-            float a = __ldg(A + static_cast<long long>(i) * K + k);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a, b[j], acc[i][j]);
+            float4 p = part[g][i][lane];
+            acc[i][0] += p.x, acc[i][1] += p.y, acc[i][2] += p.z, acc[i][3] += p.w;
         }
     }
 #pragma unroll
@@ -425,35 +445,56 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
 
 // Few columns (R of them): a warp owns one row of C and walks its share of K along the row of A,
 // lane t taking entries 4t to 4t + 3, then 128 further on, so that the warp reads 512 contiguous
-// bytes at a time (single entries, 128 bytes, where rows are not 16-byte aligned). Each lane keeps
-// R sums, reading B's R entries at its k, and the warp adds its lanes' sums by a fixed tree (xor
-// 16, 8, 4, 2, 1).
+// bytes at a time (single entries, 128 bytes, where rows are not 16-byte aligned). B's rows for a
+// chunk of K are first copied, by the whole block, into shared memory column by column, where a
+// lane reads its 4 entries of a column in one 16-byte load. Each lane keeps R sums, and the warp
+// adds its lanes' sums by a fixed tree (xor 16, 8, 4, 2, 1).
 template <int R>
-__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out)
+__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out, float* bs)
 {
-    int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (row >= M) return;
+    int row = blockIdx.x * SHORT_GROUPS + threadIdx.x / 32, lane = threadIdx.x % 32;
+    bool mine = row < M;  // every warp copies B; a warp past the last row computes nothing
     int k_lo, k_hi;
     my_range(K, k_lo, k_hi);
-    const float* a = A + static_cast<long long>(row) * K;
+    const float* a = A + static_cast<long long>(min(row, M - 1)) * K;
     float sum[R] = {};
-    if (K % 4 == 0) {
-#pragma unroll 2
-        for (int k = k_lo + 4 * lane; k < k_hi; k += 128) {
-            float4 v = __ldg(reinterpret_cast<const float4*>(a + k));
-            float x[4] = {v.x, v.y, v.z, v.w};
+    for (int c = k_lo; c < k_hi; c += CHUNK) {
+        int len = min(CHUNK, k_hi - c);
+        // Where rows are aligned, the lane's entries of A in this chunk are loaded first, to be in
+        // flight while the block copies B (c and len are then multiples of 4).
+        float4 v[CHUNK / 128];
+        bool vec = K % 4 == 0;
 #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-#pragma unroll
-                for (int j = 0; j < R; ++j) sum[j] = fmaf(x[q], __ldg(B + static_cast<long long>(k + q) * R + j), sum[j]);
-            }
+        for (int q = 0; q < CHUNK / 128; ++q) {
+            int kk = 4 * lane + 128 * q;
+            v[q] = vec && mine && kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk)) : float4{};
         }
-    } else {
-#pragma unroll 4
-        for (int k = k_lo + lane; k < k_hi; k += 32) {
-            float x = __ldg(a + k);
+        __syncthreads();  // the previous chunk has been read
+        for (int e = threadIdx.x; e < len * R; e += blockDim.x) {
+            bs[(e % R) * CHUNK_PITCH + e / R] = __ldg(B + static_cast<long long>(c) * R + e);
+        }
+        __syncthreads();
+        if (!mine) continue;
+        if (vec) {
 #pragma unroll
-            for (int j = 0; j < R; ++j) sum[j] = fmaf(x, __ldg(B + static_cast<long long>(k) * R + j), sum[j]);
+            for (int q = 0; q < CHUNK / 128; ++q) {
+                int kk = 4 * lane + 128 * q;
+                if (kk >= len) break;
+#pragma unroll
+                for (int j = 0; j < R; ++j) {
+                    float4 b = *reinterpret_cast<const float4*>(bs + j * CHUNK_PITCH + kk);
+                    sum[j] = fmaf(v[q].x, b.x, sum[j]);
+                    sum[j] = fmaf(v[q].y, b.y, sum[j]);
+                    sum[j] = fmaf(v[q].z, b.z, sum[j]);
+                    sum[j] = fmaf(v[q].w, b.w, sum[j]);
+                }
+            }
+        } else {
+            for (int kk = lane; kk < len; kk += 32) {
+                float x = __ldg(a + c + kk);
+#pragma unroll
+                for (int j = 0; j < R; ++j) sum[j] = fmaf(x, bs[j * CHUNK_PITCH + kk], sum[j]);
+            }
         }
     }
 #pragma unroll
@@ -461,20 +502,23 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
 #pragma unroll
         for (int o = 16; o > 0; o /= 2) sum[j] += __shfl_xor_sync(0xFFFFFFFFu, sum[j], o);
     }
-    if (lane == 0) {
+    if (mine && lane == 0) {
 #pragma unroll
         for (int j = 0; j < R; ++j) out[static_cast<long long>(row) * R + j] = sum[j];
     }
 }
 
-// The kernel for this many rows (PATH 1) or columns (PATH 2), chosen once for the whole grid.
+// The kernel for this many rows (PATH 1) or columns (PATH 2), chosen once for the whole grid, and
+// the shared memory both use.
 __device__ __forceinline__ void short_side(int M, int N, int K, const float* A, const float* B, float* out)
 {
+    constexpr int FLOATS = PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT * CHUNK_PITCH;
+    __shared__ __align__(16) float smem[FLOATS];
     switch (PATH == 1 ? M : N) {
 #define SHORT_CASE(r) \
     case r: \
-        if (PATH == 1) few_rows<r>(N, K, A, B, out); \
-        else few_cols<r>(M, K, A, B, out); \
+        if (PATH == 1) few_rows<r>(N, K, A, B, out, smem); \
+        else few_cols<r>(M, K, A, B, out, smem); \
         break;
         SHORT_CASE(1) SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6) SHORT_CASE(7) SHORT_CASE(8)
 #undef SHORT_CASE

@@ -120,14 +120,14 @@ impl Plan {
 /// The most rows (PATH=1) or columns (PATH=2) of C the short side's kernels take.
 pub const SHORT: usize = 8;
 
-/// Threads in a block of the short side's kernels: 256, each taking 4 columns of C (few rows)
-/// or a warp taking a row (few columns).
+/// Threads in a block of the short side's kernels: 8 warps, which take turns down K over 128
+/// columns of C (few rows), or each take a row (few columns).
 const SHORT_THREADS: u32 = 256;
 
-/// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 1024
+/// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 128
 /// columns (few rows) or of 8 rows (few columns).
 fn short_blocks(path: u32, s: Shape) -> u32 {
-    if path == 1 { (s.n as u32).div_ceil(4 * SHORT_THREADS) } else { (s.m as u32).div_ceil(SHORT_THREADS / 32) }
+    if path == 1 { (s.n as u32).div_ceil(128) } else { (s.m as u32).div_ceil(SHORT_THREADS / 32) }
 }
 
 /// The launch: step 06's for the tiles, else the short side's grid.
@@ -205,13 +205,13 @@ pub fn choose(s: Shape, sms: u32) -> Choice {
 }
 
 /// A short side: few columns (PATH=2) where N is short, else few rows (PATH=1). K is split into
-/// the largest power of two of parts that keeps the blocks within 8 a SM (2048 threads) and
-/// each part at least 256 deep.
+/// the largest power of two of parts that keeps the blocks within two rounds of the SMs' slots
+/// (three blocks an SM) and each part at least 256 deep.
 fn choose_short(s: Shape, sms: u32) -> Choice {
     let path = if s.n <= SHORT { 2 } else { 1 };
     let blocks = short_blocks(path, s);
     let mut split = 1u32;
-    while u64::from(blocks) * u64::from(2 * split) <= 8 * u64::from(sms)
+    while u64::from(blocks) * u64::from(2 * split) <= 6 * u64::from(sms)
         && s.k / (2 * split as usize) >= 256
         && 2 * split <= common::step::SPLIT_MAX
     {
@@ -221,7 +221,11 @@ fn choose_short(s: Shape, sms: u32) -> Choice {
         "few {} ({} of C): {blocks} blocks{}",
         if path == 2 { "columns" } else { "rows" },
         if path == 2 { s.n } else { s.m },
-        if split > 1 { format!(" × split {split}, {} of K each", s.k.div_ceil(split as usize)) } else { String::new() },
+        if split > 1 {
+            format!(" × split {split}, {} of K each", s.k.div_ceil(split as usize))
+        } else {
+            String::new()
+        },
     );
     let t = FLAT;
     Choice {

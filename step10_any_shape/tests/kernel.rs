@@ -16,12 +16,12 @@ const SHORT_DROP_SLICE: (&str, &str) = (
 );
 /// The short side's kernels writing zeros: few rows (both stores) and few columns.
 const SHORT_ZERO: [(&str, &str); 3] = [
-    (
-        "make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);",
-        "make_float4(0.0f, 0.0f, 0.0f, 0.0f);",
-    ),
+    ("make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);", "make_float4(0.0f, 0.0f, 0.0f, 0.0f);"),
     ("c[j] = acc[i][j];", "c[j] = 0.0f;"),
-    ("out[static_cast<long long>(row) * R + j] = sum[j];", "out[static_cast<long long>(row) * R + j] = 0.0f;"),
+    (
+        "out[static_cast<long long>(row) * R + j] = sum[j];",
+        "out[static_cast<long long>(row) * R + j] = 0.0f;",
+    ),
 ];
 
 /// step10's planted faults: step 06's Stream-K variant's (the same lines; a dropped slice and C
@@ -35,7 +35,13 @@ const FAULTS: &[Fault] = &[
     Fault { class: Class::DropSlice, edits: &[STREAM_K_FAULTS[3].edits[0], SHORT_DROP_SLICE] },
     Fault {
         class: Class::Zero,
-        edits: &[STREAM_K_FAULTS[4].edits[0], STREAM_K_FAULTS[4].edits[1], SHORT_ZERO[0], SHORT_ZERO[1], SHORT_ZERO[2]],
+        edits: &[
+            STREAM_K_FAULTS[4].edits[0],
+            STREAM_K_FAULTS[4].edits[1],
+            SHORT_ZERO[0],
+            SHORT_ZERO[1],
+            SHORT_ZERO[2],
+        ],
     },
     STREAM_K_FAULTS[5],
     STREAM_K_FAULTS[6],
@@ -169,7 +175,8 @@ fn gpu_forced_paths_and_splits_match_the_reference() {
             .filter(|s| if path == 1 { s.0 <= SHORT } else { s.1 <= SHORT })
             .collect();
         for split in [1, 2, 3, 7, 64, 256] {
-            let p = Params::with_overrides(STEP.params, &[("PATH".into(), path), ("SPLIT".into(), split)]).unwrap();
+            let p = Params::with_overrides(STEP.params, &[("PATH".into(), path), ("SPLIT".into(), split)])
+                .unwrap();
             testing::assert_all_pass(&testing::gpu_check(&STEP, p, &shapes).unwrap());
         }
     }
