@@ -1,5 +1,6 @@
 //! Step 10: step 06's kernel with the problem cut per shape: the block tile, a split of K, and
-//! Stream-K, or a kernel for a short side, chosen on the host for each shape.
+//! Stream-K, chosen on the host for each shape; and, with `--param PATH`, kernels for a product
+//! with a short side, which the rule does not choose yet (they are not yet measured).
 
 use common::gpu::Limits;
 use common::step::{Choice, Launch, PATH, SHARE, SPLIT};
@@ -117,7 +118,8 @@ impl Plan {
 }
 
 // ANCHOR: short
-/// The most rows (PATH=1) or columns (PATH=2) of C the short side's kernels take.
+/// The most rows (PATH=1) or columns (PATH=2) of C the short side's kernels take. The rule does
+/// not choose them yet: `--param PATH=1` or `PATH=2` runs them.
 pub const SHORT: usize = 8;
 
 /// Threads in a block of the short side's kernels: 8 warps, which take turns down K over 128
@@ -165,9 +167,6 @@ pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
 /// bytes per FLOP). Stream-K's layout (SHARE=1) is offered where K is not split; its own model
 /// takes it or not.
 pub fn choose(s: Shape, sms: u32) -> Choice {
-    if s.m <= SHORT || s.n <= SHORT {
-        return choose_short(s, sms);
-    }
     let fits = |t: &&Tile| t.bm as usize <= s.m.max(64) && t.bn as usize <= s.n.max(64);
     let plan = if s.m <= FLAT_ROWS {
         Plan::of(FLAT, s, sms)
@@ -199,46 +198,6 @@ pub fn choose(s: Shape, sms: u32) -> Choice {
             // replaces a split; a split launch ignores it.
             ("SHARE", 1),
             ("PATH", 0),
-        ],
-        why,
-    }
-}
-
-/// A short side: few columns (PATH=2) where N is short, else few rows (PATH=1). K is split into
-/// the largest power of two of parts that keeps the blocks within two rounds of the SMs' slots
-/// (three blocks an SM) and each part at least 256 deep.
-fn choose_short(s: Shape, sms: u32) -> Choice {
-    let path = if s.n <= SHORT { 2 } else { 1 };
-    let blocks = short_blocks(path, s);
-    let mut split = 1u32;
-    while u64::from(blocks) * u64::from(2 * split) <= 6 * u64::from(sms)
-        && s.k / (2 * split as usize) >= 256
-        && 2 * split <= common::step::SPLIT_MAX
-    {
-        split *= 2;
-    }
-    let why = format!(
-        "few {} ({} of C): {blocks} blocks{}",
-        if path == 2 { "columns" } else { "rows" },
-        if path == 2 { s.n } else { s.m },
-        if split > 1 {
-            format!(" × split {split}, {} of K each", s.k.div_ceil(split as usize))
-        } else {
-            String::new()
-        },
-    );
-    let t = FLAT;
-    Choice {
-        set: vec![
-            ("BM", t.bm),
-            ("BN", t.bn),
-            ("WM", t.wm),
-            ("WN", t.wn),
-            ("TM", t.tm),
-            ("TN", t.tn),
-            ("SPLIT", split),
-            ("SHARE", 0),
-            ("PATH", path),
         ],
         why,
     }

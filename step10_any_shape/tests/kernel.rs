@@ -120,26 +120,6 @@ const SHORT_SHAPES: &[(usize, usize, usize)] = &[
 ];
 
 #[test]
-fn a_short_side_takes_its_kernel_rows_or_columns_alike() {
-    for m in 1..=SHORT {
-        for (n, k) in [(4096, 4096), (9, 100), (100_000, 7)] {
-            for sms in [108, 132] {
-                let (rows, cols) = (chosen((m, n, k), sms), chosen((n, m, k), sms));
-                assert_eq!((rows.get("PATH"), cols.get("PATH")), (1, 2), "{m}×{n}×{k} and {n}×{m}×{k}");
-                assert_eq!(rows.get("SHARE"), 0);
-            }
-        }
-        assert_eq!(chosen((m, m, 1 << 20), 132).get("PATH"), 2, "{m}×{m}");
-        assert!(chosen((m, m, 1 << 20), 132).get("SPLIT") >= 64, "a tiny C over a long K is split");
-    }
-    for s in [(9, 9, 9), (16, 4096, 4096), (4096, 9, 4096), (4096, 4096, 4096)] {
-        assert_eq!(chosen(s, 132).get("PATH"), 0, "{s:?}");
-    }
-    let why = choose(shape((4099, 3, 2049)), 132).why;
-    assert!(why.starts_with("few columns (3 of C)"), "{why}");
-}
-
-#[test]
 fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
     for (path, s, what) in [(1, (9, 64, 64), "rows"), (2, (64, 9, 64), "columns"), (3, (1, 1, 1), "not 3")] {
         let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
