@@ -25,9 +25,9 @@ const SHORT_ZERO: [(&str, &str); 3] = [
 ];
 
 /// step10's planted faults: step 06's Stream-K variant's (the same lines; a dropped slice and C
-/// all zero also in the short side's kernels, which the shapes of those faults with one or two
-/// rows and columns run), and the split's sum missing a slice or counting one twice (the tiles'
-/// and the short side's split alike).
+/// all zero also in the short side's kernels, for the shapes of those faults with one or two rows
+/// and columns once the rule takes the short side there), and the split's sum missing a slice or
+/// counting one twice (the tiles' and the short side's split alike).
 const FAULTS: &[Fault] = &[
     STREAM_K_FAULTS[0],
     STREAM_K_FAULTS[1],
