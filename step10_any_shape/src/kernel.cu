@@ -381,8 +381,7 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
 constexpr int SHORT = 8;
 constexpr int SHORT_GROUPS = 8;              // warps in a block of the short side (256 threads)
 constexpr int CHUNK = 512;                   // entries of K whose rows of B few columns keep at once
-constexpr int CHUNK_PITCH = CHUNK + 4;       // floats between columns there: 16-byte aligned, and
-                                             // the copy's stores fall in different banks
+static_assert(PATH == 0 || THREADS == SHORT_GROUPS * 32, "a short side's block is SHORT_GROUPS warps");
 
 // This block's share of K when grid.z blocks split it: [k_lo, k_hi), cut at multiples of 4 so that
 // 16-byte loads stay aligned.
@@ -452,6 +451,9 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
 template <int R>
 __device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out, float* bs)
 {
+    // Floats between B's columns in shared memory: a multiple of 4 (16-byte loads), and past CHUNK
+    // by about 32/R, so that the 32 stores of a warp's copy fall in different banks.
+    constexpr int PITCH = CHUNK + (32 / R + 3) / 4 * 4;
     int row = blockIdx.x * SHORT_GROUPS + threadIdx.x / 32, lane = threadIdx.x % 32;
     bool mine = row < M;  // every warp copies B; a warp past the last row computes nothing
     int k_lo, k_hi;
@@ -471,7 +473,7 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
         }
         __syncthreads();  // the previous chunk has been read
         for (int e = threadIdx.x; e < len * R; e += blockDim.x) {
-            bs[(e % R) * CHUNK_PITCH + e / R] = __ldg(B + static_cast<long long>(c) * R + e);
+            bs[(e % R) * PITCH + e / R] = __ldg(B + static_cast<long long>(c) * R + e);
         }
         __syncthreads();
         if (!mine) continue;
@@ -482,7 +484,7 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
                 if (kk >= len) break;
 #pragma unroll
                 for (int j = 0; j < R; ++j) {
-                    float4 b = *reinterpret_cast<const float4*>(bs + j * CHUNK_PITCH + kk);
+                    float4 b = *reinterpret_cast<const float4*>(bs + j * PITCH + kk);
                     sum[j] = fmaf(v[q].x, b.x, sum[j]);
                     sum[j] = fmaf(v[q].y, b.y, sum[j]);
                     sum[j] = fmaf(v[q].z, b.z, sum[j]);
@@ -493,7 +495,7 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
             for (int kk = lane; kk < len; kk += 32) {
                 float x = __ldg(a + c + kk);
 #pragma unroll
-                for (int j = 0; j < R; ++j) sum[j] = fmaf(x, bs[j * CHUNK_PITCH + kk], sum[j]);
+                for (int j = 0; j < R; ++j) sum[j] = fmaf(x, bs[j * PITCH + kk], sum[j]);
             }
         }
     }
@@ -512,12 +514,12 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
 // the shared memory both use.
 __device__ __forceinline__ void short_side(int M, int N, int K, const float* A, const float* B, float* out)
 {
-    constexpr int FLOATS = PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT * CHUNK_PITCH;
+    constexpr int FLOATS = PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT * (CHUNK + 4);  // R = 8 the most
     __shared__ __align__(16) float smem[FLOATS];
     switch (PATH == 1 ? M : N) {
 #define SHORT_CASE(r) \
     case r: \
-        if (PATH == 1) few_rows<r>(N, K, A, B, out, smem); \
+        if constexpr (PATH == 1) few_rows<r>(N, K, A, B, out, smem); \
         else few_cols<r>(M, K, A, B, out, smem); \
         break;
         SHORT_CASE(1) SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6) SHORT_CASE(7) SHORT_CASE(8)

@@ -124,7 +124,7 @@ pub const SHORT: usize = 8;
 
 /// Threads in a block of the short side's kernels: 8 warps, which take turns down K over 128
 /// columns of C (few rows), or each take a row (few columns).
-const SHORT_THREADS: u32 = 256;
+pub const SHORT_THREADS: u32 = 256;
 
 /// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 128
 /// columns (few rows) or of 8 rows (few columns).

@@ -4,7 +4,7 @@ use common::testing::faults::{self, Class, Fault, SPLIT_SHAPES};
 use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Params, Shape};
-use step10_any_shape::{SHORT, STEP, TILES, choose};
+use step10_any_shape::{SHORT, SHORT_THREADS, STEP, TILES, choose};
 
 /// SM counts of the GPUs the rule is checked for: a T4's 40 up to an H200's 132 and beyond.
 const SMS: &[u32] = &[40, 108, 114, 132, 144];
@@ -118,6 +118,15 @@ const SHORT_SHAPES: &[(usize, usize, usize)] = &[
     (1, 1, 1),
     (7, 9, 300),
 ];
+
+/// The launch's blocks for the short side are the kernel's (whose static_assert ties them to its
+/// warps): a block of another size would index its shared sums out of bounds.
+#[test]
+fn the_short_sides_block_is_the_kernels() {
+    let line = format!("constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : {SHORT_THREADS};");
+    assert!(STEP.source.contains(&line), "{line}");
+    assert!(STEP.source.contains(&format!("constexpr int SHORT_GROUPS = {};", SHORT_THREADS / 32)));
+}
 
 #[test]
 fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
