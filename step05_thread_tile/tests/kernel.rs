@@ -90,8 +90,7 @@ fn gpu_every_stage_matches_the_reference_and_a_planted_fault_fails() {
     let params = Params::defaults(STEP.params);
     for (name, step) in stages() {
         testing::assert_all_pass(&testing::gpu_check(&step, params.clone(), SHAPES).unwrap());
-        let faulty = testing::apply_edits(step.source, thread_tile::STAGE_DROP_SLICE).unwrap();
-        let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..step };
+        let faulty = testing::edited(&step, thread_tile::STAGE_DROP_SLICE);
         let results =
             testing::gpu_check(&faulty, params.clone(), &[(127, 129, 131), (64, 64, 65536)]).unwrap();
         for (shape, verdict) in &results {

@@ -264,8 +264,7 @@ fn gpu_a_shared_tile_piece_that_overwrites_the_sum_fails() {
     for (i, &s) in shared.iter().enumerate() {
         assert!(checker.check(s, 40 + i as u64, false).unwrap().1.passed());
     }
-    let faulty = testing::apply_edits(STEP.source, OVERWRITE).unwrap();
-    let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..STEP };
+    let faulty = testing::edited(&STEP, OVERWRITE);
     let checker = Checker::defaults(&faulty).unwrap();
     for (i, &s) in shared.iter().enumerate() {
         let (s, v) = checker.check(s, 40 + i as u64, false).unwrap();
@@ -318,8 +317,7 @@ fn gpu_split_and_shared_sums_are_the_same_in_every_run() {
     let same = same_bits_twice(&STEP);
     assert!(same.iter().all(|&s| s), "C differed between two runs: {same:?}");
     // Planted: the slices added in an order that changes from run to run.
-    let faulty = testing::apply_edits(STEP.source, UNORDERED).unwrap();
-    let faulty = common::GpuStep { source: Box::leak(faulty.into_boxed_str()), ..STEP };
+    let faulty = testing::edited(&STEP, UNORDERED);
     let same = same_bits_twice(&faulty);
     assert!(same.iter().any(|&s| !s), "a sum in no fixed order gave the same bits every time: {same:?}");
 }

@@ -214,8 +214,7 @@ pub fn assert_shared_shapes_share(step: &GpuStep) {
 pub fn assert_overwrite_caught_on_gpu(step: &GpuStep) {
     let params = Params::defaults(step.params);
     super::assert_all_pass(&super::gpu_check(step, params.clone(), SHARED).unwrap());
-    let faulty = super::apply_edits(step.source, OVERWRITE).unwrap();
-    let faulty = GpuStep { source: Box::leak(faulty.into_boxed_str()), ..*step };
+    let faulty = super::edited(step, OVERWRITE);
     for (shape, verdict) in super::gpu_check(&faulty, params, SHARED).unwrap() {
         assert!(!verdict.passed(), "{} with a piece overwriting the sum passed at {shape}", step.name);
     }
