@@ -17,6 +17,7 @@ use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, step::Pr
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
 
 #[derive(Parser, Debug)]
+#[command(group = clap::ArgGroup::new("shapes").args(["suite", "held_out"]).multiple(false))]
 #[command(
     allow_negative_numbers = true,
     about = "Runs every step and cuBLAS (SGEMM, and TF32 where the GPU has it) over square sizes, verifies each, and \
@@ -57,6 +58,20 @@ struct Args {
     /// written as `<device>-held-out.md` with its chart.
     #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max", "suite"])]
     held_out: bool,
+    /// With --suite or --held-out: only these steps (and their variants) beside cuBLAS, by name
+    /// or number, comma-separated (e.g. `--steps 10` or `--steps step06_prefetch,step10`).
+    #[arg(long, value_delimiter = ',', requires = "shapes")]
+    steps: Vec<String>,
+}
+
+/// Whether `name` (a step's, or a variant's `step (variant)`) is one of `wanted` (names or
+/// numbers); every step when `wanted` is empty.
+fn wanted(name: &str, wanted: &[String]) -> bool {
+    let step = name.split(' ').next().unwrap_or(name);
+    wanted.is_empty()
+        || wanted.iter().any(|w| {
+            step == w || step.strip_prefix("step").is_some_and(|s| s.starts_with(&format!("{w:0>2}_")))
+        })
 }
 
 fn main() -> ExitCode {
@@ -183,8 +198,18 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         let name = std::path::Path::new(v.file).file_stem().and_then(|s| s.to_str()).unwrap_or("variant");
         (format!("{} ({name})", s.name), s.with_variant(v, v.source, v.file))
     });
-    let steps: Vec<(String, common::GpuStep)> =
-        GPU_STEPS.iter().map(|s| (s.name.to_owned(), common::GpuStep { ..**s })).chain(variants).collect();
+    let steps: Vec<(String, common::GpuStep)> = GPU_STEPS
+        .iter()
+        .map(|s| (s.name.to_owned(), common::GpuStep { ..**s }))
+        .chain(variants)
+        .filter(|(name, _)| wanted(name, &args.steps))
+        .collect();
+    if steps.is_empty() {
+        bail!(
+            "--steps {} names no step of the course (give names like step10_any_shape or numbers like 10)",
+            args.steps.join(",")
+        );
+    }
     let prepared = prepare(&gpu, steps.iter().map(|(name, s)| (name.as_str(), s)))?;
     let baselines = baselines(&gpu)?;
     let plan = Plan::new(args.reps);
@@ -384,6 +409,20 @@ mod tests {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn steps_are_picked_by_name_or_number_and_only_with_shapes() {
+        let a = parse(&["--held-out", "--steps", "10,step06_prefetch"]).unwrap();
+        assert!(wanted("step10_any_shape", &a.steps) && wanted("step06_prefetch (stream_k)", &a.steps));
+        assert!(!wanted("step01_cpu_naive", &a.steps) && !wanted("step11_int8_crt", &a.steps));
+        assert!(wanted("step11_int8_crt", &[]), "no --steps: every step");
+        assert!(!wanted("step10_any_shape", &["1".to_owned()]), "1 is step 01, not a prefix of 10");
+        let err = parse(&["--steps", "10"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("error: ") && err.contains("required") && err.contains("--suite|--held-out"),
+            "{err}"
+        );
     }
 
     #[test]

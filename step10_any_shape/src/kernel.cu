@@ -19,9 +19,10 @@
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
 constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : 256;  // the short side's blocks: 256
-// Blocks an SM must hold: MINB for the tiles; three of the short side's, which are bound by
-// memory (768 threads for loads in flight, 85 registers each: room for 8 rows × 4 sums).
-constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : 3;
+// Blocks an SM must hold: MINB for the tiles; of the short side's, which are bound by memory, three
+// of few rows (768 threads for loads in flight, 85 registers each: room for 8 rows × 4 sums) and
+// two of few columns (128 registers each: room for 4 rows × 8 sums and a row's loads in flight).
+constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? 3 : 2;
 constexpr int THREADS_N = WN / TN;  // threads across a warp's region
 // A thread's rows (columns) come in runs of 4 when TM (TN) allows 16-byte loads, else singly.
 constexpr int VM = (TM % 4 == 0) ? 4 : 1;
@@ -442,71 +443,92 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
     }
 }
 
-// Few columns (R of them): a warp owns one row of C and walks its share of K along the row of A,
-// lane t taking entries 4t to 4t + 3, then 128 further on, so that the warp reads 512 contiguous
-// bytes at a time (single entries, 128 bytes, where rows are not 16-byte aligned). B's rows for a
-// chunk of K are first copied, by the whole block, into shared memory column by column, where a
-// lane reads its 4 entries of a column in one 16-byte load. Each lane keeps R sums, and the warp
-// adds its lanes' sums by a fixed tree (xor 16, 8, 4, 2, 1).
+// Rows of C a warp of few columns takes: 4 where C has 4 columns or more, so that the block's copy
+// of B (R columns) serves 32 rows of A, else 1 (more blocks, and B's copy is small anyway).
+template <int R>
+__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }
+
+// Few columns (R of them): a warp owns warp_rows<R>() rows of C and walks its share of K along
+// each row of A in turn, lane t taking entries 4t to 4t + 3, then 128 further on, so that the warp
+// reads 512 contiguous bytes at a time (single entries, 128 bytes, where rows are not 16-byte
+// aligned). B's rows for a chunk of K are first copied, by the whole block, into shared memory
+// column by column, where a lane reads its 4 entries of a column in one 16-byte load. Each lane
+// keeps R sums per row, and the warp adds its lanes' sums by a fixed tree (xor 16, 8, 4, 2, 1).
 template <int R>
 __device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out, float* bs)
 {
     // Floats between B's columns in shared memory: a multiple of 4 (16-byte loads), and past CHUNK
     // by about 32/R, so that the 32 stores of a warp's copy fall in different banks.
     constexpr int PITCH = CHUNK + (32 / R + 3) / 4 * 4;
-    int row = blockIdx.x * SHORT_GROUPS + threadIdx.x / 32, lane = threadIdx.x % 32;
-    bool mine = row < M;  // every warp copies B; a warp past the last row computes nothing
+    constexpr int W = warp_rows<R>();
+    int row0 = (blockIdx.x * SHORT_GROUPS + threadIdx.x / 32) * W, lane = threadIdx.x % 32;
+    // Every warp copies B; a warp past the last row computes nothing.
+    int rows = max(0, min(W, M - row0));
     int k_lo, k_hi;
     my_range(K, k_lo, k_hi);
-    const float* a = A + static_cast<long long>(min(row, M - 1)) * K;
-    float sum[R] = {};
+    bool vec = K % 4 == 0;
+    float sum[W][R] = {};
     for (int c = k_lo; c < k_hi; c += CHUNK) {
         int len = min(CHUNK, k_hi - c);
-        // Where rows are aligned, the lane's entries of A in this chunk are loaded first, to be in
-        // flight while the block copies B (c and len are then multiples of 4).
+        // Where rows are aligned, the lane's entries of the first row of A in this chunk are
+        // loaded first, to be in flight while the block copies B (c and len are then multiples of 4).
         float4 v[CHUNK / 128];
-        bool vec = K % 4 == 0;
+        const float* a = A + static_cast<long long>(min(row0, M - 1)) * K;
 #pragma unroll
         for (int q = 0; q < CHUNK / 128; ++q) {
             int kk = 4 * lane + 128 * q;
-            v[q] = vec && mine && kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk)) : float4{};
+            v[q] = vec && rows > 0 && kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk)) : float4{};
         }
         __syncthreads();  // the previous chunk has been read
         for (int e = threadIdx.x; e < len * R; e += blockDim.x) {
             bs[(e % R) * PITCH + e / R] = __ldg(B + static_cast<long long>(c) * R + e);
         }
         __syncthreads();
-        if (!mine) continue;
-        if (vec) {
 #pragma unroll
-            for (int q = 0; q < CHUNK / 128; ++q) {
-                int kk = 4 * lane + 128 * q;
-                if (kk >= len) break;
+        for (int w = 0; w < W; ++w) {
+            if (w >= rows) break;
+            a = A + static_cast<long long>(row0 + w) * K;
+            if (vec) {
+                if (w > 0) {
 #pragma unroll
-                for (int j = 0; j < R; ++j) {
-                    float4 b = *reinterpret_cast<const float4*>(bs + j * PITCH + kk);
-                    sum[j] = fmaf(v[q].x, b.x, sum[j]);
-                    sum[j] = fmaf(v[q].y, b.y, sum[j]);
-                    sum[j] = fmaf(v[q].z, b.z, sum[j]);
-                    sum[j] = fmaf(v[q].w, b.w, sum[j]);
+                    for (int q = 0; q < CHUNK / 128; ++q) {
+                        int kk = 4 * lane + 128 * q;
+                        v[q] = kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk)) : float4{};
+                    }
                 }
-            }
-        } else {
-            for (int kk = lane; kk < len; kk += 32) {
-                float x = __ldg(a + c + kk);
 #pragma unroll
-                for (int j = 0; j < R; ++j) sum[j] = fmaf(x, bs[j * PITCH + kk], sum[j]);
+                for (int q = 0; q < CHUNK / 128; ++q) {
+                    int kk = 4 * lane + 128 * q;
+                    if (kk >= len) break;
+#pragma unroll
+                    for (int j = 0; j < R; ++j) {
+                        float4 b = *reinterpret_cast<const float4*>(bs + j * PITCH + kk);
+                        sum[w][j] = fmaf(v[q].x, b.x, sum[w][j]);
+                        sum[w][j] = fmaf(v[q].y, b.y, sum[w][j]);
+                        sum[w][j] = fmaf(v[q].z, b.z, sum[w][j]);
+                        sum[w][j] = fmaf(v[q].w, b.w, sum[w][j]);
+                    }
+                }
+            } else {
+                for (int kk = lane; kk < len; kk += 32) {
+                    float x = __ldg(a + c + kk);
+#pragma unroll
+                    for (int j = 0; j < R; ++j) sum[w][j] = fmaf(x, bs[j * PITCH + kk], sum[w][j]);
+                }
             }
         }
     }
 #pragma unroll
-    for (int j = 0; j < R; ++j) {
+    for (int w = 0; w < W; ++w) {
 #pragma unroll
-        for (int o = 16; o > 0; o /= 2) sum[j] += __shfl_xor_sync(0xFFFFFFFFu, sum[j], o);
-    }
-    if (mine && lane == 0) {
+        for (int j = 0; j < R; ++j) {
 #pragma unroll
-        for (int j = 0; j < R; ++j) out[static_cast<long long>(row) * R + j] = sum[j];
+            for (int o = 16; o > 0; o /= 2) sum[w][j] += __shfl_xor_sync(0xFFFFFFFFu, sum[w][j], o);
+        }
+        if (w < rows && lane == 0) {
+#pragma unroll
+            for (int j = 0; j < R; ++j) out[static_cast<long long>(row0 + w) * R + j] = sum[w][j];
+        }
     }
 }
 

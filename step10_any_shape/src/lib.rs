@@ -1,15 +1,20 @@
-//! Step 10: step 06's kernel with the problem cut per shape: the block tile, a split of K, and
-//! Stream-K, chosen on the host for each shape; and, with `--param PATH`, kernels for a product
-//! with a short side, which the rule does not choose yet (they are not yet measured).
+//! Step 10: step 06's kernel with the problem cut per shape: the block tile, a split of K and
+//! Stream-K, or a kernel for a product with a short side, chosen on the host for each shape by a
+//! model of their time ([`model`]) from a few times measured once per GPU.
+
+use std::fmt::Write as _;
 
 use common::gpu::Limits;
-use common::step::{Choice, Launch, PATH, SHARE, SPLIT};
+use common::step::{Choice, Launch, PAD, PATH, SHARE, SPLIT};
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
 
+pub mod model;
+pub use model::Way;
+
 // ANCHOR: params
-/// Step 06's parameters, then SPLIT and SHARE, which only the launch reads, and PATH: the tiles,
-/// or a kernel for a short side. The defaults are step 06's; `choose` replaces them for each
+/// Step 06's parameters, then SPLIT, SHARE and PAD, which only the launch reads, and PATH: the
+/// tiles, or a kernel for a short side. The defaults are step 06's; `choose` replaces them for each
 /// shape, and `--param` replaces the choice.
 pub const PARAMS: &[Param] = &[
     step06::PARAMS[0],
@@ -23,6 +28,7 @@ pub const PARAMS: &[Param] = &[
     SPLIT,
     SHARE,
     PATH,
+    PAD,
 ];
 // ANCHOR_END: params
 
@@ -63,8 +69,6 @@ pub const TILES: [Tile; 4] = [
     Tile { bm: 16, bn: 128, wm: 16, wn: 64, tm: 4, tn: 8, per_sm: 4 },
 ];
 
-/// The flat tile, taken for products of up to [`FLAT_ROWS`] rows.
-pub const FLAT: Tile = TILES[3];
 // ANCHOR_END: tiles
 
 impl Tile {
@@ -72,64 +76,29 @@ impl Tile {
     pub fn count(&self, s: Shape) -> u64 {
         (s.m as u64).div_ceil(u64::from(self.bm)) * (s.n as u64).div_ceil(u64::from(self.bn))
     }
-
-    fn name(&self) -> String {
-        format!("{}×{}", self.bm, self.bn)
-    }
-}
-
-/// The rows of C up to which the flat tile is taken.
-pub const FLAT_ROWS: usize = 16;
-
-/// The depth of K a block of a split keeps at least: 128 columns, or an eighth of K for short
-/// products, and never less than one slice (BK = 16).
-pub fn min_depth(k: usize) -> usize {
-    (k / 8).clamp(16, 128)
-}
-
-/// How a tile would run at a shape: its split and the blocks it gives.
-#[derive(Clone, Copy, Debug)]
-struct Plan {
-    tile: Tile,
-    split: u32,
-    blocks: u64,
-    slots: u64,
-}
-
-impl Plan {
-    /// The largest power-of-two split, at most SPLIT_MAX (256), that still fits every block in
-    /// one round of the SMs' slots and leaves each at least `min_depth` of K.
-    fn of(tile: Tile, s: Shape, sms: u32) -> Self {
-        let (tiles, slots) = (tile.count(s), u64::from(sms) * u64::from(tile.per_sm));
-        let mut split = 1u32;
-        while tiles * u64::from(2 * split) <= slots
-            && s.k / (2 * split as usize) >= min_depth(s.k)
-            && 2 * split <= common::step::SPLIT_MAX
-        {
-            split *= 2;
-        }
-        Self { tile, split, blocks: tiles * u64::from(split), slots }
-    }
-
-    /// The share of the SMs' slots its blocks fill in their first round (at most 1).
-    fn fill(&self) -> f64 {
-        (self.blocks as f64 / self.slots as f64).min(1.0)
-    }
 }
 
 // ANCHOR: short
-/// The most rows (PATH=1) or columns (PATH=2) of C the short side's kernels take. The rule does
-/// not choose them yet: `--param PATH=1` or `PATH=2` runs them.
+/// The most rows (PATH=1) or columns (PATH=2) of C the short side's kernels take.
 pub const SHORT: usize = 8;
 
 /// Threads in a block of the short side's kernels: 8 warps, which take turns down K over 128
 /// columns of C (few rows), or each take a row (few columns).
 pub const SHORT_THREADS: u32 = 256;
 
+/// Rows of C a warp of few columns takes at `n` columns (the kernel's `warp_rows`): 4 from 4
+/// columns on, so that a block's copy of B serves 32 rows of A, else 1.
+pub fn few_cols_warp_rows(n: usize) -> usize {
+    if n >= 4 { 4 } else { 1 }
+}
+
 /// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 128
-/// columns (few rows) or of 8 rows (few columns).
+/// columns (few rows) or of 8 warps' rows (few columns).
 fn short_blocks(path: u32, s: Shape) -> u32 {
-    if path == 1 { (s.n as u32).div_ceil(128) } else { (s.m as u32).div_ceil(SHORT_THREADS / 32) }
+    match path {
+        1 => s.n.div_ceil(model::FEW_ROWS_COLUMNS) as u32,
+        _ => s.m.div_ceil(model::few_cols_rows(s.n)) as u32,
+    }
 }
 
 /// The launch: step 06's for the tiles, else the short side's grid.
@@ -149,6 +118,12 @@ pub fn launch(p: &Params, s: Shape) -> Launch {
 /// kernel only where the side is short.
 pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     step06::check(p, s, limits)?;
+    if p.get(PAD.name) > 1 {
+        return Err(format!(
+            "PAD is 1 (rows padded to 16 bytes by copies) or 0 (read as they are), not {}",
+            p.get(PAD.name)
+        ));
+    }
     match p.get(PATH.name) {
         0 => Ok(()),
         1 if s.m <= SHORT => Ok(()),
@@ -161,31 +136,84 @@ pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
 // ANCHOR_END: short
 
 // ANCHOR: choose
-/// The rule. A few rows take the flat tile. Otherwise each tile no larger than C gets the split
-/// that fills the SMs' slots once without cutting K below `min_depth`; the largest tile whose
-/// blocks fill at least 90% as many slots as the best one's wins (a large tile reads fewer
-/// bytes per FLOP). Stream-K's layout (SHARE=1) is offered where K is not split; its own model
-/// takes it or not.
-pub fn choose(s: Shape, sms: u32) -> Choice {
-    let fits = |t: &&Tile| t.bm as usize <= s.m.max(64) && t.bn as usize <= s.n.max(64);
-    let plan = if s.m <= FLAT_ROWS {
-        Plan::of(FLAT, s, sms)
-    } else {
-        let plans: Vec<Plan> = TILES[..3].iter().filter(fits).map(|&t| Plan::of(t, s, sms)).collect();
-        let best = plans.iter().map(Plan::fill).fold(0.0, f64::max);
-        *plans.iter().find(|p| p.fill() >= 0.9 * best).expect("the 64×64 tile always fits")
-    };
-    let Plan { tile, split, blocks, slots } = plan;
-    let why = format!(
-        "tile {}{}: {} tiles{} = {blocks} blocks for {slots} slots ({sms} SMs × {}){}",
-        tile.name(),
-        if s.m <= FLAT_ROWS { " (a few rows)" } else { "" },
-        tile.count(s),
-        if split > 1 { format!(" × split {split}") } else { String::new() },
-        tile.per_sm,
-        if split > 1 { format!(", {} of K each", s.k.div_ceil(split as usize)) } else { String::new() },
+/// The depth of K a block of a split keeps at least: one slice of the tiles (BK = 16).
+pub const MIN_DEPTH: usize = 16;
+
+/// One way to run a product: a tile or a short side's kernel, K split `split` ways, and (for a
+/// tile, where rows are not 16-byte multiples) whether the launch pads them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cut {
+    pub way: Way,
+    pub split: u32,
+    pub pad: bool,
+}
+
+impl Cut {
+    fn name(&self, s: Shape) -> String {
+        let mut name = self.way.name();
+        if self.split > 1 {
+            let _ = write!(name, " × split {}", self.split);
+        }
+        if matches!(self.way, Way::Tile(_)) && common::pad::padded_shape(s).is_some() {
+            name += if self.pad { ", rows padded" } else { ", rows as they are" };
+        }
+        name
+    }
+}
+
+/// Every cut the rule weighs at `s`: each tile, and a short side's kernel where a side is short;
+/// each with K split 1, 2, 4, … 256 ways while every block keeps [`MIN_DEPTH`] of K; a tile on
+/// rows that are not 16-byte multiples both padded and not.
+pub fn cuts(s: Shape) -> Vec<Cut> {
+    let unaligned = common::pad::padded_shape(s).is_some();
+    let ways =
+        TILES.iter().map(|&t| Way::Tile(t)).chain([Way::FewRows, Way::FewCols]).filter(|w| w.serves(s));
+    let mut all = Vec::new();
+    for way in ways {
+        for split in (0..=common::step::SPLIT_MAX.ilog2()).map(|e| 1u32 << e) {
+            if split > 1 && s.k.div_ceil(split as usize) < MIN_DEPTH {
+                break;
+            }
+            all.push(Cut { way, split, pad: true });
+            if unaligned && matches!(way, Way::Tile(_)) {
+                all.push(Cut { way, split, pad: false });
+            }
+        }
+    }
+    all
+}
+
+/// The rule: the cut with the least time the model predicts (see [`model`]), from the
+/// calibration the rule reads; ties go to the cut listed first (larger tiles, smaller splits,
+/// padded rows). Stream-K's layout (SHARE=1) is offered where K is not split; its own model takes
+/// it or not.
+pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
+    let cal = model::calibration().as_ref().map_err(Clone::clone)?;
+    let mut ranked: Vec<(f64, Cut)> =
+        cuts(s).into_iter().map(|c| (cal.predict(c.way, c.split, c.pad, s, sms), c)).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (predicted, cut) = ranked[0];
+    let padded = common::pad::padded_shape(s).filter(|_| cut.pad && cut.way.path() == 0);
+    let blocks = cut.way.units(padded.unwrap_or(s)) * u64::from(cut.split);
+    let mut why = format!(
+        "{}: {blocks} blocks on {sms} SMs{}, predicted {predicted:.1} µs by the model ({})",
+        cut.name(s),
+        if cut.split > 1 {
+            format!(", {} of K each", s.k.div_ceil(cut.split as usize))
+        } else {
+            String::new()
+        },
+        cal.device,
     );
-    Choice {
+    if let Some(&(next, c)) = ranked.iter().find(|r| r.1.way != cut.way) {
+        let _ = write!(why, "; next {}, {next:.1} µs", c.name(s));
+    }
+    let tile = match cut.way {
+        Way::Tile(t) => t,
+        // The short side's kernels read no tile parameters; they keep step 06's.
+        Way::FewRows | Way::FewCols => TILES[0],
+    };
+    Ok(Choice {
         set: vec![
             ("BM", tile.bm),
             ("BN", tile.bn),
@@ -193,14 +221,16 @@ pub fn choose(s: Shape, sms: u32) -> Choice {
             ("WN", tile.wn),
             ("TM", tile.tm),
             ("TN", tile.tn),
-            ("SPLIT", split),
+            ("SPLIT", cut.split),
             // Stream-K's layout is offered wherever K is not split, also where `--param SPLIT=1`
             // replaces a split; a split launch ignores it.
             ("SHARE", 1),
-            ("PATH", 0),
+            ("PATH", cut.way.path()),
+            ("PAD", u32::from(cut.pad)),
         ],
         why,
-    }
+        predicted_us: Some(predicted),
+    })
 }
 // ANCHOR_END: choose
 

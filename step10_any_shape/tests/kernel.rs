@@ -4,7 +4,7 @@ use common::testing::faults::{self, Class, Fault, SPLIT_SHAPES};
 use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Params, Shape};
-use step10_any_shape::{SHORT, SHORT_THREADS, STEP, TILES, choose};
+use step10_any_shape::{SHORT, SHORT_THREADS, STEP, TILES, choose, model};
 
 /// SM counts of the GPUs the rule is checked for: a T4's 40 up to an H200's 132 and beyond.
 const SMS: &[u32] = &[40, 108, 114, 132, 144];
@@ -19,8 +19,8 @@ const SHORT_ZERO: [(&str, &str); 3] = [
     ("make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);", "make_float4(0.0f, 0.0f, 0.0f, 0.0f);"),
     ("c[j] = acc[i][j];", "c[j] = 0.0f;"),
     (
-        "out[static_cast<long long>(row) * R + j] = sum[j];",
-        "out[static_cast<long long>(row) * R + j] = 0.0f;",
+        "out[static_cast<long long>(row0 + w) * R + j] = sum[w][j];",
+        "out[static_cast<long long>(row0 + w) * R + j] = 0.0f;",
     ),
 ];
 
@@ -126,6 +126,16 @@ fn the_short_sides_block_is_the_kernels() {
     let line = format!("constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : {SHORT_THREADS};");
     assert!(STEP.source.contains(&line), "{line}");
     assert!(STEP.source.contains(&format!("constexpr int SHORT_GROUPS = {};", SHORT_THREADS / 32)));
+    // The model counts the blocks an SM holds at once as the kernel's launch bounds ask for them.
+    let [rows, cols] = model::SHORT_PER_SM;
+    let line = format!("constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? {rows} : {cols};");
+    assert!(STEP.source.contains(&line), "{line}");
+    // And the rows a warp of few columns takes as the kernel does.
+    assert!(STEP.source.contains("__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }"));
+    assert_eq!(
+        (1..=SHORT).map(step10_any_shape::few_cols_warp_rows).collect::<Vec<_>>(),
+        [1, 1, 1, 4, 4, 4, 4, 4]
+    );
 }
 
 #[test]
@@ -172,14 +182,18 @@ fn gpu_forced_paths_and_splits_match_the_reference() {
 }
 
 #[test]
-fn the_choice_says_why_and_names_what_param_forced() {
-    let (_, why) = STEP.params_for(shape((64, 64, 65536)), 132, &[]).unwrap();
-    let why = why.unwrap();
-    assert!(why.contains("tile 64×64") && why.contains("split") && !why.contains('\n'), "{why}");
-    let (p, why) = STEP.params_for(shape((64, 64, 65536)), 132, &[("SPLIT".into(), 4)]).unwrap();
-    assert_eq!(p.get("SPLIT"), 4);
-    assert!(why.unwrap().ends_with("--param sets SPLIT=4"));
-    let c = choose(shape((4096, 4096, 4096)), 132);
+fn the_choice_says_why_predicts_and_names_what_param_forced() {
+    let (_, c) = STEP.params_for(shape((64, 64, 65536)), 132, &[]).unwrap();
+    let c = c.unwrap();
+    let why = &c.why;
+    assert!(why.contains("split") && why.contains("predicted") && !why.contains('\n'), "{why}");
+    assert!(c.predicted_us.is_some_and(|p| p > 0.0), "{c:?}");
+    // Forced: the reason says so, and the prediction (made for the rule's parameters) is dropped.
+    let (p, c) = STEP.params_for(shape((64, 64, 65536)), 132, &[("SPLIT".into(), 3)]).unwrap();
+    let c = c.unwrap();
+    assert_eq!(p.get("SPLIT"), 3);
+    assert!(c.why.ends_with("--param sets SPLIT=3") && c.predicted_us.is_none(), "{c:?}");
+    let c = choose(shape((4096, 4096, 4096)), 132).unwrap();
     assert!(c.why.starts_with("tile 128×256"), "{}", c.why);
 }
 

@@ -190,13 +190,16 @@ impl Schedule {
 }
 
 /// How a [`Schedule::PerShape`] step chooses its parameters for a shape on a GPU of `sms` SMs.
-pub type Choose = fn(Shape, u32) -> Choice;
+/// A rule that cannot choose (its calibration cannot be read) says why in one sentence.
+pub type Choose = fn(Shape, u32) -> Result<Choice, String>;
 
-/// The parameters a step's rule sets for one shape, and why, in one line for the report.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The parameters a step's rule sets for one shape, and why, in one line for the report; and the
+/// time the rule's model predicts for them, which the report prints beside the measured one.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
     pub set: Vec<(&'static str, u32)>,
     pub why: String,
+    pub predicted_us: Option<f64>,
 }
 
 /// The parameter of a [`Schedule::PerShape`] step that splits K between that many blocks per tile
@@ -220,6 +223,15 @@ pub const PATH: Param = Param {
 pub fn on_tiles(params: &Params) -> bool {
     params.find(PATH.name).unwrap_or(0) == 0
 }
+
+/// The parameter of a step whose launch pads rows ([`GpuStep::pads_rows`]) and whose kernel also
+/// reads rows that are not 16-byte multiples as they are: pad them (1, 16-byte loads after the
+/// copies) or not (0, no copies, 4-byte loads on such rows).
+pub const PAD: Param = Param {
+    name: "PAD",
+    default: 1,
+    help: "1: rows that are not 16-byte multiples are copied into padded workspaces first (16-byte loads); 0: read as they are, 4 bytes at a time (no copies)",
+};
 
 /// The SMs a [`Schedule::PerShape`] step's choice assumes before a GPU is opened (an H100's), for
 /// the checks that run first and for `--compile-only`.
@@ -334,6 +346,13 @@ impl Extension {
 /// tiles alone (`whole = rows = tiles_m`) unless sharing ends more than 0.5% sooner. The variable
 /// [`LAYOUT_VAR`] overrides the choice.
 pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, slices: u32, resident: u32) -> (u32, u32) {
+    let (_, whole, rows) = stream_k_plan(tiles_m, tiles_n, slices, resident);
+    (whole, rows)
+}
+
+/// [`stream_k_layout`]'s layout, with when its last block ends on that model, in units of one
+/// whole tile's time.
+pub fn stream_k_plan(tiles_m: u32, tiles_n: u32, slices: u32, resident: u32) -> (f64, u32, u32) {
     // Fitted to step06's forced layouts at 4096³ (256 slices of 16) on an H200 (the layouts
     // record): a share's slices run 4% slower (the loop reads its tile's place from shared
     // memory), and a sharer pays about 13 slices' time for its second prologue and its turn at
@@ -367,7 +386,8 @@ pub fn stream_k_layout(tiles_m: u32, tiles_n: u32, slices: u32, resident: u32) -
             }
         }
     }
-    (best.1, best.2)
+    let end = if best.1 == tiles_m { plain } else { best.0 };
+    (end, best.1, best.2)
 }
 
 /// The environment variable that overrides [`stream_k_layout`]'s choice, as `WHOLE,ROWS`: to
@@ -466,9 +486,10 @@ impl Intensity {
 impl GpuStep {
     /// The shape the kernel multiplies for `shape` when the launch pads rows (see
     /// [`crate::pad`]), None when it multiplies `shape` itself (also on a [`PATH`] other than
-    /// the tiles, whose kernels read rows as they are).
+    /// the tiles, whose kernels read rows as they are, and with [`PAD`]=0).
     pub fn padded_shape(&self, params: &Params, shape: Shape) -> Option<Shape> {
-        if self.pads_rows && on_tiles(params) { crate::pad::padded_shape(shape) } else { None }
+        let pads = self.pads_rows && on_tiles(params) && params.find(PAD.name).unwrap_or(1) == 1;
+        if pads { crate::pad::padded_shape(shape) } else { None }
     }
 
     /// Refuses a device of compute capability `cc` (named `device`) older than the step needs.
@@ -592,18 +613,19 @@ impl GpuStep {
     }
 
     /// The parameters for `shape` on a GPU of `sms` SMs: the defaults, then the step's choice for
-    /// the shape ([`Schedule::PerShape`]), then `overrides` (`--param`); with the choice's reason
-    /// in one line, which names what `overrides` changed.
+    /// the shape ([`Schedule::PerShape`]), then `overrides` (`--param`); with the choice, whose
+    /// reason names what `overrides` changed (and whose prediction is dropped where they changed
+    /// anything: it was made for the rule's parameters).
     pub fn params_for(
         &self,
         shape: Shape,
         sms: u32,
         overrides: &[(String, u32)],
-    ) -> Result<(Params, Option<String>)> {
+    ) -> Result<(Params, Option<Choice>)> {
         let Schedule::PerShape(choose) = self.schedule else {
             return Ok((Params::with_overrides(self.params, overrides)?, None));
         };
-        let choice = choose(shape, sms);
+        let choice = choose(shape, sms).map_err(|e| anyhow!("{e}"))?;
         let mut all: Vec<(String, u32)> = choice.set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
         all.extend_from_slice(overrides);
         let params = Params::with_overrides(self.params, &all)?;
@@ -612,12 +634,16 @@ impl GpuStep {
             .filter(|(n, v)| choice.set.iter().find(|(c, _)| c == n).is_none_or(|(_, cv)| cv != v))
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        let why = if forced.is_empty() {
-            choice.why
+        let choice = if forced.is_empty() {
+            choice
         } else {
-            format!("{}; --param sets {}", choice.why, forced.join(" "))
+            Choice {
+                why: format!("{}; --param sets {}", choice.why, forced.join(" ")),
+                predicted_us: None,
+                ..choice
+            }
         };
-        Ok((params, Some(why)))
+        Ok((params, Some(choice)))
     }
 
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
@@ -721,8 +747,8 @@ impl<'a> Prepared<'a> {
         shape: Shape,
         overrides: &[(String, u32)],
     ) -> Result<(Self, Option<String>)> {
-        let (params, why) = step.params_for(shape, gpu.info.sms, overrides)?;
-        Ok((Self::new(gpu, step, params)?, why))
+        let (params, choice) = step.params_for(shape, gpu.info.sms, overrides)?;
+        Ok((Self::new(gpu, step, params)?, choice.map(|c| c.why)))
     }
 
     /// For a step that chooses its parameters per shape, the step compiled again with its choice

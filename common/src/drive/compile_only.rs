@@ -112,7 +112,8 @@ fn compile_and_report(
 
 /// The whole of `--compile-only` for a GPU step: for --arch, else the GPU present (--device),
 /// else DEFAULT_ARCH.
-pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape) -> Result<bool> {
+/// `why`: the step's choice for the shape, where it chooses (made for an H100's SMs).
+pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape, why: Option<&str>) -> Result<bool> {
     if args.tune {
         bail!("--compile-only and --tune do not go together: --tune runs every set on the GPU");
     }
@@ -120,6 +121,9 @@ pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape) -> Result
         args.arch.clone().or_else(|| present_arch(args.ordinal())).unwrap_or_else(|| DEFAULT_ARCH.to_owned());
     let (report, compiled) = compile_and_report(step, params, &arch, shape)?;
     print!("{report}");
+    if let Some(why) = why {
+        println!("  choice   {why} (for {} SMs)", crate::step::SMS_BEFORE_OPENING);
+    }
     if let Some(path) = &args.cubin {
         std::fs::write(path, &compiled.cubin)
             .map_err(|e| anyhow!("could not write the machine code to {}: {e}", path.display()))?;

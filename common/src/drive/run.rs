@@ -220,9 +220,9 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     let files = files_of(args)?;
     let asked = shape_of(args, files.as_ref(), (step.default_shape)(&Limits::LARGEST))?;
     // A step that chooses per shape chooses here as for an H100's SMs, and again once the GPU is open.
-    let (params, _) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
+    let (params, choice) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
     if args.compile_only {
-        return compile_only::run(step, args, &params, asked);
+        return compile_only::run(step, args, &params, asked, choice.as_ref().map(|c| c.why.as_str()));
     }
     if args.arch.is_some() {
         bail!("--arch goes with --compile-only; a run compiles for the GPU it runs on");
@@ -252,7 +252,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         bail!("{}", gpu::NO_NVRTC);
     }
     let shape = shape_of(args, files.as_ref(), (step.default_shape)(&gpu.info.limits))?;
-    let (params, why) = step.params_for(shape, gpu.info.sms, &args.params)?;
+    let (params, choice) = step.params_for(shape, gpu.info.sms, &args.params)?;
     let mut notes = Vec::new();
     let with_cublas = !args.no_cublas && cublas_found;
     if !args.no_cublas && !with_cublas {
@@ -323,7 +323,8 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
             launch,
             resources,
             padded: step.padded_shape(&prepared.params, shape),
-            why,
+            why: choice.as_ref().map(|c| c.why.clone()),
+            predicted_us: choice.and_then(|c| c.predicted_us),
         }),
         time,
         cublas: cublas_time,

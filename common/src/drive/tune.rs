@@ -59,7 +59,9 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
     }
     // A step that chooses per shape starts from its choice for this shape.
     let base = match step.schedule {
-        crate::step::Schedule::PerShape(choose) => choose(shape, gpu.info.sms).set,
+        crate::step::Schedule::PerShape(choose) => {
+            choose(shape, gpu.info.sms).map_err(|e| anyhow!("{e}"))?.set
+        }
         _ => Vec::new(),
     };
     let all = candidates(step, &base, &args.params)?;

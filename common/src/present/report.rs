@@ -27,6 +27,9 @@ pub struct KernelFacts {
     /// Why the step's rule chose these parameters for this shape, for a step that chooses per
     /// shape (see [`crate::step::Schedule::PerShape`]).
     pub why: Option<String>,
+    /// The time the rule's model predicted for its choice, in microseconds (None where `--param`
+    /// changed the choice, or the step has no model).
+    pub predicted_us: Option<f64>,
 }
 
 #[derive(Clone, Debug)]
@@ -219,6 +222,14 @@ impl fmt::Display for Report {
             }
         }
         writeln!(f)?;
+        if let Some(p) = self.kernel.as_ref().and_then(|k| k.predicted_us) {
+            let measured = 1e3 * t.median_ms;
+            writeln!(
+                f,
+                "  model    predicted {p:.1} µs · measured {measured:.1} µs ({:.2}× the prediction)",
+                measured / p
+            )?;
+        }
         match &self.verdict {
             None => writeln!(f, "  verify   skipped (--no-verify)")?,
             Some(v) => {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The GPU checks of step 10's model and rule (issue 41), from a gpu-bundle (../shared/tools/gpu-bundle)
+# carried as .gpu, in parts that each fit one call of the device (at most 600 s). Writes its logs
+# under $OUT (or ./gpu-check).
+#
+#   bash scripts/gpu-check-model.sh calibrate  # calibrate, then the development shapes with that calibration,
+#                                              # then step 10's test of every path and split
+#   bash scripts/gpu-check-model.sh develop    # the development shapes with the recorded calibration
+#   bash scripts/gpu-check-model.sh measure    # compare --suite and --held-out for step 10, twice, back to back
+#
+# The development shapes are drawn like the held-out ones (M, N, K log-uniform over [1, 16384],
+# M·N·K ≤ 2³⁶) from another seed (20261123), with the short-side shapes of gpu-check-short-side.sh;
+# the model is looked at on them, never on the held-out shapes. Each run prints the rule's choice,
+# the predicted and measured time, and the share of cuBLAS SGEMM in its own run.
+set -uo pipefail
+part=${1:-}
+out=${OUT:-gpu-check}
+mkdir -p "$out"
+bash .gpu/run list > /dev/null || exit 1
+header() { { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; git rev-parse --short HEAD 2>/dev/null; } > "$out/$1"; }
+DEVELOP="1518,6058,576 5,2664,2 3940,43,6 573,2,62 14,3,2442 15,93,24 9975,1565,2 2922,1550,13596 7,5762,103
+3,483,2343 51,36,5391 559,58,1122 184,3115,153 20,3,25 46,684,936 13,2328,4786 467,131,198 18,6,455 6654,77,868
+475,5,52 1130,3,12 3,12937,169 27,1048,478 11,4853,25
+1,4096,4096 2,4096,4096 8,4096,4096 4096,1,4096 4096,4,4096 4096,8,4096 4099,3,2049 3,4099,2049
+2,2,1048576 1,1,1048576 8,8,65536 1,14336,4096 4096,2,11008"
+develop() {
+  for s in $DEVELOP; do
+    IFS=, read -r m n k <<< "$s"
+    echo "== $m×$n×$k"
+    bash .gpu/run bin step10_any_shape -m "$m" -n "$n" -k "$k" 2>&1 | grep -E "params|choice|model|speed|verify|error" | sed 's/ · [0-9.]*% of FP32 peak.*//'
+  done
+}
+fail=0
+case "$part" in
+  calibrate)
+    header calibrate.log
+    bash .gpu/run bin calibrate --out "$out/calibration.txt" >> "$out/calibrate.log" 2>&1 || fail=1
+    cat "$out/calibrate.log"
+    header develop.log
+    STEP10_CALIBRATION="$out/calibration.txt" develop >> "$out/develop.log"
+    grep -E "^==|model|speed" "$out/develop.log"
+    dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ | head -1)
+    t=$(for f in "$dir"/tests/*; do "$f" --list 2>/dev/null | grep -q "^gpu_forced_paths_and_splits_match_the_reference: test" && echo "$f"; done)
+    header paths.log
+    timeout 200 "$t" --ignored --exact gpu_forced_paths_and_splits_match_the_reference >> "$out/paths.log" 2>&1 || fail=1
+    grep -E "test result|panicked" "$out/paths.log" ;;
+  develop)
+    header develop.log
+    develop >> "$out/develop.log"
+    grep -E "^==|model|speed" "$out/develop.log" ;;
+  measure)
+    header measure.log
+    for r in 1 2; do
+      for which in --suite --held-out; do
+        echo "== run $r: compare $which --steps 10"
+        bash .gpu/run bin compare $which --steps 10 --out "$out/run$r" 2>&1 | grep -vE "^\s*$" || fail=1
+      done
+    done >> "$out/measure.log"
+    grep -E "^==|step10_any_shape \||geometric|worst" "$out/measure.log" ;;
+  *) echo "gpu-check: say which part: calibrate, develop or measure" >&2; exit 2 ;;
+esac
+exit $fail

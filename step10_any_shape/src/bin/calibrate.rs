@@ -1,0 +1,241 @@
+//! `cargo run --release -p step10_any_shape --bin calibrate [-- --out FILE]`: measures, once per
+//! GPU, the times step 10's model needs (see `step10_any_shape::model`) and writes them as a
+//! calibration file. The rule reads the H100's, recorded in the repository; point
+//! `STEP10_CALIBRATION` at the file this writes to use your GPU's.
+//!
+//! Every time is a kernel's at a shape built so that the model's count of rounds is exact: the
+//! SMs each get one block (the one-block line), or two full rounds of the blocks they hold at once
+//! (the full line), at two depths of K; the line through the two depths is the block's time. The
+//! short side's kernels, which are bound by memory, are measured at depths whose operands fit in
+//! half the L2 cache (the model adds the memory's time where a product's do not); the tiles at
+//! depths of 256 and 2048, with rows 16-byte multiples and, reading them as they are, not.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use common::session::{self, Buffers};
+use common::step::Prepared;
+use common::timing::Plan;
+use common::{Params, Shape, gpu};
+use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, Line, Way, few_cols_rows};
+use step10_any_shape::{SHORT, STEP, TILES, Tile};
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--out FILE` (default: calibration/<device>.txt under the crate, beside the recorded one).
+fn out_path(device: &str) -> Result<Option<PathBuf>> {
+    let mut args = std::env::args().skip(1);
+    let mut out = None;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--out" => out = Some(PathBuf::from(args.next().context("--out needs a file")?)),
+            "-h" | "--help" => {
+                println!("calibrate [--out FILE]: measures the block times of step 10's model on this GPU");
+                return Ok(None);
+            }
+            other => bail!("calibrate takes --out FILE, not '{other}'"),
+        }
+    }
+    let slug: String =
+        device.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    Ok(Some(out.unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("calibration").join(format!("{slug}.txt"))
+    })))
+}
+
+struct Bench<'g> {
+    gpu: &'g gpu::Gpu,
+}
+
+impl Bench<'_> {
+    /// The median time of `way` with K split `split` ways at `s`, in microseconds, on inputs of
+    /// a constant (the time does not depend on the values).
+    fn time(&self, way: Way, split: u32, pad: bool, s: Shape) -> Result<(f64, u32)> {
+        let tile = match way {
+            Way::Tile(t) => t,
+            Way::FewRows | Way::FewCols => TILES[0],
+        };
+        let set: Vec<(String, u32)> = [
+            ("BM", tile.bm),
+            ("BN", tile.bn),
+            ("WM", tile.wm),
+            ("WN", tile.wn),
+            ("TM", tile.tm),
+            ("TN", tile.tn),
+            ("SPLIT", split),
+            ("SHARE", 0),
+            ("PATH", way.path()),
+            ("PAD", u32::from(pad)),
+        ]
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), *v))
+        .collect();
+        let params = Params::with_overrides(STEP.params, &set)?;
+        let prepared = Prepared::new(self.gpu, &STEP, params)?;
+        let (launch, resources) = prepared.plan(&self.gpu.info, s)?;
+        let stream = &self.gpu.stream;
+        let err = |e| anyhow!("allocating {s}: {e:?}");
+        let mut bufs = Buffers {
+            a: stream.clone_htod(&vec![0.75f32; s.m * s.k]).map_err(err)?,
+            b: stream.clone_htod(&vec![0.5f32; s.k * s.n]).map_err(err)?,
+            bt: None,
+            c: stream.alloc_zeros(s.m * s.n).map_err(err)?,
+            shape: s,
+        };
+        let (_, t) = session::run_and_time(self.gpu, &prepared, launch, s, &mut bufs, Plan::new(None))?;
+        Ok((1e3 * t.median_ms, resources.blocks_per_sm))
+    }
+
+    /// The line through the block times at depths d1 and d2, from shapes of those depths (`at`)
+    /// whose busiest SM runs `rounds` rounds; printed as it goes.
+    fn line(
+        &self,
+        what: &str,
+        way: Way,
+        pad: bool,
+        rounds: f64,
+        at: impl Fn(usize) -> Shape,
+        (d1, d2): (usize, usize),
+    ) -> Result<Line> {
+        let mut points = [(0.0, 0.0); 2];
+        for (p, d) in points.iter_mut().zip([d1, d2]) {
+            let s = at(d);
+            let (us, per_sm) = self.time(way, 1, pad, s)?;
+            println!(
+                "{:<12} {what:<9} {:<20} {us:>10.2} µs  ({per_sm} blocks an SM)",
+                way.name(),
+                s.to_string()
+            );
+            *p = (d as f64, us / rounds);
+        }
+        Ok(Line::through(points[0], points[1]))
+    }
+
+    /// A tile's lines: SMs blocks (one each), and 2·per_sm·SMs (two full rounds); `aligned`: N
+    /// and K multiples of 4, else both 2 past one (N short of the last tile by 2), read as they are.
+    fn tile(&self, t: Tile, sms: usize, aligned: bool) -> Result<Costs> {
+        let (what, off) = if aligned { ("", 0) } else { (" unaligned", 2) };
+        let shape = |tiles_m: usize, tiles_n: usize| {
+            move |d: usize| Shape { m: tiles_m * t.bm as usize, n: tiles_n * t.bn as usize - off, k: d + off }
+        };
+        let depths = (256, 2048);
+        let way = Way::Tile(t);
+        let full =
+            self.line(&format!("full{what}"), way, aligned, 2.0, shape(sms * t.per_sm as usize, 2), depths)?;
+        let one = if t.per_sm == 1 {
+            full
+        } else {
+            self.line(&format!("one{what}"), way, aligned, 1.0, shape(sms, 1), depths)?
+        };
+        Ok(Costs { one, full })
+    }
+
+    /// A short side's lines at `r` rows (few rows) or columns (few columns), at depths whose
+    /// operands fit in half the L2 cache (`l2` bytes).
+    fn short(&self, way: Way, r: usize, sms: usize, l2: f64) -> Result<Costs> {
+        let shape = move |blocks: usize| {
+            move |d: usize| match way {
+                Way::FewRows => Shape { m: r, n: blocks * FEW_ROWS_COLUMNS, k: d },
+                _ => Shape { m: blocks * few_cols_rows(r), n: r, k: d },
+            }
+        };
+        let depths = |at: &dyn Fn(usize) -> Shape| {
+            let bytes = |d| {
+                let s = at(d);
+                4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64
+            };
+            let mut d2 = 64;
+            while d2 < 16384 && bytes(2 * d2) <= l2 / 2.0 {
+                d2 *= 2;
+            }
+            (d2 / 4, d2)
+        };
+        let (one, full) = (shape(sms), shape(2 * way.per_sm() as usize * sms));
+        let one = self.line("one", way, true, 1.0, one, depths(&one))?;
+        let full = self.line("full", way, true, 2.0, full, depths(&full))?;
+        Ok(Costs { one, full })
+    }
+}
+
+fn run() -> Result<()> {
+    let gpu = gpu::open("calibrate", 0)?;
+    if !gpu::nvrtc_present() {
+        bail!("{}", gpu::NO_NVRTC);
+    }
+    let Some(out) = out_path(&gpu.info.name)? else { return Ok(()) };
+    let sms = gpu.info.sms as usize;
+    println!(
+        "calibrating step 10's model on {} ({sms} SMs); times are medians of back-to-back launches",
+        gpu.info.name
+    );
+    let bench = Bench { gpu: &gpu };
+    let l2 = f64::from(gpu.info.l2_bytes);
+    let (launch, _) = bench.time(Way::FewCols, 1, true, Shape { m: 1, n: 1, k: 16 })?;
+    println!("{:<12} {:<9} {:<20} {launch:>10.2} µs", "launch", "", "1×1×16");
+    let tiles = TILES.iter().map(|&t| bench.tile(t, sms, true)).collect::<Result<Vec<_>>>()?;
+    let tiles_unaligned = TILES.iter().map(|&t| bench.tile(t, sms, false)).collect::<Result<Vec<_>>>()?;
+    let few_rows = [bench.short(Way::FewRows, 1, sms, l2)?, bench.short(Way::FewRows, SHORT, sms, l2)?];
+    let few_cols = [bench.short(Way::FewCols, 1, sms, l2)?, bench.short(Way::FewCols, SHORT, sms, l2)?];
+    // The bandwidth the short side's kernels see reading a long operand of 1 GiB from memory
+    // (few rows with K split 8 ways, enough blocks to fill the SMs), and few columns reading A of
+    // a quarter of the L2 cache from there: the bytes over the time past the launch (two launches
+    // where K is split: sum_slices' bytes are few).
+    let rate = |way: Way, split: u32, s: Shape, from: &str| -> Result<f64> {
+        let (us, _) = bench.time(way, split, true, s)?;
+        let bytes = 4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64;
+        let rate = bytes / (us - launch * if split > 1 { 2.0 } else { 1.0 });
+        println!(
+            "{:<12} {from:<9} {:<20} {us:>10.2} µs  ({:.0} GB/s)",
+            way.name(),
+            s.to_string(),
+            rate / 1e3
+        );
+        Ok(rate)
+    };
+    let big = 16384;
+    let few_rows_memory = [
+        rate(Way::FewRows, 8, Shape { m: 1, n: big, k: big }, "memory")?,
+        rate(Way::FewRows, 8, Shape { m: SHORT, n: big, k: big }, "memory")?,
+    ];
+    let few_cols_memory = [
+        rate(Way::FewCols, 1, Shape { m: big, n: 1, k: big }, "memory")?,
+        rate(Way::FewCols, 1, Shape { m: big, n: SHORT, k: big }, "memory")?,
+    ];
+    let rows = 2 * Way::FewCols.per_sm() as usize * sms * few_cols_rows(1);
+    let k = ((l2 / 4.0) as usize / (4 * rows)).next_multiple_of(4);
+    let l2_bytes_per_us = rate(Way::FewCols, 1, Shape { m: rows, n: 1, k }, "L2 cache")?;
+    let cal = Calibration {
+        device: gpu.info.name.clone(),
+        sms: gpu.info.sms,
+        launch,
+        bytes_per_us: few_cols_memory[0],
+        l2_bytes: l2,
+        l2_bytes_per_us,
+        tiles,
+        tiles_unaligned,
+        few_rows,
+        few_cols,
+        few_rows_memory,
+        few_cols_memory,
+    };
+    let text = format!(
+        "# step 10's calibration, written by `cargo run --release -p step10_any_shape --bin calibrate`\n{}",
+        cal.write()
+    );
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(&out, &text).with_context(|| format!("writing {}", out.display()))?;
+    print!("{text}");
+    println!("wrote {}", out.display());
+    Ok(())
+}
