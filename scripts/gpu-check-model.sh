@@ -6,7 +6,7 @@
 #   bash scripts/gpu-check-model.sh calibrate  # calibrate, then the development shapes with that calibration,
 #                                              # then step 10's test of every path and split
 #   bash scripts/gpu-check-model.sh develop    # the development shapes with the recorded calibration
-#   bash scripts/gpu-check-model.sh measure    # compare --suite and --held-out for step 10, twice, back to back
+#   bash scripts/gpu-check-model.sh measure 1  # compare --held-out and --suite for step 10; then again with 2
 #
 # The development shapes are drawn like the held-out ones (M, N, K log-uniform over [1, 16384],
 # M·N·K ≤ 2³⁶) from another seed (20261123), with the short-side shapes of gpu-check-short-side.sh;
@@ -49,14 +49,14 @@ case "$part" in
     develop >> "$out/develop.log"
     grep -E "^==|model|speed" "$out/develop.log" ;;
   measure)
-    header measure.log
-    for r in 1 2; do
-      for which in --suite --held-out; do
-        echo "== run $r: compare $which --steps 10"
-        bash .gpu/run bin compare $which --steps 10 --out "$out/run$r" 2>&1 | grep -vE "^\s*$" || fail=1
-      done
-    done >> "$out/measure.log"
-    grep -E "^==|step10_any_shape \||geometric|worst" "$out/measure.log" ;;
+    # One run of each, cuBLAS SGEMM in the same run: call with 1, then again with 2 (each fits a call).
+    r=${2:-1}
+    header measure-$r.log
+    for which in --held-out --suite; do
+      echo "== run $r: compare $which --steps 10"
+      bash .gpu/run bin compare $which --steps 10 --out "$out/run$r" 2>&1 | grep -vE "^\s*$" || fail=1
+    done >> "$out/measure-$r.log"
+    grep -E "^==|step10_any_shape \||geometric|worst" "$out/measure-$r.log" ;;
   *) echo "gpu-check: say which part: calibrate, develop or measure" >&2; exit 2 ;;
 esac
 exit $fail

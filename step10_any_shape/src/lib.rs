@@ -185,8 +185,8 @@ pub fn cuts(s: Shape) -> Vec<Cut> {
 
 /// The rule: the cut with the least time the model predicts (see [`model`]), from the
 /// calibration the rule reads; ties go to the cut listed first (larger tiles, smaller splits,
-/// padded rows). Stream-K's layout (SHARE=1) is offered where K is not split; its own model takes
-/// it or not.
+/// padded rows). Stream-K's layout (SHARE=1) is offered where unsplit tiles fill the SMs at least
+/// once; its own model takes it or not.
 pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
     let cal = model::calibration().as_ref().map_err(Clone::clone)?;
     let mut ranked: Vec<(f64, Cut)> =
@@ -208,6 +208,8 @@ pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
     if let Some(&(next, c)) = ranked.iter().find(|r| r.1.way != cut.way) {
         let _ = write!(why, "; next {}, {next:.1} µs", c.name(s));
     }
+    let at = padded.unwrap_or(s);
+    let shares = model::stream_k_end(cut.way, 1, at, sms).is_some();
     let tile = match cut.way {
         Way::Tile(t) => t,
         // The short side's kernels read no tile parameters; they keep step 06's.
@@ -222,9 +224,10 @@ pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
             ("TM", tile.tm),
             ("TN", tile.tn),
             ("SPLIT", cut.split),
-            // Stream-K's layout is offered wherever K is not split, also where `--param SPLIT=1`
-            // replaces a split; a split launch ignores it.
-            ("SHARE", 1),
+            // Stream-K's layout is offered where unsplit tiles fill the SMs at least once (see
+            // `model::stream_k_end`), also where `--param SPLIT=1` replaces a split; a split
+            // launch ignores it.
+            ("SHARE", u32::from(shares)),
             ("PATH", cut.way.path()),
             ("PAD", u32::from(cut.pad)),
         ],

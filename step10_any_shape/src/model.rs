@@ -224,14 +224,7 @@ impl Calibration {
         let r = if way == Way::FewRows { s.m } else { s.n };
         let costs = self.costs(way, r, aligned);
         let mut rounds = rounds(blocks, sms, way.per_sm(), costs, depth);
-        if let Way::Tile(t) = way
-            && split == 1
-        {
-            // Unsplit, the tiles' launch shares a part-filled last round slice by slice where its
-            // own model says that ends sooner (Stream-K); that model counts in whole tiles.
-            let (tiles_m, tiles_n) = (p.m.div_ceil(t.bm as usize) as u32, p.n.div_ceil(t.bn as usize) as u32);
-            let slices = p.k.div_ceil(16) as u32;
-            let (end, _, _) = common::step::stream_k_plan(tiles_m, tiles_n, slices, sms * t.per_sm);
+        if let Some(end) = stream_k_end(way, split, p, sms) {
             rounds = rounds.min(end * costs.full.at(depth));
         }
         let out = if split > 1 { f64::from(split) } else { 1.0 };
@@ -394,6 +387,22 @@ impl Calibration {
         }
         f
     }
+}
+
+/// Where unsplit tiles fill every slot of the SMs at least once, their launch shares a part-filled
+/// last round slice by slice where its own model says that ends sooner (Stream-K): when that
+/// model says the last block ends, in whole tiles' time. None elsewhere: a grid that does not
+/// fill the SMs once is not shared (the rule sets SHARE=0 there), since that model was measured
+/// on a shared last round, not on tiles cut between many blocks each.
+pub fn stream_k_end(way: Way, split: u32, p: Shape, sms: u32) -> Option<f64> {
+    let Way::Tile(t) = way else { return None };
+    let (tiles_m, tiles_n) = (p.m.div_ceil(t.bm as usize) as u32, p.n.div_ceil(t.bn as usize) as u32);
+    let slots = sms * t.per_sm;
+    if split > 1 || u64::from(tiles_m) * u64::from(tiles_n) < u64::from(slots) {
+        return None;
+    }
+    let slices = p.k.div_ceil(16) as u32;
+    Some(common::step::stream_k_plan(tiles_m, tiles_n, slices, slots).0)
 }
 
 /// The busiest SM's time: ⌈blocks / SMs⌉ blocks, `per_sm` at once; whole rounds at the full line,
