@@ -201,6 +201,7 @@ impl Calibration {
         self.launch + self.memory(Way::Tile(TILES[0]), 1, bytes)
     }
 
+    // ANCHOR: predict
     /// The predicted time of `way` with K split `split` ways at `s` on `sms` SMs, in microseconds;
     /// a tile pads rows that are not 16-byte multiples where `pad`, else reads them as they are.
     pub fn predict(&self, way: Way, split: u32, pad: bool, s: Shape, sms: u32) -> f64 {
@@ -239,6 +240,7 @@ impl Calibration {
         }
         time
     }
+    // ANCHOR_END: predict
 
     /// Reads a calibration file: `key value…` lines, `#` comments.
     pub fn parse(text: &str) -> Result<Self, String> {
