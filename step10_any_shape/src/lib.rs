@@ -33,8 +33,9 @@ pub const PARAMS: &[Param] = &[
 // ANCHOR_END: params
 
 /// The values the tuner tries (`--tune`); the parameters a run fixes with `--param` stay fixed,
-/// so `--tune --param BM=64 --param BN=64 …` searches the split alone. SHARE keeps the rule's
-/// value (1) unless given: the launch ignores it where K is split.
+/// so `--tune --param BM=64 --param BN=64 …` searches the split alone. A short side's kernel
+/// (PATH 1 or 2, where the side is short) is timed once per split, its tile unread. SHARE and PAD
+/// keep the rule's values unless given: the launch ignores SHARE where K is split.
 pub const SEARCH: &[(&str, &[u32])] = &[
     ("BM", &[16, 64, 128]),
     ("BN", &[64, 128, 256]),
@@ -43,6 +44,7 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("TM", &[4, 8]),
     ("TN", &[4, 8]),
     ("SPLIT", &[1, 2, 4, 8, 16, 32, 64, 128, 256]),
+    ("PATH", &[0, 1, 2]),
 ];
 
 // ANCHOR: tiles

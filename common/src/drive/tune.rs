@@ -8,7 +8,7 @@ use crate::cublas::{self, Blas};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Inputs;
 use crate::session::{self, Buffers};
-use crate::step::{GpuStep, Params, Prepared};
+use crate::step::{GpuStep, PAD, PATH, Params, Prepared, SHARE, SPLIT, on_tiles};
 use crate::timing::Plan;
 use crate::verify;
 
@@ -31,14 +31,31 @@ pub fn candidates(step: &GpuStep, base: &[(&str, u32)], fixed: &[(String, u32)])
             .collect();
     }
     // Parameters outside the search space keep their defaults.
-    sets.into_iter()
-        .map(|set| {
-            let mut overrides: Vec<(String, u32)> =
-                base.iter().chain(set.iter()).map(|(n, v)| ((*n).to_owned(), *v)).collect();
-            overrides.extend_from_slice(fixed);
-            Params::with_overrides(step.params, &overrides)
-        })
-        .collect()
+    let mut all: Vec<Params> = Vec::new();
+    for set in sets {
+        let mut overrides: Vec<(String, u32)> =
+            base.iter().chain(set.iter()).map(|(n, v)| ((*n).to_owned(), *v)).collect();
+        overrides.extend_from_slice(fixed);
+        let p = off_tiles(step, Params::with_overrides(step.params, &overrides)?)?;
+        if !all.contains(&p) {
+            all.push(p);
+        }
+    }
+    Ok(all)
+}
+
+/// A set off the block tiles (a [`PATH`] other than 0) compiles the same kernel whatever its tile
+/// parameters: it keeps the launch's own (SPLIT, SHARE, PATH, PAD) and gives the rest their
+/// defaults, so that the search times each such kernel once.
+fn off_tiles(step: &GpuStep, p: Params) -> Result<Params> {
+    if on_tiles(&p) {
+        return Ok(p);
+    }
+    let launch: Vec<(String, u32)> = [SPLIT, SHARE, PATH, PAD]
+        .iter()
+        .filter_map(|q| p.find(q.name).map(|v| (q.name.to_owned(), v)))
+        .collect();
+    Params::with_overrides(step.params, &launch)
 }
 
 /// One measured candidate.
@@ -269,6 +286,22 @@ mod tests {
         assert!(c.iter().all(|p| p.get("Z") == 3));
         assert_eq!((c[0].get("X"), c[0].get("Y")), (1, 5));
         assert_eq!((c[5].get("X"), c[5].get("Y")), (2, 7));
+    }
+
+    #[test]
+    fn a_set_off_the_tiles_is_searched_once_whatever_its_tile() {
+        const WITH_PATH: &[Param] = &[Param { name: "X", default: 1, help: "" }, SPLIT, PATH];
+        let step = GpuStep {
+            params: WITH_PATH,
+            search: &[("X", &[1, 2, 3]), ("PATH", &[0, 1]), ("SPLIT", &[1, 8])],
+            ..STEP
+        };
+        let c = candidates(&step, &[], &[]).unwrap();
+        // On the tiles, X × SPLIT = 6 sets; off them, X is not read: SPLIT's 2 sets, X at its default.
+        assert_eq!(c.len(), 8, "{c:?}");
+        let off: Vec<&Params> = c.iter().filter(|p| p.get("PATH") == 1).collect();
+        assert_eq!(off.len(), 2);
+        assert!(off.iter().all(|p| p.get("X") == 1), "{off:?}");
     }
 
     #[test]
