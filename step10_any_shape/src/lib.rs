@@ -85,7 +85,7 @@ impl Tile {
 pub const SHORT: usize = 8;
 
 /// Threads in a block of the short side's kernels: 8 warps, which take turns down K over 128
-/// columns of C (few rows), or each take a row (few columns).
+/// columns of C (few rows), or each take 1 or 4 rows of it (few columns).
 pub const SHORT_THREADS: u32 = 256;
 
 /// Rows of C a warp of few columns takes at `n` columns (the kernel's `warp_rows`): 4 from 4
@@ -138,8 +138,12 @@ pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
 // ANCHOR_END: short
 
 // ANCHOR: choose
-/// The depth of K a block of a split keeps at least: one slice of the tiles (BK = 16).
+/// The depth of K a block of a split keeps at least: one slice of the tiles (BK = 16), so that
+/// no split has more blocks than K has slices.
 pub const MIN_DEPTH: usize = 16;
+
+/// The most rows of blocks a launch may have (grid.y).
+pub const GRID_ROWS_MAX: usize = 65_535;
 
 /// One way to run a product: a tile or a short side's kernel, K split `split` ways, and (for a
 /// tile, where rows are not 16-byte multiples) whether the launch pads them.
@@ -163,17 +167,23 @@ impl Cut {
     }
 }
 
-/// Every cut the rule weighs at `s`: each tile, and a short side's kernel where a side is short;
-/// each with K split 1, 2, 4, … 256 ways while every block keeps [`MIN_DEPTH`] of K; a tile on
-/// rows that are not 16-byte multiples both padded and not.
+/// Every cut the rule weighs at `s`: each tile whose rows of blocks a launch can hold, and a short
+/// side's kernel where a side is short; each with K split 1, 2, 4, … 256 ways while every block
+/// keeps [`MIN_DEPTH`] of K; a tile on rows that are not 16-byte multiples both padded and not.
 pub fn cuts(s: Shape) -> Vec<Cut> {
     let unaligned = common::pad::padded_shape(s).is_some();
     let ways =
         TILES.iter().map(|&t| Way::Tile(t)).chain([Way::FewRows, Way::FewCols]).filter(|w| w.serves(s));
     let mut all = Vec::new();
     for way in ways {
+        // A launch has at most 65535 rows of blocks: a tile too short for that is not offered.
+        if let Way::Tile(t) = way
+            && s.m.div_ceil(t.bm as usize) > GRID_ROWS_MAX
+        {
+            continue;
+        }
         for split in (0..=common::step::SPLIT_MAX.ilog2()).map(|e| 1u32 << e) {
-            if split > 1 && s.k.div_ceil(split as usize) < MIN_DEPTH {
+            if split > 1 && (split as usize) > s.k.div_ceil(MIN_DEPTH) {
                 break;
             }
             all.push(Cut { way, split, pad: true });

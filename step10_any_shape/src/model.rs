@@ -3,7 +3,7 @@
 //! --bin calibrate`).
 //!
 //! A kernel runs its blocks on the SMs in rounds. Each block computes a fixed piece of C (a tile,
-//! 128 columns of a few rows, or 8 rows of a few columns) over `d` entries of K, and takes
+//! 128 columns of a few rows, or 8 or 32 rows of a few columns) over `d` entries of K, and takes
 //! `fixed + per_k·d` microseconds: one line measured with one block alone on each SM, and one with
 //! each SM full (as many blocks at once as it holds), where they share its pipes and the memory.
 //! The busiest SM gets ⌈blocks / SMs⌉ blocks; whole rounds take the full line's time, and a last
@@ -232,7 +232,7 @@ impl Calibration {
         let bytes = 4.0 * (m * k + k * n + m * n * out);
         // The rates were measured with every SM full; fewer blocks than that keep fewer loads in
         // flight, and by Little's law get the bandwidth in proportion.
-        let slots = u64::from(sms) * u64::from(way.per_sm());
+        let slots = (u64::from(sms) * u64::from(way.per_sm())).max(1);
         let in_flight = blocks.min(slots) as f64 / slots as f64;
         time += rounds.max(self.launch + self.memory(way, r, bytes) / in_flight);
         if split > 1 {

@@ -75,6 +75,24 @@ fn the_choice_is_valid_at_every_shape_and_sm_count() {
     }
 }
 
+/// Tall products whose smaller tiles would need more than 65535 rows of blocks, and short K
+/// where a split could outnumber K's slices.
+const EDGE_SHAPES: &[(usize, usize, usize)] =
+    &[(4_194_300, 9, 1), (2_000_000, 64, 3), (8_000_000, 9, 2), (1, 8, 484), (7, 9, 33), (100, 100, 17)];
+
+#[test]
+fn the_choice_is_valid_at_tall_and_shallow_shapes() {
+    for &s in EDGE_SHAPES {
+        for &sms in SMS {
+            let p = chosen(s, sms);
+            STEP.validate(&p, shape(s), &Limits::SM90).unwrap_or_else(|e| panic!("{s:?} on {sms} SMs: {e}"));
+        }
+        for c in step10_any_shape::cuts(shape(s)) {
+            assert!(c.split as usize <= s.2.div_ceil(16), "{s:?}: {c:?} splits past K's slices");
+        }
+    }
+}
+
 #[test]
 fn every_tile_is_a_valid_set() {
     for t in TILES {

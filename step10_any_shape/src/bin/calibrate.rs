@@ -110,12 +110,22 @@ impl Bench<'_> {
         for (p, d) in points.iter_mut().zip([d1, d2]) {
             let s = at(d);
             let (us, per_sm) = self.time(way, 1, pad, s)?;
+            // The shapes' rounds assume the model's blocks an SM; another occupancy would
+            // silently measure something else.
+            if per_sm != way.per_sm() {
+                bail!(
+                    "{} holds {per_sm} blocks an SM on this GPU, not the {} the model counts; the calibration would be wrong",
+                    way.name(),
+                    way.per_sm()
+                );
+            }
             println!(
                 "{:<12} {what:<9} {:<20} {us:>10.2} µs  ({per_sm} blocks an SM)",
                 way.name(),
                 s.to_string()
             );
-            *p = (d as f64, us / rounds);
+            // The depth the blocks multiply over: K itself (d, or d + 2 for the unaligned tiles).
+            *p = (s.k as f64, us / rounds);
         }
         Ok(Line::through(points[0], points[1]))
     }
