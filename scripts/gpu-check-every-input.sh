@@ -7,13 +7,7 @@
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-every-input.sh 2   # steps 09 and 11's kernel tests, ncu at 4096³
 set -uo pipefail
 part=${1:-}
-out=${OUT:-gpu-check}
-mkdir -p "$out"
-bash .gpu/run list > /dev/null || exit 1
-dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ 2>/dev/null | head -1)
-[ -n "$dir" ] || { echo "gpu-check: no unpacked bundle" >&2; exit 1; }
-holding() { for t in "$dir"/tests/*; do "$t" --list 2>/dev/null | grep -q "^$1: test" && echo "$t"; done; }
-header() { { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; git rev-parse --short HEAD 2>/dev/null; } > "$out/$1"; }
+. "$(dirname "$0")/gpu-check-common.sh"
 fail=0
 case "$part" in
   1)

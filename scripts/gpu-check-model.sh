@@ -14,10 +14,7 @@
 # the predicted and measured time, and the share of cuBLAS SGEMM in its own run.
 set -uo pipefail
 part=${1:-}
-out=${OUT:-gpu-check}
-mkdir -p "$out"
-bash .gpu/run list > /dev/null || exit 1
-header() { { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; git rev-parse --short HEAD 2>/dev/null; } > "$out/$1"; }
+. "$(dirname "$0")/gpu-check-common.sh"
 DEVELOP="1518,6058,576 5,2664,2 3940,43,6 573,2,62 14,3,2442 15,93,24 9975,1565,2 2922,1550,13596 7,5762,103
 3,483,2343 51,36,5391 559,58,1122 184,3115,153 20,3,25 46,684,936 13,2328,4786 467,131,198 18,6,455 6654,77,868
 475,5,52 1130,3,12 3,12937,169 27,1048,478 11,4853,25
@@ -39,8 +36,7 @@ case "$part" in
     header develop.log
     STEP10_CALIBRATION="$out/calibration.txt" develop >> "$out/develop.log"
     grep -E "^==|model|speed" "$out/develop.log"
-    dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ | head -1)
-    t=$(for f in "$dir"/tests/*; do "$f" --list 2>/dev/null | grep -q "^gpu_forced_paths_and_splits_match_the_reference: test" && echo "$f"; done)
+    t=$(holding gpu_forced_paths_and_splits_match_the_reference)
     header paths.log
     timeout 200 "$t" --ignored --exact gpu_forced_paths_and_splits_match_the_reference >> "$out/paths.log" 2>&1 || fail=1
     grep -E "test result|panicked" "$out/paths.log" ;;

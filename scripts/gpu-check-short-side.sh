@@ -12,17 +12,12 @@
 # own run; the choice and the first split verified, the others timed only.
 set -uo pipefail
 part=${1:-}
-out=${OUT:-gpu-check}
-mkdir -p "$out"
-bash .gpu/run list > /dev/null || exit 1
-dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ 2>/dev/null | head -1)
-[ -n "$dir" ] || { echo "gpu-check: no unpacked bundle" >&2; exit 1; }
-header() { { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; git rev-parse --short HEAD 2>/dev/null; } > "$out/$1"; }
+. "$(dirname "$0")/gpu-check-common.sh"
 fail=0
 case "$part" in
   tests)
     header tests.log
-    t=$(for f in "$dir"/tests/*; do "$f" --list 2>/dev/null | grep -q "^gpu_forced_paths_and_splits_match_the_reference: test" && echo "$f"; done)
+    t=$(holding gpu_forced_paths_and_splits_match_the_reference)
     timeout 560 "$t" --include-ignored --test-threads=1 --skip nvrtc_ >> "$out/tests.log" 2>&1 || fail=1
     grep -E "^test |test result|panicked" "$out/tests.log" ;;
   speed)

@@ -155,6 +155,27 @@ pub struct Cut {
 }
 
 impl Cut {
+    /// The parameters that run this cut, with Stream-K's layout offered (`share`) or not.
+    pub fn params(&self, share: bool) -> Vec<(&'static str, u32)> {
+        let tile = match self.way {
+            Way::Tile(t) => t,
+            // The short side's kernels read no tile parameters; they keep step 06's.
+            Way::FewRows | Way::FewCols => TILES[0],
+        };
+        vec![
+            ("BM", tile.bm),
+            ("BN", tile.bn),
+            ("WM", tile.wm),
+            ("WN", tile.wn),
+            ("TM", tile.tm),
+            ("TN", tile.tn),
+            ("SPLIT", self.split),
+            ("SHARE", u32::from(share)),
+            ("PATH", self.way.path()),
+            ("PAD", u32::from(self.pad)),
+        ]
+    }
+
     fn name(&self, s: Shape) -> String {
         let mut name = self.way.name();
         if self.split > 1 {
@@ -220,32 +241,11 @@ pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
     if let Some(&(next, c)) = ranked.iter().find(|r| r.1.way != cut.way) {
         let _ = write!(why, "; next {}, {next:.1} µs", c.name(s));
     }
-    let at = padded.unwrap_or(s);
-    let shares = model::stream_k_end(cut.way, 1, at, sms).is_some();
-    let tile = match cut.way {
-        Way::Tile(t) => t,
-        // The short side's kernels read no tile parameters; they keep step 06's.
-        Way::FewRows | Way::FewCols => TILES[0],
-    };
-    Ok(Choice {
-        set: vec![
-            ("BM", tile.bm),
-            ("BN", tile.bn),
-            ("WM", tile.wm),
-            ("WN", tile.wn),
-            ("TM", tile.tm),
-            ("TN", tile.tn),
-            ("SPLIT", cut.split),
-            // Stream-K's layout is offered where unsplit tiles fill the SMs at least once (see
-            // `model::stream_k_end`), also where `--param SPLIT=1` replaces a split; a split
-            // launch ignores it.
-            ("SHARE", u32::from(shares)),
-            ("PATH", cut.way.path()),
-            ("PAD", u32::from(cut.pad)),
-        ],
-        why,
-        predicted_us: Some(predicted),
-    })
+    // Stream-K's layout is offered where unsplit tiles fill the SMs at least once (see
+    // `model::stream_k_end`), also where `--param SPLIT=1` replaces a split; a split launch
+    // ignores it.
+    let shares = model::stream_k_end(cut.way, 1, padded.unwrap_or(s), sms).is_some();
+    Ok(Choice { set: cut.params(shares), why, predicted_us: Some(predicted) })
 }
 // ANCHOR_END: choose
 

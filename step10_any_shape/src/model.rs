@@ -164,8 +164,8 @@ impl Calibration {
     /// The block costs of `way` at `r` short rows or columns (a line between 1 and [`SHORT`]);
     /// for a tile, with 16-byte loads (`aligned`) or 4-byte ones.
     pub fn costs(&self, way: Way, r: usize, aligned: bool) -> Costs {
+        let f = toward_short(r);
         let lerp = |[a, b]: [Costs; 2]| {
-            let f = (r.clamp(1, SHORT) - 1) as f64 / (SHORT - 1) as f64;
             let mix = |x: Line, y: Line| Line {
                 fixed: x.fixed + f * (y.fixed - x.fixed),
                 per_k: x.per_k + f * (y.per_k - x.per_k),
@@ -185,7 +185,7 @@ impl Calibration {
     /// Microseconds for `way` (at `r` short rows or columns) to move `bytes`: from the L2 cache
     /// where they fit in half of it (back-to-back runs keep them there), else from memory.
     fn memory(&self, way: Way, r: usize, bytes: f64) -> f64 {
-        let f = (r.clamp(1, SHORT) - 1) as f64 / (SHORT - 1) as f64;
+        let f = toward_short(r);
         let lerp = |[a, b]: [f64; 2]| a + f * (b - a);
         let rate = match way {
             _ if bytes <= self.l2_bytes / 2.0 => self.l2_bytes_per_us,
@@ -256,12 +256,15 @@ impl Calibration {
                 continue;
             }
             let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
-            let nums = || -> Result<Vec<f64>, String> {
-                rest.split_whitespace()
+            // The numbers of `words`, past the words "one" and "full" that label a line's halves.
+            let numbers = |words: &str| -> Result<Vec<f64>, String> {
+                words
+                    .split_whitespace()
                     .filter(|w| !matches!(*w, "one" | "full"))
                     .map(|w| w.parse::<f64>().map_err(|_| format!("line {i}: '{w}' is not a number")))
                     .collect()
             };
+            let nums = || numbers(rest);
             let costs = |v: &[f64]| -> Result<Costs, String> {
                 match v {
                     [a, b, c, d] if v.iter().all(|x| x.is_finite()) => {
@@ -285,11 +288,7 @@ impl Calibration {
                         .iter()
                         .position(|t| format!("{}x{}", t.bm, t.bn) == name)
                         .ok_or(format!("line {i}: no tile {name} in TILES"))?;
-                    let v: Vec<f64> = v
-                        .split_whitespace()
-                        .filter(|w| !matches!(*w, "one" | "full"))
-                        .map(|w| w.parse::<f64>().map_err(|_| format!("line {i}: '{w}' is not a number")))
-                        .collect::<Result<_, _>>()?;
+                    let v = numbers(v)?;
                     let list = if key == "tile" { &mut tiles } else { &mut tiles_unaligned };
                     list[at] = Some(costs(&v)?);
                 }
@@ -405,6 +404,12 @@ pub fn stream_k_end(way: Way, split: u32, p: Shape, sms: u32) -> Option<f64> {
     }
     let slices = p.k.div_ceil(16) as u32;
     Some(common::step::stream_k_plan(tiles_m, tiles_n, slices, slots).0)
+}
+
+/// How far `r` short rows or columns lie from 1 toward [`SHORT`], the two counts the short
+/// side's kernels are calibrated at (0 to 1).
+fn toward_short(r: usize) -> f64 {
+    (r.clamp(1, SHORT) - 1) as f64 / (SHORT - 1) as f64
 }
 
 /// The busiest SM's time: ⌈blocks / SMs⌉ blocks, `per_sm` at once; whole rounds at the full line,

@@ -19,7 +19,7 @@ use common::step::Prepared;
 use common::timing::Plan;
 use common::{Params, Shape, gpu};
 use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, Line, Way, few_cols_rows};
-use step10_any_shape::{SHORT, STEP, TILES, Tile};
+use step10_any_shape::{Cut, SHORT, STEP, TILES, Tile};
 
 fn main() -> ExitCode {
     match run() {
@@ -60,25 +60,8 @@ impl Bench<'_> {
     /// The median time of `way` with K split `split` ways at `s`, in microseconds, on inputs of
     /// a constant (the time does not depend on the values).
     fn time(&self, way: Way, split: u32, pad: bool, s: Shape) -> Result<(f64, u32)> {
-        let tile = match way {
-            Way::Tile(t) => t,
-            Way::FewRows | Way::FewCols => TILES[0],
-        };
-        let set: Vec<(String, u32)> = [
-            ("BM", tile.bm),
-            ("BN", tile.bn),
-            ("WM", tile.wm),
-            ("WN", tile.wn),
-            ("TM", tile.tm),
-            ("TN", tile.tn),
-            ("SPLIT", split),
-            ("SHARE", 0),
-            ("PATH", way.path()),
-            ("PAD", u32::from(pad)),
-        ]
-        .iter()
-        .map(|(n, v)| ((*n).to_owned(), *v))
-        .collect();
+        let set: Vec<(String, u32)> =
+            Cut { way, split, pad }.params(false).into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
         let params = Params::with_overrides(STEP.params, &set)?;
         let prepared = Prepared::new(self.gpu, &STEP, params)?;
         let (launch, resources) = prepared.plan(&self.gpu.info, s)?;
