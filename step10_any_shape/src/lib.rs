@@ -97,10 +97,9 @@ pub fn few_cols_warp_rows(n: usize) -> usize {
 /// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 128
 /// columns (few rows) or of 8 warps' rows (few columns).
 fn short_blocks(path: u32, s: Shape) -> u32 {
-    match path {
-        1 => s.n.div_ceil(model::FEW_ROWS_COLUMNS) as u32,
-        _ => s.m.div_ceil(model::few_cols_rows(s.n)) as u32,
-    }
+    let way = if path == 1 { Way::FewRows } else { Way::FewCols };
+    // The model counts the same blocks (`Way::units`).
+    way.units(s) as u32
 }
 
 /// The launch: step 06's for the tiles, else the short side's grid.

@@ -22,7 +22,7 @@ pub struct Param {
 }
 
 /// The values of a step's parameters, in the order the step declares them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Params(Vec<(&'static str, u32)>);
 
 impl Params {

@@ -31,13 +31,13 @@ pub fn candidates(step: &GpuStep, base: &[(&str, u32)], fixed: &[(String, u32)])
             .collect();
     }
     // Parameters outside the search space keep their defaults.
-    let mut all: Vec<Params> = Vec::new();
+    let (mut all, mut seen) = (Vec::new(), std::collections::HashSet::new());
     for set in sets {
         let mut overrides: Vec<(String, u32)> =
             base.iter().chain(set.iter()).map(|(n, v)| ((*n).to_owned(), *v)).collect();
         overrides.extend_from_slice(fixed);
         let p = off_tiles(step, Params::with_overrides(step.params, &overrides)?)?;
-        if !all.contains(&p) {
+        if seen.insert(p.clone()) {
             all.push(p);
         }
     }
