@@ -7,21 +7,23 @@
 // splits K where even that leaves the SMs short (grid.z blocks per tile, each over its own slices
 // of K, written into their own slice of a workspace that sum_slices then adds into C in order of
 // z: the same sum in every run, no atomics), and shares a part-filled last wave slice by slice
-// (Stream-K, from step 06's variant). Rows that are not 16-byte multiples are padded by the launch.
+// (Stream-K, from step 06's variant). Rows that are not 16-byte multiples are padded by the launch
+// or read as they are; products with a short side or a short K get kernels of their own.
 //
 // What it buys: docs/src/step10.md measures each decision over the suite of shapes
 // (`compare --suite`); the inner loop, `multiply`, is step 06's.
 
-// BM, BN, BK, WM, WN, TM, TN, MINB, PATH (and SPLIT and SHARE, which only the launch reads) are set
-// at compile time (-D NAME=value), per shape, by the step's lib.rs; SHARED_TILES_MAX, the size of the
-// table through which blocks sharing a tile take turns, by common.
+// BM, BN, BK, WM, WN, TM, TN, MINB, PATH (and SPLIT, SHARE and PAD, which only the launch reads)
+// are set at compile time (-D NAME=value), per shape, by the step's lib.rs; SHARED_TILES_MAX, the
+// size of the table through which blocks sharing a tile take turns, by common.
 
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
 constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : 256;  // the short side's blocks: 256
 // Blocks an SM must hold: MINB for the tiles; of the short side's, which are bound by memory, three
 // of few rows (768 threads for loads in flight, 85 registers each: room for 8 rows × 4 sums) and
-// two of few columns (128 registers each: room for 4 rows × 8 sums and a row's loads in flight).
+// two of few columns (128 registers each: room for 4 rows × 8 sums and a row's loads in flight);
+// two of short K (128 registers each: room for 16 rows of B × 4 columns).
 constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? 3 : 2;
 constexpr int THREADS_N = WN / TN;  // threads across a warp's region
 // A thread's rows (columns) come in runs of 4 when TM (TN) allows 16-byte loads, else singly.
@@ -371,6 +373,7 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
         C[i] = sum;
     }
 }
+
 // ANCHOR_END: split
 
 // ANCHOR: short_side
@@ -382,7 +385,7 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
 constexpr int SHORT = 8;
 constexpr int SHORT_GROUPS = 8;              // warps in a block of the short side (256 threads)
 constexpr int CHUNK = 512;                   // entries of K whose rows of B few columns keep at once
-static_assert(PATH == 0 || THREADS == SHORT_GROUPS * 32, "a short side's block is SHORT_GROUPS warps");
+static_assert(PATH == 0 || THREADS == SHORT_GROUPS * 32, "a short side's or short K's block is SHORT_GROUPS warps");
 
 // This block's share of K when grid.z blocks split it: [k_lo, k_hi), cut at multiples of 4 so that
 // 16-byte loads stay aligned.
@@ -393,22 +396,36 @@ __device__ __forceinline__ void my_range(int K, int& k_lo, int& k_hi)
     k_hi = min(K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);
 }
 
-// Few rows (R of them): a thread owns 4 columns of C in every row, a warp 128 columns, and the
-// block's 8 warps take turns down K (warp g rows k_lo + g, + 8, …), so that together they read 8
-// rows of B at a time, 512 contiguous bytes each; A's R entries at a k are the same for the whole
-// warp, one broadcast load each. The warps' sums then meet in shared memory, added in order of g.
+// Lanes of a warp that few rows lays across C's columns, 4 columns each: 32 where N > 64, else the
+// least power of two that covers N (4 for 13 columns), so that no lane is left without columns.
+__device__ __forceinline__ int lanes_across(int N)
+{
+    int lanes = 1;
+    while (lanes < 32 && 4 * lanes < N) lanes *= 2;
+    return lanes;
+}
+
+// Few rows (R of them): a thread owns 4 columns of C in every row, and a warp's L lanes across
+// (lanes_across) cover 4·L columns: 128 a block, or all of N where it is 64 or less. The warp's
+// 32/L groups of L lanes, and the block's 8 warps, take turns down K (group g rows k_lo + g, +
+// groups, …), so that together they read many rows of B at a time, 512 contiguous bytes each
+// where L is 32; A's R entries at a k are the same for a whole group, one broadcast load each.
+// The groups' sums then meet, first within the warp by a fixed tree (xor L, 2L, … 16), then in
+// shared memory, added in order of warp.
 template <int R>
 __device__ __forceinline__ void few_rows(int N, int K, const float* A, const float* B, float* out, float* smem)
 {
     float4 (*part)[R][32] = reinterpret_cast<float4 (*)[R][32]>(smem);  // warps 1 to 7's sums
-    int lane = threadIdx.x % 32, group = threadIdx.x / 32;
-    int col = 4 * (blockIdx.x * 32 + lane);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int across = lanes_across(N), groups = SHORT_GROUPS * (32 / across);
+    int group = warp * (32 / across) + lane / across;
+    int col = 4 * (blockIdx.x * across + lane % across);
     int k_lo, k_hi;
     my_range(K, k_lo, k_hi);
     float acc[R][4] = {};
     if (col < N) {
 #pragma unroll 4
-        for (int k = k_lo + group; k < k_hi; k += SHORT_GROUPS) {
+        for (int k = k_lo + group; k < k_hi; k += groups) {
             float4 v = load4(B, k, col, K, N, N % 4 == 0);
             float b[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -419,26 +436,34 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
             }
         }
     }
-    if (group > 0) {
-#pragma unroll
-        for (int i = 0; i < R; ++i) part[group - 1][i][lane] = float4{acc[i][0], acc[i][1], acc[i][2], acc[i][3]};
-    }
-    __syncthreads();
-    if (group > 0 || col >= N) return;
-    for (int g = 0; g < SHORT_GROUPS - 1; ++g) {
+    for (int o = across; o < 32; o *= 2) {
 #pragma unroll
         for (int i = 0; i < R; ++i) {
-            float4 p = part[g][i][lane];
-            acc[i][0] += p.x, acc[i][1] += p.y, acc[i][2] += p.z, acc[i][3] += p.w;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] += __shfl_xor_sync(0xFFFFFFFFu, acc[i][j], o);
         }
     }
+    if (warp > 0 && lane < across) {
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-        float* c = out + static_cast<long long>(i) * N + col;
-        if (N % 4 == 0) {
-            *reinterpret_cast<float4*>(c) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-        } else {
-            for (int j = 0; j < 4 && col + j < N; ++j) c[j] = acc[i][j];
+        for (int i = 0; i < R; ++i) part[warp - 1][i][lane] = float4{acc[i][0], acc[i][1], acc[i][2], acc[i][3]};
+    }
+    __syncthreads();
+    if (warp == 0 && lane < across && col < N) {
+        for (int g = 0; g < SHORT_GROUPS - 1; ++g) {
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                float4 p = part[g][i][lane];
+                acc[i][0] += p.x, acc[i][1] += p.y, acc[i][2] += p.z, acc[i][3] += p.w;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            float* c = out + static_cast<long long>(i) * N + col;
+            if (N % 4 == 0) {
+                *reinterpret_cast<float4*>(c) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+            } else {
+                for (int j = 0; j < 4 && col + j < N; ++j) c[j] = acc[i][j];
+            }
         }
     }
 }
@@ -550,6 +575,80 @@ __device__ __forceinline__ void short_side(int M, int N, int K, const float* A, 
 }
 // ANCHOR_END: short_side
 
+// ANCHOR: short_k
+// A short K (PATH 3): at most SHORT_K entries, so each element of C is a dot product of a few
+// terms and the product is bound by writing C, M·N floats, which a tile writes in scattered
+// pieces after paying its prologue for one slice of K. Here a block takes SK_ROWS rows and 128
+// columns of C. Lane t of a warp takes the columns t, t + 32, t + 64 and t + 96, so each of the
+// warp's stores covers 128 contiguous bytes whatever N is, and no row needs padding. A thread
+// keeps its 4 columns of B's K rows in registers, read once; the warps then go down the block's
+// rows in turn, each reading a row of A (the same K entries for all 32 lanes: one broadcast load
+// each) and storing its 4 sums, every one formed in order of k, so the same bits every run.
+constexpr int SHORT_K = 16;
+constexpr int SK_ROWS = 64;  // rows of C a block of short K takes (8 a warp)
+
+template <int KK>
+__device__ __forceinline__ void short_k(int M, int N, const float* A, const float* B, float* C)
+{
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int col0 = blockIdx.x * 128 + lane;
+    float b[KK][4];
+#pragma unroll
+    for (int k = 0; k < KK; ++k) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            int col = col0 + 32 * j;
+            b[k][j] = col < N ? __ldg(B + static_cast<long long>(k) * N + col) : 0.0f;
+        }
+    }
+    // A launch has at most 65535 rows of blocks: taller products go round again.
+    for (long long row0 = static_cast<long long>(blockIdx.y) * SK_ROWS; row0 < M;
+         row0 += static_cast<long long>(gridDim.y) * SK_ROWS) {
+#pragma unroll 2
+        for (int r = warp; r < SK_ROWS; r += SHORT_GROUPS) {
+            long long row = row0 + r;
+            if (row >= M) break;
+            const float* a = A + row * KK;
+            float x[KK];
+            if constexpr (KK % 4 == 0) {  // rows of A start on 16-byte boundaries
+#pragma unroll
+                for (int k = 0; k < KK; k += 4) {
+                    float4 v = __ldg(reinterpret_cast<const float4*>(a + k));
+                    x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < KK; ++k) x[k] = __ldg(a + k);
+            }
+            float acc[4] = {};
+#pragma unroll
+            for (int k = 0; k < KK; ++k) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[j] = fmaf(x[k], b[k][j], acc[j]);
+            }
+            float* c = C + row * N + col0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                if (col0 + 32 * j < N) c[32 * j] = acc[j];
+            }
+        }
+    }
+}
+
+// The kernel for this K, chosen once for the whole grid.
+__device__ __forceinline__ void short_k_for(int M, int N, int K, const float* A, const float* B, float* C)
+{
+    switch (K) {
+#define SHORT_K_CASE(k) \
+    case k: short_k<k>(M, N, A, B, C); break;
+        SHORT_K_CASE(1) SHORT_K_CASE(2) SHORT_K_CASE(3) SHORT_K_CASE(4) SHORT_K_CASE(5) SHORT_K_CASE(6)
+        SHORT_K_CASE(7) SHORT_K_CASE(8) SHORT_K_CASE(9) SHORT_K_CASE(10) SHORT_K_CASE(11) SHORT_K_CASE(12)
+        SHORT_K_CASE(13) SHORT_K_CASE(14) SHORT_K_CASE(15) SHORT_K_CASE(16)
+#undef SHORT_K_CASE
+    }
+}
+// ANCHOR_END: short_k
+
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     matmul(int M, int N, int K, const float* A, const float* B, float* C, int whole, float* partials)
@@ -561,8 +660,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
     int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
 
-    if constexpr (PATH != 0) {  // a short side: its own kernel, into C or this block's slice of partials
+    if constexpr (PATH == 1 || PATH == 2) {  // a short side: its own kernel, into C or this block's slice of partials
         short_side(M, N, K, A, B, gridDim.z > 1 ? partials + static_cast<long long>(blockIdx.z) * M * N : C);
+        return;
+    }
+    if constexpr (PATH == 3) {  // a short K: its own kernel, K whole, straight into C
+        short_k_for(M, N, K, A, B, C);
         return;
     }
     if (gridDim.z > 1) {  // K split: the tile over this block's slices, into its slice of partials

@@ -14,7 +14,7 @@ pub use model::Way;
 
 // ANCHOR: params
 /// Step 06's parameters, then SPLIT, SHARE and PAD, which only the launch reads, and PATH: the
-/// tiles, or a kernel for a short side. The defaults are step 06's; `choose` replaces them for each
+/// tiles, or a kernel for a short side or a short K. The defaults are step 06's; `choose` replaces them for each
 /// shape, and `--param` replaces the choice.
 pub const PARAMS: &[Param] = &[
     step06::PARAMS[0],
@@ -44,7 +44,7 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("TM", &[4, 8]),
     ("TN", &[4, 8]),
     ("SPLIT", &[1, 2, 4, 8, 16, 32, 64, 128, 256]),
-    ("PATH", &[0, 1, 2]),
+    ("PATH", &[0, 1, 2, 3]),
 ];
 
 // ANCHOR: tiles
@@ -88,26 +88,48 @@ pub const SHORT: usize = 8;
 /// columns of C (few rows), or each take 1 or 4 rows of it (few columns).
 pub const SHORT_THREADS: u32 = 256;
 
+/// Lanes of a warp that few rows lays across C's columns, 4 columns each (the kernel's
+/// `lanes_across`): 32 where N > 64, else the least power of two that covers N; the warp's other
+/// lanes take other rows of K.
+pub fn few_rows_lanes(n: usize) -> usize {
+    let mut lanes = 1;
+    while lanes < 32 && 4 * lanes < n {
+        lanes *= 2;
+    }
+    lanes
+}
+
 /// Rows of C a warp of few columns takes at `n` columns (the kernel's `warp_rows`): 4 from 4
 /// columns on, so that a block's copy of B serves 32 rows of A, else 1.
 pub fn few_cols_warp_rows(n: usize) -> usize {
     if n >= 4 { 4 } else { 1 }
 }
 
+/// The most entries of K the short K kernel (PATH=3) takes.
+pub const SHORT_K: usize = 16;
+
+/// Rows and columns of C a block of short K takes.
+pub const SHORT_K_ROWS: usize = 64;
+pub const SHORT_K_COLUMNS: usize = 128;
+
 /// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 128
-/// columns (few rows) or of 8 warps' rows (few columns).
-fn short_blocks(path: u32, s: Shape) -> u32 {
-    let way = if path == 1 { Way::FewRows } else { Way::FewCols };
-    // The model counts the same blocks (`Way::units`).
-    way.units(s) as u32
+/// columns (few rows) or of 8 warps' rows (few columns); for short K, blocks of 64 rows and 128
+/// columns, at most 65535 rows of them (the kernel's blocks go round again below that).
+fn short_grid(path: u32, s: Shape) -> (u32, u32, u32) {
+    match path {
+        1 => (Way::FewRows.units(s) as u32, 1, 1),
+        2 => (Way::FewCols.units(s) as u32, 1, 1),
+        _ => (s.n.div_ceil(SHORT_K_COLUMNS) as u32, s.m.div_ceil(SHORT_K_ROWS).min(GRID_ROWS_MAX) as u32, 1),
+    }
 }
 
-/// The launch: step 06's for the tiles, else the short side's grid.
+/// The launch: step 06's for the tiles, else the grid of the short side or short K, which the
+/// model counts too (`Way::units`).
 pub fn launch(p: &Params, s: Shape) -> Launch {
     match p.get(PATH.name) {
         0 => step06::launch(p, s),
         path => Launch {
-            grid: (short_blocks(path, s), 1, 1),
+            grid: short_grid(path, s),
             block: (SHORT_THREADS, 1, 1),
             dynamic_smem: 0,
             whole_rows: None,
@@ -129,9 +151,16 @@ pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
         0 => Ok(()),
         1 if s.m <= SHORT => Ok(()),
         2 if s.n <= SHORT => Ok(()),
+        3 if s.k <= SHORT_K && p.get(SPLIT.name) == 1 => Ok(()),
         1 => Err(format!("PATH=1 serves products of at most {SHORT} rows of C, and {s} has {}", s.m)),
         2 => Err(format!("PATH=2 serves products of at most {SHORT} columns of C, and {s} has {}", s.n)),
-        v => Err(format!("PATH is 0 (tiles), 1 (few rows) or 2 (few columns), not {v}")),
+        3 if s.k > SHORT_K => {
+            Err(format!("PATH=3 serves products of K at most {SHORT_K}, and {s} has {}", s.k))
+        }
+        3 => {
+            Err(format!("PATH=3 keeps K whole (at most {SHORT_K}), so SPLIT is 1, not {}", p.get(SPLIT.name)))
+        }
+        v => Err(format!("PATH is 0 (tiles), 1 (few rows), 2 (few columns) or 3 (short K), not {v}")),
     }
 }
 // ANCHOR_END: short
@@ -144,8 +173,8 @@ pub const MIN_DEPTH: usize = 16;
 /// The most rows of blocks a launch may have (grid.y).
 pub const GRID_ROWS_MAX: usize = 65_535;
 
-/// One way to run a product: a tile or a short side's kernel, K split `split` ways, and (for a
-/// tile, where rows are not 16-byte multiples) whether the launch pads them.
+/// One way to run a product: a tile or the kernel of a short side or a short K, K split `split`
+/// ways, and (for a tile, where rows are not 16-byte multiples) whether the launch pads them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cut {
     pub way: Way,
@@ -159,7 +188,7 @@ impl Cut {
         let tile = match self.way {
             Way::Tile(t) => t,
             // The short side's kernels read no tile parameters; they keep step 06's.
-            Way::FewRows | Way::FewCols => TILES[0],
+            Way::FewRows | Way::FewCols | Way::ShortK => TILES[0],
         };
         vec![
             ("BM", tile.bm),
@@ -187,13 +216,17 @@ impl Cut {
     }
 }
 
-/// Every cut the rule weighs at `s`: each tile whose rows of blocks a launch can hold, and a short
-/// side's kernel where a side is short; each with K split 1, 2, 4, … 256 ways while every block
-/// keeps [`MIN_DEPTH`] of K; a tile on rows that are not 16-byte multiples both padded and not.
+/// Every cut the rule weighs at `s`: each tile whose rows of blocks a launch can hold, a short
+/// side's kernel where a side is short, and short K's where K is; each with K split 1, 2, 4, … 256
+/// ways while every block keeps [`MIN_DEPTH`] of K; a tile on rows that are not 16-byte multiples
+/// both padded and not.
 pub fn cuts(s: Shape) -> Vec<Cut> {
     let unaligned = common::pad::padded_shape(s).is_some();
-    let ways =
-        TILES.iter().map(|&t| Way::Tile(t)).chain([Way::FewRows, Way::FewCols]).filter(|w| w.serves(s));
+    let ways = TILES
+        .iter()
+        .map(|&t| Way::Tile(t))
+        .chain([Way::FewRows, Way::FewCols, Way::ShortK])
+        .filter(|w| w.serves(s));
     let mut all = Vec::new();
     for way in ways {
         // A launch has at most 65535 rows of blocks: a tile too short for that is not offered.
@@ -206,10 +239,9 @@ pub fn cuts(s: Shape) -> Vec<Cut> {
             if split > 1 && (split as usize) > s.k.div_ceil(MIN_DEPTH) {
                 break;
             }
-            all.push(Cut { way, split, pad: true });
-            if unaligned && matches!(way, Way::Tile(_)) {
-                all.push(Cut { way, split, pad: false });
-            }
+            let pads: &[bool] =
+                if unaligned && matches!(way, Way::Tile(_)) { &[true, false] } else { &[true] };
+            all.extend(pads.iter().map(|&pad| Cut { way, split, pad }));
         }
     }
     all
@@ -221,8 +253,7 @@ pub fn cuts(s: Shape) -> Vec<Cut> {
 /// once; its own model takes it or not.
 pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
     let cal = model::calibration().as_ref().map_err(Clone::clone)?;
-    let mut ranked: Vec<(f64, Cut)> =
-        cuts(s).into_iter().map(|c| (cal.predict(c.way, c.split, c.pad, s, sms), c)).collect();
+    let mut ranked: Vec<(f64, Cut)> = cuts(s).into_iter().map(|c| (cal.predict(c, s, sms), c)).collect();
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (predicted, cut) = ranked[0];
     let padded = common::pad::padded_shape(s).filter(|_| cut.pad && cut.way.path() == 0);

@@ -3,7 +3,8 @@
 //! --bin calibrate`).
 //!
 //! A kernel runs its blocks on the SMs in rounds. Each block computes a fixed piece of C (a tile,
-//! 128 columns of a few rows, or 8 or 32 rows of a few columns) over `d` entries of K, and takes
+//! 128 columns of a few rows, 8 or 32 rows of a few columns, or 64×128 of a short K) over `d`
+//! entries of K, and takes
 //! `fixed + per_k·d` microseconds: one line measured with one block alone on each SM, and one with
 //! each SM full (as many blocks at once as it holds), where they share its pipes and the memory.
 //! The busiest SM gets ⌈blocks / SMs⌉ blocks; whole rounds take the full line's time, and a last
@@ -11,17 +12,17 @@
 //! the L2 cache (as back-to-back runs of a small product find them); a product is also no faster
 //! than its bytes at the rate the kernel gets from the L2 cache (where they fit in half of it) or
 //! from memory, measured with every SM full and scaled down where fewer blocks run. Every launch
-//! costs at least the shortest kernel's time. A split adds `sum_slices` (its bytes). Where rows
-//! are not 16-byte multiples the tiles either pad them (the copies' bytes, then the 16-byte
-//! lines) or read them as they are (the lines measured so, 4-byte loads). The rule takes the cut
-//! with the least predicted time.
+//! costs at least the shortest kernel's time. A split adds `sum_slices` (its launch and bytes).
+//! Where rows are not 16-byte multiples the tiles either pad them (the copies' bytes, then the
+//! 16-byte lines) or read them as they are (the lines measured so, 4-byte loads). The rule takes
+//! the cut with the least predicted time.
 
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use common::Shape;
 
-use crate::{SHORT, SHORT_THREADS, TILES, Tile};
+use crate::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile};
 
 /// One block's time over `d` entries of K, in microseconds: `fixed + per_k·d`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,11 +58,16 @@ pub enum Way {
     FewRows,
     /// PATH=2: at most [`SHORT`] columns of C; a block takes 8 warps' rows ([`few_cols_rows`]).
     FewCols,
+    /// PATH=3: K of at most [`SHORT_K`]; a block takes 64 rows and 128 columns of C.
+    ShortK,
 }
 
 /// Blocks of the short side's kernels an SM holds at once (the kernel's `BLOCKS_PER_SM`): few
 /// rows, few columns.
 pub const SHORT_PER_SM: [u32; 2] = [3, 2];
+
+/// Blocks of short K an SM holds at once (the kernel's `BLOCKS_PER_SM` for PATH 3).
+pub const SHORT_K_PER_SM: u32 = 2;
 
 /// Columns of C a block of few rows takes.
 pub const FEW_ROWS_COLUMNS: usize = 128;
@@ -77,6 +83,7 @@ impl Way {
             Way::Tile(_) => 0,
             Way::FewRows => 1,
             Way::FewCols => 2,
+            Way::ShortK => 3,
         }
     }
 
@@ -85,6 +92,7 @@ impl Way {
             Way::Tile(t) => t.per_sm,
             Way::FewRows => SHORT_PER_SM[0],
             Way::FewCols => SHORT_PER_SM[1],
+            Way::ShortK => SHORT_K_PER_SM,
         }
     }
 
@@ -94,6 +102,7 @@ impl Way {
             Way::Tile(t) => t.count(s),
             Way::FewRows => s.n.div_ceil(FEW_ROWS_COLUMNS) as u64,
             Way::FewCols => s.m.div_ceil(few_cols_rows(s.n)) as u64,
+            Way::ShortK => (s.m.div_ceil(SHORT_K_ROWS) * s.n.div_ceil(SHORT_K_COLUMNS)) as u64,
         }
     }
 
@@ -103,6 +112,7 @@ impl Way {
             Way::Tile(_) => true,
             Way::FewRows => s.m <= SHORT,
             Way::FewCols => s.n <= SHORT,
+            Way::ShortK => s.k <= SHORT_K,
         }
     }
 
@@ -111,6 +121,7 @@ impl Way {
             Way::Tile(t) => format!("tile {}×{}", t.bm, t.bn),
             Way::FewRows => "few rows".to_owned(),
             Way::FewCols => "few columns".to_owned(),
+            Way::ShortK => "short K".to_owned(),
         }
     }
 }
@@ -139,6 +150,10 @@ pub struct Calibration {
     /// 1 GiB, at 1 and [`SHORT`] rows or columns (the tiles' is `bytes_per_us`).
     pub few_rows_memory: [f64; 2],
     pub few_cols_memory: [f64; 2],
+    /// Short K's block costs over its depth (K itself), and the bytes per microsecond it gets
+    /// writing a C of 1 GiB to memory.
+    pub short_k: Costs,
+    pub short_k_memory: f64,
 }
 
 /// The H100's calibration, recorded by `calibrate` (its record is in the book's runs).
@@ -179,6 +194,7 @@ impl Calibration {
             }
             Way::FewRows => lerp(self.few_rows),
             Way::FewCols => lerp(self.few_cols),
+            Way::ShortK => self.short_k,
         }
     }
 
@@ -192,6 +208,7 @@ impl Calibration {
             Way::Tile(_) => self.bytes_per_us,
             Way::FewRows => lerp(self.few_rows_memory),
             Way::FewCols => lerp(self.few_cols_memory),
+            Way::ShortK => self.short_k_memory,
         };
         bytes / rate
     }
@@ -202,9 +219,11 @@ impl Calibration {
     }
 
     // ANCHOR: predict
-    /// The predicted time of `way` with K split `split` ways at `s` on `sms` SMs, in microseconds;
-    /// a tile pads rows that are not 16-byte multiples where `pad`, else reads them as they are.
-    pub fn predict(&self, way: Way, split: u32, pad: bool, s: Shape, sms: u32) -> f64 {
+    /// The predicted time of `cut` at `s` on `sms` SMs, in microseconds: its kernel with K split
+    /// `cut.split` ways; a tile pads rows that are not 16-byte multiples where `cut.pad`, else
+    /// reads them as they are.
+    pub fn predict(&self, cut: Cut, s: Shape, sms: u32) -> f64 {
+        let Cut { way, split, pad } = cut;
         let mut time = 0.0;
         let mut p = s;
         let mut aligned = s.k % 4 == 0 && s.n % 4 == 0;
@@ -220,7 +239,12 @@ impl Calibration {
             (p, aligned) = (padded, true);
         }
         let (m, n, k) = (p.m as f64, p.n as f64, p.k as f64);
-        let depth = k / f64::from(split);
+        let mut depth = k / f64::from(split);
+        if way == Way::FewRows {
+            // Where C has 64 columns or fewer, a warp's lanes across them are fewer than 32, and
+            // its other lanes walk other rows of K: the block goes down K that much faster.
+            depth *= crate::few_rows_lanes(s.n) as f64 / 32.0;
+        }
         let blocks = way.units(p) * u64::from(split);
         let r = if way == Way::FewRows { s.m } else { s.n };
         let costs = self.costs(way, r, aligned);
@@ -251,6 +275,7 @@ impl Calibration {
         let mut tiles_unaligned = vec![None; TILES.len()];
         let (mut few_rows, mut few_cols) = ([None, None], [None, None]);
         let (mut few_rows_memory, mut few_cols_memory) = ([None, None], [None, None]);
+        let (mut short_k, mut short_k_memory) = (None, None);
         for (i, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -282,6 +307,8 @@ impl Calibration {
                 "bytes_per_us" => bytes_per_us = nums()?.first().copied(),
                 "l2_bytes" => l2_bytes = nums()?.first().copied(),
                 "l2_bytes_per_us" => l2_bytes_per_us = nums()?.first().copied(),
+                "short_k" => short_k = Some(costs(&nums()?)?),
+                "short_k_memory" => short_k_memory = nums()?.first().copied(),
                 "tile" | "tile_unaligned" => {
                     let (name, v) = rest.split_once(' ').ok_or(format!("line {i}: a tile needs its size"))?;
                     let at = TILES
@@ -349,8 +376,10 @@ impl Calibration {
             few_cols_memory: both(few_cols_memory, "few_cols_memory")?,
             few_rows: pair(few_rows, "few_rows")?,
             few_cols: pair(few_cols, "few_cols")?,
+            short_k: short_k.ok_or_else(|| missing("short_k"))?,
+            short_k_memory: short_k_memory.ok_or_else(|| missing("short_k_memory"))?,
         };
-        let rates = [cal.launch, cal.bytes_per_us, cal.l2_bytes, cal.l2_bytes_per_us];
+        let rates = [cal.launch, cal.bytes_per_us, cal.l2_bytes, cal.l2_bytes_per_us, cal.short_k_memory];
         if !rates.iter().chain(&cal.few_rows_memory).chain(&cal.few_cols_memory).all(|&v| v > 0.0) {
             return Err("the launch's time, the L2 cache's size and every rate must be positive".to_owned());
         }
@@ -386,6 +415,8 @@ impl Calibration {
                 let _ = writeln!(f, "{key} {r} {rate:.0}");
             }
         }
+        let _ = writeln!(f, "short_k {}", line(self.short_k));
+        let _ = writeln!(f, "short_k_memory {:.0}", self.short_k_memory);
         f
     }
 }

@@ -4,7 +4,7 @@ use common::testing::faults::{self, Class, Fault, SPLIT_SHAPES};
 use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Params, Shape};
-use step10_any_shape::{SHORT, SHORT_THREADS, STEP, TILES, choose, model};
+use step10_any_shape::{SHORT, SHORT_K, SHORT_THREADS, STEP, TILES, choose, model};
 
 /// SM counts of the GPUs the rule is checked for: a T4's 40 up to an H200's 132 and beyond.
 const SMS: &[u32] = &[40, 108, 114, 132, 144];
@@ -14,20 +14,25 @@ const SHORT_DROP_SLICE: (&str, &str) = (
     "k_hi = min(K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);",
     "k_hi = min(blockIdx.z + 1 == gridDim.z ? K - 16 : K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);",
 );
-/// The short side's kernels writing zeros: few rows (both stores) and few columns.
-const SHORT_ZERO: [(&str, &str); 3] = [
+/// The short side's kernels writing zeros: few rows (both stores), few columns and short K.
+const SHORT_ZERO: [(&str, &str); 4] = [
     ("make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);", "make_float4(0.0f, 0.0f, 0.0f, 0.0f);"),
     ("c[j] = acc[i][j];", "c[j] = 0.0f;"),
     (
         "out[static_cast<long long>(row0 + w) * R + j] = sum[w][j];",
         "out[static_cast<long long>(row0 + w) * R + j] = 0.0f;",
     ),
+    ("c[32 * j] = acc[j];", "c[32 * j] = 0.0f;"),
 ];
+/// Short K leaving its last row of C (M − 1) or its last column (N − 1) unwritten.
+const SHORT_K_ROW: (&str, &str) = ("if (row >= M) break;", "if (row >= M - 1) break;");
+const SHORT_K_COLUMN: (&str, &str) = ("if (col0 + 32 * j < N)", "if (col0 + 32 * j < N - 1)");
 
 /// step10's planted faults: step 06's Stream-K variant's (the same lines; a dropped slice and C
 /// all zero also in the short side's kernels, for the shapes of those faults with one or two rows
-/// and columns once the rule takes the short side there), and the split's sum missing a slice or
-/// counting one twice (the tiles' and the short side's split alike).
+/// and columns once the rule takes the short side there; C all zero, a row or a column unwritten
+/// also in short K's, which the rule takes at the faults' 17×33×9), and the split's sum missing a
+/// slice or counting one twice (the tiles' and the short side's split alike).
 const FAULTS: &[Fault] = &[
     STREAM_K_FAULTS[0],
     STREAM_K_FAULTS[1],
@@ -41,10 +46,14 @@ const FAULTS: &[Fault] = &[
             SHORT_ZERO[0],
             SHORT_ZERO[1],
             SHORT_ZERO[2],
+            SHORT_ZERO[3],
         ],
     },
-    STREAM_K_FAULTS[5],
-    STREAM_K_FAULTS[6],
+    Fault { class: Class::Row, edits: &[STREAM_K_FAULTS[5].edits[0], SHORT_K_ROW] },
+    Fault {
+        class: Class::Column,
+        edits: &[STREAM_K_FAULTS[6].edits[0], STREAM_K_FAULTS[6].edits[1], SHORT_K_COLUMN],
+    },
     Fault {
         class: Class::SplitDropped,
         edits: &[("for (int z = 1; z < slices; ++z)", "for (int z = 1; z < slices - 1; ++z)")],
@@ -148,6 +157,21 @@ fn the_short_sides_block_is_the_kernels() {
     let [rows, cols] = model::SHORT_PER_SM;
     let line = format!("constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? {rows} : {cols};");
     assert!(STEP.source.contains(&line), "{line}");
+    // Few rows lays its lanes across C's columns as the model counts them.
+    assert!(STEP.source.contains("while (lanes < 32 && 4 * lanes < N) lanes *= 2;"));
+    assert_eq!(
+        [1, 4, 5, 13, 16, 17, 64, 65, 128, 4096].map(step10_any_shape::few_rows_lanes),
+        [1, 1, 2, 4, 4, 8, 16, 32, 32, 32]
+    );
+    // Short K (PATH 3) takes the last branch too, and blocks of the kernel's rows and columns.
+    assert_eq!(model::SHORT_K_PER_SM, cols);
+    for line in [
+        format!("constexpr int SHORT_K = {SHORT_K};"),
+        format!("constexpr int SK_ROWS = {};", step10_any_shape::SHORT_K_ROWS),
+        format!("int col0 = blockIdx.x * {} + lane;", step10_any_shape::SHORT_K_COLUMNS),
+    ] {
+        assert!(STEP.source.contains(&line), "{line}");
+    }
     // And the rows a warp of few columns takes as the kernel does.
     assert!(STEP.source.contains("__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }"));
     assert_eq!(
@@ -158,8 +182,15 @@ fn the_short_sides_block_is_the_kernels() {
 
 #[test]
 fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
-    for (path, s, what) in [(1, (9, 64, 64), "rows"), (2, (64, 9, 64), "columns"), (3, (1, 1, 1), "not 3")] {
-        let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
+    for (path, split, s, what) in [
+        (1, 1, (9, 64, 64), "rows"),
+        (2, 1, (64, 9, 64), "columns"),
+        (3, 1, (64, 64, 17), "K at most 16"),
+        (3, 2, (64, 64, 16), "SPLIT is 1"),
+        (4, 1, (1, 1, 1), "not 4"),
+    ] {
+        let p =
+            Params::with_overrides(STEP.params, &[("PATH".into(), path), ("SPLIT".into(), split)]).unwrap();
         let e = STEP.validate(&p, shape(s), &Limits::SM90).unwrap_err().to_string();
         assert!(e.contains(what) && !e.contains('\n'), "{e}");
     }
@@ -174,7 +205,7 @@ fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_the_short_side_compiles_without_spills() {
     for (arch, _) in testing::archs(&STEP) {
-        for path in [1, 2] {
+        for path in [1, 2, 3] {
             let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
             let info = testing::nvrtc_check(&STEP, &p, arch).unwrap();
             assert_eq!(info.spill_stores + info.spill_loads, 0, "{arch} {p}: {info:?}");
@@ -197,7 +228,39 @@ fn gpu_forced_paths_and_splits_match_the_reference() {
             testing::assert_all_pass(&testing::gpu_check(&STEP, p, &shapes).unwrap());
         }
     }
+    // Short K, K whole, on every shape with K of at most 16 (among them one taller than a launch's
+    // 65535 rows of 64-row blocks, whose blocks go round again).
+    let shapes: Vec<_> = [SHAPES, DEEP, SHORT_SHAPES, SHORT_K_SHAPES]
+        .concat()
+        .into_iter()
+        .filter(|s| s.2 <= SHORT_K)
+        .collect();
+    let p = Params::with_overrides(STEP.params, &[("PATH".into(), 3)]).unwrap();
+    testing::assert_all_pass(&testing::gpu_check(&STEP, p, &shapes).unwrap());
 }
+
+/// Products with a short K, of every K from 1 to 16, N below, at and above one block's 128
+/// columns, and one taller than a launch's rows of blocks.
+const SHORT_K_SHAPES: &[(usize, usize, usize)] = &[
+    (1447, 1239, 4),
+    (8431, 829, 10),
+    (1, 1, 16),
+    (3, 5, 1),
+    (65, 129, 2),
+    (200, 257, 3),
+    (64, 128, 5),
+    (100, 300, 6),
+    (77, 1000, 7),
+    (1000, 77, 8),
+    (129, 127, 9),
+    (511, 33, 11),
+    (33, 511, 12),
+    (4096, 4096, 13),
+    (999, 999, 14),
+    (2, 4099, 15),
+    (4099, 2, 16),
+    (4_194_500, 3, 2),
+];
 
 #[test]
 fn the_choice_says_why_predicts_and_names_what_param_forced() {

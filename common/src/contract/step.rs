@@ -211,12 +211,12 @@ pub const SPLIT: Param = Param {
 };
 
 /// The parameter of a [`Schedule::PerShape`] step that chooses between its block tiles (0) and
-/// its kernels for a product with a short side (1: few rows of C, 2: few columns). The launch of
-/// a short side's kernel keeps its grid (no Stream-K layout) and pads nothing.
+/// its kernels for a product with a short side (1: few rows of C, 2: few columns) or a short K (3).
+/// The launch of those kernels keeps its grid (no Stream-K layout) and pads nothing.
 pub const PATH: Param = Param {
     name: "PATH",
     default: 0,
-    help: "0: block tiles; 1: few rows of C (at most 8), B read once down its rows; 2: few columns of C (at most 8), a warp along each row of A",
+    help: "0: block tiles; 1: few rows of C (at most 8), B read once down its rows; 2: few columns of C (at most 8), a warp along each row of A; 3: short K (at most 16), C written straight, 128 contiguous bytes a store",
 };
 
 /// Whether a parameter set runs the block tiles (no [`PATH`], or PATH=0).

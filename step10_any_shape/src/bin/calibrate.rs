@@ -7,8 +7,9 @@
 //! SMs each get one block (the one-block line), or two full rounds of the blocks they hold at once
 //! (the full line), at two depths of K; the line through the two depths is the block's time. The
 //! short side's kernels, which are bound by memory, are measured at depths whose operands fit in
-//! half the L2 cache (the model adds the memory's time where a product's do not); the tiles at
-//! depths of 256 and 2048, with rows 16-byte multiples and, reading them as they are, not.
+//! half the L2 cache (the model adds the memory's time where a product's do not); short K at K of
+//! 4 and 16, its C in half the L2 cache; the tiles at depths of 256 and 2048, with rows 16-byte
+//! multiples and, reading them as they are, not.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +20,7 @@ use common::step::Prepared;
 use common::timing::Plan;
 use common::{Params, Shape, gpu};
 use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, Line, Way, few_cols_rows};
-use step10_any_shape::{Cut, SHORT, STEP, TILES, Tile};
+use step10_any_shape::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile};
 
 fn main() -> ExitCode {
     match run() {
@@ -57,11 +58,10 @@ struct Bench<'g> {
 }
 
 impl Bench<'_> {
-    /// The median time of `way` with K split `split` ways at `s`, in microseconds, on inputs of
-    /// a constant (the time does not depend on the values).
-    fn time(&self, way: Way, split: u32, pad: bool, s: Shape) -> Result<(f64, u32)> {
-        let set: Vec<(String, u32)> =
-            Cut { way, split, pad }.params(false).into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
+    /// The median time of `cut` at `s`, in microseconds, on inputs of a constant (the time does
+    /// not depend on the values).
+    fn time(&self, cut: Cut, s: Shape) -> Result<(f64, u32)> {
+        let set: Vec<(String, u32)> = cut.params(false).into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
         let params = Params::with_overrides(STEP.params, &set)?;
         let prepared = Prepared::new(self.gpu, &STEP, params)?;
         let (launch, resources) = prepared.plan(&self.gpu.info, s)?;
@@ -92,7 +92,7 @@ impl Bench<'_> {
         let mut points = [(0.0, 0.0); 2];
         for (p, d) in points.iter_mut().zip([d1, d2]) {
             let s = at(d);
-            let (us, per_sm) = self.time(way, 1, pad, s)?;
+            let (us, per_sm) = self.time(Cut { way, split: 1, pad }, s)?;
             // The shapes' rounds assume the model's blocks an SM; another occupancy would
             // silently measure something else.
             if per_sm != way.per_sm() {
@@ -157,6 +157,18 @@ impl Bench<'_> {
         let full = self.line("full", way, true, 2.0, full, depths(&full))?;
         Ok(Costs { one, full })
     }
+
+    /// Short K's lines, over K of 4 and [`SHORT_K`]: SMs blocks (a row of them 64 rows tall), and
+    /// two full rounds. Both C's fit in half the L2 cache.
+    fn short_k(&self, sms: usize) -> Result<Costs> {
+        let shape = move |blocks_m: usize| {
+            move |d: usize| Shape { m: blocks_m * SHORT_K_ROWS, n: sms * SHORT_K_COLUMNS, k: d }
+        };
+        let way = Way::ShortK;
+        let one = self.line("one", way, true, 1.0, shape(1), (4, SHORT_K))?;
+        let full = self.line("full", way, true, 2.0, shape(2 * way.per_sm() as usize), (4, SHORT_K))?;
+        Ok(Costs { one, full })
+    }
 }
 
 fn run() -> Result<()> {
@@ -172,18 +184,20 @@ fn run() -> Result<()> {
     );
     let bench = Bench { gpu: &gpu };
     let l2 = f64::from(gpu.info.l2_bytes);
-    let (launch, _) = bench.time(Way::FewCols, 1, true, Shape { m: 1, n: 1, k: 16 })?;
+    let (launch, _) =
+        bench.time(Cut { way: Way::FewCols, split: 1, pad: true }, Shape { m: 1, n: 1, k: 16 })?;
     println!("{:<12} {:<9} {:<20} {launch:>10.2} µs", "launch", "", "1×1×16");
     let tiles = TILES.iter().map(|&t| bench.tile(t, sms, true)).collect::<Result<Vec<_>>>()?;
     let tiles_unaligned = TILES.iter().map(|&t| bench.tile(t, sms, false)).collect::<Result<Vec<_>>>()?;
     let few_rows = [bench.short(Way::FewRows, 1, sms, l2)?, bench.short(Way::FewRows, SHORT, sms, l2)?];
     let few_cols = [bench.short(Way::FewCols, 1, sms, l2)?, bench.short(Way::FewCols, SHORT, sms, l2)?];
+    let short_k = bench.short_k(sms)?;
     // The bandwidth the short side's kernels see reading a long operand of 1 GiB from memory
     // (few rows with K split 8 ways, enough blocks to fill the SMs), and few columns reading A of
     // a quarter of the L2 cache from there: the bytes over the time past the launch (two launches
     // where K is split: sum_slices' bytes are few).
     let rate = |way: Way, split: u32, s: Shape, from: &str| -> Result<f64> {
-        let (us, _) = bench.time(way, split, true, s)?;
+        let (us, _) = bench.time(Cut { way, split, pad: true }, s)?;
         let bytes = 4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64;
         let rate = bytes / (us - launch * if split > 1 { 2.0 } else { 1.0 });
         println!(
@@ -203,6 +217,8 @@ fn run() -> Result<()> {
         rate(Way::FewCols, 1, Shape { m: big, n: 1, k: big }, "memory")?,
         rate(Way::FewCols, 1, Shape { m: big, n: SHORT, k: big }, "memory")?,
     ];
+    // Short K writing a C of 1 GiB.
+    let short_k_memory = rate(Way::ShortK, 1, Shape { m: big, n: big, k: SHORT_K }, "memory")?;
     let rows = 2 * Way::FewCols.per_sm() as usize * sms * few_cols_rows(1);
     let k = ((l2 / 4.0) as usize / (4 * rows)).next_multiple_of(4);
     let l2_bytes_per_us = rate(Way::FewCols, 1, Shape { m: rows, n: 1, k }, "L2 cache")?;
@@ -219,6 +235,8 @@ fn run() -> Result<()> {
         few_cols,
         few_rows_memory,
         few_cols_memory,
+        short_k,
+        short_k_memory,
     };
     let text = format!(
         "# step 10's calibration, written by `cargo run --release -p step10_any_shape --bin calibrate`\n{}",
