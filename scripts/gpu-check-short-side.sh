@@ -5,7 +5,7 @@
 #
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh tests     # step 10's GPU tests
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh speed     # the short side beside the tiles
-#   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh sanitize  # memcheck and racecheck, each path and the split's sum
+#   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh sanitize  # memcheck and racecheck, each path
 #
 # speed: at each shape, the step's choice, then the short side's kernel (--param PATH=1 where M is
 # short, PATH=2 where N is) with K split 1, 8 and 64 ways; each run against cuBLAS SGEMM in its
@@ -38,8 +38,8 @@ case "$part" in
     grep -E "^==|speed" "$out/speed.log" | sed 's/ · [0-9.]*% of FP32 peak.*//' ;;
   sanitize)
     header sanitize.log
-    # PATH 0 with PAD=0: the tiles reading rows that are not 16-byte multiples as they are; every
-    # split path adds its slices in the kernel; PATH 3 (short K) keeps K whole.
+    # PATH 0 with PAD=0: the tiles reading rows that are not 16-byte multiples as they are;
+    # 1×13×7860 runs few rows with 4 lanes across C; PATH 3 (short K) keeps K whole.
     for s in 4099,3,2049,2,8 3,4099,2049,1,8 2,2,65536,2,8 8,1000,4097,1,8 1000,8,4097,2,8 37,5,1001,2,8 \
              1,13,7860,1,8 1001,999,1003,0,8 1443,1242,4,3,1 77,1000,7,3,1 4096,5,16,3,1; do
       IFS=, read -r m n k path split <<< "$s"

@@ -124,7 +124,8 @@ fn short_grid(path: u32, s: Shape) -> (u32, u32, u32) {
 }
 
 /// The launch: step 06's for the tiles, else the grid of the short side or short K, which the
-/// model counts too (`Way::units`).
+/// model counts too (`Way::units`); past 65535 rows of short K's blocks (M over 4 194 240) the
+/// model still counts every 64-row block, which the launched blocks then take in turn.
 pub fn launch(p: &Params, s: Shape) -> Launch {
     match p.get(PATH.name) {
         0 => step06::launch(p, s),

@@ -31,8 +31,9 @@ const SHORT_K_COLUMN: (&str, &str) = ("if (col0 + 32 * j < N)", "if (col0 + 32 *
 /// step10's planted faults: step 06's Stream-K variant's (the same lines; a dropped slice and C
 /// all zero also in the short side's kernels, for the shapes of those faults with one or two rows
 /// and columns once the rule takes the short side there; C all zero, a row or a column unwritten
-/// also in short K's, which the rule takes at the faults' 17×33×9), and the split's sum missing a
-/// slice or counting one twice (the tiles' and the short side's split alike).
+/// also in short K's, though the rule takes a tile at the faults' one shape of K ≤ 16, 17×33×9:
+/// `gpu_short_k_faults_are_caught` forces short K on them), and the split's sum missing a slice
+/// or counting one twice (the tiles' and the short side's split alike).
 const FAULTS: &[Fault] = &[
     STREAM_K_FAULTS[0],
     STREAM_K_FAULTS[1],
@@ -237,6 +238,34 @@ fn gpu_forced_paths_and_splits_match_the_reference() {
         .collect();
     let p = Params::with_overrides(STEP.params, &[("PATH".into(), 3)]).unwrap();
     testing::assert_all_pass(&testing::gpu_check(&STEP, p, &shapes).unwrap());
+}
+
+/// Short K's planted faults, each alone: C all zero, its last row, its last column unwritten.
+const SHORT_K_FAULTS: [(&str, &[(&str, &str)]); 3] =
+    [("zero", &[SHORT_ZERO[3]]), ("row", &[SHORT_K_ROW]), ("column", &[SHORT_K_COLUMN])];
+
+#[test]
+fn short_k_faults_apply() {
+    for (what, edits) in SHORT_K_FAULTS {
+        let edited = testing::apply_edits(STEP.source, edits).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_ne!(edited, STEP.source, "{what}");
+    }
+}
+
+/// The rule does not take short K at the planted faults' shapes (17×33×9, the only one with K ≤ 16,
+/// goes to a tile), so short K's faults are run here with PATH=3 forced: each must fail at some
+/// shape, and the unedited kernel pass at all of them.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_short_k_faults_are_caught() {
+    let shapes = [(17, 33, 9), (129, 127, 9), (1000, 77, 8), (2, 4099, 15), (4099, 2, 16)];
+    let p = Params::with_overrides(STEP.params, &[("PATH".into(), 3)]).unwrap();
+    testing::assert_all_pass(&testing::gpu_check(&STEP, p.clone(), &shapes).unwrap());
+    for (what, edits) in SHORT_K_FAULTS {
+        let faulty = testing::edited(&STEP, edits);
+        let results = testing::gpu_check(&faulty, p.clone(), &shapes).unwrap();
+        assert!(results.iter().any(|(_, v)| !v.passed()), "short K with its {what} fault passed every shape");
+    }
 }
 
 /// Products with a short K, of every K from 1 to 16, N below, at and above one block's 128
