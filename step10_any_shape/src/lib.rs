@@ -138,8 +138,8 @@ pub fn launch(p: &Params, s: Shape) -> Launch {
     }
 }
 
-/// Step 06's checks (the tile's parameters are compiled on every path), and a short side's
-/// kernel only where the side is short.
+/// Step 06's checks (the tile's parameters are compiled on every path), a short side's kernel
+/// only where the side is short, and short K's only where K is, whole (SPLIT=1).
 pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     step06::check(p, s, limits)?;
     if p.get(PAD.name) > 1 {
