@@ -6,6 +6,7 @@
 #   bash scripts/gpu-check-model.sh calibrate  # calibrate, then the development shapes with that calibration,
 #                                              # then step 10's test of every path and split
 #   bash scripts/gpu-check-model.sh develop    # the development shapes with the recorded calibration
+#   bash scripts/gpu-check-model.sh middle     # the middle development shapes, likewise
 #   bash scripts/gpu-check-model.sh measure 1  # compare --held-out and --suite for step 10; then again with 2
 #
 # The development shapes are drawn like the held-out ones (M, N, K log-uniform over [1, 16384],
@@ -20,8 +21,13 @@ DEVELOP="1518,6058,576 5,2664,2 3940,43,6 573,2,62 14,3,2442 15,93,24 9975,1565,
 475,5,52 1130,3,12 3,12937,169 27,1048,478 11,4853,25
 1,4096,4096 2,4096,4096 8,4096,4096 4096,1,4096 4096,4,4096 4096,8,4096 4099,3,2049 3,4099,2049
 2,2,1048576 1,1,1048576 8,8,65536 1,14336,4096 4096,2,11008"
+# Middle shapes for the development of the tiles' splits: drawn the same way from a third seed
+# (20261124), the first 20 with M and N at least 24, K at least 64 and M·N·K at least 2²⁴.
+MIDDLE="70,1874,249 5451,9378,490 13837,194,12978 7753,12160,151 56,1513,4666 121,673,16162 3697,42,10018
+1596,216,10697 33,35,16165 5037,450,890 465,262,1150 109,320,13841 15390,2055,154 3378,2890,1281 6365,312,15414
+1001,3330,1632 3470,74,929 5241,1071,812 577,271,317 2808,409,203"
 develop() {
-  for s in $DEVELOP; do
+  for s in ${1:-$DEVELOP}; do
     IFS=, read -r m n k <<< "$s"
     echo "== $m×$n×$k"
     bash .gpu/run bin step10_any_shape -m "$m" -n "$n" -k "$k" 2>&1 | grep -E "params|choice|model|speed|verify|error" | sed 's/ · [0-9.]*% of FP32 peak.*//'
@@ -44,6 +50,10 @@ case "$part" in
     header develop.log
     develop >> "$out/develop.log"
     grep -E "^==|model|speed" "$out/develop.log" ;;
+  middle)
+    header middle.log
+    develop "$MIDDLE" >> "$out/middle.log"
+    grep -E "^==|model|speed" "$out/middle.log" ;;
   measure)
     # One run of each, cuBLAS SGEMM in the same run: call with 1, then again with 2 (each fits a call).
     r=${2:-1}
@@ -53,6 +63,6 @@ case "$part" in
       bash .gpu/run bin compare $which --steps 10 --out "$out/run$r" 2>&1 | grep -vE "^\s*$" || fail=1
     done >> "$out/measure-$r.log"
     grep -E "^==|step10_any_shape \||geometric|worst" "$out/measure-$r.log" ;;
-  *) echo "gpu-check: say which part: calibrate, develop or measure" >&2; exit 2 ;;
+  *) echo "gpu-check: say which part: calibrate, develop, middle or measure" >&2; exit 2 ;;
 esac
 exit $fail

@@ -218,9 +218,10 @@ impl Cut {
 }
 
 /// Every cut the rule weighs at `s`: each tile whose rows of blocks a launch can hold, a short
-/// side's kernel where a side is short, and short K's where K is; each with K split 1, 2, 4, … 256
-/// ways while every block keeps [`MIN_DEPTH`] of K; a tile on rows that are not 16-byte multiples
-/// both padded and not.
+/// side's kernel where a side is short, and short K's where K is; each with K split every number
+/// of ways from 1 to 256 while every block keeps [`MIN_DEPTH`] of K (not only powers of two: 3 ways
+/// can fill the SMs where 2 leave them short and 4 start a second round); a tile on rows that are
+/// not 16-byte multiples both padded and not.
 pub fn cuts(s: Shape) -> Vec<Cut> {
     let unaligned = common::pad::padded_shape(s).is_some();
     let ways = TILES
@@ -236,7 +237,7 @@ pub fn cuts(s: Shape) -> Vec<Cut> {
         {
             continue;
         }
-        for split in (0..=common::step::SPLIT_MAX.ilog2()).map(|e| 1u32 << e) {
+        for split in 1..=common::step::SPLIT_MAX {
             if split > 1 && (split as usize) > s.k.div_ceil(MIN_DEPTH) {
                 break;
             }

@@ -24,6 +24,9 @@ use common::Shape;
 
 use crate::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile};
 
+/// The flat tile, 16 rows by 128 columns: the last of [`TILES`].
+pub const FLAT: Tile = TILES[TILES.len() - 1];
+
 /// One block's time over `d` entries of K, in microseconds: `fixed + per_k·d`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Line {
@@ -154,6 +157,11 @@ pub struct Calibration {
     /// writing a C of 1 GiB to memory.
     pub short_k: Costs,
     pub short_k_memory: f64,
+    /// The flat tile's (16 rows, the last of [`TILES`]) time per round of full SMs over `d` of K
+    /// when B comes from memory, not from the L2 cache: the one tile whose products can be bound
+    /// by memory (8 FLOPs per byte of B; the others do 32 or more). Its blocks keep one slice of K
+    /// in flight, so each waits on the memory's latency slice after slice.
+    pub flat_memory: Line,
 }
 
 /// The H100's calibration, recorded by `calibrate` (its record is in the book's runs).
@@ -254,11 +262,21 @@ impl Calibration {
         }
         let out = if split > 1 { f64::from(split) } else { 1.0 };
         let bytes = 4.0 * (m * k + k * n + m * n * out);
-        // The rates were measured with every SM full; fewer blocks than that keep fewer loads in
-        // flight, and by Little's law get the bandwidth in proportion.
+        if way == Way::Tile(FLAT) && bytes > self.l2_bytes / 2.0 {
+            // The flat tile's blocks over a B in memory: every round, the last too, at the line
+            // measured so (a block waits on the memory slice after slice, however few share it).
+            let on_busiest = blocks.div_ceil(u64::from(sms.max(1)));
+            let memory_rounds = on_busiest.div_ceil(u64::from(way.per_sm()));
+            rounds = rounds.max(memory_rounds as f64 * self.flat_memory.at(depth));
+        }
+        // The rates were measured with every SM full: a block gets its slot's share of them (by
+        // Little's law, fewer blocks keep fewer loads in flight and get the bandwidth in
+        // proportion), so the bytes take as many rounds as the blocks do, a last round of a few
+        // blocks as long as a full one.
         let slots = (u64::from(sms) * u64::from(way.per_sm())).max(1);
-        let in_flight = blocks.min(slots) as f64 / slots as f64;
-        time += rounds.max(self.launch + self.memory(way, r, bytes) / in_flight);
+        let memory_rounds = blocks.div_ceil(u64::from(sms.max(1))).div_ceil(u64::from(way.per_sm()));
+        let per_round = self.memory(way, r, bytes) * slots as f64 / blocks.max(1) as f64;
+        time += rounds.max(self.launch + memory_rounds as f64 * per_round);
         if split > 1 {
             time += self.copy(4.0 * m * n * (out + 1.0));
         }
@@ -275,7 +293,7 @@ impl Calibration {
         let mut tiles_unaligned = vec![None; TILES.len()];
         let (mut few_rows, mut few_cols) = ([None, None], [None, None]);
         let (mut few_rows_memory, mut few_cols_memory) = ([None, None], [None, None]);
-        let (mut short_k, mut short_k_memory) = (None, None);
+        let (mut short_k, mut short_k_memory, mut flat_memory) = (None, None, None);
         for (i, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -309,6 +327,12 @@ impl Calibration {
                 "l2_bytes_per_us" => l2_bytes_per_us = nums()?.first().copied(),
                 "short_k" => short_k = Some(costs(&nums()?)?),
                 "short_k_memory" => short_k_memory = nums()?.first().copied(),
+                "flat_memory" => match nums()?[..] {
+                    [fixed, per_k] if fixed.is_finite() && per_k.is_finite() => {
+                        flat_memory = Some(Line { fixed, per_k })
+                    }
+                    _ => return Err(format!("line {i}: flat_memory needs FIXED PER_K")),
+                },
                 "tile" | "tile_unaligned" => {
                     let (name, v) = rest.split_once(' ').ok_or(format!("line {i}: a tile needs its size"))?;
                     let at = TILES
@@ -378,6 +402,7 @@ impl Calibration {
             few_cols: pair(few_cols, "few_cols")?,
             short_k: short_k.ok_or_else(|| missing("short_k"))?,
             short_k_memory: short_k_memory.ok_or_else(|| missing("short_k_memory"))?,
+            flat_memory: flat_memory.ok_or_else(|| missing("flat_memory"))?,
         };
         let rates = [cal.launch, cal.bytes_per_us, cal.l2_bytes, cal.l2_bytes_per_us, cal.short_k_memory];
         if !rates.iter().chain(&cal.few_rows_memory).chain(&cal.few_cols_memory).all(|&v| v > 0.0) {
@@ -417,6 +442,7 @@ impl Calibration {
         }
         let _ = writeln!(f, "short_k {}", line(self.short_k));
         let _ = writeln!(f, "short_k_memory {:.0}", self.short_k_memory);
+        let _ = writeln!(f, "flat_memory {:.4} {:.6}", self.flat_memory.fixed, self.flat_memory.per_k);
         f
     }
 }

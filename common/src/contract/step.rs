@@ -177,7 +177,9 @@ pub enum Schedule {
     /// [`Schedule::StreamK`]'s. With SPLIT=S>1, K is split: the grid has S blocks in z for each
     /// tile, block z multiplies its own share of the tile's slices of K into slice z of a
     /// workspace of S·M·N floats, and the step's `sum_slices(partials, C, M·N, S)` adds the slices
-    /// into C in order of z (timing counts it). The kernel takes `whole` and the workspace after
+    /// into C in a fixed order (timing counts it), on 256-thread blocks, a thread per element (per
+    /// element and slice, up to 8 slices, where C has fewer than 4096 elements), and at most 4096
+    /// blocks. The kernel takes `whole` and the workspace after
     /// the six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
     PerShape(Choose),
 }
@@ -929,7 +931,12 @@ impl<'a> Prepared<'a> {
             let (count, slices) = ((shape.m * shape.n) as i64, slices as i32);
             let mut sum = gpu.stream.launch_builder(&split.sum);
             sum.arg(&**partials).arg(&mut *c).arg(&count).arg(&slices);
-            let blocks = (shape.m * shape.n).div_ceil(256).clamp(1, 4 * 1024) as u32;
+            // A thread per element, and at most 4096 blocks, which go round; where C has fewer
+            // than 4096 elements, a thread per element and slice up to 8 slices (the kernel lets
+            // threads to spare share an element's slices).
+            let count = shape.m * shape.n;
+            let threads = if count < 4096 { count * (slices as usize).min(8) } else { count };
+            let blocks = threads.div_ceil(256).clamp(1, 4 * 1024) as u32;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             // SAFETY: the arguments match `sum_slices(const float*, float*, long long, int)`; the
             // workspace holds `slices` products of M×N floats and C holds M×N.

@@ -19,7 +19,7 @@ use common::session::{self, Buffers};
 use common::step::Prepared;
 use common::timing::Plan;
 use common::{Params, Shape, gpu};
-use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, Line, Way, few_cols_rows};
+use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, FLAT, Line, Way, few_cols_rows};
 use step10_any_shape::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile};
 
 fn main() -> ExitCode {
@@ -219,6 +219,17 @@ fn run() -> Result<()> {
     ];
     // Short K writing a C of 1 GiB.
     let short_k_memory = rate(Way::ShortK, 1, Shape { m: big, n: big, k: SHORT_K }, "memory")?;
+    // The flat tile with B in memory: 16 rows of A, a column of blocks for each SM and K split 8
+    // ways (two full rounds), at depths of 256 and 2048 (B of 138 MB and 1.1 GB); a round's time
+    // is the launch's past its two launches (the split's and sum_slices'), halved.
+    let mut points = [(0.0, 0.0); 2];
+    for (p, d) in points.iter_mut().zip([256, 2048]) {
+        let s = Shape { m: FLAT.bm as usize, n: sms * FLAT.bn as usize, k: 8 * d };
+        let (us, _) = bench.time(Cut { way: Way::Tile(FLAT), split: 8, pad: true }, s)?;
+        println!("{:<12} {:<9} {:<20} {us:>10.2} µs", Way::Tile(FLAT).name(), "memory", s.to_string());
+        *p = (d as f64, (us - 2.0 * launch) / 2.0);
+    }
+    let flat_memory = Line::through(points[0], points[1]);
     let rows = 2 * Way::FewCols.per_sm() as usize * sms * few_cols_rows(1);
     let k = ((l2 / 4.0) as usize / (4 * rows)).next_multiple_of(4);
     let l2_bytes_per_us = rate(Way::FewCols, 1, Shape { m: rows, n: 1, k }, "L2 cache")?;
@@ -237,6 +248,7 @@ fn run() -> Result<()> {
         few_cols_memory,
         short_k,
         short_k_memory,
+        flat_memory,
     };
     let text = format!(
         "# step 10's calibration, written by `cargo run --release -p step10_any_shape --bin calibrate`\n{}",
