@@ -381,16 +381,17 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
             int z = g;
             sum = partials[z * count + i];
             z += groups;
-            // Eight slices' loads issued before any is added: a thread waits on the memory once
-            // per eight slices, not once per slice, and still adds them in its order.
-            for (; z + 7 * groups < slices; z += 8 * groups) {
+            // Up to eight slices' loads issued before any is added: a thread waits on the memory
+            // once per eight slices, not once per slice, and still adds them in its order.
+            for (; z < slices; z += 8 * groups) {
                 float part[8];
 #pragma unroll
-                for (int j = 0; j < 8; ++j) part[j] = partials[(z + j * groups) * count + i];
+                for (int j = 0; j < 8; ++j)
+                    part[j] = z + j * groups < slices ? partials[(z + j * groups) * count + i] : 0.0f;
 #pragma unroll
-                for (int j = 0; j < 8; ++j) sum += part[j];
+                for (int j = 0; j < 8; ++j)
+                    if (z + j * groups < slices) sum += part[j];
             }
-            for (; z < slices; z += groups) sum += partials[z * count + i];
         }
         if (groups > 1) {  // the same for the whole block: its threads meet at the barriers
             group_sums[threadIdx.x] = sum;
