@@ -57,14 +57,20 @@ const FAULTS: &[Fault] = &[
     },
     Fault {
         class: Class::SplitDropped,
-        edits: &[("sum = partials[z * count + i];", "sum = z == 0 ? 0.0f : partials[z * count + i];")],
+        edits: &[
+            ("for (int z = 1; z < slices; ++z)", "for (int z = 1; z < slices - 1; ++z)"),
+            ("sum = partials[z * count + i];", "sum = z == 0 ? 0.0f : partials[z * count + i];"),
+        ],
     },
     Fault {
         class: Class::SplitDoubled,
-        edits: &[(
-            "sum = partials[z * count + i];",
-            "sum = z == 0 ? 2.0f * partials[z * count + i] : partials[z * count + i];",
-        )],
+        edits: &[
+            ("float sum = partials[i];", "float sum = 2.0f * partials[i];"),
+            (
+                "sum = partials[z * count + i];",
+                "sum = z == 0 ? 2.0f * partials[z * count + i] : partials[z * count + i];",
+            ),
+        ],
     },
 ];
 
@@ -416,13 +422,21 @@ fn the_overwrite_fault_runs_where_tiles_are_shared() {
 
 /// A sum whose order changes from run to run: each thread adds its slices forwards or backwards,
 /// as the low bit of its clock says.
-const UNORDERED: &[(&str, &str)] = &[(
-    "sum = partials[z * count + i];",
-    "bool back = clock64() & 1;
+const UNORDERED: &[(&str, &str)] = &[
+    (
+        "for (int z = 1; z < slices; ++z) sum += partials[z * count + i];",
+        "bool back = clock64() & 1;
+            sum = 0.0f;
+            for (int z = 0; z < slices; ++z) sum += partials[(back ? slices - 1 - z : z) * count + i];",
+    ),
+    (
+        "sum = partials[z * count + i];",
+        "bool back = clock64() & 1;
             int n = (slices - g + groups - 1) / groups;
             for (int y = 0; y < n; ++y) sum += partials[(g + (back ? n - 1 - y : y) * groups) * count + i];
             z = slices - groups;",
-)];
+    ),
+];
 
 /// Shapes where the rule splits K or Stream-K shares tiles, and the short sides, each run twice
 /// on the same inputs.
