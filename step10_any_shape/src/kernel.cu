@@ -362,27 +362,29 @@ __device__ __forceinline__ void my_split(int K, int& k_lo, int& k_hi)
     k_hi = min(K, int(slices * (blockIdx.z + 1) / gridDim.z) * BK);
 }
 
-// C = the sum of the `slices` partial products in `partials` (each M×N, one after another). Where
-// C has many elements, a thread per element adds its slices in order of z. Where it is small and
-// the grid has threads to spare, a block's 256 threads take `width` neighbouring elements in
-// `groups` groups (a power of two, at most 8 and at most `slices`): group g adds slices g,
-// g + groups, g + 2·groups, … in that order, a warp reading 32 neighbouring elements of one slice
-// at a time, and group 0 then adds the other groups' sums in order of g. Either way every
-// element's sum is formed the same way in every run.
+// C = the sum of the `slices` partial products in `partials` (each M×N, one after another), added
+// in order of z: every element's sum is formed the same way in every run.
 extern "C" __global__ void sum_slices(const float* partials, float* C, long long count, int slices)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)gridDim.x * blockDim.x) {
+        float sum = partials[i];
+        for (int z = 1; z < slices; ++z) sum += partials[z * count + i];
+        C[i] = sum;
+    }
+}
+
+// The same sum for a C of few elements (under 4096), whose threads in sum_slices would each walk
+// many slices while most of the GPU waits. A block's 256 threads take `width` neighbouring
+// elements in `groups` groups (a power of two, at most 8 and at most `slices`, as many as the grid
+// has threads for): group g adds slices g, g + groups, g + 2·groups, … in that order, up to eight
+// loads in flight at once, a warp reading 32 neighbouring elements of one slice; group 0 then adds
+// the other groups' sums in order of g. Every element's sum is formed the same way in every run.
+extern "C" __global__ void sum_few(const float* partials, float* C, long long count, int slices)
 {
     __shared__ float group_sums[256];  // the launch's 256 threads
     int groups = 1;
     while (groups < 8 && 2 * groups <= slices && (long long)gridDim.x * (256 / (2 * groups)) >= count) groups *= 2;
-    if (groups == 1) {  // C of many elements: a thread per element, its slices in order of z
-        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
-             i += (long long)gridDim.x * blockDim.x) {
-            float sum = partials[i];
-            for (int z = 1; z < slices; ++z) sum += partials[z * count + i];
-            C[i] = sum;
-        }
-        return;
-    }
     int width = 256 / groups, g = threadIdx.x / width;
     for (long long first = blockIdx.x * (long long)width; first < count; first += (long long)gridDim.x * width) {
         long long i = first + threadIdx.x % width;
@@ -391,8 +393,6 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
             int z = g;
             sum = partials[z * count + i];
             z += groups;
-            // Up to eight slices' loads issued before any is added: a thread waits on the memory
-            // once per eight slices, not once per slice, and still adds them in its order.
             for (; z < slices; z += 8 * groups) {
                 float part[8];
 #pragma unroll

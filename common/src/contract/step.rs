@@ -177,9 +177,9 @@ pub enum Schedule {
     /// [`Schedule::StreamK`]'s. With SPLIT=S>1, K is split: the grid has S blocks in z for each
     /// tile, block z multiplies its own share of the tile's slices of K into slice z of a
     /// workspace of S·M·N floats, and the step's `sum_slices(partials, C, M·N, S)` adds the slices
-    /// into C in a fixed order (timing counts it), on 256-thread blocks, a thread per element (per
-    /// element and slice, up to 8 slices, where C has fewer than 4096 elements), and at most 4096
-    /// blocks. The kernel takes `whole` and the workspace after
+    /// into C in order of z (timing counts it), on 256-thread blocks, a thread per element; for a C
+    /// of fewer than [`FEW_ELEMENTS`] elements `sum_few(partials, C, M·N, S)` adds them in a fixed
+    /// order on a thread per element and slice, up to 8 slices. The kernel takes `whole` and the workspace after
     /// the six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
     PerShape(Choose),
 }
@@ -252,6 +252,13 @@ pub const MODULI: Param = Param {
 
 /// The entry point that adds a split product's slices into C (see [`Schedule::PerShape`]).
 pub const SUM_ENTRY: &str = "sum_slices";
+
+/// The entry point of a split step's sum for a C of fewer than [`FEW_ELEMENTS`] elements.
+pub const SUM_FEW_ENTRY: &str = "sum_few";
+
+/// Elements of C under which a split's slices are added by [`SUM_FEW_ENTRY`], up to 8 threads an
+/// element, rather than one thread an element.
+pub const FEW_ELEMENTS: usize = 4096;
 
 /// The parameter of a [`Schedule::StreamK`] step that turns the sharing off (0) or on (1). The
 /// kernel does not read it: only the launch's layout changes.
@@ -723,6 +730,7 @@ pub struct Prepared<'a> {
 /// What a launch that splits K keeps: the kernel that adds the slices, and their workspace.
 struct Split {
     sum: cudarc::driver::CudaFunction,
+    few: cudarc::driver::CudaFunction,
     partials: std::sync::Mutex<Option<CudaSlice<f32>>>,
 }
 
@@ -782,9 +790,11 @@ impl<'a> Prepared<'a> {
             _ => None,
         };
         let split = match step.schedule {
-            Schedule::PerShape(_) => {
-                Some(Split { sum: kernel.entry(SUM_ENTRY)?, partials: std::sync::Mutex::new(None) })
-            }
+            Schedule::PerShape(_) => Some(Split {
+                sum: kernel.entry(SUM_ENTRY)?,
+                few: kernel.entry(SUM_FEW_ENTRY)?,
+                partials: std::sync::Mutex::new(None),
+            }),
             _ => None,
         };
         Ok(Self {
@@ -929,17 +939,18 @@ impl<'a> Prepared<'a> {
             && slices > 1
         {
             let (count, slices) = ((shape.m * shape.n) as i64, slices as i32);
-            let mut sum = gpu.stream.launch_builder(&split.sum);
+            let count_elements = shape.m * shape.n;
+            let few = count_elements < FEW_ELEMENTS;
+            let mut sum = gpu.stream.launch_builder(if few { &split.few } else { &split.sum });
             sum.arg(&**partials).arg(&mut *c).arg(&count).arg(&slices);
-            // A thread per element, and at most 4096 blocks, which go round; where C has fewer
-            // than 4096 elements, a thread per element and slice up to 8 slices (the kernel lets
-            // threads to spare share an element's slices).
-            let count = shape.m * shape.n;
-            let threads = if count < 4096 { count * (slices as usize).min(8) } else { count };
+            // A thread per element, and at most 4096 blocks, which go round; for a C of few
+            // elements, a thread per element and slice up to 8 slices (`sum_few` lets the threads
+            // to spare share an element's slices).
+            let threads = if few { count_elements * (slices as usize).min(8) } else { count_elements };
             let blocks = threads.div_ceil(256).clamp(1, 4 * 1024) as u32;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            // SAFETY: the arguments match `sum_slices(const float*, float*, long long, int)`; the
-            // workspace holds `slices` products of M×N floats and C holds M×N.
+            // SAFETY: the arguments match `sum_slices` and `sum_few` (both `const float*, float*,
+            // long long, int`); the workspace holds `slices` products of M×N floats and C holds M×N.
             unsafe { sum.launch(cfg) }
                 .map_err(|e| anyhow!("the sum of the split slices failed to launch: {e:?}"))?;
         }
