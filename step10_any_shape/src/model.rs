@@ -11,8 +11,10 @@
 //! round of fewer blocks a time between the two lines. The lines are measured with the operands in
 //! the L2 cache (as back-to-back runs of a small product find them); a product is also no faster
 //! than its bytes at the rate the kernel gets from the L2 cache (where they fit in half of it) or
-//! from memory, measured with every SM full and scaled down where fewer blocks run. Every launch
-//! costs at least the shortest kernel's time. A split adds `sum_slices` (its launch and bytes).
+//! from memory, measured with every SM full: each block gets its slot's share of it, so the bytes
+//! take as many rounds as the blocks. The flat tile, whose products can be bound by memory, also
+//! has a round's line measured with B in memory. Every launch costs at least the shortest
+//! kernel's time. A split adds `sum_slices` or, for a small C, `sum_few` (a launch and its bytes).
 //! Where rows are not 16-byte multiples the tiles either pad them (the copies' bytes, then the
 //! 16-byte lines) or read them as they are (the lines measured so, 4-byte loads). The rule takes
 //! the cut with the least predicted time.
