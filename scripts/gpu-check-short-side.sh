@@ -39,9 +39,12 @@ case "$part" in
   sanitize)
     header sanitize.log
     # PATH 0 with PAD=0: the tiles reading rows that are not 16-byte multiples as they are;
-    # 1×13×7860 runs few rows with 4 lanes across C; PATH 3 (short K) keeps K whole.
+    # 1×13×7860 runs few rows with 4 lanes across C; PATH 3 (short K) keeps K whole. A C of
+    # under 4096 elements is summed by sum_few (2×12×7000 split 256: 8 groups, four batches each;
+    # 33×17×1003 split 7 on the tiles: 4 groups, the last with one slice).
     for s in 4099,3,2049,2,8 3,4099,2049,1,8 2,2,65536,2,8 8,1000,4097,1,8 1000,8,4097,2,8 37,5,1001,2,8 \
-             1,13,7860,1,8 1001,999,1003,0,8 1443,1242,4,3,1 77,1000,7,3,1 4096,5,16,3,1; do
+             1,13,7860,1,8 1001,999,1003,0,8 1443,1242,4,3,1 77,1000,7,3,1 4096,5,16,3,1 \
+             2,12,7000,1,256 33,17,1003,0,7; do
       IFS=, read -r m n k path split <<< "$s"
       for tool in memcheck racecheck; do
         echo "== $tool $m×$n×$k PATH=$path SPLIT=$split PAD=0"
