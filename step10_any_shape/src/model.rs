@@ -268,8 +268,8 @@ impl Calibration {
             // The flat tile's blocks over a B in memory: every round, the last too, at the line
             // measured so (a block waits on the memory slice after slice, however few share it).
             let on_busiest = blocks.div_ceil(u64::from(sms.max(1)));
-            let memory_rounds = on_busiest.div_ceil(u64::from(way.per_sm()));
-            rounds = rounds.max(memory_rounds as f64 * self.flat_memory.at(depth));
+            let flat_rounds = on_busiest.div_ceil(u64::from(way.per_sm()));
+            rounds = rounds.max(flat_rounds as f64 * self.flat_memory.at(depth));
         }
         // The rates were measured with every SM full: a block gets its slot's share of them (by
         // Little's law, fewer blocks keep fewer loads in flight and get the bandwidth in

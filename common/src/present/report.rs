@@ -144,7 +144,7 @@ impl fmt::Display for Report {
             } else if k.launch.grid.2 > 1 {
                 writeln!(
                     f,
-                    "  split    K cut between {} blocks per tile, each into its own slice of a workspace; sum_slices adds the slices in a fixed order (counted in the time)",
+                    "  split    K cut between {} blocks per tile, each into its own slice of a workspace; sum_slices (sum_few for a C of under 4096 elements) adds the slices in a fixed order (counted in the time)",
                     k.launch.grid.2
                 )?;
             }
