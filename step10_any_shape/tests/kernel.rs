@@ -141,6 +141,19 @@ fn deep_products_with_few_tiles_are_split() {
     }
 }
 
+/// The split's planted faults (a slice dropped or doubled, a sum in no fixed order) edit both sum
+/// kernels and are run at SPLIT_SHAPES, which the rule splits (above): their C must go to each
+/// kernel at least once, or a fault in the other would go unseen.
+#[test]
+fn the_split_shapes_reach_both_sum_kernels() {
+    let few = SPLIT_SHAPES.iter().filter(|s| s.0 * s.1 < common::step::FEW_ELEMENTS).count();
+    assert!(
+        few > 0 && few < SPLIT_SHAPES.len(),
+        "{few} of {} split shapes go to sum_few",
+        SPLIT_SHAPES.len()
+    );
+}
+
 /// Shapes with a short side, for each path: few rows (M ≤ 8) against wide B, few columns (N ≤ 8)
 /// against tall A, both short with a long K, and sides that are not multiples of 4.
 const SHORT_SHAPES: &[(usize, usize, usize)] = &[
