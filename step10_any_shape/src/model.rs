@@ -264,21 +264,20 @@ impl Calibration {
         }
         let out = if split > 1 { f64::from(split) } else { 1.0 };
         let bytes = 4.0 * (m * k + k * n + m * n * out);
+        // Rounds bound by memory: the busiest SM's, a last round of a few blocks counted whole.
+        let memory_rounds = blocks.div_ceil(u64::from(sms.max(1))).div_ceil(u64::from(way.per_sm())) as f64;
         if way == Way::Tile(FLAT) && bytes > self.l2_bytes / 2.0 {
             // The flat tile's blocks over a B in memory: every round, the last too, at the line
             // measured so (a block waits on the memory slice after slice, however few share it).
-            let on_busiest = blocks.div_ceil(u64::from(sms.max(1)));
-            let flat_rounds = on_busiest.div_ceil(u64::from(way.per_sm()));
-            rounds = rounds.max(flat_rounds as f64 * self.flat_memory.at(depth));
+            rounds = rounds.max(memory_rounds * self.flat_memory.at(depth));
         }
         // The rates were measured with every SM full: a block gets its slot's share of them (by
         // Little's law, fewer blocks keep fewer loads in flight and get the bandwidth in
         // proportion), so the bytes take as many rounds as the blocks do, a last round of a few
         // blocks as long as a full one.
         let slots = (u64::from(sms) * u64::from(way.per_sm())).max(1);
-        let memory_rounds = blocks.div_ceil(u64::from(sms.max(1))).div_ceil(u64::from(way.per_sm()));
         let per_round = self.memory(way, r, bytes) * slots as f64 / blocks.max(1) as f64;
-        time += rounds.max(self.launch + memory_rounds as f64 * per_round);
+        time += rounds.max(self.launch + memory_rounds * per_round);
         if split > 1 {
             time += self.copy(4.0 * m * n * (out + 1.0));
         }

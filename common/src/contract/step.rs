@@ -180,8 +180,8 @@ pub enum Schedule {
     /// into C in order of z (timing counts it), on 256-thread blocks, a thread per element; for a C
     /// of fewer than [`FEW_ELEMENTS`] elements `sum_few(partials, C, M·N, S)` adds them in a fixed
     /// order, up to 8 threads an element (the grid has a thread per element and slice, up to 8
-    /// slices; the kernel uses the largest power of two of them). The kernel takes `whole` and the workspace after
-    /// the six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
+    /// slices; the kernel uses the largest power of two of them). The kernel takes `whole` and the
+    /// workspace after the six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
     PerShape(Choose),
 }
 
@@ -939,15 +939,15 @@ impl<'a> Prepared<'a> {
         if let (Some(split), Some(partials)) = (&self.split, &partials)
             && slices > 1
         {
-            let (count, slices) = ((shape.m * shape.n) as i64, slices as i32);
-            let count_elements = shape.m * shape.n;
-            let few = count_elements < FEW_ELEMENTS;
-            let mut sum = gpu.stream.launch_builder(if few { &split.few } else { &split.sum });
-            sum.arg(&**partials).arg(&mut *c).arg(&count).arg(&slices);
+            let elements = shape.m * shape.n;
+            let few = elements < FEW_ELEMENTS;
             // A thread per element, and at most 4096 blocks, which go round; for a C of few
             // elements, a thread per element and slice up to 8 slices (`sum_few` lets the threads
             // to spare share an element's slices).
-            let threads = if few { count_elements * (slices as usize).min(8) } else { count_elements };
+            let threads = if few { elements * slices.min(8) } else { elements };
+            let (count, slices) = (elements as i64, slices as i32);
+            let mut sum = gpu.stream.launch_builder(if few { &split.few } else { &split.sum });
+            sum.arg(&**partials).arg(&mut *c).arg(&count).arg(&slices);
             let blocks = threads.div_ceil(256).clamp(1, 4 * 1024) as u32;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             // SAFETY: the arguments match `sum_slices` and `sum_few` (both `const float*, float*,
