@@ -942,9 +942,11 @@ impl<'a> Prepared<'a> {
             let elements = shape.m * shape.n;
             let few = elements < FEW_ELEMENTS;
             // A thread per element, and at most 4096 blocks, which go round; for a C of few
-            // elements, a thread per element and slice up to 8 slices (`sum_few` lets the threads
-            // to spare share an element's slices).
-            let threads = if few { elements * slices.min(8) } else { elements };
+            // elements, a thread per element and group of slices: `sum_few` splits an element's
+            // slices between the largest power of two of groups, at most 8, that the slices and
+            // the grid allow, so a grid sized by that power leaves no block without work.
+            let groups = if few { 1 << slices.clamp(1, 8).ilog2() } else { 1 };
+            let threads = elements * groups;
             let (count, slices) = (elements as i64, slices as i32);
             let mut sum = gpu.stream.launch_builder(if few { &split.few } else { &split.sum });
             sum.arg(&**partials).arg(&mut *c).arg(&count).arg(&slices);
