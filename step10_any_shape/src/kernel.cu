@@ -461,8 +461,32 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
     my_range(K, k_lo, k_hi);
     float acc[R][4] = {};
     if (col < N) {
-#pragma unroll 4
-        for (int k = k_lo + group; k < k_hi; k += groups) {
+        // D of the group's rows of B (and their entries of A) are loaded before any is used, so
+        // that a thread has D loads in flight, not one: fewer rows of C leave the registers for
+        // more. The sums still take k in order, so the bits are those of one row at a time.
+        constexpr int D = R <= 2 ? 8 : R <= 4 ? 4 : 2;
+        int k = k_lo + group;
+        for (; k + (D - 1) * groups < k_hi; k += D * groups) {
+            float4 w[D];
+            float x[D][R];
+#pragma unroll
+            for (int u = 0; u < D; ++u) w[u] = load4(B, k + u * groups, col, K, N, N % 4 == 0);
+#pragma unroll
+            for (int u = 0; u < D; ++u) {
+#pragma unroll
+                for (int i = 0; i < R; ++i) x[u][i] = __ldg(A + static_cast<long long>(i) * K + k + u * groups);
+            }
+#pragma unroll
+            for (int u = 0; u < D; ++u) {
+                float b[4] = {w[u].x, w[u].y, w[u].z, w[u].w};
+#pragma unroll
+                for (int i = 0; i < R; ++i) {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(x[u][i], b[j], acc[i][j]);
+                }
+            }
+        }
+        for (; k < k_hi; k += groups) {  // the last rows, fewer than D
             float4 v = load4(B, k, col, K, N, N % 4 == 0);
             float b[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
