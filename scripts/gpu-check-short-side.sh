@@ -3,8 +3,8 @@
 # carried as .gpu, in parts that each fit one call of the device (at most 600 s). Writes its logs
 # under $OUT (or ./gpu-check).
 #
-#   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh tests 1   # step 10's GPU tests, first half;
-#                                                                        # then tests 2
+#   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh tests 1   # step 10's GPU tests, the first
+#                                                                        # third; then tests 2 and tests 3
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh speed     # the short side beside the tiles
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh sanitize  # memcheck and racecheck, each path
 #
@@ -18,16 +18,18 @@ fail=0
 case "$part" in
   tests)
     # The whole binary took about 13 minutes on an H100 at b82246f, more than one call allows, so
-    # it runs in halves: half 1 the tests named before "gpu_m", half 2 the others.
+    # it runs in thirds by name: 1 before "gpu_m", 2 from there to "gpu_r", 3 the rest.
     half=${2:-}
+    case "$half" in
+      1) keep='$0 < "gpu_m"' ;;
+      2) keep='$0 >= "gpu_m" && $0 < "gpu_r"' ;;
+      3) keep='$0 >= "gpu_r"' ;;
+      *) echo "gpu-check: say which third of the tests: tests 1, tests 2 or tests 3" >&2; exit 2 ;;
+    esac
     header tests-$half.log
     t=$(holding gpu_forced_paths_and_splits_match_the_reference)
-    names=$("$t" --list 2>/dev/null | sed -n 's/: test$//p' | grep -v '^nvrtc_')
-    case "$half" in
-      1) names=$(echo "$names" | awk '$0 < "gpu_m"') ;;
-      2) names=$(echo "$names" | awk '$0 >= "gpu_m"') ;;
-      *) echo "gpu-check: say which half of the tests: tests 1 or tests 2" >&2; exit 2 ;;
-    esac
+    names=$("$t" --list 2>/dev/null | sed -n 's/: test$//p' | grep -v '^nvrtc_' | awk "$keep")
+    [ -n "$names" ] || { echo "gpu-check: no tests listed in step 10's test binary" >&2; exit 1; }
     # shellcheck disable=SC2086 # one argument per test name
     timeout 580 "$t" --include-ignored --test-threads=1 --exact $names >> "$out/tests-$half.log" 2>&1 || fail=1
     grep -E "^test |test result|panicked" "$out/tests-$half.log" ;;
