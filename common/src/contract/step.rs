@@ -179,9 +179,9 @@ pub enum Schedule {
     /// workspace of S·M·N floats, and the step's `sum_slices(partials, C, M·N, S)` adds the slices
     /// into C in order of z (timing counts it), on 256-thread blocks, a thread per element; for a C
     /// of fewer than [`FEW_ELEMENTS`] elements `sum_few(partials, C, M·N, S)` adds them in a fixed
-    /// order, up to 8 threads an element (the grid has G threads an element, G the largest power
-    /// of two not over S, at most 8, the groups the kernel splits the slices into). The kernel takes `whole` and the
-    /// workspace after the six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
+    /// order, G threads an element (G the largest power of two not over S, at most 8: the groups
+    /// the kernel splits the slices into). The kernel takes `whole` and the workspace after the
+    /// six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
     PerShape(Choose),
 }
 
