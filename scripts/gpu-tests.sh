@@ -7,6 +7,9 @@
 #   bash scripts/gpu-tests.sh nvrtc    # the NVRTC compile tests alone (six architectures a step)
 #   SHARD=1/2 bash scripts/gpu-tests.sh gpu   # every second test binary from the first: to split
 #                                             # a part over two calls of the device
+#   WITHOUT=TEST bash scripts/gpu-tests.sh gpu  # leave out the binary that holds TEST (one that takes
+#                                             # a call of its own, such as step 10's, run in parts by
+#                                             # gpu-check-short-side.sh tests 1, 2 and 3)
 #
 # Prints each binary's failures and its result line, then one summary line; exits non-zero on a
 # failure. Run from the repository root with CUDA_CACHE_DISABLE=1 (NVRTC's cache hides ptxas).
@@ -26,6 +29,9 @@ for t in "$dir"/tests/*; do
   [ -x "$t" ] || continue
   index=$((index + 1))
   [ $(( (index - 1) % of + 1 )) -eq "$which" ] || continue
+  if [ -n "${WITHOUT:-}" ] && "$t" --list 2>/dev/null | grep -q "^$WITHOUT: test"; then
+    echo "=== $(basename "$t") left out (it holds $WITHOUT)"; continue
+  fi
   echo "=== $(basename "$t")"
   out=$("$t" --include-ignored --test-threads=1 --skip without_the_compiler_library "${filter[@]}" 2>&1); rc=$?
   echo "$out" | grep -vE '^test .* ok$' | grep -v '^$'
@@ -34,5 +40,5 @@ for t in "$dir"/tests/*; do
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
   [ $rc -eq 0 ] || fail=1
 done
-echo "gpu tests ($part, binaries $shard): $passed passed, $failed failed"
+echo "gpu tests ($part, binaries $shard${WITHOUT:+, without the binary of $WITHOUT}): $passed passed, $failed failed"
 exit $fail
