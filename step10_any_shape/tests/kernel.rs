@@ -434,7 +434,7 @@ fn the_overwrite_fault_runs_where_tiles_are_shared() {
 }
 
 /// A sum whose order changes from run to run: each thread adds its slices forwards or backwards,
-/// as the low bit of its clock says.
+/// as the low bit of its clock says; the first edit is `sum_slices`'s, the second `sum_few`'s.
 const UNORDERED: &[(&str, &str)] = &[
     (
         "for (int z = 1; z < slices; ++z) sum += partials[z * count + i];",
@@ -452,8 +452,8 @@ const UNORDERED: &[(&str, &str)] = &[
 ];
 
 /// Shapes where the rule splits K or Stream-K shares tiles, and the short sides, each run twice
-/// on the same inputs.
-fn same_bits_twice(step: &common::GpuStep) -> Vec<bool> {
+/// on the same inputs: each shape with whether C had the same bits both times.
+fn same_bits_twice(step: &common::GpuStep) -> Vec<((usize, usize, usize), bool)> {
     let checker = Checker::defaults(step).unwrap();
     SPLIT_SHAPES
         .iter()
@@ -461,7 +461,7 @@ fn same_bits_twice(step: &common::GpuStep) -> Vec<bool> {
         .chain(SHORT_SHAPES)
         .map(|&s| {
             let (a, b) = (checker.result(s, 7).unwrap(), checker.result(s, 7).unwrap());
-            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits())
+            (s, a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()))
         })
         .collect()
 }
@@ -470,11 +470,22 @@ fn same_bits_twice(step: &common::GpuStep) -> Vec<bool> {
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_split_and_shared_sums_are_the_same_in_every_run() {
     let same = same_bits_twice(&STEP);
-    assert!(same.iter().all(|&s| s), "C differed between two runs: {same:?}");
-    // Planted: the slices added in an order that changes from run to run.
-    let faulty = testing::edited(&STEP, UNORDERED);
-    let same = same_bits_twice(&faulty);
-    assert!(same.iter().any(|&s| !s), "a sum in no fixed order gave the same bits every time: {same:?}");
+    assert!(same.iter().all(|&(_, s)| s), "C differed between two runs: {same:?}");
+    // Planted, one sum kernel at a time.
+    unordered_is_caught(&UNORDERED[..1], false);
+    unordered_is_caught(&UNORDERED[1..], true);
+}
+
+/// A sum kernel edited into an order that changes from run to run must change C's bits at a split
+/// shape that kernel sums: `sum_few` (`few`) takes a C of fewer than FEW_ELEMENTS elements,
+/// `sum_slices` the others.
+fn unordered_is_caught(edit: &[(&str, &str)], few: bool) {
+    let same = same_bits_twice(&testing::edited(&STEP, edit));
+    let caught = same.iter().any(|&(s, same)| {
+        SPLIT_SHAPES.contains(&s) && (s.0 * s.1 < common::step::FEW_ELEMENTS) == few && !same
+    });
+    let kernel = if few { "sum_few" } else { "sum_slices" };
+    assert!(caught, "{kernel} in no fixed order gave the same bits at each of its split shapes: {same:?}");
 }
 
 #[test]
