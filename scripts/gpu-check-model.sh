@@ -8,6 +8,8 @@
 #   bash scripts/gpu-check-model.sh develop    # the development shapes with the recorded calibration
 #   bash scripts/gpu-check-model.sh middle     # the middle development shapes, likewise
 #   bash scripts/gpu-check-model.sh measure 1  # compare --held-out and --suite for step 10; then again with 2
+#   bash scripts/gpu-check-model.sh fresh      # compare --held-out from a seed never used before (20261125),
+#                                              # twice back to back: shapes nothing was looked at on
 #
 # The development shapes are drawn like the held-out ones (M, N, K log-uniform over [1, 16384],
 # M·N·K ≤ 2³⁶) from another seed (20261123), with the short-side shapes of gpu-check-short-side.sh;
@@ -63,6 +65,15 @@ case "$part" in
       bash .gpu/run bin compare $which --steps 10 --out "$out/run$r" 2>&1 | grep -vE "^\s*$" || fail=1
     done >> "$out/measure-$r.log"
     grep -E "^==|step10_any_shape \||geometric|worst" "$out/measure-$r.log" ;;
-  *) echo "gpu-check: say which part: calibrate, develop, middle or measure" >&2; exit 2 ;;
+  fresh)
+    # Fixed before its first run: seed 20261125, none of the seeds above (0x6e1d0075, 20261123,
+    # 20261124). Two runs back to back, cuBLAS SGEMM in each.
+    header fresh.log
+    for r in 1 2; do
+      echo "== run $r: compare --held-out --seed 20261125 --steps 10"
+      bash .gpu/run bin compare --held-out --seed 20261125 --steps 10 --out "$out/fresh$r" 2>&1 | grep -vE "^\s*$" || fail=1
+    done >> "$out/fresh.log"
+    grep -E "^==|step10_any_shape \||geometric|worst" "$out/fresh.log" ;;
+  *) echo "gpu-check: say which part: calibrate, develop, middle, measure or fresh" >&2; exit 2 ;;
 esac
 exit $fail

@@ -18,6 +18,8 @@ use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram,
 
 #[derive(Parser, Debug)]
 #[command(group = clap::ArgGroup::new("shapes").args(["suite", "held_out"]).multiple(false))]
+// A group of one, so that --seed can require --held-out given (a flag's default counts as present).
+#[command(group = clap::ArgGroup::new("held").args(["held_out"]))]
 #[command(
     allow_negative_numbers = true,
     about = "Runs every step and cuBLAS (SGEMM, and TF32 where the GPU has it) over square sizes, verifies each, and \
@@ -58,6 +60,10 @@ struct Args {
     /// written as `<device>-held-out.md` with its chart.
     #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max", "suite"])]
     held_out: bool,
+    /// With --held-out: draw the 48 shapes from this seed instead (decimal, or hex after 0x): a
+    /// fresh set that nothing was tuned or looked at on, written as `<device>-held-out-0x<seed in hex>.md`.
+    #[arg(long, requires = "held", value_parser = parse_seed)]
+    seed: Option<u64>,
     /// With --suite or --held-out: only these steps (and their variants) beside cuBLAS, by name
     /// or number, comma-separated (e.g. `--steps 10` or `--steps step06_prefetch,step10`).
     #[arg(long, value_delimiter = ',', requires = "shapes")]
@@ -214,13 +220,17 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     let baselines = baselines(&gpu)?;
     let plan = Plan::new(args.reps);
     let (title, list, kind) = if args.held_out {
+        let seed = args.seed.unwrap_or(common::matrix::HELD_OUT_SEED);
         let title = format!(
-            "The held-out shapes (M, N and K log-uniform over [1, 16384], M·N·K ≤ 2³⁶, seed {:#x})",
-            common::matrix::HELD_OUT_SEED
+            "The held-out shapes (M, N and K log-uniform over [1, 16384], M·N·K ≤ 2³⁶, seed {seed:#x})"
         );
-        (title, common::matrix::held_out(compare::suite::HELD_OUT), "held-out")
+        let kind = match args.seed {
+            Some(seed) => format!("held-out-{seed:#x}"),
+            None => "held-out".to_owned(),
+        };
+        (title, common::matrix::held_out_from(seed, compare::suite::HELD_OUT), kind)
     } else {
-        ("The suite of shapes".to_owned(), compare::suite::SHAPES.to_vec(), "suite")
+        ("The suite of shapes".to_owned(), compare::suite::SHAPES.to_vec(), "suite".to_owned())
     };
     let shapes: Vec<Shape> =
         list.iter().map(|&(m, n, k)| Shape::new(m, n, k).map_err(|e| anyhow!(e))).collect::<Result<_>>()?;
@@ -231,7 +241,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         .collect();
     let precision: Vec<Precision> =
         steps.iter().map(|(_, s)| s.precision).chain(baselines.iter().map(|b| b.2)).collect();
-    let bar = common::progress::bar(kind, (shapes.len() * rows.len()) as u64, f64::INFINITY);
+    let bar = common::progress::bar(&kind, (shapes.len() * rows.len()) as u64, f64::INFINITY);
     for &shape in &shapes {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::family(shape, 42, args.inputs);
@@ -382,6 +392,16 @@ fn driver_release() -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A seed for `--held-out --seed`: a whole number from 0 to 2⁶⁴ − 1, decimal or hex after 0x.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
+        None => t.replace('_', "").parse(),
+    };
+    v.map_err(|_| format!("'{s}' is not a seed; give a whole number from 0 to 2^64 - 1, or hex after 0x"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,6 +443,17 @@ mod tests {
             err.starts_with("error: ") && err.contains("required") && err.contains("--suite|--held-out"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_seed_draws_other_held_out_shapes_and_needs_held_out() {
+        assert_eq!(parse(&["--held-out", "--seed", "20261125"]).unwrap().seed, Some(20261125));
+        assert_eq!(parse(&["--held-out", "--seed", "0x6e1d0075"]).unwrap().seed, Some(0x6e1d_0075));
+        assert_eq!(parse(&["--held-out"]).unwrap().seed, None);
+        let err = parse(&["--suite", "--seed", "7"]).unwrap_err().to_string();
+        assert!(err.starts_with("error: ") && err.contains("--held-out"), "{err}");
+        let err = parse(&["--held-out", "--seed", "x7"]).unwrap_err().to_string();
+        assert!(err.starts_with("error: ") && err.contains("'x7' is not a seed"), "{err}");
     }
 
     #[test]

@@ -37,8 +37,13 @@ pub const HELD_OUT_SEED: u64 = 0x6e1d_0075;
 /// each log-uniform over [1, 16384] (rounded to a whole number), redrawn while M·N·K > 2³⁶, from
 /// [`HELD_OUT_SEED`]. The same list every time; `compare --held-out` measures it.
 pub fn held_out(count: usize) -> Vec<(usize, usize, usize)> {
+    held_out_from(HELD_OUT_SEED, count)
+}
+
+/// [`held_out`]'s draw from another seed: a fresh set of shapes, for `compare --held-out --seed`.
+pub fn held_out_from(seed: u64, count: usize) -> Vec<(usize, usize, usize)> {
     use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(HELD_OUT_SEED);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut side = move || (rng.random_range(0.0..(16384f64).ln())).exp().round().max(1.0) as usize;
     let mut shapes = Vec::with_capacity(count);
     while shapes.len() < count {
@@ -355,6 +360,9 @@ mod tests {
     fn the_held_out_shapes_are_fixed_in_range_and_not_the_suite() {
         let shapes = held_out(48);
         assert_eq!(shapes, held_out(48), "the same list every time");
+        assert_eq!(shapes, held_out_from(HELD_OUT_SEED, 48));
+        let other = held_out_from(HELD_OUT_SEED + 1, 48);
+        assert!(other.iter().all(|s| !shapes.contains(s)), "another seed draws other shapes");
         assert_eq!(shapes.len(), 48);
         for &(m, n, k) in &shapes {
             assert!([m, n, k].iter().all(|&s| (1..=16384).contains(&s)), "{m}×{n}×{k}");
