@@ -9,4 +9,4 @@ bash .gpu/run list > /dev/null || exit 1
 dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ 2>/dev/null | head -1)
 [ -n "$dir" ] || { echo "gpu-check: no unpacked bundle" >&2; exit 1; }
 header() { { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; echo "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"; } > "$out/$1"; }
-holding() { for t in "$dir"/tests/*; do "$t" --list 2>/dev/null | grep -q "^$1: test" && echo "$t"; done; }
+holding() { for t in "$dir"/tests/*; do grep -Fxq -- "$1: test" <<< "$("$t" --list 2>/dev/null)" && echo "$t"; done; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of step 10's model and rule (issue 41), from a gpu-bundle (../shared/tools/gpu-bundle)
+# The GPU checks of step 10's model and rule, from a gpu-bundle (../shared/tools/gpu-bundle)
 # carried as .gpu, in parts that each fit one call of the device (at most 600 s). Writes its logs
 # under $OUT (or ./gpu-check).
 #
@@ -8,8 +8,8 @@
 #   bash scripts/gpu-check-model.sh develop    # the development shapes with the recorded calibration
 #   bash scripts/gpu-check-model.sh middle     # the middle development shapes, likewise
 #   bash scripts/gpu-check-model.sh measure 1  # compare --held-out and --suite for step 10; then again with 2
-#   bash scripts/gpu-check-model.sh fresh      # compare --held-out from a seed never used before (20261125),
-#                                              # twice back to back: shapes nothing was looked at on
+#   bash scripts/gpu-check-model.sh fresh 1    # compare --held-out --seed 20261125 for step 10 (a seed
+#                                              # first run at 0dd111d); then again with 2
 #
 # The development shapes are drawn like the held-out ones (M, N, K log-uniform over [1, 16384],
 # M·N·K ≤ 2³⁶) from another seed (20261123), with the short-side shapes of gpu-check-short-side.sh;
@@ -67,13 +67,12 @@ case "$part" in
     grep -E "^==|step10_any_shape \||geometric|worst" "$out/measure-$r.log" ;;
   fresh)
     # Fixed before its first run: seed 20261125, none of the seeds above (0x6e1d0075, 20261123,
-    # 20261124). Two runs back to back, cuBLAS SGEMM in each.
-    header fresh.log
-    for r in 1 2; do
-      echo "== run $r: compare --held-out --seed 20261125 --steps 10"
-      bash .gpu/run bin compare --held-out --seed 20261125 --steps 10 --out "$out/fresh$r" 2>&1 | grep -vE "^\s*$" || fail=1
-    done >> "$out/fresh.log"
-    grep -E "^==|step10_any_shape \||geometric|worst" "$out/fresh.log" ;;
+    # 20261124). One run of the 48 shapes, cuBLAS SGEMM in the same run: call with 1, then 2.
+    r=${2:-1}; seed=20261125
+    header fresh-$r.log
+    echo "== run $r: compare --held-out --seed $seed --steps 10" >> "$out/fresh-$r.log"
+    bash .gpu/run bin compare --held-out --seed $seed --steps 10 --out "$out/fresh$r" 2>&1 | grep -vE "^\s*$" >> "$out/fresh-$r.log" || fail=1
+    grep -E "^==|step10_any_shape \||geometric|worst" "$out/fresh-$r.log" ;;
   *) echo "gpu-check: say which part: calibrate, develop, middle, measure or fresh" >&2; exit 2 ;;
 esac
 exit $fail

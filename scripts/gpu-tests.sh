@@ -7,8 +7,8 @@
 #   bash scripts/gpu-tests.sh nvrtc    # the NVRTC compile tests alone (six architectures a step)
 #   SHARD=1/2 bash scripts/gpu-tests.sh gpu   # every second test binary from the first: to split
 #                                             # a part over two calls of the device
-#   WITHOUT=TEST bash scripts/gpu-tests.sh gpu  # leave out the binary that holds TEST (one that takes
-#                                             # a call of its own, such as step 10's, run in parts by
+#   WITHOUT=TEST bash scripts/gpu-tests.sh gpu  # leave out the binary that holds TEST (one too long
+#                                             # for a part, such as step 10's, run in thirds by
 #                                             # gpu-check-short-side.sh tests 1, 2 and 3)
 #
 # Prints each binary's failures and its result line, then one summary line; exits non-zero on a
@@ -23,14 +23,18 @@ esac
 bash .gpu/run list > /dev/null || exit 1
 dir=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/ 2>/dev/null | head -1)
 [ -n "$dir" ] || { echo "gpu-tests: no unpacked bundle; build one with gpu-bundle and carry .gpu" >&2; exit 1; }
-passed=0; failed=0; fail=0; index=0
+passed=0; failed=0; fail=0; index=0; left=0
 shard=${SHARD:-1/1}; which=${shard%/*}; of=${shard#*/}
 for t in "$dir"/tests/*; do
   [ -x "$t" ] || continue
   index=$((index + 1))
   [ $(( (index - 1) % of + 1 )) -eq "$which" ] || continue
-  if [ -n "${WITHOUT:-}" ] && "$t" --list 2>/dev/null | grep -q "^$WITHOUT: test"; then
-    echo "=== $(basename "$t") left out (it holds $WITHOUT)"; continue
+  if [ -n "${WITHOUT:-}" ]; then
+    # The list is read whole first: grep -q stopping early would break the binary's pipe.
+    list=$("$t" --list 2>/dev/null)
+    if grep -Fxq -- "$WITHOUT: test" <<< "$list"; then
+      echo "=== $(basename "$t") left out (it holds $WITHOUT)"; left=$((left + 1)); continue
+    fi
   fi
   echo "=== $(basename "$t")"
   out=$("$t" --include-ignored --test-threads=1 --skip without_the_compiler_library "${filter[@]}" 2>&1); rc=$?
@@ -40,5 +44,5 @@ for t in "$dir"/tests/*; do
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
   [ $rc -eq 0 ] || fail=1
 done
-echo "gpu tests ($part, binaries $shard${WITHOUT:+, without the binary of $WITHOUT}): $passed passed, $failed failed"
+echo "gpu tests ($part, binaries $shard${WITHOUT:+, $left binary left out for holding $WITHOUT}): $passed passed, $failed failed"
 exit $fail
