@@ -434,31 +434,28 @@ fn the_overwrite_fault_runs_where_tiles_are_shared() {
 }
 
 /// A sum whose order changes from run to run: each thread adds its slices forwards or backwards,
-/// as the low bit of its clock says; the first edit is `sum_slices`'s, the second `sum_few`'s.
-const UNORDERED: &[(&str, &str)] = &[
-    (
-        "for (int z = 1; z < slices; ++z) sum += partials[z * count + i];",
-        "bool back = clock64() & 1;
+/// as the low bit of its clock says; in `sum_slices`, then in `sum_few`.
+const UNORDERED_SLICES: (&str, &str) = (
+    "for (int z = 1; z < slices; ++z) sum += partials[z * count + i];",
+    "bool back = clock64() & 1;
             sum = 0.0f;
             for (int z = 0; z < slices; ++z) sum += partials[(back ? slices - 1 - z : z) * count + i];",
-    ),
-    (
-        "sum = partials[z * count + i];",
-        "bool back = clock64() & 1;
+);
+const UNORDERED_FEW: (&str, &str) = (
+    "sum = partials[z * count + i];",
+    "bool back = clock64() & 1;
             int n = (slices - g + groups - 1) / groups;
             for (int y = 0; y < n; ++y) sum += partials[(g + (back ? n - 1 - y : y) * groups) * count + i];
             z = slices - groups;",
-    ),
-];
+);
 
-/// Shapes where the rule splits K or Stream-K shares tiles, and the short sides, each run twice
-/// on the same inputs: each shape with whether C had the same bits both times.
-fn same_bits_twice(step: &common::GpuStep) -> Vec<((usize, usize, usize), bool)> {
+/// Each shape of `shapes` run twice on the same inputs, with whether C had the same bits both times.
+fn same_bits_twice<'a>(
+    step: &common::GpuStep,
+    shapes: impl Iterator<Item = &'a (usize, usize, usize)>,
+) -> Vec<((usize, usize, usize), bool)> {
     let checker = Checker::defaults(step).unwrap();
-    SPLIT_SHAPES
-        .iter()
-        .chain(SHARED)
-        .chain(SHORT_SHAPES)
+    shapes
         .map(|&s| {
             let (a, b) = (checker.result(s, 7).unwrap(), checker.result(s, 7).unwrap());
             (s, a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()))
@@ -466,26 +463,35 @@ fn same_bits_twice(step: &common::GpuStep) -> Vec<((usize, usize, usize), bool)>
         .collect()
 }
 
+/// The split shapes whose C goes to `sum_few` (`few`: fewer than FEW_ELEMENTS elements) or to
+/// `sum_slices`.
+fn split_shapes_summed_by(few: bool) -> impl Iterator<Item = &'static (usize, usize, usize)> {
+    SPLIT_SHAPES.iter().filter(move |s| (s.0 * s.1 < common::step::FEW_ELEMENTS) == few)
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_split_and_shared_sums_are_the_same_in_every_run() {
-    let same = same_bits_twice(&STEP);
+    // Every shape where the rule splits K or Stream-K shares tiles, and the short sides.
+    let same = same_bits_twice(&STEP, SPLIT_SHAPES.iter().chain(SHARED).chain(SHORT_SHAPES));
     assert!(same.iter().all(|&(_, s)| s), "C differed between two runs: {same:?}");
-    // Planted, one sum kernel at a time.
-    unordered_is_caught(&UNORDERED[..1], false);
-    unordered_is_caught(&UNORDERED[1..], true);
+    // Planted, one sum kernel at a time: its sum in no fixed order must change C's bits at a split
+    // shape that kernel sums.
+    for (edit, few, kernel) in [(UNORDERED_SLICES, false, "sum_slices"), (UNORDERED_FEW, true, "sum_few")] {
+        let same = same_bits_twice(&testing::edited(&STEP, &[edit]), split_shapes_summed_by(few));
+        assert!(
+            same.iter().any(|&(_, s)| !s),
+            "{kernel} in no fixed order gave the same bits at each of its split shapes: {same:?}"
+        );
+    }
 }
 
-/// A sum kernel edited into an order that changes from run to run must change C's bits at a split
-/// shape that kernel sums: `sum_few` (`few`) takes a C of fewer than FEW_ELEMENTS elements,
-/// `sum_slices` the others.
-fn unordered_is_caught(edit: &[(&str, &str)], few: bool) {
-    let same = same_bits_twice(&testing::edited(&STEP, edit));
-    let caught = same.iter().any(|&(s, same)| {
-        SPLIT_SHAPES.contains(&s) && (s.0 * s.1 < common::step::FEW_ELEMENTS) == few && !same
-    });
-    let kernel = if few { "sum_few" } else { "sum_slices" };
-    assert!(caught, "{kernel} in no fixed order gave the same bits at each of its split shapes: {same:?}");
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_the_unordered_sums_compile() {
+    for edit in [UNORDERED_SLICES, UNORDERED_FEW] {
+        testing::edited(&STEP, &[edit]).compile(&Params::defaults(STEP.params), "sm_90").unwrap();
+    }
 }
 
 #[test]
