@@ -10,14 +10,16 @@
 //! The busiest SM gets ⌈blocks / SMs⌉ blocks; whole rounds take the full line's time, and a last
 //! round of fewer blocks a time between the two lines. The lines are measured with the operands in
 //! the L2 cache (as back-to-back runs of a small product find them); a product is also no faster
-//! than its bytes at the rate the kernel gets from the L2 cache (where they fit in half of it) or
-//! from memory, measured with every SM full: each block gets its slot's share of it, so the bytes
-//! take as many rounds as the blocks. The flat tile, whose products can be bound by memory, also
-//! has a round's line measured with B in memory. Every launch costs at least the shortest
-//! kernel's time. A split adds `sum_slices` or, for a small C, `sum_few` (a launch and its bytes).
-//! Where rows are not 16-byte multiples the tiles either pad them (the copies' bytes, then the
-//! 16-byte lines) or read them as they are (the lines measured so, 4-byte loads). The rule takes
-//! the cut with the least predicted time.
+//! than its bytes from the L2 cache (where they fit in half of it) or from memory. A block keeps a
+//! few loads in flight, so the blocks at once get their number times one block's rate, up to the
+//! rate of the source with every SM full (Little's law): both measured for the short side's
+//! kernels, which are bound by memory; a tile's block is taken to get its slot's share. The flat
+//! tile, whose products can be bound by memory, also has a round's line measured with B in memory.
+//! Every launch costs at least the shortest kernel's time. A split adds `sum_slices` or, for a
+//! small C, `sum_few` (a launch and its bytes). Where rows are not 16-byte multiples the tiles
+//! either pad them (the copies, at the copy kernel's own measured rate, then the 16-byte lines) or
+//! read them as they are (the lines measured so, 4-byte loads). The rule takes the cut with the
+//! least predicted time.
 
 use std::fmt::Write as _;
 use std::sync::OnceLock;
@@ -131,6 +133,19 @@ impl Way {
     }
 }
 
+/// Bytes per microsecond from memory and from the L2 cache.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rates {
+    pub memory: f64,
+    pub l2: f64,
+}
+
+impl Rates {
+    fn from(&self, in_l2: bool) -> f64 {
+        if in_l2 { self.l2 } else { self.memory }
+    }
+}
+
 /// What one GPU measured (see the module's comment); times in microseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Calibration {
@@ -155,6 +170,13 @@ pub struct Calibration {
     /// 1 GiB, at 1 and [`SHORT`] rows or columns (the tiles' is `bytes_per_us`).
     pub few_rows_memory: [f64; 2],
     pub few_cols_memory: [f64; 2],
+    /// Bytes per microsecond one block of each short side's kernel gets, from memory and from the
+    /// L2 cache, at 1 and [`SHORT`] rows or columns: measured with a block on a quarter of the SMs.
+    pub few_rows_block: [Rates; 2],
+    pub few_cols_block: [Rates; 2],
+    /// Bytes per microsecond (read and written) of the padding copy, from memory and from the L2
+    /// cache.
+    pub copy: Rates,
     /// Short K's block costs over its depth (K itself), and the bytes per microsecond it gets
     /// writing a C of 1 GiB to memory.
     pub short_k: Costs,
@@ -208,24 +230,43 @@ impl Calibration {
         }
     }
 
-    /// Microseconds for `way` (at `r` short rows or columns) to move `bytes`: from the L2 cache
-    /// where they fit in half of it (back-to-back runs keep them there), else from memory.
-    fn memory(&self, way: Way, r: usize, bytes: f64) -> f64 {
+    /// Bytes per microsecond that `way` (at `r` short rows or columns) gets with `resident` blocks
+    /// at once, moving `bytes` in all: from the L2 cache where they fit in half of it (back-to-back
+    /// runs keep them there), else from memory. Each block brings its own rate (the short side's
+    /// kernels measured it; a tile's block gets its slot's share of the full rate), up to the full
+    /// rate, measured with every SM full (where a tile's blocks fill every slot they get it all).
+    pub fn rate(&self, way: Way, r: usize, bytes: f64, resident: u64, sms: u32) -> f64 {
+        let in_l2 = bytes <= self.l2_bytes / 2.0;
         let f = toward_short(r);
         let lerp = |[a, b]: [f64; 2]| a + f * (b - a);
-        let rate = match way {
-            _ if bytes <= self.l2_bytes / 2.0 => self.l2_bytes_per_us,
+        let full = match way {
+            _ if in_l2 => self.l2_bytes_per_us,
             Way::Tile(_) => self.bytes_per_us,
             Way::FewRows => lerp(self.few_rows_memory),
             Way::FewCols => lerp(self.few_cols_memory),
             Way::ShortK => self.short_k_memory,
         };
-        bytes / rate
+        let block = match way {
+            Way::FewRows => lerp(self.few_rows_block.map(|x| x.from(in_l2))),
+            Way::FewCols => lerp(self.few_cols_block.map(|x| x.from(in_l2))),
+            Way::Tile(_) | Way::ShortK => full / (f64::from(sms) * f64::from(way.per_sm())).max(1.0),
+        };
+        // The two limits blend where they meet: the time is the 4-norm of the blocks' time and
+        // the full rate's. (A plain minimum would have 96 blocks of few rows at the full rate;
+        // they get nine tenths of it. The exponent is from the development measurements of few
+        // rows and few columns at 33 to 396 blocks; see the chapter.)
+        let x = resident as f64 * block;
+        x / (1.0 + (x / full).powi(4)).powf(0.25)
     }
 
-    /// One padding copy, or `sum_slices`, moving `bytes` in all.
-    fn copy(&self, bytes: f64) -> f64 {
-        self.launch + self.memory(Way::Tile(TILES[0]), 1, bytes)
+    /// `sum_slices` or `sum_few`, moving `bytes` in all.
+    fn sum(&self, bytes: f64, sms: u32) -> f64 {
+        self.launch + bytes / self.rate(Way::Tile(TILES[0]), 1, bytes, u64::MAX, sms)
+    }
+
+    /// One padding copy, moving `bytes` in all (read and written).
+    fn pad_copy(&self, bytes: f64) -> f64 {
+        self.launch + bytes / self.copy.from(bytes <= self.l2_bytes / 2.0)
     }
 
     // ANCHOR: predict
@@ -242,7 +283,7 @@ impl Calibration {
             && let Some(padded) = common::pad::padded_shape(s)
         {
             // A′ where K is padded, B′ always, and C′ back where N is.
-            let copy = |elements: usize| self.copy(8.0 * elements as f64);
+            let copy = |elements: usize| self.pad_copy(8.0 * elements as f64);
             time += if padded.k != s.k { copy(s.m * padded.k) } else { 0.0 };
             time += copy(padded.k * padded.n);
             time += if padded.n != s.n { copy(s.m * padded.n) } else { 0.0 };
@@ -264,22 +305,22 @@ impl Calibration {
         }
         let out = if split > 1 { f64::from(split) } else { 1.0 };
         let bytes = 4.0 * (m * k + k * n + m * n * out);
-        // Rounds bound by memory: the busiest SM's, a last round of a few blocks counted whole.
-        let memory_rounds = blocks.div_ceil(u64::from(sms.max(1))).div_ceil(u64::from(way.per_sm())) as f64;
+        let slots = (u64::from(sms) * u64::from(way.per_sm())).max(1);
         if way == Way::Tile(FLAT) && bytes > self.l2_bytes / 2.0 {
             // The flat tile's blocks over a B in memory: every round, the last too, at the line
             // measured so (a block waits on the memory slice after slice, however few share it).
+            let memory_rounds = blocks.div_ceil(slots) as f64;
             rounds = rounds.max(memory_rounds * self.flat_memory.at(depth));
         }
-        // The rates were measured with every SM full: a block gets its slot's share of them (by
-        // Little's law, fewer blocks keep fewer loads in flight and get the bandwidth in
-        // proportion), so the bytes take as many rounds as the blocks do, a last round of a few
-        // blocks as long as a full one.
-        let slots = (u64::from(sms) * u64::from(way.per_sm())).max(1);
-        let per_round = self.memory(way, r, bytes) * slots as f64 / blocks.max(1) as f64;
-        time += rounds.max(self.launch + memory_rounds * per_round);
+        // The bytes, a round of blocks at a time: whole rounds of every slot, then the blocks
+        // left, each round at the rate of the blocks in it.
+        let per_block = bytes / blocks.max(1) as f64;
+        let round = |n: u64| n as f64 * per_block / self.rate(way, r, bytes, n, sms);
+        let (whole, rest) = (blocks / slots, blocks % slots);
+        let memory = whole as f64 * round(slots) + if rest > 0 { round(rest) } else { 0.0 };
+        time += rounds.max(self.launch + memory);
         if split > 1 {
-            time += self.copy(4.0 * m * n * (out + 1.0));
+            time += self.sum(4.0 * m * n * (out + 1.0), sms);
         }
         time
     }
@@ -294,6 +335,8 @@ impl Calibration {
         let mut tiles_unaligned = vec![None; TILES.len()];
         let (mut few_rows, mut few_cols) = ([None, None], [None, None]);
         let (mut few_rows_memory, mut few_cols_memory) = ([None, None], [None, None]);
+        let (mut few_rows_block, mut few_cols_block) = ([None, None], [None, None]);
+        let mut copy = None;
         let (mut short_k, mut short_k_memory, mut flat_memory) = (None, None, None);
         for (i, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
             if line.is_empty() || line.starts_with('#') {
@@ -355,6 +398,20 @@ impl Calibration {
                         if key == "few_rows_memory" { &mut few_rows_memory } else { &mut few_cols_memory };
                     list[which] = Some(rate);
                 }
+                "few_rows_block" | "few_cols_block" => {
+                    let which = match nums()?[..] {
+                        [r, memory, l2] if r as usize == 1 => (0, Rates { memory, l2 }),
+                        [r, memory, l2] if r as usize == SHORT => (1, Rates { memory, l2 }),
+                        _ => return Err(format!("line {i}: {key} needs 1 or {SHORT}, then MEMORY L2")),
+                    };
+                    let list =
+                        if key == "few_rows_block" { &mut few_rows_block } else { &mut few_cols_block };
+                    list[which.0] = Some(which.1);
+                }
+                "copy" => match nums()?[..] {
+                    [memory, l2] => copy = Some(Rates { memory, l2 }),
+                    _ => return Err(format!("line {i}: copy needs MEMORY L2")),
+                },
                 "few_rows" | "few_cols" => {
                     let v = nums()?;
                     let which = match v.first().map(|&r| r as usize) {
@@ -388,6 +445,12 @@ impl Calibration {
                 p[1].ok_or_else(|| missing(&format!("{key} {SHORT}")))?,
             ])
         };
+        let rates = |p: [Option<Rates>; 2], key: &str| -> Result<[Rates; 2], String> {
+            Ok([
+                p[0].ok_or_else(|| missing(&format!("{key} 1")))?,
+                p[1].ok_or_else(|| missing(&format!("{key} {SHORT}")))?,
+            ])
+        };
         let cal = Self {
             device: device.ok_or_else(|| missing("device"))?,
             sms: sms.ok_or_else(|| missing("sms"))?,
@@ -399,6 +462,9 @@ impl Calibration {
             tiles_unaligned,
             few_rows_memory: both(few_rows_memory, "few_rows_memory")?,
             few_cols_memory: both(few_cols_memory, "few_cols_memory")?,
+            few_rows_block: rates(few_rows_block, "few_rows_block")?,
+            few_cols_block: rates(few_cols_block, "few_cols_block")?,
+            copy: copy.ok_or_else(|| missing("copy"))?,
             few_rows: pair(few_rows, "few_rows")?,
             few_cols: pair(few_cols, "few_cols")?,
             short_k: short_k.ok_or_else(|| missing("short_k"))?,
@@ -406,7 +472,15 @@ impl Calibration {
             flat_memory: flat_memory.ok_or_else(|| missing("flat_memory"))?,
         };
         let rates = [cal.launch, cal.bytes_per_us, cal.l2_bytes, cal.l2_bytes_per_us, cal.short_k_memory];
-        if !rates.iter().chain(&cal.few_rows_memory).chain(&cal.few_cols_memory).all(|&v| v > 0.0) {
+        let blocks = cal.few_rows_block.iter().chain(&cal.few_cols_block).chain([&cal.copy]);
+        let blocks = blocks.flat_map(|r| [r.memory, r.l2]).collect::<Vec<_>>();
+        if !rates
+            .iter()
+            .chain(&cal.few_rows_memory)
+            .chain(&cal.few_cols_memory)
+            .chain(&blocks)
+            .all(|&v| v > 0.0)
+        {
             return Err("the launch's time, the L2 cache's size and every rate must be positive".to_owned());
         }
         Ok(cal)
@@ -441,6 +515,13 @@ impl Calibration {
                 let _ = writeln!(f, "{key} {r} {rate:.0}");
             }
         }
+        for (key, pair) in [("few_rows_block", self.few_rows_block), ("few_cols_block", self.few_cols_block)]
+        {
+            for (r, rates) in [1, SHORT].into_iter().zip(pair) {
+                let _ = writeln!(f, "{key} {r} {:.0} {:.0}", rates.memory, rates.l2);
+            }
+        }
+        let _ = writeln!(f, "copy {:.0} {:.0}", self.copy.memory, self.copy.l2);
         let _ = writeln!(f, "short_k {}", line(self.short_k));
         let _ = writeln!(f, "short_k_memory {:.0}", self.short_k_memory);
         let _ = writeln!(f, "flat_memory {:.4} {:.6}", self.flat_memory.fixed, self.flat_memory.per_k);

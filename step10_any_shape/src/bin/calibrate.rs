@@ -9,17 +9,20 @@
 //! short side's kernels, which are bound by memory, are measured at depths whose operands fit in
 //! half the L2 cache (the model adds the memory's time where a product's do not); short K at K of
 //! 4 and 16, its C in half the L2 cache; the tiles at depths of 256 and 2048, with rows 16-byte
-//! multiples and, reading them as they are, not.
+//! multiples and, reading them as they are, not. The rates are a kernel's bytes over its time past
+//! the launch: with every SM full, with one block on each of a quarter of the SMs (the short
+//! side's, a block's own rate), and the padding copy's.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
+use common::pad::{Copier, Layout};
 use common::session::{self, Buffers};
 use common::step::Prepared;
-use common::timing::Plan;
+use common::timing::{self, Plan};
 use common::{Params, Shape, gpu};
-use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, FLAT, Line, Way, few_cols_rows};
+use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, FLAT, Line, Rates, Way, few_cols_rows};
 use step10_any_shape::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile};
 
 fn main() -> ExitCode {
@@ -158,6 +161,73 @@ impl Bench<'_> {
         Ok(Costs { one, full })
     }
 
+    /// The bytes per microsecond one block of a short side's kernel gets at `r` rows (few rows) or
+    /// columns (few columns), from memory (a long operand of 1 GiB) and from the L2 cache (the
+    /// operands in 45% of it): a block on each of a quarter of the SMs, few enough that they do
+    /// not come near the full rate; the bytes over the time past the launch, over the blocks.
+    fn block_rates(&self, way: Way, r: usize, sms: usize, l2: f64, launch: f64) -> Result<Rates> {
+        let blocks = (sms / 4).max(1);
+        // The side that is not short, and K for `floats` floats in the long operand.
+        let long = match way {
+            Way::FewRows => blocks * FEW_ROWS_COLUMNS,
+            _ => blocks * few_cols_rows(r),
+        };
+        let shape = |floats: f64| {
+            let k = ((floats / long as f64) as usize / 4 * 4).max(4);
+            match way {
+                Way::FewRows => Shape { m: r, n: long, k },
+                _ => Shape { m: long, n: r, k },
+            }
+        };
+        let mut rates = [0.0; 2];
+        for (rate, (s, from)) in rates
+            .iter_mut()
+            .zip([(shape((1u64 << 28) as f64), "memory"), (shape(0.45 * l2 / 4.0), "L2 cache")])
+        {
+            let (us, _) = self.time(Cut { way, split: 1, pad: true }, s)?;
+            let bytes = 4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64;
+            *rate = bytes / (us - launch) / blocks as f64;
+            println!(
+                "{:<12} {:<9} {:<20} {us:>10.2} µs  ({:.1} GB/s a block, {blocks} blocks)",
+                way.name(),
+                format!("{from} {r}"),
+                s.to_string(),
+                *rate / 1e3
+            );
+        }
+        Ok(Rates { memory: rates[0], l2: rates[1] })
+    }
+
+    /// The padding copy's bytes (read and written) per microsecond past the launch, from memory
+    /// (a C′ of 512 MiB copied back into a C of rows 3 floats shorter) and from the L2 cache (the
+    /// same in 45% of it).
+    fn copy_rates(&self, l2: f64, launch: f64) -> Result<Rates> {
+        let copier = Copier::default();
+        let stream = &self.gpu.stream;
+        let mut rates = [0.0; 2];
+        for (rate, (rows, from)) in rates.iter_mut().zip([(8192, "memory"), (0, "L2 cache")]) {
+            let pitch = 16384;
+            let rows = if rows > 0 { rows } else { ((0.45 * l2 / 8.0) as usize / pitch).max(1) };
+            let cols = pitch - 3;
+            let err = |e| anyhow!("allocating a copy of {rows}×{pitch}: {e:?}");
+            let src = stream.clone_htod(&vec![0.5f32; rows * pitch]).map_err(err)?;
+            let mut dst = stream.alloc_zeros::<f32>(rows * cols).map_err(err)?;
+            let (from_l, to_l) = (Layout { rows, cols, pitch }, Layout { rows, cols, pitch: cols });
+            let t = timing::time_gpu(self.gpu, Plan::new(None), || {
+                copier.copy(self.gpu, (&src, from_l), (&mut dst, to_l))
+            })?;
+            let us = 1e3 * t.median_ms;
+            *rate = 8.0 * (rows * cols) as f64 / (us - launch);
+            println!(
+                "{:<12} {from:<9} {:<20} {us:>10.2} µs  ({:.0} GB/s)",
+                "copy",
+                format!("{rows}×{cols}"),
+                *rate / 1e3
+            );
+        }
+        Ok(Rates { memory: rates[0], l2: rates[1] })
+    }
+
     /// Short K's lines, over K of 4 and [`SHORT_K`]: SMs blocks (a row of them 64 rows tall), and
     /// two full rounds. Both C's fit in half the L2 cache.
     fn short_k(&self, sms: usize) -> Result<Costs> {
@@ -230,6 +300,11 @@ fn run() -> Result<()> {
         *p = (d as f64, (us - 2.0 * launch) / 2.0);
     }
     let flat_memory = Line::through(points[0], points[1]);
+    let block = |way| -> Result<[Rates; 2]> {
+        Ok([bench.block_rates(way, 1, sms, l2, launch)?, bench.block_rates(way, SHORT, sms, l2, launch)?])
+    };
+    let (few_rows_block, few_cols_block) = (block(Way::FewRows)?, block(Way::FewCols)?);
+    let copy = bench.copy_rates(l2, launch)?;
     let rows = 2 * Way::FewCols.per_sm() as usize * sms * few_cols_rows(1);
     let k = ((l2 / 4.0) as usize / (4 * rows)).next_multiple_of(4);
     let l2_bytes_per_us = rate(Way::FewCols, 1, Shape { m: rows, n: 1, k }, "L2 cache")?;
@@ -246,6 +321,9 @@ fn run() -> Result<()> {
         few_cols,
         few_rows_memory,
         few_cols_memory,
+        few_rows_block,
+        few_cols_block,
+        copy,
         short_k,
         short_k_memory,
         flat_memory,
