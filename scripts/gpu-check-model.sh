@@ -10,6 +10,8 @@
 #   bash scripts/gpu-check-model.sh measure 1  # compare --held-out and --suite for step 10; then again with 2
 #   bash scripts/gpu-check-model.sh fresh 1    # compare --held-out --seed 20261125 for step 10 (a seed
 #                                              # first run at 0dd111d); then again with 2
+#   bash scripts/gpu-check-model.sh final 1    # likewise with seed 20261127, fixed before its first run
+#                                              # (after c532d77); then again with 2
 #
 # The development shapes are drawn like the held-out ones (M, N, K log-uniform over [1, 16384],
 # M·N·K ≤ 2³⁶) from another seed (20261123), with the short-side shapes of gpu-check-short-side.sh;
@@ -65,14 +67,16 @@ case "$part" in
       bash .gpu/run bin compare $which --steps 10 --out "$out/run$r" 2>&1 | grep -vE "^\s*$" || fail=1
     done >> "$out/measure-$r.log"
     grep -E "^==|step10_any_shape \||geometric|worst" "$out/measure-$r.log" ;;
-  fresh)
+  fresh|final)
     # Fixed before its first run: seed 20261125, none of the seeds above (0x6e1d0075, 20261123,
-    # 20261124). One run of the 48 shapes, cuBLAS SGEMM in the same run: call with 1, then 2.
-    r=${2:-1}; seed=20261125
-    header fresh-$r.log
-    echo "== run $r: compare --held-out --seed $seed --steps 10" >> "$out/fresh-$r.log"
-    bash .gpu/run bin compare --held-out --seed $seed --steps 10 --out "$out/fresh$r" 2>&1 | grep -vE "^\s*$" >> "$out/fresh-$r.log" || fail=1
+    # 20261124); its slow shapes were then worked on, so seed 20261127 (final) was fixed, before
+    # its first run, as the next unseen set. One run of the 48 shapes, cuBLAS SGEMM in the same
+    # run: call with 1, then 2.
+    r=${2:-1}; seed=$([ "$part" = final ] && echo 20261127 || echo 20261125)
+    header $part-$r.log
+    echo "== run $r: compare --held-out --seed $seed --steps 10" >> "$out/$part-$r.log"
+    bash .gpu/run bin compare --held-out --seed $seed --steps 10 --out "$out/$part$r" 2>&1 | grep -vE "^\s*$" >> "$out/$part-$r.log" || fail=1
     grep -E "^==|step10_any_shape \||geometric|worst" "$out/fresh-$r.log" ;;
-  *) echo "gpu-check: say which part: calibrate, develop, middle, measure or fresh" >&2; exit 2 ;;
+  *) echo "gpu-check: say which part: calibrate, develop, middle, measure, fresh or final" >&2; exit 2 ;;
 esac
 exit $fail
