@@ -76,7 +76,7 @@ case "$part" in
     header $part-$r.log
     echo "== run $r: compare --held-out --seed $seed --steps 10" >> "$out/$part-$r.log"
     bash .gpu/run bin compare --held-out --seed $seed --steps 10 --out "$out/$part$r" 2>&1 | grep -vE "^\s*$" >> "$out/$part-$r.log" || fail=1
-    grep -E "^==|step10_any_shape \||geometric|worst" "$out/fresh-$r.log" ;;
+    grep -E "^==|step10_any_shape \||geometric|worst" "$out/$part-$r.log" ;;
   *) echo "gpu-check: say which part: calibrate, develop, middle, measure, fresh or final" >&2; exit 2 ;;
 esac
 exit $fail
