@@ -595,6 +595,23 @@ mod tests {
     }
 
     #[test]
+    fn the_blocks_at_once_get_their_own_rate_up_to_the_full_one() {
+        let cal = Calibration::parse(RECORDED).unwrap();
+        let big = 1e9;
+        let one = cal.few_rows_block[0].memory;
+        let full = cal.few_rows_memory[0];
+        let rate = |b| cal.rate(Way::FewRows, 1, big, b, 132);
+        // A few blocks: each at its own rate; many: the full rate; in between, more is faster.
+        assert!((rate(4) / (4.0 * one) - 1.0).abs() < 1e-3, "{}", rate(4));
+        assert!((rate(100_000) / full - 1.0).abs() < 1e-3, "{}", rate(100_000));
+        assert!((1..600).all(|b| rate(b) < rate(b + 1) && rate(b) <= full));
+        // A tile's block gets its slot's share: its slots together about the full rate.
+        let t = Way::Tile(TILES[0]);
+        let share = cal.rate(t, 1, big, 1, 132) * 132.0 * f64::from(TILES[0].per_sm);
+        assert!((share / cal.bytes_per_us - 1.0).abs() < 1e-3, "{share}");
+    }
+
+    #[test]
     fn the_recorded_calibration_reads_and_writes_back_the_same() {
         let cal = Calibration::parse(RECORDED).unwrap();
         assert_eq!(Calibration::parse(&cal.write()).unwrap(), cal);
@@ -612,6 +629,12 @@ mod tests {
             (format!("{cal}tile 32x32 one 1 1 full 1 1\n"), "no tile 32x32 in TILES"),
             (format!("{cal}bytes_per_us x\n"), "'x' is not a number"),
             (cal.replace("bytes_per_us", "bytes_per_us -"), "is not a number"),
+            (cal.replace("few_rows_block 8", "few_rows_block 3"), "needs 1 or 8, then MEMORY L2"),
+            (
+                cal.lines().filter(|l| !l.starts_with("copy")).map(|l| format!("{l}\n")).collect(),
+                "no copy line",
+            ),
+            (cal.replace("\ncopy ", "\ncopy -"), "every rate must be positive"),
         ] {
             let e = Calibration::parse(&text).unwrap_err();
             assert!(e.contains(says) && !e.contains('\n'), "{e}");
