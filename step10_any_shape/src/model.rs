@@ -230,11 +230,13 @@ impl Calibration {
         }
     }
 
+    // ANCHOR: rate
     /// Bytes per microsecond that `way` (at `r` short rows or columns) gets with `resident` blocks
     /// at once, moving `bytes` in all: from the L2 cache where they fit in half of it (back-to-back
     /// runs keep them there), else from memory. Each block brings its own rate (the short side's
     /// kernels measured it; a tile's block gets its slot's share of the full rate), up to the full
-    /// rate, measured with every SM full (where a tile's blocks fill every slot they get it all).
+    /// rate, measured with every SM full. The two blend (below) for the tiles and short K too, so
+    /// their blocks in every slot get 2^-¼ of the full rate, not all of it: an inconsistency.
     pub fn rate(&self, way: Way, r: usize, bytes: f64, resident: u64, sms: u32) -> f64 {
         let in_l2 = bytes <= self.l2_bytes / 2.0;
         let f = toward_short(r);
@@ -258,6 +260,7 @@ impl Calibration {
         let x = resident as f64 * block;
         x / (1.0 + (x / full).powi(4)).powf(0.25)
     }
+    // ANCHOR_END: rate
 
     /// `sum_slices` or `sum_few`, moving `bytes` in all.
     fn sum(&self, bytes: f64, sms: u32) -> f64 {
