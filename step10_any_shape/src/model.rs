@@ -254,9 +254,9 @@ impl Calibration {
             Way::Tile(_) | Way::ShortK => full / (f64::from(sms) * f64::from(way.per_sm())).max(1.0),
         };
         // The two limits blend where they meet: the time is the 4-norm of the blocks' time and
-        // the full rate's. (A plain minimum would have 96 blocks of few rows at the full rate;
-        // they get nine tenths of it. The exponent is from the development measurements of few
-        // rows and few columns at 33 to 396 blocks; see the chapter.)
+        // the full rate's. (A plain minimum would give 66 blocks of few rows at one row 2.8 TB/s
+        // from memory, where they drew 2.35. The exponent is from the development measurements of
+        // few rows and few columns at 33 to 396 blocks; see the chapter.)
         let x = resident as f64 * block;
         x / (1.0 + (x / full).powi(4)).powf(0.25)
     }
