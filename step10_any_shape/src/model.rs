@@ -141,7 +141,7 @@ pub struct Rates {
 }
 
 impl Rates {
-    fn from(&self, in_l2: bool) -> f64 {
+    fn of(&self, in_l2: bool) -> f64 {
         if in_l2 { self.l2 } else { self.memory }
     }
 }
@@ -249,8 +249,8 @@ impl Calibration {
             Way::ShortK => self.short_k_memory,
         };
         let block = match way {
-            Way::FewRows => lerp(self.few_rows_block.map(|x| x.from(in_l2))),
-            Way::FewCols => lerp(self.few_cols_block.map(|x| x.from(in_l2))),
+            Way::FewRows => lerp(self.few_rows_block.map(|x| x.of(in_l2))),
+            Way::FewCols => lerp(self.few_cols_block.map(|x| x.of(in_l2))),
             Way::Tile(_) | Way::ShortK => full / (f64::from(sms) * f64::from(way.per_sm())).max(1.0),
         };
         // The two limits blend where they meet: the time is the 4-norm of the blocks' time and
@@ -269,7 +269,7 @@ impl Calibration {
 
     /// One padding copy, moving `bytes` in all (read and written).
     fn pad_copy(&self, bytes: f64) -> f64 {
-        self.launch + bytes / self.copy.from(bytes <= self.l2_bytes / 2.0)
+        self.launch + bytes / self.copy.of(bytes <= self.l2_bytes / 2.0)
     }
 
     // ANCHOR: predict
@@ -436,24 +436,6 @@ impl Calibration {
                 .collect::<Result<Vec<_>, _>>()
         };
         let (tiles, tiles_unaligned) = (all(tiles, "tile")?, all(tiles_unaligned, "tile_unaligned")?);
-        let pair = |p: [Option<Costs>; 2], key: &str| -> Result<[Costs; 2], String> {
-            Ok([
-                p[0].ok_or_else(|| missing(&format!("{key} 1")))?,
-                p[1].ok_or_else(|| missing(&format!("{key} {SHORT}")))?,
-            ])
-        };
-        let both = |p: [Option<f64>; 2], key: &str| -> Result<[f64; 2], String> {
-            Ok([
-                p[0].ok_or_else(|| missing(&format!("{key} 1")))?,
-                p[1].ok_or_else(|| missing(&format!("{key} {SHORT}")))?,
-            ])
-        };
-        let rates = |p: [Option<Rates>; 2], key: &str| -> Result<[Rates; 2], String> {
-            Ok([
-                p[0].ok_or_else(|| missing(&format!("{key} 1")))?,
-                p[1].ok_or_else(|| missing(&format!("{key} {SHORT}")))?,
-            ])
-        };
         let cal = Self {
             device: device.ok_or_else(|| missing("device"))?,
             sms: sms.ok_or_else(|| missing("sms"))?,
@@ -465,11 +447,11 @@ impl Calibration {
             tiles_unaligned,
             few_rows_memory: both(few_rows_memory, "few_rows_memory")?,
             few_cols_memory: both(few_cols_memory, "few_cols_memory")?,
-            few_rows_block: rates(few_rows_block, "few_rows_block")?,
-            few_cols_block: rates(few_cols_block, "few_cols_block")?,
+            few_rows_block: both(few_rows_block, "few_rows_block")?,
+            few_cols_block: both(few_cols_block, "few_cols_block")?,
             copy: copy.ok_or_else(|| missing("copy"))?,
-            few_rows: pair(few_rows, "few_rows")?,
-            few_cols: pair(few_cols, "few_cols")?,
+            few_rows: both(few_rows, "few_rows")?,
+            few_cols: both(few_cols, "few_cols")?,
             short_k: short_k.ok_or_else(|| missing("short_k"))?,
             short_k_memory: short_k_memory.ok_or_else(|| missing("short_k_memory"))?,
             flat_memory: flat_memory.ok_or_else(|| missing("flat_memory"))?,
@@ -546,6 +528,13 @@ pub fn stream_k_end(way: Way, split: u32, p: Shape, sms: u32) -> Option<f64> {
     }
     let slices = p.k.div_ceil(16) as u32;
     Some(common::step::stream_k_plan(tiles_m, tiles_n, slices, slots).0)
+}
+
+/// The two values of `key` a calibration gives at 1 and [`SHORT`] rows or columns, or which line
+/// is missing.
+fn both<T>([one, short]: [Option<T>; 2], key: &str) -> Result<[T; 2], String> {
+    let missing = |r| format!("no {key} {r} line");
+    Ok([one.ok_or_else(|| missing(1))?, short.ok_or_else(|| missing(SHORT))?])
 }
 
 /// How far `r` short rows or columns lie from 1 toward [`SHORT`], the two counts the short

@@ -56,6 +56,11 @@ fn out_path(device: &str) -> Result<Option<PathBuf>> {
     })))
 }
 
+/// Bytes of A, B and C at `s`.
+fn operand_bytes(s: Shape) -> f64 {
+    4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64
+}
+
 struct Bench<'g> {
     gpu: &'g gpu::Gpu,
 }
@@ -145,10 +150,7 @@ impl Bench<'_> {
             }
         };
         let depths = |at: &dyn Fn(usize) -> Shape| {
-            let bytes = |d| {
-                let s = at(d);
-                4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64
-            };
+            let bytes = |d| operand_bytes(at(d));
             let mut d2 = 64;
             while d2 < 16384 && bytes(2 * d2) <= l2 / 2.0 {
                 d2 *= 2;
@@ -185,8 +187,7 @@ impl Bench<'_> {
             .zip([(shape((1u64 << 28) as f64), "memory"), (shape(0.45 * l2 / 4.0), "L2 cache")])
         {
             let (us, _) = self.time(Cut { way, split: 1, pad: true }, s)?;
-            let bytes = 4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64;
-            *rate = bytes / (us - launch) / blocks as f64;
+            *rate = operand_bytes(s) / (us - launch) / blocks as f64;
             println!(
                 "{:<12} {:<9} {:<20} {us:>10.2} µs  ({:.1} GB/s a block, {blocks} blocks)",
                 way.name(),
@@ -205,9 +206,9 @@ impl Bench<'_> {
         let copier = Copier::default();
         let stream = &self.gpu.stream;
         let mut rates = [0.0; 2];
-        for (rate, (rows, from)) in rates.iter_mut().zip([(8192, "memory"), (0, "L2 cache")]) {
-            let pitch = 16384;
-            let rows = if rows > 0 { rows } else { ((0.45 * l2 / 8.0) as usize / pitch).max(1) };
+        let pitch = 16384;
+        let in_l2 = ((0.45 * l2 / 8.0) as usize / pitch).max(1);
+        for (rate, (rows, from)) in rates.iter_mut().zip([(8192, "memory"), (in_l2, "L2 cache")]) {
             let cols = pitch - 3;
             let err = |e| anyhow!("allocating a copy of {rows}×{pitch}: {e:?}");
             let src = stream.clone_htod(&vec![0.5f32; rows * pitch]).map_err(err)?;
@@ -268,8 +269,7 @@ fn run() -> Result<()> {
     // where K is split: sum_slices' bytes are few).
     let rate = |way: Way, split: u32, s: Shape, from: &str| -> Result<f64> {
         let (us, _) = bench.time(Cut { way, split, pad: true }, s)?;
-        let bytes = 4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64;
-        let rate = bytes / (us - launch * if split > 1 { 2.0 } else { 1.0 });
+        let rate = operand_bytes(s) / (us - launch * if split > 1 { 2.0 } else { 1.0 });
         println!(
             "{:<12} {from:<9} {:<20} {us:>10.2} µs  ({:.0} GB/s)",
             way.name(),
