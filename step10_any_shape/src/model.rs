@@ -627,6 +627,13 @@ mod tests {
                 "no copy line",
             ),
             (cal.replace("\ncopy ", "\ncopy -"), "every rate must be positive"),
+            (
+                cal.lines()
+                    .filter(|l| !l.starts_with("few_rows_block 8"))
+                    .map(|l| format!("{l}\n"))
+                    .collect(),
+                "no few_rows_block 8 line",
+            ),
         ] {
             let e = Calibration::parse(&text).unwrap_err();
             assert!(e.contains(says) && !e.contains('\n'), "{e}");
