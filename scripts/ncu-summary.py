@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes the book's page of Nsight Compute counters from the raw CSVs of scripts/profile.sh.
 
-    scripts/ncu-summary.py docs/src/results/ncu > docs/src/results/profiles-h200.md
+    scripts/ncu-summary.py docs/src/results/ncu-h100 > docs/src/results/profiles-h100.md
 
 One section per profiled kernel, one table row per counter the chapters use, with the value as
-ncu reported it (units included) and the CSV beside it for everything else.
+ncu reported it (units included, digits grouped in threes from five on) and the CSV beside it for everything
+else.
 """
 
 import csv
@@ -54,6 +55,16 @@ COUNTERS = [
 ]
 
 
+def grouped(value):
+    """A number as a reader reads it: 2684354560 as 2 684 354 560 (narrow no-break spaces)."""
+    whole, dot, fraction = value.partition(".")
+    if not whole.isdigit() or len(whole) < 5:
+        return value
+    head = len(whole) % 3
+    parts = ([whole[:head]] if head else []) + [whole[i:i + 3] for i in range(head, len(whole), 3)]
+    return "\u202f".join(parts) + dot + fraction
+
+
 def read(path):
     rows = list(csv.reader(path.open()))
     if len(rows) < 3:
@@ -75,7 +86,7 @@ def main():
         f"Device: {device}. Each section names the program and arguments profiled. "
         "Each section links the raw CSV, which holds every counter of the sections collected; "
         "the table picks the ones the chapters discuss. Regenerate with "
-        "`scripts/ncu-summary.py docs/src/results/ncu`.\n"
+        f"`scripts/ncu-summary.py docs/src/results/{folder.name}`.\n"
     )
     for f in files:
         data = read(f)
@@ -87,14 +98,14 @@ def main():
         print(f"## {name}\n")
         args = f.with_suffix(".args")
         command = f"`target/release/{args.read_text().strip()}`, " if args.exists() else ""
-        print(f"{command}kernel `{kernel}`, grid {grid}, block {block}; raw counters: [ncu/{f.name}](ncu/{f.name}).\n")
+        print(f"{command}kernel `{kernel}`, grid {grid}, block {block}; raw counters: [{folder.name}/{f.name}]({folder.name}/{f.name}).\n")
         # What the counter says first: the counters' names are long and do not wrap.
         print("| meaning | value | unit | counter |")
         print("| --- | ---: | --- | --- |")
         for counter, meaning in COUNTERS:
             if counter in data:
                 value, unit = data[counter]
-                value = value.replace(",", "")
+                value = grouped(value.replace(",", ""))
                 print(f"| {meaning} | {value} | {unit} | `{counter}` |")
         print()
 

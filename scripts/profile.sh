@@ -75,6 +75,8 @@ profiles=(
     "step07_tf32_mma|step07_tf32_mma|"
     "step08_wgmma_tma|step08_wgmma_tma|"
     "step09_3xtf32|step09_3xtf32|"
+    "step10_any_shape|step10_any_shape|"
+    "step11_int8_crt|step11_int8_crt|"
 )
 
 status=0

@@ -373,10 +373,12 @@ impl Results {
         let min =
             self.rows.iter().flat_map(|(_, r)| r.iter().flatten()).map(|c| c.gflops).fold(max, f64::min);
         let (lo, hi) = (*self.sizes.first().unwrap_or(&1) as f64, *self.sizes.last().unwrap_or(&2) as f64);
-        let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+        let root = SVGBackend::new(path, (1200, 600)).into_drawing_area();
         root.fill(&WHITE).map_err(drawing)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("C = A·B in f32 on {}", self.device), ("sans-serif", 22))
+        let (plot, key_pane) = root.split_horizontally(1200 - LEGEND_WIDTH);
+        let mut keys = Vec::new();
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(format!("C = A·B in f32 on {}", self.device), ("sans-serif", 24))
             .margin(16)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -384,6 +386,8 @@ impl Results {
             .map_err(drawing)?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 16))
             .x_desc("M = N = K")
             .y_desc("GFLOP/s")
             .x_label_formatter(&|x| format!("{x:.0}"))
@@ -394,22 +398,13 @@ impl Results {
             let color = Palette99::pick(i).to_rgba();
             let points: Vec<(f64, f64)> =
                 self.sizes.iter().zip(cells).filter_map(|(&s, c)| c.map(|c| (s as f64, c.gflops))).collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                .map_err(drawing)?
-                .label(name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(2))).map_err(drawing)?;
+            keys.push((name.clone(), Sample::Line(color.stroke_width(2))));
             chart
                 .draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))
                 .map_err(drawing)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(drawing)?;
+        draw_legend(&key_pane, &keys)?;
         root.present().with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
@@ -441,10 +436,12 @@ impl Results {
         let y_lo = rates.iter().fold(100.0, |lo: f64, &g| lo.min(g / 2.0)).max(1e-3);
         let y_hi = rates.iter().fold(2.0 * top, |hi: f64, &g| hi.max(g * 2.0)).max(y_lo * 10.0);
 
-        let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+        let root = SVGBackend::new(path, (1200, 620)).into_drawing_area();
         root.fill(&WHITE).map_err(drawing)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("Roofline at {size}³ on {}", self.device), ("sans-serif", 22))
+        let (plot, key_pane) = root.split_horizontally(1200 - LEGEND_WIDTH);
+        let mut keys: Vec<(String, Sample)> = Vec::new();
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(format!("Roofline at {size}³ on {}", self.device), ("sans-serif", 24))
             .margin(16)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -452,6 +449,8 @@ impl Results {
             .map_err(drawing)?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 16))
             .x_desc("FLOP per byte (filled: global memory, hollow: shared memory)")
             .y_desc("GFLOP/s")
             .x_label_formatter(&|x| tick(*x))
@@ -461,11 +460,8 @@ impl Results {
 
         let peak = self.peak_gflops;
         let mut line = |points: Vec<(f64, f64)>, style: ShapeStyle, label: String| -> Result<()> {
-            chart
-                .draw_series(LineSeries::new(points, style))
-                .map_err(drawing)?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            chart.draw_series(LineSeries::new(points, style)).map_err(drawing)?;
+            keys.push((label, Sample::Line(style)));
             Ok(())
         };
         let label = format!("FP32 peak {peak:.0} GFLOP/s");
@@ -509,38 +505,34 @@ impl Results {
                     gap,
                     style,
                 ))
-                .map_err(drawing)?
-                .label(format!("{name} {:.0} GFLOP/s", c.gflops))
-                .legend(move |(x, y)| {
-                    // The legend's sample is dashed or dotted like the line it names (offsets from (x, y)).
-                    let segments: [(i32, i32); 3] =
-                        if name == CUBLAS { [(0, 6), (9, 15), (18, 18)] } else { [(0, 2), (7, 9), (14, 16)] };
-                    let piece = |(a, b): (i32, i32)| PathElement::new(vec![(a, 0), (b, 0)], style);
-                    EmptyElement::at((x, y)) + piece(segments[0]) + piece(segments[1]) + piece(segments[2])
-                });
+                .map_err(drawing)?;
+            // The legend's sample is dashed or dotted like the line it names.
+            let pieces =
+                if name == CUBLAS { [(0, 8), (13, 21), (26, 28)] } else { [(0, 2), (7, 9), (14, 16)] };
+            keys.push((format!("{name} {:.0} GFLOP/s", c.gflops), Sample::Dashed(style, pieces)));
         }
 
-        // The same colour per step as in the GFLOP/s chart.
-        for (row, name, intensity, gflops) in placed {
+        // The same colour per step as in the GFLOP/s chart. A step whose marker falls on an
+        // earlier one's is drawn larger and beneath it, so that both show.
+        let at: Vec<(i32, i32)> = placed.iter().map(|p| chart.backend_coord(&(p.2.global, p.3))).collect();
+        let radii = marker_radii(&at, 5);
+        let mut order: Vec<usize> = (0..placed.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(radii[i]));
+        for i in order {
+            let (row, _, intensity, gflops) = placed[i];
             let color = Palette99::pick(row).to_rgba();
-            chart
-                .draw_series(std::iter::once(Circle::new((intensity.global, gflops), 5, color.filled())))
-                .map_err(drawing)?
-                .label(name)
-                .legend(move |(x, y)| Circle::new((x + 9, y), 5, color.filled()));
+            let marker = Circle::new((intensity.global, gflops), radii[i] as u32, color.filled());
+            chart.draw_series(std::iter::once(marker)).map_err(drawing)?;
             if let Some(shared) = intensity.shared {
                 chart
                     .draw_series(std::iter::once(Circle::new((shared, gflops), 5, color.stroke_width(2))))
                     .map_err(drawing)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(drawing)?;
+        for &(row, name, _, _) in &placed {
+            keys.push((name.to_owned(), Sample::Dot(Palette99::pick(row).to_rgba())));
+        }
+        draw_legend(&key_pane, &keys)?;
         root.present().with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
@@ -549,6 +541,59 @@ impl Results {
 /// A chart error in one sentence (plotters' errors only implement Debug).
 pub(crate) fn drawing(e: impl std::fmt::Debug) -> anyhow::Error {
     anyhow::anyhow!("drawing a chart failed: {e:?}")
+}
+
+/// How a key of a chart's legend draws its sample.
+#[derive(Clone, Copy)]
+pub(crate) enum Sample {
+    Line(ShapeStyle),
+    /// A line of three dashes, each (start, end) in pixels from the sample's left.
+    Dashed(ShapeStyle, [(i32, i32); 3]),
+    Dot(RGBAColor),
+}
+
+/// The legend's text size in pixels: a chart is drawn 1200 pixels wide and shown in a column of
+/// about 900, so this reads as about 12 pixels on the page.
+pub(crate) const LEGEND_FONT: u32 = 17;
+
+/// The width of the pane beside a chart that holds its legend, in pixels.
+pub(crate) const LEGEND_WIDTH: u32 = 360;
+
+/// Draws `keys` down `area` (a pane beside the plot, so that no key covers a point): a sample,
+/// then its label.
+pub(crate) fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    keys: &[(String, Sample)],
+) -> Result<()> {
+    let font = ("sans-serif", LEGEND_FONT).into_font().color(&BLACK);
+    let step = LEGEND_FONT as i32 + 10;
+    for (i, (label, sample)) in keys.iter().enumerate() {
+        let (x, y) = (12, 60 + i as i32 * step);
+        match *sample {
+            Sample::Line(style) => area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style)),
+            Sample::Dashed(style, pieces) => pieces
+                .iter()
+                .try_for_each(|&(a, b)| area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], style))),
+            Sample::Dot(color) => area.draw(&Circle::new((x + 14, y), 6, color.filled())),
+        }
+        .map_err(drawing)?;
+        area.draw(&Text::new(label.clone(), (x + 40, y - LEGEND_FONT as i32 / 2 - 3), font.clone()))
+            .map_err(drawing)?;
+    }
+    Ok(())
+}
+
+/// The radius of each of `points` (pixels) so that none hides another: a marker that falls on
+/// markers before it grows by 4 pixels for each, and is drawn beneath them (larger first).
+pub(crate) fn marker_radii(points: &[(i32, i32)], radius: i32) -> Vec<i32> {
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            let under = points[..i].iter().filter(|&&(a, b)| (a - x).pow(2) + (b - y).pow(2) < 100).count();
+            radius + 4 * under as i32
+        })
+        .collect()
 }
 
 /// The sloped part of the roof min(peak, gbs·I) within `x`: from where it rises above `y_lo`
@@ -827,6 +872,11 @@ mod tests {
         );
         let md = Results { tf32_peak_gflops: None, ..sample() }.markdown("x.svg");
         assert!(md.contains("cuBLAS TF32 ran at 30000") && !md.contains("The TF32 peak is"), "{md}");
+    }
+
+    #[test]
+    fn a_marker_on_another_grows_and_goes_beneath_it() {
+        assert_eq!(marker_radii(&[(100, 100), (300, 100), (104, 103), (101, 99)], 5), [5, 5, 9, 13]);
     }
 
     #[test]

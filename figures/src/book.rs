@@ -98,11 +98,13 @@ mod tests {
     #[test]
     fn chapters_and_sub_chapters_are_filled() {
         let dir = book_dir("filled");
-        let out: Value =
-            serde_json::from_str(&preprocess(&input(&dir, "at {{#figure r.share}}")).unwrap()).unwrap();
+        let out: Value = serde_json::from_str(
+            &preprocess(&input(&dir, "at {{#figure r.share}} ({{#record r.share}})")).unwrap(),
+        )
+        .unwrap();
         let results = &out["sections"][0]["Chapter"];
-        assert_eq!(results["content"], "at [91.8%](results/r.md)");
-        assert_eq!(results["sub_items"][0]["Chapter"]["content"], "at [91.8%](r.md)");
+        assert_eq!(results["content"], "at 91.8% ([r.md](results/r.md))");
+        assert_eq!(results["sub_items"][0]["Chapter"]["content"], "at 91.8% ([r.md](r.md))");
         assert_eq!(out["sections"][1], "Separator");
         std::fs::remove_dir_all(dir).unwrap();
     }

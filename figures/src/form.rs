@@ -4,7 +4,8 @@
 //! In the catalog a form is a picture of the number, then optional words:
 //!
 //! ```text
-//! 0            a whole number: 6187
+//! 0            a whole number: 6187 (five digits or more are grouped by a narrow no-break
+//!              space: 46 832)
 //! 0.00         two decimals: 95.19
 //! 0.0%         one decimal and a percent sign: 91.8%
 //! 0.0e0        scientific notation, one decimal in the significand: 2.6e-7
@@ -35,6 +36,7 @@ pub struct Form {
 
 const THIN: char = '\u{2009}';
 const NBSP: char = '\u{00A0}';
+const NARROW: char = '\u{202F}';
 
 impl Form {
     /// Reads a form as the catalog writes it (see the module's documentation).
@@ -87,7 +89,10 @@ impl Form {
         let text = format!("{:.*}", decimals, rounded(value, decimals));
         let (whole, fraction) = text.split_once('.').map_or((text.as_str(), None), |(w, f)| (w, Some(f)));
         let (sign, digits) = whole.strip_prefix('-').map_or(("", whole), |d| ("-", d));
-        let grouped = match self.group {
+        // A number of five digits or more is grouped even when its form does not say how: with
+        // a narrow no-break space, as a reader expects 2 684 354 560 rather than 2684354560.
+        let group = self.group.or((digits.len() >= 5).then_some(NARROW));
+        let grouped = match group {
             Some(sep) => {
                 let head = digits.len() % 3;
                 let mut parts = vec![&digits[..head]];

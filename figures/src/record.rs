@@ -73,7 +73,9 @@ pub fn pick(text: &str, selector: &Regex) -> Result<Picked, String> {
         let whole = text[group.start()..].split_whitespace().next().unwrap_or_default();
         return Err(format!("\"{selector}\" takes only part of the number {whole}"));
     }
-    let Ok(value) = group.as_str().trim().trim_end_matches('%').parse::<f64>() else {
+    // Digits may be grouped by narrow no-break or thin spaces (2 684 354 560).
+    let digits: String = group.as_str().chars().filter(|c| !matches!(c, '\u{202f}' | '\u{2009}')).collect();
+    let Ok(value) = digits.trim().trim_end_matches('%').parse::<f64>() else {
         return Err(format!("\"{}\" (what \"{selector}\" takes) is not a number", group.as_str()));
     };
     Ok(Picked { value, text: group.as_str().to_owned(), span: group.range() })

@@ -237,12 +237,14 @@ fn the_preprocessor_speaks_mdbooks_protocol() {
     assert!(figures(&["supports", "html"], "").0);
     let catalog = Catalog::load(&repo.catalog()).unwrap();
     let entry = &catalog.entries[0];
-    let (ok, out, err) = figures(&[], &mdbook_input(&repo, &format!("at {{{{#figure {}}}}}.", entry.id)));
+    let text = format!("at {{{{#figure {id}}}}} ({{{{#record {id}}}}}).", id = entry.id);
+    let (ok, out, err) = figures(&[], &mdbook_input(&repo, &text));
     assert!(ok, "{err}");
     let book: serde_json::Value = serde_json::from_str(&out).unwrap();
     let content = book["sections"][0]["Chapter"]["content"].as_str().unwrap();
     let figure = entry.print(&mut Records::new(&repo.src())).unwrap();
-    assert_eq!(content, format!("at [{figure}]({}).", entry.record));
+    let name = entry.record.rsplit('/').next().unwrap();
+    assert_eq!(content, format!("at {figure} ([{name}]({})).", entry.record));
 
     let (ok, out, err) = figures(&[], &mdbook_input(&repo, "\n{{#figure h200.no-such-figure}}"));
     assert!(!ok && out.is_empty());
