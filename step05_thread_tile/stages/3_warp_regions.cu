@@ -25,9 +25,8 @@ __device__ __forceinline__ int tile_col(int j, int c0) { return c0 + j * (WN / T
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BK], const float (*Bs)[BN], int r0, int c0,
-                                             float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void compute_tile(const float (*As)[BK], const float (*Bs)[BN], int r0,
+                                             int c0, float (&acc)[TM][TN]) {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {

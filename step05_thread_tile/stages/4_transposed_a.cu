@@ -24,9 +24,8 @@ __device__ __forceinline__ int tile_col(int j, int c0) { return c0 + j * (WN / T
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
-                                             float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0,
+                                             int c0, float (&acc)[TM][TN]) {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -63,7 +62,8 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
 
     float acc[TM][TN] = {};
     for (int k0 = 0; k0 < K; k0 += BK) {
-        // The block copies both tiles, element by element, A transposed; outside the matrices it stores a zero.
+        // The block copies both tiles, element by element, A transposed; outside the matrices it
+        // stores a zero.
         for (int e = threadIdx.x; e < BM * BK; e += THREADS) {
             int m = e / BK, k = e % BK;
             As[k][m] = (row0 + m < M && k0 + k < K) ? A[(row0 + m) * K + k0 + k] : 0.0f;

@@ -40,19 +40,21 @@ __device__ __forceinline__ float4 load4(const float* p, int row, int col, int ro
 }
 
 // Copies this thread's pieces of the A and B tiles at k0 from global memory into registers.
-__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
-                                            int k0, float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K,
+                                            int row0, int col0, int k0, float4 (&a_next)[A_LOADS],
+                                            float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
             a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K);
         }
     }
 #pragma unroll
     for (int i = 0; i < B_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
         if (B_PIECES % THREADS == 0 || e < B_PIECES) {
             b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N);
         }
@@ -60,9 +62,9 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
 }
 
 // Writes the fetched pieces into shared memory: A transposed, B as it is.
-__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
-                                            const float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN],
+                                            const float4 (&a_next)[A_LOADS],
+                                            const float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
@@ -87,9 +89,8 @@ __device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], co
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
-                                             float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0,
+                                             int c0, float (&acc)[TM][TN]) {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {

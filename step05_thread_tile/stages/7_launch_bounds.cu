@@ -24,13 +24,17 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR: helpers
 // Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
 // likewise for columns.
-__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / VM) * (VM * (WM / TM)) + i % VM; }
-__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / VN) * (VN * (WN / TN)) + j % VN; }
+__device__ __forceinline__ int tile_row(int i, int r0) {
+    return r0 + (i / VM) * (VM * (WM / TM)) + i % VM;
+}
+__device__ __forceinline__ int tile_col(int j, int c0) {
+    return c0 + (j / VN) * (VN * (WN / TN)) + j % VN;
+}
 
 // p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
 // 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.
-__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols, bool vec)
-{
+__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols,
+                                        bool vec) {
     if (vec && row < rows && col + 3 < cols) {
         return *reinterpret_cast<const float4*>(p + row * cols + col);
     }
@@ -46,19 +50,21 @@ __device__ __forceinline__ float4 load4(const float* p, int row, int col, int ro
 }
 
 // Copies this thread's pieces of the A and B tiles at k0 from global memory into registers.
-__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
-                                            int k0, float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K,
+                                            int row0, int col0, int k0, float4 (&a_next)[A_LOADS],
+                                            float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
             a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
         }
     }
 #pragma unroll
     for (int i = 0; i < B_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
         if (B_PIECES % THREADS == 0 || e < B_PIECES) {
             b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N, N % 4 == 0);
         }
@@ -66,9 +72,9 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
 }
 
 // Writes the fetched pieces into shared memory: A transposed, B as it is.
-__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
-                                            const float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN],
+                                            const float4 (&a_next)[A_LOADS],
+                                            const float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
@@ -93,9 +99,8 @@ __device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], co
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
-                                             float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0,
+                                             int c0, float (&acc)[TM][TN]) {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -129,8 +134,8 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BM], const float 
 // ANCHOR_END: compute
 
 // ANCHOR: kernel
-extern "C" __global__ void __launch_bounds__(THREADS, MINB) matmul(int M, int N, int K, const float* A, const float* B, float* C)
-{
+extern "C" __global__ void __launch_bounds__(THREADS, MINB)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C) {
     // The A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
     extern __shared__ __align__(16) float smem[];
     float (*As)[BM] = reinterpret_cast<float (*)[BM]>(smem);

@@ -12,7 +12,8 @@
 // not pad. docs/src/step06.md measures what each buys and at which shapes.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs,
-// and SHARED_TILES_MAX, the size of the table through which blocks sharing a tile take turns, by common.
+// and SHARED_TILES_MAX, the size of the table through which blocks sharing a tile take turns, by
+// common.
 
 // ANCHOR: constants
 constexpr int WARPS_N = BN / WN;  // warps across the block tile
@@ -31,13 +32,17 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR: helpers
 // Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
 // likewise for columns.
-__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / VM) * (VM * (WM / TM)) + i % VM; }
-__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / VN) * (VN * (WN / TN)) + j % VN; }
+__device__ __forceinline__ int tile_row(int i, int r0) {
+    return r0 + (i / VM) * (VM * (WM / TM)) + i % VM;
+}
+__device__ __forceinline__ int tile_col(int j, int c0) {
+    return c0 + (j / VN) * (VN * (WN / TN)) + j % VN;
+}
 
 // p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
 // 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.
-__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols, bool vec)
-{
+__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols,
+                                        bool vec) {
     if (vec && row < rows && col + 3 < cols) {
         return *reinterpret_cast<const float4*>(p + row * cols + col);
     }
@@ -65,9 +70,9 @@ __device__ __forceinline__ float4 load4_inside(const float* p, int row, int col,
 
 // fetch_tiles for a slice wholly inside A and B: no piece needs a bounds check.
 template <bool VEC>
-__device__ __forceinline__ void fetch_inside(const float* A, const float* B, int N, int K, int row0, int col0, int k0,
-                                             float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void fetch_inside(const float* A, const float* B, int N, int K, int row0,
+                                             int col0, int k0, float4 (&a_next)[A_LOADS],
+                                             float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
@@ -85,9 +90,9 @@ __device__ __forceinline__ void fetch_inside(const float* A, const float* B, int
 }
 
 // Copies this thread's pieces of the A and B tiles at k0 from global memory into registers.
-__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
-                                            int k0, float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K,
+                                            int row0, int col0, int k0, float4 (&a_next)[A_LOADS],
+                                            float4 (&b_next)[B_LOADS]) {
     // The common case, every slice but those at the edges of A and B: the whole slice lies
     // inside both, so no piece needs a bounds check. Each row length gets its own copy of the
     // loads, so the choice is made once per slice, not once per piece.
@@ -102,14 +107,16 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
     // A slice at an edge: each piece checked, zero outside the matrices.
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
             a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
         }
     }
 #pragma unroll
     for (int i = 0; i < B_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
         if (B_PIECES % THREADS == 0 || e < B_PIECES) {
             b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N, N % 4 == 0);
         }
@@ -117,9 +124,9 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
 }
 
 // Writes the fetched pieces into shared memory: A transposed, B as it is.
-__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
-                                            const float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN],
+                                            const float4 (&a_next)[A_LOADS],
+                                            const float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
@@ -144,9 +151,8 @@ __device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], co
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
-                                             float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0,
+                                             int c0, float (&acc)[TM][TN]) {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -211,8 +217,8 @@ __device__ __forceinline__ int my_share(int M, int N, int K, int whole, Piece* p
     if (hi - lo > slices || (long long)(tiles_m - whole) * tiles_n > SHARED_TILES_MAX) __trap();
     auto piece = [&](long long t, long long s_lo, long long s_hi) {
         bool cut = s_lo > 0 || s_hi < slices;
-        return Piece{int((first + t) / tiles_n) * BM, int((first + t) % tiles_n) * BN, int(s_lo) * BK, int(s_hi) * BK,
-                     cut ? int(t) : -1};
+        return Piece{int((first + t) / tiles_n) * BM, int((first + t) % tiles_n) * BN,
+                     int(s_lo) * BK, int(s_hi) * BK, cut ? int(t) : -1};
     };
     if (lo == hi) return 0;
     long long t_lo = lo / slices, t_hi = (hi - 1) / slices;
@@ -248,15 +254,17 @@ struct ListedTile {
 // acc = the tile's product over the columns [k_lo, k_hi) of A, for the thread of warp `warp`
 // whose first row and column in the tile are r0 and c0.
 template <class Tile>
-__device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, int N, int K, const float* A,
-                                         const float* B, float* smem, int warp, int r0, int c0, float (&acc)[TM][TN])
-{
-    // Two buffers of the A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
+__device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, int N, int K,
+                                         const float* A, const float* B, float* smem, int warp,
+                                         int r0, int c0, float (&acc)[TM][TN]) {
+    // Two buffers of the A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared
+    // memory.
     float (*As)[BK][BM] = reinterpret_cast<float (*)[BK][BM]>(smem);
     float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * BM);
 
     // Uniform across the warp: its region holds at least one element of C.
-    bool active = tile.row0() + (warp / WARPS_N) * WM < M && tile.col0() + (warp % WARPS_N) * WN < N;
+    bool active =
+        tile.row0() + (warp / WARPS_N) * WM < M && tile.col0() + (warp % WARPS_N) * WN < N;
 
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -286,9 +294,8 @@ __device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, i
 // ANCHOR: write_back
 // C's tile = acc, or C's tile += acc (add): 16-byte accesses where a run of 4 columns is inside C
 // and aligned. Added values are read from L2 (__ldcg), where other blocks' writes land.
-__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, int r0, int c0,
-                                           const float (&acc)[TM][TN], bool add)
-{
+__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, int r0,
+                                           int c0, const float (&acc)[TM][TN], bool add) {
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         int row = row0 + tile_row(i, r0);
@@ -299,7 +306,8 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
             if constexpr (VN == 4) {
                 if (N % 4 == 0 && col + 3 < N) {
                     float4* c = reinterpret_cast<float4*>(&C[row * N + col]);
-                    float4 v = make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                    float4 v =
+                        make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
                     if (add) {
                         float4 old = __ldcg(c);
                         v.x += old.x; v.y += old.y; v.z += old.z; v.w += old.w;
@@ -322,9 +330,8 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
 // order of k, the same in every run. Earlier pieces belong to lower-numbered blocks, which GPUs
 // start no later than this one (an assumption CUDA does not promise, but Stream-K codes rely
 // on): the wait ends.
-__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, int r0, int c0,
-                                          const float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, int r0,
+                                          int c0, const float (&acc)[TM][TN]) {
     bool add = p.k_lo > 0;
     if (add) {
         if (threadIdx.x == 0) {
@@ -365,7 +372,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     if (threadIdx.x == 0) pieces = my_share(M, N, K, whole, share);
     __syncthreads();
     for (int q = 0; q < pieces; ++q) {
-        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, warp, r0, c0, acc);
+        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, warp, r0,
+                 c0, acc);
         take_turn(C, M, N, K, share[q], r0, c0, acc);
     }
 }

@@ -4,9 +4,10 @@
 // lane per instruction. The tensor cores of sm_80 and newer multiply a 16×8 tile by an 8×8 tile
 // in one warp-wide instruction, mma.sync.m16n8k8, with operands rounded to TF32 (a float with a
 // 10-bit fraction) and products summed in FP32. This kernel keeps step 06's structure, a block
-// tile staged in double-buffered slices (with a tile of its own, 128×128), and replaces the outer products by such MMAs: each warp owns a WM×WN
-// region of the block tile, and per 8-deep step of the slice it loads one A fragment per 8 rows
-// and one B fragment per 16 columns and issues one MMA for each pair.
+// tile staged in double-buffered slices (with a tile of its own, 128×128), and replaces the outer
+// products by such MMAs: each warp owns a WM×WN region of the block tile, and per 8-deep step of
+// the slice it loads one A fragment per 8 rows and one B fragment per 16 columns and issues one MMA
+// for each pair.
 //
 // What else had to change, and why:
 // - Each MMA computes a tile of Cᵀ = Bᵀ·Aᵀ: 16 columns of C by 8 of its rows. The instruction's
@@ -55,13 +56,15 @@ __device__ __forceinline__ unsigned smem_address(const void* p)
 // with 0 nothing is read, so `src` need only be a valid address.
 __device__ __forceinline__ void copy16(float* dst, const float* src, int bytes)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(bytes));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)),
+                 "l"(src), "r"(bytes));
 }
 
 // The same for one float (4 or 0 bytes).
 __device__ __forceinline__ void copy4(float* dst, const float* src, int bytes)
 {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(bytes));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)),
+                 "l"(src), "r"(bytes));
 }
 
 // A thread's share of a staged tile of ROWS×COLS floats: pieces of 4 floats of a row. The
@@ -80,8 +83,8 @@ template <int ROWS, int COLS> struct Share {
 // zeros for whatever lies outside the matrix. WHOLE: cols is a multiple of 4, so the piece is
 // aligned and wholly inside or outside, one 16-byte copy; otherwise four 4-byte copies.
 template <bool WHOLE>
-__device__ __forceinline__ void copy_piece(float* dst, const float* src, int row, int col, int rows, int cols)
-{
+__device__ __forceinline__ void copy_piece(float* dst, const float* src, int row, int col, int rows,
+                                           int cols) {
     if (WHOLE) {
         bool in = row < rows && col < cols;
         copy16(dst, in ? &src[row * cols + col] : src, in ? 16 : 0);
@@ -95,28 +98,29 @@ __device__ __forceinline__ void copy_piece(float* dst, const float* src, int row
 }
 
 // Starts the copies of this thread's share of the A tile and of the B tile.
-template <bool WHOLE> __device__ __forceinline__ void copy_a(float* As, const float* A, int row0, int k0, int M, int K)
-{
+template <bool WHOLE>
+__device__ __forceinline__ void copy_a(float* As, const float* A, int row0, int k0, int M, int K) {
     Share<BM, BK> s;
 #pragma unroll
     for (int i = 0; i < s.PIECES; ++i) {
-        if (s.has(i)) copy_piece<WHOLE>(&As[s.row(i) * AS + s.c], A, row0 + s.row(i), k0 + s.c, M, K);
+        if (s.has(i))
+            copy_piece<WHOLE>(&As[s.row(i) * AS + s.c], A, row0 + s.row(i), k0 + s.c, M, K);
     }
 }
 
-template <bool WHOLE> __device__ __forceinline__ void copy_b(float* Bs, const float* B, int k0, int col0, int K, int N)
-{
+template <bool WHOLE>
+__device__ __forceinline__ void copy_b(float* Bs, const float* B, int k0, int col0, int K, int N) {
     Share<BK, BN> s;
 #pragma unroll
     for (int i = 0; i < s.PIECES; ++i) {
-        if (s.has(i)) copy_piece<WHOLE>(&Bs[s.row(i) * BS + s.c], B, k0 + s.row(i), col0 + s.c, K, N);
+        if (s.has(i))
+            copy_piece<WHOLE>(&Bs[s.row(i) * BS + s.c], B, k0 + s.row(i), col0 + s.c, K, N);
     }
 }
 
 // Starts the copies of the BK-deep slice at k0, A's BM×BK tile and B's BK×BN tile, as one group.
-__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
-                                            int k0, float* As, float* Bs)
-{
+__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K,
+                                            int row0, int col0, int k0, float* As, float* Bs) {
     if (K % 4 == 0) copy_a<true>(As, A, row0, k0, M, K);
     else copy_a<false>(As, A, row0, k0, M, K);
     if (N % 4 == 0) copy_b<true>(Bs, B, k0, col0, K, N);
@@ -151,10 +155,12 @@ __device__ __forceinline__ unsigned tf32(unsigned x)
 // (2), d the 16×8 accumulator fragment (4 floats), all spread over the warp's 32 lanes.
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const unsigned (&q)[2])
 {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3]), "r"(q[0]), "r"(q[1]));
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3]), "r"(q[0]), "r"(q[1]));
 }
 
 // The A fragments of two 8-row strips, rows 0–7 and 8–15 at `address`'s row. ldmatrix.x4
@@ -196,8 +202,8 @@ __device__ __forceinline__ int warp_col(int j, int r)
 //   Cᵀ: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)
 // so from A it wants row g at columns t and t + 4 of the 8-deep step, and from B rows t and
 // t + 4 at columns g and g + 8 of the strip, which warp_col places side by side.
-__device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int wr, int wc, float (&acc)[NT][MT][4])
-{
+__device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int wr, int wc,
+                                             float (&acc)[NT][MT][4]) {
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     unsigned a_row = smem_address(&As[(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4]);
     const float* b_row = &Bs[t * BS + wc + warp_col(0, g)];
@@ -220,8 +226,8 @@ __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, i
 // ANCHOR_END: compute
 
 // ANCHOR: kernel
-extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K, const float* A, const float* B, float* C)
-{
+extern "C" __global__ void __launch_bounds__(THREADS)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C) {
     // Two buffers of the A tile (BM×BK, rows padded), then two of the B tile (BK×BN, rows
     // padded); buffer `buf` of A starts at As + buf * A_TILE.
     extern __shared__ __align__(16) float smem[];
@@ -245,7 +251,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K
     for (int k0 = 0; k0 < K; k0 += BK) {
         bool more = k0 + BK < K;
         // Start the next slice's copies first: they are in flight during the MMAs below.
-        if (more) fetch_tiles(A, B, M, N, K, row0, col0, k0 + BK, As + (buf ^ 1) * A_TILE, Bs + (buf ^ 1) * B_TILE);
+        if (more)
+            fetch_tiles(A, B, M, N, K, row0, col0, k0 + BK, As + (buf ^ 1) * A_TILE,
+                        Bs + (buf ^ 1) * B_TILE);
         compute_tile(As + buf * A_TILE, Bs + buf * B_TILE, wr, wc, acc);
         // This thread's copies have landed; after the barrier everyone's have, and everyone has
         // finished reading this buffer, which the next trip refills.

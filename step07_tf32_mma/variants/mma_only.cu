@@ -7,7 +7,8 @@
 // that the MMA instructions set for the kernel. The result is meaningless, so run it with
 // --no-verify:
 //
-//   cargo run --release -p step07_tf32_mma -- --kernel step07_tf32_mma/variants/mma_only.cu --no-verify
+//   cargo run --release -p step07_tf32_mma -- --kernel step07_tf32_mma/variants/mma_only.cu
+//   --no-verify
 
 constexpr int WARPS_N = BN / WN;                  // warps across the block tile
 constexpr int THREADS = (BM / WM) * WARPS_N * 32;
@@ -22,10 +23,12 @@ constexpr int B_TILE = BK * BS;                   // floats of one buffer of B
 // (2), d the 16×8 accumulator fragment (4 floats), all spread over the warp's 32 lanes.
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const unsigned (&q)[2])
 {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3]), "r"(q[0]), "r"(q[1]));
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3]), "r"(q[0]), "r"(q[1]));
 }
 
 // Where row r (0–15) of the MMA's 16-row tile j lies among the warp's WN columns of C: rows r
@@ -35,8 +38,8 @@ __device__ __forceinline__ int warp_col(int j, int r)
     return 16 * j + 2 * (r % 8) + r / 8;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) matmul(int M, int N, int K, const float* A, const float* B, float* C)
-{
+extern "C" __global__ void __launch_bounds__(THREADS)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C) {
     int warp = threadIdx.x / 32;
     int wr = (warp / WARPS_N) * WM, wc = (warp % WARPS_N) * WN;
     int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;

@@ -155,8 +155,8 @@ const SHARED_OPERANDS: Edits = &[
         "// d (a 64×BM tile of Cᵀ, BM/2 floats a thread) += the 64×8 slice of Bᵀ that a points at\n// (variant: in shared memory) · the 8×BM slice of Aᵀ that desc points at. The braces list\n// every accumulator register.\n",
     ),
     (
-        "void wgmma(float (&d)[BM / 2], const unsigned (&a)[4], unsigned long long desc)",
-        "void wgmma(float (&d)[BM / 2], unsigned long long a, unsigned long long desc)",
+        "void wgmma(float (&d)[BM / 2], const unsigned (&a)[4],\n",
+        "void wgmma(float (&d)[BM / 2], unsigned long long a,\n",
     ),
     ("setp.ne.b32 p, %133, 0;", "setp.ne.b32 p, %130, 0;"),
     ("\"{%128, %129, %130, %131}, %132, p, 1, 1;\\n}\\n\"", "\"%128, %129, p, 1, 1;\\n}\\n\""),

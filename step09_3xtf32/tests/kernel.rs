@@ -236,7 +236,7 @@ const VARIANTS: &[Variant] = &[
                 "            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp\n            mbar_init(&split[s], 3);                 // variant: one arrival per splitting warp\n",
             ),
             (
-                "                for (int part = 0; part < 2; ++part) {\n                    tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0, part);\n                }\n",
+                "                for (int part = 0; part < 2; ++part) {\n                    tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0,\n                                  part);\n                }\n",
                 "                tma_load_part(As + 2 * s * A_TILE, &a_map, &full[s], kt * BK, row0, 0);\n",
             ),
             (

@@ -20,10 +20,10 @@ constexpr int BM = 128;                     // rows of C per block: the N of eac
 constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // floats of one part of a stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;  // floats of one part of a stage's A tile (BM rows of BK)
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
 constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
-constexpr int FLUSH = 32;                   // stages summed in registers before the total takes them
+constexpr int FLUSH = 32;  // stages summed in registers before the total takes them
 constexpr unsigned STAGE_BYTES = 4 * (2 * A_TILE + B_TILE);  // both parts of A, and B
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg):
 // the block's registers, less the producer's, split among the consumers, in steps of 8.
@@ -39,7 +39,9 @@ struct alignas(64) CUtensorMap {
 };
 
 // ANCHOR: sync
-__device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ unsigned smem(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
 
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
 {
@@ -49,7 +51,9 @@ __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned coun
 // One arrival that also tells the barrier how many bytes the copies will deliver.
 __device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)), "r"(bytes) : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
+                 "r"(bytes)
+                 : "memory");
 }
 
 __device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
@@ -63,7 +67,9 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
     unsigned done = 0;
     while (!done) {
         asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
             : "=r"(done)
             : "r"(smem(bar)), "r"(parity)
             : "memory");
@@ -72,21 +78,24 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
 
 // The copy engine moves the box at (col, row) of the map's matrix into dst, and counts its
 // bytes on bar.
-__device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map, unsigned long long* bar, int col, int row)
-{
+__device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
+                                         unsigned long long* bar, int col, int row) {
     asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-        ::"r"(smem(dst)), "l"(map), "r"(col), "r"(row), "r"(smem(bar))
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3}], [%4];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(col), "r"(row), "r"(smem(bar))
         : "memory");
 }
 
 // The same for a map with a third coordinate: part 0 or 1 of A.
-__device__ __forceinline__ void tma_load_part(float* dst, const CUtensorMap* map, unsigned long long* bar, int col,
-                                              int row, int part)
-{
+__device__ __forceinline__ void tma_load_part(float* dst, const CUtensorMap* map,
+                                              unsigned long long* bar, int col, int row, int part) {
     asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-        ::"r"(smem(dst)), "l"(map), "r"(col), "r"(row), "r"(part), "r"(smem(bar))
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3, %4}], [%5];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(col), "r"(row), "r"(part), "r"(smem(bar))
         : "memory");
 }
 // ANCHOR_END: sync
@@ -100,32 +109,40 @@ __device__ __forceinline__ unsigned long long descriptor(const float* tile)
     return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
 
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
 
 // d (a 64×BM tile of Cᵀ, BM/2 floats a thread) = a (64×8 of Bᵀ, 4 per thread) · the 8×BM
 // slice of Aᵀ that desc points at, plus d itself when accumulate is not 0. The braces list
 // every accumulator register.
-__device__ __forceinline__ void wgmma(float (&d)[BM / 2], const unsigned (&a)[4], unsigned long long desc, int accumulate)
-{
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+__device__ __forceinline__ void wgmma(float (&d)[BM / 2], const unsigned (&a)[4],
+                                      unsigned long long desc, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
 }
 // ANCHOR_END: wgmma
 
@@ -160,8 +177,8 @@ __device__ __forceinline__ float tf32(float x)
 // parts are ∞ and ∞ − ∞ = NaN. Between the two limits every product the kernel forms of two such
 // entries' parts (big·big, big·small, small·big; a small part is 0 or at least 2⁻²³ of its
 // entry's power of two) lies from 2⁻¹²³ to at most 2¹²⁶: a normal float, never flushed, never
-// infinite, so the split keeps FP32's accuracy. The rows and columns that hold any other entry are computed
-// apart (compute_apart), as FP32 dot products.
+// infinite, so the split keeps FP32's accuracy. The rows and columns that hold any other entry are
+// computed apart (compute_apart), as FP32 dot products.
 __device__ __forceinline__ bool carried(float x)
 {
     float m = fabsf(x);
@@ -171,8 +188,8 @@ __device__ __forceinline__ bool carried(float x)
 // A's two parts, big = tf32(a) and small = tf32(a - big) (a - big is exact in FP32), into
 // parts[0..M) and parts[M..2M) as rows of pitch floats; marks[i] = 1 for a row of A that holds
 // an entry the split does not carry. Queued by the host before every launch.
-extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
-{
+extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch,
+                                   int* marks) {
     long long total = static_cast<long long>(M) * K, small = static_cast<long long>(M) * pitch;
     for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
          e += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -196,7 +213,8 @@ extern "C" __global__ void mark_cols(const float* B, int* marks, int K, int N)
         const float* row = B + static_cast<long long>(k) * N;
         if (N % 4 == 0) {
             float4 v = *reinterpret_cast<const float4*>(row + j0);
-            seen[0] |= !carried(v.x), seen[1] |= !carried(v.y), seen[2] |= !carried(v.z), seen[3] |= !carried(v.w);
+            seen[0] |= !carried(v.x), seen[1] |= !carried(v.y), seen[2] |= !carried(v.z),
+                seen[3] |= !carried(v.w);
         } else {
             for (int v = 0; v < 4 && j0 + v < N; ++v) seen[v] |= !carried(row[j0 + v]);
         }
@@ -209,13 +227,13 @@ extern "C" __global__ void mark_cols(const float* B, int* marks, int K, int N)
 
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    matmul(int M, int N, int K, const float* A, const float* B, float* C, const __grid_constant__ CUtensorMap a_map,
-           const __grid_constant__ CUtensorMap b_map)
-{
+    matmul(int M, int N, int K, const float* A, const float* B, float* C,
+           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
     // STAGES tiles of A (two parts each) and B, then the barriers; the swizzle needs 1024-byte
     // alignment.
     extern __shared__ unsigned char raw[];
-    float* As = reinterpret_cast<float*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    float* As =
+        reinterpret_cast<float*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
     float* Bs = As + STAGES * 2 * A_TILE;
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
     unsigned long long* empty = full + STAGES;
@@ -249,7 +267,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);
                 mbar_expect_bytes(&full[s], STAGE_BYTES);
                 for (int part = 0; part < 2; ++part) {
-                    tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0, part);
+                    tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0,
+                                  part);
                 }
                 for (int b = 0; b < BN / 32; ++b) {
                     tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);
@@ -289,7 +308,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
             wgmma_fence();
-            unsigned long long a_big = descriptor(As + 2 * s * A_TILE), a_small = descriptor(As + (2 * s + 1) * A_TILE);
+            unsigned long long a_big = descriptor(As + 2 * s * A_TILE),
+                               a_small = descriptor(As + (2 * s + 1) * A_TILE);
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; ++k8) {
                 unsigned long long k = 8 * k8 * 4 >> 4;  // 8 floats further along the rows
@@ -328,7 +348,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 if (m >= M) continue;
                 float* c = C + static_cast<long long>(m) * N + n;
                 if (N % 2 == 0 && n + 1 < N) {
-                    *reinterpret_cast<float2*>(c) = make_float2(total[4 * j + v], total[4 * j + 2 + v]);
+                    *reinterpret_cast<float2*>(c) =
+                        make_float2(total[4 * j + v], total[4 * j + 2 + v]);
                 } else {
                     if (n < N) c[0] = total[4 * j + v];
                     if (n + 1 < N) c[1] = total[4 * j + 2 + v];
@@ -344,9 +365,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // 1, blocks taking v in turn) as FP32 dot products, one term after another, as cuBLAS SGEMM's
 // arithmetic gives them: NaN, ±∞ and the smallest magnitudes come out as FP32 makes them. An
 // element of a marked row and a marked column is written twice, with the same bits.
-extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* marks, int M, int N,
-                                         int K)
-{
+extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* marks,
+                                         int M, int N, int K) {
     for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
         if (!marks[v]) continue;
         bool row = v < M;
@@ -354,7 +374,9 @@ extern "C" __global__ void compute_apart(const float* A, const float* B, float* 
         for (int t = threadIdx.x; t < count; t += blockDim.x) {
             int i = row ? v : t, j = row ? t : v - M;
             float sum = 0.0f;
-            for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+            for (int k = 0; k < K; ++k)
+                sum = fmaf(A[static_cast<long long>(i) * K + k],
+                           B[static_cast<long long>(k) * N + j], sum);
             C[static_cast<long long>(i) * N + j] = sum;
         }
     }

@@ -39,13 +39,17 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR: helpers
 // Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
 // likewise for columns.
-__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / VM) * (VM * (WM / TM)) + i % VM; }
-__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / VN) * (VN * (WN / TN)) + j % VN; }
+__device__ __forceinline__ int tile_row(int i, int r0) {
+    return r0 + (i / VM) * (VM * (WM / TM)) + i % VM;
+}
+__device__ __forceinline__ int tile_col(int j, int c0) {
+    return c0 + (j / VN) * (VN * (WN / TN)) + j % VN;
+}
 
 // p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
 // 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.
-__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols, bool vec)
-{
+__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols,
+                                        bool vec) {
     if (vec && row < rows && col + 3 < cols) {
         return *reinterpret_cast<const float4*>(p + row * cols + col);
     }
@@ -73,9 +77,9 @@ __device__ __forceinline__ float4 load4_inside(const float* p, int row, int col,
 
 // fetch_tiles for a slice wholly inside A and B: no piece needs a bounds check.
 template <bool VEC>
-__device__ __forceinline__ void fetch_inside(const float* A, const float* B, int N, int K, int row0, int col0, int k0,
-                                             float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void fetch_inside(const float* A, const float* B, int N, int K, int row0,
+                                             int col0, int k0, float4 (&a_next)[A_LOADS],
+                                             float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
@@ -93,9 +97,9 @@ __device__ __forceinline__ void fetch_inside(const float* A, const float* B, int
 }
 
 // Copies this thread's pieces of the A and B tiles at k0 from global memory into registers.
-__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K, int row0, int col0,
-                                            int k0, float4 (&a_next)[A_LOADS], float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K,
+                                            int row0, int col0, int k0, float4 (&a_next)[A_LOADS],
+                                            float4 (&b_next)[B_LOADS]) {
     // The common case, every slice but those at the edges of A and B: the whole slice lies
     // inside both, so no piece needs a bounds check. Each row length gets its own copy of the
     // loads, so the choice is made once per slice, not once per piece.
@@ -110,14 +114,16 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
     // A slice at an edge: each piece checked, zero outside the matrices.
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
         if (A_PIECES % THREADS == 0 || e < A_PIECES) {
             a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
         }
     }
 #pragma unroll
     for (int i = 0; i < B_LOADS; ++i) {
-        int e = threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
+        int e =
+            threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
         if (B_PIECES % THREADS == 0 || e < B_PIECES) {
             b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N, N % 4 == 0);
         }
@@ -125,9 +131,9 @@ __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int 
 }
 
 // Writes the fetched pieces into shared memory: A transposed, B as it is.
-__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], const float4 (&a_next)[A_LOADS],
-                                            const float4 (&b_next)[B_LOADS])
-{
+__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN],
+                                            const float4 (&a_next)[A_LOADS],
+                                            const float4 (&b_next)[B_LOADS]) {
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
         int e = threadIdx.x + i * THREADS;
@@ -152,9 +158,8 @@ __device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN], co
 // ANCHOR: compute
 // acc += the BK outer products of the staged slice: per k, TM values of A's column k times
 // TN values of B's row k.
-__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0, int c0,
-                                             float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0,
+                                             int c0, float (&acc)[TM][TN]) {
     float a[TM], b[TN];
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -219,8 +224,8 @@ __device__ __forceinline__ int my_share(int M, int N, int K, int whole, Piece* p
     if (hi - lo > slices || (long long)(tiles_m - whole) * tiles_n > SHARED_TILES_MAX) __trap();
     auto piece = [&](long long t, long long s_lo, long long s_hi) {
         bool cut = s_lo > 0 || s_hi < slices;
-        return Piece{int((first + t) / tiles_n) * BM, int((first + t) % tiles_n) * BN, int(s_lo) * BK, int(s_hi) * BK,
-                     cut ? int(t) : -1};
+        return Piece{int((first + t) / tiles_n) * BM, int((first + t) % tiles_n) * BN,
+                     int(s_lo) * BK, int(s_hi) * BK, cut ? int(t) : -1};
     };
     if (lo == hi) return 0;
     long long t_lo = lo / slices, t_hi = (hi - 1) / slices;
@@ -256,15 +261,17 @@ struct ListedTile {
 // acc = the tile's product over the columns [k_lo, k_hi) of A, for the thread of warp `warp`
 // whose first row and column in the tile are r0 and c0.
 template <class Tile>
-__device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, int N, int K, const float* A,
-                                         const float* B, float* smem, int warp, int r0, int c0, float (&acc)[TM][TN])
-{
-    // Two buffers of the A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
+__device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, int N, int K,
+                                         const float* A, const float* B, float* smem, int warp,
+                                         int r0, int c0, float (&acc)[TM][TN]) {
+    // Two buffers of the A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared
+    // memory.
     float (*As)[BK][BM] = reinterpret_cast<float (*)[BK][BM]>(smem);
     float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * BM);
 
     // Uniform across the warp: its region holds at least one element of C.
-    bool active = tile.row0() + (warp / WARPS_N) * WM < M && tile.col0() + (warp % WARPS_N) * WN < N;
+    bool active =
+        tile.row0() + (warp / WARPS_N) * WM < M && tile.col0() + (warp % WARPS_N) * WN < N;
 
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -294,9 +301,8 @@ __device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, i
 // ANCHOR: write_back
 // C's tile = acc, or C's tile += acc (add): 16-byte accesses where a run of 4 columns is inside C
 // and aligned. Added values are read from L2 (__ldcg), where other blocks' writes land.
-__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, int r0, int c0,
-                                           const float (&acc)[TM][TN], bool add)
-{
+__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, int r0,
+                                           int c0, const float (&acc)[TM][TN], bool add) {
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         int row = row0 + tile_row(i, r0);
@@ -307,7 +313,8 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
             if constexpr (VN == 4) {
                 if (N % 4 == 0 && col + 3 < N) {
                     float4* c = reinterpret_cast<float4*>(&C[row * N + col]);
-                    float4 v = make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                    float4 v =
+                        make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
                     if (add) {
                         float4 old = __ldcg(c);
                         v.x += old.x; v.y += old.y; v.z += old.z; v.w += old.w;
@@ -330,9 +337,8 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
 // order of k, the same in every run. Earlier pieces belong to lower-numbered blocks, which GPUs
 // start no later than this one (an assumption CUDA does not promise, but Stream-K codes rely
 // on): the wait ends.
-__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, int r0, int c0,
-                                          const float (&acc)[TM][TN])
-{
+__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, int r0,
+                                          int c0, const float (&acc)[TM][TN]) {
     bool add = p.k_lo > 0;
     if (add) {
         if (threadIdx.x == 0) {
@@ -384,9 +390,12 @@ extern "C" __global__ void sum_few(const float* partials, float* C, long long co
 {
     __shared__ float group_sums[256];  // the launch's 256 threads
     int groups = 1;
-    while (groups < 8 && 2 * groups <= slices && (long long)gridDim.x * (256 / (2 * groups)) >= count) groups *= 2;
+    while (groups < 8 && 2 * groups <= slices &&
+           (long long)gridDim.x * (256 / (2 * groups)) >= count)
+        groups *= 2;
     int width = 256 / groups, g = threadIdx.x / width;
-    for (long long first = blockIdx.x * (long long)width; first < count; first += (long long)gridDim.x * width) {
+    for (long long first = blockIdx.x * (long long)width; first < count;
+         first += (long long)gridDim.x * width) {
         long long i = first + threadIdx.x % width;
         float sum = 0.0f;
         if (i < count) {
@@ -397,7 +406,8 @@ extern "C" __global__ void sum_few(const float* partials, float* C, long long co
                 float part[8];
 #pragma unroll
                 for (int j = 0; j < 8; ++j)
-                    part[j] = z + j * groups < slices ? partials[(z + j * groups) * count + i] : 0.0f;
+                    part[j] =
+                        z + j * groups < slices ? partials[(z + j * groups) * count + i] : 0.0f;
 #pragma unroll
                 for (int j = 0; j < 8; ++j)
                     if (z + j * groups < slices) sum += part[j];
@@ -421,8 +431,9 @@ extern "C" __global__ void sum_few(const float* partials, float* C, long long co
 // order of z, so every element is summed the same way in every run.
 constexpr int SHORT = 8;
 constexpr int SHORT_GROUPS = 8;              // warps in a block of the short side (256 threads)
-constexpr int CHUNK = 512;                   // entries of K whose rows of B few columns keep at once
-static_assert(PATH == 0 || THREADS == SHORT_GROUPS * 32, "a short side's or short K's block is SHORT_GROUPS warps");
+constexpr int CHUNK = 512;  // entries of K whose rows of B few columns keep at once
+static_assert(PATH == 0 || THREADS == SHORT_GROUPS * 32,
+              "a short side's or short K's block is SHORT_GROUPS warps");
 
 // This block's share of K when grid.z blocks split it: [k_lo, k_hi), cut at multiples of 4 so that
 // 16-byte loads stay aligned.
@@ -450,8 +461,8 @@ __device__ __forceinline__ int lanes_across(int N)
 // The groups' sums then meet, first within the warp by a fixed tree (xor L, 2L, … 16), then in
 // shared memory, added in order of warp.
 template <int R>
-__device__ __forceinline__ void few_rows(int N, int K, const float* A, const float* B, float* out, float* smem)
-{
+__device__ __forceinline__ void few_rows(int N, int K, const float* A, const float* B, float* out,
+                                         float* smem) {
     float4 (*part)[R][32] = reinterpret_cast<float4 (*)[R][32]>(smem);  // warps 1 to 7's sums
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int across = lanes_across(N), groups = SHORT_GROUPS * (32 / across);
@@ -474,7 +485,8 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
 #pragma unroll
             for (int u = 0; u < D; ++u) {
 #pragma unroll
-                for (int i = 0; i < R; ++i) x[u][i] = __ldg(A + static_cast<long long>(i) * K + k + u * groups);
+                for (int i = 0; i < R; ++i)
+                    x[u][i] = __ldg(A + static_cast<long long>(i) * K + k + u * groups);
             }
 #pragma unroll
             for (int u = 0; u < D; ++u) {
@@ -506,7 +518,8 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
     }
     if (warp > 0 && lane < across) {
 #pragma unroll
-        for (int i = 0; i < R; ++i) part[warp - 1][i][lane] = float4{acc[i][0], acc[i][1], acc[i][2], acc[i][3]};
+        for (int i = 0; i < R; ++i)
+            part[warp - 1][i][lane] = float4{acc[i][0], acc[i][1], acc[i][2], acc[i][3]};
     }
     __syncthreads();
     if (warp == 0 && lane < across && col < N) {
@@ -521,7 +534,8 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
         for (int i = 0; i < R; ++i) {
             float* c = out + static_cast<long long>(i) * N + col;
             if (N % 4 == 0) {
-                *reinterpret_cast<float4*>(c) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+                *reinterpret_cast<float4*>(c) =
+                    make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
             } else {
                 for (int j = 0; j < 4 && col + j < N; ++j) c[j] = acc[i][j];
             }
@@ -541,8 +555,8 @@ __device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }
 // column by column, where a lane reads its 4 entries of a column in one 16-byte load. Each lane
 // keeps R sums per row, and the warp adds its lanes' sums by a fixed tree (xor 16, 8, 4, 2, 1).
 template <int R>
-__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out, float* bs)
-{
+__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out,
+                                         float* bs) {
     // Floats between B's columns in shared memory: a multiple of 4 (16-byte loads), and past CHUNK
     // by about 32/R, so that the 32 stores of a warp's copy fall in different banks.
     constexpr int PITCH = CHUNK + (32 / R + 3) / 4 * 4;
@@ -557,13 +571,15 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
     for (int c = k_lo; c < k_hi; c += CHUNK) {
         int len = min(CHUNK, k_hi - c);
         // Where rows are aligned, the lane's entries of the first row of A in this chunk are
-        // loaded first, to be in flight while the block copies B (c and len are then multiples of 4).
+        // loaded first, to be in flight while the block copies B (c and len are then multiples of
+        // 4).
         float4 v[CHUNK / 128];
         const float* a = A + static_cast<long long>(min(row0, M - 1)) * K;
 #pragma unroll
         for (int q = 0; q < CHUNK / 128; ++q) {
             int kk = 4 * lane + 128 * q;
-            v[q] = vec && rows > 0 && kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk)) : float4{};
+            v[q] = vec && rows > 0 && kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk))
+                                               : float4{};
         }
         __syncthreads();  // the previous chunk has been read
         for (int e = threadIdx.x; e < len * R; e += blockDim.x) {
@@ -579,7 +595,8 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
 #pragma unroll
                     for (int q = 0; q < CHUNK / 128; ++q) {
                         int kk = 4 * lane + 128 * q;
-                        v[q] = kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk)) : float4{};
+                        v[q] = kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk))
+                                        : float4{};
                     }
                 }
 #pragma unroll
@@ -620,9 +637,10 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
 
 // The kernel for this many rows (PATH 1) or columns (PATH 2), chosen once for the whole grid, and
 // the shared memory both use.
-__device__ __forceinline__ void short_side(int M, int N, int K, const float* A, const float* B, float* out)
-{
-    constexpr int FLOATS = PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT * (CHUNK + 4);  // R = 8 the most
+__device__ __forceinline__ void short_side(int M, int N, int K, const float* A, const float* B,
+                                           float* out) {
+    constexpr int FLOATS =
+        PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT * (CHUNK + 4);  // R = 8 the most
     __shared__ __align__(16) float smem[FLOATS];
     switch (PATH == 1 ? M : N) {
 #define SHORT_CASE(r) \
@@ -630,7 +648,9 @@ __device__ __forceinline__ void short_side(int M, int N, int K, const float* A, 
         if constexpr (PATH == 1) few_rows<r>(N, K, A, B, out, smem); \
         else few_cols<r>(M, K, A, B, out, smem); \
         break;
-        SHORT_CASE(1) SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6) SHORT_CASE(7) SHORT_CASE(8)
+        SHORT_CASE(1)
+        SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6) SHORT_CASE(7)
+            SHORT_CASE(8)
 #undef SHORT_CASE
     }
 }
@@ -697,14 +717,15 @@ __device__ __forceinline__ void short_k(int M, int N, const float* A, const floa
 }
 
 // The kernel for this K, chosen once for the whole grid.
-__device__ __forceinline__ void short_k_for(int M, int N, int K, const float* A, const float* B, float* C)
-{
+__device__ __forceinline__ void short_k_for(int M, int N, int K, const float* A, const float* B,
+                                            float* C) {
     switch (K) {
 #define SHORT_K_CASE(k) \
     case k: short_k<k>(M, N, A, B, C); break;
-        SHORT_K_CASE(1) SHORT_K_CASE(2) SHORT_K_CASE(3) SHORT_K_CASE(4) SHORT_K_CASE(5) SHORT_K_CASE(6)
-        SHORT_K_CASE(7) SHORT_K_CASE(8) SHORT_K_CASE(9) SHORT_K_CASE(10) SHORT_K_CASE(11) SHORT_K_CASE(12)
-        SHORT_K_CASE(13) SHORT_K_CASE(14) SHORT_K_CASE(15) SHORT_K_CASE(16)
+        SHORT_K_CASE(1)
+        SHORT_K_CASE(2) SHORT_K_CASE(3) SHORT_K_CASE(4) SHORT_K_CASE(5) SHORT_K_CASE(6)
+            SHORT_K_CASE(7) SHORT_K_CASE(8) SHORT_K_CASE(9) SHORT_K_CASE(10) SHORT_K_CASE(11)
+                SHORT_K_CASE(12) SHORT_K_CASE(13) SHORT_K_CASE(14) SHORT_K_CASE(15) SHORT_K_CASE(16)
 #undef SHORT_K_CASE
     }
 }
@@ -712,8 +733,8 @@ __device__ __forceinline__ void short_k_for(int M, int N, int K, const float* A,
 
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
-    matmul(int M, int N, int K, const float* A, const float* B, float* C, int whole, float* partials)
-{
+    matmul(int M, int N, int K, const float* A, const float* B, float* C, int whole,
+           float* partials) {
     extern __shared__ __align__(16) float smem[];
     float acc[TM][TN];
     // The warp's region of the block tile, and the thread's first row and column in it.
@@ -721,8 +742,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
     int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
 
-    if constexpr (PATH == 1 || PATH == 2) {  // a short side: its own kernel, into C or this block's slice of partials
-        short_side(M, N, K, A, B, gridDim.z > 1 ? partials + static_cast<long long>(blockIdx.z) * M * N : C);
+    if constexpr (PATH == 1 || PATH == 2) {  // a short side: its own kernel, into C or this block's
+                                             // slice of partials
+        short_side(M, N, K, A, B,
+                   gridDim.z > 1 ? partials + static_cast<long long>(blockIdx.z) * M * N : C);
         return;
     }
     if constexpr (PATH == 3) {  // a short K: its own kernel, K whole, straight into C
@@ -733,8 +756,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
         int k_lo, k_hi;
         my_split(K, k_lo, k_hi);
         multiply(GridTile{}, k_lo, k_hi, M, N, K, A, B, smem, warp, r0, c0, acc);
-        write_back(partials + (long long)blockIdx.z * M * N, M, N, blockIdx.y * BM, blockIdx.x * BN, r0, c0, acc,
-                   false);
+        write_back(partials + (long long)blockIdx.z * M * N, M, N, blockIdx.y * BM, blockIdx.x * BN,
+                   r0, c0, acc, false);
         return;
     }
     if (blockIdx.y < whole) {  // one whole tile
@@ -747,7 +770,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     if (threadIdx.x == 0) pieces = my_share(M, N, K, whole, share);
     __syncthreads();
     for (int q = 0; q < pieces; ++q) {
-        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, warp, r0, c0, acc);
+        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, warp, r0,
+                 c0, acc);
         take_turn(C, M, N, K, share[q], r0, c0, acc);
     }
 }

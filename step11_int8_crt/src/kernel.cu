@@ -96,7 +96,9 @@ __device__ int exponent_for(double norm2, int K)
 // even), which then sits in the low bits of the sum's pattern.
 constexpr float MAGIC = 12582912.0f;
 
-__device__ __forceinline__ float round_float(float x) { return __fadd_rn(__fadd_rn(x, MAGIC), -MAGIC); }
+__device__ __forceinline__ float round_float(float x) {
+    return __fadd_rn(__fadd_rn(x, MAGIC), -MAGIC);
+}
 
 // The integer nearest v (|v| < 2³²) in three exact pieces, x = hi·2²⁴ + mid·2¹² + lo, with
 // |hi| < 2⁸ and |mid|, |lo| ≤ 2¹¹, so that x modulo m is a small sum of floats.
@@ -131,8 +133,8 @@ __device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
     unsigned w[4];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-        w[q] = residue_byte(x[4 * q], l) | residue_byte(x[4 * q + 1], l) << 8 | residue_byte(x[4 * q + 2], l) << 16 |
-               residue_byte(x[4 * q + 3], l) << 24;
+        w[q] = residue_byte(x[4 * q], l) | residue_byte(x[4 * q + 1], l) << 8 |
+               residue_byte(x[4 * q + 2], l) << 16 | residue_byte(x[4 * q + 3], l) << 24;
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
@@ -208,8 +210,8 @@ __device__ __forceinline__ bool apart(int weight, int small, int q_bits)
 // share of stats (above). A thread takes 16 consecutive entries at a time; the first 4096 of the
 // row stay in registers between the two passes, the rest is read again (from L2: few rows are
 // in flight).
-extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats, int M, int K, int pitch)
-{
+extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats,
+                                      int M, int K, int pitch) {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
     __shared__ int partial_weight[8], partial_small[8];
@@ -245,7 +247,8 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     __syncthreads();
     norm2 = 0.0, norm1 = 0.0, largest = 0.0f;
 #pragma unroll
-    for (int w = 0; w < 8; ++w) norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
+    for (int w = 0; w < 8; ++w)
+        norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
     Scale scale{exponent_for(norm2, K)};
     if (threadIdx.x == 0) {
         exps[i] = scale.e;
@@ -271,7 +274,8 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         }
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
-            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) = pack(x, l);
+            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) =
+                pack(x, l);
         }
     }
 #pragma unroll
@@ -309,7 +313,8 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
     sums[ty][tx] = s, sums1[ty][tx] = s1, maxes[ty][tx] = largest;
     __syncthreads();
     if (ty == 0 && n < N) {
-        for (int y = 1; y < 8; ++y) s += sums[y][tx], s1 += sums1[y][tx], largest = fmax(largest, maxes[y][tx]);
+        for (int y = 1; y < 8; ++y)
+            s += sums[y][tx], s1 += sums1[y][tx], largest = fmax(largest, maxes[y][tx]);
         long long chunks = gridDim.y;
         part[static_cast<long long>(blockIdx.y) * N + n] = s;
         part[(chunks + blockIdx.y) * N + n] = s1;
@@ -321,9 +326,8 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 // exps[n], the residues written transposed, column n of B as row n of plane l (MODULI planes of
 // N rows of pitch bytes): both operands of the INT8 product are then K-major. And the columns'
 // share of stats (see scale_rows).
-extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res, int* exps, int* stats,
-                                      int M, int K, int N, int pitch)
-{
+extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
+                                      int* exps, int* stats, int M, int K, int N, int pitch) {
     __shared__ float tile[128][33];
     __shared__ int exponent[32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -372,7 +376,8 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     if (small > 0) atomicAdd(&stats[3 + 2 * (M + n)], small);
 #pragma unroll
     for (int l = 0; l < MODULI; ++l) {
-        *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) = pack(x, l);
+        *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) =
+            pack(x, l);
     }
 }
 // ANCHOR_END: scale
@@ -399,7 +404,9 @@ struct alignas(64) CUtensorMap {
 };
 
 // ANCHOR: sync
-__device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ unsigned smem(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
 
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
 {
@@ -409,7 +416,9 @@ __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned coun
 // One arrival that also tells the barrier how many bytes the copies will deliver.
 __device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)), "r"(bytes) : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
+                 "r"(bytes)
+                 : "memory");
 }
 
 __device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
@@ -423,7 +432,9 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
     unsigned done = 0;
     while (!done) {
         asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
             : "=r"(done)
             : "r"(smem(bar)), "r"(parity)
             : "memory");
@@ -432,12 +443,13 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
 
 // The copy engine moves the box at (k, row) of plane z of the map's residues into dst, and
 // counts its bytes on bar.
-__device__ __forceinline__ void tma_load(unsigned char* dst, const CUtensorMap* map, unsigned long long* bar, int k,
-                                         int row, int z)
-{
+__device__ __forceinline__ void tma_load(unsigned char* dst, const CUtensorMap* map,
+                                         unsigned long long* bar, int k, int row, int z) {
     asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-        ::"r"(smem(dst)), "l"(map), "r"(k), "r"(row), "r"(z), "r"(smem(bar))
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3, %4}], [%5];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(k), "r"(row), "r"(z), "r"(smem(bar))
         : "memory");
 }
 // ANCHOR_END: sync
@@ -451,44 +463,54 @@ __device__ __forceinline__ unsigned long long descriptor(const unsigned char* ti
     return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
 
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
 
 // d (a 64×256 tile of C, 128 int32 a thread) += the 64×32 slice of A that a points at times the
 // 32×256 slice of B whose transpose b points at, both signed bytes, summed exactly in int32.
 // d is overwritten when accumulate is 0. The braces list every accumulator register.
-__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b, int accumulate)
-{
+__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b,
+                                      int accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
-            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
+        "%111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+        "%127}, "
         "%128, %129, p;\n}\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-              "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-              "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-              "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-              "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-              "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
-              "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
-              "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
-              "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
-              "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
-              "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
-              "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
-              "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
-              "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
-              "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
-              "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),
+          "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]),
+          "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]),
+          "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]),
+          "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]),
+          "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+          "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]),
+          "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+          "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]),
+          "+r"(d[63]), "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]),
+          "+r"(d[70]), "+r"(d[71]), "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]),
+          "+r"(d[77]), "+r"(d[78]), "+r"(d[79]), "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]),
+          "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]), "+r"(d[88]), "+r"(d[89]), "+r"(d[90]),
+          "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]), "+r"(d[96]), "+r"(d[97]),
+          "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+          "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]),
+          "+r"(d[110]), "+r"(d[111]), "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]),
+          "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), "+r"(d[120]), "+r"(d[121]),
+          "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
         : "l"(a), "l"(b), "r"(accumulate));
 }
 // ANCHOR_END: wgmma
@@ -503,9 +525,9 @@ constexpr int STRIP_PITCH = BN + 16;
 // the consumer's 64-row strip, column 8j + 2t + v. The strip goes through shared memory (the
 // pipeline's tiles, all read by now), then out in 16-byte pieces, whole rows at a time.
 template <int M_L>
-__device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigned char* strip, unsigned char* out,
-                                               int row0, int M, int col0, int N, int pitch)
-{
+__device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigned char* strip,
+                                               unsigned char* out, int row0, int M, int col0, int N,
+                                               int pitch) {
     int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -514,14 +536,16 @@ __device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigne
             int r0 = acc[4 * j + 2 * h] % M_L, r1 = acc[4 * j + 2 * h + 1] % M_L;
             r0 += r0 < 0 ? M_L : 0;
             r1 += r1 < 0 ? M_L : 0;
-            *reinterpret_cast<unsigned short*>(strip + (16 * warp + g + 8 * h) * STRIP_PITCH + 8 * j + 2 * t) =
+            *reinterpret_cast<unsigned short*>(strip + (16 * warp + g + 8 * h) * STRIP_PITCH +
+                                               8 * j + 2 * t) =
                 static_cast<unsigned short>(r0 | r1 << 8);
         }
     }
     asm volatile("bar.sync %0, 128;" ::"r"(threadIdx.x / 128) : "memory");  // this warpgroup alone
 #pragma unroll
     for (int q = 0; q < 64 * BN / 16 / 128; ++q) {
-        int piece = threadIdx.x % 128 + 128 * q, r = piece / (BN / 16), n = col0 + 16 * (piece % (BN / 16));
+        int piece = threadIdx.x % 128 + 128 * q, r = piece / (BN / 16),
+            n = col0 + 16 * (piece % (BN / 16));
         // A row's 16 bytes past N stay within its padding, which nothing reads.
         if (row0 + r < M && n < N) {
             *reinterpret_cast<uint4*>(out + static_cast<long long>(row0 + r) * pitch + n) =
@@ -536,12 +560,13 @@ __device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigne
 // in int32, reduced modulo m_z into plane z of c_res (MODULI planes of M rows of N bytes,
 // padded to 16). A, B, C and exps are for a kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res, const int* exps,
-           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map)
-{
+    matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res,
+           const int* exps, const __grid_constant__ CUtensorMap a_map,
+           const __grid_constant__ CUtensorMap b_map) {
     // STAGES tiles of A and B, then the barriers; the swizzle needs 1024-byte alignment.
     extern __shared__ unsigned char raw[];
-    unsigned char* As = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    unsigned char* As = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
     unsigned char* Bs = As + STAGES * A_TILE;
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
     unsigned long long* empty = full + STAGES;
@@ -593,7 +618,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             wgmma_fence();
 #pragma unroll
             for (int k32 = 0; k32 < BK / 32; ++k32) {
-                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4), 1);  // 32 bytes further along the rows
+                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4),
+                      1);  // 32 bytes further along the rows
             }
             wgmma_commit();
             // The products of the tile before have now read their stage: hand it back.
@@ -636,23 +662,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y; five
 // blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
 // takes 72 registers, three blocks fit, and the kernel takes half as long again.
-extern "C" __global__ void __launch_bounds__(256, 5) reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
-                                       float* C, int M, int N, int K)
-{
+extern "C" __global__ void __launch_bounds__(256, 5)
+    reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
+                float* C, int M, int N, int K) {
     int pitch = (N + 15) / 16 * 16;
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N) return;
     const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
-    const double two52 = 4503599627370496.0;             // 2⁵² + b, read as a double, is exact for a byte b
-    const double round52 = 6755399441055744.0;           // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
-    const double round64 = 27670116110564327424.0;       // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
+    const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
+    const double round52 = 6755399441055744.0;  // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
+    const double round64 =
+        27670116110564327424.0;  // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
     const double int_bias = 4503601774854144.0;          // 2⁵² + 2³¹
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
         double s[4] = {};
         unsigned low[4] = {};
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
-            unsigned bytes = *reinterpret_cast<const unsigned*>(c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
+            unsigned bytes = *reinterpret_cast<const unsigned*>(
+                c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
 #pragma unroll
             for (int v = 0; v < 4; ++v) {
                 unsigned b = (bytes >> (8 * v)) & 0xFF;
@@ -667,17 +695,22 @@ extern "C" __global__ void __launch_bounds__(256, 5) reconstruct(const unsigned 
             int j = min(j0 + v, N - 1), eb = exps[M + j];
             if (ea == NONFINITE || eb == NONFINITE) {
                 float sum = 0.0f;
-                for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+                for (int k = 0; k < K; ++k)
+                    sum = fmaf(A[static_cast<long long>(i) * K + k],
+                               B[static_cast<long long>(k) * N + j], sum);
                 c[v] = sum;
             } else {
-                double t = fma(s[v], inverse, round52);           // 1.5·2⁵² + q, q = the multiple
+                double t = fma(s[v], inverse, round52);  // 1.5·2⁵² + q, q = the multiple
                 double q = t - round52;
-                double u = fma(-q, p, s[v]) + round64;            // 1.5·2⁶⁴ + c, c rounded to 2¹²
+                double u = fma(-q, p, s[v]) + round64;  // 1.5·2⁶⁴ + c, c rounded to 2¹²
                 double rounded = u - round64;
                 // c − rounded is within ±2³¹: the difference of their low 32 bits is all of it.
-                unsigned exact_low = low[v] - static_cast<unsigned>(__double2loint(t)) * static_cast<unsigned>(P);
-                int delta = static_cast<int>(exact_low - (static_cast<unsigned>(__double2loint(u)) << 12));
-                double integer = rounded + (__hiloint2double(0x43300000, delta ^ 0x80000000) - int_bias);
+                unsigned exact_low =
+                    low[v] - static_cast<unsigned>(__double2loint(t)) * static_cast<unsigned>(P);
+                int delta =
+                    static_cast<int>(exact_low - (static_cast<unsigned>(__double2loint(u)) << 12));
+                double integer =
+                    rounded + (__hiloint2double(0x43300000, delta ^ 0x80000000) - int_bias);
                 c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
             }
         }
@@ -697,9 +730,8 @@ extern "C" __global__ void __launch_bounds__(256, 5) reconstruct(const unsigned 
 // another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + 2v] and stats[3 + 2v] are the
 // counts of row v, or of column v − M. An element of such a row and such a column is written twice,
 // with the same bits.
-extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats, int M, int N,
-                                         int K)
-{
+extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats,
+                                         int M, int N, int K) {
     for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
         bool row = v < M;
         if (!apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0])) continue;
@@ -707,7 +739,9 @@ extern "C" __global__ void compute_apart(const float* A, const float* B, float* 
         for (int t = threadIdx.x; t < count; t += blockDim.x) {
             int i = row ? v : t, j = row ? t : v - M;
             float sum = 0.0f;
-            for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+            for (int k = 0; k < K; ++k)
+                sum = fmaf(A[static_cast<long long>(i) * K + k],
+                           B[static_cast<long long>(k) * N + j], sum);
             C[static_cast<long long>(i) * N + j] = sum;
         }
     }

@@ -398,36 +398,41 @@ const VARIANTS: &[Variant] = &[Variant {
             r#"constexpr int BN = 128;                     // variant: columns of C per block: the N of each wgmma"#,
         ),
         (
-            r#"__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b, int accumulate)
-{
+            r#"__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b,
+                                      int accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
-            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
+        "%111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+        "%127}, "
         "%128, %129, p;\n}\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-              "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-              "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-              "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-              "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-              "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
-              "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
-              "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
-              "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
-              "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
-              "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
-              "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
-              "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
-              "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
-              "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
-              "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),
+          "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]),
+          "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]),
+          "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]),
+          "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]),
+          "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+          "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]),
+          "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+          "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]),
+          "+r"(d[63]), "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]),
+          "+r"(d[70]), "+r"(d[71]), "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]),
+          "+r"(d[77]), "+r"(d[78]), "+r"(d[79]), "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]),
+          "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]), "+r"(d[88]), "+r"(d[89]), "+r"(d[90]),
+          "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]), "+r"(d[96]), "+r"(d[97]),
+          "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+          "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]),
+          "+r"(d[110]), "+r"(d[111]), "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]),
+          "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), "+r"(d[120]), "+r"(d[121]),
+          "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
         : "l"(a), "l"(b), "r"(accumulate));
 }
 "#,
@@ -479,7 +484,8 @@ const VARIANTS: &[Variant] = &[Variant {
             wgmma_fence();
 #pragma unroll
             for (int k32 = 0; k32 < BK / 32; ++k32) {
-                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4), 1);  // 32 bytes further along the rows
+                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4),
+                      1);  // 32 bytes further along the rows
             }
             wgmma_commit();
             // The products of the tile before have now read their stage: hand it back.
@@ -601,23 +607,25 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
 // NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y; five
 // blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
 // takes 72 registers, three blocks fit, and the kernel takes half as long again.
-extern "C" __global__ void __launch_bounds__(256, 5) reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
-                                       float* C, int M, int N, int K)
-{
+extern "C" __global__ void __launch_bounds__(256, 5)
+    reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
+                float* C, int M, int N, int K) {
     int pitch = (N + 15) / 16 * 16;
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N) return;
     const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
-    const double two52 = 4503599627370496.0;             // 2⁵² + b, read as a double, is exact for a byte b
-    const double round52 = 6755399441055744.0;           // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
-    const double round64 = 27670116110564327424.0;       // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
+    const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
+    const double round52 = 6755399441055744.0;  // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
+    const double round64 =
+        27670116110564327424.0;  // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
     const double int_bias = 4503601774854144.0;          // 2⁵² + 2³¹
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
         double s[4] = {};
         unsigned low[4] = {};
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
-            unsigned bytes = *reinterpret_cast<const unsigned*>(c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
+            unsigned bytes = *reinterpret_cast<const unsigned*>(
+                c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
 #pragma unroll
             for (int v = 0; v < 4; ++v) {
                 unsigned b = (bytes >> (8 * v)) & 0xFF;
@@ -632,17 +640,22 @@ extern "C" __global__ void __launch_bounds__(256, 5) reconstruct(const unsigned 
             int j = min(j0 + v, N - 1), eb = exps[M + j];
             if (ea == NONFINITE || eb == NONFINITE) {
                 float sum = 0.0f;
-                for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+                for (int k = 0; k < K; ++k)
+                    sum = fmaf(A[static_cast<long long>(i) * K + k],
+                               B[static_cast<long long>(k) * N + j], sum);
                 c[v] = sum;
             } else {
-                double t = fma(s[v], inverse, round52);           // 1.5·2⁵² + q, q = the multiple
+                double t = fma(s[v], inverse, round52);  // 1.5·2⁵² + q, q = the multiple
                 double q = t - round52;
-                double u = fma(-q, p, s[v]) + round64;            // 1.5·2⁶⁴ + c, c rounded to 2¹²
+                double u = fma(-q, p, s[v]) + round64;  // 1.5·2⁶⁴ + c, c rounded to 2¹²
                 double rounded = u - round64;
                 // c − rounded is within ±2³¹: the difference of their low 32 bits is all of it.
-                unsigned exact_low = low[v] - static_cast<unsigned>(__double2loint(t)) * static_cast<unsigned>(P);
-                int delta = static_cast<int>(exact_low - (static_cast<unsigned>(__double2loint(u)) << 12));
-                double integer = rounded + (__hiloint2double(0x43300000, delta ^ 0x80000000) - int_bias);
+                unsigned exact_low =
+                    low[v] - static_cast<unsigned>(__double2loint(t)) * static_cast<unsigned>(P);
+                int delta =
+                    static_cast<int>(exact_low - (static_cast<unsigned>(__double2loint(u)) << 12));
+                double integer =
+                    rounded + (__hiloint2double(0x43300000, delta ^ 0x80000000) - int_bias);
                 c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
             }
         }

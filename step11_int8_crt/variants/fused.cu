@@ -100,7 +100,9 @@ __device__ int exponent_for(double norm2, int K)
 // even), which then sits in the low bits of the sum's pattern.
 constexpr float MAGIC = 12582912.0f;
 
-__device__ __forceinline__ float round_float(float x) { return __fadd_rn(__fadd_rn(x, MAGIC), -MAGIC); }
+__device__ __forceinline__ float round_float(float x) {
+    return __fadd_rn(__fadd_rn(x, MAGIC), -MAGIC);
+}
 
 // The integer nearest v (|v| < 2³²) in three exact pieces, x = hi·2²⁴ + mid·2¹² + lo, with
 // |hi| < 2⁸ and |mid|, |lo| ≤ 2¹¹, so that x modulo m is a small sum of floats.
@@ -135,8 +137,8 @@ __device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
     unsigned w[4];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-        w[q] = residue_byte(x[4 * q], l) | residue_byte(x[4 * q + 1], l) << 8 | residue_byte(x[4 * q + 2], l) << 16 |
-               residue_byte(x[4 * q + 3], l) << 24;
+        w[q] = residue_byte(x[4 * q], l) | residue_byte(x[4 * q + 1], l) << 8 |
+               residue_byte(x[4 * q + 2], l) << 16 | residue_byte(x[4 * q + 3], l) << 24;
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
@@ -212,8 +214,8 @@ __device__ __forceinline__ bool apart(int weight, int small, int q_bits)
 // share of stats (above). A thread takes 16 consecutive entries at a time; the first 4096 of the
 // row stay in registers between the two passes, the rest is read again (from L2: few rows are
 // in flight).
-extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats, int M, int K, int pitch)
-{
+extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats,
+                                      int M, int K, int pitch) {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
     __shared__ int partial_weight[8], partial_small[8];
@@ -249,7 +251,8 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     __syncthreads();
     norm2 = 0.0, norm1 = 0.0, largest = 0.0f;
 #pragma unroll
-    for (int w = 0; w < 8; ++w) norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
+    for (int w = 0; w < 8; ++w)
+        norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
     Scale scale{exponent_for(norm2, K)};
     if (threadIdx.x == 0) {
         exps[i] = scale.e;
@@ -275,7 +278,8 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         }
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
-            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) = pack(x, l);
+            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) =
+                pack(x, l);
         }
     }
 #pragma unroll
@@ -313,7 +317,8 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
     sums[ty][tx] = s, sums1[ty][tx] = s1, maxes[ty][tx] = largest;
     __syncthreads();
     if (ty == 0 && n < N) {
-        for (int y = 1; y < 8; ++y) s += sums[y][tx], s1 += sums1[y][tx], largest = fmax(largest, maxes[y][tx]);
+        for (int y = 1; y < 8; ++y)
+            s += sums[y][tx], s1 += sums1[y][tx], largest = fmax(largest, maxes[y][tx]);
         long long chunks = gridDim.y;
         part[static_cast<long long>(blockIdx.y) * N + n] = s;
         part[(chunks + blockIdx.y) * N + n] = s1;
@@ -325,9 +330,8 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 // exps[n], the residues written transposed, column n of B as row n of plane l (MODULI planes of
 // N rows of pitch bytes): both operands of the INT8 product are then K-major. And the columns'
 // share of stats (see scale_rows).
-extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res, int* exps, int* stats,
-                                      int M, int K, int N, int pitch)
-{
+extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
+                                      int* exps, int* stats, int M, int K, int N, int pitch) {
     __shared__ float tile[128][33];
     __shared__ int exponent[32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -376,7 +380,8 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     if (small > 0) atomicAdd(&stats[3 + 2 * (M + n)], small);
 #pragma unroll
     for (int l = 0; l < MODULI; ++l) {
-        *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) = pack(x, l);
+        *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) =
+            pack(x, l);
     }
 }
 // ANCHOR_END: scale
@@ -403,7 +408,9 @@ struct alignas(64) CUtensorMap {
 };
 
 // ANCHOR: sync
-__device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ unsigned smem(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
 
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
 {
@@ -413,7 +420,9 @@ __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned coun
 // One arrival that also tells the barrier how many bytes the copies will deliver.
 __device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)), "r"(bytes) : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
+                 "r"(bytes)
+                 : "memory");
 }
 
 __device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
@@ -427,7 +436,9 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
     unsigned done = 0;
     while (!done) {
         asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
             : "=r"(done)
             : "r"(smem(bar)), "r"(parity)
             : "memory");
@@ -436,12 +447,13 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
 
 // The copy engine moves the box at (k, row) of plane z of the map's residues into dst, and
 // counts its bytes on bar.
-__device__ __forceinline__ void tma_load(unsigned char* dst, const CUtensorMap* map, unsigned long long* bar, int k,
-                                         int row, int z)
-{
+__device__ __forceinline__ void tma_load(unsigned char* dst, const CUtensorMap* map,
+                                         unsigned long long* bar, int k, int row, int z) {
     asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-        ::"r"(smem(dst)), "l"(map), "r"(k), "r"(row), "r"(z), "r"(smem(bar))
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3, %4}], [%5];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(k), "r"(row), "r"(z), "r"(smem(bar))
         : "memory");
 }
 // ANCHOR_END: sync
@@ -455,10 +467,15 @@ __device__ __forceinline__ unsigned long long descriptor(const unsigned char* ti
     return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
 
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
 
 // d (a 64×256 tile of C, 128 int32 a thread) += the 64×32 slice of A that a points at times the
 // 32×256 slice of B whose transpose b points at, both signed bytes, summed exactly in int32.
@@ -496,9 +513,9 @@ constexpr int STRIP_PITCH = BN + 16;
 // the consumer's 64-row strip, column 8j + 2t + v. The strip goes through shared memory (the
 // pipeline's tiles, all read by now), then out in 16-byte pieces, whole rows at a time.
 template <int M_L>
-__device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigned char* strip, unsigned char* out,
-                                               int row0, int M, int col0, int N, int pitch)
-{
+__device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigned char* strip,
+                                               unsigned char* out, int row0, int M, int col0, int N,
+                                               int pitch) {
     int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -507,14 +524,16 @@ __device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigne
             int r0 = acc[4 * j + 2 * h] % M_L, r1 = acc[4 * j + 2 * h + 1] % M_L;
             r0 += r0 < 0 ? M_L : 0;
             r1 += r1 < 0 ? M_L : 0;
-            *reinterpret_cast<unsigned short*>(strip + (16 * warp + g + 8 * h) * STRIP_PITCH + 8 * j + 2 * t) =
+            *reinterpret_cast<unsigned short*>(strip + (16 * warp + g + 8 * h) * STRIP_PITCH +
+                                               8 * j + 2 * t) =
                 static_cast<unsigned short>(r0 | r1 << 8);
         }
     }
     asm volatile("bar.sync %0, 128;" ::"r"(threadIdx.x / 128) : "memory");  // this warpgroup alone
 #pragma unroll
     for (int q = 0; q < 64 * BN / 16 / 128; ++q) {
-        int piece = threadIdx.x % 128 + 128 * q, r = piece / (BN / 16), n = col0 + 16 * (piece % (BN / 16));
+        int piece = threadIdx.x % 128 + 128 * q, r = piece / (BN / 16),
+            n = col0 + 16 * (piece % (BN / 16));
         // A row's 16 bytes past N stay within its padding, which nothing reads.
         if (row0 + r < M && n < N) {
             *reinterpret_cast<uint4*>(out + static_cast<long long>(row0 + r) * pitch + n) =
@@ -540,12 +559,13 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
 // in int32, reduced modulo m_z into plane z of c_res (MODULI planes of M rows of N bytes,
 // padded to 16). A, B, C and exps are for a kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res, const int* exps,
-           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map)
-{
+    matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res,
+           const int* exps, const __grid_constant__ CUtensorMap a_map,
+           const __grid_constant__ CUtensorMap b_map) {
     // STAGES tiles of A and B, then the barriers; the swizzle needs 1024-byte alignment.
     extern __shared__ unsigned char raw[];
-    unsigned char* As = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    unsigned char* As = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
     unsigned char* Bs = As + STAGES * A_TILE;
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
     unsigned long long* empty = full + STAGES;
@@ -657,9 +677,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + 2v] and stats[3 + 2v] are the
 // counts of row v, or of column v − M. An element of such a row and such a column is written twice,
 // with the same bits.
-extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats, int M, int N,
-                                         int K)
-{
+extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats,
+                                         int M, int N, int K) {
     for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
         bool row = v < M;
         if (!apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0])) continue;
@@ -667,7 +686,9 @@ extern "C" __global__ void compute_apart(const float* A, const float* B, float* 
         for (int t = threadIdx.x; t < count; t += blockDim.x) {
             int i = row ? v : t, j = row ? t : v - M;
             float sum = 0.0f;
-            for (int k = 0; k < K; ++k) sum = fmaf(A[static_cast<long long>(i) * K + k], B[static_cast<long long>(k) * N + j], sum);
+            for (int k = 0; k < K; ++k)
+                sum = fmaf(A[static_cast<long long>(i) * K + k],
+                           B[static_cast<long long>(k) * N + j], sum);
             C[static_cast<long long>(i) * N + j] = sum;
         }
     }

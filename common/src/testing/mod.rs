@@ -13,6 +13,7 @@ use crate::session::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
 use crate::verify::{self, Verdict};
 
+pub mod exercises;
 pub mod faults;
 pub mod thread_tile;
 
@@ -99,7 +100,18 @@ pub fn assert_variants_are_edits(step: &GpuStep, variants: &[Variant]) {
     for v in variants {
         let edits: Vec<_> = v.edits.iter().flat_map(|e| e.iter().copied()).collect();
         let edited = apply_edits(step.source, &edits).unwrap_or_else(|e| panic!("{}: {e}", v.file));
-        assert!(edited == v.source, "{} is not the kernel with its edits", v.file);
+        if edited != v.source {
+            let at = edited.lines().zip(v.source.lines()).position(|(a, b)| a != b);
+            let at = at.unwrap_or_else(|| edited.lines().count().min(v.source.lines().count()));
+            let line = |text: &str| text.lines().nth(at).unwrap_or("(the end)").to_owned();
+            panic!(
+                "{} is not the kernel with its edits: at line {} the edits give `{}`, the file has `{}`",
+                v.file,
+                at + 1,
+                line(&edited),
+                line(v.source)
+            );
+        }
     }
 }
 
