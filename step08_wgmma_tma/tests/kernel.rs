@@ -177,11 +177,11 @@ const SHARED_OPERANDS: Edits = &[
 const TRANSPOSING_PROLOGUE: Edits = &[
     (
         "// ANCHOR: kernel\n",
-        "// variant: Bᵀ, written in front of every launch into N rows of K floats `pitch` apart, so that\n// B's tiles arrive K-major like A's. Each 32×32 tile goes through shared memory, so that reads\n// of B and writes of Bᵀ both run along rows. The host launches it with 256 threads a block,\n// 8 warps: a constant stride lets the compiler unroll the row loops.\nextern \"C\" __global__ void transpose_b(const float* B, float* Bt, int K, int N, int pitch)\n{\n    __shared__ float tile[32][33];\n    int tiles_n = (N + 31) / 32;\n    long long tiles = static_cast<long long>((K + 31) / 32) * tiles_n;\n    int x = threadIdx.x % 32, y = threadIdx.x / 32;  // warp y takes rows y, y + 8, y + 16, y + 24\n    for (long long i = blockIdx.x; i < tiles; i += gridDim.x) {\n        int k0 = static_cast<int>(i / tiles_n) * 32, n0 = static_cast<int>(i % tiles_n) * 32;\n        for (int r = y; r < 32; r += 8) {\n            if (k0 + r < K && n0 + x < N) tile[r][x] = B[static_cast<long long>(k0 + r) * N + n0 + x];\n        }\n        __syncthreads();\n        for (int r = y; r < 32; r += 8) {\n            if (n0 + r < N && k0 + x < K) Bt[static_cast<long long>(n0 + r) * pitch + k0 + x] = tile[x][r];\n        }\n        __syncthreads();\n    }\n}\n\n// ANCHOR: kernel\n",
+        "// variant: Bᵀ, written in front of every launch into N rows of K floats `pitch` apart, so that\n// B's tiles arrive K-major like A's. Each 32×32 tile goes through shared memory, so that reads\n// of B and writes of Bᵀ both run along rows. The host launches it with 256 threads a block,\n// 8 warps: a constant stride lets the compiler unroll the row loops.\nextern \"C\" __global__ void transpose_b(const float* B, float* Bt, int K, int N, int pitch)\n{\n    __shared__ float tile[32][33];\n    int tiles_n = (N + 31) / 32;\n    long long tiles = static_cast<long long>((K + 31) / 32) * tiles_n;\n    int x = threadIdx.x % 32, y = threadIdx.x / 32;  // warp y takes rows y, y + 8, y + 16, y + 24\n    for (long long i = blockIdx.x; i < tiles; i += gridDim.x) {\n        int k0 = static_cast<int>(i / tiles_n) * 32, n0 = static_cast<int>(i % tiles_n) * 32;\n        for (int r = y; r < 32; r += 8) {\n            if (k0 + r < K && n0 + x < N)\n                tile[r][x] = B[static_cast<long long>(k0 + r) * N + n0 + x];\n        }\n        __syncthreads();\n        for (int r = y; r < 32; r += 8) {\n            if (n0 + r < N && k0 + x < K)\n                Bt[static_cast<long long>(n0 + r) * pitch + k0 + x] = tile[x][r];\n        }\n        __syncthreads();\n    }\n}\n\n// ANCHOR: kernel\n",
     ),
     (
         "tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);",
-        "tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], kt * BK, col0 + 32 * b);  // variant: 32 rows of Bᵀ",
+        "tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], kt * BK,\n                             col0 + 32 * b);  // variant: 32 rows of Bᵀ",
     ),
     (
         "        int box = 2 * (role - 1) + warp / 2;  // the 32-column box of B this warp reads\n        int col = fragment_col(g, warp % 2);\n",
@@ -193,7 +193,7 @@ const TRANSPOSING_PROLOGUE: Edits = &[
     ),
     (
         "wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows",
-        "wgmma(acc, b_desc + (8 * k8 * 4 >> 4), desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows",
+        "wgmma(acc, b_desc + (8 * k8 * 4 >> 4),\n                      desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows",
     ),
 ];
 
@@ -206,11 +206,11 @@ const IN_PIPELINE_TRANSPOSE: Edits = &[
     ),
     (
         "            const float* bs = Bs + s * B_TILE + box * B_BOX;\n            // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.\n            unsigned frag[BK / 8][4];\n#pragma unroll\n            for (int k8 = 0; k8 < BK / 8; ++k8) {\n                float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);\n                frag[k8][0] = __float_as_uint(lo.x);\n                frag[k8][1] = __float_as_uint(lo.y);\n                frag[k8][2] = __float_as_uint(hi.x);\n                frag[k8][3] = __float_as_uint(hi.y);\n            }\n            wgmma_fence();\n",
-        "            const float* bs = Bs + s * B_TILE + (2 * (role - 1) + tn / 32) * B_BOX;\n            asm volatile(\"bar.sync %0, 128;\" ::\"r\"(role) : \"memory\");  // variant: the last wgmma is done with own\n#pragma unroll\n            for (int k = tk; k < tk + 16; k += 4) {\n                float4 v;\n                v.x = bs[k * 32 + 4 * ((tn % 32 / 4) ^ (k % 8)) + tn % 4];\n                v.y = bs[(k + 1) * 32 + 4 * ((tn % 32 / 4) ^ ((k + 1) % 8)) + tn % 4];\n                v.z = bs[(k + 2) * 32 + 4 * ((tn % 32 / 4) ^ ((k + 2) % 8)) + tn % 4];\n                v.w = bs[(k + 3) * 32 + 4 * ((tn % 32 / 4) ^ ((k + 3) % 8)) + tn % 4];\n                *reinterpret_cast<float4*>(own + tn * BK + 4 * ((k / 4) ^ (tn % 8))) = v;\n            }\n            asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");  // the tensor cores read own next\n            asm volatile(\"bar.sync %0, 128;\" ::\"r\"(role) : \"memory\");\n            unsigned long long b_desc = descriptor(own);\n            wgmma_fence();\n",
+        "            const float* bs = Bs + s * B_TILE + (2 * (role - 1) + tn / 32) * B_BOX;\n            asm volatile(\"bar.sync %0, 128;\" ::\"r\"(role)\n                         : \"memory\");  // variant: the last wgmma is done with own\n#pragma unroll\n            for (int k = tk; k < tk + 16; k += 4) {\n                float4 v;\n                v.x = bs[k * 32 + 4 * ((tn % 32 / 4) ^ (k % 8)) + tn % 4];\n                v.y = bs[(k + 1) * 32 + 4 * ((tn % 32 / 4) ^ ((k + 1) % 8)) + tn % 4];\n                v.z = bs[(k + 2) * 32 + 4 * ((tn % 32 / 4) ^ ((k + 2) % 8)) + tn % 4];\n                v.w = bs[(k + 3) * 32 + 4 * ((tn % 32 / 4) ^ ((k + 3) % 8)) + tn % 4];\n                *reinterpret_cast<float4*>(own + tn * BK + 4 * ((k / 4) ^ (tn % 8))) = v;\n            }\n            asm volatile(\"fence.proxy.async.shared::cta;\" ::\n                             : \"memory\");  // the tensor cores read own next\n            asm volatile(\"bar.sync %0, 128;\" ::\"r\"(role) : \"memory\");\n            unsigned long long b_desc = descriptor(own);\n            wgmma_fence();\n",
     ),
     (
         "wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows",
-        "wgmma(acc, b_desc + (8 * k8 * 4 >> 4), desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows",
+        "wgmma(acc, b_desc + (8 * k8 * 4 >> 4),\n                      desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows",
     ),
 ];
 

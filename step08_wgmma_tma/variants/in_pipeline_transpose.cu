@@ -89,6 +89,7 @@ __device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
 // ANCHOR_END: sync
 
 // ANCHOR: wgmma
+// ANCHOR: descriptor
 // The shared-memory operand: rows of 128 bytes (BK floats of one row of A), 16-byte pieces
 // swizzled, 8-row groups 1024 bytes apart.
 __device__ __forceinline__ unsigned long long descriptor(const float* tile)
@@ -106,6 +107,7 @@ __device__ __forceinline__ void wgmma_commit() {
 __device__ __forceinline__ void wgmma_wait_all() {
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
+// ANCHOR_END: descriptor
 
 // d (a 64×BM tile of Cᵀ, BM/2 floats a thread) += the 64×8 slice of Bᵀ that a points at
 // (variant: in shared memory) · the 8×BM slice of Aᵀ that desc points at. The braces list
@@ -194,6 +196,7 @@ __device__ __forceinline__ float2 load_pair(const float* box, int row, int col)
 // ANCHOR_END: fragment
 
 // ANCHOR: kernel
+// ANCHOR: setup
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C,
            const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
@@ -223,7 +226,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
+    // ANCHOR_END: setup
 
+    // ANCHOR: producer
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
@@ -239,7 +244,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
         }
+    // ANCHOR_END: producer
     } else {
+        // ANCHOR: consumer
         // A consumer: a 64-column strip of the block's C, as BM/2 accumulators a thread.
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -255,7 +262,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             int s = kt % STAGES;
             mbar_wait(&full[s], (kt / STAGES) % 2);
             const float* bs = Bs + s * B_TILE + (2 * (role - 1) + tn / 32) * B_BOX;
-            asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");  // variant: the last wgmma is done with own
+            asm volatile("bar.sync %0, 128;" ::"r"(role)
+                         : "memory");  // variant: the last wgmma is done with own
 #pragma unroll
             for (int k = tk; k < tk + 16; k += 4) {
                 float4 v;
@@ -265,19 +273,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 v.w = bs[(k + 3) * 32 + 4 * ((tn % 32 / 4) ^ ((k + 3) % 8)) + tn % 4];
                 *reinterpret_cast<float4*>(own + tn * BK + 4 * ((k / 4) ^ (tn % 8))) = v;
             }
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the tensor cores read own next
+            asm volatile("fence.proxy.async.shared::cta;" ::
+                             : "memory");  // the tensor cores read own next
             asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
             unsigned long long b_desc = descriptor(own);
             wgmma_fence();
             unsigned long long desc = descriptor(As + s * A_TILE);
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; ++k8) {
-                wgmma(acc, b_desc + (8 * k8 * 4 >> 4), desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
+                wgmma(acc, b_desc + (8 * k8 * 4 >> 4),
+                      desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
             }
             wgmma_commit();
             wgmma_wait_all();
             if (lane == 0) mbar_arrive(&empty[s]);
         }
+        // ANCHOR_END: consumer
 
         // acc[4j + 2h + v] is Cᵀ at row 16·warp + g + 8h, column 8j + 2t + v of the strip: C's
         // row row0 + 8j + 2t + v, column n (+8 when h = 1). variant: rows of Bᵀ in their order.

@@ -89,6 +89,7 @@ __device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
 // ANCHOR_END: sync
 
 // ANCHOR: wgmma
+// ANCHOR: descriptor
 // The shared-memory operand: rows of 128 bytes (BK floats of one row of A), 16-byte pieces
 // swizzled, 8-row groups 1024 bytes apart.
 __device__ __forceinline__ unsigned long long descriptor(const float* tile)
@@ -106,6 +107,7 @@ __device__ __forceinline__ void wgmma_commit() {
 __device__ __forceinline__ void wgmma_wait_all() {
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
+// ANCHOR_END: descriptor
 
 // d (a 64×BM tile of Cᵀ, BM/2 floats a thread) += the 64×8 slice of Bᵀ that a points at
 // (variant: in shared memory) · the 8×BM slice of Aᵀ that desc points at. The braces list
@@ -206,17 +208,20 @@ extern "C" __global__ void transpose_b(const float* B, float* Bt, int K, int N, 
     for (long long i = blockIdx.x; i < tiles; i += gridDim.x) {
         int k0 = static_cast<int>(i / tiles_n) * 32, n0 = static_cast<int>(i % tiles_n) * 32;
         for (int r = y; r < 32; r += 8) {
-            if (k0 + r < K && n0 + x < N) tile[r][x] = B[static_cast<long long>(k0 + r) * N + n0 + x];
+            if (k0 + r < K && n0 + x < N)
+                tile[r][x] = B[static_cast<long long>(k0 + r) * N + n0 + x];
         }
         __syncthreads();
         for (int r = y; r < 32; r += 8) {
-            if (n0 + r < N && k0 + x < K) Bt[static_cast<long long>(n0 + r) * pitch + k0 + x] = tile[x][r];
+            if (n0 + r < N && k0 + x < K)
+                Bt[static_cast<long long>(n0 + r) * pitch + k0 + x] = tile[x][r];
         }
         __syncthreads();
     }
 }
 
 // ANCHOR: kernel
+// ANCHOR: setup
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C,
            const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
@@ -246,7 +251,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
+    // ANCHOR_END: setup
 
+    // ANCHOR: producer
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
@@ -258,11 +265,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 mbar_expect_bytes(&full[s], STAGE_BYTES);
                 tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0);
                 for (int b = 0; b < BN / 32; ++b) {
-                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], kt * BK, col0 + 32 * b);  // variant: 32 rows of Bᵀ
+                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], kt * BK,
+                             col0 + 32 * b);  // variant: 32 rows of Bᵀ
                 }
             }
         }
+    // ANCHOR_END: producer
     } else {
+        // ANCHOR: consumer
         // A consumer: a 64-column strip of the block's C, as BM/2 accumulators a thread.
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -278,12 +288,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             unsigned long long desc = descriptor(As + s * A_TILE);
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; ++k8) {
-                wgmma(acc, b_desc + (8 * k8 * 4 >> 4), desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
+                wgmma(acc, b_desc + (8 * k8 * 4 >> 4),
+                      desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
             }
             wgmma_commit();
             wgmma_wait_all();
             if (lane == 0) mbar_arrive(&empty[s]);
         }
+        // ANCHOR_END: consumer
 
         // acc[4j + 2h + v] is Cᵀ at row 16·warp + g + 8h, column 8j + 2t + v of the strip: C's
         // row row0 + 8j + 2t + v, column n (+8 when h = 1). variant: rows of Bᵀ in their order.

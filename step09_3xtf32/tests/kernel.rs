@@ -181,7 +181,7 @@ const VARIANTS: &[Variant] = &[
             ("wgmma(part, small[k8], a_big + k, k8);", "wgmma(part, small[k8], a_big + k, 1);"),
             (
                 "        for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];\n",
-                "        for (int i = 0; i < BM / 2; ++i) total[i] = part[i];  // variant: the tensor cores sum all of K\n",
+                "        for (int i = 0; i < BM / 2; ++i)\n            total[i] = part[i];  // variant: the tensor cores sum all of K\n",
             ),
         ]],
     },
@@ -225,11 +225,11 @@ const VARIANTS: &[Variant] = &[
             ),
             (
                 "        float a = A[e], big = tf32(a);\n        parts[at] = big;\n        parts[small + at] = tf32(a - big);\n",
-                "        float a = A[e];\n        (void)small;\n        parts[at] = a;  // variant: A copied as it is (the contract maps the workspace); the pipeline splits it\n",
+                "        float a = A[e];\n        (void)small;\n        parts[at] = a;  // variant: A copied as it is (the contract maps the workspace); the\n                        // pipeline splits it\n",
             ),
             (
                 "    unsigned long long* empty = full + STAGES;\n",
-                "    unsigned long long* empty = full + STAGES;\n    unsigned long long* split = empty + STAGES;  // variant: stage s split, in the 1024 bytes of slack\n",
+                "    unsigned long long* empty = full + STAGES;\n    unsigned long long* split =\n        empty + STAGES;  // variant: stage s split, in the 1024 bytes of slack\n",
             ),
             (
                 "            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp\n",
@@ -241,7 +241,7 @@ const VARIANTS: &[Variant] = &[
             ),
             (
                 "                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);\n                }\n            }\n        }\n",
-                "                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);\n                }\n            }\n        } else if (threadIdx.x >= 32) {\n            // variant: the producer's other three warps split each A tile in place (big) and\n            // beside it (small), then hand it to the tensor cores' proxy.\n            for (int kt = 0; kt < k_tiles; ++kt) {\n                int s = kt % STAGES;\n                mbar_wait(&full[s], (kt / STAGES) % 2);\n                float4* big = reinterpret_cast<float4*>(As + 2 * s * A_TILE);\n                float4* low = reinterpret_cast<float4*>(As + (2 * s + 1) * A_TILE);\n                for (int i = threadIdx.x - 32; i < A_TILE / 4; i += 96) {\n                    float4 v = big[i], b, l;\n                    b.x = tf32(v.x), b.y = tf32(v.y), b.z = tf32(v.z), b.w = tf32(v.w);\n                    l.x = tf32(v.x - b.x), l.y = tf32(v.y - b.y), l.z = tf32(v.z - b.z), l.w = tf32(v.w - b.w);\n                    big[i] = b;\n                    low[i] = l;\n                }\n                asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n                __syncwarp();\n                if (threadIdx.x % 32 == 0) mbar_arrive(&split[s]);\n            }\n        }\n",
+                "                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);\n                }\n            }\n        } else if (threadIdx.x >= 32) {\n            // variant: the producer's other three warps split each A tile in place (big) and\n            // beside it (small), then hand it to the tensor cores' proxy.\n            for (int kt = 0; kt < k_tiles; ++kt) {\n                int s = kt % STAGES;\n                mbar_wait(&full[s], (kt / STAGES) % 2);\n                float4* big = reinterpret_cast<float4*>(As + 2 * s * A_TILE);\n                float4* low = reinterpret_cast<float4*>(As + (2 * s + 1) * A_TILE);\n                for (int i = threadIdx.x - 32; i < A_TILE / 4; i += 96) {\n                    float4 v = big[i], b, l;\n                    b.x = tf32(v.x), b.y = tf32(v.y), b.z = tf32(v.z), b.w = tf32(v.w);\n                    l.x = tf32(v.x - b.x), l.y = tf32(v.y - b.y), l.z = tf32(v.z - b.z),\n                    l.w = tf32(v.w - b.w);\n                    big[i] = b;\n                    low[i] = l;\n                }\n                asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n                __syncwarp();\n                if (threadIdx.x % 32 == 0) mbar_arrive(&split[s]);\n            }\n        }\n",
             ),
             (
                 "            mbar_wait(&full[s], (kt / STAGES) % 2);\n            const float* bs",

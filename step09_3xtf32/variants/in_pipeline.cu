@@ -196,7 +196,8 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
         long long at = pitch == K ? e : e / K * pitch + e % K;
         float a = A[e];
         (void)small;
-        parts[at] = a;  // variant: A copied as it is (the contract maps the workspace); the pipeline splits it
+        parts[at] = a;  // variant: A copied as it is (the contract maps the workspace); the
+                        // pipeline splits it
         if (!carried(a)) marks[e / K] = 1;
     }
 }
@@ -237,7 +238,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     float* Bs = As + STAGES * 2 * A_TILE;
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
     unsigned long long* empty = full + STAGES;
-    unsigned long long* split = empty + STAGES;  // variant: stage s split, in the 1024 bytes of slack
+    unsigned long long* split =
+        empty + STAGES;  // variant: stage s split, in the 1024 bytes of slack
 
     // Blocks in launch order walk down groups of GROUP block-rows before moving right, so the
     // blocks resident at once share tiles of A and of B in L2.
@@ -284,7 +286,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 for (int i = threadIdx.x - 32; i < A_TILE / 4; i += 96) {
                     float4 v = big[i], b, l;
                     b.x = tf32(v.x), b.y = tf32(v.y), b.z = tf32(v.z), b.w = tf32(v.w);
-                    l.x = tf32(v.x - b.x), l.y = tf32(v.y - b.y), l.z = tf32(v.z - b.z), l.w = tf32(v.w - b.w);
+                    l.x = tf32(v.x - b.x), l.y = tf32(v.y - b.y), l.z = tf32(v.z - b.z),
+                    l.w = tf32(v.w - b.w);
                     big[i] = b;
                     low[i] = l;
                 }
@@ -300,6 +303,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int g = lane / 4, t = lane % 4;
         int box = 2 * (role - 1) + warp / 2;  // the 32-column box of B this warp reads
         int col = fragment_col(g, warp % 2);
+        // ANCHOR: consumer
         // The tensor cores' adds drop the bits beyond the accumulator's 24 (they round toward
         // zero), and over thousands of adds that bias grows with K. So each stage's products go
         // to `part`, which the first wgmma of the stage overwrites; `acc` takes each part with an
@@ -351,6 +355,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
 #pragma unroll
         for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];
+        // ANCHOR_END: consumer
 
         // total[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
         // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box.

@@ -436,26 +436,28 @@ const VARIANTS: &[Variant] = &[Variant {
         : "l"(a), "l"(b), "r"(accumulate));
 }
 "#,
-            r#"__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b, int accumulate)
-{
+            r#"__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b,
+                                      int accumulate) {
     // variant: the m64n128k32 form, 64 accumulators a thread
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
-            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p;\n}\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-              "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-              "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-              "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-              "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-              "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
-              "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
-              "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
-        : "l"(a), "l"(b), "r"(accumulate));
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "%64, %65, p;\n}\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),
+                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),
+                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]),
+                   "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+                   "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]),
+                   "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]),
+                   "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+                   "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+                   "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]),
+                   "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]),
+                   "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+                 : "l"(a), "l"(b), "r"(accumulate));
 }
 "#,
         ),
@@ -566,10 +568,13 @@ const VARIANTS: &[Variant] = &[Variant {
                     float c;
                     if (ea == NONFINITE || eb == NONFINITE) {
                         c = 0.0f;
-                        for (int k = 0; k < K; ++k) c = fmaf(A[static_cast<long long>(m) * K + k], B[static_cast<long long>(k) * N + n], c);
+                        for (int k = 0; k < K; ++k)
+                            c = fmaf(A[static_cast<long long>(m) * K + k],
+                                     B[static_cast<long long>(k) * N + n], c);
                     } else {
                         double s = sum[4 * j + 2 * h + v];
-                        c = static_cast<float>(fma(-rint(s * inverse), p, s) * __hiloint2double((1023 - ea - eb) << 20, 0));
+                        c = static_cast<float>(fma(-rint(s * inverse), p, s) *
+                                               __hiloint2double((1023 - ea - eb) << 20, 0));
                     }
                     C[static_cast<long long>(m) * N + n] = c;
                 }
@@ -583,8 +588,8 @@ const VARIANTS: &[Variant] = &[Variant {
             r#"// ANCHOR_END: residue"#,
             r#"// variant: sum += w·(acc mod M), for every element of the thread's tile.
 template <int M_L>
-__device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&sum)[BN / 2], double w)
-{
+__device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&sum)[BN / 2],
+                                             double w) {
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) {
         int r = acc[i] % M_L;

@@ -84,6 +84,7 @@ constexpr int NONFINITE = 1 << 30;
 // ANCHOR_END: moduli
 
 // ANCHOR: scale
+// ANCHOR: exponent
 // The exponent e of a row (or column) x of K entries with Σx² = norm2: the largest with
 // 2^e·‖x‖ + √K/2 ≤ T, T = √(P/2) less a margin. Rounding moves each entry by at most 1/2, so
 // the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of products of a row and a
@@ -95,7 +96,9 @@ __device__ int exponent_for(double norm2, int K)
     double limit = sqrt(0.5 * static_cast<double>(P)) * (1.0 - 1.0 / 1048576.0);
     return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
 }
+// ANCHOR_END: exponent
 
+// ANCHOR: pieces
 // Adding 1.5·2²³ to a float of magnitude below 2²² rounds it to an integer (to nearest, ties to
 // even), which then sits in the low bits of the sum's pattern.
 constexpr float MAGIC = 12582912.0f;
@@ -130,6 +133,7 @@ __device__ __forceinline__ unsigned residue_byte(const Pieces& x, int l)
     float r = __fmaf_rn(-q, TABLE.modulus[l], t);
     return __float_as_uint(__fadd_rn(r, MAGIC)) & 0xFFu;
 }
+// ANCHOR_END: pieces
 
 // The residues of 16 integers modulo m_l, packed into 16 bytes.
 __device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
@@ -480,26 +484,28 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 // d (a 64×256 tile of C, 128 int32 a thread) += the 64×32 slice of A that a points at times the
 // 32×256 slice of B whose transpose b points at, both signed bytes, summed exactly in int32.
 // d is overwritten when accumulate is 0. The braces list every accumulator register.
-__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b, int accumulate)
-{
+__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b,
+                                      int accumulate) {
     // variant: the m64n128k32 form, 64 accumulators a thread
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
-            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p;\n}\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-              "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-              "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-              "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-              "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-              "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
-              "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
-              "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
-        : "l"(a), "l"(b), "r"(accumulate));
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "%64, %65, p;\n}\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),
+                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),
+                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]),
+                   "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+                   "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]),
+                   "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]),
+                   "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+                   "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+                   "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]),
+                   "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]),
+                   "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+                 : "l"(a), "l"(b), "r"(accumulate));
 }
 // ANCHOR_END: wgmma
 
@@ -543,8 +549,8 @@ __device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigne
 }
 // variant: sum += w·(acc mod M), for every element of the thread's tile.
 template <int M_L>
-__device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&sum)[BN / 2], double w)
-{
+__device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&sum)[BN / 2],
+                                             double w) {
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) {
         int r = acc[i] % M_L;
@@ -605,6 +611,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         int lane = threadIdx.x % 32;
+        // ANCHOR: consumer
         int acc[BN / 2] = {};
         double sum[BN / 2] = {};  // variant: Σ w_z·r_z for each element, over the moduli so far
 
@@ -656,10 +663,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                     float c;
                     if (ea == NONFINITE || eb == NONFINITE) {
                         c = 0.0f;
-                        for (int k = 0; k < K; ++k) c = fmaf(A[static_cast<long long>(m) * K + k], B[static_cast<long long>(k) * N + n], c);
+                        for (int k = 0; k < K; ++k)
+                            c = fmaf(A[static_cast<long long>(m) * K + k],
+                                     B[static_cast<long long>(k) * N + n], c);
                     } else {
                         double s = sum[4 * j + 2 * h + v];
-                        c = static_cast<float>(fma(-rint(s * inverse), p, s) * __hiloint2double((1023 - ea - eb) << 20, 0));
+                        c = static_cast<float>(fma(-rint(s * inverse), p, s) *
+                                               __hiloint2double((1023 - ea - eb) << 20, 0));
                     }
                     C[static_cast<long long>(m) * N + n] = c;
                 }
@@ -667,6 +677,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
     }
 }
+// ANCHOR_END: consumer
 // ANCHOR_END: kernel
 
 // variant: no reconstruct kernel; matmul writes C itself.
