@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the book and fails on a broken include, anchor or local link, or on a figure reference
-# its record does not resolve (the figures preprocessor, docs/book.toml).
+# its record does not resolve (the figures preprocessor, docs/book.toml); then checks what a
+# reader meets (scripts/check-reading.py: word caps, the README's length, commit hashes, code
+# wider than 100 columns, records missing from the page of earlier runs).
 #   scripts/check-docs.sh [MDBOOK]      (default: mdbook on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +49,6 @@ while IFS= read -r md; do
         [ -e "$dir/$file" ] || { echo "$md: broken link: $target"; status=1; }
     done < <(grep -oE '\]\([^)]+\)' "$md" | sed -E 's/^\]\((.*)\)$/\1/')
 done < <(find docs/src -name '*.md')
-[ $status -eq 0 ] && echo "check-docs: book built, includes and links resolve"
+python3 scripts/check-reading.py || status=1
+[ $status -eq 0 ] && echo "check-docs: book built, includes and links resolve, the reader's rules hold"
 exit $status

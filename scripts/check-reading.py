@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""What a reader of the README and the book meets, checked against the course's rules:
+
+- a step chapter, an appendix, the introduction or "Your data": at most 3,000 words outside code
+  blocks; "Measuring correctly": at most 1,500;
+- README.md: at most 150 lines and 20 links;
+- no commit hash in the text a reader sees of those pages and the README (history goes to the
+  performance log and the records);
+- no line wider than 100 columns in a kernel (every .cu of a step: its kernel, stages, variants
+  and exercises) or in a code block the built book shows;
+- every record under docs/src/results/ listed on the page of earlier runs.
+
+    scripts/check-reading.py [ROOT]       (after `mdbook build docs`: the built book is read too)
+
+Exits 1 with one line per fault.
+"""
+
+import html
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
+SRC = ROOT / "docs" / "src"
+WORDS, MEASURING_WORDS, README_LINES, README_LINKS, COLUMNS = 3000, 1500, 150, 20, 100
+# Pages that tell history or hold records: the performance log and the results.
+HISTORY = ("performance.md", "results.md", "SUMMARY.md")
+HASH = re.compile(r"(?<![\w/.-])[0-9a-f]{7,40}(?![\w/.-])")
+
+
+def visible(text, keep_code=False):
+    """The text a reader sees: link targets, HTML tags and (unless keep_code) code blocks out."""
+    out, fence = [], False
+    for line in text.split("\n"):
+        if re.match(r"\s*(```|~~~)", line):
+            fence = not fence
+            continue
+        if "{{#include" in line or (fence and not keep_code):
+            continue
+        line = re.sub(r"\]\([^)]*\)", "]", line)
+        line = re.sub(r"\{\{#(figure|record) [^}]*\}\}", "9", line)
+        out.append(re.sub(r"<[^>]+>", " ", line))
+    return "\n".join(out)
+
+
+def hashes(text):
+    """Words that look like commit hashes: hex digits, a letter and a digit among them; not a
+    number in scientific notation (7.7037239e1)."""
+    return [h for h in HASH.findall(text)
+            if re.search("[a-f]", h) and re.search("[0-9]", h) and not re.fullmatch(r"\d+e\d+", h)]
+
+
+def reader_pages():
+    """The book's pages for the learner: every page in SUMMARY.md but the results and the log."""
+    summary = (SRC / "SUMMARY.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)]+\.md)\)", summary):
+        if target.startswith(("results/", "log/")) or target in HISTORY:
+            continue
+        yield SRC / target
+
+
+def main():
+    faults = []
+    for page in reader_pages():
+        if not page.exists():
+            continue
+        text = page.read_text(encoding="utf-8")
+        cap = MEASURING_WORDS if page.name == "measuring.md" else WORDS
+        words = len(visible(text).split())
+        if words > cap:
+            faults.append(f"{page.relative_to(ROOT)}: {words} words outside code, over {cap} "
+                          "(move the rest to an appendix page)")
+        for h in sorted(set(hashes(visible(text, keep_code=True)))):
+            faults.append(f"{page.relative_to(ROOT)}: a commit hash in text a reader sees: {h} "
+                          "(history goes to the performance log)")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = readme.count("\n")
+    links = len(re.findall(r"\]\([^)]+\)", readme))
+    if lines > README_LINES:
+        faults.append(f"README.md: {lines} lines, over {README_LINES} (details go to the book or CONTRIBUTING.md)")
+    if links > README_LINKS:
+        faults.append(f"README.md: {links} links, over {README_LINKS}")
+    for h in sorted(set(hashes(visible(readme, keep_code=True)))):
+        faults.append(f"README.md: a commit hash in text a reader sees: {h}")
+    for kernel in sorted(ROOT.glob("step*/**/*.cu")):
+        for n, line in enumerate(kernel.read_text(encoding="utf-8").split("\n"), 1):
+            if len(line) > COLUMNS:
+                faults.append(f"{kernel.relative_to(ROOT)}:{n}: {len(line)} columns, over {COLUMNS}")
+    book = ROOT / "docs" / "book"
+    shown = [book / p.relative_to(SRC).with_suffix(".html") for p in reader_pages()] + [book / "results.html"]
+    for page in [p for p in shown if p.exists()] if book.is_dir() else []:
+        for block in re.findall(r"<pre><code[^>]*>(.*?)</code></pre>", page.read_text(encoding="utf-8"), re.S):
+            for line in html.unescape(re.sub(r"<[^>]+>", "", block)).split("\n"):
+                if len(line) > COLUMNS:
+                    faults.append(f"docs/book/{page.relative_to(book)}: a code line of {len(line)} columns, over "
+                                  f"{COLUMNS}: {line[:60]}…")
+    earlier = (SRC / "results" / "earlier.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"\]\(([^)]+)\)", earlier))
+    skip = {"runs/2026-11-24-nvidia-h100-80gb-hbm3-reference.md", "profiles-h100.md", "earlier.md"}
+    for record in sorted((SRC / "results").rglob("*")):
+        rel = record.relative_to(SRC / "results").as_posix()
+        if record.suffix in (".md", ".log") and rel not in skip and rel not in listed:
+            faults.append(f"docs/src/results/{rel}: a record the page of earlier runs does not list "
+                          "(run scripts/earlier-runs.py > docs/src/results/earlier.md)")
+    for fault in faults:
+        print(f"check-reading: {fault}")
+    return 1 if faults else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
