@@ -516,6 +516,12 @@ impl Results {
         // earlier one's is drawn larger and beneath it, so that both show.
         let at: Vec<(i32, i32)> = placed.iter().map(|p| chart.backend_coord(&(p.2.global, p.3))).collect();
         let radii = marker_radii(&at, 5);
+        // The hollow markers the same way, among themselves (steps 05, 06 and 10 share one).
+        let shared_at: Vec<(i32, i32)> = placed
+            .iter()
+            .map(|p| p.2.shared.map_or((i32::MIN, i32::MIN), |s| chart.backend_coord(&(s, p.3))))
+            .collect();
+        let shared_radii = marker_radii(&shared_at, 5);
         let mut order: Vec<usize> = (0..placed.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(radii[i]));
         for i in order {
@@ -525,7 +531,11 @@ impl Results {
             chart.draw_series(std::iter::once(marker)).map_err(drawing)?;
             if let Some(shared) = intensity.shared {
                 chart
-                    .draw_series(std::iter::once(Circle::new((shared, gflops), 5, color.stroke_width(2))))
+                    .draw_series(std::iter::once(Circle::new(
+                        (shared, gflops),
+                        shared_radii[i] as u32,
+                        color.stroke_width(2),
+                    )))
                     .map_err(drawing)?;
             }
         }
@@ -590,7 +600,10 @@ pub(crate) fn marker_radii(points: &[(i32, i32)], radius: i32) -> Vec<i32> {
         .iter()
         .enumerate()
         .map(|(i, &(x, y))| {
-            let under = points[..i].iter().filter(|&&(a, b)| (a - x).pow(2) + (b - y).pow(2) < 100).count();
+            let near = |&&(a, b): &&(i32, i32)| {
+                (f64::from(a) - f64::from(x)).hypot(f64::from(b) - f64::from(y)) < 10.0
+            };
+            let under = points[..i].iter().filter(near).count();
             radius + 4 * under as i32
         })
         .collect()
