@@ -19,11 +19,12 @@ stem="$out/$(date -u +%F)-${device:-gpu}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for step in step04_tiled step06_prefetch step07_tf32_mma step08_wgmma_tma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
+for dir in step*/exercises; do mkdir -p "$work/${dir%/*}" && cp -r "$dir" "$work/${dir%/*}/"; done
 
 run() { # step, then its arguments; a STREAM_K_LAYOUT set for the call is shown and passed on
     local step=$1; shift
     echo "\$ ${STREAM_K_LAYOUT:+STREAM_K_LAYOUT=$STREAM_K_LAYOUT }cargo run --release -p $step${*:+ -- $*}"
-    (cd "$work" && "$bin/$step" "$@" 2>&1)
+    (cd "$work" && timeout 120 "$bin/$step" "$@" 2>&1)
     echo "(exit status $?)"
     echo
 }
@@ -284,6 +285,16 @@ break_it() { # the chapters' "break it, then fix it" exercises that need a GPU
     grep -v "#pragma unroll UNROLL" step04_tiled/src/kernel.cu > "$work/my.cu"
     run step04_tiled --kernel my.cu
     run step04_tiled --param UNROLL=1
+}
+
+exercises() { # each lab's hands-on starting file as the learner first runs it, TODOs not done
+    for file in step*/exercises/*.cu; do
+        local step=${file%%/*} shape=()
+        # Step 10's exercise is its split of K, which the rule takes at a deep shape, not at 4096³.
+        [ "$step" = step10_any_shape ] && shape=(-m 64 -n 64 -k 65536)
+        [ "$step" = step03_single_block ] && shape=(-m 32 -n 32 -k 908)
+        run "$step" "${shape[@]}" --kernel "$file"
+    done
 }
 
 for name in ${LESSONS:-coalescing tiles banks l1_cache single_block thread_tile_1d edges stages targets padding skinny tensor_cores wgmma layout split break_it limits}; do

@@ -49,6 +49,15 @@ pub fn references(text: &str) -> Vec<Reference> {
         .collect()
 }
 
+/// Every `{{#record ID}}` in `text` that is not escaped: the ids it names records by.
+pub fn record_references(text: &str) -> Vec<Reference> {
+    RECORD
+        .captures_iter(text)
+        .filter(|c| c[1].is_empty())
+        .map(|c| Reference { line: line_of(text, c.get(0).unwrap().start()), id: c[2].to_owned() })
+        .collect()
+}
+
 /// Where the page that quotes a figure is.
 #[derive(Clone, Copy, Debug)]
 pub enum Page<'a> {

@@ -74,13 +74,20 @@ fn every_reference_resolves() {
     assert!(references > 500, "only {references} references found");
 }
 
+/// The figures a page quotes and the ids its `{{#record}}`s name records by: both use an entry.
+fn uses(text: &str) -> Vec<refs::Reference> {
+    let mut all = refs::references(text);
+    all.extend(refs::record_references(text));
+    all
+}
+
 #[test]
 fn every_catalog_entry_is_used_and_finds_its_figure() {
     let repo = repo();
     let catalog = Catalog::load(&repo.catalog()).unwrap_or_else(|why| panic!("{why}"));
     let mut records = Records::new(&repo.src());
     let used: std::collections::HashSet<String> =
-        quoting_files(&repo).iter().flat_map(|f| refs::references(&read(f))).map(|r| r.id).collect();
+        quoting_files(&repo).iter().flat_map(|f| uses(&read(f))).map(|r| r.id).collect();
     let mut wrong = Vec::new();
     for entry in &catalog.entries {
         if let Err(why) = entry.pick(&mut records) {

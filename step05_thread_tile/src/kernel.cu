@@ -25,11 +25,12 @@
 // - A slice wholly inside A and B, every slice but the edge tiles' and a last partial one, is
 //   fetched with no bounds checks (fetch_inside), in one copy of the loads per row length.
 //
-// stages/ builds this kernel up one idea at a time (--stage NAME); the chapter measures each.
+// stages/ builds this kernel up one idea at a time (--stage NAME); docs/src/step05-stages.md
+// measures each.
 //
-// What it buys: most of the distance to cuBLAS SGEMM (docs/src/step05.md measures it, stage by
-// stage), with the tuned 128×128×16 block tile, 64×32 warp regions and 8×8 thread tiles. The
-// loads of the next slice still wait behind a barrier; step 06 overlaps them.
+// What it buys: most of the distance to cuBLAS SGEMM (docs/src/step05.md measures it), with the
+// tuned 128×128×16 block tile, 64×32 warp regions and 8×8 thread tiles. The loads of the next
+// slice still wait behind a barrier; step 06 overlaps them.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -48,6 +49,7 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
+// ANCHOR: layout
 // Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
 // likewise for columns.
 __device__ __forceinline__ int tile_row(int i, int r0) {
@@ -56,6 +58,7 @@ __device__ __forceinline__ int tile_row(int i, int r0) {
 __device__ __forceinline__ int tile_col(int j, int c0) {
     return c0 + (j / VN) * (VN * (WN / TN)) + j % VN;
 }
+// ANCHOR_END: layout
 
 // p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
 // 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.

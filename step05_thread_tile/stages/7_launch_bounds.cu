@@ -22,6 +22,7 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
+// ANCHOR: layout
 // Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
 // likewise for columns.
 __device__ __forceinline__ int tile_row(int i, int r0) {
@@ -30,6 +31,7 @@ __device__ __forceinline__ int tile_row(int i, int r0) {
 __device__ __forceinline__ int tile_col(int j, int c0) {
     return c0 + (j / VN) * (VN * (WN / TN)) + j % VN;
 }
+// ANCHOR_END: layout
 
 // p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
 // 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.

@@ -44,6 +44,7 @@ static_assert(MT % 2 == 0, "one ldmatrix.x4 reads the A fragments of two 8-row s
 // ANCHOR_END: constants
 
 // ANCHOR: helpers
+// ANCHOR: cp_async
 // The shared-memory address of a pointer into shared memory, as cp.async and ldmatrix want it.
 __device__ __forceinline__ unsigned smem_address(const void* p)
 {
@@ -66,6 +67,7 @@ __device__ __forceinline__ void copy4(float* dst, const float* src, int bytes)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)),
                  "l"(src), "r"(bytes));
 }
+// ANCHOR_END: cp_async
 
 // A thread's share of a staged tile of ROWS×COLS floats: pieces of 4 floats of a row. The
 // threads cover the tile row by row, THREADS pieces at a time, so a thread's pieces lie in one
@@ -118,6 +120,7 @@ __device__ __forceinline__ void copy_b(float* Bs, const float* B, int k0, int co
     }
 }
 
+// ANCHOR: fetch
 // Starts the copies of the BK-deep slice at k0, A's BM×BK tile and B's BK×BN tile, as one group.
 __device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K,
                                             int row0, int col0, int k0, float* As, float* Bs) {
@@ -133,10 +136,12 @@ __device__ __forceinline__ void wait_copies()
 {
     asm volatile("cp.async.wait_group 0;\n" ::);
 }
+// ANCHOR_END: fetch
 
 // ANCHOR_END: helpers
 
 // ANCHOR: compute
+// ANCHOR: fragments
 // A float (as its bits) rounded to TF32, 10 fraction bits, in the 32-bit register the MMA
 // reads; the MMA ignores the 13 low bits. Both conversions round to nearest and differ only on
 // ties: cvt.rn (sm_90 and newer) is one instruction, cvt.rna two (a compare and an add).
@@ -186,7 +191,9 @@ __device__ __forceinline__ void load_b(unsigned (&b)[4], const float* row)
     b[0] = tf32(__float_as_uint(lo.x)), b[1] = tf32(__float_as_uint(lo.y));
     b[2] = tf32(__float_as_uint(hi.x)), b[3] = tf32(__float_as_uint(hi.y));
 }
+// ANCHOR_END: fragments
 
+// ANCHOR: compute_tile
 // Where row r (0–15) of the MMA's 16-row tile j lies among the warp's WN columns of C: rows r
 // and r + 8 are neighbouring columns, so a lane's two B values of a row are one 8-byte load.
 __device__ __forceinline__ int warp_col(int j, int r)
@@ -223,6 +230,7 @@ __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, i
         }
     }
 }
+// ANCHOR_END: compute_tile
 // ANCHOR_END: compute
 
 // ANCHOR: kernel

@@ -89,6 +89,7 @@ __device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
 // ANCHOR_END: sync
 
 // ANCHOR: wgmma
+// ANCHOR: descriptor
 // The shared-memory operand: rows of 128 bytes (BK floats of one row of A), 16-byte pieces
 // swizzled, 8-row groups 1024 bytes apart.
 __device__ __forceinline__ unsigned long long descriptor(const float* tile)
@@ -106,6 +107,7 @@ __device__ __forceinline__ void wgmma_commit() {
 __device__ __forceinline__ void wgmma_wait_all() {
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
+// ANCHOR_END: descriptor
 
 // d (a 64×BM tile of Cᵀ, BM/2 floats a thread) += a (64×8 of Bᵀ, 4 per thread) · the 8×BM
 // slice of Aᵀ that desc points at. The braces list every accumulator register.
@@ -193,6 +195,7 @@ __device__ __forceinline__ float2 load_pair(const float* box, int row, int col)
 // ANCHOR_END: fragment
 
 // ANCHOR: kernel
+// ANCHOR: setup
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C,
            const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
@@ -222,7 +225,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
+    // ANCHOR_END: setup
 
+    // ANCHOR: producer
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
@@ -238,7 +243,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
         }
+    // ANCHOR_END: producer
     } else {
+        // ANCHOR: consumer
         // A consumer: a 64-column strip of the block's C, as BM/2 accumulators a thread.
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -271,6 +278,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             wgmma_wait_all();
             if (lane == 0) mbar_arrive(&empty[s]);
         }
+        // ANCHOR_END: consumer
 
         // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
         // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box.

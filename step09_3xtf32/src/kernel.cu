@@ -282,6 +282,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int g = lane / 4, t = lane % 4;
         int box = 2 * (role - 1) + warp / 2;  // the 32-column box of B this warp reads
         int col = fragment_col(g, warp % 2);
+        // ANCHOR: consumer
         // The tensor cores' adds drop the bits beyond the accumulator's 24 (they round toward
         // zero), and over thousands of adds that bias grows with K. So each stage's products go
         // to `part`, which the first wgmma of the stage overwrites; `acc` takes each part with an
@@ -332,6 +333,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
 #pragma unroll
         for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];
+        // ANCHOR_END: consumer
 
         // total[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
         // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box.

@@ -359,6 +359,7 @@ __device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const P
 // ANCHOR_END: write_back
 
 // ANCHOR: split
+// ANCHOR: sum_slices
 // A split of K: this block's share of the tile's slices of K when grid.z blocks split them, the
 // same number (give or take one) to each, in order of z.
 __device__ __forceinline__ void my_split(int K, int& k_lo, int& k_hi)
@@ -379,6 +380,7 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
         C[i] = sum;
     }
 }
+// ANCHOR_END: sum_slices
 
 // The same sum for a C of few elements (under 4096), whose threads in sum_slices would each walk
 // many slices while most of the GPU waits. A block's 256 threads take `width` neighbouring
@@ -472,6 +474,7 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
     my_range(K, k_lo, k_hi);
     float acc[R][4] = {};
     if (col < N) {
+        // ANCHOR: few_rows_loads
         // D of the group's rows of B (and their entries of A) are loaded before any is used, so
         // that a thread has D loads in flight, not one: fewer rows of C leave the registers for
         // more. The sums still take k in order, so the bits are those of one row at a time.
@@ -508,6 +511,7 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
                 for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a, b[j], acc[i][j]);
             }
         }
+        // ANCHOR_END: few_rows_loads
     }
     for (int o = across; o < 32; o *= 2) {
 #pragma unroll
@@ -668,6 +672,7 @@ __device__ __forceinline__ void short_side(int M, int N, int K, const float* A, 
 constexpr int SHORT_K = 16;
 constexpr int SK_ROWS = 64;  // rows of C a block of short K takes (8 a warp)
 
+// ANCHOR: short_k_rows
 template <int KK>
 __device__ __forceinline__ void short_k(int M, int N, const float* A, const float* B, float* C)
 {
@@ -715,6 +720,7 @@ __device__ __forceinline__ void short_k(int M, int N, const float* A, const floa
         }
     }
 }
+// ANCHOR_END: short_k_rows
 
 // The kernel for this K, chosen once for the whole grid.
 __device__ __forceinline__ void short_k_for(int M, int N, int K, const float* A, const float* B,

@@ -80,6 +80,7 @@ constexpr int NONFINITE = 1 << 30;
 // ANCHOR_END: moduli
 
 // ANCHOR: scale
+// ANCHOR: exponent
 // The exponent e of a row (or column) x of K entries with Σx² = norm2: the largest with
 // 2^e·‖x‖ + √K/2 ≤ T, T = √(P/2) less a margin. Rounding moves each entry by at most 1/2, so
 // the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of products of a row and a
@@ -91,7 +92,9 @@ __device__ int exponent_for(double norm2, int K)
     double limit = sqrt(0.5 * static_cast<double>(P)) * (1.0 - 1.0 / 1048576.0);
     return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
 }
+// ANCHOR_END: exponent
 
+// ANCHOR: pieces
 // Adding 1.5·2²³ to a float of magnitude below 2²² rounds it to an integer (to nearest, ties to
 // even), which then sits in the low bits of the sum's pattern.
 constexpr float MAGIC = 12582912.0f;
@@ -126,6 +129,7 @@ __device__ __forceinline__ unsigned residue_byte(const Pieces& x, int l)
     float r = __fmaf_rn(-q, TABLE.modulus[l], t);
     return __float_as_uint(__fadd_rn(r, MAGIC)) & 0xFFu;
 }
+// ANCHOR_END: pieces
 
 // The residues of 16 integers modulo m_l, packed into 16 bytes.
 __device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
@@ -608,6 +612,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         int lane = threadIdx.x % 32;
+        // ANCHOR: consumer
         int acc[BN / 2] = {};
 
         for (int kt = 0; kt < k_tiles; ++kt) {
@@ -648,6 +653,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
     }
 }
+// ANCHOR_END: consumer
 // ANCHOR_END: kernel
 
 // ANCHOR: reconstruct

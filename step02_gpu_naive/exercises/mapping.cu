@@ -1,0 +1,56 @@
+// Exercise (step 02): give each thread its element of C.
+//
+// Starts from: this step's kernel, src/kernel.cu, with the thread -> element mapping and the
+// dot product taken out. Every thread now computes element (0, 0), so the result is wrong.
+// Do: TODO 1 (the mapping to use), TODO 2 (the mapping to avoid), TODO 3 (the dot product).
+// Run, from the repository's root:
+//   cargo run --release -p step02_gpu_naive -- --kernel step02_gpu_naive/exercises/mapping.cu
+//   (add --param COALESCED=0 to run the branch of TODO 2)
+// Check: `verify ... PASS` with both values of COALESCED, and with COALESCED=1 about step 02's
+//   speed (docs/src/step02.md, "What it measures"); COALESCED=0 is many times slower.
+// Solution: exercises/mapping.diff turns this file into src/kernel.cu:
+//   cd step02_gpu_naive && patch -o /tmp/solved.cu exercises/mapping.cu exercises/mapping.diff
+
+// Step 02: the naive GPU kernel, one thread per element of C.
+//
+// Idea: the M·N dot products of C = A·B are independent, so give each its own thread. A 2-D
+// grid of 2-D blocks covers C; the thread at (row, col) walks K, reading a row of A and a
+// column of B from global memory, and writes one element.
+//
+// Why threadIdx.x is the column: the 32 threads of a warp have consecutive threadIdx.x. With x
+// mapped to col, a warp shares one row: it reads one A[row][k] (a broadcast), reads
+// B[k][col..col+31] (128 contiguous bytes, one transaction) and writes C[row][col..col+31] the
+// same way. Mapped the other way round, a warp would touch 32 rows K floats apart on every
+// access: 32 transactions where one suffices.
+//
+// What it buys: every SM busy, but two global loads per FMA (an intensity of 1/4 FLOP per
+// byte). Caches absorb most of that traffic, yet the kernel stays far below the FP32 peak; its
+// chapter, docs/src/step02.md, measures how far, against cuBLAS SGEMM. Step 03 keeps data on chip.
+
+// COALESCED (a -D define, 1 by default) picks the mapping; 0 shows what the other one costs.
+
+// ANCHOR: kernel
+extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
+{
+#if COALESCED
+    // TODO 1: the row and column of C this thread computes, with threadIdx.x along a row, so
+    // that the 32 threads of a warp take 32 consecutive columns. Hint: blockIdx.x * blockDim.x
+    // + threadIdx.x numbers the threads of the whole grid in x; y works the same way.
+    int col = 0;
+    int row = 0;
+#else
+    // The mapping to avoid: the threads of a warp take 32 different rows.
+    // TODO 2: the same with x and y swapped: threadIdx.x runs down a column of C.
+    int row = 0;
+    int col = 0;
+#endif
+
+    // The grid is rounded up to whole blocks: threads past the edge of C do nothing.
+    if (row < M && col < N) {
+        float sum = 0.0f;
+        // TODO 3: add up A[row][k] * B[k][col] for k = 0 .. K-1. Both matrices are row-major:
+        // A[row][k] is A[row * K + k], and B[k][col] is B[k * N + col].
+        C[row * N + col] = sum;
+    }
+}
+// ANCHOR_END: kernel

@@ -1,0 +1,405 @@
+// EXERCISE (step 09, hands-on): split the operands into two TF32 parts; issue three products.
+//
+// Starts from: this step's kernel with the split left out. A's small part is written as zero,
+//   B's small fragments are zero, and each 8-deep step issues one wgmma, big·big: the product of
+//   operands rounded to TF32, with TF32's error. The pipeline, the accumulators (part, acc,
+//   total) and the rows computed apart are done.
+// To do: the three TODOs below: TODO 1 in split_a(), TODOs 2 and 3 in the consumer in matmul().
+// Run:
+//   cargo run --release -p step09_3xtf32 -- --kernel step09_3xtf32/exercises/split.cu
+// Check: before, `verify FAIL` (TF32's error, far beyond FP32's limit); when done,
+//   `verify PASS · held to FP32 (3×TF32) limits`, at about step 09's speed (docs/src/step09.md,
+//   "Hands-on", gives it).
+// Solution: exercises/split.diff; in step09_3xtf32/,
+//   patch -o /tmp/solved.cu exercises/split.cu exercises/split.diff
+// gives src/kernel.cu.
+//
+// Step 09: FP32 accuracy from TF32 tensor cores. Every operand x is split into two TF32
+// numbers, x = big + small, and three products, big·big + big·small + small·big, stand in for
+// each product of the sum: only small·small (2⁻²² of it) is left out.
+//
+// Idea: step 08's machinery, each 8-deep step issued three times. B's fragments are split in
+// registers as they are loaded (two conversions and a subtraction per float). A is the
+// shared-memory operand, so its parts must lie in shared memory: split_a, queued before every
+// launch, writes A's big and small parts to a workspace, and the copy engine brings a tile of
+// each per stage, picked by a third coordinate of A's tensor map. Both parts are rounded to
+// TF32 already, so the tensor cores' truncation of what they read changes nothing.
+//
+// What it buys: FP32 accuracy, an error below cuBLAS SGEMM's, at well beyond SGEMM's speed
+// (docs/src/step09.md measures both). 128-row blocks, so that each consumer has room for the
+// stage's sum, a running sum and a total (see the accumulators).
+
+// BN, STAGES, GROUP are set at compile time (-D NAME=value) from the step's lib.rs.
+
+// ANCHOR: constants
+constexpr int BM = 128;                     // rows of C per block: the N of each wgmma
+constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
+constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
+constexpr int THREADS = 128 * (CONSUMERS + 1);
+constexpr int A_TILE = BM * BK;  // floats of one part of a stage's A tile (BM rows of BK)
+constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
+constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
+constexpr int FLUSH = 32;  // stages summed in registers before the total takes them
+constexpr unsigned STAGE_BYTES = 4 * (2 * A_TILE + B_TILE);  // both parts of A, and B
+// Registers per thread after the producer hands its share to the consumers (setmaxnreg):
+// the block's registers, less the producer's, split among the consumers, in steps of 8.
+constexpr int PRODUCER_REGS = 40;
+constexpr int BLOCK_REGS = THREADS * ((65536 / THREADS) / 8 * 8);
+constexpr int CONSUMER_REGS_FIT = (BLOCK_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+constexpr int CONSUMER_REGS = CONSUMER_REGS_FIT < 240 ? CONSUMER_REGS_FIT : 240;
+// ANCHOR_END: constants
+
+// The driver's tensor map, opaque to the kernel: NVRTC has no CUDA headers.
+struct alignas(64) CUtensorMap {
+    unsigned long long opaque[16];
+};
+
+// ANCHOR: sync
+__device__ __forceinline__ unsigned smem(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count));
+}
+
+// One arrival that also tells the barrier how many bytes the copies will deliver.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+}
+
+// Waits until the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity)
+{
+    unsigned done = 0;
+    while (!done) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(smem(bar)), "r"(parity)
+            : "memory");
+    }
+}
+
+// The copy engine moves the box at (col, row) of the map's matrix into dst, and counts its
+// bytes on bar.
+__device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
+                                         unsigned long long* bar, int col, int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3}], [%4];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(col), "r"(row), "r"(smem(bar))
+        : "memory");
+}
+
+// The same for a map with a third coordinate: part 0 or 1 of A.
+__device__ __forceinline__ void tma_load_part(float* dst, const CUtensorMap* map,
+                                              unsigned long long* bar, int col, int row, int part) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3, %4}], [%5];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(col), "r"(row), "r"(part), "r"(smem(bar))
+        : "memory");
+}
+// ANCHOR_END: sync
+
+// ANCHOR: wgmma
+// The shared-memory operand: rows of 128 bytes (BK floats of one row of A), 16-byte pieces
+// swizzled, 8-row groups 1024 bytes apart.
+__device__ __forceinline__ unsigned long long descriptor(const float* tile)
+{
+    unsigned long long addr = smem(tile);
+    return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+
+// d (a 64×BM tile of Cᵀ, BM/2 floats a thread) = a (64×8 of Bᵀ, 4 per thread) · the 8×BM
+// slice of Aᵀ that desc points at, plus d itself when accumulate is not 0. The braces list
+// every accumulator register.
+__device__ __forceinline__ void wgmma(float (&d)[BM / 2], const unsigned (&a)[4],
+                                      unsigned long long desc, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+}
+// ANCHOR_END: wgmma
+
+// ANCHOR: fragment
+// Column, within its 32-column box of B, of the fragment rows g (and g + 8: the next column)
+// of a lane in the given half of the box. Each row of the box is 8 pieces of 4 floats, stored
+// at piece ^ (row % 8). Lanes g = 0..3 read pieces p and p + 4 of 4 different rows, which the
+// swizzle sends to 8 different places: every 8-byte load of the half-warp hits its own banks.
+__device__ __forceinline__ int fragment_col(int g, int half)
+{
+    int piece = 2 * half + g / 4 + 4 * ((g / 2) % 2);
+    return 4 * piece + 2 * (g % 2);
+}
+
+// Two neighbouring floats at (row, col) of a swizzled 32-column box.
+__device__ __forceinline__ float2 load_pair(const float* box, int row, int col)
+{
+    return *reinterpret_cast<const float2*>(box + row * 32 + 4 * ((col / 4) ^ (row % 8)) + col % 4);
+}
+// ANCHOR_END: fragment
+
+// ANCHOR: split
+// x rounded to the nearest TF32 number (ties away from zero): its 13 low mantissa bits zero.
+__device__ __forceinline__ float tf32(float x)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return __uint_as_float(r);
+}
+
+// Whether the split carries x: zero, or a finite magnitude from 2⁻⁵⁰ to below 2⁶³. An infinity's
+// parts are ∞ and ∞ − ∞ = NaN. Between the two limits every product the kernel forms of two such
+// entries' parts (big·big, big·small, small·big; a small part is 0 or at least 2⁻²³ of its
+// entry's power of two) lies from 2⁻¹²³ to at most 2¹²⁶: a normal float, never flushed, never
+// infinite, so the split keeps FP32's accuracy. The rows and columns that hold any other entry are
+// computed apart (compute_apart), as FP32 dot products.
+__device__ __forceinline__ bool carried(float x)
+{
+    float m = fabsf(x);
+    return m == 0.0f || (m >= 0x1p-50f && m < 0x1p63f);
+}
+
+// A's two parts, big = tf32(a) and small = tf32(a - big) (a - big is exact in FP32), into
+// parts[0..M) and parts[M..2M) as rows of pitch floats; marks[i] = 1 for a row of A that holds
+// an entry the split does not carry. Queued by the host before every launch.
+extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch,
+                                   int* marks) {
+    long long total = static_cast<long long>(M) * K, small = static_cast<long long>(M) * pitch;
+    for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
+         e += static_cast<long long>(gridDim.x) * blockDim.x) {
+        long long at = pitch == K ? e : e / K * pitch + e % K;
+        float a = A[e], big = tf32(a);
+        parts[at] = big;
+        // TODO 1 (A's small part): what TF32 dropped from a, a - big, is exact in FP32; write it
+        // rounded to TF32 (tf32() above), so that big + small carries a to within 2^-23.
+        parts[small + at] = 0.0f;
+        if (!carried(a)) marks[e / K] = 1;
+    }
+}
+
+// marks[j] = 1 (marks + M is passed) for a column of B that holds an entry the split does not
+// carry. Queued by the host before every launch: four columns a thread, blocks of 256 threads
+// across N, rows of B taken in turn by the blocks in y.
+extern "C" __global__ void mark_cols(const float* B, int* marks, int K, int N)
+{
+    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (j0 >= N) return;
+    bool seen[4] = {};
+    for (int k = blockIdx.y; k < K; k += gridDim.y) {
+        const float* row = B + static_cast<long long>(k) * N;
+        if (N % 4 == 0) {
+            float4 v = *reinterpret_cast<const float4*>(row + j0);
+            seen[0] |= !carried(v.x), seen[1] |= !carried(v.y), seen[2] |= !carried(v.z),
+                seen[3] |= !carried(v.w);
+        } else {
+            for (int v = 0; v < 4 && j0 + v < N; ++v) seen[v] |= !carried(row[j0 + v]);
+        }
+    }
+    for (int v = 0; v < 4; ++v) {
+        if (seen[v]) marks[j0 + v] = 1;
+    }
+}
+// ANCHOR_END: split
+
+// ANCHOR: kernel
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C,
+           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
+    // STAGES tiles of A (two parts each) and B, then the barriers; the swizzle needs 1024-byte
+    // alignment.
+    extern __shared__ unsigned char raw[];
+    float* As =
+        reinterpret_cast<float*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    float* Bs = As + STAGES * 2 * A_TILE;
+    unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
+    unsigned long long* empty = full + STAGES;
+
+    // Blocks in launch order walk down groups of GROUP block-rows before moving right, so the
+    // blocks resident at once share tiles of A and of B in L2.
+    int bid = blockIdx.x + gridDim.x * blockIdx.y;
+    int first = bid / (GROUP * gridDim.x) * GROUP;
+    int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
+    int row0 = (first + bid % (GROUP * gridDim.x) % rows) * BM;
+    int col0 = bid % (GROUP * gridDim.x) / rows * BN;
+    int k_tiles = (K + BK - 1) / BK;
+    int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);                  // the producer's arrival, plus the bytes
+            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (role == 0) {
+        // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                int s = kt % STAGES;
+                // Stage s was last filled for tile kt - STAGES; wait until it has been used.
+                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);
+                mbar_expect_bytes(&full[s], STAGE_BYTES);
+                for (int part = 0; part < 2; ++part) {
+                    tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0,
+                                  part);
+                }
+                for (int b = 0; b < BN / 32; ++b) {
+                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);
+                }
+            }
+        }
+    } else {
+        // A consumer: a 64-column strip of the block's C, as BM/2 accumulators a thread.
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+        int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+        int g = lane / 4, t = lane % 4;
+        int box = 2 * (role - 1) + warp / 2;  // the 32-column box of B this warp reads
+        int col = fragment_col(g, warp % 2);
+        // ANCHOR: consumer
+        // The tensor cores' adds drop the bits beyond the accumulator's 24 (they round toward
+        // zero), and over thousands of adds that bias grows with K. So each stage's products go
+        // to `part`, which the first wgmma of the stage overwrites; `acc` takes each part with an
+        // ordinary FP32 add, rounded to nearest, and hands its sum to `total` every FLUSH
+        // stages, so that no sum of FP32 adds grows longer than K/1024 or 32 terms.
+        float total[BM / 2] = {}, acc[BM / 2] = {}, part[BM / 2] = {};
+
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            int s = kt % STAGES;
+            mbar_wait(&full[s], (kt / STAGES) % 2);
+            const float* bs = Bs + s * B_TILE + box * B_BOX;
+            // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
+            // Each float is split as it arrives: big and small fragments.
+            unsigned big[BK / 8][4], small[BK / 8][4];
+#pragma unroll
+            for (int k8 = 0; k8 < BK / 8; ++k8) {
+                float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+                float v[4] = {lo.x, lo.y, hi.x, hi.y};
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    float b = tf32(v[i]);
+                    big[k8][i] = __float_as_uint(b);
+                    // TODO 2 (B's small fragment): the same split in registers: the rest of
+                    // v[i] after its big part b, rounded to TF32, as the bits wgmma takes.
+                    small[k8][i] = 0u;
+                }
+            }
+            wgmma_fence();
+            unsigned long long a_big = descriptor(As + 2 * s * A_TILE),
+                               a_small = descriptor(As + (2 * s + 1) * A_TILE);
+            // TODO 3 (three products per term): each 8-deep step issues big·big alone. Issue
+            // the two corrections first, B's small part times A's big part and B's big part times
+            // A's small part (a_small + k), then the leading product. wgmma's last argument is
+            // scale-d: 0 overwrites part, 1 adds to it. Only the stage's first wgmma (k8 = 0, the
+            // first of the three) may overwrite.
+#pragma unroll
+            for (int k8 = 0; k8 < BK / 8; ++k8) {
+                unsigned long long k = 8 * k8 * 4 >> 4;  // 8 floats further along the rows
+                wgmma(part, big[k8], a_big + k, k8);
+            }
+            wgmma_commit();
+            wgmma_wait_all();
+            if (lane == 0) mbar_arrive(&empty[s]);
+#pragma unroll
+            for (int i = 0; i < BM / 2; ++i) acc[i] += part[i];
+            if (kt % FLUSH == FLUSH - 1) {
+#pragma unroll
+                for (int i = 0; i < BM / 2; ++i) {
+                    total[i] += acc[i];
+                    acc[i] = 0.0f;
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];
+        // ANCHOR_END: consumer
+
+        // total[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
+        // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box.
+        int n = col0 + 32 * box + col;
+#pragma unroll
+        for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+            for (int v = 0; v < 2; ++v) {
+                int m = row0 + 8 * j + 2 * t + v;
+                if (m >= M) continue;
+                float* c = C + static_cast<long long>(m) * N + n;
+                if (N % 2 == 0 && n + 1 < N) {
+                    *reinterpret_cast<float2*>(c) =
+                        make_float2(total[4 * j + v], total[4 * j + 2 + v]);
+                } else {
+                    if (n < N) c[0] = total[4 * j + v];
+                    if (n + 1 < N) c[1] = total[4 * j + 2 + v];
+                }
+            }
+        }
+    }
+}
+// ANCHOR_END: kernel
+
+// ANCHOR: apart
+// After the product: the elements of the marked rows (v = 0 … M − 1) and columns (v = M … M + N −
+// 1, blocks taking v in turn) as FP32 dot products, one term after another, as cuBLAS SGEMM's
+// arithmetic gives them: NaN, ±∞ and the smallest magnitudes come out as FP32 makes them. An
+// element of a marked row and a marked column is written twice, with the same bits.
+extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* marks,
+                                         int M, int N, int K) {
+    for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
+        if (!marks[v]) continue;
+        bool row = v < M;
+        int count = row ? N : M;
+        for (int t = threadIdx.x; t < count; t += blockDim.x) {
+            int i = row ? v : t, j = row ? t : v - M;
+            float sum = 0.0f;
+            for (int k = 0; k < K; ++k)
+                sum = fmaf(A[static_cast<long long>(i) * K + k],
+                           B[static_cast<long long>(k) * N + j], sum);
+            C[static_cast<long long>(i) * N + j] = sum;
+        }
+    }
+}
+// ANCHOR_END: apart

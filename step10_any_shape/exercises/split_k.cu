@@ -1,0 +1,803 @@
+// Exercise (step 10): split K between blocks, and add their partial tiles in order.
+//
+// Starts from: this step's kernel, src/kernel.cu, without my_split's body (which slices of K
+// block z of a split multiplies) and without the loop of sum_slices (which adds the S partial
+// tiles into C). As given, every block of a split walks all of K, and sum_slices writes zeros:
+// wherever the rule splits K, the result is wrong (and slow).
+// Do: TODO 1 (my_split), TODO 2 (sum_slices). Either alone still fails.
+// Run, from the repository's root, at a shape the rule splits (4096³ is not one):
+//   cargo run --release -p step10_any_shape -- -m 64 -n 64 -k 65536 \
+//       --kernel step10_any_shape/exercises/split_k.cu
+// Check: the `choice` line says `tile 64×64 × split 256`; `verify ... PASS`, at about step 10's
+//   speed there (docs/src/step10.md, "Exercises"); a second run prints the same digits.
+// Solution: exercises/split_k.diff turns this file into src/kernel.cu:
+//   cd step10_any_shape && patch -o /tmp/solved.cu exercises/split_k.cu exercises/split_k.diff
+
+// Step 10: any shape. Step 06's kernel, unchanged in its inner loop, with the problem cut per
+// shape on the host: which block tile, how many slices of K, and whether blocks share tiles.
+//
+// Idea: step 06 is fast where its 128×256 tiles fill the SMs many times over. Where the grid has
+// few tiles (small squares, one short side) most SMs idle, and where K is long each tile is one
+// long serial sum. The host (lib.rs, `choose`) picks a smaller tile where that makes more tiles,
+// splits K where even that leaves the SMs short (grid.z blocks per tile, each over its own slices
+// of K, written into their own slice of a workspace that sum_slices then adds into C in order of
+// z: the same sum in every run, no atomics), and shares a part-filled last wave slice by slice
+// (Stream-K, from step 06's variant). Rows that are not 16-byte multiples are padded by the launch
+// or read as they are; products with a short side or a short K get kernels of their own.
+//
+// What it buys: docs/src/step10.md measures each decision over the suite of shapes
+// (`compare --suite`); the inner loop, `multiply`, is step 06's.
+
+// BM, BN, BK, WM, WN, TM, TN, MINB, PATH (and SPLIT, SHARE and PAD, which only the launch reads)
+// are set at compile time (-D NAME=value), per shape, by the step's lib.rs; SHARED_TILES_MAX, the
+// size of the table through which blocks sharing a tile take turns, by common.
+
+// ANCHOR: constants
+constexpr int WARPS_N = BN / WN;  // warps across the block tile
+constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : 256;  // the short side's blocks: 256
+// Blocks an SM must hold: MINB for the tiles; of the short side's, which are bound by memory, three
+// of few rows (768 threads for loads in flight, 85 registers each: room for 8 rows × 4 sums) and
+// two of few columns (128 registers each: room for 4 rows × 8 sums and a row's loads in flight);
+// two of short K (128 registers each: room for 16 rows of B × 4 columns).
+constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? 3 : 2;
+constexpr int THREADS_N = WN / TN;  // threads across a warp's region
+// A thread's rows (columns) come in runs of 4 when TM (TN) allows 16-byte loads, else singly.
+constexpr int VM = (TM % 4 == 0) ? 4 : 1;
+constexpr int VN = (TN % 4 == 0) ? 4 : 1;
+// 4-element pieces of the A and B tiles, and how many each thread copies.
+constexpr int A_PIECES = BM * BK / 4;
+constexpr int B_PIECES = BK * BN / 4;
+constexpr int A_LOADS = (A_PIECES + THREADS - 1) / THREADS;
+constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
+// ANCHOR_END: constants
+
+// ANCHOR: helpers
+// Row (within the block tile) of a thread's i-th accumulator row, given its first row r0;
+// likewise for columns.
+__device__ __forceinline__ int tile_row(int i, int r0) {
+    return r0 + (i / VM) * (VM * (WM / TM)) + i % VM;
+}
+__device__ __forceinline__ int tile_col(int j, int c0) {
+    return c0 + (j / VN) * (VN * (WN / TN)) + j % VN;
+}
+
+// p[row][col .. col+3] of a rows×cols row-major matrix, zero outside it. `vec`: rows start on
+// 16-byte boundaries (cols % 4 == 0), so an in-bounds piece is one float4 load.
+__device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols,
+                                        bool vec) {
+    if (vec && row < rows && col + 3 < cols) {
+        return *reinterpret_cast<const float4*>(p + row * cols + col);
+    }
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (row < rows) {
+        const float* r = p + row * cols;
+        if (col + 0 < cols) v.x = r[col + 0];
+        if (col + 1 < cols) v.y = r[col + 1];
+        if (col + 2 < cols) v.z = r[col + 2];
+        if (col + 3 < cols) v.w = r[col + 3];
+    }
+    return v;
+}
+
+// p[row][col .. col+3], known to lie inside the matrix: no bounds checks. VEC: rows start on
+// 16-byte boundaries, so the piece is one float4 load. Read-only loads (__ldg) tell the
+// compiler nothing writes the matrix while the kernel runs.
+template <bool VEC>
+__device__ __forceinline__ float4 load4_inside(const float* p, int row, int col, int cols)
+{
+    const float* q = p + row * cols + col;
+    if constexpr (VEC) return __ldg(reinterpret_cast<const float4*>(q));
+    return make_float4(__ldg(q + 0), __ldg(q + 1), __ldg(q + 2), __ldg(q + 3));
+}
+
+// fetch_tiles for a slice wholly inside A and B: no piece needs a bounds check.
+template <bool VEC>
+__device__ __forceinline__ void fetch_inside(const float* A, const float* B, int N, int K, int row0,
+                                             int col0, int k0, float4 (&a_next)[A_LOADS],
+                                             float4 (&b_next)[B_LOADS]) {
+#pragma unroll
+    for (int i = 0; i < A_LOADS; ++i) {
+        int e = threadIdx.x + i * THREADS;
+        if (A_PIECES % THREADS == 0 || e < A_PIECES) {
+            a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < B_LOADS; ++i) {
+        int e = threadIdx.x + i * THREADS;
+        if (B_PIECES % THREADS == 0 || e < B_PIECES) {
+            b_next[i] = load4_inside<VEC>(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), N);
+        }
+    }
+}
+
+// Copies this thread's pieces of the A and B tiles at k0 from global memory into registers.
+__device__ __forceinline__ void fetch_tiles(const float* A, const float* B, int M, int N, int K,
+                                            int row0, int col0, int k0, float4 (&a_next)[A_LOADS],
+                                            float4 (&b_next)[B_LOADS]) {
+    // The common case, every slice but those at the edges of A and B: the whole slice lies
+    // inside both, so no piece needs a bounds check. Each row length gets its own copy of the
+    // loads, so the choice is made once per slice, not once per piece.
+    if (row0 + BM <= M && col0 + BN <= N && k0 + BK <= K) {
+        if (K % 4 == 0 && N % 4 == 0) {
+            fetch_inside<true>(A, B, N, K, row0, col0, k0, a_next, b_next);
+        } else {
+            fetch_inside<false>(A, B, N, K, row0, col0, k0, a_next, b_next);
+        }
+        return;
+    }
+    // A slice at an edge: each piece checked, zero outside the matrices.
+#pragma unroll
+    for (int i = 0; i < A_LOADS; ++i) {
+        int e =
+            threadIdx.x + i * THREADS;  // A piece e: row e / (BK/4), columns 4·(e % (BK/4)) + 0..3
+        if (A_PIECES % THREADS == 0 || e < A_PIECES) {
+            a_next[i] = load4(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), M, K, K % 4 == 0);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < B_LOADS; ++i) {
+        int e =
+            threadIdx.x + i * THREADS;  // B piece e: row e / (BN/4), columns 4·(e % (BN/4)) + 0..3
+        if (B_PIECES % THREADS == 0 || e < B_PIECES) {
+            b_next[i] = load4(B, k0 + e / (BN / 4), col0 + 4 * (e % (BN / 4)), K, N, N % 4 == 0);
+        }
+    }
+}
+
+// Writes the fetched pieces into shared memory: A transposed, B as it is.
+__device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN],
+                                            const float4 (&a_next)[A_LOADS],
+                                            const float4 (&b_next)[B_LOADS]) {
+#pragma unroll
+    for (int i = 0; i < A_LOADS; ++i) {
+        int e = threadIdx.x + i * THREADS;
+        if (A_PIECES % THREADS == 0 || e < A_PIECES) {
+            int m = e / (BK / 4), k = 4 * (e % (BK / 4));
+            As[k + 0][m] = a_next[i].x;
+            As[k + 1][m] = a_next[i].y;
+            As[k + 2][m] = a_next[i].z;
+            As[k + 3][m] = a_next[i].w;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < B_LOADS; ++i) {
+        int e = threadIdx.x + i * THREADS;
+        if (B_PIECES % THREADS == 0 || e < B_PIECES) {
+            *reinterpret_cast<float4*>(&Bs[e / (BN / 4)][4 * (e % (BN / 4))]) = b_next[i];
+        }
+    }
+}
+// ANCHOR_END: helpers
+
+// ANCHOR: compute
+// acc += the BK outer products of the staged slice: per k, TM values of A's column k times
+// TN values of B's row k.
+__device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0,
+                                             int c0, float (&acc)[TM][TN]) {
+    float a[TM], b[TN];
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+        for (int i = 0; i < TM; i += VM) {
+            if constexpr (VM == 4) {
+                float4 v = *reinterpret_cast<const float4*>(&As[k][tile_row(i, r0)]);
+                a[i + 0] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+            } else {
+                a[i] = As[k][tile_row(i, r0)];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < TN; j += VN) {
+            if constexpr (VN == 4) {
+                float4 v = *reinterpret_cast<const float4*>(&Bs[k][tile_col(j, c0)]);
+                b[j + 0] = v.x; b[j + 1] = v.y; b[j + 2] = v.z; b[j + 3] = v.w;
+            } else {
+                b[j] = Bs[k][tile_col(j, c0)];
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                acc[i][j] += a[i] * b[j];
+            }
+        }
+    }
+}
+// ANCHOR_END: compute
+
+// ANCHOR: schedule
+// Which tiles a block multiplies (the launch's layout is chosen on the host, by common's
+// stream_k_layout). The grid
+// is tiles_n wide; its first `whole` rows of blocks take one tile each, the tile under them. The
+// blocks of the other rows share the remaining tile rows slice by slice ("Stream-K"): the shared
+// tiles' slices of K are dealt out in order, the same number to each block, so a tile may be cut
+// between blocks, and a last wave that would have run part-filled is spread over every SM.
+
+// A tile, or the part of one between two slices of K.
+struct Piece {
+    int row0, col0;  // the tile's first row and column
+    int k_lo, k_hi;  // the columns of A (rows of B) it covers: [k_lo, k_hi)
+    int shared;      // the tile's place among the shared tiles when it is cut, else -1
+};
+
+// A shared block's pieces, in the order it computes them; returns how many (0, 1 or 2). The host
+// gives at least as many sharers as shared tiles, so a share is at most one tile long: the end of
+// one tile and the start of the next. The start goes first, so that the blocks ending a tile
+// seldom wait for it (see take_turn).
+__device__ __forceinline__ int my_share(int M, int N, int K, int whole, Piece* p)
+{
+    int tiles_n = gridDim.x, tiles_m = (M + BM - 1) / BM, slices = (K + BK - 1) / BK;
+    int first = whole * tiles_n;  // the first shared tile
+    long long me = (long long)(blockIdx.y - whole) * gridDim.x + blockIdx.x;
+    long long sharers = (long long)(gridDim.y - whole) * gridDim.x;
+    long long left = (long long)(tiles_m - whole) * tiles_n * slices;
+    long long lo = left * me / sharers, hi = left * (me + 1) / sharers;
+    // A share longer than a tile, or more shared tiles than turns in the table: the host's layout
+    // is wrong.
+    if (hi - lo > slices || (long long)(tiles_m - whole) * tiles_n > SHARED_TILES_MAX) __trap();
+    auto piece = [&](long long t, long long s_lo, long long s_hi) {
+        bool cut = s_lo > 0 || s_hi < slices;
+        return Piece{int((first + t) / tiles_n) * BM, int((first + t) % tiles_n) * BN,
+                     int(s_lo) * BK, int(s_hi) * BK, cut ? int(t) : -1};
+    };
+    if (lo == hi) return 0;
+    long long t_lo = lo / slices, t_hi = (hi - 1) / slices;
+    if (t_lo == t_hi) {
+        p[0] = piece(t_lo, lo - t_lo * slices, hi - t_lo * slices);
+        return 1;
+    }
+    p[0] = piece(t_hi, 0, hi - t_hi * slices);
+    p[1] = piece(t_lo, lo - t_lo * slices, slices);
+    return 2;
+}
+
+// Where each cut tile's sum in C has got to: the k its next piece starts at. The tile's last
+// piece sets it back to 0, ready for the next launch. Indexed by the tile's place among the
+// shared tiles.
+__device__ int summed_to[SHARED_TILES_MAX];
+
+// Where a tile starts: from the block's place in the grid for a whole tile, or read from shared
+// memory at each use for a piece, so that it holds no registers through the loop, which has none
+// to spare.
+struct GridTile {
+    __device__ int row0() const { return blockIdx.y * BM; }
+    __device__ int col0() const { return blockIdx.x * BN; }
+};
+struct ListedTile {
+    const Piece* p;
+    __device__ int row0() const { return p->row0; }
+    __device__ int col0() const { return p->col0; }
+};
+// ANCHOR_END: schedule
+
+// ANCHOR: product
+// acc = the tile's product over the columns [k_lo, k_hi) of A, for the thread of warp `warp`
+// whose first row and column in the tile are r0 and c0.
+template <class Tile>
+__device__ __forceinline__ void multiply(Tile tile, int k_lo, int k_hi, int M, int N, int K,
+                                         const float* A, const float* B, float* smem, int warp,
+                                         int r0, int c0, float (&acc)[TM][TN]) {
+    // Two buffers of the A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared
+    // memory.
+    float (*As)[BK][BM] = reinterpret_cast<float (*)[BK][BM]>(smem);
+    float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * BM);
+
+    // Uniform across the warp: its region holds at least one element of C.
+    bool active =
+        tile.row0() + (warp / WARPS_N) * WM < M && tile.col0() + (warp % WARPS_N) * WN < N;
+
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+    }
+    float4 a_next[A_LOADS], b_next[B_LOADS];
+
+    fetch_tiles(A, B, M, N, K, tile.row0(), tile.col0(), k_lo, a_next, b_next);
+    store_tiles(As[0], Bs[0], a_next, b_next);
+    __syncthreads();
+
+    int buf = 0;
+    for (int k0 = k_lo; k0 < k_hi; k0 += BK) {
+        bool more = k0 + BK < k_hi;
+        // Issue the next slice's loads first: they are in flight during the FMAs below.
+        if (more) fetch_tiles(A, B, M, N, K, tile.row0(), tile.col0(), k0 + BK, a_next, b_next);
+        if (active) compute_tile(As[buf], Bs[buf], r0, c0, acc);
+        // The other buffer was last read before the previous barrier: it is free to fill.
+        if (more) store_tiles(As[buf ^ 1], Bs[buf ^ 1], a_next, b_next);
+        __syncthreads();
+        buf ^= 1;
+    }
+}
+// ANCHOR_END: product
+
+// ANCHOR: write_back
+// C's tile = acc, or C's tile += acc (add): 16-byte accesses where a run of 4 columns is inside C
+// and aligned. Added values are read from L2 (__ldcg), where other blocks' writes land.
+__device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int col0, int r0,
+                                           int c0, const float (&acc)[TM][TN], bool add) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        int row = row0 + tile_row(i, r0);
+        if (row >= M) continue;
+#pragma unroll
+        for (int j = 0; j < TN; j += VN) {
+            int col = col0 + tile_col(j, c0);
+            if constexpr (VN == 4) {
+                if (N % 4 == 0 && col + 3 < N) {
+                    float4* c = reinterpret_cast<float4*>(&C[row * N + col]);
+                    float4 v =
+                        make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                    if (add) {
+                        float4 old = __ldcg(c);
+                        v.x += old.x; v.y += old.y; v.z += old.z; v.w += old.w;
+                    }
+                    *c = v;
+                    continue;
+                }
+            }
+#pragma unroll
+            for (int v = 0; v < VN; ++v) {
+                float* c = &C[row * N + col + v];
+                if (col + v < N) *c = add ? __ldcg(c) + acc[i][j + v] : acc[i][j + v];
+            }
+        }
+    }
+}
+
+// Writes a piece into C in its turn. The first piece of a tile stores its sum; each later one
+// waits until the pieces before it are in C, then adds to them, so the tile's sum is formed in the
+// order of k, the same in every run. Earlier pieces belong to lower-numbered blocks, which GPUs
+// start no later than this one (an assumption CUDA does not promise, but Stream-K codes rely
+// on): the wait ends.
+__device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const Piece& p, int r0,
+                                          int c0, const float (&acc)[TM][TN]) {
+    bool add = p.k_lo > 0;
+    if (add) {
+        if (threadIdx.x == 0) {
+            while (atomicAdd(&summed_to[p.shared], 0) != p.k_lo) {}
+            __threadfence();
+        }
+        __syncthreads();
+    }
+    write_back(C, M, N, p.row0, p.col0, r0, c0, acc, add);
+    if (p.shared >= 0) {
+        __syncthreads();  // every thread's part of the tile is written
+        if (threadIdx.x == 0) {
+            __threadfence();  // ... and visible to every SM before the turn passes
+            atomicExch(&summed_to[p.shared], p.k_hi < K ? p.k_hi : 0);
+        }
+    }
+}
+// ANCHOR_END: write_back
+
+// ANCHOR: split
+// ANCHOR: sum_slices
+// A split of K: this block's share of the tile's slices of K when grid.z blocks split them, the
+// same number (give or take one) to each, in order of z.
+__device__ __forceinline__ void my_split(int K, int& k_lo, int& k_hi)
+{
+    // TODO 1: give block z (blockIdx.z, of gridDim.z) its own run of the tile's slices of K, in
+    // order of z. Count K in slices of BK (the last may be short); cut the slices as evenly as
+    // whole numbers allow (z·slices / gridDim.z is where block z's run starts); k_hi stops at K.
+    // Hint: compute in long long, and convert slices back to entries of K (· BK) at the end.
+    k_lo = 0;
+    k_hi = K;
+}
+
+// C = the sum of the `slices` partial products in `partials` (each M×N, one after another), added
+// in order of z: every element's sum is formed the same way in every run.
+extern "C" __global__ void sum_slices(const float* partials, float* C, long long count, int slices)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)gridDim.x * blockDim.x) {
+        float sum = 0.0f;
+        // TODO 2: add element i of every partial tile: partials[z * count + i] for z = 0, 1, …,
+        // slices − 1, in that order, so that C has the same bits in every run.
+        C[i] = sum;
+    }
+}
+// ANCHOR_END: sum_slices
+
+// The same sum for a C of few elements (under 4096), whose threads in sum_slices would each walk
+// many slices while most of the GPU waits. A block's 256 threads take `width` neighbouring
+// elements in `groups` groups (a power of two, at most 8 and at most `slices`, as many as the grid
+// has threads for): group g adds slices g, g + groups, g + 2·groups, … in that order, up to eight
+// loads in flight at once, a warp reading 32 neighbouring elements of one slice; group 0 then adds
+// the other groups' sums in order of g. Every element's sum is formed the same way in every run.
+extern "C" __global__ void sum_few(const float* partials, float* C, long long count, int slices)
+{
+    __shared__ float group_sums[256];  // the launch's 256 threads
+    int groups = 1;
+    while (groups < 8 && 2 * groups <= slices &&
+           (long long)gridDim.x * (256 / (2 * groups)) >= count)
+        groups *= 2;
+    int width = 256 / groups, g = threadIdx.x / width;
+    for (long long first = blockIdx.x * (long long)width; first < count;
+         first += (long long)gridDim.x * width) {
+        long long i = first + threadIdx.x % width;
+        float sum = 0.0f;
+        if (i < count) {
+            int z = g;
+            sum = partials[z * count + i];
+            z += groups;
+            for (; z < slices; z += 8 * groups) {
+                float part[8];
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    part[j] =
+                        z + j * groups < slices ? partials[(z + j * groups) * count + i] : 0.0f;
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    if (z + j * groups < slices) sum += part[j];
+            }
+        }
+        group_sums[threadIdx.x] = sum;  // every thread of the block meets at the barriers
+        __syncthreads();
+        for (int h = 1; h < groups && g == 0; ++h) sum += group_sums[h * width + threadIdx.x];
+        __syncthreads();
+        if (i < count && g == 0) C[i] = sum;
+    }
+}
+
+// ANCHOR_END: split
+
+// ANCHOR: short_side
+// A product with a short side: C of at most SHORT rows (PATH 1) or SHORT columns (PATH 2). A tile
+// of 16 rows or more would compute rows that are not there; these kernels read the long operand
+// once, in order, and each thread keeps only the sums it owns. K is split between grid.z blocks
+// as the tiles split it, each block writing its own slice of `partials` for sum_slices to add in
+// order of z, so every element is summed the same way in every run.
+constexpr int SHORT = 8;
+constexpr int SHORT_GROUPS = 8;              // warps in a block of the short side (256 threads)
+constexpr int CHUNK = 512;  // entries of K whose rows of B few columns keep at once
+static_assert(PATH == 0 || THREADS == SHORT_GROUPS * 32,
+              "a short side's or short K's block is SHORT_GROUPS warps");
+
+// This block's share of K when grid.z blocks split it: [k_lo, k_hi), cut at multiples of 4 so that
+// 16-byte loads stay aligned.
+__device__ __forceinline__ void my_range(int K, int& k_lo, int& k_hi)
+{
+    long long quads = (K + 3) / 4;
+    k_lo = int(quads * blockIdx.z / gridDim.z) * 4;
+    k_hi = min(K, int(quads * (blockIdx.z + 1) / gridDim.z) * 4);
+}
+
+// Lanes of a warp that few rows lays across C's columns, 4 columns each: 32 where N > 64, else the
+// least power of two that covers N (4 for 13 columns), so that no lane is left without columns.
+__device__ __forceinline__ int lanes_across(int N)
+{
+    int lanes = 1;
+    while (lanes < 32 && 4 * lanes < N) lanes *= 2;
+    return lanes;
+}
+
+// Few rows (R of them): a thread owns 4 columns of C in every row, and a warp's L lanes across
+// (lanes_across) cover 4·L columns: 128 a block, or all of N where it is 64 or less. The warp's
+// 32/L groups of L lanes, and the block's 8 warps, take turns down K (group g rows k_lo + g, +
+// groups, …), so that together they read many rows of B at a time, 512 contiguous bytes each
+// where L is 32; A's R entries at a k are the same for a whole group, one broadcast load each.
+// The groups' sums then meet, first within the warp by a fixed tree (xor L, 2L, … 16), then in
+// shared memory, added in order of warp.
+template <int R>
+__device__ __forceinline__ void few_rows(int N, int K, const float* A, const float* B, float* out,
+                                         float* smem) {
+    float4 (*part)[R][32] = reinterpret_cast<float4 (*)[R][32]>(smem);  // warps 1 to 7's sums
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int across = lanes_across(N), groups = SHORT_GROUPS * (32 / across);
+    int group = warp * (32 / across) + lane / across;
+    int col = 4 * (blockIdx.x * across + lane % across);
+    int k_lo, k_hi;
+    my_range(K, k_lo, k_hi);
+    float acc[R][4] = {};
+    if (col < N) {
+        // ANCHOR: few_rows_loads
+        // D of the group's rows of B (and their entries of A) are loaded before any is used, so
+        // that a thread has D loads in flight, not one: fewer rows of C leave the registers for
+        // more. The sums still take k in order, so the bits are those of one row at a time.
+        constexpr int D = R <= 2 ? 8 : R <= 4 ? 4 : 2;
+        int k = k_lo + group;
+        for (; k + (D - 1) * groups < k_hi; k += D * groups) {
+            float4 w[D];
+            float x[D][R];
+#pragma unroll
+            for (int u = 0; u < D; ++u) w[u] = load4(B, k + u * groups, col, K, N, N % 4 == 0);
+#pragma unroll
+            for (int u = 0; u < D; ++u) {
+#pragma unroll
+                for (int i = 0; i < R; ++i)
+                    x[u][i] = __ldg(A + static_cast<long long>(i) * K + k + u * groups);
+            }
+#pragma unroll
+            for (int u = 0; u < D; ++u) {
+                float b[4] = {w[u].x, w[u].y, w[u].z, w[u].w};
+#pragma unroll
+                for (int i = 0; i < R; ++i) {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(x[u][i], b[j], acc[i][j]);
+                }
+            }
+        }
+        for (; k < k_hi; k += groups) {  // the last rows, fewer than D
+            float4 v = load4(B, k, col, K, N, N % 4 == 0);
+            float b[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                float a = __ldg(A + static_cast<long long>(i) * K + k);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a, b[j], acc[i][j]);
+            }
+        }
+        // ANCHOR_END: few_rows_loads
+    }
+    for (int o = across; o < 32; o *= 2) {
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] += __shfl_xor_sync(0xFFFFFFFFu, acc[i][j], o);
+        }
+    }
+    if (warp > 0 && lane < across) {
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+            part[warp - 1][i][lane] = float4{acc[i][0], acc[i][1], acc[i][2], acc[i][3]};
+    }
+    __syncthreads();
+    if (warp == 0 && lane < across && col < N) {
+        for (int g = 0; g < SHORT_GROUPS - 1; ++g) {
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                float4 p = part[g][i][lane];
+                acc[i][0] += p.x, acc[i][1] += p.y, acc[i][2] += p.z, acc[i][3] += p.w;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            float* c = out + static_cast<long long>(i) * N + col;
+            if (N % 4 == 0) {
+                *reinterpret_cast<float4*>(c) =
+                    make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+            } else {
+                for (int j = 0; j < 4 && col + j < N; ++j) c[j] = acc[i][j];
+            }
+        }
+    }
+}
+
+// Rows of C a warp of few columns takes: 4 where C has 4 columns or more, so that the block's copy
+// of B (R columns) serves 32 rows of A, else 1 (more blocks, and B's copy is small anyway).
+template <int R>
+__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }
+
+// Few columns (R of them): a warp owns warp_rows<R>() rows of C and walks its share of K along
+// each row of A in turn, lane t taking entries 4t to 4t + 3, then 128 further on, so that the warp
+// reads 512 contiguous bytes at a time (single entries, 128 bytes, where rows are not 16-byte
+// aligned). B's rows for a chunk of K are first copied, by the whole block, into shared memory
+// column by column, where a lane reads its 4 entries of a column in one 16-byte load. Each lane
+// keeps R sums per row, and the warp adds its lanes' sums by a fixed tree (xor 16, 8, 4, 2, 1).
+template <int R>
+__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out,
+                                         float* bs) {
+    // Floats between B's columns in shared memory: a multiple of 4 (16-byte loads), and past CHUNK
+    // by about 32/R, so that the 32 stores of a warp's copy fall in different banks.
+    constexpr int PITCH = CHUNK + (32 / R + 3) / 4 * 4;
+    constexpr int W = warp_rows<R>();
+    int row0 = (blockIdx.x * SHORT_GROUPS + threadIdx.x / 32) * W, lane = threadIdx.x % 32;
+    // Every warp copies B; a warp past the last row computes nothing.
+    int rows = max(0, min(W, M - row0));
+    int k_lo, k_hi;
+    my_range(K, k_lo, k_hi);
+    bool vec = K % 4 == 0;
+    float sum[W][R] = {};
+    for (int c = k_lo; c < k_hi; c += CHUNK) {
+        int len = min(CHUNK, k_hi - c);
+        // Where rows are aligned, the lane's entries of the first row of A in this chunk are
+        // loaded first, to be in flight while the block copies B (c and len are then multiples of
+        // 4).
+        float4 v[CHUNK / 128];
+        const float* a = A + static_cast<long long>(min(row0, M - 1)) * K;
+#pragma unroll
+        for (int q = 0; q < CHUNK / 128; ++q) {
+            int kk = 4 * lane + 128 * q;
+            v[q] = vec && rows > 0 && kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk))
+                                               : float4{};
+        }
+        __syncthreads();  // the previous chunk has been read
+        for (int e = threadIdx.x; e < len * R; e += blockDim.x) {
+            bs[(e % R) * PITCH + e / R] = __ldg(B + static_cast<long long>(c) * R + e);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            if (w >= rows) break;
+            a = A + static_cast<long long>(row0 + w) * K;
+            if (vec) {
+                if (w > 0) {
+#pragma unroll
+                    for (int q = 0; q < CHUNK / 128; ++q) {
+                        int kk = 4 * lane + 128 * q;
+                        v[q] = kk < len ? __ldg(reinterpret_cast<const float4*>(a + c + kk))
+                                        : float4{};
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < CHUNK / 128; ++q) {
+                    int kk = 4 * lane + 128 * q;
+                    if (kk >= len) break;
+#pragma unroll
+                    for (int j = 0; j < R; ++j) {
+                        float4 b = *reinterpret_cast<const float4*>(bs + j * PITCH + kk);
+                        sum[w][j] = fmaf(v[q].x, b.x, sum[w][j]);
+                        sum[w][j] = fmaf(v[q].y, b.y, sum[w][j]);
+                        sum[w][j] = fmaf(v[q].z, b.z, sum[w][j]);
+                        sum[w][j] = fmaf(v[q].w, b.w, sum[w][j]);
+                    }
+                }
+            } else {
+                for (int kk = lane; kk < len; kk += 32) {
+                    float x = __ldg(a + c + kk);
+#pragma unroll
+                    for (int j = 0; j < R; ++j) sum[w][j] = fmaf(x, bs[j * PITCH + kk], sum[w][j]);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+#pragma unroll
+        for (int j = 0; j < R; ++j) {
+#pragma unroll
+            for (int o = 16; o > 0; o /= 2) sum[w][j] += __shfl_xor_sync(0xFFFFFFFFu, sum[w][j], o);
+        }
+        if (w < rows && lane == 0) {
+#pragma unroll
+            for (int j = 0; j < R; ++j) out[static_cast<long long>(row0 + w) * R + j] = sum[w][j];
+        }
+    }
+}
+
+// The kernel for this many rows (PATH 1) or columns (PATH 2), chosen once for the whole grid, and
+// the shared memory both use.
+__device__ __forceinline__ void short_side(int M, int N, int K, const float* A, const float* B,
+                                           float* out) {
+    constexpr int FLOATS =
+        PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT * (CHUNK + 4);  // R = 8 the most
+    __shared__ __align__(16) float smem[FLOATS];
+    switch (PATH == 1 ? M : N) {
+#define SHORT_CASE(r) \
+    case r: \
+        if constexpr (PATH == 1) few_rows<r>(N, K, A, B, out, smem); \
+        else few_cols<r>(M, K, A, B, out, smem); \
+        break;
+        SHORT_CASE(1)
+        SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6) SHORT_CASE(7)
+            SHORT_CASE(8)
+#undef SHORT_CASE
+    }
+}
+// ANCHOR_END: short_side
+
+// ANCHOR: short_k
+// A short K (PATH 3): at most SHORT_K entries, so each element of C is a dot product of a few
+// terms and the product is bound by writing C, M·N floats, which a tile writes in scattered
+// pieces after paying its prologue for one slice of K. Here a block takes SK_ROWS rows and 128
+// columns of C. Lane t of a warp takes the columns t, t + 32, t + 64 and t + 96, so each of the
+// warp's stores covers 128 contiguous bytes whatever N is, and no row needs padding. A thread
+// keeps its 4 columns of B's K rows in registers, read once; the warps then go down the block's
+// rows in turn, each reading a row of A (the same K entries for all 32 lanes: one broadcast load
+// each) and storing its 4 sums, every one formed in order of k, so the same bits every run.
+constexpr int SHORT_K = 16;
+constexpr int SK_ROWS = 64;  // rows of C a block of short K takes (8 a warp)
+
+// ANCHOR: short_k_rows
+template <int KK>
+__device__ __forceinline__ void short_k(int M, int N, const float* A, const float* B, float* C)
+{
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int col0 = blockIdx.x * 128 + lane;
+    float b[KK][4];
+#pragma unroll
+    for (int k = 0; k < KK; ++k) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            int col = col0 + 32 * j;
+            b[k][j] = col < N ? __ldg(B + static_cast<long long>(k) * N + col) : 0.0f;
+        }
+    }
+    // A launch has at most 65535 rows of blocks: taller products go round again.
+    for (long long row0 = static_cast<long long>(blockIdx.y) * SK_ROWS; row0 < M;
+         row0 += static_cast<long long>(gridDim.y) * SK_ROWS) {
+#pragma unroll 2
+        for (int r = warp; r < SK_ROWS; r += SHORT_GROUPS) {
+            long long row = row0 + r;
+            if (row >= M) break;
+            const float* a = A + row * KK;
+            float x[KK];
+            if constexpr (KK % 4 == 0) {  // rows of A start on 16-byte boundaries
+#pragma unroll
+                for (int k = 0; k < KK; k += 4) {
+                    float4 v = __ldg(reinterpret_cast<const float4*>(a + k));
+                    x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < KK; ++k) x[k] = __ldg(a + k);
+            }
+            float acc[4] = {};
+#pragma unroll
+            for (int k = 0; k < KK; ++k) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[j] = fmaf(x[k], b[k][j], acc[j]);
+            }
+            float* c = C + row * N + col0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                if (col0 + 32 * j < N) c[32 * j] = acc[j];
+            }
+        }
+    }
+}
+// ANCHOR_END: short_k_rows
+
+// The kernel for this K, chosen once for the whole grid.
+__device__ __forceinline__ void short_k_for(int M, int N, int K, const float* A, const float* B,
+                                            float* C) {
+    switch (K) {
+#define SHORT_K_CASE(k) \
+    case k: short_k<k>(M, N, A, B, C); break;
+        SHORT_K_CASE(1)
+        SHORT_K_CASE(2) SHORT_K_CASE(3) SHORT_K_CASE(4) SHORT_K_CASE(5) SHORT_K_CASE(6)
+            SHORT_K_CASE(7) SHORT_K_CASE(8) SHORT_K_CASE(9) SHORT_K_CASE(10) SHORT_K_CASE(11)
+                SHORT_K_CASE(12) SHORT_K_CASE(13) SHORT_K_CASE(14) SHORT_K_CASE(15) SHORT_K_CASE(16)
+#undef SHORT_K_CASE
+    }
+}
+// ANCHOR_END: short_k
+
+// ANCHOR: kernel
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C, int whole,
+           float* partials) {
+    extern __shared__ __align__(16) float smem[];
+    float acc[TM][TN];
+    // The warp's region of the block tile, and the thread's first row and column in it.
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * VM;
+    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * VN;
+
+    if constexpr (PATH == 1 || PATH == 2) {  // a short side: its own kernel, into C or this block's
+                                             // slice of partials
+        short_side(M, N, K, A, B,
+                   gridDim.z > 1 ? partials + static_cast<long long>(blockIdx.z) * M * N : C);
+        return;
+    }
+    if constexpr (PATH == 3) {  // a short K: its own kernel, K whole, straight into C
+        short_k_for(M, N, K, A, B, C);
+        return;
+    }
+    if (gridDim.z > 1) {  // K split: the tile over this block's slices, into its slice of partials
+        int k_lo, k_hi;
+        my_split(K, k_lo, k_hi);
+        multiply(GridTile{}, k_lo, k_hi, M, N, K, A, B, smem, warp, r0, c0, acc);
+        write_back(partials + (long long)blockIdx.z * M * N, M, N, blockIdx.y * BM, blockIdx.x * BN,
+                   r0, c0, acc, false);
+        return;
+    }
+    if (blockIdx.y < whole) {  // one whole tile
+        multiply(GridTile{}, 0, K, M, N, K, A, B, smem, warp, r0, c0, acc);
+        write_back(C, M, N, blockIdx.y * BM, blockIdx.x * BN, r0, c0, acc, false);
+        return;
+    }
+    __shared__ Piece share[2];
+    __shared__ int pieces;
+    if (threadIdx.x == 0) pieces = my_share(M, N, K, whole, share);
+    __syncthreads();
+    for (int q = 0; q < pieces; ++q) {
+        multiply(ListedTile{&share[q]}, share[q].k_lo, share[q].k_hi, M, N, K, A, B, smem, warp, r0,
+                 c0, acc);
+        take_turn(C, M, N, K, share[q], r0, c0, acc);
+    }
+}
+// ANCHOR_END: kernel

@@ -1,0 +1,776 @@
+// Hands-on exercise for step 11 (docs/src/step11.md, "Exercises").
+//
+// Starts from: step 11's kernel (src/kernel.cu) with two pieces taken out. residue_byte, which
+// turns a scaled entry into its residue modulo one modulus, returns 0; and reconstruct adds no
+// residue to its sums. Everything else is in place: the scaling, the seven INT8 products, the
+// rule of rows computed apart.
+// What to do: fill in the two TODOs below (TODO 1 in residue_byte, TODO 2 in reconstruct).
+// Run it, from the repository's root:
+//     cargo run --release -p step11_int8_crt -- --kernel step11_int8_crt/exercises/residues.cu
+// Check it: before, `verify` says FAIL (every residue is 0, so C is 0 wherever it is not
+// computed apart); when done, `verify   PASS` per element and normwise, at step 11's speed.
+// Solution: exercises/residues.diff; in step11_int8_crt/,
+//     patch -o /tmp/solved.cu exercises/residues.cu exercises/residues.diff
+// gives src/kernel.cu.
+//
+// Step 11: FP32 accuracy from the INT8 tensor cores. Each row of A and each column of B is
+// scaled by a power of two and rounded to an integer; the integer product is computed exactly
+// from its residues modulo a few coprime moduli near 256, one INT8 product per modulus, and
+// rebuilt by the Chinese remainder theorem (the Ozaki scheme II).
+//
+// Idea: step 08's machinery (a producer warpgroup feeding wgmma through the copy engine and an
+// mbarrier pipeline), with 8-bit operands. An INT8 product sums exactly in 32-bit integers, so
+// its only error is none at all; what it cannot do is hold more than 8 bits of an operand. The
+// residues fix that: integers of about 22 bits are cut into seven 8-bit residues, seven exact
+// INT8 products give the integer product modulo each modulus, and the remainder theorem puts
+// the one integer back together. The only rounding is where A and B become integers, and where
+// the rebuilt integer becomes an FP32 number again.
+//
+// Four kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
+// and scale_cols (B's columns, written transposed so that both operands are K-major, as the INT8
+// wgmma wants them in shared memory), matmul (one INT8 product per modulus, in z of the grid,
+// each reduced to its residue), and reconstruct.
+//
+// What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
+// measures both).
+
+// STAGES, GROUP and MODULI are set at compile time (-D NAME=value) from the step's lib.rs.
+
+// ANCHOR: moduli
+// The moduli, pairwise coprime, in the order they are taken: the first MODULI are used.
+__host__ __device__ constexpr int modulus(int l)
+{
+    constexpr int list[8] = {256, 255, 253, 251, 247, 241, 239, 233};
+    return list[l];
+}
+
+// P, the product of the first n moduli: below 2⁶⁴ for all eight.
+__host__ __device__ constexpr unsigned long long product(int n)
+{
+    unsigned long long p = 1;
+    for (int l = 0; l < n; ++l) p *= modulus(l);
+    return p;
+}
+
+constexpr unsigned long long P = product(MODULI);
+
+// The remainder theorem's weight of modulus l: w ≡ 1 (mod m_l) and w ≡ 0 modulo every other
+// modulus, so Σ w_l·r_l ≡ c modulo each of them, and so modulo P. With q = P / m_l, w = q·y
+// where y is the inverse of q modulo m_l; w < P.
+__host__ __device__ constexpr unsigned long long weight(int l)
+{
+    unsigned long long q = P / modulus(l);
+    int m = modulus(l), r = static_cast<int>(q % m), y = 1;
+    while (r * y % m != 1) ++y;
+    return q * y;
+}
+
+struct Table {
+    float modulus[8];
+    float inverse[8];       // 1/m, rounded to a float
+    float high[8];          // 2²⁴ mod m
+    float middle[8];        // 2¹² mod m
+    double weight[8];       // the weights, rounded to doubles
+    unsigned low[8];        // the weights modulo 2³²
+};
+
+__host__ __device__ constexpr Table make_table()
+{
+    Table t{};
+    for (int l = 0; l < MODULI; ++l) {
+        t.modulus[l] = static_cast<float>(modulus(l));
+        t.inverse[l] = 1.0f / static_cast<float>(modulus(l));
+        t.high[l] = static_cast<float>((1 << 24) % modulus(l));
+        t.middle[l] = static_cast<float>((1 << 12) % modulus(l));
+        t.weight[l] = static_cast<double>(weight(l));
+        t.low[l] = static_cast<unsigned>(weight(l));
+    }
+    return t;
+}
+
+__constant__ Table TABLE = make_table();
+
+// An exponent that marks a row of A or a column of B holding NaN or infinity.
+constexpr int NONFINITE = 1 << 30;
+// ANCHOR_END: moduli
+
+// ANCHOR: scale
+// ANCHOR: exponent
+// The exponent e of a row (or column) x of K entries with Σx² = norm2: the largest with
+// 2^e·‖x‖ + √K/2 ≤ T, T = √(P/2) less a margin. Rounding moves each entry by at most 1/2, so
+// the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of products of a row and a
+// column stays within T² < P/2: the remainder theorem can tell it from every other integer.
+__device__ int exponent_for(double norm2, int K)
+{
+    if (!(norm2 <= 1.7976931348623157e308)) return NONFINITE;  // NaN or infinity on the way
+    if (norm2 == 0.0) return 0;
+    double limit = sqrt(0.5 * static_cast<double>(P)) * (1.0 - 1.0 / 1048576.0);
+    return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
+}
+// ANCHOR_END: exponent
+
+// ANCHOR: pieces
+// Adding 1.5·2²³ to a float of magnitude below 2²² rounds it to an integer (to nearest, ties to
+// even), which then sits in the low bits of the sum's pattern.
+constexpr float MAGIC = 12582912.0f;
+
+__device__ __forceinline__ float round_float(float x) {
+    return __fadd_rn(__fadd_rn(x, MAGIC), -MAGIC);
+}
+
+// The integer nearest v (|v| < 2³²) in three exact pieces, x = hi·2²⁴ + mid·2¹² + lo, with
+// |hi| < 2⁸ and |mid|, |lo| ≤ 2¹¹, so that x modulo m is a small sum of floats.
+struct Pieces {
+    float hi, mid, lo;
+};
+
+__device__ __forceinline__ Pieces pieces(float v)
+{
+    float hi = round_float(v * (1.0f / 16777216.0f));
+    float rest = __fmaf_rn(-hi, 16777216.0f, v);
+    float mid = round_float(rest * (1.0f / 4096.0f));
+    float lo = round_float(__fmaf_rn(-mid, 4096.0f, rest));
+    return {hi, mid, lo};
+}
+
+// x's residue modulo m_l, from −m/2 to m/2, as its low byte: t = hi·(2²⁴ mod m) + mid·(2¹²
+// mod m) + lo ≡ x is below 2²⁰, so t·(1/m) is within 2⁻¹¹ of t/m, closer than any half-integer
+// t/m can be (1/(2m) away), and rounding it gives the quotient exactly. For m = 256 a residue
+// of +128 has the byte of −128, the same residue.
+__device__ __forceinline__ unsigned residue_byte(const Pieces& x, int l)
+{
+    // TODO 1: x's residue modulo m = TABLE.modulus[l], from -m/2 to m/2, as its low byte.
+    // Hints: t = hi·(2²⁴ mod m) + mid·(2¹² mod m) + lo, two __fmaf_rn with TABLE.high[l] and
+    // TABLE.middle[l], has x's residue and is below 2²⁰; its quotient is round_float(t times
+    // TABLE.inverse[l]), exactly; the residue r = t - quotient·m is one more __fmaf_rn; and
+    // __fadd_rn(r, MAGIC) holds r's two's-complement byte in the low 8 bits of its pattern
+    // (__float_as_uint, then & 0xFFu).
+    return 0u;
+}
+// ANCHOR_END: pieces
+
+// The residues of 16 integers modulo m_l, packed into 16 bytes.
+__device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
+{
+    unsigned w[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        w[q] = residue_byte(x[4 * q], l) | residue_byte(x[4 * q + 1], l) << 8 |
+               residue_byte(x[4 * q + 2], l) << 16 | residue_byte(x[4 * q + 3], l) << 24;
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// v·2^e as a float, exact (|v·2^e| < 2³²; what falls below FP32's range rounds to 0 anyway); 0 for
+// a row or column marked NONFINITE. The float multiply serves e within FP32's exponents.
+struct Scale {
+    int e;
+    __device__ __forceinline__ float operator()(float v) const
+    {
+        if (e >= -126 && e <= 127) return v * __int_as_float((e + 127) << 23);
+        if (e == NONFINITE) return 0.0f;
+        return static_cast<float>(ldexp(static_cast<double>(v), e));
+    }
+};
+
+// Entries k0 … k0 + 15 of a row of K (zeros past its end), 16-byte loads where rows allow.
+__device__ __forceinline__ void load16(const float* row, int k0, int K, float (&v)[16])
+{
+    if (K % 4 == 0 && k0 + 16 <= K) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            float4 f = *reinterpret_cast<const float4*>(row + k0 + 4 * q);
+            v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 16; ++j) v[j] = k0 + j < K ? row[k0 + j] : 0.0f;
+    }
+}
+
+// ANCHOR: apart_rule
+// Which rows and columns the scaling carries. Rounding 2^e·x to an integer moves it by at most
+// 1/2, and never by more than |2^e·x|. Call an entry other than zero whose scaled value is below
+// 2²⁷/K "small"; every other entry other than zero moves by at most τ = γ_K/16 of itself (γ_K =
+// K·2⁻²⁴, FP32's per-element factor), which costs element (i, j) at most τ·(|A||B|)ᵢⱼ. A row of
+// A with s small entries costs element (i, j) at most half a unit times the mass of column j of
+// B on those s places, which is within τ·(|A||B|)ᵢⱼ while that mass is no more than the column's
+// mass on the row's entries that are neither small nor zero: sure when (2s + z)·‖b_j‖∞ ≤ ‖b_j‖₁,
+// with z the row's zeros, for every column. So with q_B the largest ‖b_j‖∞/‖b_j‖₁ over B's
+// columns, a row with s > 0 and (2s + z)·q_B > 1 is computed apart, as FP32 dot products
+// (compute_apart, below), and likewise a column of B against q_A, the rows' largest
+// ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most 2τ more,
+// and the rest of the bound covers the final rounding to FP32 (the rebuild is exact).
+// stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), then for
+// each row of A and column of B in turn (v = i, or M + j) 2s + z at [2 + 2v] and s at
+// [3 + 2v]; zeroed before every product.
+constexpr float SMALL = 134217728.0f;  // 2²⁷: an entry is small below SMALL/K once scaled
+
+// What an entry adds to its vector's 2s + z (weight) and s (small).
+__device__ __forceinline__ void tally(float x, float scaled, float limit, int& weight, int& small)
+{
+    bool is_small = x != 0.0f && fabsf(scaled) < limit;
+    weight += x == 0.0f ? 1 : is_small ? 2 : 0;
+    small += is_small;
+}
+
+__device__ __forceinline__ void raise_to(int* q, double l1, float linf)
+{
+    if (l1 > 0.0) atomicMax(q, __float_as_int(static_cast<float>(linf / l1)));
+}
+
+// Whether a vector with this weight (2s + z) and these small entries is computed apart against
+// the other operand's q (its bits: stats[1] for a row of A, stats[0] for a column of B).
+__device__ __forceinline__ bool apart(int weight, int small, int q_bits)
+{
+    return small > 0 && static_cast<float>(weight) * __int_as_float(q_bits) > 1.0f;
+}
+// ANCHOR_END: apart_rule
+
+// A's rows, a block of 256 threads each: the exponent of row i into exps[i], its residues
+// modulo each modulus into plane l of res (MODULI planes of M rows of pitch bytes), and its
+// share of stats (above). A thread takes 16 consecutive entries at a time; the first 4096 of the
+// row stay in registers between the two passes, the rest is read again (from L2: few rows are
+// in flight).
+extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats,
+                                      int M, int K, int pitch) {
+    __shared__ double partial[8], partial1[8];
+    __shared__ float partial_max[8];
+    __shared__ int partial_weight[8], partial_small[8];
+    int i = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const float* row = A + static_cast<long long>(i) * K;
+    float first[16];
+    load16(row, 16 * threadIdx.x, K, first);
+    double norm2 = 0.0, norm1 = 0.0;
+    float largest = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        norm2 = fma(static_cast<double>(first[j]), static_cast<double>(first[j]), norm2);
+        norm1 += fabs(static_cast<double>(first[j]));
+        largest = fmaxf(largest, fabsf(first[j]));
+    }
+    for (int k0 = 16 * threadIdx.x + 4096; k0 < K; k0 += 4096) {
+        float v[16];
+        load16(row, k0, K, v);
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            norm2 = fma(static_cast<double>(v[j]), static_cast<double>(v[j]), norm2);
+            norm1 += fabs(static_cast<double>(v[j]));
+            largest = fmaxf(largest, fabsf(v[j]));
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) {
+        norm2 += __shfl_xor_sync(0xFFFFFFFFu, norm2, o);
+        norm1 += __shfl_xor_sync(0xFFFFFFFFu, norm1, o);
+        largest = fmaxf(largest, __shfl_xor_sync(0xFFFFFFFFu, largest, o));
+    }
+    if (lane == 0) partial[warp] = norm2, partial1[warp] = norm1, partial_max[warp] = largest;
+    __syncthreads();
+    norm2 = 0.0, norm1 = 0.0, largest = 0.0f;
+#pragma unroll
+    for (int w = 0; w < 8; ++w)
+        norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
+    Scale scale{exponent_for(norm2, K)};
+    if (threadIdx.x == 0) {
+        exps[i] = scale.e;
+        if (scale.e != NONFINITE) raise_to(&stats[0], norm1, largest);
+    }
+    // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
+    const float limit = SMALL / static_cast<float>(K);
+    int weight = 0, small = 0;
+    for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
+        float v[16];
+        if (k0 < 4096) {
+#pragma unroll
+            for (int j = 0; j < 16; ++j) v[j] = first[j];
+        } else {
+            load16(row, k0, K, v);
+        }
+        Pieces x[16];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            float scaled = scale(v[j]);
+            if (k0 + j < K) tally(v[j], scaled, limit, weight, small);
+            x[j] = pieces(scaled);
+        }
+#pragma unroll
+        for (int l = 0; l < MODULI; ++l) {
+            *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * M + i) * pitch + k0) =
+                pack(x, l);
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) {
+        weight += __shfl_xor_sync(0xFFFFFFFFu, weight, o);
+        small += __shfl_xor_sync(0xFFFFFFFFu, small, o);
+    }
+    if (lane == 0) partial_weight[warp] = weight, partial_small[warp] = small;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < 8; ++w) weight += partial_weight[w], small += partial_small[w];
+        stats[2 + 2 * i] = weight;
+        stats[3 + 2 * i] = small;
+    }
+}
+
+// Sums of squares of B's columns over 256-row chunks, part[chunk·N + n], and, for the rule above,
+// their sums of magnitudes and largest magnitudes, part[(chunks + chunk)·N + n] and part[(2·chunks
+// + chunk)·N + n]. Summed in a fixed order (no atomics), so that the exponents, and so C, are the
+// same from run to run.
+extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
+{
+    __shared__ double sums[8][32], sums1[8][32], maxes[8][32];
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    int n = blockIdx.x * 32 + tx, k0 = blockIdx.y * 256, k1 = min(K, k0 + 256);
+    double s = 0.0, s1 = 0.0, largest = 0.0;
+    if (n < N) {
+        for (int k = k0 + ty; k < k1; k += 8) {
+            double v = B[static_cast<long long>(k) * N + n];
+            s = fma(v, v, s);
+            s1 += fabs(v);
+            largest = fmax(largest, fabs(v));
+        }
+    }
+    sums[ty][tx] = s, sums1[ty][tx] = s1, maxes[ty][tx] = largest;
+    __syncthreads();
+    if (ty == 0 && n < N) {
+        for (int y = 1; y < 8; ++y)
+            s += sums[y][tx], s1 += sums1[y][tx], largest = fmax(largest, maxes[y][tx]);
+        long long chunks = gridDim.y;
+        part[static_cast<long long>(blockIdx.y) * N + n] = s;
+        part[(chunks + blockIdx.y) * N + n] = s1;
+        part[(2 * chunks + blockIdx.y) * N + n] = largest;
+    }
+}
+
+// B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
+// exps[n], the residues written transposed, column n of B as row n of plane l (MODULI planes of
+// N rows of pitch bytes): both operands of the INT8 product are then K-major. And the columns'
+// share of stats (see scale_rows).
+extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
+                                      int* exps, int* stats, int M, int K, int N, int pitch) {
+    __shared__ float tile[128][33];
+    __shared__ int exponent[32];
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    // Blocks start in order of x, then y: taken in reverse order of K, they first read the rows
+    // of B that col_norms read last, which are still in L2.
+    int n0 = blockIdx.x * 32, k0 = (gridDim.y - 1 - blockIdx.y) * 128;
+    if (ty == 0) {
+        int n = n0 + tx, chunks = (K + 255) / 256;
+        double norm2 = 0.0, norm1 = 0.0, largest = 0.0;
+        if (n < N) {
+            for (int c = 0; c < chunks; ++c) norm2 += part[static_cast<long long>(c) * N + n];
+            if (blockIdx.y == 0) {
+                for (int c = 0; c < chunks; ++c) {
+                    norm1 += part[static_cast<long long>(chunks + c) * N + n];
+                    largest = fmax(largest, part[static_cast<long long>(2 * chunks + c) * N + n]);
+                }
+            }
+        }
+        int e = exponent_for(norm2, K);
+        if (n < N && blockIdx.y == 0) {
+            exps[n] = e;
+            if (e != NONFINITE) raise_to(&stats[1], norm1, static_cast<float>(largest));
+        }
+        exponent[tx] = e;
+    }
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        int k = k0 + ty + 8 * j, n = n0 + tx;
+        tile[ty + 8 * j][tx] = k < K && n < N ? B[static_cast<long long>(k) * N + n] : 0.0f;
+    }
+    __syncthreads();
+    // Each thread: 16 consecutive entries of K of one column, one 16-byte store per modulus.
+    int c = threadIdx.x / 8, kk = 16 * (threadIdx.x % 8), n = n0 + c;
+    if (n >= N || k0 + kk >= K) return;
+    Scale scale{exponent[c]};
+    Pieces x[16];
+    const float limit = SMALL / static_cast<float>(K);
+    int weight = 0, small = 0;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        float scaled = scale(tile[kk + j][c]);
+        if (k0 + kk + j < K) tally(tile[kk + j][c], scaled, limit, weight, small);
+        x[j] = pieces(scaled);
+    }
+    if (weight > 0) atomicAdd(&stats[2 + 2 * (M + n)], weight);
+    if (small > 0) atomicAdd(&stats[3 + 2 * (M + n)], small);
+#pragma unroll
+    for (int l = 0; l < MODULI; ++l) {
+        *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) =
+            pack(x, l);
+    }
+}
+// ANCHOR_END: scale
+
+// ANCHOR: constants
+constexpr int BM = 128;                     // rows of C per block: two consumers of 64
+constexpr int BN = 256;                     // columns of C per block: the N of each wgmma
+constexpr int BK = 128;                     // bytes of one row in the 128-byte swizzle: 128 of K
+constexpr int CONSUMERS = BM / 64;          // consumer warpgroups, one 64-row strip of C each
+constexpr int THREADS = 128 * (CONSUMERS + 1);
+constexpr int A_TILE = BM * BK;             // bytes of one stage's A tile (BM rows of BK)
+constexpr int B_TILE = BN * BK;             // bytes of one stage's B tile (BN rows of Bᵀ)
+constexpr unsigned STAGE_BYTES = A_TILE + B_TILE;
+// Registers per thread after the producer hands its share to the consumers (setmaxnreg).
+constexpr int PRODUCER_REGS = 40;
+constexpr int BLOCK_REGS = THREADS * ((65536 / THREADS) / 8 * 8);
+constexpr int CONSUMER_REGS_FIT = (BLOCK_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+constexpr int CONSUMER_REGS = CONSUMER_REGS_FIT < 240 ? CONSUMER_REGS_FIT : 240;
+// ANCHOR_END: constants
+
+// The driver's tensor map, opaque to the kernel: NVRTC has no CUDA headers.
+struct alignas(64) CUtensorMap {
+    unsigned long long opaque[16];
+};
+
+// ANCHOR: sync
+__device__ __forceinline__ unsigned smem(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count));
+}
+
+// One arrival that also tells the barrier how many bytes the copies will deliver.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+}
+
+// Waits until the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity)
+{
+    unsigned done = 0;
+    while (!done) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(smem(bar)), "r"(parity)
+            : "memory");
+    }
+}
+
+// The copy engine moves the box at (k, row) of plane z of the map's residues into dst, and
+// counts its bytes on bar.
+__device__ __forceinline__ void tma_load(unsigned char* dst, const CUtensorMap* map,
+                                         unsigned long long* bar, int k, int row, int z) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3, %4}], [%5];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(k), "r"(row), "r"(z), "r"(smem(bar))
+        : "memory");
+}
+// ANCHOR_END: sync
+
+// ANCHOR: wgmma
+// A shared-memory operand: rows of 128 bytes (128 of K), 16-byte pieces swizzled, 8-row groups
+// 1024 bytes apart.
+__device__ __forceinline__ unsigned long long descriptor(const unsigned char* tile)
+{
+    unsigned long long addr = smem(tile);
+    return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// d (a 64×256 tile of C, 128 int32 a thread) += the 64×32 slice of A that a points at times the
+// 32×256 slice of B whose transpose b points at, both signed bytes, summed exactly in int32.
+// d is overwritten when accumulate is 0. The braces list every accumulator register.
+__device__ __forceinline__ void wgmma(int (&d)[BN / 2], unsigned long long a, unsigned long long b,
+                                      int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
+        "%111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+        "%127}, "
+        "%128, %129, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),
+          "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]),
+          "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]),
+          "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]),
+          "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]),
+          "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+          "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]),
+          "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+          "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]),
+          "+r"(d[63]), "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]),
+          "+r"(d[70]), "+r"(d[71]), "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]),
+          "+r"(d[77]), "+r"(d[78]), "+r"(d[79]), "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]),
+          "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]), "+r"(d[88]), "+r"(d[89]), "+r"(d[90]),
+          "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]), "+r"(d[96]), "+r"(d[97]),
+          "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+          "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]),
+          "+r"(d[110]), "+r"(d[111]), "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]),
+          "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), "+r"(d[120]), "+r"(d[121]),
+          "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+// ANCHOR_END: wgmma
+
+// ANCHOR: residue
+// Rows of a consumer's strip of residues as it waits in shared memory: 256 bytes and 16 more,
+// so that the 8 rows a warp writes at once fall in different banks.
+constexpr int STRIP_PITCH = BN + 16;
+
+// The tile's sums modulo M_L, a byte each, into plane `out` (pitch bytes a row): M_L is a
+// constant, so the compiler divides by multiplying. acc[4j + 2h + v] is row 16·warp + g + 8h of
+// the consumer's 64-row strip, column 8j + 2t + v. The strip goes through shared memory (the
+// pipeline's tiles, all read by now), then out in 16-byte pieces, whole rows at a time.
+template <int M_L>
+__device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigned char* strip,
+                                               unsigned char* out, int row0, int M, int col0, int N,
+                                               int pitch) {
+    int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            int r0 = acc[4 * j + 2 * h] % M_L, r1 = acc[4 * j + 2 * h + 1] % M_L;
+            r0 += r0 < 0 ? M_L : 0;
+            r1 += r1 < 0 ? M_L : 0;
+            *reinterpret_cast<unsigned short*>(strip + (16 * warp + g + 8 * h) * STRIP_PITCH +
+                                               8 * j + 2 * t) =
+                static_cast<unsigned short>(r0 | r1 << 8);
+        }
+    }
+    asm volatile("bar.sync %0, 128;" ::"r"(threadIdx.x / 128) : "memory");  // this warpgroup alone
+#pragma unroll
+    for (int q = 0; q < 64 * BN / 16 / 128; ++q) {
+        int piece = threadIdx.x % 128 + 128 * q, r = piece / (BN / 16),
+            n = col0 + 16 * (piece % (BN / 16));
+        // A row's 16 bytes past N stay within its padding, which nothing reads.
+        if (row0 + r < M && n < N) {
+            *reinterpret_cast<uint4*>(out + static_cast<long long>(row0 + r) * pitch + n) =
+                *reinterpret_cast<const uint4*>(strip + r * STRIP_PITCH + 16 * (piece % (BN / 16)));
+        }
+    }
+}
+// ANCHOR_END: residue
+
+// ANCHOR: kernel
+// One INT8 product per block and modulus z = blockIdx.z: C's BM×BN tile of Σ_k r_a·r_b, exact
+// in int32, reduced modulo m_z into plane z of c_res (MODULI planes of M rows of N bytes,
+// padded to 16). A, B, C and exps are for a kernel that rebuilds C itself.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res,
+           const int* exps, const __grid_constant__ CUtensorMap a_map,
+           const __grid_constant__ CUtensorMap b_map) {
+    // STAGES tiles of A and B, then the barriers; the swizzle needs 1024-byte alignment.
+    extern __shared__ unsigned char raw[];
+    unsigned char* As = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    unsigned char* Bs = As + STAGES * A_TILE;
+    unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
+    unsigned long long* empty = full + STAGES;
+
+    // Blocks in launch order walk down groups of GROUP block-rows before moving right, so the
+    // blocks resident at once share tiles of A and of B in L2.
+    int bid = blockIdx.x + gridDim.x * blockIdx.y;
+    int first = bid / (GROUP * gridDim.x) * GROUP;
+    int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
+    int row0 = (first + bid % (GROUP * gridDim.x) % rows) * BM;
+    int col0 = bid % (GROUP * gridDim.x) / rows * BN;
+    int z = blockIdx.z;
+    int k_tiles = (K + BK - 1) / BK;
+    int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);                  // the producer's arrival, plus the bytes
+            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (role == 0) {
+        // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                int s = kt % STAGES;
+                // Stage s was last filled for tile kt - STAGES; wait until it has been used.
+                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);
+                mbar_expect_bytes(&full[s], STAGE_BYTES);
+                tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0, z);
+                tma_load(Bs + s * B_TILE, &b_map, &full[s], kt * BK, col0, z);
+            }
+        }
+    } else {
+        // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+        int lane = threadIdx.x % 32;
+        // ANCHOR: consumer
+        int acc[BN / 2] = {};
+
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            int s = kt % STAGES;
+            mbar_wait(&full[s], (kt / STAGES) % 2);
+            unsigned long long a = descriptor(As + s * A_TILE + (role - 1) * 64 * BK);
+            unsigned long long b = descriptor(Bs + s * B_TILE);
+            wgmma_fence();
+#pragma unroll
+            for (int k32 = 0; k32 < BK / 32; ++k32) {
+                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4),
+                      1);  // 32 bytes further along the rows
+            }
+            wgmma_commit();
+            // The products of the tile before have now read their stage: hand it back.
+            wgmma_wait<1>();
+            if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
+        }
+        wgmma_wait<0>();
+        // The strips below overwrite the pipeline's first tiles: wait until the other consumer's
+        // products have read them too (barrier 3: the two consumer warpgroups).
+        asm volatile("bar.sync 3, 256;" ::: "memory");
+
+        // Each sum reduced modulo m_z, a byte each, into plane z of c_res.
+        int pitch = (N + 15) / 16 * 16;
+        unsigned char* out = c_res + static_cast<long long>(z) * M * pitch;
+        unsigned char* strip = As + (role - 1) * 64 * STRIP_PITCH;
+        int strip0 = row0 + 64 * (role - 1);
+        switch (z) {
+        case 0: store_residues<modulus(0)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 1: store_residues<modulus(1)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 2: store_residues<modulus(2)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 3: store_residues<modulus(3)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 4: store_residues<modulus(4)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 5: store_residues<modulus(5)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        case 6: store_residues<modulus(6)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        default: store_residues<modulus(7)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+        }
+    }
+}
+// ANCHOR_END: consumer
+// ANCHOR_END: kernel
+
+// ANCHOR: reconstruct
+// C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P); the multiple of P nearest s
+// taken away leaves c, the one integer within P/2 of zero, and the exponents of the row and the
+// column scale it back. s reaches 2⁷⁵, so in doubles it is off by up to about 2²²: enough to find
+// the multiple of P (c stays 2⁻¹⁹·P/2 away from ±P/2), not to give c, which may be far smaller.
+// The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. Adding 1.5·2⁵²
+// (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
+// word of its pattern, so that no conversion between doubles and 64-bit integers is needed. An
+// element whose row or column holds NaN or infinity is the plain FP32 dot product, which gives
+// NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y; five
+// blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
+// takes 72 registers, three blocks fit, and the kernel takes half as long again.
+extern "C" __global__ void __launch_bounds__(256, 5)
+    reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
+                float* C, int M, int N, int K) {
+    int pitch = (N + 15) / 16 * 16;
+    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (j0 >= N) return;
+    const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
+    const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
+    const double round52 = 6755399441055744.0;  // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
+    const double round64 =
+        27670116110564327424.0;  // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
+    const double int_bias = 4503601774854144.0;          // 2⁵² + 2³¹
+    for (int i = blockIdx.y; i < M; i += gridDim.y) {
+        double s[4] = {};
+        unsigned low[4] = {};
+#pragma unroll
+        for (int l = 0; l < MODULI; ++l) {
+            unsigned bytes = *reinterpret_cast<const unsigned*>(
+                c_res + (static_cast<long long>(l) * M + i) * pitch + j0);
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+                unsigned b = (bytes >> (8 * v)) & 0xFF;
+                // TODO 2: add w_l·b, the residue b of modulus l times its weight, to the two sums
+                // of element v: s[v] in doubles (TABLE.weight[l]; b as a double, exactly, is
+                // __hiloint2double(0x43300000, b) - two52), and low[v] modulo 2³² in unsigned
+                // integers (TABLE.low[l], the weight modulo 2³²: unsigned arithmetic wraps).
+                (void)b;
+            }
+        }
+        int ea = exps[i];
+        float c[4];
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            int j = min(j0 + v, N - 1), eb = exps[M + j];
+            if (ea == NONFINITE || eb == NONFINITE) {
+                float sum = 0.0f;
+                for (int k = 0; k < K; ++k)
+                    sum = fmaf(A[static_cast<long long>(i) * K + k],
+                               B[static_cast<long long>(k) * N + j], sum);
+                c[v] = sum;
+            } else {
+                double t = fma(s[v], inverse, round52);  // 1.5·2⁵² + q, q = the multiple
+                double q = t - round52;
+                double u = fma(-q, p, s[v]) + round64;  // 1.5·2⁶⁴ + c, c rounded to 2¹²
+                double rounded = u - round64;
+                // c − rounded is within ±2³¹: the difference of their low 32 bits is all of it.
+                unsigned exact_low =
+                    low[v] - static_cast<unsigned>(__double2loint(t)) * static_cast<unsigned>(P);
+                int delta =
+                    static_cast<int>(exact_low - (static_cast<unsigned>(__double2loint(u)) << 12));
+                double integer =
+                    rounded + (__hiloint2double(0x43300000, delta ^ 0x80000000) - int_bias);
+                c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
+            }
+        }
+        float* out = C + static_cast<long long>(i) * N + j0;
+        if (N % 4 == 0) {
+            *reinterpret_cast<float4*>(out) = make_float4(c[0], c[1], c[2], c[3]);
+        } else {
+            for (int v = 0; v < 4 && j0 + v < N; ++v) out[v] = c[v];
+        }
+    }
+}
+// ANCHOR_END: reconstruct
+
+// ANCHOR: apart
+// After the product: the elements of the rows (v = 0 … M − 1) and columns (v = M … M + N − 1,
+// blocks taking v in turn) that the rule above computes apart, as FP32 dot products, one term after
+// another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + 2v] and stats[3 + 2v] are the
+// counts of row v, or of column v − M. An element of such a row and such a column is written twice,
+// with the same bits.
+extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats,
+                                         int M, int N, int K) {
+    for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
+        bool row = v < M;
+        if (!apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0])) continue;
+        int count = row ? N : M;
+        for (int t = threadIdx.x; t < count; t += blockDim.x) {
+            int i = row ? v : t, j = row ? t : v - M;
+            float sum = 0.0f;
+            for (int k = 0; k < K; ++k)
+                sum = fmaf(A[static_cast<long long>(i) * K + k],
+                           B[static_cast<long long>(k) * N + j], sum);
+            C[static_cast<long long>(i) * N + j] = sum;
+        }
+    }
+}
+// ANCHOR_END: apart
