@@ -19,9 +19,9 @@
 //
 // Why threadIdx.x is the column: the 32 threads of a warp have consecutive threadIdx.x. With x
 // mapped to col, a warp shares one row: it reads one A[row][k] (a broadcast), reads
-// B[k][col..col+31] (128 contiguous bytes, one transaction) and writes C[row][col..col+31] the
-// same way. Mapped the other way round, a warp would touch 32 rows K floats apart on every
-// access: 32 transactions where one suffices.
+// B[k][col..col+31] (128 contiguous bytes: one request of four 32-byte sectors) and writes
+// C[row][col..col+31] the same way. Mapped the other way round, a warp would touch 32 rows K
+// floats apart on every access: 32 sectors where four suffice.
 //
 // What it buys: every SM busy, but two global loads per FMA (an intensity of 1/4 FLOP per
 // byte). Caches absorb most of that traffic, yet the kernel stays far below the FP32 peak; its

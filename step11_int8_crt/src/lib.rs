@@ -45,7 +45,7 @@ pub const FUSED_PARAMS: &[Param] = &[
     },
 ];
 
-/// The measured alternative beside the kernel (docs/src/step11.md): the moduli's products
+/// The measured alternative beside the kernel (docs/src/log/step11.md): the moduli's products
 /// accumulated on chip in one pass, no residues of C in memory and no reconstruct kernel.
 pub const VARIANTS: &[LaunchVariant] = &[LaunchVariant {
     file: "step11_int8_crt/variants/fused.cu",
@@ -85,7 +85,7 @@ pub const K_MAX: usize = 1 << 17;
 
 /// The bits the scaling keeps of the largest entry of a row of the course's inputs (uniform in
 /// [−1, 1], so ‖a‖ ≈ √(K/3)): log₂ of the integer that entry becomes, 2^e with e the exponent the
-/// kernel picks. The chapter's table and exercise 1 are this function's values.
+/// kernel picks. The table of docs/src/step11-arithmetic.md is this function's values.
 pub fn bits_kept(moduli: usize, k: usize) -> i32 {
     (room(moduli, k) / (k as f64 / 3.0).sqrt()).log2().floor() as i32
 }
@@ -251,9 +251,9 @@ mod tests {
         assert!(product(8) < 1 << 64);
     }
 
-    /// The chapter's arithmetic: 22 bits at 4096 with 7 moduli (the exponent the kernel picks on
-    /// the course's inputs), 21 at 8192, four fewer with 6 moduli; exercise 1: 22 bits at K = 65536
-    /// take 8 moduli, and 7 keep 20.
+    /// The arithmetic of docs/src/step11-arithmetic.md: 22 bits at 4096 with 7 moduli (the exponent
+    /// the kernel picks on the course's inputs), 21 at 8192, four fewer with 6 moduli; and 22 bits
+    /// at K = 65536 take 8 moduli, where 7 keep 20.
     #[test]
     fn the_bits_kept_are_the_chapters() {
         assert_eq!(bits_kept(7, 4096), 22);
@@ -264,7 +264,7 @@ mod tests {
         assert_eq!(moduli_for(22, 4096), Some(7));
         assert_eq!(moduli_for(22, 65536), Some(8));
         assert_eq!(moduli_for(30, 4096), None);
-        // The chapter's table of log₂ P, to two decimals.
+        // The appendix's table of log₂ P, to two decimals.
         let bits: Vec<String> = (3..=8).map(|l| format!("{:.2}", (product(l) as f64).log2())).collect();
         assert_eq!(bits, ["23.98", "31.95", "39.90", "47.81", "55.71", "63.58"]);
     }
