@@ -8,7 +8,8 @@
   performance log and the records);
 - no line wider than 100 columns in a kernel (every .cu of a step: its kernel, stages, variants
   and exercises) or in a code block the built book shows;
-- every record under docs/src/results/ listed on the page of earlier runs.
+- every record under docs/src/results/ listed on the page of earlier runs, and none named by a
+  commit hash (links show a record's name).
 
     scripts/check-reading.py [ROOT]       (after `mdbook build docs`: the built book is read too)
 
@@ -94,6 +95,10 @@ def main():
                 if len(line) > COLUMNS:
                     faults.append(f"docs/book/{page.relative_to(book)}: a code line of {len(line)} columns, over "
                                   f"{COLUMNS}: {line[:60]}…")
+    for record in sorted((SRC / "results").rglob("*")):
+        if hashes(record.name.replace("-", " ").replace(".", " ")):
+            faults.append(f"docs/src/results/{record.relative_to(SRC / 'results')}: a record named by a commit "
+                          "hash (a link shows its name: name it by what it measured; the hash goes inside)")
     earlier = (SRC / "results" / "earlier.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"\]\(([^)]+)\)", earlier))
     skip = {"runs/2026-11-24-nvidia-h100-80gb-hbm3-reference.md", "profiles-h100.md", "earlier.md"}

@@ -57,8 +57,9 @@ struct Args {
     #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max"])]
     suite: bool,
     /// Run the held-out shapes instead: 48 shapes with M, N and K each log-uniform over
-    /// [1, 16384] and M·N·K ≤ 2³⁶, from a fixed seed, that no rule of the course is fitted on;
-    /// written as `<device>-held-out.md` with its chart.
+    /// [1, 16384] and M·N·K ≤ 2³⁶, from a fixed seed: a validation set, which no rule is fitted
+    /// on but step 10's model was checked against while it was built; written as
+    /// `<device>-held-out.md` with its chart.
     #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max", "suite"])]
     held_out: bool,
     /// With --held-out: draw the 48 shapes from this seed instead (decimal, or hex after 0x): a
