@@ -12,6 +12,7 @@
 //! 0 grouped    digits in threes split by a space: 46 832 (grouped-thin, grouped-nbsp: a thin
 //!              or a no-break space)
 //! 0.0 /1000    the record's value divided by 1000 first: 46832 printed as 46.8
+//! 0 plain      never grouped, as a program prints it: 46832 (inside a quoted report)
 //! ```
 //!
 //! Fixed forms round half away from zero (of the value as read into an f64); scientific forms
@@ -32,6 +33,8 @@ pub struct Form {
     pub group: Option<char>,
     /// The record's value is divided by this before it is printed.
     pub divisor: Option<u64>,
+    /// Never grouped, as a program prints it (a figure inside a quoted report).
+    pub plain: bool,
 }
 
 const THIN: char = '\u{2009}';
@@ -56,17 +59,18 @@ impl Form {
                 zeros.len()
             }
         };
-        let mut form = Form { decimals, scientific, percent, group: None, divisor: None };
+        let mut form = Form { decimals, scientific, percent, group: None, divisor: None, plain: false };
         for word in words {
             match word {
                 "grouped" => form.group = Some(' '),
                 "grouped-thin" => form.group = Some(THIN),
                 "grouped-nbsp" => form.group = Some(NBSP),
+                "plain" => form.plain = true,
                 _ => match word.strip_prefix('/').and_then(|d| d.parse::<u64>().ok()) {
                     Some(d) if d > 0 => form.divisor = Some(d),
                     _ => {
                         return Err(format!(
-                            "\"{word}\" is not a word of a form (grouped, grouped-thin, grouped-nbsp or /N)"
+                            "\"{word}\" is not a word of a form (grouped, grouped-thin, grouped-nbsp, plain or /N)"
                         ));
                     }
                 },
@@ -91,7 +95,7 @@ impl Form {
         let (sign, digits) = whole.strip_prefix('-').map_or(("", whole), |d| ("-", d));
         // A number of five digits or more is grouped even when its form does not say how: with
         // a narrow no-break space, as a reader expects 2 684 354 560 rather than 2684354560.
-        let group = self.group.or((digits.len() >= 5).then_some(NARROW));
+        let group = self.group.or((digits.len() >= 5 && !self.plain).then_some(NARROW));
         let grouped = match group {
             Some(sep) => {
                 let head = digits.len() % 3;
@@ -128,6 +132,7 @@ impl Form {
                 percent,
                 group: None,
                 divisor,
+                plain: false,
             });
         }
         let (whole, fraction) = unsigned.split_once('.').map_or((unsigned, None), |(w, f)| (w, Some(f)));
@@ -139,8 +144,14 @@ impl Form {
         if !first.is_ascii_digit() || !whole.chars().all(|c| c.is_ascii_digit() || Some(c) == group) {
             return None;
         }
-        let form =
-            Form { decimals: fraction.map_or(0, str::len), scientific: false, percent, group, divisor };
+        let form = Form {
+            decimals: fraction.map_or(0, str::len),
+            scientific: false,
+            percent,
+            group,
+            divisor,
+            plain: false,
+        };
         Some(form)
     }
 }
@@ -161,6 +172,7 @@ impl fmt::Display for Form {
             Some(' ') => write!(f, " grouped")?,
             Some(THIN) => write!(f, " grouped-thin")?,
             Some(_) => write!(f, " grouped-nbsp")?,
+            None if self.plain => write!(f, " plain")?,
             None => {}
         }
         if let Some(d) = self.divisor {
@@ -200,13 +212,26 @@ mod tests {
         assert_eq!(print("0.0e0", 1.06e-6), "1.1e-6");
         assert_eq!(print("0.0e0", 0.0), "0.0e0");
         assert_eq!(print("0e0", 1e-6), "1e-6");
+        // Five digits or more are grouped unless the form says plain (a quoted report).
+        assert_eq!(print("0", 46832.0), "46\u{202f}832");
+        assert_eq!(print("0", 4683.0), "4683");
+        assert_eq!(print("0 plain", 46832.0), "46832");
+        assert_eq!(print("0.0 /1000", 46832000.0), "46\u{202f}832.0");
     }
 
     #[test]
     fn forms_are_written_as_they_are_read() {
-        for text in
-            ["0", "0.0", "0.00%", "0.0e0", "0e0%", "0 grouped", "0.0 grouped-thin /1000", "0 /1000000"]
-        {
+        for text in [
+            "0",
+            "0.0",
+            "0.00%",
+            "0.0e0",
+            "0e0%",
+            "0 grouped",
+            "0.0 grouped-thin /1000",
+            "0 /1000000",
+            "0 plain",
+        ] {
             assert_eq!(Form::parse(text).unwrap().to_string(), text);
         }
         for bad in ["", "1", "0.", "0.01", "0 spaced", "0 /0", "0 /x", "0.0e0 grouped", "00"] {

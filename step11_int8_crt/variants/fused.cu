@@ -11,10 +11,11 @@
 // the one integer back together. The only rounding is where A and B become integers, and where
 // the rebuilt integer becomes an FP32 number again.
 //
-// Four kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
+// Six kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
 // and scale_cols (B's columns, written transposed so that both operands are K-major, as the INT8
 // wgmma wants them in shared memory), matmul (one INT8 product per modulus, in z of the grid,
-// each reduced to its residue), and reconstruct.
+// each reduced to its residue), reconstruct, and compute_apart (the rows and columns the rule
+// sends apart, as FP32 dot products).
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).

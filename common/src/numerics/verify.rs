@@ -1321,7 +1321,7 @@ mod tests {
 mod chapter {
     use super::*;
 
-    /// The table of separations in the chapter "Measuring correctly" is the model's: the limit on
+    /// The table of separations in the book's appendix "The error model" is the model's: the limit on
     /// ‖ΔC‖/S and the next lower precision's expected error over it, at three shapes.
     #[test]
     fn the_chapters_table_of_separations_is_the_models() {

@@ -151,7 +151,7 @@ impl Class {
     /// How far past its limit the fault must land: twice for a lower precision (the margin the
     /// limits are built for), once for the rest. Truncation where rounding to nearest is
     /// claimed costs 2.6 times the error, which no limit with room for correct results can
-    /// turn into a margin of two: it must fail, by less (the chapter "Measuring correctly").
+    /// turn into a margin of two: it must fail, by less (the book's appendix "The error model").
     pub fn margin(self) -> f64 {
         if self.is_precision() && self != Class::Truncated { 2.0 } else { 1.0 }
     }
