@@ -8,7 +8,8 @@
 //   ex=step03_single_block/exercises/staging.cu
 //   cargo run --release -p step03_single_block -- --kernel $ex
 //   cargo run --release -p step03_single_block -- --kernel $ex -m 32 -n 32 -k 908
-// Check: `verify ... PASS` at both shapes. At 32x32x908, A alone has 29056 elements for 1024
+//   cargo run --release -p step03_single_block -- --kernel $ex -m 8 -n 8 -k 3632
+// Check: `verify ... PASS` at all three shapes. At 32x32x908, A alone has 29056 elements for 1024
 //   threads, so a copy of one element per thread fails there.
 // Solution: exercises/staging.diff turns this file into src/kernel.cu:
 //   cd step03_single_block && patch -o /tmp/solved.cu exercises/staging.cu exercises/staging.diff

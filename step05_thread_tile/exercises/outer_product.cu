@@ -36,8 +36,9 @@
 //   4·WM/TM rows and 4·WN/TN columns apart, so the 16-byte reads of neighbouring threads are
 //   adjacent and a warp's reads of shared memory cause almost no bank conflicts (the chapter
 //   shows the counters).
-// - Global loads are 16-byte (float4) where the row length allows (K or N a multiple of 4),
-//   with a guarded scalar path at the edges and for other shapes; past the edge they give 0.
+// - Global loads are 16-byte (float4) where the rows allow: inside the matrices when K and N are
+//   both multiples of 4, at the edges for each matrix whose own row length is (K for A, N for
+//   B); a guarded scalar path does the rest, and past the edge the loads give 0.
 // - __launch_bounds__ tells the compiler the block size and how many blocks should fit on an SM
 //   (MINB), so it budgets registers for that occupancy.
 // - A slice wholly inside A and B, every slice but the edge tiles' and a last partial one, is

@@ -310,11 +310,11 @@ impl Tma {
 ///
 /// ```text
 /// (marks zeroed: M + N ints)
-/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
-///     as without, and marks[i] = 1 for a row of A it cannot carry
 /// mark_cols(const float* B, int* marks, int K, int N)
 ///     blocks of 256 threads, four columns a thread, rows of B in turn in y; marks + M is passed:
 ///     marks[M + j] = 1 for a column of B it cannot carry
+/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
+///     as without, and marks[i] = 1 for a row of A it cannot carry
 /// matmul(...)
 /// compute_apart(const float* A, const float* B, float* C, const int* marks, int M, int N, int K)
 ///     blocks of 256 threads taking the rows of A, then the columns of B, in turn: a marked
