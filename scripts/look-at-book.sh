@@ -27,7 +27,7 @@ function next() {
     d.textContent = 'LOO' + 'KED ' + out.join(' '); document.body.appendChild(d); return; }
   var f = document.createElement('iframe'); f.width = 1280; f.height = 1000;
   f.onload = function () { var d = f.contentDocument, wide = 0;
-    d.querySelectorAll('pre, table').forEach(function (e) { if (e.scrollWidth > e.clientWidth + 1) wide++; });
+    d.querySelectorAll('pre, pre > code, table').forEach(function (e) { if (e.scrollWidth > e.clientWidth + 1) wide++; });
     out.push(pages[i] + '=' + wide); f.remove(); i++; next(); };
   f.src = 'file://$book/' + pages[i]; document.body.appendChild(f);
 }
