@@ -21,8 +21,8 @@
 // thread), waits, accumulates TILE terms of every dot product from shared memory, and waits
 // again before the next copy overwrites the tiles.
 //
-// What it buys: each element loaded from global memory is used TILE times, so global traffic
-// falls by a factor of TILE (an intensity of TILE/4 FLOP per byte instead of 1/4), and the
+// What it buys: each element loaded from global memory is used TILE times, so global load
+// requests fall by a factor of TILE (an intensity of TILE/4 FLOP per byte instead of 1/4), and the
 // problem size is no longer bounded by one block. Loads past the edge of A or B store zeros, so
 // any M, N, K works and partial tiles add nothing. A warp is one tile row: it loads 32
 // consecutive floats of A and of B (coalesced), reads As[ty][k] as a broadcast and Bs[k][tx]
