@@ -9,6 +9,7 @@ use common::{GpuStep, Intensity, Precision};
 use plotters::prelude::*;
 
 pub mod dram;
+pub mod families;
 pub mod suite;
 
 /// The GPU steps, in course order.

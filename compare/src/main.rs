@@ -16,6 +16,8 @@ use common::timing::{self, Plan};
 use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, step::Prepared, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
 
+mod families_run;
+
 #[derive(Parser, Debug)]
 #[command(group = clap::ArgGroup::new("shapes").args(["suite", "held_out"]).multiple(false))]
 // A group of one for --seed to require: with a plain `requires = "held_out"`, `--suite --seed N`
@@ -70,6 +72,18 @@ struct Args {
     /// or number, comma-separated (e.g. `--steps 10` or `--steps step06_prefetch,step10`).
     #[arg(long, value_delimiter = ',', requires = "shapes")]
     steps: Vec<String>,
+    /// Run steps 09 and 11 (FP32 from the tensor cores) and cuBLAS SGEMM on every input family
+    /// at --size³, and on each --pair of files: per input the verdict, the worst element's share
+    /// of its bound and the rate as a share of SGEMM's; written as `<device>-families.md`.
+    #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max", "suite", "held_out", "inputs"])]
+    families: bool,
+    /// With --families: the size of the families' square products.
+    #[arg(long, default_value_t = 4096, requires = "families", value_parser = parse_dim)]
+    size: usize,
+    /// With --families: A and B read from files (`.npy`, or `.safetensors:TENSOR`), as `A,B`;
+    /// repeat for more pairs. The files give the shape.
+    #[arg(long, value_name = "A,B", requires = "families")]
+    pair: Vec<String>,
 }
 
 /// Whether `name` (a step's, or a variant's `step (variant)`) is one of `wanted` (names or
@@ -87,7 +101,13 @@ fn main() -> ExitCode {
         &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
     );
     let args = Args::parse();
-    let result = if args.suite || args.held_out { run_suite(&args, command) } else { run(args, command) };
+    let result = if args.families {
+        families_run::run(&args, command)
+    } else if args.suite || args.held_out {
+        run_suite(&args, command)
+    } else {
+        run(args, command)
+    };
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
@@ -445,6 +465,25 @@ mod tests {
             err.starts_with("error: ") && err.contains("required") && err.contains("--suite|--held-out"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_families_are_their_own_run_at_one_size() {
+        let a = parse(&["--families", "--size", "1024", "--pair", "a.npy,b.npy", "--pair", "c.npy,d.npy"])
+            .unwrap();
+        assert!(a.families && a.size == 1024 && a.pair.len() == 2);
+        assert_eq!(parse(&["--families"]).unwrap().size, 4096);
+        for (args, says) in [
+            (&["--families", "--sizes", "1024"][..], "cannot be used with"),
+            (&["--families", "--suite"][..], "cannot be used with"),
+            (&["--families", "--inputs", "normal"][..], "cannot be used with"),
+            (&["--size", "1024"][..], "--families"),
+            (&["--pair", "a.npy,b.npy"][..], "--families"),
+            (&["--families", "--size", "0"][..], "a dimension must be at least 1, not 0"),
+        ] {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
+        }
     }
 
     #[test]
