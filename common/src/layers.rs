@@ -15,6 +15,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (2, "cublas", include_str!("numerics/cublas.rs")),
     (2, "reference", include_str!("numerics/reference.rs")),
     (2, "verify", include_str!("numerics/verify.rs")),
+    (3, "fp32_path", include_str!("contract/fp32_path.rs")),
     (3, "pad", include_str!("contract/pad.rs")),
     (3, "residues", include_str!("contract/residues.rs")),
     (3, "step", include_str!("contract/step.rs")),

@@ -15,6 +15,8 @@ pub struct Entry {
     /// ‖ΔC‖/‖C‖'s share of the normwise limit.
     pub normwise: f64,
     pub gflops: f64,
+    /// A's rows and B's columns the step sent down its FP32 path (None for SGEMM).
+    pub fp32: Option<(usize, usize)>,
 }
 
 /// One input: what it is, then an entry per step (None: the step does not serve it), and SGEMM.
@@ -64,10 +66,10 @@ impl Families {
     pub fn table(&self) -> String {
         let mut md = String::from("| input | cuBLAS SGEMM | worst element | GFLOP/s |");
         for s in &self.steps {
-            let _ = write!(md, " {s} | worst element | × SGEMM |");
+            let _ = write!(md, " {s} | worst element | × SGEMM | FP32 rows, columns |");
         }
         md += "\n| --- | --- | ---: | ---: |";
-        md += &" --- | ---: | ---: |".repeat(self.steps.len());
+        md += &" --- | ---: | ---: | ---: |".repeat(self.steps.len());
         md.push('\n');
         for r in &self.rows {
             let verdict = |e: &Entry| if e.passed { "PASS" } else { "**FAIL**" };
@@ -81,11 +83,12 @@ impl Families {
             );
             for e in &r.steps {
                 match e {
-                    None => md += " – | – | – |",
+                    None => md += " – | – | – | – |",
                     Some(e) => {
+                        let fp32 = e.fp32.map_or("–".to_owned(), |(r, c)| format!("{r}, {c}"));
                         let _ = write!(
                             md,
-                            " {} | {:.3} | {:.3}× |",
+                            " {} | {:.3} | {:.3}× | {fp32} |",
                             verdict(e),
                             e.element,
                             e.gflops / r.sgemm.gflops
@@ -134,7 +137,7 @@ mod tests {
     use super::*;
 
     fn entry(passed: bool, gflops: f64) -> Entry {
-        Entry { passed, element: 0.25, normwise: 0.5, gflops }
+        Entry { passed, element: 0.25, normwise: 0.5, gflops, fp32: None }
     }
 
     fn sample() -> Families {
@@ -152,7 +155,11 @@ mod tests {
             shape: "64×64×64".into(),
             steps: vec!["step09_3xtf32".into(), "step11_int8_crt".into()],
             rows: vec![
-                row("uniform", Some(entry(true, 200.0)), Some(entry(true, 300.0))),
+                row(
+                    "uniform",
+                    Some(Entry { fp32: Some((0, 7)), ..entry(true, 200.0) }),
+                    Some(entry(true, 300.0)),
+                ),
                 row("lognormal:2", Some(entry(true, 50.0)), Some(entry(false, 1.0))),
                 row("a.npy, b.npy", None, Some(entry(true, 100.0))),
             ],
@@ -176,17 +183,19 @@ mod tests {
         let md = sample().markdown();
         assert!(md.starts_with("# FP32 from the tensor cores on every input, 64×64×64\n"), "{md}");
         assert!(
-            md.contains("| uniform | PASS | 0.250 | 100 | PASS | 0.250 | 2.000× | PASS | 0.250 | 3.000× |"),
-            "{md}"
-        );
-        assert!(
             md.contains(
-                "| lognormal:2 | PASS | 0.250 | 100 | PASS | 0.250 | 0.500× | **FAIL** | 0.250 | 0.010× |"
+                "| uniform | PASS | 0.250 | 100 | PASS | 0.250 | 2.000× | 0, 7 | PASS | 0.250 | 3.000× | – |"
             ),
             "{md}"
         );
         assert!(
-            md.contains("| a.npy, b.npy | PASS | 0.250 | 100 | – | – | – | PASS | 0.250 | 1.000× |"),
+            md.contains(
+                "| lognormal:2 | PASS | 0.250 | 100 | PASS | 0.250 | 0.500× | – | **FAIL** | 0.250 | 0.010× | – |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| a.npy, b.npy | PASS | 0.250 | 100 | – | – | – | – | PASS | 0.250 | 1.000× | – |"),
             "{md}"
         );
         assert!(md.contains("step11_int8_crt: geometric mean 1.732× SGEMM"), "{md}");

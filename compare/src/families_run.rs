@@ -50,32 +50,35 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         let shape = inputs.shape;
         bar.set_message(name(inputs));
         let reference = session::reference(&gpu, Some(&blas), inputs)?;
-        let entry = |c: &[f32], t: common::timing::Stats, precision: Precision| {
-            let v = verify::verify(shape, c, &reference, precision);
-            if !v.passed() {
-                bar.suspend(|| println!("{}, {precision}: {}", name(inputs), v.summary()));
-            }
-            Entry {
-                passed: v.passed(),
-                element: v.worst.ratio(),
-                normwise: v.normwise.ratio(),
-                gflops: t.gflops(shape.flops()),
-            }
-        };
+        let entry =
+            |c: &[f32], t: common::timing::Stats, precision: Precision, fp32: Option<(usize, usize)>| {
+                let v = verify::verify(shape, c, &reference, precision);
+                if !v.passed() {
+                    bar.suspend(|| println!("{}, {precision}: {}", name(inputs), v.summary()));
+                }
+                Entry {
+                    passed: v.passed(),
+                    element: v.worst.ratio(),
+                    normwise: v.normwise.ratio(),
+                    gflops: t.gflops(shape.flops()),
+                    fp32,
+                }
+            };
         let mut bufs = Buffers::upload(&gpu, inputs)?;
         let mut cells = Vec::new();
         for p in &prepared {
             cells.push(match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
                 Some((p, Ok((launch, _)))) => {
                     let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
-                    Some(entry(&c, t, p.step.precision))
+                    let paths = session::paths_run(&gpu, p, launch, shape, &mut bufs)?;
+                    Some(entry(&c, t, p.step.precision, paths.map(|(p, _)| (p.rows, p.cols))))
                 }
                 _ => None,
             });
             bar.inc(1);
         }
         let (c, t) = session::cublas_run(&gpu, &blas, shape, &bufs, plan, true)?;
-        let sgemm = entry(&c.context("cuBLAS's result was not kept")?, t, Precision::Fp32);
+        let sgemm = entry(&c.context("cuBLAS's result was not kept")?, t, Precision::Fp32, None);
         bar.inc(1);
         rows.push(Row { input: name(inputs), steps: cells, sgemm });
     }

@@ -178,7 +178,7 @@ __device__ __forceinline__ float tf32(float x)
 // entries' parts (big·big, big·small, small·big; a small part is 0 or at least 2⁻²³ of its
 // entry's power of two) lies from 2⁻¹²³ to at most 2¹²⁶: a normal float, never flushed, never
 // infinite, so the split keeps FP32's accuracy. The rows and columns that hold any other entry are
-// computed apart (compute_apart), as FP32 dot products.
+// marked, and the course's tiled FP32 kernel computes them after the product.
 __device__ __forceinline__ bool carried(float x)
 {
     float m = fabsf(x);
@@ -357,26 +357,3 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 }
 // ANCHOR_END: kernel
-
-// ANCHOR: apart
-// After the product: the elements of the marked rows (v = 0 … M − 1) and columns (v = M … M + N −
-// 1, blocks taking v in turn) as FP32 dot products, one term after another, as cuBLAS SGEMM's
-// arithmetic gives them: NaN, ±∞ and the smallest magnitudes come out as FP32 makes them. An
-// element of a marked row and a marked column is written twice, with the same bits.
-extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* marks,
-                                         int M, int N, int K) {
-    for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
-        if (!marks[v]) continue;
-        bool row = v < M;
-        int count = row ? N : M;
-        for (int t = threadIdx.x; t < count; t += blockDim.x) {
-            int i = row ? v : t, j = row ? t : v - M;
-            float sum = 0.0f;
-            for (int k = 0; k < K; ++k)
-                sum = fmaf(A[static_cast<long long>(i) * K + k],
-                           B[static_cast<long long>(k) * N + j], sum);
-            C[static_cast<long long>(i) * N + j] = sum;
-        }
-    }
-}
-// ANCHOR_END: apart

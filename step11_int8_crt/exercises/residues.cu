@@ -28,9 +28,9 @@
 //
 // Six kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
 // and scale_cols (B's columns, written transposed so that both operands are K-major, as the INT8
-// wgmma wants them in shared memory), matmul (one INT8 product per modulus, in z of the grid,
-// each reduced to its residue), reconstruct, and compute_apart (the rows and columns the rule
-// sends apart, as FP32 dot products).
+// wgmma wants them in shared memory), mark_paths (the rows and columns the rule sends to the FP32
+// path), matmul (one INT8 product per modulus, in z of the grid, each reduced to its residue) and
+// reconstruct. The course's tiled FP32 kernel then computes the marked rows and columns.
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).
@@ -198,8 +198,8 @@ __device__ __forceinline__ void load16(const float* row, int k0, int K, float (&
 // B on those s places, which is within τ·(|A||B|)ᵢⱼ while that mass is no more than the column's
 // mass on the row's entries that are neither small nor zero: sure when (2s + z)·‖b_j‖∞ ≤ ‖b_j‖₁,
 // with z the row's zeros, for every column. So with q_B the largest ‖b_j‖∞/‖b_j‖₁ over B's
-// columns, a row with s > 0 and (2s + z)·q_B > 1 is computed apart, as FP32 dot products
-// (compute_apart, below), and likewise a column of B against q_A, the rows' largest
+// columns, a row with s > 0 and (2s + z)·q_B > 1 takes the FP32 path (mark_paths, below), and
+// likewise a column of B against q_A, the rows' largest
 // ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most 2τ more,
 // and the rest of the bound covers the final rounding to FP32 (the rebuild is exact).
 // stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), then for
@@ -220,7 +220,7 @@ __device__ __forceinline__ void raise_to(int* q, double l1, float linf)
     if (l1 > 0.0) atomicMax(q, __float_as_int(static_cast<float>(linf / l1)));
 }
 
-// Whether a vector with this weight (2s + z) and these small entries is computed apart against
+// Whether a vector with this weight (2s + z) and these small entries takes the FP32 path, against
 // the other operand's q (its bits: stats[1] for a row of A, stats[0] for a column of B).
 __device__ __forceinline__ bool apart(int weight, int small, int q_bits)
 {
@@ -277,7 +277,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         exps[i] = scale.e;
         if (scale.e != NONFINITE) raise_to(&stats[0], norm1, largest);
     }
-    // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
+    // A row with NaN or infinity takes the FP32 path (mark_paths): its residues are zeros.
     const float limit = SMALL / static_cast<float>(K);
     int weight = 0, small = 0;
     for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
@@ -404,6 +404,19 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     }
 }
 // ANCHOR_END: scale
+
+// ANCHOR: apart
+// After the scaling: marks[v] = 1 for each row of A (v = i) and column of B (v = M + j) the FP32
+// path computes, those with NaN or infinity and those the rule above sends there, 0 for the
+// others. The INT8 products skip a tile whose rows or whose columns are all marked.
+extern "C" __global__ void mark_paths(const int* exps, const int* stats, int* marks, int M, int N)
+{
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < M + N; v += gridDim.x * blockDim.x) {
+        bool row = v < M;
+        marks[v] = exps[v] == NONFINITE || apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0]);
+    }
+}
+// ANCHOR_END: apart
 
 // ANCHOR: constants
 constexpr int BM = 128;                     // rows of C per block: two consumers of 64
@@ -584,7 +597,7 @@ __device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigne
 // padded to 16). A, B, C and exps are for a kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res,
-           const int* exps, const __grid_constant__ CUtensorMap a_map,
+           const int* exps, const int* marks, const __grid_constant__ CUtensorMap a_map,
            const __grid_constant__ CUtensorMap b_map) {
     // STAGES tiles of A and B, then the barriers; the swizzle needs 1024-byte alignment.
     extern __shared__ unsigned char raw[];
@@ -604,6 +617,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     int z = blockIdx.z;
     int k_tiles = (K + BK - 1) / BK;
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+    // A tile whose rows, or whose columns, all take the FP32 path has nothing to compute here.
+    int tid = threadIdx.x;
+    if (!__syncthreads_or(tid < BM && row0 + tid < M && !marks[row0 + tid]) ||
+        !__syncthreads_or(tid < BN && col0 + tid < N && !marks[M + col0 + tid]))
+        return;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -682,14 +700,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // the multiple of P (c stays 2⁻¹⁹·P/2 away from ±P/2), not to give c, which may be far smaller.
 // The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. Adding 1.5·2⁵²
 // (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
-// word of its pattern, so that no conversion between doubles and 64-bit integers is needed. An
-// element whose row or column holds NaN or infinity is the plain FP32 dot product, which gives
-// NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y; five
+// word of its pattern, so that no conversion between doubles and 64-bit integers is needed. The
+// rows on the FP32 path are left to it, and so are the columns (what is written there is
+// written again). Four columns a thread, a row of C a block in y; five
 // blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
 // takes 72 registers, three blocks fit, and the kernel takes half as long again.
 extern "C" __global__ void __launch_bounds__(256, 5)
-    reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
-                float* C, int M, int N, int K) {
+    reconstruct(const unsigned char* c_res, const int* exps, const int* marks, float* C, int M,
+                int N) {
     int pitch = (N + 15) / 16 * 16;
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N) return;
@@ -700,6 +718,7 @@ extern "C" __global__ void __launch_bounds__(256, 5)
         27670116110564327424.0;  // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
     const double int_bias = 4503601774854144.0;          // 2⁵² + 2³¹
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
+        if (marks[i]) continue;
         double s[4] = {};
         unsigned low[4] = {};
 #pragma unroll
@@ -721,12 +740,8 @@ extern "C" __global__ void __launch_bounds__(256, 5)
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
             int j = min(j0 + v, N - 1), eb = exps[M + j];
-            if (ea == NONFINITE || eb == NONFINITE) {
-                float sum = 0.0f;
-                for (int k = 0; k < K; ++k)
-                    sum = fmaf(A[static_cast<long long>(i) * K + k],
-                               B[static_cast<long long>(k) * N + j], sum);
-                c[v] = sum;
+            if (eb == NONFINITE) {
+                c[v] = 0.0f;  // the FP32 path's column
             } else {
                 double t = fma(s[v], inverse, round52);  // 1.5·2⁵² + q, q = the multiple
                 double q = t - round52;
@@ -751,27 +766,3 @@ extern "C" __global__ void __launch_bounds__(256, 5)
     }
 }
 // ANCHOR_END: reconstruct
-
-// ANCHOR: apart
-// After the product: the elements of the rows (v = 0 … M − 1) and columns (v = M … M + N − 1,
-// blocks taking v in turn) that the rule above computes apart, as FP32 dot products, one term after
-// another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + 2v] and stats[3 + 2v] are the
-// counts of row v, or of column v − M. An element of such a row and such a column is written twice,
-// with the same bits.
-extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats,
-                                         int M, int N, int K) {
-    for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
-        bool row = v < M;
-        if (!apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0])) continue;
-        int count = row ? N : M;
-        for (int t = threadIdx.x; t < count; t += blockDim.x) {
-            int i = row ? v : t, j = row ? t : v - M;
-            float sum = 0.0f;
-            for (int k = 0; k < K; ++k)
-                sum = fmaf(A[static_cast<long long>(i) * K + k],
-                           B[static_cast<long long>(k) * N + j], sum);
-            C[static_cast<long long>(i) * N + j] = sum;
-        }
-    }
-}
-// ANCHOR_END: apart

@@ -567,10 +567,7 @@ const VARIANTS: &[Variant] = &[Variant {
                     if (n >= N) continue;
                     float c;
                     if (ea == NONFINITE || eb == NONFINITE) {
-                        c = 0.0f;
-                        for (int k = 0; k < K; ++k)
-                            c = fmaf(A[static_cast<long long>(m) * K + k],
-                                     B[static_cast<long long>(k) * N + n], c);
+                        c = 0.0f;  // the FP32 path's row or column
                     } else {
                         double s = sum[4 * j + 2 * h + v];
                         c = static_cast<float>(fma(-rint(s * inverse), p, s) *
@@ -607,14 +604,14 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
 // the multiple of P (c stays 2⁻¹⁹·P/2 away from ±P/2), not to give c, which may be far smaller.
 // The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. Adding 1.5·2⁵²
 // (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
-// word of its pattern, so that no conversion between doubles and 64-bit integers is needed. An
-// element whose row or column holds NaN or infinity is the plain FP32 dot product, which gives
-// NaN or infinity as cuBLAS SGEMM does. Four columns a thread, a row of C a block in y; five
+// word of its pattern, so that no conversion between doubles and 64-bit integers is needed. The
+// rows on the FP32 path are left to it, and so are the columns (what is written there is
+// written again). Four columns a thread, a row of C a block in y; five
 // blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
 // takes 72 registers, three blocks fit, and the kernel takes half as long again.
 extern "C" __global__ void __launch_bounds__(256, 5)
-    reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
-                float* C, int M, int N, int K) {
+    reconstruct(const unsigned char* c_res, const int* exps, const int* marks, float* C, int M,
+                int N) {
     int pitch = (N + 15) / 16 * 16;
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N) return;
@@ -625,6 +622,7 @@ extern "C" __global__ void __launch_bounds__(256, 5)
         27670116110564327424.0;  // 1.5·2⁶⁴: rounds |x| < 2⁶³ to a multiple of 2¹²
     const double int_bias = 4503601774854144.0;          // 2⁵² + 2³¹
     for (int i = blockIdx.y; i < M; i += gridDim.y) {
+        if (marks[i]) continue;
         double s[4] = {};
         unsigned low[4] = {};
 #pragma unroll
@@ -643,12 +641,8 @@ extern "C" __global__ void __launch_bounds__(256, 5)
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
             int j = min(j0 + v, N - 1), eb = exps[M + j];
-            if (ea == NONFINITE || eb == NONFINITE) {
-                float sum = 0.0f;
-                for (int k = 0; k < K; ++k)
-                    sum = fmaf(A[static_cast<long long>(i) * K + k],
-                               B[static_cast<long long>(k) * N + j], sum);
-                c[v] = sum;
+            if (eb == NONFINITE) {
+                c[v] = 0.0f;  // the FP32 path's column
             } else {
                 double t = fma(s[v], inverse, round52);  // 1.5·2⁵² + q, q = the multiple
                 double q = t - round52;

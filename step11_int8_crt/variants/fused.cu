@@ -13,9 +13,9 @@
 //
 // Six kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
 // and scale_cols (B's columns, written transposed so that both operands are K-major, as the INT8
-// wgmma wants them in shared memory), matmul (one INT8 product per modulus, in z of the grid,
-// each reduced to its residue), reconstruct, and compute_apart (the rows and columns the rule
-// sends apart, as FP32 dot products).
+// wgmma wants them in shared memory), mark_paths (the rows and columns the rule sends to the FP32
+// path), matmul (one INT8 product per modulus, in z of the grid, each reduced to its residue) and
+// reconstruct. The course's tiled FP32 kernel then computes the marked rows and columns.
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).
@@ -184,8 +184,8 @@ __device__ __forceinline__ void load16(const float* row, int k0, int K, float (&
 // B on those s places, which is within τ·(|A||B|)ᵢⱼ while that mass is no more than the column's
 // mass on the row's entries that are neither small nor zero: sure when (2s + z)·‖b_j‖∞ ≤ ‖b_j‖₁,
 // with z the row's zeros, for every column. So with q_B the largest ‖b_j‖∞/‖b_j‖₁ over B's
-// columns, a row with s > 0 and (2s + z)·q_B > 1 is computed apart, as FP32 dot products
-// (compute_apart, below), and likewise a column of B against q_A, the rows' largest
+// columns, a row with s > 0 and (2s + z)·q_B > 1 takes the FP32 path (mark_paths, below), and
+// likewise a column of B against q_A, the rows' largest
 // ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most 2τ more,
 // and the rest of the bound covers the final rounding to FP32 (the rebuild is exact).
 // stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), then for
@@ -206,7 +206,7 @@ __device__ __forceinline__ void raise_to(int* q, double l1, float linf)
     if (l1 > 0.0) atomicMax(q, __float_as_int(static_cast<float>(linf / l1)));
 }
 
-// Whether a vector with this weight (2s + z) and these small entries is computed apart against
+// Whether a vector with this weight (2s + z) and these small entries takes the FP32 path, against
 // the other operand's q (its bits: stats[1] for a row of A, stats[0] for a column of B).
 __device__ __forceinline__ bool apart(int weight, int small, int q_bits)
 {
@@ -263,7 +263,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         exps[i] = scale.e;
         if (scale.e != NONFINITE) raise_to(&stats[0], norm1, largest);
     }
-    // A row with NaN or infinity is computed apart (see reconstruct): its residues are zeros.
+    // A row with NaN or infinity takes the FP32 path (mark_paths): its residues are zeros.
     const float limit = SMALL / static_cast<float>(K);
     int weight = 0, small = 0;
     for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
@@ -390,6 +390,19 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     }
 }
 // ANCHOR_END: scale
+
+// ANCHOR: apart
+// After the scaling: marks[v] = 1 for each row of A (v = i) and column of B (v = M + j) the FP32
+// path computes, those with NaN or infinity and those the rule above sends there, 0 for the
+// others. The INT8 products skip a tile whose rows or whose columns are all marked.
+extern "C" __global__ void mark_paths(const int* exps, const int* stats, int* marks, int M, int N)
+{
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < M + N; v += gridDim.x * blockDim.x) {
+        bool row = v < M;
+        marks[v] = exps[v] == NONFINITE || apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0]);
+    }
+}
+// ANCHOR_END: apart
 
 // ANCHOR: constants
 constexpr int BM = 128;                     // rows of C per block: two consumers of 64
@@ -567,7 +580,7 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
 // padded to 16). A, B, C and exps are for a kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res,
-           const int* exps, const __grid_constant__ CUtensorMap a_map,
+           const int* exps, const int* marks, const __grid_constant__ CUtensorMap a_map,
            const __grid_constant__ CUtensorMap b_map) {
     // STAGES tiles of A and B, then the barriers; the swizzle needs 1024-byte alignment.
     extern __shared__ unsigned char raw[];
@@ -586,6 +599,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     int col0 = bid % (GROUP * gridDim.x) / rows * BN;
     int k_tiles = (K + BK - 1) / BK;
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+    // A tile whose rows, or whose columns, all take the FP32 path has nothing to compute here.
+    int tid = threadIdx.x;
+    if (!__syncthreads_or(tid < BM && row0 + tid < M && !marks[row0 + tid]) ||
+        !__syncthreads_or(tid < BN && col0 + tid < N && !marks[M + col0 + tid]))
+        return;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -663,10 +681,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                     if (n >= N) continue;
                     float c;
                     if (ea == NONFINITE || eb == NONFINITE) {
-                        c = 0.0f;
-                        for (int k = 0; k < K; ++k)
-                            c = fmaf(A[static_cast<long long>(m) * K + k],
-                                     B[static_cast<long long>(k) * N + n], c);
+                        c = 0.0f;  // the FP32 path's row or column
                     } else {
                         double s = sum[4 * j + 2 * h + v];
                         c = static_cast<float>(fma(-rint(s * inverse), p, s) *
@@ -682,27 +697,3 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // ANCHOR_END: kernel
 
 // variant: no reconstruct kernel; matmul writes C itself.
-
-// ANCHOR: apart
-// After the product: the elements of the rows (v = 0 … M − 1) and columns (v = M … M + N − 1,
-// blocks taking v in turn) that the rule above computes apart, as FP32 dot products, one term after
-// another, as cuBLAS SGEMM's arithmetic gives them. stats[2 + 2v] and stats[3 + 2v] are the
-// counts of row v, or of column v − M. An element of such a row and such a column is written twice,
-// with the same bits.
-extern "C" __global__ void compute_apart(const float* A, const float* B, float* C, const int* stats,
-                                         int M, int N, int K) {
-    for (int v = blockIdx.x; v < M + N; v += gridDim.x) {
-        bool row = v < M;
-        if (!apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0])) continue;
-        int count = row ? N : M;
-        for (int t = threadIdx.x; t < count; t += blockDim.x) {
-            int i = row ? v : t, j = row ? t : v - M;
-            float sum = 0.0f;
-            for (int k = 0; k < K; ++k)
-                sum = fmaf(A[static_cast<long long>(i) * K + k],
-                           B[static_cast<long long>(k) * N + j], sum);
-            C[static_cast<long long>(i) * N + j] = sum;
-        }
-    }
-}
-// ANCHOR_END: apart

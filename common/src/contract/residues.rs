@@ -16,18 +16,18 @@
 //!     blocks of 32 columns by 128 rows: the exponent of column n into exps[n] (exps + M is
 //!     passed), the residues of Bᵀ into b_res (MODULI planes of N rows of pitch bytes), and the
 //!     columns' share of stats
+//! mark_paths(const int* exps, const int* stats, int* marks, int M, int N)
+//!     marks[v] = 1 for a row of A (v = i) or column of B (v = M + j) on the FP32 path, else 0
 //! matmul(int M, int N, int K, const float* A, const float* B, float* C,
-//!        unsigned char* c_res, const int* exps, CUtensorMap a_map, CUtensorMap b_map)
+//!        unsigned char* c_res, const int* exps, const int* marks, CUtensorMap a_map,
+//!        CUtensorMap b_map)
 //!     the step's grid, one z per modulus; the maps are of a_res and b_res, three coordinates
 //!     {k, row, modulus}; c_res holds MODULI planes of M rows of N bytes rounded up to 16
-//! reconstruct(const unsigned char* c_res, const int* exps, const float* A, const float* B,
-//!             float* C, int M, int N, int K)
+//! reconstruct(const unsigned char* c_res, const int* exps, const int* marks, float* C, int M,
+//!             int N)
 //!     blocks of 1024 columns (four a thread), a row of C a block in y (rows further on taken in turn); queued
 //!     only when the kernel defines it (a kernel that rebuilds C itself does not)
-//! compute_apart(const float* A, const float* B, float* C, const int* stats, int M, int N, int K)
-//!     blocks of 256 threads taking the rows of A, then the columns of B, in turn: the elements
-//!     of those the kernel's rule computes apart, as FP32 dot products; queued where the kernel
-//!     defines it
+//! the FP32 path of the marked rows and columns (crate::fp32_path)
 //! ```
 //!
 //! The workspaces are kept from launch to launch and grown when a shape needs more.
@@ -39,10 +39,11 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 
+use crate::fp32_path::Fp32Path;
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Shape;
 use crate::pad::zeroed;
-use crate::tma::{APART_ENTRY, Element, TensorMap, TmaBox, encode_as};
+use crate::tma::{Element, TensorMap, TmaBox, encode_as};
 
 /// The moduli step 11's kernel knows, in the order it takes them.
 pub const MODULUS: [u64; 8] = [256, 255, 253, 251, 247, 241, 239, 233];
@@ -62,6 +63,7 @@ pub fn room(moduli: usize, k: usize) -> f64 {
 pub const ROWS_ENTRY: &str = "scale_rows";
 pub const NORMS_ENTRY: &str = "col_norms";
 pub const COLS_ENTRY: &str = "scale_cols";
+pub const MARKS_ENTRY: &str = "mark_paths";
 pub const RECONSTRUCT_ENTRY: &str = "reconstruct";
 
 /// Rows of B a block of `col_norms` sums.
@@ -74,13 +76,15 @@ pub fn pitch(cols: usize) -> usize {
 }
 
 /// Device bytes a product of `shape` with `moduli` moduli needs besides A, B and C: the residues
-/// of A, of Bᵀ and of C, the exponents, the statistics and B's partial norms (three planes).
+/// of A, of Bᵀ and of C, the exponents, the statistics, the marks and B's partial norms (three
+/// planes), and the FP32 path's lists.
 pub fn workspace_bytes(shape: Shape, moduli: usize) -> u64 {
     let Shape { m, n, k } = shape;
     let [m, n, k, l] = [m, n, k, moduli].map(|v| v as u64);
     let residues =
         l.saturating_mul((m + n).saturating_mul(pitch(k as usize) as u64) + m * pitch(n as usize) as u64);
-    residues.saturating_add(4 * (m + n) + 4 * (2 + 2 * (m + n)) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+    let ints = (m + n) + (2 + 2 * (m + n)) + (m + n) + (2 * m + n + 3);
+    residues.saturating_add(4 * ints + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
 }
 
 /// The extension's entry points and workspaces, for one compiled kernel.
@@ -88,9 +92,10 @@ pub struct Residues {
     rows: CudaFunction,
     norms: CudaFunction,
     cols: CudaFunction,
+    marks: CudaFunction,
     reconstruct: Option<CudaFunction>,
-    apart: Option<CudaFunction>,
     state: Mutex<State>,
+    fp32: Fp32Path,
 }
 
 #[derive(Default)]
@@ -100,6 +105,7 @@ struct State {
     c_res: Option<CudaSlice<u8>>,
     exps: Option<CudaSlice<i32>>,
     stats: Option<CudaSlice<i32>>,
+    marks: Option<CudaSlice<i32>>,
     part: Option<CudaSlice<f64>>,
     /// The maps of the last launch and what they were encoded for.
     last: Option<(Key, [TensorMap; 2])>,
@@ -133,18 +139,19 @@ impl Residues {
             rows: kernel.entry(ROWS_ENTRY)?,
             norms: kernel.entry(NORMS_ENTRY)?,
             cols: kernel.entry(COLS_ENTRY)?,
+            marks: kernel.entry(MARKS_ENTRY)?,
             reconstruct: if kernel.has_entry(RECONSTRUCT_ENTRY) {
                 Some(kernel.entry(RECONSTRUCT_ENTRY)?)
             } else {
                 None
             },
-            apart: if kernel.has_entry(APART_ENTRY) { Some(kernel.entry(APART_ENTRY)?) } else { None },
             state: Mutex::default(),
+            fp32: Fp32Path::default(),
         })
     }
 
-    /// Queues one product C = A·B of `shape` with `moduli` moduli: the scaling kernels, `matmul`
-    /// on `cfg`, and `reconstruct` (module docs). The boxes are
+    /// Queues one product C = A·B of `shape` with `moduli` moduli: the scaling kernels, the
+    /// marks, `matmul` on `cfg`, `reconstruct` and the FP32 path (module docs). The boxes are
     /// counted in bytes of the residues.
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
@@ -168,6 +175,7 @@ impl Residues {
         let exps = workspace(gpu, &mut state.exps, m + n)?;
         let part = workspace(gpu, &mut state.part, 3 * k.div_ceil(NORM_CHUNK) * n)?;
         let stats = zeroed(gpu, &mut state.stats, 2 + 2 * (m + n))?;
+        let marks = workspace(gpu, &mut state.marks, m + n)?;
         let b_exps = exps + 4 * m as u64;
         let [mi, ni, ki, kpi] = [m, n, k, kp].map(|v| v as i32);
         fn failed(entry: &'static str) -> impl Fn(cudarc::driver::DriverError) -> anyhow::Error {
@@ -189,6 +197,10 @@ impl Residues {
         cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
         // SAFETY: as for scale_rows above.
         unsafe { cols.launch(config((blocks(n, 32), blocks(k, 128), 1))) }.map_err(failed(COLS_ENTRY))?;
+        let mut mark = gpu.stream.launch_builder(&self.marks);
+        mark.arg(&exps).arg(&stats).arg(&marks).arg(&mi).arg(&ni);
+        // SAFETY: as for scale_rows above.
+        unsafe { mark.launch(config((blocks(m + n, 256).min(1024), 1, 1))) }.map_err(failed(MARKS_ENTRY))?;
 
         let key = (a_res, b_res, shape, moduli, a_box, b_box);
         let maps = match &state.last {
@@ -203,22 +215,24 @@ impl Residues {
             }
         };
         let mut product = gpu.stream.launch_builder(matmul);
-        product.arg(&mi).arg(&ni).arg(&ki).arg(a).arg(b).arg(&mut *c).arg(&c_res).arg(&exps);
+        product.arg(&mi).arg(&ni).arg(&ki).arg(a).arg(b).arg(&mut *c).arg(&c_res).arg(&exps).arg(&marks);
         product.arg(&maps[0]).arg(&maps[1]);
         // SAFETY: as for scale_rows above.
         unsafe { product.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
 
         if let Some(reconstruct) = &self.reconstruct {
             let mut rebuild = gpu.stream.launch_builder(reconstruct);
-            rebuild.arg(&c_res).arg(&exps).arg(a).arg(b).arg(&mut *c).arg(&mi).arg(&ni).arg(&ki);
+            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&mut *c).arg(&mi).arg(&ni);
             let grid = (blocks(n, 1024), m.clamp(1, 65_535) as u32, 1);
             // SAFETY: as for scale_rows above.
             unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
         }
-        if let Some(apart) = &self.apart {
-            crate::tma::compute_apart(gpu, apart, (a, b, c), stats, shape)?;
-        }
-        Ok(())
+        self.fp32.launch(gpu, (a, b, c), marks, shape)
+    }
+
+    /// The FP32 path of the rows and columns the rule marks.
+    pub fn fp32_path(&self) -> &Fp32Path {
+        &self.fp32
     }
 }
 
@@ -230,8 +244,11 @@ mod tests {
     fn the_workspace_counts_every_residue_plane() {
         let s = Shape::new(3, 5, 7).unwrap();
         // 7 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, statistics, one chunk
-        // of norms in three planes.
-        assert_eq!(workspace_bytes(s, 7), 7 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * 18 + 3 * 8 * 5);
+        // of norms in three planes; marks, and the FP32 path's lists and counts.
+        assert_eq!(
+            workspace_bytes(s, 7),
+            7 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * 18 + 4 * 8 + 4 * 14 + 3 * 8 * 5
+        );
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);
     }

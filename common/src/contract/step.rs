@@ -964,6 +964,17 @@ impl<'a> Prepared<'a> {
     }
 }
 
+impl Prepared<'_> {
+    /// The FP32 path of a step that has one (steps 09 and 11): what its last launch sent there.
+    pub fn fp32_path(&self) -> Option<&crate::fp32_path::Fp32Path> {
+        match (&self.residues, &self.apart) {
+            (Some(r), _) => Some(r.fp32_path()),
+            (_, Some(a)) => Some(a.fp32_path()),
+            _ => None,
+        }
+    }
+}
+
 /// The chapter of the book that teaches `step` (a crate named `stepNN_…`).
 pub fn chapter(step: &str) -> String {
     format!("docs/src/{}.md", step.split('_').next().unwrap_or(step))

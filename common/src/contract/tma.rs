@@ -31,6 +31,7 @@ use cudarc::driver::sys::{
 };
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
+use crate::fp32_path::Fp32Path;
 use crate::gpu::Gpu;
 use crate::matrix::Shape;
 use crate::pad::{Copier, Layout, padded, workspace};
@@ -41,14 +42,8 @@ pub const SPLIT_ENTRY: &str = "split_a";
 /// The optional entry point of a tensor-map kernel that transposes B (see [`Prologue`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 
-/// The entry points of a split step that computes apart the rows and columns its split cannot
-/// carry (see [`Apart`]).
+/// The entry point of a split step that marks the columns its split cannot carry (see [`Apart`]).
 pub const MARK_ENTRY: &str = "mark_cols";
-pub const APART_ENTRY: &str = "compute_apart";
-
-/// Blocks of a `compute_apart` launch, which take the rows and columns in turn: most are not
-/// marked, and a block per row and column would cost more to start than to skip them.
-pub const APART_BLOCKS: usize = 1024;
 
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
 /// of 128 bytes has its 16-byte pieces permuted (the 128-byte swizzle): `cols` must be at most
@@ -305,8 +300,9 @@ impl Tma {
 }
 
 /// A split step's rows and columns that its split cannot carry (step 09: NaN and infinities,
-/// whose two parts make ∞ − ∞, and magnitudes too small for the small part), computed apart. A
-/// kernel that defines `mark_cols` and `compute_apart` gets, on every launch (timed with it):
+/// whose two parts make ∞ − ∞, and magnitudes too small for the small part), computed on the
+/// FP32 path ([`crate::fp32_path`]). A kernel that defines `mark_cols` gets, on every launch
+/// (timed with it):
 ///
 /// ```text
 /// (marks zeroed: M + N ints)
@@ -316,26 +312,24 @@ impl Tma {
 /// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
 ///     as without, and marks[i] = 1 for a row of A it cannot carry
 /// matmul(...)
-/// compute_apart(const float* A, const float* B, float* C, const int* marks, int M, int N, int K)
-///     blocks of 256 threads taking the rows of A, then the columns of B, in turn: a marked
-///     one's elements of C as FP32 dot products
+/// the FP32 path of the marked rows and columns
 /// ```
 pub struct Apart {
     mark: CudaFunction,
-    apart: CudaFunction,
     marks: Mutex<Option<CudaSlice<i32>>>,
+    fp32: Fp32Path,
 }
 
 impl Apart {
-    /// The kernel's entry points, where it defines both.
+    /// The kernel's `mark_cols`, where it defines one.
     pub fn find(kernel: &crate::gpu::Kernel) -> Result<Option<Apart>> {
-        if !(kernel.has_entry(MARK_ENTRY) && kernel.has_entry(APART_ENTRY)) {
+        if !kernel.has_entry(MARK_ENTRY) {
             return Ok(None);
         }
         Ok(Some(Apart {
             mark: kernel.entry(MARK_ENTRY)?,
-            apart: kernel.entry(APART_ENTRY)?,
             marks: Mutex::default(),
+            fp32: Fp32Path::default(),
         }))
     }
 
@@ -359,7 +353,7 @@ impl Apart {
         Ok(ptr)
     }
 
-    /// Queues `compute_apart`, after the product.
+    /// Queues the FP32 path of the marked rows and columns, after the product.
     pub fn after(
         &self,
         gpu: &Gpu,
@@ -369,31 +363,13 @@ impl Apart {
         let slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
         let marks = slot.as_ref().ok_or_else(|| anyhow!("the marks were not made before the product"))?;
         let (ptr, _sync) = marks.device_ptr(&gpu.stream);
-        compute_apart(gpu, &self.apart, (a, b, c), ptr, shape)
+        self.fp32.launch(gpu, (a, b, c), ptr, shape)
     }
-}
 
-/// Queues a kernel's `compute_apart(const float* A, const float* B, float* C, const int* flags,
-/// int M, int N, int K)` after its product: blocks of 256 threads that take the rows of A, then
-/// the columns of B, in turn, and recompute the flagged ones' elements of C (steps 09 and 11;
-/// what `flags` holds is the step's own).
-pub fn compute_apart(
-    gpu: &Gpu,
-    function: &CudaFunction,
-    (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-    flags: sys::CUdeviceptr,
-    shape: Shape,
-) -> Result<()> {
-    let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| v as i32);
-    let mut builder = gpu.stream.launch_builder(function);
-    builder.arg(a).arg(b).arg(c).arg(&flags).arg(&m).arg(&n).arg(&k);
-    let blocks = (shape.m + shape.n).min(APART_BLOCKS) as u32;
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: the arguments match the signature above; A, B and C hold the shape (the caller's
-    // check) and `flags` what the step's kernel reads for M + N rows and columns.
-    unsafe { builder.launch(cfg) }
-        .map_err(|e| anyhow!("the kernel's {APART_ENTRY} failed to launch: {e:?}"))?;
-    Ok(())
+    /// The FP32 path of the marked rows and columns.
+    pub fn fp32_path(&self) -> &Fp32Path {
+        &self.fp32
+    }
 }
 
 /// The launch of the step's prologues, grid-stride kernels: enough blocks to fill an H200

@@ -12,7 +12,7 @@ use crate::gpu::{self, Gpu, Limits};
 use crate::matrix::{Inputs, Shape};
 use crate::reference;
 use crate::report::{Device, KernelFacts, Report};
-use crate::session::{Buffers, cublas_run, reference, run_and_time};
+use crate::session::{Buffers, cublas_run, paths_run, reference, run_and_time};
 use crate::step::{GpuStep, Params, Prepared, chapter};
 use crate::timing::{self, Plan};
 use crate::verify::{self, Precision, Verdict};
@@ -274,6 +274,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     let mut bufs = Buffers::upload(&gpu, &inputs)?;
     let plan = Plan::new(args.reps);
     let (c, time) = run_and_time(&gpu, &prepared, launch, shape, &mut bufs, plan)?;
+    let paths = paths_run(&gpu, &prepared, launch, shape, &mut bufs)?;
     save_c(args, shape, &c)?;
 
     // The baselines' results are kept when verifying, to show their own errors beside the step's.
@@ -333,6 +334,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         verdict,
         baseline_errors,
         notes,
+        paths,
     };
     print!("{report}");
     Ok(verdict.is_none_or(|v| v.passed()))
@@ -408,6 +410,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
         verdict,
         baseline_errors: vec![],
         notes: vec![],
+        paths: None,
     };
     print!("{report}");
     Ok(verdict.is_none_or(|v| v.passed()))

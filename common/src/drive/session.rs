@@ -6,6 +6,7 @@ use anyhow::{Result, anyhow};
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::cublas::Blas;
+use crate::fp32_path::Paths;
 use crate::gpu::Gpu;
 use crate::matrix::{Inputs, Shape};
 use crate::reference::{self, Reference};
@@ -134,6 +135,32 @@ pub fn run_and_time(
     let (a, b, c_dev) = bufs.operands(prepared)?;
     let time = timing::time_gpu(gpu, plan, || prepared.launch(gpu, launch, shape, a, b, c_dev))?;
     Ok((c, time))
+}
+
+/// For a step with an FP32 path (steps 09 and 11): one more launch, outside the timed ones, with
+/// that path timed apart; what it sent there and the launch's whole time in milliseconds.
+pub fn paths_run(
+    gpu: &Gpu,
+    prepared: &Prepared,
+    launch: Launch,
+    shape: Shape,
+    bufs: &mut Buffers,
+) -> Result<Option<(Paths, f64)>> {
+    let Some(path) = prepared.fp32_path() else { return Ok(None) };
+    let event = || {
+        gpu.ctx
+            .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| anyhow!("creating an event: {e:?}"))
+    };
+    let (start, stop) = (event()?, event()?);
+    path.time_next(gpu)?;
+    let (a, b, c) = bufs.operands(prepared)?;
+    start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+    prepared.launch(gpu, launch, shape, a, b, c)?;
+    stop.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+    sync(gpu)?;
+    let total = f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?);
+    Ok(path.paths(gpu)?.map(|p| (p, total)))
 }
 
 /// cuBLAS SGEMM on the same inputs, into a C of its own, timed the same way as the kernel; with

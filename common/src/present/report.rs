@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::fp32_path::Paths;
 use crate::gpu::{DeviceInfo, Resources};
 use crate::matrix::Shape;
 use crate::step::{Launch, Params};
@@ -52,6 +53,9 @@ pub struct Report {
     pub baseline_errors: Vec<(&'static str, f64)>,
     /// Why a column is missing, e.g. no cuBLAS library.
     pub notes: Vec<String>,
+    /// For a step with an FP32 path: the rows and columns it took, and the whole time of the
+    /// launch that timed it apart (milliseconds).
+    pub paths: Option<(Paths, f64)>,
 }
 
 impl Report {
@@ -179,6 +183,9 @@ impl fmt::Display for Report {
                 r.blocks_per_sm,
                 100.0 * r.occupancy
             )?;
+        }
+        if let Some((p, total)) = &self.paths {
+            writeln!(f, "{}", paths_line(self.shape, self.precision, p, *total))?;
         }
         let t = &self.time;
         write!(
@@ -312,4 +319,26 @@ impl fmt::Display for Report {
         }
         Ok(())
     }
+}
+
+/// Where A's rows and B's columns went, and the FP32 path's share of one launch's time.
+pub fn paths_line(shape: Shape, precision: Precision, p: &Paths, total_ms: f64) -> String {
+    let own = match precision {
+        Precision::Int8Crt => "scaled to integers",
+        _ => "split in two",
+    };
+    let time = match p.ms {
+        Some(ms) if total_ms > 0.0 => format!(
+            " · the FP32 path took {:.0}% of a launch timed apart ({ms:.3} of {total_ms:.3} ms)",
+            100.0 * ms / total_ms
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "  paths    A's rows: {} {own}, {} in FP32 · B's columns: {} {own}, {} in FP32{time}",
+        shape.m - p.rows.min(shape.m),
+        p.rows,
+        shape.n - p.cols.min(shape.n),
+        p.cols
+    )
 }

@@ -1,0 +1,189 @@
+// The FP32 path of steps 09 and 11: the rows of A and the columns of B that a step's own
+// arithmetic cannot carry (NaN and infinities, magnitudes its scaling cannot hold), multiplied
+// in FP32 by a tiled kernel instead of one thread per element.
+//
+// The step marks them (marks[i] for row i of A, marks[M + j] for column j of B; not zero: the
+// FP32 path). list_paths turns the marks into lists on the device, and two launches of one
+// tiled kernel take them, their grids sized for every row and their blocks past the lists'
+// counts leaving at once, so the host never waits to learn how many there are:
+//
+//   fp32_rows: C[marked rows, every column]      (A's rows gathered, B as it is)
+//   fp32_cols: C[unmarked rows, marked columns]  (B's columns gathered)
+//
+// The tiled kernel is step 06's (a 128×256 block tile of 16-deep slices, two shared-memory
+// buffers, 8×8 thread tiles in 128×16 warp regions), its loads and stores taken through the
+// lists. Each element is the FP32 sum of its K products in order, whichever block computes it,
+// so C is the same from run to run although the lists' order is not.
+
+constexpr int BM = 128, BN = 256, BK = 16, WM = 128, WN = 16, TM = 8, TN = 8;
+constexpr int WARPS_N = BN / WN;
+constexpr int THREADS = (BM / WM) * WARPS_N * 32;
+constexpr int THREADS_N = WN / TN;
+constexpr int A_PIECES = BM * BK / 4;  // 4-float pieces of a slice of A, one a thread
+constexpr int B_PIECES = BK * BN / 4;  // and of B, two a thread
+constexpr int A_LOADS = A_PIECES / THREADS;
+constexpr int B_LOADS = B_PIECES / THREADS;
+static_assert(A_PIECES % THREADS == 0 && B_PIECES % THREADS == 0, "whole pieces a thread");
+
+// lists: the marked rows (M ints), the unmarked rows (M), the marked columns (N); counts: how
+// many of each (zeroed before). The order within a list is the atomics' and changes nothing.
+extern "C" __global__ void list_paths(const int* marks, int* lists, int* counts, int M, int N)
+{
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < M + N; v += gridDim.x * blockDim.x) {
+        if (v < M) {
+            if (marks[v]) lists[atomicAdd(&counts[0], 1)] = v;
+            else lists[M + atomicAdd(&counts[1], 1)] = v;
+        } else if (marks[v]) {
+            lists[2 * M + atomicAdd(&counts[2], 1)] = v - M;
+        }
+    }
+}
+
+// Row (column) of the block tile of a thread's i-th accumulator row (column), as in step 06.
+__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / 4) * (4 * (WM / TM)) + i % 4; }
+__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / 4) * (4 * (WN / TN)) + j % 4; }
+
+// C[rows[r], cols[c]] = Σ_k A[rows[r], k]·B[k, cols[c]] for r below *row_count and c below
+// *col_count; cols == nullptr: every column, c itself. Blocks in y past the rows, or in x past
+// the columns, leave at once.
+template <bool LISTED_COLS>
+__device__ __forceinline__ void listed_product(const float* A, const float* B, float* C,
+                                               const int* rows, const int* row_count,
+                                               const int* cols, const int* col_count, int N,
+                                               int K) {
+    int R = *row_count, NC = LISTED_COLS ? *col_count : N;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    if (row0 >= R || col0 >= NC) return;
+
+    extern __shared__ __align__(16) float smem[];
+    float (*As)[BK][BM] = reinterpret_cast<float (*)[BK][BM]>(smem);
+    float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * BM);
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int r0 = (warp / WARPS_N) * WM + (lane / THREADS_N) * 4;
+    int c0 = (warp % WARPS_N) * WN + (lane % THREADS_N) * 4;
+
+    // The thread's piece of A's slice: one row, four columns from ka; nullptr past the list.
+    int a_tile_row = threadIdx.x / (BK / 4), ka = 4 * (threadIdx.x % (BK / 4));
+    const float* a_row = row0 + a_tile_row < R
+                             ? A + static_cast<long long>(rows[row0 + a_tile_row]) * K
+                             : nullptr;
+    // Its pieces of B's slice: rows kb and kb + 8 of the slice, the same four columns (-1 past
+    // the list).
+    static_assert(THREADS % (BN / 4) == 0, "a thread's columns are the same in every piece");
+    int kb = threadIdx.x / (BN / 4), cb = 4 * (threadIdx.x % (BN / 4));
+    // The block's columns of C and B (-1 past the list), in shared memory for a listed set.
+    __shared__ int col_of[LISTED_COLS ? BN : 1];
+    if (LISTED_COLS && threadIdx.x < BN)
+        col_of[threadIdx.x] = col0 + threadIdx.x < NC ? cols[col0 + threadIdx.x] : -1;
+    __syncthreads();
+    auto column = [&](int c) { return LISTED_COLS ? col_of[c] : col0 + c < NC ? col0 + c : -1; };
+    bool vec_a = K % 4 == 0, vec_b = !LISTED_COLS && N % 4 == 0;
+
+    float4 a_next, b_next[B_LOADS];
+    auto fetch = [&](int k0) {
+        a_next = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (a_row) {
+            int k = k0 + ka;
+            if (vec_a && k + 3 < K) {
+                a_next = __ldg(reinterpret_cast<const float4*>(a_row + k));
+            } else {
+                if (k + 0 < K) a_next.x = __ldg(a_row + k + 0);
+                if (k + 1 < K) a_next.y = __ldg(a_row + k + 1);
+                if (k + 2 < K) a_next.z = __ldg(a_row + k + 2);
+                if (k + 3 < K) a_next.w = __ldg(a_row + k + 3);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < B_LOADS; ++i) {
+            int k = k0 + kb + i * (THREADS / (BN / 4));
+            b_next[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (k >= K) continue;
+            const float* b_row = B + static_cast<long long>(k) * N;
+            if (vec_b && column(cb + 3) >= 0) {
+                b_next[i] = __ldg(reinterpret_cast<const float4*>(b_row + col0 + cb));
+            } else {
+                int c;
+                if ((c = column(cb + 0)) >= 0) b_next[i].x = __ldg(b_row + c);
+                if ((c = column(cb + 1)) >= 0) b_next[i].y = __ldg(b_row + c);
+                if ((c = column(cb + 2)) >= 0) b_next[i].z = __ldg(b_row + c);
+                if ((c = column(cb + 3)) >= 0) b_next[i].w = __ldg(b_row + c);
+            }
+        }
+    };
+    auto store = [&](int buf) {
+        As[buf][ka + 0][a_tile_row] = a_next.x;
+        As[buf][ka + 1][a_tile_row] = a_next.y;
+        As[buf][ka + 2][a_tile_row] = a_next.z;
+        As[buf][ka + 3][a_tile_row] = a_next.w;
+#pragma unroll
+        for (int i = 0; i < B_LOADS; ++i)
+            *reinterpret_cast<float4*>(&Bs[buf][kb + i * (THREADS / (BN / 4))][cb]) = b_next[i];
+    };
+
+    float acc[TM][TN] = {};
+    fetch(0);
+    store(0);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        bool more = k0 + BK < K;
+        if (more) fetch(k0 + BK);
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            float a[TM], b[TN];
+#pragma unroll
+            for (int i = 0; i < TM; i += 4) {
+                float4 v = *reinterpret_cast<const float4*>(&As[buf][k][tile_row(i, r0)]);
+                a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
+            }
+#pragma unroll
+            for (int j = 0; j < TN; j += 4) {
+                float4 v = *reinterpret_cast<const float4*>(&Bs[buf][k][tile_col(j, c0)]);
+                b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            }
+        }
+        if (more) store(buf ^ 1);
+        __syncthreads();
+        buf ^= 1;
+    }
+
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        int r = row0 + tile_row(i, r0);
+        if (r >= R) continue;
+        float* out = C + static_cast<long long>(rows[r]) * N;
+#pragma unroll
+        for (int j = 0; j < TN; j += 4) {
+            int c = tile_col(j, c0);
+            if (!LISTED_COLS && N % 4 == 0 && col0 + c + 3 < N) {
+                *reinterpret_cast<float4*>(out + col0 + c) =
+                    make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                continue;
+            }
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+                int n = column(c + v);
+                if (n >= 0) out[n] = acc[i][j + v];
+            }
+        }
+    }
+}
+
+// The marked rows, every column. lists and counts as list_paths leaves them.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    fp32_rows(const float* A, const float* B, float* C, const int* lists, const int* counts,
+              int M, int N, int K) {
+    listed_product<false>(A, B, C, lists, &counts[0], nullptr, nullptr, N, K);
+}
+
+// The unmarked rows, the marked columns.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    fp32_cols(const float* A, const float* B, float* C, const int* lists, const int* counts,
+              int M, int N, int K) {
+    listed_product<true>(A, B, C, lists + M, &counts[1], lists + 2 * M, &counts[2], N, K);
+}

@@ -1,0 +1,257 @@
+//! The FP32 path of steps 09 and 11 (`fp32_path.cu`): the rows of A and columns of B a step's
+//! own arithmetic cannot carry, which the step marks, multiplied in FP32 by a tiled kernel (step
+//! 06's, its loads and stores taken through lists). Queued after the step's product, on every
+//! launch (timing counts it):
+//!
+//! ```text
+//! (counts zeroed: 3 ints)
+//! list_paths(const int* marks, int* lists, int* counts, int M, int N)
+//!     marks: M + N ints, not zero for a row of A (i) or column of B (M + j) on the FP32 path;
+//!     lists: the marked rows, the unmarked rows, the marked columns (2M + N ints); counts: their
+//!     lengths
+//! fp32_rows(const float* A, const float* B, float* C, const int* lists, const int* counts,
+//!           int M, int N, int K)
+//!     C's marked rows, every column; 512 threads and 48 KiB of dynamic shared memory a block, a grid of
+//!     128×256 tiles for all of C whose blocks past the marked rows leave at once
+//! fp32_cols(...)
+//!     the same arguments: C's unmarked rows in the marked columns
+//! ```
+//!
+//! The host never waits for the counts; [`Fp32Path::paths`] reads them after a product, for the
+//! report.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use anyhow::{Result, anyhow};
+use cudarc::driver::sys::CUfunction_attribute as FnAttr;
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, LaunchConfig, PushKernelArg, sys};
+
+use crate::gpu::{Compiled, Gpu, Kernel};
+use crate::matrix::Shape;
+use crate::pad::{workspace, zeroed};
+
+/// The kernels' source, compiled once per architecture.
+pub const SOURCE: &str = include_str!("fp32_path.cu");
+pub const FILE: &str = "common/src/contract/fp32_path.cu";
+pub const LIST_ENTRY: &str = "list_paths";
+pub const ROWS_ENTRY: &str = "fp32_rows";
+pub const COLS_ENTRY: &str = "fp32_cols";
+
+/// The tiled kernel's block tile, threads and shared memory (two buffers of 16-deep slices of A
+/// and B).
+const BM: usize = 128;
+const BN: usize = 256;
+const THREADS: u32 = 512;
+const SMEM: u32 = 2 * 4 * 16 * (128 + 256);
+
+/// Where each row of A and column of B went in one product.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paths {
+    /// Rows of A on the FP32 path, and columns of B.
+    pub rows: usize,
+    pub cols: usize,
+    /// The FP32 path's time in milliseconds, when the launch was timed ([`Fp32Path::time_next`]).
+    pub ms: Option<f64>,
+}
+
+/// The FP32 path's kernels, loaded on the first launch, and their workspaces.
+#[derive(Default)]
+pub struct Fp32Path {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    kernels: Option<Kernels>,
+    lists: Option<CudaSlice<i32>>,
+    counts: Option<CudaSlice<i32>>,
+    /// Events around the next launch's FP32 path, and whether they were recorded.
+    timer: Option<([CudaEvent; 2], bool)>,
+}
+
+struct Kernels {
+    list: CudaFunction,
+    rows: CudaFunction,
+    cols: CudaFunction,
+}
+
+/// The module compiled for `arch`, once per process.
+fn compiled(arch: &str) -> Result<Compiled> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    let mut cache = cache.lock().map_err(|_| anyhow!("the FP32 path's compile cache lock was poisoned"))?;
+    if let Some(c) = cache.get(arch) {
+        return Ok(c.clone());
+    }
+    let c = crate::gpu::compile(SOURCE, FILE, arch, &[])?;
+    cache.insert(arch.to_owned(), c.clone());
+    Ok(c)
+}
+
+impl Kernels {
+    fn load(gpu: &Gpu) -> Result<Self> {
+        let kernel = Kernel::load_entry(gpu, compiled(&gpu.info.arch())?, ROWS_ENTRY)?;
+        let (rows, cols) = (kernel.func.clone(), kernel.entry(COLS_ENTRY)?);
+        for f in [&rows, &cols] {
+            // 48 KiB of dynamic shared memory and a few bytes of static: above the default.
+            f.set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
+                .map_err(|e| anyhow!("could not give the FP32 path {SMEM} bytes of shared memory: {e:?}"))?;
+        }
+        Ok(Self { list: kernel.entry(LIST_ENTRY)?, rows, cols })
+    }
+}
+
+impl Fp32Path {
+    /// Queues the FP32 path of one product C = A·B of `shape`, after the step's own: the rows
+    /// and columns `marks` (M + N ints on the device) marks are computed again, in FP32.
+    pub fn launch(
+        &self,
+        gpu: &Gpu,
+        (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
+        marks: sys::CUdeviceptr,
+        shape: Shape,
+    ) -> Result<()> {
+        let mut guard = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
+        let state = &mut *guard;
+        if state.kernels.is_none() {
+            state.kernels = Some(Kernels::load(gpu)?);
+        }
+        let kernels = state.kernels.as_ref().expect("loaded above");
+        let Shape { m, n, k } = shape;
+        let counts = zeroed(gpu, &mut state.counts, 3)?;
+        let lists = workspace(gpu, &mut state.lists, 2 * m + n)?;
+        let [mi, ni, ki] = [m, n, k].map(|v| v as i32);
+        let failed =
+            |entry: &'static str| move |e| anyhow!("the FP32 path's {entry} failed to launch: {e:?}");
+
+        if let Some(([start, _], _)) = &state.timer {
+            start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+        }
+        let mut list = gpu.stream.launch_builder(&kernels.list);
+        list.arg(&marks).arg(&mut *lists).arg(&counts).arg(&mi).arg(&ni);
+        let blocks = (m + n).div_ceil(256).clamp(1, 1024) as u32;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the arguments match `list_paths(const int*, int*, int*, int, int)`; `marks`
+        // holds M + N ints (the caller's), the lists 2M + N and the counts 3 (allocated above).
+        unsafe { list.launch(cfg) }.map_err(failed(LIST_ENTRY))?;
+
+        let grid = (n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1);
+        let cfg = LaunchConfig { grid_dim: grid, block_dim: (THREADS, 1, 1), shared_mem_bytes: SMEM };
+        for (function, entry) in [(&kernels.rows, ROWS_ENTRY), (&kernels.cols, COLS_ENTRY)] {
+            let mut product = gpu.stream.launch_builder(function);
+            product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mi).arg(&ni).arg(&ki);
+            // SAFETY: the arguments match `fp32_rows` and `fp32_cols` (module docs); A, B and C
+            // hold the shape (the caller's check), and the lists and counts are those
+            // `list_paths` fills before them in stream order.
+            unsafe { product.launch(cfg) }.map_err(failed(entry))?;
+        }
+        if let Some(([_, stop], recorded)) = &mut state.timer {
+            stop.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+            *recorded = true;
+        }
+        Ok(())
+    }
+
+    /// Times the FP32 path of the next launch (for the report: [`Fp32Path::paths`] gives it).
+    pub fn time_next(&self, gpu: &Gpu) -> Result<()> {
+        let mut state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
+        let event = || {
+            gpu.ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| anyhow!("creating an event: {e:?}"))
+        };
+        state.timer = Some(([event()?, event()?], false));
+        Ok(())
+    }
+
+    /// How many rows and columns the last launch sent down the FP32 path (waits for it), and
+    /// the time it took there if it was timed.
+    pub fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
+        let mut state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
+        let Some(counts) = &state.counts else { return Ok(None) };
+        let counts =
+            gpu.stream.clone_dtoh(counts).map_err(|e| anyhow!("reading the FP32 path's counts: {e:?}"))?;
+        let ms = match state.timer.take() {
+            Some(([start, stop], true)) => {
+                Some(f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?))
+            }
+            _ => None,
+        };
+        Ok(Some(Paths { rows: counts[0].max(0) as usize, cols: counts[2].max(0) as usize, ms }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The FP32 path compiles for the architectures of steps 09 and 11 without spilling, with the
+    /// block tile the host launches (512 threads), and its three entry points.
+    #[test]
+    #[ignore = "needs NVRTC"]
+    fn nvrtc_the_fp32_path_compiles_without_spills() {
+        for arch in ["sm_90a", "sm_90"] {
+            let c = crate::gpu::compile(SOURCE, FILE, arch, &[]).unwrap();
+            for entry in [LIST_ENTRY, ROWS_ENTRY, COLS_ENTRY] {
+                assert!(c.has_function(entry), "{arch}: no {entry}");
+                let ptxas = crate::gpu::PtxasInfo::parse_entry(&c.log, entry).expect("ptxas's report");
+                assert_eq!(ptxas.spill_bytes(), 0, "{arch}: {entry} spills");
+            }
+        }
+        assert_eq!(THREADS, (BM / 128 * (BN / 16) * 32) as u32);
+        assert_eq!(SMEM, 49_152);
+    }
+}
+
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+
+    /// On shapes with edges in every direction and with a single element: the marked rows and
+    /// columns of C hold FP32's answer (within FP32's bound), every other element is left as it
+    /// was (NaN), and the counts are those of the marks.
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn gpu_the_fp32_path_writes_the_marked_rows_and_columns_alone() {
+        let gpu = crate::gpu::open("fp32_path", 0).unwrap();
+        for (m, n, k, every) in [(300, 520, 77, 7), (1, 1, 1, 1), (129, 257, 1030, 5), (200, 300, 64, 1)] {
+            let value = |i: usize, salt: usize| (((i * 7919 + salt) % 1009) as f32 - 504.0) / 256.0;
+            let a: Vec<f32> = (0..m * k).map(|i| value(i, 1)).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| value(i, 2)).collect();
+            let marks: Vec<i32> = (0..m + n).map(|v| i32::from(v % every == every / 2)).collect();
+            let s = &gpu.stream;
+            let (da, db) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
+            let mut dc = s.clone_htod(&vec![f32::NAN; m * n]).unwrap();
+            let dm = s.clone_htod(&marks).unwrap();
+            let path = Fp32Path::default();
+            let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&dm, s);
+            path.launch(&gpu, (&da, &db, &mut dc), ptr, Shape::new(m, n, k).unwrap()).unwrap();
+            let c = s.clone_dtoh(&dc).unwrap();
+            let p = path.paths(&gpu).unwrap().unwrap();
+            let marked = |v: usize| marks[v] != 0;
+            assert_eq!(
+                (p.rows, p.cols),
+                ((0..m).filter(|&i| marked(i)).count(), (0..n).filter(|&j| marked(m + j)).count())
+            );
+            let gamma = k as f64 * 2f64.powi(-24);
+            for i in 0..m {
+                for j in 0..n {
+                    let got = c[i * n + j];
+                    if !(marked(i) || marked(m + j)) {
+                        assert!(got.is_nan(), "({i}, {j}) of {m}×{n}×{k} was written");
+                        continue;
+                    }
+                    let (mut exact, mut mass) = (0.0f64, 0.0f64);
+                    for p in 0..k {
+                        let t = f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+                        exact += t;
+                        mass += t.abs();
+                    }
+                    let err = (f64::from(got) - exact).abs();
+                    assert!(err <= gamma * mass + 1e-30, "({i}, {j}) of {m}×{n}×{k}: {got} against {exact}");
+                }
+            }
+        }
+    }
+}
