@@ -399,7 +399,8 @@ extern "C" __global__ void mark_paths(const int* exps, const int* stats, int* ma
 {
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < M + N; v += gridDim.x * blockDim.x) {
         bool row = v < M;
-        marks[v] = exps[v] == NONFINITE || apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0]);
+        marks[v] = exps[v] == NONFINITE ||
+                   apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0]);
     }
 }
 // ANCHOR_END: apart
