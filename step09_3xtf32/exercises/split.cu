@@ -23,7 +23,9 @@
 // shared-memory operand, so its parts must lie in shared memory: split_a, queued before every
 // launch, writes A's big and small parts to a workspace, and the copy engine brings a tile of
 // each per stage, picked by a third coordinate of A's tensor map. Both parts are rounded to
-// TF32 already, so the tensor cores' truncation of what they read changes nothing.
+// TF32 already, so the tensor cores' truncation of what they read changes nothing. Every row of
+// A and column of B is scaled by a power of two first, so that tiny and huge data split as
+// well as data near 1 (see scaling).
 //
 // What it buys: FP32 accuracy (an error below cuBLAS SGEMM's from K of about a thousand on) at
 // well beyond SGEMM's speed (docs/src/step09.md measures both). 128-row blocks, so that each
@@ -189,56 +191,185 @@ __device__ __forceinline__ float tf32(float x)
     return __uint_as_float(r);
 }
 
-// Whether the split carries x: zero, or a finite magnitude from 2⁻⁵⁰ to below 2⁶³. An infinity's
-// parts are ∞ and ∞ − ∞ = NaN. Between the two limits every product the kernel forms of two such
-// entries' parts (big·big, big·small, small·big; a small part is 0 or at least 2⁻²³ of its
-// entry's power of two) lies from 2⁻¹²³ to at most 2¹²⁶: a normal float, never flushed, never
-// infinite, so the split keeps FP32's accuracy. The rows and columns that hold any other entry are
-// marked, and the course's tiled FP32 kernel computes them after the product.
-__device__ __forceinline__ bool carried(float x)
+// ANCHOR: scaling
+// Each row of A and each column of B is first scaled by a power of two, 2^s, which changes no
+// bit of a mantissa: s brings the vector's largest magnitude to [2⁴⁸, 2⁴⁹) (s kept within
+// FP32's exponents, so that 2^s is a float). The product of a row and a column then comes out
+// scaled by 2^(s_row + s_col), and the epilogue takes that back with one rounding.
+__device__ __forceinline__ int scale_exponent(float largest)
 {
-    float m = fabsf(x);
-    return m == 0.0f || (m >= 0x1p-50f && m < 0x1p63f);
+    if (largest == 0.0f || !(largest <= 0x1.fffffep127f)) return 0;
+    return min(127, max(-126, 48 - ilogbf(largest)));
 }
 
-// A's two parts, big = tf32(a) and small = tf32(a - big) (a - big is exact in FP32), into
-// parts[0..M) and parts[M..2M) as rows of pitch floats; marks[i] = 1 for a row of A that holds
-// an entry the split does not carry. Queued by the host before every launch.
-extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch,
-                                   int* marks) {
-    long long total = static_cast<long long>(M) * K, small = static_cast<long long>(M) * pitch;
-    for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
-         e += static_cast<long long>(gridDim.x) * blockDim.x) {
-        long long at = pitch == K ? e : e / K * pitch + e % K;
-        float a = A[e], big = tf32(a);
-        parts[at] = big;
-        // TODO 1 (A's small part): what TF32 dropped from a, a - big, is exact in FP32; write it
-        // rounded to TF32 (tf32() above), so that big + small carries a to within 2^-23.
-        parts[small + at] = 0.0f;
-        if (!carried(a)) marks[e / K] = 1;
+__device__ __forceinline__ float power_of_two(int s) { return __int_as_float((s + 127) << 23); }
+
+// x·2^e rounded once to a float: exact in double, whose range holds it, then rounded.
+__device__ __forceinline__ float scale_back(float x, int e)
+{
+    return static_cast<float>(static_cast<double>(x) *
+                              __longlong_as_double(static_cast<long long>(e + 1023) << 52));
+}
+
+// Whether the split carries a vector once scaled by 2^s, from its largest magnitude and its least
+// other than zero: no NaN or infinity (whose parts make ∞ − ∞), and every entry other than zero
+// at least 2⁻⁵⁰ (so a row may span 98 binades). Scaled entries then lie from 2⁻⁵⁰ to below 2⁴⁹,
+// so every product the kernel forms of two entries' parts (big·big, big·small, small·big; a
+// small part is 0 or at least 2⁻²³ of its entry's power of two) lies from 2⁻¹²³ to 2⁹⁸: a normal
+// float, never flushed, and K of them sum below 2¹²⁸ while K < 2³⁰. The split keeps FP32's
+// accuracy; the rows and columns it does not carry are marked, and the course's tiled FP32
+// kernel computes them after the product.
+__device__ __forceinline__ bool carried(bool finite, float largest, float least, int s)
+{
+    return finite && (largest == 0.0f || ldexpf(least, s) >= 0x1p-50f);
+}
+
+// The largest magnitude of a vector's entries, the least other than zero, and whether all are
+// finite, taken an entry at a time.
+struct Range {
+    float largest = 0.0f, least = 0x1p127f * 2.0f;
+    bool finite = true;
+    __device__ __forceinline__ void take(float x)
+    {
+        float m = fabsf(x);
+        finite = finite && m <= 0x1.fffffep127f;
+        largest = fmaxf(largest, m);
+        if (m > 0.0f) least = fminf(least, m);
+    }
+};
+// ANCHOR_END: scaling
+
+// Entries k0 … k0 + 3 of a row of K (zeros past its end), one 16-byte load where rows allow.
+__device__ __forceinline__ void load4(const float* row, int k0, int K, float (&x)[4])
+{
+    if (K % 4 == 0 && k0 < K) {
+        float4 v = *reinterpret_cast<const float4*>(row + k0);
+        x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) x[j] = k0 + j < K ? row[k0 + j] : 0.0f;
     }
 }
 
-// marks[j] = 1 (marks + M is passed) for a column of B that holds an entry the split does not
-// carry. Queued by the host before every launch: four columns a thread, blocks of 256 threads
-// across N, rows of B taken in turn by the blocks in y.
-extern "C" __global__ void mark_cols(const float* B, int* marks, int K, int N)
+// Four entries of a row scaled by f, split, and their big and small parts stored at parts + at
+// and parts + small + at: rows of pitch ≥ K floats, a multiple of 4, so one 16-byte store each
+// (zeros past K).
+__device__ __forceinline__ void split4(const float (&x)[4], float f, float* parts, long long small,
+                                       long long at)
+{
+    float two[2][4];  // big and small parts of the four entries
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        float a = x[j] * f, big = tf32(a);
+        two[0][j] = big;
+        // TODO 1 (A's small part): what TF32 dropped from a, a - big, is exact in FP32;
+        // keep it rounded to TF32 (tf32() above), so that big + small carries a to within
+        // 2^-23.
+        two[1][j] = 0.0f;
+    }
+    *reinterpret_cast<float4*>(parts + at) =
+        make_float4(two[0][0], two[0][1], two[0][2], two[0][3]);
+    *reinterpret_cast<float4*>(parts + small + at) =
+        make_float4(two[1][0], two[1][1], two[1][2], two[1][3]);
+}
+
+// A's rows, a block of 256 threads each (rows taken in turn): the row's exponent into exps[i],
+// marks[i] = 1 if the split does not carry it, and its two parts once scaled, big = tf32(a) and
+// small = tf32(a - big) (a - big is exact in FP32), into parts[0..M) and parts[M..2M) as rows of
+// pitch floats. The first 4096 entries of a row stay in registers between the two passes; the
+// rest is read again. Queued by the host before every launch.
+extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch,
+                                   int* marks, int* exps) {
+    __shared__ float tops[8], lows[8];
+    __shared__ int finites[8];
+    long long small = static_cast<long long>(M) * pitch;
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int i = blockIdx.x; i < M; i += gridDim.x) {
+        const float* row = A + static_cast<long long>(i) * K;
+        float first[4][4];
+        Range r;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            load4(row, 4 * threadIdx.x + 1024 * q, K, first[q]);
+            r.take(first[q][0]), r.take(first[q][1]), r.take(first[q][2]), r.take(first[q][3]);
+        }
+        for (int k0 = 4 * threadIdx.x + 4096; k0 < K; k0 += 1024) {
+            float x[4];
+            load4(row, k0, K, x);
+            r.take(x[0]), r.take(x[1]), r.take(x[2]), r.take(x[3]);
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2) {
+            r.largest = fmaxf(r.largest, __shfl_xor_sync(0xFFFFFFFFu, r.largest, o));
+            r.least = fminf(r.least, __shfl_xor_sync(0xFFFFFFFFu, r.least, o));
+        }
+        r.finite = __all_sync(0xFFFFFFFFu, r.finite);
+        if (lane == 0) tops[warp] = r.largest, lows[warp] = r.least, finites[warp] = r.finite;
+        __syncthreads();
+        for (int w = 0; w < 8; ++w) {
+            r.largest = fmaxf(r.largest, tops[w]);
+            r.least = fminf(r.least, lows[w]);
+            r.finite = r.finite && finites[w];
+        }
+        __syncthreads();  // the next row may write the partials again
+        int s = scale_exponent(r.largest);
+        if (threadIdx.x == 0) {
+            exps[i] = s;
+            if (!carried(r.finite, r.largest, r.least, s)) marks[i] = 1;
+        }
+        float f = power_of_two(s);
+        long long at = static_cast<long long>(i) * pitch;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            int k0 = 4 * threadIdx.x + 1024 * q;
+            if (k0 < K) split4(first[q], f, parts, small, at + k0);
+        }
+        for (int k0 = 4 * threadIdx.x + 4096; k0 < K; k0 += 1024) {
+            float x[4];
+            load4(row, k0, K, x);
+            split4(x, f, parts, small, at + k0);
+        }
+    }
+}
+
+// B's columns, four a thread, blocks of 256 threads across N, rows of B taken in turn by the
+// blocks in y: cols[j] = the bits of column j's largest magnitude (0x7FFFFFFF if it holds NaN
+// or infinity) and cols[N + j] = 0x7FFFFFFF less the bits of its least other than zero, both by
+// atomicMax (a positive float's bits order as its value does), so zeroed means none seen.
+extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
 {
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N) return;
-    bool seen[4] = {};
+    Range r[4];
     for (int k = blockIdx.y; k < K; k += gridDim.y) {
         const float* row = B + static_cast<long long>(k) * N;
         if (N % 4 == 0) {
             float4 v = *reinterpret_cast<const float4*>(row + j0);
-            seen[0] |= !carried(v.x), seen[1] |= !carried(v.y), seen[2] |= !carried(v.z),
-                seen[3] |= !carried(v.w);
+            r[0].take(v.x), r[1].take(v.y), r[2].take(v.z), r[3].take(v.w);
         } else {
-            for (int v = 0; v < 4 && j0 + v < N; ++v) seen[v] |= !carried(row[j0 + v]);
+            for (int v = 0; v < 4 && j0 + v < N; ++v) r[v].take(row[j0 + v]);
         }
     }
-    for (int v = 0; v < 4; ++v) {
-        if (seen[v]) marks[j0 + v] = 1;
+    // An atomic only where it raises what is there already: most blocks find it raised.
+    for (int v = 0; v < 4 && j0 + v < N; ++v) {
+        int top = r[v].finite ? __float_as_int(r[v].largest) : 0x7FFFFFFF;
+        if (top > 0 && top > cols[j0 + v]) atomicMax(&cols[j0 + v], top);
+        int low = r[v].finite && r[v].largest > 0.0f ? 0x7FFFFFFF - __float_as_int(r[v].least) : 0;
+        if (low > 0 && low > cols[N + j0 + v]) atomicMax(&cols[N + j0 + v], low);
+    }
+}
+
+// From mark_cols' ranges: column j's exponent into exps[j], and marks[j] = 1 if the split does
+// not carry it (exps + M and marks + M are passed). Grid-stride over the columns.
+extern "C" __global__ void scale_cols(const int* cols, int* marks, int* exps, int N)
+{
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < N; j += gridDim.x * blockDim.x) {
+        bool finite = cols[j] < 0x7F800000;
+        float largest = finite ? __int_as_float(cols[j]) : 0.0f;
+        float least = __int_as_float(0x7FFFFFFF - cols[N + j]);
+        int s = scale_exponent(largest);
+        exps[j] = s;
+        if (!carried(finite, largest, least, s)) marks[j] = 1;
     }
 }
 // ANCHOR_END: split
@@ -246,7 +377,8 @@ extern "C" __global__ void mark_cols(const float* B, int* marks, int K, int N)
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C,
-           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
+           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+           const int* exps) {
     // STAGES tiles of A (two parts each) and B, then the barriers; the swizzle needs 1024-byte
     // alignment.
     extern __shared__ unsigned char raw[];
@@ -265,6 +397,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     int col0 = bid % (GROUP * gridDim.x) / rows * BN;
     int k_tiles = (K + BK - 1) / BK;
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+    // 2^s for each column of the block's B (see scaling).
+    __shared__ alignas(8) float col_scale[BN];
+    for (int c = threadIdx.x; c < BN; c += THREADS)
+        col_scale[c] = power_of_two(col0 + c < N ? exps[M + col0 + c] : 0);
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -312,13 +448,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             int s = kt % STAGES;
             mbar_wait(&full[s], (kt / STAGES) % 2);
             const float* bs = Bs + s * B_TILE + box * B_BOX;
+            // The thread's two columns of B scaled as they arrive (see scaling); their factors
+            // are read again each stage, from shared memory, to keep registers free.
+            float2 f = *reinterpret_cast<const float2*>(&col_scale[32 * box + col]);
             // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
             // Each float is split as it arrives: big and small fragments.
             unsigned big[BK / 8][4], small[BK / 8][4];
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; ++k8) {
                 float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
-                float v[4] = {lo.x, lo.y, hi.x, hi.y};
+                float v[4] = {lo.x * f.x, lo.y * f.y, hi.x * f.x, hi.y * f.y};
 #pragma unroll
                 for (int i = 0; i < 4; ++i) {
                     float b = tf32(v[i]);
@@ -359,8 +498,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // ANCHOR_END: consumer
 
         // total[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
-        // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box.
+        // row0 + 8j + 2t + v, column n (+1 when h = 1); the scaling is taken back, one rounding.
         int n = col0 + 32 * box + col;
+        int e0 = n < N ? exps[M + n] : 0, e1 = n + 1 < N ? exps[M + n + 1] : 0;
 #pragma unroll
         for (int j = 0; j < BM / 8; ++j) {
 #pragma unroll
@@ -368,12 +508,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 int m = row0 + 8 * j + 2 * t + v;
                 if (m >= M) continue;
                 float* c = C + static_cast<long long>(m) * N + n;
+                float c0 = scale_back(total[4 * j + v], -(exps[m] + e0)),
+                      c1 = scale_back(total[4 * j + 2 + v], -(exps[m] + e1));
                 if (N % 2 == 0 && n + 1 < N) {
-                    *reinterpret_cast<float2*>(c) =
-                        make_float2(total[4 * j + v], total[4 * j + 2 + v]);
+                    *reinterpret_cast<float2*>(c) = make_float2(c0, c1);
                 } else {
-                    if (n < N) c[0] = total[4 * j + v];
-                    if (n + 1 < N) c[1] = total[4 * j + 2 + v];
+                    if (n < N) c[0] = c0;
+                    if (n + 1 < N) c[1] = c1;
                 }
             }
         }

@@ -77,11 +77,12 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     if !(1..=64).contains(&group) {
         return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
     }
-    if smem_bytes(p) > limits.max_smem_per_block {
+    // The tiles and barriers, and the kernel's own array of the columns' scales (4·BN bytes).
+    let bytes = smem_bytes(p) + 4 * bn;
+    if bytes > limits.max_smem_per_block {
         return Err(format!(
-            "{p} keeps {} bytes of tiles and barriers in shared memory, more than the {} bytes a block may have; \
+            "{p} keeps {bytes} bytes of tiles, barriers and scales in shared memory, more than the {} bytes a block may have; \
              lower STAGES or BN",
-            smem_bytes(p),
             limits.max_smem_per_block
         ));
     }

@@ -930,11 +930,15 @@ impl<'a> Prepared<'a> {
         if let Some([a_map, b_map]) = &maps {
             builder.arg(a_map).arg(b_map);
         }
+        if let Some(marks) = &marks {
+            builder.arg(&marks.exps);
+        }
         // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*)`,
         // followed for the tensor-map extension by two 128-byte `CUtensorMap`s of buffers that
         // outlive the launch (A and B, or their workspaces, which are only freed when a later
-        // launch needs larger ones, after this one in stream order); the buffers hold at least
-        // the elements the shape addresses (checked by `launch`, or padded copies of that size).
+        // launch needs larger ones, after this one in stream order), and for a step with an
+        // `Apart` by its exponents (M + N ints, made above); the buffers hold at least the
+        // elements the shape addresses (checked by `launch`, or padded copies of that size).
         unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         if let (Some(split), Some(partials)) = (&self.split, &partials)
             && slices > 1

@@ -221,7 +221,7 @@ impl Tma {
         (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
         (a_box, b_box): (TmaBox, TmaBox),
         prologue: Option<&Prologue>,
-        marks: Option<sys::CUdeviceptr>,
+        marks: Option<Marks>,
     ) -> Result<[TensorMap; 2]> {
         let mut state = self.state.lock().map_err(|_| anyhow!("the TMA state lock was poisoned"))?;
         let [wa, wb] = &mut state.workspace;
@@ -278,7 +278,7 @@ impl Tma {
         src: &CudaSlice<f32>,
         [rows, cols]: [usize; 2],
         slot: &mut Option<CudaSlice<f32>>,
-        marks: Option<sys::CUdeviceptr>,
+        marks: Option<Marks>,
     ) -> Result<Mapped> {
         let (out_rows, out_cols, parts) = prologue.output(rows, cols);
         let pitch = padded(out_cols);
@@ -286,11 +286,11 @@ impl Tma {
         let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
         let mut builder = gpu.stream.launch_builder(prologue.function());
         builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
-        if let Some(marks) = &marks {
-            builder.arg(marks);
+        if let Some(Marks { marks, exps }) = &marks {
+            builder.arg(marks).arg(exps);
         }
         // SAFETY: the arguments match the prologue's `(const float*, float*, int, int, int)`,
-        // followed by `int* marks` where the step computes apart ([`Apart`]: M + N ints); `src`
+        // followed by `int* marks, int* exps` where the step has an [`Apart`] (M + N ints each); `src`
         // holds rows·cols floats (the caller's shape check) and `dst` the parts it writes.
         unsafe { builder.launch(GRID_STRIDE) }
             .map_err(|e| anyhow!("the prologue {} failed to launch: {e:?}", prologue.entry()))?;
@@ -299,58 +299,89 @@ impl Tma {
     }
 }
 
-/// A split step's rows and columns that its split cannot carry (step 09: NaN and infinities,
-/// whose two parts make ∞ − ∞, and magnitudes too small for the small part), computed on the
-/// FP32 path ([`crate::fp32_path`]). A kernel that defines `mark_cols` gets, on every launch
-/// (timed with it):
+/// A split step's power-of-two scaling of A's rows and B's columns, and the rows and columns its
+/// split cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
+/// span too many binades), computed on the FP32 path ([`crate::fp32_path`]). A kernel that
+/// defines `mark_cols` gets, on every launch (timed with it):
 ///
 /// ```text
-/// (marks zeroed: M + N ints)
-/// mark_cols(const float* B, int* marks, int K, int N)
-///     blocks of 256 threads, four columns a thread, rows of B in turn in y; marks + M is passed:
-///     marks[M + j] = 1 for a column of B it cannot carry
-/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks)
-///     as without, and marks[i] = 1 for a row of A it cannot carry
-/// matmul(...)
+/// (marks, exponents and column ranges zeroed: 2·(M + N) + 2·N ints)
+/// mark_cols(const float* B, int* cols, int K, int N)
+///     blocks of 256 threads, four columns a thread, rows of B in turn in y: the columns'
+///     largest and least magnitudes into cols[0..2N)
+/// scale_cols(const int* cols, int* marks, int* exps, int N)
+///     a thread a column (marks + M and exps + M are passed): column j's exponent, and
+///     marks[M + j] = 1 for a column the split cannot carry
+/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps)
+///     as without, A's rows scaled; exps[i] the exponent of row i, marks[i] = 1 for a row it
+///     cannot carry
+/// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps)
+///     the exponents of A's rows, then of B's columns, which it takes back from C
 /// the FP32 path of the marked rows and columns
 /// ```
 pub struct Apart {
     mark: CudaFunction,
+    scale: CudaFunction,
     marks: Mutex<Option<CudaSlice<i32>>>,
     fp32: Fp32Path,
 }
 
+/// Where a launch's marks and exponents lie (M + N ints each), for `split_a` and `matmul`.
+#[derive(Clone, Copy)]
+pub struct Marks {
+    pub marks: sys::CUdeviceptr,
+    pub exps: sys::CUdeviceptr,
+}
+
+/// The entry point that turns the columns' ranges into exponents and marks.
+pub const SCALE_ENTRY: &str = "scale_cols";
+
 impl Apart {
-    /// The kernel's `mark_cols`, where it defines one.
+    /// The kernel's `mark_cols` and `scale_cols`, where it defines them.
     pub fn find(kernel: &crate::gpu::Kernel) -> Result<Option<Apart>> {
         if !kernel.has_entry(MARK_ENTRY) {
             return Ok(None);
         }
         Ok(Some(Apart {
             mark: kernel.entry(MARK_ENTRY)?,
+            scale: kernel.entry(SCALE_ENTRY)?,
             marks: Mutex::default(),
             fp32: Fp32Path::default(),
         }))
     }
 
-    /// Zeroes the marks and queues `mark_cols`; returns the marks' address, for `split_a`.
-    pub fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<sys::CUdeviceptr> {
+    /// Zeroes the marks, queues `mark_cols` and `scale_cols`; returns where the marks and the
+    /// exponents lie, for `split_a` and `matmul`.
+    pub fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<Marks> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
-        let ptr = crate::pad::zeroed(gpu, &mut slot, shape.m + shape.n)?;
-        let cols = ptr + 4 * shape.m as u64;
-        let [k, n] = [shape.k, shape.n].map(|v| v as i32);
+        let (m, n) = (shape.m as u64, shape.n as u64);
+        let marks = crate::pad::zeroed(gpu, &mut slot, 2 * shape.m + 4 * shape.n)?;
+        let exps = marks + 4 * (m + n);
+        let cols = exps + 4 * (m + n);
+        let [k, ni] = [shape.k, shape.n].map(|v| v as i32);
+        let failed = |entry: &'static str| move |e| anyhow!("the kernel's {entry} failed to launch: {e:?}");
         let mut builder = gpu.stream.launch_builder(&self.mark);
-        builder.arg(b).arg(&cols).arg(&k).arg(&n);
+        builder.arg(b).arg(&cols).arg(&k).arg(&ni);
         let cfg = LaunchConfig {
             grid_dim: (shape.n.div_ceil(4 * 256) as u32, shape.k.min(256) as u32, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: the arguments match `mark_cols(const float*, int*, int, int)`; B holds K·N
-        // floats (the caller's shape check) and the marks M + N ints.
-        unsafe { builder.launch(cfg) }
-            .map_err(|e| anyhow!("the kernel's {MARK_ENTRY} failed to launch: {e:?}"))?;
-        Ok(ptr)
+        // floats (the caller's shape check) and the column ranges 2·N ints.
+        unsafe { builder.launch(cfg) }.map_err(failed(MARK_ENTRY))?;
+        let (col_marks, col_exps) = (marks + 4 * m, exps + 4 * m);
+        let mut builder = gpu.stream.launch_builder(&self.scale);
+        builder.arg(&cols).arg(&col_marks).arg(&col_exps).arg(&ni);
+        let cfg = LaunchConfig {
+            grid_dim: (shape.n.div_ceil(256).min(1024) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match `scale_cols(const int*, int*, int*, int)`; the column
+        // ranges hold 2·N ints, the marks and exponents past M hold N each.
+        unsafe { builder.launch(cfg) }.map_err(failed(SCALE_ENTRY))?;
+        Ok(Marks { marks, exps })
     }
 
     /// Queues the FP32 path of the marked rows and columns, after the product.
