@@ -225,7 +225,11 @@ const VARIANTS: &[Variant] = &[
             ),
             (
                 "        float a = x[j] * f, big = tf32(a);\n        two[0][j] = big;\n        two[1][j] = tf32(a - big);\n",
-                "        float a = x[j] * f;\n        two[0][j] = a;     // variant: A copied as it is (the contract maps the\n        two[1][j] = 0.0f;  // workspace); the pipeline splits it\n",
+                "        two[0][j] = x[j] * f;  // variant: A copied as it is, scaled (the contract maps the\n                               // workspace); the pipeline splits it\n",
+            ),
+            (
+                "    *reinterpret_cast<float4*>(parts + small + at) =\n        make_float4(two[1][0], two[1][1], two[1][2], two[1][3]);\n",
+                "    (void)small;  // variant: no small part\n",
             ),
             (
                 "    unsigned long long* empty = full + STAGES;\n",

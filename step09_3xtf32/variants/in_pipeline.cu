@@ -244,14 +244,12 @@ __device__ __forceinline__ void split4(const float (&x)[4], float f, float* part
     float two[2][4];  // big and small parts of the four entries
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-        float a = x[j] * f;
-        two[0][j] = a;     // variant: A copied as it is (the contract maps the
-        two[1][j] = 0.0f;  // workspace); the pipeline splits it
+        two[0][j] = x[j] * f;  // variant: A copied as it is, scaled (the contract maps the
+                               // workspace); the pipeline splits it
     }
     *reinterpret_cast<float4*>(parts + at) =
         make_float4(two[0][0], two[0][1], two[0][2], two[0][3]);
-    *reinterpret_cast<float4*>(parts + small + at) =
-        make_float4(two[1][0], two[1][1], two[1][2], two[1][3]);
+    (void)small;  // variant: no small part
 }
 
 // A's rows, a block of 256 threads each (rows taken in turn): the row's exponent into exps[i],

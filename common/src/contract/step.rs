@@ -320,9 +320,10 @@ pub enum Extension {
     /// step08 measures a transposing prologue.
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
     /// As `TensorMaps`, but A first goes through the step's own `split_a(const float* A,
-    /// float* parts, int M, int K, int pitch)`, a grid-stride kernel queued in front of every
-    /// launch (timing counts it), which writes two M×K parts whose sum is A; A's map has a third
-    /// coordinate, the part (see [`crate::tma`]).
+    /// float* parts, int M, int K, int pitch)` (with `int* marks, int* exps` after, for a step
+    /// with an [`crate::tma::Apart`]), queued on 1024 blocks in front of every launch (timing
+    /// counts it), which writes two M×K parts whose sum is A, or A's rows scaled by powers of two;
+    /// A's map has a third coordinate, the part (see [`crate::tma`]).
     SplitTensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
     /// The product from residues (step 11, see [`crate::residues`]): the step's own kernels scale
     /// A's rows and B's columns to integers and write their residues modulo [`MODULI`] moduli as

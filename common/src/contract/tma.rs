@@ -15,8 +15,8 @@
 //!
 //! A step may also split A before its product ([`crate::Extension::SplitTensorMaps`]): its own
 //! `split_a` kernel, queued in front of every launch (so timing counts it too), writes two
-//! M×K matrices whose sum is A into one workspace, and A's map gains a third coordinate that
-//! picks the part: `{k, row, part}`.
+//! M×K matrices whose sum is A (or A with its rows scaled, for a step with an [`Apart`]) into one
+//! workspace, and A's map gains a third coordinate that picks the part: `{k, row, part}`.
 //!
 //! A kernel of a plain tensor-map step may define `transpose_b`: it is then queued in front of
 //! every launch (timed as well) to write Bᵀ, N rows of K floats, into a workspace, and B's map
@@ -148,7 +148,7 @@ pub fn encode_as(
 /// `src`, launched on 1024 blocks of 256 threads that stride over the work; `dst` has rows of
 /// `pitch` floats (16-byte multiples).
 pub enum Prologue {
-    /// `split_a(A, parts, M, K, pitch)`: A's two parts, 2·M rows, mapped with a third
+    /// `split_a(A, parts, M, K, pitch[, marks, exps])`: A's two parts, 2·M rows, mapped with a third
     /// coordinate, the part.
     SplitA(CudaFunction),
     /// `transpose_b(B, Bt, K, N, pitch)`: Bᵀ, N rows of K floats, mapped in B's place (its box
