@@ -17,6 +17,8 @@ pub struct Entry {
     pub gflops: f64,
     /// A's rows and B's columns the step sent down its FP32 path (None for SGEMM).
     pub fp32: Option<(usize, usize)>,
+    /// The moduli the product took (step 11).
+    pub moduli: Option<usize>,
 }
 
 /// One input: what it is, then an entry per step (None: the step does not serve it), and SGEMM.
@@ -85,7 +87,10 @@ impl Families {
                 match e {
                     None => md += " – | – | – | – |",
                     Some(e) => {
-                        let fp32 = e.fp32.map_or("–".to_owned(), |(r, c)| format!("{r}, {c}"));
+                        let mut fp32 = e.fp32.map_or("–".to_owned(), |(r, c)| format!("{r}, {c}"));
+                        if let Some(l) = e.moduli {
+                            let _ = write!(fp32, " ({l} moduli)");
+                        }
                         let _ = write!(
                             md,
                             " {} | {:.3} | {:.3}× | {fp32} |",
@@ -137,7 +142,7 @@ mod tests {
     use super::*;
 
     fn entry(passed: bool, gflops: f64) -> Entry {
-        Entry { passed, element: 0.25, normwise: 0.5, gflops, fp32: None }
+        Entry { passed, element: 0.25, normwise: 0.5, gflops, fp32: None, moduli: None }
     }
 
     fn sample() -> Families {

@@ -50,20 +50,23 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         let shape = inputs.shape;
         bar.set_message(name(inputs));
         let reference = session::reference(&gpu, Some(&blas), inputs)?;
-        let entry =
-            |c: &[f32], t: common::timing::Stats, precision: Precision, fp32: Option<(usize, usize)>| {
-                let v = verify::verify(shape, c, &reference, precision);
-                if !v.passed() {
-                    bar.suspend(|| println!("{}, {precision}: {}", name(inputs), v.summary()));
-                }
-                Entry {
-                    passed: v.passed(),
-                    element: v.worst.ratio(),
-                    normwise: v.normwise.ratio(),
-                    gflops: t.gflops(shape.flops()),
-                    fp32,
-                }
-            };
+        let entry = |c: &[f32],
+                     t: common::timing::Stats,
+                     precision: Precision,
+                     paths: Option<common::fp32_path::Paths>| {
+            let v = verify::verify(shape, c, &reference, precision);
+            if !v.passed() {
+                bar.suspend(|| println!("{}, {precision}: {}", name(inputs), v.summary()));
+            }
+            Entry {
+                passed: v.passed(),
+                element: v.worst.ratio(),
+                normwise: v.normwise.ratio(),
+                gflops: t.gflops(shape.flops()),
+                fp32: paths.map(|p| (p.rows, p.cols)),
+                moduli: paths.and_then(|p| p.moduli),
+            }
+        };
         let mut bufs = Buffers::upload(&gpu, inputs)?;
         let mut cells = Vec::new();
         for p in &prepared {
@@ -71,7 +74,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
                 Some((p, Ok((launch, _)))) => {
                     let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
                     let paths = session::paths_run(&gpu, p, launch, shape, &mut bufs)?;
-                    Some(entry(&c, t, p.step.precision, paths.map(|(p, _)| (p.rows, p.cols))))
+                    Some(entry(&c, t, p.step.precision, paths.map(|(p, _)| p)))
                 }
                 _ => None,
             });

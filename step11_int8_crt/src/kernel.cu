@@ -23,14 +23,21 @@
 // STAGES, GROUP and MODULI are set at compile time (-D NAME=value) from the step's lib.rs.
 
 // ANCHOR: moduli
-// The moduli, pairwise coprime, in the order they are taken: the first MODULI are used.
+// The moduli, pairwise coprime, in the order they are taken. The first pass takes the first
+// MODULI; where the data needs longer integers (see choose_moduli), the product takes up to MOST.
+constexpr int MOST = 16;
 __host__ __device__ constexpr int modulus(int l)
 {
-    constexpr int list[8] = {256, 255, 253, 251, 247, 241, 239, 233};
+    constexpr int list[MOST] = {256, 255, 253, 251, 247, 241, 239, 233,
+                                229, 227, 223, 217, 211, 199, 197, 193};
     return list[l];
 }
 
-// P, the product of the first n moduli: below 2⁶⁴ for all eight.
+// The most moduli the data may call for: the rows and columns that would need more take the FP32
+// path.
+constexpr int REACH = MOST;
+
+// P, the product of the first n moduli, while it stays below 2⁶⁴ (n ≤ 8).
 __host__ __device__ constexpr unsigned long long product(int n)
 {
     unsigned long long p = 1;
@@ -51,25 +58,73 @@ __host__ __device__ constexpr unsigned long long weight(int l)
     return q * y;
 }
 
+// What the first pass's MODULI moduli need, each of the MOST moduli's own constants, and, for
+// each count L of moduli the data may call for, the weights as 128-bit integers.
 struct Table {
-    float modulus[8];
-    float inverse[8];       // 1/m, rounded to a float
-    float high[8];          // 2²⁴ mod m
-    float middle[8];        // 2¹² mod m
-    double weight[8];       // the weights, rounded to doubles
-    unsigned low[8];        // the weights modulo 2³²
+    float modulus[MOST];
+    float inverse[MOST];    // 1/m, rounded to a float
+    float high[MOST];       // 2²⁴ mod m
+    float middle[MOST];     // 2¹² mod m
+    float power[MOST][6];   // 2^(12k) mod m, from −m/2 to m/2: the pieces of a longer integer
+    double weight[8];       // the first pass's weights, rounded to doubles
+    unsigned low[8];        // the same modulo 2³²
+    double product[MOST + 1];          // P_L, the product of the first L moduli (rounded)
+    unsigned wide[MOST + 1][MOST][4];  // P_L's weights w_l, four 32-bit limbs, the lowest first
+    double share[MOST + 1][MOST];      // w_l / P_L = y_l / m_l, rounded
+    unsigned minus[MOST + 1][4];       // 2¹²⁸ − P_L
 };
+
+// x·s for a 128-bit x in four 32-bit limbs and a small s (the product below 2¹²⁸).
+__host__ __device__ constexpr void times(unsigned (&x)[4], unsigned s)
+{
+    unsigned long long carry = 0;
+    for (int j = 0; j < 4; ++j) {
+        unsigned long long t = static_cast<unsigned long long>(x[j]) * s + carry;
+        x[j] = static_cast<unsigned>(t);
+        carry = t >> 32;
+    }
+}
 
 __host__ __device__ constexpr Table make_table()
 {
     Table t{};
+    for (int l = 0; l < MOST; ++l) {
+        int m = modulus(l);
+        t.modulus[l] = static_cast<float>(m);
+        t.inverse[l] = 1.0f / static_cast<float>(m);
+        t.high[l] = static_cast<float>((1 << 24) % m);
+        t.middle[l] = static_cast<float>((1 << 12) % m);
+        int power = 1;
+        for (int k = 0; k < 6; ++k) {
+            t.power[l][k] = static_cast<float>(power > m / 2 ? power - m : power);
+            power = power * 4096 % m;
+        }
+    }
     for (int l = 0; l < MODULI; ++l) {
-        t.modulus[l] = static_cast<float>(modulus(l));
-        t.inverse[l] = 1.0f / static_cast<float>(modulus(l));
-        t.high[l] = static_cast<float>((1 << 24) % modulus(l));
-        t.middle[l] = static_cast<float>((1 << 12) % modulus(l));
         t.weight[l] = static_cast<double>(weight(l));
         t.low[l] = static_cast<unsigned>(weight(l));
+    }
+    for (int L = 1; L <= MOST; ++L) {
+        unsigned p[4] = {1, 0, 0, 0};
+        t.product[L] = 1.0;
+        for (int k = 0; k < L; ++k) times(p, modulus(k)), t.product[L] *= modulus(k);
+        unsigned long long carry = 1;  // 2¹²⁸ − P_L = (2¹²⁸ − 1 − P_L) + 1
+        for (int j = 0; j < 4; ++j) {
+            unsigned long long v = static_cast<unsigned long long>(~p[j]) + carry;
+            t.minus[L][j] = static_cast<unsigned>(v);
+            carry = v >> 32;
+        }
+        for (int l = 0; l < L; ++l) {
+            int m = modulus(l), r = 1, y = 1;
+            unsigned w[4] = {1, 0, 0, 0};
+            for (int k = 0; k < L; ++k) {
+                if (k != l) times(w, modulus(k)), r = r * (modulus(k) % m) % m;
+            }
+            while (r * y % m != 1) ++y;
+            times(w, y);
+            for (int j = 0; j < 4; ++j) t.wide[L][l][j] = w[j];
+            t.share[L][l] = static_cast<double>(y) / m;
+        }
     }
     return t;
 }
@@ -82,15 +137,16 @@ constexpr int NONFINITE = 1 << 30;
 
 // ANCHOR: scale
 // ANCHOR: exponent
-// The exponent e of a row (or column) x of K entries with Σx² = norm2: the largest with
-// 2^e·‖x‖ + √K/2 ≤ T, T = √(P/2) less a margin. Rounding moves each entry by at most 1/2, so
-// the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of products of a row and a
-// column stays within T² < P/2: the remainder theorem can tell it from every other integer.
-__device__ int exponent_for(double norm2, int K)
+// The exponent e of a row (or column) x of K entries with Σx² = norm2, for a product of L
+// moduli: the largest with 2^e·‖x‖ + √K/2 ≤ T, T = √(P_L/2) less a margin. Rounding moves each
+// entry by at most 1/2, so the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of
+// products of a row and a column stays within T² < P_L/2: the remainder theorem can tell it from
+// every other integer.
+__device__ int exponent_for(double norm2, int K, int L)
 {
     if (!(norm2 <= 1.7976931348623157e308)) return NONFINITE;  // NaN or infinity on the way
     if (norm2 == 0.0) return 0;
-    double limit = sqrt(0.5 * static_cast<double>(P)) * (1.0 - 1.0 / 1048576.0);
+    double limit = sqrt(0.5 * TABLE.product[L]) * (1.0 - 1.0 / 1048576.0);
     return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
 }
 // ANCHOR_END: exponent
@@ -132,6 +188,50 @@ __device__ __forceinline__ unsigned residue_byte(const Pieces& x, int l)
 }
 // ANCHOR_END: pieces
 
+// The integer nearest v (|v| < 2⁶³, as a product of up to MOST moduli needs) in six pieces,
+// x = Σ p_k·2^(12k), |p_k| ≤ 2¹¹ (|p_5| ≤ 8), peeled off from the top: each subtraction is
+// exact, and the last piece does the rounding.
+struct Long {
+    float p[6];
+};
+
+__device__ __forceinline__ Long long_pieces(float v)
+{
+    Long x;
+    float rest = v;
+#pragma unroll
+    for (int k = 5; k > 0; --k) {
+        x.p[k] = round_float(rest * __int_as_float((127 - 12 * k) << 23));
+        rest = __fmaf_rn(-x.p[k], __int_as_float((127 + 12 * k) << 23), rest);
+    }
+    x.p[0] = round_float(rest);
+    return x;
+}
+
+// x's residue modulo m_l as for three pieces: with the powers of 2¹² taken from −m/2 to m/2, t is
+// below 2²¹ and t·(1/m) within 2⁻¹⁰ of t/m, still closer than any half-integer t/m can be.
+__device__ __forceinline__ unsigned residue_byte(const Long& x, int l)
+{
+    float t = x.p[0];
+#pragma unroll
+    for (int k = 1; k < 6; ++k) t = __fmaf_rn(x.p[k], TABLE.power[l][k], t);
+    float q = round_float(t * TABLE.inverse[l]);
+    float r = __fmaf_rn(-q, TABLE.modulus[l], t);
+    return __float_as_uint(__fadd_rn(r, MAGIC)) & 0xFFu;
+}
+
+// The residues of 8 longer integers modulo m_l, packed into 8 bytes.
+__device__ __forceinline__ uint2 pack8(const Long (&x)[8], int l)
+{
+    unsigned w[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+        w[q] = residue_byte(x[4 * q], l) | residue_byte(x[4 * q + 1], l) << 8 |
+               residue_byte(x[4 * q + 2], l) << 16 | residue_byte(x[4 * q + 3], l) << 24;
+    }
+    return make_uint2(w[0], w[1]);
+}
+
 // The residues of 16 integers modulo m_l, packed into 16 bytes.
 __device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
 {
@@ -144,7 +244,7 @@ __device__ __forceinline__ uint4 pack(const Pieces (&x)[16], int l)
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// v·2^e as a float, exact (|v·2^e| < 2³²; what falls below FP32's range rounds to 0 anyway); 0 for
+// v·2^e as a float, exact (|v·2^e| < 2⁶³; what falls below FP32's range rounds to 0 anyway); 0 for
 // a row or column marked NONFINITE. The float multiply serves e within FP32's exponents.
 struct Scale {
     int e;
@@ -183,10 +283,13 @@ __device__ __forceinline__ void load16(const float* row, int k0, int K, float (&
 // columns, a row with s > 0 and (2s + z)·q_B > 1 takes the FP32 path (mark_paths, below), and
 // likewise a column of B against q_A, the rows' largest
 // ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most 2τ more,
-// and the rest of the bound covers the final rounding to FP32 (the rebuild is exact).
-// stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), then for
-// each row of A and column of B in turn (v = i, or M + j) 2s + z at [2 + 2v] and s at
-// [3 + 2v]; zeroed before every product.
+// and the rest of the bound covers the final rounding to FP32 (the rebuild is exact). More moduli
+// give longer integers, so fewer small entries: a vector the rule does not carry at MODULI may
+// be carried at more (count_further, below).
+// stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), [2] the
+// moduli the product takes (0 until count_further raises it above MODULI), then for each row of
+// A and column of B in turn (v = i, or M + j) 2s + z at [3 + 2v] and s at [4 + 2v], at MODULI;
+// zeroed before every product.
 constexpr float SMALL = 134217728.0f;  // 2²⁷: an entry is small below SMALL/K once scaled
 
 // What an entry adds to its vector's 2s + z (weight) and s (small).
@@ -208,15 +311,21 @@ __device__ __forceinline__ bool apart(int weight, int small, int q_bits)
 {
     return small > 0 && static_cast<float>(weight) * __int_as_float(q_bits) > 1.0f;
 }
+
+constexpr int FURTHER = REACH - MODULI;  // counts of moduli past the first pass's
+
+// The moduli the product takes, once count_further has run.
+__device__ __forceinline__ int chosen(const int* stats) { return max(MODULI, stats[2]); }
 // ANCHOR_END: apart_rule
 
-// A's rows, a block of 256 threads each: the exponent of row i into exps[i], its residues
+// A's rows, a block of 256 threads each: the exponent of row i into exps[i] (and Σx² into
+// norms[i]), its residues
 // modulo each modulus into plane l of res (MODULI planes of M rows of pitch bytes), and its
 // share of stats (above). A thread takes 16 consecutive entries at a time; the first 4096 of the
 // row stay in registers between the two passes, the rest is read again (from L2: few rows are
 // in flight).
 extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats,
-                                      int M, int K, int pitch) {
+                                      double* norms, int M, int K, int pitch) {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
     __shared__ int partial_weight[8], partial_small[8];
@@ -254,9 +363,10 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
 #pragma unroll
     for (int w = 0; w < 8; ++w)
         norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
-    Scale scale{exponent_for(norm2, K)};
+    Scale scale{exponent_for(norm2, K, MODULI)};
     if (threadIdx.x == 0) {
         exps[i] = scale.e;
+        norms[i] = norm2;
         if (scale.e != NONFINITE) raise_to(&stats[0], norm1, largest);
     }
     // A row with NaN or infinity takes the FP32 path (mark_paths): its residues are zeros.
@@ -292,8 +402,8 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int w = 1; w < 8; ++w) weight += partial_weight[w], small += partial_small[w];
-        stats[2 + 2 * i] = weight;
-        stats[3 + 2 * i] = small;
+        stats[3 + 2 * i] = weight;
+        stats[4 + 2 * i] = small;
     }
 }
 
@@ -328,11 +438,12 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 }
 
 // B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
-// exps[n], the residues written transposed, column n of B as row n of plane l (MODULI planes of
+// exps[n] (and Σx² into norms[M + n]), the residues written transposed, column n of B as row n of plane l (MODULI planes of
 // N rows of pitch bytes): both operands of the INT8 product are then K-major. And the columns'
 // share of stats (see scale_rows).
 extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
-                                      int* exps, int* stats, int M, int K, int N, int pitch) {
+                                      int* exps, int* stats, double* norms, int M, int K, int N,
+                                      int pitch) {
     __shared__ float tile[128][33];
     __shared__ int exponent[32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -351,9 +462,10 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
                 }
             }
         }
-        int e = exponent_for(norm2, K);
+        int e = exponent_for(norm2, K, MODULI);
         if (n < N && blockIdx.y == 0) {
             exps[n] = e;
+            norms[M + n] = norm2;
             if (e != NONFINITE) raise_to(&stats[1], norm1, static_cast<float>(largest));
         }
         exponent[tx] = e;
@@ -377,27 +489,213 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
         if (k0 + kk + j < K) tally(tile[kk + j][c], scaled, limit, weight, small);
         x[j] = pieces(scaled);
     }
-    if (weight > 0) atomicAdd(&stats[2 + 2 * (M + n)], weight);
-    if (small > 0) atomicAdd(&stats[3 + 2 * (M + n)], small);
+    if (weight > 0) atomicAdd(&stats[3 + 2 * (M + n)], weight);
+    if (small > 0) atomicAdd(&stats[4 + 2 * (M + n)], small);
 #pragma unroll
     for (int l = 0; l < MODULI; ++l) {
         *reinterpret_cast<uint4*>(res + (static_cast<long long>(l) * N + n) * pitch + k0 + kk) =
             pack(x, l);
     }
 }
+// The second pass, where count_further chose L > MODULI moduli (else the kernels return at once):
+// A's rows (a block each, rows further on taken in turn) and B's columns (32 of them by 128 of K
+// a block, tiles further down K taken in turn), their exponents for L moduli into exps and their
+// residues into L planes, from the Σx² the first pass kept. The integers reach 2⁶³: six pieces
+// each, eight entries at a time (for registers), one 8-byte store per modulus.
+extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* exps,
+                                        const int* stats, const double* norms, int M, int K,
+                                        int pitch)
+{
+    const int L = chosen(stats);
+    if (L == MODULI) return;
+    for (int i = blockIdx.x; i < M; i += gridDim.x) {
+        Scale scale{exponent_for(norms[i], K, L)};
+        if (threadIdx.x == 0) exps[i] = scale.e;
+        const float* row = A + static_cast<long long>(i) * K;
+        for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
+            float v[16];
+            load16(row, k0, K, v);
+            signed char* out = res + static_cast<long long>(i) * pitch + k0;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                Long x[8];
+#pragma unroll
+                for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(v[8 * h + j]));
+                for (int l = 0; l < L; ++l) {
+                    *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * M * pitch + 8 * h) =
+                        pack8(x, l);
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* exps,
+                                        const int* stats, const double* norms, int M, int K,
+                                        int N, int pitch)
+{
+    __shared__ float tile[128][33];
+    __shared__ int exponent[32];
+    const int L = chosen(stats);
+    if (L == MODULI) return;
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, tiles = (K + 127) / 128;
+    int n0 = blockIdx.x * 32;
+    if (ty == 0) {
+        int n = n0 + tx;
+        int e = n < N ? exponent_for(norms[M + n], K, L) : 0;
+        if (n < N && blockIdx.y == 0) exps[n] = e;
+        exponent[tx] = e;
+    }
+    for (int y = blockIdx.y; y < tiles; y += gridDim.y) {
+        int k0 = y * 128;
+        __syncthreads();  // the exponents are written, and the tile before is used
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            int k = k0 + ty + 8 * j, n = n0 + tx;
+            tile[ty + 8 * j][tx] = k < K && n < N ? B[static_cast<long long>(k) * N + n] : 0.0f;
+        }
+        __syncthreads();
+        int c = threadIdx.x / 8, kk = 16 * (threadIdx.x % 8), n = n0 + c;
+        if (n >= N || k0 + kk >= K) continue;
+        Scale scale{exponent[c]};
+        signed char* out = res + static_cast<long long>(n) * pitch + k0 + kk;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            Long x[8];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(tile[kk + 8 * h + j][c]));
+            for (int l = 0; l < L; ++l) {
+                *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * N * pitch + 8 * h) =
+                    pack8(x, l);
+            }
+        }
+    }
+}
 // ANCHOR_END: scale
 
 // ANCHOR: apart
-// After the scaling: marks[v] = 1 for each row of A (v = i) and column of B (v = M + j) the FP32
-// path computes, those with NaN or infinity and those the rule above sends there, 0 for the
-// others. The INT8 products skip a tile whose rows or whose columns are all marked.
+// After the scaling: marks[v] = 1 for each row of A (v = i) and column of B (v = M + j) with NaN
+// or infinity, 0 for those the rule carries at MODULI moduli, and 2 for the others, which
+// count_further looks at again.
 extern "C" __global__ void mark_paths(const int* exps, const int* stats, int* marks, int M, int N)
 {
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < M + N; v += gridDim.x * blockDim.x) {
         bool row = v < M;
-        marks[v] = exps[v] == NONFINITE ||
-                   apart(stats[2 + 2 * v], stats[3 + 2 * v], stats[row ? 1 : 0]);
+        marks[v] = exps[v] == NONFINITE                                           ? 1
+                   : apart(stats[3 + 2 * v], stats[4 + 2 * v], stats[row ? 1 : 0]) ? 2
+                                                                                   : 0;
     }
+}
+
+// For a vector marked 2 with these zeros and Σx², the fewest moduli from MODULI + 1 to REACH at
+// which the rule carries it (REACH + 1 if none): `small` holds, for count MODULI + j, the
+// entries below SMALL/K·2^(−e) for that count's exponent e.
+__device__ __forceinline__ int moduli_needed(const int (&small)[FURTHER + 1], int zeros, int q_bits)
+{
+    for (int j = 1; j <= FURTHER; ++j)
+        if (!apart(2 * small[j] + zeros, small[j], q_bits)) return MODULI + j;
+    return REACH + 1;
+}
+
+// For each count MODULI + j, j ≥ 1, of moduli: the magnitude below which an entry of a vector
+// with Σx² = norm2 is small, SMALL/K·2^(−e), exact in doubles (0 where e is NONFINITE).
+__device__ __forceinline__ double small_below(double norm2, int K, int j)
+{
+    int e = exponent_for(norm2, K, MODULI + j);
+    return e == NONFINITE ? 0.0 : ldexp(static_cast<double>(SMALL / static_cast<float>(K)), -e);
+}
+
+// The vectors marked 2, read again: their small entries counted for every count of moduli past
+// MODULI, the fewest that carry each, marks[v] = 0 for those some count carries (1 for the
+// others), and stats[2] raised to the most any needs: the product takes that many, and every
+// vector carried at fewer is carried at more (its exponent, so each scaled entry, only grows).
+// Blocks below `row_blocks` take A's rows, a block a row in turn; the rest take B's columns, 32
+// a block. Where nothing is marked 2, every block returns after reading the marks.
+extern "C" __global__ void count_further(const float* A, const float* B, int* stats,
+                                         const double* norms, int* marks, int M, int N, int K,
+                                         int row_blocks)
+{
+    __shared__ double below[32][FURTHER + 1];
+    __shared__ int partial[8][32][FURTHER + 1];
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    // First the block's marks, all at once: most inputs mark nothing 2, and the block returns.
+    bool any = false;
+    if (blockIdx.x < row_blocks) {
+        for (int i = blockIdx.x + threadIdx.x * row_blocks; i < M; i += blockDim.x * row_blocks)
+            any = any || marks[i] == 2;
+    } else {
+        int groups = gridDim.x - row_blocks;
+        for (int n = (blockIdx.x - row_blocks + ty * groups) * 32 + tx; n < N; n += 8 * groups * 32)
+            any = any || marks[M + n] == 2;
+    }
+    if (!__syncthreads_or(any)) return;
+    int most = 0;
+    if (blockIdx.x < row_blocks) {
+        for (int i = blockIdx.x; i < M; i += row_blocks) {
+            if (marks[i] != 2) continue;  // the same for the whole block
+            __syncthreads();  // the row before is done with `below` and `partial`
+            if (threadIdx.x >= 1 && threadIdx.x <= FURTHER)
+                below[0][threadIdx.x] = small_below(norms[i], K, threadIdx.x);
+            __syncthreads();
+            int small[FURTHER + 1] = {};
+            const float* row = A + static_cast<long long>(i) * K;
+            for (int k = threadIdx.x; k < K; k += blockDim.x) {
+                double x = fabs(static_cast<double>(row[k]));
+#pragma unroll
+                for (int j = 1; j <= FURTHER; ++j) small[j] += x > 0.0 && x < below[0][j];
+            }
+#pragma unroll
+            for (int j = 1; j <= FURTHER; ++j) {
+                int sum = __reduce_add_sync(0xFFFFFFFFu, small[j]);
+                if (tx == 0) partial[ty][0][j] = sum;
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                for (int j = 1; j <= FURTHER; ++j) {
+                    small[j] = 0;
+                    for (int w = 0; w < 8; ++w) small[j] += partial[w][0][j];
+                }
+                int zeros = stats[3 + 2 * i] - 2 * stats[4 + 2 * i];
+                int need = moduli_needed(small, zeros, stats[1]);
+                marks[i] = need > REACH;
+                if (need <= REACH) most = max(most, need);
+            }
+        }
+    } else {
+        for (int n0 = (blockIdx.x - row_blocks) * 32; n0 < N; n0 += (gridDim.x - row_blocks) * 32) {
+            int n = n0 + tx;
+            bool counted = n < N && marks[M + n] == 2;
+            if (!__syncthreads_or(counted)) continue;
+            if (ty == 0 && counted) {
+                for (int j = 1; j <= FURTHER; ++j) below[tx][j] = small_below(norms[M + n], K, j);
+            }
+            __syncthreads();
+            int small[FURTHER + 1] = {};
+            if (counted) {
+                for (int k = ty; k < K; k += 8) {
+                    double x = fabs(static_cast<double>(B[static_cast<long long>(k) * N + n]));
+#pragma unroll
+                    for (int j = 1; j <= FURTHER; ++j) small[j] += x > 0.0 && x < below[tx][j];
+                }
+            }
+#pragma unroll
+            for (int j = 1; j <= FURTHER; ++j) partial[ty][tx][j] = small[j];
+            __syncthreads();
+            if (ty == 0 && counted) {
+                for (int j = 1; j <= FURTHER; ++j) {
+                    small[j] = 0;
+                    for (int w = 0; w < 8; ++w) small[j] += partial[w][tx][j];
+                }
+                int zeros = stats[3 + 2 * (M + n)] - 2 * stats[4 + 2 * (M + n)];
+                int need = moduli_needed(small, zeros, stats[0]);
+                marks[M + n] = need > REACH;
+                if (need <= REACH) most = max(most, need);
+            }
+            __syncthreads();  // the next columns may write `below` and `partial` again
+        }
+    }
+    most = __reduce_max_sync(0xFFFFFFFFu, most);
+    if (tx == 0 && most > MODULI) atomicMax(&stats[2], most);
 }
 // ANCHOR_END: apart
 
@@ -576,12 +874,13 @@ __device__ __forceinline__ void store_residues(const int (&acc)[BN / 2], unsigne
 
 // ANCHOR: kernel
 // One INT8 product per block and modulus z = blockIdx.z: C's BM×BN tile of Σ_k r_a·r_b, exact
-// in int32, reduced modulo m_z into plane z of c_res (MODULI planes of M rows of N bytes,
-// padded to 16). A, B, C and exps are for a kernel that rebuilds C itself.
+// in int32, reduced modulo m_z into plane z of c_res (planes of M rows of N bytes, padded to
+// 16). The grid has a z for each of the MOST moduli; those past the moduli mark_paths chose
+// have nothing to do. A, B, C and exps are for a kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res,
-           const int* exps, const int* marks, const __grid_constant__ CUtensorMap a_map,
-           const __grid_constant__ CUtensorMap b_map) {
+           const int* exps, const int* marks, const int* stats,
+           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
     // STAGES tiles of A and B, then the barriers; the swizzle needs 1024-byte alignment.
     extern __shared__ unsigned char raw[];
     unsigned char* As = reinterpret_cast<unsigned char*>(
@@ -597,9 +896,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
     int row0 = (first + bid % (GROUP * gridDim.x) % rows) * BM;
     int col0 = bid % (GROUP * gridDim.x) / rows * BN;
-    int z = blockIdx.z;
     int k_tiles = (K + BK - 1) / BK;
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+    // The grid has a z for each of the first pass's MODULI moduli; where the data called for L
+    // more, the block takes z, then z + MODULI, … below L in turn. The count of tiles, `it`, goes
+    // on from one modulus to the next, and so do the barriers' phases.
+    const int L = chosen(stats);
     // A tile whose rows, or whose columns, all take the FP32 path has nothing to compute here.
     int tid = threadIdx.x;
     if (!__syncthreads_or(tid < BM && row0 + tid < M && !marks[row0 + tid]) ||
@@ -618,63 +920,96 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
-        if (threadIdx.x == 0) {
-            for (int kt = 0; kt < k_tiles; ++kt) {
-                int s = kt % STAGES;
-                // Stage s was last filled for tile kt - STAGES; wait until it has been used.
-                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);
-                mbar_expect_bytes(&full[s], STAGE_BYTES);
-                tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0, z);
-                tma_load(Bs + s * B_TILE, &b_map, &full[s], kt * BK, col0, z);
+        for (int z = blockIdx.z, it0 = 0; z < L; z += gridDim.z, it0 += k_tiles) {
+            if (threadIdx.x == 0) {
+                for (int it = it0; it < it0 + k_tiles; ++it) {
+                    int s = it % STAGES, kt = it - it0;
+                    // Stage s was last filled for tile it - STAGES; wait until it has been used.
+                    if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
+                    mbar_expect_bytes(&full[s], STAGE_BYTES);
+                    tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0, z);
+                    tma_load(Bs + s * B_TILE, &b_map, &full[s], kt * BK, col0, z);
+                }
+            }
+            if (z + gridDim.z < L) {  // the consumers' strips are out
+                __syncwarp();  // thread 0 back with its warp: a barrier takes whole warps
+                __syncthreads();
             }
         }
     } else {
         // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         int lane = threadIdx.x % 32;
-        // ANCHOR: consumer
-        int acc[BN / 2] = {};
+        for (int z = blockIdx.z, it0 = 0; z < L; z += gridDim.z, it0 += k_tiles) {
+            // ANCHOR: consumer
+            int acc[BN / 2] = {};
 
-        for (int kt = 0; kt < k_tiles; ++kt) {
-            int s = kt % STAGES;
-            mbar_wait(&full[s], (kt / STAGES) % 2);
-            unsigned long long a = descriptor(As + s * A_TILE + (role - 1) * 64 * BK);
-            unsigned long long b = descriptor(Bs + s * B_TILE);
-            wgmma_fence();
+            for (int it = it0; it < it0 + k_tiles; ++it) {
+                int s = it % STAGES;
+                mbar_wait(&full[s], (it / STAGES) % 2);
+                unsigned long long a = descriptor(As + s * A_TILE + (role - 1) * 64 * BK);
+                unsigned long long b = descriptor(Bs + s * B_TILE);
+                wgmma_fence();
 #pragma unroll
-            for (int k32 = 0; k32 < BK / 32; ++k32) {
-                wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4),
-                      1);  // 32 bytes further along the rows
+                for (int k32 = 0; k32 < BK / 32; ++k32) {
+                    wgmma(acc, a + (32 * k32 >> 4), b + (32 * k32 >> 4),
+                          1);  // 32 bytes further along the rows
+                }
+                wgmma_commit();
+                // The products of the tile before have now read their stage: hand it back.
+                wgmma_wait<1>();
+                if (it > it0 && lane == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
             }
-            wgmma_commit();
-            // The products of the tile before have now read their stage: hand it back.
-            wgmma_wait<1>();
-            if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
-        }
-        wgmma_wait<0>();
-        // The strips below overwrite the pipeline's first tiles: wait until the other consumer's
-        // products have read them too (barrier 3: the two consumer warpgroups).
-        asm volatile("bar.sync 3, 256;" ::: "memory");
+            wgmma_wait<0>();
+            if (lane == 0) mbar_arrive(&empty[(it0 + k_tiles - 1) % STAGES]);
+            // The strips below overwrite the pipeline's first tiles: wait until the other
+            // consumer's products have read them too (barrier 3: the two consumer warpgroups).
+            asm volatile("bar.sync 3, 256;" ::: "memory");
 
-        // Each sum reduced modulo m_z, a byte each, into plane z of c_res.
-        int pitch = (N + 15) / 16 * 16;
-        unsigned char* out = c_res + static_cast<long long>(z) * M * pitch;
-        unsigned char* strip = As + (role - 1) * 64 * STRIP_PITCH;
-        int strip0 = row0 + 64 * (role - 1);
-        switch (z) {
-        case 0: store_residues<modulus(0)>(acc, strip, out, strip0, M, col0, N, pitch); break;
-        case 1: store_residues<modulus(1)>(acc, strip, out, strip0, M, col0, N, pitch); break;
-        case 2: store_residues<modulus(2)>(acc, strip, out, strip0, M, col0, N, pitch); break;
-        case 3: store_residues<modulus(3)>(acc, strip, out, strip0, M, col0, N, pitch); break;
-        case 4: store_residues<modulus(4)>(acc, strip, out, strip0, M, col0, N, pitch); break;
-        case 5: store_residues<modulus(5)>(acc, strip, out, strip0, M, col0, N, pitch); break;
-        case 6: store_residues<modulus(6)>(acc, strip, out, strip0, M, col0, N, pitch); break;
-        default: store_residues<modulus(7)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            // Each sum reduced modulo m_z, a byte each, into plane z of c_res.
+            int pitch = (N + 15) / 16 * 16;
+            unsigned char* out = c_res + static_cast<long long>(z) * M * pitch;
+            unsigned char* strip = As + (role - 1) * 64 * STRIP_PITCH;
+            int strip0 = row0 + 64 * (role - 1);
+            switch (z) {
+            case 0: store_residues<modulus(0)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 1: store_residues<modulus(1)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 2: store_residues<modulus(2)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 3: store_residues<modulus(3)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 4: store_residues<modulus(4)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 5: store_residues<modulus(5)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 6: store_residues<modulus(6)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 7: store_residues<modulus(7)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 8: store_residues<modulus(8)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 9: store_residues<modulus(9)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 10: store_residues<modulus(10)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 11: store_residues<modulus(11)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 12: store_residues<modulus(12)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 13: store_residues<modulus(13)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            case 14: store_residues<modulus(14)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            default: store_residues<modulus(15)>(acc, strip, out, strip0, M, col0, N, pitch); break;
+            }
+            // ANCHOR_END: consumer
+            // The copy engine may write where the strips were once every thread is here.
+            if (z + gridDim.z < L) {
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                __syncwarp();  // the stores' branches rejoined first
+                __syncthreads();
+            }
         }
     }
 }
-// ANCHOR_END: consumer
 // ANCHOR_END: kernel
+
+// Elements j0 … j0 + 3 of a row of C (those within N), one 16-byte store where rows allow.
+__device__ __forceinline__ void store4(float* row, int j0, int N, const float (&c)[4])
+{
+    if (N % 4 == 0) {
+        *reinterpret_cast<float4*>(row + j0) = make_float4(c[0], c[1], c[2], c[3]);
+    } else {
+        for (int v = 0; v < 4 && j0 + v < N; ++v) row[j0 + v] = c[v];
+    }
+}
 
 // ANCHOR: reconstruct
 // C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P); the multiple of P nearest s
@@ -689,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
 // takes 72 registers, three blocks fit, and the kernel takes half as long again.
 extern "C" __global__ void __launch_bounds__(256, 5)
-    reconstruct(const unsigned char* c_res, const int* exps, const int* marks, float* C, int M,
-                int N) {
+    reconstruct(const unsigned char* c_res, const int* exps, const int* marks, const int* stats,
+                float* C, int M, int N) {
     int pitch = (N + 15) / 16 * 16;
     int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
-    if (j0 >= N) return;
+    if (j0 >= N || chosen(stats) != MODULI) return;  // more moduli: reconstruct_wide's
     const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
     const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
     const double round52 = 6755399441055744.0;  // 1.5·2⁵²: rounds |x| < 2⁵¹ to an integer
@@ -737,12 +1072,72 @@ extern "C" __global__ void __launch_bounds__(256, 5)
                 c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
             }
         }
-        float* out = C + static_cast<long long>(i) * N + j0;
-        if (N % 4 == 0) {
-            *reinterpret_cast<float4*>(out) = make_float4(c[0], c[1], c[2], c[3]);
-        } else {
-            for (int v = 0; v < 4 && j0 + v < N; ++v) out[v] = c[v];
-        }
+        store4(C + static_cast<long long>(i) * N, j0, N, c);
     }
 }
 // ANCHOR_END: reconstruct
+
+// ANCHOR: reconstruct_wide
+// C as reconstruct gives it, where mark_paths chose L moduli other than the first pass's: P_L
+// reaches 2¹²⁶, beyond what a double or a 64-bit integer holds. s = Σ w_l·r_l is summed exactly
+// modulo 2¹²⁸ in four 32-bit limbs (each limb's sum of products stays below 2⁴⁵ in 64 bits), and
+// the multiple of P_L to take away is q = round(s/P_L) = round(Σ r_l·(y_l/m_l)), which doubles
+// give exactly (s/P_L stays 2⁻²¹ from a half-integer, their error is below 2⁻³⁶). s − q·P_L
+// modulo 2¹²⁸ is c in two's complement; its magnitude becomes a double, then a float. Grid-
+// stride over the rows, so that the launch costs little where it has nothing to do.
+extern "C" __global__ void reconstruct_wide(const unsigned char* c_res, const int* exps,
+                                            const int* marks, const int* stats, float* C, int M,
+                                            int N)
+{
+    const int L = chosen(stats);
+    int pitch = (N + 15) / 16 * 16;
+    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (j0 >= N || L == MODULI) return;
+    for (int row = blockIdx.y; row < M; row += gridDim.y) {
+        if (marks[row]) continue;
+        unsigned long long limb[4][4] = {};  // [column][limb]
+        double share[4] = {};
+#pragma unroll
+        for (int l = 0; l < MOST; ++l) {
+            if (l >= L) break;
+            unsigned bytes = *reinterpret_cast<const unsigned*>(
+                c_res + (static_cast<long long>(l) * M + row) * pitch + j0);
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+                unsigned r = (bytes >> (8 * v)) & 0xFF;
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    limb[v][j] += static_cast<unsigned long long>(TABLE.wide[L][l][j]) * r;
+                share[v] = fma(TABLE.share[L][l], static_cast<double>(r), share[v]);
+            }
+        }
+        int ea = exps[row];
+        float c[4];
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            int j = min(j0 + v, N - 1), eb = exps[M + j];
+            unsigned q = static_cast<unsigned>(rint(share[v]));
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                limb[v][k] += static_cast<unsigned long long>(TABLE.minus[L][k]) * q;
+            limb[v][1] += limb[v][0] >> 32;
+            limb[v][2] += limb[v][1] >> 32;
+            limb[v][3] += limb[v][2] >> 32;
+            unsigned long long high = limb[v][3] << 32 | (limb[v][2] & 0xFFFFFFFFull),
+                               low = limb[v][1] << 32 | (limb[v][0] & 0xFFFFFFFFull);
+            bool negative = high >> 63;
+            if (negative) {  // the magnitude: 2¹²⁸ − (high, low)
+                low = ~low + 1;
+                high = ~high + (low == 0);
+            }
+            double magnitude = fma(__ull2double_rn(high), 18446744073709551616.0,
+                                   __ull2double_rn(low));
+            double integer = negative ? -magnitude : magnitude;
+            c[v] = eb == NONFINITE
+                       ? 0.0f
+                       : static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
+        }
+        store4(C + static_cast<long long>(row) * N, j0, N, c);
+    }
+}
+// ANCHOR_END: reconstruct_wide

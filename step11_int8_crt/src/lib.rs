@@ -9,7 +9,9 @@ use common::{Extension, GpuStep, Intensity, Launch, LaunchVariant, Param, Params
 /// The block computes a 128×256 tile of one modulus's product: two consumer warpgroups, each a
 /// 64-row strip with four m64n256k32 INT8 wgmmas per 128-deep tile, and a producer warpgroup
 /// that keeps STAGES tiles of A's and Bᵀ's residues in flight. Blocks are handed tiles GROUP
-/// block-rows at a time; the grid has one z per modulus.
+/// block-rows at a time; the grid has one z per modulus of the first pass. MODULI is that pass's
+/// count: the scaling asks the data whether it needs more (up to 16), and the blocks then take
+/// them in turn.
 pub const PARAMS: &[Param] = &[
     Param {
         name: "STAGES",
@@ -76,7 +78,7 @@ const BK: u32 = 128;
 
 /// The moduli the kernel knows, P and the room of a row: common's residue contract holds them,
 /// so that the report can say what the scaling keeps on given inputs.
-pub use common::residues::{MODULUS, product, room};
+pub use common::residues::{MODULUS, MOST, product, room};
 
 /// The deepest K the step serves: its INT8 sums stay exact in int32 while K·127² < 2³¹ (the odd
 /// moduli's residues lie within ±127), up to K = 133144; 2¹⁷ is the power of two below. The sums
@@ -217,8 +219,18 @@ mod tests {
                 "lib.rs and kernel.cu disagree on {name}"
             );
         }
-        let list = MODULUS.map(|m| m.to_string()).join(", ");
-        assert!(STEP.source.contains(&format!("constexpr int list[8] = {{{list}}};")), "the moduli differ");
+        let list = MODULUS
+            .map(|m| m.to_string())
+            .join(", ")
+            .replace(" 229", "\n                                229");
+        assert!(
+            STEP.source.contains(&format!("constexpr int list[MOST] = {{{list}}};")),
+            "the moduli differ"
+        );
+        assert!(
+            STEP.source.contains(&format!("constexpr int MOST = {MOST};")),
+            "the count of moduli differs"
+        );
         // `room` and the kernel's `exponent_for` leave the same margin below T.
         assert!(STEP.source.contains("* (1.0 - 1.0 / 1048576.0);"), "the margins differ");
         assert!(format!("{:?}", 1.0 - 1.0 / 1_048_576.0f64).starts_with("0.99999904"));
@@ -236,8 +248,9 @@ mod tests {
         }
     }
 
-    /// The moduli are pairwise coprime, so the remainder theorem applies, and all eight have a
-    /// product below 2⁶⁴, which the kernel's 64-bit weights need.
+    /// The moduli are pairwise coprime, so the remainder theorem applies; the first eight have a
+    /// product below 2⁶⁴, which the first pass's 64-bit weights need, and all of them one below
+    /// 2¹²⁸, which the wide rebuild's four limbs hold with room for the sign.
     #[test]
     fn the_moduli_are_coprime_and_their_product_fits_64_bits() {
         fn gcd(a: u64, b: u64) -> u64 {
@@ -249,6 +262,7 @@ mod tests {
             }
         }
         assert!(product(8) < 1 << 64);
+        assert!(product(MOST) < 1 << 126);
     }
 
     /// The arithmetic of docs/src/step11-arithmetic.md: 22 bits at 4096 with 7 moduli (the exponent

@@ -53,6 +53,8 @@ pub struct Paths {
     pub cols: usize,
     /// The FP32 path's time in milliseconds, when the launch was timed ([`Fp32Path::time_next`]).
     pub ms: Option<f64>,
+    /// The moduli the product took, for a step that multiplies residues (step 11).
+    pub moduli: Option<usize>,
 }
 
 /// The FP32 path's kernels, loaded on the first launch, and their workspaces.
@@ -178,7 +180,7 @@ impl Fp32Path {
             }
             _ => None,
         };
-        Ok(Some(Paths { rows: counts[0].max(0) as usize, cols: counts[2].max(0) as usize, ms }))
+        Ok(Some(Paths { rows: counts[0].max(0) as usize, cols: counts[2].max(0) as usize, ms, moduli: None }))
     }
 }
 

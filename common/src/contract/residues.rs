@@ -3,30 +3,46 @@
 //! in this order (timing counts them all):
 //!
 //! ```text
-//! (stats zeroed: 2 + 2·(M + N) ints)
-//! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, int M, int K, int pitch)
-//!     one block of 256 threads per row of A: the row's exponent into exps[i], its residues into
-//!     plane l of a_res (MODULI planes of M rows of pitch bytes, pitch = K rounded up to 16), and
-//!     what the kernel's rule for rows it computes apart needs into stats
+//! (stats zeroed: 3 + 2·(M + N) ints)
+//! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, double* norms, int M,
+//!            int K, int pitch)
+//!     one block of 256 threads per row of A: the row's exponent for MODULI moduli into exps[i],
+//!     Σx² into norms[i], its residues into plane l of a_res (planes of M rows of pitch bytes,
+//!     pitch = K rounded up to 16), and what the kernel's rule for rows it computes apart needs
+//!     into stats
 //! col_norms(const float* B, double* part, int K, int N)
 //!     blocks of 32 columns by 256 rows of B: sums of squares into part[chunk·N + n], sums of
 //!     magnitudes and largest magnitudes into two more planes of chunks·N
 //! scale_cols(const float* B, const double* part, signed char* b_res, int* exps, int* stats,
-//!            int M, int K, int N, int pitch)
-//!     blocks of 32 columns by 128 rows: the exponent of column n into exps[n] (exps + M is
-//!     passed), the residues of Bᵀ into b_res (MODULI planes of N rows of pitch bytes), and the
-//!     columns' share of stats
+//!            double* norms, int M, int K, int N, int pitch)
+//!     blocks of 32 columns by 128 rows: as scale_rows for B's columns (exps + M is passed;
+//!     Σx² into norms[M + n]), the residues of Bᵀ into b_res (planes of N rows of pitch bytes)
 //! mark_paths(const int* exps, const int* stats, int* marks, int M, int N)
-//!     marks[v] = 1 for a row of A (v = i) or column of B (v = M + j) on the FP32 path, else 0
+//!     marks[v] for a row of A (v = i) or column of B (v = M + j): 1 on the FP32 path, 0 carried
+//!     at MODULI moduli, 2 to be looked at again
+//! count_further(const float* A, const float* B, int* stats, const double* norms, int* marks,
+//!               int M, int N, int K, int row_blocks)
+//!     the vectors marked 2: the fewest moduli up to MOST that carry each (marks 0, or 1 if none
+//!     does), and stats[2] = L, the most any needs, if more than MODULI; blocks below row_blocks
+//!     take rows, the rest groups of 32 columns
+//! rescale_rows(const float* A, signed char* a_res, int* exps, const int* stats,
+//!              const double* norms, int M, int K, int pitch)
+//! rescale_cols(const float* B, signed char* b_res, int* exps, const int* stats,
+//!              const double* norms, int M, int K, int N, int pitch)
+//!     where L > MODULI, the exponents and L planes of residues again; else they return at once
+//!     (grids of fewer blocks, which take the rows and tiles further on in turn)
 //! matmul(int M, int N, int K, const float* A, const float* B, float* C,
-//!        unsigned char* c_res, const int* exps, const int* marks, CUtensorMap a_map,
-//!        CUtensorMap b_map)
-//!     the step's grid, one z per modulus; the maps are of a_res and b_res, three coordinates
-//!     {k, row, modulus}; c_res holds MODULI planes of M rows of N bytes rounded up to 16
-//! reconstruct(const unsigned char* c_res, const int* exps, const int* marks, float* C, int M,
-//!             int N)
-//!     blocks of 1024 columns (four a thread), a row of C a block in y (rows further on taken in turn); queued
-//!     only when the kernel defines it (a kernel that rebuilds C itself does not)
+//!        unsigned char* c_res, const int* exps, const int* marks, const int* stats,
+//!        CUtensorMap a_map, CUtensorMap b_map)
+//!     the step's grid, one z per modulus of the first pass (a block takes z, z + MODULI, … below
+//!     L); the maps are of a_res and b_res, three coordinates {k, row, modulus}; c_res holds MOST
+//!     planes of M rows of N bytes rounded up to 16
+//! reconstruct(const unsigned char* c_res, const int* exps, const int* marks, const int* stats,
+//!             float* C, int M, int N)
+//!     blocks of 1024 columns (four a thread), a row of C a block in y (rows further on taken in
+//!     turn), where L = MODULI; reconstruct_wide (the same arguments, fewer blocks in y) where
+//!     L > MODULI; queued only when the kernel defines them (a kernel that rebuilds C itself
+//!     does not)
 //! the FP32 path of the marked rows and columns (crate::fp32_path)
 //! ```
 //!
@@ -45,8 +61,13 @@ use crate::matrix::Shape;
 use crate::pad::zeroed;
 use crate::tma::{Element, TensorMap, TmaBox, encode_as};
 
-/// The moduli step 11's kernel knows, in the order it takes them.
-pub const MODULUS: [u64; 8] = [256, 255, 253, 251, 247, 241, 239, 233];
+/// The moduli step 11's kernel knows, in the order it takes them: the first pass takes the first
+/// MODULI, and the data may call for up to [`MOST`].
+pub const MODULUS: [u64; MOST] =
+    [256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193];
+
+/// How many moduli the kernel knows: their product stays below 2¹²⁸.
+pub const MOST: usize = 16;
 
 /// P, the product of the first `moduli` moduli.
 pub fn product(moduli: usize) -> u128 {
@@ -64,7 +85,14 @@ pub const ROWS_ENTRY: &str = "scale_rows";
 pub const NORMS_ENTRY: &str = "col_norms";
 pub const COLS_ENTRY: &str = "scale_cols";
 pub const MARKS_ENTRY: &str = "mark_paths";
+pub const COUNT_ENTRY: &str = "count_further";
+pub const RESCALE_ROWS_ENTRY: &str = "rescale_rows";
+pub const RESCALE_COLS_ENTRY: &str = "rescale_cols";
 pub const RECONSTRUCT_ENTRY: &str = "reconstruct";
+pub const RECONSTRUCT_WIDE_ENTRY: &str = "reconstruct_wide";
+
+/// Blocks of the second pass's kernels: they return at once where the first pass's moduli do.
+const RESCALE_BLOCKS: usize = 512;
 
 /// Rows of B a block of `col_norms` sums.
 pub const NORM_CHUNK: usize = 256;
@@ -75,16 +103,22 @@ pub fn pitch(cols: usize) -> usize {
     cols.div_ceil(16) * 16
 }
 
-/// Device bytes a product of `shape` with `moduli` moduli needs besides A, B and C: the residues
-/// of A, of Bᵀ and of C, the exponents, the statistics, the marks and B's partial norms (three
-/// planes), and the FP32 path's lists.
-pub fn workspace_bytes(shape: Shape, moduli: usize) -> u64 {
+/// The ints of the statistics the scaling kernels write.
+pub fn stats_len(shape: Shape) -> usize {
+    3 + 2 * (shape.m + shape.n)
+}
+
+/// Device bytes a product of `shape` needs besides A, B and C, whatever the first pass's count: the residues of A, of Bᵀ and of C for all [`MOST`] moduli the data may call for, the
+/// exponents, the statistics, the marks and B's partial norms (three planes), and the FP32 path's
+/// lists.
+pub fn workspace_bytes(shape: Shape) -> u64 {
+    let stats = stats_len(shape) as u64;
     let Shape { m, n, k } = shape;
-    let [m, n, k, l] = [m, n, k, moduli].map(|v| v as u64);
+    let [m, n, k, l] = [m, n, k, MOST].map(|v| v as u64);
     let residues =
         l.saturating_mul((m + n).saturating_mul(pitch(k as usize) as u64) + m * pitch(n as usize) as u64);
-    let ints = (m + n) + (2 + 2 * (m + n)) + (m + n) + (2 * m + n + 3);
-    residues.saturating_add(4 * ints + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+    let ints = (m + n) + stats + (m + n) + (2 * m + n + 3);
+    residues.saturating_add(4 * ints + 8 * (m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
 }
 
 /// The extension's entry points and workspaces, for one compiled kernel.
@@ -93,7 +127,10 @@ pub struct Residues {
     norms: CudaFunction,
     cols: CudaFunction,
     marks: CudaFunction,
-    reconstruct: Option<CudaFunction>,
+    count: CudaFunction,
+    rescale_rows: CudaFunction,
+    rescale_cols: CudaFunction,
+    reconstruct: Option<[CudaFunction; 2]>,
     state: Mutex<State>,
     fp32: Fp32Path,
 }
@@ -107,8 +144,11 @@ struct State {
     stats: Option<CudaSlice<i32>>,
     marks: Option<CudaSlice<i32>>,
     part: Option<CudaSlice<f64>>,
+    norms: Option<CudaSlice<f64>>,
     /// The maps of the last launch and what they were encoded for.
     last: Option<(Key, [TensorMap; 2])>,
+    /// The first pass's moduli at the last launch.
+    first: usize,
 }
 
 type Key = (u64, u64, Shape, usize, TmaBox, TmaBox);
@@ -140,8 +180,11 @@ impl Residues {
             norms: kernel.entry(NORMS_ENTRY)?,
             cols: kernel.entry(COLS_ENTRY)?,
             marks: kernel.entry(MARKS_ENTRY)?,
+            count: kernel.entry(COUNT_ENTRY)?,
+            rescale_rows: kernel.entry(RESCALE_ROWS_ENTRY)?,
+            rescale_cols: kernel.entry(RESCALE_COLS_ENTRY)?,
             reconstruct: if kernel.has_entry(RECONSTRUCT_ENTRY) {
-                Some(kernel.entry(RECONSTRUCT_ENTRY)?)
+                Some([kernel.entry(RECONSTRUCT_ENTRY)?, kernel.entry(RECONSTRUCT_WIDE_ENTRY)?])
             } else {
                 None
             },
@@ -150,9 +193,9 @@ impl Residues {
         })
     }
 
-    /// Queues one product C = A·B of `shape` with `moduli` moduli: the scaling kernels, the
-    /// marks, `matmul` on `cfg`, `reconstruct` and the FP32 path (module docs). The boxes are
-    /// counted in bytes of the residues.
+    /// Queues one product C = A·B of `shape` with a first pass of `moduli` moduli: the scaling
+    /// kernels, the marks and the choice of moduli, the second pass, `matmul` on `cfg`, the
+    /// rebuild and the FP32 path (module docs). The boxes are counted in bytes of the residues.
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
@@ -167,14 +210,16 @@ impl Residues {
         let mut state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
         let Shape { m, n, k } = shape;
         let (kp, np) = (pitch(k), pitch(n));
-        let a_res = workspace(gpu, &mut state.a_res, moduli * m * kp)?;
-        let b_res = workspace(gpu, &mut state.b_res, moduli * n * kp)?;
+        let a_res = workspace(gpu, &mut state.a_res, MOST * m * kp)?;
+        let b_res = workspace(gpu, &mut state.b_res, MOST * n * kp)?;
         // A kernel that rebuilds C itself writes no residues of C.
-        let c_len = if self.reconstruct.is_some() { moduli * m * np } else { 1 };
+        let c_len = if self.reconstruct.is_some() { MOST * m * np } else { 1 };
         let c_res = workspace(gpu, &mut state.c_res, c_len)?;
         let exps = workspace(gpu, &mut state.exps, m + n)?;
         let part = workspace(gpu, &mut state.part, 3 * k.div_ceil(NORM_CHUNK) * n)?;
-        let stats = zeroed(gpu, &mut state.stats, 2 + 2 * (m + n))?;
+        let squares = workspace(gpu, &mut state.norms, m + n)?;
+        let stats = zeroed(gpu, &mut state.stats, stats_len(shape))?;
+        state.first = moduli;
         let marks = workspace(gpu, &mut state.marks, m + n)?;
         let b_exps = exps + 4 * m as u64;
         let [mi, ni, ki, kpi] = [m, n, k, kp].map(|v| v as i32);
@@ -183,7 +228,7 @@ impl Residues {
         }
 
         let mut rows = gpu.stream.launch_builder(&self.rows);
-        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&mi).arg(&ki).arg(&kpi);
+        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
         // SAFETY (this launch and the ones below): the arguments match the signatures in the
         // module docs; the workspaces hold what those signatures address for `shape` (allocated
         // above), and A, B and C hold the shape (checked by the caller).
@@ -194,38 +239,71 @@ impl Residues {
         unsafe { norms.launch(config((blocks(n, 32), blocks(k, NORM_CHUNK), 1))) }
             .map_err(failed(NORMS_ENTRY))?;
         let mut cols = gpu.stream.launch_builder(&self.cols);
-        cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
+        cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares);
+        cols.arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
         // SAFETY: as for scale_rows above.
         unsafe { cols.launch(config((blocks(n, 32), blocks(k, 128), 1))) }.map_err(failed(COLS_ENTRY))?;
         let mut mark = gpu.stream.launch_builder(&self.marks);
         mark.arg(&exps).arg(&stats).arg(&marks).arg(&mi).arg(&ni);
         // SAFETY: as for scale_rows above.
         unsafe { mark.launch(config((blocks(m + n, 256).min(1024), 1, 1))) }.map_err(failed(MARKS_ENTRY))?;
+        let row_blocks = m.clamp(1, 256) as i32;
+        let mut count = gpu.stream.launch_builder(&self.count);
+        count.arg(a).arg(b).arg(&stats).arg(&squares).arg(&marks).arg(&mi).arg(&ni).arg(&ki).arg(&row_blocks);
+        // SAFETY: as for scale_rows above.
+        unsafe { count.launch(config((row_blocks as u32 + blocks(n, 32).min(128), 1, 1))) }
+            .map_err(failed(COUNT_ENTRY))?;
+        let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
+        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
+        // SAFETY: as for scale_rows above.
+        unsafe { rows.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
+            .map_err(failed(RESCALE_ROWS_ENTRY))?;
+        let mut cols = gpu.stream.launch_builder(&self.rescale_cols);
+        cols.arg(b).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
+        let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, 128));
+        // SAFETY: as for scale_rows above.
+        unsafe { cols.launch(config((blocks(n, 32), tiles, 1))) }.map_err(failed(RESCALE_COLS_ENTRY))?;
 
         let key = (a_res, b_res, shape, moduli, a_box, b_box);
         let maps = match &state.last {
             Some((last, maps)) if *last == key => *maps,
             _ => {
                 let maps = [
-                    encode_as(Element::U8, a_res, [m, k, kp, moduli], a_box)?,
-                    encode_as(Element::U8, b_res, [n, k, kp, moduli], b_box)?,
+                    encode_as(Element::U8, a_res, [m, k, kp, MOST], a_box)?,
+                    encode_as(Element::U8, b_res, [n, k, kp, MOST], b_box)?,
                 ];
                 state.last = Some((key, maps));
                 maps
             }
         };
         let mut product = gpu.stream.launch_builder(matmul);
-        product.arg(&mi).arg(&ni).arg(&ki).arg(a).arg(b).arg(&mut *c).arg(&c_res).arg(&exps).arg(&marks);
+        product
+            .arg(&mi)
+            .arg(&ni)
+            .arg(&ki)
+            .arg(a)
+            .arg(b)
+            .arg(&mut *c)
+            .arg(&c_res)
+            .arg(&exps)
+            .arg(&marks)
+            .arg(&stats);
         product.arg(&maps[0]).arg(&maps[1]);
         // SAFETY: as for scale_rows above.
         unsafe { product.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
 
-        if let Some(reconstruct) = &self.reconstruct {
+        if let Some([reconstruct, wide]) = &self.reconstruct {
             let mut rebuild = gpu.stream.launch_builder(reconstruct);
-            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&mut *c).arg(&mi).arg(&ni);
+            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
             let grid = (blocks(n, 1024), m.clamp(1, 65_535) as u32, 1);
             // SAFETY: as for scale_rows above.
             unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
+            let mut rebuild = gpu.stream.launch_builder(wide);
+            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
+            let rows = (2 * RESCALE_BLOCKS / blocks(n, 1024) as usize).clamp(1, m.max(1));
+            // SAFETY: as for scale_rows above (the same signature).
+            unsafe { rebuild.launch(config((blocks(n, 1024), rows as u32, 1))) }
+                .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
         }
         self.fp32.launch(gpu, (a, b, c), marks, shape)
     }
@@ -233,6 +311,18 @@ impl Residues {
     /// The FP32 path of the rows and columns the rule marks.
     pub fn fp32_path(&self) -> &Fp32Path {
         &self.fp32
+    }
+
+    /// The moduli the last product took (after it has finished): the first pass's, or more where
+    /// the data called for them.
+    pub fn moduli(&self, gpu: &Gpu) -> Result<Option<usize>> {
+        let state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
+        let Some(stats) = &state.stats else { return Ok(None) };
+        let mut chosen = [0i32];
+        gpu.stream
+            .memcpy_dtoh(&stats.slice(2..3), &mut chosen)
+            .map_err(|e| anyhow!("reading the moduli the product took: {e:?}"))?;
+        Ok(Some(state.first.max(chosen[0].max(0) as usize)))
     }
 }
 
@@ -243,11 +333,12 @@ mod tests {
     #[test]
     fn the_workspace_counts_every_residue_plane() {
         let s = Shape::new(3, 5, 7).unwrap();
-        // 7 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, statistics, one chunk
-        // of norms in three planes; marks, and the FP32 path's lists and counts.
+        // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, statistics (3 and 2
+        // for each of 8 vectors), marks, the FP32 path's lists and counts; each vector's Σx², one
+        // chunk of norms in three planes.
         assert_eq!(
-            workspace_bytes(s, 7),
-            7 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * 18 + 4 * 8 + 4 * 14 + 3 * 8 * 5
+            workspace_bytes(s),
+            16 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * (3 + 2 * 8) + 4 * 8 + 4 * 14 + 8 * 8 + 3 * 8 * 5
         );
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);

@@ -978,6 +978,14 @@ impl Prepared<'_> {
             _ => None,
         }
     }
+
+    /// The moduli the last product took, for a step that multiplies residues (step 11).
+    pub fn moduli_taken(&self, gpu: &Gpu) -> Result<Option<usize>> {
+        match &self.residues {
+            Some(r) => r.moduli(gpu),
+            None => Ok(None),
+        }
+    }
 }
 
 /// The chapter of the book that teaches `step` (a crate named `stepNN_…`).

@@ -140,9 +140,7 @@ fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 
         _ => 0,
     };
     let residues = match step.extension {
-        crate::step::Extension::Residues { .. } => {
-            crate::residues::workspace_bytes(shape, params.get(crate::step::MODULI.name) as usize)
-        }
+        crate::step::Extension::Residues { .. } => crate::residues::workspace_bytes(shape),
         _ => 0,
     };
     (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(params, shape)))

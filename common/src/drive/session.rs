@@ -160,7 +160,8 @@ pub fn paths_run(
     stop.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
     sync(gpu)?;
     let total = f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?);
-    Ok(path.paths(gpu)?.map(|p| (p, total)))
+    let moduli = prepared.moduli_taken(gpu)?;
+    Ok(path.paths(gpu)?.map(|p| (Paths { moduli, ..p }, total)))
 }
 
 /// cuBLAS SGEMM on the same inputs, into a C of its own, timed the same way as the kernel; with

@@ -142,8 +142,9 @@ impl fmt::Display for Report {
             if self.precision == crate::verify::Precision::Int8Crt {
                 writeln!(
                     f,
-                    "  moduli   {} INT8 products, one per modulus, after A and B are scaled to integers and cut into residues, before C is rebuilt from them (all counted in the time)",
-                    k.params.get(crate::step::MODULI.name)
+                    "  moduli   {} INT8 products, one per modulus, or up to {} where the data needs more (the paths line says how many), after A and B are scaled to integers and cut into residues, before C is rebuilt from them (all counted in the time)",
+                    k.params.get(crate::step::MODULI.name),
+                    crate::residues::MOST
                 )?;
             } else if k.launch.grid.2 > 1 {
                 writeln!(
@@ -323,9 +324,10 @@ impl fmt::Display for Report {
 
 /// Where A's rows and B's columns went, and the FP32 path's share of one launch's time.
 pub fn paths_line(shape: Shape, precision: Precision, p: &Paths, total_ms: f64) -> String {
-    let own = match precision {
-        Precision::Int8Crt => "scaled to integers",
-        _ => "split in two",
+    let own = match (precision, p.moduli) {
+        (Precision::Int8Crt, Some(l)) => format!("scaled to integers ({l} moduli)"),
+        (Precision::Int8Crt, None) => "scaled to integers".to_owned(),
+        _ => "split in two".to_owned(),
     };
     let time = match p.ms {
         Some(ms) if total_ms > 0.0 => format!(
