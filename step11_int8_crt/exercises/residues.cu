@@ -26,11 +26,13 @@
 // the one integer back together. The only rounding is where A and B become integers, and where
 // the rebuilt integer becomes an FP32 number again.
 //
-// Six kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
-// and scale_cols (B's columns, written transposed so that both operands are K-major, as the INT8
-// wgmma wants them in shared memory), mark_paths (the rows and columns the rule sends to the FP32
-// path), matmul (one INT8 product per modulus, in z of the grid, each reduced to its residue) and
-// reconstruct. The course's tiled FP32 kernel then computes the marked rows and columns.
+// The kernels of every product: scale_rows (A's rows: exponents and residues for MODULI moduli),
+// col_norms and scale_cols (B's columns, written transposed so that both operands are K-major, as
+// the INT8 wgmma wants them in shared memory), mark_paths (the rows and columns the rule carries
+// at MODULI), count_further (how many moduli, up to MOST, the others need: L), rescale_rows and
+// rescale_cols (the residues again for L moduli, where L > MODULI), matmul (one INT8 product per
+// modulus, each reduced to its residue) and reconstruct, or reconstruct_wide where L > MODULI.
+// The course's tiled FP32 kernel then computes the rows and columns no count carries.
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).
@@ -456,9 +458,9 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 }
 
 // B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
-// exps[n] (and Σx² into norms[M + n]), the residues written transposed, column n of B as row n of plane l (MODULI planes of
-// N rows of pitch bytes): both operands of the INT8 product are then K-major. And the columns'
-// share of stats (see scale_rows).
+// exps[n] (and Σx² into norms[M + n]), the residues written transposed, column n of B as row n
+// of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8 product are then
+// K-major. And the columns' share of stats (see scale_rows).
 extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
                                       int* exps, int* stats, double* norms, int M, int K, int N,
                                       int pitch) {
@@ -949,10 +951,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                     tma_load(Bs + s * B_TILE, &b_map, &full[s], kt * BK, col0, z);
                 }
             }
-            if (z + gridDim.z < L) {  // the consumers' strips are out
-                __syncwarp();  // thread 0 back with its warp: a barrier takes whole warps
-                __syncthreads();
-            }
+            // The consumers' strips are out. Producer and consumers meet at two different
+            // places in the code, so the barrier is the unaligned kind, numbered apart from
+            // the warpgroups' 1 to 3, and counts the whole block.
+            if (z + gridDim.z < L) asm volatile("barrier.sync 4, %0;" ::"n"(THREADS) : "memory");
         }
     } else {
         // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
@@ -1011,8 +1013,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             // The copy engine may write where the strips were once every thread is here.
             if (z + gridDim.z < L) {
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                __syncwarp();  // the stores' branches rejoined first
-                __syncthreads();
+                asm volatile("barrier.sync 4, %0;" ::"n"(THREADS) : "memory");  // with the producer
             }
         }
     }
@@ -1099,7 +1100,7 @@ extern "C" __global__ void __launch_bounds__(256, 5)
 // ANCHOR_END: reconstruct
 
 // ANCHOR: reconstruct_wide
-// C as reconstruct gives it, where mark_paths chose L moduli other than the first pass's: P_L
+// C as reconstruct gives it, where count_further chose L moduli, more than the first pass's: P_L
 // reaches 2¹²⁶, beyond what a double or a 64-bit integer holds. s = Σ w_l·r_l is summed exactly
 // modulo 2¹²⁸ in four 32-bit limbs (each limb's sum of products stays below 2⁴⁵ in 64 bits), and
 // the multiple of P_L to take away is q = round(s/P_L) = round(Σ r_l·(y_l/m_l)), which doubles

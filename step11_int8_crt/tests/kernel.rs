@@ -527,10 +527,10 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
                     tma_load(Bs + s * B_TILE, &b_map, &full[s], kt * BK, col0, z);
                 }
             }
-            if (z + gridDim.z < L) {  // the consumers' strips are out
-                __syncwarp();  // thread 0 back with its warp: a barrier takes whole warps
-                __syncthreads();
-            }
+            // The consumers' strips are out. Producer and consumers meet at two different
+            // places in the code, so the barrier is the unaligned kind, numbered apart from
+            // the warpgroups' 1 to 3, and counts the whole block.
+            if (z + gridDim.z < L) asm volatile("barrier.sync 4, %0;" ::"n"(THREADS) : "memory");
         }
     } else {
         // A consumer: a 64-row strip of the block's C, as BN/2 accumulators a thread.
@@ -589,8 +589,7 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
             // The copy engine may write where the strips were once every thread is here.
             if (z + gridDim.z < L) {
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                __syncwarp();  // the stores' branches rejoined first
-                __syncthreads();
+                asm volatile("barrier.sync 4, %0;" ::"n"(THREADS) : "memory");  // with the producer
             }
         }
     }

@@ -11,11 +11,13 @@
 // the one integer back together. The only rounding is where A and B become integers, and where
 // the rebuilt integer becomes an FP32 number again.
 //
-// Six kernels run for every product: scale_rows (A's rows: exponents and residues), col_norms
-// and scale_cols (B's columns, written transposed so that both operands are K-major, as the INT8
-// wgmma wants them in shared memory), mark_paths (the rows and columns the rule sends to the FP32
-// path), matmul (one INT8 product per modulus, in z of the grid, each reduced to its residue) and
-// reconstruct. The course's tiled FP32 kernel then computes the marked rows and columns.
+// The kernels of every product: scale_rows (A's rows: exponents and residues for MODULI moduli),
+// col_norms and scale_cols (B's columns, written transposed so that both operands are K-major, as
+// the INT8 wgmma wants them in shared memory), mark_paths (the rows and columns the rule carries
+// at MODULI), count_further (how many moduli, up to MOST, the others need: L), rescale_rows and
+// rescale_cols (the residues again for L moduli, where L > MODULI), matmul (one INT8 product per
+// modulus, each reduced to its residue) and reconstruct, or reconstruct_wide where L > MODULI.
+// The course's tiled FP32 kernel then computes the rows and columns no count carries.
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).
@@ -442,9 +444,9 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 }
 
 // B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
-// exps[n] (and Σx² into norms[M + n]), the residues written transposed, column n of B as row n of plane l (MODULI planes of
-// N rows of pitch bytes): both operands of the INT8 product are then K-major. And the columns'
-// share of stats (see scale_rows).
+// exps[n] (and Σx² into norms[M + n]), the residues written transposed, column n of B as row n
+// of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8 product are then
+// K-major. And the columns' share of stats (see scale_rows).
 extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
                                       int* exps, int* stats, double* norms, int M, int K, int N,
                                       int pitch) {
