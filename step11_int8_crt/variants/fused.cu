@@ -602,6 +602,7 @@ __device__ __forceinline__ int moduli_needed(const int (&small)[FURTHER + 1], in
         if (!apart(2 * small[j] + zeros, small[j], q_bits)) return MODULI + j;
     return REACH + 1;
 }
+// ANCHOR_END: apart
 
 // For each count MODULI + j, j ≥ 1, of moduli: the magnitude below which an entry of a vector
 // with Σx² = norm2 is small, SMALL/K·2^(−e), exact in doubles (0 where e is NONFINITE).
@@ -703,7 +704,6 @@ extern "C" __global__ void count_further(const float* A, const float* B, int* st
     most = __reduce_max_sync(0xFFFFFFFFu, most);
     if (tx == 0 && most > MODULI) atomicMax(&stats[2], most);
 }
-// ANCHOR_END: apart
 
 // ANCHOR: constants
 constexpr int BM = 128;                     // rows of C per block: two consumers of 64
