@@ -745,7 +745,7 @@ extern "C" __global__ void __launch_bounds__(256, 5)
 // ANCHOR_END: reconstruct
 
 // ANCHOR: reconstruct_wide
-// C as reconstruct gives it, where mark_paths chose L moduli other than the first pass's: P_L
+// C as reconstruct gives it, where count_further chose L moduli, more than the first pass's: P_L
 // reaches 2¹²⁶, beyond what a double or a 64-bit integer holds. s = Σ w_l·r_l is summed exactly
 // modulo 2¹²⁸ in four 32-bit limbs (each limb's sum of products stays below 2⁴⁵ in 64 bits), and
 // the multiple of P_L to take away is q = round(s/P_L) = round(Σ r_l·(y_l/m_l)), which doubles
