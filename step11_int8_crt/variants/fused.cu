@@ -262,6 +262,21 @@ struct Scale {
     }
 };
 
+// Entries k0 … k0 + 7 of a row of K (zeros past its end), 16-byte loads where rows allow.
+__device__ __forceinline__ void load8(const float* row, int k0, int K, float (&v)[8])
+{
+    if (K % 4 == 0 && k0 + 8 <= K) {
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+            float4 f = *reinterpret_cast<const float4*>(row + k0 + 4 * q);
+            v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = k0 + j < K ? row[k0 + j] : 0.0f;
+    }
+}
+
 // Entries k0 … k0 + 15 of a row of K (zeros past its end), 16-byte loads where rows allow.
 __device__ __forceinline__ void load16(const float* row, int k0, int K, float (&v)[16])
 {
@@ -518,20 +533,16 @@ extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* e
         Scale scale{exponent_for(norms[i], K, L)};
         if (threadIdx.x == 0) exps[i] = scale.e;
         const float* row = A + static_cast<long long>(i) * K;
-        for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
-            float v[16];
-            load16(row, k0, K, v);
+        // Eight entries a thread, side by side: a warp's stores of one modulus fill 256 bytes.
+        for (int k0 = 8 * threadIdx.x; k0 < K; k0 += 8 * 256) {
+            float v[8];
+            load8(row, k0, K, v);
+            Long x[8];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(v[j]));
             signed char* out = res + static_cast<long long>(i) * pitch + k0;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                Long x[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(v[8 * h + j]));
-                for (int l = 0; l < L; ++l) {
-                    *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * M * pitch + 8 * h) =
-                        pack8(x, l);
-                }
-            }
+            for (int l = 0; l < L; ++l)
+                *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * M * pitch) = pack8(x, l);
         }
     }
 }
@@ -561,19 +572,21 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
             tile[ty + 8 * j][tx] = k < K && n < N ? B[static_cast<long long>(k) * N + n] : 0.0f;
         }
         __syncthreads();
-        int c = threadIdx.x / 8, kk = 16 * (threadIdx.x % 8), n = n0 + c;
-        if (n >= N || k0 + kk >= K) continue;
+        int c = threadIdx.x / 8, n = n0 + c;
+        if (n >= N) continue;
         Scale scale{exponent[c]};
-        signed char* out = res + static_cast<long long>(n) * pitch + k0 + kk;
+        // The eight threads of a column take 64 entries side by side, then the next 64: their
+        // stores of one modulus fill 64 bytes.
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
+            int kk = 64 * h + 8 * (threadIdx.x % 8);
+            if (k0 + kk >= K) break;
             Long x[8];
 #pragma unroll
-            for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(tile[kk + 8 * h + j][c]));
-            for (int l = 0; l < L; ++l) {
-                *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * N * pitch + 8 * h) =
-                    pack8(x, l);
-            }
+            for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(tile[kk + j][c]));
+            signed char* out = res + static_cast<long long>(n) * pitch + k0 + kk;
+            for (int l = 0; l < L; ++l)
+                *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * N * pitch) = pack8(x, l);
         }
     }
 }
@@ -679,10 +692,18 @@ extern "C" __global__ void count_further(const float* A, const float* B, int* st
             __syncthreads();
             int small[FURTHER + 1] = {};
             if (counted) {
-                for (int k = ty; k < K; k += 8) {
-                    double x = fabs(static_cast<double>(B[static_cast<long long>(k) * N + n]));
+                // Four loads in flight a warp before their counts: one column block walks all of K.
+                for (int k = ty; k < K; k += 32) {
+                    float v[4];
 #pragma unroll
-                    for (int j = 1; j <= FURTHER; ++j) small[j] += x > 0.0 && x < below[tx][j];
+                    for (int u = 0; u < 4; ++u)
+                        v[u] = k + 8 * u < K ? B[static_cast<long long>(k + 8 * u) * N + n] : 0.0f;
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        double x = fabs(static_cast<double>(v[u]));
+#pragma unroll
+                        for (int j = 1; j <= FURTHER; ++j) small[j] += x > 0.0 && x < below[tx][j];
+                    }
                 }
             }
 #pragma unroll

@@ -91,8 +91,14 @@ pub const RESCALE_COLS_ENTRY: &str = "rescale_cols";
 pub const RECONSTRUCT_ENTRY: &str = "reconstruct";
 pub const RECONSTRUCT_WIDE_ENTRY: &str = "reconstruct_wide";
 
-/// Blocks of the second pass's kernels: they return at once where the first pass's moduli do.
-const RESCALE_BLOCKS: usize = 512;
+/// Blocks of the second pass's scaling kernels: they return at once where the first pass's moduli
+/// do, and where they do not, enough blocks that the last wave is a small part of the work.
+const RESCALE_BLOCKS: usize = 2048;
+/// Blocks of the wide rebuild, which return at once where the first pass's moduli do.
+const WIDE_BLOCKS: usize = 1024;
+/// Blocks of `count_further` that take A's rows; B's columns take one block per 32 more. Together
+/// they fit one wave, so that the column blocks, each walking all of K, start at once.
+const COUNT_ROW_BLOCKS: usize = 384;
 
 /// Rows of B a block of `col_norms` sums.
 pub const NORM_CHUNK: usize = 256;
@@ -247,7 +253,7 @@ impl Residues {
         mark.arg(&exps).arg(&stats).arg(&marks).arg(&mi).arg(&ni);
         // SAFETY: as for scale_rows above.
         unsafe { mark.launch(config((blocks(m + n, 256).min(1024), 1, 1))) }.map_err(failed(MARKS_ENTRY))?;
-        let row_blocks = m.clamp(1, 256) as i32;
+        let row_blocks = m.clamp(1, COUNT_ROW_BLOCKS) as i32;
         let mut count = gpu.stream.launch_builder(&self.count);
         count.arg(a).arg(b).arg(&stats).arg(&squares).arg(&marks).arg(&mi).arg(&ni).arg(&ki).arg(&row_blocks);
         // SAFETY: as for scale_rows above.
@@ -300,7 +306,7 @@ impl Residues {
             unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
             let mut rebuild = gpu.stream.launch_builder(wide);
             rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-            let rows = (2 * RESCALE_BLOCKS / blocks(n, 1024) as usize).clamp(1, m.max(1));
+            let rows = (WIDE_BLOCKS / blocks(n, 1024) as usize).clamp(1, m.max(1));
             // SAFETY: as for scale_rows above (the same signature).
             unsafe { rebuild.launch(config((blocks(n, 1024), rows as u32, 1))) }
                 .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
