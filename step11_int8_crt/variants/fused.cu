@@ -541,8 +541,10 @@ extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* e
 #pragma unroll
             for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(v[j]));
             signed char* out = res + static_cast<long long>(i) * pitch + k0;
-            for (int l = 0; l < L; ++l)
-                *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * M * pitch) = pack8(x, l);
+            for (int l = 0; l < L; ++l) {
+                signed char* plane = out + static_cast<long long>(l) * M * pitch;
+                *reinterpret_cast<uint2*>(plane) = pack8(x, l);
+            }
         }
     }
 }
@@ -585,8 +587,10 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
 #pragma unroll
             for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(tile[kk + j][c]));
             signed char* out = res + static_cast<long long>(n) * pitch + k0 + kk;
-            for (int l = 0; l < L; ++l)
-                *reinterpret_cast<uint2*>(out + static_cast<long long>(l) * N * pitch) = pack8(x, l);
+            for (int l = 0; l < L; ++l) {
+                signed char* plane = out + static_cast<long long>(l) * N * pitch;
+                *reinterpret_cast<uint2*>(plane) = pack8(x, l);
+            }
         }
     }
 }
