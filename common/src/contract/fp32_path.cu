@@ -12,8 +12,12 @@
 //
 // The tiled kernel is step 06's (a 128×256 block tile of 16-deep slices, two shared-memory
 // buffers, 8×8 thread tiles in 128×16 warp regions), its loads and stores taken through the
-// lists. Each element is the FP32 sum of its K products in order, whichever block computes it,
-// so C is the same from run to run although the lists' order is not.
+// lists. Where the lists are short (a few rows or columns: few tiles), one tile would walk all
+// of K on one multiprocessor while the others idle, so the blocks split K instead: S blocks a
+// tile, each summing one piece of K into a workspace, and the last of them to finish adds the S
+// pieces in order and writes C. Each element is the FP32 sum of its products in order within
+// each piece, and of the pieces in order, whichever block computes it, so C is the same from run
+// to run although the lists' order and the blocks' are not.
 
 constexpr int BM = 128, BN = 256, BK = 16, WM = 128, WN = 16, TM = 8, TN = 8;
 constexpr int WARPS_N = BN / WN;
@@ -24,6 +28,9 @@ constexpr int B_PIECES = BK * BN / 4;  // and of B, two a thread
 constexpr int A_LOADS = A_PIECES / THREADS;
 constexpr int B_LOADS = B_PIECES / THREADS;
 static_assert(A_PIECES % THREADS == 0 && B_PIECES % THREADS == 0, "whole pieces a thread");
+// Split K while tiles × S stays within WORK blocks (about two a multiprocessor), in at most
+// SPLITS pieces of at least MIN_PIECE.
+constexpr int WORK = 256, SPLITS = 16, MIN_PIECE = 256;
 
 // lists: the marked rows (M ints), the unmarked rows (M), the marked columns (N); counts: how
 // many of each (zeroed before). The order within a list is the atomics' and changes nothing.
@@ -44,15 +51,35 @@ __device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / 4) * (
 __device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / 4) * (4 * (WN / TN)) + j % 4; }
 
 // C[rows[r], cols[c]] = Σ_k A[rows[r], k]·B[k, cols[c]] for r below *row_count and c below
-// *col_count; cols == nullptr: every column, c itself. Blocks in y past the rows, or in x past
-// the columns, leave at once.
-template <bool LISTED_COLS>
+// *col_count; cols == nullptr: every column, c itself. Where the lists make enough tiles to fill
+// the GPU, S = 1: the kernel with SPLIT false computes them, on a grid with a block for every tile
+// of C, block (x, y) tile (x, y), and the one with SPLIT true leaves at once. Otherwise the other
+// way round: the split kernel's grid has as many blocks as that grid, up to WORK, and block b
+// takes piece b % S of K for tile b / S into part (WORK tiles of pieces); the last of a tile's S
+// blocks adds the pieces. done holds a count a tile, zero between launches (the last block resets
+// it). Blocks past the work leave at once.
+template <bool LISTED_COLS, bool SPLIT>
 __device__ __forceinline__ void listed_product(const float* A, const float* B, float* C,
                                                const int* rows, const int* row_count,
                                                const int* cols, const int* col_count, int N,
-                                               int K) {
+                                               int M, int K, float* part, int* done) {
     int R = *row_count, NC = LISTED_COLS ? *col_count : N;
-    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    int tiles_x = (NC + BN - 1) / BN, tiles = (R + BM - 1) / BM * tiles_x;
+    int blocks = (M + BM - 1) / BM * ((N + BN - 1) / BN);  // the unsplit kernel's grid
+    int S = min(min(SPLITS, max(1, K / MIN_PIECE)), max(1, min(WORK, blocks) / max(tiles, 1)));
+    if (SPLIT != (S > 1)) return;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN, k_begin = 0, k_end = K;
+    // The split kernel's tile and piece; what its end needs is kept in shared memory, as the
+    // main loop runs short of registers.
+    __shared__ int tile_of;
+    if (SPLIT) {
+        int b = blockIdx.x;
+        if (b >= tiles * S) return;
+        int t = b / S, depth = ((K + S - 1) / S + BK - 1) / BK * BK;  // whole slices a piece
+        row0 = t / tiles_x * BM, col0 = t % tiles_x * BN;
+        k_begin = b % S * depth, k_end = min(K, k_begin + depth);
+        if (threadIdx.x == 0) tile_of = t;
+    }
     if (row0 >= R || col0 >= NC) return;
 
     extern __shared__ __align__(16) float smem[];
@@ -84,20 +111,20 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
         a_next = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (a_row) {
             int k = k0 + ka;
-            if (vec_a && k + 3 < K) {
+            if (vec_a && k + 3 < k_end) {
                 a_next = __ldg(reinterpret_cast<const float4*>(a_row + k));
             } else {
-                if (k + 0 < K) a_next.x = __ldg(a_row + k + 0);
-                if (k + 1 < K) a_next.y = __ldg(a_row + k + 1);
-                if (k + 2 < K) a_next.z = __ldg(a_row + k + 2);
-                if (k + 3 < K) a_next.w = __ldg(a_row + k + 3);
+                if (k + 0 < k_end) a_next.x = __ldg(a_row + k + 0);
+                if (k + 1 < k_end) a_next.y = __ldg(a_row + k + 1);
+                if (k + 2 < k_end) a_next.z = __ldg(a_row + k + 2);
+                if (k + 3 < k_end) a_next.w = __ldg(a_row + k + 3);
             }
         }
 #pragma unroll
         for (int i = 0; i < B_LOADS; ++i) {
             int k = k0 + kb + i * (THREADS / (BN / 4));
             b_next[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (k >= K) continue;
+            if (k >= k_end) continue;
             const float* b_row = B + static_cast<long long>(k) * N;
             if (vec_b && column(cb + 3) >= 0) {
                 b_next[i] = __ldg(reinterpret_cast<const float4*>(b_row + col0 + cb));
@@ -121,12 +148,12 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
     };
 
     float acc[TM][TN] = {};
-    fetch(0);
+    fetch(k_begin);
     store(0);
     __syncthreads();
     int buf = 0;
-    for (int k0 = 0; k0 < K; k0 += BK) {
-        bool more = k0 + BK < K;
+    for (int k0 = k_begin; k0 < k_end; k0 += BK) {
+        bool more = k0 + BK < k_end;
         if (more) fetch(k0 + BK);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
@@ -152,6 +179,38 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
         buf ^= 1;
     }
 
+    if (SPLIT) {
+        // This piece into the workspace; the last of the tile's S blocks adds them in order.
+        int t = tile_of;
+        float* mine = part + static_cast<long long>(blockIdx.x) * BM * BN;  // piece b of tile t
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                mine[tile_row(i, r0) * BN + tile_col(j, c0)] = acc[i][j];
+        }
+        __threadfence();
+        __syncthreads();
+        __shared__ bool last;
+        if (threadIdx.x == 0) last = atomicAdd(&done[t], 1) == S - 1;
+        __syncthreads();
+        if (!last) return;
+        if (threadIdx.x == 0) done[t] = 0;  // ready for the next launch
+        __threadfence();
+        const float* pieces = part + static_cast<long long>(t) * S * BM * BN;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                int at = tile_row(i, r0) * BN + tile_col(j, c0);
+                float sum = __ldcg(pieces + at);
+                for (int p = 1; p < S; ++p)
+                    sum += __ldcg(pieces + static_cast<long long>(p) * BM * BN + at);
+                acc[i][j] = sum;
+            }
+        }
+    }
+
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         int r = row0 + tile_row(i, r0);
@@ -174,16 +233,17 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
     }
 }
 
-// The marked rows, every column. lists and counts as list_paths leaves them.
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    fp32_rows(const float* A, const float* B, float* C, const int* lists, const int* counts,
-              int M, int N, int K) {
-    listed_product<false>(A, B, C, lists, &counts[0], nullptr, nullptr, N, K);
-}
-
+// The marked rows, every column. lists and counts as list_paths leaves them; after the three
+// counts, WORK counts of finished pieces, zero. Each comes as two entries, unsplit and split.
+#define FP32_PATH_ENTRY(NAME, LISTED, SPLIT, ROWS, ROW_COUNT, COLS, COL_COUNT)                  \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                   \
+        NAME(const float* A, const float* B, float* C, const int* lists, int* counts,         \
+             float* part, int M, int N, int K) {                                              \
+        listed_product<LISTED, SPLIT>(A, B, C, ROWS, ROW_COUNT, COLS, COL_COUNT, N, M, K, part, \
+                                      counts + 3);                                            \
+    }
+FP32_PATH_ENTRY(fp32_rows, false, false, lists, &counts[0], nullptr, nullptr)
+FP32_PATH_ENTRY(fp32_rows_split, false, true, lists, &counts[0], nullptr, nullptr)
 // The unmarked rows, the marked columns.
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    fp32_cols(const float* A, const float* B, float* C, const int* lists, const int* counts,
-              int M, int N, int K) {
-    listed_product<true>(A, B, C, lists + M, &counts[1], lists + 2 * M, &counts[2], N, K);
-}
+FP32_PATH_ENTRY(fp32_cols, true, false, lists + M, &counts[1], lists + 2 * M, &counts[2])
+FP32_PATH_ENTRY(fp32_cols_split, true, true, lists + M, &counts[1], lists + 2 * M, &counts[2])

@@ -4,17 +4,22 @@
 //! launch (timing counts it):
 //!
 //! ```text
-//! (counts zeroed: 3 ints)
+//! (counts zeroed: 3 ints, then a count of finished pieces for each of WORK tiles)
 //! list_paths(const int* marks, int* lists, int* counts, int M, int N)
 //!     marks: M + N ints, not zero for a row of A (i) or column of B (M + j) on the FP32 path;
 //!     lists: the marked rows, the unmarked rows, the marked columns (2M + N ints); counts: their
 //!     lengths
-//! fp32_rows(const float* A, const float* B, float* C, const int* lists, const int* counts,
-//!           int M, int N, int K)
-//!     C's marked rows, every column; 512 threads and 48 KiB of dynamic shared memory a block, a grid of
-//!     128×256 tiles for all of C whose blocks past the marked rows leave at once
-//! fp32_cols(...)
-//!     the same arguments: C's unmarked rows in the marked columns
+//! fp32_rows(const float* A, const float* B, float* C, const int* lists, int* counts,
+//!           float* part, int M, int N, int K)
+//!     C's marked rows, every column; 512 threads and 48 KiB of dynamic shared memory a block, a
+//!     block for each 128×256 tile of C; blocks past the marked rows leave at once, and all of
+//!     them where the marked rows make too few tiles to fill the GPU
+//! fp32_rows_split(...)
+//!     the same arguments, as many blocks as fp32_rows up to WORK: where fp32_rows leaves (few
+//!     tiles), up to 16 blocks a tile split its K,
+//!     their sums in `part` (up to WORK tiles), the last block of a tile adding them in order
+//! fp32_cols(...), fp32_cols_split(...)
+//!     the same: C's unmarked rows in the marked columns
 //! ```
 //!
 //! The host never waits for the counts; [`Fp32Path::paths`] reads them after a product, for the
@@ -37,13 +42,27 @@ pub const FILE: &str = "common/src/contract/fp32_path.cu";
 pub const LIST_ENTRY: &str = "list_paths";
 pub const ROWS_ENTRY: &str = "fp32_rows";
 pub const COLS_ENTRY: &str = "fp32_cols";
+pub const ROWS_SPLIT_ENTRY: &str = "fp32_rows_split";
+pub const COLS_SPLIT_ENTRY: &str = "fp32_cols_split";
 
 /// The tiled kernel's block tile, threads and shared memory (two buffers of 16-deep slices of A
-/// and B).
+/// and B), and the most blocks that split K (WORK in the kernel).
 const BM: usize = 128;
 const BN: usize = 256;
+const WORK: usize = 256;
 const THREADS: u32 = 512;
 const SMEM: u32 = 2 * 4 * 16 * (128 + 256);
+
+/// Floats of the pieces of split tiles: as many tiles as the grid has blocks, up to WORK.
+fn part_len(shape: Shape) -> usize {
+    (shape.n.div_ceil(BN) * shape.m.div_ceil(BM)).clamp(1, WORK) * BM * BN
+}
+
+/// Device bytes of the FP32 path's workspaces for a product of `shape`: the lists, the counts and
+/// the pieces of split tiles.
+pub fn workspace_bytes(shape: Shape) -> u64 {
+    4 * (2 * shape.m + shape.n + 3 + WORK + part_len(shape)) as u64
+}
 
 /// Where each row of A and column of B went in one product.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,6 +80,8 @@ pub struct Paths {
 #[derive(Default)]
 pub struct Fp32Path {
     state: Mutex<State>,
+    /// The kernels' source where a test plants a fault in it (compiled apart from the cache).
+    edited: Option<String>,
 }
 
 #[derive(Default)]
@@ -68,14 +89,16 @@ struct State {
     kernels: Option<Kernels>,
     lists: Option<CudaSlice<i32>>,
     counts: Option<CudaSlice<i32>>,
+    /// The pieces of the tiles whose K is split.
+    part: Option<CudaSlice<f32>>,
     /// Events around the next launch's FP32 path, and whether they were recorded.
     timer: Option<([CudaEvent; 2], bool)>,
 }
 
 struct Kernels {
     list: CudaFunction,
-    rows: CudaFunction,
-    cols: CudaFunction,
+    /// fp32_rows, fp32_rows_split, fp32_cols, fp32_cols_split, with their names.
+    products: [(CudaFunction, &'static str); 4],
 }
 
 /// The module compiled for `arch`, once per process.
@@ -92,15 +115,22 @@ fn compiled(arch: &str) -> Result<Compiled> {
 }
 
 impl Kernels {
-    fn load(gpu: &Gpu) -> Result<Self> {
-        let kernel = Kernel::load_entry(gpu, compiled(&gpu.info.arch())?, ROWS_ENTRY)?;
-        let (rows, cols) = (kernel.func.clone(), kernel.entry(COLS_ENTRY)?);
-        for f in [&rows, &cols] {
+    fn load(gpu: &Gpu, edited: Option<&str>) -> Result<Self> {
+        let arch = gpu.info.arch();
+        let module = match edited {
+            Some(source) => crate::gpu::compile(source, FILE, &arch, &[])?,
+            None => compiled(&arch)?,
+        };
+        let kernel = Kernel::load_entry(gpu, module, ROWS_ENTRY)?;
+        let entry = |name: &'static str| Ok::<_, anyhow::Error>((kernel.entry(name)?, name));
+        let products =
+            [entry(ROWS_ENTRY)?, entry(ROWS_SPLIT_ENTRY)?, entry(COLS_ENTRY)?, entry(COLS_SPLIT_ENTRY)?];
+        for (f, _) in &products {
             // 48 KiB of dynamic shared memory and a few bytes of static: above the default.
             f.set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
                 .map_err(|e| anyhow!("could not give the FP32 path {SMEM} bytes of shared memory: {e:?}"))?;
         }
-        Ok(Self { list: kernel.entry(LIST_ENTRY)?, rows, cols })
+        Ok(Self { list: kernel.entry(LIST_ENTRY)?, products })
     }
 }
 
@@ -117,11 +147,12 @@ impl Fp32Path {
         let mut guard = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
         let state = &mut *guard;
         if state.kernels.is_none() {
-            state.kernels = Some(Kernels::load(gpu)?);
+            state.kernels = Some(Kernels::load(gpu, self.edited.as_deref())?);
         }
         let kernels = state.kernels.as_ref().expect("loaded above");
         let Shape { m, n, k } = shape;
-        let counts = zeroed(gpu, &mut state.counts, 3)?;
+        let counts = zeroed(gpu, &mut state.counts, 3 + WORK)?;
+        let part = workspace(gpu, &mut state.part, part_len(shape))?;
         let lists = workspace(gpu, &mut state.lists, 2 * m + n)?;
         let [mi, ni, ki] = [m, n, k].map(|v| v as i32);
         let failed =
@@ -138,14 +169,20 @@ impl Fp32Path {
         // holds M + N ints (the caller's), the lists 2M + N and the counts 3 (allocated above).
         unsafe { list.launch(cfg) }.map_err(failed(LIST_ENTRY))?;
 
-        let grid = (n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1);
-        let cfg = LaunchConfig { grid_dim: grid, block_dim: (THREADS, 1, 1), shared_mem_bytes: SMEM };
-        for (function, entry) in [(&kernels.rows, ROWS_ENTRY), (&kernels.cols, COLS_ENTRY)] {
+        // A block a tile of C; the split kernels, as many up to WORK (few, for they leave at once
+        // on most products).
+        let tiles = (n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1);
+        let split = ((tiles.0 * tiles.1).min(WORK as u32), 1, 1);
+        for (function, entry) in &kernels.products {
+            let grid = if entry.ends_with("_split") { split } else { tiles };
+            let cfg = LaunchConfig { grid_dim: grid, block_dim: (THREADS, 1, 1), shared_mem_bytes: SMEM };
             let mut product = gpu.stream.launch_builder(function);
-            product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mi).arg(&ni).arg(&ki);
+            product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mut *part);
+            product.arg(&mi).arg(&ni).arg(&ki);
             // SAFETY: the arguments match `fp32_rows` and `fp32_cols` (module docs); A, B and C
-            // hold the shape (the caller's check), and the lists and counts are those
-            // `list_paths` fills before them in stream order.
+            // hold the shape (the caller's check), the lists and counts are those `list_paths`
+            // fills before them in stream order, and `part` holds the pieces of as many tiles as
+            // the grid has blocks, up to WORK.
             unsafe { product.launch(cfg) }.map_err(failed(entry))?;
         }
         if let Some(([_, stop], recorded)) = &mut state.timer {
@@ -195,7 +232,7 @@ mod tests {
     fn nvrtc_the_fp32_path_compiles_without_spills() {
         for arch in ["sm_90a", "sm_90"] {
             let c = crate::gpu::compile(SOURCE, FILE, arch, &[]).unwrap();
-            for entry in [LIST_ENTRY, ROWS_ENTRY, COLS_ENTRY] {
+            for entry in [LIST_ENTRY, ROWS_ENTRY, COLS_ENTRY, ROWS_SPLIT_ENTRY, COLS_SPLIT_ENTRY] {
                 assert!(c.has_function(entry), "{arch}: no {entry}");
                 let ptxas = crate::gpu::PtxasInfo::parse_entry(&c.log, entry).expect("ptxas's report");
                 assert_eq!(ptxas.spill_bytes(), 0, "{arch}: {entry} spills");
@@ -210,49 +247,88 @@ mod tests {
 mod gpu_tests {
     use super::*;
 
-    /// On shapes with edges in every direction and with a single element: the marked rows and
-    /// columns of C hold FP32's answer (within FP32's bound), every other element is left as it
-    /// was (NaN), and the counts are those of the marks.
+    /// Runs the FP32 path of `path` on an m×n×k product whose every `every`-th row and column
+    /// (from every/2) is marked: the marked rows and columns of C must hold FP32's answer (within
+    /// FP32's bound), every other element be left as it was (NaN), and the counts be the marks'.
+    fn check(
+        path: &Fp32Path,
+        gpu: &Gpu,
+        (m, n, k, every): (usize, usize, usize, usize),
+    ) -> Result<(), String> {
+        let value = |i: usize, salt: usize| (((i * 7919 + salt) % 1009) as f32 - 504.0) / 256.0;
+        let a: Vec<f32> = (0..m * k).map(|i| value(i, 1)).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| value(i, 2)).collect();
+        let marks: Vec<i32> = (0..m + n).map(|v| i32::from(v % every == every / 2)).collect();
+        let s = &gpu.stream;
+        let (da, db) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
+        let mut dc = s.clone_htod(&vec![f32::NAN; m * n]).unwrap();
+        let dm = s.clone_htod(&marks).unwrap();
+        let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&dm, s);
+        path.launch(gpu, (&da, &db, &mut dc), ptr, Shape::new(m, n, k).unwrap()).unwrap();
+        let c = s.clone_dtoh(&dc).unwrap();
+        let p = path.paths(gpu).unwrap().unwrap();
+        let marked = |v: usize| marks[v] != 0;
+        let counts = ((0..m).filter(|&i| marked(i)).count(), (0..n).filter(|&j| marked(m + j)).count());
+        if (p.rows, p.cols) != counts {
+            return Err(format!("{m}×{n}×{k}: counts {:?}, want {counts:?}", (p.rows, p.cols)));
+        }
+        let gamma = k as f64 * 2f64.powi(-24);
+        for i in 0..m {
+            for j in 0..n {
+                let got = c[i * n + j];
+                if !(marked(i) || marked(m + j)) {
+                    if !got.is_nan() {
+                        return Err(format!("({i}, {j}) of {m}×{n}×{k} was written"));
+                    }
+                    continue;
+                }
+                let (mut exact, mut mass) = (0.0f64, 0.0f64);
+                for p in 0..k {
+                    let t = f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+                    exact += t;
+                    mass += t.abs();
+                }
+                let within = (f64::from(got) - exact).abs() <= gamma * mass + 1e-30;
+                if !within {
+                    return Err(format!("({i}, {j}) of {m}×{n}×{k}: {got} against {exact}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Shapes with edges in every direction and a single element, and one whose few marked rows
+    /// make two tiles, so that each tile's K is split in two (129×257×1030), and a deep one whose
+    /// three tiles each split K three ways (300×520×8192, a row and a column in 50 marked).
+    const SHAPES: [(usize, usize, usize, usize); 5] =
+        [(300, 520, 77, 7), (1, 1, 1, 1), (129, 257, 1030, 5), (200, 300, 64, 1), (300, 520, 8192, 50)];
+
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
     fn gpu_the_fp32_path_writes_the_marked_rows_and_columns_alone() {
         let gpu = crate::gpu::open("fp32_path", 0).unwrap();
-        for (m, n, k, every) in [(300, 520, 77, 7), (1, 1, 1, 1), (129, 257, 1030, 5), (200, 300, 64, 1)] {
-            let value = |i: usize, salt: usize| (((i * 7919 + salt) % 1009) as f32 - 504.0) / 256.0;
-            let a: Vec<f32> = (0..m * k).map(|i| value(i, 1)).collect();
-            let b: Vec<f32> = (0..k * n).map(|i| value(i, 2)).collect();
-            let marks: Vec<i32> = (0..m + n).map(|v| i32::from(v % every == every / 2)).collect();
-            let s = &gpu.stream;
-            let (da, db) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
-            let mut dc = s.clone_htod(&vec![f32::NAN; m * n]).unwrap();
-            let dm = s.clone_htod(&marks).unwrap();
-            let path = Fp32Path::default();
-            let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&dm, s);
-            path.launch(&gpu, (&da, &db, &mut dc), ptr, Shape::new(m, n, k).unwrap()).unwrap();
-            let c = s.clone_dtoh(&dc).unwrap();
-            let p = path.paths(&gpu).unwrap().unwrap();
-            let marked = |v: usize| marks[v] != 0;
-            assert_eq!(
-                (p.rows, p.cols),
-                ((0..m).filter(|&i| marked(i)).count(), (0..n).filter(|&j| marked(m + j)).count())
-            );
-            let gamma = k as f64 * 2f64.powi(-24);
-            for i in 0..m {
-                for j in 0..n {
-                    let got = c[i * n + j];
-                    if !(marked(i) || marked(m + j)) {
-                        assert!(got.is_nan(), "({i}, {j}) of {m}×{n}×{k} was written");
-                        continue;
-                    }
-                    let (mut exact, mut mass) = (0.0f64, 0.0f64);
-                    for p in 0..k {
-                        let t = f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
-                        exact += t;
-                        mass += t.abs();
-                    }
-                    let err = (f64::from(got) - exact).abs();
-                    assert!(err <= gamma * mass + 1e-30, "({i}, {j}) of {m}×{n}×{k}: {got} against {exact}");
-                }
+        for shape in SHAPES {
+            check(&Fp32Path::default(), &gpu, shape).unwrap();
+        }
+    }
+
+    /// Faults planted in the split of K fail on the shapes that split it: the last piece left out
+    /// of the sum, and every piece taken from the start of K.
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn gpu_faults_in_the_split_of_k_are_caught() {
+        let gpu = crate::gpu::open("fp32_path", 0).unwrap();
+        let faults = [
+            ("the last piece left out", "for (int p = 1; p < S; ++p)", "for (int p = 1; p < S - 1; ++p)"),
+            ("every piece from the start of K", "k_begin = b % S * depth", "k_begin = 0 * depth"),
+        ];
+        for (what, find, replace) in faults {
+            assert_eq!(SOURCE.matches(find).count(), 1, "{what}: {find:?}");
+            let path = Fp32Path { edited: Some(SOURCE.replace(find, replace)), ..Default::default() };
+            for shape in [SHAPES[2], SHAPES[4]] {
+                let outcome = check(&path, &gpu, shape);
+                println!("{what}, {shape:?}: {outcome:?}");
+                assert!(outcome.is_err(), "{what} passed on {shape:?}");
             }
         }
     }

@@ -123,8 +123,10 @@ pub fn workspace_bytes(shape: Shape) -> u64 {
     let [m, n, k, l] = [m, n, k, MOST].map(|v| v as u64);
     let residues =
         l.saturating_mul((m + n).saturating_mul(pitch(k as usize) as u64) + m * pitch(n as usize) as u64);
-    let ints = (m + n) + stats + (m + n) + (2 * m + n + 3);
-    residues.saturating_add(4 * ints + 8 * (m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+    let ints = (m + n) + stats + (m + n);
+    residues
+        .saturating_add(4 * ints + 8 * (m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+        .saturating_add(crate::fp32_path::workspace_bytes(shape))
 }
 
 /// The extension's entry points and workspaces, for one compiled kernel.
@@ -340,11 +342,17 @@ mod tests {
     fn the_workspace_counts_every_residue_plane() {
         let s = Shape::new(3, 5, 7).unwrap();
         // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, statistics (3 and 2
-        // for each of 8 vectors), marks, the FP32 path's lists and counts; each vector's Σx², one
-        // chunk of norms in three planes.
+        // for each of 8 vectors), marks; each vector's Σx², one chunk of norms in three planes;
+        // the FP32 path's lists, counts and the pieces of one split tile.
         assert_eq!(
             workspace_bytes(s),
-            16 * (8 * 16 + 3 * 16) + 4 * 8 + 4 * (3 + 2 * 8) + 4 * 8 + 4 * 14 + 8 * 8 + 3 * 8 * 5
+            16 * (8 * 16 + 3 * 16)
+                + 4 * 8
+                + 4 * (3 + 2 * 8)
+                + 4 * 8
+                + 8 * 8
+                + 3 * 8 * 5
+                + 4 * (11 + 3 + 256 + 128 * 256)
         );
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);
