@@ -903,8 +903,9 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
 // ANCHOR: kernel
 // One INT8 product per block and modulus z = blockIdx.z: C's BM×BN tile of Σ_k r_a·r_b, exact
 // in int32, reduced modulo m_z into plane z of c_res (planes of M rows of N bytes, padded to
-// 16). The grid has a z for each of the MOST moduli; those past the moduli mark_paths chose
-// have nothing to do. A, B, C and exps are for a kernel that rebuilds C itself.
+// 16). The grid has a z for each of the first pass's MODULI moduli; where count_further chose
+// L more, a block takes the moduli z, z + MODULI, … below L in turn. A, B, C and exps are for a
+// kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C, unsigned char* c_res,
            const int* exps, const int* marks, const int* stats,
