@@ -1,95 +1,18 @@
 //! Checking a kernel's C against the f64 reference: two limits and, for exact inputs, equality.
+//! The book's appendix "The error model" (`docs/src/error-model.md`) derives both limits and the
+//! constants below; the tests in `verify/tests.rs` simulate what it claims. In short:
 //!
-//! # Per element: the worst case, always sound
-//!
-//! A dot product of length K summed in floating point, in any order and with or without fused
-//! multiply-adds, satisfies the classical forward error bound
-//!
-//! ```text
-//! |ĉ_ij − c_ij| ≤ γ_K · (|A|·|B|)_ij,    γ_K = K·w / (1 − K·w)
-//! ```
-//!
-//! with w the largest relative error of one add: u = 2⁻²⁴ for f32 rounded to nearest, 2u for the
-//! tensor cores' adds, which round toward zero. When the operands are first rounded to a narrower
-//! format with relative error at most v (TF32: 2⁻¹¹ to nearest, 2⁻¹⁰ truncated), the factor
-//! becomes (1 + v)²·(1 + γ_K) − 1. The f64 reference's own bound, γ_K(2⁻⁵³), is added so the
-//! check is rigorous. No correct kernel can fail it; but for the course's inputs (|A|·|B|)_ij ≈ K/4
-//! grows like K while c_ij and its real rounding error grow like √K, so at large K the bound lets
-//! many wrong results through, a lower precision among them.
-//!
-//! # Normwise: the error the claimed arithmetic is expected to make
-//!
-//! The second limit starts from the error a correct kernel is *expected* to make on the course's
-//! inputs (independent, uniform in [−1, 1]), for the arithmetic it claims, and sets the limit a
-//! stated factor above it. It is expressed against S, where S² = Σ_ij Σ_p (a_ip·b_pj)², which is
-//! what ‖C‖²_F is on average and costs O(MK + KN); ‖ΔC‖_F ≈ ρ·S defines the expected relative
-//! error ρ. Two independent sources make up ρ², each derived below and checked by simulation in
-//! this module's tests:
-//!
-//! **Operands.** An operand a = m·2^e (m uniform in [1, 2), independent of e, for these inputs)
-//! rounded to nearest keeping b fraction bits errs by a uniform amount in ±h·2^e, h = 2^−(b+1);
-//! truncated, by −θ·2^e with θ uniform in [0, 2h). Weighted by a², as the products weight it:
-//!
-//! ```text
-//! to nearest:  E[a²δ²]/E[a²] = h²/7,    E[a²δ]/E[a²] = 0
-//! truncated:   E[a²δ²]/E[a²] = 4h²/7,   E[a²δ]/E[a²] = −9h/14   (a bias toward zero)
-//! ```
-//!
-//! A product then errs by a·b·(δ_a + δ_b), and over the K terms of every element
-//! ρ²_op = s_a + s_b + 2·μ_a·μ_b, with s the mean squares and μ the means above. Both operands in
-//! TF32 to nearest: ρ_op = 2.61·10⁻⁴; truncated: 6.85·10⁻⁴, whatever K is.
-//!
-//! **Sums.** f32 adds rounded to nearest, one term after another (the order with the largest
-//! partial sums, so the worst for these inputs): every partial sum s_k rounds by an error of mean
-//! square about 0.19·u²·s_k² (simulated: it depends on how the partial sums' significands
-//! spread), and Σ_k E[s_k²] = (K + 1)/2 · E[c²], so ρ_sum = C_RN·u·√((K + 3)/2) with C_RN = [`C_RN`] = 0.45 (simulated: 0.41 to 0.45 from K = 1 to 65536; the +3 covers a
-//! separate rounding of each product). The tensor cores add a group of 8 products (one k8
-//! instruction) to the accumulator and round toward zero: every rounding shrinks |s|, on average
-//! by 0.72·u·|s|, so the errors do not cancel: after g = ⌈K/8⌉ groups the error is about
-//! −0.72·u·Σ_j s_j, and ρ_sum = C_RZ·u·√((g + 1)(2g + 1)/6), C_RZ = [`C_RZ`] = 0.8 (simulated:
-//! 0.72 to 0.77), which grows like K rather than √K. That bias points the same way as a
-//! truncated operand's, and Σ_j s_j is correlated with c (by a factor that tends to √3/2 as g
-//! grows, and is larger for small n), so for truncated operands the two add:
-//! ρ² = ρ²_op + ρ²_sum − √3·(μ_a + μ_b)·ρ_sum. The tensor cores also cut each product of a
-//! group as they line it up with the accumulator ([`crate::reference::tensor_core_dot`]); with
-//! mixed signs those cuts cancel, but where the products share the sum's sign every cut points
-//! the same way and the error about doubles. The reference sums a sample of the dot products
-//! that way and fits the constant (β_TC, [`crate::reference::tensor_core_bias`]); the model takes
-//! the larger of C_RZ and β_TC.
-//!
-//! **Three TF32 products** (step 09): the split leaves out the small parts' own rounding and
-//! small·small (1.1·u, simulated); the tensor cores sum each 32-deep stage, 12 instructions of
-//! three products each way, rounding toward zero (about 4.7·u at K = 32, simulated), and f32
-//! adds rounded to nearest take the stage sums. The model is 3K terms summed to nearest (an
-//! envelope of the stage sums) plus [`SPLIT_RHO`] = 5·u for the split and one stage.
-//!
-//! **The limit.** ‖ΔC‖_F ≤ λ(n)·ρ·S, where n = min(MN, MK, KN) counts the independent pieces
-//! of the smallest family the error is made of (the roundings of A's MK entries, of B's KN
-//! entries, or of the MN sums; for FP32, which rounds no operand, counting MK and KN too is only
-//! cautious), and
-//!
-//! ```text
-//! λ(n) = max(κ·√(1 + 6·√(6/n)), 18/√n),   κ = 1.5
-//! ```
-//!
-//! κ = [`KAPPA`] is the margin over the model for a large C, where ‖ΔC‖² is the mean of many
-//! independent squared errors and sits at its expectation: a correct kernel lands at about 1/κ
-//! of the limit or below. The middle term lets that mean wander by six standard deviations (the
-//! simulated relative variance of one squared error is about 6 for f32 sums, 2 for operand
-//! roundings, which are close to normal). The last term covers a single outlier: in 10⁶
-//! simulated single f32 dot products the error passed 5.9·ρ once in 2 700 and fell about tenfold
-//! every 2.3·ρ further, so 18·ρ, which one element needs to push the mean of n past λ(n)², is
-//! reached, extrapolating that tail, about once in 10⁹ per element. A correct kernel whose
-//! expected error is at most the model's then fails with a chance of the order of n·10⁻⁹ where
-//! the outlier term decides (n up to about 45), and far less for a larger C. A test below checks
-//! the tail and the variance on 10⁵ simulated dot products.
-//!
-//! **What it can tell apart.** Each precision has a next lower one: FP32 → one operand in TF32,
-//! TF32 → one operand in bf16 (rounded as the claimed TF32 is), three TF32 products → one operand
-//! in a single TF32 part. The check separates the two, with the margin of two the course asks for,
-//! when that lower precision's expected error is at least twice the limit; [`Verdict::separates`]
-//! says whether it does at the shape checked, and the report says so when it does not (a few
-//! terms, or a very long K for FP32). Exact inputs then check every term instead.
+//! - **Per element**, always sound: |ĉᵢⱼ − cᵢⱼ| ≤ γ_K·(|A|·|B|)ᵢⱼ with γ_K = K·w/(1 − K·w), w the
+//!   largest relative error of one add (u = 2⁻²⁴ to nearest, 2u for the tensor cores' adds toward
+//!   zero), widened for operands first rounded to a narrower format, plus the f64 reference's own
+//!   bound. No correct kernel can fail it; at large K it lets much through.
+//! - **Normwise**, the error the claimed arithmetic is *expected* to make: ‖ΔC‖_F ≤ λ(n)·ρ·S, with
+//!   S² = Σᵢⱼ Σₚ (aᵢₚ·bₚⱼ)², ρ the expected relative error of the claimed precision (operand
+//!   rounding, the sums' rounding: [`C_RN`], [`C_RZ`], the tensor cores' bias β_TC, and
+//!   [`SPLIT_RHO`] for three TF32 products), and λ(n) = max(κ·√(1 + 6·√(6/n)), 18/√n), κ =
+//!   [`KAPPA`], n the number of independent pieces of the smallest family the error is made of.
+//! - **What it can tell apart**: [`Verdict::separates`] says whether the next lower precision's
+//!   expected error is at least twice the limit at the shape checked.
 //!
 //! # Exact inputs
 //!
