@@ -13,7 +13,7 @@ use common::matrix::Family;
 use common::run;
 use common::session::{self, Buffers};
 use common::timing::{self, Plan};
-use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, step::Prepared, verify};
+use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, launch::Prepared, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
 
 mod families_run;

@@ -11,9 +11,10 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
+use crate::launch::Prepared;
 use crate::matrix::{Family, Inputs, Shape};
 use crate::session::Buffers;
-use crate::step::{GpuStep, Params, Prepared};
+use crate::step::{GpuStep, Params};
 use crate::timing;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.

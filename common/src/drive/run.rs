@@ -9,11 +9,12 @@ use crate::compile_only;
 use crate::cublas::{self, Blas};
 use crate::files;
 use crate::gpu::{self, Gpu, Limits};
+use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::reference;
 use crate::report::{Device, KernelFacts, Report};
 use crate::session::{Buffers, cublas_run, paths_run, reference, run_and_time};
-use crate::step::{GpuStep, Params, Prepared, chapter};
+use crate::step::{GpuStep, Params, chapter};
 use crate::timing::{self, Plan};
 use crate::verify::{self, Precision, Verdict};
 

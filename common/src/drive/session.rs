@@ -8,9 +8,10 @@ use cudarc::driver::{CudaSlice, DevicePtrMut};
 use crate::cublas::Blas;
 use crate::fp32_path::Paths;
 use crate::gpu::Gpu;
+use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::reference::{self, Reference};
-use crate::step::{Launch, Prepared};
+use crate::step::Launch;
 use crate::timing::{self, Plan, Stats};
 
 /// A, B and C on the device for one shape, and Bᵀ once a step that wants it has run.

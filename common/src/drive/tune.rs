@@ -6,9 +6,10 @@ use anyhow::{Result, anyhow, bail};
 use crate::cli::Args;
 use crate::cublas::{self, Blas};
 use crate::gpu::{Gpu, Kernel};
+use crate::launch::Prepared;
 use crate::matrix::Inputs;
 use crate::session::{self, Buffers};
-use crate::step::{GpuStep, PAD, PATH, Params, Prepared, SHARE, SPLIT, on_tiles};
+use crate::step::{GpuStep, PAD, PATH, Params, SHARE, SPLIT, on_tiles};
 use crate::timing::Plan;
 use crate::verify;
 

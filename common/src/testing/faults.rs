@@ -13,10 +13,11 @@ use anyhow::{Result, anyhow};
 
 use crate::cublas::Blas;
 use crate::gpu::{self, Gpu};
+use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::reference::Reference;
 use crate::session;
-use crate::step::{GpuStep, Params, Prepared};
+use crate::step::{GpuStep, Params};
 use crate::verify::{ROOM, Verdict};
 
 /// What a planted fault does to the result.

@@ -7,10 +7,11 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu, Limits, PtxasInfo};
+use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::reference::Reference;
 use crate::session::{self, Buffers};
-use crate::step::{GpuStep, Params, Prepared};
+use crate::step::{GpuStep, Params};
 use crate::verify::{self, Verdict};
 
 pub mod exercises;

@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
+use common::launch::Prepared;
 use common::pad::{Copier, Layout};
 use common::session::{self, Buffers};
-use common::step::Prepared;
 use common::timing::{self, Plan};
 use common::{Params, Shape, gpu};
 use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, FLAT, Line, Rates, Way, few_cols_rows};
