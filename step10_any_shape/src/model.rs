@@ -26,10 +26,7 @@ use std::sync::OnceLock;
 
 use common::Shape;
 
-use crate::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile};
-
-/// The flat tile, 16 rows by 128 columns: the last of [`TILES`].
-pub const FLAT: Tile = TILES[TILES.len() - 1];
+use crate::tiles::{Cut, FLAT, SHORT, TILES, Way, few_rows_lanes};
 
 /// One block's time over `d` entries of K, in microseconds: `fixed + per_k·d`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,82 +52,6 @@ impl Line {
 pub struct Costs {
     pub one: Line,
     pub full: Line,
-}
-
-/// The ways the rule weighs: one of the block tiles, or a short side's kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Way {
-    Tile(Tile),
-    /// PATH=1: at most [`SHORT`] rows of C; a block takes 128 columns.
-    FewRows,
-    /// PATH=2: at most [`SHORT`] columns of C; a block takes 8 warps' rows ([`few_cols_rows`]).
-    FewCols,
-    /// PATH=3: K of at most [`SHORT_K`]; a block takes 64 rows and 128 columns of C.
-    ShortK,
-}
-
-/// Blocks of the short side's kernels an SM holds at once (the kernel's `BLOCKS_PER_SM`): few
-/// rows, few columns.
-pub const SHORT_PER_SM: [u32; 2] = [3, 2];
-
-/// Blocks of short K an SM holds at once (the kernel's `BLOCKS_PER_SM` for PATH 3).
-pub const SHORT_K_PER_SM: u32 = 2;
-
-/// Columns of C a block of few rows takes.
-pub const FEW_ROWS_COLUMNS: usize = 128;
-
-/// Rows of C a block of few columns takes at `n` columns: its 8 warps' rows.
-pub fn few_cols_rows(n: usize) -> usize {
-    (SHORT_THREADS / 32) as usize * crate::few_cols_warp_rows(n)
-}
-
-impl Way {
-    pub fn path(self) -> u32 {
-        match self {
-            Way::Tile(_) => 0,
-            Way::FewRows => 1,
-            Way::FewCols => 2,
-            Way::ShortK => 3,
-        }
-    }
-
-    pub fn per_sm(self) -> u32 {
-        match self {
-            Way::Tile(t) => t.per_sm,
-            Way::FewRows => SHORT_PER_SM[0],
-            Way::FewCols => SHORT_PER_SM[1],
-            Way::ShortK => SHORT_K_PER_SM,
-        }
-    }
-
-    /// The blocks of one slice of K at `s` (a tile's at the shape it multiplies).
-    pub fn units(self, s: Shape) -> u64 {
-        match self {
-            Way::Tile(t) => t.count(s),
-            Way::FewRows => s.n.div_ceil(FEW_ROWS_COLUMNS) as u64,
-            Way::FewCols => s.m.div_ceil(few_cols_rows(s.n)) as u64,
-            Way::ShortK => (s.m.div_ceil(SHORT_K_ROWS) * s.n.div_ceil(SHORT_K_COLUMNS)) as u64,
-        }
-    }
-
-    /// Whether the way serves `s` at all.
-    pub fn serves(self, s: Shape) -> bool {
-        match self {
-            Way::Tile(_) => true,
-            Way::FewRows => s.m <= SHORT,
-            Way::FewCols => s.n <= SHORT,
-            Way::ShortK => s.k <= SHORT_K,
-        }
-    }
-
-    pub fn name(self) -> String {
-        match self {
-            Way::Tile(t) => format!("tile {}×{}", t.bm, t.bn),
-            Way::FewRows => "few rows".to_owned(),
-            Way::FewCols => "few columns".to_owned(),
-            Way::ShortK => "short K".to_owned(),
-        }
-    }
 }
 
 /// Bytes per microsecond from memory and from the L2 cache.
@@ -297,7 +218,7 @@ impl Calibration {
         if way == Way::FewRows {
             // Where C has 64 columns or fewer, a warp's lanes across them are fewer than 32, and
             // its other lanes walk other rows of K: the block goes down K that much faster.
-            depth *= crate::few_rows_lanes(s.n) as f64 / 32.0;
+            depth *= few_rows_lanes(s.n) as f64 / 32.0;
         }
         let blocks = way.units(p) * u64::from(split);
         let r = if way == Way::FewRows { s.m } else { s.n };
