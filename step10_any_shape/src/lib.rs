@@ -9,6 +9,7 @@ use common::step::{Choice, Launch, PAD, PATH, SHARE, SPLIT};
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
 
+pub mod calibration;
 pub mod model;
 pub mod tiles;
 pub use tiles::{
@@ -112,7 +113,7 @@ pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
 /// padded rows). Stream-K's layout (SHARE=1) is offered where unsplit tiles fill the SMs at least
 /// once; its own model takes it or not.
 pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
-    let cal = model::calibration().as_ref().map_err(Clone::clone)?;
+    let cal = calibration::calibration().as_ref().map_err(Clone::clone)?;
     let mut ranked: Vec<(f64, Cut)> = cuts(s).into_iter().map(|c| (cal.predict(c, s, sms), c)).collect();
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (predicted, cut) = ranked[0];

@@ -22,7 +22,7 @@ use common::session::{self, Buffers};
 use common::step::Prepared;
 use common::timing::{self, Plan};
 use common::{Params, Shape, gpu};
-use step10_any_shape::model::{Calibration, Costs, Line, Rates};
+use step10_any_shape::calibration::{Calibration, Costs, Line, Rates};
 use step10_any_shape::tiles::{FEW_ROWS_COLUMNS, FLAT, few_cols_rows};
 use step10_any_shape::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile, Way};
 
