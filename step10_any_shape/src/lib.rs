@@ -2,16 +2,16 @@
 //! Stream-K, or a kernel for a product with a short side, chosen on the host for each shape by a
 //! model of their time ([`model`]) from a few times measured once per GPU.
 
-use std::fmt::Write as _;
-
 use common::gpu::Limits;
-use common::step::{Choice, Launch, PAD, PATH, SHARE, SPLIT};
+use common::step::{Launch, PAD, PATH, SHARE, SPLIT};
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
 
 pub mod calibration;
 pub mod model;
 pub mod tiles;
+// The tiles, the cuts and the rule are at the crate's root too.
+pub use model::choose;
 pub use tiles::{
     Cut, GRID_ROWS_MAX, MIN_DEPTH, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile,
     Way, cuts, few_cols_warp_rows, few_rows_lanes,
@@ -106,39 +106,6 @@ pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
     }
 }
 // ANCHOR_END: short
-
-// ANCHOR: choose
-/// The rule: the cut with the least time the model predicts (see [`model`]), from the
-/// calibration the rule reads; ties go to the cut listed first (larger tiles, smaller splits,
-/// padded rows). Stream-K's layout (SHARE=1) is offered where unsplit tiles fill the SMs at least
-/// once; its own model takes it or not.
-pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
-    let cal = calibration::calibration().as_ref().map_err(Clone::clone)?;
-    let mut ranked: Vec<(f64, Cut)> = cuts(s).into_iter().map(|c| (cal.predict(c, s, sms), c)).collect();
-    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (predicted, cut) = ranked[0];
-    let padded = common::pad::padded_shape(s).filter(|_| cut.pad && cut.way.path() == 0);
-    let blocks = cut.way.units(padded.unwrap_or(s)) * u64::from(cut.split);
-    let mut why = format!(
-        "{}: {blocks} blocks on {sms} SMs{}, predicted {predicted:.1} µs by the model ({})",
-        cut.name(s),
-        if cut.split > 1 {
-            format!(", {} of K each", s.k.div_ceil(cut.split as usize))
-        } else {
-            String::new()
-        },
-        cal.device,
-    );
-    if let Some(&(next, c)) = ranked.iter().find(|r| r.1.way != cut.way) {
-        let _ = write!(why, "; next {}, {next:.1} µs", c.name(s));
-    }
-    // Stream-K's layout is offered where unsplit tiles fill the SMs at least once (see
-    // `model::stream_k_end`), also where `--param SPLIT=1` replaces a split; a split launch
-    // ignores it.
-    let shares = model::stream_k_end(cut.way, 1, padded.unwrap_or(s), sms).is_some();
-    Ok(Choice { set: cut.params(shares), why, predicted_us: Some(predicted) })
-}
-// ANCHOR_END: choose
 
 pub const STEP: GpuStep = GpuStep {
     name: "step10_any_shape",

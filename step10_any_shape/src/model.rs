@@ -18,13 +18,16 @@
 //! Every launch costs at least the shortest kernel's time. A split adds `sum_slices` or, for a
 //! small C, `sum_few` (a launch and its bytes). Where rows are not 16-byte multiples the tiles
 //! either pad them (the copies, at the copy kernel's own measured rate, then the 16-byte lines) or
-//! read them as they are (the lines measured so, 4-byte loads). The rule takes the cut with the
-//! least predicted time.
+//! read them as they are (the lines measured so, 4-byte loads). The rule ([`choose`]) takes the
+//! cut with the least predicted time.
+
+use std::fmt::Write as _;
 
 use common::Shape;
+use common::step::Choice;
 
-use crate::calibration::{Calibration, Costs, Line};
-use crate::tiles::{Cut, FLAT, SHORT, TILES, Way, few_rows_lanes};
+use crate::calibration::{Calibration, Costs, Line, calibration};
+use crate::tiles::{Cut, FLAT, SHORT, TILES, Way, cuts, few_rows_lanes};
 
 impl Calibration {
     /// The block costs of `way` at `r` short rows or columns (a line between 1 and [`SHORT`]);
@@ -184,6 +187,39 @@ pub fn rounds(blocks: u64, sms: u32, per_sm: u32, c: Costs, depth: f64) -> f64 {
     };
     whole as f64 * full + last
 }
+
+// ANCHOR: choose
+/// The rule: the cut with the least time the model predicts (see the module's comment), from the
+/// calibration the rule reads; ties go to the cut listed first (larger tiles, smaller splits,
+/// padded rows). Stream-K's layout (SHARE=1) is offered where unsplit tiles fill the SMs at least
+/// once; its own model takes it or not.
+pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
+    let cal = calibration().as_ref().map_err(Clone::clone)?;
+    let mut ranked: Vec<(f64, Cut)> = cuts(s).into_iter().map(|c| (cal.predict(c, s, sms), c)).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (predicted, cut) = ranked[0];
+    let padded = common::pad::padded_shape(s).filter(|_| cut.pad && cut.way.path() == 0);
+    let blocks = cut.way.units(padded.unwrap_or(s)) * u64::from(cut.split);
+    let mut why = format!(
+        "{}: {blocks} blocks on {sms} SMs{}, predicted {predicted:.1} µs by the model ({})",
+        cut.name(s),
+        if cut.split > 1 {
+            format!(", {} of K each", s.k.div_ceil(cut.split as usize))
+        } else {
+            String::new()
+        },
+        cal.device,
+    );
+    if let Some(&(next, c)) = ranked.iter().find(|r| r.1.way != cut.way) {
+        let _ = write!(why, "; next {}, {next:.1} µs", c.name(s));
+    }
+    // Stream-K's layout is offered where unsplit tiles fill the SMs at least once (see
+    // `stream_k_end`), also where `--param SPLIT=1` replaces a split; a split launch
+    // ignores it.
+    let shares = stream_k_end(cut.way, 1, padded.unwrap_or(s), sms).is_some();
+    Ok(Choice { set: cut.params(shares), why, predicted_us: Some(predicted) })
+}
+// ANCHOR_END: choose
 
 #[cfg(test)]
 mod tests {
