@@ -18,194 +18,16 @@
 //! Every launch costs at least the shortest kernel's time. A split adds `sum_slices` or, for a
 //! small C, `sum_few` (a launch and its bytes). Where rows are not 16-byte multiples the tiles
 //! either pad them (the copies, at the copy kernel's own measured rate, then the 16-byte lines) or
-//! read them as they are (the lines measured so, 4-byte loads). The rule takes the cut with the
-//! least predicted time.
+//! read them as they are (the lines measured so, 4-byte loads). The rule ([`choose`]) takes the
+//! cut with the least predicted time.
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
 use common::Shape;
+use common::step::Choice;
 
-use crate::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile};
-
-/// The flat tile, 16 rows by 128 columns: the last of [`TILES`].
-pub const FLAT: Tile = TILES[TILES.len() - 1];
-
-/// One block's time over `d` entries of K, in microseconds: `fixed + per_k·d`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Line {
-    pub fixed: f64,
-    pub per_k: f64,
-}
-
-impl Line {
-    pub fn at(&self, d: f64) -> f64 {
-        self.fixed + self.per_k * d
-    }
-
-    /// The line through (d1, t1) and (d2, t2).
-    pub fn through((d1, t1): (f64, f64), (d2, t2): (f64, f64)) -> Self {
-        let per_k = (t2 - t1) / (d2 - d1);
-        Self { fixed: t1 - per_k * d1, per_k }
-    }
-}
-
-/// A kernel's block time with one block on each SM, and per round with every SM full.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Costs {
-    pub one: Line,
-    pub full: Line,
-}
-
-/// The ways the rule weighs: one of the block tiles, or a short side's kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Way {
-    Tile(Tile),
-    /// PATH=1: at most [`SHORT`] rows of C; a block takes 128 columns.
-    FewRows,
-    /// PATH=2: at most [`SHORT`] columns of C; a block takes 8 warps' rows ([`few_cols_rows`]).
-    FewCols,
-    /// PATH=3: K of at most [`SHORT_K`]; a block takes 64 rows and 128 columns of C.
-    ShortK,
-}
-
-/// Blocks of the short side's kernels an SM holds at once (the kernel's `BLOCKS_PER_SM`): few
-/// rows, few columns.
-pub const SHORT_PER_SM: [u32; 2] = [3, 2];
-
-/// Blocks of short K an SM holds at once (the kernel's `BLOCKS_PER_SM` for PATH 3).
-pub const SHORT_K_PER_SM: u32 = 2;
-
-/// Columns of C a block of few rows takes.
-pub const FEW_ROWS_COLUMNS: usize = 128;
-
-/// Rows of C a block of few columns takes at `n` columns: its 8 warps' rows.
-pub fn few_cols_rows(n: usize) -> usize {
-    (SHORT_THREADS / 32) as usize * crate::few_cols_warp_rows(n)
-}
-
-impl Way {
-    pub fn path(self) -> u32 {
-        match self {
-            Way::Tile(_) => 0,
-            Way::FewRows => 1,
-            Way::FewCols => 2,
-            Way::ShortK => 3,
-        }
-    }
-
-    pub fn per_sm(self) -> u32 {
-        match self {
-            Way::Tile(t) => t.per_sm,
-            Way::FewRows => SHORT_PER_SM[0],
-            Way::FewCols => SHORT_PER_SM[1],
-            Way::ShortK => SHORT_K_PER_SM,
-        }
-    }
-
-    /// The blocks of one slice of K at `s` (a tile's at the shape it multiplies).
-    pub fn units(self, s: Shape) -> u64 {
-        match self {
-            Way::Tile(t) => t.count(s),
-            Way::FewRows => s.n.div_ceil(FEW_ROWS_COLUMNS) as u64,
-            Way::FewCols => s.m.div_ceil(few_cols_rows(s.n)) as u64,
-            Way::ShortK => (s.m.div_ceil(SHORT_K_ROWS) * s.n.div_ceil(SHORT_K_COLUMNS)) as u64,
-        }
-    }
-
-    /// Whether the way serves `s` at all.
-    pub fn serves(self, s: Shape) -> bool {
-        match self {
-            Way::Tile(_) => true,
-            Way::FewRows => s.m <= SHORT,
-            Way::FewCols => s.n <= SHORT,
-            Way::ShortK => s.k <= SHORT_K,
-        }
-    }
-
-    pub fn name(self) -> String {
-        match self {
-            Way::Tile(t) => format!("tile {}×{}", t.bm, t.bn),
-            Way::FewRows => "few rows".to_owned(),
-            Way::FewCols => "few columns".to_owned(),
-            Way::ShortK => "short K".to_owned(),
-        }
-    }
-}
-
-/// Bytes per microsecond from memory and from the L2 cache.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rates {
-    pub memory: f64,
-    pub l2: f64,
-}
-
-impl Rates {
-    fn of(&self, in_l2: bool) -> f64 {
-        if in_l2 { self.l2 } else { self.memory }
-    }
-}
-
-/// What one GPU measured (see the module's comment); times in microseconds.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Calibration {
-    /// The GPU it was measured on, and its SMs.
-    pub device: String,
-    pub sms: u32,
-    /// The shortest kernel, launch to launch.
-    pub launch: f64,
-    /// Bytes per microsecond that a kernel reading a long operand once gets from memory.
-    pub bytes_per_us: f64,
-    /// The L2 cache's bytes, and the bytes per microsecond such a kernel gets from it.
-    pub l2_bytes: f64,
-    pub l2_bytes_per_us: f64,
-    /// One per tile of [`TILES`], in order: rows 16-byte multiples, and rows read as they are
-    /// (4-byte loads).
-    pub tiles: Vec<Costs>,
-    pub tiles_unaligned: Vec<Costs>,
-    /// Few rows at 1 and at [`SHORT`] rows; few columns at 1 and [`SHORT`] columns.
-    pub few_rows: [Costs; 2],
-    pub few_cols: [Costs; 2],
-    /// Bytes per microsecond each short side's kernel gets from memory reading a long operand of
-    /// 1 GiB, at 1 and [`SHORT`] rows or columns (the tiles' is `bytes_per_us`).
-    pub few_rows_memory: [f64; 2],
-    pub few_cols_memory: [f64; 2],
-    /// Bytes per microsecond one block of each short side's kernel gets, from memory and from the
-    /// L2 cache, at 1 and [`SHORT`] rows or columns: measured with a block on a quarter of the SMs.
-    pub few_rows_block: [Rates; 2],
-    pub few_cols_block: [Rates; 2],
-    /// Bytes per microsecond (read and written) of the padding copy, from memory and from the L2
-    /// cache.
-    pub copy: Rates,
-    /// Short K's block costs over its depth (K itself), and the bytes per microsecond it gets
-    /// writing a C of 1 GiB to memory.
-    pub short_k: Costs,
-    pub short_k_memory: f64,
-    /// The flat tile's (16 rows, the last of [`TILES`]) time per round of full SMs over `d` of K
-    /// when B comes from memory, not from the L2 cache: the one tile whose products can be bound
-    /// by memory (8 FLOPs per byte of B; the others do 32 or more). Its blocks keep one slice of K
-    /// in flight, so each waits on the memory's latency slice after slice.
-    pub flat_memory: Line,
-}
-
-/// The H100's calibration, recorded by `calibrate` (its record is in the book's runs).
-pub const RECORDED: &str = include_str!("../calibration/nvidia-h100-80gb-hbm3.txt");
-
-/// The environment variable that points the rule at another calibration file (one `calibrate`
-/// wrote for your GPU).
-pub const CALIBRATION_VAR: &str = "STEP10_CALIBRATION";
-
-/// The calibration the rule uses: the file [`CALIBRATION_VAR`] names, else the recorded one.
-pub fn calibration() -> &'static Result<Calibration, String> {
-    static CAL: OnceLock<Result<Calibration, String>> = OnceLock::new();
-    CAL.get_or_init(|| match std::env::var_os(CALIBRATION_VAR) {
-        Some(path) => std::fs::read_to_string(&path)
-            .map_err(|e| format!("{CALIBRATION_VAR}={}: {e}", path.to_string_lossy()))
-            .and_then(|text| Calibration::parse(&text))
-            .map_err(|e| format!("the calibration in {CALIBRATION_VAR} cannot be used: {e}")),
-        None => Calibration::parse(RECORDED),
-    })
-}
+use crate::calibration::{Calibration, Costs, Line, calibration};
+use crate::tiles::{Cut, FLAT, SHORT, TILES, Way, cuts, few_rows_lanes};
 
 impl Calibration {
     /// The block costs of `way` at `r` short rows or columns (a line between 1 and [`SHORT`]);
@@ -297,7 +119,7 @@ impl Calibration {
         if way == Way::FewRows {
             // Where C has 64 columns or fewer, a warp's lanes across them are fewer than 32, and
             // its other lanes walk other rows of K: the block goes down K that much faster.
-            depth *= crate::few_rows_lanes(s.n) as f64 / 32.0;
+            depth *= few_rows_lanes(s.n) as f64 / 32.0;
         }
         let blocks = way.units(p) * u64::from(split);
         let r = if way == Way::FewRows { s.m } else { s.n };
@@ -328,190 +150,6 @@ impl Calibration {
         time
     }
     // ANCHOR_END: predict
-
-    /// Reads a calibration file: `key value…` lines, `#` comments.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let mut device = None;
-        let (mut sms, mut launch, mut bytes_per_us) = (None, None, None);
-        let (mut l2_bytes, mut l2_bytes_per_us) = (None, None);
-        let mut tiles = vec![None; TILES.len()];
-        let mut tiles_unaligned = vec![None; TILES.len()];
-        let (mut few_rows, mut few_cols) = ([None, None], [None, None]);
-        let (mut few_rows_memory, mut few_cols_memory) = ([None, None], [None, None]);
-        let (mut few_rows_block, mut few_cols_block) = ([None, None], [None, None]);
-        let mut copy = None;
-        let (mut short_k, mut short_k_memory, mut flat_memory) = (None, None, None);
-        for (i, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
-            // The numbers of `words`, past the words "one" and "full" that label a line's halves.
-            let numbers = |words: &str| -> Result<Vec<f64>, String> {
-                words
-                    .split_whitespace()
-                    .filter(|w| !matches!(*w, "one" | "full"))
-                    .map(|w| w.parse::<f64>().map_err(|_| format!("line {i}: '{w}' is not a number")))
-                    .collect()
-            };
-            let nums = || numbers(rest);
-            let costs = |v: &[f64]| -> Result<Costs, String> {
-                match v {
-                    [a, b, c, d] if v.iter().all(|x| x.is_finite()) => {
-                        Ok(Costs { one: Line { fixed: *a, per_k: *b }, full: Line { fixed: *c, per_k: *d } })
-                    }
-                    _ => Err(format!("line {i}: '{line}' needs one FIXED PER_K full FIXED PER_K")),
-                }
-            };
-            match key {
-                "device" => device = Some(rest.trim().to_owned()),
-                "sms" => {
-                    sms = Some(rest.trim().parse::<u32>().map_err(|_| format!("line {i}: bad SM count"))?)
-                }
-                "launch_us" => launch = nums()?.first().copied(),
-                "bytes_per_us" => bytes_per_us = nums()?.first().copied(),
-                "l2_bytes" => l2_bytes = nums()?.first().copied(),
-                "l2_bytes_per_us" => l2_bytes_per_us = nums()?.first().copied(),
-                "short_k" => short_k = Some(costs(&nums()?)?),
-                "short_k_memory" => short_k_memory = nums()?.first().copied(),
-                "flat_memory" => match nums()?[..] {
-                    [fixed, per_k] if fixed.is_finite() && per_k.is_finite() => {
-                        flat_memory = Some(Line { fixed, per_k })
-                    }
-                    _ => return Err(format!("line {i}: flat_memory needs FIXED PER_K")),
-                },
-                "tile" | "tile_unaligned" => {
-                    let (name, v) = rest.split_once(' ').ok_or(format!("line {i}: a tile needs its size"))?;
-                    let at = TILES
-                        .iter()
-                        .position(|t| format!("{}x{}", t.bm, t.bn) == name)
-                        .ok_or(format!("line {i}: no tile {name} in TILES"))?;
-                    let v = numbers(v)?;
-                    let list = if key == "tile" { &mut tiles } else { &mut tiles_unaligned };
-                    list[at] = Some(costs(&v)?);
-                }
-                "few_rows_memory" | "few_cols_memory" => {
-                    let v = nums()?;
-                    let (which, rate) = match v[..] {
-                        [r, rate] if r as usize == 1 => (0, rate),
-                        [r, rate] if r as usize == SHORT => (1, rate),
-                        _ => return Err(format!("line {i}: {key} needs 1 or {SHORT} and a rate")),
-                    };
-                    let list =
-                        if key == "few_rows_memory" { &mut few_rows_memory } else { &mut few_cols_memory };
-                    list[which] = Some(rate);
-                }
-                "few_rows_block" | "few_cols_block" => {
-                    let which = match nums()?[..] {
-                        [r, memory, l2] if r as usize == 1 => (0, Rates { memory, l2 }),
-                        [r, memory, l2] if r as usize == SHORT => (1, Rates { memory, l2 }),
-                        _ => return Err(format!("line {i}: {key} needs 1 or {SHORT}, then MEMORY L2")),
-                    };
-                    let list =
-                        if key == "few_rows_block" { &mut few_rows_block } else { &mut few_cols_block };
-                    list[which.0] = Some(which.1);
-                }
-                "copy" => match nums()?[..] {
-                    [memory, l2] => copy = Some(Rates { memory, l2 }),
-                    _ => return Err(format!("line {i}: copy needs MEMORY L2")),
-                },
-                "few_rows" | "few_cols" => {
-                    let v = nums()?;
-                    let which = match v.first().map(|&r| r as usize) {
-                        Some(1) => 0,
-                        Some(SHORT) => 1,
-                        _ => return Err(format!("line {i}: {key} is measured at 1 and {SHORT}")),
-                    };
-                    let c = costs(&v[1..])?;
-                    if key == "few_rows" { few_rows[which] = Some(c) } else { few_cols[which] = Some(c) }
-                }
-                _ => return Err(format!("line {i}: unknown key '{key}'")),
-            }
-        }
-        let missing = |what: &str| format!("no {what} line");
-        let all = |list: Vec<Option<Costs>>, key: &str| {
-            list.into_iter()
-                .zip(TILES)
-                .map(|(c, t)| c.ok_or_else(|| missing(&format!("{key} {}x{}", t.bm, t.bn))))
-                .collect::<Result<Vec<_>, _>>()
-        };
-        let (tiles, tiles_unaligned) = (all(tiles, "tile")?, all(tiles_unaligned, "tile_unaligned")?);
-        let cal = Self {
-            device: device.ok_or_else(|| missing("device"))?,
-            sms: sms.ok_or_else(|| missing("sms"))?,
-            launch: launch.ok_or_else(|| missing("launch_us"))?,
-            bytes_per_us: bytes_per_us.ok_or_else(|| missing("bytes_per_us"))?,
-            l2_bytes: l2_bytes.ok_or_else(|| missing("l2_bytes"))?,
-            l2_bytes_per_us: l2_bytes_per_us.ok_or_else(|| missing("l2_bytes_per_us"))?,
-            tiles,
-            tiles_unaligned,
-            few_rows_memory: both(few_rows_memory, "few_rows_memory")?,
-            few_cols_memory: both(few_cols_memory, "few_cols_memory")?,
-            few_rows_block: both(few_rows_block, "few_rows_block")?,
-            few_cols_block: both(few_cols_block, "few_cols_block")?,
-            copy: copy.ok_or_else(|| missing("copy"))?,
-            few_rows: both(few_rows, "few_rows")?,
-            few_cols: both(few_cols, "few_cols")?,
-            short_k: short_k.ok_or_else(|| missing("short_k"))?,
-            short_k_memory: short_k_memory.ok_or_else(|| missing("short_k_memory"))?,
-            flat_memory: flat_memory.ok_or_else(|| missing("flat_memory"))?,
-        };
-        let rates = [cal.launch, cal.bytes_per_us, cal.l2_bytes, cal.l2_bytes_per_us, cal.short_k_memory];
-        let blocks = cal.few_rows_block.iter().chain(&cal.few_cols_block).chain([&cal.copy]);
-        let blocks = blocks.flat_map(|r| [r.memory, r.l2]).collect::<Vec<_>>();
-        if !rates
-            .iter()
-            .chain(&cal.few_rows_memory)
-            .chain(&cal.few_cols_memory)
-            .chain(&blocks)
-            .all(|&v| v > 0.0)
-        {
-            return Err("the launch's time, the L2 cache's size and every rate must be positive".to_owned());
-        }
-        Ok(cal)
-    }
-
-    /// The file `parse` reads.
-    pub fn write(&self) -> String {
-        let mut f = String::new();
-        let line = |c: Costs| {
-            format!("one {:.4} {:.6} full {:.4} {:.6}", c.one.fixed, c.one.per_k, c.full.fixed, c.full.per_k)
-        };
-        let _ = writeln!(f, "device {}", self.device);
-        let _ = writeln!(f, "sms {}", self.sms);
-        let _ = writeln!(f, "launch_us {:.3}", self.launch);
-        let _ = writeln!(f, "bytes_per_us {:.0}", self.bytes_per_us);
-        let _ = writeln!(f, "l2_bytes {:.0}", self.l2_bytes);
-        let _ = writeln!(f, "l2_bytes_per_us {:.0}", self.l2_bytes_per_us);
-        for (key, list) in [("tile", &self.tiles), ("tile_unaligned", &self.tiles_unaligned)] {
-            for (t, &c) in TILES.iter().zip(list) {
-                let _ = writeln!(f, "{key} {}x{} {}", t.bm, t.bn, line(c));
-            }
-        }
-        for (key, pair) in [("few_rows", self.few_rows), ("few_cols", self.few_cols)] {
-            for (r, c) in [1, SHORT].into_iter().zip(pair) {
-                let _ = writeln!(f, "{key} {r} {}", line(c));
-            }
-        }
-        for (key, pair) in
-            [("few_rows_memory", self.few_rows_memory), ("few_cols_memory", self.few_cols_memory)]
-        {
-            for (r, rate) in [1, SHORT].into_iter().zip(pair) {
-                let _ = writeln!(f, "{key} {r} {rate:.0}");
-            }
-        }
-        for (key, pair) in [("few_rows_block", self.few_rows_block), ("few_cols_block", self.few_cols_block)]
-        {
-            for (r, rates) in [1, SHORT].into_iter().zip(pair) {
-                let _ = writeln!(f, "{key} {r} {:.0} {:.0}", rates.memory, rates.l2);
-            }
-        }
-        let _ = writeln!(f, "copy {:.0} {:.0}", self.copy.memory, self.copy.l2);
-        let _ = writeln!(f, "short_k {}", line(self.short_k));
-        let _ = writeln!(f, "short_k_memory {:.0}", self.short_k_memory);
-        let _ = writeln!(f, "flat_memory {:.4} {:.6}", self.flat_memory.fixed, self.flat_memory.per_k);
-        f
-    }
 }
 
 /// Where unsplit tiles fill every slot of the SMs at least once, their launch shares a part-filled
@@ -528,13 +166,6 @@ pub fn stream_k_end(way: Way, split: u32, p: Shape, sms: u32) -> Option<f64> {
     }
     let slices = p.k.div_ceil(16) as u32;
     Some(common::step::stream_k_plan(tiles_m, tiles_n, slices, slots).0)
-}
-
-/// The two values of `key` a calibration gives at 1 and [`SHORT`] rows or columns, or which line
-/// is missing.
-fn both<T>([one, short]: [Option<T>; 2], key: &str) -> Result<[T; 2], String> {
-    let missing = |r| format!("no {key} {r} line");
-    Ok([one.ok_or_else(|| missing(1))?, short.ok_or_else(|| missing(SHORT))?])
 }
 
 /// How far `r` short rows or columns lie from 1 toward [`SHORT`], the two counts the short
@@ -557,19 +188,46 @@ pub fn rounds(blocks: u64, sms: u32, per_sm: u32, c: Costs, depth: f64) -> f64 {
     whole as f64 * full + last
 }
 
+// ANCHOR: choose
+/// The rule: the cut with the least time the model predicts (see the module's comment), from the
+/// calibration the rule reads; ties go to the cut listed first (larger tiles, smaller splits,
+/// padded rows). Stream-K's layout (SHARE=1) is offered where unsplit tiles fill the SMs at least
+/// once; its own model takes it or not.
+pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
+    let cal = calibration().as_ref().map_err(Clone::clone)?;
+    let mut ranked: Vec<(f64, Cut)> = cuts(s).into_iter().map(|c| (cal.predict(c, s, sms), c)).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (predicted, cut) = ranked[0];
+    let padded = common::pad::padded_shape(s).filter(|_| cut.pad && cut.way.path() == 0);
+    let blocks = cut.way.units(padded.unwrap_or(s)) * u64::from(cut.split);
+    let mut why = format!(
+        "{}: {blocks} blocks on {sms} SMs{}, predicted {predicted:.1} µs by the model ({})",
+        cut.name(s),
+        if cut.split > 1 {
+            format!(", {} of K each", s.k.div_ceil(cut.split as usize))
+        } else {
+            String::new()
+        },
+        cal.device,
+    );
+    if let Some(&(next, c)) = ranked.iter().find(|r| r.1.way != cut.way) {
+        let _ = write!(why, "; next {}, {next:.1} µs", c.name(s));
+    }
+    // Stream-K's layout is offered where unsplit tiles fill the SMs at least once (see
+    // `stream_k_end`), also where `--param SPLIT=1` replaces a split; a split launch
+    // ignores it.
+    let shares = stream_k_end(cut.way, 1, padded.unwrap_or(s), sms).is_some();
+    Ok(Choice { set: cut.params(shares), why, predicted_us: Some(predicted) })
+}
+// ANCHOR_END: choose
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calibration::RECORDED;
 
     fn costs(one: (f64, f64), full: (f64, f64)) -> Costs {
         Costs { one: Line { fixed: one.0, per_k: one.1 }, full: Line { fixed: full.0, per_k: full.1 } }
-    }
-
-    #[test]
-    fn a_line_goes_through_its_two_points() {
-        let l = Line::through((256.0, 10.0), (2048.0, 38.0));
-        assert!((l.at(256.0) - 10.0).abs() < 1e-12 && (l.at(2048.0) - 38.0).abs() < 1e-12);
-        assert!((l.per_k - 28.0 / 1792.0).abs() < 1e-15);
     }
 
     #[test]
@@ -601,42 +259,5 @@ mod tests {
         let t = Way::Tile(TILES[0]);
         let share = cal.rate(t, 1, big, 1, 132) * 132.0 * f64::from(TILES[0].per_sm);
         assert!((share / cal.bytes_per_us - 1.0).abs() < 1e-3, "{share}");
-    }
-
-    #[test]
-    fn the_recorded_calibration_reads_and_writes_back_the_same() {
-        let cal = Calibration::parse(RECORDED).unwrap();
-        assert_eq!(Calibration::parse(&cal.write()).unwrap(), cal);
-    }
-
-    #[test]
-    fn a_broken_calibration_is_refused_in_one_sentence() {
-        let cal = Calibration::parse(RECORDED).unwrap().write();
-        let without_tile: String =
-            cal.lines().filter(|l| !l.starts_with("tile 64x64")).map(|l| format!("{l}\n")).collect();
-        for (text, says) in [
-            (without_tile, "no tile 64x64 line"),
-            (cal.replace("launch_us", "launch_ms"), "unknown key 'launch_ms'"),
-            (cal.replace("few_rows 8", "few_rows 5"), "is measured at 1 and 8"),
-            (format!("{cal}tile 32x32 one 1 1 full 1 1\n"), "no tile 32x32 in TILES"),
-            (format!("{cal}bytes_per_us x\n"), "'x' is not a number"),
-            (cal.replace("bytes_per_us", "bytes_per_us -"), "is not a number"),
-            (cal.replace("few_rows_block 8", "few_rows_block 3"), "needs 1 or 8, then MEMORY L2"),
-            (
-                cal.lines().filter(|l| !l.starts_with("copy")).map(|l| format!("{l}\n")).collect(),
-                "no copy line",
-            ),
-            (cal.replace("\ncopy ", "\ncopy -"), "every rate must be positive"),
-            (
-                cal.lines()
-                    .filter(|l| !l.starts_with("few_rows_block 8"))
-                    .map(|l| format!("{l}\n"))
-                    .collect(),
-                "no few_rows_block 8 line",
-            ),
-        ] {
-            let e = Calibration::parse(&text).unwrap_err();
-            assert!(e.contains(says) && !e.contains('\n'), "{e}");
-        }
     }
 }

@@ -4,7 +4,7 @@ use common::testing::faults::{self, Class, Fault, SPLIT_SHAPES};
 use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Params, Shape};
-use step10_any_shape::{SHORT, SHORT_K, SHORT_THREADS, STEP, TILES, choose, model};
+use step10_any_shape::{SHORT, SHORT_K, SHORT_THREADS, STEP, TILES, choose, tiles};
 
 /// SM counts of the GPUs the rule is checked for: a T4's 40 up to an H200's 132 and beyond.
 const SMS: &[u32] = &[40, 108, 114, 132, 144];
@@ -177,7 +177,7 @@ fn the_short_sides_block_is_the_kernels() {
     assert!(STEP.source.contains(&line), "{line}");
     assert!(STEP.source.contains(&format!("constexpr int SHORT_GROUPS = {};", SHORT_THREADS / 32)));
     // The model counts the blocks an SM holds at once as the kernel's launch bounds ask for them.
-    let [rows, cols] = model::SHORT_PER_SM;
+    let [rows, cols] = tiles::SHORT_PER_SM;
     let line = format!("constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? {rows} : {cols};");
     assert!(STEP.source.contains(&line), "{line}");
     // Few rows lays its lanes across C's columns as the model counts them.
@@ -187,7 +187,7 @@ fn the_short_sides_block_is_the_kernels() {
         [1, 1, 2, 4, 4, 8, 16, 32, 32, 32]
     );
     // Short K (PATH 3) takes the last branch too, and blocks of the kernel's rows and columns.
-    assert_eq!(model::SHORT_K_PER_SM, cols);
+    assert_eq!(tiles::SHORT_K_PER_SM, cols);
     for line in [
         format!("constexpr int SHORT_K = {SHORT_K};"),
         format!("constexpr int SK_ROWS = {};", step10_any_shape::SHORT_K_ROWS),

@@ -22,8 +22,9 @@ use common::pad::{Copier, Layout};
 use common::session::{self, Buffers};
 use common::timing::{self, Plan};
 use common::{Params, Shape, gpu};
-use step10_any_shape::model::{Calibration, Costs, FEW_ROWS_COLUMNS, FLAT, Line, Rates, Way, few_cols_rows};
-use step10_any_shape::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile};
+use step10_any_shape::calibration::{Calibration, Costs, Line, Rates};
+use step10_any_shape::tiles::{FEW_ROWS_COLUMNS, FLAT, few_cols_rows};
+use step10_any_shape::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile, Way};
 
 fn main() -> ExitCode {
     match run() {
