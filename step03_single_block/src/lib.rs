@@ -75,4 +75,5 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: false,
     variants: &[],
+    hooks: &common::hooks::Plain,
 };

@@ -69,6 +69,7 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: false,
     variants: &[],
+    hooks: &common::hooks::Plain,
 };
 
 /// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In

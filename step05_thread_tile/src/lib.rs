@@ -103,6 +103,7 @@ pub const STEP: GpuStep = GpuStep {
     stages: STAGES,
     pads_rows: false,
     variants: &[],
+    hooks: &common::hooks::Plain,
 };
 
 /// The step's kernel built up one idea at a time (`--stage NAME`), from step 04's to the step's

@@ -105,6 +105,7 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: false,
     variants: VARIANTS,
+    hooks: &common::hooks::Plain,
 };
 
 /// Measured alternatives beside the kernel that need a launch of their own (`--kernel FILE`).

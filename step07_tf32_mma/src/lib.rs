@@ -93,6 +93,7 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: false,
     variants: &[],
+    hooks: &common::hooks::Plain,
 };
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared

@@ -112,6 +112,7 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: false,
     variants: &[],
+    hooks: &common::hooks::Plain,
 };
 
 /// Global memory: a 32-deep tile brings 32·(BM + BN) floats for 2·BM·BN·32 FLOPs. Shared

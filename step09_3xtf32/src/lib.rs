@@ -1,5 +1,7 @@
 //! Step 09: FP32 accuracy from the TF32 tensor cores: operands split in two, three products.
 
+pub mod apart;
+
 use common::gpu::Limits;
 use common::{Extension, GpuStep, Intensity, Launch, Param, Params, Precision, Shape, TmaBox};
 
@@ -109,6 +111,7 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: false,
     variants: &[],
+    hooks: &apart::ApartHooks,
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are. Global memory: a 32-deep

@@ -3,14 +3,16 @@
 //! model of their time ([`model`]) from a few times measured once per GPU.
 
 use common::gpu::Limits;
-use common::step::{Launch, PAD, PATH, SHARE, SPLIT};
+use common::step::{Launch, SHARE};
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
 
 pub mod calibration;
+pub mod hooks;
 pub mod model;
 pub mod tiles;
-// The tiles, the cuts and the rule are at the crate's root too.
+// The tiles, the cuts, the rule and the launch's parameters are at the crate's root too.
+pub use hooks::{FEW_ELEMENTS, PAD, PATH, SPLIT, SPLIT_MAX, on_tiles};
 pub use model::choose;
 pub use tiles::{
     Cut, GRID_ROWS_MAX, MIN_DEPTH, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile,
@@ -68,7 +70,7 @@ fn short_grid(path: u32, s: Shape) -> (u32, u32, u32) {
 /// model counts too (`Way::units`); past 65535 rows of short K's blocks (M over 4 194 240) the
 /// model still counts every 64-row block, which the launched blocks then take in turn.
 pub fn launch(p: &Params, s: Shape) -> Launch {
-    match p.get(PATH.name) {
+    let mut launch = match p.get(PATH.name) {
         0 => step06::launch(p, s),
         path => Launch {
             grid: short_grid(path, s),
@@ -76,12 +78,20 @@ pub fn launch(p: &Params, s: Shape) -> Launch {
             dynamic_smem: 0,
             whole_rows: None,
         },
-    }
+    };
+    // SPLIT blocks in z share each tile's K (the hooks add their slices).
+    launch.grid.2 = p.get(SPLIT.name);
+    launch
 }
 
 /// Step 06's checks (the tile's parameters are compiled on every path), a short side's kernel
 /// only where the side is short, and short K's only where K is, whole (SPLIT=1).
 pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+    if !(1..=SPLIT_MAX).contains(&p.get(SPLIT.name)) {
+        return Err(format!(
+            "{p}: SPLIT is the number of blocks that split K for each tile, from 1 to {SPLIT_MAX}"
+        ));
+    }
     step06::check(p, s, limits)?;
     if p.get(PAD.name) > 1 {
         return Err(format!(
@@ -114,7 +124,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    // Step 06's launch (a block per tile; common adds the split's z and Stream-K's rows) and checks
+    // Step 06's launch (a block per tile, SPLIT of them in z; common adds Stream-K's rows) and checks
     // for the tiles, the short side's grid otherwise.
     launch,
     check,
@@ -128,4 +138,5 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: true,
     variants: &[],
+    hooks: &hooks::SplitHooks,
 };

@@ -146,7 +146,7 @@ fn deep_products_with_few_tiles_are_split() {
 /// kernel at least once, or a fault in the other would go unseen.
 #[test]
 fn the_split_shapes_reach_both_sum_kernels() {
-    let few = SPLIT_SHAPES.iter().filter(|s| s.0 * s.1 < common::step::FEW_ELEMENTS).count();
+    let few = SPLIT_SHAPES.iter().filter(|s| s.0 * s.1 < step10_any_shape::FEW_ELEMENTS).count();
     assert!(
         few > 0 && few < SPLIT_SHAPES.len(),
         "{few} of {} split shapes go to sum_few",
@@ -466,7 +466,7 @@ fn same_bits_twice<'a>(
 /// The split shapes whose C goes to `sum_few` (`few`: fewer than FEW_ELEMENTS elements) or to
 /// `sum_slices`.
 fn split_shapes_summed_by(few: bool) -> impl Iterator<Item = &'static (usize, usize, usize)> {
-    SPLIT_SHAPES.iter().filter(move |s| (s.0 * s.1 < common::step::FEW_ELEMENTS) == few)
+    SPLIT_SHAPES.iter().filter(move |s| (s.0 * s.1 < step10_any_shape::FEW_ELEMENTS) == few)
 }
 
 #[test]

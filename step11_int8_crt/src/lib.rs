@@ -2,8 +2,15 @@
 //! exactly through their residues modulo a few moduli, and rebuilt by the Chinese remainder theorem.
 
 use common::gpu::Limits;
-use common::step::MODULI;
 use common::{Extension, GpuStep, Intensity, Launch, LaunchVariant, Param, Params, Precision, Shape, TmaBox};
+
+/// How many of the kernel's moduli the first pass takes, and so how many INT8 products it runs
+/// where the data needs no more.
+pub const MODULI: Param = Param {
+    name: "MODULI",
+    default: 7,
+    help: "moduli, one INT8 product each: their product bounds the integers the product can hold (2 to 8)",
+};
 
 // ANCHOR: params
 /// The block computes a 128×256 tile of one modulus's product: two consumer warpgroups, each a
@@ -78,7 +85,9 @@ const BK: u32 = 128;
 
 /// The moduli the kernel knows, P and the room of a row: common's residue contract holds them,
 /// so that the report can say what the scaling keeps on given inputs.
-pub use common::residues::{MODULUS, MOST, product, room};
+pub mod residues;
+
+pub use residues::{MODULUS, MOST, product, room};
 
 /// The deepest K the step serves: its INT8 sums stay exact in int32 while K·127² < 2³¹ (the odd
 /// moduli's residues lie within ±127), up to K = 133144; 2¹⁷ is the power of two below. The sums
@@ -186,11 +195,12 @@ pub const STEP: GpuStep = GpuStep {
     b_transposed: |_| false,
     intensity,
     min_compute: (9, 0),
-    extension: Extension::Residues { a: a_box, b: b_box },
+    extension: Extension::OwnMaps { a: a_box, b: b_box },
     schedule: common::Schedule::Tiles,
     stages: &[],
     pads_rows: false,
     variants: VARIANTS,
+    hooks: &residues::ResidueHooks,
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are, for the INT8 products alone:
@@ -234,9 +244,9 @@ mod tests {
         // `room` and the kernel's `exponent_for` leave the same margin below T.
         assert!(STEP.source.contains("* (1.0 - 1.0 / 1048576.0);"), "the margins differ");
         assert!(format!("{:?}", 1.0 - 1.0 / 1_048_576.0f64).starts_with("0.99999904"));
-        // The launch geometry common's residues extension gives the scaling and rebuilding kernels.
+        // The launch geometry the step's own launch (residues.rs) gives the scaling and rebuilding kernels.
         for (what, text) in [
-            ("col_norms' chunk of K", format!("k0 = blockIdx.y * {}", common::residues::NORM_CHUNK)),
+            ("col_norms' chunk of K", format!("k0 = blockIdx.y * {}", residues::NORM_CHUNK)),
             ("scale_cols' tile", "(gridDim.y - 1 - blockIdx.y) * 128".to_owned()),
             (
                 "reconstruct's four columns a thread",
@@ -244,7 +254,7 @@ mod tests {
             ),
             ("scale_rows' block per row", "int i = blockIdx.x, lane".to_owned()),
         ] {
-            assert!(STEP.source.contains(&text), "the kernel and common's launch disagree on {what}");
+            assert!(STEP.source.contains(&text), "kernel.cu and residues.rs disagree on {what}");
         }
     }
 

@@ -1,9 +1,9 @@
 use common::gpu::Limits;
 use common::matrix::Inputs;
-use common::step::MODULI;
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, Checker, DEEP, SHAPES, Variant};
 use common::{Extension, Params, Precision, Shape};
+use step11_int8_crt::MODULI;
 use step11_int8_crt::{K_MAX, STEP};
 
 /// The rule for rows and columns computed apart switched off: nothing is. A kernel whose integers
@@ -126,7 +126,7 @@ fn served(shapes: &[(usize, usize, usize)]) -> Vec<(usize, usize, usize)> {
 #[test]
 fn the_step_claims_fp32_from_int8_residues_on_hopper_alone() {
     assert_eq!(STEP.precision, Precision::Int8Crt);
-    assert!(matches!(STEP.extension, Extension::Residues { .. }));
+    assert!(matches!(STEP.extension, Extension::OwnMaps { .. }));
     for (cc, device) in [((8, 0), "A100"), ((8, 9), "L4"), ((10, 0), "B200")] {
         let err = STEP.check_compute(cc, device).unwrap_err().to_string();
         assert!(err.starts_with("step11_int8_crt needs a GPU of compute capability 9.0 exactly"), "{err}");

@@ -8,7 +8,8 @@
 use common::matrix::{Family, Matrix};
 use common::testing::SHAPES;
 use common::verify::{Verdict, verify};
-use common::{Inputs, Precision, Shape, reference, residues};
+use common::{Inputs, Precision, Shape, reference};
+use step11_int8_crt::residues;
 
 /// The kernel's `exponent_for`: the largest e with 2^e·‖x‖ + √K/2 ≤ T (T = √(P/2) less 2⁻²⁰).
 fn exponent_for(norm2: f64, k: usize, moduli: usize) -> i32 {

@@ -4,10 +4,10 @@
 //! layers below.
 
 pub mod fp32_path;
+pub mod hooks;
 pub mod launch;
 pub mod pad;
 pub mod params;
-pub mod residues;
 pub mod step;
 pub mod stream_k;
 pub mod tma;

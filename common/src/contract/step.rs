@@ -3,6 +3,7 @@
 use anyhow::{Result, anyhow, bail};
 
 use crate::gpu::{self, Compiled, Limits};
+pub use crate::hooks::Hooks;
 use crate::matrix::Shape;
 pub use crate::params::{Param, Params};
 pub use crate::stream_k::{SHARE, SHARED_TILES_MAX, stream_k_layout, stream_k_plan};
@@ -83,6 +84,9 @@ pub struct GpuStep {
     /// Measured alternatives beside the kernel that need a launch of their own (empty for most
     /// steps); see [`LaunchVariant`].
     pub variants: &'static [LaunchVariant],
+    /// What the step adds to common's launch: its own kernels, workspaces and arguments
+    /// ([`crate::hooks::Plain`] for a step that adds nothing).
+    pub hooks: &'static dyn Hooks,
 }
 
 /// How a step's blocks are laid over the tiles of C.
@@ -100,15 +104,10 @@ pub enum Schedule {
     /// BK, the depth of a slice, which the layout's model counts in.
     StreamK,
     /// The step's rule chooses the parameters for each shape (see [`Choice`]; `--param` still
-    /// overrides them), among them [`SPLIT`] and [`SHARE`]. With SPLIT=1 the launch is
-    /// [`Schedule::StreamK`]'s. With SPLIT=S>1, K is split: the grid has S blocks in z for each
-    /// tile, block z multiplies its own share of the tile's slices of K into slice z of a
-    /// workspace of S·M·N floats, and the step's `sum_slices(partials, C, M·N, S)` adds the slices
-    /// into C in order of z (timing counts it), on 256-thread blocks, a thread per element; for a C
-    /// of fewer than [`FEW_ELEMENTS`] elements `sum_few(partials, C, M·N, S)` adds them in a fixed
-    /// order, G threads an element (G the largest power of two not over S, at most 8: the groups
-    /// the kernel splits the slices into). The kernel takes `whole` and the workspace after the
-    /// six, `matmul(M, N, K, A, B, C, int whole, float* partials)`.
+    /// overrides them), among them [`SHARE`]. A grid of one block in z, on the block tiles
+    /// ([`Hooks::on_tiles`]), takes [`Schedule::StreamK`]'s layout; a grid of more splits K
+    /// between its z blocks, every tile whole within its share of K, and the step's own launch
+    /// ([`Hooks::own_launch`]) adds the shares (step 10).
     PerShape(Choose),
 }
 
@@ -132,61 +131,9 @@ pub struct Choice {
     pub predicted_us: Option<f64>,
 }
 
-/// The parameter of a [`Schedule::PerShape`] step that splits K between that many blocks per tile
-/// (1: no split). The kernel does not read it: only the launch changes.
-pub const SPLIT: Param = Param {
-    name: "SPLIT",
-    default: 1,
-    help: "blocks that split K for each tile, each into its own slice of a workspace summed in order (1: no split)",
-};
-
-/// The parameter of a [`Schedule::PerShape`] step that chooses between its block tiles (0) and
-/// its kernels for a product with a short side (1: few rows of C, 2: few columns) or a short K (3).
-/// The launch of those kernels keeps its grid (no Stream-K layout) and pads nothing.
-pub const PATH: Param = Param {
-    name: "PATH",
-    default: 0,
-    help: "0: block tiles; 1: few rows of C (at most 8), B read once down its rows; 2: few columns of C (at most 8), a warp along each row of A; 3: short K (at most 16), C written straight, 128 contiguous bytes a store",
-};
-
-/// Whether a parameter set runs the block tiles (no [`PATH`], or PATH=0).
-pub fn on_tiles(params: &Params) -> bool {
-    params.find(PATH.name).unwrap_or(0) == 0
-}
-
-/// The parameter of a step whose launch pads rows ([`GpuStep::pads_rows`]) and whose kernel also
-/// reads rows that are not 16-byte multiples as they are: pad them (1, 16-byte loads after the
-/// copies) or not (0, no copies, 4-byte loads on such rows).
-pub const PAD: Param = Param {
-    name: "PAD",
-    default: 1,
-    help: "1: rows that are not 16-byte multiples are copied into padded workspaces first (16-byte loads); 0: read as they are, 4 bytes at a time (no copies)",
-};
-
 /// The SMs a [`Schedule::PerShape`] step's choice assumes before a GPU is opened (an H100's), for
 /// the checks that run first and for `--compile-only`.
 pub const SMS_BEFORE_OPENING: u32 = 132;
-
-/// The most blocks a [`Schedule::PerShape`] launch splits K between.
-pub const SPLIT_MAX: u32 = 256;
-
-/// The parameter of an [`Extension::Residues`] step: how many of the kernel's moduli it takes,
-/// and so how many INT8 products it runs.
-pub const MODULI: Param = Param {
-    name: "MODULI",
-    default: 7,
-    help: "moduli, one INT8 product each: their product bounds the integers the product can hold (2 to 8)",
-};
-
-/// The entry point that adds a split product's slices into C (see [`Schedule::PerShape`]).
-pub const SUM_ENTRY: &str = "sum_slices";
-
-/// The entry point of a split step's sum for a C of fewer than [`FEW_ELEMENTS`] elements.
-pub const SUM_FEW_ENTRY: &str = "sum_few";
-
-/// Elements of C under which a split's slices are added by [`SUM_FEW_ENTRY`], up to 8 threads an
-/// element, rather than one thread an element.
-pub const FEW_ELEMENTS: usize = 4096;
 
 /// One of a step's staged kernels: a full kernel taking the step's parameters and launch.
 #[derive(Clone, Copy, Debug)]
@@ -236,16 +183,14 @@ pub enum Extension {
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
     /// As `TensorMaps`, but A first goes through the step's own `split_a(const float* A,
     /// float* parts, int M, int K, int pitch)` (with `int* marks, int* exps` after, for a step
-    /// with an [`crate::tma::Apart`]), queued on 1024 blocks in front of every launch (timing
+    /// that marks rows apart, see [`crate::tma::Marks`]), queued on 1024 blocks in front of every launch (timing
     /// counts it), which writes two M×K parts whose sum is A, or A's rows scaled by powers of two;
     /// A's map has a third coordinate, the part (see [`crate::tma`]).
     SplitTensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
-    /// The product from residues (step 11, see [`crate::residues`]): the step's own kernels scale
-    /// A's rows and B's columns to integers and write their residues modulo [`MODULI`] moduli as
-    /// bytes, `matmul` multiplies them with one z of its grid per modulus, reading them through
-    /// tensor maps of bytes in these boxes (columns counted in bytes), and `reconstruct` rebuilds
-    /// C. Compiled for sm_90a, as `TensorMaps`.
-    Residues { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
+    /// Tensor maps of the step's own workspaces, which its own launch ([`Hooks::own_launch`])
+    /// builds in boxes of these sizes (step 11: maps of residue bytes, columns counted in bytes);
+    /// common builds none. Compiled for sm_90a, as `TensorMaps`.
+    OwnMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
 }
 
 /// How a step sizes the boxes of one operand's tensor map from its parameters.
@@ -258,7 +203,7 @@ impl Extension {
             Extension::None => None,
             Extension::TensorMaps { a, b }
             | Extension::SplitTensorMaps { a, b }
-            | Extension::Residues { a, b } => Some((a, b)),
+            | Extension::OwnMaps { a, b } => Some((a, b)),
         }
     }
 }
@@ -300,10 +245,10 @@ impl Intensity {
 
 impl GpuStep {
     /// The shape the kernel multiplies for `shape` when the launch pads rows (see
-    /// [`crate::pad`]), None when it multiplies `shape` itself (also on a [`PATH`] other than
-    /// the tiles, whose kernels read rows as they are, and with [`PAD`]=0).
+    /// [`crate::pad`]), None when it multiplies `shape` itself (also off the block tiles, whose
+    /// kernels read rows as they are, and where the step's hooks say `params` pad nothing).
     pub fn padded_shape(&self, params: &Params, shape: Shape) -> Option<Shape> {
-        let pads = self.pads_rows && on_tiles(params) && params.find(PAD.name).unwrap_or(1) == 1;
+        let pads = self.pads_rows && self.hooks.on_tiles(params) && self.hooks.pads(params);
         if pads { crate::pad::padded_shape(shape) } else { None }
     }
 
@@ -486,13 +431,6 @@ impl GpuStep {
         if self.schedule.shares() && params.get(SHARE.name) > 1 {
             bail!("{params}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)");
         }
-        if let Schedule::PerShape(_) = self.schedule
-            && !(1..=SPLIT_MAX).contains(&params.get(SPLIT.name))
-        {
-            bail!(
-                "{params}: SPLIT is the number of blocks that split K for each tile, from 1 to {SPLIT_MAX}"
-            );
-        }
         let launch = (self.launch)(params, shape);
         if launch.threads() > limits.max_threads_per_block {
             bail!(
@@ -500,10 +438,6 @@ impl GpuStep {
                 launch.threads(),
                 limits.max_threads_per_block
             );
-        }
-        let mut launch = launch;
-        if let Schedule::PerShape(_) = self.schedule {
-            launch.grid.2 = params.get(SPLIT.name);
         }
         let (_, gy, gz) = launch.grid;
         if gy > 65_535 || gz > 65_535 {

@@ -15,7 +15,7 @@
 //!
 //! A step may also split A before its product ([`crate::Extension::SplitTensorMaps`]): its own
 //! `split_a` kernel, queued in front of every launch (so timing counts it too), writes two
-//! M×K matrices whose sum is A (or A with its rows scaled, for a step with an [`Apart`]) into one
+//! M×K matrices whose sum is A (or A with its rows scaled, for a step that marks rows apart: see [`Marks`]) into one
 //! workspace, and A's map gains a third coordinate that picks the part: `{k, row, part}`.
 //!
 //! A kernel of a plain tensor-map step may define `transpose_b`: it is then queued in front of
@@ -31,7 +31,6 @@ use cudarc::driver::sys::{
 };
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use crate::fp32_path::Fp32Path;
 use crate::gpu::Gpu;
 use crate::matrix::Shape;
 use crate::pad::{Copier, Layout, padded, workspace};
@@ -41,9 +40,6 @@ pub const SPLIT_ENTRY: &str = "split_a";
 
 /// The optional entry point of a tensor-map kernel that transposes B (see [`Prologue`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
-
-/// The entry point of a split step that marks the columns its split cannot carry (see [`Apart`]).
-pub const MARK_ENTRY: &str = "mark_cols";
 
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
 /// of 128 bytes has its 16-byte pieces permuted (the 128-byte swizzle): `cols` must be at most
@@ -290,7 +286,7 @@ impl Tma {
             builder.arg(marks).arg(exps);
         }
         // SAFETY: the arguments match the prologue's `(const float*, float*, int, int, int)`,
-        // followed by `int* marks, int* exps` where the step has an [`Apart`] (M + N ints each); `src`
+        // followed by `int* marks, int* exps` where the step marks rows apart (M + N ints each); `src`
         // holds rows·cols floats (the caller's shape check) and `dst` the parts it writes.
         unsafe { builder.launch(GRID_STRIDE) }
             .map_err(|e| anyhow!("the prologue {} failed to launch: {e:?}", prologue.entry()))?;
@@ -299,108 +295,11 @@ impl Tma {
     }
 }
 
-/// A split step's power-of-two scaling of A's rows and B's columns, and the rows and columns its
-/// split cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
-/// span too many binades), computed on the FP32 path ([`crate::fp32_path`]). A kernel that
-/// defines `mark_cols` gets, on every launch (timed with it):
-///
-/// ```text
-/// (marks, exponents and column ranges zeroed: 2·(M + N) + 2·N ints)
-/// mark_cols(const float* B, int* cols, int K, int N)
-///     blocks of 256 threads, four columns a thread, rows of B in turn in y: the columns'
-///     largest and least magnitudes into cols[0..2N)
-/// scale_cols(const int* cols, int* marks, int* exps, int N)
-///     a thread a column (marks + M and exps + M are passed): column j's exponent, and
-///     marks[M + j] = 1 for a column the split cannot carry
-/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps)
-///     as without, A's rows scaled; exps[i] the exponent of row i, marks[i] = 1 for a row it
-///     cannot carry
-/// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps)
-///     the exponents of A's rows, then of B's columns, which it takes back from C
-/// the FP32 path of the marked rows and columns
-/// ```
-pub struct Apart {
-    mark: CudaFunction,
-    scale: CudaFunction,
-    marks: Mutex<Option<CudaSlice<i32>>>,
-    fp32: Fp32Path,
-}
-
 /// Where a launch's marks and exponents lie (M + N ints each), for `split_a` and `matmul`.
 #[derive(Clone, Copy)]
 pub struct Marks {
     pub marks: sys::CUdeviceptr,
     pub exps: sys::CUdeviceptr,
-}
-
-/// The entry point that turns the columns' ranges into exponents and marks.
-pub const SCALE_ENTRY: &str = "scale_cols";
-
-impl Apart {
-    /// The kernel's `mark_cols` and `scale_cols`, where it defines them.
-    pub fn find(kernel: &crate::gpu::Kernel) -> Result<Option<Apart>> {
-        if !kernel.has_entry(MARK_ENTRY) {
-            return Ok(None);
-        }
-        Ok(Some(Apart {
-            mark: kernel.entry(MARK_ENTRY)?,
-            scale: kernel.entry(SCALE_ENTRY)?,
-            marks: Mutex::default(),
-            fp32: Fp32Path::default(),
-        }))
-    }
-
-    /// Zeroes the marks, queues `mark_cols` and `scale_cols`; returns where the marks and the
-    /// exponents lie, for `split_a` and `matmul`.
-    pub fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<Marks> {
-        let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
-        let (m, n) = (shape.m as u64, shape.n as u64);
-        let marks = crate::pad::zeroed(gpu, &mut slot, 2 * shape.m + 4 * shape.n)?;
-        let exps = marks + 4 * (m + n);
-        let cols = exps + 4 * (m + n);
-        let [k, ni] = [shape.k, shape.n].map(|v| v as i32);
-        let failed = |entry: &'static str| move |e| anyhow!("the kernel's {entry} failed to launch: {e:?}");
-        let mut builder = gpu.stream.launch_builder(&self.mark);
-        builder.arg(b).arg(&cols).arg(&k).arg(&ni);
-        let cfg = LaunchConfig {
-            grid_dim: (shape.n.div_ceil(4 * 256) as u32, shape.k.min(256) as u32, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match `mark_cols(const float*, int*, int, int)`; B holds K·N
-        // floats (the caller's shape check) and the column ranges 2·N ints.
-        unsafe { builder.launch(cfg) }.map_err(failed(MARK_ENTRY))?;
-        let (col_marks, col_exps) = (marks + 4 * m, exps + 4 * m);
-        let mut builder = gpu.stream.launch_builder(&self.scale);
-        builder.arg(&cols).arg(&col_marks).arg(&col_exps).arg(&ni);
-        let cfg = LaunchConfig {
-            grid_dim: (shape.n.div_ceil(256).min(1024) as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match `scale_cols(const int*, int*, int*, int)`; the column
-        // ranges hold 2·N ints, the marks and exponents past M hold N each.
-        unsafe { builder.launch(cfg) }.map_err(failed(SCALE_ENTRY))?;
-        Ok(Marks { marks, exps })
-    }
-
-    /// Queues the FP32 path of the marked rows and columns, after the product.
-    pub fn after(
-        &self,
-        gpu: &Gpu,
-        (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-        shape: Shape,
-    ) -> Result<()> {
-        let slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
-        let marks = slot.as_ref().ok_or_else(|| anyhow!("the marks were not made before the product"))?;
-        let (ptr, _sync) = marks.device_ptr(&gpu.stream);
-        self.fp32.launch(gpu, (a, b, c), ptr, shape)
-    }
-
-    /// The FP32 path of the marked rows and columns.
-    pub fn fp32_path(&self) -> &Fp32Path {
-        &self.fp32
-    }
 }
 
 /// The launch of the step's prologues, grid-stride kernels: enough blocks to fill an H200

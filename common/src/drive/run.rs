@@ -131,22 +131,11 @@ fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
 }
 
 /// Device bytes a step's launch needs besides A, B and C: Bᵀ, the padded copies of a step whose
-/// launch pads rows, the slices of a split product, and the residues of a product from residues.
+/// launch pads rows, and what the step's own launch adds (step 10's slices of a split product,
+/// step 11's residues).
 fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
-    let split = match step.schedule {
-        crate::step::Schedule::PerShape(_) if params.get(crate::step::SPLIT.name) > 1 => {
-            let padded = step.padded_shape(params, shape).unwrap_or(shape);
-            (4 * u64::from(params.get(crate::step::SPLIT.name))).saturating_mul((padded.m * padded.n) as u64)
-        }
-        _ => 0,
-    };
-    let residues = match step.extension {
-        crate::step::Extension::Residues { .. } => crate::residues::workspace_bytes(shape),
-        _ => 0,
-    };
     (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(params, shape)))
-        .saturating_add(split)
-        .saturating_add(residues)
+        .saturating_add(step.hooks.workspace_bytes(params, shape))
 }
 
 fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {
@@ -325,6 +314,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
             padded: step.padded_shape(&prepared.params, shape),
             why: choice.as_ref().map(|c| c.why.clone()),
             predicted_us: choice.and_then(|c| c.predicted_us),
+            adds: step.hooks.report_line(&prepared.params, launch.grid),
         }),
         time,
         cublas: cublas_time,

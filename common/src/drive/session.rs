@@ -161,8 +161,7 @@ pub fn paths_run(
     stop.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
     sync(gpu)?;
     let total = f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?);
-    let moduli = prepared.moduli_taken(gpu)?;
-    Ok(path.paths(gpu)?.map(|p| (Paths { moduli, ..p }, total)))
+    Ok(prepared.paths(gpu)?.map(|p| (p, total)))
 }
 
 /// cuBLAS SGEMM on the same inputs, into a C of its own, timed the same way as the kernel; with

@@ -9,7 +9,7 @@ use crate::gpu::{Gpu, Kernel};
 use crate::launch::Prepared;
 use crate::matrix::Inputs;
 use crate::session::{self, Buffers};
-use crate::step::{GpuStep, PAD, PATH, Params, SHARE, SPLIT, on_tiles};
+use crate::step::{GpuStep, Params};
 use crate::timing::Plan;
 use crate::verify;
 
@@ -37,26 +37,12 @@ pub fn candidates(step: &GpuStep, base: &[(&str, u32)], fixed: &[(String, u32)])
         let mut overrides: Vec<(String, u32)> =
             base.iter().chain(set.iter()).map(|(n, v)| ((*n).to_owned(), *v)).collect();
         overrides.extend_from_slice(fixed);
-        let p = off_tiles(step, Params::with_overrides(step.params, &overrides)?)?;
+        let p = step.hooks.tuned_as(step.params, Params::with_overrides(step.params, &overrides)?)?;
         if seen.insert(p.clone()) {
             all.push(p);
         }
     }
     Ok(all)
-}
-
-/// A set off the block tiles (a [`PATH`] other than 0) compiles the same kernel whatever its tile
-/// parameters: it keeps the launch's own (SPLIT, SHARE, PATH, PAD) and gives the rest their
-/// defaults, so that the search times each such kernel once.
-fn off_tiles(step: &GpuStep, p: Params) -> Result<Params> {
-    if on_tiles(&p) {
-        return Ok(p);
-    }
-    let launch: Vec<(String, u32)> = [SPLIT, SHARE, PATH, PAD]
-        .iter()
-        .filter_map(|q| p.find(q.name).map(|v| (q.name.to_owned(), v)))
-        .collect();
-    Params::with_overrides(step.params, &launch)
 }
 
 /// One measured candidate.
@@ -278,6 +264,7 @@ mod tests {
         pads_rows: false,
         variants: &[],
         schedule: crate::step::Schedule::Tiles,
+        hooks: &crate::hooks::Plain,
     };
 
     #[test]
@@ -289,12 +276,32 @@ mod tests {
         assert_eq!((c[5].get("X"), c[5].get("Y")), (2, 7));
     }
 
+    /// Hooks under which X is not read where PATH is 1: such sets keep PATH and SPLIT alone.
+    struct XOffTiles;
+
+    impl crate::hooks::Hooks for XOffTiles {
+        fn tuned_as(&self, decl: &[Param], p: Params) -> Result<Params> {
+            if p.get("PATH") == 0 {
+                return Ok(p);
+            }
+            Params::with_overrides(
+                decl,
+                &[("PATH".to_owned(), p.get("PATH")), ("SPLIT".to_owned(), p.get("SPLIT"))],
+            )
+        }
+    }
+
     #[test]
-    fn a_set_off_the_tiles_is_searched_once_whatever_its_tile() {
-        const WITH_PATH: &[Param] = &[Param { name: "X", default: 1, help: "" }, SPLIT, PATH];
+    fn sets_the_hooks_call_the_same_are_searched_once() {
+        const WITH_PATH: &[Param] = &[
+            Param { name: "X", default: 1, help: "" },
+            Param { name: "SPLIT", default: 1, help: "" },
+            Param { name: "PATH", default: 0, help: "" },
+        ];
         let step = GpuStep {
             params: WITH_PATH,
             search: &[("X", &[1, 2, 3]), ("PATH", &[0, 1]), ("SPLIT", &[1, 8])],
+            hooks: &XOffTiles,
             ..STEP
         };
         let c = candidates(&step, &[], &[]).unwrap();

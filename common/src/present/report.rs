@@ -31,6 +31,9 @@ pub struct KernelFacts {
     /// The time the rule's model predicted for its choice, in microseconds (None where `--param`
     /// changed the choice, or the step has no model).
     pub predicted_us: Option<f64>,
+    /// What the step's own launch adds, as a label and a line (see
+    /// [`crate::hooks::Hooks::report_line`]).
+    pub adds: Option<(&'static str, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -139,19 +142,8 @@ impl fmt::Display for Report {
             if let Some(why) = &k.why {
                 writeln!(f, "  choice   {why}")?;
             }
-            if self.precision == crate::verify::Precision::Int8Crt {
-                writeln!(
-                    f,
-                    "  moduli   {} INT8 products, one per modulus, or up to {} where the data needs more (the paths line says how many), after A and B are scaled to integers and cut into residues, before C is rebuilt from them (all counted in the time)",
-                    k.params.get(crate::step::MODULI.name),
-                    crate::residues::MOST
-                )?;
-            } else if k.launch.grid.2 > 1 {
-                writeln!(
-                    f,
-                    "  split    K cut between {} blocks per tile, each into its own slice of a workspace; sum_slices (sum_few for a C of under 4096 elements) adds the slices in a fixed order (counted in the time)",
-                    k.launch.grid.2
-                )?;
+            if let Some((label, line)) = &k.adds {
+                writeln!(f, "  {label:<8} {line}")?;
             }
             if let Some(whole) = k.launch.whole_rows.filter(|&w| w < k.launch.grid.1) {
                 let sharers = (k.launch.grid.1 - whole) * k.launch.grid.0;

@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--out FILE` (default: calibration/<device>.txt under the crate, beside the recorded one).
+/// `--out FILE` (default: `calibration/<device>.txt` under the crate, beside the recorded one).
 fn out_path(device: &str) -> Result<Option<PathBuf>> {
     let mut args = std::env::args().skip(1);
     let mut out = None;

@@ -1,5 +1,5 @@
-//! Step 11's extension of the contract ([`crate::Extension::Residues`]): a product computed from
-//! the residues of A and B modulo a few moduli, one INT8 product per modulus. Every launch queues,
+//! Step 11's own launch (its hooks, `ResidueHooks`): a product computed from the residues of
+//! A and B modulo a few moduli, one INT8 product per modulus. Every launch queues,
 //! in this order (timing counts them all):
 //!
 //! ```text
@@ -43,7 +43,7 @@
 //!     turn), where L = MODULI; reconstruct_wide (the same arguments, fewer blocks in y) where
 //!     L > MODULI; queued only when the kernel defines them (a kernel that rebuilds C itself
 //!     does not)
-//! the FP32 path of the marked rows and columns (crate::fp32_path)
+//! the FP32 path of the marked rows and columns (common::fp32_path)
 //! ```
 //!
 //! The workspaces are kept from launch to launch and grown when a shape needs more.
@@ -55,11 +55,15 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 
-use crate::fp32_path::Fp32Path;
-use crate::gpu::{Gpu, Kernel};
-use crate::matrix::Shape;
-use crate::pad::zeroed;
-use crate::tma::{Element, TensorMap, TmaBox, encode_as};
+use common::Shape;
+use common::fp32_path::{Fp32Path, Paths};
+use common::gpu::{Gpu, Kernel};
+use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
+use common::pad::zeroed;
+use common::params::Params;
+use common::tma::{Element, TensorMap, TmaBox, encode_as};
+
+use crate::MODULI;
 
 /// The moduli step 11's kernel knows, in the order it takes them: the first pass takes the first
 /// MODULI, and the data may call for up to [`MOST`].
@@ -126,10 +130,10 @@ pub fn workspace_bytes(shape: Shape) -> u64 {
     let ints = (m + n) + stats + (m + n);
     residues
         .saturating_add(4 * ints + 8 * (m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
-        .saturating_add(crate::fp32_path::workspace_bytes(shape))
+        .saturating_add(common::fp32_path::workspace_bytes(shape))
 }
 
-/// The extension's entry points and workspaces, for one compiled kernel.
+/// The entry points of one compiled kernel, and the workspaces its launches keep.
 pub struct Residues {
     rows: CudaFunction,
     norms: CudaFunction,
@@ -161,13 +165,13 @@ struct State {
 
 type Key = (u64, u64, Shape, usize, TmaBox, TmaBox);
 
-/// A [`crate::pad::workspace`] of at least `need` elements (one at least), and its address.
+/// A [`common::pad::workspace`] of at least `need` elements (one at least), and its address.
 fn workspace<T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,
     slot: &mut Option<CudaSlice<T>>,
     need: usize,
 ) -> Result<u64> {
-    let w = crate::pad::workspace(gpu, slot, need.max(1))?;
+    let w = common::pad::workspace(gpu, slot, need.max(1))?;
     let (ptr, _sync) = w.device_ptr(&gpu.stream);
     Ok(ptr)
 }
@@ -205,7 +209,7 @@ impl Residues {
     /// kernels, the marks and the choice of moduli, the second pass, `matmul` on `cfg`, the
     /// rebuild and the FP32 path (module docs). The boxes are counted in bytes of the residues.
     #[allow(clippy::too_many_arguments)]
-    pub fn launch(
+    pub fn queue(
         &self,
         gpu: &Gpu,
         matmul: &CudaFunction,
@@ -331,6 +335,48 @@ impl Residues {
             .memcpy_dtoh(&stats.slice(2..3), &mut chosen)
             .map_err(|e| anyhow!("reading the moduli the product took: {e:?}"))?;
         Ok(Some(state.first.max(chosen[0].max(0) as usize)))
+    }
+}
+
+/// Step 11's hooks: every launch is the residues' ([`Residues`]).
+pub struct ResidueHooks;
+
+impl Hooks for ResidueHooks {
+    fn own_launch(&self, kernel: &Kernel, _params: &Params) -> Result<Option<Box<dyn OwnLaunch>>> {
+        Ok(Some(Box::new(Residues::new(kernel)?)))
+    }
+
+    fn workspace_bytes(&self, _params: &Params, shape: Shape) -> u64 {
+        workspace_bytes(shape)
+    }
+
+    fn report_line(&self, params: &Params, _grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+        Some((
+            "moduli",
+            format!(
+                "{} INT8 products, one per modulus, or up to {MOST} where the data needs more (the paths line says how many), after A and B are scaled to integers and cut into residues, before C is rebuilt from them (all counted in the time)",
+                params.get(MODULI.name)
+            ),
+        ))
+    }
+}
+
+impl OwnLaunch for Residues {
+    fn launch(&self, call: &KernelCall, operands: Operands) -> Result<()> {
+        let boxes =
+            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
+        let moduli = call.params.get(MODULI.name) as usize;
+        self.queue(call.gpu, &call.kernel.func, call.cfg, call.shape, moduli, operands, boxes)
+    }
+
+    fn fp32_path(&self) -> Option<&Fp32Path> {
+        Some(&self.fp32)
+    }
+
+    /// The FP32 path's counts, with the moduli the product took.
+    fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
+        let moduli = self.moduli(gpu)?;
+        Ok(self.fp32.paths(gpu)?.map(|p| Paths { moduli, ..p }))
     }
 }
 

@@ -1,0 +1,166 @@
+//! What a step adds to common's launch, behind one interface. Most steps add nothing: their kernel
+//! takes the six standard arguments (and tensor maps, or a Stream-K layout, which common builds).
+//! A step whose launch needs more declares [`Hooks`] in its own crate:
+//!
+//! - step 09 marks the rows and columns its split cannot carry and sends them down the FP32 path;
+//! - step 10 splits K between blocks, chooses its kernel per shape and adds the slices after;
+//! - step 11 queues its residue kernels, the INT8 product and the rebuild.
+//!
+//! Common's launch ([`crate::launch::Prepared`]) asks the hooks once, when a kernel is loaded, for
+//! the step's own launch ([`OwnLaunch`]), and hands that a [`KernelCall`] on every launch: the
+//! compiled kernel, its grid and the standard arguments, with the tensor maps common builds.
+
+use anyhow::{Result, anyhow, bail};
+use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+
+use crate::fp32_path::{Fp32Path, Paths};
+use crate::gpu::{Gpu, Kernel};
+use crate::matrix::Shape;
+use crate::params::{Param, Params};
+use crate::tma::{Marks, Prologue, TensorMap, Tma, TmaBox};
+
+/// A step's additions to common's launch; every method has the plain launch as its default.
+pub trait Hooks: Sync {
+    /// The step's own launch for a kernel compiled with `params` (its entry points found in the
+    /// kernel's module); None: common's plain launch.
+    fn own_launch(&self, _kernel: &Kernel, _params: &Params) -> Result<Option<Box<dyn OwnLaunch>>> {
+        Ok(None)
+    }
+
+    /// Device bytes the step's launches need for `shape` besides A, B and C (the run's budget).
+    fn workspace_bytes(&self, _params: &Params, _shape: Shape) -> u64 {
+        0
+    }
+
+    /// Whether `params` run the step's block tiles. A kernel off them keeps the grid its step
+    /// gives (no Stream-K layout) and reads rows as they are (nothing padded).
+    fn on_tiles(&self, _params: &Params) -> bool {
+        true
+    }
+
+    /// Whether a launch with `params` pads rows, for a step whose launch pads them
+    /// ([`crate::step::GpuStep::pads_rows`]) and where `params` run the block tiles.
+    fn pads(&self, _params: &Params) -> bool {
+        true
+    }
+
+    /// What the launch with `params` on `grid` adds, for the report: its label and one line (step
+    /// 10's split of K, step 11's moduli); None where it adds nothing worth a line.
+    fn report_line(&self, _params: &Params, _grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+        None
+    }
+
+    /// The set the tuner times for `params`, of a step that declares `decl`: `params` itself, or
+    /// one set for all those that compile the same kernel and launch it the same way.
+    fn tuned_as(&self, _decl: &[Param], params: Params) -> Result<Params> {
+        Ok(params)
+    }
+}
+
+/// The hooks of a step that adds nothing to common's launch.
+pub struct Plain;
+
+impl Hooks for Plain {}
+
+/// A step's own launch of one compiled kernel, with what it keeps between launches.
+pub trait OwnLaunch: Send + Sync {
+    /// Queues one product C = A·B (asynchronous: errors may surface at the next sync).
+    fn launch(&self, call: &KernelCall, operands: Operands) -> Result<()>;
+
+    /// The FP32 path the launch sends what it cannot carry to, if it has one.
+    fn fp32_path(&self) -> Option<&Fp32Path> {
+        None
+    }
+
+    /// What the last product sent down each path, read after it has finished (None without an
+    /// FP32 path).
+    fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
+        match self.fp32_path() {
+            Some(path) => path.paths(gpu),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A, B and C of one launch.
+pub type Operands<'o> = (&'o CudaSlice<f32>, &'o CudaSlice<f32>, &'o mut CudaSlice<f32>);
+
+/// Common's tensor maps and the step's prologue, where common builds a kernel's maps.
+pub(crate) type CommonMaps<'c> = Option<(&'c Tma, Option<&'c Prologue>)>;
+
+/// One launch of a step's compiled kernel, as common's launch hands it to the step: the kernel, its
+/// grid (from [`crate::launch::Prepared::plan`]), the shape the buffers hold and the tensor maps.
+pub struct KernelCall<'c> {
+    pub gpu: &'c Gpu,
+    pub kernel: &'c Kernel,
+    pub cfg: LaunchConfig,
+    pub shape: Shape,
+    pub params: &'c Params,
+    /// The boxes of A's and B's tensor maps, for a kernel that reads through them.
+    pub boxes: Option<(TmaBox, TmaBox)>,
+    dims: [i32; 3],
+    whole: Option<i32>,
+    maps: CommonMaps<'c>,
+}
+
+impl<'c> KernelCall<'c> {
+    /// The call of `kernel` on `cfg` for `shape`; `whole` the rows of whole tiles of a Stream-K
+    /// layout, `boxes` those of the kernel's tensor maps, and `maps` common's tensor maps and the
+    /// step's prologue, where common builds the maps.
+    pub(crate) fn new(
+        gpu: &'c Gpu,
+        kernel: &'c Kernel,
+        (cfg, whole): (LaunchConfig, Option<u32>),
+        shape: Shape,
+        params: &'c Params,
+        (boxes, maps): (Option<(TmaBox, TmaBox)>, CommonMaps<'c>),
+    ) -> Self {
+        let dims = [shape.m, shape.n, shape.k].map(|v| v as i32);
+        KernelCall { gpu, kernel, cfg, shape, params, boxes, dims, whole: whole.map(|w| w as i32), maps }
+    }
+
+    /// The kernel's launch with its standard arguments pushed: `M, N, K, A, B, C`, and `whole`
+    /// for a launch with a Stream-K layout. The step pushes its own after them.
+    pub fn args<'a>(&'a self, (a, b, c): Operands<'a>) -> LaunchArgs<'a> {
+        let mut builder = self.gpu.stream.launch_builder(&self.kernel.func);
+        let [m, n, k] = &self.dims;
+        builder.arg(m).arg(n).arg(k).arg(a).arg(b).arg(c);
+        if let Some(whole) = &self.whole {
+            builder.arg(whole);
+        }
+        builder
+    }
+
+    /// The tensor maps of A and B (A first through the step's prologue, which takes `marks` where
+    /// the step marks rows apart), queued on the stream with any padding copies they need.
+    pub fn maps(
+        &self,
+        (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
+        marks: Option<Marks>,
+    ) -> Result<[TensorMap; 2]> {
+        let (Some((tma, prologue)), Some(boxes)) = (self.maps, self.boxes) else {
+            bail!("common builds no tensor maps for this step's kernel");
+        };
+        tma.maps(self.gpu, self.shape, (a, b), boxes, prologue, marks)
+    }
+
+    /// Queues the plain launch: the standard arguments, then the tensor maps where the kernel
+    /// reads through them.
+    pub fn plain(&self, (a, b, c): Operands) -> Result<()> {
+        let maps = match self.maps {
+            Some(_) => Some(self.maps((a, b), None)?),
+            None => None,
+        };
+        let mut builder = self.args((a, b, c));
+        if let Some([a_map, b_map]) = &maps {
+            builder.arg(a_map).arg(b_map);
+        }
+        // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*)`,
+        // with `int whole` after for a Stream-K layout, and two 128-byte `CUtensorMap`s of buffers
+        // that outlive the launch for a kernel with tensor maps (A and B, or their workspaces, only
+        // freed when a later launch needs larger ones, after this one in stream order); the buffers
+        // hold at least the elements the shape addresses (checked by common's launch).
+        unsafe { builder.launch(self.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+        Ok(())
+    }
+}
