@@ -28,6 +28,8 @@ const MODULES: &[(u32, &str, &str)] = &[
     (5, "bench", include_str!("drive/bench.rs")),
     (5, "compile_only", include_str!("drive/compile_only.rs")),
     (5, "run", include_str!("drive/run.rs")),
+    (5, "memory", include_str!("drive/run/memory.rs")),
+    (5, "cpu", include_str!("drive/run/cpu.rs")),
     (5, "session", include_str!("drive/session.rs")),
     (5, "tune", include_str!("drive/tune.rs")),
     (6, "testing", include_str!("testing/mod.rs")),
