@@ -33,6 +33,12 @@ const MODULES: &[(u32, &str, &str)] = &[
     (5, "session", include_str!("drive/session.rs")),
     (5, "tune", include_str!("drive/tune.rs")),
     (6, "testing", include_str!("testing/mod.rs")),
+    (6, "checker", include_str!("testing/checker.rs")),
+    (6, "command_line", include_str!("testing/command_line.rs")),
+    (6, "edits", include_str!("testing/edits.rs")),
+    (6, "inputs", include_str!("testing/inputs.rs")),
+    (6, "nvrtc", include_str!("testing/nvrtc.rs")),
+    (6, "shapes", include_str!("testing/shapes.rs")),
     (6, "faults", include_str!("testing/faults.rs")),
     (6, "thread_tile", include_str!("testing/thread_tile.rs")),
 ];
