@@ -2,8 +2,8 @@
 //! faults the check exists to catch.
 
 use super::*;
-use crate::matrix::{Family, Inputs};
-use crate::reference;
+use crate::matrix::{Family, Inputs, Shape};
+use crate::reference::{self, Reference};
 
 /// C summed the way the kernels do, one term after another in f32, with or without fused
 /// multiply-adds, after passing each operand through `round`.

@@ -1,0 +1,133 @@
+//! A run's memory budget: the bytes a shape needs on the device and on the host, what is free
+//! (the driver's figure, `/proc`'s), and the one-sentence refusal of a shape that does not fit,
+//! before anything is allocated.
+
+use anyhow::{Result, bail};
+
+use crate::gpu::Gpu;
+use crate::matrix::Shape;
+use crate::step::{GpuStep, Params};
+
+/// Device memory the run needs: A, B and C, and a second C for cuBLAS.
+pub fn memory_needed(shape: Shape, with_cublas: bool) -> u64 {
+    shape.f32_bytes() + if with_cublas { 4 * (shape.m * shape.n) as u64 } else { 0 }
+}
+
+/// Refuses a shape whose buffers, and `extra` bytes a step needs besides them (Bᵀ), do not fit
+/// in `free` bytes, before any allocation fails.
+pub fn check_fits(shape: Shape, with_cublas: bool, extra: u64, free: u64, device: &str) -> Result<()> {
+    let need = memory_needed(shape, with_cublas).saturating_add(extra);
+    if need > free {
+        bail!(
+            "the shape {shape} needs {:.2} GiB of GPU memory but {device} has {:.2} GiB free; choose a smaller shape",
+            gib(need),
+            gib(free)
+        );
+    }
+    Ok(())
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+/// Bytes of Bᵀ a kernel that wants it needs besides A, B and C (on the device, and twice on the
+/// host while it is made: B copied back and Bᵀ).
+pub(super) fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
+    if (step.b_transposed)(params) { 4 * (shape.k * shape.n) as u64 } else { 0 }
+}
+
+/// Device bytes a step's launch needs besides A, B and C: Bᵀ, the padded copies of a step whose
+/// launch pads rows, and what the step's own launch adds (its hooks: step 10's slices of a split
+/// product, step 11's residues).
+pub(super) fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
+    (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(params, shape)))
+        .saturating_add(step.hooks.workspace_bytes(params, shape))
+}
+
+/// [`check_fits`] on the GPU's free memory (its whole memory where the driver gives no figure).
+pub(super) fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u64) -> Result<()> {
+    let free = gpu.ctx.mem_get_info().map(|(free, _)| free as u64).unwrap_or(gpu.info.total_mem as u64);
+    check_fits(shape, with_cublas, extra, free, &gpu.info.name)
+}
+
+/// Host memory a run needs at its peak: A and B in f32, the result, and with verification the
+/// f64 reference (C and |A|·|B|) with its work arrays (A, B, |A| and |B| in f64).
+pub fn host_memory_needed(shape: Shape, verify: bool) -> u64 {
+    let (ab, c) = ((shape.m * shape.k + shape.k * shape.n) as u64, (shape.m * shape.n) as u64);
+    // Verifying: the reference's C and |A|·|B| and one more M×N product at a time, in f64, and
+    // two pairs of f64 operands while one replaces the other.
+    4 * ab + 4 * c + if verify { 16 * ab + 24 * c } else { 0 }
+}
+
+/// Host memory this program can still take: the kernel's MemAvailable, or what is left under
+/// the process's address-space limit (`ulimit -v`) when that is lower; None when neither can be
+/// read.
+pub fn host_memory_available() -> Option<u64> {
+    let field = |text: &str, name: &str, col: usize| -> Option<u64> {
+        text.lines().find(|l| l.starts_with(name))?.split_whitespace().nth(col)?.parse().ok()
+    };
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let available = read("/proc/meminfo").and_then(|t| field(&t, "MemAvailable:", 1)).map(|kib| kib * 1024);
+    // "Max address space   <soft> <hard> bytes"; "unlimited" does not parse. What is mapped
+    // already (VmSize, in KiB) counts against it.
+    let limit = read("/proc/self/limits").and_then(|t| field(&t, "Max address space", 3));
+    let mapped = read("/proc/self/status").and_then(|t| field(&t, "VmSize:", 1)).map(|kib| kib * 1024);
+    let left = limit.map(|l| l.saturating_sub(mapped.unwrap_or(0)));
+    match (available, left) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    }
+}
+
+/// Refuses, before anything is allocated, a shape whose host buffers, and `extra` bytes a step
+/// needs besides them, exceed `available` bytes.
+pub fn check_host_fits(shape: Shape, verify: bool, extra: u64, available: Option<u64>) -> Result<()> {
+    let need = host_memory_needed(shape, verify) + extra;
+    match available {
+        Some(free) if need > free => bail!(
+            "the shape {shape} needs {:.1} GiB of host memory for {} but this machine has {:.1} GiB available; \
+             choose a smaller shape{}",
+            gib(need),
+            if verify { "the inputs, the result and the f64 reference" } else { "the inputs and the result" },
+            gib(free),
+            if verify { " or add --no-verify" } else { "" }
+        ),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_beyond_free_memory_are_refused_before_allocating() {
+        let s = Shape::square(1024).unwrap();
+        assert_eq!(memory_needed(s, false), 3 * 4 * 1024 * 1024);
+        assert_eq!(memory_needed(s, true), 4 * 4 * 1024 * 1024);
+        assert!(check_fits(s, true, 0, 16 << 20, "GPU").is_ok());
+        assert!(check_fits(s, true, 1, 16 << 20, "GPU").is_err(), "Bᵀ's bytes count too");
+        let err = check_fits(s, true, 0, (16 << 20) - 1, "Test GPU").unwrap_err().to_string();
+        assert!(err.contains("needs 0.02 GiB of GPU memory but Test GPU has 0.02 GiB free"), "{err}");
+    }
+
+    #[test]
+    fn host_memory_counts_inputs_result_and_reference() {
+        let s = Shape::new(2, 3, 5).unwrap();
+        // A and B: 10 + 15 elements; C: 6.
+        assert_eq!(host_memory_needed(s, false), 4 * 25 + 4 * 6);
+        assert_eq!(host_memory_needed(s, true), 20 * 25 + 28 * 6);
+    }
+
+    #[test]
+    fn shapes_beyond_host_memory_are_refused_in_one_sentence() {
+        let s = Shape::new(46_340, 46_340, 1).unwrap();
+        let err = check_host_fits(s, true, 0, Some(24 << 30)).unwrap_err().to_string();
+        assert!(err.starts_with("the shape M=46340 N=46340 K=1 needs 56.0 GiB of host memory"), "{err}");
+        assert!(err.contains("24.0 GiB available") && err.contains("--no-verify"), "{err}");
+        assert!(check_host_fits(s, false, 0, Some(24 << 30)).is_ok());
+        assert!(check_host_fits(s, false, 24 << 30, Some(24 << 30)).is_err(), "extra bytes count too");
+        assert!(check_host_fits(s, true, 0, None).is_ok(), "no figure to check against");
+    }
+}

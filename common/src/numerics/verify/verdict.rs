@@ -1,0 +1,196 @@
+//! The verdict: a kernel's C compared element by element with the f64 reference under the
+//! claimed precision's limits, NaN, infinities and unwritten elements included, and what the
+//! comparison found (the worst element, the normwise error).
+
+use super::error_model::underflow;
+use super::precision::Precision;
+use crate::matrix::Shape;
+use crate::reference::Reference;
+
+/// The element that came closest to, or went furthest past, its bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Worst {
+    pub row: usize,
+    pub col: usize,
+    pub got: f32,
+    pub want: f64,
+    pub bound: f64,
+}
+
+impl Worst {
+    /// |error| / bound: at most 1 for a passing element, infinite for a NaN or infinity of another
+    /// class than the reference's.
+    pub fn ratio(&self) -> f64 {
+        ratio(f64::from(self.got), self.want, self.bound)
+    }
+}
+
+/// The class of a value as an f32 result: NaN, +∞ or −∞ (an f64 beyond f32's largest finite
+/// value is the infinity f32 arithmetic reaches), or finite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Finite,
+    Nan,
+    PlusInfinity,
+    MinusInfinity,
+}
+
+impl Class {
+    pub fn of(x: f64) -> Class {
+        if x.is_nan() {
+            Class::Nan
+        } else if x.abs() > f64::from(f32::MAX) {
+            if x > 0.0 { Class::PlusInfinity } else { Class::MinusInfinity }
+        } else {
+            Class::Finite
+        }
+    }
+}
+
+/// |error| / bound: at most 1 for a passing element. Where the reference is NaN or beyond f32's
+/// range, the result must be of the same class (0 when it is, infinite when not), or, for a sum
+/// that only just passes f32's largest value, finite within the bound; a NaN or infinite result
+/// where the reference is finite is infinitely far.
+fn ratio(got: f64, want: f64, bound: f64) -> f64 {
+    let (g, w) = (Class::of(got), Class::of(want));
+    if w != Class::Finite && g == w {
+        return 0.0;
+    }
+    let err = (got - want).abs();
+    if !err.is_finite() || g != Class::Finite { f64::INFINITY } else { err / bound.max(f64::MIN_POSITIVE) }
+}
+
+/// The normwise check: ‖ΔC‖_F against λ(n)·ρ·S.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Normwise {
+    /// ‖C − C_ref‖_F (infinite when an element is NaN or infinite).
+    pub error: f64,
+    /// ‖C_ref‖_F.
+    pub norm: f64,
+    /// The ‖ΔC‖_F a correct result is expected to have: ρ·S.
+    pub expected: f64,
+    /// The largest ‖ΔC‖_F that passes: λ(n)·ρ·S.
+    pub limit: f64,
+}
+
+impl Normwise {
+    /// ‖ΔC‖/‖C‖, the usual single-number summary.
+    pub fn relative(&self) -> f64 {
+        self.error / self.norm.max(f64::MIN_POSITIVE)
+    }
+
+    /// The limit expressed on ‖ΔC‖/‖C‖.
+    pub fn relative_limit(&self) -> f64 {
+        self.limit / self.norm.max(f64::MIN_POSITIVE)
+    }
+
+    /// The expected error expressed on ‖ΔC‖/‖C‖.
+    pub fn relative_expected(&self) -> f64 {
+        self.expected / self.norm.max(f64::MIN_POSITIVE)
+    }
+
+    /// error / limit: at most 1 to pass.
+    pub fn ratio(&self) -> f64 {
+        if self.error.is_nan() { f64::INFINITY } else { self.error / self.limit.max(f64::MIN_POSITIVE) }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.error <= self.limit
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    /// The arithmetic the limits were derived for.
+    pub precision: Precision,
+    pub checked: usize,
+    /// Elements outside the per-element bound; NaN and infinity count here.
+    pub outside: usize,
+    pub worst: Worst,
+    pub normwise: Normwise,
+    /// Whether the normwise limit at this shape fails the next lower precision by a margin of
+    /// two ([`Precision::separates`]); when it does not, the report says so.
+    pub separates: bool,
+    /// With exact (small-integer) inputs: elements that differ from the reference at all.
+    pub mismatched: Option<usize>,
+    pub source: &'static str,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.outside == 0 && self.normwise.passed() && self.mismatched.unwrap_or(0) == 0
+    }
+
+    /// One line naming what failed, for test messages and tables.
+    pub fn summary(&self) -> String {
+        let exact = self.mismatched.map_or(String::new(), |m| format!(", {m} not exact"));
+        format!(
+            "{} · {} of {} outside the per-element bound (worst {:.2} of it at [{},{}]) · ‖ΔC‖/‖C‖ {:.1e} at {:.2} of its limit{exact}",
+            if self.passed() { "PASS" } else { "FAIL" },
+            self.outside,
+            self.checked,
+            self.worst.ratio().min(9.99e9),
+            self.worst.row,
+            self.worst.col,
+            self.normwise.relative(),
+            self.normwise.ratio().min(9.99e9),
+        )
+    }
+}
+
+/// Compares `got` (row-major M×N) with the reference under the limits of `precision`; every
+/// element is checked.
+pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Precision) -> Verdict {
+    assert_eq!(got.len(), shape.m * shape.n, "C has the wrong number of elements");
+    assert_eq!(reference.c.len(), got.len(), "the reference has the wrong number of elements");
+    let factor = precision.elementwise_factor(shape.k);
+    let floor = underflow(shape.k);
+    let mut outside = 0;
+    let mut mismatched = 0;
+    let mut worst = None::<(f64, usize)>;
+    let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
+    for (i, (&g, (&want, &abs))) in got.iter().zip(reference.c.iter().zip(&reference.abs)).enumerate() {
+        let g64 = f64::from(g);
+        let r = ratio(g64, want, factor * abs + floor);
+        // A NaN or an infinity of another class than the reference's gives an infinite ratio.
+        if r > 1.0 {
+            outside += 1;
+        }
+        let class = Class::of(want);
+        if g64 != want && !(class != Class::Finite && Class::of(g64) == class) {
+            mismatched += 1;
+        }
+        if worst.is_none_or(|(w, _)| r > w) {
+            worst = Some((r, i));
+        }
+        // The normwise error is over the finite part of C; a result that is not finite there
+        // makes it infinite.
+        if class == Class::Finite {
+            let err = (g64 - want).abs();
+            diff2 += if err.is_finite() { err * err } else { f64::INFINITY };
+            ref2 += want * want;
+        }
+    }
+    let i = worst.map_or(0, |(_, i)| i);
+    Verdict {
+        precision,
+        checked: got.len(),
+        outside,
+        worst: Worst {
+            row: i / shape.n,
+            col: i % shape.n,
+            got: got[i],
+            want: reference.c[i],
+            bound: factor * reference.abs[i] + floor,
+        },
+        normwise: Normwise {
+            error: diff2.sqrt(),
+            norm: ref2.sqrt(),
+            expected: precision.expected_for(&reference.growth),
+            limit: precision.limit_for(shape, &reference.growth),
+        },
+        separates: precision.separates_for(shape, &reference.growth),
+        mismatched: reference.exact.then_some(mismatched),
+        source: reference.source,
+    }
+}

@@ -1,0 +1,302 @@
+//! The GPU checker: a step compiled once per parameter set, run on output poisoned with NaN and
+//! verified against the f64 reference, shape by shape, beside cuBLAS SGEMM, or over shapes drawn
+//! by a property test.
+
+use anyhow::{Result, anyhow};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+use crate::cublas::{self, Blas};
+use crate::gpu::{self, Gpu};
+use crate::launch::Prepared;
+use crate::matrix::{Inputs, Shape};
+use crate::reference::Reference;
+use crate::session::{self, Buffers};
+use crate::step::{GpuStep, Params};
+use crate::verify::{self, Verdict};
+
+/// A step's kernels for the shapes it is checked at: one parameter set, or, for a step that
+/// chooses per shape ([`crate::Schedule::PerShape`]) checked at its choice, the set it chooses
+/// at each shape, each set compiled once.
+pub struct Kernels<'a> {
+    step: &'a GpuStep,
+    /// None: the step's choice at each shape.
+    fixed: Option<Params>,
+    compiled: std::cell::RefCell<Vec<std::rc::Rc<Prepared<'a>>>>,
+}
+
+impl<'a> Kernels<'a> {
+    /// `params` at every shape.
+    pub fn fixed(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
+        let prepared = Prepared::new(gpu, step, params.clone())?;
+        Ok(Self { step, fixed: Some(params), compiled: std::cell::RefCell::new(vec![prepared.into()]) })
+    }
+
+    /// The step's defaults, or its choice at each shape where it chooses.
+    pub fn defaults(gpu: &Gpu, step: &'a GpuStep) -> Result<Self> {
+        match step.schedule {
+            crate::Schedule::PerShape(_) => {
+                Ok(Self { step, fixed: None, compiled: std::cell::RefCell::new(Vec::new()) })
+            }
+            _ => Self::fixed(gpu, step, Params::defaults(step.params)),
+        }
+    }
+
+    /// The parameters at `shape`.
+    pub fn params(&self, gpu: &Gpu, shape: Shape) -> Result<Params> {
+        match &self.fixed {
+            Some(p) => Ok(p.clone()),
+            None => Ok(self.step.params_for(shape, gpu.info.sms, &[])?.0),
+        }
+    }
+
+    /// The kernel for `shape`, compiled on first use.
+    pub fn at(&self, gpu: &Gpu, shape: Shape) -> Result<std::rc::Rc<Prepared<'a>>> {
+        let params = self.params(gpu, shape)?;
+        if let Some(p) = self.compiled.borrow().iter().find(|p| p.params == params) {
+            return Ok(p.clone());
+        }
+        let p = std::rc::Rc::new(Prepared::new(gpu, self.step, params)?);
+        self.compiled.borrow_mut().push(p.clone());
+        Ok(p)
+    }
+}
+
+/// A step compiled on the GPU, ready to check any number of shapes.
+pub struct Checker<'a> {
+    kernels: Kernels<'a>,
+    blas: Option<Blas>,
+    gpu: Gpu,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(step: &'a GpuStep, params: Params) -> Result<Self> {
+        let gpu = gpu::open(step.name, 0)?;
+        let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+        let kernels = Kernels::fixed(&gpu, step, params)?;
+        Ok(Self { kernels, blas, gpu })
+    }
+
+    /// The step at its defaults, or at its choice for each shape where it chooses.
+    pub fn defaults(step: &'a GpuStep) -> Result<Self> {
+        let gpu = gpu::open(step.name, 0)?;
+        let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
+        let kernels = Kernels::defaults(&gpu, step)?;
+        Ok(Self { kernels, blas, gpu })
+    }
+
+    /// Runs the step on output poisoned with NaN and verifies C against the f64 reference
+    /// (cuBLAS DGEMM when present, else the CPU), under the step's claimed precision; `exact`
+    /// takes small-integer inputs, whose result must match exactly.
+    pub fn check(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+        exact: bool,
+    ) -> Result<(Shape, Verdict)> {
+        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
+        let inputs = Inputs::new(shape, seed, exact);
+        let reference = session::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
+        let prepared = self.kernels.at(&self.gpu, shape)?;
+        Ok((shape, verified_run(&self.gpu, &prepared, &inputs, &reference)?))
+    }
+
+    /// Runs the step on `inputs` (output poisoned with NaN) and verifies C against `reference`
+    /// under the step's claimed precision; None where the step does not serve the shape.
+    pub fn check_inputs(&self, inputs: &Inputs, reference: &Reference) -> Result<Option<Verdict>> {
+        let shape = inputs.shape;
+        let Ok(params) = self.kernels.params(&self.gpu, shape) else { return Ok(None) };
+        if self.kernels.step.validate(&params, shape, &self.gpu.info.limits).is_err() {
+            return Ok(None);
+        }
+        let prepared = self.kernels.at(&self.gpu, shape)?;
+        Ok(Some(verified_run(&self.gpu, &prepared, inputs, reference)?))
+    }
+
+    /// Whether the step serves `shape` (at its parameters there).
+    pub fn serves(&self, shape: Shape) -> bool {
+        self.kernels
+            .params(&self.gpu, shape)
+            .is_ok_and(|p| self.kernels.step.validate(&p, shape, &self.gpu.info.limits).is_ok())
+    }
+
+    /// cuBLAS SGEMM's C on `inputs`.
+    pub fn sgemm(&self, inputs: &Inputs) -> Result<Vec<f32>> {
+        let blas = self.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?;
+        let bufs = Buffers::upload(&self.gpu, inputs)?;
+        let plan = crate::timing::Plan::new(Some(1));
+        let (c, _) = session::cublas_run(&self.gpu, blas, inputs.shape, &bufs, plan, true)?;
+        c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))
+    }
+
+    /// The f64 reference of `inputs` (cuBLAS DGEMM when present, else the CPU).
+    pub fn reference(&self, inputs: &Inputs) -> Result<Reference> {
+        session::reference(&self.gpu, self.blas.as_ref(), inputs)
+    }
+
+    /// C from one launch on random inputs drawn with `seed`, the output poisoned with NaN first.
+    pub fn result(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<Vec<f32>> {
+        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
+        let inputs = Inputs::new(shape, seed, false);
+        let prepared = self.kernels.at(&self.gpu, shape)?;
+        Ok(poisoned_result(&self.gpu, &prepared, &inputs)?.0)
+    }
+
+    /// The GPU this checker runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+}
+
+/// One launch of `prepared` on poisoned output, verified against `reference` under the step's
+/// claimed precision.
+pub fn verified_run(
+    gpu: &Gpu,
+    prepared: &Prepared,
+    inputs: &Inputs,
+    reference: &Reference,
+) -> Result<Verdict> {
+    let (c, _) = poisoned_result(gpu, prepared, inputs)?;
+    Ok(verify::verify(inputs.shape, &c, reference, prepared.step.precision))
+}
+
+/// C from one launch of `prepared` on `inputs` with the output poisoned with NaN, and the
+/// buffers it ran on.
+fn poisoned_result(gpu: &Gpu, prepared: &Prepared, inputs: &Inputs) -> Result<(Vec<f32>, Buffers)> {
+    let (launch, _) = prepared.plan(&gpu.info, inputs.shape)?;
+    let mut bufs = Buffers::upload(gpu, inputs)?;
+    let c = session::poisoned_run(gpu, prepared, launch, inputs.shape, &mut bufs)?;
+    Ok((c, bufs))
+}
+
+/// Runs `step` with `params` on each shape, on output poisoned with NaN, and verifies each
+/// against the f64 reference (cuBLAS DGEMM when present, else the CPU).
+pub fn gpu_check(
+    step: &GpuStep,
+    params: Params,
+    shapes: &[(usize, usize, usize)],
+) -> Result<Vec<(Shape, Verdict)>> {
+    let checker = Checker::new(step, params)?;
+    shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64, false)).collect()
+}
+
+/// For each shape, on the same random inputs and against the same f64 reference (cuBLAS
+/// DGEMM): the step's result (default parameters) held to FP32's limits, and cuBLAS SGEMM's
+/// ‖ΔC‖/‖C‖.
+pub fn errors_beside_sgemm(
+    step: &GpuStep,
+    shapes: &[(usize, usize, usize)],
+) -> Result<Vec<(Shape, Verdict, f64)>> {
+    let checker = Checker::defaults(step)?;
+    let mut out = Vec::new();
+    for &(m, n, k) in shapes {
+        let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
+        let b = beside_sgemm(&checker, &Inputs::random(shape, 7))?;
+        out.push((shape, b.verdict, b.sgemm.normwise.relative()));
+    }
+    Ok(out)
+}
+
+/// A step's result and cuBLAS SGEMM's on the same inputs, both held to FP32's limits against the
+/// same f64 reference (cuBLAS DGEMM).
+pub struct Beside {
+    pub verdict: Verdict,
+    pub sgemm: Verdict,
+    pub c: Vec<f32>,
+    pub sgemm_c: Vec<f32>,
+}
+
+/// The checker's step and cuBLAS SGEMM on `inputs` (any values: special ones too), each launch on
+/// output poisoned with NaN.
+pub fn beside_sgemm(checker: &Checker, inputs: &Inputs) -> Result<Beside> {
+    let (gpu, blas) = (&checker.gpu, checker.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?);
+    let shape = inputs.shape;
+    let reference = session::reference(gpu, Some(blas), inputs)?;
+    let prepared = checker.kernels.at(gpu, shape)?;
+    let (c, bufs) = poisoned_result(gpu, &prepared, inputs)?;
+    let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
+    let (sgemm_c, _) = session::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
+    let sgemm_c = sgemm_c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
+    let sgemm = verify::verify(shape, &sgemm_c, &reference, verify::Precision::Fp32);
+    Ok(Beside { verdict, sgemm, c, sgemm_c })
+}
+
+/// The elements of C whose class (NaN, +∞, −∞, finite) differs from cuBLAS SGEMM's, each named,
+/// and how many of SGEMM's elements are not finite.
+pub fn class_mismatches(c: &[f32], sgemm_c: &[f32], n: usize) -> (Vec<String>, usize) {
+    let class = |x: f32| verify::Class::of(f64::from(x));
+    let wrong = c
+        .iter()
+        .zip(sgemm_c)
+        .enumerate()
+        .filter(|(_, (g, w))| class(**g) != class(**w))
+        .map(|(e, (g, w))| format!("C[{},{}] = {g}, cuBLAS SGEMM {w}", e / n.max(1), e % n.max(1)))
+        .collect();
+    (wrong, sgemm_c.iter().filter(|v| !v.is_finite()).count())
+}
+
+/// The step with its default parameters gives right answers on at least 20 awkward shapes.
+pub fn assert_defaults_pass(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
+    assert!(shapes.len() >= 20, "check at least 20 shapes");
+    let checker = Checker::defaults(step).unwrap();
+    let results: Vec<_> =
+        shapes.iter().enumerate().map(|(i, &s)| checker.check(s, 1000 + i as u64, false).unwrap()).collect();
+    assert_all_pass(&results);
+}
+
+/// The step with its default parameters, on small-integer inputs at every shape of `shapes` it
+/// serves, gives the reference bit for bit.
+pub fn assert_exact(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
+    let checker = Checker::defaults(step).unwrap();
+    let limits = checker.gpu().info.limits;
+    let mut checked = 0;
+    for (i, &(m, n, k)) in shapes.iter().enumerate() {
+        let shape = Shape::new(m, n, k).unwrap();
+        let params = checker.kernels.params(checker.gpu(), shape).unwrap();
+        if step.validate(&params, shape, &limits).is_err() {
+            continue;
+        }
+        let (s, v) = checker.check((m, n, k), 500 + i as u64, true).unwrap();
+        assert_eq!(v.mismatched, Some(0), "{}: {s}: {}", step.name, v.summary());
+        assert!(v.passed(), "{}: {s}: {}", step.name, v.summary());
+        checked += 1;
+    }
+    assert!(checked >= 20, "{}: only {checked} shapes served", step.name);
+}
+
+/// Panics with every failing shape named.
+pub fn assert_all_pass(results: &[(Shape, Verdict)]) {
+    let failed: Vec<String> =
+        results.iter().filter(|(_, v)| !v.passed()).map(|(s, v)| format!("{s}: {}", v.summary())).collect();
+    assert!(failed.is_empty(), "wrong results:\n{}", failed.join("\n"));
+}
+
+/// Runs a property test: `cases` shapes drawn from `shapes`, each against the reference.
+pub fn gpu_property(
+    step: &GpuStep,
+    params: Params,
+    cases: u32,
+    shapes: impl Strategy<Value = (usize, usize, usize)>,
+) {
+    let checker = Checker::new(step, params).expect("the GPU and the step's kernel are available");
+    gpu_property_with(&checker, cases, shapes);
+}
+
+/// [`gpu_property`] with a checker made beforehand (e.g. [`Checker::defaults`]).
+pub fn gpu_property_with(
+    checker: &Checker,
+    cases: u32,
+    shapes: impl Strategy<Value = (usize, usize, usize)>,
+) {
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let seed = std::cell::Cell::new(0u64);
+    runner
+        .run(&shapes, |shape| {
+            seed.set(seed.get() + 1);
+            let (s, v) =
+                checker.check(shape, seed.get(), false).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(v.passed(), "{s}: {}", v.summary());
+            Ok(())
+        })
+        .unwrap();
+}

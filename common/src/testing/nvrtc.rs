@@ -1,0 +1,49 @@
+//! Compiling a step with NVRTC, no GPU needed: the architectures the tests compile for, the
+//! refusal of those a step does not run on, and ptxas's report of one compile.
+
+use anyhow::{Result, anyhow};
+
+use crate::gpu::{self, Limits, PtxasInfo};
+use crate::step::{GpuStep, Params};
+
+/// The architectures the NVRTC tests compile for, each step from its oldest (limits:
+/// [`Limits::for_arch`]).
+pub const ARCHS: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_120"];
+
+/// The architectures of [`ARCHS`] that `step` runs on, with their limits; the others it refuses
+/// (see [`assert_archs_refused_or_served`]).
+pub fn archs(step: &GpuStep) -> Vec<(&'static str, Limits)> {
+    ARCHS
+        .iter()
+        .filter(|&&arch| step.check_compute(cc(arch), arch).is_ok())
+        .map(|&arch| (arch, Limits::for_arch(arch).expect("the architectures of ARCHS have limits")))
+        .collect()
+}
+
+fn cc(arch: &str) -> (i32, i32) {
+    gpu::compute_capability_of(arch).expect("the architectures of ARCHS are sm_XY")
+}
+
+/// Every architecture of [`ARCHS`] is either served by `step` or refused in one sentence that
+/// names the compute capability it needs.
+pub fn assert_archs_refused_or_served(step: &GpuStep) {
+    for &arch in ARCHS {
+        if let Err(e) = step.check_compute(cc(arch), arch) {
+            let e = e.to_string();
+            assert!(!e.contains('\n') && e.contains("compute capability"), "{arch}: {e}");
+        }
+    }
+    assert!(!archs(step).is_empty(), "{}: no architecture served", step.name);
+}
+
+/// Compiles `step` with `params` for `arch` and returns ptxas's report; the whole NVRTC log
+/// is in the error when the report cannot be read. On a machine with a CUDA driver, run these
+/// tests with `CUDA_CACHE_DISABLE=1`: a cached compile skips ptxas and leaves no report.
+pub fn nvrtc_check(step: &GpuStep, params: &Params, arch: &str) -> Result<PtxasInfo> {
+    let c = step.compile(params, arch)?;
+    PtxasInfo::parse(&c.log)
+        .ok_or_else(|| anyhow!(
+            "no ptxas report for {params} on {arch} (a cached compile? set CUDA_CACHE_DISABLE=1); NVRTC's log:\n{}",
+            c.log
+        ))
+}
