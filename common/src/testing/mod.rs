@@ -13,6 +13,7 @@ use crate::session::{self, Buffers};
 use crate::step::{GpuStep, Params, Prepared};
 use crate::verify::{self, Verdict};
 
+pub mod copies;
 pub mod exercises;
 pub mod faults;
 pub mod thread_tile;
