@@ -43,6 +43,14 @@ const L1_CACHE: GpuStep = GpuStep {
     ..STEP
 };
 
+/// The variant's first lines name the kernel it copies and its change, and it is that kernel
+/// with the diff beside it (`variants/l1_cache.diff`) applied.
+#[test]
+fn the_variant_is_the_kernel_with_its_diff() {
+    let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
+    assert_eq!(copies.iter().map(|c| c.file.as_str()).collect::<Vec<_>>(), [L1_CACHE.file]);
+}
+
 #[test]
 fn only_the_transposed_b_tile_without_padding_conflicts() {
     // Per k a warp reads a broadcast of A (half a wavefront: four k per 16-byte load, two

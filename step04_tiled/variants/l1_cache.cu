@@ -1,4 +1,5 @@
-// Step 04, variant: the same tiles with no shared memory, leaving the reuse to the L1 cache.
+// Variant of step04_tiled/src/kernel.cu: the same tiles with no shared memory, leaving the reuse to
+// the L1 cache.
 //
 // The launch, the tile walk along K and the barriers are step 04's; only the copies into As and
 // Bs are gone, and the inner loop reads A and B from global memory. Each value is still read by

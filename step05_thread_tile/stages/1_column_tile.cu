@@ -1,4 +1,5 @@
-// Step 05, stage 1 of 7: a column of results per thread.
+// Step 05, stage 1 of 7, from step04_tiled/src/kernel.cu: a column of TM results per thread in
+// registers, one load of B for TM FMAs (TN = 1: the one-dimensional thread tile).
 //
 // Step 04 loads two floats from shared memory per FMA. Here a block computes a BM×BN tile of C
 // from BK-deep slices, and a thread keeps TM results of a column in registers: at each k, one

@@ -1,4 +1,5 @@
-// Step 05, stage 2 of 7: outer products.
+// Step 05, stage 2 of 7, from step05_thread_tile/stages/1_column_tile.cu: a TM×TN register tile per
+// thread, built from outer products: TM + TN loads for TM·TN FMAs.
 //
 // Stage 1 reads A's TM values again for each of a thread's TN columns. Here a thread loads, at
 // each k, TM values of A's column k and TN values of B's row k into registers once and adds

@@ -1,4 +1,5 @@
-// Step 05, stage 3 of 7: warp regions.
+// Step 05, stage 3 of 7, from step05_thread_tile/stages/2_outer_products.cu: threads arranged warp
+// by warp, each warp owning a WM×WN region.
 //
 // Stage 2 with the threads arranged warp by warp. Each warp owns a WM×WN region of the block
 // tile and its 32 threads split that region, a thread's rows WM/TM apart and its columns WN/TN

@@ -1,4 +1,5 @@
-// Step 05, stage 4 of 7: A transposed in shared memory.
+// Step 05, stage 4 of 7, from step05_thread_tile/stages/3_warp_regions.cu: A's tile stored
+// transposed in shared memory, free of bank conflicts.
 //
 // Stage 3 stores its A tile as it is, BM rows of BK floats. The rows a warp reads at one k are
 // then BK floats apart, and with BK = 16 eight rows fall on two banks: a four-way bank conflict

@@ -1,9 +1,9 @@
-// Step 05, stage 5 of 7: copies staged in registers.
+// Step 05, stage 5 of 7, from step05_thread_tile/stages/4_transposed_a.cu: a thread's copies in
+// pieces of 4 floats, all loaded into registers before any is stored.
 //
-// Stage 4 copies one element at a time, each load followed by its store. Here a thread's share
-// of a slice is cut into pieces of 4 adjacent floats (A_LOADS, B_LOADS of them): fetch_tiles
-// issues all their loads into registers first, so they are in flight together, and store_tiles
-// then writes them into shared memory. The loads are still 4 bytes wide.
+// Stage 4 follows each load with its store. Here fetch_tiles issues all of a thread's loads of a
+// slice (A_LOADS, B_LOADS pieces of adjacent floats) into registers first, so that they are in
+// flight together, and store_tiles then writes them into shared memory; still 4 bytes a load.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs.
 

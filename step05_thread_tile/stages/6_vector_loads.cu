@@ -1,4 +1,5 @@
-// Step 05, stage 6 of 7: 16-byte loads.
+// Step 05, stage 6 of 7, from step05_thread_tile/stages/5_staged_copies.cu: 16-byte loads: a
+// thread's tile in 4×4 pieces, float4 copies and writes.
 //
 // Stage 5 reads one float per load instruction. Here a thread's tile is made of 4×4 pieces,
 // spread 4·WM/TM rows and 4·WN/TN columns apart (VM, VN): the four values of a piece's column

@@ -1,4 +1,5 @@
-// Step 05, stage 7 of 7: launch bounds.
+// Step 05, stage 7 of 7, from step05_thread_tile/stages/6_vector_loads.cu:
+// __launch_bounds__(THREADS, MINB): registers budgeted for MINB blocks per SM.
 //
 // Stage 6 with __launch_bounds__(THREADS, MINB): the compiler learns the block size and how
 // many blocks should fit on an SM, and budgets registers for it. MINB = 2 caps a 256-thread

@@ -65,6 +65,20 @@ fn the_stages_are_in_order_and_each_differs_from_the_next() {
     }
 }
 
+/// Each stage's first lines name the kernel before it (step 04's for the first) and the idea it
+/// adds, as `--help` says it, and each is that kernel with the diff beside it
+/// (`stages/NAME.diff`) applied.
+#[test]
+fn each_stage_is_the_one_before_with_its_diff() {
+    let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
+    assert_eq!(copies.len(), STAGES.len());
+    let bases = [step04_tiled::STEP.file].into_iter().chain(STAGES.iter().map(|s| s.file));
+    for ((copy, stage), base) in copies.iter().zip(STAGES).zip(bases) {
+        let said = (copy.file.as_str(), copy.base.as_str(), copy.change.as_str());
+        assert_eq!(said, (stage.file, base, format!("{}.", stage.idea).as_str()));
+    }
+}
+
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_every_stage_without_spills() {

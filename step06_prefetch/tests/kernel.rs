@@ -99,6 +99,17 @@ mod stream_k {
         assert_eq!(names, kernel);
     }
 
+    /// Its first lines name the kernel it copies and its change, as `--help` says it, and it is
+    /// that kernel with the diff beside it (`variants/stream_k.diff`) applied.
+    #[test]
+    fn the_variant_is_the_kernel_with_its_diff() {
+        let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
+        let [copy] = &copies[..] else { panic!("{copies:?}") };
+        let v = &VARIANTS[0];
+        let said = (copy.file.as_str(), copy.base.as_str(), copy.change.as_str());
+        assert_eq!(said, (v.file, STEP.file, format!("{}.", v.idea).as_str()));
+    }
+
     #[test]
     fn help_lists_the_variant() {
         let help = STEP.help();

@@ -1,5 +1,5 @@
-// Step 06, variant: Stream-K. The step's kernel with a schedule of its own, kept beside it
-// because the schedule is not the prefetch (run it with --kernel on this file).
+// Variant of step06_prefetch/src/kernel.cu: Stream-K for a part-filled last wave and rows padded to
+// 16 bytes: a schedule, not the prefetch.
 //
 // Where the tiles of C fill the SMs in a whole number of waves, a block per tile is right. Where
 // the last wave is part-filled, most SMs idle through it. Here the host chooses a layout
@@ -9,7 +9,8 @@
 // the same in every run. --param SHARE=0 gives a block per tile. Its launch also pads rows to 16
 // bytes where K or N is not a multiple of 4 (common's pad), so that under this launch the kernel
 // takes its 16-byte path; its 4-byte paths stay, the step's kernel's own, for a caller that does
-// not pad. docs/src/step06.md measures what each buys and at which shapes.
+// not pad. docs/src/step06.md measures what each buys and at which shapes; run it with --kernel
+// on this file.
 
 // BM, BN, BK, WM, WN, TM, TN, MINB are set at compile time (-D NAME=value) from the step's lib.rs,
 // and SHARED_TILES_MAX, the size of the table through which blocks sharing a tile take turns, by

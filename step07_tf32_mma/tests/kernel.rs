@@ -145,6 +145,14 @@ const MMA_ONLY: GpuStep = GpuStep {
     ..STEP
 };
 
+/// The variant's first lines name the kernel it copies and its change, and it is that kernel
+/// with the diff beside it (`variants/mma_only.diff`) applied.
+#[test]
+fn the_variant_is_the_kernel_with_its_diff() {
+    let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
+    assert_eq!(copies.iter().map(|c| c.file.as_str()).collect::<Vec<_>>(), [MMA_ONLY.file]);
+}
+
 /// The lines of `source` from the one that starts with `from` up to the first blank line.
 fn block<'a>(source: &'a str, from: &str) -> Vec<&'a str> {
     let start = source.lines().position(|l| l.starts_with(from)).unwrap_or_else(|| panic!("no `{from}`"));

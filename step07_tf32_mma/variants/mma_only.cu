@@ -1,4 +1,5 @@
-// Not a matrix product: step 07's MMAs alone, to measure what the instructions cost.
+// Variant of step07_tf32_mma/src/kernel.cu: not a matrix product, the kernel's MMAs alone on
+// operands kept in registers, to measure what the instructions cost.
 //
 // Each warp issues exactly the mma.sync instructions of step07_tf32_mma/src/kernel.cu, on the
 // same accumulators, with the same launch (grid, threads, shared memory), but on operands that

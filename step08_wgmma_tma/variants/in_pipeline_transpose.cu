@@ -1,3 +1,7 @@
+// Variant of step08_wgmma_tma/src/kernel.cu: wgmma reads B's slices from shared memory, not
+// registers, after each consumer warpgroup rewrites its columns of every B tile as rows of Bᵀ; kept
+// to measure that layout against the step's.
+//
 // Step 08: Hopper's own path to the tensor cores. The copy engine (TMA) moves tiles of A and B
 // into shared memory on its own, a producer warpgroup keeps it several stages ahead, and
 // consumer warpgroups multiply with wgmma, one instruction per warpgroup for a 64×BM×8 product.

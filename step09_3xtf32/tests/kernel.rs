@@ -1,6 +1,6 @@
 use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
-use common::testing::{self, DEEP, SHAPES, Variant};
+use common::testing::{self, DEEP, SHAPES};
 use common::{Extension, GpuStep, Params, Precision, Shape};
 use step09_3xtf32::STEP;
 
@@ -172,103 +172,45 @@ fn gpu_error_is_no_larger_than_cublas_sgemms_and_within_fp32s_limits() {
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step09_3xtf32"));
 
-/// The measured alternatives in `variants/`, each the kernel with these edits.
-const VARIANTS: &[Variant] = &[
-    Variant {
+/// The measured alternatives in `variants/`. Each is a copy of the kernel with one change, which
+/// its first lines name and the diff beside it (`variants/NAME.diff`) holds.
+const VARIANTS: &[GpuStep] = &[
+    GpuStep {
         file: "step09_3xtf32/variants/one_accumulator.cu",
         source: include_str!("../variants/one_accumulator.cu"),
-        edits: &[&[
-            ("wgmma(part, small[k8], a_big + k, k8);", "wgmma(part, small[k8], a_big + k, 1);"),
-            (
-                "        for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];\n",
-                "        for (int i = 0; i < BM / 2; ++i)\n            total[i] = part[i];  // variant: the tensor cores sum all of K\n",
-            ),
-        ]],
+        ..STEP
     },
-    Variant {
+    GpuStep {
         file: "step09_3xtf32/variants/no_flush.cu",
         source: include_str!("../variants/no_flush.cu"),
-        edits: &[&[(
-            "            if (kt % FLUSH == FLUSH - 1) {\n",
-            "            if (false) {  // variant: one running sum of all K/32 parts\n",
-        )]],
+        ..STEP
     },
-    Variant {
+    GpuStep {
         file: "step09_3xtf32/variants/compensated.cu",
         source: include_str!("../variants/compensated.cu"),
-        edits: &[&[
-            (
-                "            if (kt % FLUSH == FLUSH - 1) {\n",
-                "            if (false) {  // variant: one compensated running sum\n",
-            ),
-            (
-                "        for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];\n",
-                "        for (int i = 0; i < BM / 2; ++i) total[i] = acc[i] - lost[i];\n",
-            ),
-            (
-                "float total[BM / 2] = {}, acc[BM / 2] = {}, part[BM / 2] = {};",
-                "float total[BM / 2] = {}, acc[BM / 2] = {}, part[BM / 2] = {}, lost[BM / 2] = {};",
-            ),
-            (
-                "            for (int i = 0; i < BM / 2; ++i) acc[i] += part[i];\n",
-                "            for (int i = 0; i < BM / 2; ++i) {\n                float y = part[i] - lost[i], sum = acc[i] + y;  // variant: Kahan's compensated add\n                lost[i] = (sum - acc[i]) - y;\n                acc[i] = sum;\n            }\n",
-            ),
-        ]],
+        ..STEP
     },
-    Variant {
+    GpuStep {
         file: "step09_3xtf32/variants/in_pipeline.cu",
         source: include_str!("../variants/in_pipeline.cu"),
-        edits: &[&[
-            (
-                "constexpr unsigned STAGE_BYTES = 4 * (2 * A_TILE + B_TILE);  // both parts of A, and B",
-                "constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);  // variant: A as it is, and B",
-            ),
-            (
-                "        float a = x[j] * f, big = tf32(a);\n        two[0][j] = big;\n        two[1][j] = tf32(a - big);\n",
-                "        two[0][j] = x[j] * f;  // variant: A copied as it is, scaled (the contract maps the\n                               // workspace); the pipeline splits it\n",
-            ),
-            (
-                "    *reinterpret_cast<float4*>(parts + small + at) =\n        make_float4(two[1][0], two[1][1], two[1][2], two[1][3]);\n",
-                "    (void)small;  // variant: no small part\n",
-            ),
-            (
-                "    unsigned long long* empty = full + STAGES;\n",
-                "    unsigned long long* empty = full + STAGES;\n    unsigned long long* split =\n        empty + STAGES;  // variant: stage s split, in the 1024 bytes of slack\n",
-            ),
-            (
-                "            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp\n",
-                "            mbar_init(&empty[s], 4 * CONSUMERS);     // one arrival per consumer warp\n            mbar_init(&split[s], 3);                 // variant: one arrival per splitting warp\n",
-            ),
-            (
-                "                for (int part = 0; part < 2; ++part) {\n                    tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0,\n                                  part);\n                }\n",
-                "                tma_load_part(As + 2 * s * A_TILE, &a_map, &full[s], kt * BK, row0, 0);\n",
-            ),
-            (
-                "                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);\n                }\n            }\n        }\n",
-                "                    tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);\n                }\n            }\n        } else if (threadIdx.x >= 32) {\n            // variant: the producer's other three warps split each A tile in place (big) and\n            // beside it (small), then hand it to the tensor cores' proxy.\n            for (int kt = 0; kt < k_tiles; ++kt) {\n                int s = kt % STAGES;\n                mbar_wait(&full[s], (kt / STAGES) % 2);\n                float4* big = reinterpret_cast<float4*>(As + 2 * s * A_TILE);\n                float4* low = reinterpret_cast<float4*>(As + (2 * s + 1) * A_TILE);\n                for (int i = threadIdx.x - 32; i < A_TILE / 4; i += 96) {\n                    float4 v = big[i], b, l;\n                    b.x = tf32(v.x), b.y = tf32(v.y), b.z = tf32(v.z), b.w = tf32(v.w);\n                    l.x = tf32(v.x - b.x), l.y = tf32(v.y - b.y), l.z = tf32(v.z - b.z),\n                    l.w = tf32(v.w - b.w);\n                    big[i] = b;\n                    low[i] = l;\n                }\n                asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n                __syncwarp();\n                if (threadIdx.x % 32 == 0) mbar_arrive(&split[s]);\n            }\n        }\n",
-            ),
-            (
-                "            mbar_wait(&full[s], (kt / STAGES) % 2);\n            const float* bs",
-                "            mbar_wait(&full[s], (kt / STAGES) % 2);\n            mbar_wait(&split[s], (kt / STAGES) % 2);  // variant\n            const float* bs",
-            ),
-        ]],
+        ..STEP
     },
 ];
 
-fn variant(name: &str) -> GpuStep {
-    VARIANTS.iter().find(|v| v.file.ends_with(&format!("/{name}.cu"))).unwrap().of(&STEP)
+fn variant(name: &str) -> &'static GpuStep {
+    VARIANTS.iter().find(|v| v.file.ends_with(&format!("/{name}.cu"))).unwrap()
 }
 
 #[test]
-fn the_variants_are_the_kernel_with_their_edits() {
-    testing::assert_variants_are_edits(&STEP, VARIANTS);
+fn the_variants_are_the_kernel_with_their_diffs() {
+    testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
 }
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_the_variants_without_spills() {
     for v in VARIANTS {
-        let info = testing::nvrtc_check(&v.of(&STEP), &Params::defaults(STEP.params), "sm_90").unwrap();
+        let info = testing::nvrtc_check(v, &Params::defaults(STEP.params), "sm_90").unwrap();
         assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{}: {info:?}", v.file);
     }
 }
@@ -281,11 +223,11 @@ fn gpu_variants_keep_fp32_accuracy_except_the_tensor_cores_own_sums() {
     let shapes = &[(127, 129, 131), (1000, 17, 1), (511, 513, 509), (2049, 2047, 97), (4096, 4096, 4096)];
     for name in ["in_pipeline", "compensated", "no_flush"] {
         testing::assert_all_pass(
-            &testing::gpu_check(&variant(name), Params::defaults(STEP.params), shapes).unwrap(),
+            &testing::gpu_check(variant(name), Params::defaults(STEP.params), shapes).unwrap(),
         );
     }
     let one =
-        testing::gpu_check(&variant("one_accumulator"), Params::defaults(STEP.params), &[(4096, 4096, 4096)]);
+        testing::gpu_check(variant("one_accumulator"), Params::defaults(STEP.params), &[(4096, 4096, 4096)]);
     let (shape, v) = one.unwrap()[0];
     assert!(!v.normwise.passed(), "{shape}: the tensor cores' own sums passed: {}", v.summary());
 }

@@ -1,3 +1,7 @@
+// Variant of step09_3xtf32/src/kernel.cu: A split into its two TF32 parts inside the pipeline, by
+// the producer's three idle warps, instead of by split_a before the launch; kept to measure that
+// place for the split.
+//
 // Step 09: FP32 accuracy from TF32 tensor cores. Every operand x is split into two TF32
 // numbers, x = big + small, and three products, big·big + big·small + small·big, stand in for
 // each product of the sum: only small·small (2⁻²² of it) is left out.

@@ -1,3 +1,6 @@
+// Variant of step09_3xtf32/src/kernel.cu: one running sum of the stages' parts, never flushed into
+// a total; kept for the chapter's open question, why it is not faster than the step.
+//
 // Step 09: FP32 accuracy from TF32 tensor cores. Every operand x is split into two TF32
 // numbers, x = big + small, and three products, big·big + big·small + small·big, stand in for
 // each product of the sum: only small·small (2⁻²² of it) is left out.

@@ -1,3 +1,7 @@
+// Variant of step09_3xtf32/src/kernel.cu: the tensor cores sum all of K in one accumulator, with no
+// FP32 sums of their parts; kept to show that their truncating adds then miss FP32's limit over a
+// long K.
+//
 // Step 09: FP32 accuracy from TF32 tensor cores. Every operand x is split into two TF32
 // numbers, x = big + small, and three products, big·big + big·small + small·big, stand in for
 // each product of the sum: only small·small (2⁻²² of it) is left out.

@@ -1,3 +1,6 @@
+// Variant of step11_int8_crt/src/kernel.cu: one pass: each block takes its tile through every
+// modulus and rebuilds C from sums kept in registers.
+//
 // Step 11: FP32 accuracy from the INT8 tensor cores. Each row of A and each column of B is
 // scaled by a power of two and rounded to an integer; the integer product is computed exactly
 // from its residues modulo a few coprime moduli near 256, one INT8 product per modulus, and

@@ -6,6 +6,7 @@
 
 mod checker;
 mod command_line;
+pub mod copies;
 mod edits;
 pub mod exercises;
 pub mod faults;
@@ -24,7 +25,7 @@ pub use command_line::{
     assert_kernel_option, assert_npy_inputs_pass, program, run_for_output, run_program, run_program_limited,
     scratch_file,
 };
-pub use edits::{Edits, Variant, apply_edits, assert_variants_are_edits, edited};
+pub use edits::{Edits, apply_edits, edited};
 pub use inputs::{random_shapes, real_looking_inputs, special_inputs};
 pub use nvrtc::{ARCHS, archs, assert_archs_refused_or_served, nvrtc_check};
 pub use shapes::{DEEP, SHAPES, named_params};
