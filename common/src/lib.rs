@@ -7,11 +7,11 @@
 //! | layer | folder | modules |
 //! |---|---|---|
 //! | 0 data | `data/` | [`matrix`] (shape, row-major matrices, families of seeded inputs), [`files`] (`.npy` and `.safetensors`), [`progress`] |
-//! | 1 device | `device/` | [`gpu`] (context, device facts, NVRTC, resources), [`hold`], [`timing`] (CUDA events, statistics) |
-//! | 2 numerics | `numerics/` | [`reference`] (the f64 result), [`verify`] (limits and verdict), [`cublas`] (baselines, DGEMM) |
+//! | 1 device | `device/` | [`gpu`] (context, device facts, NVRTC, resources), [`stream_hold`] (a kernel that holds the stream while a timed batch is queued), [`timing`] (CUDA events, statistics) |
+//! | 2 numerics | `numerics/` | [`reference`](mod@reference) (the f64 result), [`verify`] (limits and verdict), [`cublas`] (baselines, DGEMM) |
 //! | 3 step contract | `contract/` | [`params`] (a kernel's `-D` constants), [`step`] (what a step's `lib.rs` fills in), [`stream_k`] (the Stream-K plan), [`launch`] (a compiled step and its launch), [`hooks`] (what a step adds to the launch), [`tma`] (tensor maps), [`fp32_path`] (what steps 09 and 11 cannot carry), [`pad`] (rows padded to 16 bytes) |
 //! | 4 presenting | `present/` | [`cli`] (the shared command line), [`report`] (the printed block) |
-//! | 5 driving | `drive/` | [`session`] (one measured launch), [`run`] (a step's program), [`tune`], [`compile_only`], [`bench`] |
+//! | 5 driving | `drive/` | [`measure`] (one launch checked and timed, cuBLAS beside it), [`run`] (a step's program), [`tune`], [`compile_only`], [`bench`](mod@bench) |
 //! | 6 testing | `testing/` | [`testing`]: what the steps' tests share |
 //!
 //! Every module is also at the crate's root (`common::gpu`, `common::verify`, …), so a path does
@@ -30,8 +30,8 @@ mod layers;
 
 pub use contract::{fp32_path, hooks, launch, pad, params, step, stream_k, tma};
 pub use data::{files, matrix, progress};
-pub use device::{gpu, hold, timing};
-pub use drive::{bench, compile_only, run, session, tune};
+pub use device::{gpu, stream_hold, timing};
+pub use drive::{bench, compile_only, measure, run, tune};
 pub use numerics::{cublas, reference, verify};
 pub use present::{cli, report};
 

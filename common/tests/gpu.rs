@@ -1,7 +1,7 @@
 //! The baseline and the reference on a real GPU.
 
 use common::cublas::Blas;
-use common::session::Buffers;
+use common::measure::Buffers;
 use common::{Inputs, Precision, Shape, gpu, reference, verify};
 
 /// Shapes from K = 1 to K = 2²⁰, small and large, on which the baselines meet their limits.

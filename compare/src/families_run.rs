@@ -4,7 +4,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use common::cublas::{self, Blas};
 use common::matrix::{Family, Inputs, Shape};
-use common::session::{self, Buffers};
+use common::measure::{self, Buffers};
 use common::timing::Plan;
 use common::{Precision, files, verify};
 use compare::families::{Entry, Families, Row};
@@ -49,7 +49,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
     for inputs in &all {
         let shape = inputs.shape;
         bar.set_message(name(inputs));
-        let reference = session::reference(&gpu, Some(&blas), inputs)?;
+        let reference = measure::reference(&gpu, Some(&blas), inputs)?;
         let entry = |c: &[f32],
                      t: common::timing::Stats,
                      precision: Precision,
@@ -72,15 +72,15 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         for p in &prepared {
             cells.push(match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
                 Some((p, Ok((launch, _)))) => {
-                    let (c, t) = session::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
-                    let paths = session::paths_run(&gpu, p, launch, shape, &mut bufs)?;
+                    let (c, t) = measure::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
+                    let paths = measure::paths_run(&gpu, p, launch, shape, &mut bufs)?;
                     Some(entry(&c, t, p.step.precision, paths.map(|(p, _)| p)))
                 }
                 _ => None,
             });
             bar.inc(1);
         }
-        let (c, t) = session::cublas_run(&gpu, &blas, shape, &bufs, plan, true)?;
+        let (c, t) = measure::cublas_run(&gpu, &blas, shape, &bufs, plan, true)?;
         let sgemm = entry(&c.context("cuBLAS's result was not kept")?, t, Precision::Fp32, None);
         bar.inc(1);
         rows.push(Row { input: name(inputs), steps: cells, sgemm });

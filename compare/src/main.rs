@@ -10,8 +10,8 @@ use common::cli::{parse_dim, parse_reps};
 use common::cublas::{self, Blas};
 use common::gpu::Gpu;
 use common::matrix::Family;
+use common::measure::{self, Buffers};
 use common::run;
-use common::session::{self, Buffers};
 use common::timing::{self, Plan};
 use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, launch::Prepared, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
@@ -156,7 +156,7 @@ fn run(args: Args, command: String) -> Result<bool> {
         let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
         bar.set_message(format!("{size}³"));
         let inputs = Inputs::family(shape, 42, args.inputs);
-        let reference = session::reference(&gpu, baselines.first().map(|b| &b.1), &inputs)?;
+        let reference = measure::reference(&gpu, baselines.first().map(|b| &b.1), &inputs)?;
         let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
             gflops: t.gflops(shape.flops()),
             passed: verify::verify(shape, c, &reference, precision).passed(),
@@ -267,7 +267,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     for &shape in &shapes {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::family(shape, 42, args.inputs);
-        let reference = session::reference(&gpu, Some(&baselines[0].1), &inputs)?;
+        let reference = measure::reference(&gpu, Some(&baselines[0].1), &inputs)?;
         let measured = measure(&gpu, &inputs, &reference, &prepared, &baselines, plan, &bar, true)?;
         for (row, cell) in rows.iter_mut().zip(measured) {
             row.1.push(cell);
@@ -362,7 +362,7 @@ fn measure(
         let p = chosen.as_ref().or(p.as_ref());
         cells.push(match p.map(|p| (p, p.plan(&gpu.info, shape))) {
             Some((p, Ok((launch, _)))) => {
-                let (c, t) = session::run_and_time(gpu, p, launch, shape, &mut bufs, plan)?;
+                let (c, t) = measure::run_and_time(gpu, p, launch, shape, &mut bufs, plan)?;
                 Some(cell(&c, t, p.step.precision))
             }
             Some((p, Err(why))) => {
@@ -376,7 +376,7 @@ fn measure(
         bar.inc(1);
     }
     for (_, blas, precision) in baselines {
-        let (c, t) = session::cublas_run(gpu, blas, shape, &bufs, plan, true)?;
+        let (c, t) = measure::cublas_run(gpu, blas, shape, &bufs, plan, true)?;
         let c = c.context("cuBLAS's result was not kept")?;
         cells.push(Some(cell(&c, t, *precision)));
         bar.inc(1);

@@ -26,9 +26,9 @@ use std::process::{Command, Stdio};
 
 use figures::Repo;
 use figures::catalog::Catalog;
-use figures::old::old_quotes;
 use figures::record::Records;
 use figures::refs::{self, Page};
+use figures::regex_links::old_quotes;
 
 fn repo() -> Repo {
     Repo::at(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap())

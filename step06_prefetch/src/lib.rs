@@ -130,7 +130,7 @@ const STREAM_K_PARAMS: &[Param] = &[
     PARAMS[5],
     PARAMS[6],
     PARAMS[7],
-    common::step::SHARE,
+    common::stream_k::SHARE,
 ];
 const STREAM_K_SEARCH: &[(&str, &[u32])] = &[
     SEARCH[0],

@@ -1,7 +1,7 @@
 use common::gpu::Limits;
-use common::step::TRANSPOSE_ENTRY;
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
+use common::tma::TRANSPOSE_ENTRY;
 use common::{GpuStep, Params, Precision, Shape};
 use step08_wgmma_tma::STEP;
 

@@ -17,7 +17,7 @@ use common::Shape;
 use common::gpu::Kernel;
 use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
 use common::params::{Param, Params};
-use common::step::SHARE;
+use common::stream_k::SHARE;
 
 /// The parameter of step 10's splits K between that many blocks per tile
 /// (1: no split). The kernel does not read it: only the launch changes.

@@ -3,7 +3,8 @@
 //! model of their time ([`model`]) from a few times measured once per GPU.
 
 use common::gpu::Limits;
-use common::step::{Launch, SHARE};
+use common::step::Launch;
+use common::stream_k::SHARE;
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
 

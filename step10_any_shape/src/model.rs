@@ -165,7 +165,7 @@ pub fn stream_k_end(way: Way, split: u32, p: Shape, sms: u32) -> Option<f64> {
         return None;
     }
     let slices = p.k.div_ceil(16) as u32;
-    Some(common::step::stream_k_plan(tiles_m, tiles_n, slices, slots).0)
+    Some(common::stream_k::stream_k_plan(tiles_m, tiles_n, slices, slots).0)
 }
 
 /// How far `r` short rows or columns lie from 1 toward [`SHORT`], the two counts the short

@@ -428,7 +428,7 @@ fn the_overwrite_fault_runs_where_tiles_are_shared() {
         let p = chosen(s, 132);
         let launch = STEP.validate(&p, shape(s), &Limits::SM90).unwrap();
         let slices = (s.2 as u32).div_ceil(p.get("BK"));
-        let (whole, rows) = common::step::stream_k_layout(launch.grid.1, launch.grid.0, slices, 132);
+        let (whole, rows) = common::stream_k::stream_k_layout(launch.grid.1, launch.grid.0, slices, 132);
         assert!(p.get("SPLIT") == 1 && p.get("SHARE") == 1 && whole < rows, "{s:?}: {p}");
     }
 }

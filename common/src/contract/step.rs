@@ -3,12 +3,11 @@
 use anyhow::{Result, anyhow, bail};
 
 use crate::gpu::{self, Compiled, Limits};
-pub use crate::hooks::Hooks;
+use crate::hooks::Hooks;
 use crate::matrix::Shape;
-pub use crate::params::{Param, Params};
-pub use crate::stream_k::{SHARE, SHARED_TILES_MAX, stream_k_layout, stream_k_plan};
+use crate::params::{Param, Params};
+use crate::stream_k::{SHARE, SHARED_TILES_MAX};
 use crate::tma::TmaBox;
-pub use crate::tma::{SPLIT_ENTRY, TRANSPOSE_ENTRY};
 use crate::verify::Precision;
 
 /// More rows, columns or depth than any step's tile has in any direction.
@@ -30,7 +29,7 @@ pub struct Launch {
     pub block: (u32, u32, u32),
     pub dynamic_smem: u32,
     /// For a [`Schedule::StreamK`] kernel, the rows of the grid whose blocks each take one whole
-    /// tile (the kernel's seventh argument; see [`stream_k_layout`]); None for every other launch.
+    /// tile (the kernel's seventh argument; see [`stream_k_layout`](crate::stream_k::stream_k_layout)); None for every other launch.
     pub whole_rows: Option<u32>,
 }
 
@@ -95,7 +94,7 @@ pub enum Schedule {
     /// One block per tile: the grid `launch` gives.
     Tiles,
     /// `launch`'s grid is one block per tile, `tiles_n` wide. The launch keeps its width but
-    /// chooses its rows ([`stream_k_layout`]): the first `whole` take a tile per block, the others
+    /// chooses its rows ([`stream_k_layout`](crate::stream_k::stream_k_layout)): the first `whole` take a tile per block, the others
     /// share the last tile rows slice by slice (Stream-K), so that a part-filled last wave leaves
     /// no SM idle. The kernel takes `whole` as a seventh argument,
     /// `matmul(M, N, K, A, B, C, int whole)`, and is compiled with `-D SHARED_TILES_MAX=…`, the size

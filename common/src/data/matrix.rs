@@ -118,7 +118,7 @@ impl Matrix {
     }
 
     /// Values drawn uniformly from [-1, 1] with all 24 bits of the significand drawn:
-    /// [`Matrix::random`]'s values are multiples of 2⁻²² (the generator's step), these are not.
+    /// [`Inputs::random`]'s values are multiples of 2⁻²² (the generator's step), these are not.
     pub fn random_full(rows: usize, cols: usize, rng: &mut StdRng) -> Self {
         let data = (0..rows * cols).map(|_| rng.random_range(-1.0f64..=1.0) as f32).collect();
         Self { rows, cols, data }

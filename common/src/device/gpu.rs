@@ -9,7 +9,7 @@ use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as Fn
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::{self, Ptx};
 
-use crate::hold::Hold;
+use crate::stream_hold::Hold;
 
 /// The device limits that decide whether a kernel configuration can launch at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Layer 1, the device: the GPU context and its facts, NVRTC compilation and kernel resources,
-//! the hold kernel and CUDA-event timing. Depends on data.
+//! the stream hold kernel and CUDA-event timing. Depends on data.
 
 pub mod gpu;
-pub mod hold;
+pub mod stream_hold;
 pub mod timing;

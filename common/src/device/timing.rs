@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use cudarc::driver::sys::CUevent_flags;
 
 use crate::gpu::Gpu;
-pub use crate::hold::{HOLD_MAX_MS, HOLD_MIN_MS, Hold};
+pub use crate::stream_hold::{HOLD_MAX_MS, HOLD_MIN_MS, Hold};
 
 /// Median and spread of repeated timings, in milliseconds per launch.
 #[derive(Clone, Copy, Debug, PartialEq)]

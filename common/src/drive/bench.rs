@@ -13,8 +13,9 @@ use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
 use crate::launch::Prepared;
 use crate::matrix::{Family, Inputs, Shape};
-use crate::session::Buffers;
-use crate::step::{GpuStep, Params};
+use crate::measure::Buffers;
+use crate::params::Params;
+use crate::step::GpuStep;
 use crate::timing;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.

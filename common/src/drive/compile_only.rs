@@ -9,7 +9,8 @@ use anyhow::{Result, anyhow, bail};
 use crate::cli::Args;
 use crate::gpu::{self, Limits};
 use crate::matrix::Shape;
-use crate::step::{GpuStep, Params};
+use crate::params::Params;
+use crate::step::GpuStep;
 
 /// Registers of one SM on every architecture `--compile-only` knows (sm_75 to sm_120).
 pub const REGISTERS_PER_SM: u32 = 65_536;

@@ -15,9 +15,10 @@ use crate::fp32_path::Paths;
 use crate::gpu::{self, Gpu, Limits, Resources};
 use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
+use crate::measure::{Buffers, cublas_run, paths_run, reference, run_and_time};
+use crate::params::Params;
 use crate::report::{Device, KernelFacts, Report};
-use crate::session::{Buffers, cublas_run, paths_run, reference, run_and_time};
-use crate::step::{Choice, GpuStep, Launch, Params};
+use crate::step::{Choice, GpuStep, Launch};
 use crate::timing::{Plan, Stats};
 use crate::verify::{self, Precision, Verdict};
 

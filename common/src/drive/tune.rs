@@ -8,8 +8,9 @@ use crate::cublas::{self, Blas};
 use crate::gpu::{Gpu, Kernel};
 use crate::launch::Prepared;
 use crate::matrix::Inputs;
-use crate::session::{self, Buffers};
-use crate::step::{GpuStep, Params};
+use crate::measure::{self, Buffers};
+use crate::params::Params;
+use crate::step::GpuStep;
 use crate::timing::Plan;
 use crate::verify;
 
@@ -116,7 +117,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
 
     let mut bufs = Buffers::upload(gpu, inputs)?;
     let blas = if !args.no_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let reference = if args.no_verify { None } else { Some(session::reference(gpu, blas.as_ref(), inputs)?) };
+    let reference = if args.no_verify { None } else { Some(measure::reference(gpu, blas.as_ref(), inputs)?) };
     let plan = Plan::new(Some(args.reps.unwrap_or(10)));
 
     let mut rows = Vec::new();
@@ -148,7 +149,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         };
         // A set whose launch cannot run here (a split's workspace beyond the free memory) is
         // skipped, not the end of the search.
-        let (got, t) = match session::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan) {
+        let (got, t) = match measure::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan) {
             Ok(x) => x,
             Err(e) => {
                 skipped.push(format!("{params}: {e}"));
@@ -177,7 +178,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
     let cublas_ms = tf32
         .as_ref()
         .or(blas.as_ref())
-        .map(|b| session::cublas_run(gpu, b, shape, &bufs, plan, false))
+        .map(|b| measure::cublas_run(gpu, b, shape, &bufs, plan, false))
         .transpose()?
         .map(|(_, t)| t.median_ms);
 
@@ -237,7 +238,8 @@ mod tests {
     use super::*;
     use crate::gpu::Limits;
     use crate::matrix::Shape;
-    use crate::step::{Launch, Param};
+    use crate::params::Param;
+    use crate::step::Launch;
 
     const PARAMS: &[Param] = &[
         Param { name: "X", default: 1, help: "" },

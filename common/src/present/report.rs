@@ -5,7 +5,8 @@ use std::fmt;
 use crate::fp32_path::Paths;
 use crate::gpu::{DeviceInfo, Resources};
 use crate::matrix::Shape;
-use crate::step::{Launch, Params};
+use crate::params::Params;
+use crate::step::Launch;
 use crate::timing::Stats;
 use crate::verify::{Precision, Verdict};
 

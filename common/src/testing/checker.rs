@@ -10,9 +10,10 @@ use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
 use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
+use crate::measure::{self, Buffers};
+use crate::params::Params;
 use crate::reference::Reference;
-use crate::session::{self, Buffers};
-use crate::step::{GpuStep, Params};
+use crate::step::GpuStep;
 use crate::verify::{self, Verdict};
 
 /// A step's kernels for the shapes it is checked at: one parameter set, or, for a step that
@@ -96,7 +97,7 @@ impl<'a> Checker<'a> {
     ) -> Result<(Shape, Verdict)> {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::new(shape, seed, exact);
-        let reference = session::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
+        let reference = measure::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
         let prepared = self.kernels.at(&self.gpu, shape)?;
         Ok((shape, verified_run(&self.gpu, &prepared, &inputs, &reference)?))
     }
@@ -125,13 +126,13 @@ impl<'a> Checker<'a> {
         let blas = self.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?;
         let bufs = Buffers::upload(&self.gpu, inputs)?;
         let plan = crate::timing::Plan::new(Some(1));
-        let (c, _) = session::cublas_run(&self.gpu, blas, inputs.shape, &bufs, plan, true)?;
+        let (c, _) = measure::cublas_run(&self.gpu, blas, inputs.shape, &bufs, plan, true)?;
         c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))
     }
 
     /// The f64 reference of `inputs` (cuBLAS DGEMM when present, else the CPU).
     pub fn reference(&self, inputs: &Inputs) -> Result<Reference> {
-        session::reference(&self.gpu, self.blas.as_ref(), inputs)
+        measure::reference(&self.gpu, self.blas.as_ref(), inputs)
     }
 
     /// C from one launch on random inputs drawn with `seed`, the output poisoned with NaN first.
@@ -165,7 +166,7 @@ pub fn verified_run(
 fn poisoned_result(gpu: &Gpu, prepared: &Prepared, inputs: &Inputs) -> Result<(Vec<f32>, Buffers)> {
     let (launch, _) = prepared.plan(&gpu.info, inputs.shape)?;
     let mut bufs = Buffers::upload(gpu, inputs)?;
-    let c = session::poisoned_run(gpu, prepared, launch, inputs.shape, &mut bufs)?;
+    let c = measure::poisoned_run(gpu, prepared, launch, inputs.shape, &mut bufs)?;
     Ok((c, bufs))
 }
 
@@ -211,11 +212,11 @@ pub struct Beside {
 pub fn beside_sgemm(checker: &Checker, inputs: &Inputs) -> Result<Beside> {
     let (gpu, blas) = (&checker.gpu, checker.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?);
     let shape = inputs.shape;
-    let reference = session::reference(gpu, Some(blas), inputs)?;
+    let reference = measure::reference(gpu, Some(blas), inputs)?;
     let prepared = checker.kernels.at(gpu, shape)?;
     let (c, bufs) = poisoned_result(gpu, &prepared, inputs)?;
     let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
-    let (sgemm_c, _) = session::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
+    let (sgemm_c, _) = measure::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
     let sgemm_c = sgemm_c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
     let sgemm = verify::verify(shape, &sgemm_c, &reference, verify::Precision::Fp32);
     Ok(Beside { verdict, sgemm, c, sgemm_c })

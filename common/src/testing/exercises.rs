@@ -5,7 +5,8 @@
 
 use anyhow::{Result, anyhow, bail};
 
-use crate::step::{GpuStep, Params};
+use crate::params::Params;
+use crate::step::GpuStep;
 
 /// One exercise of a lab.
 pub struct Exercise {

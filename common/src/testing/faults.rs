@@ -15,9 +15,10 @@ use crate::cublas::Blas;
 use crate::gpu::{self, Gpu};
 use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
+use crate::measure;
+use crate::params::Params;
 use crate::reference::Reference;
-use crate::session;
-use crate::step::{GpuStep, Params};
+use crate::step::GpuStep;
 use crate::verify::{ROOM, Verdict};
 
 /// What a planted fault does to the result.
@@ -349,7 +350,7 @@ impl Cases<'_> {
         if !self.inputs.contains_key(&s) {
             let shape = Shape::new(s.0, s.1, s.2).map_err(|e| anyhow!(e))?;
             let inputs = Inputs::random(shape, 42);
-            let reference = session::reference(self.gpu, self.blas, &inputs)?;
+            let reference = measure::reference(self.gpu, self.blas, &inputs)?;
             self.inputs.insert(s, (inputs, reference));
         }
         let (inputs, reference) = &self.inputs[&s];

@@ -4,7 +4,8 @@
 use anyhow::{Result, anyhow};
 
 use crate::gpu::{self, Limits, PtxasInfo};
-use crate::step::{GpuStep, Params};
+use crate::params::Params;
+use crate::step::GpuStep;
 
 /// The architectures the NVRTC tests compile for, each step from its oldest (limits:
 /// [`Limits::for_arch`]).

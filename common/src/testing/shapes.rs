@@ -1,7 +1,8 @@
 //! Where a test checks a step: the shapes that break kernels, and a step's parameters set as a
 //! test names them.
 
-use crate::step::{GpuStep, Params};
+use crate::params::Params;
+use crate::step::GpuStep;
 
 /// Shapes that break kernels: ones, primes, thin and flat, one past a power of two, and
 /// sizes no tile divides. (M, N, K).

@@ -2,7 +2,8 @@
 
 use crate::gpu::Limits;
 use crate::matrix::Shape;
-use crate::step::{GpuStep, Params, Schedule};
+use crate::params::Params;
+use crate::step::{GpuStep, Schedule};
 
 use super::SHAPES;
 use super::faults::{Class, Fault};
@@ -203,7 +204,8 @@ pub fn assert_shared_shapes_share(step: &GpuStep) {
         let launch = step.validate(&params, Shape::new(m, n, k).unwrap(), &Limits::SM90).unwrap();
         let slices = (k as u32).div_ceil(params.get("BK"));
         for resident in [132, 264] {
-            let (whole, rows) = crate::step::stream_k_layout(launch.grid.1, launch.grid.0, slices, resident);
+            let (whole, rows) =
+                crate::stream_k::stream_k_layout(launch.grid.1, launch.grid.0, slices, resident);
             assert!(whole < rows, "{} at {m}×{n}×{k} with {resident} blocks: no tile shared", step.name);
         }
     }

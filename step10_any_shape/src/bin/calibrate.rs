@@ -18,8 +18,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use common::launch::Prepared;
+use common::measure::{self, Buffers};
 use common::pad::{Copier, Layout};
-use common::session::{self, Buffers};
 use common::timing::{self, Plan};
 use common::{Params, Shape, gpu};
 use step10_any_shape::calibration::{Calibration, Costs, Line, Rates};
@@ -83,7 +83,7 @@ impl Bench<'_> {
             c: stream.alloc_zeros(s.m * s.n).map_err(err)?,
             shape: s,
         };
-        let (_, t) = session::run_and_time(self.gpu, &prepared, launch, s, &mut bufs, Plan::new(None))?;
+        let (_, t) = measure::run_and_time(self.gpu, &prepared, launch, s, &mut bufs, Plan::new(None))?;
         Ok((1e3 * t.median_ms, resources.blocks_per_sm))
     }
 

@@ -6,7 +6,8 @@ use anyhow::{Result, bail};
 
 use crate::gpu::Gpu;
 use crate::matrix::Shape;
-use crate::step::{GpuStep, Params};
+use crate::params::Params;
+use crate::step::GpuStep;
 
 /// Device memory the run needs: A, B and C, and a second C for cuBLAS.
 pub fn memory_needed(shape: Shape, with_cublas: bool) -> u64 {

@@ -39,7 +39,7 @@ pub const KAPPA: f64 = 1.5;
 pub const ROOM: f64 = 0.75;
 
 /// How one operand is rounded before the products, as the products weight it (module docs):
-/// `square` = E[a²δ²]/E[a²] and `mean` = E[a²δ]/E[a²], for the course's inputs.
+/// `square` = E\[a²δ²\]/E\[a²\] and `mean` = E\[a²δ\]/E\[a²\], for the course's inputs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rounding {
     pub square: f64,

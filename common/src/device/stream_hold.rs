@@ -1,4 +1,4 @@
-//! The hold: a one-thread kernel that keeps the stream busy while the host queues a timed
+//! The stream hold: a one-thread kernel that keeps the stream busy while the host queues a timed
 //! batch (see [`crate::timing`]). It sits below both the device handle, which loads it once,
 //! and the timing code, which queues it.
 

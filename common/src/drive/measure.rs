@@ -1,4 +1,4 @@
-//! One measured launch on the device: the buffers of a shape, a kernel run on a poisoned C
+//! Measuring one launch on the device: the buffers of a shape, a kernel run on a poisoned C
 //! and timed, cuBLAS run the same way, and the f64 reference. `run` (a step's program) and
 //! `tune` (the search over parameters) both measure through these.
 
