@@ -37,8 +37,10 @@ const MODULES: &[(u32, &str, &str)] = &[
     (5, "tune", include_str!("drive/tune.rs")),
     (6, "testing", include_str!("testing/mod.rs")),
     (6, "checker", include_str!("testing/checker.rs")),
+    (6, "copies", include_str!("testing/copies.rs")),
     (6, "command_line", include_str!("testing/command_line.rs")),
     (6, "edits", include_str!("testing/edits.rs")),
+    (6, "exercises", include_str!("testing/exercises.rs")),
     (6, "inputs", include_str!("testing/inputs.rs")),
     (6, "nvrtc", include_str!("testing/nvrtc.rs")),
     (6, "shapes", include_str!("testing/shapes.rs")),
@@ -54,6 +56,7 @@ const FOLDERS: &[(u32, &str)] = &[
     (3, include_str!("contract/mod.rs")),
     (4, include_str!("present/mod.rs")),
     (5, include_str!("drive/mod.rs")),
+    (6, include_str!("testing/mod.rs")),
 ];
 
 /// The types the crate's root re-exports, and the module each comes from.

@@ -49,7 +49,7 @@ pub const SCALE_ENTRY: &str = "scale_cols";
 
 impl Apart {
     /// The kernel's `mark_cols` and `scale_cols`, where it defines them.
-    pub fn find(kernel: &Kernel) -> Result<Option<Apart>> {
+    fn find(kernel: &Kernel) -> Result<Option<Apart>> {
         if !kernel.has_entry(MARK_ENTRY) {
             return Ok(None);
         }
@@ -63,7 +63,7 @@ impl Apart {
 
     /// Zeroes the marks, queues `mark_cols` and `scale_cols`; returns where the marks and the
     /// exponents lie, for `split_a` and `matmul`.
-    pub fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<Marks> {
+    fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<Marks> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
         let (m, n) = (shape.m as u64, shape.n as u64);
         let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 4 * shape.n)?;
@@ -96,7 +96,7 @@ impl Apart {
     }
 
     /// Queues the FP32 path of the marked rows and columns, after the product.
-    pub fn after(
+    fn after(
         &self,
         gpu: &Gpu,
         (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
@@ -106,11 +106,6 @@ impl Apart {
         let marks = slot.as_ref().ok_or_else(|| anyhow!("the marks were not made before the product"))?;
         let (ptr, _sync) = marks.device_ptr(&gpu.stream);
         self.fp32.launch(gpu, (a, b, c), ptr, shape)
-    }
-
-    /// The FP32 path of the marked rows and columns.
-    pub fn fp32_path(&self) -> &Fp32Path {
-        &self.fp32
     }
 }
 
@@ -136,9 +131,10 @@ impl OwnLaunch for Apart {
         let mut builder = call.args((a, b, &mut *c));
         builder.arg(&a_map).arg(&b_map).arg(&marks.exps);
         // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*,
-        // CUtensorMap, CUtensorMap, const int* exps)`: the maps are of workspaces that outlive the
-        // launch (freed only when a later launch needs larger ones, after this one in stream
-        // order), and the exponents are the M + N ints `before` made.
+        // CUtensorMap, CUtensorMap, const int* exps)`: the maps are of buffers that outlive the
+        // launch (A's parts, and B or its padded copy; workspaces are freed only when a later
+        // launch needs larger ones, after this one in stream order), the exponents are the M + N
+        // ints `before` made, and A, B and C hold the shape (checked by common's launch).
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         self.after(call.gpu, (a, b, c), call.shape)
     }

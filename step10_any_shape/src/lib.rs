@@ -9,12 +9,12 @@ use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
 
 pub mod calibration;
-pub mod hooks;
 pub mod model;
+pub mod split;
 pub mod tiles;
 // The tiles, the cuts, the rule and the launch's parameters are at the crate's root too.
-pub use hooks::{FEW_ELEMENTS, PAD, PATH, SPLIT, SPLIT_MAX, on_tiles};
 pub use model::choose;
+pub use split::{FEW_ELEMENTS, PAD, PATH, SPLIT, SPLIT_MAX, on_tiles};
 pub use tiles::{
     Cut, GRID_ROWS_MAX, MIN_DEPTH, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile,
     Way, cuts, few_cols_warp_rows, few_rows_lanes,
@@ -139,5 +139,5 @@ pub const STEP: GpuStep = GpuStep {
     stages: &[],
     pads_rows: true,
     variants: &[],
-    hooks: &hooks::SplitHooks,
+    hooks: &split::SplitHooks,
 };

@@ -222,7 +222,7 @@ pub fn cuts(s: Shape) -> Vec<Cut> {
         {
             continue;
         }
-        for split in 1..=crate::hooks::SPLIT_MAX {
+        for split in 1..=crate::split::SPLIT_MAX {
             if split > 1 && (split as usize) > s.k.div_ceil(MIN_DEPTH) {
                 break;
             }

@@ -83,8 +83,6 @@ const BM: u32 = 128;
 const BN: u32 = 256;
 const BK: u32 = 128;
 
-/// The moduli the kernel knows, P and the room of a row: common's residue contract holds them,
-/// so that the report can say what the scaling keeps on given inputs.
 pub mod residues;
 
 pub use residues::{MODULUS, MOST, product, room};

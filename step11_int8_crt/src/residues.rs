@@ -320,11 +320,6 @@ impl Residues {
         self.fp32.launch(gpu, (a, b, c), marks, shape)
     }
 
-    /// The FP32 path of the rows and columns the rule marks.
-    pub fn fp32_path(&self) -> &Fp32Path {
-        &self.fp32
-    }
-
     /// The moduli the last product took (after it has finished): the first pass's, or more where
     /// the data called for them.
     pub fn moduli(&self, gpu: &Gpu) -> Result<Option<usize>> {

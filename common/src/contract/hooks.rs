@@ -144,9 +144,19 @@ impl<'c> KernelCall<'c> {
         tma.maps(self.gpu, self.shape, (a, b), boxes, prologue, marks)
     }
 
+    /// Whether the launch has a Stream-K layout (`whole` follows the six standard arguments).
+    pub fn has_layout(&self) -> bool {
+        self.whole.is_some()
+    }
+
     /// Queues the plain launch: the standard arguments, then the tensor maps where the kernel
     /// reads through them.
     pub fn plain(&self, (a, b, c): Operands) -> Result<()> {
+        if self.boxes.is_some() && self.maps.is_none() {
+            bail!(
+                "this kernel reads tensor maps of the step's own workspaces, and the step's hooks gave no launch that builds them"
+            );
+        }
         let maps = match self.maps {
             Some(_) => Some(self.maps((a, b), None)?),
             None => None,

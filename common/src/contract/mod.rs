@@ -1,7 +1,7 @@
 //! Layer 3, the step contract: what a GPU step's `lib.rs` fills in (kernel, parameters, launch,
-//! checks), and the launch's extensions: tensor maps, step 11's residues, row padding and the FP32
-//! path of steps 09 and 11. Depends on the
-//! layers below.
+//! checks), the Stream-K plan, the launch and the hooks through which a step adds its own kernels
+//! to it; tensor maps, row padding and the FP32 path of steps 09 and 11. Depends on the layers
+//! below.
 
 pub mod fp32_path;
 pub mod hooks;

@@ -1,4 +1,5 @@
-//! The step contract: what a GPU step's `lib.rs` declares, and how common turns it into a launch.
+//! The step contract: what a GPU step's `lib.rs` declares (its kernel, parameters, launch shape,
+//! checks, extension and hooks), and the checks common makes of it; the launch is `launch.rs`.
 
 use anyhow::{Result, anyhow, bail};
 
@@ -168,10 +169,11 @@ pub struct LaunchVariant {
     pub mark: &'static str,
 }
 
-/// The contract's one extension: arguments a kernel takes after `matmul(M, N, K, A, B, C)`.
+/// The tensor maps a kernel takes after `matmul(M, N, K, A, B, C)` (and after what its schedule
+/// and hooks add).
 #[derive(Clone, Copy, Debug)]
 pub enum Extension {
-    /// The six standard arguments and nothing more (steps 02 to 07).
+    /// No tensor maps (steps 02 to 07 and 10).
     None,
     /// Tensor maps of A and of B for Hopper's copy engine, built on the host for each launch
     /// (see [`crate::tma`]), copied in the boxes these functions give. The kernel is compiled

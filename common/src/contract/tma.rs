@@ -1,4 +1,4 @@
-//! The one extension of the step contract: Hopper's tensor memory accelerator (TMA) copies tiles
+//! Tensor maps, the contract's extension for Hopper: the tensor memory accelerator (TMA) copies tiles
 //! described by a tensor map, which the host encodes through the driver and passes by value
 //! after the six standard arguments:
 //!

@@ -5,9 +5,6 @@ use anyhow::{Result, anyhow};
 
 use crate::step::GpuStep;
 
-/// Text edits of a kernel: each `(find, replace)` matches exactly once.
-pub type Edits = &'static [(&'static str, &'static str)];
-
 /// `step` with `edits` made to its kernel (a planted fault or a variant built in a test).
 pub fn edited(step: &GpuStep, edits: &[(&str, &str)]) -> GpuStep {
     let source = apply_edits(step.source, edits).unwrap_or_else(|e| panic!("{}: {e}", step.name));

@@ -1,7 +1,8 @@
 //! Helpers for the steps' tests, a file for each kind: the shapes every kernel must get right
 //! (`shapes.rs`), text edits of a kernel (`edits.rs`), the checks that run a step on the GPU
 //! (`checker.rs`) or compile it with NVRTC (`nvrtc.rs`), those that run its program
-//! (`command_line.rs`), and the inputs drawn for them (`inputs.rs`). Every helper is at
+//! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), and the check that each variant
+//! or stage is its base with its recorded change (`copies.rs`). Every helper is at
 //! `common::testing::` whichever file holds it.
 
 mod checker;
@@ -25,7 +26,7 @@ pub use command_line::{
     assert_kernel_option, assert_npy_inputs_pass, program, run_for_output, run_program, run_program_limited,
     scratch_file,
 };
-pub use edits::{Edits, apply_edits, edited};
+pub use edits::{apply_edits, edited};
 pub use inputs::{random_shapes, real_looking_inputs, special_inputs};
 pub use nvrtc::{ARCHS, archs, assert_archs_refused_or_served, nvrtc_check};
 pub use shapes::{DEEP, SHAPES, named_params};

@@ -1,4 +1,4 @@
-//! What step 10 adds to common's launch (its hooks, `SplitHooks`): the parameters only its
+//! Step 10's own launch (its hooks, `SplitHooks`): the split of K and the parameters only the
 //! launch reads, SPLIT, PATH and PAD, and the sum of a split product's slices. With SPLIT=S>1 the
 //! grid has S blocks in z for each tile; block z multiplies its own share of the tile's slices of K
 //! into slice z of a workspace of S·M·N floats, and `sum_slices(partials, C, M·N, S)` adds the
@@ -10,7 +10,7 @@
 
 use std::sync::Mutex;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use common::Shape;
@@ -19,8 +19,7 @@ use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
 use common::params::{Param, Params};
 use common::stream_k::SHARE;
 
-/// The parameter of step 10's splits K between that many blocks per tile
-/// (1: no split). The kernel does not read it: only the launch changes.
+/// The parameter that splits K between that many blocks per tile (1: no split). The kernel does not read it: only the launch changes.
 pub const SPLIT: Param = Param {
     name: "SPLIT",
     default: 1,
@@ -30,8 +29,7 @@ pub const SPLIT: Param = Param {
 /// The most blocks a launch of step 10 splits K between.
 pub const SPLIT_MAX: u32 = 256;
 
-/// The parameter of step 10's chooses between its block tiles (0) and
-/// its kernels for a product with a short side (1: few rows of C, 2: few columns) or a short K (3).
+/// The parameter that chooses between the block tiles (0) and the kernels for a product with a short side (1: few rows of C, 2: few columns) or a short K (3).
 /// The launch of those kernels keeps its grid (no Stream-K layout) and pads nothing.
 pub const PATH: Param = Param {
     name: "PATH",
@@ -39,7 +37,7 @@ pub const PATH: Param = Param {
     help: "0: block tiles; 1: few rows of C (at most 8), B read once down its rows; 2: few columns of C (at most 8), a warp along each row of A; 3: short K (at most 16), C written straight, 128 contiguous bytes a store",
 };
 
-/// The parameter of step 10, whose launch pads rows and whose kernel also reads rows that
+/// The parameter of a launch that pads rows where the kernel also reads rows that
 /// are not 16-byte multiples as they are: pad them (1, 16-byte loads after the
 /// copies) or not (0, no copies, 4-byte loads on such rows).
 pub const PAD: Param = Param {
@@ -132,6 +130,9 @@ struct Split {
 
 impl OwnLaunch for Split {
     fn launch(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
+        if !call.has_layout() {
+            bail!("step 10's kernel takes `whole` before its workspace: launch it with the plan's layout");
+        }
         let mut slot =
             self.partials.lock().map_err(|_| anyhow!("the split workspace's lock was poisoned"))?;
         let shape = call.shape;
