@@ -78,11 +78,15 @@ pub fn product(moduli: usize) -> u128 {
     MODULUS[..moduli].iter().map(|&m| u128::from(m)).product()
 }
 
-/// How far the integers of a row can reach, T = √(P/2), less the √K/2 their rounding may add. A
-/// row of K equal entries then keeps room/√K of each: the step asks for at least 2 (one bit).
+/// How far the integers of a row can reach, T = √(P/2)·(1 − [`MARGIN`]), less the √K/2 their
+/// rounding may add. A row of K equal entries then keeps room/√K of each: the step asks for at
+/// least 2 (one bit).
 pub fn room(moduli: usize, k: usize) -> f64 {
-    (product(moduli) as f64 / 2.0).sqrt() * (1.0 - 1.0 / 1_048_576.0) - 0.5 * (k as f64).sqrt()
+    (product(moduli) as f64 / 2.0).sqrt() * (1.0 - MARGIN) - 0.5 * (k as f64).sqrt()
 }
+
+/// T's margin below √(P/2), 2⁻²⁰: the kernel's `exponent_for` leaves the same.
+pub const MARGIN: f64 = 1.0 / 1_048_576.0;
 
 /// The entry points the extension queues around `matmul`.
 pub const ROWS_ENTRY: &str = "scale_rows";
@@ -106,6 +110,10 @@ const COUNT_ROW_BLOCKS: usize = 384;
 
 /// Rows of B a block of `col_norms` sums.
 pub const NORM_CHUNK: usize = 256;
+/// Rows of K in a tile of `scale_cols` and `rescale_cols`.
+pub const SCALE_TILE: usize = 128;
+/// Columns of C a thread of the rebuild kernels takes: a block of 256 threads takes 1024.
+pub const REBUILD_COLS: usize = 4;
 
 /// The pitch, in bytes, of a residue matrix of `cols` columns: rows 16-byte aligned, as the copy
 /// engine and 16-byte stores want them.
@@ -254,7 +262,8 @@ impl Residues {
         cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares);
         cols.arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
         // SAFETY: as for scale_rows above.
-        unsafe { cols.launch(config((blocks(n, 32), blocks(k, 128), 1))) }.map_err(failed(COLS_ENTRY))?;
+        unsafe { cols.launch(config((blocks(n, 32), blocks(k, SCALE_TILE), 1))) }
+            .map_err(failed(COLS_ENTRY))?;
         let mut mark = gpu.stream.launch_builder(&self.marks);
         mark.arg(&exps).arg(&stats).arg(&marks).arg(&mi).arg(&ni);
         // SAFETY: as for scale_rows above.
@@ -272,7 +281,7 @@ impl Residues {
             .map_err(failed(RESCALE_ROWS_ENTRY))?;
         let mut cols = gpu.stream.launch_builder(&self.rescale_cols);
         cols.arg(b).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
-        let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, 128));
+        let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, SCALE_TILE));
         // SAFETY: as for scale_rows above.
         unsafe { cols.launch(config((blocks(n, 32), tiles, 1))) }.map_err(failed(RESCALE_COLS_ENTRY))?;
 
@@ -305,16 +314,17 @@ impl Residues {
         unsafe { product.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
 
         if let Some([reconstruct, wide]) = &self.reconstruct {
+            let across = blocks(n, 256 * REBUILD_COLS);
             let mut rebuild = gpu.stream.launch_builder(reconstruct);
             rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-            let grid = (blocks(n, 1024), m.clamp(1, 65_535) as u32, 1);
+            let grid = (across, m.clamp(1, 65_535) as u32, 1);
             // SAFETY: as for scale_rows above.
             unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
             let mut rebuild = gpu.stream.launch_builder(wide);
             rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-            let rows = (WIDE_BLOCKS / blocks(n, 1024) as usize).clamp(1, m.max(1));
+            let rows = (WIDE_BLOCKS / across as usize).clamp(1, m.max(1));
             // SAFETY: as for scale_rows above (the same signature).
-            unsafe { rebuild.launch(config((blocks(n, 1024), rows as u32, 1))) }
+            unsafe { rebuild.launch(config((across, rows as u32, 1))) }
                 .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
         }
         self.fp32.launch(gpu, (a, b, c), marks, shape)
