@@ -139,6 +139,8 @@ constexpr int NONFINITE = 1 << 30;
 
 // ANCHOR: scale
 // ANCHOR: exponent
+constexpr double MARGIN = 1.0 / 1048576.0;  // 2⁻²⁰: T's margin below √(P_L/2) (the host's room)
+
 // The exponent e of a row (or column) x of K entries with Σx² = norm2, for a product of L
 // moduli: the largest with 2^e·‖x‖ + √K/2 ≤ T, T = √(P_L/2) less a margin. Rounding moves each
 // entry by at most 1/2, so the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of
@@ -148,7 +150,7 @@ __device__ int exponent_for(double norm2, int K, int L)
 {
     if (!(norm2 <= 1.7976931348623157e308)) return NONFINITE;  // NaN or infinity on the way
     if (norm2 == 0.0) return 0;
-    double limit = sqrt(0.5 * TABLE.product[L]) * (1.0 - 1.0 / 1048576.0);
+    double limit = sqrt(0.5 * TABLE.product[L]) * (1.0 - MARGIN);
     return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
 }
 // ANCHOR_END: exponent
@@ -424,6 +426,8 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     }
 }
 
+constexpr int NORM_CHUNK = 256;  // rows of B a block of col_norms sums (the host's NORM_CHUNK)
+
 // Sums of squares of B's columns over 256-row chunks, part[chunk·N + n], and, for the rule above,
 // their sums of magnitudes and largest magnitudes, part[(chunks + chunk)·N + n] and part[(2·chunks
 // + chunk)·N + n]. Summed in a fixed order (no atomics), so that the exponents, and so C, are the
@@ -432,7 +436,7 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 {
     __shared__ double sums[8][32], sums1[8][32], maxes[8][32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-    int n = blockIdx.x * 32 + tx, k0 = blockIdx.y * 256, k1 = min(K, k0 + 256);
+    int n = blockIdx.x * 32 + tx, k0 = blockIdx.y * NORM_CHUNK, k1 = min(K, k0 + NORM_CHUNK);
     double s = 0.0, s1 = 0.0, largest = 0.0;
     if (n < N) {
         for (int k = k0 + ty; k < k1; k += 8) {
@@ -454,6 +458,9 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
     }
 }
 
+// Rows of K in a tile of scale_cols and rescale_cols (the host's SCALE_TILE).
+constexpr int SCALE_TILE = 128;
+
 // B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
 // exps[n] (and Σx² into norms[M + n]), the residues written transposed, column n of B as row n
 // of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8 product are then
@@ -461,14 +468,14 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
                                       int* exps, int* stats, double* norms, int M, int K, int N,
                                       int pitch) {
-    __shared__ float tile[128][33];
+    __shared__ float tile[SCALE_TILE][33];
     __shared__ int exponent[32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
     // Blocks start in order of x, then y: taken in reverse order of K, they first read the rows
     // of B that col_norms read last, which are still in L2.
-    int n0 = blockIdx.x * 32, k0 = (gridDim.y - 1 - blockIdx.y) * 128;
+    int n0 = blockIdx.x * 32, k0 = (gridDim.y - 1 - blockIdx.y) * SCALE_TILE;
     if (ty == 0) {
-        int n = n0 + tx, chunks = (K + 255) / 256;
+        int n = n0 + tx, chunks = (K + NORM_CHUNK - 1) / NORM_CHUNK;
         double norm2 = 0.0, norm1 = 0.0, largest = 0.0;
         if (n < N) {
             for (int c = 0; c < chunks; ++c) norm2 += part[static_cast<long long>(c) * N + n];
@@ -549,11 +556,11 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
                                         const int* stats, const double* norms, int M, int K,
                                         int N, int pitch)
 {
-    __shared__ float tile[128][33];
+    __shared__ float tile[SCALE_TILE][33];
     __shared__ int exponent[32];
     const int L = chosen(stats);
     if (L == MODULI) return;
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, tiles = (K + 127) / 128;
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, tiles = (K + SCALE_TILE - 1) / SCALE_TILE;
     int n0 = blockIdx.x * 32;
     if (ty == 0) {
         int n = n0 + tx;
@@ -562,7 +569,7 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
         exponent[tx] = e;
     }
     for (int y = blockIdx.y; y < tiles; y += gridDim.y) {
-        int k0 = y * 128;
+        int k0 = y * SCALE_TILE;
         __syncthreads();  // the exponents are written, and the tile before is used
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
@@ -1039,6 +1046,9 @@ __device__ __forceinline__ void store4(float* row, int j0, int N, const float (&
 }
 
 // ANCHOR: reconstruct
+// Columns of C a thread rebuilds, the bytes of one 4-byte load (the host's REBUILD_COLS).
+constexpr int REBUILD_COLS = 4;
+
 // C from the residues of its integers: s = Σ w_l·r_l ≡ c (mod P); the multiple of P nearest s
 // taken away leaves c, the one integer within P/2 of zero, and the exponents of the row and the
 // column scale it back. s reaches 2⁷⁵, so in doubles it is off by up to about 2²²: enough to find
@@ -1054,7 +1064,7 @@ extern "C" __global__ void __launch_bounds__(256, 5)
     reconstruct(const unsigned char* c_res, const int* exps, const int* marks, const int* stats,
                 float* C, int M, int N) {
     int pitch = (N + 15) / 16 * 16;
-    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    int j0 = REBUILD_COLS * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N || chosen(stats) != MODULI) return;  // more moduli: reconstruct_wide's
     const double p = static_cast<double>(P), inverse = 1.0 / static_cast<double>(P);
     const double two52 = 4503599627370496.0;  // 2⁵² + b, read as a double, is exact for a byte b
@@ -1118,7 +1128,7 @@ extern "C" __global__ void reconstruct_wide(const unsigned char* c_res, const in
 {
     const int L = chosen(stats);
     int pitch = (N + 15) / 16 * 16;
-    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    int j0 = REBUILD_COLS * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N || L == MODULI) return;
     for (int row = blockIdx.y; row < M; row += gridDim.y) {
         if (marks[row]) continue;
