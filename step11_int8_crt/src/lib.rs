@@ -217,40 +217,36 @@ fn intensity(p: &Params) -> Intensity {
 mod tests {
     use super::*;
 
-    /// kernel.cu with a `static_assert` for each number the host shares with it: the tile, the
-    /// moduli, the margin of the scaling and the blocks of the scaling and rebuilding kernels.
-    fn with_the_hosts_numbers(kernel: &str) -> String {
-        let mut source = format!("{kernel}\n");
-        let mut check = |name: &str, host: &str, value: String| {
-            source += &format!(
-                "static_assert({name} == {value}, \"kernel.cu's {name} differs from {host} = {value}\");\n"
-            );
-        };
-        check("BM", "lib.rs's BM", BM.to_string());
-        check("BN", "lib.rs's BN", BN.to_string());
-        check("BK", "lib.rs's BK", BK.to_string());
-        check("MOST", "residues.rs's MOST", MOST.to_string());
-        for (l, m) in MODULUS.iter().enumerate() {
-            check(&format!("modulus({l})"), &format!("residues.rs's MODULUS[{l}]"), m.to_string());
-        }
-        // `{:?}` writes the shortest decimal that reads back as the same double.
-        check("MARGIN", "residues.rs's MARGIN", format!("{:?}", residues::MARGIN));
-        check("NORM_CHUNK", "residues.rs's NORM_CHUNK", residues::NORM_CHUNK.to_string());
-        check("SCALE_TILE", "residues.rs's SCALE_TILE", residues::SCALE_TILE.to_string());
-        check("REBUILD_COLS", "residues.rs's REBUILD_COLS", residues::REBUILD_COLS.to_string());
-        source
-    }
-
-    /// The host and kernel.cu agree on the numbers they share: kernel.cu with those numbers
-    /// asserted compiles, and a number that differs stops the compile with a message naming it.
+    /// The host and kernel.cu agree on the numbers they share: the tile, the moduli, the margin
+    /// of the scaling and the blocks of the scaling and rebuilding kernels (a number that
+    /// differs stops the compile with a message naming it).
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_host_and_the_kernel_agree_on_their_numbers() {
-        let source: &'static str = String::leak(with_the_hosts_numbers(STEP.source));
-        let step = GpuStep { source, ..STEP };
-        if let Err(e) = step.compile(&Params::defaults(PARAMS), "sm_90") {
-            panic!("{e:#}");
+        let host = |file: &str, name: &str| format!("{file}'s {name}");
+        let mut shared = vec![
+            ("BM".to_owned(), host("lib.rs", "BM"), BM.to_string()),
+            ("BN".to_owned(), host("lib.rs", "BN"), BN.to_string()),
+            ("BK".to_owned(), host("lib.rs", "BK"), BK.to_string()),
+            ("MOST".to_owned(), host("residues.rs", "MOST"), MOST.to_string()),
+            // `{:?}` writes the shortest decimal that reads back as the same double.
+            ("MARGIN".to_owned(), host("residues.rs", "MARGIN"), format!("{:?}", residues::MARGIN)),
+            ("NORM_CHUNK".to_owned(), host("residues.rs", "NORM_CHUNK"), residues::NORM_CHUNK.to_string()),
+            ("SCALE_TILE".to_owned(), host("residues.rs", "SCALE_TILE"), residues::SCALE_TILE.to_string()),
+            (
+                "REBUILD_COLS".to_owned(),
+                host("residues.rs", "REBUILD_COLS"),
+                residues::REBUILD_COLS.to_string(),
+            ),
+        ];
+        for (l, m) in MODULUS.iter().enumerate() {
+            shared.push((
+                format!("modulus({l})"),
+                host("residues.rs", &format!("MODULUS[{l}]")),
+                m.to_string(),
+            ));
         }
+        common::testing::assert_kernel_agrees(&STEP, &Params::defaults(PARAMS), "sm_90", shared);
     }
 
     /// The margin is the 2⁻²⁰ of docs/src/step11-arithmetic.md.

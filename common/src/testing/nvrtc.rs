@@ -1,5 +1,8 @@
 //! Compiling a step with NVRTC, no GPU needed: the architectures the tests compile for, the
-//! refusal of those a step does not run on, and ptxas's report of one compile.
+//! refusal of those a step does not run on, ptxas's report of one compile, and the check that the
+//! host and the kernel agree on the numbers they share.
+
+use std::fmt::Display;
 
 use anyhow::{Result, anyhow};
 
@@ -47,4 +50,28 @@ pub fn nvrtc_check(step: &GpuStep, params: &Params, arch: &str) -> Result<PtxasI
             "no ptxas report for {params} on {arch} (a cached compile? set CUDA_CACHE_DISABLE=1); NVRTC's log:\n{}",
             c.log
         ))
+}
+
+/// Compiles `step` with `params` for `arch`, its kernel followed by one `static_assert` for each
+/// number the host shares with it: `(the kernel's expression, where the host keeps it, its value
+/// there)`. A number that differs stops the compile, and the panic carries NVRTC's message, which
+/// names it. The host sizes grids, boxes and shared memory with these numbers, so a kernel edited
+/// alone would be launched wrong.
+pub fn assert_kernel_agrees<K: Display, H: Display, V: Display>(
+    step: &GpuStep,
+    params: &Params,
+    arch: &str,
+    shared: impl IntoIterator<Item = (K, H, V)>,
+) {
+    let file = step.file.rsplit('/').next().unwrap_or(step.file);
+    let mut source = format!("{}\n", step.source);
+    for (kernel, host, value) in shared {
+        source += &format!(
+            "static_assert({kernel} == {value}, \"{file}'s {kernel} differs from {host} = {value}\");\n"
+        );
+    }
+    let step = GpuStep { source: String::leak(source), ..*step };
+    if let Err(e) = step.compile(params, arch) {
+        panic!("{e:#}");
+    }
 }
