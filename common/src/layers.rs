@@ -67,7 +67,7 @@ const ROOT_TYPES: &[(&str, &str)] = &[
     ("Extension", "step"),
     ("GpuStep", "step"),
     ("Intensity", "step"),
-    ("Launch", "step"),
+    ("Geometry", "step"),
     ("Param", "params"),
     ("Params", "params"),
     ("Schedule", "step"),

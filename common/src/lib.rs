@@ -37,6 +37,6 @@ pub use present::{cli, report};
 
 pub use matrix::{Inputs, Matrix, Shape};
 pub use params::{Param, Params};
-pub use step::{Choice, Extension, GpuStep, Intensity, Launch, LaunchVariant, Schedule, Stage};
+pub use step::{Choice, Extension, Geometry, GpuStep, Intensity, LaunchVariant, Schedule, Stage};
 pub use tma::TmaBox;
 pub use verify::Precision;

@@ -1,7 +1,7 @@
 //! Step 02: the naive GPU kernel, one thread per element of C.
 
 use common::gpu::Limits;
-use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
+use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block is BLOCK×BLOCK threads, each computing one element of C.
@@ -14,11 +14,11 @@ pub const PARAMS: &[Param] = &[
 // ANCHOR: launch
 /// One thread per element of C: x runs along the columns (N), y along the rows (M), or the
 /// other way round with COALESCED=0.
-fn launch(p: &Params, s: Shape) -> Launch {
+fn launch(p: &Params, s: Shape) -> Geometry {
     let block = p.get("BLOCK");
     // x covers whatever threadIdx.x is mapped to.
     let (x, y) = if p.get("COALESCED") == 1 { (s.n, s.m) } else { (s.m, s.n) };
-    Launch {
+    Geometry {
         grid: ((x as u32).div_ceil(block), (y as u32).div_ceil(block), 1),
         block: (block, block, 1),
         dynamic_smem: 0,

@@ -1,7 +1,7 @@
 //! Step 03: all of A and B in one block's shared memory.
 
 use common::gpu::Limits;
-use common::{GpuStep, Intensity, Launch, Params, Precision, Shape};
+use common::{Geometry, GpuStep, Intensity, Params, Precision, Shape};
 
 /// Shared memory for all of A and B, in bytes.
 fn smem_bytes(s: Shape) -> u64 {
@@ -10,8 +10,8 @@ fn smem_bytes(s: Shape) -> u64 {
 
 // ANCHOR: launch
 /// One block; thread (x, y) computes C[y][x], so the block is N×M threads.
-fn launch(_: &Params, s: Shape) -> Launch {
-    Launch {
+fn launch(_: &Params, s: Shape) -> Geometry {
+    Geometry {
         grid: (1, 1, 1),
         block: (s.n as u32, s.m as u32, 1),
         dynamic_smem: smem_bytes(s) as u32,

@@ -1,7 +1,7 @@
 //! Step 04: TILE×TILE tiles of A and B in shared memory, any M, N, K.
 
 use common::gpu::Limits;
-use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
+use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes one TILE×TILE tile of C with TILE×TILE threads.
@@ -18,9 +18,9 @@ pub const PARAMS: &[Param] = &[
 // ANCHOR_END: params
 
 // ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Launch {
+fn launch(p: &Params, s: Shape) -> Geometry {
     let tile = p.get("TILE");
-    Launch {
+    Geometry {
         grid: ((s.n as u32).div_ceil(tile), (s.m as u32).div_ceil(tile), 1),
         block: (tile, tile, 1),
         dynamic_smem: 0,

@@ -1,7 +1,7 @@
 //! Step 06: step 05 with two shared-memory buffers, the next slice loaded while this one is computed.
 
 use common::gpu::Limits;
-use common::{GpuStep, Intensity, Launch, LaunchVariant, Param, Params, Precision, Shape};
+use common::{Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -46,8 +46,8 @@ fn smem_bytes(p: &Params) -> u32 {
 
 // ANCHOR: launch
 /// A block per BM×BN tile of C (step 10 cuts the problem with the same launch, per shape).
-pub fn launch(p: &Params, s: Shape) -> Launch {
-    Launch {
+pub fn launch(p: &Params, s: Shape) -> Geometry {
+    Geometry {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),

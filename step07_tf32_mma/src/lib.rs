@@ -1,7 +1,7 @@
 //! Step 07: TF32 on the tensor cores (mma.sync.m16n8k8), tiles staged with cp.async.
 
 use common::gpu::Limits;
-use common::{GpuStep, Intensity, Launch, Param, Params, Precision, Shape};
+use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -36,8 +36,8 @@ fn smem_bytes(p: &Params) -> u32 {
 }
 
 // ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Launch {
-    Launch {
+fn launch(p: &Params, s: Shape) -> Geometry {
+    Geometry {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),

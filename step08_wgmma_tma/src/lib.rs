@@ -1,7 +1,7 @@
 //! Step 08: Hopper's wgmma, fed by the tensor memory accelerator through an mbarrier pipeline.
 
 use common::gpu::Limits;
-use common::{Extension, GpuStep, Intensity, Launch, Param, Params, Precision, Shape, TmaBox};
+use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C: BN/64 consumer warpgroups, each a 64-column strip
@@ -42,8 +42,8 @@ fn smem_bytes(p: &Params) -> u32 {
 }
 
 // ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Launch {
-    Launch {
+fn launch(p: &Params, s: Shape) -> Geometry {
+    Geometry {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
         dynamic_smem: smem_bytes(p),

@@ -3,7 +3,7 @@
 //! model of their time ([`model`]) from a few times measured once per GPU.
 
 use common::gpu::Limits;
-use common::step::Launch;
+use common::step::Geometry;
 use common::stream_k::SHARE;
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
 use step06_prefetch as step06;
@@ -70,10 +70,10 @@ fn short_grid(path: u32, s: Shape) -> (u32, u32, u32) {
 /// The launch: step 06's for the tiles, else the grid of the short side or short K, which the
 /// model counts too (`Way::units`); past 65535 rows of short K's blocks (M over 4 194 240) the
 /// model still counts every 64-row block, which the launched blocks then take in turn.
-pub fn launch(p: &Params, s: Shape) -> Launch {
+pub fn launch(p: &Params, s: Shape) -> Geometry {
     let mut launch = match p.get(PATH.name) {
         0 => step06::launch(p, s),
-        path => Launch {
+        path => Geometry {
             grid: short_grid(path, s),
             block: (SHORT_THREADS, 1, 1),
             dynamic_smem: 0,

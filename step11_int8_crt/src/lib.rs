@@ -2,7 +2,9 @@
 //! exactly through their residues modulo a few moduli, and rebuilt by the Chinese remainder theorem.
 
 use common::gpu::Limits;
-use common::{Extension, GpuStep, Intensity, Launch, LaunchVariant, Param, Params, Precision, Shape, TmaBox};
+use common::{
+    Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, TmaBox,
+};
 
 /// How many of the kernel's moduli the first pass takes, and so how many INT8 products it runs
 /// where the data needs no more.
@@ -114,8 +116,8 @@ fn smem_bytes(p: &Params) -> u32 {
 }
 
 // ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Launch {
-    Launch {
+fn launch(p: &Params, s: Shape) -> Geometry {
+    Geometry {
         grid: (
             (s.n as u32).div_ceil(bn(p)),
             (s.m as u32).div_ceil(BM),

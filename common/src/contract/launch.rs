@@ -10,7 +10,7 @@ use crate::hooks::{KernelCall, OwnLaunch};
 use crate::matrix::Shape;
 use crate::pad::Padding;
 use crate::params::Params;
-use crate::step::{Extension, GpuStep, Launch, Schedule};
+use crate::step::{Extension, Geometry, GpuStep, Schedule};
 use crate::stream_k::{SHARE, forced_layout, stream_k_layout};
 use crate::tma::{Prologue, SPLIT_ENTRY, TRANSPOSE_ENTRY, Tma};
 
@@ -82,7 +82,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// The launch for `shape` on this device and its resource cost.
-    pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Launch, Resources)> {
+    pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Geometry, Resources)> {
         let mut launch = self.step.validate(&self.params, shape, &info.limits)?;
         let resources = self.kernel.prepare(info, launch.threads(), launch.dynamic_smem)?;
         if resources.blocks_per_sm == 0 {
@@ -121,7 +121,7 @@ impl<'a> Prepared<'a> {
     pub fn launch(
         &self,
         gpu: &Gpu,
-        launch: Launch,
+        launch: Geometry,
         shape: Shape,
         a: &CudaSlice<f32>,
         b: &CudaSlice<f32>,
@@ -140,7 +140,7 @@ impl<'a> Prepared<'a> {
     fn kernel_launch(
         &self,
         gpu: &Gpu,
-        launch: Launch,
+        launch: Geometry,
         shape: Shape,
         a: &CudaSlice<f32>,
         b: &CudaSlice<f32>,

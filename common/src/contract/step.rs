@@ -23,9 +23,9 @@ fn check_tile_room(s: Shape) -> Result<()> {
     Ok(())
 }
 
-/// Grid, block and dynamic shared memory of one launch.
+/// The geometry of one launch: grid, block and dynamic shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Launch {
+pub struct Geometry {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub dynamic_smem: u32,
@@ -34,7 +34,7 @@ pub struct Launch {
     pub whole_rows: Option<u32>,
 }
 
-impl Launch {
+impl Geometry {
     pub fn threads(&self) -> u32 {
         self.block.0 * self.block.1 * self.block.2
     }
@@ -53,7 +53,7 @@ pub struct GpuStep {
     pub params: &'static [Param],
     /// The values the tuner tries for each parameter (empty: nothing to tune).
     pub search: &'static [(&'static str, &'static [u32])],
-    pub launch: fn(&Params, Shape) -> Launch,
+    pub launch: fn(&Params, Shape) -> Geometry,
     /// Rejects shapes or parameters the kernel cannot serve, with a sentence that says why.
     pub check: fn(&Params, Shape, &Limits) -> Result<(), String>,
     /// The shape a run without size arguments uses.
@@ -426,7 +426,7 @@ impl GpuStep {
     }
 
     /// Checks `params` and `shape` against the step's own rules and the device's grid limits.
-    pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Launch> {
+    pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Geometry> {
         check_tile_room(shape)?;
         (self.check)(params, shape, limits).map_err(|why| anyhow!("{why}"))?;
         if self.schedule.shares() && params.get(SHARE.name) > 1 {

@@ -11,7 +11,7 @@ use crate::gpu::Gpu;
 use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::reference::{self, Reference};
-use crate::step::Launch;
+use crate::step::Geometry;
 use crate::timing::{self, Plan, Stats};
 
 /// A, B and C on the device for one shape, and Bᵀ once a step that wants it has run.
@@ -111,7 +111,7 @@ pub fn sync(gpu: &Gpu) -> Result<()> {
 pub fn poisoned_run(
     gpu: &Gpu,
     prepared: &Prepared,
-    launch: Launch,
+    launch: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Vec<f32>> {
@@ -127,7 +127,7 @@ pub fn poisoned_run(
 pub fn run_and_time(
     gpu: &Gpu,
     prepared: &Prepared,
-    launch: Launch,
+    launch: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
     plan: Plan,
@@ -143,7 +143,7 @@ pub fn run_and_time(
 pub fn paths_run(
     gpu: &Gpu,
     prepared: &Prepared,
-    launch: Launch,
+    launch: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Option<(Paths, f64)>> {

@@ -239,7 +239,7 @@ mod tests {
     use crate::gpu::Limits;
     use crate::matrix::Shape;
     use crate::params::Param;
-    use crate::step::Launch;
+    use crate::step::Geometry;
 
     const PARAMS: &[Param] = &[
         Param { name: "X", default: 1, help: "" },
@@ -254,7 +254,7 @@ mod tests {
         source: "",
         params: PARAMS,
         search: &[("X", &[1, 2]), ("Y", &[5, 6, 7])],
-        launch: |_, _| Launch { grid: (1, 1, 1), block: (1, 1, 1), dynamic_smem: 0, whole_rows: None },
+        launch: |_, _| Geometry { grid: (1, 1, 1), block: (1, 1, 1), dynamic_smem: 0, whole_rows: None },
         check: |_, _, _: &Limits| Ok(()),
         default_shape: |_| Shape { m: 1, n: 1, k: 1 },
         precision: crate::verify::Precision::Fp32,

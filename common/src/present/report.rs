@@ -6,7 +6,7 @@ use crate::fp32_path::Paths;
 use crate::gpu::{DeviceInfo, Resources};
 use crate::matrix::Shape;
 use crate::params::Params;
-use crate::step::Launch;
+use crate::step::Geometry;
 use crate::timing::Stats;
 use crate::verify::{Precision, Verdict};
 
@@ -21,7 +21,7 @@ pub enum Device {
 #[derive(Clone, Debug)]
 pub struct KernelFacts {
     pub params: Params,
-    pub launch: Launch,
+    pub launch: Geometry,
     pub resources: Resources,
     /// The shape the kernel multiplied when the launch padded rows to 16 bytes (see
     /// [`crate::pad`]), None when it multiplied the problem's own.

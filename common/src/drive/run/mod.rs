@@ -18,7 +18,7 @@ use crate::matrix::{Inputs, Shape};
 use crate::measure::{Buffers, cublas_run, paths_run, reference, run_and_time};
 use crate::params::Params;
 use crate::report::{Device, KernelFacts, Report};
-use crate::step::{Choice, GpuStep, Launch};
+use crate::step::{Choice, Geometry, GpuStep};
 use crate::timing::{Plan, Stats};
 use crate::verify::{self, Precision, Verdict};
 
@@ -76,7 +76,7 @@ struct GpuRun<'a> {
     inputs: Inputs,
     /// Why the step chose its parameters, for a step that chooses per shape.
     choice: Option<Choice>,
-    launch: Launch,
+    launch: Geometry,
     resources: Resources,
     /// Whether cuBLAS runs: asked for and found.
     with_cublas: bool,
