@@ -53,6 +53,7 @@ pub struct GpuStep {
     pub params: &'static [Param],
     /// The values the tuner tries for each parameter (empty: nothing to tune).
     pub search: &'static [(&'static str, &'static [u32])],
+    /// The grid, block and shared memory the kernel is launched with for these parameters and shape.
     pub launch: fn(&Params, Shape) -> Geometry,
     /// Rejects shapes or parameters the kernel cannot serve, with a sentence that says why.
     pub check: fn(&Params, Shape, &Limits) -> Result<(), String>,
