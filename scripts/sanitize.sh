@@ -7,6 +7,8 @@
 #   scripts/sanitize.sh .gpu/bin                            # or from another folder
 #   JOBS=8 scripts/sanitize.sh                              # runs at once (default 4)
 #   ONLY='step04_tiled\|BT=1' scripts/sanitize.sh          # only the sets that match (grep)
+#   PART=2/3 scripts/sanitize.sh                            # the second of three parts of the runs
+#                                                           # (each part its share of the slow runs)
 #
 # Run it from the repository root: one set names a kernel variant by its path.
 # Each run is one launch checked against the reference plus a few timed ones (--reps 1), with
@@ -76,8 +78,18 @@ list=$(
     done
 )
 
+if [ -n "${PART:-}" ]; then
+    if ! [[ $PART =~ ^([0-9]+)/([0-9]+)$ ]] || [ "${BASH_REMATCH[1]}" -lt 1 ] || [ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ]; then
+        echo "sanitize: PART must be I/N with 1 <= I <= N, as in PART=2/3 (got '$PART')" >&2
+        exit 2
+    fi
+    # Runs of one shape and tool side by side, then dealt out in turn: each part gets its share
+    # of the slow ones (racecheck at 1000³).
+    list=$(sort -s -k3,3n -k4,4n -k5,5n -k1,1 <<< "$list" | awk -v i="${BASH_REMATCH[1]}" -v n="${BASH_REMATCH[2]}" 'NR % n == i % n')
+fi
+
 if [ -z "$list" ]; then
-    echo "sanitize: ONLY='${ONLY:-}' matches none of the sets" >&2
+    echo "sanitize: ONLY='${ONLY:-}'${PART:+ PART=$PART} leaves no runs" >&2
     exit 2
 fi
 
