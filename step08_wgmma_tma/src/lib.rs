@@ -131,21 +131,31 @@ mod tests {
     use super::*;
 
     /// The host sizes the grid, the boxes and shared memory with the kernel's own tile constants
-    /// and launches the threads the kernel counts on (a number that differs stops the compile
-    /// with a message naming it).
+    /// and launches the threads the kernel counts on, at each width the tuner tries that the
+    /// other defaults take (a number that differs stops the compile with a message naming it).
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_host_and_the_kernel_agree_on_the_tile() {
-        let params = Params::defaults(PARAMS);
-        common::testing::assert_kernel_agrees(
-            &STEP,
-            &params,
-            "sm_90",
-            [
-                ("BK", "lib.rs's BK", BK),
-                ("B_BOX", "b_box's rows * cols", b_box(&params).rows * b_box(&params).cols),
-                ("THREADS", "threads()", threads(&params)),
-            ],
-        );
+        let widths = SEARCH.iter().find(|(name, _)| *name == "BN").map_or(&[][..], |(_, values)| values);
+        let (limits, shape) = (Limits::for_arch("sm_90").unwrap(), Shape::square(4096).unwrap());
+        let mut checked = 0;
+        for &bn in widths {
+            let params = Params::with_overrides(PARAMS, &[("BN".to_owned(), bn)]).unwrap();
+            if check(&params, shape, &limits).is_err() {
+                continue; // a width the other defaults do not take
+            }
+            checked += 1;
+            common::testing::assert_kernel_agrees(
+                &STEP,
+                &params,
+                "sm_90",
+                [
+                    ("BK", "lib.rs's BK".to_owned(), BK),
+                    ("B_BOX", "b_box's rows * cols".to_owned(), b_box(&params).rows * b_box(&params).cols),
+                    ("THREADS", format!("threads() at BN = {bn}"), threads(&params)),
+                ],
+            );
+        }
+        assert!(checked >= 2, "{checked} of the tuner's widths checked");
     }
 }
