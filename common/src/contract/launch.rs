@@ -83,35 +83,35 @@ impl<'a> Prepared<'a> {
 
     /// The launch for `shape` on this device and its resource cost.
     pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Geometry, Resources)> {
-        let mut launch = self.step.validate(&self.params, shape, &info.limits)?;
-        let resources = self.kernel.prepare(info, launch.threads(), launch.dynamic_smem)?;
+        let mut geometry = self.step.validate(&self.params, shape, &info.limits)?;
+        let resources = self.kernel.prepare(info, geometry.threads(), geometry.dynamic_smem)?;
         if resources.blocks_per_sm == 0 {
             bail!(
                 "with {} the kernel cannot fit one block on an SM ({} registers × {} threads, {} bytes of shared memory)",
                 self.params,
                 resources.registers,
-                launch.threads(),
+                geometry.threads(),
                 resources.static_smem + resources.dynamic_smem
             );
         }
-        if launch.grid.2 > 1 || !self.step.hooks.on_tiles(&self.params) {
+        if geometry.grid.2 > 1 || !self.step.hooks.on_tiles(&self.params) {
             // A split product: every tile is whole within its slice of K; a short side's kernel
             // has no tiles to share.
-            launch.whole_rows = Some(launch.grid.1);
+            geometry.whole_rows = Some(geometry.grid.1);
         } else if self.step.schedule.shares() {
-            let forced = forced_layout(launch.grid.1, launch.grid.0)?;
+            let forced = forced_layout(geometry.grid.1, geometry.grid.0)?;
             let (whole, rows) = if let Some(f) = forced {
                 f
             } else if self.params.get(SHARE.name) == 1 {
                 let slices = (shape.k as u32).div_ceil(self.params.get("BK"));
-                stream_k_layout(launch.grid.1, launch.grid.0, slices, info.sms * resources.blocks_per_sm)
+                stream_k_layout(geometry.grid.1, geometry.grid.0, slices, info.sms * resources.blocks_per_sm)
             } else {
-                (launch.grid.1, launch.grid.1)
+                (geometry.grid.1, geometry.grid.1)
             };
-            launch.grid.1 = rows;
-            launch.whole_rows = Some(whole);
+            geometry.grid.1 = rows;
+            geometry.whole_rows = Some(whole);
         }
-        Ok((launch, resources))
+        Ok((geometry, resources))
     }
 
     /// Queues one launch computing C = A·B (asynchronous: errors may surface at the next sync):
@@ -121,7 +121,7 @@ impl<'a> Prepared<'a> {
     pub fn launch(
         &self,
         gpu: &Gpu,
-        launch: Geometry,
+        geometry: Geometry,
         shape: Shape,
         a: &CudaSlice<f32>,
         b: &CudaSlice<f32>,
@@ -132,7 +132,7 @@ impl<'a> Prepared<'a> {
         }
         let padded = self.step.padded_shape(&self.params, shape);
         self.padding.run(gpu, shape, padded, (a, b, c), |shape, a, b, c| {
-            self.kernel_launch(gpu, launch, shape, a, b, c)
+            self.kernel_launch(gpu, geometry, shape, a, b, c)
         })
     }
 
@@ -140,16 +140,16 @@ impl<'a> Prepared<'a> {
     fn kernel_launch(
         &self,
         gpu: &Gpu,
-        launch: Geometry,
+        geometry: Geometry,
         shape: Shape,
         a: &CudaSlice<f32>,
         b: &CudaSlice<f32>,
         c: &mut CudaSlice<f32>,
     ) -> Result<()> {
         let cfg = LaunchConfig {
-            grid_dim: launch.grid,
-            block_dim: launch.block,
-            shared_mem_bytes: launch.dynamic_smem,
+            grid_dim: geometry.grid,
+            block_dim: geometry.block,
+            shared_mem_bytes: geometry.dynamic_smem,
         };
         // Common builds the maps of A and B; a step with maps of its own builds them itself.
         let boxes = self.step.extension.boxes().map(|(a, b)| (a(&self.params), b(&self.params)));
@@ -159,8 +159,14 @@ impl<'a> Prepared<'a> {
             }
             Extension::OwnMaps { .. } | Extension::None => None,
         };
-        let call =
-            KernelCall::new(gpu, &self.kernel, (cfg, launch.whole_rows), shape, &self.params, (boxes, maps));
+        let call = KernelCall::new(
+            gpu,
+            &self.kernel,
+            (cfg, geometry.whole_rows),
+            shape,
+            &self.params,
+            (boxes, maps),
+        );
         match &self.own {
             Some(own) => own.launch(&call, (a, b, c)),
             None => call.plain((a, b, c)),

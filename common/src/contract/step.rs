@@ -433,19 +433,19 @@ impl GpuStep {
         if self.schedule.shares() && params.get(SHARE.name) > 1 {
             bail!("{params}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)");
         }
-        let launch = (self.launch)(params, shape);
-        if launch.threads() > limits.max_threads_per_block {
+        let geometry = (self.launch)(params, shape);
+        if geometry.threads() > limits.max_threads_per_block {
             bail!(
                 "{params} gives blocks of {} threads, more than the {} a block may have",
-                launch.threads(),
+                geometry.threads(),
                 limits.max_threads_per_block
             );
         }
-        let (_, gy, gz) = launch.grid;
+        let (_, gy, gz) = geometry.grid;
         if gy > 65_535 || gz > 65_535 {
             bail!("the shape {shape} needs a grid of {gy} blocks in y, more than the 65535 a launch allows");
         }
-        Ok(launch)
+        Ok(geometry)
     }
 }
 

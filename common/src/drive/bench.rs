@@ -101,11 +101,11 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
             let chosen = p.chosen_for(gpu, shape)?;
             let p = chosen.as_ref().unwrap_or(p);
             // Each step only at the shapes it serves.
-            let Ok((launch, _)) = p.plan(&gpu.info, shape) else { continue };
+            let Ok((geometry, _)) = p.plan(&gpu.info, shape) else { continue };
             bufs.prepare_for(gpu, p)?;
             let (a, b, c) = bufs.operands(p)?;
             bench_one(&mut group, BenchmarkId::new(p.step.name, size), gpu, || {
-                p.launch(gpu, launch, shape, a, b, c)
+                p.launch(gpu, geometry, shape, a, b, c)
             })?;
         }
         for (name, blas) in [("cublas_sgemm", &blas), ("cublas_tf32", &blas_tf32)] {

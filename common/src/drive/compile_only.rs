@@ -55,7 +55,7 @@ fn compile_and_report(
 ) -> Result<(String, gpu::Compiled)> {
     let limits = Limits::for_arch(arch).ok_or_else(|| anyhow!("no limits are known for {arch}"))?;
     step.check_compute(gpu::compute_capability_of(arch).unwrap_or((0, 0)), arch)?;
-    let launch = step.validate(params, shape, &limits)?;
+    let geometry = step.validate(params, shape, &limits)?;
     let compiled = step.compile(params, arch)?;
     let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
     let mut r = format!(
@@ -70,11 +70,11 @@ fn compile_and_report(
     let _ = writeln!(
         r,
         "  launch   at {shape}: grid {}×{}×{} · block {} threads · {} bytes of dynamic shared memory",
-        launch.grid.0,
-        launch.grid.1,
-        launch.grid.2,
-        launch.threads(),
-        launch.dynamic_smem
+        geometry.grid.0,
+        geometry.grid.1,
+        geometry.grid.2,
+        geometry.threads(),
+        geometry.dynamic_smem
     );
     match compiled.ptxas {
         Some(p) => {
@@ -90,12 +90,12 @@ fn compile_and_report(
             if p.spill_bytes() > 0 {
                 r += "  note     a run refuses this set: registers spilled to local memory would dominate the time\n";
             }
-            let block_registers = p.registers * launch.threads();
+            let block_registers = p.registers * geometry.threads();
             if block_registers > REGISTERS_PER_SM {
                 let _ = writeln!(
                     r,
                     "  note     a block of {} threads needs at least {block_registers} registers, more than the {REGISTERS_PER_SM} of an SM: it cannot launch",
-                    launch.threads()
+                    geometry.threads()
                 );
             }
         }

@@ -111,14 +111,14 @@ pub fn sync(gpu: &Gpu) -> Result<()> {
 pub fn poisoned_run(
     gpu: &Gpu,
     prepared: &Prepared,
-    launch: Geometry,
+    geometry: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Vec<f32>> {
     bufs.prepare_for(gpu, prepared)?;
     bufs.poison(gpu)?;
     let (a, b, c) = bufs.operands(prepared)?;
-    prepared.launch(gpu, launch, shape, a, b, c)?;
+    prepared.launch(gpu, geometry, shape, a, b, c)?;
     sync(gpu)?;
     bufs.download_c(gpu)
 }
@@ -127,14 +127,14 @@ pub fn poisoned_run(
 pub fn run_and_time(
     gpu: &Gpu,
     prepared: &Prepared,
-    launch: Geometry,
+    geometry: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
     plan: Plan,
 ) -> Result<(Vec<f32>, Stats)> {
-    let c = poisoned_run(gpu, prepared, launch, shape, bufs)?;
+    let c = poisoned_run(gpu, prepared, geometry, shape, bufs)?;
     let (a, b, c_dev) = bufs.operands(prepared)?;
-    let time = timing::time_gpu(gpu, plan, || prepared.launch(gpu, launch, shape, a, b, c_dev))?;
+    let time = timing::time_gpu(gpu, plan, || prepared.launch(gpu, geometry, shape, a, b, c_dev))?;
     Ok((c, time))
 }
 
@@ -143,7 +143,7 @@ pub fn run_and_time(
 pub fn paths_run(
     gpu: &Gpu,
     prepared: &Prepared,
-    launch: Geometry,
+    geometry: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Option<(Paths, f64)>> {
@@ -157,7 +157,7 @@ pub fn paths_run(
     path.time_next(gpu)?;
     let (a, b, c) = bufs.operands(prepared)?;
     start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
-    prepared.launch(gpu, launch, shape, a, b, c)?;
+    prepared.launch(gpu, geometry, shape, a, b, c)?;
     stop.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
     sync(gpu)?;
     let total = f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?);

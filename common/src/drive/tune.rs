@@ -140,7 +140,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
             }
         }
         let prepared = Prepared::with_kernel(step, params.clone(), kernel)?;
-        let (launch, res) = match prepared.plan(&gpu.info, shape) {
+        let (geometry, res) = match prepared.plan(&gpu.info, shape) {
             Ok(x) => x,
             Err(e) => {
                 skipped.push(format!("{params}: {e}"));
@@ -149,7 +149,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         };
         // A set whose launch cannot run here (a split's workspace beyond the free memory) is
         // skipped, not the end of the search.
-        let (got, t) = match measure::run_and_time(gpu, &prepared, launch, shape, &mut bufs, plan) {
+        let (got, t) = match measure::run_and_time(gpu, &prepared, geometry, shape, &mut bufs, plan) {
             Ok(x) => x,
             Err(e) => {
                 skipped.push(format!("{params}: {e}"));

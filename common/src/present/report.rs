@@ -21,7 +21,7 @@ pub enum Device {
 #[derive(Clone, Debug)]
 pub struct KernelFacts {
     pub params: Params,
-    pub launch: Geometry,
+    pub geometry: Geometry,
     pub resources: Resources,
     /// The shape the kernel multiplied when the launch padded rows to 16 bytes (see
     /// [`crate::pad`]), None when it multiplied the problem's own.
@@ -133,9 +133,9 @@ impl fmt::Display for Report {
             writeln!(
                 f,
                 "  launch   grid {} · block {} ({} threads) · shared {} per block ({} static + {} dynamic)",
-                dims(k.launch.grid),
-                dims(k.launch.block),
-                k.launch.threads(),
+                dims(k.geometry.grid),
+                dims(k.geometry.block),
+                k.geometry.threads(),
                 bytes(u64::from(r.static_smem + r.dynamic_smem)),
                 bytes(u64::from(r.static_smem)),
                 bytes(u64::from(r.dynamic_smem)),
@@ -146,8 +146,8 @@ impl fmt::Display for Report {
             if let Some((label, line)) = &k.adds {
                 writeln!(f, "  {label:<8} {line}")?;
             }
-            if let Some(whole) = k.launch.whole_rows.filter(|&w| w < k.launch.grid.1) {
-                let sharers = (k.launch.grid.1 - whole) * k.launch.grid.0;
+            if let Some(whole) = k.geometry.whole_rows.filter(|&w| w < k.geometry.grid.1) {
+                let sharers = (k.geometry.grid.1 - whole) * k.geometry.grid.0;
                 if whole == 0 {
                     writeln!(
                         f,
@@ -158,7 +158,7 @@ impl fmt::Display for Report {
                         f,
                         "  share    grid rows 0–{} take a tile per block; the {sharers} blocks of the other {} rows share the tile rows from {whole} on, slice by slice (Stream-K)",
                         whole - 1,
-                        k.launch.grid.1 - whole,
+                        k.geometry.grid.1 - whole,
                     )?;
                 }
             }

@@ -201,11 +201,11 @@ pub fn assert_sets_correct_on_gpu(step: &GpuStep) {
 pub fn assert_shared_shapes_share(step: &GpuStep) {
     let params = Params::defaults(step.params);
     for &(m, n, k) in SHARED {
-        let launch = step.validate(&params, Shape::new(m, n, k).unwrap(), &Limits::SM90).unwrap();
+        let geometry = step.validate(&params, Shape::new(m, n, k).unwrap(), &Limits::SM90).unwrap();
         let slices = (k as u32).div_ceil(params.get("BK"));
         for resident in [132, 264] {
             let (whole, rows) =
-                crate::stream_k::stream_k_layout(launch.grid.1, launch.grid.0, slices, resident);
+                crate::stream_k::stream_k_layout(geometry.grid.1, geometry.grid.0, slices, resident);
             assert!(whole < rows, "{} at {m}×{n}×{k} with {resident} blocks: no tile shared", step.name);
         }
     }

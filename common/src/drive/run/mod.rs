@@ -76,7 +76,7 @@ struct GpuRun<'a> {
     inputs: Inputs,
     /// Why the step chose its parameters, for a step that chooses per shape.
     choice: Option<Choice>,
-    launch: Geometry,
+    geometry: Geometry,
     resources: Resources,
     /// Whether cuBLAS runs: asked for and found.
     with_cublas: bool,
@@ -123,7 +123,7 @@ fn resolve<'a>(
     // Reject the shape before the (slower) compile when the step cannot serve it here.
     step.validate(&params, shape, &gpu.info.limits)?;
     let prepared = Prepared::new(&gpu, step, params)?;
-    let (launch, resources) = prepared.plan(&gpu.info, shape)?;
+    let (geometry, resources) = prepared.plan(&gpu.info, shape)?;
     Ok(ControlFlow::Continue(GpuRun {
         step,
         args,
@@ -132,7 +132,7 @@ fn resolve<'a>(
         shape,
         inputs,
         choice,
-        launch,
+        geometry,
         resources,
         with_cublas,
     }))
@@ -231,8 +231,8 @@ struct Measured {
 /// The kernel timed (C from a launch on output poisoned with NaN), its FP32 path apart, and C
 /// saved where --save-c asks.
 fn measure(run: &GpuRun, bufs: &mut Buffers, plan: Plan) -> Result<Measured> {
-    let (c, time) = run_and_time(&run.gpu, &run.prepared, run.launch, run.shape, bufs, plan)?;
-    let paths = paths_run(&run.gpu, &run.prepared, run.launch, run.shape, bufs)?;
+    let (c, time) = run_and_time(&run.gpu, &run.prepared, run.geometry, run.shape, bufs, plan)?;
+    let paths = paths_run(&run.gpu, &run.prepared, run.geometry, run.shape, bufs)?;
     save_c(run.args, run.shape, &c)?;
     Ok(Measured { c, time, paths })
 }
@@ -336,12 +336,12 @@ fn report(
         inputs: run.inputs.source.clone(),
         kernel: Some(KernelFacts {
             params: run.prepared.params.clone(),
-            launch: run.launch,
+            geometry: run.geometry,
             resources: run.resources,
             padded: step.padded_shape(&run.prepared.params, shape),
             why: run.choice.as_ref().map(|c| c.why.clone()),
             predicted_us: run.choice.as_ref().and_then(|c| c.predicted_us),
-            adds: step.hooks.report_line(&run.prepared.params, run.launch.grid),
+            adds: step.hooks.report_line(&run.prepared.params, run.geometry.grid),
         }),
         time: measured.time,
         cublas,
