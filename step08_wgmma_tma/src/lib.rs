@@ -136,15 +136,10 @@ mod tests {
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_host_and_the_kernel_agree_on_the_tile() {
-        let widths = SEARCH.iter().find(|(name, _)| *name == "BN").map_or(&[][..], |(_, values)| values);
-        let (limits, shape) = (Limits::for_arch("sm_90").unwrap(), Shape::square(4096).unwrap());
-        let mut checked = 0;
-        for &bn in widths {
-            let params = Params::with_overrides(PARAMS, &[("BN".to_owned(), bn)]).unwrap();
-            if check(&params, shape, &limits).is_err() {
-                continue; // a width the other defaults do not take
-            }
-            checked += 1;
+        let sets = common::testing::tuner_sets(&STEP, "BN", "sm_90");
+        assert!(sets.len() >= 2, "{} of the tuner's widths checked", sets.len());
+        for params in sets {
+            let bn = params.get("BN");
             common::testing::assert_kernel_agrees(
                 &STEP,
                 &params,
@@ -156,6 +151,5 @@ mod tests {
                 ],
             );
         }
-        assert!(checked >= 2, "{checked} of the tuner's widths checked");
     }
 }

@@ -7,6 +7,7 @@ use std::fmt::Display;
 use anyhow::{Result, anyhow};
 
 use crate::gpu::{self, Limits, PtxasInfo};
+use crate::matrix::Shape;
 use crate::params::Params;
 use crate::step::GpuStep;
 
@@ -74,4 +75,17 @@ pub fn assert_kernel_agrees<K: Display, H: Display, V: Display>(
     if let Err(e) = step.compile(params, arch) {
         panic!("{e:#}");
     }
+}
+
+/// The sets of `step` that differ from its defaults in `name` alone, one for each value its tuner
+/// tries, that the step accepts on `arch` at 4096³.
+pub fn tuner_sets(step: &GpuStep, name: &str, arch: &str) -> Vec<Params> {
+    let limits = Limits::for_arch(arch).expect("an architecture with limits");
+    let shape = Shape::square(4096).expect("a valid shape");
+    let values = step.search.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, values)| values);
+    values
+        .iter()
+        .map(|&v| Params::with_overrides(step.params, &[(name.to_owned(), v)]).expect("a declared parameter"))
+        .filter(|params| (step.check)(params, shape, &limits).is_ok())
+        .collect()
 }
