@@ -3,7 +3,9 @@
 # carried as .gpu, in parts that each fit one call of the device (at most 600 s). Writes its logs
 # under $OUT (or ./gpu-check).
 #
-#   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh tests 1   # step 10's GPU tests, the first
+#   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh tests all # step 10's GPU tests, each test in
+#                                                                        # its own process, six at once
+#   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh tests 1   # or one after another: the first
 #                                                                        # third; then tests 2 and tests 3
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh speed     # the short side beside the tiles
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-short-side.sh sanitize  # memcheck and racecheck, each path
@@ -17,22 +19,43 @@ part=${1:-}
 fail=0
 case "$part" in
   tests)
-    # The whole binary took about 13 minutes on an H100 at b82246f, more than one call allows, so
-    # it runs in thirds by name: 1 before "gpu_m", 2 from there to "gpu_r", 3 the rest.
-    half=${2:-}
-    case "$half" in
+    # One after another the binary took about 13 minutes on an H100 at b82246f, more than one call
+    # allows, so it runs in thirds by name: 1 before "gpu_m", 2 from there to "gpu_r", 3 the rest.
+    # "all" runs each test in its own process, six at once, the slow ones first: 112 s on an H200
+    # at 293b096, where the tests' own times add up to 528 s.
+    part=${2:-}
+    case "$part" in
       1) keep='$0 < "gpu_m"' ;;
       2) keep='$0 >= "gpu_m" && $0 < "gpu_r"' ;;
       3) keep='$0 >= "gpu_r"' ;;
-      *) echo "gpu-check: say which third of the tests: tests 1, tests 2 or tests 3" >&2; exit 2 ;;
+      all) keep=1 ;;
+      *) echo "gpu-check: say which tests: tests all, or a third: tests 1, tests 2 or tests 3" >&2; exit 2 ;;
     esac
-    header tests-$half.log
+    header tests-$part.log
     t=$(holding gpu_forced_paths_and_splits_match_the_reference)
     names=$("$t" --list 2>/dev/null | sed -n 's/: test$//p' | grep -v '^nvrtc_' | awk "$keep")
     [ -n "$names" ] || { echo "gpu-check: no tests listed in step 10's test binary" >&2; exit 1; }
-    # shellcheck disable=SC2086 # one argument per test name
-    timeout 580 "$t" --include-ignored --test-threads=1 --exact $names >> "$out/tests-$half.log" 2>&1 || fail=1
-    grep -E "^test |test result|panicked" "$out/tests-$half.log" ;;
+    if [ "$part" = all ]; then
+      slow="gpu_planted_faults_are_caught gpu_random_shapes_match_the_reference gpu_exact_inputs_give_the_exact_product
+        gpu_matches_the_reference_at_every_shape_of_the_suite gpu_forced_paths_and_splits_match_the_reference"
+      one() { # one test alone; its verdict, its seconds, and its output if it failed
+        local t0 o rc; t0=$(date +%s)
+        o=$(timeout 570 "$t" --include-ignored --test-threads=1 --exact "$1" 2>&1); rc=$?
+        if [ $rc -eq 0 ]; then echo "ok   $1 ($(( $(date +%s) - t0 )) s)"; else echo "FAIL $1 (exit $rc)"; echo "$o"; fi
+      }
+      export -f one; export t
+      # shellcheck disable=SC2086 # one name a word
+      { printf '%s\n' $slow | grep -Fxf <(echo "$names"); grep -vFxf <(printf '%s\n' $slow) <<< "$names"; } \
+        | xargs -P 6 -I{} bash -c 'one {}' >> "$out/tests-all.log" 2>&1
+      grep -E "^(ok|FAIL) " "$out/tests-all.log"
+      ran=$(grep -cE "^(ok|FAIL) " "$out/tests-all.log"); failed=$(grep -c "^FAIL " "$out/tests-all.log")
+      echo "step 10's tests: $ran run, $failed failed, of $(echo "$names" | wc -l) listed"
+      [ "$failed" -eq 0 ] && [ "$ran" -eq "$(echo "$names" | wc -l)" ] || fail=1
+    else
+      # shellcheck disable=SC2086 # one argument per test name
+      timeout 580 "$t" --include-ignored --test-threads=1 --exact $names >> "$out/tests-$part.log" 2>&1 || fail=1
+      grep -E "^test |test result|panicked" "$out/tests-$part.log"
+    fi ;;
   speed)
     header speed.log
     for s in 1,4096,4096 2,4096,4096 8,4096,4096 4096,1,4096 4096,4,4096 4096,8,4096 4099,3,2049 3,4099,2049 \

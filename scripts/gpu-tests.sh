@@ -8,8 +8,8 @@
 #   SHARD=1/2 bash scripts/gpu-tests.sh gpu   # every second test binary from the first: to split
 #                                             # a part over two calls of the device
 #   WITHOUT=TEST bash scripts/gpu-tests.sh gpu  # leave out the binary that holds TEST (one too long
-#                                             # for a part, such as step 10's, run in thirds by
-#                                             # gpu-check-short-side.sh tests 1, 2 and 3)
+#                                             # for a part, such as step 10's, run alone by
+#                                             # gpu-check-short-side.sh tests all)
 #
 # Prints each binary's failures and its result line, then one summary line; exits non-zero on a
 # failure. Run from the repository root with CUDA_CACHE_DISABLE=1 (NVRTC's cache hides ptxas).
