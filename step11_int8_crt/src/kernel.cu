@@ -260,33 +260,20 @@ struct Scale {
     }
 };
 
-// Entries k0 … k0 + 7 of a row of K (zeros past its end), 16-byte loads where rows allow.
-__device__ __forceinline__ void load8(const float* row, int k0, int K, float (&v)[8])
+// Entries k0 … k0 + N - 1 of a row of K (zeros past its end), 16-byte loads where rows allow.
+template <int N>
+__device__ __forceinline__ void load(const float* row, int k0, int K, float (&v)[N])
 {
-    if (K % 4 == 0 && k0 + 8 <= K) {
+    static_assert(N % 4 == 0, "load reads whole float4s");
+    if (K % 4 == 0 && k0 + N <= K) {
 #pragma unroll
-        for (int q = 0; q < 2; ++q) {
+        for (int q = 0; q < N / 4; ++q) {
             float4 f = *reinterpret_cast<const float4*>(row + k0 + 4 * q);
             v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
         }
     } else {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) v[j] = k0 + j < K ? row[k0 + j] : 0.0f;
-    }
-}
-
-// Entries k0 … k0 + 15 of a row of K (zeros past its end), 16-byte loads where rows allow.
-__device__ __forceinline__ void load16(const float* row, int k0, int K, float (&v)[16])
-{
-    if (K % 4 == 0 && k0 + 16 <= K) {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            float4 f = *reinterpret_cast<const float4*>(row + k0 + 4 * q);
-            v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < 16; ++j) v[j] = k0 + j < K ? row[k0 + j] : 0.0f;
+        for (int j = 0; j < N; ++j) v[j] = k0 + j < K ? row[k0 + j] : 0.0f;
     }
 }
 
@@ -351,7 +338,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     int i = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const float* row = A + static_cast<long long>(i) * K;
     float first[16];
-    load16(row, 16 * threadIdx.x, K, first);
+    load(row, 16 * threadIdx.x, K, first);
     double norm2 = 0.0, norm1 = 0.0;
     float largest = 0.0f;
 #pragma unroll
@@ -362,7 +349,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     }
     for (int k0 = 16 * threadIdx.x + 4096; k0 < K; k0 += 4096) {
         float v[16];
-        load16(row, k0, K, v);
+        load(row, k0, K, v);
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             norm2 = fma(static_cast<double>(v[j]), static_cast<double>(v[j]), norm2);
@@ -397,7 +384,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
 #pragma unroll
             for (int j = 0; j < 16; ++j) v[j] = first[j];
         } else {
-            load16(row, k0, K, v);
+            load(row, k0, K, v);
         }
         Pieces x[16];
 #pragma unroll
@@ -539,7 +526,7 @@ extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* e
         // Eight entries a thread, side by side: a warp's stores of one modulus fill 256 bytes.
         for (int k0 = 8 * threadIdx.x; k0 < K; k0 += 8 * 256) {
             float v[8];
-            load8(row, k0, K, v);
+            load(row, k0, K, v);
             Long x[8];
 #pragma unroll
             for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(v[j]));
