@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the book and fails on a broken include, anchor or local link, or on a figure reference
-# its record does not resolve (the figures preprocessor, docs/book.toml); then checks what a
-# reader meets (scripts/check-reading.py: word caps, the README's length, commit hashes, code
-# wider than 100 columns, records missing from the page of earlier runs).
+# Builds the book and fails on a broken include, anchor or local link, a page SUMMARY.md does not
+# list, or a figure reference its record does not resolve (the figures preprocessor,
+# docs/book.toml); then checks what a reader meets (scripts/check-reading.py: word caps, the
+# README's length, commit hashes, code wider than 100 columns, records missing from the page of
+# earlier runs).
 #   scripts/check-docs.sh [MDBOOK]      (default: mdbook on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,13 @@ if echo "$out" | grep -qE "\[(ERROR|WARN)\]"; then
 fi
 
 status=0
+# mdbook renders only the pages SUMMARY.md lists: any other page is left out of the book, and a
+# link to it finds no page there, though its source is in docs/src.
+while IFS= read -r md; do
+    page=${md#docs/src/}
+    [ "$page" = SUMMARY.md ] && continue
+    grep -qF "]($page)" docs/src/SUMMARY.md || { echo "$md: not in docs/src/SUMMARY.md, so the book has no page for it"; status=1; }
+done < <(find docs/src -name '*.md')
 while IFS= read -r md; do
     dir=$(dirname "$md")
     # Every include of source sits in a fenced block that names its language: outside a fence,
