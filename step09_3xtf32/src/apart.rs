@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use anyhow::{Result, anyhow};
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use common::Shape;
 use common::fp32_path::Fp32Path;
@@ -62,7 +62,7 @@ impl Apart {
     }
 
     /// Zeroes the marks, queues `mark_cols` and `scale_cols`; returns where the marks and the
-    /// exponents lie, for `split_a` and `matmul`.
+    /// exponents lie, for `split_a`, `matmul` and the FP32 path.
     fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<Marks> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
         let (m, n) = (shape.m as u64, shape.n as u64);
@@ -94,19 +94,6 @@ impl Apart {
         unsafe { builder.launch(cfg) }.map_err(failed(SCALE_ENTRY))?;
         Ok(Marks { marks, exps })
     }
-
-    /// Queues the FP32 path of the marked rows and columns, after the product.
-    fn after(
-        &self,
-        gpu: &Gpu,
-        (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-        shape: Shape,
-    ) -> Result<()> {
-        let slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
-        let marks = slot.as_ref().ok_or_else(|| anyhow!("the marks were not made before the product"))?;
-        let (ptr, _sync) = marks.device_ptr(&gpu.stream);
-        self.fp32.launch(gpu, (a, b, c), ptr, shape)
-    }
 }
 
 /// Step 09's hooks: a kernel that defines `mark_cols` launches through [`Apart`]; one that does
@@ -114,7 +101,7 @@ impl Apart {
 pub struct ApartHooks;
 
 impl Hooks for ApartHooks {
-    fn own_launch(&self, kernel: &Kernel, _params: &Params) -> Result<Option<Box<dyn OwnLaunch>>> {
+    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
         Ok(Apart::find(kernel)?.map(|apart| Box::new(apart) as Box<dyn OwnLaunch>))
     }
 
@@ -136,7 +123,8 @@ impl OwnLaunch for Apart {
         // launch needs larger ones, after this one in stream order), the exponents are the M + N
         // ints `before` made, and A, B and C hold the shape (checked by common's launch).
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-        self.after(call.gpu, (a, b, c), call.shape)
+        // The FP32 path of the marked rows and columns, after the product.
+        self.fp32.launch(call.gpu, (a, b, c), marks.marks, call.shape)
     }
 
     fn fp32_path(&self) -> Option<&Fp32Path> {

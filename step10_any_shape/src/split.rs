@@ -65,7 +65,7 @@ pub fn on_tiles(params: &Params) -> bool {
 pub struct SplitHooks;
 
 impl Hooks for SplitHooks {
-    fn own_launch(&self, kernel: &Kernel, _params: &Params) -> Result<Option<Box<dyn OwnLaunch>>> {
+    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
         Ok(Some(Box::new(Split {
             sum: kernel.entry(SUM_ENTRY)?,
             few: kernel.entry(SUM_FEW_ENTRY)?,
@@ -73,17 +73,13 @@ impl Hooks for SplitHooks {
         })))
     }
 
-    /// The slices of a split product, of the shape the kernel multiplies (padded where the launch
-    /// pads rows).
+    /// The slices of a split product.
     fn workspace_bytes(&self, params: &Params, shape: Shape) -> u64 {
         let split = params.get(SPLIT.name);
         if split <= 1 {
             return 0;
         }
-        let padded =
-            if self.on_tiles(params) && self.pads(params) { common::pad::padded_shape(shape) } else { None };
-        let s = padded.unwrap_or(shape);
-        (4 * u64::from(split)).saturating_mul((s.m * s.n) as u64)
+        (4 * u64::from(split)).saturating_mul((shape.m * shape.n) as u64)
     }
 
     fn on_tiles(&self, params: &Params) -> bool {

@@ -213,20 +213,15 @@ impl Residues {
         })
     }
 
-    /// Queues one product C = A·B of `shape` with a first pass of `moduli` moduli: the scaling
-    /// kernels, the marks and the choice of moduli, the second pass, `matmul` on `cfg`, the
-    /// rebuild and the FP32 path (module docs). The boxes are counted in bytes of the residues.
-    #[allow(clippy::too_many_arguments)]
-    pub fn queue(
-        &self,
-        gpu: &Gpu,
-        matmul: &CudaFunction,
-        cfg: LaunchConfig,
-        shape: Shape,
-        moduli: usize,
-        (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-        (a_box, b_box): (TmaBox, TmaBox),
-    ) -> Result<()> {
+    /// Queues one product C = A·B of the call's shape with a first pass of MODULI moduli: the
+    /// scaling kernels, the marks and the choice of moduli, the second pass (the call's kernel on
+    /// its grid), the rebuild and the FP32 path (module docs). The boxes are counted in bytes of
+    /// the residues.
+    fn queue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
+        let (gpu, shape) = (call.gpu, call.shape);
+        let (a_box, b_box) =
+            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
+        let moduli = call.params.get(MODULI.name) as usize;
         let mut state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
         let Shape { m, n, k } = shape;
         let (kp, np) = (pitch(k), pitch(n));
@@ -297,21 +292,10 @@ impl Residues {
                 maps
             }
         };
-        let mut product = gpu.stream.launch_builder(matmul);
-        product
-            .arg(&mi)
-            .arg(&ni)
-            .arg(&ki)
-            .arg(a)
-            .arg(b)
-            .arg(&mut *c)
-            .arg(&c_res)
-            .arg(&exps)
-            .arg(&marks)
-            .arg(&stats);
-        product.arg(&maps[0]).arg(&maps[1]);
+        let mut product = call.args((a, b, &mut *c));
+        product.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&maps[0]).arg(&maps[1]);
         // SAFETY: as for scale_rows above.
-        unsafe { product.launch(cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+        unsafe { product.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
 
         if let Some([reconstruct, wide]) = &self.reconstruct {
             let across = blocks(n, 256 * REBUILD_COLS);
@@ -347,7 +331,7 @@ impl Residues {
 pub struct ResidueHooks;
 
 impl Hooks for ResidueHooks {
-    fn own_launch(&self, kernel: &Kernel, _params: &Params) -> Result<Option<Box<dyn OwnLaunch>>> {
+    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
         Ok(Some(Box::new(Residues::new(kernel)?)))
     }
 
@@ -368,10 +352,7 @@ impl Hooks for ResidueHooks {
 
 impl OwnLaunch for Residues {
     fn launch(&self, call: &KernelCall, operands: Operands) -> Result<()> {
-        let boxes =
-            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
-        let moduli = call.params.get(MODULI.name) as usize;
-        self.queue(call.gpu, &call.kernel.func, call.cfg, call.shape, moduli, operands, boxes)
+        self.queue(call, operands)
     }
 
     fn fp32_path(&self) -> Option<&Fp32Path> {

@@ -21,13 +21,16 @@ use crate::tma::{Marks, Prologue, TensorMap, Tma, TmaBox};
 
 /// A step's additions to common's launch; every method has the plain launch as its default.
 pub trait Hooks: Sync {
-    /// The step's own launch for a kernel compiled with `params` (its entry points found in the
-    /// kernel's module); None: common's plain launch.
-    fn own_launch(&self, _kernel: &Kernel, _params: &Params) -> Result<Option<Box<dyn OwnLaunch>>> {
+    /// The step's own launch for a compiled kernel (its entry points found in the kernel's
+    /// module; each launch brings its parameters in the [`KernelCall`]); None: common's plain
+    /// launch.
+    fn own_launch(&self, _kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
         Ok(None)
     }
 
-    /// Device bytes the step's launches need for `shape` besides A, B and C (the run's budget).
+    /// Device bytes the step's launches need besides A, B and C (the run's budget), for `shape`,
+    /// the shape the kernel multiplies: padded where the launch pads rows, as the step's own
+    /// launch sees it ([`KernelCall::shape`]).
     fn workspace_bytes(&self, _params: &Params, _shape: Shape) -> u64 {
         0
     }

@@ -77,7 +77,7 @@ impl<'a> Prepared<'a> {
             }
             Extension::TensorMaps { .. } | Extension::OwnMaps { .. } | Extension::None => None,
         };
-        let own = step.hooks.own_launch(&kernel, &params)?;
+        let own = step.hooks.own_launch(&kernel)?;
         Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default(), own })
     }
 
@@ -94,22 +94,31 @@ impl<'a> Prepared<'a> {
                 resources.static_smem + resources.dynamic_smem
             );
         }
-        if geometry.grid.2 > 1 || !self.step.hooks.on_tiles(&self.params) {
-            // A split product: every tile is whole within its slice of K; a short side's kernel
-            // has no tiles to share.
-            geometry.whole_rows = Some(geometry.grid.1);
-        } else if self.step.schedule.shares() {
-            let forced = forced_layout(geometry.grid.1, geometry.grid.0)?;
-            let (whole, rows) = if let Some(f) = forced {
-                f
-            } else if self.params.get(SHARE.name) == 1 {
-                let slices = (shape.k as u32).div_ceil(self.params.get("BK"));
-                stream_k_layout(geometry.grid.1, geometry.grid.0, slices, info.sms * resources.blocks_per_sm)
+        // Only a schedule that shares tiles has a layout: a grid of more than one block in z is
+        // then a split of K; any other step's z is its own (step 11's one product per modulus).
+        if self.step.schedule.shares() {
+            if geometry.grid.2 > 1 || !self.step.hooks.on_tiles(&self.params) {
+                // A split product: every tile is whole within its slice of K; a short side's
+                // kernel has no tiles to share.
+                geometry.whole_rows = Some(geometry.grid.1);
             } else {
-                (geometry.grid.1, geometry.grid.1)
-            };
-            geometry.grid.1 = rows;
-            geometry.whole_rows = Some(whole);
+                let forced = forced_layout(geometry.grid.1, geometry.grid.0)?;
+                let (whole, rows) = if let Some(f) = forced {
+                    f
+                } else if self.params.get(SHARE.name) == 1 {
+                    let slices = (shape.k as u32).div_ceil(self.params.get("BK"));
+                    stream_k_layout(
+                        geometry.grid.1,
+                        geometry.grid.0,
+                        slices,
+                        info.sms * resources.blocks_per_sm,
+                    )
+                } else {
+                    (geometry.grid.1, geometry.grid.1)
+                };
+                geometry.grid.1 = rows;
+                geometry.whole_rows = Some(whole);
+            }
         }
         Ok((geometry, resources))
     }

@@ -40,10 +40,12 @@ pub(super) fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) 
 
 /// Device bytes a step's launch needs besides A, B and C: Bᵀ, the padded copies of a step whose
 /// launch pads rows, and what the step's own launch adds (its hooks: step 10's slices of a split
-/// product, step 11's residues).
+/// product, step 11's residues), which launches on the shape the kernel multiplies (padded where
+/// the launch pads rows).
 pub(super) fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {
-    (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(step.padded_shape(params, shape)))
-        .saturating_add(step.hooks.workspace_bytes(params, shape))
+    let padded = step.padded_shape(params, shape);
+    (transposed_b_bytes(step, params, shape) + crate::pad::workspace_bytes(padded))
+        .saturating_add(step.hooks.workspace_bytes(params, padded.unwrap_or(shape)))
 }
 
 /// [`check_fits`] on the GPU's free memory (its whole memory where the driver gives no figure).
@@ -130,5 +132,56 @@ mod tests {
         assert!(check_host_fits(s, false, 0, Some(24 << 30)).is_ok());
         assert!(check_host_fits(s, false, 24 << 30, Some(24 << 30)).is_err(), "extra bytes count too");
         assert!(check_host_fits(s, true, 0, None).is_ok(), "no figure to check against");
+    }
+
+    /// Hooks whose launch needs one float per element of the C it is given.
+    struct PerElement;
+
+    impl crate::hooks::Hooks for PerElement {
+        fn workspace_bytes(&self, _params: &Params, shape: Shape) -> u64 {
+            4 * (shape.m * shape.n) as u64
+        }
+    }
+
+    #[test]
+    fn the_hooks_budget_the_shape_the_kernel_multiplies() {
+        const STEP: GpuStep = GpuStep {
+            name: "test",
+            idea: "",
+            file: "",
+            source: "",
+            params: &[],
+            search: &[],
+            launch: |_, _| crate::Geometry {
+                grid: (1, 1, 1),
+                block: (1, 1, 1),
+                dynamic_smem: 0,
+                whole_rows: None,
+            },
+            check: |_, _, _: &crate::gpu::Limits| Ok(()),
+            default_shape: |_| Shape { m: 1, n: 1, k: 1 },
+            precision: crate::verify::Precision::Fp32,
+            b_transposed: |_| false,
+            intensity: |_| crate::step::Intensity { global: 1.0, shared: None },
+            min_compute: (7, 5),
+            extension: crate::step::Extension::None,
+            stages: &[],
+            pads_rows: true,
+            variants: &[],
+            schedule: crate::step::Schedule::Tiles,
+            hooks: &PerElement,
+        };
+        let params = Params::defaults(&[]);
+        // N = 5 is padded to 8: the hooks count the padded C, 3 × 8, beside the padded copies.
+        let odd = Shape::new(3, 5, 7).unwrap();
+        let padded = crate::pad::padded_shape(odd);
+        assert_eq!(padded, Some(Shape::new(3, 8, 8).unwrap()));
+        assert_eq!(
+            device_workspace_bytes(&STEP, &params, odd),
+            crate::pad::workspace_bytes(padded) + 4 * 3 * 8
+        );
+        // A shape that needs no padding is budgeted as it is.
+        let even = Shape::new(64, 64, 64).unwrap();
+        assert_eq!(device_workspace_bytes(&STEP, &params, even), 4 * 64 * 64);
     }
 }
