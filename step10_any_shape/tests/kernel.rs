@@ -170,31 +170,49 @@ const SHORT_SHAPES: &[(usize, usize, usize)] = &[
 ];
 
 /// The launch's blocks for the short side are the kernel's (whose static_assert ties them to its
-/// warps): a block of another size would index its shared sums out of bounds.
+/// warps): a block of another size would index its shared sums out of bounds. The model counts the
+/// blocks an SM holds at once as the kernel's launch bounds ask for them, and short K's depth and
+/// rows as the kernel takes them. A number that differs stops the compile with a message naming it.
 #[test]
-fn the_short_sides_block_is_the_kernels() {
-    let line = format!("constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : {SHORT_THREADS};");
-    assert!(STEP.source.contains(&line), "{line}");
-    assert!(STEP.source.contains(&format!("constexpr int SHORT_GROUPS = {};", SHORT_THREADS / 32)));
-    // The model counts the blocks an SM holds at once as the kernel's launch bounds ask for them.
+#[ignore = "needs libnvrtc"]
+fn nvrtc_the_host_and_the_kernel_agree_on_the_short_side() {
     let [rows, cols] = tiles::SHORT_PER_SM;
-    let line = format!("constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? {rows} : {cols};");
-    assert!(STEP.source.contains(&line), "{line}");
+    // Short K (PATH 3) takes the last branch of BLOCKS_PER_SM, that of few columns.
+    assert_eq!(tiles::SHORT_K_PER_SM, cols);
+    for (path, per_sm) in [(1, rows), (2, cols), (3, tiles::SHORT_K_PER_SM)] {
+        let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
+        testing::assert_kernel_agrees(
+            &STEP,
+            &p,
+            "sm_90",
+            [
+                ("THREADS", "SHORT_THREADS".to_owned(), u64::from(SHORT_THREADS)),
+                ("SHORT_GROUPS", "SHORT_THREADS / 32".to_owned(), u64::from(SHORT_THREADS / 32)),
+                (
+                    "BLOCKS_PER_SM",
+                    format!("the model's blocks an SM holds at PATH = {path}"),
+                    u64::from(per_sm),
+                ),
+                ("SHORT_K", "SHORT_K".to_owned(), SHORT_K as u64),
+                ("SK_ROWS", "SHORT_K_ROWS".to_owned(), step10_any_shape::SHORT_K_ROWS as u64),
+            ],
+        );
+    }
+}
+
+/// The lines of the short side's kernels that lay out lanes and rows as the model counts them
+/// (code, not constants a compile could check).
+#[test]
+fn the_short_sides_lanes_and_rows_are_the_kernels() {
     // Few rows lays its lanes across C's columns as the model counts them.
     assert!(STEP.source.contains("while (lanes < 32 && 4 * lanes < N) lanes *= 2;"));
     assert_eq!(
         [1, 4, 5, 13, 16, 17, 64, 65, 128, 4096].map(step10_any_shape::few_rows_lanes),
         [1, 1, 2, 4, 4, 8, 16, 32, 32, 32]
     );
-    // Short K (PATH 3) takes the last branch too, and blocks of the kernel's rows and columns.
-    assert_eq!(tiles::SHORT_K_PER_SM, cols);
-    for line in [
-        format!("constexpr int SHORT_K = {SHORT_K};"),
-        format!("constexpr int SK_ROWS = {};", step10_any_shape::SHORT_K_ROWS),
-        format!("int col0 = blockIdx.x * {} + lane;", step10_any_shape::SHORT_K_COLUMNS),
-    ] {
-        assert!(STEP.source.contains(&line), "{line}");
-    }
+    // Short K's blocks take the kernel's columns.
+    let line = format!("int col0 = blockIdx.x * {} + lane;", step10_any_shape::SHORT_K_COLUMNS);
+    assert!(STEP.source.contains(&line), "{line}");
     // And the rows a warp of few columns takes as the kernel does.
     assert!(STEP.source.contains("__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }"));
     assert_eq!(
