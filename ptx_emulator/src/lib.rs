@@ -1,0 +1,265 @@
+//! A PTX emulator for the course's SIMT kernels: it runs the PTX that NVRTC emits, thread by
+//! thread and warp by warp, on the CPU, so that a learner without an NVIDIA GPU can run a lab,
+//! check an exercise, catch a race and count the memory traffic a kernel causes.
+//!
+//! It follows the PTX ISA for the instructions it implements: registers and predicates per
+//! thread, `bar.sync` across the block, the warp-wide instructions (`shfl.sync`, `vote.sync`,
+//! `ldmatrix`, `mma.sync` on TF32) by the whole warp at once, `.shared` memory per block, global
+//! memory shared by all, IEEE FP32 with `fma.rn` fused, integer and address arithmetic, atomics
+//! and `cp.async`. Everything else is refused when the kernel is loaded, in one sentence naming
+//! the instruction and its `.cu` line.
+//!
+//! ```text
+//! Machine::new(ptx) ──▶ alloc/write A, B, C ──▶ launch("matmul", Config, args) ──▶ Traffic, or a Fault
+//! ```
+//!
+//! The layers: [`parse`] reads the text, [`decode`] turns statements into instructions,
+//! [`exec`] runs blocks and warps ([`alu`] for one thread's arithmetic, [`collective`] for the
+//! warp-wide instructions), [`memory`] holds the memories, [`sanitize`] watches shared memory
+//! for races and [`traffic`] counts what Nsight Compute counts.
+
+use std::collections::HashMap;
+
+pub mod alu;
+pub mod collective;
+pub mod decode;
+pub mod exec;
+pub mod memory;
+pub mod parse;
+pub mod sanitize;
+pub mod traffic;
+
+pub use decode::Refusal;
+pub use parse::ParseError;
+pub use traffic::Traffic;
+
+/// What went wrong while a kernel ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    Race,
+    OutOfBounds,
+    Misaligned,
+    /// A barrier that not every thread reaches, or threads at different barriers.
+    Barrier,
+    /// A warp-wide instruction whose lanes are not all there.
+    Divergence,
+    /// A block waits for a value no block will write.
+    Deadlock,
+    Trap,
+    Unsupported,
+    /// Another block's fault stopped this one.
+    Stopped,
+}
+
+/// A fault: its kind, and one sentence naming the thread and the `.cu` line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub message: String,
+}
+
+/// Why the emulator could not run a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Error {
+    /// The PTX text could not be read.
+    Parse(ParseError),
+    /// The kernel uses something the emulator does not implement.
+    Refused(Refusal),
+    /// The module has no entry point of that name.
+    NoKernel(String),
+    /// The launch itself is wrong (arguments, shape, shared memory).
+    Launch(String),
+    /// The kernel ran and faulted.
+    Fault(Fault),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Parse(e) => write!(f, "the emulator could not read the PTX ({e})"),
+            Error::Refused(r) => {
+                if r.line > 0 {
+                    write!(
+                        f,
+                        "the emulator does not implement `{}` ({}:{}): {}",
+                        r.what, r.file, r.line, r.why
+                    )
+                } else {
+                    write!(f, "the emulator does not implement `{}`: {}", r.what, r.why)
+                }
+            }
+            Error::NoKernel(name) => write!(f, "the module has no kernel `{name}`"),
+            Error::Launch(why) => write!(f, "{why}"),
+            Error::Fault(fault) => write!(f, "{}", fault.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A kernel argument, in the order of the kernel's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arg {
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    /// An address from [`Machine::alloc`].
+    Ptr(u64),
+}
+
+impl Arg {
+    fn bytes(self) -> Vec<u8> {
+        match self {
+            Arg::I32(v) => v.to_le_bytes().to_vec(),
+            Arg::I64(v) => v.to_le_bytes().to_vec(),
+            Arg::F32(v) => v.to_le_bytes().to_vec(),
+            Arg::Ptr(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+}
+
+/// One launch's shape and options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub dynamic_shared: u32,
+    /// Watch shared memory for races (a little slower).
+    pub sanitize: bool,
+}
+
+/// A loaded module and the global memory its kernels run on.
+pub struct Machine {
+    kernels: HashMap<String, Result<decode::Kernel, Refusal>>,
+    global: memory::Global,
+    /// Host threads that run blocks (1 by default).
+    pub workers: usize,
+}
+
+/// The most threads a block may have, as on every GPU the course supports.
+pub const MAX_THREADS: u32 = 1024;
+/// The most shared memory a block may have (an H100's).
+pub const MAX_SHARED: u32 = 232_448;
+
+impl Machine {
+    /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
+    /// refusal for when it is launched.
+    pub fn new(ptx: &str) -> Result<Machine, Error> {
+        let module = parse::parse(ptx).map_err(Error::Parse)?;
+        let (globals, bytes) = decode::layout_globals(&module);
+        let mut global = memory::Global::default();
+        // Buffer 0: the module's own variables, zeroed, for the life of the machine.
+        let at = global.alloc(bytes.max(4));
+        debug_assert_eq!(at, memory::GLOBALS_BASE);
+        for v in &module.globals {
+            if !v.init.is_empty() {
+                let mut init = v.init.clone();
+                init.resize(init.len().next_multiple_of(4), 0);
+                global.write(globals[&v.name], &init).ok_or_else(|| {
+                    Error::Parse(ParseError {
+                        ptx_line: 0,
+                        message: format!("the initializer of `{}` does not fit it", v.name),
+                    })
+                })?;
+            }
+        }
+        let kernels = module
+            .functions
+            .iter()
+            .filter(|f| f.entry)
+            .map(|f| (f.name.clone(), decode::decode(&module, f, &globals)))
+            .collect();
+        Ok(Machine { kernels, global, workers: 1 })
+    }
+
+    /// Whether the module has a kernel `name`.
+    pub fn has_kernel(&self, name: &str) -> bool {
+        self.kernels.contains_key(name)
+    }
+
+    /// Why kernel `name` cannot run here, if it cannot.
+    pub fn refusal(&self, name: &str) -> Option<&Refusal> {
+        self.kernels.get(name).and_then(|k| k.as_ref().err())
+    }
+
+    /// Static shared memory of kernel `name`, in bytes.
+    pub fn static_shared(&self, name: &str) -> Option<usize> {
+        self.kernels.get(name).and_then(|k| k.as_ref().ok()).map(|k| k.static_shared)
+    }
+
+    /// Allocates `bytes` zeroed bytes of global memory.
+    pub fn alloc(&mut self, bytes: usize) -> u64 {
+        self.global.alloc(bytes)
+    }
+
+    pub fn free(&mut self, address: u64) {
+        self.global.free(address);
+    }
+
+    pub fn write_f32(&mut self, address: u64, values: &[f32]) -> Result<(), Error> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.global.write(address, &bytes).ok_or_else(|| Error::Launch("a write outside every buffer".into()))
+    }
+
+    pub fn read_f32(&self, address: u64, count: usize) -> Result<Vec<f32>, Error> {
+        let bytes = self
+            .global
+            .read(address, 4 * count)
+            .ok_or_else(|| Error::Launch("a read outside every buffer".into()))?;
+        Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+    }
+
+    /// Runs kernel `name` to completion; returns what it moved and computed.
+    pub fn launch(&mut self, name: &str, config: Config, args: &[Arg]) -> Result<Traffic, Error> {
+        let kernel = match self.kernels.get(name) {
+            None => return Err(Error::NoKernel(name.to_owned())),
+            Some(Err(refusal)) => return Err(Error::Refused(refusal.clone())),
+            Some(Ok(k)) => k,
+        };
+        let (bx, by, bz) = config.block;
+        let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+        if threads == 0 || threads > u64::from(MAX_THREADS) {
+            return Err(Error::Launch(format!(
+                "a block of {threads} threads: a block has 1 to {MAX_THREADS}"
+            )));
+        }
+        let (gx, gy, gz) = config.grid;
+        if gx == 0 || gy == 0 || gz == 0 {
+            return Err(Error::Launch("a grid with no blocks".into()));
+        }
+        let shared = kernel.dynamic_at.max(kernel.static_shared) as u64 + u64::from(config.dynamic_shared);
+        if shared > u64::from(MAX_SHARED) {
+            return Err(Error::Launch(format!(
+                "{shared} bytes of shared memory per block, more than the {MAX_SHARED} a block may have"
+            )));
+        }
+        if args.len() != kernel.params.len() {
+            return Err(Error::Launch(format!(
+                "{name} takes {} arguments, and the launch gives {}",
+                kernel.params.len(),
+                args.len()
+            )));
+        }
+        let mut params = vec![0u8; kernel.param_bytes];
+        for (i, (arg, (at, size))) in args.iter().zip(&kernel.params).enumerate() {
+            let bytes = arg.bytes();
+            if bytes.len() != *size {
+                return Err(Error::Launch(format!(
+                    "argument {i} of {name} is {size} bytes, and the launch gives {} bytes",
+                    bytes.len()
+                )));
+            }
+            params[*at..at + size].copy_from_slice(&bytes);
+        }
+        let launch = exec::Launch {
+            kernel,
+            grid: config.grid,
+            block: config.block,
+            dynamic_shared: config.dynamic_shared as usize,
+            params,
+            sanitize: config.sanitize,
+            workers: self.workers,
+        };
+        exec::run(&self.global, &launch).map_err(Error::Fault)
+    }
+}

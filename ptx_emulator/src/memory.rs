@@ -1,0 +1,199 @@
+//! The emulated memories: global buffers at addresses of their own, and the windows through
+//! which a generic address reaches a block's shared memory or a thread's local memory.
+//!
+//! Global memory is kept as 32-bit atomic words, so that blocks run on several host threads at
+//! once share it soundly: plain accesses are relaxed atomic loads and stores (ordinary moves on
+//! the host), atomics are atomics, and a fence is a fence.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Buffer `i` starts at `(i + 1) << BUFFER_SHIFT`; buffer 0 holds the module's own variables.
+pub const BUFFER_SHIFT: u32 = 36;
+/// Where the module's `.global` variables live.
+pub const GLOBALS_BASE: u64 = 1 << BUFFER_SHIFT;
+/// A generic address at or above this (and below [`LOCAL_WINDOW`]) is in the block's shared memory.
+pub const SHARED_WINDOW: u64 = 1 << 56;
+/// A generic address at or above this is in the thread's local memory.
+pub const LOCAL_WINDOW: u64 = 1 << 57;
+
+/// One allocation of global memory.
+pub struct Buffer {
+    words: Box<[AtomicU32]>,
+    bytes: usize,
+}
+
+impl Buffer {
+    fn new(bytes: usize) -> Self {
+        Buffer { words: (0..bytes.div_ceil(4)).map(|_| AtomicU32::new(0)).collect(), bytes }
+    }
+}
+
+/// Every global buffer, found from an address in constant time.
+#[derive(Default)]
+pub struct Global {
+    buffers: Vec<Option<Buffer>>,
+}
+
+/// Where a global access landed: the buffer and the byte offset in it.
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    buffer: usize,
+    offset: usize,
+}
+
+impl Global {
+    /// A new buffer of `bytes` zeroed bytes, and its address.
+    pub fn alloc(&mut self, bytes: usize) -> u64 {
+        self.buffers.push(Some(Buffer::new(bytes)));
+        (self.buffers.len() as u64) << BUFFER_SHIFT
+    }
+
+    /// Frees the buffer at `address` (its address is not given out again).
+    pub fn free(&mut self, address: u64) {
+        if let Some(slot) = self.index(address).and_then(|i| self.buffers.get_mut(i)) {
+            *slot = None;
+        }
+    }
+
+    fn index(&self, address: u64) -> Option<usize> {
+        ((address >> BUFFER_SHIFT) as usize).checked_sub(1)
+    }
+
+    /// Where `len` bytes at `address` are, if they lie inside one live buffer.
+    #[inline]
+    pub fn place(&self, address: u64, len: usize) -> Option<Place> {
+        let buffer = self.index(address)?;
+        let b = self.buffers.get(buffer)?.as_ref()?;
+        let offset = (address & ((1 << BUFFER_SHIFT) - 1)) as usize;
+        (offset + len <= b.bytes).then_some(Place { buffer, offset })
+    }
+
+    #[inline]
+    fn word(&self, p: Place, i: usize) -> &AtomicU32 {
+        &self.buffers[p.buffer].as_ref().expect("placed in a live buffer").words[p.offset / 4 + i]
+    }
+
+    /// Reads `len` (1, 2, 4 or 8) bytes at an aligned place.
+    #[inline]
+    pub fn load(&self, p: Place, len: usize) -> u64 {
+        match len {
+            4 => u64::from(self.word(p, 0).load(Ordering::Relaxed)),
+            8 => {
+                u64::from(self.word(p, 0).load(Ordering::Relaxed))
+                    | (u64::from(self.word(p, 1).load(Ordering::Relaxed)) << 32)
+            }
+            _ => {
+                let w = self.word(p, 0).load(Ordering::Relaxed);
+                let shift = 8 * (p.offset % 4);
+                u64::from(w >> shift) & ((1u64 << (8 * len)) - 1)
+            }
+        }
+    }
+
+    /// Writes the low `len` bytes of `v` at an aligned place.
+    #[inline]
+    pub fn store(&self, p: Place, len: usize, v: u64) {
+        match len {
+            4 => self.word(p, 0).store(v as u32, Ordering::Relaxed),
+            8 => {
+                self.word(p, 0).store(v as u32, Ordering::Relaxed);
+                self.word(p, 1).store((v >> 32) as u32, Ordering::Relaxed);
+            }
+            _ => {
+                let shift = 8 * (p.offset % 4);
+                let mask = (((1u64 << (8 * len)) - 1) as u32) << shift;
+                let _ = self.word(p, 0).fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                    Some((w & !mask) | (((v as u32) << shift) & mask))
+                });
+            }
+        }
+    }
+
+    /// An atomic read-modify-write of the 4-byte word at an aligned place: `f` gives the new
+    /// value from the old, which is returned.
+    pub fn update32(&self, p: Place, f: impl Fn(u32) -> u32) -> u32 {
+        self.word(p, 0).fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| Some(f(w))).unwrap_or_else(|w| w)
+    }
+
+    /// The same for an 8-byte word (two 4-byte halves, under a lock-free retry on the low one).
+    pub fn update64(&self, p: Place, f: impl Fn(u64) -> u64) -> u64 {
+        loop {
+            let old = self.load(p, 8);
+            let new = f(old);
+            let lo = self.word(p, 0);
+            if lo.compare_exchange(old as u32, new as u32, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                self.word(p, 1).store((new >> 32) as u32, Ordering::SeqCst);
+                return old;
+            }
+        }
+    }
+
+    /// Copies `bytes` into the buffer at `address`.
+    pub fn write(&self, address: u64, bytes: &[u8]) -> Option<()> {
+        let p = self.place(address, bytes.len())?;
+        if p.offset % 4 != 0 {
+            return None;
+        }
+        for (i, chunk) in bytes.chunks(4).enumerate() {
+            let mut w = [0u8; 4];
+            w[..chunk.len()].copy_from_slice(chunk);
+            if chunk.len() < 4 {
+                let old = self.word(p, i).load(Ordering::Relaxed).to_le_bytes();
+                w[chunk.len()..].copy_from_slice(&old[chunk.len()..]);
+            }
+            self.word(p, i).store(u32::from_le_bytes(w), Ordering::Relaxed);
+        }
+        Some(())
+    }
+
+    /// Reads `len` bytes at `address`.
+    pub fn read(&self, address: u64, len: usize) -> Option<Vec<u8>> {
+        let p = self.place(address, len)?;
+        if p.offset % 4 != 0 {
+            return None;
+        }
+        let mut out = Vec::with_capacity(len.next_multiple_of(4));
+        for i in 0..len.div_ceil(4) {
+            out.extend_from_slice(&self.word(p, i).load(Ordering::Relaxed).to_le_bytes());
+        }
+        out.truncate(len);
+        Some(out)
+    }
+}
+
+/// Little-endian reads and writes of a byte array (shared, local and parameter memory).
+#[inline]
+pub fn load_bytes(mem: &[u8], at: usize, len: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w[..len].copy_from_slice(&mem[at..at + len]);
+    u64::from_le_bytes(w)
+}
+
+#[inline]
+pub fn store_bytes(mem: &mut [u8], at: usize, len: usize, v: u64) {
+    mem[at..at + len].copy_from_slice(&v.to_le_bytes()[..len]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_have_addresses_of_their_own_and_bounds() {
+        let mut g = Global::default();
+        let a = g.alloc(10);
+        let b = g.alloc(4);
+        assert_ne!(a, b);
+        g.write(a, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();
+        assert_eq!(g.read(a, 10).unwrap(), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert!(g.place(a + 8, 2).is_some());
+        assert!(g.place(a + 8, 4).is_none(), "past the end of the buffer");
+        assert!(g.place(0, 4).is_none(), "the null pointer is no buffer");
+        let p = g.place(a + 1, 1).unwrap();
+        assert_eq!(g.load(p, 1), 2);
+        g.store(p, 1, 0xff);
+        assert_eq!(g.read(a, 4).unwrap(), vec![1, 0xff, 3, 4]);
+        g.free(b);
+        assert!(g.place(b, 4).is_none(), "a freed buffer is gone");
+    }
+}
