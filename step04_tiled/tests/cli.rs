@@ -10,6 +10,11 @@ fn bad_inputs_are_refused_in_one_sentence() {
 }
 
 #[test]
+fn without_a_gpu_it_runs_on_the_emulator() {
+    testing::assert_run_without_a_gpu(BIN, true);
+}
+
+#[test]
 fn impossible_tiles_and_shapes_are_refused_without_a_gpu() {
     let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
     testing::assert_clear_error(BIN, &["--param", "TILE=64"], &no_gpu, "TILE must be from 1 to 32");

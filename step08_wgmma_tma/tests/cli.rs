@@ -10,6 +10,11 @@ fn bad_inputs_are_refused_in_one_sentence() {
 }
 
 #[test]
+fn without_a_gpu_it_says_it_needs_one() {
+    testing::assert_run_without_a_gpu(BIN, false);
+}
+
+#[test]
 fn invalid_parameter_sets_are_refused_without_a_gpu() {
     testing::assert_bad_sets_refused_without_a_gpu(
         BIN,

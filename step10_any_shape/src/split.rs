@@ -14,8 +14,10 @@ use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use common::Shape;
+use common::emulated::{Arg, Config};
+use common::gpu::ENTRY;
 use common::gpu::Kernel;
-use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch};
 use common::params::{Param, Params};
 use common::stream_k::SHARE;
 
@@ -86,6 +88,33 @@ impl Hooks for SplitHooks {
         on_tiles(params)
     }
 
+    /// The same launches on the emulator: the kernel with its workspace, then the sum.
+    fn emulate(&self, call: &mut EmulatedCall, (a, b, c): EmulatedOperands) -> Result<()> {
+        if !call.has_layout() {
+            bail!("step 10's kernel takes `whole` before its workspace: launch it with the plan's layout");
+        }
+        let shape = call.shape;
+        let slices = call.config.grid.2 as usize;
+        let partials = call.machine.alloc(4 * if slices > 1 { slices * shape.m * shape.n } else { 1 });
+        let mut args = call.args((a, b, c));
+        args.push(Arg::Ptr(partials));
+        call.run(ENTRY, call.config, &args)?;
+        if slices > 1 {
+            let (entry, blocks) = sum_launch(shape, slices);
+            let args = [
+                Arg::Ptr(partials),
+                Arg::Ptr(c),
+                Arg::I64((shape.m * shape.n) as i64),
+                Arg::I32(slices as i32),
+            ];
+            let config =
+                Config { grid: (blocks, 1, 1), block: (256, 1, 1), dynamic_shared: 0, ..call.config };
+            call.run(entry, config, &args)?;
+        }
+        call.machine.free(partials);
+        Ok(())
+    }
+
     fn pads(&self, params: &Params) -> bool {
         params.find(PAD.name).unwrap_or(1) == 1
     }
@@ -117,6 +146,19 @@ impl Hooks for SplitHooks {
     }
 }
 
+/// The kernel that adds the `slices` slices of a split product into C, and its blocks of 256
+/// threads: a thread per element, and at most 4096 blocks, which go round; for a C of few
+/// elements, a thread per element and group of slices: `sum_few` splits an element's slices
+/// between the largest power of two of groups, at most 8, that the slices and the grid allow, so
+/// a grid sized by that power leaves no block without work.
+fn sum_launch(shape: Shape, slices: usize) -> (&'static str, u32) {
+    let elements = shape.m * shape.n;
+    let few = elements < FEW_ELEMENTS;
+    let groups = if few { 1 << slices.clamp(1, 8).ilog2() } else { 1 };
+    let blocks = (elements * groups).div_ceil(256).clamp(1, 4 * 1024) as u32;
+    (if few { SUM_FEW_ENTRY } else { SUM_ENTRY }, blocks)
+}
+
 /// What a launch that splits K keeps: the kernels that add the slices, and their workspace.
 struct Split {
     sum: CudaFunction,
@@ -146,18 +188,11 @@ impl OwnLaunch for Split {
         // the buffers the elements the shape addresses (checked by common's launch).
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         if slices > 1 {
-            let elements = shape.m * shape.n;
-            let few = elements < FEW_ELEMENTS;
-            // A thread per element, and at most 4096 blocks, which go round; for a C of few
-            // elements, a thread per element and group of slices: `sum_few` splits an element's
-            // slices between the largest power of two of groups, at most 8, that the slices and
-            // the grid allow, so a grid sized by that power leaves no block without work.
-            let groups = if few { 1 << slices.clamp(1, 8).ilog2() } else { 1 };
-            let threads = elements * groups;
-            let (count, slices) = (elements as i64, slices as i32);
-            let mut sum = call.gpu.stream.launch_builder(if few { &self.few } else { &self.sum });
+            let (entry, blocks) = sum_launch(shape, slices);
+            let (count, slices) = ((shape.m * shape.n) as i64, slices as i32);
+            let mut sum =
+                call.gpu.stream.launch_builder(if entry == SUM_FEW_ENTRY { &self.few } else { &self.sum });
             sum.arg(&*partials).arg(&mut *c).arg(&count).arg(&slices);
-            let blocks = threads.div_ceil(256).clamp(1, 4 * 1024) as u32;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             // SAFETY: the arguments match `sum_slices` and `sum_few` (both `const float*, float*,
             // long long, int`); the workspace holds `slices` products of M×N floats and C holds M×N.

@@ -83,7 +83,7 @@ impl<'a> Prepared<'a> {
 
     /// The launch for `shape` on this device and its resource cost.
     pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Geometry, Resources)> {
-        let mut geometry = self.step.validate(&self.params, shape, &info.limits)?;
+        let geometry = self.step.validate(&self.params, shape, &info.limits)?;
         let resources = self.kernel.prepare(info, geometry.threads(), geometry.dynamic_smem)?;
         if resources.blocks_per_sm == 0 {
             bail!(
@@ -94,32 +94,7 @@ impl<'a> Prepared<'a> {
                 resources.static_smem + resources.dynamic_smem
             );
         }
-        // Only a schedule that shares tiles has a layout: a grid of more than one block in z is
-        // then a split of K; any other step's z is its own (step 11's one product per modulus).
-        if self.step.schedule.shares() {
-            if geometry.grid.2 > 1 || !self.step.hooks.on_tiles(&self.params) {
-                // A split product: every tile is whole within its slice of K; a short side's
-                // kernel has no tiles to share.
-                geometry.whole_rows = Some(geometry.grid.1);
-            } else {
-                let forced = forced_layout(geometry.grid.1, geometry.grid.0)?;
-                let (whole, rows) = if let Some(f) = forced {
-                    f
-                } else if self.params.get(SHARE.name) == 1 {
-                    let slices = (shape.k as u32).div_ceil(self.params.get("BK"));
-                    stream_k_layout(
-                        geometry.grid.1,
-                        geometry.grid.0,
-                        slices,
-                        info.sms * resources.blocks_per_sm,
-                    )
-                } else {
-                    (geometry.grid.1, geometry.grid.1)
-                };
-                geometry.grid.1 = rows;
-                geometry.whole_rows = Some(whole);
-            }
-        }
+        let geometry = layout(self.step, &self.params, shape, geometry, info.sms * resources.blocks_per_sm)?;
         Ok((geometry, resources))
     }
 
@@ -181,6 +156,41 @@ impl<'a> Prepared<'a> {
             None => call.plain((a, b, c)),
         }
     }
+}
+
+/// The grid of a step whose schedule shares tiles, laid out for a device that holds `slots`
+/// blocks at once (its SMs times the blocks each holds): the rows of whole tiles and the rows
+/// that share the last tiles slice by slice (Stream-K), or every tile whole. Other schedules keep
+/// the step's grid: a grid of more than one block in z is then a split of K, and any other step's
+/// z is its own (step 11's one product per modulus).
+pub fn layout(
+    step: &GpuStep,
+    params: &Params,
+    shape: Shape,
+    mut geometry: Geometry,
+    slots: u32,
+) -> Result<Geometry> {
+    if !step.schedule.shares() {
+        return Ok(geometry);
+    }
+    if geometry.grid.2 > 1 || !step.hooks.on_tiles(params) {
+        // A split product: every tile is whole within its slice of K; a short side's kernel has
+        // no tiles to share.
+        geometry.whole_rows = Some(geometry.grid.1);
+        return Ok(geometry);
+    }
+    let forced = forced_layout(geometry.grid.1, geometry.grid.0)?;
+    let (whole, rows) = if let Some(f) = forced {
+        f
+    } else if params.get(SHARE.name) == 1 {
+        let slices = (shape.k as u32).div_ceil(params.get("BK"));
+        stream_k_layout(geometry.grid.1, geometry.grid.0, slices, slots)
+    } else {
+        (geometry.grid.1, geometry.grid.1)
+    };
+    geometry.grid.1 = rows;
+    geometry.whole_rows = Some(whole);
+    Ok(geometry)
 }
 
 impl Prepared<'_> {

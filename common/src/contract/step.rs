@@ -410,11 +410,21 @@ impl GpuStep {
 
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
     pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
+        gpu::compile(self.source, self.file, &self.target(arch), &self.defines(params))
+    }
+
+    /// Compiles the kernel with `params` to PTX for the emulator ([`crate::emulated::PTX_ARCH`]).
+    pub fn ptx(&self, params: &Params) -> Result<String> {
+        crate::emulated::ptx(self.source, self.file, &self.defines(params))
+    }
+
+    /// The `-D NAME=value` defines of a compile with `params`.
+    fn defines(&self, params: &Params) -> Vec<(String, u32)> {
         let mut defines = params.defines();
         if self.schedule.shares() {
             defines.push(("SHARED_TILES_MAX".to_owned(), SHARED_TILES_MAX));
         }
-        gpu::compile(self.source, self.file, &self.target(arch), &defines)
+        defines
     }
 
     /// The NVRTC target for `arch`: the architecture-specific one (`sm_90a`) for a kernel with

@@ -1,6 +1,8 @@
 //! Layer 1, the device: the GPU context and its facts, NVRTC compilation and kernel resources,
-//! the stream hold kernel and CUDA-event timing. Depends on data.
+//! the stream hold kernel and CUDA-event timing; and the device without a GPU, the PTX emulator.
+//! Depends on data.
 
+pub mod emulated;
 pub mod gpu;
 pub mod stream_hold;
 pub mod timing;

@@ -100,6 +100,12 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub cubin: Option<std::path::PathBuf>,
 
+    /// Run the kernel on the PTX emulator on the CPU instead of the GPU: the same verdict, no
+    /// speed, but a check for races and out-of-bounds accesses and the memory traffic Nsight
+    /// Compute would count. Without a GPU a step emulates anyway, at a small default size.
+    #[arg(long, conflicts_with_all = ["tune", "compile_only"])]
+    pub emulate: bool,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
@@ -131,7 +137,7 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 9] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 10] = [
         ("params", "--param"),
         ("tune", "--tune"),
         ("device", "--device"),
@@ -141,6 +147,7 @@ impl Args {
         ("compile_only", "--compile-only"),
         ("arch", "--arch"),
         ("cubin", "--cubin"),
+        ("emulate", "--emulate"),
     ];
 
     /// Which of [`Args::GPU_ONLY`] were given.
@@ -155,6 +162,7 @@ impl Args {
             self.compile_only,
             self.arch.is_some(),
             self.cubin.is_some(),
+            self.emulate,
         ];
         Self::GPU_ONLY.iter().zip(given).filter(|(_, g)| *g).map(|((_, flag), _)| *flag).collect()
     }

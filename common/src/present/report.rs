@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::emulated::{DEVICE_LINE, PTX_ARCH, Traffic};
 use crate::fp32_path::Paths;
 use crate::gpu::{DeviceInfo, Resources};
 use crate::matrix::Shape;
@@ -15,6 +16,61 @@ use crate::verify::{Precision, Verdict};
 pub enum Device {
     Gpu(DeviceInfo),
     Cpu,
+    /// On the PTX emulator: what it counted, and how long it took.
+    Emulated(Emulation),
+}
+
+/// An emulated run: the traffic of the step's kernel, the other kernels of its launch, and the
+/// emulator's own time and threads.
+#[derive(Clone, Debug)]
+pub struct Emulation {
+    pub traffic: Traffic,
+    pub others: Vec<(String, Traffic)>,
+    pub seconds: f64,
+    pub workers: usize,
+}
+
+/// Large counts with a thin space between thousands, as a reader scans them.
+fn count(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The traffic line: global requests and sectors, shared requests and wavefronts, each with its
+/// ratio, and FP32 operations per byte of global memory touched.
+pub fn traffic_line(t: &Traffic) -> String {
+    let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let mut line = format!(
+        "global loads {} requests · {} sectors ({:.2} a request) · stores {} · {} sectors ({:.2}) · shared loads {} · {} wavefronts ({:.2}) · stores {} · {} wavefronts ({:.2})",
+        count(t.global_load_requests),
+        count(t.global_load_sectors),
+        per(t.global_load_sectors, t.global_load_requests),
+        count(t.global_store_requests),
+        count(t.global_store_sectors),
+        per(t.global_store_sectors, t.global_store_requests),
+        count(t.shared_load_requests),
+        count(t.shared_load_wavefronts),
+        per(t.shared_load_wavefronts, t.shared_load_requests),
+        count(t.shared_store_requests),
+        count(t.shared_store_wavefronts),
+        per(t.shared_store_wavefronts, t.shared_store_requests),
+    );
+    if t.async_copy_requests > 0 {
+        line += &format!(
+            " · cp.async {} · {} sectors ({:.2})",
+            count(t.async_copy_requests),
+            count(t.async_copy_sectors),
+            per(t.async_copy_sectors, t.async_copy_requests)
+        );
+    }
+    line + &format!(" · {:.2} FLOP per global byte", t.flops_per_byte())
 }
 
 /// The kernel's launch shape and what it costs.
@@ -116,6 +172,18 @@ impl fmt::Display for Report {
                 d.peak_gflops() / 1e3
             )?,
             Device::Cpu => writeln!(f, "{} on the CPU (one thread)", self.step)?,
+            Device::Emulated(e) => writeln!(
+                f,
+                "{} {DEVICE_LINE} (its PTX for {PTX_ARCH}: {} thread-instructions in {:.2} s on {} thread{})",
+                self.step,
+                count(
+                    e.traffic.thread_instructions
+                        + e.others.iter().map(|(_, t)| t.thread_instructions).sum::<u64>()
+                ),
+                e.seconds,
+                e.workers,
+                if e.workers == 1 { "" } else { "s" }
+            )?,
         }
         writeln!(
             f,
@@ -181,6 +249,21 @@ impl fmt::Display for Report {
         if let Some((p, total)) = &self.paths {
             writeln!(f, "{}", paths_line(self.shape, self.precision, p, *total))?;
         }
+        if let Device::Emulated(e) = &self.device {
+            writeln!(f, "  traffic  {}", traffic_line(&e.traffic))?;
+            for (name, t) in &e.others {
+                writeln!(f, "           {name}: {}", traffic_line(t))?;
+            }
+        } else {
+            self.time_lines(f)?;
+        }
+        self.verdict_lines(f)
+    }
+}
+
+impl Report {
+    fn time_lines(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flops = self.shape.flops();
         let t = &self.time;
         write!(
             f,
@@ -231,6 +314,10 @@ impl fmt::Display for Report {
                 measured / p
             )?;
         }
+        Ok(())
+    }
+
+    fn verdict_lines(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.verdict {
             None => writeln!(f, "  verify   skipped (--no-verify)")?,
             Some(v) => {

@@ -268,8 +268,27 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["--arch", "sm_90"][..], "--arch goes with --compile-only"),
         (&["--cubin", "k.cubin"][..], "--cubin goes with --compile-only"),
         (&["--compile-only", "--arch", "90"][..], "not an architecture this course compiles for"),
-        (&[][..], "needs an NVIDIA GPU"),
     ] {
         assert_clear_error(bin, args, &no_gpu, says);
+    }
+}
+
+/// Without a GPU, a step the emulator runs (`emulated`) says so in one line and runs there at a
+/// small size, verified; without NVRTC it says that NVRTC is missing. A step it cannot run says
+/// that it needs a GPU.
+pub fn assert_run_without_a_gpu(bin: &str, emulated: bool) {
+    let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
+    if !emulated {
+        assert_clear_error(bin, &[], &no_gpu, "needs an");
+    } else if crate::gpu::nvrtc_present() {
+        let (code, out, err) =
+            run_command(std::process::Command::new(program(bin)).arg("--size").arg("33"), &no_gpu);
+        assert_eq!(code, Some(0), "{out}{err}");
+        let first = out.lines().next().unwrap_or_default();
+        assert!(first.starts_with("note: ") && first.contains("runs on the PTX emulator"), "{out}");
+        assert!(out.contains("emulated on the CPU") && out.contains("verify   PASS"), "{out}");
+        assert!(out.contains("traffic  global loads"), "{out}");
+    } else {
+        assert_clear_error(bin, &[], &no_gpu, "NVRTC (libnvrtc) was not found");
     }
 }

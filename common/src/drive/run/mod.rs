@@ -23,9 +23,11 @@ use crate::timing::{Plan, Stats};
 use crate::verify::{self, Precision, Verdict};
 
 mod cpu;
+mod emulate;
 mod memory;
 
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
+pub use emulate::{SMALL_SIDE, emulates, multiply as emulated_product, no_gpu, run_emulated};
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 use memory::{check_memory, device_workspace_bytes, transposed_b_bytes};
 
@@ -47,6 +49,15 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
 pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
     let edited = edited(step, args)?;
     let step = edited.as_ref().unwrap_or(step);
+    if args.emulate {
+        return run_emulated(step, args, None);
+    }
+    // Without a GPU a lab the emulator runs is emulated, and says so.
+    if !args.compile_only && !args.tune && emulates(step) {
+        if let Some(why) = no_gpu() {
+            return run_emulated(step, args, Some(&why));
+        }
+    }
     let run = match resolve(step, args, cublas_found)? {
         ControlFlow::Continue(run) => run,
         // --compile-only or --tune ran in the measured run's place.
@@ -148,12 +159,7 @@ fn check_without_gpu(
     asked: Shape,
     cublas_found: bool,
 ) -> Result<()> {
-    if args.arch.is_some() {
-        bail!("--arch goes with --compile-only; a run compiles for the GPU it runs on");
-    }
-    if args.cubin.is_some() {
-        bail!("--cubin goes with --compile-only: add --compile-only to write the machine code");
-    }
+    check_compile_only_options(args)?;
     if !args.tune {
         step.validate(params, asked, &Limits::LARGEST)?;
     }
@@ -171,6 +177,17 @@ fn check_without_gpu(
     )
 }
 
+/// The options that go with --compile-only alone, refused on a run.
+fn check_compile_only_options(args: &Args) -> Result<()> {
+    if args.arch.is_some() {
+        bail!("--arch goes with --compile-only; a run compiles for the GPU it runs on");
+    }
+    if args.cubin.is_some() {
+        bail!("--cubin goes with --compile-only: add --compile-only to write the machine code");
+    }
+    Ok(())
+}
+
 /// The GPU the command line names, refused when the step cannot run on it or NVRTC is missing.
 fn open_gpu(step: &GpuStep, args: &Args) -> Result<Gpu> {
     let gpu = gpu::open(step.name, args.ordinal())?;
@@ -183,7 +200,7 @@ fn open_gpu(step: &GpuStep, args: &Args) -> Result<Gpu> {
 
 /// The shape asked for: the files' when A and B come from files, else the command line's, with
 /// `default` for what it leaves out.
-fn shape_of(args: &Args, files: Option<&Inputs>, default: Shape) -> Result<Shape> {
+pub(crate) fn shape_of(args: &Args, files: Option<&Inputs>, default: Shape) -> Result<Shape> {
     if let Some(x) = files {
         return Ok(x.shape);
     }
@@ -216,7 +233,7 @@ pub fn files_of(args: &Args) -> Result<Option<Inputs>> {
 }
 
 /// The run's inputs: the files', or the family asked for drawn at `shape`.
-fn inputs_of(args: &Args, files: Option<Inputs>, shape: Shape) -> Inputs {
+pub(crate) fn inputs_of(args: &Args, files: Option<Inputs>, shape: Shape) -> Inputs {
     files.unwrap_or_else(|| Inputs::family(shape, args.seed, args.family()))
 }
 
@@ -238,7 +255,7 @@ fn measure(run: &GpuRun, bufs: &mut Buffers, plan: Plan) -> Result<Measured> {
 }
 
 /// Writes C where --save-c asks.
-fn save_c(args: &Args, shape: Shape, c: &[f32]) -> Result<()> {
+pub(crate) fn save_c(args: &Args, shape: Shape, c: &[f32]) -> Result<()> {
     match &args.save_c {
         Some(path) => files::write_npy(path, shape.m, shape.n, c),
         None => Ok(()),
@@ -326,11 +343,7 @@ fn report(
         );
     }
     Report {
-        step: match (&args.kernel, &args.stage) {
-            (Some(path), _) => format!("{} (kernel from {})", step.name, path.display()),
-            (None, Some(name)) => format!("{} (stage {name})", step.name),
-            (None, None) => step.name.to_owned(),
-        },
+        step: step_label(step, args),
         device: Device::Gpu(run.gpu.info.clone()),
         shape,
         inputs: run.inputs.source.clone(),
@@ -351,6 +364,15 @@ fn report(
         baseline_errors,
         notes,
         paths: measured.paths,
+    }
+}
+
+/// The step as the report names it, with the kernel or stage it ran.
+pub(crate) fn step_label(step: &GpuStep, args: &Args) -> String {
+    match (&args.kernel, &args.stage) {
+        (Some(path), _) => format!("{} (kernel from {})", step.name, path.display()),
+        (None, Some(name)) => format!("{} (stage {name})", step.name),
+        (None, None) => step.name.to_owned(),
     }
 }
 

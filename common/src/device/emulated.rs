@@ -1,0 +1,95 @@
+//! The device without a GPU: a kernel compiled by NVRTC to PTX for one fixed architecture and
+//! run by the PTX emulator (the `ptx_emulator` crate) on the CPU, with its race check and its
+//! traffic counters. The run (`drive/run/emulate.rs`) chooses it when asked to (`--emulate`) or
+//! when no GPU is there.
+
+use std::ffi::CString;
+
+use anyhow::{Context, Result, anyhow, bail};
+use cudarc::nvrtc;
+
+use crate::gpu::{NO_NVRTC, nvrtc_present};
+
+pub use ptx_emulator::{Arg, Config, Error as EmulatorError, FaultKind, Machine, Traffic};
+
+/// The architecture whose PTX the emulator runs: Ampere's, which has every instruction of
+/// labs 02–07 and 10 (`cp.async`, `ldmatrix`, the TF32 `mma.sync`) and none of Hopper's own.
+pub const PTX_ARCH: &str = "compute_80";
+
+/// How the report names the device.
+pub const DEVICE_LINE: &str = "emulated on the CPU";
+
+/// The GPU whose launch an emulated run copies where a launch depends on the device (a Stream-K
+/// layout, a step's choice per shape): an H100's 132 SMs.
+pub const SMS: u32 = 132;
+
+/// Compiles `source` to PTX for [`PTX_ARCH`], with the `.cu` line of every instruction (NVRTC's
+/// `--generate-line-info`, which changes no instruction), and `-D NAME=value` for each define.
+pub fn ptx(source: &str, file: &str, defines: &[(String, u32)]) -> Result<String> {
+    if !nvrtc_present() {
+        bail!("{NO_NVRTC}");
+    }
+    let mut options = vec![
+        format!("--gpu-architecture={PTX_ARCH}"),
+        "--std=c++17".to_owned(),
+        "--generate-line-info".to_owned(),
+    ];
+    options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
+    let src = CString::new(source).context("the kernel source contains a NUL byte")?;
+    let name = CString::new(file).context("the kernel file name contains a NUL byte")?;
+    let prog = nvrtc::result::create_program(&src, Some(&name))
+        .map_err(|e| anyhow!("NVRTC could not create a program for {file}: {e:?}"))?;
+    // SAFETY: `prog` was created above and is destroyed once, at the end.
+    unsafe {
+        let compiled = nvrtc::result::compile_program(prog, &options);
+        let result = match compiled {
+            Err(_) => {
+                let log = nvrtc::result::get_program_log(prog).map(|l| text(&l)).unwrap_or_default();
+                Err(anyhow!(
+                    "the kernel {file} does not compile for {PTX_ARCH}; NVRTC says:\n{}",
+                    log.trim_end()
+                ))
+            }
+            Ok(()) => nvrtc::result::get_ptx(prog)
+                .map(|p| text(&p))
+                .map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}")),
+        };
+        let _ = nvrtc::result::destroy_program(prog);
+        result
+    }
+}
+
+fn text(bytes: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = bytes.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The blocks of one kernel an H100 SM holds at once, from the kernel's registers per thread,
+/// its threads per block and its shared memory per block, as the CUDA occupancy calculator
+/// counts them: registers are given to warps in units of 256, an SM has 65536 of them, 64 warps,
+/// 32 blocks and 228 KiB of shared memory, of which each block also takes 1 KiB for the system.
+pub fn blocks_per_sm(registers: u32, threads: u32, shared: u32) -> u32 {
+    let warps = threads.div_ceil(32).max(1);
+    let per_warp = (registers.max(1) * 32).next_multiple_of(256);
+    let by_registers = (65_536 / per_warp) / warps;
+    let by_warps = 64 / warps;
+    let by_shared = 233_472 / (shared + 1024);
+    by_registers.min(by_warps).min(by_shared).min(32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupancy_counts_registers_warps_and_shared_memory() {
+        // 512 threads of 128 registers: 16 warps of 4096 registers fill the 65536.
+        assert_eq!(blocks_per_sm(128, 512, 49_152), 1);
+        // 256 threads of 40 registers and 8 KiB: registers allow 6, warps 8, shared memory 25.
+        assert_eq!(blocks_per_sm(40, 256, 8192), 6);
+        // 1024 threads of 32 registers: the warps (2) allow two, the registers two.
+        assert_eq!(blocks_per_sm(32, 1024, 0), 2);
+        // 100 KiB of shared memory: two blocks.
+        assert_eq!(blocks_per_sm(32, 128, 102_400), 2);
+    }
+}

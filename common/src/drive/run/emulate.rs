@@ -1,0 +1,229 @@
+//! A GPU step's run on the PTX emulator: the same step, parameters, launch and verdict as on a
+//! GPU, with the kernel compiled to PTX and run on the CPU. Instead of a time it reports what the
+//! kernel moved through memory (the `traffic` line), and a race, an out-of-bounds access or a
+//! barrier some threads miss stops the run with one sentence naming the `.cu` line.
+
+use std::time::Instant;
+
+use anyhow::{Result, anyhow, bail};
+
+use crate::cli::Args;
+use crate::emulated::{self, Config, Machine};
+use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
+use crate::hooks::EmulatedCall;
+use crate::launch::layout;
+use crate::matrix::{Inputs, Shape};
+use crate::measure::transpose;
+use crate::reference;
+use crate::report::{Device, Emulation, KernelFacts, Report};
+use crate::step::GpuStep;
+use crate::timing::Stats;
+use crate::verify;
+
+/// The largest side of the shape an emulated run takes when none is given: small enough that
+/// every lab runs in a second or two.
+pub const SMALL_SIDE: usize = 256;
+
+/// Why a run emulates without being asked: None when a GPU is there to run on.
+pub fn no_gpu() -> Option<String> {
+    if !crate::gpu::driver_present() {
+        return Some("no NVIDIA driver (libcuda) was found".to_owned());
+    }
+    match cudarc::driver::CudaContext::device_count() {
+        Ok(n) if n > 0 => None,
+        Ok(_) => Some("the driver reports no GPU".to_owned()),
+        Err(e) => Some(format!("the driver found no usable GPU ({e:?})")),
+    }
+}
+
+/// Whether the emulator can run `step`: its kernel is PTX for sm_80 or older, without Hopper's
+/// tensor maps.
+pub fn emulates(step: &GpuStep) -> bool {
+    step.extension.boxes().is_none() && step.min_compute <= (8, 0)
+}
+
+/// The run: `reason` says why it emulates when it was not asked to (it then takes a small
+/// default shape). Returns whether verification passed.
+pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result<bool> {
+    if !emulates(step) {
+        bail!(
+            "{} needs an H100 or H200: the emulator runs the PTX of labs 02–07 and 10, and this lab's wgmma and tensor-memory copies are Hopper's alone",
+            step.name
+        );
+    }
+    if args.reps.is_some() {
+        bail!("--reps sets how often a GPU run is timed; an emulated run is not timed");
+    }
+    if args.device.is_some() {
+        bail!("--device chooses a GPU; an emulated run uses none");
+    }
+    super::check_compile_only_options(args)?;
+    let files = super::files_of(args)?;
+    let default = (step.default_shape)(&Limits::LARGEST);
+    let small =
+        Shape { m: default.m.min(SMALL_SIDE), n: default.n.min(SMALL_SIDE), k: default.k.min(SMALL_SIDE) };
+    let shape = super::shape_of(args, files.as_ref(), small)?;
+    if let Some(why) = reason {
+        println!(
+            "note: {why}, so {} runs on the PTX emulator on the CPU, at {shape} unless a size is given",
+            step.name
+        );
+    }
+    let (params, choice) = step.params_for(shape, emulated::SMS, &args.params)?;
+    let geometry = step.validate(&params, shape, &Limits::LARGEST)?;
+    super::check_host_fits(shape, !args.no_verify, 0, super::host_memory_available())?;
+    let inputs = super::inputs_of(args, files, shape);
+
+    let ptx = step.ptx(&params)?;
+    let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
+    machine.workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(refusal) = machine.refusal(ENTRY) {
+        bail!(
+            "{} cannot run on the emulator: {}",
+            step.name,
+            emulated::EmulatorError::Refused(refusal.clone())
+        );
+    }
+    // The H100's compile gives the registers, the report's kernel line and the occupancy that a
+    // Stream-K layout is cut for.
+    let ptxas = step.compile(&params, "sm_90").ok().and_then(|c| c.ptxas);
+    let static_smem = machine.static_shared(ENTRY).unwrap_or(0) as u32;
+    let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
+    let geometry = layout(step, &params, shape, geometry, emulated::SMS * resources.blocks_per_sm.max(1))?;
+
+    let started = Instant::now();
+    let (c, call_traffic) = multiply(step, &params, &mut machine, &inputs, geometry, true)?;
+    let seconds = started.elapsed().as_secs_f64();
+    super::save_c(args, shape, &c)?;
+
+    let verdict = if args.no_verify {
+        None
+    } else {
+        Some(verify::verify(shape, &c, &reference::cpu(&inputs), step.precision))
+    };
+    let report = Report {
+        step: super::step_label(step, args),
+        device: Device::Emulated(Emulation {
+            traffic: call_traffic.0,
+            others: call_traffic.1,
+            seconds,
+            workers: machine.workers,
+        }),
+        shape,
+        inputs: inputs.source.clone(),
+        kernel: Some(KernelFacts {
+            params: params.clone(),
+            geometry,
+            resources,
+            padded: step.padded_shape(&params, shape),
+            why: choice.as_ref().map(|c| c.why.clone()),
+            predicted_us: None,
+            adds: step.hooks.report_line(&params, geometry.grid),
+        }),
+        time: Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1 },
+        cublas: None,
+        cublas_tf32: None,
+        precision: step.precision,
+        verdict,
+        baseline_errors: Vec::new(),
+        notes: Vec::new(),
+        paths: None,
+    };
+    print!("{report}");
+    Ok(report.verdict.is_none_or(|v| v.passed()))
+}
+
+/// What the kernel's compile for an H100 says it costs there.
+fn resources(ptxas: Option<PtxasInfo>, threads: u32, static_smem: u32, dynamic_smem: u32) -> Resources {
+    let registers = ptxas.map_or(0, |p| p.registers);
+    let blocks_per_sm = emulated::blocks_per_sm(registers, threads, static_smem + dynamic_smem);
+    Resources {
+        registers,
+        static_smem,
+        dynamic_smem,
+        local_bytes: ptxas.map_or(0, |p| p.stack_frame),
+        spill_bytes: ptxas.map_or(0, |p| p.spill_bytes()),
+        threads_per_block: threads,
+        blocks_per_sm,
+        occupancy: f64::from(blocks_per_sm * threads.div_ceil(32)) / 64.0,
+    }
+}
+
+/// What the step's launches moved: its own kernel's traffic, and each other kernel's.
+type CallTraffic = (emulated::Traffic, Vec<(String, emulated::Traffic)>);
+
+/// One product on the emulator, through the step's hooks: A, B (transposed where the kernel
+/// wants Bᵀ) and C poisoned with NaN, rows padded to 16 bytes where the launch pads them; C
+/// comes back at the problem's shape.
+pub fn multiply(
+    step: &GpuStep,
+    params: &crate::params::Params,
+    machine: &mut Machine,
+    inputs: &Inputs,
+    geometry: crate::step::Geometry,
+    sanitize: bool,
+) -> Result<(Vec<f32>, CallTraffic)> {
+    let shape = inputs.shape;
+    let run_shape = step.padded_shape(params, shape).unwrap_or(shape);
+    let transposed = (step.b_transposed)(params);
+    if transposed && run_shape != shape {
+        bail!("{}: a kernel that takes Bᵀ does not pad its rows", step.name);
+    }
+    let a = pad_rows(&inputs.a.data, shape.m, shape.k, run_shape.m, run_shape.k);
+    let b = if transposed {
+        transpose(&inputs.b.data, shape.k, shape.n)
+    } else {
+        pad_rows(&inputs.b.data, shape.k, shape.n, run_shape.k, run_shape.n)
+    };
+    let (pa, pb, pc) = (
+        machine.alloc(4 * a.len()),
+        machine.alloc(4 * b.len()),
+        machine.alloc(4 * run_shape.m * run_shape.n),
+    );
+    machine.write_f32(pa, &a).map_err(|e| anyhow!("{e}"))?;
+    machine.write_f32(pb, &b).map_err(|e| anyhow!("{e}"))?;
+    machine
+        .write_f32(pc, &vec![f32::from_bits(u32::MAX); run_shape.m * run_shape.n])
+        .map_err(|e| anyhow!("{e}"))?;
+    let config = Config {
+        grid: geometry.grid,
+        block: geometry.block,
+        dynamic_shared: geometry.dynamic_smem,
+        sanitize,
+    };
+    let mut call = EmulatedCall::new(machine, config, run_shape, params, geometry.whole_rows);
+    step.hooks.emulate(&mut call, (pa, pb, pc))?;
+    let traffic = (call.traffic, std::mem::take(&mut call.others));
+    let c = machine.read_f32(pc, run_shape.m * run_shape.n).map_err(|e| anyhow!("{e}"))?;
+    for p in [pa, pb, pc] {
+        machine.free(p);
+    }
+    Ok((pad_rows(&c, run_shape.m, run_shape.n, shape.m, shape.n), traffic))
+}
+
+/// `rows`×`cols` of `m` (rows of `from_cols`) into a `rows`×`to_cols` matrix: cut or padded with
+/// zeros on the right, and with zero rows below up to `to_rows`.
+fn pad_rows(m: &[f32], rows: usize, from_cols: usize, to_rows: usize, to_cols: usize) -> Vec<f32> {
+    if rows == to_rows && from_cols == to_cols {
+        return m.to_vec();
+    }
+    let mut out = vec![0.0f32; to_rows * to_cols];
+    let keep = from_cols.min(to_cols);
+    for r in 0..rows.min(to_rows) {
+        out[r * to_cols..r * to_cols + keep].copy_from_slice(&m[r * from_cols..r * from_cols + keep]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_padded_with_zeros_and_cut_back() {
+        let m = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2×3
+        let p = pad_rows(&m, 2, 3, 3, 4);
+        assert_eq!(p, vec![1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(pad_rows(&p, 3, 4, 2, 3), m.to_vec());
+    }
+}
