@@ -42,6 +42,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (6, "copies", include_str!("testing/copies.rs")),
     (6, "command_line", include_str!("testing/command_line.rs")),
     (6, "edits", include_str!("testing/edits.rs")),
+    (6, "emulator", include_str!("testing/emulator.rs")),
     (6, "exercises", include_str!("testing/exercises.rs")),
     (6, "inputs", include_str!("testing/inputs.rs")),
     (6, "nvrtc", include_str!("testing/nvrtc.rs")),

@@ -441,12 +441,41 @@ pub struct Kernel {
     /// Offsets and sizes of the parameters in the parameter space.
     pub params: Vec<(usize, usize)>,
     pub param_bytes: usize,
-    /// Static shared bytes, and where the dynamic shared array starts.
+    /// Static shared bytes (as a GPU packs them), and where the dynamic shared array starts.
     pub static_shared: usize,
     pub dynamic_at: usize,
+    /// The static shared arrays, where the emulator lays them out.
+    pub shared_vars: Vec<SharedVar>,
     pub local_bytes: usize,
     /// The `.cu` file of each file number.
     pub files: HashMap<u32, String>,
+}
+
+/// The gap the emulator leaves between static shared arrays.
+pub const RED_ZONE: usize = 128;
+
+/// A static shared array: its bytes `start..end` and its name in the source.
+#[derive(Clone, Debug)]
+pub struct SharedVar {
+    pub start: usize,
+    pub end: usize,
+    pub name: String,
+}
+
+/// The source's name of a variable NVRTC mangled as a function's static: `_ZZ6matmulE2As` → `As`.
+pub fn demangle(name: &str) -> String {
+    /// `<length><name>` at the start of `s`: the name and what follows it.
+    fn part(s: &str) -> Option<(&str, &str)> {
+        let digits = s.chars().take_while(char::is_ascii_digit).count();
+        let len: usize = s[..digits].parse().ok()?;
+        Some((s.get(digits..digits + len)?, s.get(digits + len..)?))
+    }
+    let found = name.strip_prefix("_ZZ").and_then(|rest| {
+        let (_, rest) = part(rest)?;
+        let (var, rest) = part(rest.strip_prefix('E')?)?;
+        rest.is_empty().then_some(var)
+    });
+    found.unwrap_or(name).to_owned()
 }
 
 /// Why a kernel cannot be emulated: the instruction (or directive) and where it is.
@@ -507,14 +536,21 @@ pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> 
         at += bytes;
     }
     let param_bytes = at;
-    let mut shared = 0usize;
+    // Static shared arrays in order, each 128 bytes past the end of the one before: an access in
+    // the gap is an array overrun, and every array keeps the bank alignment (its offset modulo
+    // 128) it has on a GPU, where the arrays are packed.
+    let mut packed = 0usize;
+    let mut shared_vars = Vec::new();
     let dynamic = f.dynamic_shared.as_ref().or(module.shared.iter().find(|v| v.bytes == 0));
     for v in module.shared.iter().filter(|v| v.bytes > 0).chain(&f.shared) {
-        shared = shared.next_multiple_of(v.align.max(1));
-        symbols.insert(v.name.clone(), (Space::Shared, shared as u64));
-        shared += v.bytes;
+        packed = packed.next_multiple_of(v.align.max(1));
+        let start = packed + RED_ZONE * shared_vars.len();
+        symbols.insert(v.name.clone(), (Space::Shared, start as u64));
+        shared_vars.push(SharedVar { start, end: start + v.bytes, name: demangle(&v.name) });
+        packed += v.bytes;
     }
-    let dynamic_at = shared.next_multiple_of(dynamic.map_or(16, |v| v.align.max(16)));
+    let dynamic_at =
+        packed.next_multiple_of(dynamic.map_or(16, |v| v.align.max(16))) + RED_ZONE * shared_vars.len();
     if let Some(v) = dynamic {
         symbols.insert(v.name.clone(), (Space::Shared, dynamic_at as u64));
     }
@@ -552,8 +588,9 @@ pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> 
         regs: max_slot,
         params,
         param_bytes,
-        static_shared: shared,
+        static_shared: packed,
         dynamic_at,
+        shared_vars,
         local_bytes: local,
         files: module.files.clone(),
     })
@@ -1153,4 +1190,17 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
         }
         _ => return Err("the instruction is not implemented".into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_names_are_demangled() {
+        assert_eq!(demangle("_ZZ6matmulE2As"), "As");
+        assert_eq!(demangle("_ZZ10sum_slicesE7partial"), "partial");
+        assert_eq!(demangle("summed_to"), "summed_to");
+        assert_eq!(demangle("_ZZ6matmul"), "_ZZ6matmul");
+    }
 }

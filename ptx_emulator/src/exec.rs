@@ -302,6 +302,7 @@ impl<'a> Cta<'a> {
             }
         }
         self.shadow.barrier();
+        self.traffic.barriers += 1;
         for w in &mut self.warps {
             for l in Lanes(w.waiting) {
                 w.pc[l] = pc + 1;
@@ -557,7 +558,7 @@ impl<'a> Cta<'a> {
             | Op::Activemask { .. }
             | Op::Ldmatrix { .. }
             | Op::MmaTf32 { .. } => {
-                collective::exec(self, inst, w, mask, exec)?;
+                collective::exec(self, inst, pc, w, mask, exec)?;
             }
         }
         Ok(Flow::Next)
@@ -577,19 +578,35 @@ impl<'a> Cta<'a> {
         if address % len as u64 != 0 {
             return Err(self.misaligned(inst, w, l, address, len, "shared"));
         }
-        if address.checked_add(len as u64).is_none_or(|end| end > size) {
+        let end = address.saturating_add(len as u64);
+        let inside = self.k.shared_vars.iter().any(|v| address >= v.start as u64 && end <= v.end as u64)
+            || (address >= self.k.dynamic_at as u64 && end <= size);
+        if !inside {
+            let verb = if write { "writes" } else { "reads" };
+            let place = match self.k.shared_vars.iter().rev().find(|v| address >= v.start as u64) {
+                Some(v) if end <= size => {
+                    format!("{}, which has {} bytes", self.shared_place(address as usize), v.end - v.start)
+                }
+                _ => format!("byte {} of shared memory, outside the block's {} bytes", address as i64, size),
+            };
             return Err(self.fault(
                 FaultKind::OutOfBounds,
-                format!(
-                    "{} {} {len} bytes at byte {} of shared memory at {}, past the end of the block's {size} bytes",
-                    self.who(w, l),
-                    if write { "writes" } else { "reads" },
-                    address as i64,
-                    self.at(inst)
-                ),
+                format!("{} {verb} {len} bytes at {place}, at {}", self.who(w, l), self.at(inst)),
             ));
         }
         Ok(address as usize)
+    }
+
+    /// A byte of shared memory as the source names it: `byte 4 of the shared array `Bs``, or of
+    /// the dynamic shared memory.
+    pub fn shared_place(&self, at: usize) -> String {
+        match self.k.shared_vars.iter().rev().find(|v| at >= v.start) {
+            Some(v) if at >= self.k.dynamic_at && self.k.dynamic_at > v.start => {
+                format!("byte {} of the dynamic shared memory", at - self.k.dynamic_at)
+            }
+            Some(v) => format!("byte {} of the shared array `{}`", at - v.start, v.name),
+            None => format!("byte {} of the dynamic shared memory", at - self.k.dynamic_at.min(at)),
+        }
     }
 
     fn misaligned(&self, inst: &Inst, w: u32, l: usize, address: u64, len: usize, space: &str) -> Fault {
@@ -619,9 +636,10 @@ impl<'a> Cta<'a> {
             self.fault(
                 FaultKind::OutOfBounds,
                 format!(
-                    "{} {} {len} bytes of global memory at {address:#x}, outside every buffer, at {}",
+                    "{} {} {len} bytes of global memory {}, at {}",
                     self.who(w, l),
                     if write { "writes" } else { "reads" },
+                    self.global.describe(address, len),
                     self.at(inst)
                 ),
             )
@@ -817,6 +835,11 @@ impl<'a> Cta<'a> {
                         self.global_place(inst, w.index, l, s, *size as usize, false)?;
                         self.scratch.push(s);
                     }
+                    if self.launch.sanitize {
+                        for word in at / 4..(at + *size as usize).div_ceil(4) {
+                            self.shadow.issue(word, w.index * 32 + l as u32, pc);
+                        }
+                    }
                     w.open.push(Copy {
                         lane: l as u8,
                         dst: at,
@@ -839,6 +862,9 @@ impl<'a> Cta<'a> {
                     for c in group {
                         let lane = c.lane as usize;
                         if self.launch.sanitize {
+                            for word in c.dst / 4..(c.dst + c.size as usize).div_ceil(4) {
+                                self.shadow.land(word);
+                            }
                             let at = &self.k.insts[c.inst as usize];
                             self.check_shared(at, c.inst, (w.index, lane), c.dst, c.size as usize, true)?;
                         }
@@ -902,15 +928,30 @@ impl<'a> Cta<'a> {
     ) -> Result<(), Fault> {
         let thread = w * 32 + l as u32;
         for word in at / 4..(at + len).div_ceil(4) {
+            if let Some((other, other_pc)) = self.shadow.in_flight(word) {
+                let other_inst = &self.k.insts[other_pc as usize];
+                return Err(self.fault(
+                    FaultKind::Race,
+                    format!(
+                        "{} {} {} at {} before the cp.async of {} at {} that writes it has landed (no cp.async.wait_group between)",
+                        self.who(w, l),
+                        if write { "writes" } else { "reads" },
+                        self.shared_place(word * 4),
+                        self.at(inst),
+                        self.who(other / 32, (other % 32) as usize),
+                        self.at(other_inst)
+                    ),
+                ));
+            }
             if let Some((other, other_pc, other_wrote)) = self.shadow.access(word, thread, pc, write) {
                 let other_inst = &self.k.insts[other_pc as usize];
                 return Err(self.fault(
                     FaultKind::Race,
                     format!(
-                        "shared-memory race: {} {} byte {} of shared memory at {}, which {} {} at {} with no barrier between",
+                        "shared-memory race: {} {} {} at {}, which {} {} at {} with no barrier between",
                         self.who(w, l),
                         if write { "writes" } else { "reads" },
-                        word * 4,
+                        self.shared_place(word * 4),
                         self.at(inst),
                         self.who(other / 32, (other % 32) as usize),
                         if other_wrote { "wrote" } else { "read" },

@@ -149,7 +149,7 @@ impl Machine {
         let (globals, bytes) = decode::layout_globals(&module);
         let mut global = memory::Global::default();
         // Buffer 0: the module's own variables, zeroed, for the life of the machine.
-        let at = global.alloc(bytes.max(4));
+        let at = global.alloc(bytes.max(4), "the module's variables");
         debug_assert_eq!(at, memory::GLOBALS_BASE);
         for v in &module.globals {
             if !v.init.is_empty() {
@@ -187,9 +187,9 @@ impl Machine {
         self.kernels.get(name).and_then(|k| k.as_ref().ok()).map(|k| k.static_shared)
     }
 
-    /// Allocates `bytes` zeroed bytes of global memory.
-    pub fn alloc(&mut self, bytes: usize) -> u64 {
-        self.global.alloc(bytes)
+    /// Allocates `bytes` zeroed bytes of global memory, called `name` in messages.
+    pub fn alloc(&mut self, bytes: usize, name: &str) -> u64 {
+        self.global.alloc(bytes, name)
     }
 
     pub fn free(&mut self, address: u64) {

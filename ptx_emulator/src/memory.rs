@@ -20,11 +20,17 @@ pub const LOCAL_WINDOW: u64 = 1 << 57;
 pub struct Buffer {
     words: Box<[AtomicU32]>,
     bytes: usize,
+    /// What the host calls it (`A`, `B`, `C`), for messages.
+    name: String,
 }
 
 impl Buffer {
-    fn new(bytes: usize) -> Self {
-        Buffer { words: (0..bytes.div_ceil(4)).map(|_| AtomicU32::new(0)).collect(), bytes }
+    fn new(bytes: usize, name: &str) -> Self {
+        Buffer {
+            words: (0..bytes.div_ceil(4)).map(|_| AtomicU32::new(0)).collect(),
+            bytes,
+            name: name.to_owned(),
+        }
     }
 }
 
@@ -42,10 +48,26 @@ pub struct Place {
 }
 
 impl Global {
-    /// A new buffer of `bytes` zeroed bytes, and its address.
-    pub fn alloc(&mut self, bytes: usize) -> u64 {
-        self.buffers.push(Some(Buffer::new(bytes)));
+    /// A new buffer of `bytes` zeroed bytes called `name`, and its address.
+    pub fn alloc(&mut self, bytes: usize, name: &str) -> u64 {
+        self.buffers.push(Some(Buffer::new(bytes, name)));
         (self.buffers.len() as u64) << BUFFER_SHIFT
+    }
+
+    /// Where an address that is in no buffer lies, for a message: before or past which buffer.
+    pub fn describe(&self, address: u64, len: usize) -> String {
+        let live = self.index(address).and_then(|i| self.buffers.get(i)).and_then(|b| b.as_ref());
+        match live {
+            Some(b) => {
+                let offset = (address & ((1 << BUFFER_SHIFT) - 1)) as usize;
+                let past = (offset + len).saturating_sub(b.bytes);
+                format!("{past} bytes past the end of {} ({} bytes)", b.name, b.bytes)
+            }
+            None if address < (1 << BUFFER_SHIFT) => {
+                "below every buffer (a null or negative index)".to_owned()
+            }
+            None => "outside every buffer".to_owned(),
+        }
     }
 
     /// Frees the buffer at `address` (its address is not given out again).
@@ -181,13 +203,15 @@ mod tests {
     #[test]
     fn buffers_have_addresses_of_their_own_and_bounds() {
         let mut g = Global::default();
-        let a = g.alloc(10);
-        let b = g.alloc(4);
+        let a = g.alloc(10, "A");
+        let b = g.alloc(4, "B");
         assert_ne!(a, b);
         g.write(a, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();
         assert_eq!(g.read(a, 10).unwrap(), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert!(g.place(a + 8, 2).is_some());
         assert!(g.place(a + 8, 4).is_none(), "past the end of the buffer");
+        assert_eq!(g.describe(a + 8, 4), "2 bytes past the end of A (10 bytes)");
+        assert_eq!(g.describe(0, 4), "below every buffer (a null or negative index)");
         assert!(g.place(0, 4).is_none(), "the null pointer is no buffer");
         let p = g.place(a + 1, 1).unwrap();
         assert_eq!(g.load(p, 1), 2);

@@ -38,17 +38,40 @@ const FRESH: Word = Word {
 pub struct Shadow {
     words: Vec<Word>,
     epoch: u32,
+    /// For each word, the thread (and instruction) of a `cp.async` that will write it and has
+    /// not landed yet (NONE: none).
+    pending: Vec<(u32, u32)>,
 }
 
 impl Shadow {
     pub fn new(words: usize) -> Self {
-        Shadow { words: vec![FRESH; words], epoch: 0 }
+        Shadow { words: vec![FRESH; words], epoch: 0, pending: vec![(NONE, 0); words] }
     }
 
     /// A new block: nobody has touched anything.
     pub fn reset(&mut self) {
         self.words.fill(FRESH);
+        self.pending.fill((NONE, 0));
         self.epoch = 0;
+    }
+
+    /// A `cp.async` of `thread` at instruction `pc` will write `word` when its group lands.
+    pub fn issue(&mut self, word: usize, thread: u32, pc: u32) {
+        if let Some(p) = self.pending.get_mut(word) {
+            *p = (thread, pc);
+        }
+    }
+
+    /// The copy that was to write `word` has landed.
+    pub fn land(&mut self, word: usize) {
+        if let Some(p) = self.pending.get_mut(word) {
+            *p = (NONE, 0);
+        }
+    }
+
+    /// The thread and instruction of a copy in flight to `word`, if there is one.
+    pub fn in_flight(&self, word: usize) -> Option<(u32, u32)> {
+        self.pending.get(word).copied().filter(|(t, _)| *t != NONE)
     }
 
     /// Every thread passed a barrier.

@@ -25,6 +25,8 @@ pub struct Traffic {
     pub async_copy_requests: u64,
     pub async_copy_sectors: u64,
     pub atomic_requests: u64,
+    /// Block-wide barriers passed, counted once per block and barrier.
+    pub barriers: u64,
     /// FP32 operations: an FMA counts 2, an add or multiply 1; a TF32 mma.sync m16n8k8 2·16·8·8.
     pub flops: u64,
     /// Instructions executed, counted once per warp and once per active thread.
@@ -45,6 +47,7 @@ impl Traffic {
         self.async_copy_requests += o.async_copy_requests;
         self.async_copy_sectors += o.async_copy_sectors;
         self.atomic_requests += o.atomic_requests;
+        self.barriers += o.barriers;
         self.flops += o.flops;
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;

@@ -30,3 +30,9 @@ mod bare;
 fn gpu_bare_example_passes() {
     assert!(bare::run().unwrap(), "the bare program's product is outside its tolerance");
 }
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_each_starting_file_fails_on_the_emulator() {
+    common::testing::emulator::assert_starting_files_fail(&step02_gpu_naive::STEP, EXERCISES, (67, 45, 129));
+}

@@ -19,3 +19,13 @@ fn each_solution_turns_its_starting_file_into_its_answer() {
 fn nvrtc_each_starting_file_compiles() {
     exercises::assert_starting_files_compile(&step03_single_block::STEP, EXERCISES);
 }
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_each_starting_file_fails_on_the_emulator() {
+    common::testing::emulator::assert_starting_files_fail(
+        &step03_single_block::STEP,
+        EXERCISES,
+        (20, 30, 17),
+    );
+}

@@ -19,3 +19,9 @@ fn each_solution_turns_its_starting_file_into_its_answer() {
 fn nvrtc_each_starting_file_compiles() {
     exercises::assert_starting_files_compile(&step04_tiled::STEP, EXERCISES);
 }
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_each_starting_file_fails_on_the_emulator() {
+    common::testing::emulator::assert_starting_files_fail(&step04_tiled::STEP, EXERCISES, (67, 45, 129));
+}

@@ -95,7 +95,9 @@ impl Hooks for SplitHooks {
         }
         let shape = call.shape;
         let slices = call.config.grid.2 as usize;
-        let partials = call.machine.alloc(4 * if slices > 1 { slices * shape.m * shape.n } else { 1 });
+        let partials = call
+            .machine
+            .alloc(4 * if slices > 1 { slices * shape.m * shape.n } else { 1 }, "the split's workspace");
         let mut args = call.args((a, b, c));
         args.push(Arg::Ptr(partials));
         call.run(ENTRY, call.config, &args)?;

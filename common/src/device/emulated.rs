@@ -51,12 +51,31 @@ pub fn ptx(source: &str, file: &str, defines: &[(String, u32)]) -> Result<String
                 ))
             }
             Ok(()) => nvrtc::result::get_ptx(prog)
-                .map(|p| text(&p))
+                .map(|p| own_file_name(&text(&p), file))
                 .map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}")),
         };
         let _ = nvrtc::result::destroy_program(prog);
         result
     }
+}
+
+/// The PTX with its `.file` directive naming `file` as given (NVRTC writes the path it was
+/// compiled from, which a fault's message then repeats), so that a fault names the file as the
+/// learner knows it.
+fn own_file_name(ptx: &str, file: &str) -> String {
+    let mut out = String::with_capacity(ptx.len());
+    for line in ptx.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        match (trimmed.starts_with(".file"), line.find('"'), line.rfind('"')) {
+            (true, Some(open), Some(close)) if close > open && line[open + 1..close].ends_with(file) => {
+                out.push_str(&line[..=open]);
+                out.push_str(file);
+                out.push_str(&line[close..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 fn text(bytes: &[std::ffi::c_char]) -> String {
@@ -80,6 +99,14 @@ pub fn blocks_per_sm(registers: u32, threads: u32, shared: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_file_directive_names_the_file_as_given() {
+        let ptx = ".version 9.0\n\t.file\t1 \"/home/me/course/step04_tiled/step04_tiled/src/kernel.cu\"\n\t.file\t2 \"/usr/include/x.h\"\n";
+        let renamed = own_file_name(ptx, "step04_tiled/src/kernel.cu");
+        assert!(renamed.contains("\t.file\t1 \"step04_tiled/src/kernel.cu\"\n"), "{renamed}");
+        assert!(renamed.contains("/usr/include/x.h"), "other files keep their names: {renamed}");
+    }
 
     #[test]
     fn occupancy_counts_registers_warps_and_shared_memory() {

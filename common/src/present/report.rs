@@ -70,7 +70,7 @@ pub fn traffic_line(t: &Traffic) -> String {
             per(t.async_copy_sectors, t.async_copy_requests)
         );
     }
-    line + &format!(" · {:.2} FLOP per global byte", t.flops_per_byte())
+    line + &format!(" · {} barriers · {:.2} FLOP per global byte", count(t.barriers), t.flops_per_byte())
 }
 
 /// The kernel's launch shape and what it costs.

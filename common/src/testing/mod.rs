@@ -2,13 +2,15 @@
 //! (`shapes.rs`), text edits of a kernel (`edits.rs`), the checks that run a step on the GPU
 //! (`checker.rs`) or compile it with NVRTC (`nvrtc.rs`), those that run its program
 //! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), and the check that each variant
-//! or stage is its base with its recorded change (`copies.rs`). Every helper is at
+//! or stage is its base with its recorded change (`copies.rs`), and those that run a kernel on
+//! the PTX emulator (`emulator.rs`). Every helper is at
 //! `common::testing::` whichever file holds it.
 
 mod checker;
 mod command_line;
 pub mod copies;
 mod edits;
+pub mod emulator;
 pub mod exercises;
 pub mod faults;
 mod inputs;

@@ -14,9 +14,10 @@ use crate::hooks::EmulatedCall;
 use crate::launch::layout;
 use crate::matrix::{Inputs, Shape};
 use crate::measure::transpose;
+use crate::params::Params;
 use crate::reference;
 use crate::report::{Device, Emulation, KernelFacts, Report};
-use crate::step::GpuStep;
+use crate::step::{Geometry, GpuStep};
 use crate::timing::Stats;
 use crate::verify;
 
@@ -42,15 +43,21 @@ pub fn emulates(step: &GpuStep) -> bool {
     step.extension.boxes().is_none() && step.min_compute <= (8, 0)
 }
 
-/// The run: `reason` says why it emulates when it was not asked to (it then takes a small
-/// default shape). Returns whether verification passed.
-pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result<bool> {
+/// One sentence for a step the emulator cannot run.
+fn refuse_unless_emulated(step: &GpuStep) -> Result<()> {
     if !emulates(step) {
         bail!(
             "{} needs an H100 or H200: the emulator runs the PTX of labs 02–07 and 10, and this lab's wgmma and tensor-memory copies are Hopper's alone",
             step.name
         );
     }
+    Ok(())
+}
+
+/// The run: `reason` says why it emulates when it was not asked to (it then takes a small
+/// default shape). Returns whether verification passed.
+pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result<bool> {
+    refuse_unless_emulated(step)?;
     if args.reps.is_some() {
         bail!("--reps sets how often a GPU run is timed; an emulated run is not timed");
     }
@@ -64,35 +71,22 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         Shape { m: default.m.min(SMALL_SIDE), n: default.n.min(SMALL_SIDE), k: default.k.min(SMALL_SIDE) };
     let shape = super::shape_of(args, files.as_ref(), small)?;
     if let Some(why) = reason {
-        println!(
-            "note: {why}, so {} runs on the PTX emulator on the CPU, at {shape} unless a size is given",
-            step.name
-        );
+        let size = if args.shape_given() || files.is_some() {
+            String::new()
+        } else {
+            format!(", at a small {shape}")
+        };
+        println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
     }
     let (params, choice) = step.params_for(shape, emulated::SMS, &args.params)?;
-    let geometry = step.validate(&params, shape, &Limits::LARGEST)?;
+    step.validate(&params, shape, &Limits::LARGEST)?;
     super::check_host_fits(shape, !args.no_verify, 0, super::host_memory_available())?;
     let inputs = super::inputs_of(args, files, shape);
 
-    let ptx = step.ptx(&params)?;
-    let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
-    machine.workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if let Some(refusal) = machine.refusal(ENTRY) {
-        bail!(
-            "{} cannot run on the emulator: {}",
-            step.name,
-            emulated::EmulatorError::Refused(refusal.clone())
-        );
-    }
-    // The H100's compile gives the registers, the report's kernel line and the occupancy that a
-    // Stream-K layout is cut for.
-    let ptxas = step.compile(&params, "sm_90").ok().and_then(|c| c.ptxas);
-    let static_smem = machine.static_shared(ENTRY).unwrap_or(0) as u32;
-    let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
-    let geometry = layout(step, &params, shape, geometry, emulated::SMS * resources.blocks_per_sm.max(1))?;
-
+    let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
+    let geometry = emulated.geometry;
     let started = Instant::now();
-    let (c, call_traffic) = multiply(step, &params, &mut machine, &inputs, geometry, true)?;
+    let (c, call_traffic) = emulated.multiply(&inputs, true)?;
     let seconds = started.elapsed().as_secs_f64();
     super::save_c(args, shape, &c)?;
 
@@ -107,14 +101,14 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
             traffic: call_traffic.0,
             others: call_traffic.1,
             seconds,
-            workers: machine.workers,
+            workers: emulated.machine.workers,
         }),
         shape,
         inputs: inputs.source.clone(),
         kernel: Some(KernelFacts {
             params: params.clone(),
             geometry,
-            resources,
+            resources: emulated.resources,
             padded: step.padded_shape(&params, shape),
             why: choice.as_ref().map(|c| c.why.clone()),
             predicted_us: None,
@@ -150,55 +144,89 @@ fn resources(ptxas: Option<PtxasInfo>, threads: u32, static_smem: u32, dynamic_s
 }
 
 /// What the step's launches moved: its own kernel's traffic, and each other kernel's.
-type CallTraffic = (emulated::Traffic, Vec<(String, emulated::Traffic)>);
+pub type CallTraffic = (emulated::Traffic, Vec<(String, emulated::Traffic)>);
 
-/// One product on the emulator, through the step's hooks: A, B (transposed where the kernel
-/// wants Bᵀ) and C poisoned with NaN, rows padded to 16 bytes where the launch pads them; C
-/// comes back at the problem's shape.
-pub fn multiply(
-    step: &GpuStep,
-    params: &crate::params::Params,
-    machine: &mut Machine,
-    inputs: &Inputs,
-    geometry: crate::step::Geometry,
-    sanitize: bool,
-) -> Result<(Vec<f32>, CallTraffic)> {
-    let shape = inputs.shape;
-    let run_shape = step.padded_shape(params, shape).unwrap_or(shape);
-    let transposed = (step.b_transposed)(params);
-    if transposed && run_shape != shape {
-        bail!("{}: a kernel that takes Bᵀ does not pad its rows", step.name);
+/// A step compiled to PTX for one parameter set and shape, loaded in the emulator with the
+/// launch it takes there.
+pub struct Emulated<'a> {
+    pub step: &'a GpuStep,
+    pub params: Params,
+    pub machine: Machine,
+    pub geometry: Geometry,
+    /// What the kernel costs on an H100, from its compile for sm_90 (registers 0 where that
+    /// compile was not asked for).
+    pub resources: Resources,
+}
+
+impl<'a> Emulated<'a> {
+    /// Compiles and loads `step` with `params` for `shape`. `h100_compile` also compiles it for
+    /// sm_90, for the registers the report shows; a schedule that shares tiles always does, since
+    /// its layout is cut for the blocks an H100 holds at once.
+    pub fn new(step: &'a GpuStep, params: Params, shape: Shape, h100_compile: bool) -> Result<Self> {
+        refuse_unless_emulated(step)?;
+        let geometry = step.validate(&params, shape, &Limits::LARGEST)?;
+        let ptx = step.ptx(&params)?;
+        let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
+        machine.workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(refusal) = machine.refusal(ENTRY) {
+            bail!(
+                "{} cannot run on the emulator: {}",
+                step.name,
+                emulated::EmulatorError::Refused(refusal.clone())
+            );
+        }
+        let ptxas = if h100_compile || step.schedule.shares() {
+            step.compile(&params, "sm_90").ok().and_then(|c| c.ptxas)
+        } else {
+            None
+        };
+        let static_smem = machine.static_shared(ENTRY).unwrap_or(0) as u32;
+        let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
+        let geometry =
+            layout(step, &params, shape, geometry, emulated::SMS * resources.blocks_per_sm.max(1))?;
+        Ok(Emulated { step, params, machine, geometry, resources })
     }
-    let a = pad_rows(&inputs.a.data, shape.m, shape.k, run_shape.m, run_shape.k);
-    let b = if transposed {
-        transpose(&inputs.b.data, shape.k, shape.n)
-    } else {
-        pad_rows(&inputs.b.data, shape.k, shape.n, run_shape.k, run_shape.n)
-    };
-    let (pa, pb, pc) = (
-        machine.alloc(4 * a.len()),
-        machine.alloc(4 * b.len()),
-        machine.alloc(4 * run_shape.m * run_shape.n),
-    );
-    machine.write_f32(pa, &a).map_err(|e| anyhow!("{e}"))?;
-    machine.write_f32(pb, &b).map_err(|e| anyhow!("{e}"))?;
-    machine
-        .write_f32(pc, &vec![f32::from_bits(u32::MAX); run_shape.m * run_shape.n])
-        .map_err(|e| anyhow!("{e}"))?;
-    let config = Config {
-        grid: geometry.grid,
-        block: geometry.block,
-        dynamic_shared: geometry.dynamic_smem,
-        sanitize,
-    };
-    let mut call = EmulatedCall::new(machine, config, run_shape, params, geometry.whole_rows);
-    step.hooks.emulate(&mut call, (pa, pb, pc))?;
-    let traffic = (call.traffic, std::mem::take(&mut call.others));
-    let c = machine.read_f32(pc, run_shape.m * run_shape.n).map_err(|e| anyhow!("{e}"))?;
-    for p in [pa, pb, pc] {
-        machine.free(p);
+
+    /// One product on the emulator, through the step's hooks: A, B (transposed where the kernel
+    /// wants Bᵀ) and C poisoned with NaN, rows padded to 16 bytes where the launch pads them; C
+    /// comes back at the problem's shape. `sanitize` watches shared memory for races.
+    pub fn multiply(&mut self, inputs: &Inputs, sanitize: bool) -> Result<(Vec<f32>, CallTraffic)> {
+        let (step, params, machine) = (self.step, &self.params, &mut self.machine);
+        let shape = inputs.shape;
+        let run_shape = step.padded_shape(params, shape).unwrap_or(shape);
+        let transposed = (step.b_transposed)(params);
+        if transposed && run_shape != shape {
+            bail!("{}: a kernel that takes Bᵀ does not pad its rows", step.name);
+        }
+        let a = pad_rows(&inputs.a.data, shape.m, shape.k, run_shape.m, run_shape.k);
+        let b = if transposed {
+            transpose(&inputs.b.data, shape.k, shape.n)
+        } else {
+            pad_rows(&inputs.b.data, shape.k, shape.n, run_shape.k, run_shape.n)
+        };
+        let cells = run_shape.m * run_shape.n;
+        let b_name = if transposed { "Bᵀ" } else { "B" };
+        let (pa, pb, pc) = (
+            machine.alloc(4 * a.len(), "A"),
+            machine.alloc(4 * b.len(), b_name),
+            machine.alloc(4 * cells, "C"),
+        );
+        let fail = |e: emulated::EmulatorError| anyhow!("{e}");
+        machine.write_f32(pa, &a).map_err(fail)?;
+        machine.write_f32(pb, &b).map_err(fail)?;
+        machine.write_f32(pc, &vec![f32::from_bits(u32::MAX); cells]).map_err(fail)?;
+        let g = self.geometry;
+        let config = Config { grid: g.grid, block: g.block, dynamic_shared: g.dynamic_smem, sanitize };
+        let mut call = EmulatedCall::new(machine, config, run_shape, params, g.whole_rows);
+        let ran = step.hooks.emulate(&mut call, (pa, pb, pc));
+        let traffic = (call.traffic, std::mem::take(&mut call.others));
+        let c = machine.read_f32(pc, cells).map_err(fail);
+        for p in [pa, pb, pc] {
+            machine.free(p);
+        }
+        ran?;
+        Ok((pad_rows(&c?, run_shape.m, run_shape.n, shape.m, shape.n), traffic))
     }
-    Ok((pad_rows(&c, run_shape.m, run_shape.n, shape.m, shape.n), traffic))
 }
 
 /// `rows`×`cols` of `m` (rows of `from_cols`) into a `rows`×`to_cols` matrix: cut or padded with

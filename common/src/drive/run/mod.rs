@@ -27,7 +27,7 @@ mod emulate;
 mod memory;
 
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
-pub use emulate::{SMALL_SIDE, emulates, multiply as emulated_product, no_gpu, run_emulated};
+pub use emulate::{CallTraffic, Emulated, SMALL_SIDE, emulates, no_gpu, run_emulated};
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 use memory::{check_memory, device_workspace_bytes, transposed_b_bytes};
 

@@ -1,0 +1,113 @@
+//! Kernels run on the PTX emulator, so that the tests execute every SIMT kernel of the course
+//! without a GPU: each kernel, variant, stage and exercise at small shapes (odd ones among them)
+//! against the f64 reference, each exercise's starting file caught, and planted hazards (a
+//! missing barrier, an index off by one, a barrier some threads skip) named with their line.
+//! The tests that use these need NVRTC for the PTX (`nvrtc_…`).
+
+use anyhow::Result;
+
+use crate::emulated;
+use crate::matrix::{Family, Inputs, Shape};
+use crate::reference;
+use crate::run::Emulated;
+use crate::step::GpuStep;
+use crate::testing::exercises::Exercise;
+use crate::verify::{self, Verdict};
+
+/// Small shapes, square and odd, with a tile's edge and a single element among them.
+pub const SHAPES: &[(usize, usize, usize)] =
+    &[(64, 64, 64), (67, 45, 129), (1, 1, 1), (33, 7, 5), (130, 257, 40)];
+
+/// `step`'s C on the emulator at `shape` (its parameters for the shape, then `overrides`), with
+/// the race check on, and its verdict; or the fault that stopped it.
+pub fn emulate(step: &GpuStep, overrides: &[(&str, u32)], shape: Shape) -> Result<(Vec<f32>, Verdict)> {
+    emulate_counted(step, overrides, shape).map(|(c, v, _)| (c, v))
+}
+
+/// [`emulate`], with what the step's kernel moved.
+pub fn emulate_counted(
+    step: &GpuStep,
+    overrides: &[(&str, u32)],
+    shape: Shape,
+) -> Result<(Vec<f32>, Verdict, emulated::Traffic)> {
+    let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+    let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
+    let inputs = Inputs::family(shape, 7, Family::Uniform);
+    let (c, (traffic, _)) = Emulated::new(step, params, shape, false)?.multiply(&inputs, true)?;
+    let verdict = verify::verify(shape, &c, &reference::cpu(&inputs), step.precision);
+    Ok((c, verdict, traffic))
+}
+
+/// `step` PASSes on the emulator at each of `shapes`.
+pub fn assert_emulated_pass(step: &GpuStep, overrides: &[(&str, u32)], shapes: &[(usize, usize, usize)]) {
+    for &(m, n, k) in shapes {
+        let shape = Shape { m, n, k };
+        match emulate(step, overrides, shape) {
+            Ok((_, v)) => assert!(
+                v.passed(),
+                "{} ({}) {overrides:?} at {shape} on the emulator: worst C[{},{}] = {}, want {}",
+                step.name,
+                step.file,
+                v.worst.row,
+                v.worst.col,
+                v.worst.got,
+                v.worst.want
+            ),
+            Err(e) => panic!("{} ({}) {overrides:?} at {shape} on the emulator: {e}", step.name, step.file),
+        }
+    }
+}
+
+/// The step with `source` (named `file`) in place of its kernel.
+pub fn with_source(step: &GpuStep, file: &'static str, source: String) -> GpuStep {
+    GpuStep { file, source: Box::leak(source.into_boxed_str()), ..*step }
+}
+
+/// The step's kernel with the text `find` replaced once by `replace` (which must be there).
+pub fn planted(step: &GpuStep, find: &str, replace: &str) -> GpuStep {
+    assert!(
+        step.source.contains(find),
+        "{}: the planted edit's text `{find}` is not in the kernel",
+        step.file
+    );
+    with_source(step, step.file, step.source.replacen(find, replace, 1))
+}
+
+/// On the emulator at `shape`, `step` stops with a fault whose one sentence contains each of
+/// `says` and names a line of the step's kernel file.
+pub fn assert_fault_named(
+    step: &GpuStep,
+    overrides: &[(&str, u32)],
+    shape: (usize, usize, usize),
+    says: &[&str],
+) -> String {
+    let (m, n, k) = shape;
+    let message = match emulate(step, overrides, Shape { m, n, k }) {
+        Ok((_, v)) => {
+            panic!("{}: the planted hazard ran to the end (verify passed: {})", step.file, v.passed())
+        }
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        message.contains(&format!("{}:", step.file)),
+        "the fault names no line of {}: {message}",
+        step.file
+    );
+    for s in says {
+        assert!(message.contains(s), "`{s}` missing from the fault: {message}");
+    }
+    assert_eq!(message.lines().count(), 1, "one sentence: {message}");
+    message
+}
+
+/// Each exercise's starting file, run on the emulator at a small shape, fails (its verdict, or a
+/// fault the emulator names), as the chapter promises a learner who has not done it yet.
+pub fn assert_starting_files_fail(step: &GpuStep, exercises: &[Exercise], shape: (usize, usize, usize)) {
+    let (m, n, k) = shape;
+    for e in exercises {
+        let started = with_source(step, e.file, e.start.to_owned());
+        if let Ok((_, v)) = emulate(&started, &[], Shape { m, n, k }) {
+            assert!(!v.passed(), "{}: the starting file passes before its TODOs are done", e.file);
+        }
+    }
+}

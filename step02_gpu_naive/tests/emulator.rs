@@ -1,0 +1,20 @@
+//! Step 02 on the PTX emulator: both mappings right at small and odd shapes, and a guard left
+//! out named as a write past the end of C.
+
+use common::testing::emulator::{self, SHAPES};
+use step02_gpu_naive::STEP;
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_kernel_matches_the_reference() {
+    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("COALESCED", 0)], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("BLOCK", 16)], &SHAPES[..2]);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_missing_guard() {
+    let unguarded = emulator::planted(&STEP, "if (row < M && col < N) {", "{");
+    emulator::assert_fault_named(&unguarded, &[], (33, 7, 5), &["bytes past the end of"]);
+}

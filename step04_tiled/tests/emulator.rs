@@ -1,0 +1,89 @@
+//! Step 04 on the PTX emulator: the kernel and its variant right at small and odd shapes, and
+//! the hazards a learner plants named with their line: a missing barrier (a race on the tiles),
+//! an index off by one (past the end of a tile or of A), a barrier some threads skip.
+
+use common::testing::emulator::{self, SHAPES};
+use step04_tiled::STEP;
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_kernel_matches_the_reference() {
+    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("TILE", 16), ("UNROLL", 4)], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("BT", 1), ("PAD", 1)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[("TILE", 8), ("UNROLL", 1)], &SHAPES[..2]);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_variant_matches_the_reference() {
+    let variant = emulator::with_source(
+        &STEP,
+        "step04_tiled/variants/l1_cache.cu",
+        include_str!("../variants/l1_cache.cu").into(),
+    );
+    emulator::assert_emulated_pass(&variant, &[], SHAPES);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_missing_barrier() {
+    let first = emulator::planted(
+        &STEP,
+        "        // The tiles are complete before anyone reads them...\n        __syncthreads();",
+        "",
+    );
+    emulator::assert_fault_named(
+        &first,
+        &[],
+        (64, 64, 64),
+        &["shared-memory race", "with no barrier between"],
+    );
+    let second = emulator::planted(
+        &STEP,
+        "        // ...and everyone has finished reading them before the next copy overwrites them.\n        __syncthreads();",
+        "",
+    );
+    emulator::assert_fault_named(
+        &second,
+        &[],
+        (64, 64, 64),
+        &["shared-memory race", "with no barrier between"],
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_an_index_off_by_one() {
+    let tile = emulator::planted(&STEP, "sum += As[ty][k] * Bs[k][tx];", "sum += As[ty][k + 1] * Bs[k][tx];");
+    emulator::assert_fault_named(
+        &tile,
+        &[],
+        (64, 64, 64),
+        &["reads 4 bytes at byte 4096 of the shared array `As`"],
+    );
+    let global = emulator::planted(&STEP, "A[row * K + k0 + tx]", "A[row * K + k0 + tx + 1]");
+    emulator::assert_fault_named(
+        &global,
+        &[],
+        (64, 64, 64),
+        &["reads 4 bytes of global memory 4 bytes past the end of A"],
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_barrier_some_threads_skip() {
+    // Threads below the last row of C leave before the loop, as if they had no work.
+    let left = emulator::planted(
+        &STEP,
+        "    float sum = 0.0f;\n",
+        "    if (row >= M) return;\n    float sum = 0.0f;\n",
+    );
+    emulator::assert_fault_named(
+        &left,
+        &[],
+        (40, 64, 64),
+        &["not reached by every thread", "has already left the kernel"],
+    );
+}

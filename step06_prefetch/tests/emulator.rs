@@ -1,0 +1,84 @@
+//! Step 06 on the PTX emulator: the kernel and its Stream-K variant right at small and odd
+//! shapes, and the hazards a learner plants named with their line: the loop's barrier left out
+//! (a race on the buffer being filled), a tile index off by one (past the end of shared memory),
+//! a write index off by one (past the end of C), and warps with no work leaving early.
+
+use common::testing::emulator::{self, SHAPES};
+use step06_prefetch::{STEP, VARIANTS};
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_kernel_matches_the_reference() {
+    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(
+        &STEP,
+        &[("BM", 64), ("BN", 64), ("WM", 32), ("WN", 32), ("TN", 4)],
+        &SHAPES[..2],
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_stream_k_variant_matches_the_reference() {
+    let v = &VARIANTS[0];
+    let variant = STEP.with_variant(v, v.source, v.file);
+    emulator::assert_emulated_pass(&variant, &[], SHAPES);
+    // Shapes whose last wave is shared slice by slice between blocks.
+    emulator::assert_emulated_pass(
+        &variant,
+        &[("SHARE", 1), ("BM", 64), ("BN", 64), ("WM", 32), ("WN", 32), ("TN", 4)],
+        &[(1000, 1000, 200), (700, 1300, 96)],
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_missing_barrier() {
+    let missing =
+        emulator::planted(&STEP, "        __syncthreads();\n        buf ^= 1;", "        buf ^= 1;");
+    emulator::assert_fault_named(
+        &missing,
+        &[],
+        (64, 64, 64),
+        &["shared-memory race", "with no barrier between"],
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_an_index_off_by_one() {
+    let tile = emulator::planted(
+        &STEP,
+        "&Bs[e / (BN / 4)][4 * (e % (BN / 4))]",
+        "&Bs[e / (BN / 4) + 1][4 * (e % (BN / 4))]",
+    );
+    emulator::assert_fault_named(
+        &tile,
+        &[],
+        (64, 64, 64),
+        &["writes 16 bytes at byte", "outside the block's"],
+    );
+    let write = emulator::planted(
+        &STEP,
+        "if (col + v < N) C[row * N + col + v]",
+        "if (col + v < N) C[row * N + col + v + 1]",
+    );
+    emulator::assert_fault_named(
+        &write,
+        &[],
+        (67, 45, 129),
+        &["writes 4 bytes of global memory 4 bytes past the end of C"],
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_barrier_some_threads_skip() {
+    let left = emulator::planted(&STEP, "    int buf = 0;\n", "    if (!active) return;\n    int buf = 0;\n");
+    emulator::assert_fault_named(
+        &left,
+        &[],
+        (64, 40, 64),
+        &["not reached by every thread", "has already left the kernel"],
+    );
+}

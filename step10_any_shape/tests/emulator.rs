@@ -1,0 +1,22 @@
+//! Step 10 on the PTX emulator: every path (the tiles with Stream-K, a split of K and its sum,
+//! few rows, few columns, short K) right at shapes that take it.
+
+use common::testing::emulator;
+use step10_any_shape::STEP;
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_paths_match_the_reference() {
+    // The rule's own choices: a split of K (and its sum), the tiles, odd shapes.
+    emulator::assert_emulated_pass(
+        &STEP,
+        &[],
+        &[(256, 256, 256), (67, 45, 129), (64, 64, 4000), (1, 1, 1), (1000, 1000, 64)],
+    );
+    // Each path forced where it serves.
+    emulator::assert_emulated_pass(&STEP, &[("PATH", 1), ("SPLIT", 1)], &[(4, 300, 500), (1, 33, 7)]);
+    emulator::assert_emulated_pass(&STEP, &[("PATH", 2), ("SPLIT", 1)], &[(300, 5, 400), (33, 1, 7)]);
+    emulator::assert_emulated_pass(&STEP, &[("PATH", 3)], &[(300, 200, 8), (65, 33, 16)]);
+    emulator::assert_emulated_pass(&STEP, &[("PATH", 1), ("SPLIT", 4)], &[(4, 300, 500)]);
+    emulator::assert_emulated_pass(&STEP, &[("PATH", 0), ("SPLIT", 1), ("SHARE", 1)], &[(1000, 1000, 200)]);
+}
