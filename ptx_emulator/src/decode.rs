@@ -409,6 +409,27 @@ pub struct Inst {
     pub line: u32,
     /// The opcode as written, for messages.
     pub opcode: String,
+    /// Whether the machine code joins this load with its neighbours into one wider access (for
+    /// counting traffic alone: see [`merge_shared_loads`]).
+    pub merge: Merge,
+}
+
+/// A 4-byte shared load's place in a group that the compiler's back end (ptxas) turns into one
+/// 8- or 16-byte load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merge {
+    None,
+    /// The group's first load executed: it counts the whole access of `bytes`, starting `from`
+    /// bytes before its own address, when every lane's start is aligned to `bytes`.
+    Leader {
+        group: u32,
+        bytes: u32,
+        from: u32,
+    },
+    /// Another load of the group: counted only if the leader's lanes were not aligned.
+    Follower {
+        group: u32,
+    },
 }
 
 /// The special registers, in the slots before the declared ones; a warp fills them in.
@@ -449,6 +470,88 @@ pub struct Kernel {
     pub local_bytes: usize,
     /// The `.cu` file of each file number.
     pub files: HashMap<u32, String>,
+    /// How many groups of shared loads the back end joins ([`Merge`]).
+    pub merge_groups: usize,
+}
+
+/// Marks the groups of 4-byte shared loads that ptxas joins into one 16-byte (or 8-byte) load:
+/// within a straight run of instructions (no label, branch, barrier or shared store between),
+/// loads from one base register at offsets o, o+4, o+8, o+12 with o a multiple of 16 (or o, o+4
+/// with o a multiple of 8). The machine code then makes one request where the PTX makes four;
+/// whether it may depends on the addresses' alignment, which the machine checks as it runs.
+/// Returns the number of groups.
+pub fn merge_shared_loads(insts: &mut [Inst], targets: &[usize]) -> usize {
+    let mut groups = 0u32;
+    let mut start = 0;
+    while start < insts.len() {
+        let mut end = start + 1;
+        while end < insts.len() && !targets.contains(&end) && !ends_run(&insts[end - 1].op) {
+            end += 1;
+        }
+        // (base register, offset) → instruction, for the run's 4-byte shared loads.
+        let mut loads: HashMap<(R, i64), usize> = HashMap::new();
+        for (i, inst) in insts.iter().enumerate().take(end).skip(start) {
+            if let Op::Ld {
+                space: Space::Shared,
+                bytes: 4,
+                ds,
+                addr: Addr { base: Src::Reg(r), offset },
+                ..
+            } = &inst.op
+            {
+                if ds.len() == 1 && inst.guard.is_none() {
+                    loads.entry((*r, *offset)).or_insert(i);
+                }
+            }
+        }
+        let mut keys: Vec<(R, i64)> = loads.keys().copied().collect();
+        keys.sort_unstable();
+        let mut taken = std::collections::HashSet::new();
+        for (width, count) in [(16i64, 4i64), (8, 2)] {
+            for &(r, o) in &keys {
+                if o.rem_euclid(width) != 0 {
+                    continue;
+                }
+                let members: Vec<usize> =
+                    (0..count).filter_map(|j| loads.get(&(r, o + 4 * j)).copied()).collect();
+                if members.len() as i64 != count || members.iter().any(|m| taken.contains(m)) {
+                    continue;
+                }
+                let leader = *members.iter().min().expect("a member");
+                for &m in &members {
+                    taken.insert(m);
+                    insts[m].merge = if m == leader {
+                        let own = match &insts[m].op {
+                            Op::Ld { addr, .. } => addr.offset,
+                            _ => o,
+                        };
+                        Merge::Leader { group: groups, bytes: width as u32, from: (own - o) as u32 }
+                    } else {
+                        Merge::Follower { group: groups }
+                    };
+                }
+                groups += 1;
+            }
+        }
+        start = end;
+    }
+    groups as usize
+}
+
+/// Whether an instruction ends a straight run: control flow, a barrier, or a write to shared
+/// memory (which a load after it must see).
+fn ends_run(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Bra { .. }
+            | Op::Exit
+            | Op::Trap
+            | Op::Bar
+            | Op::Fence
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::CpWait { .. }
+    )
 }
 
 /// The gap the emulator leaves between static shared arrays.
@@ -578,11 +681,21 @@ pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> 
                 Some((p, negated)) => Some((ctx.reg(p).map_err(refuse)?, *negated)),
                 None => None,
             };
-            insts.push(Inst { op, guard, file: s.file, line: s.line, opcode: s.opcode.clone() });
+            insts.push(Inst {
+                op,
+                guard,
+                file: s.file,
+                line: s.line,
+                opcode: s.opcode.clone(),
+                merge: Merge::None,
+            });
         }
     }
     let max_slot = ctx.regs.values().copied().max().unwrap_or(0) as usize + 1;
+    let targets: Vec<usize> = ctx.labels.values().copied().collect();
+    let merge_groups = merge_shared_loads(&mut insts, &targets);
     Ok(Kernel {
+        merge_groups,
         name: f.name.clone(),
         insts,
         regs: max_slot,

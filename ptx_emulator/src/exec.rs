@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::alu;
 use crate::collective;
-use crate::decode::{Addr, AtomOp, Inst, Kernel, Op, SPECIALS, Space, Src, Ty};
+use crate::decode::{Addr, AtomOp, Inst, Kernel, Merge, Op, SPECIALS, Space, Src, Ty};
 use crate::memory::{Global, LOCAL_WINDOW, SHARED_WINDOW, load_bytes, store_bytes};
 use crate::sanitize::Shadow;
 use crate::traffic::{self, Traffic};
@@ -68,6 +68,8 @@ pub struct Warp {
     pub open: Vec<Copy>,
     pub groups: std::collections::VecDeque<Vec<Copy>>,
     pub index: u32,
+    /// For each group of shared loads the back end joins, whether its leader's lanes were aligned.
+    pub merged: Vec<bool>,
     /// A spin wait's program counter and how often in a row it saw the same value.
     spin: (u32, u64, u32),
 }
@@ -160,6 +162,7 @@ impl<'a> Cta<'a> {
                     open: Vec::new(),
                     groups: Default::default(),
                     index: w,
+                    merged: vec![false; k.merge_groups],
                     spin: (u32::MAX, 0, 0),
                 }
             })
@@ -714,9 +717,7 @@ impl<'a> Cta<'a> {
                                 w.regs[*d as usize][l] = load_bytes(&self.shared, at + i * len, len);
                             }
                         }
-                        self.traffic.shared_load_requests += 1;
-                        self.traffic.shared_load_wavefronts +=
-                            traffic::shared_wavefronts(&self.pairs, total as u32);
+                        self.count_shared_load(inst, w, total as u32);
                     }
                     Space::Local => {
                         for l in Lanes(exec) {
@@ -885,6 +886,31 @@ impl<'a> Cta<'a> {
         Ok(())
     }
 
+    /// Counts one shared load of `len` bytes a lane (its lanes' offsets in `self.pairs`), as the
+    /// machine code makes it: a load the back end joins with its neighbours is counted once, for
+    /// the whole group, when every lane's group starts aligned to its width.
+    fn count_shared_load(&mut self, inst: &Inst, w: &mut Warp, len: u32) {
+        let (pairs, len) = match inst.merge {
+            Merge::None => (&self.pairs[..], len),
+            Merge::Leader { group, bytes, from } => {
+                let aligned = self.pairs.iter().all(|&(_, at)| at >= from && (at - from) % bytes == 0);
+                w.merged[group as usize] = aligned;
+                if aligned {
+                    for p in &mut self.pairs {
+                        p.1 -= from;
+                    }
+                    (&self.pairs[..], bytes)
+                } else {
+                    (&self.pairs[..], len)
+                }
+            }
+            Merge::Follower { group } if w.merged.get(group as usize) == Some(&true) => return,
+            Merge::Follower { .. } => (&self.pairs[..], len),
+        };
+        self.traffic.shared_load_requests += 1;
+        self.traffic.shared_load_wavefronts += traffic::shared_wavefronts(pairs, len);
+    }
+
     /// The space a generic access lands in, judged from the first active lane's address.
     fn resolve(
         &self,
@@ -1021,6 +1047,7 @@ fn placeholder() -> Warp {
         open: Vec::new(),
         groups: Default::default(),
         index: 0,
+        merged: Vec::new(),
         spin: (0, 0, 0),
     }
 }

@@ -84,44 +84,83 @@ pub fn sectors(addresses: &mut [u64], len: u64) -> u64 {
 }
 
 /// The wavefronts one warp-wide shared access of `len` bytes per lane costs, given each active
-/// lane's byte offset (in lane order).
+/// lane's byte offset (lane, offset), as Nsight Compute counts them on an H100.
 ///
-/// Words of 4 bytes: one pass per distinct word in the busiest bank. Wider accesses are
-/// served a part of the warp at a time, as many lanes as fill 128 bytes: 16 for 8-byte words,
-/// 8 for 16-byte ones. A part costs as many passes as the distinct words in its busiest bank,
-/// and consecutive parts that ask for exactly the same words are served together.
+/// The model, fitted to the patterns of `ptx_emulator/calibration/banks.cu` measured on the GPU
+/// (its record is in the book's emulator appendix): a pass through the banks reads at most one
+/// 4-byte word per bank, and lanes that want the same word share it. Accesses of 4 bytes are served
+/// for the whole warp at once, in as many passes as the busiest bank has distinct words. Wider
+/// accesses are served a part of the warp at a time: 8-byte ones half a warp at a time, 16-byte
+/// ones a quarter (8 lanes). Two neighbouring parts are served together when, in every group of
+/// four neighbouring lanes of them, the lanes want at most two distinct pieces; otherwise each part
+/// costs its own passes.
 pub fn shared_wavefronts(lanes: &[(u32, u32)], len: u32) -> u64 {
     if lanes.is_empty() {
         return 0;
     }
-    let words = len.div_ceil(4).max(1);
-    let part = (32 / words).max(1);
-    let mut total = 0u64;
-    let mut previous: Vec<u32> = Vec::new();
-    let mut group = 0;
-    while group < 32 {
-        let mut wanted: Vec<u32> = lanes
-            .iter()
-            .filter(|(lane, _)| *lane >= group && *lane < group + part)
-            .flat_map(|&(_, offset)| (0..words).map(move |w| offset / 4 + w))
-            .collect();
-        group += part;
-        if wanted.is_empty() {
-            continue;
-        }
-        wanted.sort_unstable();
-        wanted.dedup();
-        if wanted == previous {
-            continue;
-        }
-        let mut per_bank = [0u32; 32];
-        for w in &wanted {
-            per_bank[(w % 32) as usize] += 1;
-        }
-        total += u64::from(*per_bank.iter().max().unwrap_or(&1));
-        previous = wanted;
+    // Each lane's piece (its offset in units of `len`), or none for a lane that takes no part.
+    let mut piece = [u32::MAX; 32];
+    for &(lane, offset) in lanes {
+        piece[lane as usize] = offset / len.max(4);
     }
-    total
+    let words = len.div_ceil(4).max(1);
+    let passes = |from: usize, to: usize| conflict(&piece[from..to], words);
+    match words {
+        1 => passes(0, 32),
+        _ => {
+            let part = if words == 2 { 16 } else { 8 };
+            let mut total = 0;
+            for pair in (0..32).step_by(2 * part) {
+                let together = (pair..pair + 2 * part).step_by(4).all(|g| distinct(&piece[g..g + 4]) <= 2);
+                total += if together {
+                    passes(pair, pair + 2 * part)
+                } else {
+                    passes(pair, pair + part) + passes(pair + part, pair + 2 * part)
+                };
+            }
+            total
+        }
+    }
+}
+
+/// The distinct pieces among some lanes (none counted for a lane with no piece).
+fn distinct(pieces: &[u32]) -> usize {
+    let mut seen = [u32::MAX; 4];
+    let mut n = 0;
+    for &p in pieces {
+        if p != u32::MAX && !seen[..n].contains(&p) {
+            seen[n] = p;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// The passes some lanes' pieces of `words` words take: the most distinct pieces that fall on the
+/// same banks (a piece of `words` words covers `words` banks, pieces are aligned to their size).
+fn conflict(pieces: &[u32], words: u32) -> u64 {
+    let groups = (32 / words) as usize;
+    // The first piece seen in each bank group, its count of distinct pieces, and the other pieces
+    // seen (few: most accesses have one piece a group).
+    let mut first = [u32::MAX; 32];
+    let mut counts = [0u64; 32];
+    let mut others = [(0usize, 0u32); 32];
+    let mut n_others = 0;
+    for &p in pieces {
+        if p == u32::MAX {
+            continue;
+        }
+        let g = p as usize % groups;
+        if first[g] == u32::MAX {
+            first[g] = p;
+            counts[g] = 1;
+        } else if first[g] != p && !others[..n_others].contains(&(g, p)) {
+            others[n_others] = (g, p);
+            n_others += 1;
+            counts[g] += 1;
+        }
+    }
+    counts.iter().copied().max().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -136,6 +175,51 @@ mod tests {
         assert_eq!(sectors(&mut column, 4), 32, "one float per row: a sector each");
         let mut wide: Vec<u64> = (0..32).map(|l| 16 * l).collect();
         assert_eq!(sectors(&mut wide, 16), 16, "16 bytes a lane: 512 bytes");
+    }
+
+    /// The calibration patterns of `calibration/banks.cu` (lane → offset in floats) and the
+    /// wavefronts Nsight Compute counted for one warp's access on an H100.
+    #[test]
+    fn the_calibrated_patterns_cost_what_the_gpu_counted() {
+        /// Bytes a lane, the lane's offset in floats, the wavefronts counted.
+        type Case = (u32, fn(u32) -> u32, u64);
+        let cases: &[Case] = &[
+            (4, |l| l, 1),
+            (4, |_| 0, 1),
+            (4, |l| l * 32, 32),
+            (4, |l| l * 2, 2),
+            (4, |l| l * 33, 1),
+            (8, |l| l * 2, 2),
+            (8, |_| 0, 1),
+            (8, |l| (l % 16) * 2, 2),
+            (16, |l| l * 4, 4),
+            (16, |_| 0, 2),
+            (16, |l| (l / 4) * 4, 2),
+            (16, |l| (l % 8) * 4, 4),
+            (16, |l| (l % 4) * 4, 4),
+            (16, |l| (l / 4) * 8, 2),
+            (16, |l| l * 8, 8),
+            (16, |l| (l / 16) * 4, 2),
+            (16, |l| (l % 2) * 4, 2),
+            (16, |l| (l / 8) * 4, 2),
+            (16, |l| (l / 2) * 4, 2),
+            (16, |l| ((l % 4) / 2) * 4, 2),
+            (16, |l| (l % 3) * 4, 4),
+            (16, |l| (l % 4) * 32, 16),
+            (16, |l| (l / 16) * 32, 2),
+            (16, |l| (l % 16) * 4, 4),
+            (16, |l| (l ^ 1) * 4, 4),
+            (8, |l| (l % 2) * 2, 1),
+            (8, |l| (l % 4) * 2, 2),
+            (8, |l| (l % 8) * 2, 2),
+            (8, |l| (l / 2) * 2, 1),
+            (8, |l| (l / 4) * 2, 1),
+            (8, |l| (l / 16) * 2, 1),
+        ];
+        for (i, &(len, offset, want)) in cases.iter().enumerate() {
+            let lanes: Vec<(u32, u32)> = (0..32).map(|l| (l, 4 * offset(l))).collect();
+            assert_eq!(shared_wavefronts(&lanes, len), want, "case {i}: {len} bytes");
+        }
     }
 
     #[test]

@@ -43,6 +43,16 @@ pub fn emulates(step: &GpuStep) -> bool {
     step.extension.boxes().is_none() && step.min_compute <= (8, 0)
 }
 
+/// The host threads that run blocks: `PTX_EMULATOR_THREADS`, or every core.
+fn workers() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::env::var("PTX_EMULATOR_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(cores)
+}
+
 /// One sentence for a step the emulator cannot run.
 fn refuse_unless_emulated(step: &GpuStep) -> Result<()> {
     if !emulates(step) {
@@ -165,9 +175,15 @@ impl<'a> Emulated<'a> {
     pub fn new(step: &'a GpuStep, params: Params, shape: Shape, h100_compile: bool) -> Result<Self> {
         refuse_unless_emulated(step)?;
         let geometry = step.validate(&params, shape, &Limits::LARGEST)?;
-        let ptx = step.ptx(&params)?;
-        let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
-        machine.workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The two compiles run side by side: the PTX to emulate, and the H100's machine code.
+        let (ptx, ptxas) = std::thread::scope(|scope| {
+            let h100 = (h100_compile || step.schedule.shares())
+                .then(|| scope.spawn(|| step.compile(&params, "sm_90").ok().and_then(|c| c.ptxas)));
+            let ptx = step.ptx(&params);
+            (ptx, h100.and_then(|h| h.join().ok().flatten()))
+        });
+        let mut machine = Machine::new(&ptx?).map_err(|e| anyhow!("{e}"))?;
+        machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
             bail!(
                 "{} cannot run on the emulator: {}",
@@ -175,11 +191,6 @@ impl<'a> Emulated<'a> {
                 emulated::EmulatorError::Refused(refusal.clone())
             );
         }
-        let ptxas = if h100_compile || step.schedule.shares() {
-            step.compile(&params, "sm_90").ok().and_then(|c| c.ptxas)
-        } else {
-            None
-        };
         let static_smem = machine.static_shared(ENTRY).unwrap_or(0) as u32;
         let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
         let geometry =

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# The PTX emulator judged against the GPU, on a machine with one (run from the repository root
+# with the bundle of ../shared/tools/gpu-bundle in .gpu/; Nsight Compute's ncu and python3 with
+# numpy on the PATH):
+#
+#   1. C bit for bit: each lab's kernel on the GPU and on the emulator, same inputs, C saved by
+#      both (--save-c) and compared element by element (lab 07: the largest difference too);
+#   2. traffic: Nsight Compute's counters of labs 02-06 at 1024³ and at an odd shape beside the
+#      emulator's traffic line for the same kernel and shape;
+#   3. calibration: the shared-memory patterns of ptx_emulator/calibration/banks.cu, one launch
+#      each, Nsight Compute's wavefronts beside the emulator's.
+#
+#   bash scripts/emulator-vs-gpu.sh [bits|traffic|banks]...   (all three by default)
+#
+# With NCU_ONLY=1, traffic and banks run Nsight Compute alone and keep its CSV files (in
+# $OUT/ncu.tar.gz), for the emulator's side to be counted on another machine: the emulator's
+# counts depend only on the PTX, which NVRTC makes the same everywhere. KERNELS and PATTERNS
+# narrow the traffic and banks parts, and SHAPES (separated by ;) replaces the traffic's shapes
+# (e.g. KERNELS="05 06" SHAPES="--size 1024" PATTERNS="20 23").
+#
+# Writes its tables to standard output and its logs and C files under $OUT (or /tmp/emu-vs-gpu).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/emu-vs-gpu}
+mkdir -p "$out/c" "$out/log"
+export CUDA_CACHE_DISABLE=1
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(bits traffic banks)
+# BIN_DIR (e.g. target/release) runs the programs from there instead of the bundle: with
+# NCU_RECORD (a recorded run's tables) the traffic and banks parts then count the emulator's side
+# on a machine without a GPU, beside the recorded Nsight Compute counts.
+if [ -n "${BIN_DIR:-}" ]; then
+  bin() { local name=$1; shift; "$BIN_DIR/$name" "$@"; }
+else
+  bash .gpu/run list > /dev/null
+  bin() { bash .gpu/run bin "$@"; }
+fi
+
+# step|id|arguments
+bit_cases=(
+  "step02_gpu_naive|02-64|--size 64"
+  "step02_gpu_naive|02-odd|-m 67 -n 45 -k 129"
+  "step02_gpu_naive|02-256|--size 256"
+  "step02_gpu_naive|02-uncoalesced|-m 67 -n 45 -k 129 --param COALESCED=0"
+  "step03_single_block|03-32|--size 32"
+  "step03_single_block|03-odd|-m 7 -n 5 -k 3"
+  "step04_tiled|04-64|--size 64"
+  "step04_tiled|04-odd|-m 67 -n 45 -k 129"
+  "step04_tiled|04-256|--size 256"
+  "step04_tiled|04-bt-odd|-m 67 -n 45 -k 129 --param BT=1 --param PAD=1"
+  "step05_thread_tile|05-64|--size 64"
+  "step05_thread_tile|05-odd|-m 67 -n 45 -k 129"
+  "step05_thread_tile|05-256|--size 256"
+  "step06_prefetch|06-64|--size 64"
+  "step06_prefetch|06-odd|-m 67 -n 45 -k 129"
+  "step06_prefetch|06-256|--size 256"
+  "step06_prefetch|06-stream-k|-m 1000 -n 1000 -k 200 --kernel step06_prefetch/variants/stream_k.cu --param SHARE=1"
+  "step10_any_shape|10-256|--size 256"
+  "step10_any_shape|10-odd|-m 67 -n 45 -k 129"
+  "step10_any_shape|10-split|-m 64 -n 64 -k 4000"
+  "step10_any_shape|10-tiles|-m 1000 -n 1000 -k 64"
+  "step10_any_shape|10-stream-k|-m 1000 -n 1000 -k 200 --param PATH=0 --param SPLIT=1 --param SHARE=1"
+  "step10_any_shape|10-few-rows|-m 4 -n 300 -k 500 --param PATH=1 --param SPLIT=1"
+  "step10_any_shape|10-few-cols|-m 300 -n 5 -k 400 --param PATH=2 --param SPLIT=1"
+  "step10_any_shape|10-short-k|-m 300 -n 200 -k 8 --param PATH=3"
+  "step07_tf32_mma|07-64|--size 64"
+  "step07_tf32_mma|07-odd|-m 67 -n 45 -k 129"
+  "step07_tf32_mma|07-256|--size 256"
+)
+
+bits() {
+  echo "## C from the GPU and from the emulator"
+  echo
+  echo "| step | shape and parameters | GPU launch | emulated launch | equal elements | largest difference |"
+  echo "|---|---|---|---|---:|---:|"
+  for c in "${bit_cases[@]}"; do
+    IFS='|' read -r step id args <<< "$c"
+    # shellcheck disable=SC2086
+    bin "$step" $args --no-cublas --reps 1 --save-c "$out/c/$id-gpu.npy" > "$out/log/$id-gpu.log" 2>&1
+    # shellcheck disable=SC2086
+    bin "$step" $args --emulate --save-c "$out/c/$id-emu.npy" > "$out/log/$id-emu.log" 2>&1
+    launch() { grep -m1 -E '^  launch' "$1" | sed 's/^  launch *//; s/ · shared.*//'; }
+    share() { grep -m1 -E '^  share' "$1" | sed 's/.*grid rows 0–\([0-9]*\).*/whole rows 0–\1/'; }
+    python3 - "$step" "$args" "$out/c/$id-gpu.npy" "$out/c/$id-emu.npy" "$(launch "$out/log/$id-gpu.log") $(share "$out/log/$id-gpu.log")" "$(launch "$out/log/$id-emu.log") $(share "$out/log/$id-emu.log")" <<'EOF'
+import sys, numpy as np
+step, args, g, e, gl, el = sys.argv[1:7]
+try:
+    a, b = np.load(g), np.load(e)
+except Exception as x:
+    print(f"| {step} | {args} | {gl} | {el} | missing ({x.__class__.__name__}) | |"); sys.exit()
+same = int((a.view(np.uint32) == b.view(np.uint32)).sum())
+diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
+print(f"| {step} | {args} | {gl} | {el} | {same} of {a.size} | {diff:.3g} |")
+EOF
+  done
+  echo
+}
+
+metrics=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum
+
+# One kernel under ncu and on the emulator: a row per counter (ncu, emulator, ratio).
+compare_traffic() { # id step args...
+  local id=$1 step=$2; shift 2
+  if [ -n "${NCU_RECORD:-}" ]; then
+    # Nsight Compute's counts from a recorded run's table, as CSV.
+    python3 - "$step $*" "$NCU_RECORD" > "$out/log/$id-ncu.csv" <<'EOF'
+import sys
+what, record = sys.argv[1:3]
+print('"Metric Name","Metric Value"')
+for line in open(record):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) >= 3 and cells[0] == what and cells[1].startswith(("l1tex", "smsp")):
+        print(f'"{cells[1]}","{cells[2]}"')
+EOF
+  else
+    ncu --clock-control none -k regex:matmul --launch-count 1 --metrics "$metrics" --csv \
+      bash .gpu/run bin "$step" "$@" --no-cublas --no-verify --reps 1 > "$out/log/$id-ncu.csv" 2> "$out/log/$id-ncu.err"
+  fi
+  [ "${NCU_ONLY:-0}" = 1 ] && { mkdir -p "$out/ncu" && cp "$out/log/$id-ncu.csv" "$out/ncu/"; : > "$out/log/$id-emu.log"; }
+  [ "${NCU_ONLY:-0}" = 1 ] || bin "$step" "$@" --emulate --no-verify > "$out/log/$id-emu.log" 2>&1
+  python3 - "$id" "$step $*" "$out/log/$id-ncu.csv" "$out/log/$id-emu.log" <<'EOF'
+import csv, re, sys
+id, what, ncu_csv, emu_log = sys.argv[1:5]
+ncu = {}
+with open(ncu_csv) as f:
+    rows = [r for r in csv.reader(l for l in f if l.startswith('"'))]
+if rows:
+    head = rows[0]
+    for r in rows[1:]:
+        d = dict(zip(head, r))
+        if "Metric Name" in d:
+            ncu[d["Metric Name"]] = float(d["Metric Value"].replace(",", ""))
+text = open(emu_log).read()
+line = next((l for l in text.splitlines() if l.strip().startswith("traffic")), "")
+num = lambda pat: float(re.search(pat, line).group(1).replace(",", "")) if re.search(pat, line) else float("nan")
+emu = {
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": num(r"global loads ([\d,]+) requests"),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": num(r"requests · ([\d,]+) sectors"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": num(r"· stores ([\d,]+) · [\d,]+ sectors"),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": num(r"· stores [\d,]+ · ([\d,]+) sectors"),
+    "smsp__inst_executed_op_shared_ld.sum": num(r"shared loads ([\d,]+)"),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": num(r"shared loads [\d,]+ · ([\d,]+) wavefronts"),
+    "smsp__inst_executed_op_shared_st.sum": num(r"wavefronts \([\d.]+\) · stores ([\d,]+) · [\d,]+ wavefronts"),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": num(r"stores [\d,]+ · ([\d,]+) wavefronts \([\d.]+\) · (?:cp|[\d,]+ barriers)"),
+}
+for k, e in emu.items():
+    g = ncu.get(k, float("nan"))
+    ratio = e / g if g else float("nan")
+    print(f"| {what} | {k} | {g:.0f} | {e:.0f} | {ratio:.4f} |")
+ffma = ncu.get("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum")
+if ffma is not None:
+    print(f"| {what} | FFMA thread instructions (ncu) | {ffma:.0f} | | |")
+EOF
+}
+
+traffic() {
+  echo "## Nsight Compute's counters beside the emulator's"
+  echo
+  echo "| kernel and shape | counter | ncu | emulator | emulator / ncu |"
+  echo "|---|---|---:|---:|---:|"
+  local want=" ${KERNELS:-02 02u 04 04bt 04btpad 05 06} "
+  local shapes=("--size 1024" "-m 1000 -n 999 -k 1001")
+  [ -n "${SHAPES:-}" ] && IFS=';' read -r -a shapes <<< "$SHAPES"
+  for shape in "${shapes[@]}"; do
+    tag=$(echo "$shape" | tr -dc '0-9')
+    for k in 02 02u 04 04bt 04btpad 05 06; do
+      [[ "$want" == *" $k "* ]] || continue
+      case $k in
+        02) set -- step02_gpu_naive ;;
+        02u) set -- step02_gpu_naive --param COALESCED=0 ;;
+        04) set -- step04_tiled ;;
+        04bt) set -- step04_tiled --param BT=1 --param PAD=0 ;;
+        04btpad) set -- step04_tiled --param BT=1 --param PAD=1 ;;
+        05) set -- step05_thread_tile ;;
+        06) set -- step06_prefetch ;;
+      esac
+      # shellcheck disable=SC2086
+      compare_traffic "$k-$tag" "$1" $shape "${@:2}"
+    done
+  done
+  echo
+}
+
+banks() {
+  echo "## Shared-memory patterns (ptx_emulator/calibration/banks.cu), one block of 32 warps"
+  echo
+  echo "| pattern | counter | ncu | emulator | emulator / ncu |"
+  echo "|---|---|---:|---:|---:|"
+  for p in ${PATTERNS:-$(seq 1 37)}; do
+    sed "s/^#define PATTERN 1$/#define PATTERN $p/" ptx_emulator/calibration/banks.cu > "$out/log/banks-$p.cu"
+    compare_traffic "banks-$p" step02_gpu_naive -m 32 -n 32 -k 1 --kernel "$out/log/banks-$p.cu" | grep -E "shared|PATTERN" | sed "s/^| step02_gpu_naive[^|]*|/| $p |/"
+  done
+  echo
+}
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null || echo "no GPU here: Nsight Compute's counts from ${NCU_RECORD:-nowhere}"
+for part in "${parts[@]}"; do "$part"; done
+[ -d "$out/ncu" ] && tar -czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+tar -czf "$out/c-and-logs.tar.gz" -C "$out" c log 2> /dev/null && rm -rf "$out/c" "$out/log"
