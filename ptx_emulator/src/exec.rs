@@ -685,14 +685,13 @@ impl<'a> Cta<'a> {
                         self.scratch.clear();
                         for l in Lanes(exec) {
                             let a = addr_of(w, addr, l);
-                            let p = self.global_place(inst, w.index, l, a, total, false)?;
+                            self.global_place(inst, w.index, l, a, total, false)?;
                             self.scratch.push(a);
                             for (i, d) in ds.iter().enumerate() {
                                 let at =
                                     self.global.place(a + (i * len) as u64, len).expect("inside the access");
                                 w.regs[*d as usize][l] = self.global.load(at, len);
                             }
-                            let _ = p;
                         }
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
@@ -703,16 +702,8 @@ impl<'a> Cta<'a> {
                     Space::Shared => {
                         self.pairs.clear();
                         for l in Lanes(exec) {
-                            let a = addr_of(w, addr, l).wrapping_sub(if space_was_generic(inst) {
-                                SHARED_WINDOW
-                            } else {
-                                0
-                            });
-                            let at = self.shared_offset(inst, w.index, l, a, total, false)?;
-                            if self.launch.sanitize {
-                                self.check_shared(inst, pc, (w.index, l), at, total, false)?;
-                            }
-                            self.pairs.push((l as u32, at as u32));
+                            let at =
+                                self.shared_lane(inst, pc, (w.index, l), addr_of(w, addr, l), total, false)?;
                             for (i, d) in ds.iter().enumerate() {
                                 w.regs[*d as usize][l] = load_bytes(&self.shared, at + i * len, len);
                             }
@@ -757,16 +748,8 @@ impl<'a> Cta<'a> {
                     Space::Shared => {
                         self.pairs.clear();
                         for l in Lanes(exec) {
-                            let a = addr_of(w, addr, l).wrapping_sub(if space_was_generic(inst) {
-                                SHARED_WINDOW
-                            } else {
-                                0
-                            });
-                            let at = self.shared_offset(inst, w.index, l, a, total, true)?;
-                            if self.launch.sanitize {
-                                self.check_shared(inst, pc, (w.index, l), at, total, true)?;
-                            }
-                            self.pairs.push((l as u32, at as u32));
+                            let at =
+                                self.shared_lane(inst, pc, (w.index, l), addr_of(w, addr, l), total, true)?;
                             for (i, s) in srcs.iter().enumerate() {
                                 store_bytes(&mut self.shared, at + i * len, len, value(w, *s, l));
                             }
@@ -884,6 +867,27 @@ impl<'a> Cta<'a> {
             _ => unreachable!("memory() only gets memory instructions"),
         }
         Ok(())
+    }
+
+    /// One lane's shared access of `len` bytes at `address` (a shared-space address, or a generic
+    /// one for an instruction that names no space): its offset, checked for bounds and, with the
+    /// sanitizer on, for races; the lane and offset are kept in `self.pairs` for the count.
+    fn shared_lane(
+        &mut self,
+        inst: &Inst,
+        pc: u32,
+        (w, l): (u32, usize),
+        address: u64,
+        len: usize,
+        write: bool,
+    ) -> Result<usize, Fault> {
+        let address = address.wrapping_sub(if space_was_generic(inst) { SHARED_WINDOW } else { 0 });
+        let at = self.shared_offset(inst, w, l, address, len, write)?;
+        if self.launch.sanitize {
+            self.check_shared(inst, pc, (w, l), at, len, write)?;
+        }
+        self.pairs.push((l as u32, at as u32));
+        Ok(at)
     }
 
     /// Counts one shared load of `len` bytes a lane (its lanes' offsets in `self.pairs`), as the

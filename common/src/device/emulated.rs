@@ -3,12 +3,10 @@
 //! traffic counters. The run (`drive/run/emulate.rs`) chooses it when asked to (`--emulate`) or
 //! when no GPU is there.
 
-use std::ffi::CString;
-
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use cudarc::nvrtc;
 
-use crate::gpu::{NO_NVRTC, nvrtc_present};
+use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 
 pub use ptx_emulator::{Arg, Config, Error as EmulatorError, FaultKind, Machine, Traffic};
 
@@ -35,28 +33,12 @@ pub fn ptx(source: &str, file: &str, defines: &[(String, u32)]) -> Result<String
         "--generate-line-info".to_owned(),
     ];
     options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
-    let src = CString::new(source).context("the kernel source contains a NUL byte")?;
-    let name = CString::new(file).context("the kernel file name contains a NUL byte")?;
-    let prog = nvrtc::result::create_program(&src, Some(&name))
-        .map_err(|e| anyhow!("NVRTC could not create a program for {file}: {e:?}"))?;
-    // SAFETY: `prog` was created above and is destroyed once, at the end.
-    unsafe {
-        let compiled = nvrtc::result::compile_program(prog, &options);
-        let result = match compiled {
-            Err(_) => {
-                let log = nvrtc::result::get_program_log(prog).map(|l| text(&l)).unwrap_or_default();
-                Err(anyhow!(
-                    "the kernel {file} does not compile for {PTX_ARCH}; NVRTC says:\n{}",
-                    log.trim_end()
-                ))
-            }
-            Ok(()) => nvrtc::result::get_ptx(prog)
-                .map(|p| own_file_name(&text(&p), file))
-                .map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}")),
-        };
-        let _ = nvrtc::result::destroy_program(prog);
-        result
-    }
+    gpu::nvrtc_program(source, file, PTX_ARCH, &options, |prog, _| {
+        // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
+        let ptx = unsafe { nvrtc::result::get_ptx(prog) };
+        let ptx = ptx.map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}"))?;
+        Ok(own_file_name(&gpu::c_text(&ptx), file))
+    })
 }
 
 /// The PTX with its `.file` directive naming `file` as given (NVRTC writes the path it was
@@ -76,11 +58,6 @@ fn own_file_name(ptx: &str, file: &str) -> String {
         }
     }
     out
-}
-
-fn text(bytes: &[std::ffi::c_char]) -> String {
-    let bytes: Vec<u8> = bytes.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The blocks of one kernel an H100 SM holds at once, from the kernel's registers per thread,

@@ -321,32 +321,44 @@ fn compile_once(source: &str, file: &str, arch: &str, defines: &[(String, u32)])
     let mut options =
         vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_owned(), "--ptxas-options=-v".to_owned()];
     options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
+    nvrtc_program(source, file, arch, &options, |prog, log| {
+        // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
+        let cubin = unsafe { get_cubin(prog) }?;
+        Ok(Compiled { arch: arch.to_owned(), cubin, ptxas: PtxasInfo::parse(log), log: log.to_owned() })
+    })
+}
 
+/// Compiles `source` (named `file` in diagnostics) with NVRTC and `options`, and hands the
+/// compiled program and NVRTC's log to `output`, which reads what it needs before the program is
+/// destroyed; a source that does not compile gives NVRTC's log, as a compile for `target`.
+pub(crate) fn nvrtc_program<T>(
+    source: &str,
+    file: &str,
+    target: &str,
+    options: &[String],
+    output: impl FnOnce(nvrtc::sys::nvrtcProgram, &str) -> Result<T>,
+) -> Result<T> {
     let src = CString::new(source).context("the kernel source contains a NUL byte")?;
     let name = CString::new(file).context("the kernel file name contains a NUL byte")?;
     let prog = nvrtc::result::create_program(&src, Some(&name))
         .map_err(|e| anyhow!("NVRTC could not create a program for {file}: {e:?}"))?;
     // SAFETY: `prog` was created above and is destroyed once, at the end.
     unsafe {
-        let compiled = nvrtc::result::compile_program(prog, &options);
+        let compiled = nvrtc::result::compile_program(prog, options);
         let log = nvrtc::result::get_program_log(prog).map(|l| c_text(&l)).unwrap_or_default();
         let result = match compiled {
-            Err(_) => {
-                Err(anyhow!("the kernel {file} does not compile for {arch}; NVRTC says:\n{}", log.trim_end()))
-            }
-            Ok(()) => get_cubin(prog).map(|cubin| Compiled {
-                arch: arch.to_owned(),
-                cubin,
-                ptxas: PtxasInfo::parse(&log),
-                log,
-            }),
+            Err(_) => Err(anyhow!(
+                "the kernel {file} does not compile for {target}; NVRTC says:\n{}",
+                log.trim_end()
+            )),
+            Ok(()) => output(prog, &log),
         };
         let _ = nvrtc::result::destroy_program(prog);
         result
     }
 }
 
-fn c_text(bytes: &[c_char]) -> String {
+pub(crate) fn c_text(bytes: &[c_char]) -> String {
     let bytes: Vec<u8> = bytes.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }

@@ -186,7 +186,7 @@ impl<'a> Emulated<'a> {
         machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
             bail!(
-                "{} cannot run on the emulator: {}",
+                "{} cannot run here: {}; it runs on an NVIDIA GPU",
                 step.name,
                 emulated::EmulatorError::Refused(refusal.clone())
             );
