@@ -38,7 +38,7 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
         Op::Shfl { mode, d, p, a, b, c, mask: member } => {
             let first = Lanes(exec).next().unwrap_or(0);
             let member = get(w, *member, first) as u32;
-            members(cta, inst, w, mask, member & exec)?;
+            members(cta, inst, w, mask, member)?;
             let source: Vec<u64> = (0..32).map(|l| get(w, *a, l)).collect();
             let mut out = [(0u64, false); 32];
             for l in Lanes(exec) {
@@ -90,7 +90,7 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
         Op::Vote { all, any, ballot, d, a, not_a, mask: member } => {
             let first = Lanes(exec).next().unwrap_or(0);
             let member = get(w, *member, first) as u32;
-            let lanes = members(cta, inst, w, mask, member & exec)?;
+            let lanes = members(cta, inst, w, mask, member)? & exec;
             let bits =
                 Lanes(lanes).filter(|&l| (get(w, *a, l) != 0) != *not_a).fold(0u32, |m, l| m | (1 << l));
             let value = if *ballot {

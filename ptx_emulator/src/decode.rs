@@ -270,6 +270,7 @@ pub enum Op {
         a: Src,
         b: Src,
         p: Src,
+        bits: u32,
     },
     Bfi {
         ty: Ty,
@@ -317,12 +318,14 @@ pub enum Op {
         c: Src,
         ftz: bool,
     },
+    /// `signed`: a load narrower than 4 bytes of a signed type, sign-extended to 32 bits.
     Ld {
         space: Space,
         bytes: u32,
         ds: Vec<R>,
         addr: Addr,
         volatile: bool,
+        signed: bool,
     },
     St {
         space: Space,
@@ -346,8 +349,11 @@ pub enum Op {
         src_size: Option<Src>,
     },
     CpCommit,
+    /// Waits until at most `pending` groups are in flight (`all`: `wait_all`, which commits the
+    /// open copies first).
     CpWait {
         pending: u32,
+        all: bool,
     },
     Bar,
     /// membar / fence: all of memory is one and sequential here.
@@ -794,6 +800,14 @@ impl Ctx<'_> {
     }
 }
 
+/// An immediate base moved by `by` (a window's start).
+fn offset_imm(base: Src, by: u64) -> Src {
+    match base {
+        Src::Imm(v) => Src::Imm(v + by),
+        other => other,
+    }
+}
+
 fn space_of(mods: &[&str]) -> Space {
     for m in mods {
         match *m {
@@ -1058,6 +1072,7 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
                 a: ctx.fsrc(&ops[1], ty)?,
                 b: ctx.fsrc(&ops[2], ty)?,
                 p: ctx.src(&ops[3])?,
+                bits: ty.bits(),
             }
         }
         "bfi" => {
@@ -1090,6 +1105,11 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
             let round = rounding(mods);
             if to == Ty::Tf32 && round != Round::NearestAway {
                 return Err("only cvt.rna.tf32.f32 is implemented among the TF32 conversions".into());
+            }
+            let directed = matches!(round, Round::Zero | Round::Down | Round::Up);
+            let to_float = to.float() && to != Ty::Tf32;
+            if to_float && directed && (!from.float() || from != to) && !(from == Ty::F32 && to == Ty::F64) {
+                return Err("directed rounding of an integer or of f64 to a float is not implemented".into());
             }
             Op::Cvt { d: ctx.dst(&ops[0])?, a: ctx.fsrc(&ops[1], from)?, to, from, round, ftz }
         }
@@ -1128,8 +1148,31 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
                 }
             }
             let bytes = ty.bits().div_ceil(8);
+            // A generic access to a variable of a window's space (shared, local) takes the
+            // variable's generic address, as `cvta` would give it.
+            let addr = match (
+                mods.iter().any(|m| matches!(*m, "global" | "shared" | "shared::cta" | "local" | "param")),
+                symbol_space,
+            ) {
+                (false, Some(Space::Shared)) => {
+                    space = Space::Generic;
+                    Addr { base: offset_imm(addr.base, crate::memory::SHARED_WINDOW), offset: addr.offset }
+                }
+                (false, Some(Space::Local)) => {
+                    space = Space::Generic;
+                    Addr { base: offset_imm(addr.base, crate::memory::LOCAL_WINDOW), offset: addr.offset }
+                }
+                _ => addr,
+            };
             if name == "ld" {
-                Op::Ld { space, bytes, ds: ctx.vector_dsts(val)?, addr, volatile }
+                Op::Ld {
+                    space,
+                    bytes,
+                    ds: ctx.vector_dsts(val)?,
+                    addr,
+                    volatile,
+                    signed: ty.signed() && bytes < 4,
+                }
             } else {
                 Op::St { space, bytes, srcs: ctx.vector_srcs(val, ty)?, addr }
             }
@@ -1171,10 +1214,10 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
         "cp" => match mods {
             ["async", "commit_group"] => Op::CpCommit,
             ["async", "wait_group"] => match &ops[..] {
-                [Operand::Int(n)] => Op::CpWait { pending: *n as u32 },
+                [Operand::Int(n)] => Op::CpWait { pending: *n as u32, all: false },
                 _ => return Err("cp.async.wait_group needs a constant".into()),
             },
-            ["async", "wait_all"] => Op::CpWait { pending: 0 },
+            ["async", "wait_all"] => Op::CpWait { pending: 0, all: true },
             ["async", level, "shared" | "shared::cta", "global", rest @ ..]
                 if (*level == "ca" || *level == "cg") && rest.iter().all(|m| m.starts_with("L2::")) =>
             {

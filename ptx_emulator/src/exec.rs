@@ -494,8 +494,9 @@ impl<'a> Cta<'a> {
                     }
                 }
             }
-            Op::Selp { d, a, b, p } => {
-                each!(*d, |l| if get(r, *p, l) != 0 { get(r, *a, l) } else { get(r, *b, l) })
+            Op::Selp { d, a, b, p, bits } => {
+                let m = if *bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                each!(*d, |l| m & if get(r, *p, l) != 0 { get(r, *a, l) } else { get(r, *b, l) })
             }
             Op::Bfi { ty, d, a, b, pos, len } => {
                 each!(*d, |l| alu::bit_insert(
@@ -659,7 +660,7 @@ impl<'a> Cta<'a> {
             base.wrapping_add(a.offset as u64)
         };
         match &inst.op {
-            Op::Ld { space, bytes, ds, addr, volatile } => {
+            Op::Ld { space, bytes, ds, addr, volatile, signed } => {
                 let len = *bytes as usize;
                 let total = len * ds.len();
                 let space = self.resolve(*space, w, addr, exec, &addr_of);
@@ -719,6 +720,15 @@ impl<'a> Cta<'a> {
                         }
                     }
                 }
+                if *signed {
+                    // A signed byte or half-word is sign-extended into its 32-bit register.
+                    for l in Lanes(exec) {
+                        for d in ds {
+                            let v = w.regs[*d as usize][l];
+                            w.regs[*d as usize][l] = u64::from(alu::sext(v, 8 * len as u32) as u32);
+                        }
+                    }
+                }
             }
             Op::St { space, bytes, srcs, addr } => {
                 let len = *bytes as usize;
@@ -775,7 +785,7 @@ impl<'a> Cta<'a> {
                 }
             }
             Op::Atom { space, op, ty, d, addr, b, c } => {
-                if !matches!(space, Space::Global | Space::Generic) {
+                if !matches!(self.resolve(*space, w, addr, exec, &addr_of), Space::Global | Space::Generic) {
                     return Err(self.fault(
                         FaultKind::Unsupported,
                         format!("atomics on shared memory are not emulated ({})", self.at(inst)),
@@ -789,7 +799,9 @@ impl<'a> Cta<'a> {
                         Src::Reg(x) => w.regs[x as usize][l],
                         Src::Imm(v) => v,
                     };
-                    let (bv, cv) = (get(*b), get(*c));
+                    // Operands of the atomic's width (a 32-bit immediate -1 is 0xffffffff).
+                    let width = if len == 8 { u64::MAX } else { u64::from(u32::MAX) };
+                    let (bv, cv) = (get(*b) & width, get(*c) & width);
                     let f = |old: u64| -> u64 { atom(*op, *ty, old, bv, cv) };
                     let old = if len == 8 {
                         self.global.update64(p, f)
@@ -816,10 +828,17 @@ impl<'a> Cta<'a> {
                     }
                     .min(*size);
                     if n > 0 {
-                        self.global_place(inst, w.index, l, s, *size as usize, false)?;
+                        // The source must be aligned to the copy's size; only src-size bytes are read.
+                        if s % u64::from(*size) != 0 {
+                            return Err(self.misaligned(inst, w.index, l, s, *size as usize, "global"));
+                        }
+                        self.global_place(inst, w.index, l, s, n as usize, false)?;
                         self.scratch.push(s);
                     }
                     if self.launch.sanitize {
+                        // The copy writes its bytes: a race with another warp's access in this
+                        // epoch is one, and until it lands nobody may touch them.
+                        self.check_shared(inst, pc, (w.index, l), at, *size as usize, true)?;
                         for word in at / 4..(at + *size as usize).div_ceil(4) {
                             self.shadow.issue(word, w.index * 32 + l as u32, pc);
                         }
@@ -840,7 +859,11 @@ impl<'a> Cta<'a> {
                 let group = std::mem::take(&mut w.open);
                 w.groups.push_back(group);
             }
-            Op::CpWait { pending } => {
+            Op::CpWait { pending, all } => {
+                if *all {
+                    let group = std::mem::take(&mut w.open);
+                    w.groups.push_back(group);
+                }
                 while w.groups.len() > *pending as usize {
                     let group = w.groups.pop_front().expect("a group");
                     for c in group {

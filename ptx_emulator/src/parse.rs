@@ -145,8 +145,11 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
             i += 1;
         } else if word_char(c) {
             let start = i;
-            while i < bytes.len() && word_char(bytes[i]) {
-                i += 1;
+            // `::` belongs to a word (`shared::cta`, `L2::128B`); a single `:` ends a label.
+            while i < bytes.len()
+                && (word_char(bytes[i]) || (bytes[i] == b':' && bytes.get(i + 1) == Some(&b':')))
+            {
+                i += if bytes[i] == b':' { 2 } else { 1 };
             }
             out.push(Token { tok: Tok::Word(text[start..i].to_owned()), line });
         } else if b",;:[]{}()+-@!<>|=".contains(&c) {
@@ -456,8 +459,14 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
                         r.expect('>')?;
                         for i in 0..n {
                             let reg = format!("{name}{i}");
-                            scopes.last_mut().expect("a scope").insert(reg.clone(), reg.clone());
-                            f.regs.push((reg, ty.clone()));
+                            let unique = if scopes.len() > 1 {
+                                fresh += 1;
+                                format!("{reg}#{fresh}")
+                            } else {
+                                reg.clone()
+                            };
+                            scopes.last_mut().expect("a scope").insert(reg, unique.clone());
+                            f.regs.push((unique, ty.clone()));
                         }
                     } else {
                         let unique = if scopes.len() > 1 {
@@ -687,6 +696,17 @@ $L__BB0_1:
         assert_eq!(stmts[5].operands[1], Operand::Float(0x3F80_0000, false));
         assert!(matches!(stmts[6].operands[0], Operand::Pair(..)));
         assert_eq!(stmts[6].operands[4], Operand::Int(-1));
+    }
+
+    #[test]
+    fn double_colons_stay_in_the_opcode_and_inner_ranges_are_renamed() {
+        let m = parse(".visible .entry k()\n{\n\t.reg .b32 %r<2>;\n$L1:\n\tld.shared::cta.u32 %r1, [%r1];\n\t{ .reg .b32 %r<2>; mov.u32 %r1, 0; }\n\tret;\n}\n").unwrap();
+        let f = &m.functions[0];
+        let stmts: Vec<&Statement> =
+            f.body.iter().filter_map(|i| if let Item::Stmt(s) = i { Some(s) } else { None }).collect();
+        assert_eq!(stmts[0].opcode, "ld.shared::cta.u32");
+        assert_eq!(stmts[1].operands[0], Operand::Reg("%r1#2".into()), "the block's own %r1");
+        assert!(matches!(f.body[0], Item::Label(_)));
     }
 
     #[test]

@@ -1,0 +1,126 @@
+//! The machine on small hand-written PTX, so that these run without NVRTC: sign extension, widths
+//! of immediates, atomics, divergence and reconvergence, barriers and the race check.
+
+use ptx_emulator::{Arg, Config, Error, FaultKind, Machine};
+
+const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+fn one_block(threads: u32) -> Config {
+    Config { grid: (1, 1, 1), block: (threads, 1, 1), dynamic_shared: 0, sanitize: true }
+}
+
+fn words(m: &Machine, at: u64, n: usize) -> Vec<u32> {
+    m.read_f32(at, n).unwrap().iter().map(|f| f.to_bits()).collect()
+}
+
+#[test]
+fn signed_bytes_wide_immediates_and_compare_and_swap() {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [k_param_0];
+    ld.global.s8 %r1, [%rd1];
+    st.global.u32 [%rd1+4], %r1;
+    setp.eq.s32 %p1, %r1, -1;
+    selp.b32 %r2, -1, 0, %p1;
+    st.global.u32 [%rd1+8], %r2;
+    atom.global.cas.b32 %r3, [%rd1+12], -1, 7;
+    ret;
+}}
+"
+    );
+    let mut m = Machine::new(&ptx).unwrap();
+    let buf = m.alloc(16, "B");
+    m.write_f32(buf, &[f32::from_bits(0xff), 0.0, 0.0, f32::from_bits(u32::MAX)]).unwrap();
+    m.launch("k", one_block(1), &[Arg::Ptr(buf)]).unwrap();
+    assert_eq!(words(&m, buf, 4)[1..], [u32::MAX, u32::MAX, 7], "−1 sign-extended, selected, swapped");
+}
+
+#[test]
+fn lanes_that_branch_apart_meet_again() {
+    // Odd lanes add 10, even lanes 20, then every lane adds 1 after the join.
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [k_param_0];
+    mov.u32 %r1, %tid.x;
+    and.b32 %r2, %r1, 1;
+    setp.eq.s32 %p1, %r2, 0;
+    @%p1 bra EVEN;
+    add.s32 %r3, %r1, 10;
+    bra.uni JOIN;
+EVEN:
+    add.s32 %r3, %r1, 20;
+JOIN:
+    add.s32 %r4, %r3, 1;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r4;
+    ret;
+}}
+"
+    );
+    let mut m = Machine::new(&ptx).unwrap();
+    let buf = m.alloc(4 * 40, "C");
+    m.launch("k", one_block(40), &[Arg::Ptr(buf)]).unwrap();
+    let want: Vec<u32> = (0..40).map(|t| t + if t % 2 == 0 { 21 } else { 11 }).collect();
+    assert_eq!(words(&m, buf, 40), want);
+}
+
+/// Warp 0 writes a shared word that warp 1 reads; with `BARRIER` a `bar.sync` stands between.
+fn shared_handoff(barrier: bool) -> Result<Vec<u32>, Error> {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<4>;
+    .shared .align 4 .b8 _ZZ1kE4slot[4];
+    ld.param.u64 %rd1, [k_param_0];
+    mov.u32 %r1, %tid.x;
+    setp.ne.s32 %p1, %r1, 0;
+    @%p1 bra SKIP;
+    mov.u32 %r2, 1234;
+    st.shared.u32 [_ZZ1kE4slot], %r2;
+SKIP:
+    {}
+    ld.shared.u32 %r3, [_ZZ1kE4slot];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}}
+",
+        if barrier { "bar.sync 0;" } else { "" }
+    );
+    let mut m = Machine::new(&ptx).unwrap();
+    let buf = m.alloc(4 * 64, "C");
+    m.launch("k", one_block(64), &[Arg::Ptr(buf)])?;
+    Ok(words(&m, buf, 64))
+}
+
+#[test]
+fn a_missing_barrier_is_a_race_and_a_barrier_orders_the_warps() {
+    assert_eq!(shared_handoff(true).unwrap(), vec![1234; 64]);
+    match shared_handoff(false) {
+        Err(Error::Fault(f)) => {
+            assert_eq!(f.kind, FaultKind::Race, "{}", f.message);
+            assert!(f.message.contains("the shared array `slot`"), "{}", f.message);
+        }
+        other => panic!("no race reported: {other:?}"),
+    }
+}
+
+#[test]
+fn an_instruction_outside_the_subset_is_refused_with_its_name() {
+    let ptx = format!("{HEADER}.visible .entry k()\n{{\n\tnanosleep.u32 10;\n\tret;\n}}\n");
+    let mut m = Machine::new(&ptx).unwrap();
+    let e = m.launch("k", one_block(1), &[]).unwrap_err();
+    assert!(e.to_string().contains("does not implement `nanosleep.u32`"), "{e}");
+}
