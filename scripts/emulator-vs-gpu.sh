@@ -16,7 +16,8 @@
 # $OUT/ncu.tar.gz), for the emulator's side to be counted on another machine: the emulator's
 # counts depend only on the PTX, which NVRTC makes the same everywhere. KERNELS and PATTERNS
 # narrow the traffic and banks parts, and SHAPES (separated by ;) replaces the traffic's shapes
-# (e.g. KERNELS="05 06" SHAPES="--size 1024" PATTERNS="20 23").
+# (e.g. KERNELS="05 06" SHAPES="--size 1024" PATTERNS="20 23"); ONLY (a regular expression on
+# the case's id, e.g. "odd|10-") narrows the bits part.
 #
 # Writes its tables to standard output and its logs and C files under $OUT (or /tmp/emu-vs-gpu).
 set -uo pipefail
@@ -75,6 +76,7 @@ bits() {
   echo "|---|---|---|---|---:|---:|"
   for c in "${bit_cases[@]}"; do
     IFS='|' read -r step id args <<< "$c"
+    [[ "$id" =~ ${ONLY:-.} ]] || continue
     # shellcheck disable=SC2086
     bin "$step" $args --no-cublas --reps 1 --save-c "$out/c/$id-gpu.npy" > "$out/log/$id-gpu.log" 2>&1
     # shellcheck disable=SC2086
