@@ -125,38 +125,7 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                 };
                 *row = cta.shared_offset(inst, w.index, lane, base, 16, false)?;
                 if cta.launch.sanitize {
-                    if let Some((other, at)) = (0..4).find_map(|word| cta.shadow.in_flight(*row / 4 + word)) {
-                        return Err(cta.fault(
-                            FaultKind::Race,
-                            format!(
-                                "{} reads {} (a row of an ldmatrix) at {} before the cp.async of {} at {} that writes it has landed (no cp.async.wait_group between)",
-                                cta.who(w.index, lane),
-                                cta.shared_place(*row),
-                                cta.at(inst),
-                                cta.who(other / 32, (other % 32) as usize),
-                                cta.at(&cta.k.insts[at as usize])
-                            ),
-                        ));
-                    }
-                    for word in 0..4 {
-                        if let Some((other, pc, wrote)) =
-                            cta.shadow.access(*row / 4 + word, w.index * 32 + lane as u32, pc, false)
-                        {
-                            let other_inst = &cta.k.insts[pc as usize];
-                            return Err(cta.fault(
-                                FaultKind::Race,
-                                format!(
-                                    "shared-memory race: {} reads {} (a row of an ldmatrix) at {}, which {} {} at {} with no barrier between",
-                                    cta.who(w.index, lane),
-                                    cta.shared_place(*row),
-                                    cta.at(inst),
-                                    cta.who(other / 32, (other % 32) as usize),
-                                    if wrote { "wrote" } else { "read" },
-                                    cta.at(other_inst)
-                                ),
-                            ));
-                        }
-                    }
+                    cta.check_shared(inst, pc, (w.index, lane), *row, 16, false)?;
                 }
             }
             let shared = &cta.shared;

@@ -970,7 +970,8 @@ impl<'a> Cta<'a> {
         Ok((w as usize * 32 + l) * per + a as usize)
     }
 
-    fn check_shared(
+    /// The race check of one lane's access to shared bytes `at..at + len` (see [`crate::sanitize`]).
+    pub fn check_shared(
         &mut self,
         inst: &Inst,
         pc: u32,
@@ -981,37 +982,33 @@ impl<'a> Cta<'a> {
     ) -> Result<(), Fault> {
         let thread = w * 32 + l as u32;
         for word in at / 4..(at + len).div_ceil(4) {
-            if let Some((other, other_pc)) = self.shadow.in_flight(word) {
-                let other_inst = &self.k.insts[other_pc as usize];
-                return Err(self.fault(
-                    FaultKind::Race,
-                    format!(
-                        "{} {} {} at {} before the cp.async of {} at {} that writes it has landed (no cp.async.wait_group between)",
-                        self.who(w, l),
-                        if write { "writes" } else { "reads" },
-                        self.shared_place(word * 4),
-                        self.at(inst),
-                        self.who(other / 32, (other % 32) as usize),
-                        self.at(other_inst)
-                    ),
-                ));
-            }
-            if let Some((other, other_pc, other_wrote)) = self.shadow.access(word, thread, pc, write) {
-                let other_inst = &self.k.insts[other_pc as usize];
-                return Err(self.fault(
-                    FaultKind::Race,
-                    format!(
-                        "shared-memory race: {} {} {} at {}, which {} {} at {} with no barrier between",
-                        self.who(w, l),
-                        if write { "writes" } else { "reads" },
-                        self.shared_place(word * 4),
-                        self.at(inst),
-                        self.who(other / 32, (other % 32) as usize),
-                        if other_wrote { "wrote" } else { "read" },
-                        self.at(other_inst)
-                    ),
-                ));
-            }
+            // A copy still in flight to the word, or another warp's access since the last barrier.
+            let (other, other_pc, what) = match self.shadow.in_flight(word) {
+                Some((t, p)) => (t, p, "before the cp.async of"),
+                None => match self.shadow.access(word, thread, pc, write) {
+                    Some((t, p, true)) => (t, p, "which was written by"),
+                    Some((t, p, false)) => (t, p, "which was read by"),
+                    None => continue,
+                },
+            };
+            let tail = if what.starts_with("before") {
+                "that writes it has landed (no cp.async.wait_group between)"
+            } else {
+                "with no barrier between"
+            };
+            let other_inst = &self.k.insts[other_pc as usize];
+            return Err(self.fault(
+                FaultKind::Race,
+                format!(
+                    "shared-memory race: {} {} {} at {}, {what} {} at {} {tail}",
+                    self.who(w, l),
+                    if write { "writes" } else { "reads" },
+                    self.shared_place(word * 4),
+                    self.at(inst),
+                    self.who(other / 32, (other % 32) as usize),
+                    self.at(other_inst)
+                ),
+            ));
         }
         Ok(())
     }
