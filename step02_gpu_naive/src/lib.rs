@@ -51,16 +51,8 @@ pub const STEP: GpuStep = GpuStep {
     search: &[("BLOCK", &[8, 16, 32]), ("COALESCED", &[0, 1])],
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
-    b_transposed: |_| false,
     // Every multiply-add loads one float of A and one of B: 2 FLOPs per 8 bytes.
     intensity: |_| Intensity { global: 0.25, shared: None },
-    min_compute: (7, 5),
-    extension: common::Extension::None,
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
-    variants: &[],
-    hooks: &common::hooks::Plain,
+    ..GpuStep::DEFAULT
 };

@@ -59,21 +59,13 @@ pub const STEP: GpuStep = GpuStep {
     file: "step03_single_block/src/kernel.cu",
     source: include_str!("kernel.cu"),
     params: &[],
-    search: &[],
     launch,
     check,
     default_shape,
     precision: Precision::Fp32,
-    b_transposed: |_| false,
     // At the default 32×32×32: each element of A and B leaves global memory once,
     // 2·32³ FLOPs for 2·32² floats; in shared memory a warp reads one broadcast of A and one
     // row of B (a wavefront each) per k, 64 FLOPs per 256 bytes.
     intensity: |_| Intensity { global: 8.0, shared: Some(0.25) },
-    min_compute: (7, 5),
-    extension: common::Extension::None,
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
-    variants: &[],
-    hooks: &common::hooks::Plain,
+    ..GpuStep::DEFAULT
 };

@@ -50,6 +50,7 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     Ok(())
 }
 
+// ANCHOR: step
 pub const STEP: GpuStep = GpuStep {
     name: "step04_tiled",
     idea: "TILE×TILE tiles of A and B staged in shared memory, each global load reused TILE times",
@@ -59,18 +60,12 @@ pub const STEP: GpuStep = GpuStep {
     search: &[("TILE", &[8, 16, 32]), ("UNROLL", &[1, 4, 32])],
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
     b_transposed: |p| p.get("BT") == 1,
     intensity,
-    min_compute: (7, 5),
-    extension: common::Extension::None,
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
-    variants: &[],
-    hooks: &common::hooks::Plain,
+    ..GpuStep::DEFAULT
 };
+// ANCHOR_END: step
 
 /// Each float loaded from global memory serves TILE multiply-adds: TILE/4 FLOPs per byte. In
 /// shared memory, per k a warp reads A as a broadcast (NVRTC fetches four k with one 16-byte

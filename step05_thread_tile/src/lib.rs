@@ -93,17 +93,10 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
-    b_transposed: |_| false,
     intensity,
-    min_compute: (7, 5),
-    extension: common::Extension::None,
-    schedule: common::Schedule::Tiles,
     stages: STAGES,
-    pads_rows: false,
-    variants: &[],
-    hooks: &common::hooks::Plain,
+    ..GpuStep::DEFAULT
 };
 
 /// The step's kernel built up one idea at a time (`--stage NAME`), from step 04's to the step's

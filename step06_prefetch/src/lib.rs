@@ -95,17 +95,10 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
-    b_transposed: |_| false,
     intensity,
-    min_compute: (7, 5),
-    extension: common::Extension::None,
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
     variants: VARIANTS,
-    hooks: &common::hooks::Plain,
+    ..GpuStep::DEFAULT
 };
 
 /// Measured alternatives beside the kernel that need a launch of their own (`--kernel FILE`).

@@ -102,17 +102,11 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Tf32Truncated,
-    b_transposed: |_| false,
     intensity,
     min_compute: (9, 0),
     extension: Extension::TensorMaps { a: a_box, b: b_box },
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
-    variants: &[],
-    hooks: &common::hooks::Plain,
+    ..GpuStep::DEFAULT
 };
 
 /// Global memory: a 32-deep tile brings 32·(BM + BN) floats for 2·BM·BN·32 FLOPs. Shared

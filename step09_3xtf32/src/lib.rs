@@ -101,17 +101,12 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Tf32x3,
-    b_transposed: |_| false,
     intensity,
     min_compute: (9, 0),
     extension: Extension::SplitTensorMaps { a: a_box, b: b_box },
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
-    variants: &[],
     hooks: &apart::ApartHooks,
+    ..GpuStep::DEFAULT
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are. Global memory: a 32-deep

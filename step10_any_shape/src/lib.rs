@@ -129,15 +129,10 @@ pub const STEP: GpuStep = GpuStep {
     // for the tiles, the short side's grid otherwise.
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Fp32,
-    b_transposed: |_| false,
     intensity: step06::intensity,
-    min_compute: (7, 5),
-    extension: common::Extension::None,
     schedule: Schedule::PerShape(choose),
-    stages: &[],
     pads_rows: true,
-    variants: &[],
     hooks: &split::SplitHooks,
+    ..GpuStep::DEFAULT
 };

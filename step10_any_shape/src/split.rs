@@ -63,6 +63,7 @@ pub fn on_tiles(params: &Params) -> bool {
     params.find(PATH.name).unwrap_or(0) == 0
 }
 
+// ANCHOR: split_hooks
 /// Step 10's hooks: the split's workspace and sum, and the kernels off the tiles.
 pub struct SplitHooks;
 
@@ -83,6 +84,7 @@ impl Hooks for SplitHooks {
         }
         (4 * u64::from(split)).saturating_mul((shape.m * shape.n) as u64)
     }
+    // ANCHOR_END: split_hooks
 
     fn on_tiles(&self, params: &Params) -> bool {
         on_tiles(params)

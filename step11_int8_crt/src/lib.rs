@@ -190,17 +190,13 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Int8Crt,
-    b_transposed: |_| false,
     intensity,
     min_compute: (9, 0),
     extension: Extension::OwnMaps { a: a_box, b: b_box },
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
     variants: VARIANTS,
     hooks: &residues::ResidueHooks,
+    ..GpuStep::DEFAULT
 };
 
 /// Counted in the product's own FLOPs (2·M·N·K), as the rates are, for the INT8 products alone:

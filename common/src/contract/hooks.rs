@@ -147,6 +147,7 @@ pub struct Plain;
 
 impl Hooks for Plain {}
 
+// ANCHOR: own_launch
 /// A step's own launch of one compiled kernel, with what it keeps between launches.
 pub trait OwnLaunch: Send + Sync {
     /// Queues one product C = A·B (asynchronous: errors may surface at the next sync).
@@ -166,6 +167,7 @@ pub trait OwnLaunch: Send + Sync {
         }
     }
 }
+// ANCHOR_END: own_launch
 
 /// A, B and C of one launch.
 pub type Operands<'o> = (&'o CudaSlice<f32>, &'o CudaSlice<f32>, &'o mut CudaSlice<f32>);

@@ -5,6 +5,7 @@ use std::fmt;
 
 use anyhow::{Result, bail};
 
+// ANCHOR: param
 /// A compile-time constant of a kernel, passed to NVRTC as `-D NAME=value`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Param {
@@ -12,6 +13,7 @@ pub struct Param {
     pub default: u32,
     pub help: &'static str,
 }
+// ANCHOR_END: param
 
 /// The values of a step's parameters, in the order the step declares them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

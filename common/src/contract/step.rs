@@ -40,8 +40,12 @@ impl Geometry {
     }
 }
 
-/// Everything that differs between GPU steps; each step's `lib.rs` defines one as `STEP`.
+// ANCHOR: gpu_step
+/// Everything that differs between GPU steps; each step's `lib.rs` defines one as `STEP`, naming
+/// the fields of the first group and ending with `..GpuStep::DEFAULT` for the rest (see
+/// [`GpuStep::DEFAULT`]).
 pub struct GpuStep {
+    // Named by every step.
     /// The crate name, e.g. `step04_tiled`.
     pub name: &'static str,
     /// One line: the idea this step adds.
@@ -50,31 +54,35 @@ pub struct GpuStep {
     pub file: &'static str,
     /// The kernel source, embedded with `include_str!`.
     pub source: &'static str,
+    /// The kernel's compile-time constants, passed to NVRTC as `-D NAME=value`.
     pub params: &'static [Param],
-    /// The values the tuner tries for each parameter (empty: nothing to tune).
-    pub search: &'static [(&'static str, &'static [u32])],
-    /// The grid, block and shared memory the kernel is launched with for these parameters and shape.
+    /// The grid, block and shared memory the kernel is launched with for these parameters
+    /// and shape.
     pub launch: fn(&Params, Shape) -> Geometry,
     /// Rejects shapes or parameters the kernel cannot serve, with a sentence that says why.
     pub check: fn(&Params, Shape, &Limits) -> Result<(), String>,
-    /// The shape a run without size arguments uses.
-    pub default_shape: fn(&Limits) -> Shape,
     /// The arithmetic the kernel claims to perform: verification holds it to that
     /// precision's limits.
     pub precision: Precision,
-    /// Whether the kernel expects B transposed (Bᵀ, N×K row-major), which the host then
-    /// prepares before the timed launches.
-    pub b_transposed: fn(&Params) -> bool,
     /// FLOPs per byte at large sizes, counted as the step's chapter counts them: the roofline
     /// places the step with these.
     pub intensity: fn(&Params) -> Intensity,
+
+    // Named where a step differs from `GpuStep::DEFAULT`.
+    /// The values the tuner tries for each parameter (empty: nothing to tune).
+    pub search: &'static [(&'static str, &'static [u32])],
+    /// The shape a run without size arguments uses.
+    pub default_shape: fn(&Limits) -> Shape,
+    /// Whether the kernel expects B transposed (Bᵀ, N×K row-major), which the host then
+    /// prepares before the timed launches.
+    pub b_transposed: fn(&Params) -> bool,
     /// The oldest compute capability whose instructions the kernel uses, e.g. (8, 0) for TF32
     /// tensor cores; older GPUs are refused with a sentence before anything is compiled.
     pub min_compute: (i32, i32),
     /// What the kernel takes beyond the six standard arguments.
     pub extension: Extension,
-    /// Earlier kernels of the same step, each one idea short of the next, the last one short of
-    /// the step's kernel: runnable with `--stage NAME` (empty for most steps).
+    /// Earlier kernels of the same step, each one idea short of the next, the last one short
+    /// of the step's kernel: runnable with `--stage NAME`.
     pub stages: &'static [Stage],
     /// How the kernel's blocks are laid over the tiles of C.
     pub schedule: Schedule,
@@ -82,13 +90,14 @@ pub struct GpuStep {
     /// path reads 16 bytes at a time, a product whose K or N is not a multiple of 4 runs on
     /// padded copies of A, B and C, copied in the launch.
     pub pads_rows: bool,
-    /// Measured alternatives beside the kernel that need a launch of their own (empty for most
-    /// steps); see [`LaunchVariant`].
+    /// Measured alternatives beside the kernel that need a launch of their own; see
+    /// [`LaunchVariant`].
     pub variants: &'static [LaunchVariant],
     /// What the step adds to common's launch: its own kernels, workspaces and arguments
     /// ([`crate::hooks::Plain`] for a step that adds nothing).
     pub hooks: &'static dyn Hooks,
 }
+// ANCHOR_END: gpu_step
 
 /// How a step's blocks are laid over the tiles of C.
 #[derive(Clone, Copy, Debug)]
@@ -245,7 +254,52 @@ impl Intensity {
     }
 }
 
+/// [`GpuStep::DEFAULT`]'s launch: a grid of no blocks, which [`GpuStep::validate`] refuses.
+fn no_launch(_: &Params, _: Shape) -> Geometry {
+    Geometry { grid: (0, 0, 0), block: (0, 0, 0), dynamic_smem: 0, whole_rows: None }
+}
+
+/// [`GpuStep::DEFAULT`]'s check: every run refused.
+fn no_check(_: &Params, _: Shape, _: &Limits) -> Result<(), String> {
+    Err("the step declares no `check`: GpuStep::DEFAULT's refuses every run".to_owned())
+}
+
 impl GpuStep {
+    // ANCHOR: default
+    /// What a step's declaration leaves out: `..GpuStep::DEFAULT` after the fields it names.
+    ///
+    /// The second group of fields holds what most steps share: the course's 4096³ problem, B as
+    /// it is, the oldest GPU the course runs on (compute capability 7.5), the six standard
+    /// arguments, one block per tile of C, rows read as they are, and nothing added to the launch
+    /// (no stages, variants, search or hooks). A step names the fields it changes.
+    ///
+    /// The first group every step names itself. DEFAULT holds values that declare nothing there:
+    /// no name, kernel or parameters, a launch of no threads and a check that refuses every run
+    /// (so a declaration that forgets one stops at its first run, in one sentence), FP32 and an
+    /// intensity of zero.
+    pub const DEFAULT: GpuStep = GpuStep {
+        name: "",
+        idea: "",
+        file: "",
+        source: "",
+        params: &[],
+        launch: no_launch,
+        check: no_check,
+        precision: Precision::Fp32,
+        intensity: |_| Intensity { global: 0.0, shared: None },
+        search: &[],
+        default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
+        b_transposed: |_| false,
+        min_compute: (7, 5),
+        extension: Extension::None,
+        stages: &[],
+        schedule: Schedule::Tiles,
+        pads_rows: false,
+        variants: &[],
+        hooks: &crate::hooks::Plain,
+    };
+    // ANCHOR_END: default
+
     /// The shape the kernel multiplies for `shape` when the launch pads rows (see
     /// [`crate::pad`]), None when it multiplies `shape` itself (also off the block tiles, whose
     /// kernels read rows as they are, and where the step's hooks say `params` pad nothing).
@@ -281,7 +335,10 @@ impl GpuStep {
     /// The step with stage `name`'s kernel in place of its own.
     pub fn stage(&self, name: &str) -> Result<GpuStep> {
         if self.stages.is_empty() {
-            bail!("{} has no stages; step05_thread_tile has (see its --help)", self.name);
+            bail!(
+                "{} has no stages; step05_thread_tile and step07_tf32_mma have (see their --help)",
+                self.name
+            );
         }
         match self.stages.iter().find(|s| s.name == name) {
             Some(s) => Ok(GpuStep { file: s.file, source: s.source, ..*self }),
@@ -408,6 +465,7 @@ impl GpuStep {
         Ok((params, Some(choice)))
     }
 
+    // ANCHOR: compile
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
     pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
         gpu::compile(self.source, self.file, &self.target(arch), &self.defines(params))
@@ -435,6 +493,7 @@ impl GpuStep {
             _ => arch.to_owned(),
         }
     }
+    // ANCHOR_END: compile
 
     /// Checks `params` and `shape` against the step's own rules and the device's grid limits.
     pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Geometry> {
@@ -444,6 +503,13 @@ impl GpuStep {
             bail!("{params}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)");
         }
         let geometry = (self.launch)(params, shape);
+        let Geometry { grid, block, .. } = geometry;
+        if [grid.0, grid.1, grid.2, block.0, block.1, block.2].contains(&0) {
+            bail!(
+                "{}'s launch gives a grid of {grid:?} blocks of {block:?} threads: none may be 0",
+                self.name
+            );
+        }
         if geometry.threads() > limits.max_threads_per_block {
             bail!(
                 "{params} gives blocks of {} threads, more than the {} a block may have",
@@ -462,4 +528,48 @@ impl GpuStep {
 /// The chapter of the book that teaches `step` (a crate named `stepNN_…`).
 pub fn chapter(step: &str) -> String {
     format!("docs/src/{}.md", step.split('_').next().unwrap_or(step))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHAPE: Shape = Shape { m: 64, n: 64, k: 64 };
+
+    fn one_block(_: &Params, _: Shape) -> Geometry {
+        Geometry { grid: (1, 1, 1), block: (32, 1, 1), dynamic_smem: 0, whole_rows: None }
+    }
+
+    /// A declaration that forgets `check` or `launch` takes DEFAULT's, which stop every run with
+    /// a sentence; one that names both is served.
+    #[test]
+    fn a_step_that_forgets_its_check_or_its_launch_is_refused() {
+        let params = Params::defaults(&[]);
+        let no_check = GpuStep { name: "test", launch: one_block, ..GpuStep::DEFAULT };
+        let err = no_check.validate(&params, SHAPE, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains("declares no `check`"), "{err}");
+        let no_launch = GpuStep { name: "test", check: |_, _, _| Ok(()), ..GpuStep::DEFAULT };
+        let err = no_launch.validate(&params, SHAPE, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains("test's launch gives a grid of (0, 0, 0) blocks"), "{err}");
+        let named = GpuStep { launch: one_block, ..no_launch };
+        assert_eq!(named.validate(&params, SHAPE, &Limits::SM90).unwrap(), one_block(&params, SHAPE));
+    }
+
+    /// What the defaults stand for: the course's 4096³ problem on any supported GPU, B as it is,
+    /// rows as they are, plain launches of the six standard arguments.
+    #[test]
+    fn the_defaults_are_the_plain_steps_values() {
+        let d = GpuStep::DEFAULT;
+        let params = Params::defaults(&[]);
+        for limits in [Limits::SM80, Limits::SM90] {
+            assert_eq!((d.default_shape)(&limits), Shape { m: 4096, n: 4096, k: 4096 });
+        }
+        assert!(!(d.b_transposed)(&params) && !d.pads_rows && !d.schedule.shares());
+        assert!(d.search.is_empty() && d.stages.is_empty() && d.variants.is_empty());
+        assert_eq!((d.min_compute, d.precision), ((7, 5), Precision::Fp32));
+        assert!(d.extension.boxes().is_none());
+        let hooks = d.hooks;
+        assert!(hooks.workspace_bytes(&params, SHAPE) == 0 && hooks.on_tiles(&params));
+        assert!(hooks.report_line(&params, (1, 1, 1)).is_none());
+    }
 }

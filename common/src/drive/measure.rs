@@ -107,6 +107,7 @@ pub fn sync(gpu: &Gpu) -> Result<()> {
     })
 }
 
+// ANCHOR: run_and_time
 /// Runs one launch on poisoned output and returns C.
 pub fn poisoned_run(
     gpu: &Gpu,
@@ -137,6 +138,7 @@ pub fn run_and_time(
     let time = timing::time_gpu(gpu, plan, || prepared.launch(gpu, geometry, shape, a, b, c_dev))?;
     Ok((c, time))
 }
+// ANCHOR_END: run_and_time
 
 /// For a step with an FP32 path (steps 09 and 11): one more launch, outside the timed ones, with
 /// that path timed apart; what it sent there and the launch's whole time in milliseconds.

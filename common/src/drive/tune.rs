@@ -236,10 +236,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::Limits;
-    use crate::matrix::Shape;
     use crate::params::Param;
-    use crate::step::Geometry;
 
     const PARAMS: &[Param] = &[
         Param { name: "X", default: 1, help: "" },
@@ -249,24 +246,9 @@ mod tests {
 
     const STEP: GpuStep = GpuStep {
         name: "test",
-        idea: "",
-        file: "",
-        source: "",
         params: PARAMS,
         search: &[("X", &[1, 2]), ("Y", &[5, 6, 7])],
-        launch: |_, _| Geometry { grid: (1, 1, 1), block: (1, 1, 1), dynamic_smem: 0, whole_rows: None },
-        check: |_, _, _: &Limits| Ok(()),
-        default_shape: |_| Shape { m: 1, n: 1, k: 1 },
-        precision: crate::verify::Precision::Fp32,
-        b_transposed: |_| false,
-        intensity: |_| crate::step::Intensity { global: 1.0, shared: None },
-        min_compute: (7, 5),
-        extension: crate::step::Extension::None,
-        stages: &[],
-        pads_rows: false,
-        variants: &[],
-        schedule: crate::step::Schedule::Tiles,
-        hooks: &crate::hooks::Plain,
+        ..GpuStep::DEFAULT
     };
 
     #[test]

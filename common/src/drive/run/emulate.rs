@@ -37,11 +37,13 @@ pub fn no_gpu() -> Option<String> {
     }
 }
 
+// ANCHOR: emulates
 /// Whether the emulator can run `step`: its kernel is PTX for sm_80 or older, without Hopper's
 /// tensor maps.
 pub fn emulates(step: &GpuStep) -> bool {
     step.extension.boxes().is_none() && step.min_compute <= (8, 0)
 }
+// ANCHOR_END: emulates
 
 /// The host threads that run blocks: `PTX_EMULATOR_THREADS`, or every core.
 fn workers() -> usize {

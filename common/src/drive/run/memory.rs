@@ -145,32 +145,8 @@ mod tests {
 
     #[test]
     fn the_hooks_budget_the_shape_the_kernel_multiplies() {
-        const STEP: GpuStep = GpuStep {
-            name: "test",
-            idea: "",
-            file: "",
-            source: "",
-            params: &[],
-            search: &[],
-            launch: |_, _| crate::Geometry {
-                grid: (1, 1, 1),
-                block: (1, 1, 1),
-                dynamic_smem: 0,
-                whole_rows: None,
-            },
-            check: |_, _, _: &crate::gpu::Limits| Ok(()),
-            default_shape: |_| Shape { m: 1, n: 1, k: 1 },
-            precision: crate::verify::Precision::Fp32,
-            b_transposed: |_| false,
-            intensity: |_| crate::step::Intensity { global: 1.0, shared: None },
-            min_compute: (7, 5),
-            extension: crate::step::Extension::None,
-            stages: &[],
-            pads_rows: true,
-            variants: &[],
-            schedule: crate::step::Schedule::Tiles,
-            hooks: &PerElement,
-        };
+        const STEP: GpuStep =
+            GpuStep { name: "test", pads_rows: true, hooks: &PerElement, ..GpuStep::DEFAULT };
         let params = Params::defaults(&[]);
         // N = 5 is padded to 8: the hooks count the padded C, 3 × 8, beside the padded copies.
         let odd = Shape::new(3, 5, 7).unwrap();

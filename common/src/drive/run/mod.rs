@@ -44,6 +44,7 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
     run_gpu_with(step, args, cublas::present())
 }
 
+// ANCHOR: run_gpu
 /// [`run_gpu`] with the answer to "could libcublas be loaded?" given, so that a test can take
 /// the path of a machine without cuBLAS: no baseline, the reference on the CPU, and a note.
 pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
@@ -73,6 +74,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     print!("{}", report(&run, measured, (sgemm_time, tf32_time), verdict, baseline_errors));
     Ok(verdict.is_none_or(|v| v.passed()))
 }
+// ANCHOR_END: run_gpu
 
 /// A GPU run resolved from its command line: the step on the GPU, compiled and planned for the
 /// shape, and the inputs it runs on.
