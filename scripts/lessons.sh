@@ -118,6 +118,21 @@ stages() { # step05 built up one idea at a time (--stage), then the step's kerne
     twice step06_prefetch
 }
 
+step07-stages() { # step07 built up one idea at a time (--stage), then the step's kernel, vs cuBLAS TF32
+    local s
+    # Stage 1 keeps step 06's register staging: at the default 64×64 warps it spills, which a run
+    # refuses (shown once), so it runs with 64×32 warps, beside stage 2 and the kernel at that set.
+    run step07_tf32_mma --stage 1_mma_sync
+    for s in "--stage 1_mma_sync" "--stage 2_cp_async" ""; do
+        # shellcheck disable=SC2086 # the stage is two words, or none
+        twice step07_tf32_mma $s --param WN=32
+    done
+    for s in 2_cp_async 3_padded_rows 4_swapped_operands 5_paired_columns; do
+        twice step07_tf32_mma --stage "$s"
+    done
+    twice step07_tf32_mma
+}
+
 targets() { # steps 05 and 06 at 2048³, 4096³ and 8192³, then step06 at odd sizes, twice each
     local size
     for size in 2048 4096 8192; do

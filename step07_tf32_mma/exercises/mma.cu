@@ -1,18 +1,20 @@
-// EXERCISE (step 07, hands-on): issue the MMAs.
+// Step 07, hands-on exercise: issue the MMAs.
 //
-// Starts from: this step's kernel with the tensor-core part taken out. The cp.async copies, the
-//   A fragments (ldmatrix) and the write-back are there; B's fragment, the mma.sync instruction
-//   and its call are not, so no MMA is issued, C comes back all zeros and `verify` FAILs.
-// To do: the three TODOs below: load_b, mma, and the call in compute_tile. The fragment layout
-//   is the picture and the table in docs/src/step07.md ("The instruction: mma.sync.m16n8k8"),
-//   read with P = a tile of Bᵀ and Q = a tile of Aᵀ, as the comment above compute_tile says.
-// Run:
-//   cargo run --release -p step07_tf32_mma -- --kernel step07_tf32_mma/exercises/mma.cu
-// Check: `verify PASS · held to TF32 limits`, at about step 07's speed (docs/src/step07.md,
-//   "Hands-on" gives it).
-// Solution: exercises/mma.diff; in step07_tf32_mma/,
-//   patch -o /tmp/solved.cu exercises/mma.cu exercises/mma.diff
-// gives src/kernel.cu.
+// Starts from: this step's kernel with its tensor-core part taken out. The cp.async copies, the
+// padded tiles, A's fragments (ldmatrix), warp_col and the write-back are there; the MMA
+// instruction, B's fragment and the call that multiplies the fragments are not. No MMA is
+// issued and C comes out zero.
+// What to do: the three TODOs, in the order they come: the instruction, the first operand's
+// fragment, the call. The chapter's fragment table and its stages 1, 4 and 5 have what each
+// needs.
+// Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
+//   ex=step07_tf32_mma/exercises/mma.cu
+//   cargo run --release -p step07_tf32_mma -- --emulate --kernel $ex
+//   cargo run --release -p step07_tf32_mma -- --emulate --kernel $ex -m 67 -n 45 -k 129
+// Check: the verify line reads PASS, held to TF32 limits, at both shapes. On a GPU (without
+//   --emulate), at about step 07's speed (docs/src/step07.md, Exercises).
+// Solution: exercises/mma.diff turns this file into src/kernel.cu:
+//   cd step07_tf32_mma && patch -o /tmp/solved.cu exercises/mma.cu exercises/mma.diff
 //
 // Step 07: TF32 on the tensor cores, one warp-wide mma.sync at a time.
 //
@@ -36,7 +38,7 @@
 //   passing through registers (sm_80 and newer), in place of step 06's register staging: the
 //   registers go to the accumulators, and the copy of slice t+1 runs behind the MMAs of slice t.
 // - A fragments are read with ldmatrix, which hands each lane its elements of two 8-row strips
-//   in one instruction. B fragments have no such instruction (ldmatrix transposes only 16-bit
+//   in one instruction. B fragments have no such instruction (ldmatrix cannot transpose 32-bit
 //   elements), so a warp's columns are used in a permuted order: the two columns that a lane
 //   needs from a 16-column strip lie side by side, one 8-byte load per row.
 // - The rows of both tiles are padded (A by 4 floats, B by 8) so that these reads touch every
@@ -44,6 +46,9 @@
 // - Values are rounded to TF32 as fragments are read: cvt.rn (to nearest, ties to even) on sm_90
 //   and newer, one instruction there; cvt.rna (ties away from zero) on sm_80 to sm_89, which
 //   lack it.
+//
+// stages/ builds this kernel up one idea at a time (--stage NAME); docs/src/step07.md measures
+// each.
 
 // BM, BN, BK, WM, WN are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -158,6 +163,7 @@ __device__ __forceinline__ void wait_copies()
 
 // ANCHOR: compute
 // ANCHOR: fragments
+// ANCHOR: tf32
 // A float (as its bits) rounded to TF32, 10 fraction bits, in the 32-bit register the MMA
 // reads; the MMA ignores the 13 low bits. Both conversions round to nearest and differ only on
 // ties: cvt.rn (sm_90 and newer) is one instruction, cvt.rna two (a compare and an add).
@@ -171,18 +177,21 @@ __device__ __forceinline__ unsigned tf32(unsigned x)
 #endif
     return r;
 }
+// ANCHOR_END: tf32
 
+// ANCHOR: mma
 // d += p·q for one 16×8×8 tile: p is the 16×8 first operand (4 registers), q the 8×8 second
 // (2), d the 16×8 accumulator fragment (4 floats), all spread over the warp's 32 lanes.
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const unsigned (&q)[2])
 {
-    // TODO 2 (the instruction): one asm volatile statement that issues
-    //   mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {D}, {P}, {Q}, {C};
-    // where D and C are both the four accumulators d[0..3] (operands "+f": read and written),
-    // P the four registers p[0..3] and Q the two q[0..1] (operands "r": 32-bit registers).
-    // PTX numbers the operands %0, %1, ... in the order the constraints list them.
+    // TODO 1 (the instruction): d += p·q on the tensor cores, as inline PTX: one warp-wide
+    // mma.sync of shape m16n8k8, A row-major and B column-major, with TF32 operands and FP32
+    // accumulators. The PTX ISA's section on mma gives the operand lists; tf32() above shows how
+    // inline PTX names a register operand. Every element of d is both read and written.
 }
+// ANCHOR_END: mma
 
+// ANCHOR: load_a
 // The A fragments of two 8-row strips, rows 0–7 and 8–15 at `address`'s row. ldmatrix.x4
 // reads four 8×4 matrices of 32-bit words (it counts in 16-bit halves, two to a word), taking
 // one row address from each lane: lanes 0–7 give rows 0–7, lanes 8–15 the same rows four
@@ -197,25 +206,30 @@ __device__ __forceinline__ void load_a(unsigned (&a0)[2], unsigned (&a1)[2], uns
 #pragma unroll
     for (int h = 0; h < 2; ++h) a0[h] = tf32(a0[h]), a1[h] = tf32(a1[h]);
 }
+// ANCHOR_END: load_a
 
+// ANCHOR: load_b
 // The B fragment of one 16-column strip: rows t and t + 4 of the slice, two floats each.
 __device__ __forceinline__ void load_b(unsigned (&b)[4], const float* row)
 {
-    // TODO 1 (B's fragment): b[0..3] are the first operand's p0..p3, the elements (g, t),
-    // (g + 8, t), (g, t + 4), (g + 8, t + 4) of a 16×8 tile of Bᵀ: B's depths t and t + 4 at the
-    // MMA's rows g and g + 8. `row` points at depth t, at the column where warp_col puts row g;
-    // row g + 8 is the next float (row[1]), and depth t + 4 is 4 rows, 4 * BS floats, further.
-    // Read each pair with one 8-byte load (float2) and round every value with tf32().
+    // TODO 2 (the first operand's fragment): fill b[0..3], this lane's four registers of the
+    // 16×8 first operand (a tile of Bᵀ), each value rounded to TF32. `row` points at this lane's
+    // first value in the staged B tile (see b_row in compute_tile). Where do the other three
+    // lie, now that warp_col has ordered the warp's columns? Read them in as few loads as that
+    // order allows.
 }
+// ANCHOR_END: load_b
 // ANCHOR_END: fragments
 
 // ANCHOR: compute_tile
+// ANCHOR: warp_col
 // Where row r (0–15) of the MMA's 16-row tile j lies among the warp's WN columns of C: rows r
 // and r + 8 are neighbouring columns, so a lane's two B values of a row are one 8-byte load.
 __device__ __forceinline__ int warp_col(int j, int r)
 {
     return 16 * j + 2 * (r % 8) + r / 8;
 }
+// ANCHOR_END: warp_col
 
 // acc += the warp's region of the staged slice. Each MMA computes a 16×8 tile of Cᵀ = Bᵀ·Aᵀ:
 // 16 columns of C (its rows) by 8 rows of C (its columns). Lane l holds, of each fragment, the
@@ -227,9 +241,11 @@ __device__ __forceinline__ int warp_col(int j, int r)
 // t + 4 at columns g and g + 8 of the strip, which warp_col places side by side.
 __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int wr, int wc,
                                              float (&acc)[NT][MT][4]) {
+    // ANCHOR: lanes
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     unsigned a_row = smem_address(&As[(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4]);
     const float* b_row = &Bs[t * BS + wc + warp_col(0, g)];
+    // ANCHOR_END: lanes
 #pragma unroll
     for (int k = 0; k < BK; k += 8) {
         unsigned a[MT][2], b[NT][4];
@@ -241,8 +257,8 @@ __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, i
         for (int j = 0; j < NT; ++j) {
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
-                // TODO 3 (the call): acc[j][i] += the product of B's fragment b[j] and A's
-                // fragment a[i]. Which is the first operand (16×8) and which the second (8×8)?
+                // TODO 3 (the call): acc[j][i] holds the 16×8 tile of Cᵀ that B's strip j and
+                // A's strip i give. Add their product to it.
             }
         }
     }
@@ -287,6 +303,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         buf ^= 1;
     }
 
+    // ANCHOR: write_back
     // Write the accumulators back, element by element where they lie inside C: element e of
     // tile (j, i) is C's row 8i + 2t + e % 2 and column warp_col(j, g + 8 (e / 2)).
     int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
@@ -302,5 +319,6 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             }
         }
     }
+    // ANCHOR_END: write_back
 }
 // ANCHOR_END: kernel

@@ -20,7 +20,7 @@
 //   passing through registers (sm_80 and newer), in place of step 06's register staging: the
 //   registers go to the accumulators, and the copy of slice t+1 runs behind the MMAs of slice t.
 // - A fragments are read with ldmatrix, which hands each lane its elements of two 8-row strips
-//   in one instruction. B fragments have no such instruction (ldmatrix transposes only 16-bit
+//   in one instruction. B fragments have no such instruction (ldmatrix cannot transpose 32-bit
 //   elements), so a warp's columns are used in a permuted order: the two columns that a lane
 //   needs from a 16-column strip lie side by side, one 8-byte load per row.
 // - The rows of both tiles are padded (A by 4 floats, B by 8) so that these reads touch every
@@ -28,6 +28,9 @@
 // - Values are rounded to TF32 as fragments are read: cvt.rn (to nearest, ties to even) on sm_90
 //   and newer, one instruction there; cvt.rna (ties away from zero) on sm_80 to sm_89, which
 //   lack it.
+//
+// stages/ builds this kernel up one idea at a time (--stage NAME); docs/src/step07.md measures
+// each.
 
 // BM, BN, BK, WM, WN are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -142,6 +145,7 @@ __device__ __forceinline__ void wait_copies()
 
 // ANCHOR: compute
 // ANCHOR: fragments
+// ANCHOR: tf32
 // A float (as its bits) rounded to TF32, 10 fraction bits, in the 32-bit register the MMA
 // reads; the MMA ignores the 13 low bits. Both conversions round to nearest and differ only on
 // ties: cvt.rn (sm_90 and newer) is one instruction, cvt.rna two (a compare and an add).
@@ -155,7 +159,9 @@ __device__ __forceinline__ unsigned tf32(unsigned x)
 #endif
     return r;
 }
+// ANCHOR_END: tf32
 
+// ANCHOR: mma
 // d += p·q for one 16×8×8 tile: p is the 16×8 first operand (4 registers), q the 8×8 second
 // (2), d the 16×8 accumulator fragment (4 floats), all spread over the warp's 32 lanes.
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const unsigned (&q)[2])
@@ -167,7 +173,9 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3]), "r"(q[0]), "r"(q[1]));
 }
+// ANCHOR_END: mma
 
+// ANCHOR: load_a
 // The A fragments of two 8-row strips, rows 0–7 and 8–15 at `address`'s row. ldmatrix.x4
 // reads four 8×4 matrices of 32-bit words (it counts in 16-bit halves, two to a word), taking
 // one row address from each lane: lanes 0–7 give rows 0–7, lanes 8–15 the same rows four
@@ -182,7 +190,9 @@ __device__ __forceinline__ void load_a(unsigned (&a0)[2], unsigned (&a1)[2], uns
 #pragma unroll
     for (int h = 0; h < 2; ++h) a0[h] = tf32(a0[h]), a1[h] = tf32(a1[h]);
 }
+// ANCHOR_END: load_a
 
+// ANCHOR: load_b
 // The B fragment of one 16-column strip: rows t and t + 4 of the slice, two floats each.
 __device__ __forceinline__ void load_b(unsigned (&b)[4], const float* row)
 {
@@ -191,15 +201,18 @@ __device__ __forceinline__ void load_b(unsigned (&b)[4], const float* row)
     b[0] = tf32(__float_as_uint(lo.x)), b[1] = tf32(__float_as_uint(lo.y));
     b[2] = tf32(__float_as_uint(hi.x)), b[3] = tf32(__float_as_uint(hi.y));
 }
+// ANCHOR_END: load_b
 // ANCHOR_END: fragments
 
 // ANCHOR: compute_tile
+// ANCHOR: warp_col
 // Where row r (0–15) of the MMA's 16-row tile j lies among the warp's WN columns of C: rows r
 // and r + 8 are neighbouring columns, so a lane's two B values of a row are one 8-byte load.
 __device__ __forceinline__ int warp_col(int j, int r)
 {
     return 16 * j + 2 * (r % 8) + r / 8;
 }
+// ANCHOR_END: warp_col
 
 // acc += the warp's region of the staged slice. Each MMA computes a 16×8 tile of Cᵀ = Bᵀ·Aᵀ:
 // 16 columns of C (its rows) by 8 rows of C (its columns). Lane l holds, of each fragment, the
@@ -211,9 +224,11 @@ __device__ __forceinline__ int warp_col(int j, int r)
 // t + 4 at columns g and g + 8 of the strip, which warp_col places side by side.
 __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int wr, int wc,
                                              float (&acc)[NT][MT][4]) {
+    // ANCHOR: lanes
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     unsigned a_row = smem_address(&As[(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4]);
     const float* b_row = &Bs[t * BS + wc + warp_col(0, g)];
+    // ANCHOR_END: lanes
 #pragma unroll
     for (int k = 0; k < BK; k += 8) {
         unsigned a[MT][2], b[NT][4];
@@ -270,6 +285,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         buf ^= 1;
     }
 
+    // ANCHOR: write_back
     // Write the accumulators back, element by element where they lie inside C: element e of
     // tile (j, i) is C's row 8i + 2t + e % 2 and column warp_col(j, g + 8 (e / 2)).
     int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
@@ -285,5 +301,6 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             }
         }
     }
+    // ANCHOR_END: write_back
 }
 // ANCHOR_END: kernel

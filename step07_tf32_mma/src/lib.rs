@@ -1,7 +1,7 @@
 //! Step 07: TF32 on the tensor cores (mma.sync.m16n8k8), tiles staged with cp.async.
 
 use common::gpu::Limits;
-use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape};
+use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, Stage};
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C, walking K in slices of BK. Each warp owns a WM×WN
@@ -83,18 +83,48 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     launch,
     check,
-    default_shape: |_| Shape { m: 4096, n: 4096, k: 4096 },
     precision: Precision::Tf32,
-    b_transposed: |_| false,
     intensity,
     min_compute: (8, 0),
-    extension: common::Extension::None,
-    schedule: common::Schedule::Tiles,
-    stages: &[],
-    pads_rows: false,
-    variants: &[],
-    hooks: &common::hooks::Plain,
+    stages: STAGES,
+    ..GpuStep::DEFAULT
 };
+
+/// The step's kernel built up one idea at a time (`--stage NAME`), from step 06's to the step's
+/// own, which adds `ldmatrix` for A's fragments to the last; the chapter measures each. Every
+/// stage runs with the step's parameters and launch.
+pub const STAGES: &[Stage] = &[
+    Stage {
+        name: "1_mma_sync",
+        idea: "the tensor cores: each warp computes its region with mma.sync.m16n8k8 on operands rounded to TF32, reading its fragments from shared memory one float at a time",
+        file: "step07_tf32_mma/stages/1_mma_sync.cu",
+        source: include_str!("../stages/1_mma_sync.cu"),
+    },
+    Stage {
+        name: "2_cp_async",
+        idea: "cp.async copies the slices into shared memory without passing through registers, A's tile stored as it lies",
+        file: "step07_tf32_mma/stages/2_cp_async.cu",
+        source: include_str!("../stages/2_cp_async.cu"),
+    },
+    Stage {
+        name: "3_padded_rows",
+        idea: "the rows of both tiles padded, A's by 4 floats and B's by 8, so that the fragment reads touch every bank once",
+        file: "step07_tf32_mma/stages/3_padded_rows.cu",
+        source: include_str!("../stages/3_padded_rows.cu"),
+    },
+    Stage {
+        name: "4_swapped_operands",
+        idea: "swapped operands: each MMA computes a tile of Cᵀ = Bᵀ·Aᵀ, with B's fragment as the 4-register first operand and A's as the 2-register second",
+        file: "step07_tf32_mma/stages/4_swapped_operands.cu",
+        source: include_str!("../stages/4_swapped_operands.cu"),
+    },
+    Stage {
+        name: "5_paired_columns",
+        idea: "a warp's columns permuted (warp_col), so that the two B values a lane reads from a row lie side by side and arrive in one 8-byte load",
+        file: "step07_tf32_mma/stages/5_paired_columns.cu",
+        source: include_str!("../stages/5_paired_columns.cu"),
+    },
+];
 
 /// Global memory: a BK-deep slice brings BK·(BM + BN) floats for 2·BM·BN·BK FLOPs. Shared
 /// memory: per 8-deep step a lane reads 2 floats for each of its warp's WM/8 A strips (one

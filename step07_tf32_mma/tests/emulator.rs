@@ -1,15 +1,76 @@
 //! Step 07 on the PTX emulator: `cp.async`, `ldmatrix` and the TF32 `mma.sync` run by whole
-//! warps, within TF32's limits at small and odd shapes; the variant that issues the MMAs alone
-//! runs to its end.
+//! warps, within TF32's limits at small and odd shapes, for the kernel and each of its stages;
+//! the shared-memory reads of each stage as the chapter counts them; the variant that issues the
+//! MMAs alone runs to its end.
 
+use common::Shape;
 use common::testing::emulator::{self, SHAPES};
-use step07_tf32_mma::STEP;
+use step07_tf32_mma::{STAGES, STEP};
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
     emulator::assert_emulated_pass(&STEP, &[], SHAPES);
     emulator::assert_emulated_pass(&STEP, &[("BM", 64), ("BN", 64), ("WM", 32), ("WN", 32)], &SHAPES[..2]);
+}
+
+/// Every stage at the default set (the emulator runs stage 1 there although its registers
+/// spill, which a GPU run refuses) and at 64×32 warps, the set a GPU runs stage 1 with.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_stages_match_the_reference() {
+    for stage in STAGES {
+        let step = STEP.stage(stage.name).unwrap();
+        emulator::assert_emulated_pass(&step, &[], SHAPES);
+        emulator::assert_emulated_pass(&step, &[("WN", 32)], &SHAPES[..2]);
+    }
+}
+
+/// The same planted fault (the last slice of K left out) fails every stage on the emulator.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_stages_catch_a_dropped_slice() {
+    for stage in STAGES {
+        let step = STEP.stage(stage.name).unwrap();
+        let faulty = emulator::planted(
+            &step,
+            "for (int k0 = 0; k0 < K; k0 += BK)",
+            "for (int k0 = 0; k0 < K - BK; k0 += BK)",
+        );
+        let (_, verdict) = emulator::emulate(&faulty, &[], Shape { m: 67, n: 45, k: 129 }).unwrap();
+        assert!(!verdict.passed(), "{} with the last slice dropped passed", stage.name);
+    }
+}
+
+/// What each stage reads from shared memory for every 32 MMAs (a warp's 8-deep step at the
+/// default 64×64 warps), in load instructions and wavefronts: one float per load with bank
+/// conflicts (stage 1: A transposed, rows of 128 floats, four lanes to a bank; stage 2: A as it
+/// lies, rows of 32 floats, eight to a bank), none once the rows are padded, then fewer loads
+/// for the same 32 wavefronts: B's pairs in 8-byte loads, A's fragments by ldmatrix.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_stages_read_shared_memory_as_the_chapter_counts() {
+    let expected: [(&str, u64, u64); 6] = [
+        ("1_mma_sync", 32, 128),
+        ("2_cp_async", 32, 192),
+        ("3_padded_rows", 32, 32),
+        ("4_swapped_operands", 32, 32),
+        ("5_paired_columns", 24, 32),
+        ("kernel", 12, 32),
+    ];
+    let steps = STAGES.iter().map(|s| STEP.stage(s.name).unwrap()).chain([STEP]);
+    for ((name, loads, wavefronts), step) in expected.into_iter().zip(steps) {
+        let (_, verdict, t) = emulator::emulate_counted(&step, &[], Shape { m: 128, n: 128, k: 64 }).unwrap();
+        assert!(verdict.passed(), "{name}");
+        let mmas = t.flops / (2 * 16 * 8 * 8);
+        assert_eq!(mmas, 128 * 128 * 64 / (16 * 8 * 8), "{name}");
+        let per_32 = |n: u64| n * 32 / mmas;
+        assert_eq!(
+            (per_32(t.shared_load_requests), per_32(t.shared_load_wavefronts)),
+            (loads, wavefronts),
+            "{name}: shared loads and wavefronts per 32 MMAs"
+        );
+    }
 }
 
 #[test]

@@ -26,8 +26,10 @@ pub struct Args {
     #[arg(short = 'k', value_name = "K", value_parser = parse_dim)]
     pub k: Option<usize>,
 
-    /// Timed samples (default: at least 20, about half a second of kernel time); a sample is one
-    /// launch, or for short kernels a batch of back-to-back launches.
+    /// Timed samples. By default a GPU step takes about half a second of kernel time, at least 20
+    /// samples and at most 1000, a sample being one launch or, for short kernels, a batch of
+    /// back-to-back launches; the CPU step runs the product as many times as its first run fits
+    /// into half a second, at least once.
     #[arg(long, value_name = "N", value_parser = parse_reps)]
     pub reps: Option<usize>,
 
@@ -81,8 +83,9 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub kernel: Option<std::path::PathBuf>,
 
-    /// Run one of the step's staged kernels instead of its own (step05_thread_tile has them; its
-    /// --help lists them): the same compile, verify, time and report.
+    /// Run one of the step's staged kernels instead of its own (step05_thread_tile and
+    /// step07_tf32_mma have them; their --help lists them): the same compile, verify, time and
+    /// report.
     #[arg(long, value_name = "NAME", conflicts_with = "kernel")]
     pub stage: Option<String>,
 
