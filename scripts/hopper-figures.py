@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """Draws the figures of the Hopper chapters (steps 08 and 09) into the directory given:
 
-    wgmma-fragments.svg  step 08: the warpgroup's fragments of wgmma.m64nBMk8 (TF32): which lane
-                         holds which element of the 64×8 first operand (Bᵀ) and of the 64×BM
-                         accumulator strip (Cᵀ), beside the 8×BM shared-memory operand (Aᵀ)
-    tma-pipeline.svg     step 08: the ring of STAGES shared-memory stages with a full and an
-                         empty mbarrier each, the producer, the copy engine and the consumers,
-                         and a timeline of copies running ahead of the multiplies
-    swizzle-128b.svg     step 08: the 128-byte swizzle (piece p of row r stored at place
-                         p ⊕ (r mod 8)) and the banks that the consumers' 8-byte loads hit
-    tf32-split.svg       step 09: an FP32 value split into big = tf32(x) and small =
-                         tf32(x − big), bit by bit, and the three products the kernel issues
+    wgmma-fragments.svg        step 08: the warpgroup's fragments of wgmma.m64nBMk8 (TF32): which
+                               lane holds which element of the 64×8 first operand (Bᵀ) and of the
+                               64×BM accumulator strip (Cᵀ), cell by cell for one warp, with the
+                               lane the chapter follows outlined
+    tma-pipeline.svg           step 08: the ring of STAGES shared-memory stages with a full and an
+                               empty mbarrier each, the producer, the copy engine and the
+                               consumers, and a timeline of copies running ahead of the multiplies
+    step08-registers.svg       step 08: the SM's registers at launch and after setmaxnreg
+    swizzle-128b.svg           step 08: the 128-byte swizzle (piece p of row r stored at place
+                               p ⊕ (r mod 8)) and one element's address before and after it
+    step08-fragment-loads.svg  step 08: fragment_col's columns and the banks that half a warp's
+                               8-byte loads hit, beside an arrangement that conflicts
+    tf32-split.svg             step 09: an FP32 value split into big = tf32(x) and small =
+                               tf32(x − big), bit by bit, and the three products the kernel issues
 
+Step 08's figures are drawn at most 900 px wide with no text under 11 px, so that the book
+shows them at their size with legible labels (`legible` asserts both).
 Every cell, bank and bit is computed from the formulas the kernels use (fragment layouts,
 fragment_col, the swizzle, cvt.rna.tf32.f32); nothing is placed by hand. Standard library only:
 
@@ -51,8 +57,10 @@ class Svg:
         self.width, self.height, self.title = width, height, title
         self.parts = []
         self.markers = set()
+        self.min_font = None  # when set, text() refuses anything smaller
 
     def text(self, x, y, s, size=11, anchor="start", bold=False, fill=None, mono=False, rotate=False):
+        assert self.min_font is None or size >= self.min_font, f"{self.title}: '{s}' at {size} px"
         attrs = f'x="{num(x)}" y="{num(y)}" font-size="{size}"'
         if anchor != "start":
             attrs += f' text-anchor="{anchor}"'
@@ -107,6 +115,26 @@ class Svg:
 
 
 # ---------------------------------------------------------------------------------------------
+# Step 08's figures are drawn for the book's column: at most COLUMN pixels wide, so that they are
+# shown at their own size, and no text smaller than MIN_FONT pixels (Svg.legible checks both).
+
+COLUMN, MIN_FONT = 900, 11
+
+
+def legible(width, height, title):
+    s = Svg(width, height, title)
+    assert width <= COLUMN, f"{title}: {width} px is wider than the column ({COLUMN} px)"
+    s.min_font = MIN_FONT
+    return s
+
+
+# The worked examples the chapter follows: lane 22 of warp 1 of the first consumer, and the
+# element of A's tile at row 5, column 13.
+EXAMPLE_WARP, EXAMPLE_LANE = 1, 22
+EXAMPLE_ROW, EXAMPLE_COL = 5, 13
+
+
+# ---------------------------------------------------------------------------------------------
 # 1. wgmma-fragments.svg
 
 
@@ -130,111 +158,112 @@ def fragment_col(g, half):
 
 
 def b_column(consumer, warp, r):
-    """Column of the block's B tile that row r of this warp's fragment carries."""
+    """Column of the block's B tile that row r (0..15) of this warp's fragment carries."""
     box, half = 2 * consumer + warp // 2, warp % 2
     return 32 * box + fragment_col(r % 8, half) + r // 8
 
 
 def wgmma_figure(directory):
-    W, H = 960, 1010
-    s = Svg(W, H, "Step 08: the fragments of wgmma.m64nBMk8 with TF32 operands, for one warpgroup")
-    s.text(W / 2, 28, "Cᵀ strip (64 × BM)  +=  Bᵀ fragment (64 × 8)  ·  Aᵀ slice (8 × BM)", 16, "middle", bold=True)
-    s.text(W / 2, 48, "one wgmma.m64nBMk8 per 8-deep step and consumer warpgroup: TF32 operands, FP32 accumulators "
-           f"(BM = {BM} by default)", 11, "middle")
-
-    # Overview, not to scale across operands: rows 2.5 px, columns of the strips 1.25 px.
-    y0, rh = 100, 2.5
-    cx, cw = 110, BM * 1.25
-    s.text(cx + cw / 2, y0 - 10, "Cᵀ strip (64 × BM): accumulators, registers", 12, "middle", bold=True)
-    for w in range(4):
-        s.rect(cx, y0 + 16 * w * rh, cw, 16 * rh, "#f4f4f4", "#555", 0.8)
-        s.text(cx - 8, y0 + (16 * w + 8) * rh - 2, f"warp {w}", 10, "end")
-        s.text(cx - 8, y0 + (16 * w + 8) * rh + 10, f"rows {16 * w}–{16 * w + 15}", 9, "end", fill="#555")
-    for j in range(1, BM // 8):
-        x = cx + 8 * j * 1.25
-        s.line(x, y0, x, y0 + 64 * rh, stroke="#bbb", width=0.4)
-    s.rect(cx, y0, 16 * 1.25, 16 * rh, "none", HIGHLIGHT, 1.5)
-    s.text(cx + cw / 2, y0 + 64 * rh + 16, "column blocks j = 0 … BM/8 − 1 (8 columns each)", 10, "middle", fill="#555")
-    s.text(cx + cw / 2, y0 + 64 * rh + 30, f"each thread: BM/2 accumulators ({BM // 2} at BM = {BM})", 10, "middle",
-           fill="#555")
-
-    s.text(cx + cw + 26, y0 + 32 * rh + 5, "+=", 16, "middle", bold=True)
-    bx, bw = cx + cw + 52, 8 * 5
-    s.text(bx + bw / 2, y0 - 10, "Bᵀ fragment (64 × 8)", 12, "middle", bold=True)
-    for w in range(4):
-        s.rect(bx, y0 + 16 * w * rh, bw, 16 * rh, COLORS[7], "#555", 0.8)
-    s.rect(bx, y0, bw, 16 * rh, "none", HIGHLIGHT, 1.5)
-    s.text(bx + bw / 2, y0 + 64 * rh + 16, "registers,", 10, "middle", fill="#555")
-    s.text(bx + bw / 2, y0 + 64 * rh + 30, "4 per thread", 10, "middle", fill="#555")
-
-    s.text(bx + bw + 20, y0 + 32 * rh + 5, "·", 20, "middle", bold=True)
-    ax, aw, ah = bx + bw + 40, BM * 1.25, 8 * 5
-    s.text(ax + aw / 2, y0 - 10, "Aᵀ slice (8 × BM): shared memory", 12, "middle", bold=True)
-    s.rect(ax, y0, aw, ah, "#fef9c3", "#555", 0.8)
-    s.text(ax + aw / 2, y0 + ah / 2 + 4, "k = 0 … 7 down, m = 0 … BM − 1 across", 10, "middle", fill="#555")
-    for i, line in enumerate(["read by wgmma itself, through the 64-bit descriptor",
-                              "(address, 1024 bytes between 8-row groups, 128-byte swizzle);",
-                              "column m of the slice = 8 consecutive k of row m of A's tile,",
-                              "which is why A's tile, K-major as it lies, can be this operand"]):
-        s.text(ax, y0 + ah + 22 + 15 * i, line, 10, fill="#444")
-    s.text(ax, y0 + ah + 22 + 15 * 4 + 8, "outlined: the part drawn cell by cell below", 10, fill=HIGHLIGHT)
-
-    # One warp, cell by cell.
-    cell, top = 30, 400
-    fx = 112
-    acx = fx + 8 * cell + 50
-    s.text(fx + 4 * cell, top - 48, "warp w, first operand (rows 16w … 16w+15)", 12, "middle", bold=True)
-    s.text(acx + 8 * cell, top - 48, "warp w, accumulators: the same rows, columns 0–15 of the strip", 12, "middle",
+    W, H = 900, 1130
+    w = EXAMPLE_WARP
+    s = legible(W, H, "Step 08: the fragments of wgmma.m64nBMk8 with TF32 operands, for one warpgroup")
+    s.text(W / 2, 28, "Cᵀ strip (64 × BM)  +=  Bᵀ fragment (64 × 8)  ·  Aᵀ slice (8 × BM)", 17, "middle",
            bold=True)
-    s.text(fx + 4 * cell, top - 22, "k →", 10, "middle")
+    s.text(W / 2, 50, f"one wgmma per 8-deep step and consumer warpgroup; TF32 operands, FP32 accumulators; BM = {BM}",
+           12, "middle")
+
+    # Overview, not to scale across operands: rows 2.5 px, columns of the strips 1 px.
+    y0, rh, colw = 110, 2.5, 1.0
+    cx, cw = 150, BM * colw
+    s.text(cx + cw / 2, y0 - 14, "Cᵀ strip: accumulators", 13, "middle", bold=True)
+    for wp in range(4):
+        s.rect(cx, y0 + 16 * wp * rh, cw, 16 * rh, "#f4f4f4", "#555", 0.8)
+        s.text(cx - 10, y0 + (16 * wp + 8) * rh + 4, f"warp {wp} · rows {16 * wp}–{16 * wp + 15}", 12, "end")
+    for j in range(1, BM // 8):
+        x = cx + 8 * j * colw
+        s.line(x, y0, x, y0 + 64 * rh, stroke="#ccc", width=0.4)
+    s.rect(cx, y0 + 16 * w * rh, 8 * colw, 16 * rh, COLORS[6], HIGHLIGHT, 1.5)
+    s.text(cx + cw / 2, y0 + 64 * rh + 20, f"registers: BM/2 = {BM // 2} a thread", 12, "middle", fill="#444")
+
+    s.text(cx + cw + 28, y0 + 32 * rh + 6, "+=", 18, "middle", bold=True)
+    bx, bw = cx + cw + 56, 40
+    s.text(bx + bw / 2, y0 - 14, "Bᵀ fragment", 13, "middle", bold=True)
+    for wp in range(4):
+        s.rect(bx, y0 + 16 * wp * rh, bw, 16 * rh, COLORS[7], "#555", 0.8)
+    s.rect(bx, y0 + 16 * w * rh, bw, 16 * rh, COLORS[6], HIGHLIGHT, 1.5)
+    s.text(bx + bw / 2, y0 + 64 * rh + 20, "registers: 4", 12, "middle", fill="#444")
+
+    s.text(bx + bw + 22, y0 + 32 * rh + 6, "·", 22, "middle", bold=True)
+    ax, aw, ah = bx + bw + 44, BM * colw, 40
+    s.text(ax + aw / 2, y0 - 14, "Aᵀ slice", 13, "middle", bold=True)
+    s.rect(ax, y0, aw, ah, "#fef9c3", "#555", 0.8)
+    s.text(ax + aw / 2, y0 + ah / 2 + 5, "8 k down, BM rows of A across", 12, "middle", fill="#444")
+    for i, line in enumerate(["in shared memory, read by the", "tensor cores through the descriptor:",
+                              "column m = 8 consecutive k of", "row m of A's tile (K-major)"]):
+        s.text(ax, y0 + ah + 24 + 17 * i, line, 12, fill="#444")
+    s.text(W / 2, y0 + 64 * rh + 52, f"Outlined: warp {w}'s 16 rows, drawn cell by cell below (of the strip, "
+           "its first 8 columns)", 12, "middle", fill=HIGHLIGHT)
+
+    # One warp, cell by cell: the first consumer's warp w.
+    cell, top = 36, 420
+    fx = 160
+    acx = fx + 8 * cell + 60
+    s.text(fx + 4 * cell, top - 62, f"warp {w}: Bᵀ fragment", 13, "middle", bold=True)
+    s.text(acx + 4 * cell, top - 62, f"warp {w}: accumulators, j = 0", 13, "middle", bold=True)
+    s.text(fx + 4 * cell, top - 26, "k", 12, "middle", fill="#444")
+    s.text(acx + 4 * cell, top - 26, "column of the strip = row of C", 12, "middle", fill="#444")
     for k in range(8):
-        s.text(fx + k * cell + cell / 2, top - 6, str(k), 9, "middle", fill="#555")
-    for j in range(2):
-        x = acx + 8 * j * cell
-        s.path(f"M{x + 2},{top - 30} L{x + 2},{top - 26} L{x + 8 * cell - 2},{top - 26} L{x + 8 * cell - 2},{top - 30}",
-               stroke="#777", width=0.8)
-        s.text(x + 4 * cell, top - 32, f"j = {j}", 10, "middle")
-    for c in range(16):
-        s.text(acx + c * cell + cell / 2, top - 6, str(c), 9, "middle", fill="#555")
-    s.text(fx - 72, top - 6, "row", 9, "middle", fill="#555")
-    s.text(fx - 30, top - 18, "column", 9, "middle", fill="#555")
-    s.text(fx - 30, top - 6, "of B", 9, "middle", fill="#555")
+        s.text(fx + k * cell + cell / 2, top - 8, str(k), 12, "middle", fill="#444")
+        s.text(acx + k * cell + cell / 2, top - 8, str(k), 12, "middle", fill="#444")
+    s.text(fx - 100, top - 26, "row of", 12, "middle", fill="#444")
+    s.text(fx - 100, top - 10, "the strip", 12, "middle", fill="#444")
+    s.text(fx - 36, top - 26, "column", 12, "middle", fill="#444")
+    s.text(fx - 36, top - 10, "of B", 12, "middle", fill="#444")
+    g_ex, t_ex = EXAMPLE_LANE // 4, EXAMPLE_LANE % 4
     for r in range(16):
         y = top + r * cell
-        s.text(fx - 72, y + cell / 2 + 4, str(r), 10, "middle")
-        s.rect(fx - 48, y, 36, cell, "#f3f4f6", "#999", 0.5)
-        s.text(fx - 30, y + cell / 2 + 4, str(b_column(0, 0, r)), 10, "middle", fill="#444")
+        s.text(fx - 100, y + cell / 2 + 5, str(16 * w + r), 12, "middle")
+        s.rect(fx - 60, y, 48, cell, "#f3f4f6", "#999", 0.5)
+        s.text(fx - 36, y + cell / 2 + 5, str(b_column(0, w, r)), 12, "middle",
+               bold=r % 8 == g_ex, fill=HIGHLIGHT if r % 8 == g_ex else "#333")
         for k in range(8):
             lane, reg = first_operand_owner(r, k)
             x = fx + k * cell
             s.rect(x, y, cell, cell, COLORS[lane // 4], "#555", 0.5)
-            s.text(x + cell / 2, y + 13, f"T{lane}", 10, "middle")
-            s.text(x + cell / 2, y + 25, reg, 9, "middle", fill="#444")
-        for c in range(16):
+            s.text(x + cell / 2, y + 15, f"T{lane}", 12, "middle")
+            s.text(x + cell / 2, y + 30, reg, 11, "middle", fill="#444")
+            if lane == EXAMPLE_LANE:
+                s.rect(x + 1.5, y + 1.5, cell - 3, cell - 3, "none", HIGHLIGHT, 2.5)
+        for c in range(8):
             lane, reg = accumulator_owner(r, c)
             x = acx + c * cell
             s.rect(x, y, cell, cell, COLORS[lane // 4], "#555", 0.5)
-            s.text(x + cell / 2, y + 13, f"T{lane}", 10, "middle")
-            s.text(x + cell / 2, y + 25, reg, 9, "middle", fill="#444")
-    s.rect(fx, top, 8 * cell, 16 * cell, "none", HIGHLIGHT, 1.5)
-    s.rect(acx, top, 16 * cell, 16 * cell, "none", HIGHLIGHT, 1.5)
-    s.text(acx + 16 * cell + 24, top + 8 * cell, "…", 18, "middle")
-    s.text(acx + 16 * cell + 24, top + 8 * cell + 18, "j = 2 …", 9, "middle", fill="#555")
-    s.text(acx + 16 * cell + 24, top + 8 * cell + 30, "BM/8 − 1", 9, "middle", fill="#555")
+            s.text(x + cell / 2, y + 15, f"T{lane}", 12, "middle")
+            s.text(x + cell / 2, y + 30, reg, 11, "middle", fill="#444")
+            if lane == EXAMPLE_LANE:
+                s.rect(x + 1.5, y + 1.5, cell - 3, cell - 3, "none", HIGHLIGHT, 2.5)
+    s.rect(fx, top, 8 * cell, 16 * cell, "none", "#333", 1.2)
+    s.rect(acx, top, 8 * cell, 16 * cell, "none", "#333", 1.2)
+    s.text(acx + 8 * cell + 14, top + 8 * cell - 8, "j = 1 …", 12)
+    s.text(acx + 8 * cell + 14, top + 8 * cell + 10, "BM/8 − 1:", 12)
+    s.text(acx + 8 * cell + 14, top + 8 * cell + 28, "the same", 12)
+    s.text(acx + 8 * cell + 14, top + 8 * cell + 46, "lanes, d4 …", 12)
 
+    # The worked example, checked against the kernel's formulas.
+    col = fragment_col(g_ex, w % 2)
+    assert [b_column(0, w, r) for r in (g_ex, g_ex + 8)] == [col, col + 1]
     notes = [
-        "Tn = lane n of the warp, n = 4g + t; a0–a3 and d0–d7 = which of its registers; one colour per g, "
-        "as in step 07.",
-        "a0 = (row g, k t), a1 = (row g+8, k t), a2 = (row g, k t+4), a3 = (row g+8, k t+4): mma.sync's A fragment, "
-        "once per warp.",
-        "d[4j + 2h + v] = (row g + 8h, column 8j + 2t + v), so columns 16 … BM − 1 repeat the pattern with d8, d9, … "
-        "up to d[BM/2 − 1].",
-        "Column of B: which column of the block's B tile each row carries, for warp 0 of the first consumer "
-        "(fragment_col);",
-        "rows g and g + 8 are neighbouring columns, so one 8-byte load gives a0 and a1, another a2 and a3.",
+        ("Tn = lane n of the warp, n = 4g + t; a0–a3, d0–d7: which of its registers; one colour per g.", None),
+        ("a0 = (row g, k t), a1 = (row g + 8, k t), a2 = (row g, k t + 4), a3 = (row g + 8, k t + 4).", None),
+        ("d[4j + 2h + v] = (row g + 8h, column 8j + 2t + v); column blocks j = 1 … BM/8 − 1 use d4, d5, … .",
+         None),
+        (f"Column of B: for the first consumer's warp {w} (box {w // 2}, half {w % 2}), from fragment_col; "
+         "rows g and g + 8 are neighbours.", None),
+        (f"Outlined: lane {EXAMPLE_LANE} (g = {g_ex}, t = {t_ex}) holds B's columns {col} and {col + 1} at k = "
+         f"{t_ex} and {t_ex + 4}, and C's rows {2 * t_ex}, {2 * t_ex + 1} at those columns.", HIGHLIGHT),
     ]
-    for i, n in enumerate(notes):
-        s.text(40, top + 16 * cell + 30 + 17 * i, n, 11)
+    for i, (n, fill) in enumerate(notes):
+        s.text(20, top + 16 * cell + 32 + 19 * i, n, 12, fill=fill)
     s.save(directory, "wgmma-fragments.svg")
 
 
@@ -259,163 +288,305 @@ def simulate(tiles, copy_time, mma_time, issue_gap):
 
 
 def pipeline_figure(directory):
-    W, H = 960, 780
-    s = Svg(W, H, "Step 08: the producer, the copy engine, STAGES stages with full and empty mbarriers, and the consumers")
-    s.text(W / 2, 26, f"STAGES = {STAGES} stages in a ring, each with a full and an empty mbarrier", 16, "middle",
+    W, H = 900, 850
+    s = legible(W, H, "Step 08: the producer, the copy engine, STAGES stages with full and empty mbarriers, "
+                "and the consumers")
+    s.text(W / 2, 26, f"STAGES = {STAGES} stages in a ring, each with a full and an empty mbarrier", 17, "middle",
            bold=True)
-    s.text(W / 2, 45, f"defaults BM = {BM}, BN = {BN}, {THREADS} threads; tile kt goes to stage s = kt mod STAGES, "
-           "as that stage's use number u = kt / STAGES", 11, "middle")
+    s.text(W / 2, 47, f"defaults BM = {BM}, BN = {BN}, {THREADS} threads · tile kt goes to stage s = kt mod STAGES, "
+           "as its use u = kt / STAGES", 12, "middle")
 
     # The producer on the left, the consumers on the right, the copy engine above the ring.
-    px, pw, py, ph = 14, 222, 66, 262
-    rx, colw, gap = 346, 64, 8
+    px, pw, py, ph = 8, 207, 70, 300
+    rx, colw, gap = 310, 64, 8
     ring_w = STAGES * colw + (STAGES - 1) * gap
-    cx = rx + ring_w + 100
-    cw = W - 12 - cx
-    top_ring = 124
-    row_buf = top_ring + 26
-    row_full = row_buf + 118
-    row_empty = row_full + 32
+    cx = rx + ring_w + 95
+    cw = W - 8 - cx
+    top_ring = 130
+    row_buf = top_ring + 28
+    row_full = row_buf + 122
+    row_empty = row_full + 34
 
-    s.rect(rx, py, ring_w, 40, "#cffafe", "#555", 0.8, rx=6)
-    s.text(rx + ring_w / 2, py + 17, "copy engine (TMA)", 12, "middle", bold=True)
-    s.text(rx + ring_w / 2, py + 32, "global → shared memory, by tensor map", 10, "middle")
+    s.rect(rx, py, ring_w, 44, "#cffafe", "#555", 0.8, rx=6)
+    s.text(rx + ring_w / 2, py + 19, "copy engine (TMA)", 13, "middle", bold=True)
+    s.text(rx + ring_w / 2, py + 36, "global → shared memory, by tensor map", 12, "middle")
 
-    s.rect(rx - 10, top_ring, ring_w + 20, row_empty + 44 - top_ring, "#fafafa", "#999", 0.8, rx=6)
-    s.text(rx, top_ring + 17, "shared memory", 11, bold=True)
+    s.rect(rx - 10, top_ring, ring_w + 20, row_empty + 48 - top_ring, "#fafafa", "#999", 0.8, rx=6)
+    s.text(rx, top_ring + 19, "shared memory", 12, bold=True)
     for st in range(STAGES):
         x = rx + st * (colw + gap)
-        s.rect(x, row_buf, colw, 72, COLORS[0], "#555", 0.6)
-        s.text(x + colw / 2, row_buf + 30, f"As[{st}]", 11, "middle")
-        s.text(x + colw / 2, row_buf + 44, f"{BM}×{BK}", 9, "middle", fill="#555")
-        s.rect(x, row_buf + 72, colw, 36, COLORS[2], "#555", 0.6)
-        s.text(x + colw / 2, row_buf + 88, f"Bs[{st}]", 11, "middle")
-        s.text(x + colw / 2, row_buf + 100, f"{BK}×{BN}", 9, "middle", fill="#555")
-        s.rect(x, row_full, colw, 22, "#dcfce7", "#555", 0.8, rx=4)
-        s.text(x + colw / 2, row_full + 15, f"full[{st}]", 10, "middle")
-        s.rect(x, row_empty, colw, 22, "#fee2e2", "#555", 0.8, rx=4)
-        s.text(x + colw / 2, row_empty + 15, f"empty[{st}]", 10, "middle")
-        s.text(x + colw / 2, row_empty + 37, f"stage {st}", 10, "middle", fill="#555")
+        s.rect(x, row_buf, colw, 74, COLORS[0], "#555", 0.6)
+        s.text(x + colw / 2, row_buf + 32, f"As[{st}]", 13, "middle")
+        s.text(x + colw / 2, row_buf + 50, f"{BM}×{BK}", 11, "middle", fill="#444")
+        s.rect(x, row_buf + 74, colw, 38, COLORS[2], "#555", 0.6)
+        s.text(x + colw / 2, row_buf + 91, f"Bs[{st}]", 12, "middle")
+        s.text(x + colw / 2, row_buf + 106, f"{BK}×{BN}", 11, "middle", fill="#444")
+        s.rect(x, row_full, colw, 24, "#dcfce7", "#555", 0.8, rx=4)
+        s.text(x + colw / 2, row_full + 17, f"full[{st}]", 12, "middle")
+        s.rect(x, row_empty, colw, 24, "#fee2e2", "#555", 0.8, rx=4)
+        s.text(x + colw / 2, row_empty + 17, f"empty[{st}]", 12, "middle")
+        s.text(x + colw / 2, row_empty + 41, f"stage {st}", 12, "middle", fill="#444")
     # tile kt + STAGES comes back to the stage of tile kt
     last = rx + (STAGES - 1) * (colw + gap) + colw / 2
-    yb = row_empty + 44
-    s.path(f"M{last},{yb + 2} C{last},{yb + 22} {rx + colw / 2},{yb + 22} {rx + colw / 2},{yb + 4}",
+    yb = row_empty + 48
+    s.path(f"M{last},{yb + 2} C{last},{yb + 24} {rx + colw / 2},{yb + 24} {rx + colw / 2},{yb + 4}",
            stroke="#777", width=1, arrow=True)
-    s.text(rx + ring_w / 2, yb + 32, f"tile kt + {STAGES} refills the stage of tile kt", 10, "middle", fill="#555")
+    s.text(rx + ring_w / 2, yb + 38, f"tile kt + {STAGES} refills the stage of tile kt", 12, "middle", fill="#444")
 
     # Data: copy engine down into the buffers, buffers out to the consumers.
     teal, green, red = "#0e7490", "#15803d", "#b91c1c"
-    s.line(rx + ring_w / 2, py + 40, rx + ring_w / 2, row_buf - 2, stroke=teal, width=2.5, arrow=True)
-    s.line(rx + ring_w + 10, row_buf + 54, cx - 2, row_buf + 54, stroke=teal, width=2.5, arrow=True)
-    s.text(rx + ring_w + 16, row_buf + 46, "wgmma: As[s]", 9, fill=teal)
-    s.text(rx + ring_w + 16, row_buf + 68, "loads: Bs[s]", 9, fill=teal)
+    s.line(rx + ring_w / 2, py + 44, rx + ring_w / 2, row_buf - 2, stroke=teal, width=2.5, arrow=True)
+    s.line(rx + ring_w + 10, row_buf + 56, cx - 2, row_buf + 56, stroke=teal, width=2.5, arrow=True)
+    s.text(rx + ring_w + 16, row_buf + 47, "wgmma: As[s]", 11, fill=teal)
+    s.text(rx + ring_w + 16, row_buf + 72, "loads: Bs[s]", 11, fill=teal)
 
     # Signals.
-    s.line(px + pw, py + 20, rx - 2, py + 20, arrow=True)
-    s.text(px + pw + 8, py + 14, "issues copies", 9)
-    s.line(px + pw, row_full + 15, rx - 12, row_full + 15, stroke=green, arrow=True)
-    s.text(px + pw + 8, row_full + 10, "expect_tx", 9, fill=green)
-    s.path(f"M{rx + 14},{py + 40} L{rx + 14},{py + 52} L{rx - 26},{py + 52} L{rx - 26},{row_full + 6} "
-           f"L{rx - 12},{row_full + 6}", stroke=teal, width=1, dash="4 3", arrow=True)
-    s.text(rx - 30, (py + 52 + row_full) / 2, "bytes land on full[s]", 9, "middle", fill=teal, rotate=True)
-    s.line(rx - 10, row_empty + 11, px + pw + 2, row_empty + 11, stroke=red, arrow=True)
-    s.text(px + pw + 8, row_empty + 26, "wait empty[s]", 9, fill=red)
-    s.line(rx + ring_w + 10, row_full + 11, cx - 2, row_full + 11, stroke=green, arrow=True)
-    s.text(rx + ring_w + 16, row_full + 5, "wait full[s]", 9, fill=green)
-    s.line(cx, row_empty + 11, rx + ring_w + 12, row_empty + 11, stroke=red, arrow=True)
-    s.text(rx + ring_w + 16, row_empty + 26, "arrive", 9, fill=red)
+    s.line(px + pw, py + 22, rx - 2, py + 22, arrow=True)
+    s.text(px + pw + 6, py + 15, "issues copies", 11)
+    s.line(px + pw, row_full + 12, rx - 12, row_full + 12, stroke=green, arrow=True)
+    s.text(px + pw + 6, row_full + 5, "expect_tx", 11, fill=green)
+    s.path(f"M{rx + 14},{py + 44} L{rx + 14},{py + 54} L{rx - 24},{py + 54} L{rx - 24},{row_full + 4} "
+           f"L{rx - 12},{row_full + 4}", stroke=teal, width=1, dash="4 3", arrow=True)
+    s.text(rx - 29, (py + 54 + row_full) / 2, "bytes land on full[s]", 11, "middle", fill=teal, rotate=True)
+    s.line(rx - 10, row_empty + 12, px + pw + 2, row_empty + 12, stroke=red, arrow=True)
+    s.text(px + pw + 6, row_empty + 29, "wait empty[s]", 11, fill=red)
+    s.line(rx + ring_w + 10, row_full + 12, cx - 2, row_full + 12, stroke=green, arrow=True)
+    s.text(rx + ring_w + 16, row_full + 5, "wait full[s]", 11, fill=green)
+    s.line(cx, row_empty + 12, rx + ring_w + 12, row_empty + 12, stroke=red, arrow=True)
+    s.text(rx + ring_w + 16, row_empty + 29, "arrive", 11, fill=red)
 
     # The two kinds of warpgroup.
-    for bx, lines in ((px, [("producer warpgroup", True), (f"warps 0–3, {PRODUCER_REGS} registers a thread;", False),
-                            ("thread 0 alone works.", False), ("For each tile kt:", False),
-                            ("1. wait empty[s],", False), (f"    parity (u − 1) mod 2, once kt ≥ {STAGES}", False),
-                            ("2. arrive.expect_tx on full[s]", False),
-                            (f"    with {STAGE_BYTES:,} bytes".replace(",", " "), False),
-                            ("3. TMA: A's tile → As[s],", False),
-                            (f"    {BN // 32} boxes of B ({BK} × 32) → Bs[s]", False)]),
-                      (cx, [(f"{CONSUMERS} consumer warpgroups", True),
-                            (f"warps 4–{4 * CONSUMERS + 3}, {CONSUMER_REGS} registers a thread;", False),
-                            ("each a 64-column strip of C.", False), ("For each tile kt:", False),
-                            ("1. wait full[s], parity u mod 2", False),
-                            ("2. load Bᵀ fragments from Bs[s]", False),
-                            (f"3. {BK // 8} × wgmma on As[s],", False), ("    commit, wait", False),
-                            ("4. lane 0 of each warp:", False), ("    arrive on empty[s]", False)])):
-        s.rect(bx, py, pw if bx == px else cw, ph, "#f3f4f6", "#555", 0.8, rx=6)
+    stage_bytes = f"{STAGE_BYTES:,}".replace(",", " ")
+    for bx, bw, lines in ((px, pw, [("producer warpgroup", True), (f"warps 0–3, {PRODUCER_REGS} registers", False),
+                                    ("thread 0 alone works.", False), ("For each tile kt:", False),
+                                    ("1. wait empty[s], parity", False),
+                                    (f"    (u − 1) mod 2, if kt ≥ {STAGES}", False),
+                                    ("2. expect_tx on full[s]:", False), (f"    {stage_bytes} bytes", False),
+                                    ("3. copy A's tile → As[s]", False),
+                                    (f"    and {BN // 32} boxes of B → Bs[s]", False)]),
+                          (cx, cw, [(f"{CONSUMERS} consumer warpgroups", True),
+                                    (f"warps 4–{4 * CONSUMERS + 3}, {CONSUMER_REGS} registers", False),
+                                    ("each a 64-column strip of C.", False), ("For each tile kt:", False),
+                                    ("1. wait full[s],", False), ("    parity u mod 2", False),
+                                    ("2. load Bᵀ fragments", False), (f"3. {BK // 8} × wgmma on As[s],", False),
+                                    ("    commit, wait", False), ("4. lane 0 of each warp:", False),
+                                    ("    arrive on empty[s]", False)])):
+        s.rect(bx, py, bw, ph, "#f3f4f6", "#555", 0.8, rx=6)
         for i, (line, bold) in enumerate(lines):
             indent = 4 * (len(line) - len(line.lstrip()))
-            s.text(bx + 10 + indent, py + 22 + 20 * i, line.lstrip(), 12 if bold else 10.5, bold=bold)
+            s.text(bx + 10 + indent, py + 24 + 24 * i, line.lstrip(), 13 if bold else 12, bold=bold)
 
-    ny = row_empty + 100
-    s.text(W / 2, ny, f"full[s] completes after 1 arrival (the producer's expect_tx) and all {STAGE_BYTES:,} bytes; "
-           .replace(",", " ") + f"empty[s] after {4 * CONSUMERS} arrivals, one per consumer warp.", 11, "middle")
-    s.text(W / 2, ny + 17, "A barrier's phases alternate, so each wait names the parity of the use it waits for.", 11,
-           "middle")
+    ny = yb + 78
+    s.text(W / 2, ny, f"full[s] completes after 1 arrival (the producer's expect_tx) and all {stage_bytes} bytes; "
+           f"empty[s] after {4 * CONSUMERS} arrivals,", 12, "middle")
+    s.text(W / 2, ny + 19, "one per consumer warp. A barrier's phases alternate, so each wait names the parity of "
+           "the use it waits for.", 12, "middle")
 
     # The timeline of a model.
     tiles, copy_time, mma_time = 10, 3.0, 2.0
     issue, landed, start, end = simulate(tiles, copy_time, mma_time, 0.2)
-    tx, ty, unit, rowh = 120, ny + 80, 34, 30
-    s.text(W / 2, ty - 26, f"Over time, in a model: the copies run up to STAGES = {STAGES} tiles ahead of the multiplies",
-           13, "middle", bold=True)
+    tx, unit, rowh = 100, 32, 32
+    ty = ny + 80
+    assert tx + unit * (end[-1] + 0.3) <= W - 8
+    s.text(W / 2, ty - 28, f"Over time, in a model: the copies run up to STAGES = {STAGES} tiles ahead of the "
+           "multiplies", 14, "middle", bold=True)
     labels = ["producer"] + [f"stage {st}" for st in range(STAGES)] + ["consumers"]
     for i, lab in enumerate(labels):
-        s.text(tx - 10, ty + i * rowh + 15, lab, 11, "end")
-        s.line(tx, ty + i * rowh + rowh - 4, tx + unit * (end[-1] + 0.5), ty + i * rowh + rowh - 4, stroke="#ddd",
+        s.text(tx - 10, ty + i * rowh + 17, lab, 12, "end")
+        s.line(tx, ty + i * rowh + rowh - 4, tx + unit * (end[-1] + 0.3), ty + i * rowh + rowh - 4, stroke="#ddd",
                width=0.5)
     for kt in range(tiles):
         st = kt % STAGES
         y = ty + (1 + st) * rowh
-        s.rect(tx + unit * issue[kt], y, unit * copy_time, 20, COLORS[0], "#555", 0.6)
-        s.text(tx + unit * (issue[kt] + copy_time / 2), y + 14, f"copy {kt}", 10, "middle")
+        s.rect(tx + unit * issue[kt], y, unit * copy_time, 24, COLORS[0], "#555", 0.6)
+        s.text(tx + unit * (issue[kt] + copy_time / 2), y + 17, f"copy {kt}", 12, "middle")
         if start[kt] > landed[kt]:
-            s.rect(tx + unit * landed[kt], y, unit * (start[kt] - landed[kt]), 20, "#fef9c3", "#555", 0.6)
-        s.rect(tx + unit * start[kt], y, unit * mma_time, 20, COLORS[1], "#555", 0.6)
-        s.text(tx + unit * (start[kt] + mma_time / 2), y + 14, f"wgmma {kt}", 10, "middle")
+            s.rect(tx + unit * landed[kt], y, unit * (start[kt] - landed[kt]), 24, "#fef9c3", "#555", 0.6)
+        s.rect(tx + unit * start[kt], y, unit * mma_time, 24, COLORS[1], "#555", 0.6)
+        s.text(tx + unit * (start[kt] + mma_time / 2), y + 17, f"wgmma {kt}", 11, "middle")
         yc = ty + (1 + STAGES) * rowh
-        s.rect(tx + unit * start[kt], yc, unit * mma_time, 20, COLORS[1], "#555", 0.6)
-        s.text(tx + unit * (start[kt] + mma_time / 2), yc + 14, f"tile {kt}", 10, "middle")
+        s.rect(tx + unit * start[kt], yc, unit * mma_time, 24, COLORS[1], "#555", 0.6)
+        s.text(tx + unit * (start[kt] + mma_time / 2), yc + 17, f"tile {kt}", 12, "middle")
         if kt >= STAGES:
             # the multiply of tile kt − STAGES completes empty[s]; the producer then issues copy kt
             xe = tx + unit * end[kt - STAGES]
-            s.line(xe, y - 4, xe, y + 24, stroke=red, width=2.5)
+            s.line(xe, y - 4, xe, y + 28, stroke=red, width=2.5)
         # the producer: a tick per copy issued, a bar while it waits on empty[s]
         x = tx + unit * issue[kt]
-        s.line(x, ty + 2, x, ty + 20, stroke=DARK, width=1.5)
+        s.line(x, ty + 3, x, ty + 25, stroke=DARK, width=1.5)
         if kt >= STAGES and issue[kt] - issue[kt - 1] > 0.3:
-            s.rect(tx + unit * issue[kt - 1] + 3, ty + 8, unit * (issue[kt] - issue[kt - 1]) - 6, 10, "#e5e7eb", "#999",
-                   0.5)
-            s.text(tx + unit * (issue[kt - 1] + issue[kt]) / 2, ty + 5, f"waits empty[{st}]", 8, "middle", fill="#555")
+            s.rect(tx + unit * issue[kt - 1] + 3, ty + 9, unit * (issue[kt] - issue[kt - 1]) - 6, 12, "#e5e7eb",
+                   "#999", 0.5)
     # a moment when the ring is full
     moment = start[1] + 0.1
     held = [kt for kt in range(tiles) if issue[kt] <= moment < end[kt]]
     x = tx + unit * moment
     ybot = ty + (2 + STAGES) * rowh
     s.line(x, ty - 8, x, ybot + 2, stroke=HIGHLIGHT, width=1, dash="4 3")
-    s.text(x + 4, ybot + 14, f"at this moment tiles {held[0]}–{held[-1]} occupy the stages: {len(held)} = STAGES, "
-           "as far ahead as the ring allows", 10, fill=HIGHLIGHT)
-    ly = ybot + 34
+    s.text(x + 4, ybot + 17, f"here tiles {held[0]}–{held[-1]} occupy the stages: {len(held)} = STAGES, "
+           "as far ahead as the ring allows", 12, fill=HIGHLIGHT)
+    ly = ybot + 38
     items = [(COLORS[0], "copy in flight (TMA)"), ("#fef9c3", "landed (full[s] complete), not yet used"),
              (COLORS[1], "consumers multiply (wgmma)"), ("#e5e7eb", "producer waits on empty[s]")]
     for i, (fill, lab) in enumerate(items):
-        x, y = tx + 330 * (i % 2), ly + 20 * (i // 2)
-        s.rect(x, y, 14, 14, fill, "#555", 0.6)
-        s.text(x + 20, y + 11, lab, 10)
-    x, y = tx + 660, ly
-    s.line(x, y + 3, x, y + 17, stroke=DARK, width=1.5)
-    s.text(x + 10, y + 11, "producer issues a copy", 10)
-    s.line(x, y + 22, x, y + 38, stroke=red, width=2.5)
-    s.text(x + 10, y + 31, "empty[s] completes: stage free", 10)
-    s.text(tx, ly + 58, f"Model: a copy takes {num(copy_time)} time units, the wgmmas of a tile {num(mma_time)}; "
-           "real durations differ, the dependences are the kernel's.", 10, fill="#555")
+        x, y = tx + 300 * (i % 2), ly + 22 * (i // 2)
+        s.rect(x, y, 15, 15, fill, "#555", 0.6)
+        s.text(x + 21, y + 12, lab, 12)
+    x, y = tx + 590, ly
+    s.line(x, y + 1, x, y + 17, stroke=DARK, width=1.5)
+    s.text(x + 10, y + 12, "producer issues a copy", 12)
+    s.line(x, y + 21, x, y + 39, stroke=red, width=2.5)
+    s.text(x + 10, y + 34, "empty[s] completes", 12)
+    s.text(tx, ly + 64, f"Model: a copy takes {num(copy_time)} time units, the wgmmas of a tile {num(mma_time)}; "
+           "real durations differ, the dependences are the kernel's.", 12, fill="#444")
     s.save(directory, "tma-pipeline.svg")
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. swizzle-128b.svg
+# 3. step08-registers.svg
+
+
+def registers_figure(directory):
+    W, H = 900, 330
+    s = legible(W, H, "Step 08: the SM's registers at launch and after setmaxnreg")
+
+    def fmt(n):
+        return f"{n:,}".replace(",", " ")
+
+    file_regs = 65536
+    launch = (file_regs // THREADS) // 8 * 8
+    assert BLOCK_REGS == THREADS * launch
+    assert 128 * PRODUCER_REGS + CONSUMERS * 128 * CONSUMER_REGS <= BLOCK_REGS
+    s.text(W / 2, 26, "setmaxnreg moves registers from the producer to the consumers", 17, "middle", bold=True)
+    s.text(W / 2, 47, f"one block of {THREADS} threads per SM; the SM's register file holds {fmt(file_regs)} "
+           "registers of 32 bits", 12, "middle")
+    x0, bar_w, bar_h = 150, 700, 44
+    scale = bar_w / file_regs
+
+    def bar(y, label, parts):
+        s.text(x0 - 12, y + bar_h / 2 + 5, label, 13, "end", bold=True)
+        x = x0
+        for name, regs, fill, inside in parts:
+            wd = regs * scale
+            s.rect(x, y, wd, bar_h, fill, "#555", 0.8)
+            if inside:
+                s.text(x + wd / 2, y + 19, name, 12, "middle", bold=True)
+                s.text(x + wd / 2, y + 36, inside, 12, "middle")
+            x += wd
+        return x
+
+    y1 = 110
+    s.text(x0, y1 - 14, f"at launch: __launch_bounds__({THREADS}, 1) → ⌊{fmt(file_regs)} / {THREADS}⌋ = "
+           f"{file_regs // THREADS}, down to a multiple of 8: {launch} a thread", 12)
+    parts = [("producer", 128 * launch, "#e5e7eb", f"128 × {launch} = {fmt(128 * launch)}")]
+    parts += [(f"consumer {c + 1}", 128 * launch, COLORS[1], f"128 × {launch} = {fmt(128 * launch)}")
+              for c in range(CONSUMERS)]
+    parts.append(("", file_regs - BLOCK_REGS, "white", None))
+    bar(y1, "at launch", parts)
+    s.text(x0 + bar_w, y1 + bar_h + 17, f"{fmt(BLOCK_REGS)} in use, {fmt(file_regs - BLOCK_REGS)} unused "
+           "(the white end)", 12, "end", fill="#444")
+
+    y2 = 230
+    s.text(x0, y2 - 14, f"after setmaxnreg: producer .dec {PRODUCER_REGS}, consumers .inc {CONSUMER_REGS} "
+           f"= ({fmt(BLOCK_REGS)} − 128·{PRODUCER_REGS}) / ({CONSUMERS}·128)", 12)
+    parts = [("", 128 * PRODUCER_REGS, "#e5e7eb", None)]
+    parts += [(f"consumer {c + 1}", 128 * CONSUMER_REGS, COLORS[1], f"128 × {CONSUMER_REGS} = "
+               f"{fmt(128 * CONSUMER_REGS)}") for c in range(CONSUMERS)]
+    parts.append(("", file_regs - BLOCK_REGS, "white", None))
+    bar(y2, "after", parts)
+    s.text(x0, y2 + bar_h + 18, f"producer: 128 × {PRODUCER_REGS} = {fmt(128 * PRODUCER_REGS)}", 12)
+    given = 128 * (launch - PRODUCER_REGS)
+    taken = 128 * (CONSUMER_REGS - launch)
+    s.text(x0, y2 + bar_h + 38, f"The producer gives up 128 × ({launch} − {PRODUCER_REGS}) = {fmt(given)}; "
+           f"each consumer takes 128 × ({CONSUMER_REGS} − {launch}) = {fmt(taken)}; "
+           f"{fmt(given)} = {CONSUMERS} × {fmt(taken)}.", 12, fill=HIGHLIGHT)
+    assert given == CONSUMERS * taken
+    s.save(directory, "step08-registers.svg")
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. swizzle-128b.svg
 
 
 def stored_place(piece, row):
     return piece ^ (row % 8)
+
+
+def swizzle_figure(directory):
+    W, H = 900, 712
+    s = legible(W, H, "Step 08: the 128-byte swizzle, and one element's address before and after it")
+    s.text(W / 2, 26, "The 128-byte swizzle: piece p of row r is stored at place p ⊕ (r mod 8)", 17, "middle",
+           bold=True)
+    s.text(W / 2, 47, "a row of a tile: 128 bytes = 32 floats = 8 pieces of 16 bytes (4 floats); colour and "
+           "number: the piece as the matrix has it", 12, "middle")
+    cw, ch, top = 44, 30, 110
+    r_ex, p_ex = EXAMPLE_ROW, EXAMPLE_COL // 4
+    grids = ((80, "as the matrix has it", "piece", False), (515, "as the copy engine stores it", "place", True))
+    for gx, title, unit, stored in grids:
+        s.text(gx + 4 * cw, top - 36, title, 14, "middle", bold=True)
+        s.text(gx + 4 * cw, top - 12, f"{unit} (16 bytes each) →", 12, "middle", fill="#444")
+        for r in range(8):
+            if not stored:
+                s.text(gx - 10, top + r * ch + ch / 2 + 5, f"row {r}", 12, "end")
+            for q in range(8):
+                piece = q ^ (r % 8) if stored else q
+                if stored:
+                    assert stored_place(piece, r) == q
+                x, y = gx + q * cw, top + r * ch
+                s.rect(x, y, cw, ch, COLORS[piece], "#555", 0.5)
+                s.text(x + cw / 2, y + ch / 2 + 5, str(piece), 14, "middle")
+                if r == r_ex and piece == p_ex:
+                    s.rect(x + 1.5, y + 1.5, cw - 3, ch - 3, "none", HIGHLIGHT, 3)
+        for q in range(8):
+            s.text(gx + q * cw + cw / 2, top + 8 * ch + 17, f"{16 * q}", 11, "middle", fill="#444")
+        s.text(gx + 4 * cw, top + 8 * ch + 34, "byte offset of the place in the row", 11, "middle", fill="#444")
+    s.line(80 + 8 * cw + 14, top + 4 * ch, 515 - 14, top + 4 * ch, arrow=True, width=1.5)
+    s.text((80 + 8 * cw + 515) / 2, top + 4 * ch - 10, "p → p ⊕ r", 13, "middle")
+    s.text(W / 2, top + 8 * ch + 62, "Rows 8–15, 16–23, … repeat rows 0–7: the pattern covers 8 rows of 128 "
+           "bytes, 1024 bytes.", 12, "middle")
+
+    # The worked example, bit by bit.
+    logical = 4 * (32 * r_ex + EXAMPLE_COL)
+    stored = logical ^ (((logical >> 7) & 7) << 4)
+    assert stored == 4 * (32 * r_ex + 4 * stored_place(p_ex, r_ex) + EXAMPLE_COL % 4)
+    y0 = top + 8 * ch + 108
+    s.text(W / 2, y0, f"Outlined: A's tile, row {r_ex}, column {EXAMPLE_COL} (piece {p_ex}, float {EXAMPLE_COL % 4} "
+           f"of it): byte {logical} of the tile becomes byte {stored}", 14, "middle", bold=True, fill=HIGHLIGHT)
+    bw, bh, bx = 44, 32, 230
+    groups = [(9, 7, "row mod 8"), (6, 4, "piece"), (3, 0, "byte in the piece")]
+    fills = {9: COLORS[4], 8: COLORS[4], 7: COLORS[4], 6: COLORS[6], 5: COLORS[6], 4: COLORS[6]}
+
+    def x_of(b):
+        return bx + (9 - b) * bw + (10 if b < 7 else 0) + (10 if b < 4 else 0)
+
+    def bits(y, value, name):
+        s.text(bx - 14, y + bh / 2 + 5, name, 13, "end")
+        for b in range(9, -1, -1):
+            s.rect(x_of(b), y, bw, bh, fills.get(b, "#f3f4f6"), "#555", 0.6)
+            s.text(x_of(b) + bw / 2, y + bh / 2 + 6, str((value >> b) & 1), 16, "middle", mono=True)
+        s.text(x_of(0) + bw + 16, y + bh / 2 + 6, f"= byte {value}", 14, mono=True)
+
+    yb = y0 + 52
+    for hi, lo, lab in groups:
+        xm = (x_of(hi) + x_of(lo) + bw) / 2
+        s.text(xm, yb - 18, f"bits {hi}–{lo}", 12, "middle", fill="#444")
+        s.text(xm, yb - 2, lab, 12, "middle", fill="#444")
+    bits(yb + 6, logical, "before")
+    bits(yb + 6 + bh + 40, stored, "after")
+    xm = (x_of(6) + x_of(4) + bw) / 2
+    s.text(xm, yb + 6 + bh + 27, f"{p_ex:03b} ⊕ {r_ex:03b} = {stored_place(p_ex, r_ex):03b}", 14, "middle",
+           bold=True, fill=HIGHLIGHT, mono=True)
+    s.text(x_of(0) + bw + 16, yb + 6 + bh + 27, f"piece {p_ex} goes to place {stored_place(p_ex, r_ex)}", 12,
+           fill=HIGHLIGHT)
+    s.text(W / 2, yb + 2 * bh + 96, "The copy engine writes this permutation (the tensor map's 128-byte swizzle); "
+           "wgmma undoes it for A's tile", 12, "middle")
+    s.text(W / 2, yb + 2 * bh + 115, "(the descriptor's swizzle mode) and the consumers' loads for B's tile "
+           "(load_pair). Tiles start on 1024-byte boundaries.", 12, "middle")
+    s.save(directory, "swizzle-128b.svg")
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. step08-fragment-loads.svg
 
 
 def half_warp_banks(piece_of_g, row_offset=0):
@@ -443,108 +614,86 @@ def neighbour_piece(g):
     return col // 4, col % 4
 
 
-def swizzle_figure(directory):
-    W, H = 960, 780
-    s = Svg(W, H, "Step 08: the 128-byte swizzle and the banks of the consumers' 8-byte loads")
-    s.text(W / 2, 26, "128-byte swizzle: piece p of row r is stored at place p ⊕ (r mod 8)", 16, "middle", bold=True)
-    s.text(W / 2, 45, "a row of a tile = 128 bytes = 32 floats = 8 pieces of 16 bytes (4 floats); colour = the logical "
-           "piece", 11, "middle")
-    cw, ch, top = 42, 26, 100
-    for gx, title, stored in ((90, "as the matrix has it (logical)", False), (560, "as the copy engine stores it", True)):
-        s.text(gx + 4 * cw, top - 30, title, 13, "middle", bold=True)
-        s.text(gx + 4 * cw, top - 8, "place (16 bytes each) →" if stored else "piece (16 bytes each) →", 10, "middle",
-               fill="#555")
-        for r in range(8):
-            s.text(gx - 8, top + r * ch + ch / 2 + 4, f"row {r}", 10, "end")
-            for q in range(8):
-                piece = q ^ (r % 8) if stored else q
-                if stored:
-                    assert stored_place(piece, r) == q
-                x, y = gx + q * cw, top + r * ch
-                s.rect(x, y, cw, ch, COLORS[piece], "#555", 0.5)
-                s.text(x + cw / 2, y + ch / 2 + 5, str(piece), 13, "middle")
-        # the pieces that lanes 0–15 read in the load drawn below (rows 0–3 of a box)
-        for r in range(4):
-            for piece in sorted({kernel_piece(g)[0] for g in range(4)}):
-                q = stored_place(piece, r) if stored else piece
-                s.rect(gx + q * cw + 1.5, top + r * ch + 1.5, cw - 3, ch - 3, "none", HIGHLIGHT, 1.8)
-        for q in range(8):
-            s.text(gx + q * cw + cw / 2, top + 8 * ch + 14, f"{16 * q}", 8, "middle", fill="#777")
-        s.text(gx + 4 * cw, top + 8 * ch + 28, "byte offset of the place in the row", 9, "middle", fill="#777")
-    s.line(90 + 8 * cw + 16, top + 4 * ch, 560 - 50, top + 4 * ch, arrow=True, width=1.5)
-    s.text((90 + 8 * cw + 560 - 50) / 2 + 8, top + 4 * ch - 8, "p → p ⊕ r", 12, "middle")
-    s.text(W / 2, top + 8 * ch + 52, "Rows 8, 16, 24 of a 32-row box of B start the pattern again (r mod 8); "
-           "A's tile is stored the same way, and wgmma undoes it through the descriptor.", 11, "middle")
-    s.text(W / 2, top + 8 * ch + 70, "Outlined: pieces 0 and 4 of rows 0–3, which lanes 0–15 read in the load below.",
-           11, "middle", fill=HIGHLIGHT)
+def fragment_loads_figure(directory):
+    W, H = 900, 850
+    s = legible(W, H, "Step 08: the columns fragment_col gives each lane, and the banks half a warp's 8-byte "
+                "loads hit")
+    s.text(W / 2, 26, "fragment_col: which columns of B's box each lane loads", 17, "middle", bold=True)
+    s.text(W / 2, 47, "piece = 2·half + ⌊g/4⌋ + 4·(⌊g/2⌋ mod 2),  column = 4·piece + 2·(g mod 2): "
+           "the lane loads that column and the next", 12, "middle")
 
-    # The consumers' loads.
-    y0 = top + 8 * ch + 110
-    s.text(W / 2, y0, "One 8-byte load of lanes 0–15 (half a warp, g = 0…3, t = 0…3): lane 4g + t reads row t of B's box",
-           13, "middle", bold=True)
-    s.text(W / 2, y0 + 18, "at column fragment_col(g, 0), two floats; a row is 32 banks of 4 bytes, so place q holds "
-           "banks 4q … 4q+3", 11, "middle")
-    bw, rh = 12, 28
-    panels = [(40, "fragment_col (the kernel)", kernel_piece), (510, "neighbouring pieces (ruled out)", neighbour_piece)]
-    py = y0 + 86
-    for px, title, piece_of_g in panels:
-        pieces = [piece_of_g(g)[0] for g in range(4)]
-        s.text(px + 16 * bw + 40, py - 38, title, 12, "middle", bold=True)
-        s.text(px + 16 * bw + 40, py - 22, "pieces for g = 0…3: " + ", ".join(map(str, pieces)), 10, "middle",
-               fill="#555")
-        gx = px + 40
+    # The table of fragment_col.
+    tx, ty, cw, rh = 190, 70, 64, 24
+    rows = [("g", [str(g) for g in range(8)], True)]
+    for half in (0, 1):
+        rows.append((f"piece, half {half}", [str(fragment_col(g, half) // 4) for g in range(8)], False))
+        rows.append((f"column, half {half}", [str(fragment_col(g, half)) for g in range(8)], False))
+    for i, (name, cells, head) in enumerate(rows):
+        y = ty + i * rh
+        s.text(tx - 10, y + 17, name, 12, "end", bold=head)
+        for g, v in enumerate(cells):
+            fill = "#e5e7eb" if head else COLORS[g // 2] if "piece" in name else "white"
+            s.rect(tx + g * cw, y, cw, rh, fill, "#777", 0.5)
+            s.text(tx + g * cw + cw / 2, y + 17, v, 12, "middle", bold=head)
+    s.text(tx + 8 * cw + 14, ty + 2 * rh, "half = warp mod 2: the two", 12, fill="#444")
+    s.text(tx + 8 * cw + 14, ty + 2 * rh + 18, "warps reading one box", 12, fill="#444")
+    s.text(tx + 8 * cw + 14, ty + 2 * rh + 36, "share its 8 pieces", 12, fill="#444")
+
+    bw, rowh = 24, 40
+    panels = [("The kernel's fragment_col, warp 0 (half 0): lanes 0–15 load row t = 0…3, pieces "
+               + ", ".join(str(kernel_piece(g)[0]) for g in range(4)) + " for g = 0…3", kernel_piece),
+              ("Ruled out, neighbouring pieces: pieces "
+               + ", ".join(str(neighbour_piece(g)[0]) for g in range(4)) + " for g = 0…3", neighbour_piece)]
+    py = ty + 5 * rh + 76
+    gx = 100
+    for title, piece_of_g in panels:
+        s.text(W / 2, py - 40, title, 13, "middle", bold=True)
         for q in range(8):
-            s.text(gx + 4 * q * bw + 2 * bw, py - 6, f"place {q}", 8, "middle", fill="#555")
+            s.text(gx + 4 * q * bw + 2 * bw, py - 8, f"place {q}", 12, "middle", fill="#444")
         hits = half_warp_banks(piece_of_g)
         for t in range(4):
-            y = py + t * rh
-            s.text(gx - 6, y + rh / 2 + 4, f"row {t}", 10, "end")
+            y = py + t * rowh
+            s.text(gx - 10, y + rowh / 2 + 5, f"row {t}", 12, "end")
             for bank in range(32):
-                s.rect(gx + bank * bw, y, bw, rh, "white", "#ccc", 0.4)
+                s.rect(gx + bank * bw, y, bw, rowh, "white", "#ccc", 0.4)
             for q in range(8):
-                s.rect(gx + 4 * q * bw, y, 4 * bw, rh, "none", "#555", 0.7)
+                s.rect(gx + 4 * q * bw, y, 4 * bw, rowh, "none", "#555", 0.8)
             for g in range(4):
                 piece, sub = piece_of_g(g)
                 q = stored_place(piece, t)
                 x = gx + (4 * q + sub) * bw
-                s.rect(x + 1, y + 2, 2 * bw - 2, rh - 4, COLORS[g], "#555", 0.6)
-                s.text(x + bw, y + 12, f"T{4 * g + t}", 8, "middle")
-                s.text(x + bw, y + 22, f"p{piece}", 7.5, "middle", fill="#444")
-        # hits per bank
-        yb = py + 4 * rh + 12
-        s.text(gx - 6, yb + 11, "lanes", 9, "end")
-        s.text(gx - 6, yb + 21, "per bank", 9, "end")
+                s.rect(x + 1, y + 2, 2 * bw - 2, rowh - 4, COLORS[g], "#555", 0.6)
+                s.text(x + bw, y + 17, f"T{4 * g + t}", 12, "middle")
+                s.text(x + bw, y + 32, f"p{piece}", 11, "middle", fill="#444")
+        yb = py + 4 * rowh + 10
+        s.text(gx - 10, yb + 10, "lanes", 12, "end")
+        s.text(gx - 10, yb + 24, "per bank", 12, "end")
         for bank in range(32):
             n = len(hits.get(bank, []))
             fill = {0: "#f3f4f6", 1: "#dcfce7"}.get(n, "#fca5a5")
-            s.rect(gx + bank * bw, yb, bw, 18, fill, "#777", 0.5)
-            s.text(gx + bank * bw + bw / 2, yb + 13, str(n), 9, "middle")
+            s.rect(gx + bank * bw, yb, bw, 22, fill, "#777", 0.5)
+            s.text(gx + bank * bw + bw / 2, yb + 16, str(n), 12, "middle")
         passes = max(len(v) for v in hits.values())
-        used = len(hits)
-        verdict = (f"{used} banks, each once: one pass" if passes == 1 else
-                   f"{used} banks, {passes} lanes each: {passes} passes")
-        s.text(gx + 16 * bw, yb + 38, verdict, 11, "middle", bold=True, fill="#15803d" if passes == 1 else "#b91c1c")
+        verdict = (f"{len(hits)} banks, each once: one pass" if passes == 1 else
+                   f"{len(hits)} banks, {passes} lanes each: {passes} passes")
+        s.text(gx + 16 * bw, yb + 46, verdict, 13, "middle", bold=True, fill="#15803d" if passes == 1 else "#b91c1c")
         if passes == 1:
-            # the kernel's other loads: rows t + 4 (a2, a3) and the second half of the warp
-            assert all(len(v) == 1 for v in half_warp_banks(piece_of_g, 4).values())
-            upper = half_warp_banks(lambda g: kernel_piece(g + 4))
-            assert len(upper) == 32 and all(len(v) == 1 for v in upper.values())
+            # the kernel's other loads: rows t + 4 (a2, a3), lanes 16–31 and the box's other half
             for half in (0, 1):
                 for g0 in (0, 4):
-                    for off in (0, 4):
+                    for off in (0, 4, 8, 12, 16, 20, 24, 28):
                         h = half_warp_banks(lambda g: kernel_piece(g + g0, half), off)
                         assert len(h) == 32 and all(len(v) == 1 for v in h.values())
-    s.text(40, py + 4 * rh + 84, "Lanes g = 0, 1 share piece p and g = 2, 3 piece p + 4: p ⊕ t and (p + 4) ⊕ t are 8 "
-           "different places for t = 0…3, the same holds for rows t + 4", 10.5)
-    s.text(40, py + 4 * rh + 100, "(a2, a3), for lanes 16–31 (pieces p + 1, p + 5) and for the warps reading the "
-           "box's other half (p + 2): every half-warp load takes one pass.", 10.5)
-    s.text(40, py + 4 * rh + 118, "With neighbouring pieces 0 and 1, rows t and t ⊕ 1 put them at the same two places: "
-           "two passes per load.", 10.5)
-    s.save(directory, "swizzle-128b.svg")
+        py = yb + 120
+    s.text(20, yb + 84, "Rows t + 4 (the loads of a2, a3) swap the two halves of the row; lanes 16–31 "
+           "(g = 4…7) take pieces p + 1 and p + 5;", 12)
+    s.text(20, yb + 104, "the box's other warp (half 1) pieces 2, 3, 6, 7: in every case each half-warp load takes "
+           "one pass.", 12)
+    s.save(directory, "step08-fragment-loads.svg")
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. tf32-split.svg
+# 6. tf32-split.svg
 
 
 def f32_bits(x):
@@ -585,8 +734,8 @@ def binary_digits(v, hi, lo):
 
 
 def split_figure(directory):
-    W, H = 960, 800
-    s = Svg(W, H, "Step 09: an FP32 value split into two TF32 numbers, and the three products the kernel issues")
+    W, H = 900, 790
+    s = legible(W, H, "Step 09: an FP32 value split into two TF32 numbers, and the three products the kernel issues")
     x = f32(math.pi)
     big = tf32(x)
     diff = f32(x - big)
@@ -600,14 +749,14 @@ def split_figure(directory):
            "from zero, as cvt.rna.tf32.f32 does", 11, "middle")
 
     # FP32 bit patterns.
-    cw, ch, bx, top = 17, 22, 200, 112
+    cw, ch, bx, top = 16, 22, 170, 112
     s.text(bx + 16 * cw, top - 40, "the FP32 bits", 13, "middle", bold=True)
     spans = [(0, 1, "sign"), (1, 9, "exponent (8)"), (9, 19, "mantissa: 10 bits TF32 keeps"),
              (19, 32, "13 bits TF32 drops")]
     for a, b, lab in spans:
         xa, xb = bx + a * cw + 1, bx + b * cw - 1
         s.path(f"M{xa},{top - 6} L{xa},{top - 12} L{xb},{top - 12} L{xb},{top - 6}", stroke="#777", width=0.8)
-        s.text((xa + xb) / 2, top - 16, lab, 9.5 if b - a > 1 else 8.5, "middle", fill="#444")
+        s.text((xa + xb) / 2, top - 16, lab, 11, "middle", fill="#444")
     rows = [("x", x), ("big = tf32(x)", big), ("x − big (exact)", diff), ("small = tf32(x − big)", small)]
     for i, (name, v) in enumerate(rows):
         y = top + i * (ch + 12)
@@ -620,18 +769,18 @@ def split_figure(directory):
             s.text(bx + k * cw + cw / 2, y + 15, str(bit), 11, "middle", mono=True,
                    fill="#999" if k >= 19 and bit == 0 else None)
         e = ((b >> 23) & 0xFF) - 127
-        s.text(bx + 32 * cw + 10, y + 11, f"0x{b:08X} = {sci(v, 9)}", 10.5, mono=True)
-        s.text(bx + 32 * cw + 10, y + 23, f"exponent {pow2(e)}", 9, fill="#555")
+        s.text(bx + 32 * cw + 10, y + 11, f"0x{b:08X} = {sci(v, 9)}", 11, mono=True)
+        s.text(bx + 32 * cw + 10, y + 24, f"exponent {pow2(e)}", 11, fill="#555")
 
     # The same numbers by weight: one column per power of two.
     top2 = top + 4 * (ch + 12) + 70
     lo = ex - 23
     cols = list(range(ex, lo - 1, -1))
-    cw2, bx2 = 24, 196
+    cw2, bx2 = 24, 150
     s.text(W / 2, top2 - 44, "the same numbers by weight: x has 24 significant bits, big takes the first 11, small the "
            "next 11", 13, "middle", bold=True)
     for i, p in enumerate(cols):
-        s.text(bx2 + i * cw2 + cw2 / 2, top2 - 8, pow2(p), 8.5, "middle", fill="#555")
+        s.text(bx2 + i * cw2 + cw2 / 2, top2 - 8, pow2(p), 11, "middle", fill="#555")
     small_top = math.frexp(small)[1] - 1
     def region(p):
         if p > ex - 11:
@@ -663,14 +812,15 @@ def split_figure(directory):
             note = f"1.{''.join(map(str, digits[1:6]))}…₂ · {pow2(ex)}"
         if note is None:
             note = f"{float(v):.3g} = {float(v / Fraction(x)):.2g}·x".replace("-", "−")
-        s.text(bx2 + len(cols) * cw2 + 10, y + 15, note, 10)
+        s.text(bx2 + len(cols) * cw2 + 10, y + 15, note, 11)
     rel = abs(rest / Fraction(x))
-    s.text(bx2, top2 + 5 * (ch + 8) + 14, f"|x − big| ≤ {pow2(-11)}·|x| and |r| ≤ {pow2(-23)}·|x|: "
+    s.text(60, top2 + 5 * (ch + 8) + 14, f"|x − big| ≤ {pow2(-11)}·|x| and |r| ≤ {pow2(-23)}·|x|: "
            f"here {float(abs(Fraction(diff) / Fraction(x))):.2g}·|x| and {float(rel):.2g}·|x| "
-           f"(≈ {pow2(round(math.log2(rel)))}). Two TF32 numbers hold 22 of the 24 bits.".replace("e-0", "e−0"), 10.5)
+           f"(≈ {pow2(round(math.log2(rel)))}).".replace("e-0", "e−0"), 11)
+    s.text(60, top2 + 5 * (ch + 8) + 30, "Two TF32 numbers hold 22 of the 24 bits.", 11)
 
     # The products.
-    top3 = top2 + 5 * (ch + 8) + 72
+    top3 = top2 + 5 * (ch + 8) + 86
     s.text(W / 2, top3 - 22, "a·b with both operands split: four products, the kernel issues three", 13, "middle",
            bold=True)
     a, b = f32(math.pi), f32(1 / 3)
@@ -682,17 +832,17 @@ def split_figure(directory):
              ("a_small · b_big", Fraction(as_) * Fraction(bb), "2nd: wgmma(part, b_big, a_small, 1)", True),
              ("a_small · b_small", Fraction(as_) * Fraction(bs), "dropped", False)]
     s.text(60, top3 + 4, "term", 11, bold=True)
-    s.text(220, top3 + 4, "size, relative to a·b", 11, bold=True)
-    s.text(420, top3 + 4, "here (a = π, b = 1/3)", 11, bold=True)
-    s.text(620, top3 + 4, "order in the kernel (B first: Cᵀ = Bᵀ·Aᵀ)", 11, bold=True)
+    s.text(200, top3 + 4, "size, relative to a·b", 11, bold=True)
+    s.text(360, top3 + 4, "here (a = π, b = 1/3)", 11, bold=True)
+    s.text(520, top3 + 4, "order in the kernel (B first: Cᵀ = Bᵀ·Aᵀ)", 11, bold=True)
     bounds = ["≈ 1", f"≤ {pow2(-11)}", f"≤ {pow2(-11)}", f"≤ {pow2(-22)}"]
     for i, (name, v, order, kept) in enumerate(terms):
         y = top3 + 12 + i * 26
         s.rect(50, y, W - 100, 24, COLORS[1] if kept and i else COLORS[0] if kept else "#fee2e2", "#999", 0.5)
         s.text(60, y + 16, name, 11.5, mono=True)
-        s.text(220, y + 16, bounds[i], 11.5)
-        s.text(420, y + 16, f"{float(v / exact):.3g}", 11.5, mono=True)
-        s.text(620, y + 16, order, 11, mono=True, fill="#b91c1c" if not kept else None)
+        s.text(200, y + 16, bounds[i], 11.5)
+        s.text(360, y + 16, f"{float(v / exact):.3g}", 11.5, mono=True)
+        s.text(520, y + 16, order, 11, mono=True, fill="#b91c1c" if not kept else None)
     three = sum(v for _, v, _, kept in terms if kept)
     yb = top3 + 12 + 4 * 26 + 24
     err_three = float(abs(three - exact) / exact)
@@ -708,7 +858,7 @@ def split_figure(directory):
         f"Bound per product: {pow2(-23)} + {pow2(-23)} (the r terms, times the big parts) + {pow2(-22)} (small·small), "
         f"in all {pow2(-21)}·(1 + {pow2(-12)})·|a·b|."]
     for i, line in enumerate(lines):
-        s.text(60, yb + 18 * i, line.replace("e-0", "e−0"), 10.5)
+        s.text(60, yb + 18 * i, line.replace("e-0", "e−0"), 11)
     s.save(directory, "tf32-split.svg")
 
 
@@ -718,7 +868,9 @@ def main():
     directory = sys.argv[1]
     wgmma_figure(directory)
     pipeline_figure(directory)
+    registers_figure(directory)
     swizzle_figure(directory)
+    fragment_loads_figure(directory)
     split_figure(directory)
 
 

@@ -1,14 +1,15 @@
-// EXERCISE (step 08, hands-on): write the wgmma descriptor of A's tile.
+// EXERCISE (step 08, hands-on): describe A's tile to the tensor cores.
 //
-// Starts from: this step's kernel with the descriptor left out. descriptor() gives wgmma only the
-//   tile's address: no distance between 8-row groups and no swizzle mode, so the tensor cores
-//   read A's tile in the wrong order; and every 8-deep step of a stage reads the same first 8
-//   columns of the tile. The copies, the barriers and the fragments of B are done.
-// To do: the two TODOs below: TODO 1 in descriptor(), TODO 2 in the consumer's loop in matmul().
-// Run:
+// Starts from: this step's kernel with the descriptor of A's tile left out. descriptor() tells
+//   wgmma only where the tile starts, and all four 8-deep steps of a stage hand wgmma the same
+//   descriptor. The copies, the barriers, B's fragments and the epilogue are done.
+// To do: TODO 1 in descriptor(), TODO 2 in the consumer's loop in matmul().
+// Run, on an H100 or H200 (the emulator does not run wgmma; --compile-only checks the file
+//   compiles on any machine):
 //   cargo run --release -p step08_wgmma_tma -- --kernel step08_wgmma_tma/exercises/descriptor.cu
-// Check: before, `verify FAIL`; when done, `verify PASS · held to TF32 (truncated) limits`, at
-//   about step 08's speed (docs/src/step08.md, "Hands-on", gives it).
+// Check: as given, `verify FAIL`, with most elements outside their bound and a normwise error
+//   as large as C itself; when done, `verify PASS · held to TF32 (truncated) limits`, at about
+//   step 08's speed (docs/src/step08.md, "Hands-on", shows both reports).
 // Solution: exercises/descriptor.diff; in step08_wgmma_tma/,
 //   patch -o /tmp/solved.cu exercises/descriptor.cu exercises/descriptor.diff
 // gives src/kernel.cu.
@@ -110,16 +111,13 @@ __device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
 __device__ __forceinline__ unsigned long long descriptor(const float* tile)
 {
     unsigned long long addr = smem(tile);
-    // TODO 1 (the descriptor's fields): a wgmma descriptor is 64 bits (PTX ISA, "Matrix
-    // Descriptor Format"). Fill in, each field in units of 16 bytes where it is a distance:
-    //   bits 0-13   the tile's shared-memory address >> 4 (done below);
-    //   bits 16-29  the leading-dimension byte offset, which a K-major operand with the 128-byte
-    //               swizzle does not use: write 1;
-    //   bits 32-45  the stride byte offset: the distance from one group of 8 rows of the tile to
-    //               the next (a row is BK floats, 128 bytes);
-    //   bits 49-51  the base offset: 0, because every tile starts on a 1024-byte boundary;
-    //   bits 62-63  the swizzle mode: 1 for the 128-byte swizzle the copy engine wrote.
-    // Hint: shift each value to its first bit with 1ull << n and combine the fields with |.
+    // TODO 1 (describe the tile): wgmma finds A's tile through this 64-bit descriptor, whose
+    // five fields the PTX ISA lists ("Matrix Descriptor Format"; the chapter has the table).
+    // Work out what each should hold for the tile as the copy engine wrote it: BM rows of BK
+    // floats. How far apart are two groups of 8 rows? Which of the two distances does a K-major
+    // operand use when its rows are swizzled? Which swizzle did the copy engine apply (the
+    // tensor map, common/src/contract/tma.rs)? Does the tile start where the swizzle's pattern
+    // starts (the setup in matmul)? Distances go in the unit the address below is already in.
     return (addr & 0x3FFFF) >> 4;
 }
 
@@ -295,10 +293,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
             wgmma_fence();
             unsigned long long desc = descriptor(As + s * A_TILE);
-            // TODO 2 (each 8-deep step's slice): as written, all four wgmmas read the first 8
-            // columns of A's tile. Step k8 must start 8·k8 floats further along the rows. Hint:
-            // add that distance to desc's address field, in its unit (16 bytes); the tensor cores
-            // apply the swizzle to the address they compute, so a plain offset is right.
+            // TODO 2 (one slice per step): as written, all four wgmmas of a stage read the same
+            // 8 columns of A's tile. Make step k8 read columns 8·k8 to 8·k8 + 7 of every row:
+            // which field of the descriptor moves, and by how much in its unit? The swizzle
+            // permutes the 16-byte pieces of each row; decide whether your offset has to allow
+            // for that (the chapter's swizzle section: which address bits the permutation uses).
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; ++k8) {
                 wgmma(acc, frag[k8], desc);
