@@ -1,63 +1,217 @@
-//! The results drawn: GFLOP/s against size, and the roofline at 4096³, as SVG charts, with the
-//! legend, markers and axis labels the suite's chart shares.
-
-use std::path::Path;
+//! The results drawn as SVG: each lab's GFLOP/s against size, and the roofline at 4096³. Both
+//! are drawn from a results record (see `record.rs`), so that a chart in the book is what its
+//! record holds; the drawing itself is in `svg.rs`.
 
 use anyhow::{Context, Result};
-use common::Intensity;
-use plotters::prelude::*;
+use common::report::rate;
+use common::{Intensity, Precision};
 
+use crate::svg::{self, Anchor, FONT, LogAxis, Marker, Stroke, Svg, TITLE_FONT, WIDTH, number, text_width};
 use crate::{CUBLAS, CUBLAS_TF32, Cell, Results};
 
-impl Results {
-    /// An SVG chart: GFLOP/s against size, one line per step and cuBLAS, both axes logarithmic.
-    pub fn chart(&self, path: &Path) -> Result<()> {
-        let max =
-            self.rows.iter().flat_map(|(_, r)| r.iter().flatten()).map(|c| c.gflops).fold(1.0, f64::max);
-        let min =
-            self.rows.iter().flat_map(|(_, r)| r.iter().flatten()).map(|c| c.gflops).fold(max, f64::min);
-        let (lo, hi) = (*self.sizes.first().unwrap_or(&1) as f64, *self.sizes.last().unwrap_or(&2) as f64);
-        let root = SVGBackend::new(path, (1200, 600)).into_drawing_area();
-        root.fill(&WHITE).map_err(drawing)?;
-        let (plot, key_pane) = root.split_horizontally(1200 - LEGEND_WIDTH);
-        let mut keys = Vec::new();
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(format!("C = A·B in f32 on {}", self.device), ("sans-serif", 24))
-            .margin(16)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d((lo / 1.2..hi * 1.2).log_scale(), (min / 2.0..max * 2.0).log_scale())
-            .map_err(drawing)?;
-        chart
-            .configure_mesh()
-            .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 16))
-            .x_desc("M = N = K")
-            .y_desc("GFLOP/s")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .draw()
-            .map_err(drawing)?;
-        for (i, (name, cells)) in self.rows.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let points: Vec<(f64, f64)> =
-                self.sizes.iter().zip(cells).filter_map(|(&s, c)| c.map(|c| (s as f64, c.gflops))).collect();
-            chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(2))).map_err(drawing)?;
-            keys.push((name.clone(), Sample::Line(color.stroke_width(2))));
-            chart
-                .draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-                .map_err(drawing)?;
+/// The line of a cuBLAS baseline: SGEMM dashed, TF32 dotted (in both charts).
+fn baseline_stroke(name: &str) -> Stroke {
+    let dash = if name == CUBLAS { "8 5" } else { "2 4" };
+    Stroke { colour: "#444444", width: 2.0, dash: Some(dash) }
+}
+
+const GRID: Stroke = Stroke { colour: "#DDDDDD", width: 1.0, dash: None };
+
+/// Pixels between two entries of a legend.
+const KEY_STEP: f64 = 22.0;
+
+/// How one legend entry draws its sample: a line, a marker, or both.
+struct Key {
+    label: String,
+    stroke: Option<Stroke>,
+    marker: Option<(Marker, &'static str)>,
+}
+
+/// Draws `keys` downwards from `(x, y)`: a sample 32 pixels long, then its label.
+fn legend(svg: &mut Svg, (x, y): (f64, f64), keys: &[Key]) {
+    for (i, key) in keys.iter().enumerate() {
+        let mid = y + i as f64 * KEY_STEP;
+        if let Some(stroke) = key.stroke {
+            svg.line(&[(x, mid), (x + 32.0, mid)], stroke);
         }
-        draw_legend(&key_pane, &keys)?;
-        root.present().with_context(|| format!("writing {}", path.display()))?;
-        Ok(())
+        if let Some((shape, colour)) = key.marker {
+            svg.marker(shape, (x + 16.0, mid), 5.0, colour, true);
+        }
+        svg.text((x + 42.0, mid + FONT * 0.35), &key.label, FONT, Anchor::Start, false);
+    }
+}
+
+/// The width a legend of `keys` takes.
+fn legend_width(keys: &[Key]) -> f64 {
+    42.0 + keys.iter().map(|k| text_width(&k.label, FONT)).fold(0.0, f64::max)
+}
+
+/// Draws the ticks of a vertical axis: light grid lines across the plot from `left` to `right`,
+/// labels right-aligned before `left`.
+fn y_ticks(svg: &mut Svg, axis: &LogAxis, ticks: &[f64], (left, right): (f64, f64)) {
+    for &t in ticks {
+        let y = axis.at(t);
+        svg.line(&[(left, y), (right, y)], GRID);
+        svg.text((left - 6.0, y + FONT * 0.35), &number(t), FONT, Anchor::End, false);
+    }
+}
+
+/// Draws the ticks of a horizontal axis: grid lines from `top` to `bottom`, labels centred under
+/// them.
+fn x_ticks(svg: &mut Svg, axis: &LogAxis, ticks: &[f64], (top, bottom): (f64, f64)) {
+    for &t in ticks {
+        let x = axis.at(t);
+        svg.line(&[(x, top), (x, bottom)], GRID);
+        svg.text((x, bottom + 6.0 + FONT), &number(t), FONT, Anchor::Middle, false);
+    }
+}
+
+/// The margin left of a plot: the vertical axis title, then the widest tick label.
+fn left_margin(ticks: &[f64]) -> f64 {
+    let widest = ticks.iter().map(|&t| text_width(&number(t), FONT)).fold(0.0, f64::max);
+    16.0 + FONT + 10.0 + widest + 6.0
+}
+
+impl Results {
+    /// Whether row `row` is the lab that runs on the CPU: not a baseline, and no GPU intensity.
+    fn on_cpu(&self, row: usize) -> bool {
+        let name = &self.rows[row].0;
+        name != CUBLAS && name != CUBLAS_TF32 && self.intensities.get(row).copied().flatten().is_none()
     }
 
-    /// An SVG roofline at [`Results::roofline_size`]: the FP32 peak (and the TF32 peak when a
-    /// TF32 step is on it), the DRAM and shared-memory roofs and the cuBLAS baselines as lines, and per GPU step a filled marker at its global intensity and
-    /// a hollow one at its shared-memory intensity; both axes logarithmic.
-    pub fn roofline(&self, path: &Path) -> Result<()> {
+    /// Per row, the style index of a GPU lab that has a result (its colour and marker in both
+    /// charts), None for the CPU lab, a baseline and a lab that ran at no size.
+    fn lab_styles(&self) -> Vec<Option<usize>> {
+        let mut next = 0;
+        (0..self.rows.len())
+            .map(|row| {
+                let (name, cells) = &self.rows[row];
+                let lab = name != CUBLAS && name != CUBLAS_TF32 && !self.on_cpu(row);
+                (lab && cells.iter().any(Option::is_some)).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect()
+    }
+
+    /// An SVG chart: GFLOP/s against size, one line per GPU lab and cuBLAS baseline that has a
+    /// result, both axes logarithmic, the vertical one fitted to them. The CPU lab, far slower,
+    /// is named in a note under the chart with its rates.
+    pub fn chart(&self) -> String {
+        let styles = self.lab_styles();
+        let drawn: Vec<usize> = (0..self.rows.len())
+            .filter(|&r| !self.on_cpu(r) && self.rows[r].1.iter().any(Option::is_some))
+            .collect();
+        let rates: Vec<f64> =
+            drawn.iter().flat_map(|&r| self.rows[r].1.iter().flatten().map(|c| c.gflops)).collect();
+        let (min, max) = rates.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &g| (lo.min(g), hi.max(g)));
+        let (y_lo, y_hi) = if rates.is_empty() { (1.0, 10.0) } else { (min / 1.2, max * 1.2) };
+        let (y_lo, y_hi) = (svg::round_below(y_lo.max(1e-3)), svg::round_above(y_hi));
+
+        let keys: Vec<Key> = drawn
+            .iter()
+            .map(|&r| {
+                let name = self.rows[r].0.clone();
+                match styles[r] {
+                    Some(i) => {
+                        let (colour, marker, dash) = svg::series_style(i);
+                        Key {
+                            label: name,
+                            stroke: Some(Stroke { colour, width: 2.0, dash }),
+                            marker: Some((marker, colour)),
+                        }
+                    }
+                    None => Key { stroke: Some(baseline_stroke(&name)), label: name, marker: None },
+                }
+            })
+            .collect();
+        let (top, bottom) = (44.0, 424.0);
+        let y = LogAxis { lo: y_lo, hi: y_hi, from: bottom, to: top };
+        let y_ticks_at = svg::ticks(&y, |_| FONT, 6.0);
+        let left = left_margin(&y_ticks_at);
+        let right = WIDTH - legend_width(&keys) - 24.0;
+        let (lo, hi) = match (self.sizes.first(), self.sizes.last()) {
+            (Some(&lo), Some(&hi)) => (lo as f64 / 1.3, hi as f64 * 1.3),
+            _ => (1.0, 10.0),
+        };
+        let x = LogAxis { lo, hi, from: left, to: right };
+        let sizes: Vec<f64> = self.sizes.iter().map(|&s| s as f64).collect();
+        let x_ticks_at = svg::spaced(&x, &sizes, |s| text_width(s, FONT), 10.0);
+
+        let note = self.cpu_note();
+        let height = bottom + 2.0 * FONT + 20.0 + if note.is_some() { FONT + 14.0 } else { 0.0 } + 10.0;
+        let mut svg = Svg::new(WIDTH, height);
+        let title = format!("GFLOP/s of each lab against the size, on {}", self.device);
+        svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, Anchor::Middle, false);
+        y_ticks(&mut svg, &y, &y_ticks_at, (left, right));
+        x_ticks(&mut svg, &x, &x_ticks_at, (top, bottom));
+        svg.frame((left, top), (right, bottom), "#888888");
+        svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, Anchor::Middle, true);
+        let x_title = bottom + 2.0 * FONT + 14.0;
+        svg.text(((left + right) / 2.0, x_title), "M = N = K", FONT, Anchor::Middle, false);
+        if let Some(note) = note {
+            svg.text((left, x_title + FONT + 14.0), &note, FONT, Anchor::Start, false);
+        }
+
+        // The lines, then the markers: one that falls on an earlier lab's is drawn larger and
+        // beneath it, so that two labs at one rate both show.
+        let mut markers = Vec::new();
+        for (&r, key) in drawn.iter().zip(&keys) {
+            let points: Vec<(f64, f64)> = self
+                .sizes
+                .iter()
+                .zip(&self.rows[r].1)
+                .filter_map(|(&s, c)| c.map(|c| (x.at(s as f64), y.at(c.gflops))))
+                .collect();
+            if let Some(stroke) = key.stroke {
+                svg.line(&points, stroke);
+            }
+            if let Some(marker) = key.marker {
+                markers.extend(points.into_iter().map(|p| (p, marker)));
+            }
+        }
+        let at: Vec<(i32, i32)> = markers.iter().map(|&((px, py), _)| (px as i32, py as i32)).collect();
+        let radii = marker_radii(&at, 4, 5.0);
+        let mut order: Vec<usize> = (0..markers.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(radii[i]));
+        for i in order {
+            let (p, (shape, colour)) = markers[i];
+            svg.marker(shape, p, f64::from(radii[i]), colour, true);
+        }
+        legend(&mut svg, (right + 24.0, top + 8.0), &keys);
+        svg.finish()
+    }
+
+    /// The note under the size chart on the CPU lab: its rates at its first and last size.
+    fn cpu_note(&self) -> Option<String> {
+        let row = (0..self.rows.len()).find(|&r| self.on_cpu(r))?;
+        let ran: Vec<(usize, Cell)> =
+            self.sizes.iter().zip(&self.rows[row].1).filter_map(|(&s, c)| Some((s, (*c)?))).collect();
+        let (first, last) = (ran.first()?, ran.last()?);
+        let name = &self.rows[row].0;
+        let rates = if ran.len() == 1 {
+            format!("{} GFLOP/s at {}³", rate(first.1.gflops), first.0)
+        } else {
+            format!(
+                "{} GFLOP/s at {}³ to {} at {}³",
+                rate(first.1.gflops),
+                first.0,
+                rate(last.1.gflops),
+                last.0
+            )
+        };
+        Some(format!("Not drawn: {name}, on the CPU, far below this range: {rates}."))
+    }
+
+    /// An SVG roofline at [`Results::roofline_size`]: the compute roofs (the FP32 peak, and where
+    /// labs of the tensor cores are on it the TF32 peak and the roofs derived from it), the DRAM
+    /// and shared-memory roofs and the cuBLAS rates as lines, and per GPU lab a filled marker at
+    /// its global intensity and a hollow one at its shared-memory intensity; both axes
+    /// logarithmic. The legend lists the horizontal lines from the highest down.
+    pub fn roofline(&self) -> Result<String> {
         let size = self.roofline_size().context("the results hold no sizes to draw a roofline at")?;
+        let styles = self.lab_styles();
         let placed: Vec<(usize, &str, Intensity, f64)> = self
             .placed()
             .into_iter()
@@ -68,186 +222,143 @@ impl Results {
             .into_iter()
             .filter_map(|(name, shown)| Some((name, self.at_roofline(name).filter(|_| shown)?)))
             .collect();
-        let intensities = placed
-            .iter()
-            .flat_map(|(_, _, i, _)| std::iter::once(i.global).chain(i.shared))
-            .collect::<Vec<_>>();
-        let rates =
-            placed.iter().map(|p| p.3).chain(baselines.iter().map(|b| b.1.gflops)).collect::<Vec<_>>();
-        let top = tf32_peak.unwrap_or(self.peak_gflops).max(self.peak_gflops);
-        let x_lo = intensities.iter().fold(0.05, |lo: f64, &i| lo.min(i / 2.0));
-        let x_hi = intensities.iter().fold(200.0, |hi: f64, &i| hi.max(i * 2.0));
-        let y_lo = rates.iter().fold(100.0, |lo: f64, &g| lo.min(g / 2.0)).max(1e-3);
-        let y_hi = rates.iter().fold(2.0 * top, |hi: f64, &g| hi.max(g * 2.0)).max(y_lo * 10.0);
+        let top_roof = tf32_peak.unwrap_or(self.peak_gflops).max(self.peak_gflops);
 
-        let root = SVGBackend::new(path, (1200, 620)).into_drawing_area();
-        root.fill(&WHITE).map_err(drawing)?;
-        let (plot, key_pane) = root.split_horizontally(1200 - LEGEND_WIDTH);
-        let mut keys: Vec<(String, Sample)> = Vec::new();
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(format!("Roofline at {size}³ on {}", self.device), ("sans-serif", 24))
-            .margin(16)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
-            .map_err(drawing)?;
-        chart
-            .configure_mesh()
-            .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 16))
-            .x_desc("FLOP per byte (filled: global memory, hollow: shared memory)")
-            .y_desc("GFLOP/s")
-            .x_label_formatter(&|x| tick(*x))
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .draw()
-            .map_err(drawing)?;
-
-        let peak = self.peak_gflops;
-        let mut line = |points: Vec<(f64, f64)>, style: ShapeStyle, label: String| -> Result<()> {
-            chart.draw_series(LineSeries::new(points, style)).map_err(drawing)?;
-            keys.push((label, Sample::Line(style)));
-            Ok(())
+        // The horizontal lines, each with its legend entry.
+        let labs_of = |precision: Precision| {
+            let names: Vec<&str> =
+                placed.iter().filter(|p| self.precision(p.0) == precision).map(|p| p.1).collect();
+            names.join(", ")
         };
-        let label = format!("FP32 peak {peak:.0} GFLOP/s");
-        line(vec![(x_lo, peak), (x_hi, peak)], BLACK.stroke_width(2), label)?;
+        let mut flat: Vec<(f64, Stroke, String)> = Vec::new();
+        let solid = |colour| Stroke { colour, width: 2.0, dash: None };
+        flat.push((
+            self.peak_gflops,
+            solid("#000000"),
+            format!("FP32 peak {} GFLOP/s", number(self.peak_gflops)),
+        ));
         if let Some(tf32) = tf32_peak {
-            let style = RGBColor(120, 60, 160).stroke_width(2);
-            line(vec![(x_lo, tf32), (x_hi, tf32)], style, format!("TF32 peak {tf32:.0} GFLOP/s"))?;
-            if self.split_placed() {
-                let (third, style) = (tf32 / 3.0, RGBColor(120, 60, 160).stroke_width(1));
-                line(
-                    vec![(x_lo, third), (x_hi, third)],
-                    style,
-                    format!("a third of TF32 peak {third:.0} GFLOP/s"),
-                )?;
-            }
-            if self.int8_placed() {
-                let (seventh, style) = (4.0 * tf32 / 7.0, RGBColor(20, 130, 90).stroke_width(1));
-                line(
-                    vec![(x_lo, seventh), (x_hi, seventh)],
-                    style,
-                    format!("a seventh of INT8 peak {seventh:.0} GFLOP/s"),
-                )?;
+            flat.push((tf32, solid("#0072B2"), format!("TF32 peak {} GFLOP/s", number(tf32))));
+            // The roofs of labs that do more tensor-core work than the FLOPs their rate counts,
+            // named as the page's table names them, with the labs they bound.
+            let derived = [
+                (self.split_placed(), Precision::Tf32x3, "#56B4E9"),
+                (self.int8_placed(), Precision::Int8Crt, "#009E73"),
+            ];
+            for (shown, precision, colour) in derived {
+                if let (true, (name, Some(gflops))) = (shown, precision.roof(self.peak_gflops, Some(tf32))) {
+                    let label = format!("{name} {} GFLOP/s ({})", number(gflops), labs_of(precision));
+                    flat.push((gflops, solid(colour), label));
+                }
             }
         }
+        for (name, c) in &baselines {
+            flat.push((c.gflops, baseline_stroke(name), format!("{name} {} GFLOP/s", number(c.gflops))));
+        }
+        flat.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut sloped: Vec<(f64, Stroke, String)> = Vec::new();
+        let label = format!("shared memory {} GB/s (128 B/clock/SM)", number(self.smem_gbs));
+        sloped.push((self.smem_gbs, solid("#CC79A7"), label));
         if let Some(gbs) = self.dram_gbs {
-            let style = RGBColor(178, 34, 34).stroke_width(2);
-            line(roof(gbs, top, (x_lo, x_hi), y_lo), style, format!("DRAM {gbs:.0} GB/s (copy kernel)"))?;
-        }
-        let style = RGBColor(30, 90, 180).stroke_width(2);
-        let label = format!("shared memory {:.0} GB/s (128 B/clock/SM)", self.smem_gbs);
-        line(roof(self.smem_gbs, top, (x_lo, x_hi), y_lo), style, label)?;
-
-        // cuBLAS SGEMM dashed, cuBLAS TF32 dotted.
-        for (name, c) in baselines {
-            let style = RGBColor(90, 90, 90).stroke_width(2);
-            let (dash, gap) = if name == CUBLAS { (8, 5) } else { (2, 4) };
-            chart
-                .draw_series(DashedLineSeries::new(
-                    vec![(x_lo, c.gflops), (x_hi, c.gflops)],
-                    dash,
-                    gap,
-                    style,
-                ))
-                .map_err(drawing)?;
-            // The legend's sample is dashed or dotted like the line it names.
-            let pieces =
-                if name == CUBLAS { [(0, 8), (13, 21), (26, 28)] } else { [(0, 2), (7, 9), (14, 16)] };
-            keys.push((format!("{name} {:.0} GFLOP/s", c.gflops), Sample::Dashed(style, pieces)));
+            sloped.push((gbs, solid("#D55E00"), format!("DRAM {} GB/s (copy kernel)", number(gbs))));
         }
 
-        // The same colour per step as in the GFLOP/s chart. A step whose marker falls on an
-        // earlier one's is drawn larger and beneath it, so that both show.
-        let at: Vec<(i32, i32)> = placed.iter().map(|p| chart.backend_coord(&(p.2.global, p.3))).collect();
-        let radii = marker_radii(&at, 5);
-        // The hollow markers the same way, among themselves (steps 05, 06 and 10 share one).
+        // The ranges: every marker, and each lab's lowest roof at its intensities, with room.
+        let intensities: Vec<f64> =
+            placed.iter().flat_map(|p| std::iter::once(p.2.global).chain(p.2.shared)).collect();
+        let i_lo = intensities.iter().copied().fold(f64::INFINITY, f64::min);
+        let i_hi = intensities.iter().copied().fold(0.0, f64::max);
+        let (x_lo, x_hi) = if intensities.is_empty() { (0.1, 100.0) } else { (i_lo / 2.0, i_hi * 2.0) };
+        let (x_lo, x_hi) = (svg::round_below(x_lo), svg::round_above(x_hi));
+        let floor = placed
+            .iter()
+            .flat_map(|p| [p.3, self.bound(p.2, self.precision(p.0)).gflops])
+            .chain(baselines.iter().map(|b| b.1.gflops))
+            .fold(top_roof, f64::min);
+        let (y_lo, y_hi) = (svg::round_below(floor / 1.5), svg::round_above(top_roof * 1.3));
+
+        let (top, bottom) = (44.0, 444.0);
+        let y = LogAxis { lo: y_lo, hi: y_hi, from: bottom, to: top };
+        let y_ticks_at = svg::ticks(&y, |_| FONT, 6.0);
+        let (left, right) = (left_margin(&y_ticks_at), WIDTH - 20.0);
+        let x = LogAxis { lo: x_lo, hi: x_hi, from: left, to: right };
+        let x_ticks_at = svg::ticks(&x, |s| text_width(s, FONT), 10.0);
+
+        let lines: Vec<Key> = flat
+            .iter()
+            .chain(&sloped)
+            .map(|(_, stroke, label)| Key { label: label.clone(), stroke: Some(*stroke), marker: None })
+            .collect();
+        let labs: Vec<Key> = placed
+            .iter()
+            .filter_map(|&(row, name, _, _)| {
+                let (colour, marker, _) = svg::series_style(styles[row]?);
+                Some(Key { label: name.to_owned(), stroke: None, marker: Some((marker, colour)) })
+            })
+            .collect();
+        let legend_top = bottom + 2.0 * FONT + 44.0;
+        let rows = lines.len().max(labs.len()) as f64;
+        let mut svg = Svg::new(WIDTH, legend_top + rows * KEY_STEP);
+        let title = format!("The roofline at {size}³ on {}", self.device);
+        svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, Anchor::Middle, false);
+        y_ticks(&mut svg, &y, &y_ticks_at, (left, right));
+        x_ticks(&mut svg, &x, &x_ticks_at, (top, bottom));
+        svg.frame((left, top), (right, bottom), "#888888");
+        svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, Anchor::Middle, true);
+        let x_title = "FLOP per byte (filled marker: global memory, hollow marker: shared memory)";
+        svg.text(((left + right) / 2.0, bottom + 2.0 * FONT + 14.0), x_title, FONT, Anchor::Middle, false);
+
+        for (value, stroke, _) in &flat {
+            svg.line(&[(left, y.at(*value)), (right, y.at(*value))], *stroke);
+        }
+        for (gbs, stroke, _) in &sloped {
+            let points: Vec<(f64, f64)> =
+                roof(*gbs, top_roof, (x_lo, x_hi), y_lo).iter().map(|&(i, g)| (x.at(i), y.at(g))).collect();
+            svg.line(&points, *stroke);
+        }
+
+        // A lab whose marker falls on an earlier one's is drawn larger and beneath it, so that
+        // both show; the hollow markers the same way among themselves.
+        let at: Vec<(i32, i32)> =
+            placed.iter().map(|p| (x.at(p.2.global) as i32, y.at(p.3) as i32)).collect();
+        let radii = marker_radii(&at, 5, 10.0);
         let shared_at: Vec<(i32, i32)> = placed
             .iter()
-            .map(|p| p.2.shared.map_or((i32::MIN, i32::MIN), |s| chart.backend_coord(&(s, p.3))))
+            .map(|p| p.2.shared.map_or((i32::MIN, i32::MIN), |s| (x.at(s) as i32, y.at(p.3) as i32)))
             .collect();
-        let shared_radii = marker_radii(&shared_at, 5);
-        let mut order: Vec<usize> = (0..placed.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(radii[i]));
-        for i in order {
-            let (row, _, intensity, gflops) = placed[i];
-            let color = Palette99::pick(row).to_rgba();
-            let marker = Circle::new((intensity.global, gflops), radii[i] as u32, color.filled());
-            chart.draw_series(std::iter::once(marker)).map_err(drawing)?;
-            if let Some(shared) = intensity.shared {
-                chart
-                    .draw_series(std::iter::once(Circle::new(
-                        (shared, gflops),
-                        shared_radii[i] as u32,
-                        color.stroke_width(2),
-                    )))
-                    .map_err(drawing)?;
+        let shared_radii = marker_radii(&shared_at, 5, 10.0);
+        for (hollow, radii) in [(true, &shared_radii), (false, &radii)] {
+            let mut order: Vec<usize> = (0..placed.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(radii[i]));
+            for i in order {
+                let (row, _, intensity, gflops) = placed[i];
+                let Some(style) = styles[row] else { continue };
+                let (colour, shape, _) = svg::series_style(style);
+                let at = if hollow { intensity.shared } else { Some(intensity.global) };
+                if let Some(i_at) = at {
+                    svg.marker(shape, (x.at(i_at), y.at(gflops)), f64::from(radii[i]), colour, !hollow);
+                }
             }
         }
-        for &(row, name, _, _) in &placed {
-            keys.push((name.to_owned(), Sample::Dot(Palette99::pick(row).to_rgba())));
-        }
-        draw_legend(&key_pane, &keys)?;
-        root.present().with_context(|| format!("writing {}", path.display()))?;
-        Ok(())
+        legend(&mut svg, (20.0, legend_top), &lines);
+        let labs_x = WIDTH - 20.0 - legend_width(&labs);
+        legend(&mut svg, (labs_x, legend_top), &labs);
+        Ok(svg.finish())
     }
 }
 
-/// A chart error in one sentence (plotters' errors only implement Debug).
-pub(crate) fn drawing(e: impl std::fmt::Debug) -> anyhow::Error {
-    anyhow::anyhow!("drawing a chart failed: {e:?}")
-}
-
-/// How a key of a chart's legend draws its sample.
-#[derive(Clone, Copy)]
-pub(crate) enum Sample {
-    Line(ShapeStyle),
-    /// A line of three dashes, each (start, end) in pixels from the sample's left.
-    Dashed(ShapeStyle, [(i32, i32); 3]),
-    Dot(RGBAColor),
-}
-
-/// The legend's text size in pixels: a chart is drawn 1200 pixels wide and shown in a column of
-/// about 900, so this reads as about 12 pixels on the page.
-pub(crate) const LEGEND_FONT: u32 = 17;
-
-/// The width of the pane beside a chart that holds its legend, in pixels.
-pub(crate) const LEGEND_WIDTH: u32 = 360;
-
-/// Draws `keys` down `area` (a pane beside the plot, so that no key covers a point): a sample,
-/// then its label.
-pub(crate) fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    keys: &[(String, Sample)],
-) -> Result<()> {
-    let font = ("sans-serif", LEGEND_FONT).into_font().color(&BLACK);
-    let step = LEGEND_FONT as i32 + 10;
-    for (i, (label, sample)) in keys.iter().enumerate() {
-        let (x, y) = (12, 60 + i as i32 * step);
-        match *sample {
-            Sample::Line(style) => area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style)),
-            Sample::Dashed(style, pieces) => pieces
-                .iter()
-                .try_for_each(|&(a, b)| area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], style))),
-            Sample::Dot(color) => area.draw(&Circle::new((x + 14, y), 6, color.filled())),
-        }
-        .map_err(drawing)?;
-        area.draw(&Text::new(label.clone(), (x + 40, y - LEGEND_FONT as i32 / 2 - 3), font.clone()))
-            .map_err(drawing)?;
-    }
-    Ok(())
-}
-
-/// The radius of each of `points` (pixels) so that none hides another: a marker that falls on
-/// markers before it grows by 4 pixels for each, and is drawn beneath them (larger first).
-pub(crate) fn marker_radii(points: &[(i32, i32)], radius: i32) -> Vec<i32> {
+/// The radius of each of `points` (pixels) so that none hides another: a marker that falls
+/// within `near` pixels of markers before it grows by 4 pixels for each, and is drawn beneath
+/// them (larger first).
+pub(crate) fn marker_radii(points: &[(i32, i32)], radius: i32, near: f64) -> Vec<i32> {
     points
         .iter()
         .enumerate()
         .map(|(i, &(x, y))| {
-            let near = |&&(a, b): &&(i32, i32)| {
-                (f64::from(a) - f64::from(x)).hypot(f64::from(b) - f64::from(y)) < 10.0
+            let close = |&&(a, b): &&(i32, i32)| {
+                (f64::from(a) - f64::from(x)).hypot(f64::from(b) - f64::from(y)) < near
             };
-            let under = points[..i].iter().filter(near).count();
+            let under = points[..i].iter().filter(close).count();
             radius + 4 * under as i32
         })
         .collect()
@@ -265,39 +376,64 @@ fn roof(gbs: f64, peak: f64, (x_lo, x_hi): (f64, f64), y_lo: f64) -> Vec<(f64, f
     vec![(start, gbs * start), (end, gbs * end)]
 }
 
-/// An axis label for a logarithmic axis: 0.05, 0.5, 5, 50 …
-fn tick(v: f64) -> String {
-    if v >= 1.0 {
-        format!("{v:.0}")
-    } else {
-        let s = format!("{v:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tests::sample;
-    use common::Precision;
 
-    /// The SVG that `draw` writes for the sample results, read back from a scratch folder.
-    fn drawn(name: &str, draw: impl Fn(&Results, &Path) -> Result<()>) -> String {
-        let dir = std::env::temp_dir().join(format!("compare-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{name}.svg"));
-        draw(&sample(), &path).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_dir_all(dir).unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
-        svg
+    /// The texts an SVG writes, in order.
+    pub(crate) fn texts(svg: &str) -> Vec<&str> {
+        svg.split("</text>").filter_map(|t| Some(t.rsplit_once('>')?.1)).collect()
+    }
+
+    /// Every font size an SVG sets, and its width.
+    pub(crate) fn sizes_and_width(svg: &str) -> (Vec<f64>, f64) {
+        let attr = |piece: &str| piece.split('"').next().and_then(|v| v.parse::<f64>().ok());
+        let sizes = svg.split("font-size=\"").skip(1).filter_map(attr).collect();
+        let width = svg.split("width=\"").nth(1).and_then(attr).unwrap_or(f64::INFINITY);
+        (sizes, width)
+    }
+
+    /// A chart is drawn no wider than the book's column, so its text is shown at its own size,
+    /// and no text is under 12 pixels (11 where a narrower window shrinks it to 840).
+    pub(crate) fn assert_legible(svg: &str) {
+        let (sizes, width) = sizes_and_width(svg);
+        assert!(width <= 920.0, "{width} pixels wide: the book's column shrinks it");
+        assert!(!sizes.is_empty() && sizes.iter().all(|&s| s >= 12.0), "font sizes {sizes:?}");
     }
 
     #[test]
-    fn chart_is_an_svg_with_a_line_per_row() {
-        let svg = drawn("chart", Results::chart);
-        for name in ["step01_cpu_naive", "step06_prefetch", CUBLAS] {
-            assert!(svg.contains(name), "{name} missing from the legend");
+    fn the_size_chart_draws_the_labs_that_ran_and_names_the_cpu_lab_in_a_note() {
+        let svg = sample().chart();
+        assert_legible(&svg);
+        let texts = texts(&svg);
+        for name in ["step02_gpu_naive", "step06_prefetch", "step07_tf32_mma", CUBLAS, CUBLAS_TF32] {
+            assert!(texts.contains(&name), "{name} missing from the legend: {texts:?}");
+        }
+        // step03 ran at no size: not in the legend. The CPU lab is in the note, not the legend.
+        assert!(!svg.contains("step03_single_block"), "a legend entry for a lab with no results");
+        assert!(!texts.contains(&"step01_cpu_naive"));
+        let note = "Not drawn: step01_cpu_naive, on the CPU, far below this range: 1.00 GFLOP/s at 256³ \
+                    to 0.50 at 512³.";
+        assert!(texts.contains(&note), "{texts:?}");
+        // Every size labelled, and the rates axis fitted to the GPU's 300 to 30 000 GFLOP/s:
+        // from 200 to 50 000, nothing down at the CPU lab's 0.5.
+        for label in ["256", "512", "200", "1000", "10\u{202f}000", "50\u{202f}000"] {
+            assert!(texts.contains(&label), "no tick {label} in {texts:?}");
+        }
+        assert!(!texts.contains(&"100") && !texts.contains(&"100\u{202f}000"), "{texts:?}");
+        // One marker per result of a lab (cuBLAS has lines only), and one per lab in the legend.
+        assert_eq!(svg.matches("stroke-width=\"0.75\"").count(), 2 + 2 + 2 + 3);
+    }
+
+    #[test]
+    fn each_lab_has_its_own_colour_and_marker_in_both_charts() {
+        let svg = sample().chart();
+        let roofline = sample().roofline().unwrap();
+        for (i, name) in ["step02_gpu_naive", "step06_prefetch", "step07_tf32_mma"].into_iter().enumerate() {
+            let (colour, _, _) = svg::series_style(i);
+            assert_eq!(svg.matches(&format!("stroke=\"{colour}\"")).count(), 2, "{name}: its line, its key");
+            assert!(roofline.contains(&format!("fill=\"{colour}\"")), "{name} in another colour");
         }
     }
 
@@ -308,70 +444,64 @@ mod tests {
         assert_eq!(roof(1000.0, 10_000.0, (0.05, 5.0), 10.0), vec![(0.05, 50.0), (5.0, 5000.0)]);
         assert!(roof(1.0, 10.0, (0.05, 200.0), 1000.0).is_empty(), "never above the floor");
         assert!(roof(1e6, 10.0, (0.05, 200.0), 1.0).is_empty(), "at the peak everywhere in view");
-        assert_eq!(
-            (tick(0.05), tick(0.5), tick(5.0), tick(200.0)),
-            ("0.05".into(), "0.5".into(), "5".into(), "200".into())
-        );
     }
 
     #[test]
     fn roofline_is_an_svg_with_the_roofs_and_each_step_that_ran() {
-        let svg = drawn("roofline", Results::roofline);
+        let svg = sample().roofline().unwrap();
+        assert_legible(&svg);
+        let texts = texts(&svg);
         for text in [
-            "Roofline at 512³ on Test GPU",
-            "FP32 peak 10000 GFLOP/s",
-            "DRAM 1000 GB/s",
-            "shared memory 5000 GB/s",
+            "The roofline at 512³ on Test GPU",
+            "FP32 peak 10\u{202f}000 GFLOP/s",
+            "DRAM 1000 GB/s (copy kernel)",
+            "shared memory 5000 GB/s (128 B/clock/SM)",
             "cublas_sgemm 4000 GFLOP/s",
-            "TF32 peak 80000 GFLOP/s",
-            "cublas_tf32 30000 GFLOP/s",
+            "TF32 peak 80\u{202f}000 GFLOP/s",
+            "cublas_tf32 30\u{202f}000 GFLOP/s",
             "step02_gpu_naive",
             "step06_prefetch",
             "step07_tf32_mma",
         ] {
-            assert!(svg.contains(text), "{text} missing from the roofline");
+            assert!(texts.contains(&text), "{text} missing from the roofline: {texts:?}");
         }
+        // The horizontal lines' keys from the highest down.
+        let at = |t: &str| texts.iter().position(|x| x.starts_with(t)).unwrap();
+        assert!(at("TF32 peak") < at("cublas_tf32") && at("cublas_tf32") < at("FP32 peak"));
+        assert!(at("FP32 peak") < at("cublas_sgemm"));
         // step03 did not run at 512³ and the CPU step has no intensity: no markers for them.
         assert!(!svg.contains("step03_single_block") && !svg.contains("step01_cpu_naive"));
-        // A marker per step at its global intensity, and a hollow one at the shared ones of
-        // step06 and step07.
-        assert_eq!(
-            svg.matches("<circle").count(),
-            3 + 2 + 3,
-            "three filled, two hollow, three in the legend"
-        );
+        // A marker per step at its global intensity and one in the legend, and a hollow one at
+        // the shared intensities of step06 and step07.
+        assert_eq!(svg.matches("stroke-width=\"0.75\"").count(), 3 + 3, "three filled, three in the legend");
+        assert_eq!(svg.matches("fill-opacity=\"0.6\"").count(), 2, "two hollow");
         // Without a TF32 step on it, the chart has neither the TF32 peak nor cuBLAS TF32.
-        let fp32_only = |r: &Results, p: &Path| {
-            let mut r = r.clone();
-            r.precision = vec![Precision::Fp32; r.rows.len()];
-            r.roofline(p)
-        };
-        let svg = drawn("roofline-fp32", fp32_only);
+        let mut fp32_only = sample();
+        fp32_only.precision = vec![Precision::Fp32; fp32_only.rows.len()];
+        let svg = fp32_only.roofline().unwrap();
         assert!(!svg.contains("TF32 peak") && !svg.contains("cublas_tf32"), "TF32 roofs on an FP32 chart");
-        // A step of three TF32 products has its own roof, a third of the TF32 peak.
-        let split = |r: &Results, p: &Path| {
-            let mut r = r.clone();
-            r.precision[4] = Precision::Tf32x3;
-            r.roofline(p)
-        };
-        let svg = drawn("roofline-split", split);
-        assert!(svg.contains("a third of TF32 peak 26667"), "no roof for three TF32 products");
-        assert!(!drawn("roofline-plain", |r: &Results, p: &Path| r.roofline(p)).contains("a third"));
+        // A step of three TF32 products has its own roof, a third of the TF32 peak, named with
+        // the lab it bounds.
+        let mut split = sample();
+        split.precision[4] = Precision::Tf32x3;
+        let svg = split.roofline().unwrap();
+        assert!(
+            svg.contains("a third of TF32 peak 26\u{202f}667 GFLOP/s (step07_tf32_mma)"),
+            "no roof for three TF32 products"
+        );
+        assert!(!sample().roofline().unwrap().contains("a third"));
         // INT8 products from residues: a seventh of the INT8 peak, four times the TF32 one.
-        let int8 = |r: &Results, p: &Path| {
-            let mut r = r.clone();
-            r.precision[4] = Precision::Int8Crt;
-            r.roofline(p)
-        };
-        let svg = drawn("roofline-int8", int8);
-        assert!(svg.contains("a seventh of INT8 peak 45714"), "no roof for INT8 products");
-        assert!(!drawn("roofline-plain", |r: &Results, p: &Path| r.roofline(p)).contains("INT8"));
+        let mut int8 = sample();
+        int8.precision[4] = Precision::Int8Crt;
+        let svg = int8.roofline().unwrap();
+        assert!(svg.contains("a seventh of INT8 peak 45\u{202f}714 GFLOP/s"), "no roof for INT8 products");
+        assert!(!sample().roofline().unwrap().contains("INT8"));
         // A TF32 step on a GPU whose TF32 peak is not known: cuBLAS TF32 still, no TF32 peak,
         // as the page says.
-        let unknown = |r: &Results, p: &Path| Results { tf32_peak_gflops: None, ..r.clone() }.roofline(p);
-        let svg = drawn("roofline-unknown", unknown);
+        let unknown = Results { tf32_peak_gflops: None, ..sample() };
+        let svg = unknown.roofline().unwrap();
         assert!(
-            svg.contains("cublas_tf32 30000") && !svg.contains("TF32 peak"),
+            svg.contains("cublas_tf32 30\u{202f}000") && !svg.contains("TF32 peak"),
             "cuBLAS TF32 or the peak wrong"
         );
         let md = Results { tf32_peak_gflops: None, ..sample() }.markdown("x.svg");
@@ -380,6 +510,8 @@ mod tests {
 
     #[test]
     fn a_marker_on_another_grows_and_goes_beneath_it() {
-        assert_eq!(marker_radii(&[(100, 100), (300, 100), (104, 103), (101, 99)], 5), [5, 5, 9, 13]);
+        let points = [(100, 100), (300, 100), (104, 103), (101, 99)];
+        assert_eq!(marker_radii(&points, 5, 10.0), [5, 5, 9, 13]);
+        assert_eq!(marker_radii(&points, 4, 3.0), [4, 4, 4, 8], "only the one within 3 pixels");
     }
 }

@@ -1,5 +1,5 @@
 //! The results of running every step over a range of sizes: a table, a chart and a roofline
-//! (the charts are drawn in `charts.rs`).
+//! (the charts are drawn in `charts.rs`, from the record read back in `record.rs`).
 
 use std::fmt::Write as _;
 
@@ -9,9 +9,12 @@ use common::{GpuStep, Intensity, Precision};
 mod charts;
 pub mod dram;
 pub mod families;
+mod record;
 pub mod suite;
+mod svg;
 
-pub(crate) use charts::drawing;
+pub use record::{Record, redraw};
+pub(crate) use suite::drawing;
 
 /// The GPU steps, in course order.
 pub const GPU_STEPS: [&GpuStep; 10] = [

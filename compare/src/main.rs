@@ -14,7 +14,7 @@ use common::measure::{self, Buffers};
 use common::run;
 use common::timing::{self, Plan};
 use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, launch::Prepared, verify};
-use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, roofline_file, slug};
+use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, slug};
 
 mod families_run;
 
@@ -84,6 +84,10 @@ struct Args {
     /// repeat for more pairs. The files give the shape.
     #[arg(long, value_name = "A,B", requires = "families")]
     pair: Vec<String>,
+    /// Draw the charts of a results record (a `.md` page this program wrote) again from the
+    /// record alone, beside it, without a GPU: e.g. after the charts' drawing changed.
+    #[arg(long, value_name = "RECORD", conflicts_with_all = ["sizes", "large", "suite", "held_out", "families"])]
+    redraw: Option<PathBuf>,
 }
 
 /// Whether `name` (a step's, or a variant's `step (variant)`) is one of `wanted` (names or
@@ -101,7 +105,12 @@ fn main() -> ExitCode {
         &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
     );
     let args = Args::parse();
-    let result = if args.families {
+    let result = if let Some(record) = &args.redraw {
+        compare::redraw(record).map(|written| {
+            written.iter().for_each(|p| println!("wrote {}", p.display()));
+            true
+        })
+    } else if args.families {
         families_run::run(&args, command)
     } else if args.suite || args.held_out {
         run_suite(&args, command)
@@ -203,14 +212,13 @@ fn run(args: Args, command: String) -> Result<bool> {
     let stem = slug(&results.device);
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let chart_file = format!("{stem}.svg");
-    let svg = args.out.join(&chart_file);
-    results.chart(&svg)?;
-    let roofline = args.out.join(roofline_file(&chart_file));
-    results.roofline(&roofline)?;
     let md = args.out.join(format!("{stem}.md"));
     std::fs::write(&md, results.markdown(&chart_file))
         .with_context(|| format!("writing {}", md.display()))?;
-    println!("wrote {}, {} and {}", md.display(), svg.display(), roofline.display());
+    // The charts are drawn from the page just written, as `--redraw` draws them again later.
+    let charts = compare::redraw(&md)?;
+    let charts: Vec<String> = charts.iter().map(|p| p.display().to_string()).collect();
+    println!("wrote {} and {}", md.display(), charts.join(" and "));
     Ok(results.rows.iter().flat_map(|(_, r)| r.iter().flatten()).all(|c| c.passed))
 }
 
@@ -508,6 +516,15 @@ mod tests {
         ] {
             let err = parse(other).unwrap_err().to_string();
             assert!(err.starts_with("error: ") && err.contains("cannot be used with"), "{other:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_redraw_takes_a_record_and_no_run() {
+        assert_eq!(parse(&["--redraw", "r.md"]).unwrap().redraw, Some(PathBuf::from("r.md")));
+        for other in [&["--redraw", "r.md", "--suite"][..], &["--redraw", "r.md", "--large"][..]] {
+            let err = parse(other).unwrap_err().to_string();
+            assert!(err.contains("cannot be used with"), "{other:?}: {err}");
         }
     }
 }

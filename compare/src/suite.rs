@@ -231,6 +231,11 @@ impl Suite {
     }
 }
 
+/// A chart error in one sentence (plotters' errors only implement Debug).
+pub(crate) fn drawing(e: impl std::fmt::Debug) -> anyhow::Error {
+    anyhow::anyhow!("drawing a chart failed: {e:?}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
