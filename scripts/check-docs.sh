@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the book and fails on a broken include, anchor or local link, a page SUMMARY.md does not
 # list, or a figure reference its record does not resolve (the figures preprocessor,
-# docs/book.toml); then checks what a reader meets (scripts/check-reading.py: word caps, the
-# README's length, commit hashes, code wider than 100 columns, records missing from the page of
-# earlier runs).
+# docs/book.toml); on a page of earlier runs or a records part of SUMMARY.md that does not list
+# the records as they are (scripts/earlier-runs.py --check); then checks what a reader meets
+# (scripts/check-reading.py: a sidebar of at most 40 entries, the records hidden from it, word
+# caps, the README's length, commit hashes and words of the workshop in a chapter, code wider
+# than 100 columns, records missing from the page of earlier runs).
 #   scripts/check-docs.sh [MDBOOK]      (default: mdbook on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,12 +37,13 @@ while IFS= read -r md; do
             if (open) { open = 0 } else { open = 1; lang = $0; sub(/^[ \t]*(```|~~~)[ \t]*/, "", lang); start = NR }
             next
         }
-        /\{\{#include / {
+        /(^|[^\\])\{\{#include / {
             if (!open) print md ":" NR ": an include outside a code fence (put it between ```LANG and ```)"
             else if (lang == "") print md ":" NR ": an include in a code fence without a language (```" "rust, ```cuda, …; fence opened at line " start ")"
         }' "$md")
     if [ -n "$fences" ]; then echo "$fences"; status=1; fi
-    # {{#include path:anchor}}: the file exists and holds the anchor.
+    # {{#include path:anchor}}: the file exists and holds the anchor. An escaped one,
+    # \{{#include …}}, is text the page shows (mdbook drops the backslash) and is left alone.
     while IFS= read -r inc; do
         path=${inc%%:*}; anchor=""; [ "$inc" != "$path" ] && anchor=${inc#*:}
         if [ ! -f "$dir/$path" ]; then
@@ -48,7 +51,7 @@ while IFS= read -r md; do
         elif [ -n "$anchor" ] && ! grep -q "ANCHOR: $anchor\$" "$dir/$path"; then
             echo "$md: $path has no anchor '$anchor'"; status=1
         fi
-    done < <(grep -oE '\{\{#include [^}]+\}\}' "$md" | sed -E 's/\{\{#include ([^}]+)\}\}/\1/')
+    done < <(grep -oE '(^|[^\\])\{\{#include [^}]+\}\}' "$md" | sed -E 's/^.?\{\{#include ([^}]+)\}\}/\1/')
     # [text](target) and [text](target "title"): local targets exist.
     while IFS= read -r target; do
         file=${target%% *}; file=${file%%#*}
@@ -57,6 +60,7 @@ while IFS= read -r md; do
         [ -e "$dir/$file" ] || { echo "$md: broken link: $target"; status=1; }
     done < <(grep -oE '\]\([^)]+\)' "$md" | sed -E 's/^\]\((.*)\)$/\1/')
 done < <(find docs/src -name '*.md')
+python3 scripts/earlier-runs.py --check || status=1
 python3 scripts/check-reading.py || status=1
 [ $status -eq 0 ] && echo "check-docs: book built, includes and links resolve, the reader's rules hold"
 exit $status

@@ -9,7 +9,11 @@
 - no line wider than 100 columns in a kernel (every .cu of a step: its kernel, stages, variants
   and exercises) or in a code block the built book shows;
 - every record under docs/src/results/ listed on the page of earlier runs, and none named by a
-  commit hash (links show a record's name).
+  commit hash (links show a record's name);
+- the sidebar holds the course alone: at most 40 entries before SUMMARY.md's separator line
+  `---`, only records after it, and docs/wide.css hiding what follows it (docs/book.toml says why);
+- no chapter or appendix speaks of the workshop ("current code", "same device session", "the day
+  before"): a chapter teaches the code as it is, and history goes to the performance log.
 
     scripts/check-reading.py [ROOT]       (after `mdbook build docs`: the built book is read too)
 
@@ -24,6 +28,13 @@ import sys
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
 SRC = ROOT / "docs" / "src"
 WORDS, MEASURING_WORDS, README_LINES, README_LINKS, COLUMNS = 3000, 1500, 150, 20, 100
+SIDEBAR_ENTRIES = 40
+# Words of the workshop, not of the course: each a phrase, matched across line breaks, any case.
+WORKSHOP = ("current code", "same device session", "the day before")
+SEPARATOR = re.compile(r"^-{3,}\s*$", re.M)
+ENTRY = re.compile(r"^\s*(?:[-*]\s+)?\[[^\]]*\]\(([^)]*)\)", re.M)
+# The rule in docs/wide.css that hides the records part of the sidebar.
+HIDE = re.compile(r"li\.spacer\s*~\s*li\s*\{[^}]*display:\s*none", re.S)
 # Pages that tell history or hold records: the performance log and the results.
 HISTORY = ("performance.md", "results.md", "SUMMARY.md")
 HASH = re.compile(r"(?<![\w/.-])[0-9a-f]{7,40}(?![\w/.-])")
@@ -62,8 +73,53 @@ def reader_pages():
         yield SRC / target
 
 
-def main():
+def sidebar():
+    """What the sidebar shows and hides: faults, one line each."""
+    text = (SRC / "SUMMARY.md").read_text(encoding="utf-8")
+    m = SEPARATOR.search(text)
+    if not m:
+        return ["docs/src/SUMMARY.md: no separator line `---` before the records, so the sidebar "
+                "lists every record (run scripts/earlier-runs.py)"]
     faults = []
+    shown = ENTRY.findall(text[:m.start()])
+    if len(shown) > SIDEBAR_ENTRIES:
+        faults.append(f"docs/src/SUMMARY.md: the sidebar shows {len(shown)} entries, over "
+                      f"{SIDEBAR_ENTRIES}: it holds the course alone (a record goes after the separator "
+                      "`---`, where docs/wide.css hides it)")
+    for target in ENTRY.findall(text[m.end():]):
+        if not target.startswith("results/") or target == "results/earlier.md":
+            faults.append(f"docs/src/SUMMARY.md: {target} is listed after the separator `---`, where "
+                          "the sidebar hides it; only records go there")
+    css = ROOT / "docs" / "wide.css"
+    if not HIDE.search(css.read_text(encoding="utf-8") if css.exists() else ""):
+        faults.append("docs/wide.css: no rule `ol.chapter > li.spacer ~ li { display: none; }`, so the "
+                      "sidebar shows every record listed after SUMMARY.md's separator")
+    return faults
+
+
+def workshop(page, text):
+    """Faults for each phrase of the workshop in the text a reader sees, with its line."""
+    lines = []
+    fence = False
+    for line in text.split("\n"):
+        if re.match(r"\s*(```|~~~)", line):
+            fence = not fence
+            line = ""
+        # Keep the line count: a fault names the line of the source.
+        lines.append(visible(line, keep_code=True) if "{{#include" not in line else "")
+    seen = "\n".join(lines)
+    faults = []
+    for phrase in WORKSHOP:
+        for m in re.finditer(r"\s+".join(map(re.escape, phrase.split())), seen, re.I):
+            n = seen.count("\n", 0, m.start()) + 1
+            said = " ".join(m.group(0).split())
+            faults.append(f"{page.relative_to(ROOT)}:{n}: \"{said}\": a chapter teaches the code as it "
+                          "is, with no time or session in it (history goes to the performance log)")
+    return faults
+
+
+def main():
+    faults = sidebar()
     for page in reader_pages():
         if not page.exists():
             continue
@@ -76,6 +132,7 @@ def main():
         for h in sorted(set(hashes(visible(text, keep_code=True)))):
             faults.append(f"{page.relative_to(ROOT)}: a commit hash in text a reader sees: {h} "
                           "(history goes to the performance log)")
+        faults.extend(workshop(page, text))
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     lines = readme.count("\n")
     links = len(re.findall(r"\]\([^)]+\)", readme))
@@ -103,12 +160,15 @@ def main():
                           "hash (a link shows its name: name it by what it measured; the hash goes inside)")
     earlier = (SRC / "results" / "earlier.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"\]\(([^)]+)\)", earlier))
-    skip = {"runs/2026-11-24-nvidia-h100-80gb-hbm3-reference.md", "profiles-h100.md", "earlier.md"}
+    # The results pages the sidebar shows (the reference run's, and this page) are not listed there.
+    summary = (SRC / "SUMMARY.md").read_text(encoding="utf-8")
+    course = summary[:m.start()] if (m := SEPARATOR.search(summary)) else summary
+    skip = {t[len("results/"):] for t in ENTRY.findall(course) if t.startswith("results/")}
     for record in sorted((SRC / "results").rglob("*")):
         rel = record.relative_to(SRC / "results").as_posix()
         if record.suffix in (".md", ".log") and rel not in skip and rel not in listed:
             faults.append(f"docs/src/results/{rel}: a record the page of earlier runs does not list "
-                          "(run scripts/earlier-runs.py > docs/src/results/earlier.md)")
+                          "(run scripts/earlier-runs.py)")
     for fault in faults:
         print(f"check-reading: {fault}")
     return 1 if faults else 0

@@ -167,8 +167,9 @@ pub fn nvrtc_present() -> bool {
 }
 
 pub const NO_NVRTC: &str = "NVRTC (libnvrtc) was not found, and GPU steps compile their kernels \
-     with it at run time: install the CUDA toolkit, or run `pip install nvidia-cuda-nvrtc==13.0.88` \
-     and add its nvidia/cu13/lib folder to LD_LIBRARY_PATH";
+     with it at run time: install the CUDA toolkit, or run `python3 -m pip install --target \
+     ~/.cache/matmul-course/nvrtc-13.0.88 nvidia-cuda-nvrtc==13.0.88` and add \
+     ~/.cache/matmul-course/nvrtc-13.0.88/nvidia/cu13/lib to LD_LIBRARY_PATH (the README's set-up)";
 
 /// Opens device `ordinal`, with one sentence a learner can act on when there is none.
 pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
