@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Draws step 11's figures into docs/src/figures/:
 
-- crt-residues.svg: a dot product of two rows of three integers taken through three moduli,
-  worked out in full (the residues, the three INT8 dot products, their residues, the weights and
-  the rebuilt integer), computed here, not typed;
+- crt-example.svg: a dot product of two rows of three integers taken through three moduli,
+  worked out in full as the kernel does it (the operands' residues, the three INT8 dot products,
+  their residues, the weights and the rebuilt integer), computed here, not typed;
 - crt-moduli.svg: ‖ΔC‖/‖C‖ against the number of moduli at 4096³, with cuBLAS SGEMM's and step
   09's as lines, read from the recorded test run;
 - crt-pipeline.svg: the five kernels' times at 4096³ and 8192³ under Nsight Compute, read from the
@@ -35,7 +35,16 @@ def text(x, y, s, anchor="start", size=13, weight="normal", fill="black"):
     return f'<text x="{x}" y="{y}" text-anchor="{anchor}" font-size="{size}" font-weight="{weight}" fill="{fill}">{s}</text>'
 
 
-def residues_figure():
+def grouped(n):
+    """n with its digits in threes, split by spaces, and a true minus sign."""
+    return f"{n:,}".replace(",", " ").replace("-", "−")
+
+
+def example_figure():
+    """The scheme on one dot product, as the kernel does it: the operands' residues symmetric
+    (between −m/2 and m/2, a signed byte; for 256, −128 and +128 are one byte), the INT8 dot
+    product exact, its residue reduced into 0 … m−1 (an unsigned byte, as store_residues
+    writes it), the weights of the rebuild, and the multiple of P taken away."""
     moduli = [256, 255, 253]
     p = math.prod(moduli)
     a, b = [1893, -2417, 771], [-1302, 655, 2049]
@@ -46,39 +55,50 @@ def residues_figure():
         r = x % m
         return r - m if r >= (m + 1) // 2 else r
 
-    weights = []
+    rows = []
     for m in moduli:
         q = p // m
-        weights.append(q * pow(q, -1, m))
-    rows = []
-    for m, w in zip(moduli, weights):
+        w = q * pow(q, -1, m)
         ra, rb = [sym(x, m) for x in a], [sym(x, m) for x in b]
+        assert all(-128 <= r <= 127 for r in ra + rb), "an operand's residue must fit a signed byte"
         dot = sum(x * y for x, y in zip(ra, rb))
-        rows.append((m, ra, rb, dot, dot % m, w))
+        r = dot % m  # Python's % is already in 0 … m−1, as the kernel's % plus m if negative
+        assert 0 <= r < m <= 256
+        rows.append((m, ra, rb, dot, r, w))
     s = sum(w * r for (_, _, _, _, r, w) in rows)
-    rebuilt = s % p
-    rebuilt = rebuilt - p if rebuilt > p // 2 else rebuilt
-    assert rebuilt == c
+    k = round(s / p)
+    assert s - k * p == c, "the rebuild must give the dot product"
 
-    body = [text(20, 28, f"a = ({', '.join(map(str, a))}),  b = ({', '.join(map(str, b))}):  a·b = {c}", size=15, weight="bold")]
-    body.append(text(20, 52, "moduli 256, 255, 253: P = " + f"{p:,}".replace(",", " ") + "; every residue fits a signed byte"))
-    head = ["m", "residues of a", "residues of b", "INT8 dot product (exact)", "its residue r", "weight w"]
-    xs = [20, 70, 260, 450, 640, 760]
-    for x, h in zip(xs, head):
-        body.append(text(x, 86, h, weight="bold"))
+    def tup(v):
+        return "(" + ", ".join(str(x).replace("-", "−") for x in v) + ")"
+
+    W = 760
+    body = [text(16, 28, f"a = {tup(a)},  b = {tup(b)}:  a·b = {grouped(c)}", size=16, weight="bold")]
+    body.append(text(16, 52, f"moduli 256, 255, 253:  P = {grouped(p)}", size=15))
+    body.append(text(16, 74, "The operands' residues lie between −m/2 and m/2: each fits a signed byte.",
+                     size=15))
+    body.append(text(16, 96, "Each product's residue is reduced into 0 … m−1: a byte without sign.", size=15))
+    xs = [16, 66, 206, 346, 506, 606]
+    head = [("m", ""), ("residues", "of a"), ("residues", "of b"), ("INT8 dot", "product (exact)"),
+            ("its", "residue r"), ("weight", "w")]
+    top = 130
+    for x, (h1, h2) in zip(xs, head):
+        body.append(text(x, top, h1, size=15, weight="bold"))
+        body.append(text(x, top + 18, h2, size=15, weight="bold"))
+    body.append(f'<line x1="16" y1="{top + 28}" x2="{W - 16}" y2="{top + 28}" stroke="#9ca3af"/>')
     for i, (m, ra, rb, dot, r, w) in enumerate(rows):
-        y = 112 + 26 * i
-        cells = [str(m), str(tuple(ra)), str(tuple(rb)), str(dot), str(r), f"{w:,}".replace(",", " ")]
-        for x, v in zip(xs, cells):
-            body.append(text(x, y, v))
-    y = 112 + 26 * len(rows) + 20
-    body.append(
-        text(20, y, f"Σ w·r = {s:,}".replace(",", " ") + f";  minus the multiple of P nearest it:  {rebuilt}  = a·b", size=14, weight="bold")
-    )
-    body.append(
-        text(20, y + 24, "Each weight is 1 modulo its own modulus and 0 modulo the others, so Σ w·r leaves the residue r modulo each.")
-    )
-    return svg(900, y + 44, body)
+        y = top + 52 + 28 * i
+        for x, v in zip(xs, [str(m), tup(ra), tup(rb), grouped(dot), str(r), grouped(w)]):
+            body.append(text(x, y, v, size=15))
+    y = top + 52 + 28 * len(rows) - 12
+    body.append(f'<line x1="16" y1="{y}" x2="{W - 16}" y2="{y}" stroke="#9ca3af"/>')
+    body.append(text(16, y + 26, f"Σ w·r = {grouped(s)} = {k}·P {'−' if c < 0 else '+'} {grouped(abs(c))}",
+                     size=15, weight="bold"))
+    body.append(text(16, y + 52, f"Take away the multiple of P nearest to it ({k}·P):  {grouped(c)} = a·b",
+                     size=15, weight="bold", fill="#065f46"))
+    body.append(text(16, y + 82, "Each weight is 1 modulo its own modulus and 0 modulo the others,", size=15))
+    body.append(text(16, y + 104, "so Σ w·r has the residue r modulo each modulus.", size=15))
+    return svg(W, y + 122, body)
 
 
 def moduli_figure():
@@ -147,7 +167,7 @@ def pipeline_figure():
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, draw in [("crt-residues.svg", residues_figure), ("crt-moduli.svg", moduli_figure), ("crt-pipeline.svg", pipeline_figure)]:
+    for name, draw in [("crt-example.svg", example_figure), ("crt-moduli.svg", moduli_figure), ("crt-pipeline.svg", pipeline_figure)]:
         (OUT / name).write_text(draw())
         print(f"wrote {OUT / name}")
 

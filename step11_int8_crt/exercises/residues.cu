@@ -1,14 +1,16 @@
 // Hands-on exercise for step 11 (docs/src/step11.md, "Exercises").
 //
-// Starts from: step 11's kernel (src/kernel.cu) with two pieces taken out. residue_byte, which
+// Starts from: step 11's kernel (src/kernel.cu) with its residues taken out. residue_byte, which
 // turns a scaled entry into its residue modulo one modulus, returns 0; and reconstruct adds no
-// residue to its sums. Everything else is in place: the scaling, the seven INT8 products, the
-// rule of rows computed apart.
-// What to do: fill in the two TODOs below (TODO 1 in residue_byte, TODO 2 in reconstruct).
-// Run it, from the repository's root:
+// residue to its sums. Everything else is in place: the scaling, the INT8 products, the rule
+// that sends some rows and columns to the FP32 path.
+// Do TODO 1 (residue_byte) and TODO 2 (reconstruct).
+// Run it on an H100 or H200 (the emulator does not run Hopper's wgmma), from the repository's
+// root:
 //     cargo run --release -p step11_int8_crt -- --kernel step11_int8_crt/exercises/residues.cu
-// Check it: before, `verify` says FAIL (every residue is 0, so C is 0 wherever it is not
-// computed apart); when done, `verify   PASS` per element and normwise, at step 11's speed.
+// Check it: before, `verify   FAIL`, with C 0 wherever the FP32 path does not write it; when
+// done, `verify   PASS` per element and normwise, at step 11's speed. A wrong residue or weight
+// also fails, at nearly every element (the chapter's "Exercises" says why).
 // Solution: exercises/residues.diff; in step11_int8_crt/,
 //     patch -o /tmp/solved.cu exercises/residues.cu exercises/residues.diff
 // gives src/kernel.cu.
@@ -193,22 +195,24 @@ __device__ __forceinline__ Pieces pieces(float v)
     float lo = round_float(__fmaf_rn(-mid, 4096.0f, rest));
     return {hi, mid, lo};
 }
+// ANCHOR_END: pieces
 
+// ANCHOR: residue_byte
 // x's residue modulo m_l, from −m/2 to m/2, as its low byte: t = hi·(2²⁴ mod m) + mid·(2¹²
 // mod m) + lo ≡ x is below 2²⁰, so t·(1/m) is within 2⁻¹¹ of t/m, closer than any half-integer
 // t/m can be (1/(2m) away), and rounding it gives the quotient exactly. For m = 256 a residue
 // of +128 has the byte of −128, the same residue.
 __device__ __forceinline__ unsigned residue_byte(const Pieces& x, int l)
 {
-    // TODO 1: x's residue modulo m = TABLE.modulus[l], from -m/2 to m/2, as its low byte.
-    // Hints: t = hi·(2²⁴ mod m) + mid·(2¹² mod m) + lo, two __fmaf_rn with TABLE.high[l] and
-    // TABLE.middle[l], has x's residue and is below 2²⁰; its quotient is round_float(t times
-    // TABLE.inverse[l]), exactly; the residue r = t - quotient·m is one more __fmaf_rn; and
-    // __fadd_rn(r, MAGIC) holds r's two's-complement byte in the low 8 bits of its pattern
-    // (__float_as_uint, then & 0xFFu).
+    // TODO 1: return x's residue modulo m = TABLE.modulus[l], taken between −m/2 and m/2, as
+    // the low byte of its two's complement: the signed byte the INT8 products read. Use no
+    // division and no conversion to an integer: reduce the three pieces to one small float that
+    // has x's residue, find its quotient by m exactly, and read the byte out of a float's bits,
+    // as round_float does. The idea, and why each step is exact: docs/src/step11-arithmetic.md,
+    // "Residues without division"; TABLE (make_table, above) holds the constants it needs.
     return 0u;
 }
-// ANCHOR_END: pieces
+// ANCHOR_END: residue_byte
 
 // The integer nearest v (|v| < 2⁶³, as a product of up to MOST moduli needs) in six pieces,
 // x = Σ p_k·2^(12k), |p_k| ≤ 2¹¹ (|p_5| ≤ 8), peeled off from the top: each subtraction is
@@ -1088,10 +1092,11 @@ extern "C" __global__ void __launch_bounds__(256, 5)
 #pragma unroll
             for (int v = 0; v < 4; ++v) {
                 unsigned b = (bytes >> (8 * v)) & 0xFF;
-                // TODO 2: add w_l·b, the residue b of modulus l times its weight, to the two sums
-                // of element v: s[v] in doubles (TABLE.weight[l]; b as a double, exactly, is
-                // __hiloint2double(0x43300000, b) - two52), and low[v] modulo 2³² in unsigned
-                // integers (TABLE.low[l], the weight modulo 2³²: unsigned arithmetic wraps).
+                // TODO 2: add residue b of modulus l, times its weight, into both of element
+                // v's sums: s[v], in doubles, near enough to find the multiple of P, and low[v],
+                // the same sum modulo 2³², exact. The idea: docs/src/step11.md, "The rebuild";
+                // TABLE holds the weights in both forms, and two52 (above) says how a byte
+                // becomes a double exactly.
                 (void)b;
             }
         }

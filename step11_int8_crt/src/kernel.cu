@@ -178,7 +178,9 @@ __device__ __forceinline__ Pieces pieces(float v)
     float lo = round_float(__fmaf_rn(-mid, 4096.0f, rest));
     return {hi, mid, lo};
 }
+// ANCHOR_END: pieces
 
+// ANCHOR: residue_byte
 // x's residue modulo m_l, from −m/2 to m/2, as its low byte: t = hi·(2²⁴ mod m) + mid·(2¹²
 // mod m) + lo ≡ x is below 2²⁰, so t·(1/m) is within 2⁻¹¹ of t/m, closer than any half-integer
 // t/m can be (1/(2m) away), and rounding it gives the quotient exactly. For m = 256 a residue
@@ -190,7 +192,7 @@ __device__ __forceinline__ unsigned residue_byte(const Pieces& x, int l)
     float r = __fmaf_rn(-q, TABLE.modulus[l], t);
     return __float_as_uint(__fadd_rn(r, MAGIC)) & 0xFFu;
 }
-// ANCHOR_END: pieces
+// ANCHOR_END: residue_byte
 
 // The integer nearest v (|v| < 2⁶³, as a product of up to MOST moduli needs) in six pieces,
 // x = Σ p_k·2^(12k), |p_k| ≤ 2¹¹ (|p_5| ≤ 8), peeled off from the top: each subtraction is
