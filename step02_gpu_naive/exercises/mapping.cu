@@ -1,13 +1,16 @@
 // Exercise (step 02): give each thread its element of C.
 //
 // Starts from: this step's kernel, src/kernel.cu, with the thread -> element mapping and the
-// dot product taken out. Every thread now computes element (0, 0), so the result is wrong.
+// dot product taken out. Every thread now takes element (0, 0), so the result is wrong.
 // Do: TODO 1 (the mapping to use), TODO 2 (the mapping to avoid), TODO 3 (the dot product).
-// Run, from the repository's root:
-//   cargo run --release -p step02_gpu_naive -- --kernel step02_gpu_naive/exercises/mapping.cu
-//   (add --param COALESCED=0 to run the branch of TODO 2)
-// Check: `verify ... PASS` with both values of COALESCED, and with COALESCED=1 about step 02's
-//   speed (docs/src/step02.md, "What it measures"); COALESCED=0 is many times slower.
+// Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
+//   ex=step02_gpu_naive/exercises/mapping.cu
+//   cargo run --release -p step02_gpu_naive -- --emulate --kernel $ex
+//   cargo run --release -p step02_gpu_naive -- --emulate --kernel $ex -m 67 -n 45 -k 129
+//   (add --param COALESCED=0 to run the mapping of TODO 2)
+// Check: `verify ... PASS` at both shapes with both values of COALESCED. On a GPU (without
+//   --emulate) COALESCED=1 runs at about step 02's speed (docs/src/step02.md, "What it
+//   measures"), COALESCED=0 many times slower.
 // Solution: exercises/mapping.diff turns this file into src/kernel.cu:
 //   cd step02_gpu_naive && patch -o /tmp/solved.cu exercises/mapping.cu exercises/mapping.diff
 
@@ -33,14 +36,15 @@
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
 #if COALESCED
-    // TODO 1: the row and column of C this thread computes, with threadIdx.x along a row, so
-    // that the 32 threads of a warp take 32 consecutive columns. Hint: blockIdx.x * blockDim.x
-    // + threadIdx.x numbers the threads of the whole grid in x; y works the same way.
+    // TODO 1: the row and column of C this thread computes. No two threads of the grid may
+    // share an element, so use where the block sits in the grid as well as where the thread
+    // sits in its block. Make threadIdx.x run along a row of C: a warp then reads one value
+    // of A and 32 neighbouring floats of B at each k (the coalesced mapping of the chapter).
     int col = 0;
     int row = 0;
 #else
     // The mapping to avoid: the threads of a warp take 32 different rows.
-    // TODO 2: the same with x and y swapped: threadIdx.x runs down a column of C.
+    // TODO 2: the same, with the roles of x and y exchanged: threadIdx.x runs down a column.
     int row = 0;
     int col = 0;
 #endif
@@ -48,8 +52,8 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     // The grid is rounded up to whole blocks: threads past the edge of C do nothing.
     if (row < M && col < N) {
         float sum = 0.0f;
-        // TODO 3: add up A[row][k] * B[k][col] for k = 0 .. K-1. Both matrices are row-major:
-        // A[row][k] is A[row * K + k], and B[k][col] is B[k * N + col].
+        // TODO 3: the dot product of row `row` of A (M×K) with column `col` of B (K×N), in
+        // sum. Both matrices are row-major (step 01: where element (r, c) of a matrix lies).
         C[row * N + col] = sum;
     }
 }

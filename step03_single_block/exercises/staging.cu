@@ -4,13 +4,13 @@
 // barrier taken out. The compute loop already reads As and Bs, but nothing writes them yet, so
 // the result is wrong.
 // Do: TODO 1 (copy A into As), TODO 2 (copy B into Bs), TODO 3 (the barrier).
-// Run, from the repository's root:
+// Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
 //   ex=step03_single_block/exercises/staging.cu
-//   cargo run --release -p step03_single_block -- --kernel $ex
-//   cargo run --release -p step03_single_block -- --kernel $ex -m 32 -n 32 -k 908
-//   cargo run --release -p step03_single_block -- --kernel $ex -m 8 -n 8 -k 3632
-// Check: `verify ... PASS` at all three shapes. At 32x32x908, A alone has 29056 elements for 1024
-//   threads, so a copy of one element per thread fails there.
+//   cargo run --release -p step03_single_block -- --emulate --kernel $ex
+//   cargo run --release -p step03_single_block -- --emulate --kernel $ex -m 32 -n 32 -k 908
+//   cargo run --release -p step03_single_block -- --emulate --kernel $ex -m 8 -n 8 -k 3632
+// Check: `verify ... PASS` at all three shapes, and no race named. At 32x32x908, A alone has
+//   29056 elements for 1024 threads, so a copy of one element per thread fails there.
 // Solution: exercises/staging.diff turns this file into src/kernel.cu:
 //   cd step03_single_block && patch -o /tmp/solved.cu exercises/staging.cu exercises/staging.diff
 
@@ -37,13 +37,14 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     // All threads copy together; the strided loops let K exceed the thread count.
     int tid = threadIdx.y * blockDim.x + threadIdx.x;
     int threads = blockDim.x * blockDim.y;
-    // TODO 1: copy the M*K floats of A into As. Thread tid takes elements tid, tid + threads,
-    // tid + 2 * threads, ... so that consecutive threads copy consecutive floats (coalesced).
+    // TODO 1: fill As with the M*K floats of A, the work shared by all `threads` threads of the
+    // block. A may hold many more floats than the block has threads, and each of the warp's
+    // loads should be coalesced: neighbouring threads copy neighbouring floats.
 
     // TODO 2: the same for the K*N floats of B, into Bs.
 
     // No thread may read shared memory before every thread has written its part.
-    // TODO 3: a barrier that every thread of the block must reach before any goes on.
+    // TODO 3: hold every thread here until the whole block has copied its share.
 
     int col = threadIdx.x;
     int row = threadIdx.y;

@@ -4,12 +4,14 @@
 // the copies into shared memory, the barriers and the write-back of each thread's TM×TN tile
 // of C are all here, and the kernel declares that tile, acc[TM][TN], in registers. But
 // compute_tile does nothing, so acc stays zero and so does C.
-// What to do: the TODOs in compute_tile. For each k of the staged slice, load TM values of A's
-// column k and TN values of B's row k into registers, then add their outer product to acc.
-// Run:   cargo run --release -p step05_thread_tile --
+// What to do: the TODOs in compute_tile. Per k of the staged slice, the thread's TM + TN values
+// from shared memory must feed all TM·TN of its FMAs (the chapter's "The idea").
+// Run:   cargo run --release -p step05_thread_tile -- --emulate
 //            --kernel step05_thread_tile/exercises/outer_product.cu
-// Check: the report's verify line reads PASS, at step 05's speed (docs/src/step05.md,
-//        Exercises); try the one-dimensional parameters of the chapter's "Run it" too (TN = 1).
+//        (on a GPU, without --emulate, the report gives the speed as well)
+// Check: the verify line reads PASS and the kernel line shows 0 B local/thread; try the
+//        one-dimensional parameters of the chapter's "Run it" too (TN = 1). A value read from
+//        the wrong place reads FAIL, with the worst element of C and what it should be.
 // Solution: exercises/outer_product.diff turns this file into src/kernel.cu:
 //   cd step05_thread_tile
 //   patch -o /tmp/solved.cu exercises/outer_product.cu exercises/outer_product.diff
@@ -193,19 +195,18 @@ __device__ __forceinline__ void store_tiles(float (*As)[BM], float (*Bs)[BN],
 // TN values of B's row k.
 __device__ __forceinline__ void compute_tile(const float (*As)[BM], const float (*Bs)[BN], int r0,
                                              int c0, float (&acc)[TM][TN]) {
-    // TODO 1: registers for one column piece of A and one row piece of B: TM and TN floats.
-    // They stay in registers only if every loop that indexes them is unrolled (#pragma unroll)
-    // with compile-time bounds, as the loops below are.
+    // TODO 1: room for what the thread reads at one k: its TM values of A's column and its
+    // TN values of B's row. They must stay in registers, not spill to local memory: what does
+    // that ask of every loop that indexes them?
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-        // TODO 2: load A's TM values at column k: value i lies at As[k][tile_row(i, r0)]. When
-        // VM == 4 (use `if constexpr`) each run of four rows is adjacent: one 16-byte load,
-        // *reinterpret_cast<const float4*>(&As[k][tile_row(i, r0)]), for i = 0, 4, 8, ...
+        // TODO 2: the thread's TM values of A's column k. A's tile is stored transposed, so
+        // column k is As[k], and tile_row says where the thread's i-th row lies in it. Where
+        // those rows come in runs of four (VM), read each run in one 16-byte load, not four.
 
-        // TODO 3: load B's TN values at row k the same way: Bs[k][tile_col(j, c0)], in float4
-        // when VN == 4.
+        // TODO 3: its TN values of B's row k, in the same way (tile_col, VN).
 
-        // TODO 4: the outer product: acc[i][j] += a[i] * b[j] for every i < TM and j < TN.
+        // TODO 4: the outer product of the two into acc: each of the TM·TN sums takes one FMA.
     }
 }
 // ANCHOR_END: compute

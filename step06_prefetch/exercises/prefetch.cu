@@ -3,12 +3,15 @@
 // Starts from: this step's kernel with step 05's main loop put back. One shared buffer of each
 //   tile; each slice is loaded, stored, fenced by a barrier, multiplied, fenced again. It
 //   verifies, but while a slice's loads are in flight the block has nothing to compute.
-// To do: the three TODOs in matmul() below: two buffers of each tile, a prologue that stages
-//   slice 0, and a loop that fetches slice t+1 into registers before the FMAs of slice t and
-//   stores it into the other buffer after them, with one barrier per slice.
-// Run:
-//   cargo run --release -p step06_prefetch -- --kernel step06_prefetch/exercises/prefetch.cu
-// Check: `verify PASS`, at about step 06's speed (docs/src/step06.md, "Hands-on" gives it).
+// To do: the three TODOs in matmul() below. The loads of the next slice must be in flight while
+//   the FMAs of this one run, and the block must pass one barrier a slice, not two (the
+//   chapter's "The idea").
+// Run (no GPU needed; on a GPU, leave out --emulate to see the speed):
+//   cargo run --release -p step06_prefetch -- --emulate
+//       --kernel step06_prefetch/exercises/prefetch.cu
+// Check: `verify PASS` both before and after: the traffic line's barriers fall from two a
+//   slice to one a slice and one more. A buffer overwritten while others read it stops the
+//   run with a sentence naming the shared-memory race and the two lines of this file.
 // Solution: exercises/prefetch.diff; in step06_prefetch/,
 //   patch -o /tmp/solved.cu exercises/prefetch.cu exercises/prefetch.diff
 // gives src/kernel.cu.
@@ -202,9 +205,8 @@ __device__ __forceinline__ void compute_tile(const float (*As)[BM], const float 
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     matmul(int M, int N, int K, const float* A, const float* B, float* C) {
-    // TODO 1 (two buffers): make As and Bs arrays of two tiles, As[2][BK][BM] and Bs[2][BK][BN],
-    // so that As[buf] is one buffer. lib.rs already allocates room for two of each; B's buffers
-    // start after both of A's. Hint: float (*As)[BK][BM] = reinterpret_cast<...>(smem).
+    // TODO 1 (two buffers): one buffer of each tile is being read while the other is filled.
+    // lib.rs already allocates room for two of each (the chapter counts the bytes).
     // The A tile (transposed, BK×BM) and the B tile (BK×BN) in dynamic shared memory.
     extern __shared__ __align__(16) float smem[];
     float (*As)[BM] = reinterpret_cast<float (*)[BM]>(smem);
@@ -221,14 +223,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     float acc[TM][TN] = {};
     float4 a_next[A_LOADS], b_next[B_LOADS];
 
-    // TODO 2 (prologue): before the loop, fetch slice 0 into a_next and b_next, store it into
-    // buffer 0 (As[0], Bs[0]), and wait at a barrier, so that the loop finds it complete.
+    // TODO 2 (prologue): the loop's first slice must already wait in shared memory when the
+    // loop starts.
 
-    // TODO 3 (the loop): step 05's loop, below, waits for each slice's loads. Rewrite it with a
-    // buffer index buf (starting at 0): if there is a next slice (k0 + BK < K), fetch it into
-    // a_next and b_next *before* compute_tile, so that its loads are in flight during the FMAs;
-    // compute on buffer buf; after the FMAs, store the fetched slice into buffer buf ^ 1, which
-    // nobody reads any more; then one __syncthreads() and buf ^= 1.
+    // TODO 3 (the loop): step 05's loop, below, waits for each slice's loads before it can
+    // compute. Reorder it so that the next slice travels from global memory while this one is
+    // multiplied, and so that one barrier a slice is enough. Which buffer may a thread write
+    // while other warps may still be reading, and why is it free?
     for (int k0 = 0; k0 < K; k0 += BK) {
         fetch_tiles(A, B, M, N, K, row0, col0, k0, a_next, b_next);
         store_tiles(As, Bs, a_next, b_next);

@@ -4,12 +4,15 @@
 //   B's small fragments are zero, and each 8-deep step issues one wgmma, big·big: the product of
 //   operands rounded to TF32, with TF32's error. The pipeline, the accumulators (part, acc,
 //   total) and the rows computed apart are done.
-// To do: the three TODOs below: TODO 1 in split_a(), TODOs 2 and 3 in the consumer in matmul().
-// Run:
+// To do: the three TODOs below: TODO 1 in split4(), TODOs 2 and 3 in the consumer in matmul().
+//   Each operand must reach the tensor cores as two TF32 numbers, and each product of the sum
+//   as the three products of the chapter's "The idea".
+// Run (on an H100 or H200: the emulator does not run wgmma):
 //   cargo run --release -p step09_3xtf32 -- --kernel step09_3xtf32/exercises/split.cu
-// Check: before, `verify FAIL` (TF32's error, far beyond FP32's limit); when done,
+// Check: before, `verify FAIL`: the normwise line fails by far (TF32's error), while the
+//   per-element line, whose bound is a worst case, may still pass. When done,
 //   `verify PASS · held to FP32 (3×TF32) limits`, at about step 09's speed (docs/src/step09.md,
-//   "Hands-on", gives it).
+//   "Hands-on", gives it). A correction left out still fails the normwise line.
 // Solution: exercises/split.diff; in step09_3xtf32/,
 //   patch -o /tmp/solved.cu exercises/split.cu exercises/split.diff
 // gives src/kernel.cu.
@@ -182,7 +185,7 @@ __device__ __forceinline__ float2 load_pair(const float* box, int row, int col)
 }
 // ANCHOR_END: fragment
 
-// ANCHOR: split
+// ANCHOR: split_head
 // x rounded to the nearest TF32 number (ties away from zero): its 13 low mantissa bits zero.
 __device__ __forceinline__ float tf32(float x)
 {
@@ -250,7 +253,9 @@ __device__ __forceinline__ void load4(const float* row, int k0, int K, float (&x
         for (int j = 0; j < 4; ++j) x[j] = k0 + j < K ? row[k0 + j] : 0.0f;
     }
 }
+// ANCHOR_END: split_head
 
+// ANCHOR: split4
 // Four entries of a row scaled by f, split, and their big and small parts stored at parts + at
 // and parts + small + at: rows of pitch ≥ K floats, a multiple of 4, so one 16-byte store each
 // (zeros past K).
@@ -262,9 +267,9 @@ __device__ __forceinline__ void split4(const float (&x)[4], float f, float* part
     for (int j = 0; j < 4; ++j) {
         float a = x[j] * f, big = tf32(a);
         two[0][j] = big;
-        // TODO 1 (A's small part): what TF32 dropped from a, a - big, is exact in FP32;
-        // keep it rounded to TF32 (tf32() above), so that big + small carries a to within
-        // 2^-23.
+        // TODO 1 (A's small part): big carries a's leading bits. two[1][j] must carry what
+        // big left of a, as a number the tensor cores read whole (the chapter's "The idea":
+        // why forming it loses nothing, and keeping it loses at most 2^-23 of a).
         two[1][j] = 0.0f;
     }
     *reinterpret_cast<float4*>(parts + at) =
@@ -272,7 +277,9 @@ __device__ __forceinline__ void split4(const float (&x)[4], float f, float* part
     *reinterpret_cast<float4*>(parts + small + at) =
         make_float4(two[1][0], two[1][1], two[1][2], two[1][3]);
 }
+// ANCHOR_END: split4
 
+// ANCHOR: split_rows
 // A's rows, a block of 256 threads each (rows taken in turn): the row's exponent into exps[i],
 // marks[i] = 1 if the split does not carry it, and its two parts once scaled, big = tf32(a) and
 // small = tf32(a - big) (a - big is exact in FP32), into parts[0..M) and parts[M..2M) as rows of
@@ -331,7 +338,9 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
         }
     }
 }
+// ANCHOR_END: split_rows
 
+// ANCHOR: split_cols
 // B's columns, four a thread, blocks of 256 threads across N, rows of B taken in turn by the
 // blocks in y: cols[j] = the bits of column j's largest magnitude (0x7FFFFFFF if it holds NaN
 // or infinity) and cols[N + j] = 0x7FFFFFFF less the bits of its least other than zero, both by
@@ -372,7 +381,7 @@ extern "C" __global__ void scale_cols(const int* cols, int* marks, int* exps, in
         if (!carried(finite, largest, least, s)) marks[j] = 1;
     }
 }
-// ANCHOR_END: split
+// ANCHOR_END: split_cols
 
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -436,7 +445,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int g = lane / 4, t = lane % 4;
         int box = 2 * (role - 1) + warp / 2;  // the 32-column box of B this warp reads
         int col = fragment_col(g, warp % 2);
-        // ANCHOR: consumer
+        // ANCHOR: consumer_wait
         // The tensor cores' adds drop the bits beyond the accumulator's 24 (they round toward
         // zero), and over thousands of adds that bias grows with K. So each stage's products go
         // to `part`, which the first wgmma of the stage overwrites; `acc` takes each part with an
@@ -451,6 +460,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             // The thread's two columns of B scaled as they arrive (see scaling); their factors
             // are read again each stage, from shared memory, to keep registers free.
             float2 f = *reinterpret_cast<const float2*>(&col_scale[32 * box + col]);
+            // ANCHOR_END: consumer_wait
+            // ANCHOR: consumer_split
             // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
             // Each float is split as it arrives: big and small fragments.
             unsigned big[BK / 8][4], small[BK / 8][4];
@@ -462,24 +473,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 for (int i = 0; i < 4; ++i) {
                     float b = tf32(v[i]);
                     big[k8][i] = __float_as_uint(b);
-                    // TODO 2 (B's small fragment): the same split in registers: the rest of
-                    // v[i] after its big part b, rounded to TF32, as the bits wgmma takes.
+                    // TODO 2 (B's small fragment): the same split of v[i], in registers;
+                    // the fragment holds the bits wgmma reads.
                     small[k8][i] = 0u;
                 }
             }
             wgmma_fence();
             unsigned long long a_big = descriptor(As + 2 * s * A_TILE),
                                a_small = descriptor(As + (2 * s + 1) * A_TILE);
-            // TODO 3 (three products per term): each 8-deep step issues big·big alone. Issue
-            // the two corrections first, B's small part times A's big part and B's big part times
-            // A's small part (a_small + k), then the leading product. wgmma's last argument is
-            // scale-d: 0 overwrites part, 1 adds to it. Only the stage's first wgmma (k8 = 0, the
-            // first of the three) may overwrite.
+            // TODO 3 (three products per term): each 8-deep step issues big·big alone, so the
+            // small parts never reach part. Issue the products of the chapter's "The idea", the
+            // two corrections before the leading one. wgmma's last argument is scale-d (0
+            // overwrites part, 1 adds to it): which of the stage's wgmmas may overwrite?
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; ++k8) {
                 unsigned long long k = 8 * k8 * 4 >> 4;  // 8 floats further along the rows
                 wgmma(part, big[k8], a_big + k, k8);
             }
+            // ANCHOR_END: consumer_split
+            // ANCHOR: consumer_sum
             wgmma_commit();
             wgmma_wait_all();
             if (lane == 0) mbar_arrive(&empty[s]);
@@ -495,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
 #pragma unroll
         for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];
-        // ANCHOR_END: consumer
+        // ANCHOR_END: consumer_sum
 
         // total[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
         // row0 + 8j + 2t + v, column n (+1 when h = 1); the scaling is taken back, one rounding.

@@ -166,7 +166,7 @@ __device__ __forceinline__ float2 load_pair(const float* box, int row, int col)
 }
 // ANCHOR_END: fragment
 
-// ANCHOR: split
+// ANCHOR: split_head
 // x rounded to the nearest TF32 number (ties away from zero): its 13 low mantissa bits zero.
 __device__ __forceinline__ float tf32(float x)
 {
@@ -234,7 +234,9 @@ __device__ __forceinline__ void load4(const float* row, int k0, int K, float (&x
         for (int j = 0; j < 4; ++j) x[j] = k0 + j < K ? row[k0 + j] : 0.0f;
     }
 }
+// ANCHOR_END: split_head
 
+// ANCHOR: split4
 // Four entries of a row scaled by f, split, and their big and small parts stored at parts + at
 // and parts + small + at: rows of pitch ≥ K floats, a multiple of 4, so one 16-byte store each
 // (zeros past K).
@@ -253,7 +255,9 @@ __device__ __forceinline__ void split4(const float (&x)[4], float f, float* part
     *reinterpret_cast<float4*>(parts + small + at) =
         make_float4(two[1][0], two[1][1], two[1][2], two[1][3]);
 }
+// ANCHOR_END: split4
 
+// ANCHOR: split_rows
 // A's rows, a block of 256 threads each (rows taken in turn): the row's exponent into exps[i],
 // marks[i] = 1 if the split does not carry it, and its two parts once scaled, big = tf32(a) and
 // small = tf32(a - big) (a - big is exact in FP32), into parts[0..M) and parts[M..2M) as rows of
@@ -312,7 +316,9 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
         }
     }
 }
+// ANCHOR_END: split_rows
 
+// ANCHOR: split_cols
 // B's columns, four a thread, blocks of 256 threads across N, rows of B taken in turn by the
 // blocks in y: cols[j] = the bits of column j's largest magnitude (0x7FFFFFFF if it holds NaN
 // or infinity) and cols[N + j] = 0x7FFFFFFF less the bits of its least other than zero, both by
@@ -353,7 +359,7 @@ extern "C" __global__ void scale_cols(const int* cols, int* marks, int* exps, in
         if (!carried(finite, largest, least, s)) marks[j] = 1;
     }
 }
-// ANCHOR_END: split
+// ANCHOR_END: split_cols
 
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -417,7 +423,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int g = lane / 4, t = lane % 4;
         int box = 2 * (role - 1) + warp / 2;  // the 32-column box of B this warp reads
         int col = fragment_col(g, warp % 2);
-        // ANCHOR: consumer
+        // ANCHOR: consumer_wait
         // The tensor cores' adds drop the bits beyond the accumulator's 24 (they round toward
         // zero), and over thousands of adds that bias grows with K. So each stage's products go
         // to `part`, which the first wgmma of the stage overwrites; `acc` takes each part with an
@@ -432,6 +438,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             // The thread's two columns of B scaled as they arrive (see scaling); their factors
             // are read again each stage, from shared memory, to keep registers free.
             float2 f = *reinterpret_cast<const float2*>(&col_scale[32 * box + col]);
+            // ANCHOR_END: consumer_wait
+            // ANCHOR: consumer_split
             // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
             // Each float is split as it arrives: big and small fragments.
             unsigned big[BK / 8][4], small[BK / 8][4];
@@ -456,6 +464,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 wgmma(part, big[k8], a_small + k, 1);
                 wgmma(part, big[k8], a_big + k, 1);      // then the leading product
             }
+            // ANCHOR_END: consumer_split
+            // ANCHOR: consumer_sum
             wgmma_commit();
             wgmma_wait_all();
             if (lane == 0) mbar_arrive(&empty[s]);
@@ -471,7 +481,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
 #pragma unroll
         for (int i = 0; i < BM / 2; ++i) total[i] += acc[i];
-        // ANCHOR_END: consumer
+        // ANCHOR_END: consumer_sum
 
         // total[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
         // row0 + 8j + 2t + v, column n (+1 when h = 1); the scaling is taken back, one rounding.

@@ -1,15 +1,15 @@
 // Exercise (step 10): split K between blocks, and add their partial tiles in order.
 //
-// Starts from: this step's kernel, src/kernel.cu, without my_split's body (which slices of K
-// block z of a split multiplies) and without the loop of sum_slices (which adds the S partial
-// tiles into C). As given, every block of a split walks all of K, and sum_slices writes zeros:
-// wherever the rule splits K, the result is wrong (and slow).
-// Do: TODO 1 (my_split), TODO 2 (sum_slices). Either alone still fails.
-// Run, from the repository's root, at a shape the rule splits (4096³ is not one):
-//   cargo run --release -p step10_any_shape -- -m 64 -n 64 -k 65536 \
+// Starts from: this step's kernel, src/kernel.cu, with the split of K taken out: my_split gives
+// every block of a split all of K, and sum_slices adds nothing. Wherever the rule splits K, C is
+// wrong. Do TODO 1 (the part of K each block of a split multiplies) and TODO 2 (how the partial
+// tiles become C); either alone still fails. The idea: docs/src/step10.md, "The split of K".
+// Check it on the emulator (no GPU needed), from the repository's root, at a shape the rule
+// splits (the `choice` line says `tile 16×128 × split 132`):
+//   cargo run --release -p step10_any_shape -- --emulate -m 64 -n 64 -k 4000 \
 //       --kernel step10_any_shape/exercises/split_k.cu
-// Check: the `choice` line says `tile 64×64 × split 256`; `verify ... PASS`, at about step 10's
-//   speed there (docs/src/step10.md, "Exercises"); a second run prints the same digits.
+// Done: `verify   PASS`, and a second run prints the same digits on the `per element` line.
+// The chapter's "Exercises" says what the unfinished file and the usual mistakes print.
 // Solution: exercises/split_k.diff turns this file into src/kernel.cu:
 //   cd step10_any_shape && patch -o /tmp/solved.cu exercises/split_k.cu exercises/split_k.diff
 
@@ -379,10 +379,10 @@ __device__ __forceinline__ void take_turn(float* C, int M, int N, int K, const P
 // same number (give or take one) to each, in order of z.
 __device__ __forceinline__ void my_split(int K, int& k_lo, int& k_hi)
 {
-    // TODO 1: give block z (blockIdx.z, of gridDim.z) its own run of the tile's slices of K, in
-    // order of z. Count K in slices of BK (the last may be short); cut the slices as evenly as
-    // whole numbers allow (z·slices / gridDim.z is where block z's run starts); k_hi stops at K.
-    // Hint: compute in long long, and convert slices back to entries of K (· BK) at the end.
+    // TODO 1: the gridDim.z blocks of a split share the tile's K: block blockIdx.z takes the
+    // run [k_lo, k_hi). Together the runs cover K once, in order of z, as evenly as whole slices
+    // allow. A run must start on a slice: multiply walks it BK entries at a time, and its loads
+    // read 16-byte pieces. (At the largest K, a product of two counts may not fit an int.)
     k_lo = 0;
     k_hi = K;
 }
@@ -394,8 +394,9 @@ extern "C" __global__ void sum_slices(const float* partials, float* C, long long
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
          i += (long long)gridDim.x * blockDim.x) {
         float sum = 0.0f;
-        // TODO 2: add element i of every partial tile: partials[z * count + i] for z = 0, 1, …,
-        // slices − 1, in that order, so that C has the same bits in every run.
+        // TODO 2: C[i] is element i of the product: what the `slices` partial tiles hold for it,
+        // added in an order that does not depend on which block finished first, so that C has
+        // the same bits in every run.
         C[i] = sum;
     }
 }
