@@ -12,7 +12,8 @@
     for (var li = spacer.nextElementSibling; li; li = li.nextElementSibling) {
         li.querySelectorAll("a[href]").forEach(function (a) { hidden.add(a.href); });
     }
-    if (hidden.has(document.location.href.split("#")[0])) {
+    // The page's own address, without the query (search adds ?highlight=…) or the anchor.
+    if (hidden.has(document.location.href.split(/[?#]/)[0])) {
         var earlier = document.querySelector('#sidebar ol.chapter a[href$="results/earlier.html"]');
         if (earlier) {
             earlier.classList.add("active");

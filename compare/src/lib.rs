@@ -383,6 +383,20 @@ pub fn slug(name: &str) -> String {
 mod tests {
     use super::*;
 
+    /// GpuStep::DEFAULT fills every field, so a declaration that forgets its name, source or
+    /// intensity would still build: each lab here declares its own, and a positive intensity at
+    /// its default parameters (the roofline places it on a log axis).
+    #[test]
+    fn every_gpu_step_declares_its_own_name_source_and_intensity() {
+        for step in GPU_STEPS {
+            assert!(step.name.starts_with("step") && !step.idea.is_empty(), "{}", step.name);
+            assert!(step.source.contains("matmul") && step.file.ends_with(".cu"), "{}", step.name);
+            let params = common::Params::defaults(step.params);
+            let i = (step.intensity)(&params);
+            assert!(i.global > 0.0 && i.shared.is_none_or(|s| s > 0.0), "{}: {i:?}", step.name);
+        }
+    }
+
     const F: Precision = Precision::Fp32;
 
     pub(crate) fn sample() -> Results {

@@ -86,7 +86,11 @@ struct Args {
     pair: Vec<String>,
     /// Draw the charts of a results record (a `.md` page this program wrote) again from the
     /// record alone, beside it, without a GPU: e.g. after the charts' drawing changed.
-    #[arg(long, value_name = "RECORD", conflicts_with_all = ["sizes", "large", "suite", "held_out", "families"])]
+    #[arg(
+        long,
+        value_name = "RECORD",
+        conflicts_with_all = ["sizes", "large", "suite", "held_out", "families", "out", "steps", "reps", "inputs"]
+    )]
     redraw: Option<PathBuf>,
 }
 

@@ -194,6 +194,10 @@ impl LogAxis {
 /// The values m·10ᵏ for each mantissa m of `mantissas` that lie in [lo, hi], in order.
 fn round_values(lo: f64, hi: f64, mantissas: &[f64]) -> Vec<f64> {
     let mut out = Vec::new();
+    // A log axis has no place for zero or less (an intensity of 0 would be one).
+    if !(lo > 0.0 && hi >= lo && hi.is_finite()) {
+        return out;
+    }
     for k in (lo.log10().floor() as i32 - 1)..=(hi.log10().ceil() as i32) {
         for m in mantissas {
             // Built from the decimal text, so that 0.1 is 0.1 and not 0.1000…02.

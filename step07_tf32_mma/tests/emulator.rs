@@ -58,8 +58,11 @@ fn nvrtc_emulated_stages_read_shared_memory_as_the_chapter_counts() {
         ("5_paired_columns", 24, 32),
         ("kernel", 12, 32),
     ];
+    assert_eq!(expected.len(), STAGES.len() + 1, "one row per stage, and the kernel's last");
     let steps = STAGES.iter().map(|s| STEP.stage(s.name).unwrap()).chain([STEP]);
     for ((name, loads, wavefronts), step) in expected.into_iter().zip(steps) {
+        let file = if name == "kernel" { "src/kernel.cu".to_owned() } else { format!("/{name}.cu") };
+        assert!(step.file.ends_with(&file), "{name} is checked against {}", step.file);
         let (_, verdict, t) = emulator::emulate_counted(&step, &[], Shape { m: 128, n: 128, k: 64 }).unwrap();
         assert!(verdict.passed(), "{name}");
         let mmas = t.flops / (2 * 16 * 8 * 8);

@@ -83,9 +83,8 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub kernel: Option<std::path::PathBuf>,
 
-    /// Run one of the step's staged kernels instead of its own (step05_thread_tile and
-    /// step07_tf32_mma have them; their --help lists them): the same compile, verify, time and
-    /// report.
+    /// Run one of the step's staged kernels instead of its own (a step that has stages lists
+    /// them under --help): the same compile, verify, time and report.
     #[arg(long, value_name = "NAME", conflicts_with = "kernel")]
     pub stage: Option<String>,
 

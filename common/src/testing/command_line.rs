@@ -274,15 +274,17 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
 }
 
 /// Without a GPU, a step the emulator runs (`emulated`) says so in one line and runs there at a
-/// small size, verified; without NVRTC it says that NVRTC is missing. A step it cannot run says
-/// that it needs a GPU.
+/// small odd shape, verified (33×31 outputs: within one block of step 03's 1024 threads); without
+/// NVRTC it says that NVRTC is missing. A step it cannot run says that it needs a GPU.
 pub fn assert_run_without_a_gpu(bin: &str, emulated: bool) {
     let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
     if !emulated {
         assert_clear_error(bin, &[], &no_gpu, "needs an");
     } else if crate::gpu::nvrtc_present() {
-        let (code, out, err) =
-            run_command(std::process::Command::new(program(bin)).arg("--size").arg("33"), &no_gpu);
+        let (code, out, err) = run_command(
+            std::process::Command::new(program(bin)).args(["-m", "33", "-n", "31", "-k", "33"]),
+            &no_gpu,
+        );
         assert_eq!(code, Some(0), "{out}{err}");
         let first = out.lines().next().unwrap_or_default();
         assert!(first.starts_with("note: ") && first.contains("runs on the PTX emulator"), "{out}");
