@@ -253,7 +253,7 @@ def wgmma_figure(directory):
     col = fragment_col(g_ex, w % 2)
     assert [b_column(0, w, r) for r in (g_ex, g_ex + 8)] == [col, col + 1]
     notes = [
-        ("Tn = lane n of the warp, n = 4g + t; a0–a3, d0–d7: which of its registers; one colour per g.", None),
+        ("Tn = lane n of the warp, n = 4g + t; a0–a3, d0–d3: which of its registers; one colour per g.", None),
         ("a0 = (row g, k t), a1 = (row g + 8, k t), a2 = (row g, k t + 4), a3 = (row g + 8, k t + 4).", None),
         ("d[4j + 2h + v] = (row g + 8h, column 8j + 2t + v); column blocks j = 1 … BM/8 − 1 use d4, d5, … .",
          None),

@@ -6,12 +6,14 @@
 // To do: the three TODOs in matmul() below. The loads of the next slice must be in flight while
 //   the FMAs of this one run, and the block must pass one barrier a slice, not two (the
 //   chapter's "The idea").
-// Run (no GPU needed; on a GPU, leave out --emulate to see the speed):
-//   cargo run --release -p step06_prefetch -- --emulate
-//       --kernel step06_prefetch/exercises/prefetch.cu
+// Run (no GPU needed; on a GPU, leave out --emulate and the shape to see the speed), at one
+//   block of ten slices, from the repository's root:
+//   ex=step06_prefetch/exercises/prefetch.cu
+//   cargo run --release -p step06_prefetch -- --emulate -m 128 -n 256 -k 160 --kernel $ex
 // Check: `verify PASS` both before and after: the traffic line's barriers fall from two a
-//   slice to one a slice and one more. A buffer overwritten while others read it stops the
-//   run with a sentence naming the shared-memory race and the two lines of this file.
+//   slice to one a slice and one more. That count is summed over all blocks, so compare it at
+//   this one-block shape. A buffer overwritten while others read it stops the run with a
+//   sentence naming the shared-memory race and the two lines of this file.
 // Solution: exercises/prefetch.diff; in step06_prefetch/,
 //   patch -o /tmp/solved.cu exercises/prefetch.cu exercises/prefetch.diff
 // gives src/kernel.cu.

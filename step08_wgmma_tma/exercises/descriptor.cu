@@ -18,8 +18,8 @@
 // into shared memory on its own, a producer warpgroup keeps it several stages ahead, and
 // consumer warpgroups multiply with wgmma, one instruction per warpgroup for a 64×BM×8 product.
 //
-// Idea: step 07's warps spend most of their issue slots feeding mma.sync: addresses, cp.async,
-// ldmatrix, a barrier per slice, and one instruction per 16×8×8 product. Here a single thread
+// Idea: step 07's warps wait on the chain that feeds each mma.sync: addresses, cp.async,
+// ldmatrix, conversions, a barrier per slice, one instruction per 16×8×8 product. Here one thread
 // issues each tile's copies (a tensor map tells the engine the matrix's shape, so edges come
 // back as zeros), mbarriers say when a stage has landed and when it is free again, and one
 // wgmma does the work of 128 mma.sync. TF32 wgmma reads operands from shared memory only in
@@ -106,8 +106,7 @@ __device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
 
 // ANCHOR: wgmma
 // ANCHOR: descriptor
-// The shared-memory operand: rows of 128 bytes (BK floats of one row of A), 16-byte pieces
-// swizzled, 8-row groups 1024 bytes apart.
+// The shared-memory operand: A's tile as the copy engine wrote it, BM rows of 128 bytes.
 __device__ __forceinline__ unsigned long long descriptor(const float* tile)
 {
     unsigned long long addr = smem(tile);
