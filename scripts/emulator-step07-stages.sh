@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Step 07's stages on the PTX emulator, as a learner without a GPU runs them: each stage and the
 # step's kernel at 256³ and at an odd shape (stage 1 also with the 64×32 warps a GPU runs it
-# with), then the hands-on exercise: the starting file and three typical mistakes in the
+# with), then the hands-on exercise: the starting file and two typical mistakes in the
 # finished kernel. The chapter quotes the traffic lines (docs/src/step07.md).
 #   scripts/emulator-step07-stages.sh [BIN_DIR] > docs/src/results/runs/DATE-emulator-step07-stages.log
 # BIN_DIR defaults to target/release (build it first: cargo build --release -p step07_tf32_mma).
@@ -40,11 +40,10 @@ done
 
 echo "The hands-on exercise as it starts, then the finished kernel with a typical mistake each:"
 echo
-run --emulate --kernel step07_tf32_mma/exercises/mma.cu
-edit 's/mma(acc\[j\]\[i\], b\[j\], a\[i\]);/mma(acc[j][i], a[i], b[j]);/' operands.cu
-run --emulate --kernel operands.cu
-edit 's/b\[1\] = tf32(__float_as_uint(lo.y))/b[1] = tf32(__float_as_uint(row[8]))/; s/b\[3\] = tf32(__float_as_uint(hi.y))/b[3] = tf32(__float_as_uint(row[4 * BS + 8]))/' unpaired.cu
-run --emulate --kernel unpaired.cu
-edit 's/b\[\([0-3]\)\] = tf32(__float_as_uint(\([a-z]*\.[xy]\)))/b[\1] = __float_as_uint(\2)/g' unrounded.cu
-run --emulate --kernel unrounded.cu
-run --emulate --kernel unrounded.cu -m 67 -n 45 -k 129
+run --emulate --kernel step07_tf32_mma/exercises/ldmatrix.cu
+run --emulate --kernel step07_tf32_mma/exercises/ldmatrix.cu -m 67 -n 45 -k 129
+edit 's#"=r"(a0\[0\]), "=r"(a0\[1\]), "=r"(a1\[0\]), "=r"(a1\[1\])#"=r"(a0[0]), "=r"(a1[0]), "=r"(a0[1]), "=r"(a1[1])#' registers.cu
+run --emulate --kernel registers.cu
+run --emulate --kernel registers.cu -m 67 -n 45 -k 129
+edit 's#smem_address(&As\[\(.*\) + (lane / 8) % 2 \* 4\])#smem_address(\&As[\1]) + (lane / 8) % 2 * 4#' byte_offset.cu
+run --emulate --kernel byte_offset.cu

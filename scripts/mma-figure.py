@@ -80,8 +80,9 @@ def main():
     for x, sign in ((x_c + 8 * CELL + GAP / 2, "="), (x_b + 8 * CELL + GAP / 2, "·")):
         parts.append(f'<text x="{x}" y="{TOP + 2 * CELL + 10}" text-anchor="middle" font-size="28">{sign}</text>')
     # For each grid, the rule it follows, below the short grid.
-    notes = ["Lane n holds the cells marked Tn; p0–p3, q0–q1, d0–d3 name its registers.",
-             "g = n / 4 (one colour each), t = n mod 4:",
+    notes = ["Lane l holds the cells marked T followed by l (T5: lane 5), in the registers named "
+             "under them: p0–p3, q0–q1, d0–d3.",
+             "g = l / 4 (one colour each), t = l mod 4:",
              "p: (g, t) (g+8, t) (g, t+4) (g+8, t+4)",
              "q: (t, g) (t+4, g)",
              "d: (g, 2t) (g, 2t+1) (g+8, 2t) (g+8, 2t+1)",

@@ -226,7 +226,8 @@ __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, i
                                              float (&acc)[NT][MT][4]) {
     // ANCHOR: lanes
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    unsigned a_row = smem_address(&As[(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4]);
+    unsigned a_row =
+        smem_address(&As[(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4]);
     const float* b_row = &Bs[t * BS + wc + warp_col(0, g)];
     // ANCHOR_END: lanes
 #pragma unroll

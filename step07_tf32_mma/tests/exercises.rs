@@ -3,9 +3,9 @@
 use common::testing::exercises::{self, Exercise};
 
 const EXERCISES: &[Exercise] = &[Exercise {
-    file: "step07_tf32_mma/exercises/mma.cu",
-    start: include_str!("../exercises/mma.cu"),
-    solution: include_str!("../exercises/mma.diff"),
+    file: "step07_tf32_mma/exercises/ldmatrix.cu",
+    start: include_str!("../exercises/ldmatrix.cu"),
+    solution: include_str!("../exercises/ldmatrix.diff"),
     answer: include_str!("../src/kernel.cu"),
 }];
 

@@ -1,20 +1,20 @@
-// Step 07, hands-on exercise: issue the MMAs.
+// EXERCISE (step 07, hands-on): read A's fragments with ldmatrix.
 //
-// Starts from: this step's kernel with its tensor-core part taken out. The cp.async copies, the
-// padded tiles, A's fragments (ldmatrix), warp_col and the write-back are there; the MMA
-// instruction, B's fragment and the call that multiplies the fragments are not. No MMA is
-// issued and C comes out zero.
-// What to do: the three TODOs, in the order they come: the instruction, the first operand's
-// fragment, the call. The chapter's fragment table and its stages 1, 4 and 5 have what each
-// needs.
-// Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
-//   ex=step07_tf32_mma/exercises/mma.cu
-//   cargo run --release -p step07_tf32_mma -- --emulate --kernel $ex
-//   cargo run --release -p step07_tf32_mma -- --emulate --kernel $ex -m 67 -n 45 -k 129
-// Check: the verify line reads PASS, held to TF32 limits, at both shapes. On a GPU (without
-//   --emulate), at about step 07's speed (docs/src/step07.md, Exercises).
-// Solution: exercises/mma.diff turns this file into src/kernel.cu:
-//   cd step07_tf32_mma && patch -o /tmp/solved.cu exercises/mma.cu exercises/mma.diff
+// Starts from: this step's kernel with its reads of A's fragments taken out. The copies, the
+//   padded tiles, B's paired loads, the MMAs and the write-back are there; load_a() leaves every
+//   A register zero and every lane hands it the same row, so C comes out zero.
+// To do: TODO 1 in load_a(), TODO 2 (the lane addresses) in compute_tile(). One warp-wide
+//   ldmatrix.x4 must give each lane its A fragments of two 8-row strips, in the registers the
+//   MMA reads (the chapter's fragment table and "The step's kernel: ldmatrix").
+// Run (no GPU needed; on a GPU, leave out --emulate to see the speed):
+//   cargo run --release -p step07_tf32_mma -- --emulate
+//       --kernel step07_tf32_mma/exercises/ldmatrix.cu
+//   and the same with -m 67 -n 45 -k 129 at the end.
+// Check: `verify PASS · held to TF32 limits` at both shapes (docs/src/step07.md, "Hands-on",
+//   shows what this file and two typical mistakes print).
+// Solution: exercises/ldmatrix.diff; in step07_tf32_mma/,
+//   patch -o /tmp/solved.cu exercises/ldmatrix.cu exercises/ldmatrix.diff
+// gives src/kernel.cu.
 //
 // Step 07: TF32 on the tensor cores, one warp-wide mma.sync at a time.
 //
@@ -184,25 +184,29 @@ __device__ __forceinline__ unsigned tf32(unsigned x)
 // (2), d the 16×8 accumulator fragment (4 floats), all spread over the warp's 32 lanes.
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&p)[4], const unsigned (&q)[2])
 {
-    // TODO 1 (the instruction): d += p·q on the tensor cores, as inline PTX: one warp-wide
-    // mma.sync of shape m16n8k8, A row-major and B column-major, with TF32 operands and FP32
-    // accumulators. The PTX ISA's section on mma gives the operand lists; tf32() above shows how
-    // inline PTX names a register operand. Every element of d is both read and written.
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3]), "r"(q[0]), "r"(q[1]));
 }
 // ANCHOR_END: mma
 
 // ANCHOR: load_a
-// The A fragments of two 8-row strips, rows 0–7 and 8–15 at `address`'s row. ldmatrix.x4
-// reads four 8×4 matrices of 32-bit words (it counts in 16-bit halves, two to a word), taking
-// one row address from each lane: lanes 0–7 give rows 0–7, lanes 8–15 the same rows four
-// columns on, lanes 16–23 rows 8–15, lanes 24–31 rows 8–15 four columns on (see a_row below).
-// Lane l receives word l % 4 of row l / 4 of each matrix, in order: a0[0], a0[1], a1[0], a1[1],
-// then rounded to TF32.
+// The A fragments of two 8-row strips: a0 of the strip whose rows start at `address`'s row, a1 of
+// the strip 8 rows below it.
 __device__ __forceinline__ void load_a(unsigned (&a0)[2], unsigned (&a1)[2], unsigned address)
 {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(a0[0]), "=r"(a0[1]), "=r"(a1[0]), "=r"(a1[1])
-                 : "r"(address));
+    // TODO 1 (one instruction): a0[0] and a0[1] are this lane's two values of the first strip,
+    // the MMA's second operand q0 and q1 (a tile of Aᵀ: the fragment table's rows and columns
+    // swapped), that is A's row g of the strip at depths t and t + 4 of the 8-deep step; a1 the
+    // same of the second strip. Fill all four with one ldmatrix.sync.aligned.m8n8.x4.shared.b16
+    // (inline PTX, like cp.async above). It reads four 8×8 matrices of 16-bit values, each row
+    // from the shared-memory address one lane gives (`address`, see TODO 2), and hands lane l,
+    // in its i-th destination register, elements 2(l % 4) and 2(l % 4) + 1 of row l / 4 of
+    // matrix i. A 16-bit pair is one float here: which 8 rows × 4 floats must each matrix be?
+    a0[0] = a0[1] = a1[0] = a1[1] = 0; // stands in for the instruction
 #pragma unroll
     for (int h = 0; h < 2; ++h) a0[h] = tf32(a0[h]), a1[h] = tf32(a1[h]);
 }
@@ -212,11 +216,10 @@ __device__ __forceinline__ void load_a(unsigned (&a0)[2], unsigned (&a1)[2], uns
 // The B fragment of one 16-column strip: rows t and t + 4 of the slice, two floats each.
 __device__ __forceinline__ void load_b(unsigned (&b)[4], const float* row)
 {
-    // TODO 2 (the first operand's fragment): fill b[0..3], this lane's four registers of the
-    // 16×8 first operand (a tile of Bᵀ), each value rounded to TF32. `row` points at this lane's
-    // first value in the staged B tile (see b_row in compute_tile). Where do the other three
-    // lie, now that warp_col has ordered the warp's columns? Read them in as few loads as that
-    // order allows.
+    float2 lo = *reinterpret_cast<const float2*>(row);
+    float2 hi = *reinterpret_cast<const float2*>(row + 4 * BS);
+    b[0] = tf32(__float_as_uint(lo.x)), b[1] = tf32(__float_as_uint(lo.y));
+    b[2] = tf32(__float_as_uint(hi.x)), b[3] = tf32(__float_as_uint(hi.y));
 }
 // ANCHOR_END: load_b
 // ANCHOR_END: fragments
@@ -243,7 +246,13 @@ __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, i
                                              float (&acc)[NT][MT][4]) {
     // ANCHOR: lanes
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    unsigned a_row = smem_address(&As[(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4]);
+    // TODO 2 (the lane addresses): a_row is the shared-memory address of the row of As that
+    // this lane hands ldmatrix for the first two strips at depth 0 (load_a's calls below add
+    // the strip and the depth, in bytes). ldmatrix.x4 takes matrix i's rows 0–7 from lanes
+    // 8i … 8i + 7, in that order. Point each lane at the row and column of A's tile that make
+    // matrix i the one TODO 1 wants in register i. As given, every lane points at the warp's
+    // first row.
+    unsigned a_row = smem_address(&As[wr * AS]);
     const float* b_row = &Bs[t * BS + wc + warp_col(0, g)];
     // ANCHOR_END: lanes
 #pragma unroll
@@ -257,8 +266,7 @@ __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, i
         for (int j = 0; j < NT; ++j) {
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
-                // TODO 3 (the call): acc[j][i] holds the 16×8 tile of Cᵀ that B's strip j and
-                // A's strip i give. Add their product to it.
+                mma(acc[j][i], b[j], a[i]);
             }
         }
     }
