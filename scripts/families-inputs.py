@@ -4,6 +4,7 @@ ReLU activations times weights, softmax rows, sparse, signed heavy-tailed, ident
 noise, tiny magnitudes, and columns of B scaled by powers of two across 120 binades. Needs numpy.
 
     scripts/families-inputs.py OUT [N]        (N×N times N×N, default 4096; prints the --pair flags)
+    scripts/families-inputs.py OUT M N K      (M×K times K×N, for compare --families -m M -n N -k K)
 """
 import pathlib
 import sys
@@ -13,36 +14,40 @@ import numpy as np
 
 def main():
     out = pathlib.Path(sys.argv[1])
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
+    dims = [int(v) for v in sys.argv[2:]] or [4096]
+    if len(dims) not in (1, 3):
+        sys.exit("families-inputs: give N, or M N K")
+    m, n, k = dims * 3 if len(dims) == 1 else dims
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(7)
-    z = lambda: rng.standard_normal((n, n))
-    ident = np.eye(n)
+    # A is M×K, B is K×N; with M = N = K the draws are those of the square inputs.
+    sa, sb = (m, k), (k, n)
+    z = lambda shape: rng.standard_normal(shape)
 
     def softmax(x):
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
-    def sparse():
-        x = z()
-        x[rng.random((n, n)) < 0.95] = 0.0
+    def sparse(shape):
+        x = z(shape)
+        x[rng.random(shape) < 0.95] = 0.0
         return x
 
-    def signed_lognormal():
-        return np.sign(z()) * np.exp(3.0 * z())
+    def signed_lognormal(shape):
+        return np.sign(z(shape)) * np.exp(3.0 * z(shape))
 
-    def noisy_identity():
-        return ident + rng.uniform(-2.0**-24, 2.0**-24, (n, n))
+    def noisy_identity(shape):
+        return np.eye(*shape) + rng.uniform(-2.0**-24, 2.0**-24, shape)
 
     scales = np.exp2(np.round(np.linspace(-60, 60, n)))
     pairs = {
-        "relu": (np.maximum(z(), 0.0), 0.02 * z()),
-        "softmax": (softmax(3.0 * z()), z()),
-        "sparse95": (sparse(), sparse()),
-        "signed-lognormal3": (signed_lognormal(), signed_lognormal()),
-        "identity-noise-2e-24": (noisy_identity(), noisy_identity()),
-        "normal-1e-20": (1e-20 * z(), 1e-20 * z()),
-        "columns-2e60": (z(), z() * scales[None, :]),
+        "relu": (np.maximum(z(sa), 0.0), 0.02 * z(sb)),
+        "softmax": (softmax(3.0 * z(sa)), z(sb)),
+        "sparse95": (sparse(sa), sparse(sb)),
+        "signed-lognormal3": (signed_lognormal(sa), signed_lognormal(sb)),
+        "identity-noise-2e-24": (noisy_identity(sa), noisy_identity(sb)),
+        "normal-1e-20": (1e-20 * z(sa), 1e-20 * z(sb)),
+        "columns-2e60": (z(sa), z(sb) * scales[None, :]),
     }
     flags = []
     for name, (a, b) in pairs.items():

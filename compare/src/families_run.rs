@@ -15,9 +15,14 @@ use super::{Args, open_gpu, prepare, versions};
 /// The steps whose claim is FP32 from the tensor cores.
 const STEPS: [&str; 2] = ["step09_3xtf32", "step11_int8_crt"];
 
-/// Every family at `--size`³ (seed 42), then each `--pair A,B` read from its files.
+/// Every family at `--size`³, or at `-m/-n/-k` (seed 42), then each `--pair A,B` read from its
+/// files.
 fn inputs(args: &Args) -> Result<Vec<Inputs>> {
-    let shape = Shape::square(args.size).map_err(|e| anyhow!(e))?;
+    let shape = match (args.m, args.n, args.k) {
+        (Some(m), Some(n), Some(k)) => Shape::new(m, n, k),
+        _ => Shape::square(args.size),
+    }
+    .map_err(|e| anyhow!(e))?;
     let mut all: Vec<Inputs> = Family::ALL.iter().map(|&f| Inputs::family(shape, 42, f)).collect();
     for pair in &args.pair {
         let (a, b) = pair.rsplit_once(',').with_context(|| {

@@ -80,6 +80,16 @@ struct Args {
     /// With --families: the size of the families' square products.
     #[arg(long, default_value_t = 4096, requires = "families", value_parser = parse_dim)]
     size: usize,
+    /// With --families: M×K by K×N products in place of --size's square ones, M, N and K
+    /// given together (e.g. -m 1024 -n 1024 -k 4096).
+    #[arg(short, requires_all = ["families", "n", "k"], conflicts_with = "size", value_parser = parse_dim)]
+    m: Option<usize>,
+    /// With --families: see -m.
+    #[arg(short, requires_all = ["families", "m", "k"], conflicts_with = "size", value_parser = parse_dim)]
+    n: Option<usize>,
+    /// With --families: see -m.
+    #[arg(short, requires_all = ["families", "m", "n"], conflicts_with = "size", value_parser = parse_dim)]
+    k: Option<usize>,
     /// With --families: A and B read from files (`.npy`, or `.safetensors:TENSOR`), as `A,B`;
     /// repeat for more pairs. The files give the shape.
     #[arg(long, value_name = "A,B", requires = "families")]
@@ -485,6 +495,8 @@ mod tests {
             .unwrap();
         assert!(a.families && a.size == 1024 && a.pair.len() == 2);
         assert_eq!(parse(&["--families"]).unwrap().size, 4096);
+        let r = parse(&["--families", "-m", "1024", "-n", "512", "-k", "4096"]).unwrap();
+        assert_eq!((r.m, r.n, r.k), (Some(1024), Some(512), Some(4096)));
         for (args, says) in [
             (&["--families", "--sizes", "1024"][..], "cannot be used with"),
             (&["--families", "--suite"][..], "cannot be used with"),
@@ -492,6 +504,9 @@ mod tests {
             (&["--size", "1024"][..], "--families"),
             (&["--pair", "a.npy,b.npy"][..], "--families"),
             (&["--families", "--size", "0"][..], "a dimension must be at least 1, not 0"),
+            (&["--families", "-m", "1024", "-n", "1024"][..], "-k <K>"),
+            (&["--families", "--size", "1024", "-m", "8", "-n", "8", "-k", "8"][..], "cannot be used with"),
+            (&["-m", "8", "-n", "8", "-k", "8"][..], "--families"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
