@@ -62,6 +62,8 @@ configs=(
     "step11_int8_crt|--kernel step11_int8_crt/variants/fused.cu"
     "step11_int8_crt|--inputs wide:20"
     "step11_int8_crt|--inputs identity+noise:0.000000059604644775390625"
+    "step11_int8_crt|--kernel step11_int8_crt/variants/fused.cu --inputs wide:20"
+    "step11_int8_crt|--moduli 12"
 )
 
 # One line per run: tool step M N K extra-args.

@@ -68,7 +68,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
                 element: v.worst.ratio(),
                 normwise: v.normwise.ratio(),
                 gflops: t.gflops(shape.flops()),
-                fp32: paths.map(|p| (p.rows, p.cols)),
+                fp32: paths.as_ref().map(|p| (p.rows, p.cols)),
                 moduli: paths.and_then(|p| p.moduli),
             }
         };

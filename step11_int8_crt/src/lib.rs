@@ -14,6 +14,14 @@ pub const MODULI: Param = Param {
     help: "moduli, one INT8 product each: their product bounds the integers the product can hold (2 to 8)",
 };
 
+/// A count of moduli forced on every row and column (`--moduli N` sets it and MODULI), the rule
+/// and the bound then off; 0 lets the data choose.
+pub const COUNT: Param = Param {
+    name: "COUNT",
+    default: 0,
+    help: "0: the data chooses how many moduli; 2 to 16 forces that many on every row and column (--moduli N)",
+};
+
 // ANCHOR: params
 /// The block computes a 128×256 tile of one modulus's product: two consumer warpgroups, each a
 /// 64-row strip with four m64n256k32 INT8 wgmmas per 128-deep tile, and a producer warpgroup
@@ -33,6 +41,7 @@ pub const PARAMS: &[Param] = &[
         help: "block-rows the launch order walks down before moving right (1 to 64)",
     },
     MODULI,
+    COUNT,
 ];
 // ANCHOR_END: params
 
@@ -49,6 +58,7 @@ pub const FUSED_PARAMS: &[Param] = &[
     },
     PARAMS[1],
     MODULI,
+    COUNT,
     Param {
         name: "FUSED",
         default: 1,
@@ -141,9 +151,16 @@ fn b_box(p: &Params) -> TmaBox {
 
 // ANCHOR: check
 fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
-    let [stages, group, moduli] = ["STAGES", "GROUP", MODULI.name].map(|n| p.get(n));
+    let [stages, group, moduli, count] = ["STAGES", "GROUP", MODULI.name, COUNT.name].map(|n| p.get(n));
     if !(2..=8).contains(&moduli) {
-        return Err(format!("{p}: MODULI must be 2 to 8, the moduli the kernel knows"));
+        return Err(format!("{p}: MODULI must be 2 to 8, the moduli the first pass knows"));
+    }
+    let reach = if fused(p) { moduli } else { MOST as u32 };
+    if count != 0 && !(moduli..=reach).contains(&count) {
+        return Err(format!(
+            "{p}: COUNT must be 0 (the data chooses) or {moduli} to {reach}: at least the first pass's MODULI \
+             (--moduli N sets both)"
+        ));
     }
     let most = if fused(p) { 6 } else { 4 };
     if !(2..=most).contains(&stages) {
@@ -162,9 +179,10 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
             s.k
         ));
     }
-    if room(moduli as usize, s.k) < 2.0 * (s.k as f64).sqrt() {
+    let taken = moduli.max(count);
+    if room(taken as usize, s.k) < 2.0 * (s.k as f64).sqrt() {
         return Err(format!(
-            "{p}: the product of {moduli} moduli leaves less than a bit of each entry for sums of {} terms; \
+            "{p}: the product of {taken} moduli leaves less than a bit of each entry for sums of {} terms; \
              raise MODULI",
             s.k
         ));

@@ -3,28 +3,37 @@
 //! in this order (timing counts them all):
 //!
 //! ```text
-//! (stats zeroed: 3 + 2·(M + N) ints)
-//! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, double* norms, int M,
-//!            int K, int pitch)
+//! (stats zeroed: stats_len(shape) ints)
+//! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, double* norms,
+//!            double* l1, int M, int K, int pitch)
 //!     one block of 256 threads per row of A: the row's exponent for MODULI moduli into exps[i],
-//!     Σx² into norms[i], its residues into plane l of a_res (planes of M rows of pitch bytes,
-//!     pitch = K rounded up to 16), and what the kernel's rule for rows it computes apart needs
-//!     into stats
+//!     Σx² into norms[i] and Σ|x| into l1[i], its residues into plane l of a_res (planes of M rows
+//!     of pitch bytes, pitch = K rounded up to 16), and what the kernel's rule for rows it
+//!     computes apart needs into stats
 //! col_norms(const float* B, double* part, int K, int N)
 //!     blocks of 32 columns by 256 rows of B: sums of squares into part[chunk·N + n], sums of
 //!     magnitudes and largest magnitudes into two more planes of chunks·N
 //! scale_cols(const float* B, const double* part, signed char* b_res, int* exps, int* stats,
-//!            double* norms, int M, int K, int N, int pitch)
+//!            double* norms, double* l1, int M, int K, int N, int pitch)
 //!     blocks of 32 columns by 128 rows: as scale_rows for B's columns (exps + M is passed;
-//!     Σx² into norms[M + n]), the residues of Bᵀ into b_res (planes of N rows of pitch bytes)
-//! mark_paths(const int* exps, const int* stats, int* marks, int M, int N)
+//!     Σx² into norms[M + n], Σ|x| into l1[M + n]), the residues of Bᵀ into b_res (planes of N
+//!     rows of pitch bytes)
+//! mark_paths(const int* exps, int* stats, int* marks, int M, int N)
 //!     marks[v] for a row of A (v = i) or column of B (v = M + j): 1 on the FP32 path, 0 carried
-//!     at MODULI moduli, 2 to be looked at again
-//! count_further(const float* A, const float* B, int* stats, const double* norms, int* marks,
-//!               int M, int N, int K, int row_blocks)
-//!     the vectors marked 2: the fewest moduli up to MOST that carry each (marks 0, or 1 if none
-//!     does), and stats[2] = L, the most any needs, if more than MODULI; blocks below row_blocks
-//!     take rows, the rest groups of 32 columns
+//!     at MODULI moduli, 2 to be looked at again, and the flag in stats if any is 2
+//! magnitudes_rows(const float* A, const int* exps, const double* l1, const int* stats,
+//!                 unsigned short* mag_a, float2* sl1, int M, int N, int K, int kpitch)
+//! magnitudes_cols(const float* B, const int* exps, const double* l1, const int* stats,
+//!                 unsigned short* mag_b, float2* sl1, int M, int N, int K, int kpitch)
+//!     where the flag is set: |A| and |B|ᵀ scaled and rounded down to bf16 (rows of kpitch
+//!     entries, K rounded up to 8), and each vector's two scaled norms into sl1 (blocks of rows
+//!     in turn; 32 columns by 128 of K a block)
+//! bound(int M, int N, int K, int* stats, const float2* sl1, CUtensorMap a_map, CUtensorMap b_map)
+//!     where the flag is set: the bf16 product of the magnitudes, 128×256 tiles, and each row's
+//!     and column's ratio into stats; the maps are of mag_a and mag_b, two coordinates {k, row}
+//! choose_moduli(const int* exps, const double* norms, int* stats, int* marks, int M, int N, int K)
+//!     where the flag is set, one block: each vector's need, L (stats[2] where above MODULI), the
+//!     histogram of needs, and marks 0 or 1
 //! rescale_rows(const float* A, signed char* a_res, int* exps, const int* stats,
 //!              const double* norms, int M, int K, int pitch)
 //! rescale_cols(const float* B, signed char* b_res, int* exps, const int* stats,
@@ -51,6 +60,7 @@
 use std::sync::Mutex;
 
 use anyhow::{Result, anyhow};
+use cudarc::driver::sys::CUfunction_attribute as FnAttr;
 use cudarc::driver::{
     CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
@@ -93,21 +103,30 @@ pub const ROWS_ENTRY: &str = "scale_rows";
 pub const NORMS_ENTRY: &str = "col_norms";
 pub const COLS_ENTRY: &str = "scale_cols";
 pub const MARKS_ENTRY: &str = "mark_paths";
-pub const COUNT_ENTRY: &str = "count_further";
 pub const RESCALE_ROWS_ENTRY: &str = "rescale_rows";
 pub const RESCALE_COLS_ENTRY: &str = "rescale_cols";
 pub const RECONSTRUCT_ENTRY: &str = "reconstruct";
 pub const RECONSTRUCT_WIDE_ENTRY: &str = "reconstruct_wide";
+pub const MAGNITUDE_ROWS_ENTRY: &str = "magnitudes_rows";
+pub const MAGNITUDE_COLS_ENTRY: &str = "magnitudes_cols";
+pub const BOUND_ENTRY: &str = "bound";
+pub const CHOOSE_ENTRY: &str = "choose_moduli";
+
+/// The bound's tiles (kernel.cu's BM × BOUND_BN, 64 bf16 deep) and its four stages of them in
+/// shared memory, with their barriers and the swizzle's alignment.
+const BOUND_ROWS: u32 = 128;
+const BOUND_COLS: u32 = 256;
+const BOUND_DEPTH: u32 = 64;
+const BOUND_SMEM: u32 = 4 * (128 * (BOUND_ROWS + BOUND_COLS) + 16) + 1024;
+/// Entries of each vector's count histogram in the statistics (kernel.cu's HIST_LEN): counts 0 to
+/// MOST, and one for more than MOST.
+pub const HIST_LEN: usize = MOST + 2;
 
 /// Blocks of the second pass's scaling kernels: they return at once where the first pass's moduli
 /// do, and where they do not, enough blocks that the last wave is a small part of the work.
 const RESCALE_BLOCKS: usize = 2048;
 /// Blocks of the wide rebuild, which return at once where the first pass's moduli do.
 const WIDE_BLOCKS: usize = 1024;
-/// Blocks of `count_further` that take A's rows; B's columns take one block per 32 more. Together
-/// they fit one wave, so that the column blocks, each walking all of K, start at once.
-const COUNT_ROW_BLOCKS: usize = 384;
-
 /// Rows of B a block of `col_norms` sums.
 pub const NORM_CHUNK: usize = 256;
 /// Rows of K in a tile of `scale_cols` and `rescale_cols`.
@@ -121,14 +140,27 @@ pub fn pitch(cols: usize) -> usize {
     cols.div_ceil(16) * 16
 }
 
-/// The ints of the statistics the scaling kernels write.
+/// The ints of the statistics (kernel.cu's layout): q_A, q_B and the count taken; 2s + z and s
+/// for each vector; the flag; the histogram of needs for rows and for columns; each vector's
+/// ratio and need.
 pub fn stats_len(shape: Shape) -> usize {
+    3 + 4 * (shape.m + shape.n) + 1 + 2 * HIST_LEN
+}
+
+/// Where the flag and the histograms start in the statistics.
+fn flag_at(shape: Shape) -> usize {
     3 + 2 * (shape.m + shape.n)
 }
 
-/// Device bytes a product of `shape` needs besides A, B and C, whatever the first pass's count: the residues of A, of Bᵀ and of C for all [`MOST`] moduli the data may call for, the
-/// exponents, the statistics, the marks and B's partial norms (three planes), and the FP32 path's
-/// lists.
+/// The pitch, in bf16 entries, of a matrix of magnitudes `k` deep: rows 16-byte aligned.
+pub fn bf16_pitch(k: usize) -> usize {
+    k.div_ceil(8) * 8
+}
+
+/// Device bytes a product of `shape` needs besides A, B and C, whatever the first pass's count:
+/// the residues of A, of Bᵀ and of C for all [`MOST`] moduli the data may call for, the bound's
+/// bf16 magnitudes of both, the exponents, the statistics, the marks, each vector's scaled ‖·‖₁,
+/// Σx² and ‖·‖₁, B's partial norms (three planes), and the FP32 path's lists.
 pub fn workspace_bytes(shape: Shape) -> u64 {
     let stats = stats_len(shape) as u64;
     let Shape { m, n, k } = shape;
@@ -136,8 +168,10 @@ pub fn workspace_bytes(shape: Shape) -> u64 {
     let residues =
         l.saturating_mul((m + n).saturating_mul(pitch(k as usize) as u64) + m * pitch(n as usize) as u64);
     let ints = (m + n) + stats + (m + n);
+    let magnitudes = 2 * (m + n).saturating_mul(bf16_pitch(k as usize) as u64);
     residues
-        .saturating_add(4 * ints + 8 * (m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+        .saturating_add(magnitudes)
+        .saturating_add(4 * ints + 4 * (m + n) + 2 * 8 * (m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
         .saturating_add(common::fp32_path::workspace_bytes(shape))
 }
 
@@ -147,10 +181,12 @@ pub struct Residues {
     norms: CudaFunction,
     cols: CudaFunction,
     marks: CudaFunction,
-    count: CudaFunction,
     rescale_rows: CudaFunction,
     rescale_cols: CudaFunction,
     reconstruct: Option<[CudaFunction; 2]>,
+    magnitudes: [CudaFunction; 2],
+    bound: CudaFunction,
+    choose: CudaFunction,
     state: Mutex<State>,
     fp32: Fp32Path,
 }
@@ -165,10 +201,18 @@ struct State {
     marks: Option<CudaSlice<i32>>,
     part: Option<CudaSlice<f64>>,
     norms: Option<CudaSlice<f64>>,
+    l1: Option<CudaSlice<f64>>,
+    scaled_l1: Option<CudaSlice<f32>>,
+    mag_a: Option<CudaSlice<u16>>,
+    mag_b: Option<CudaSlice<u16>>,
     /// The maps of the last launch and what they were encoded for.
     last: Option<(Key, [TensorMap; 2])>,
-    /// The first pass's moduli at the last launch.
+    /// The bound's maps and what they were encoded for.
+    last_bound: Option<((u64, u64, Shape), [TensorMap; 2])>,
+    /// The first pass's moduli at the last launch, its shape, and whether the count was forced.
     first: usize,
+    shape: Option<Shape>,
+    forced: bool,
 }
 
 type Key = (u64, u64, Shape, usize, TmaBox, TmaBox);
@@ -195,12 +239,15 @@ fn blocks(count: usize, per_block: usize) -> u32 {
 impl Residues {
     /// Finds the entry points in the step's module.
     pub fn new(kernel: &Kernel) -> Result<Self> {
+        let bound = kernel.entry(BOUND_ENTRY)?;
+        bound
+            .set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BOUND_SMEM as i32)
+            .map_err(|e| anyhow!("could not give the bound {BOUND_SMEM} bytes of shared memory: {e:?}"))?;
         Ok(Self {
             rows: kernel.entry(ROWS_ENTRY)?,
             norms: kernel.entry(NORMS_ENTRY)?,
             cols: kernel.entry(COLS_ENTRY)?,
             marks: kernel.entry(MARKS_ENTRY)?,
-            count: kernel.entry(COUNT_ENTRY)?,
             rescale_rows: kernel.entry(RESCALE_ROWS_ENTRY)?,
             rescale_cols: kernel.entry(RESCALE_COLS_ENTRY)?,
             reconstruct: if kernel.has_entry(RECONSTRUCT_ENTRY) {
@@ -208,6 +255,9 @@ impl Residues {
             } else {
                 None
             },
+            magnitudes: [kernel.entry(MAGNITUDE_ROWS_ENTRY)?, kernel.entry(MAGNITUDE_COLS_ENTRY)?],
+            bound,
+            choose: kernel.entry(CHOOSE_ENTRY)?,
             state: Mutex::default(),
             fp32: Fp32Path::default(),
         })
@@ -233,17 +283,24 @@ impl Residues {
         let exps = workspace(gpu, &mut state.exps, m + n)?;
         let part = workspace(gpu, &mut state.part, 3 * k.div_ceil(NORM_CHUNK) * n)?;
         let squares = workspace(gpu, &mut state.norms, m + n)?;
+        let l1 = workspace(gpu, &mut state.l1, m + n)?;
+        let scaled_l1 = workspace(gpu, &mut state.scaled_l1, 2 * (m + n))?;
+        let kb = bf16_pitch(k);
+        let mag_a = workspace(gpu, &mut state.mag_a, m * kb)?;
+        let mag_b = workspace(gpu, &mut state.mag_b, n * kb)?;
         let stats = zeroed(gpu, &mut state.stats, stats_len(shape))?;
         state.first = moduli;
+        state.shape = Some(shape);
+        state.forced = call.params.find(crate::COUNT.name).is_some_and(|c| c > 0);
         let marks = workspace(gpu, &mut state.marks, m + n)?;
         let b_exps = exps + 4 * m as u64;
-        let [mi, ni, ki, kpi] = [m, n, k, kp].map(|v| v as i32);
+        let [mi, ni, ki, kpi, kbi] = [m, n, k, kp, kb].map(|v| v as i32);
         fn failed(entry: &'static str) -> impl Fn(cudarc::driver::DriverError) -> anyhow::Error {
             move |e| anyhow!("the kernel's {entry} failed to launch: {e:?}")
         }
 
         let mut rows = gpu.stream.launch_builder(&self.rows);
-        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
+        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&l1).arg(&mi).arg(&ki).arg(&kpi);
         // SAFETY (this launch and the ones below): the arguments match the signatures in the
         // module docs; the workspaces hold what those signatures address for `shape` (allocated
         // above), and A, B and C hold the shape (checked by the caller).
@@ -254,7 +311,7 @@ impl Residues {
         unsafe { norms.launch(config((blocks(n, 32), blocks(k, NORM_CHUNK), 1))) }
             .map_err(failed(NORMS_ENTRY))?;
         let mut cols = gpu.stream.launch_builder(&self.cols);
-        cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares);
+        cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares).arg(&l1);
         cols.arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
         // SAFETY: as for scale_rows above.
         unsafe { cols.launch(config((blocks(n, 32), blocks(k, SCALE_TILE), 1))) }
@@ -263,12 +320,56 @@ impl Residues {
         mark.arg(&exps).arg(&stats).arg(&marks).arg(&mi).arg(&ni);
         // SAFETY: as for scale_rows above.
         unsafe { mark.launch(config((blocks(m + n, 256).min(1024), 1, 1))) }.map_err(failed(MARKS_ENTRY))?;
-        let row_blocks = m.clamp(1, COUNT_ROW_BLOCKS) as i32;
-        let mut count = gpu.stream.launch_builder(&self.count);
-        count.arg(a).arg(b).arg(&stats).arg(&squares).arg(&marks).arg(&mi).arg(&ni).arg(&ki).arg(&row_blocks);
+        // The bound, where the rule left vectors marked (else each kernel returns at once).
+        let [mag_rows, mag_cols] = &self.magnitudes;
+        let mut mags = gpu.stream.launch_builder(mag_rows);
+        mags.arg(a).arg(&exps).arg(&l1).arg(&stats).arg(&mag_a).arg(&scaled_l1);
+        mags.arg(&mi).arg(&ni).arg(&ki).arg(&kbi);
         // SAFETY: as for scale_rows above.
-        unsafe { count.launch(config((row_blocks as u32 + blocks(n, 32).min(128), 1, 1))) }
-            .map_err(failed(COUNT_ENTRY))?;
+        unsafe { mags.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
+            .map_err(failed(MAGNITUDE_ROWS_ENTRY))?;
+        let mut mags = gpu.stream.launch_builder(mag_cols);
+        mags.arg(b).arg(&exps).arg(&l1).arg(&stats).arg(&mag_b).arg(&scaled_l1);
+        mags.arg(&mi).arg(&ni).arg(&ki).arg(&kbi);
+        // SAFETY: as for scale_rows above.
+        unsafe { mags.launch(config((blocks(n, 32), blocks(kb, SCALE_TILE), 1))) }
+            .map_err(failed(MAGNITUDE_COLS_ENTRY))?;
+        let bound_key = (mag_a, mag_b, shape);
+        let bound_maps = match &state.last_bound {
+            Some((last, maps)) if *last == bound_key => *maps,
+            _ => {
+                let maps = [
+                    encode_as(
+                        Element::Bf16,
+                        mag_a,
+                        [m, k, kb, 1],
+                        TmaBox { rows: BOUND_ROWS, cols: BOUND_DEPTH },
+                    )?,
+                    encode_as(
+                        Element::Bf16,
+                        mag_b,
+                        [n, k, kb, 1],
+                        TmaBox { rows: BOUND_COLS, cols: BOUND_DEPTH },
+                    )?,
+                ];
+                state.last_bound = Some((bound_key, maps));
+                maps
+            }
+        };
+        let mut bound = gpu.stream.launch_builder(&self.bound);
+        bound.arg(&mi).arg(&ni).arg(&ki).arg(&stats).arg(&scaled_l1).arg(&bound_maps[0]).arg(&bound_maps[1]);
+        let bound_cfg = LaunchConfig {
+            grid_dim: (blocks(n, BOUND_COLS as usize), blocks(m, BOUND_ROWS as usize), 1),
+            block_dim: (384, 1, 1),
+            shared_mem_bytes: BOUND_SMEM,
+        };
+        // SAFETY: as for scale_rows above; the maps address mag_a and mag_b, allocated above.
+        unsafe { bound.launch(bound_cfg) }.map_err(failed(BOUND_ENTRY))?;
+        let mut choose = gpu.stream.launch_builder(&self.choose);
+        choose.arg(&exps).arg(&squares).arg(&stats).arg(&marks).arg(&mi).arg(&ni).arg(&ki);
+        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: as for scale_rows above.
+        unsafe { choose.launch(one) }.map_err(failed(CHOOSE_ENTRY))?;
         let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
         rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
         // SAFETY: as for scale_rows above.
@@ -315,16 +416,47 @@ impl Residues {
     }
 
     /// The moduli the last product took (after it has finished): the first pass's, or more where
-    /// the data called for them.
-    pub fn moduli(&self, gpu: &Gpu) -> Result<Option<usize>> {
+    /// the data called for them; and what each row and column needed, in words.
+    pub fn moduli(&self, gpu: &Gpu) -> Result<Option<(usize, String)>> {
         let state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
-        let Some(stats) = &state.stats else { return Ok(None) };
-        let mut chosen = [0i32];
-        gpu.stream
-            .memcpy_dtoh(&stats.slice(2..3), &mut chosen)
-            .map_err(|e| anyhow!("reading the moduli the product took: {e:?}"))?;
-        Ok(Some(state.first.max(chosen[0].max(0) as usize)))
+        let (Some(stats), Some(shape)) = (&state.stats, state.shape) else { return Ok(None) };
+        let read = |from: usize, len: usize| {
+            let mut v = vec![0i32; len];
+            gpu.stream
+                .memcpy_dtoh(&stats.slice(from..from + len), &mut v)
+                .map_err(|e| anyhow!("reading the moduli the product took: {e:?}"))
+                .map(|()| v)
+        };
+        let chosen = read(2, 1)?[0];
+        let taken = state.first.max(chosen.max(0) as usize);
+        let flag = read(flag_at(shape), 1 + 2 * HIST_LEN)?;
+        let words = if state.forced {
+            format!("{taken} moduli forced on every row and column (--moduli); no rule, no bound")
+        } else if flag[0] == 0 {
+            format!("every row and column is carried at the first pass's {} moduli (the rule)", state.first)
+        } else {
+            needs_words(&flag[1..=HIST_LEN], &flag[1 + HIST_LEN..], state.first)
+        };
+        Ok(Some((taken, words)))
     }
+}
+
+/// The histogram of needs, rows' and columns', in words: "7 for 4090 rows and 4096 columns, 9 for
+/// 6 rows, more than 16 for 1 column".
+fn needs_words(rows: &[i32], cols: &[i32], first: usize) -> String {
+    let plural = |n: i32, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let parts: Vec<String> = (0..HIST_LEN)
+        .filter(|&l| rows[l] > 0 || cols[l] > 0)
+        .map(|l| {
+            let whom = match (rows[l], cols[l]) {
+                (r, 0) => plural(r, "row"),
+                (0, c) => plural(c, "column"),
+                (r, c) => format!("{} and {}", plural(r, "row"), plural(c, "column")),
+            };
+            if l > MOST { format!("more than {MOST} for {whom}") } else { format!("{l} for {whom}") }
+        })
+        .collect();
+    format!("the fewest moduli the rule or the bound allows (first pass {first}): {}", parts.join(", "))
 }
 
 /// Step 11's hooks: every launch is the residues' ([`Residues`]).
@@ -362,7 +494,11 @@ impl OwnLaunch for Residues {
     /// The FP32 path's counts, with the moduli the product took.
     fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
         let moduli = self.moduli(gpu)?;
-        Ok(self.fp32.paths(gpu)?.map(|p| Paths { moduli, ..p }))
+        Ok(self.fp32.paths(gpu)?.map(|p| Paths {
+            moduli: moduli.as_ref().map(|m| m.0),
+            needs: moduli.map(|m| m.1),
+            ..p
+        }))
     }
 }
 
@@ -373,16 +509,20 @@ mod tests {
     #[test]
     fn the_workspace_counts_every_residue_plane() {
         let s = Shape::new(3, 5, 7).unwrap();
-        // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16), exponents, statistics (3 and 2
-        // for each of 8 vectors), marks; each vector's Σx², one chunk of norms in three planes;
-        // the FP32 path's lists, counts and the pieces of one split tile.
+        // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16); the bf16 magnitudes of 8 vectors
+        // 8 deep; exponents, statistics (3, 4 for each of 8 vectors, the flag and two
+        // histograms of 18), marks; each vector's scaled ‖·‖₁ (a float), Σx² and ‖·‖₁ (doubles),
+        // one chunk of norms in three planes; the FP32 path's lists, counts and the pieces of one
+        // split tile.
         assert_eq!(
             workspace_bytes(s),
             16 * (8 * 16 + 3 * 16)
+                + 2 * 8 * 8
                 + 4 * 8
-                + 4 * (3 + 2 * 8)
+                + 4 * (3 + 4 * 8 + 1 + 2 * 18)
                 + 4 * 8
-                + 8 * 8
+                + 4 * 8
+                + 2 * 8 * 8
                 + 3 * 8 * 5
                 + 4 * (11 + 3 + 256 + 128 * 256)
         );

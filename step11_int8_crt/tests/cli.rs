@@ -24,6 +24,7 @@ fn invalid_parameter_sets_are_refused_without_a_gpu() {
             (&["--param", "GROUP=0"], "GROUP must be 1 to 64"),
             (&["-k", "200000"], "deeper than the 131072 terms"),
             (&["--param", "MODULI=2", "-k", "131072"], "raise MODULI"),
+            (&["--param", "COUNT=5"], "COUNT must be 0 (the data chooses) or 7 to 16"),
         ],
     );
 }
@@ -32,7 +33,7 @@ fn invalid_parameter_sets_are_refused_without_a_gpu() {
 fn help_names_the_default_shape_and_the_chapter() {
     testing::assert_help(
         BIN,
-        &["Default shape: 4096×4096×4096", "Chapter: docs/src/step11.md", "MODULI"],
+        &["Default shape: 4096×4096×4096", "Chapter: docs/src/step11.md", "MODULI", "--moduli <N>"],
         &[],
     );
 }
@@ -42,4 +43,14 @@ fn help_names_the_default_shape_and_the_chapter() {
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_real_looking_inputs_from_npy_files_pass() {
     testing::assert_npy_inputs_pass(BIN);
+}
+
+/// `--moduli` takes 2 to 16: clap refuses the rest in one line.
+#[test]
+fn the_forced_count_is_checked_and_is_step_elevens_alone() {
+    for bad in ["1", "17", "x"] {
+        let (code, err) = testing::run_program(BIN, &["--moduli", bad], &[]);
+        assert_eq!(code, Some(2), "--moduli {bad}: {err}");
+        assert!(err.contains("--moduli"), "--moduli {bad}: {err}");
+    }
 }

@@ -17,10 +17,12 @@
 // The kernels of every product: scale_rows (A's rows: exponents and residues for MODULI moduli),
 // col_norms and scale_cols (B's columns, written transposed so that both operands are K-major, as
 // the INT8 wgmma wants them in shared memory), mark_paths (the rows and columns the rule carries
-// at MODULI), count_further (how many moduli, up to MOST, the others need: L), rescale_rows and
-// rescale_cols (the residues again for L moduli, where L > MODULI), matmul (one INT8 product per
-// modulus, each reduced to its residue) and reconstruct, or reconstruct_wide where L > MODULI.
-// The course's tiled FP32 kernel then computes the rows and columns no count carries.
+// at MODULI), and where it does not carry them all, magnitudes_rows and _cols, bound (what each
+// element needs, from a bf16 product of |A| and |B|) and choose_moduli (L, the moduli the product
+// takes, up to MOST); rescale_rows and rescale_cols (the residues again for L moduli, where
+// L > MODULI), matmul (one INT8 product per modulus, each reduced to its residue) and
+// reconstruct, or reconstruct_wide where L > MODULI. The course's tiled FP32 kernel then computes
+// the rows and columns no count carries.
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).
@@ -298,11 +300,10 @@ __device__ __forceinline__ void load(const float* row, int k0, int K, float (&v)
 // columns, a row with s > 0 and (2s + z)·q_B > 1 takes the FP32 path (mark_paths, below), and
 // likewise a column of B against q_A, the rows' largest
 // ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most 2τ more,
-// and the rest of the bound covers the final rounding to FP32 (the rebuild is exact). More moduli
-// give longer integers, so fewer small entries: a vector the rule does not carry at MODULI may
-// be carried at more (count_further, below).
+// and the rest of the bound covers the final rounding to FP32 (the rebuild is exact). A vector the
+// rule does not carry at MODULI is looked at again, element by element (bound_rule, below).
 // stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), [2] the
-// moduli the product takes (0 until count_further raises it above MODULI), then for each row of
+// moduli the product takes (0 until choose_moduli raises it above MODULI), then for each row of
 // A and column of B in turn (v = i, or M + j) 2s + z at [3 + 2v] and s at [4 + 2v], at MODULI;
 // zeroed before every product.
 constexpr float SMALL = 134217728.0f;  // 2²⁷: an entry is small below SMALL/K once scaled
@@ -327,20 +328,29 @@ __device__ __forceinline__ bool apart(int weight, int small, int q_bits)
     return small > 0 && static_cast<float>(weight) * __int_as_float(q_bits) > 1.0f;
 }
 
-constexpr int FURTHER = REACH - MODULI;  // counts of moduli past the first pass's
 
-// The moduli the product takes, once count_further has run.
+// The moduli the product takes, once choose_moduli has run.
 __device__ __forceinline__ int chosen(const int* stats) { return max(MODULI, stats[2]); }
 // ANCHOR_END: apart_rule
 
-// A's rows, a block of 256 threads each: the exponent of row i into exps[i] (and Σx² into
-// norms[i]), its residues
+// stats past the vectors' counts (the host's stats_len): at FLAG(M, N) whether mark_paths marked
+// any vector 2; then, for rows and for columns, how many need each count (HIST_LEN of them, the
+// last for more than REACH); then each vector's ratio of what its rounding may cost an element
+// to what that element's bound allows, a positive float's bits (bound); then each vector's need.
+constexpr int HIST_LEN = MOST + 2;
+__device__ __forceinline__ int flag_at(int M, int N) { return 3 + 2 * (M + N); }
+__device__ __forceinline__ int hist_at(int M, int N) { return flag_at(M, N) + 1; }
+__device__ __forceinline__ int ratio_at(int M, int N) { return hist_at(M, N) + 2 * HIST_LEN; }
+__device__ __forceinline__ int need_at(int M, int N) { return ratio_at(M, N) + M + N; }
+
+// A's rows, a block of 256 threads each: the exponent of row i into exps[i], Σx² into norms[i]
+// and Σ|x| into l1[i], its residues
 // modulo each modulus into plane l of res (MODULI planes of M rows of pitch bytes), and its
 // share of stats (above). A thread takes 16 consecutive entries at a time; the first 4096 of the
 // row stay in registers between the two passes, the rest is read again (from L2: few rows are
 // in flight).
 extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats,
-                                      double* norms, int M, int K, int pitch) {
+                                      double* norms, double* l1, int M, int K, int pitch) {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
     __shared__ int partial_weight[8], partial_small[8];
@@ -382,6 +392,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     if (threadIdx.x == 0) {
         exps[i] = scale.e;
         norms[i] = norm2;
+        l1[i] = norm1;
         if (scale.e != NONFINITE) raise_to(&stats[0], norm1, largest);
     }
     // A row with NaN or infinity takes the FP32 path (mark_paths): its residues are zeros.
@@ -458,12 +469,12 @@ extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
 constexpr int SCALE_TILE = 128;
 
 // B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
-// exps[n] (and Σx² into norms[M + n]), the residues written transposed, column n of B as row n
-// of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8 product are then
+// exps[n] (Σx² into norms[M + n], Σ|x| into l1[M + n]), the residues written transposed, column
+// n of B as row n of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8 product are then
 // K-major. And the columns' share of stats (see scale_rows).
 extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
-                                      int* exps, int* stats, double* norms, int M, int K, int N,
-                                      int pitch) {
+                                      int* exps, int* stats, double* norms, double* l1, int M,
+                                      int K, int N, int pitch) {
     __shared__ float tile[SCALE_TILE][33];
     __shared__ int exponent[32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -486,6 +497,7 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
         if (n < N && blockIdx.y == 0) {
             exps[n] = e;
             norms[M + n] = norm2;
+            l1[M + n] = norm1;
             if (e != NONFINITE) raise_to(&stats[1], norm1, static_cast<float>(largest));
         }
         exponent[tx] = e;
@@ -517,7 +529,7 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
             pack(x, l);
     }
 }
-// The second pass, where count_further chose L > MODULI moduli (else the kernels return at once):
+// The second pass, where choose_moduli chose L > MODULI moduli (else the kernels return at once):
 // A's rows (a block each, rows further on taken in turn) and B's columns (32 of them by 128 of K
 // a block, tiles further down K taken in turn), their exponents for L moduli into exps and their
 // residues into L planes, from the Σx² the first pass kept. The integers reach 2⁶³: six pieces
@@ -597,137 +609,175 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
 
 // ANCHOR: apart
 // After the scaling: marks[v] = 1 for each row of A (v = i) and column of B (v = M + j) with NaN
-// or infinity, 0 for those the rule carries at MODULI moduli, and 2 for the others, which
-// count_further looks at again.
-extern "C" __global__ void mark_paths(const int* exps, const int* stats, int* marks, int M, int N)
+// or infinity, 0 for those the rule carries at MODULI moduli, and 2 for the others, which the
+// bound (below) looks at again; the flag is set where any vector is marked 2. With COUNT set
+// (--moduli), the rule is off: every finite vector is carried at COUNT moduli.
+extern "C" __global__ void mark_paths(const int* exps, int* stats, int* marks, int M, int N)
 {
+    bool further = false;
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < M + N; v += gridDim.x * blockDim.x) {
         bool row = v < M;
-        marks[v] = exps[v] == NONFINITE                                           ? 1
-                   : apart(stats[3 + 2 * v], stats[4 + 2 * v], stats[row ? 1 : 0]) ? 2
-                                                                                   : 0;
+        int mark = exps[v] == NONFINITE ? 1
+                   : COUNT == 0 && apart(stats[3 + 2 * v], stats[4 + 2 * v], stats[row ? 1 : 0])
+                       ? 2
+                       : 0;
+        marks[v] = mark;
+        further = further || mark == 2;
     }
-}
-
-// For a vector marked 2 with these zeros and Σx², the fewest moduli from MODULI + 1 to REACH at
-// which the rule carries it (REACH + 1 if none): `small` holds, for count MODULI + j, the
-// entries below SMALL/K·2^(−e) for that count's exponent e.
-__device__ __forceinline__ int moduli_needed(const int (&small)[FURTHER + 1], int zeros, int q_bits)
-{
-    for (int j = 1; j <= FURTHER; ++j)
-        if (!apart(2 * small[j] + zeros, small[j], q_bits)) return MODULI + j;
-    return REACH + 1;
+    if (__syncthreads_or(further) && threadIdx.x == 0) atomicOr(&stats[flag_at(M, N)], 1);
+    if (COUNT > MODULI && blockIdx.x == 0 && threadIdx.x == 0) stats[2] = COUNT;
 }
 // ANCHOR_END: apart
 
-// For each count MODULI + j, j ≥ 1, of moduli: the magnitude below which an entry of a vector
-// with Σx² = norm2 is small, SMALL/K·2^(−e), exact in doubles (0 where e is NONFINITE).
-__device__ __forceinline__ double small_below(double norm2, int K, int j)
+// ANCHOR: bound_rule
+// The bound: where the rule above does not carry a vector at MODULI (the flag), what each element
+// needs is read from a lower bound of |A||B| itself. Rounding row i at count L moves each entry
+// other than zero by at most u_i(L) = 2^(−e_i(L)−1), so it costs element (i, j) at most
+// u_i(L)·(‖b_j‖₁ + K·v_j), the cross term with column j's own rounding v_j included. That is
+// within γ_K/8·(|A||B|)ᵢⱼ, as the rule's, once 2^(e_i(L) − e_i) ≥ ratio, e_i the first pass's
+// exponent and ratio = (‖b_j‖₁·2^f_j + K/2)·2⁷²/(K·lower), lower below (|A||B|)ᵢⱼ·2^(46+e_i+f_j).
+// It comes from the product below of the magnitudes |a|·2^(e_i+23) and |b|·2^(f_j+23) (at most
+// 2^54.5), rounded toward zero to bf16 and raised to FLOOR where the entry is not zero: every pair
+// of entries other than zero then adds at least FLOOR² = 2⁻¹²⁶ (an FP32 normal), so a sum of 0
+// means that every term has a zero factor and the element is exact. Raising costs at most
+// FLOOR·(‖a_i‖₁·2^(e_i+23) + ‖b_j‖₁·2^(f_j+23)) + K·FLOOR², which lower takes away from half the
+// sum (the sums' rounding loses under K·2⁻²² of it at K ≤ 2¹⁷). Columns likewise, with ‖a_i‖₁.
+constexpr float BOUND_SCALE = 4722366482869645213696.0f;  // 2⁷²: γ_K/8 · 2⁻⁴⁵ is K·2⁻⁷²
+constexpr unsigned short FLOOR_BITS = 0x2000;  // 2⁻⁶³ as a bf16
+
+// |x|·2^shift rounded toward zero to bf16 (its high 16 bits), at least FLOOR where x is not zero:
+// the double's product is exact, and each conversion rounds down.
+__device__ __forceinline__ unsigned short bf16_down(float x, int shift)
 {
-    int e = exponent_for(norm2, K, MODULI + j);
-    return e == NONFINITE ? 0.0 : ldexp(static_cast<double>(SMALL / static_cast<float>(K)), -e);
+    if (x == 0.0f) return 0;
+    unsigned short m = static_cast<unsigned short>(
+        __float_as_uint(__double2float_rz(ldexp(static_cast<double>(x), shift))) >> 16);
+    return m > FLOOR_BITS ? m : FLOOR_BITS;
 }
 
-// The vectors marked 2, read again: their small entries counted for every count of moduli past
-// MODULI, the fewest that carry each, marks[v] = 0 for those some count carries (1 for the
-// others), and stats[2] raised to the most any needs: the product takes that many, and every
-// vector carried at fewer is carried at more (its exponent, so each scaled entry, only grows).
-// Blocks below `row_blocks` take A's rows, a block a row in turn; the rest take B's columns, 32
-// a block. Where nothing is marked 2, every block returns after reading the marks.
-extern "C" __global__ void count_further(const float* A, const float* B, int* stats,
-                                         const double* norms, int* marks, int M, int N, int K,
-                                         int row_blocks)
+// A vector's ‖x‖₁·2^e + K/2 (the ratio's numerator) and FLOOR·‖x‖₁·2^(e+23) (its share of what
+// raising costs), as floats rounded up; zeros for a vector of zeros or with NaN or infinity,
+// whose elements the bound leaves alone.
+__device__ __forceinline__ float2 scaled_l1(double l1, int e, int K)
 {
-    __shared__ double below[32][FURTHER + 1];
-    __shared__ int partial[8][32][FURTHER + 1];
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-    // First the block's marks, all at once: most inputs mark nothing 2, and the block returns.
-    bool any = false;
-    if (blockIdx.x < row_blocks) {
-        for (int i = blockIdx.x + threadIdx.x * row_blocks; i < M; i += blockDim.x * row_blocks)
-            any = any || marks[i] == 2;
-    } else {
-        int groups = gridDim.x - row_blocks;
-        for (int n = (blockIdx.x - row_blocks + ty * groups) * 32 + tx; n < N; n += 8 * groups * 32)
-            any = any || marks[M + n] == 2;
-    }
-    if (!__syncthreads_or(any)) return;
-    int most = 0;
-    if (blockIdx.x < row_blocks) {
-        for (int i = blockIdx.x; i < M; i += row_blocks) {
-            if (marks[i] != 2) continue;  // the same for the whole block
-            __syncthreads();  // the row before is done with `below` and `partial`
-            if (threadIdx.x >= 1 && threadIdx.x <= FURTHER)
-                below[0][threadIdx.x] = small_below(norms[i], K, threadIdx.x);
-            __syncthreads();
-            int small[FURTHER + 1] = {};
-            const float* row = A + static_cast<long long>(i) * K;
-            for (int k = threadIdx.x; k < K; k += blockDim.x) {
-                double x = fabs(static_cast<double>(row[k]));
-#pragma unroll
-                for (int j = 1; j <= FURTHER; ++j) small[j] += x > 0.0 && x < below[0][j];
-            }
-#pragma unroll
-            for (int j = 1; j <= FURTHER; ++j) {
-                int sum = __reduce_add_sync(0xFFFFFFFFu, small[j]);
-                if (tx == 0) partial[ty][0][j] = sum;
-            }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                for (int j = 1; j <= FURTHER; ++j) {
-                    small[j] = 0;
-                    for (int w = 0; w < 8; ++w) small[j] += partial[w][0][j];
-                }
-                int zeros = stats[3 + 2 * i] - 2 * stats[4 + 2 * i];
-                int need = moduli_needed(small, zeros, stats[1]);
-                marks[i] = need > REACH;
-                if (need <= REACH) most = max(most, need);
-            }
-        }
-    } else {
-        for (int n0 = (blockIdx.x - row_blocks) * 32; n0 < N; n0 += (gridDim.x - row_blocks) * 32) {
-            int n = n0 + tx;
-            bool counted = n < N && marks[M + n] == 2;
-            if (!__syncthreads_or(counted)) continue;
-            if (ty == 0 && counted) {
-                for (int j = 1; j <= FURTHER; ++j) below[tx][j] = small_below(norms[M + n], K, j);
-            }
-            __syncthreads();
-            int small[FURTHER + 1] = {};
-            if (counted) {
-                // Four loads in flight a warp before their counts: one column block walks all of K.
-                for (int k = ty; k < K; k += 32) {
-                    float v[4];
-#pragma unroll
-                    for (int u = 0; u < 4; ++u)
-                        v[u] = k + 8 * u < K ? B[static_cast<long long>(k + 8 * u) * N + n] : 0.0f;
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) {
-                        double x = fabs(static_cast<double>(v[u]));
-#pragma unroll
-                        for (int j = 1; j <= FURTHER; ++j) small[j] += x > 0.0 && x < below[tx][j];
-                    }
-                }
-            }
-#pragma unroll
-            for (int j = 1; j <= FURTHER; ++j) partial[ty][tx][j] = small[j];
-            __syncthreads();
-            if (ty == 0 && counted) {
-                for (int j = 1; j <= FURTHER; ++j) {
-                    small[j] = 0;
-                    for (int w = 0; w < 8; ++w) small[j] += partial[w][tx][j];
-                }
-                int zeros = stats[3 + 2 * (M + n)] - 2 * stats[4 + 2 * (M + n)];
-                int need = moduli_needed(small, zeros, stats[0]);
-                marks[M + n] = need > REACH;
-                if (need <= REACH) most = max(most, need);
-            }
-            __syncthreads();  // the next columns may write `below` and `partial` again
-        }
-    }
-    most = __reduce_max_sync(0xFFFFFFFFu, most);
-    if (tx == 0 && most > MODULI) atomicMax(&stats[2], most);
+    if (e == NONFINITE || l1 == 0.0) return make_float2(0.0f, 0.0f);
+    return make_float2(__double2float_ru(ldexp(l1, e) + 0.5 * K), __double2float_ru(ldexp(l1, e - 40)));
 }
+// ANCHOR_END: bound_rule
+
+// Where the flag is set: |A| scaled and rounded down to bf16, row i of mag (kpitch entries a
+// row, zeros past K), and each row's scaled_l1 into sl1[i]. A block a row, rows further on in
+// turn.
+extern "C" __global__ void magnitudes_rows(const float* A, const int* exps, const double* l1,
+                                           const int* stats, unsigned short* mag, float2* sl1,
+                                           int M, int N, int K, int kpitch)
+{
+    if (!stats[flag_at(M, N)]) return;
+    for (int i = blockIdx.x; i < M; i += gridDim.x) {
+        int e = exps[i];
+        const float* row = A + static_cast<long long>(i) * K;
+        unsigned short* out = mag + static_cast<long long>(i) * kpitch;
+        for (int k = threadIdx.x; k < kpitch; k += blockDim.x)
+            out[k] = k < K && e != NONFINITE ? bf16_down(fabsf(row[k]), e + 23) : 0;
+        if (threadIdx.x == 0) sl1[i] = scaled_l1(l1[i], e, K);
+    }
+}
+
+// The same for B's columns, written transposed (column n as row n of mag), 32 columns by 128 of
+// K a block, as scale_cols; sl1[M + n] for column n.
+extern "C" __global__ void magnitudes_cols(const float* B, const int* exps, const double* l1,
+                                           const int* stats, unsigned short* mag, float2* sl1,
+                                           int M, int N, int K, int kpitch)
+{
+    __shared__ float tile[SCALE_TILE][33];
+    if (!stats[flag_at(M, N)]) return;
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    int n0 = blockIdx.x * 32, k0 = blockIdx.y * SCALE_TILE;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        int k = k0 + ty + 8 * j, n = n0 + tx;
+        tile[ty + 8 * j][tx] = k < K && n < N ? B[static_cast<long long>(k) * N + n] : 0.0f;
+    }
+    __syncthreads();
+    int c = threadIdx.x / 8, kk = 16 * (threadIdx.x % 8), n = n0 + c;
+    if (n >= N) return;
+    int e = exps[M + n];
+    if (blockIdx.y == 0 && threadIdx.x % 8 == 0) sl1[M + n] = scaled_l1(l1[M + n], e, K);
+    unsigned short x[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) x[j] = e != NONFINITE ? bf16_down(fabsf(tile[kk + j][c]), e + 23) : 0;
+    unsigned short* out = mag + static_cast<long long>(n) * kpitch + k0 + kk;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        if (k0 + kk + 8 * h < kpitch) {
+            uint4 v;
+            v.x = x[8 * h] | static_cast<unsigned>(x[8 * h + 1]) << 16;
+            v.y = x[8 * h + 2] | static_cast<unsigned>(x[8 * h + 3]) << 16;
+            v.z = x[8 * h + 4] | static_cast<unsigned>(x[8 * h + 5]) << 16;
+            v.w = x[8 * h + 6] | static_cast<unsigned>(x[8 * h + 7]) << 16;
+            *reinterpret_cast<uint4*>(out + 8 * h) = v;
+        }
+    }
+}
+
+// ANCHOR: choose
+// The FP32 path's time in INT8 products (one modulus each): all the rows (or columns) of the
+// product cost about 20, from one modulus costing about a fourteenth of SGEMM's time and the path
+// running at 0.7× SGEMM; and any rows at all at least the time one block takes to walk K, about
+// that of one modulus over 4·10⁷ elements of C (measured on an H100: 41 rows and 36 columns of a
+// 4096³ product took 0.8 ms, a modulus 0.15 ms).
+constexpr double FP32_IN_MODULI = 20.0;
+constexpr double FP32_LEAST = 4e7;
+
+// Where the flag is set, one block: each vector's need, MODULI for those the rule carries, for the
+// others the fewest moduli whose exponent grows past the vector's ratio (REACH + 1 if none does);
+// L, the count that costs least with the vectors needing more on the FP32 path;
+// stats[2] = L where it is above MODULI, the needs counted into the histogram for the report,
+// and marks[v] = 1 for the vectors needing more than L (0 for the others).
+extern "C" __global__ void __launch_bounds__(1024)
+    choose_moduli(const int* exps, const double* norms, int* stats, int* marks, int M, int N, int K)
+{
+    __shared__ int hist[2][HIST_LEN];
+    __shared__ int pick;
+    if (!stats[flag_at(M, N)]) return;
+    for (int t = threadIdx.x; t < 2 * HIST_LEN; t += blockDim.x) hist[t / HIST_LEN][t % HIST_LEN] = 0;
+    __syncthreads();
+    int* need = stats + need_at(M, N);
+    for (int v = threadIdx.x; v < M + N; v += blockDim.x) {
+        int n = MODULI;
+        if (marks[v] == 1) {
+            n = REACH + 2;  // NaN or infinity: the FP32 path, whatever the count
+        } else if (marks[v] == 2) {
+            float ratio = __int_as_float(stats[ratio_at(M, N) + v]);
+            n = REACH + 1;
+            for (int L = MODULI; L <= REACH; ++L) {
+                if (ldexpf(1.0f, exponent_for(norms[v], K, L) - exps[v]) >= ratio) {
+                    n = L;
+                    break;
+                }
+            }
+        }
+        need[v] = n;
+        if (n <= REACH + 1) atomicAdd(&hist[v >= M][n], 1);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double least = 1e300;
+        for (int L = MODULI; L <= REACH; ++L) {
+            int rows = 0, cols = 0;
+            for (int n = L + 1; n <= REACH + 1; ++n) rows += hist[0][n], cols += hist[1][n];
+            double least_fp32 = FP32_LEAST / (static_cast<double>(M) * N);
+            double cost = L + (L > MODULI) + (rows > 0) * least_fp32 + (cols > 0) * least_fp32 +
+                          FP32_IN_MODULI * (static_cast<double>(rows) / M + static_cast<double>(cols) / N);
+            if (cost < least) least = cost, pick = L;
+        }
+        if (pick > MODULI) stats[2] = pick;
+        for (int t = 0; t < 2 * HIST_LEN; ++t) stats[hist_at(M, N) + t] = hist[t / HIST_LEN][t % HIST_LEN];
+    }
+    __syncthreads();
+    for (int v = threadIdx.x; v < M + N; v += blockDim.x) marks[v] = need[v] > pick;
+}
+// ANCHOR_END: choose
 
 // ANCHOR: constants
 constexpr int BM = 128;                     // rows of C per block: two consumers of 64
@@ -800,6 +850,16 @@ __device__ __forceinline__ void tma_load(unsigned char* dst, const CUtensorMap* 
         : "memory");
 }
 // ANCHOR_END: sync
+
+// The copy engine moves the box at (k, row) of a two-coordinate map into dst, counted on bar.
+__device__ __forceinline__ void tma_load_2d(unsigned char* dst, const CUtensorMap* map,
+                                            unsigned long long* bar, int k, int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3}], [%4];" ::"r"(smem(dst)),
+        "l"(map), "r"(k), "r"(row), "r"(smem(bar))
+        : "memory");
+}
 
 // ANCHOR: wgmma
 // A shared-memory operand: rows of 128 bytes (128 of K), 16-byte pieces swizzled, 8-row groups
@@ -902,7 +962,7 @@ __device__ __forceinline__ void add_residues(const int (&acc)[BN / 2], double (&
 // ANCHOR: kernel
 // One INT8 product per block and modulus z = blockIdx.z: C's BM×BN tile of Σ_k r_a·r_b, exact
 // in int32, reduced modulo m_z into plane z of c_res (planes of M rows of N bytes, padded to
-// 16). The grid has a z for each of the first pass's MODULI moduli; where count_further chose
+// 16). The grid has a z for each of the first pass's MODULI moduli; where choose_moduli chose
 // L more, a block takes the moduli z, z + MODULI, … below L in turn. A, B, C and exps are for a
 // kernel that rebuilds C itself.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -1022,6 +1082,150 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 }
 // ANCHOR_END: consumer
 // ANCHOR_END: kernel
+
+// ANCHOR: bound_kernel
+// d (a 64×256 tile, 128 floats a thread) += the 64×16 slice of bf16 magnitudes of A that a points
+// at times the 16×256 slice whose transpose b points at (both K-major, 32 bytes of each row).
+__device__ __forceinline__ void wgmma_bf16(float (&d)[128], unsigned long long a,
+                                           unsigned long long b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]),
+          "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]),
+          "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+          "+f"(d[126]), "+f"(d[127])
+        : "l"(a), "l"(b), "r"(1));
+}
+
+// The bound's tiles, whatever matmul's: 128×256, four stages of 64 of K (128 bytes a row).
+constexpr int BOUND_BN = 256;
+constexpr int BOUND_STAGES = 4;
+constexpr int BOUND_B_TILE = BOUND_BN * BK;
+constexpr unsigned BOUND_STAGE_BYTES = A_TILE + BOUND_B_TILE;
+
+// Where the flag is set, the product of the magnitudes (magnitudes_rows and _cols) on the bf16
+// tensor cores, with matmul's pipeline and launch order, a tile 64 deep (128 bytes) a stage; each element's ratios (bound_rule) raised into its row's and its column's, by atomicMax
+// on the bits of a positive float. The maps are of the magnitudes, two coordinates {k, row}.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    bound(int M, int N, int K, int* stats, const float2* sl1,
+          const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
+    if (!stats[flag_at(M, N)]) return;
+    extern __shared__ unsigned char raw[];
+    unsigned char* As = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    unsigned char* Bs = As + BOUND_STAGES * A_TILE;
+    unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + BOUND_STAGES * BOUND_B_TILE);
+    unsigned long long* empty = full + BOUND_STAGES;
+    int bid = blockIdx.x + gridDim.x * blockIdx.y;
+    int first = bid / (GROUP * gridDim.x) * GROUP;
+    int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
+    int row0 = (first + bid % (GROUP * gridDim.x) % rows) * BM;
+    int col0 = bid % (GROUP * gridDim.x) / rows * BOUND_BN;
+    int k_tiles = (K + BK / 2 - 1) / (BK / 2);  // 64 bf16 a row of the swizzle
+    int role = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < BOUND_STAGES; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], 4 * CONSUMERS);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (role == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+        if (threadIdx.x == 0) {
+            for (int it = 0; it < k_tiles; ++it) {
+                int s = it % BOUND_STAGES;
+                if (it >= BOUND_STAGES) mbar_wait(&empty[s], (it / BOUND_STAGES - 1) % 2);
+                mbar_expect_bytes(&full[s], BOUND_STAGE_BYTES);
+                tma_load_2d(As + s * A_TILE, &a_map, &full[s], it * (BK / 2), row0);
+                tma_load_2d(Bs + s * BOUND_B_TILE, &b_map, &full[s], it * (BK / 2), col0);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+    int lane = threadIdx.x % 32;
+    float acc[BOUND_BN / 2] = {};
+    for (int it = 0; it < k_tiles; ++it) {
+        int s = it % BOUND_STAGES;
+        mbar_wait(&full[s], (it / BOUND_STAGES) % 2);
+        unsigned long long a = descriptor(As + s * A_TILE + (role - 1) * 64 * BK);
+        unsigned long long b = descriptor(Bs + s * BOUND_B_TILE);
+        wgmma_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < BK / 32; ++k16) wgmma_bf16(acc, a + (32 * k16 >> 4), b + (32 * k16 >> 4));
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (it > 0 && lane == 0) mbar_arrive(&empty[(it - 1) % BOUND_STAGES]);
+    }
+    wgmma_wait<0>();
+
+    // acc[4j + 2h + v] is row 16·warp + g + 8h of the strip, column 8j + 2t + v.
+    int warp = (threadIdx.x / 32) % 4, g = lane / 4, t = lane % 4;
+    int r0 = row0 + 64 * (role - 1) + 16 * warp + g;
+    const float scale = BOUND_SCALE / static_cast<float>(K), raised = static_cast<float>(K) * 1.1754943508222875e-38f;
+    int* ratio = stats + ratio_at(M, N);
+    float2 a_l1[2];
+    float row_ratio[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) a_l1[h] = r0 + 8 * h < M ? sl1[r0 + 8 * h] : make_float2(0.0f, 0.0f);
+#pragma unroll
+    for (int j = 0; j < BOUND_BN / 8; ++j) {
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+            int c = col0 + 8 * j + 2 * t + v;
+            float2 b_l1 = c < N ? sl1[M + c] : make_float2(0.0f, 0.0f);
+            float col_ratio = 0.0f;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float sum = acc[4 * j + 2 * h + v];
+                if (a_l1[h].x > 0.0f && b_l1.x > 0.0f && sum > 0.0f) {
+                    // At most 0 where raising may account for all of it: an infinite ratio.
+                    float lower = fmaxf(0.5f * sum - a_l1[h].y - b_l1.y - raised, 0.0f);
+                    row_ratio[h] = fmaxf(row_ratio[h], b_l1.x * scale / lower);
+                    col_ratio = fmaxf(col_ratio, a_l1[h].x * scale / lower);
+                }
+            }
+#pragma unroll
+            for (int o = 4; o < 32; o *= 2) col_ratio = fmaxf(col_ratio, __shfl_xor_sync(0xFFFFFFFFu, col_ratio, o));
+            if (g == 0 && col_ratio > 0.0f) atomicMax(&ratio[M + c], __float_as_int(col_ratio));
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float r = row_ratio[h];
+        r = fmaxf(r, __shfl_xor_sync(0xFFFFFFFFu, r, 1));
+        r = fmaxf(r, __shfl_xor_sync(0xFFFFFFFFu, r, 2));
+        if (t == 0 && r > 0.0f) atomicMax(&ratio[r0 + 8 * h], __float_as_int(r));
+    }
+}
+// ANCHOR_END: bound_kernel
 
 // Elements j0 … j0 + 3 of a row of C (those within N), one 16-byte store where rows allow.
 __device__ __forceinline__ void store4(float* row, int j0, int N, const float (&c)[4])

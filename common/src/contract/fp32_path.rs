@@ -65,7 +65,7 @@ pub fn workspace_bytes(shape: Shape) -> u64 {
 }
 
 /// Where each row of A and column of B went in one product.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Paths {
     /// Rows of A on the FP32 path, and columns of B.
     pub rows: usize,
@@ -74,6 +74,8 @@ pub struct Paths {
     pub ms: Option<f64>,
     /// The moduli the product took, for a step that multiplies residues (step 11).
     pub moduli: Option<usize>,
+    /// How many moduli each row and column needed, in words (step 11's `needs` line).
+    pub needs: Option<String>,
 }
 
 /// The FP32 path's kernels, loaded on the first launch, and their workspaces.
@@ -217,7 +219,13 @@ impl Fp32Path {
             }
             _ => None,
         };
-        Ok(Some(Paths { rows: counts[0].max(0) as usize, cols: counts[2].max(0) as usize, ms, moduli: None }))
+        Ok(Some(Paths {
+            rows: counts[0].max(0) as usize,
+            cols: counts[2].max(0) as usize,
+            ms,
+            moduli: None,
+            needs: None,
+        }))
     }
 }
 

@@ -73,6 +73,8 @@ pub enum Element {
     F32,
     /// Bytes (step 11's residues, signed or not: the copy engine only moves them).
     U8,
+    /// bf16 (step 11's magnitudes, for its bound).
+    Bf16,
 }
 
 impl Element {
@@ -80,6 +82,7 @@ impl Element {
         match self {
             Element::F32 => 4,
             Element::U8 => 1,
+            Element::Bf16 => 2,
         }
     }
 }
@@ -114,6 +117,7 @@ pub fn encode_as(
     let data_type = match element {
         Element::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
         Element::U8 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        Element::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
     };
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     // SAFETY: every pointer addresses an array at least as long as the rank (2 or 3) implies;

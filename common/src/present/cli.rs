@@ -78,6 +78,12 @@ pub struct Args {
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, u32)>,
 
+    /// Force how many moduli step 11 takes on every row and column, 2 to 16, its rule and bound
+    /// off (the same as --param COUNT=N with MODULI = N, or 8 above 8): to see how few the data
+    /// would need.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=16))]
+    pub moduli: Option<u32>,
+
     /// Run an edited copy of the step's kernel from PATH instead of the built-in one: the same
     /// compile, verify, time and report, with no Rust rebuild.
     #[arg(long, value_name = "PATH")]
@@ -139,8 +145,9 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 10] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 11] = [
         ("params", "--param"),
+        ("moduli", "--moduli"),
         ("tune", "--tune"),
         ("device", "--device"),
         ("no_cublas", "--no-cublas"),
@@ -156,6 +163,7 @@ impl Args {
     pub fn gpu_only_given(&self) -> Vec<&'static str> {
         let given = [
             !self.params.is_empty(),
+            self.moduli.is_some(),
             self.tune,
             self.device.is_some(),
             self.no_cublas,

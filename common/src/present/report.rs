@@ -416,8 +416,9 @@ pub fn paths_line(shape: Shape, precision: Precision, p: &Paths, total_ms: f64) 
         ),
         _ => String::new(),
     };
+    let needs = p.needs.as_ref().map(|n| format!("\n  needs    {n}")).unwrap_or_default();
     format!(
-        "  paths    A's rows: {} {own}, {} in FP32 · B's columns: {} {own}, {} in FP32{time}",
+        "  paths    A's rows: {} {own}, {} in FP32 · B's columns: {} {own}, {} in FP32{time}{needs}",
         shape.m - p.rows.min(shape.m),
         p.rows,
         shape.n - p.cols.min(shape.n),
