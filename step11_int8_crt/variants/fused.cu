@@ -328,7 +328,6 @@ __device__ __forceinline__ bool apart(int weight, int small, int q_bits)
     return small > 0 && static_cast<float>(weight) * __int_as_float(q_bits) > 1.0f;
 }
 
-
 // The moduli the product takes, once choose_moduli has run.
 __device__ __forceinline__ int chosen(const int* stats) { return max(MODULI, stats[2]); }
 // ANCHOR_END: apart_rule
@@ -470,8 +469,8 @@ constexpr int SCALE_TILE = 128;
 
 // B's columns, 32 of them by 128 of K a block: the exponents (from col_norms' chunks) into
 // exps[n] (Σx² into norms[M + n], Σ|x| into l1[M + n]), the residues written transposed, column
-// n of B as row n of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8 product are then
-// K-major. And the columns' share of stats (see scale_rows).
+// n of B as row n of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8
+// product are then K-major. And the columns' share of stats (see scale_rows).
 extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
                                       int* exps, int* stats, double* norms, double* l1, int M,
                                       int K, int N, int pitch) {
@@ -612,8 +611,7 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
 // or infinity, 0 for those the rule carries at MODULI moduli, and 2 for the others, which the
 // bound (below) looks at again; the flag is set where any vector is marked 2. With COUNT set
 // (--moduli), the rule is off: every finite vector is carried at COUNT moduli.
-extern "C" __global__ void mark_paths(const int* exps, int* stats, int* marks, int M, int N)
-{
+extern "C" __global__ void mark_paths(const int* exps, int* stats, int* marks, int M, int N) {
     bool further = false;
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < M + N; v += gridDim.x * blockDim.x) {
         bool row = v < M;
@@ -647,8 +645,7 @@ constexpr unsigned short FLOOR_BITS = 0x2000;  // 2⁻⁶³ as a bf16
 
 // |x|·2^shift rounded toward zero to bf16 (its high 16 bits), at least FLOOR where x is not zero:
 // the double's product is exact, and each conversion rounds down.
-__device__ __forceinline__ unsigned short bf16_down(float x, int shift)
-{
+__device__ __forceinline__ unsigned short bf16_down(float x, int shift) {
     if (x == 0.0f) return 0;
     unsigned short m = static_cast<unsigned short>(
         __float_as_uint(__double2float_rz(ldexp(static_cast<double>(x), shift))) >> 16);
@@ -658,10 +655,10 @@ __device__ __forceinline__ unsigned short bf16_down(float x, int shift)
 // A vector's ‖x‖₁·2^e + K/2 (the ratio's numerator) and FLOOR·‖x‖₁·2^(e+23) (its share of what
 // raising costs), as floats rounded up; zeros for a vector of zeros or with NaN or infinity,
 // whose elements the bound leaves alone.
-__device__ __forceinline__ float2 scaled_l1(double l1, int e, int K)
-{
+__device__ __forceinline__ float2 scaled_l1(double l1, int e, int K) {
     if (e == NONFINITE || l1 == 0.0) return make_float2(0.0f, 0.0f);
-    return make_float2(__double2float_ru(ldexp(l1, e) + 0.5 * K), __double2float_ru(ldexp(l1, e - 40)));
+    return make_float2(__double2float_ru(ldexp(l1, e) + 0.5 * K),
+                       __double2float_ru(ldexp(l1, e - 40)));
 }
 // ANCHOR_END: bound_rule
 
@@ -670,8 +667,7 @@ __device__ __forceinline__ float2 scaled_l1(double l1, int e, int K)
 // turn.
 extern "C" __global__ void magnitudes_rows(const float* A, const int* exps, const double* l1,
                                            const int* stats, unsigned short* mag, float2* sl1,
-                                           int M, int N, int K, int kpitch)
-{
+                                           int M, int N, int K, int kpitch) {
     if (!stats[flag_at(M, N)]) return;
     for (int i = blockIdx.x; i < M; i += gridDim.x) {
         int e = exps[i];
@@ -687,8 +683,7 @@ extern "C" __global__ void magnitudes_rows(const float* A, const int* exps, cons
 // K a block, as scale_cols; sl1[M + n] for column n.
 extern "C" __global__ void magnitudes_cols(const float* B, const int* exps, const double* l1,
                                            const int* stats, unsigned short* mag, float2* sl1,
-                                           int M, int N, int K, int kpitch)
-{
+                                           int M, int N, int K, int kpitch) {
     __shared__ float tile[SCALE_TILE][33];
     if (!stats[flag_at(M, N)]) return;
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -705,7 +700,8 @@ extern "C" __global__ void magnitudes_cols(const float* B, const int* exps, cons
     if (blockIdx.y == 0 && threadIdx.x % 8 == 0) sl1[M + n] = scaled_l1(l1[M + n], e, K);
     unsigned short x[16];
 #pragma unroll
-    for (int j = 0; j < 16; ++j) x[j] = e != NONFINITE ? bf16_down(fabsf(tile[kk + j][c]), e + 23) : 0;
+    for (int j = 0; j < 16; ++j)
+        x[j] = e != NONFINITE ? bf16_down(fabsf(tile[kk + j][c]), e + 23) : 0;
     unsigned short* out = mag + static_cast<long long>(n) * kpitch + k0 + kk;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -735,12 +731,13 @@ constexpr double FP32_LEAST = 4e7;
 // stats[2] = L where it is above MODULI, the needs counted into the histogram for the report,
 // and marks[v] = 1 for the vectors needing more than L (0 for the others).
 extern "C" __global__ void __launch_bounds__(1024)
-    choose_moduli(const int* exps, const double* norms, int* stats, int* marks, int M, int N, int K)
-{
+    choose_moduli(const int* exps, const double* norms, int* stats, int* marks, int M, int N,
+                  int K) {
     __shared__ int hist[2][HIST_LEN];
     __shared__ int pick;
     if (!stats[flag_at(M, N)]) return;
-    for (int t = threadIdx.x; t < 2 * HIST_LEN; t += blockDim.x) hist[t / HIST_LEN][t % HIST_LEN] = 0;
+    for (int t = threadIdx.x; t < 2 * HIST_LEN; t += blockDim.x)
+        hist[t / HIST_LEN][t % HIST_LEN] = 0;
     __syncthreads();
     int* need = stats + need_at(M, N);
     for (int v = threadIdx.x; v < M + N; v += blockDim.x) {
@@ -767,12 +764,14 @@ extern "C" __global__ void __launch_bounds__(1024)
             int rows = 0, cols = 0;
             for (int n = L + 1; n <= REACH + 1; ++n) rows += hist[0][n], cols += hist[1][n];
             double least_fp32 = FP32_LEAST / (static_cast<double>(M) * N);
-            double cost = L + (L > MODULI) + (rows > 0) * least_fp32 + (cols > 0) * least_fp32 +
-                          FP32_IN_MODULI * (static_cast<double>(rows) / M + static_cast<double>(cols) / N);
+            double cost =
+                L + (L > MODULI) + (rows > 0) * least_fp32 + (cols > 0) * least_fp32 +
+                FP32_IN_MODULI * (static_cast<double>(rows) / M + static_cast<double>(cols) / N);
             if (cost < least) least = cost, pick = L;
         }
         if (pick > MODULI) stats[2] = pick;
-        for (int t = 0; t < 2 * HIST_LEN; ++t) stats[hist_at(M, N) + t] = hist[t / HIST_LEN][t % HIST_LEN];
+        for (int t = 0; t < 2 * HIST_LEN; ++t)
+            stats[hist_at(M, N) + t] = hist[t / HIST_LEN][t % HIST_LEN];
     }
     __syncthreads();
     for (int v = threadIdx.x; v < M + N; v += blockDim.x) marks[v] = need[v] > pick;
@@ -1091,14 +1090,14 @@ __device__ __forceinline__ void wgmma_bf16(float (&d)[128], unsigned long long a
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+        "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+        "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "
+        "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+        "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+        "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
+        "%123, %124, %125, %126, %127"
         "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
           "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
@@ -1114,11 +1113,11 @@ __device__ __forceinline__ void wgmma_bf16(float (&d)[128], unsigned long long a
           "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
           "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
           "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]),
-          "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]),
-          "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
-          "+f"(d[126]), "+f"(d[127])
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(a), "l"(b), "r"(1));
 }
 
@@ -1129,8 +1128,9 @@ constexpr int BOUND_B_TILE = BOUND_BN * BK;
 constexpr unsigned BOUND_STAGE_BYTES = A_TILE + BOUND_B_TILE;
 
 // Where the flag is set, the product of the magnitudes (magnitudes_rows and _cols) on the bf16
-// tensor cores, with matmul's pipeline and launch order, a tile 64 deep (128 bytes) a stage; each element's ratios (bound_rule) raised into its row's and its column's, by atomicMax
-// on the bits of a positive float. The maps are of the magnitudes, two coordinates {k, row}.
+// tensor cores, with matmul's pipeline and launch order, a tile 64 deep (128 bytes) a stage; each
+// element's ratios (bound_rule) raised into its row's and its column's, by atomicMax on the bits of
+// a positive float. The maps are of the magnitudes, two coordinates {k, row}.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     bound(int M, int N, int K, int* stats, const float2* sl1,
           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map) {
@@ -1139,7 +1139,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     unsigned char* As = reinterpret_cast<unsigned char*>(
         (reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
     unsigned char* Bs = As + BOUND_STAGES * A_TILE;
-    unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + BOUND_STAGES * BOUND_B_TILE);
+    unsigned long long* full =
+        reinterpret_cast<unsigned long long*>(Bs + BOUND_STAGES * BOUND_B_TILE);
     unsigned long long* empty = full + BOUND_STAGES;
     int bid = blockIdx.x + gridDim.x * blockIdx.y;
     int first = bid / (GROUP * gridDim.x) * GROUP;
@@ -1179,7 +1180,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         unsigned long long b = descriptor(Bs + s * BOUND_B_TILE);
         wgmma_fence();
 #pragma unroll
-        for (int k16 = 0; k16 < BK / 32; ++k16) wgmma_bf16(acc, a + (32 * k16 >> 4), b + (32 * k16 >> 4));
+        for (int k16 = 0; k16 < BK / 32; ++k16)
+            wgmma_bf16(acc, a + (32 * k16 >> 4), b + (32 * k16 >> 4));
         wgmma_commit();
         wgmma_wait<1>();
         if (it > 0 && lane == 0) mbar_arrive(&empty[(it - 1) % BOUND_STAGES]);
@@ -1189,12 +1191,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // acc[4j + 2h + v] is row 16·warp + g + 8h of the strip, column 8j + 2t + v.
     int warp = (threadIdx.x / 32) % 4, g = lane / 4, t = lane % 4;
     int r0 = row0 + 64 * (role - 1) + 16 * warp + g;
-    const float scale = BOUND_SCALE / static_cast<float>(K), raised = static_cast<float>(K) * 1.1754943508222875e-38f;
+    const float scale = BOUND_SCALE / static_cast<float>(K),
+                raised = static_cast<float>(K) * 1.1754943508222875e-38f;
     int* ratio = stats + ratio_at(M, N);
     float2 a_l1[2];
     float row_ratio[2] = {0.0f, 0.0f};
 #pragma unroll
-    for (int h = 0; h < 2; ++h) a_l1[h] = r0 + 8 * h < M ? sl1[r0 + 8 * h] : make_float2(0.0f, 0.0f);
+    for (int h = 0; h < 2; ++h)
+        a_l1[h] = r0 + 8 * h < M ? sl1[r0 + 8 * h] : make_float2(0.0f, 0.0f);
 #pragma unroll
     for (int j = 0; j < BOUND_BN / 8; ++j) {
 #pragma unroll
@@ -1213,7 +1217,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
 #pragma unroll
-            for (int o = 4; o < 32; o *= 2) col_ratio = fmaxf(col_ratio, __shfl_xor_sync(0xFFFFFFFFu, col_ratio, o));
+            for (int o = 4; o < 32; o *= 2)
+                col_ratio = fmaxf(col_ratio, __shfl_xor_sync(0xFFFFFFFFu, col_ratio, o));
             if (g == 0 && col_ratio > 0.0f) atomicMax(&ratio[M + c], __float_as_int(col_ratio));
         }
     }
