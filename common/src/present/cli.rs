@@ -79,8 +79,8 @@ pub struct Args {
     pub params: Vec<(String, u32)>,
 
     /// Force how many moduli step 11 takes on every row and column, 2 to 16, its rule and bound
-    /// off (the same as --param COUNT=N with MODULI = N, or 8 above 8): to see how few the data
-    /// would need.
+    /// off (its parameters COUNT = N and MODULI = N, or 8 above 8): to see how few the data would
+    /// need.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=16))]
     pub moduli: Option<u32>,
 
@@ -367,8 +367,16 @@ mod tests {
 
     #[test]
     fn options_a_step_refuses_are_left_out_of_its_help() {
-        let help = Args::command_for("x", String::new(), &["params", "tune"]).render_long_help().to_string();
-        assert!(!help.contains("--param") && !help.contains("--tune") && help.contains("--size"), "{help}");
+        let help = Args::command_for("x", String::new(), &["params", "tune", "moduli"])
+            .render_long_help()
+            .to_string();
+        assert!(
+            !help.contains("--param")
+                && !help.contains("--tune")
+                && !help.contains("--moduli")
+                && help.contains("--size"),
+            "{help}"
+        );
     }
 
     #[test]
@@ -386,6 +394,7 @@ mod tests {
             "--no-cublas",
             "--device",
             "--param",
+            "--moduli",
             "--kernel",
             "--compile-only",
             "--arch",
