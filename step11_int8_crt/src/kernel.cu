@@ -632,8 +632,10 @@ extern "C" __global__ void mark_paths(const int* exps, int* stats, int* marks, i
 // of entries other than zero then adds at least FLOOR² = 2⁻¹²⁶ (an FP32 normal), so a sum of 0
 // means that every term has a zero factor and the element is exact. Raising costs at most
 // FLOOR·(‖a_i‖₁·2^(e_i+23) + ‖b_j‖₁·2^(f_j+23)) + K·FLOOR², which lower takes away from half the
-// sum (the sums' rounding loses under K·2⁻²² of it at K ≤ 2¹⁷). Columns likewise, with ‖a_i‖₁.
-constexpr float BOUND_SCALE = 4722366482869645213696.0f;  // 2⁷²: γ_K/8 · 2⁻⁴⁵ is K·2⁻⁷²
+// sum: rounding the magnitudes down only lowers the products, and the tensor cores' sum, above
+// the exact one by a factor 1 + ε at most, ε far below 1, is then still at most twice it.
+// Columns likewise, with ‖a_i‖₁.
+constexpr float BOUND_SCALE = 4722366482869645213696.0f;  // 2⁷² = 2²⁷ (8/γ_K, over K) · 2⁴⁶ / 2
 constexpr unsigned short FLOOR_BITS = 0x2000;  // 2⁻⁶³ as a bf16
 
 // |x|·2^shift rounded toward zero to bf16 (its high 16 bits), at least FLOOR where x is not zero:
