@@ -506,6 +506,23 @@ impl OwnLaunch for Residues {
 mod tests {
     use super::*;
 
+    /// The needs line names each count with the rows and columns that needed it, and "more than
+    /// 16" for the last entry of the histogram.
+    #[test]
+    fn the_needs_line_reads_the_histogram() {
+        let (mut rows, mut cols) = (vec![0; HIST_LEN], vec![0; HIST_LEN]);
+        rows[7] = 4055;
+        cols[7] = 4060;
+        rows[8] = 41;
+        cols[8] = 36;
+        cols[MOST + 1] = 1;
+        assert_eq!(
+            needs_words(&rows, &cols, 7),
+            "the fewest moduli the rule or the bound allows (first pass 7): 7 for 4055 rows and 4060 columns, \
+             8 for 41 rows and 36 columns, more than 16 for 1 column"
+        );
+    }
+
     #[test]
     fn the_workspace_counts_every_residue_plane() {
         let s = Shape::new(3, 5, 7).unwrap();
