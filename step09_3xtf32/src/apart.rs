@@ -11,8 +11,38 @@ use common::Shape;
 use common::fp32_path::Fp32Path;
 use common::gpu::{Gpu, Kernel};
 use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
-use common::params::Params;
+use common::params::{Param, Params};
 use common::tma::Marks;
+
+// ANCHOR: split_k
+/// The parameter that splits each tile's K between that many blocks (the grid's z), each summing
+/// its share into its own slice of a workspace, the last of the tile's blocks to finish adding the
+/// slices in order (step 10's split of K, summed in the kernel). 0 lets the launch choose.
+pub const SPLIT_K: Param = Param {
+    name: "SPLIT_K",
+    default: 0,
+    help: "blocks that share each tile's K (0: as many as the SMs the tiles leave idle can take; 1: none)",
+};
+
+/// The most blocks a tile's K is split between.
+pub const SPLIT_K_MAX: u32 = 16;
+
+/// The fewest 32-deep tiles of K a block of a split takes when the launch chooses.
+const LEAST_SHARE: u32 = 8;
+
+/// The blocks that share each tile's K: SPLIT_K where given, else as many as keep every tile's
+/// blocks resident at once on a device that holds `slots` (one wave), each with at least
+/// LEAST_SHARE tiles of K; 1 where the tiles fill the device already.
+pub fn split_k(params: &Params, k: usize, tiles: u32, slots: u32) -> u32 {
+    match params.find(SPLIT_K.name).unwrap_or(1) {
+        0 => {
+            let k_tiles = (k as u32).div_ceil(32);
+            (slots / tiles.max(1)).min(k_tiles / LEAST_SHARE).clamp(1, SPLIT_K_MAX)
+        }
+        forced => forced,
+    }
+}
+// ANCHOR_END: split_k
 
 /// The entry point of a split step that marks the columns its split cannot carry (see [`Apart`]).
 pub const MARK_ENTRY: &str = "mark_cols";
@@ -23,26 +53,35 @@ pub const MARK_ENTRY: &str = "mark_cols";
 /// defines `mark_cols` gets, on every launch (timed with it):
 ///
 /// ```text
-/// (marks, exponents and column ranges zeroed: 2·(M + N) + 2·N ints)
+/// (marks, exponents, column ranges and the tiles' arrivals zeroed: 2·(M + N) + 2·N + tiles ints)
 /// mark_cols(const float* B, int* cols, int K, int N)
-///     blocks of 256 threads, four columns a thread, rows of B in turn in y: the columns'
-///     largest and least magnitudes into cols[0..2N)
+///     blocks of 256 threads, 256 columns a block and four rows at a time, up to MARK_ROWS
+///     blocks in y taking the rows in turn: the columns' largest and least magnitudes into
+///     cols[0..2N)
 /// scale_cols(const int* cols, int* marks, int* exps, int N)
 ///     a thread a column (marks + M and exps + M are passed): column j's exponent, and
 ///     marks[M + j] = 1 for a column the split cannot carry
 /// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps)
 ///     as without, A's rows scaled; exps[i] the exponent of row i, marks[i] = 1 for a row it
 ///     cannot carry
-/// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps)
-///     the exponents of A's rows, then of B's columns, which it takes back from C
+/// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps, float* slices, int* arrivals)
+///     the exponents of A's rows, then of B's columns, which it takes back from C; where the grid
+///     has z > 1 blocks a tile (SPLIT_K), z slices of M×N floats and a count a tile of the blocks
+///     that have finished
 /// the FP32 path of the marked rows and columns
 /// ```
 pub struct Apart {
     mark: CudaFunction,
     scale: CudaFunction,
     marks: Mutex<Option<CudaSlice<i32>>>,
+    /// The slices of a split K.
+    slices: Mutex<Option<CudaSlice<f32>>>,
     fp32: Fp32Path,
 }
+
+/// The most blocks in y of `mark_cols`: each adds its share of a column's range with an atomic,
+/// and a column's atomics wait on one another (256 of them cost a 1024³ product 14 µs on an H200).
+const MARK_ROWS: usize = 64;
 
 /// The entry point that turns the columns' ranges into exponents and marks.
 pub const SCALE_ENTRY: &str = "scale_cols";
@@ -57,24 +96,27 @@ impl Apart {
             mark: kernel.entry(MARK_ENTRY)?,
             scale: kernel.entry(SCALE_ENTRY)?,
             marks: Mutex::default(),
+            slices: Mutex::default(),
             fp32: Fp32Path::default(),
         }))
     }
 
-    /// Zeroes the marks, queues `mark_cols` and `scale_cols`; returns where the marks and the
-    /// exponents lie, for `split_a`, `matmul` and the FP32 path.
-    fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape) -> Result<Marks> {
+    /// Zeroes the marks and the tiles' arrivals, queues `mark_cols` and `scale_cols`; returns
+    /// where the marks and the exponents lie, for `split_a`, `matmul` and the FP32 path, and where
+    /// the arrivals do.
+    fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape, tiles: usize) -> Result<(Marks, u64)> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
         let (m, n) = (shape.m as u64, shape.n as u64);
-        let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 4 * shape.n)?;
+        let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 4 * shape.n + tiles)?;
         let exps = marks + 4 * (m + n);
         let cols = exps + 4 * (m + n);
+        let arrivals = cols + 8 * n;
         let [k, ni] = [shape.k, shape.n].map(|v| v as i32);
         let failed = |entry: &'static str| move |e| anyhow!("the kernel's {entry} failed to launch: {e:?}");
         let mut builder = gpu.stream.launch_builder(&self.mark);
         builder.arg(b).arg(&cols).arg(&k).arg(&ni);
         let cfg = LaunchConfig {
-            grid_dim: (shape.n.div_ceil(4 * 256) as u32, shape.k.min(256) as u32, 1),
+            grid_dim: (shape.n.div_ceil(256) as u32, shape.k.div_ceil(4).min(MARK_ROWS) as u32, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -92,7 +134,7 @@ impl Apart {
         // SAFETY: the arguments match `scale_cols(const int*, int*, int*, int)`; the column
         // ranges hold 2·N ints, the marks and exponents past M hold N each.
         unsafe { builder.launch(cfg) }.map_err(failed(SCALE_ENTRY))?;
-        Ok(Marks { marks, exps })
+        Ok((Marks { marks, exps }, arrivals))
     }
 }
 
@@ -105,23 +147,55 @@ impl Hooks for ApartHooks {
         Ok(Apart::find(kernel)?.map(|apart| Box::new(apart) as Box<dyn OwnLaunch>))
     }
 
-    fn workspace_bytes(&self, _params: &Params, shape: Shape) -> u64 {
-        // The marks, exponents and column ranges, and the FP32 path's lists.
-        4 * (2 * shape.m + 4 * shape.n) as u64 + common::fp32_path::workspace_bytes(shape)
+    fn workspace_bytes(&self, params: &Params, shape: Shape) -> u64 {
+        // The marks, exponents, column ranges and arrivals, the FP32 path's lists, and the slices
+        // of a split K: where the launch chooses, at most one wave of tiles, on a device of up to
+        // 256 SMs.
+        let tiles = shape.m.div_ceil(128) * shape.n.div_ceil(params.get("BN") as usize);
+        let slices = match params.get(SPLIT_K.name) {
+            0 => match (256 / tiles.max(1)).min(SPLIT_K_MAX as usize) {
+                0 | 1 => 0,
+                most => most * shape.m * shape.n,
+            },
+            s => s as usize * shape.m * shape.n,
+        };
+        4 * (2 * shape.m + 4 * shape.n + tiles + slices) as u64 + common::fp32_path::workspace_bytes(shape)
+    }
+
+    fn grid(&self, params: &Params, shape: Shape, grid: (u32, u32, u32), slots: u32) -> (u32, u32, u32) {
+        (grid.0, grid.1, split_k(params, shape.k, grid.0 * grid.1, slots))
+    }
+
+    fn report_line(&self, _params: &Params, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+        (grid.2 > 1).then(|| {
+            (
+                "split K",
+                format!(
+                    "{} blocks share each tile's K, each summing its share into its own slice; the last to finish adds the {} slices in order (SPLIT_K)",
+                    grid.2, grid.2
+                ),
+            )
+        })
     }
 }
 
 impl OwnLaunch for Apart {
     fn launch(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
-        let marks = self.before(call.gpu, b, call.shape)?;
+        let (gx, gy, split) = call.cfg.grid_dim;
+        let (marks, arrivals) = self.before(call.gpu, b, call.shape, (gx * gy) as usize)?;
         let [a_map, b_map] = call.maps((a, b), Some(marks))?;
+        let mut slot = self.slices.lock().map_err(|_| anyhow!("the slices' lock was poisoned"))?;
+        let need = if split > 1 { split as usize * call.shape.m * call.shape.n } else { 1 };
+        let slices = common::pad::workspace(call.gpu, &mut slot, need)?;
         let mut builder = call.args((a, b, &mut *c));
-        builder.arg(&a_map).arg(&b_map).arg(&marks.exps);
+        builder.arg(&a_map).arg(&b_map).arg(&marks.exps).arg(&mut *slices).arg(&arrivals);
         // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*,
-        // CUtensorMap, CUtensorMap, const int* exps)`: the maps are of buffers that outlive the
-        // launch (A's parts, and B or its padded copy; workspaces are freed only when a later
-        // launch needs larger ones, after this one in stream order), the exponents are the M + N
-        // ints `before` made, and A, B and C hold the shape (checked by common's launch).
+        // CUtensorMap, CUtensorMap, const int* exps, float* slices, int* arrivals)`: the maps are
+        // of buffers that outlive the launch (A's parts, and B or its padded copy; workspaces are
+        // freed only when a later launch needs larger ones, after this one in stream order), the
+        // exponents are the M + N ints `before` made and the arrivals its gx·gy zeroed ints, the
+        // slices hold z·M·N floats where z > 1, and A, B and C hold the shape (checked by
+        // common's launch).
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         // The FP32 path of the marked rows and columns, after the product.
         self.fp32.launch(call.gpu, (a, b, c), marks.marks, call.shape)
@@ -129,5 +203,25 @@ impl OwnLaunch for Apart {
 
     fn fp32_path(&self) -> Option<&Fp32Path> {
         Some(&self.fp32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The launch splits K only where the tiles leave slots idle and each block keeps at least
+    /// LEAST_SHARE tiles of K, and takes SPLIT_K as given.
+    #[test]
+    fn the_split_fills_the_idle_slots() {
+        let auto = Params::defaults(crate::PARAMS);
+        assert_eq!(split_k(&auto, 1024, 64, 132), 2);
+        assert_eq!(split_k(&auto, 4096, 32, 132), 4);
+        assert_eq!(split_k(&auto, 4096, 256, 132), 1);
+        assert_eq!(split_k(&auto, 4096, 100, 132), 1);
+        assert_eq!(split_k(&auto, 128, 1, 132), 1);
+        assert_eq!(split_k(&auto, 1 << 20, 1, 132), SPLIT_K_MAX);
+        let forced = Params::with_overrides(crate::PARAMS, &[("SPLIT_K".to_owned(), 3)]).unwrap();
+        assert_eq!(split_k(&forced, 64, 256, 132), 3);
     }
 }

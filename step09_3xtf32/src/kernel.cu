@@ -319,26 +319,46 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
 // ANCHOR_END: split_rows
 
 // ANCHOR: split_cols
-// B's columns, four a thread, blocks of 256 threads across N, rows of B taken in turn by the
-// blocks in y: cols[j] = the bits of column j's largest magnitude (0x7FFFFFFF if it holds NaN
-// or infinity) and cols[N + j] = 0x7FFFFFFF less the bits of its least other than zero, both by
-// atomicMax (a positive float's bits order as its value does), so zeroed means none seen.
+// B's columns: blocks of 256 threads, 64 across (four columns a thread: 256 columns a block) and
+// 4 down, the rows of B taken in turn by the 4 and by the blocks in y; the four partial ranges
+// of a column met in shared memory, then cols[j] = the bits of column j's largest magnitude
+// (0x7FFFFFFF if it holds NaN or infinity) and cols[N + j] = 0x7FFFFFFF less the bits of its
+// least other than zero, both by atomicMax (a positive float's bits order as its value does), so
+// zeroed means none seen. A column gets one atomic from each block in y, and those of a column
+// wait on one another: the host keeps the blocks in y few (64).
 extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
 {
-    int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
-    if (j0 >= N) return;
+    __shared__ float tops[4][256], lows[4][256];
+    __shared__ bool finites[4][256];
+    int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+    int j0 = 4 * (blockIdx.x * 64 + tx);
     Range r[4];
-    for (int k = blockIdx.y; k < K; k += gridDim.y) {
-        const float* row = B + static_cast<long long>(k) * N;
-        if (N % 4 == 0) {
-            float4 v = *reinterpret_cast<const float4*>(row + j0);
-            r[0].take(v.x), r[1].take(v.y), r[2].take(v.z), r[3].take(v.w);
-        } else {
-            for (int v = 0; v < 4 && j0 + v < N; ++v) r[v].take(row[j0 + v]);
+    if (j0 < N) {
+#pragma unroll 4
+        for (int k = 4 * blockIdx.y + ty; k < K; k += 4 * gridDim.y) {
+            const float* row = B + static_cast<long long>(k) * N;
+            if (N % 4 == 0) {
+                float4 v = *reinterpret_cast<const float4*>(row + j0);
+                r[0].take(v.x), r[1].take(v.y), r[2].take(v.z), r[3].take(v.w);
+            } else {
+                for (int v = 0; v < 4 && j0 + v < N; ++v) r[v].take(row[j0 + v]);
+            }
         }
     }
-    // An atomic only where it raises what is there already: most blocks find it raised.
+    for (int v = 0; v < 4; ++v) {
+        tops[ty][4 * tx + v] = r[v].largest;
+        lows[ty][4 * tx + v] = r[v].least;
+        finites[ty][4 * tx + v] = r[v].finite;
+    }
+    __syncthreads();
+    if (ty > 0 || j0 >= N) return;
     for (int v = 0; v < 4 && j0 + v < N; ++v) {
+        for (int y = 1; y < 4; ++y) {
+            r[v].largest = fmaxf(r[v].largest, tops[y][4 * tx + v]);
+            r[v].least = fminf(r[v].least, lows[y][4 * tx + v]);
+            r[v].finite = r[v].finite && finites[y][4 * tx + v];
+        }
+        // An atomic only where it raises what is there already.
         int top = r[v].finite ? __float_as_int(r[v].largest) : 0x7FFFFFFF;
         if (top > 0 && top > cols[j0 + v]) atomicMax(&cols[j0 + v], top);
         int low = r[v].finite && r[v].largest > 0.0f ? 0x7FFFFFFF - __float_as_int(r[v].least) : 0;
@@ -365,7 +385,7 @@ extern "C" __global__ void scale_cols(const int* cols, int* marks, int* exps, in
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C,
            const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-           const int* exps) {
+           const int* exps, float* slices, int* arrivals) {
     // STAGES tiles of A (two parts each) and B, then the barriers; the swizzle needs 1024-byte
     // alignment.
     extern __shared__ unsigned char raw[];
@@ -382,7 +402,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
     int row0 = (first + bid % (GROUP * gridDim.x) % rows) * BM;
     int col0 = bid % (GROUP * gridDim.x) / rows * BN;
+    // ANCHOR: split_k
+    // Where the tiles are fewer than the SMs, the grid has gridDim.z blocks a tile, block z taking
+    // its share of the tile's 32-deep tiles of K, [kt_begin, kt_end).
     int k_tiles = (K + BK - 1) / BK;
+    int kt_begin = blockIdx.z * k_tiles / gridDim.z, kt_end = (blockIdx.z + 1) * k_tiles / gridDim.z;
+    // ANCHOR_END: split_k
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
     // 2^s for each column of the block's B (see scaling).
     __shared__ alignas(8) float col_scale[BN];
@@ -402,10 +427,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
-            for (int kt = 0; kt < k_tiles; ++kt) {
-                int s = kt % STAGES;
-                // Stage s was last filled for tile kt - STAGES; wait until it has been used.
-                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);
+            for (int kt = kt_begin; kt < kt_end; ++kt) {
+                int it = kt - kt_begin, s = it % STAGES;
+                // Stage s was last filled for tile it - STAGES; wait until it has been used.
+                if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
                 mbar_expect_bytes(&full[s], STAGE_BYTES);
                 for (int part = 0; part < 2; ++part) {
                     tma_load_part(As + (2 * s + part) * A_TILE, &a_map, &full[s], kt * BK, row0,
@@ -431,9 +456,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // stages, so that no sum of FP32 adds grows longer than K/1024 or 32 terms.
         float total[BM / 2] = {}, acc[BM / 2] = {}, part[BM / 2] = {};
 
-        for (int kt = 0; kt < k_tiles; ++kt) {
-            int s = kt % STAGES;
-            mbar_wait(&full[s], (kt / STAGES) % 2);
+        for (int kt = kt_begin; kt < kt_end; ++kt) {
+            int it = kt - kt_begin, s = it % STAGES;
+            mbar_wait(&full[s], (it / STAGES) % 2);
             const float* bs = Bs + s * B_TILE + box * B_BOX;
             // The thread's two columns of B scaled as they arrive (see scaling); their factors
             // are read again each stage, from shared memory, to keep registers free.
@@ -471,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             if (lane == 0) mbar_arrive(&empty[s]);
 #pragma unroll
             for (int i = 0; i < BM / 2; ++i) acc[i] += part[i];
-            if (kt % FLUSH == FLUSH - 1) {
+            if (it % FLUSH == FLUSH - 1) {
 #pragma unroll
                 for (int i = 0; i < BM / 2; ++i) {
                     total[i] += acc[i];
@@ -484,8 +509,52 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // ANCHOR_END: consumer_sum
 
         // total[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
-        // row0 + 8j + 2t + v, column n (+1 when h = 1); the scaling is taken back, one rounding.
+        // row0 + 8j + 2t + v, column n (+1 when h = 1).
         int n = col0 + 32 * box + col;
+        // ANCHOR: slices
+        // A tile whose K is split: each block's sums go to its own slice of `slices` (gridDim.z
+        // slices of M×N floats), and the last of the tile's blocks to arrive adds the slices in
+        // the order of z, whichever block that is, so C is the same from run to run.
+        if (gridDim.z > 1) {
+            __shared__ int last;
+            long long mn = static_cast<long long>(M) * N;
+#pragma unroll
+            for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+                for (int v = 0; v < 2; ++v) {
+                    int m = row0 + 8 * j + 2 * t + v;
+                    float* out = slices + blockIdx.z * mn + static_cast<long long>(m) * N + n;
+                    if (m < M && n < N) out[0] = total[4 * j + v];
+                    if (m < M && n + 1 < N) out[1] = total[4 * j + 2 + v];
+                }
+            }
+            // Every consumer's sums are out before the tile's count takes this block's arrival
+            // (barrier 1: the consumer warpgroups alone; the producer has left).
+            __threadfence();
+            asm volatile("bar.sync 1, %0;" ::"n"(128 * CONSUMERS) : "memory");
+            if (threadIdx.x == 128)
+                last = atomicAdd(&arrivals[blockIdx.x + gridDim.x * blockIdx.y], 1) ==
+                       gridDim.z - 1;
+            asm volatile("bar.sync 1, %0;" ::"n"(128 * CONSUMERS) : "memory");
+            if (!last) return;
+            __threadfence();
+#pragma unroll
+            for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+                for (int v = 0; v < 2; ++v) {
+                    int m = row0 + 8 * j + 2 * t + v;
+                    const float* in = slices + static_cast<long long>(m) * N + n;
+                    float s0 = 0.0f, s1 = 0.0f;
+                    for (int z = 0; z < gridDim.z; ++z) {
+                        if (m < M && n < N) s0 += __ldcg(in + z * mn);
+                        if (m < M && n + 1 < N) s1 += __ldcg(in + z * mn + 1);
+                    }
+                    total[4 * j + v] = s0, total[4 * j + 2 + v] = s1;
+                }
+            }
+        }
+        // ANCHOR_END: slices
+        // The scaling is taken back, one rounding.
         int e0 = n < N ? exps[M + n] : 0, e1 = n + 1 < N ? exps[M + n + 1] : 0;
 #pragma unroll
         for (int j = 0; j < BM / 8; ++j) {

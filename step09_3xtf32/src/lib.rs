@@ -18,6 +18,7 @@ pub const PARAMS: &[Param] = &[
         default: 8,
         help: "block-rows the launch order walks down before moving right (1 to 64)",
     },
+    apart::SPLIT_K,
 ];
 // ANCHOR_END: params
 
@@ -78,6 +79,12 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     }
     if !(1..=64).contains(&group) {
         return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
+    }
+    if p.get(apart::SPLIT_K.name) > apart::SPLIT_K_MAX {
+        return Err(format!(
+            "{p}: SPLIT_K is the number of blocks that share each tile's K, 0 (as many as fill the GPU) to {}",
+            apart::SPLIT_K_MAX
+        ));
     }
     // The tiles and barriers, and the kernel's own array of the columns' scales (4·BN bytes).
     let bytes = smem_bytes(p) + 4 * bn;

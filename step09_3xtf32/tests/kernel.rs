@@ -170,6 +170,35 @@ fn gpu_error_is_no_larger_than_cublas_sgemms_and_within_fp32s_limits() {
     }
 }
 
+/// The split of K (SPLIT_K) forced on shapes with edges, on a K shorter than the blocks that share
+/// it (blocks with nothing to add), and on deep ones; and two planted faults in it that FAIL: the
+/// last slice left out of the sum, and every block taking all of K.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_a_split_k_matches_the_reference_and_its_faults_fail() {
+    let shapes = [(127, 129, 131), (1000, 17, 3), (300, 520, 4099), (64, 64, 65536), (1024, 1024, 1024)];
+    for split in [2, 3, 16] {
+        let params = testing::named_params(&STEP, ["SPLIT_K"], [split]);
+        testing::assert_all_pass(&testing::gpu_check(&STEP, params, &shapes).unwrap());
+    }
+    let faults = [
+        (
+            "the last slice left out",
+            "for (int z = 0; z < gridDim.z; ++z)",
+            "for (int z = 0; z < gridDim.z - 1; ++z)",
+        ),
+        ("every block over all of K", "int kt_begin = blockIdx.z * k_tiles", "int kt_begin = 0 * k_tiles"),
+    ];
+    for (what, find, replace) in faults {
+        let step = testing::edited(&STEP, &[(find, replace)]);
+        let params = testing::named_params(&step, ["SPLIT_K"], [3]);
+        for (shape, v) in testing::gpu_check(&step, params, &[(127, 129, 131), (300, 520, 4099)]).unwrap() {
+            println!("{what}, {shape}: {}", v.summary());
+            assert!(!v.passed(), "{what} passed at {shape}: {}", v.summary());
+        }
+    }
+}
+
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step09_3xtf32"));
 
 /// The measured alternatives in `variants/`. Each is a copy of the kernel with one change, which

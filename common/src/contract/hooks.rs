@@ -48,6 +48,14 @@ pub trait Hooks: Sync {
         true
     }
 
+    /// The grid of a step whose schedule shares no tiles ([`crate::step::Schedule::Tiles`]), for
+    /// `shape` on a device that holds `slots` blocks at once: `grid` as the step's `launch` gives
+    /// it by default; step 09 adds blocks in z that split K where the tiles are fewer than the
+    /// slots.
+    fn grid(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32), _slots: u32) -> (u32, u32, u32) {
+        grid
+    }
+
     /// What the launch with `params` on `grid` adds, for the report: its label and one line (step
     /// 10's split of K, step 11's moduli); None where it adds nothing worth a line.
     fn report_line(&self, _params: &Params, _grid: (u32, u32, u32)) -> Option<(&'static str, String)> {

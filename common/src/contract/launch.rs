@@ -161,8 +161,9 @@ impl<'a> Prepared<'a> {
 /// The grid of a step whose schedule shares tiles, laid out for a device that holds `slots`
 /// blocks at once (its SMs times the blocks each holds): the rows of whole tiles and the rows
 /// that share the last tiles slice by slice (Stream-K), or every tile whole. Other schedules keep
-/// the step's grid: a grid of more than one block in z is then a split of K, and any other step's
-/// z is its own (step 11's one product per modulus).
+/// the step's grid as its hooks lay it out ([`Hooks::grid`](crate::hooks::Hooks::grid)): a grid
+/// of more than one block in z is then a split of K, and any other step's z is its own (step 11's
+/// one product per modulus).
 pub fn layout(
     step: &GpuStep,
     params: &Params,
@@ -171,6 +172,7 @@ pub fn layout(
     slots: u32,
 ) -> Result<Geometry> {
     if !step.schedule.shares() {
+        geometry.grid = step.hooks.grid(params, shape, geometry.grid, slots);
         return Ok(geometry);
     }
     if geometry.grid.2 > 1 || !step.hooks.on_tiles(params) {
