@@ -53,6 +53,7 @@ configs=(
     "step08_wgmma_tma|--kernel step08_wgmma_tma/variants/in_pipeline_transpose.cu"
     "step09_3xtf32|"
     "step09_3xtf32|--param BN=64 --param STAGES=2"
+    "step09_3xtf32|--param SPLIT_K=3"
     "step09_3xtf32|--kernel step09_3xtf32/variants/in_pipeline.cu"
     "step10_any_shape|"
     "step10_any_shape|--param SPLIT=1 --param SHARE=1"

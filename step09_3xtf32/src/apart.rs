@@ -53,34 +53,36 @@ pub const MARK_ENTRY: &str = "mark_cols";
 /// defines `mark_cols` gets, on every launch (timed with it):
 ///
 /// ```text
-/// (marks, exponents, column ranges and the tiles' arrivals zeroed: 2·(M + N) + 2·N + tiles ints)
+/// (marks, exponents and the tiles' arrivals zeroed: 2·(M + N) + tiles ints)
 /// mark_cols(const float* B, int* cols, int K, int N)
-///     blocks of 256 threads, 256 columns a block and four rows at a time, up to MARK_ROWS
-///     blocks in y taking the rows in turn: the columns' largest and least magnitudes into
-///     cols[0..2N)
-/// scale_cols(const int* cols, int* marks, int* exps, int N)
-///     a thread a column (marks + M and exps + M are passed): column j's exponent, and
-///     marks[M + j] = 1 for a column the split cannot carry
+///     blocks of 256 threads, 256 columns a block and four rows at a time, P = min(K/4,
+///     MARK_ROWS) blocks in y taking the rows in turn: each block's share of the columns'
+///     largest and least magnitudes into its part of cols (P parts of 2N ints)
+/// scale_cols(const int* cols, int parts, int* marks, int* exps, int N)
+///     blocks of 256 threads, 32 columns a block (marks + M and exps + M are passed): the P
+///     parts met, column j's exponent, and marks[M + j] = 1 for a column the split cannot carry
 /// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps)
 ///     as without, A's rows scaled; exps[i] the exponent of row i, marks[i] = 1 for a row it
 ///     cannot carry
 /// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps, float* slices, int* arrivals)
 ///     the exponents of A's rows, then of B's columns, which it takes back from C; where the grid
-///     has z > 1 blocks a tile (SPLIT_K), z slices of M×N floats and a count a tile of the blocks
-///     that have finished
+///     has z > 1 blocks a tile (SPLIT_K), z slices of a 128×BN piece a tile, and a count a tile of
+///     the blocks that have finished
 /// the FP32 path of the marked rows and columns
 /// ```
 pub struct Apart {
     mark: CudaFunction,
     scale: CudaFunction,
     marks: Mutex<Option<CudaSlice<i32>>>,
+    /// The columns' ranges, a part for each block of `mark_cols` in y (written whole by it).
+    ranges: Mutex<Option<CudaSlice<i32>>>,
     /// The slices of a split K.
     slices: Mutex<Option<CudaSlice<f32>>>,
     fp32: Fp32Path,
 }
 
-/// The most blocks in y of `mark_cols`: each adds its share of a column's range with an atomic,
-/// and a column's atomics wait on one another (256 of them cost a 1024³ product 14 µs on an H200).
+/// The most blocks in y of `mark_cols`, each writing its own part of the columns' ranges, which
+/// `scale_cols` meets.
 const MARK_ROWS: usize = 64;
 
 /// The entry point that turns the columns' ranges into exponents and marks.
@@ -96,6 +98,7 @@ impl Apart {
             mark: kernel.entry(MARK_ENTRY)?,
             scale: kernel.entry(SCALE_ENTRY)?,
             marks: Mutex::default(),
+            ranges: Mutex::default(),
             slices: Mutex::default(),
             fp32: Fp32Path::default(),
         }))
@@ -107,32 +110,35 @@ impl Apart {
     fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape, tiles: usize) -> Result<(Marks, u64)> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
         let (m, n) = (shape.m as u64, shape.n as u64);
-        let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 4 * shape.n + tiles)?;
+        let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 2 * shape.n + tiles)?;
         let exps = marks + 4 * (m + n);
-        let cols = exps + 4 * (m + n);
-        let arrivals = cols + 8 * n;
-        let [k, ni] = [shape.k, shape.n].map(|v| v as i32);
+        let arrivals = exps + 4 * (m + n);
+        let parts = shape.k.div_ceil(4).min(MARK_ROWS);
+        let mut ranges = self.ranges.lock().map_err(|_| anyhow!("the ranges' lock was poisoned"))?;
+        let cols = common::pad::workspace(gpu, &mut ranges, 2 * shape.n * parts)?;
+        let [k, ni, pi] = [shape.k, shape.n, parts].map(|v| v as i32);
         let failed = |entry: &'static str| move |e| anyhow!("the kernel's {entry} failed to launch: {e:?}");
         let mut builder = gpu.stream.launch_builder(&self.mark);
-        builder.arg(b).arg(&cols).arg(&k).arg(&ni);
+        builder.arg(b).arg(&mut *cols).arg(&k).arg(&ni);
         let cfg = LaunchConfig {
-            grid_dim: (shape.n.div_ceil(256) as u32, shape.k.div_ceil(4).min(MARK_ROWS) as u32, 1),
+            grid_dim: (shape.n.div_ceil(256) as u32, parts as u32, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: the arguments match `mark_cols(const float*, int*, int, int)`; B holds K·N
-        // floats (the caller's shape check) and the column ranges 2·N ints.
+        // floats (the caller's shape check) and the column ranges a part of 2·N ints for each of
+        // the grid's blocks in y.
         unsafe { builder.launch(cfg) }.map_err(failed(MARK_ENTRY))?;
         let (col_marks, col_exps) = (marks + 4 * m, exps + 4 * m);
         let mut builder = gpu.stream.launch_builder(&self.scale);
-        builder.arg(&cols).arg(&col_marks).arg(&col_exps).arg(&ni);
+        builder.arg(&*cols).arg(&pi).arg(&col_marks).arg(&col_exps).arg(&ni);
         let cfg = LaunchConfig {
-            grid_dim: (shape.n.div_ceil(256).min(1024) as u32, 1, 1),
+            grid_dim: (shape.n.div_ceil(32) as u32, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: the arguments match `scale_cols(const int*, int*, int*, int)`; the column
-        // ranges hold 2·N ints, the marks and exponents past M hold N each.
+        // SAFETY: the arguments match `scale_cols(const int*, int, int*, int*, int)`; the column
+        // ranges hold `parts` parts of 2·N ints, the marks and exponents past M hold N each.
         unsafe { builder.launch(cfg) }.map_err(failed(SCALE_ENTRY))?;
         Ok((Marks { marks, exps }, arrivals))
     }
@@ -152,14 +158,17 @@ impl Hooks for ApartHooks {
         // of a split K: where the launch chooses, at most one wave of tiles, on a device of up to
         // 256 SMs.
         let tiles = shape.m.div_ceil(128) * shape.n.div_ceil(params.get("BN") as usize);
+        let tile = 128 * params.get("BN") as usize;
         let slices = match params.get(SPLIT_K.name) {
             0 => match (256 / tiles.max(1)).min(SPLIT_K_MAX as usize) {
                 0 | 1 => 0,
-                most => most * shape.m * shape.n,
+                most => most * tiles * tile,
             },
-            s => s as usize * shape.m * shape.n,
+            s => s as usize * tiles * tile,
         };
-        4 * (2 * shape.m + 4 * shape.n + tiles + slices) as u64 + common::fp32_path::workspace_bytes(shape)
+        let ranges = 2 * shape.n * shape.k.div_ceil(4).min(MARK_ROWS);
+        4 * (2 * shape.m + 2 * shape.n + ranges + tiles + slices) as u64
+            + common::fp32_path::workspace_bytes(shape)
     }
 
     fn grid(&self, params: &Params, shape: Shape, grid: (u32, u32, u32), slots: u32) -> (u32, u32, u32) {
@@ -185,7 +194,8 @@ impl OwnLaunch for Apart {
         let (marks, arrivals) = self.before(call.gpu, b, call.shape, (gx * gy) as usize)?;
         let [a_map, b_map] = call.maps((a, b), Some(marks))?;
         let mut slot = self.slices.lock().map_err(|_| anyhow!("the slices' lock was poisoned"))?;
-        let need = if split > 1 { split as usize * call.shape.m * call.shape.n } else { 1 };
+        let bn = call.params.get("BN") as usize;
+        let need = if split > 1 { (split * gx * gy) as usize * 128 * bn } else { 1 };
         let slices = common::pad::workspace(call.gpu, &mut slot, need)?;
         let mut builder = call.args((a, b, &mut *c));
         builder.arg(&a_map).arg(&b_map).arg(&marks.exps).arg(&mut *slices).arg(&arrivals);
@@ -194,8 +204,8 @@ impl OwnLaunch for Apart {
         // of buffers that outlive the launch (A's parts, and B or its padded copy; workspaces are
         // freed only when a later launch needs larger ones, after this one in stream order), the
         // exponents are the M + N ints `before` made and the arrivals its gx·gy zeroed ints, the
-        // slices hold z·M·N floats where z > 1, and A, B and C hold the shape (checked by
-        // common's launch).
+        // slices hold z·gx·gy pieces of 128×BN floats where z > 1, and A, B and C hold the shape
+        // (checked by common's launch).
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
         // The FP32 path of the marked rows and columns, after the product.
         self.fp32.launch(call.gpu, (a, b, c), marks.marks, call.shape)

@@ -325,11 +325,10 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
 // ANCHOR: split_cols
 // B's columns: blocks of 256 threads, 64 across (four columns a thread: 256 columns a block) and
 // 4 down, the rows of B taken in turn by the 4 and by the blocks in y; the four partial ranges
-// of a column met in shared memory, then cols[j] = the bits of column j's largest magnitude
-// (0x7FFFFFFF if it holds NaN or infinity) and cols[N + j] = 0x7FFFFFFF less the bits of its
-// least other than zero, both by atomicMax (a positive float's bits order as its value does), so
-// zeroed means none seen. A column gets one atomic from each block in y, and those of a column
-// wait on one another: the host keeps the blocks in y few (64).
+// of a column met in shared memory, then block y's written to part y of `cols` (gridDim.y parts
+// of 2N ints): at j the bits of column j's largest magnitude (0x7FFFFFFF if it holds NaN or
+// infinity), at N + j 0x7FFFFFFF less the bits of its least other than zero (a positive float's
+// bits order as its value does, so the larger of two is the one to keep, and 0 means none seen).
 extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
 {
     __shared__ float tops[4][256], lows[4][256];
@@ -337,16 +336,16 @@ extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
     int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
     int j0 = 4 * (blockIdx.x * 64 + tx);
     Range r[4];
-    if (j0 < N) {
+    if (j0 < N && N % 4 == 0) {
 #pragma unroll 4
         for (int k = 4 * blockIdx.y + ty; k < K; k += 4 * gridDim.y) {
+            float4 v = __ldg(reinterpret_cast<const float4*>(B + static_cast<long long>(k) * N + j0));
+            r[0].take(v.x), r[1].take(v.y), r[2].take(v.z), r[3].take(v.w);
+        }
+    } else if (j0 < N) {
+        for (int k = 4 * blockIdx.y + ty; k < K; k += 4 * gridDim.y) {
             const float* row = B + static_cast<long long>(k) * N;
-            if (N % 4 == 0) {
-                float4 v = *reinterpret_cast<const float4*>(row + j0);
-                r[0].take(v.x), r[1].take(v.y), r[2].take(v.z), r[3].take(v.w);
-            } else {
-                for (int v = 0; v < 4 && j0 + v < N; ++v) r[v].take(row[j0 + v]);
-            }
+            for (int v = 0; v < 4 && j0 + v < N; ++v) r[v].take(row[j0 + v]);
         }
     }
     for (int v = 0; v < 4; ++v) {
@@ -356,32 +355,44 @@ extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
     }
     __syncthreads();
     if (ty > 0 || j0 >= N) return;
+    int* part = cols + 2ll * N * blockIdx.y;
     for (int v = 0; v < 4 && j0 + v < N; ++v) {
         for (int y = 1; y < 4; ++y) {
             r[v].largest = fmaxf(r[v].largest, tops[y][4 * tx + v]);
             r[v].least = fminf(r[v].least, lows[y][4 * tx + v]);
             r[v].finite = r[v].finite && finites[y][4 * tx + v];
         }
-        // An atomic only where it raises what is there already.
-        int top = r[v].finite ? __float_as_int(r[v].largest) : 0x7FFFFFFF;
-        if (top > 0 && top > cols[j0 + v]) atomicMax(&cols[j0 + v], top);
-        int low = r[v].finite && r[v].largest > 0.0f ? 0x7FFFFFFF - __float_as_int(r[v].least) : 0;
-        if (low > 0 && low > cols[N + j0 + v]) atomicMax(&cols[N + j0 + v], low);
+        part[j0 + v] = r[v].finite ? __float_as_int(r[v].largest) : 0x7FFFFFFF;
+        part[N + j0 + v] =
+            r[v].finite && r[v].largest > 0.0f ? 0x7FFFFFFF - __float_as_int(r[v].least) : 0;
     }
 }
 
-// From mark_cols' ranges: column j's exponent into exps[j], and marks[j] = 1 if the split does
-// not carry it (exps + M and marks + M are passed). Grid-stride over the columns.
-extern "C" __global__ void scale_cols(const int* cols, int* marks, int* exps, int N)
+// From mark_cols' parts (`parts` of them): column j's exponent into exps[j], and marks[j] = 1 if
+// the split does not carry it (exps + M and marks + M are passed). Blocks of 256 threads, 32
+// columns a block, the parts of a column shared by 8 threads and met in shared memory.
+extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, int* exps, int N)
 {
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < N; j += gridDim.x * blockDim.x) {
-        bool finite = cols[j] < 0x7F800000;
-        float largest = finite ? __int_as_float(cols[j]) : 0.0f;
-        float least = __int_as_float(0x7FFFFFFF - cols[N + j]);
-        int s = scale_exponent(largest);
-        exps[j] = s;
-        if (!carried(finite, largest, least, s)) marks[j] = 1;
+    __shared__ int tops[8][32], lows[8][32];
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, j = blockIdx.x * 32 + tx;
+    int top = 0, low = 0;
+    if (j < N) {
+#pragma unroll 8
+        for (int y = ty; y < parts; y += 8) {
+            top = max(top, cols[2ll * N * y + j]);
+            low = max(low, cols[2ll * N * y + N + j]);
+        }
     }
+    tops[ty][tx] = top, lows[ty][tx] = low;
+    __syncthreads();
+    if (ty > 0 || j >= N) return;
+    for (int y = 1; y < 8; ++y) top = max(top, tops[y][tx]), low = max(low, lows[y][tx]);
+    bool finite = top < 0x7F800000;
+    float largest = finite ? __int_as_float(top) : 0.0f;
+    float least = __int_as_float(0x7FFFFFFF - low);
+    int s = scale_exponent(largest);
+    exps[j] = s;
+    if (!carried(finite, largest, least, s)) marks[j] = 1;
 }
 // ANCHOR_END: split_cols
 
@@ -520,44 +531,46 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // row0 + 8j + 2t + v, column n (+1 when h = 1).
         int n = col0 + 32 * box + col;
         // ANCHOR: slices
-        // A tile whose K is split: each block's sums go to its own slice of `slices` (gridDim.z
-        // slices of M×N floats), and the last of the tile's blocks to arrive adds the slices in
-        // the order of z, whichever block that is, so C is the same from run to run.
+        // A tile whose K is split: each block's sums go to its own slice of `slices` (a BM×BN
+        // piece for each tile and z, rows past M or columns past N written and never read), and
+        // the last of the tile's blocks to arrive adds the slices in the order of z, whichever
+        // block that is, so C is the same from run to run.
         if (gridDim.z > 1) {
             __shared__ int last;
-            long long mn = static_cast<long long>(M) * N;
+            int tile = blockIdx.x + gridDim.x * blockIdx.y, tiles = gridDim.x * gridDim.y;
+            // Row 8j + 2t + v and column 32·box + col of the piece, + BN·8j + BN·v (+1: h = 1).
+            float* mine = slices + (static_cast<long long>(blockIdx.z) * tiles + tile) * BM * BN +
+                          (2 * t) * BN + 32 * box + col;
 #pragma unroll
             for (int j = 0; j < BM / 8; ++j) {
 #pragma unroll
                 for (int v = 0; v < 2; ++v) {
-                    int m = row0 + 8 * j + 2 * t + v;
-                    float* out = slices + blockIdx.z * mn + static_cast<long long>(m) * N + n;
-                    if (m < M && n < N) out[0] = total[4 * j + v];
-                    if (m < M && n + 1 < N) out[1] = total[4 * j + 2 + v];
+                    *reinterpret_cast<float2*>(mine + (8 * j + v) * BN) =
+                        make_float2(total[4 * j + v], total[4 * j + 2 + v]);
                 }
             }
             // Every consumer's sums are out before the tile's count takes this block's arrival
             // (barrier 1: the consumer warpgroups alone; the producer has left).
             __threadfence();
             asm volatile("bar.sync 1, %0;" ::"n"(128 * CONSUMERS) : "memory");
-            if (threadIdx.x == 128)
-                last = atomicAdd(&arrivals[blockIdx.x + gridDim.x * blockIdx.y], 1) ==
-                       gridDim.z - 1;
+            if (threadIdx.x == 128) last = atomicAdd(&arrivals[tile], 1) == gridDim.z - 1;
             asm volatile("bar.sync 1, %0;" ::"n"(128 * CONSUMERS) : "memory");
             if (!last) return;
             __threadfence();
+            // A slice at a time, all of the thread's loads of it in flight at once.
 #pragma unroll
-            for (int j = 0; j < BM / 8; ++j) {
+            for (int i = 0; i < BM / 2; ++i) total[i] = 0.0f;
+            for (int z = 0; z < gridDim.z; ++z) {
+                const float* in = mine + (z - static_cast<int>(blockIdx.z)) *
+                                             (static_cast<long long>(tiles) * BM * BN);
 #pragma unroll
-                for (int v = 0; v < 2; ++v) {
-                    int m = row0 + 8 * j + 2 * t + v;
-                    const float* in = slices + static_cast<long long>(m) * N + n;
-                    float s0 = 0.0f, s1 = 0.0f;
-                    for (int z = 0; z < gridDim.z; ++z) {
-                        if (m < M && n < N) s0 += __ldcg(in + z * mn);
-                        if (m < M && n + 1 < N) s1 += __ldcg(in + z * mn + 1);
+                for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+                    for (int v = 0; v < 2; ++v) {
+                        float2 p = __ldcg(reinterpret_cast<const float2*>(in + (8 * j + v) * BN));
+                        total[4 * j + v] += p.x;
+                        total[4 * j + 2 + v] += p.y;
                     }
-                    total[4 * j + v] = s0, total[4 * j + 2 + v] = s1;
                 }
             }
         }

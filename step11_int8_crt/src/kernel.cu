@@ -335,18 +335,20 @@ __device__ __forceinline__ int hist_at(int M, int N) { return flag_at(M, N) + 1;
 __device__ __forceinline__ int ratio_at(int M, int N) { return hist_at(M, N) + 2 * HIST_LEN; }
 __device__ __forceinline__ int need_at(int M, int N) { return ratio_at(M, N) + M + N; }
 
-// A's rows, a block of 256 threads each: the exponent of row i into exps[i], Σx² into norms[i]
+// A's rows, a block each of 256 threads, or of K/16 rounded up to a warp where that is fewer (the
+// host's): the exponent of row i into exps[i], Σx² into norms[i]
 // and Σ|x| into l1[i], its residues
 // modulo each modulus into plane l of res (MODULI planes of M rows of pitch bytes), and its
-// share of stats (above). A thread takes 16 consecutive entries at a time; the first 4096 of the
-// row stay in registers between the two passes, the rest is read again (from L2: few rows are
-// in flight).
-extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exps, int* stats,
+// share of stats (above). A thread takes 16 consecutive entries at a time; the first 16 a thread
+// of the row stay in registers between the two passes, the rest is read again (from L2: few rows
+// are in flight).
+extern "C" __global__ void __launch_bounds__(256) scale_rows(const float* A, signed char* res, int* exps, int* stats,
                                       double* norms, double* l1, int M, int K, int pitch) {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
     __shared__ int partial_weight[8], partial_small[8];
-    int i = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int i = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    int stride = 16 * blockDim.x;
     const float* row = A + static_cast<long long>(i) * K;
     float first[16];
     load(row, 16 * threadIdx.x, K, first);
@@ -358,7 +360,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
         norm1 += fabs(static_cast<double>(first[j]));
         largest = fmaxf(largest, fabsf(first[j]));
     }
-    for (int k0 = 16 * threadIdx.x + 4096; k0 < K; k0 += 4096) {
+    for (int k0 = 16 * threadIdx.x + stride; k0 < K; k0 += stride) {
         float v[16];
         load(row, k0, K, v);
 #pragma unroll
@@ -377,8 +379,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     if (lane == 0) partial[warp] = norm2, partial1[warp] = norm1, partial_max[warp] = largest;
     __syncthreads();
     norm2 = 0.0, norm1 = 0.0, largest = 0.0f;
-#pragma unroll
-    for (int w = 0; w < 8; ++w)
+    for (int w = 0; w < warps; ++w)
         norm2 += partial[w], norm1 += partial1[w], largest = fmaxf(largest, partial_max[w]);
     Scale scale{exponent_for(norm2, K, MODULI)};
     if (threadIdx.x == 0) {
@@ -390,9 +391,9 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     // A row with NaN or infinity takes the FP32 path (mark_paths): its residues are zeros.
     const float limit = SMALL / static_cast<float>(K);
     int weight = 0, small = 0;
-    for (int k0 = 16 * threadIdx.x; k0 < K; k0 += 4096) {
+    for (int k0 = 16 * threadIdx.x; k0 < K; k0 += stride) {
         float v[16];
-        if (k0 < 4096) {
+        if (k0 < stride) {
 #pragma unroll
             for (int j = 0; j < 16; ++j) v[j] = first[j];
         } else {
@@ -419,7 +420,7 @@ extern "C" __global__ void scale_rows(const float* A, signed char* res, int* exp
     if (lane == 0) partial_weight[warp] = weight, partial_small[warp] = small;
     __syncthreads();
     if (threadIdx.x == 0) {
-        for (int w = 1; w < 8; ++w) weight += partial_weight[w], small += partial_small[w];
+        for (int w = 1; w < warps; ++w) weight += partial_weight[w], small += partial_small[w];
         stats[3 + 2 * i] = weight;
         stats[4 + 2 * i] = small;
     }

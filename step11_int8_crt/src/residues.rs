@@ -6,10 +6,10 @@
 //! (stats zeroed: stats_len(shape) ints)
 //! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, double* norms,
 //!            double* l1, int M, int K, int pitch)
-//!     one block of 256 threads per row of A: the row's exponent for MODULI moduli into exps[i],
-//!     Σx² into norms[i] and Σ|x| into l1[i], its residues into plane l of a_res (planes of M rows
-//!     of pitch bytes, pitch = K rounded up to 16), and what the kernel's rule for rows it
-//!     computes apart needs into stats
+//!     one block per row of A, of K/16 threads rounded up to a warp, at most 256: the row's
+//!     exponent for MODULI moduli into exps[i], Σx² into norms[i] and Σ|x| into l1[i], its
+//!     residues into plane l of a_res (planes of M rows of pitch bytes, pitch = K rounded up to
+//!     16), and what the kernel's rule for rows it computes apart needs into stats
 //! col_norms(const float* B, double* part, int K, int N)
 //!     blocks of 32 columns by 256 rows of B: sums of squares into part[chunk·N + n], sums of
 //!     magnitudes and largest magnitudes into two more planes of chunks·N
@@ -304,7 +304,11 @@ impl Residues {
         // SAFETY (this launch and the ones below): the arguments match the signatures in the
         // module docs; the workspaces hold what those signatures address for `shape` (allocated
         // above), and A, B and C hold the shape (checked by the caller).
-        unsafe { rows.launch(config((blocks(m, 1), 1, 1))) }.map_err(failed(ROWS_ENTRY))?;
+        // A row a block: 16 entries a thread, up to 256 threads (fewer for a short row, so that
+        // more rows are in flight at once).
+        let row_threads = (k.div_ceil(16).div_ceil(32) * 32).clamp(32, 256) as u32;
+        let row_cfg = LaunchConfig { block_dim: (row_threads, 1, 1), ..config((blocks(m, 1), 1, 1)) };
+        unsafe { rows.launch(row_cfg) }.map_err(failed(ROWS_ENTRY))?;
         let mut norms = gpu.stream.launch_builder(&self.norms);
         norms.arg(b).arg(&part).arg(&ki).arg(&ni);
         // SAFETY: as for scale_rows above.
