@@ -21,7 +21,7 @@ use common::tma::Marks;
 pub const SPLIT_K: Param = Param {
     name: "SPLIT_K",
     default: 0,
-    help: "blocks that share each tile's K (0: as many as the SMs the tiles leave idle can take; 1: none)",
+    help: "blocks that share each tile's K (0: as many as the SMs left idle can take; 1: none)",
 };
 
 /// The most blocks a tile's K is split between.

@@ -339,7 +339,8 @@ extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
     if (j0 < N && N % 4 == 0) {
 #pragma unroll 4
         for (int k = 4 * blockIdx.y + ty; k < K; k += 4 * gridDim.y) {
-            float4 v = __ldg(reinterpret_cast<const float4*>(B + static_cast<long long>(k) * N + j0));
+            float4 v =
+                __ldg(reinterpret_cast<const float4*>(B + static_cast<long long>(k) * N + j0));
             r[0].take(v.x), r[1].take(v.y), r[2].take(v.z), r[3].take(v.w);
         }
     } else if (j0 < N) {
@@ -371,8 +372,7 @@ extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
 // From mark_cols' parts (`parts` of them): column j's exponent into exps[j], and marks[j] = 1 if
 // the split does not carry it (exps + M and marks + M are passed). Blocks of 256 threads, 32
 // columns a block, the parts of a column shared by 8 threads and met in shared memory.
-extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, int* exps, int N)
-{
+extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, int* exps, int N) {
     __shared__ int tops[8][32], lows[8][32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32, j = blockIdx.x * 32 + tx;
     int top = 0, low = 0;
@@ -421,7 +421,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // Where the tiles are fewer than the SMs, the grid has gridDim.z blocks a tile, block z taking
     // its share of the tile's 32-deep tiles of K, [kt_begin, kt_end).
     int k_tiles = (K + BK - 1) / BK;
-    int kt_begin = blockIdx.z * k_tiles / gridDim.z, kt_end = (blockIdx.z + 1) * k_tiles / gridDim.z;
+    int kt_begin = blockIdx.z * k_tiles / gridDim.z,
+        kt_end = (blockIdx.z + 1) * k_tiles / gridDim.z;
     // ANCHOR_END: split_k
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
     // 2^s for each column of the block's B (see scaling).

@@ -362,8 +362,9 @@ __device__ __forceinline__ int need_at(int M, int N) { return ratio_at(M, N) + M
 // share of stats (above). A thread takes 16 consecutive entries at a time; the first 16 a thread
 // of the row stay in registers between the two passes, the rest is read again (from L2: few rows
 // are in flight).
-extern "C" __global__ void __launch_bounds__(256) scale_rows(const float* A, signed char* res, int* exps, int* stats,
-                                      double* norms, double* l1, int M, int K, int pitch) {
+extern "C" __global__ void __launch_bounds__(256)
+    scale_rows(const float* A, signed char* res, int* exps, int* stats, double* norms, double* l1,
+               int M, int K, int pitch) {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
     __shared__ int partial_weight[8], partial_small[8];
