@@ -221,7 +221,7 @@ __device__ __forceinline__ float scale_back(float x, int e)
 // small part is 0 or at least 2⁻²³ of its entry's power of two) lies from 2⁻¹²³ to 2⁹⁸: a normal
 // float, never flushed, and K of them sum below 2¹²⁸ while K < 2³⁰. The split keeps FP32's
 // accuracy; the rows and columns it does not carry are marked, and the course's tiled FP32
-// kernel computes them after the product.
+// kernel computes them, beside the product.
 __device__ __forceinline__ bool carried(bool finite, float largest, float least, int s)
 {
     return finite && (largest == 0.0f || ldexpf(least, s) >= 0x1p-50f);
@@ -418,7 +418,7 @@ extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, in
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C,
            const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-           const int* exps, float* slices, int* arrivals) {
+           const int* exps, const int* marks, float* slices, int* arrivals) {
     // STAGES tiles of A (two parts each) and B, then the barriers; the swizzle needs 1024-byte
     // alignment.
     extern __shared__ unsigned char raw[];
@@ -594,22 +594,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
         }
         // ANCHOR_END: slices
-        // The scaling is taken back, one rounding.
+        // The scaling is taken back, one rounding. The marked rows and columns are the FP32
+        // path's, which runs beside this kernel: their elements of C are left to it.
         int e0 = n < N ? exps[M + n] : 0, e1 = n + 1 < N ? exps[M + n + 1] : 0;
+        bool own0 = n < N && !marks[M + n], own1 = n + 1 < N && !marks[M + n + 1];
 #pragma unroll
         for (int j = 0; j < BM / 8; ++j) {
 #pragma unroll
             for (int v = 0; v < 2; ++v) {
                 int m = row0 + 8 * j + 2 * t + v;
-                if (m >= M) continue;
+                if (m >= M || marks[m]) continue;
                 float* c = C + static_cast<long long>(m) * N + n;
                 float c0 = scale_back(total[4 * j + v], -(exps[m] + e0)),
                       c1 = scale_back(total[4 * j + 2 + v], -(exps[m] + e1));
-                if (N % 2 == 0 && n + 1 < N) {
+                if (N % 2 == 0 && own0 && own1) {
                     *reinterpret_cast<float2*>(c) = make_float2(c0, c1);
                 } else {
-                    if (n < N) c[0] = c0;
-                    if (n + 1 < N) c[1] = c1;
+                    if (own0) c[0] = c0;
+                    if (own1) c[1] = c1;
                 }
             }
         }

@@ -64,11 +64,14 @@ pub const MARK_ENTRY: &str = "mark_cols";
 /// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps)
 ///     as without, A's rows scaled; exps[i] the exponent of row i, marks[i] = 1 for a row it
 ///     cannot carry
-/// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps, float* slices, int* arrivals)
-///     the exponents of A's rows, then of B's columns, which it takes back from C; where the grid
+/// the FP32 path of the marked rows and columns, on a stream of its own, beside:
+/// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps, const int* marks,
+///        float* slices, int* arrivals)
+///     the exponents of A's rows, then of B's columns, which it takes back from C, and the marks,
+///     whose rows and columns of C it leaves to the FP32 path; where the grid
 ///     has z > 1 blocks a tile (SPLIT_K), z slices of a 128×BN piece a tile, and a count a tile of
 ///     the blocks that have finished
-/// the FP32 path of the marked rows and columns
+/// (the product's stream then waits for the FP32 path's)
 /// ```
 pub struct Apart {
     mark: CudaFunction,
@@ -197,18 +200,21 @@ impl OwnLaunch for Apart {
         let bn = call.params.get("BN") as usize;
         let need = if split > 1 { (split * gx * gy) as usize * 128 * bn } else { 1 };
         let slices = common::pad::workspace(call.gpu, &mut slot, need)?;
+        // The FP32 path of the marked rows and columns, beside the product, which leaves their
+        // elements of C to it.
+        self.fp32.fork(call.gpu, (a, b, &mut *c), marks.marks, call.shape)?;
         let mut builder = call.args((a, b, &mut *c));
-        builder.arg(&a_map).arg(&b_map).arg(&marks.exps).arg(&mut *slices).arg(&arrivals);
+        builder.arg(&a_map).arg(&b_map).arg(&marks.exps).arg(&marks.marks);
+        builder.arg(&mut *slices).arg(&arrivals);
         // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*,
-        // CUtensorMap, CUtensorMap, const int* exps, float* slices, int* arrivals)`: the maps are
-        // of buffers that outlive the launch (A's parts, and B or its padded copy; workspaces are
-        // freed only when a later launch needs larger ones, after this one in stream order), the
-        // exponents are the M + N ints `before` made and the arrivals its gx·gy zeroed ints, the
-        // slices hold z·gx·gy pieces of 128×BN floats where z > 1, and A, B and C hold the shape
-        // (checked by common's launch).
+        // CUtensorMap, CUtensorMap, const int* exps, const int* marks, float* slices, int*
+        // arrivals)`: the maps are of buffers that outlive the launch (A's parts, and B or its
+        // padded copy; workspaces are freed only when a later launch needs larger ones, after this
+        // one in stream order), the exponents and marks are the M + N ints each `before` made and
+        // the arrivals its gx·gy zeroed ints, the slices hold z·gx·gy pieces of 128×BN floats
+        // where z > 1, and A, B and C hold the shape (checked by common's launch).
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-        // The FP32 path of the marked rows and columns, after the product.
-        self.fp32.launch(call.gpu, (a, b, c), marks.marks, call.shape)
+        self.fp32.join(call.gpu)
     }
 
     fn fp32_path(&self) -> Option<&Fp32Path> {

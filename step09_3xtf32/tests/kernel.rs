@@ -62,17 +62,19 @@ const FAULTS: &[Fault] = &[
         class: Class::Zero,
         edits: &[
             ("make_float2(c0, c1);", "make_float2(0.0f, 0.0f);"),
-            ("if (n < N) c[0] = c0;", "if (n < N) c[0] = 0.0f;"),
-            ("if (n + 1 < N) c[1] = c1;", "if (n + 1 < N) c[1] = 0.0f;"),
+            ("if (own0) c[0] = c0;", "if (own0) c[0] = 0.0f;"),
+            ("if (own1) c[1] = c1;", "if (own1) c[1] = 0.0f;"),
         ],
     },
-    Fault { class: Class::Row, edits: &[("if (m >= M) continue;", "if (m >= M - 1) continue;")] },
+    Fault {
+        class: Class::Row,
+        edits: &[("if (m >= M || marks[m]) continue;", "if (m >= M - 1 || marks[m]) continue;")],
+    },
     Fault {
         class: Class::Column,
         edits: &[
-            ("if (N % 2 == 0 && n + 1 < N) {", "if (N % 2 == 0 && n + 1 < N - 1) {"),
-            ("if (n < N) c[0]", "if (n < N - 1) c[0]"),
-            ("if (n + 1 < N) c[1]", "if (n + 1 < N - 1) c[1]"),
+            ("bool own0 = n < N && ", "bool own0 = n < N - 1 && "),
+            ("own1 = n + 1 < N && ", "own1 = n + 1 < N - 1 && "),
         ],
     },
 ];

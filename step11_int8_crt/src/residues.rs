@@ -51,8 +51,10 @@
 //!     blocks of 1024 columns (four a thread), a row of C a block in y (rows further on taken in
 //!     turn), where L = MODULI; reconstruct_wide (the same arguments, fewer blocks in y) where
 //!     L > MODULI; queued only when the kernel defines them (a kernel that rebuilds C itself
-//!     does not)
-//! the FP32 path of the marked rows and columns (common::fp32_path)
+//!     does not); the marked rows' and columns' elements of C are left to the FP32 path
+//! the FP32 path of the marked rows and columns (common::fp32_path), queued after choose_moduli
+//! on a stream of its own, beside the kernels from rescale_rows on; the launch's stream waits for
+//! it at the end
 //! ```
 //!
 //! The workspaces are kept from launch to launch and grown when a shape needs more.
@@ -374,6 +376,9 @@ impl Residues {
         let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: as for scale_rows above.
         unsafe { choose.launch(one) }.map_err(failed(CHOOSE_ENTRY))?;
+        // The FP32 path of the marked rows and columns (final once choose_moduli has run), beside
+        // the rest, which leaves their elements of C to it.
+        self.fp32.fork(gpu, (a, b, &mut *c), marks, shape)?;
         let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
         rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
         // SAFETY: as for scale_rows above.
@@ -416,7 +421,7 @@ impl Residues {
             unsafe { rebuild.launch(config((across, rows as u32, 1))) }
                 .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
         }
-        self.fp32.launch(gpu, (a, b, c), marks, shape)
+        self.fp32.join(gpu)
     }
 
     /// The moduli the last product took (after it has finished): the first pass's, or more where

@@ -1,7 +1,9 @@
 //! The FP32 path of steps 09 and 11 (`fp32_path.cu`): the rows of A and columns of B a step's
 //! own arithmetic cannot carry, which the step marks, multiplied in FP32 by a tiled kernel (step
-//! 06's, its loads and stores taken through lists). Queued after the step's product, on every
-//! launch (timing counts it):
+//! 06's, its loads and stores taken through lists). Queued on every launch (timing counts it),
+//! after the step's product ([`Fp32Path::launch`]), or beside it on a second stream of its own
+//! ([`Fp32Path::fork`] once the marks are made, [`Fp32Path::join`] after the product), where the
+//! product leaves the marked rows and columns of C alone:
 //!
 //! ```text
 //! (counts zeroed: 3 ints, then a count of finished pieces for each of WORK tiles)
@@ -26,11 +28,11 @@
 //! report.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{Result, anyhow};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys};
 
 use crate::gpu::{Compiled, Gpu, Kernel};
 use crate::matrix::Shape;
@@ -95,6 +97,8 @@ struct State {
     part: Option<CudaSlice<f32>>,
     /// Events around the next launch's FP32 path, and whether they were recorded.
     timer: Option<([CudaEvent; 2], bool)>,
+    /// The stream the path runs on beside the product ([`Fp32Path::fork`]), made on first use.
+    side: Option<Arc<CudaStream>>,
 }
 
 struct Kernels {
@@ -142,6 +146,40 @@ impl Fp32Path {
     pub fn launch(
         &self,
         gpu: &Gpu,
+        operands: (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
+        marks: sys::CUdeviceptr,
+        shape: Shape,
+    ) -> Result<()> {
+        self.queue(gpu, false, operands, marks, shape)
+    }
+
+    /// Queues the FP32 path of one product on a stream of its own, which waits for what `gpu`'s
+    /// stream has queued so far (the marks): it then runs beside what is queued next, the step's
+    /// product, which must leave C's marked rows and columns alone. [`Fp32Path::join`] makes
+    /// `gpu`'s stream wait for it.
+    pub fn fork(
+        &self,
+        gpu: &Gpu,
+        operands: (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
+        marks: sys::CUdeviceptr,
+        shape: Shape,
+    ) -> Result<()> {
+        self.queue(gpu, true, operands, marks, shape)
+    }
+
+    /// Makes `gpu`'s stream wait for the FP32 path [`Fp32Path::fork`] queued.
+    pub fn join(&self, gpu: &Gpu) -> Result<()> {
+        let state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
+        if let Some(side) = &state.side {
+            gpu.stream.join(side).map_err(|e| anyhow!("waiting for the FP32 path's stream: {e:?}"))?;
+        }
+        Ok(())
+    }
+
+    fn queue(
+        &self,
+        gpu: &Gpu,
+        beside: bool,
         (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
         marks: sys::CUdeviceptr,
         shape: Shape,
@@ -151,19 +189,34 @@ impl Fp32Path {
         if state.kernels.is_none() {
             state.kernels = Some(Kernels::load(gpu, self.edited.as_deref())?);
         }
+        // A launch that times the path apart runs it in turn on `gpu`'s stream, so that its time
+        // is its own and not the product's beside it.
+        let beside = beside && state.timer.is_none();
+        if beside && state.side.is_none() {
+            state.side =
+                Some(gpu.ctx.new_stream().map_err(|e| anyhow!("creating the FP32 path's stream: {e:?}"))?);
+        }
         let kernels = state.kernels.as_ref().expect("loaded above");
         let Shape { m, n, k } = shape;
+        // The workspaces are made and zeroed on `gpu`'s stream, before the side stream waits.
         let counts = zeroed(gpu, &mut state.counts, 3 + WORK)?;
         let part = workspace(gpu, &mut state.part, part_len(shape))?;
         let lists = workspace(gpu, &mut state.lists, 2 * m + n)?;
+        let stream = match (&state.side, beside) {
+            (Some(side), true) => {
+                side.join(&gpu.stream).map_err(|e| anyhow!("starting the FP32 path's stream: {e:?}"))?;
+                side
+            }
+            _ => &gpu.stream,
+        };
         let [mi, ni, ki] = [m, n, k].map(|v| v as i32);
         let failed =
             |entry: &'static str| move |e| anyhow!("the FP32 path's {entry} failed to launch: {e:?}");
 
         if let Some(([start, _], _)) = &state.timer {
-            start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+            start.record(stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
         }
-        let mut list = gpu.stream.launch_builder(&kernels.list);
+        let mut list = stream.launch_builder(&kernels.list);
         list.arg(&marks).arg(&mut *lists).arg(&counts).arg(&mi).arg(&ni);
         let blocks = (m + n).div_ceil(256).clamp(1, 1024) as u32;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -178,7 +231,7 @@ impl Fp32Path {
         for (function, entry) in &kernels.products {
             let grid = if entry.ends_with("_split") { split } else { tiles };
             let cfg = LaunchConfig { grid_dim: grid, block_dim: (THREADS, 1, 1), shared_mem_bytes: SMEM };
-            let mut product = gpu.stream.launch_builder(function);
+            let mut product = stream.launch_builder(function);
             product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mut *part);
             product.arg(&mi).arg(&ni).arg(&ki);
             // SAFETY: the arguments match `fp32_rows` and `fp32_cols` (module docs); A, B and C
@@ -188,13 +241,14 @@ impl Fp32Path {
             unsafe { product.launch(cfg) }.map_err(failed(entry))?;
         }
         if let Some(([_, stop], recorded)) = &mut state.timer {
-            stop.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+            stop.record(stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
             *recorded = true;
         }
         Ok(())
     }
 
-    /// Times the FP32 path of the next launch (for the report: [`Fp32Path::paths`] gives it).
+    /// Times the FP32 path of the next launch (for the report: [`Fp32Path::paths`] gives it), run
+    /// in turn with the product on `gpu`'s stream, even where the step forks it.
     pub fn time_next(&self, gpu: &Gpu) -> Result<()> {
         let mut state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
         let event = || {
