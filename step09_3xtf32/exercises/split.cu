@@ -436,8 +436,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     int row0 = (first + bid % (GROUP * gridDim.x) % rows) * BM;
     int col0 = bid % (GROUP * gridDim.x) / rows * BN;
     // ANCHOR: split_k
-    // Where the tiles are fewer than the SMs, the grid has gridDim.z blocks a tile, block z taking
-    // its share of the tile's 32-deep tiles of K, [kt_begin, kt_end).
+    // Where the tiles are fewer than the SMs (or SPLIT_K asks), the grid has gridDim.z blocks a
+    // tile, block z taking its share of the tile's 32-deep tiles of K, [kt_begin, kt_end).
     int k_tiles = (K + BK - 1) / BK;
     int kt_begin = blockIdx.z * k_tiles / gridDim.z,
         kt_end = (blockIdx.z + 1) * k_tiles / gridDim.z;

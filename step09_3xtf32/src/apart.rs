@@ -55,7 +55,7 @@ pub const MARK_ENTRY: &str = "mark_cols";
 /// ```text
 /// (marks, exponents and the tiles' arrivals zeroed: 2·(M + N) + tiles ints)
 /// mark_cols(const float* B, int* cols, int K, int N)
-///     blocks of 256 threads, 256 columns a block and four rows at a time, P = min(K/4,
+///     blocks of 256 threads, 256 columns a block and four rows at a time, P = min(⌈K/4⌉,
 ///     MARK_ROWS) blocks in y taking the rows in turn: each block's share of the columns'
 ///     largest and least magnitudes into its part of cols (P parts of 2N ints)
 /// scale_cols(const int* cols, int parts, int* marks, int* exps, int N)
@@ -158,8 +158,8 @@ impl Hooks for ApartHooks {
 
     fn workspace_bytes(&self, params: &Params, shape: Shape) -> u64 {
         // The marks, exponents, column ranges and arrivals, the FP32 path's lists, and the slices
-        // of a split K: where the launch chooses, at most one wave of tiles, on a device of up to
-        // 256 SMs.
+        // of a split K: where the launch chooses, at most one wave of tiles, on a device that
+        // holds up to 256 blocks at once.
         let tiles = shape.m.div_ceil(128) * shape.n.div_ceil(params.get("BN") as usize);
         let tile = 128 * params.get("BN") as usize;
         let slices = match params.get(SPLIT_K.name) {
@@ -213,8 +213,12 @@ impl OwnLaunch for Apart {
         // one in stream order), the exponents and marks are the M + N ints each `before` made and
         // the arrivals its gx·gy zeroed ints, the slices hold z·gx·gy pieces of 128×BN floats
         // where z > 1, and A, B and C hold the shape (checked by common's launch).
-        unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-        self.fp32.join(call.gpu)
+        let launched = unsafe { builder.launch(call.cfg) }
+            .map(|_| ())
+            .map_err(|e| anyhow!("the kernel failed to launch: {e:?}"));
+        // The launch's stream waits for the FP32 path even where the product failed to launch.
+        let joined = self.fp32.join(call.gpu);
+        launched.and(joined)
     }
 
     fn fp32_path(&self) -> Option<&Fp32Path> {

@@ -266,8 +266,10 @@ fn gpu_variants_keep_fp32_accuracy_except_the_tensor_cores_own_sums() {
 /// Inputs near the ends of FP32's range and beyond what the split carries, beside cuBLAS SGEMM on
 /// the same inputs: a row of A in subnormals, a row of A and a column of B at 2⁻⁶⁰ (their
 /// products below FP32's range unless scaled), a row at 2⁷⁰, and NaN and infinities. The scaling
-/// carries the first four; the rows and columns with NaN or infinity take the FP32 path. The
-/// step passes FP32's check and gives SGEMM's class for every element. Two planted faults fail
+/// carries the first four; the rows and columns with NaN or infinity take the FP32 path, beside
+/// a product whose nine tiles split K in two (on a GPU of 18 SMs or more), so the split's last
+/// blocks and the FP32 path write C together. The step passes FP32's check and gives SGEMM's
+/// class for every element. Two planted faults fail
 /// on the same inputs: the kernel edited to mark nothing (the split alone: NaN and ∞), and the
 /// scaling's exponent not kept within FP32's (2^s is then no float for the subnormal row).
 #[test]

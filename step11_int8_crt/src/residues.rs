@@ -379,49 +379,63 @@ impl Residues {
         // The FP32 path of the marked rows and columns (final once choose_moduli has run), beside
         // the rest, which leaves their elements of C to it.
         self.fp32.fork(gpu, (a, b, &mut *c), marks, shape)?;
-        let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
-        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
-        // SAFETY: as for scale_rows above.
-        unsafe { rows.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
-            .map_err(failed(RESCALE_ROWS_ENTRY))?;
-        let mut cols = gpu.stream.launch_builder(&self.rescale_cols);
-        cols.arg(b).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
-        let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, SCALE_TILE));
-        // SAFETY: as for scale_rows above.
-        unsafe { cols.launch(config((blocks(n, 32), tiles, 1))) }.map_err(failed(RESCALE_COLS_ENTRY))?;
-
-        let key = (a_res, b_res, shape, moduli, a_box, b_box);
-        let maps = match &state.last {
-            Some((last, maps)) if *last == key => *maps,
-            _ => {
-                let maps = [
-                    encode_as(Element::U8, a_res, [m, k, kp, MOST], a_box)?,
-                    encode_as(Element::U8, b_res, [n, k, kp, MOST], b_box)?,
-                ];
-                state.last = Some((key, maps));
-                maps
-            }
-        };
-        let mut product = call.args((a, b, &mut *c));
-        product.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&maps[0]).arg(&maps[1]);
-        // SAFETY: as for scale_rows above.
-        unsafe { product.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-
-        if let Some([reconstruct, wide]) = &self.reconstruct {
-            let across = blocks(n, 256 * REBUILD_COLS);
-            let mut rebuild = gpu.stream.launch_builder(reconstruct);
-            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-            let grid = (across, m.clamp(1, 65_535) as u32, 1);
+        // The rest, then the launch's stream waits for the FP32 path, even where something failed
+        // to launch.
+        let queued = (|| -> Result<()> {
+            let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
+            rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
             // SAFETY: as for scale_rows above.
-            unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
-            let mut rebuild = gpu.stream.launch_builder(wide);
-            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-            let rows = (WIDE_BLOCKS / across as usize).clamp(1, m.max(1));
-            // SAFETY: as for scale_rows above (the same signature).
-            unsafe { rebuild.launch(config((across, rows as u32, 1))) }
-                .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
-        }
-        self.fp32.join(gpu)
+            unsafe { rows.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
+                .map_err(failed(RESCALE_ROWS_ENTRY))?;
+            let mut cols = gpu.stream.launch_builder(&self.rescale_cols);
+            cols.arg(b)
+                .arg(&b_res)
+                .arg(&b_exps)
+                .arg(&stats)
+                .arg(&squares)
+                .arg(&mi)
+                .arg(&ki)
+                .arg(&ni)
+                .arg(&kpi);
+            let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, SCALE_TILE));
+            // SAFETY: as for scale_rows above.
+            unsafe { cols.launch(config((blocks(n, 32), tiles, 1))) }.map_err(failed(RESCALE_COLS_ENTRY))?;
+
+            let key = (a_res, b_res, shape, moduli, a_box, b_box);
+            let maps = match &state.last {
+                Some((last, maps)) if *last == key => *maps,
+                _ => {
+                    let maps = [
+                        encode_as(Element::U8, a_res, [m, k, kp, MOST], a_box)?,
+                        encode_as(Element::U8, b_res, [n, k, kp, MOST], b_box)?,
+                    ];
+                    state.last = Some((key, maps));
+                    maps
+                }
+            };
+            let mut product = call.args((a, b, &mut *c));
+            product.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&maps[0]).arg(&maps[1]);
+            // SAFETY: as for scale_rows above.
+            unsafe { product.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+
+            if let Some([reconstruct, wide]) = &self.reconstruct {
+                let across = blocks(n, 256 * REBUILD_COLS);
+                let mut rebuild = gpu.stream.launch_builder(reconstruct);
+                rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
+                let grid = (across, m.clamp(1, 65_535) as u32, 1);
+                // SAFETY: as for scale_rows above.
+                unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
+                let mut rebuild = gpu.stream.launch_builder(wide);
+                rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
+                let rows = (WIDE_BLOCKS / across as usize).clamp(1, m.max(1));
+                // SAFETY: as for scale_rows above (the same signature).
+                unsafe { rebuild.launch(config((across, rows as u32, 1))) }
+                    .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
+            }
+            Ok(())
+        })();
+        let joined = self.fp32.join(gpu);
+        queued.and(joined)
     }
 
     /// The moduli the last product took (after it has finished): the first pass's, or more where

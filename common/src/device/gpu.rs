@@ -191,9 +191,11 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
         bail!("--device {ordinal} does not exist: this machine has {count} GPU(s), numbered from 0");
     }
     let ctx = CudaContext::new(ordinal).map_err(|e| anyhow!("could not open GPU {ordinal}: {e:?}"))?;
-    // One stream, used in order: cudarc's per-buffer event tracking would only add event
+    // The launches keep their own order: cudarc's per-buffer event tracking would only add event
     // records around every launch, inside the timed region.
-    // SAFETY: no buffer of this context is ever used from a second stream.
+    // SAFETY: a buffer is used on a second stream only by the FP32 path (`Fp32Path::fork`), which
+    // orders itself with events: it waits for what this stream queued before it, and this stream
+    // waits for it (`Fp32Path::join`) before anything after the product.
     unsafe { ctx.disable_event_tracking() };
     let info = device_info(&ctx).context("reading the device's attributes")?;
     let stream = ctx.default_stream();
