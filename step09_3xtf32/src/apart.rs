@@ -160,8 +160,9 @@ impl Hooks for ApartHooks {
         // The marks, exponents, column ranges and arrivals, the FP32 path's lists, and the slices
         // of a split K: where the launch chooses, at most one wave of tiles, on a device that
         // holds up to 256 blocks at once.
-        let tiles = shape.m.div_ceil(128) * shape.n.div_ceil(params.get("BN") as usize);
-        let tile = 128 * params.get("BN") as usize;
+        let (bm, bn) = (crate::BM as usize, params.get("BN") as usize);
+        let tiles = shape.m.div_ceil(bm) * shape.n.div_ceil(bn);
+        let tile = bm * bn;
         let slices = match params.get(SPLIT_K.name) {
             0 => match (256 / tiles.max(1)).min(SPLIT_K_MAX as usize) {
                 0 | 1 => 0,
@@ -198,7 +199,7 @@ impl OwnLaunch for Apart {
         let [a_map, b_map] = call.maps((a, b), Some(marks))?;
         let mut slot = self.slices.lock().map_err(|_| anyhow!("the slices' lock was poisoned"))?;
         let bn = call.params.get("BN") as usize;
-        let need = if split > 1 { (split * gx * gy) as usize * 128 * bn } else { 1 };
+        let need = if split > 1 { (split * gx * gy * crate::BM) as usize * bn } else { 1 };
         let slices = common::pad::workspace(call.gpu, &mut slot, need)?;
         // The FP32 path of the marked rows and columns, beside the product, which leaves their
         // elements of C to it.

@@ -29,7 +29,7 @@ pub const SEARCH: &[(&str, &[u32])] =
 /// Rows of C per block: the N of the kernel's wgmma. Each consumer thread holds three sets of
 /// BM/2 accumulators (the stage's part, the running sum and the total): 192 registers at 128
 /// rows; at 256 rows two sets alone, 256 registers, would exceed the 255 a thread may have.
-const BM: u32 = 128;
+pub(crate) const BM: u32 = 128;
 
 /// The depth of a tile: one 128-byte row of floats, the width of the swizzle.
 const BK: u32 = 32;

@@ -1237,19 +1237,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 }
 // ANCHOR_END: bound_kernel
 
-// Elements j0 … j0 + 3 of a row of C, those within N whose columns are not marked (the FP32
-// path's, which runs beside the product): one 16-byte store where rows allow and all four are.
-__device__ __forceinline__ void store4(float* row, int j0, int N, const float (&c)[4],
-                                       const int* col_marks) {
-    bool own[4];
-#pragma unroll
-    for (int v = 0; v < 4; ++v) own[v] = j0 + v < N && !col_marks[j0 + v];
-    if (N % 4 == 0 && own[0] && own[1] && own[2] && own[3]) {
+// Elements j0 … j0 + 3 of a row of C (those within N), one 16-byte store where rows allow.
+__device__ __forceinline__ void store4(float* row, int j0, int N, const float (&c)[4])
+{
+    if (N % 4 == 0) {
         *reinterpret_cast<float4*>(row + j0) = make_float4(c[0], c[1], c[2], c[3]);
     } else {
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-            if (own[v]) row[j0 + v] = c[v];
+        for (int v = 0; v < 4 && j0 + v < N; ++v) row[j0 + v] = c[v];
     }
 }
 
@@ -1264,10 +1258,10 @@ constexpr int REBUILD_COLS = 4;
 // The same sum modulo 2³² in unsigned integers is exact, and gives the last bits. Adding 1.5·2⁵²
 // (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
 // word of its pattern, so that no conversion between doubles and 64-bit integers is needed. The
-// rows and columns on the FP32 path are left to it (it runs beside the product). Four columns a
-// thread, a row of C a block in y; five blocks a multiprocessor (48 registers), for loads enough
-// in flight: left to itself the compiler takes 72 registers, three blocks fit, and the kernel
-// takes half as long again.
+// rows on the FP32 path are left to it, and so are the columns (what is written there is
+// written again). Four columns a thread, a row of C a block in y; five
+// blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
+// takes 72 registers, three blocks fit, and the kernel takes half as long again.
 extern "C" __global__ void __launch_bounds__(256, 5)
     reconstruct(const unsigned char* c_res, const int* exps, const int* marks, const int* stats,
                 float* C, int M, int N) {
@@ -1317,7 +1311,7 @@ extern "C" __global__ void __launch_bounds__(256, 5)
                 c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
             }
         }
-        store4(C + static_cast<long long>(i) * N, j0, N, c, marks + M);
+        store4(C + static_cast<long long>(i) * N, j0, N, c);
     }
 }
 // ANCHOR_END: reconstruct
@@ -1382,7 +1376,7 @@ extern "C" __global__ void reconstruct_wide(const unsigned char* c_res, const in
                        ? 0.0f
                        : static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));
         }
-        store4(C + static_cast<long long>(row) * N, j0, N, c, marks + M);
+        store4(C + static_cast<long long>(row) * N, j0, N, c);
     }
 }
 // ANCHOR_END: reconstruct_wide

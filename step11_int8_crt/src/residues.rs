@@ -51,10 +51,8 @@
 //!     blocks of 1024 columns (four a thread), a row of C a block in y (rows further on taken in
 //!     turn), where L = MODULI; reconstruct_wide (the same arguments, fewer blocks in y) where
 //!     L > MODULI; queued only when the kernel defines them (a kernel that rebuilds C itself
-//!     does not); the marked rows' and columns' elements of C are left to the FP32 path
-//! the FP32 path of the marked rows and columns (common::fp32_path), queued after choose_moduli
-//! on a stream of its own, beside the kernels from rescale_rows on; the launch's stream waits for
-//! it at the end
+//!     does not)
+//! the FP32 path of the marked rows and columns (common::fp32_path)
 //! ```
 //!
 //! The workspaces are kept from launch to launch and grown when a shape needs more.
@@ -376,66 +374,49 @@ impl Residues {
         let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: as for scale_rows above.
         unsafe { choose.launch(one) }.map_err(failed(CHOOSE_ENTRY))?;
-        // The FP32 path of the marked rows and columns (final once choose_moduli has run), beside
-        // the rest, which leaves their elements of C to it.
-        self.fp32.fork(gpu, (a, b, &mut *c), marks, shape)?;
-        // The rest, then the launch's stream waits for the FP32 path, even where something failed
-        // to launch.
-        let queued = (|| -> Result<()> {
-            let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
-            rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
-            // SAFETY: as for scale_rows above.
-            unsafe { rows.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
-                .map_err(failed(RESCALE_ROWS_ENTRY))?;
-            let mut cols = gpu.stream.launch_builder(&self.rescale_cols);
-            cols.arg(b)
-                .arg(&b_res)
-                .arg(&b_exps)
-                .arg(&stats)
-                .arg(&squares)
-                .arg(&mi)
-                .arg(&ki)
-                .arg(&ni)
-                .arg(&kpi);
-            let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, SCALE_TILE));
-            // SAFETY: as for scale_rows above.
-            unsafe { cols.launch(config((blocks(n, 32), tiles, 1))) }.map_err(failed(RESCALE_COLS_ENTRY))?;
+        let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
+        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
+        // SAFETY: as for scale_rows above.
+        unsafe { rows.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
+            .map_err(failed(RESCALE_ROWS_ENTRY))?;
+        let mut cols = gpu.stream.launch_builder(&self.rescale_cols);
+        cols.arg(b).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
+        let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, SCALE_TILE));
+        // SAFETY: as for scale_rows above.
+        unsafe { cols.launch(config((blocks(n, 32), tiles, 1))) }.map_err(failed(RESCALE_COLS_ENTRY))?;
 
-            let key = (a_res, b_res, shape, moduli, a_box, b_box);
-            let maps = match &state.last {
-                Some((last, maps)) if *last == key => *maps,
-                _ => {
-                    let maps = [
-                        encode_as(Element::U8, a_res, [m, k, kp, MOST], a_box)?,
-                        encode_as(Element::U8, b_res, [n, k, kp, MOST], b_box)?,
-                    ];
-                    state.last = Some((key, maps));
-                    maps
-                }
-            };
-            let mut product = call.args((a, b, &mut *c));
-            product.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&maps[0]).arg(&maps[1]);
-            // SAFETY: as for scale_rows above.
-            unsafe { product.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-
-            if let Some([reconstruct, wide]) = &self.reconstruct {
-                let across = blocks(n, 256 * REBUILD_COLS);
-                let mut rebuild = gpu.stream.launch_builder(reconstruct);
-                rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-                let grid = (across, m.clamp(1, 65_535) as u32, 1);
-                // SAFETY: as for scale_rows above.
-                unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
-                let mut rebuild = gpu.stream.launch_builder(wide);
-                rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-                let rows = (WIDE_BLOCKS / across as usize).clamp(1, m.max(1));
-                // SAFETY: as for scale_rows above (the same signature).
-                unsafe { rebuild.launch(config((across, rows as u32, 1))) }
-                    .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
+        let key = (a_res, b_res, shape, moduli, a_box, b_box);
+        let maps = match &state.last {
+            Some((last, maps)) if *last == key => *maps,
+            _ => {
+                let maps = [
+                    encode_as(Element::U8, a_res, [m, k, kp, MOST], a_box)?,
+                    encode_as(Element::U8, b_res, [n, k, kp, MOST], b_box)?,
+                ];
+                state.last = Some((key, maps));
+                maps
             }
-            Ok(())
-        })();
-        let joined = self.fp32.join(gpu);
-        queued.and(joined)
+        };
+        let mut product = call.args((a, b, &mut *c));
+        product.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&maps[0]).arg(&maps[1]);
+        // SAFETY: as for scale_rows above.
+        unsafe { product.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+
+        if let Some([reconstruct, wide]) = &self.reconstruct {
+            let across = blocks(n, 256 * REBUILD_COLS);
+            let mut rebuild = gpu.stream.launch_builder(reconstruct);
+            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
+            let grid = (across, m.clamp(1, 65_535) as u32, 1);
+            // SAFETY: as for scale_rows above.
+            unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
+            let mut rebuild = gpu.stream.launch_builder(wide);
+            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
+            let rows = (WIDE_BLOCKS / across as usize).clamp(1, m.max(1));
+            // SAFETY: as for scale_rows above (the same signature).
+            unsafe { rebuild.launch(config((across, rows as u32, 1))) }
+                .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
+        }
+        self.fp32.launch(gpu, (a, b, c), marks, shape)
     }
 
     /// The moduli the last product took (after it has finished): the first pass's, or more where

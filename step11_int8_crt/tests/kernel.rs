@@ -109,7 +109,14 @@ const FAULTS: &[Fault] = &[
     },
     Fault {
         class: Class::Column,
-        edits: &[("own[v] = j0 + v < N && ", "own[v] = j0 + v < N - 1 && "), RULE_OFF],
+        edits: &[
+            ("if (N % 4 == 0) {", "if (N % 4 == 0 && j0 + 4 < N) {"),
+            (
+                "for (int v = 0; v < 4 && j0 + v < N; ++v) row[j0 + v] = c[v];",
+                "for (int v = 0; v < 4 && j0 + v < N - 1; ++v) row[j0 + v] = c[v];",
+            ),
+            RULE_OFF,
+        ],
     },
 ];
 

@@ -1068,8 +1068,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
                 for (int v = 0; v < 2; ++v) {
                     int n = col0 + 8 * j + 2 * t + v, eb = n < N ? exps[M + n] : 0;
-                    // variant: the FP32 path's rows and columns are left to it (it runs beside)
-                    if (n >= N || marks[m] || marks[M + n]) continue;
+                    if (n >= N) continue;
                     float c;
                     if (ea == NONFINITE || eb == NONFINITE) {
                         c = 0.0f;  // the FP32 path's row or column
@@ -1237,19 +1236,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 }
 // ANCHOR_END: bound_kernel
 
-// Elements j0 … j0 + 3 of a row of C, those within N whose columns are not marked (the FP32
-// path's, which runs beside the product): one 16-byte store where rows allow and all four are.
-__device__ __forceinline__ void store4(float* row, int j0, int N, const float (&c)[4],
-                                       const int* col_marks) {
-    bool own[4];
-#pragma unroll
-    for (int v = 0; v < 4; ++v) own[v] = j0 + v < N && !col_marks[j0 + v];
-    if (N % 4 == 0 && own[0] && own[1] && own[2] && own[3]) {
+// Elements j0 … j0 + 3 of a row of C (those within N), one 16-byte store where rows allow.
+__device__ __forceinline__ void store4(float* row, int j0, int N, const float (&c)[4])
+{
+    if (N % 4 == 0) {
         *reinterpret_cast<float4*>(row + j0) = make_float4(c[0], c[1], c[2], c[3]);
     } else {
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-            if (own[v]) row[j0 + v] = c[v];
+        for (int v = 0; v < 4 && j0 + v < N; ++v) row[j0 + v] = c[v];
     }
 }
 

@@ -97,8 +97,29 @@ struct State {
     part: Option<CudaSlice<f32>>,
     /// Events around the next launch's FP32 path, and whether they were recorded.
     timer: Option<([CudaEvent; 2], bool)>,
-    /// The stream the path runs on beside the product ([`Fp32Path::fork`]), made on first use.
-    side: Option<Arc<CudaStream>>,
+    /// The stream the path runs on beside the product ([`Fp32Path::fork`]), and the events that
+    /// start it and wait for it, made on first use and recorded again on every launch.
+    side: Option<Side>,
+    /// Whether the last launch forked the path, so that [`Fp32Path::join`] has something to wait for.
+    forked: bool,
+}
+
+struct Side {
+    stream: Arc<CudaStream>,
+    start: CudaEvent,
+    done: CudaEvent,
+}
+
+impl Side {
+    fn new(gpu: &Gpu) -> Result<Self> {
+        let event = || {
+            gpu.ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(|e| anyhow!("creating an event: {e:?}"))
+        };
+        let stream = gpu.ctx.new_stream().map_err(|e| anyhow!("creating the FP32 path's stream: {e:?}"))?;
+        Ok(Self { stream, start: event()?, done: event()? })
+    }
 }
 
 struct Kernels {
@@ -169,10 +190,12 @@ impl Fp32Path {
 
     /// Makes `gpu`'s stream wait for the FP32 path [`Fp32Path::fork`] queued.
     pub fn join(&self, gpu: &Gpu) -> Result<()> {
-        let state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
-        if let Some(side) = &state.side {
-            gpu.stream.join(side).map_err(|e| anyhow!("waiting for the FP32 path's stream: {e:?}"))?;
+        let mut state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
+        if let (Some(side), true) = (&state.side, state.forked) {
+            side.done.record(&side.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+            gpu.stream.wait(&side.done).map_err(|e| anyhow!("waiting for the FP32 path's stream: {e:?}"))?;
         }
+        state.forked = false;
         Ok(())
     }
 
@@ -193,9 +216,9 @@ impl Fp32Path {
         // is its own and not the product's beside it.
         let beside = beside && state.timer.is_none();
         if beside && state.side.is_none() {
-            state.side =
-                Some(gpu.ctx.new_stream().map_err(|e| anyhow!("creating the FP32 path's stream: {e:?}"))?);
+            state.side = Some(Side::new(gpu)?);
         }
+        state.forked = beside;
         let kernels = state.kernels.as_ref().expect("loaded above");
         let Shape { m, n, k } = shape;
         // The workspaces are made and zeroed on `gpu`'s stream, before the side stream waits.
@@ -204,8 +227,11 @@ impl Fp32Path {
         let lists = workspace(gpu, &mut state.lists, 2 * m + n)?;
         let stream = match (&state.side, beside) {
             (Some(side), true) => {
-                side.join(&gpu.stream).map_err(|e| anyhow!("starting the FP32 path's stream: {e:?}"))?;
-                side
+                side.start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
+                side.stream
+                    .wait(&side.start)
+                    .map_err(|e| anyhow!("starting the FP32 path's stream: {e:?}"))?;
+                &side.stream
             }
             _ => &gpu.stream,
         };
