@@ -533,8 +533,8 @@ mod tests {
         // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16); the bf16 magnitudes of 8 vectors
         // 8 deep; exponents, statistics (3, 4 for each of 8 vectors, the flag and two
         // histograms of 18), marks; each vector's scaled ‖·‖₁ (a float), Σx² and ‖·‖₁ (doubles),
-        // one chunk of norms in three planes; the FP32 path's lists, counts and the pieces of one
-        // split tile.
+        // one chunk of norms in three planes; the FP32 path's lists, counts and the pieces of
+        // sixteen split blocks (one tile's K in sixteen).
         assert_eq!(
             workspace_bytes(s),
             16 * (8 * 16 + 3 * 16)
@@ -545,7 +545,7 @@ mod tests {
                 + 4 * 8
                 + 2 * 8 * 8
                 + 3 * 8 * 5
-                + 4 * (11 + 3 + 256 + 128 * 256)
+                + 4 * (11 + 3 + 256 + 16 * 128 * 256)
         );
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);

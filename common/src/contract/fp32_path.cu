@@ -10,9 +10,14 @@
 //   fp32_rows: C[marked rows, every column]      (A's rows gathered, B as it is)
 //   fp32_cols: C[unmarked rows, marked columns]  (B's columns gathered)
 //
+// and, where at most FEW rows are marked, fp32_rows_few in place of fp32_rows: a thread a
+// column of C and a sum a marked row, B read once, so that a handful of rows does not cost
+// whole 128-row tiles.
+//
 // The tiled kernel is step 06's (a 128×256 block tile of 16-deep slices, two shared-memory
 // buffers, 8×8 thread tiles in 128×16 warp regions), its loads and stores taken through the
-// lists. Where the lists are short (a few rows or columns: few tiles), one tile would walk all
+// lists, and, as in step 06, a slice that lies wholly inside the listed rows and B loaded with no
+// checks. Where the lists are short (a few rows or columns: few tiles), one tile would walk all
 // of K on one multiprocessor while the others idle, so the blocks split K instead: S blocks a
 // tile, each summing one piece of K into a workspace, and the last of them to finish adds the S
 // pieces in order and writes C. Each element is the FP32 sum of its products in order within
@@ -31,6 +36,9 @@ static_assert(A_PIECES % THREADS == 0 && B_PIECES % THREADS == 0, "whole pieces 
 // Split K while tiles × S stays within WORK blocks (about two a multiprocessor), in at most
 // SPLITS pieces of at least MIN_PIECE.
 constexpr int WORK = 256, SPLITS = 16, MIN_PIECE = 256;
+// The few-rows kernel: at most FEW marked rows, a block of FEW_COLS threads (a column each),
+// slices of FEW_DEPTH of K staged in shared memory.
+constexpr int FEW = 16, FEW_COLS = 256, FEW_DEPTH = 64;
 
 // lists: the marked rows (M ints), the unmarked rows (M), the marked columns (N); counts: how
 // many of each (zeroed before). The order within a list is the atomics' and changes nothing.
@@ -52,10 +60,10 @@ __device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / 4) * (
 
 // C[rows[r], cols[c]] = Σ_k A[rows[r], k]·B[k, cols[c]] for r below *row_count and c below
 // *col_count; cols == nullptr: every column, c itself. Where the lists make enough tiles to fill
-// the GPU, S = 1: the kernel with SPLIT false computes them, on a grid with a block for every tile
-// of C, block (x, y) tile (x, y), and the one with SPLIT true leaves at once. Otherwise the other
-// way round: the split kernel's grid has as many blocks as that grid, up to WORK, and block b
-// takes piece b % S of K for tile b / S into part (WORK tiles of pieces); the last of a tile's S
+// WORK blocks, S = 1: the kernel with SPLIT false computes them, on a grid with a block for every
+// tile of C, block (x, y) tile (x, y), and the one with SPLIT true leaves at once. Otherwise the
+// other way round: the split kernel's grid has SPLITS blocks for every tile of C, up to WORK, and
+// block b takes piece b % S of K for tile b / S into part (a piece a block); the last of a tile's S
 // blocks adds the pieces. done holds a count a tile, zero between launches (the last block resets
 // it). Blocks past the work leave at once.
 template <bool LISTED_COLS, bool SPLIT>
@@ -64,9 +72,9 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
                                                const int* cols, const int* col_count, int N,
                                                int M, int K, float* part, int* done) {
     int R = *row_count, NC = LISTED_COLS ? *col_count : N;
+    if (!LISTED_COLS && R <= FEW) return;  // fp32_rows_few's
     int tiles_x = (NC + BN - 1) / BN, tiles = (R + BM - 1) / BM * tiles_x;
-    int blocks = (M + BM - 1) / BM * ((N + BN - 1) / BN);  // the unsplit kernel's grid
-    int S = min(min(SPLITS, max(1, K / MIN_PIECE)), max(1, min(WORK, blocks) / max(tiles, 1)));
+    int S = min(min(SPLITS, max(1, K / MIN_PIECE)), max(1, WORK / max(tiles, 1)));
     if (SPLIT != (S > 1)) return;
     int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN, k_begin = 0, k_end = K;
     // The split kernel's tile and piece; what its end needs is kept in shared memory, as the
@@ -106,8 +114,23 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
     auto column = [&](int c) { return LISTED_COLS ? col_of[c] : col0 + c < NC ? col0 + c : -1; };
     bool vec_a = K % 4 == 0, vec_b = !LISTED_COLS && N % 4 == 0;
 
+    // A slice inside the lists' rows, the columns and the piece of K, with rows that start on
+    // 16-byte boundaries, needs no check: one 16-byte load a piece, as in step 06. The tile's rows
+    // and columns are decided once; the depth, a slice at a time.
+    bool whole = row0 + BM <= R && vec_a && !LISTED_COLS && vec_b && col0 + BN <= N;
+    const float* b_at = B + static_cast<long long>(kb) * N + col0 + cb;
+
     float4 a_next, b_next[B_LOADS];
     auto fetch = [&](int k0) {
+        if (whole && k0 + BK <= k_end) {
+            a_next = __ldg(reinterpret_cast<const float4*>(a_row + k0 + ka));
+#pragma unroll
+            for (int i = 0; i < B_LOADS; ++i) {
+                long long k = k0 + i * (THREADS / (BN / 4));
+                b_next[i] = __ldg(reinterpret_cast<const float4*>(b_at + k * N));
+            }
+            return;
+        }
         a_next = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (a_row) {
             int k = k0 + ka;
@@ -230,6 +253,74 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
                 if (n >= 0) out[n] = acc[i][j + v];
             }
         }
+    }
+}
+
+// C[rows[r], every column] for the R ≤ FEW marked rows (the tiled kernels leave them): block b
+// takes the FEW_COLS columns of strip b / S and piece b % S of K, each thread one column and a sum
+// for each row, in order of k, with A's rows staged FEW_DEPTH at a time. B is read once over all
+// the blocks. K is split as in the tiled kernels (S pieces a strip, within WORK blocks), each
+// piece into part, and the last of a strip's blocks adds them in order. Blocks past the work, and
+// all where more than FEW rows are marked, leave at once.
+extern "C" __global__ void __launch_bounds__(FEW_COLS)
+    fp32_rows_few(const float* A, const float* B, float* C, const int* lists, int* counts,
+                  float* part, int M, int N, int K) {
+    int R = counts[0], strips = (N + FEW_COLS - 1) / FEW_COLS;
+    if (R == 0 || R > FEW) return;
+    int S = min(min(SPLITS, max(1, K / MIN_PIECE)), max(1, WORK / strips));
+    int b = blockIdx.x, strip = b / S;
+    if (strip >= strips) return;
+    int depth = ((K + S - 1) / S + FEW_DEPTH - 1) / FEW_DEPTH * FEW_DEPTH;
+    int k_begin = (b % S) * depth;
+    int k_end = min(K, k_begin + depth), col = strip * FEW_COLS + threadIdx.x;
+    __shared__ float As[FEW][FEW_DEPTH];
+    float acc[FEW] = {};
+    for (int k0 = k_begin; k0 < k_end; k0 += FEW_DEPTH) {
+        for (int e = threadIdx.x; e < FEW * FEW_DEPTH; e += FEW_COLS) {
+            int r = e / FEW_DEPTH, k = k0 + e % FEW_DEPTH;
+            As[r][e % FEW_DEPTH] =
+                r < R && k < k_end ? __ldg(A + static_cast<long long>(lists[r]) * K + k) : 0.0f;
+        }
+        __syncthreads();
+        if (col < N) {
+            int depth_here = min(FEW_DEPTH, k_end - k0);
+            const float* b_col = B + static_cast<long long>(k0) * N + col;
+#pragma unroll 8
+            for (int k = 0; k < depth_here; ++k) {
+                float v = __ldg(b_col + static_cast<long long>(k) * N);
+#pragma unroll
+                for (int r = 0; r < FEW; ++r) acc[r] = fmaf(As[r][k], v, acc[r]);
+            }
+        }
+        __syncthreads();
+    }
+    if (S > 1) {
+        // This piece into the workspace (FEW sums a column); the last of the strip's S blocks
+        // adds the pieces in order.
+        float* mine = part + static_cast<long long>(b) * FEW * FEW_COLS + threadIdx.x;
+#pragma unroll
+        for (int r = 0; r < FEW; ++r) mine[r * FEW_COLS] = acc[r];
+        __threadfence();
+        __syncthreads();
+        __shared__ bool last;
+        int* done = counts + 3;
+        if (threadIdx.x == 0) last = atomicAdd(&done[strip], 1) == S - 1;
+        __syncthreads();
+        if (!last) return;
+        if (threadIdx.x == 0) done[strip] = 0;  // ready for the next launch
+        __threadfence();
+        const float* pieces = part + static_cast<long long>(strip) * S * FEW * FEW_COLS + threadIdx.x;
+#pragma unroll
+        for (int r = 0; r < FEW; ++r) {
+            float sum = __ldcg(pieces + r * FEW_COLS);
+            for (int q = 1; q < S; ++q) sum += __ldcg(pieces + (q * FEW + r) * FEW_COLS);
+            acc[r] = sum;
+        }
+    }
+    if (col >= N) return;
+#pragma unroll
+    for (int r = 0; r < FEW; ++r) {
+        if (r < R) C[static_cast<long long>(lists[r]) * N + col] = acc[r];
     }
 }
 

@@ -17,9 +17,13 @@
 //!     block for each 128×256 tile of C; blocks past the marked rows leave at once, and all of
 //!     them where the marked rows make too few tiles to fill the GPU
 //! fp32_rows_split(...)
-//!     the same arguments, as many blocks as fp32_rows up to WORK: where fp32_rows leaves (few
-//!     tiles), up to 16 blocks a tile split its K,
-//!     their sums in `part` (up to WORK tiles), the last block of a tile adding them in order
+//!     the same arguments, 16 blocks for every tile of C up to WORK: where fp32_rows leaves
+//!     (the marked rows make fewer tiles than WORK blocks), up to 16 blocks a tile split its K,
+//!     their sums in `part` (a piece a block), the last block of a tile adding them in order
+//! fp32_rows_few(...)
+//!     the same arguments, 256 threads a block, as many blocks as fp32_rows_split or one for each
+//!     256 columns, whichever is more: where 1 to 16 rows are marked (fp32_rows and
+//!     fp32_rows_split leave), a thread a column of C and a sum a row, K split as above
 //! fp32_cols(...), fp32_cols_split(...)
 //!     the same: C's unmarked rows in the marked columns
 //! ```
@@ -46,18 +50,28 @@ pub const ROWS_ENTRY: &str = "fp32_rows";
 pub const COLS_ENTRY: &str = "fp32_cols";
 pub const ROWS_SPLIT_ENTRY: &str = "fp32_rows_split";
 pub const COLS_SPLIT_ENTRY: &str = "fp32_cols_split";
+pub const ROWS_FEW_ENTRY: &str = "fp32_rows_few";
 
 /// The tiled kernel's block tile, threads and shared memory (two buffers of 16-deep slices of A
-/// and B), and the most blocks that split K (WORK in the kernel).
+/// and B), the most blocks that split K (WORK in the kernel), and the most pieces a tile's K is
+/// split into (SPLITS).
 const BM: usize = 128;
 const BN: usize = 256;
 const WORK: usize = 256;
+const SPLITS: usize = 16;
+/// The few-rows kernel's block: a thread a column of C (FEW_COLS in the kernel).
+const FEW_COLS: usize = 256;
 const THREADS: u32 = 512;
 const SMEM: u32 = 2 * 4 * 16 * (128 + 256);
 
-/// Floats of the pieces of split tiles: as many tiles as the grid has blocks, up to WORK.
+/// Blocks of the split kernels: SPLITS for every tile of C, up to WORK.
+fn split_blocks(shape: Shape) -> usize {
+    (shape.n.div_ceil(BN) * shape.m.div_ceil(BM) * SPLITS).clamp(1, WORK)
+}
+
+/// Floats of the pieces of split tiles: one for each block of the split kernels.
 fn part_len(shape: Shape) -> usize {
-    (shape.n.div_ceil(BN) * shape.m.div_ceil(BM)).clamp(1, WORK) * BM * BN
+    split_blocks(shape) * BM * BN
 }
 
 /// Device bytes of the FP32 path's workspaces for a product of `shape`: the lists, the counts and
@@ -124,8 +138,8 @@ impl Side {
 
 struct Kernels {
     list: CudaFunction,
-    /// fp32_rows, fp32_rows_split, fp32_cols, fp32_cols_split, with their names.
-    products: [(CudaFunction, &'static str); 4],
+    /// fp32_rows, fp32_rows_split, fp32_rows_few, fp32_cols, fp32_cols_split, with their names.
+    products: [(CudaFunction, &'static str); 5],
 }
 
 /// The module compiled for `arch`, once per process.
@@ -150,9 +164,14 @@ impl Kernels {
         };
         let kernel = Kernel::load_entry(gpu, module, ROWS_ENTRY)?;
         let entry = |name: &'static str| Ok::<_, anyhow::Error>((kernel.entry(name)?, name));
-        let products =
-            [entry(ROWS_ENTRY)?, entry(ROWS_SPLIT_ENTRY)?, entry(COLS_ENTRY)?, entry(COLS_SPLIT_ENTRY)?];
-        for (f, _) in &products {
+        let products = [
+            entry(ROWS_ENTRY)?,
+            entry(ROWS_SPLIT_ENTRY)?,
+            entry(ROWS_FEW_ENTRY)?,
+            entry(COLS_ENTRY)?,
+            entry(COLS_SPLIT_ENTRY)?,
+        ];
+        for (f, _) in products.iter().filter(|(_, name)| *name != ROWS_FEW_ENTRY) {
             // 48 KiB of dynamic shared memory and a few bytes of static: above the default.
             f.set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
                 .map_err(|e| anyhow!("could not give the FP32 path {SMEM} bytes of shared memory: {e:?}"))?;
@@ -250,20 +269,31 @@ impl Fp32Path {
         // holds M + N ints (the caller's), the lists 2M + N and the counts 3 (allocated above).
         unsafe { list.launch(cfg) }.map_err(failed(LIST_ENTRY))?;
 
-        // A block a tile of C; the split kernels, as many up to WORK (few, for they leave at once
-        // on most products).
+        // A block a tile of C; the split kernels, SPLITS a tile up to WORK (they leave at once on
+        // most products).
+        // The few-rows kernel, a block for each strip of columns and each piece of its K: enough
+        // for as many strips as the split kernels have blocks, and at least one a strip.
         let tiles = (n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1);
-        let split = ((tiles.0 * tiles.1).min(WORK as u32), 1, 1);
+        let split = (split_blocks(shape) as u32, 1, 1);
+        let few = (split_blocks(shape).max(n.div_ceil(FEW_COLS)) as u32, 1, 1);
         for (function, entry) in &kernels.products {
-            let grid = if entry.ends_with("_split") { split } else { tiles };
-            let cfg = LaunchConfig { grid_dim: grid, block_dim: (THREADS, 1, 1), shared_mem_bytes: SMEM };
+            let cfg = match *entry {
+                ROWS_FEW_ENTRY => {
+                    LaunchConfig { grid_dim: few, block_dim: (FEW_COLS as u32, 1, 1), shared_mem_bytes: 0 }
+                }
+                _ => {
+                    let grid = if entry.ends_with("_split") { split } else { tiles };
+                    LaunchConfig { grid_dim: grid, block_dim: (THREADS, 1, 1), shared_mem_bytes: SMEM }
+                }
+            };
             let mut product = stream.launch_builder(function);
             product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mut *part);
             product.arg(&mi).arg(&ni).arg(&ki);
             // SAFETY: the arguments match `fp32_rows` and `fp32_cols` (module docs); A, B and C
             // hold the shape (the caller's check), the lists and counts are those `list_paths`
-            // fills before them in stream order, and `part` holds the pieces of as many tiles as
-            // the grid has blocks, up to WORK.
+            // fills before them in stream order, and `part` holds a piece for each block of the
+            // split kernels (a piece of BM·BN floats; the few-rows kernel's FEW·FEW_COLS, split
+            // only over strips·S ≤ WORK blocks, fewer than those).
             unsafe { product.launch(cfg) }.map_err(failed(entry))?;
         }
         if let Some(([_, stop], recorded)) = &mut state.timer {
@@ -320,7 +350,9 @@ mod tests {
     fn nvrtc_the_fp32_path_compiles_without_spills() {
         for arch in ["sm_90a", "sm_90"] {
             let c = crate::gpu::compile(SOURCE, FILE, arch, &[]).unwrap();
-            for entry in [LIST_ENTRY, ROWS_ENTRY, COLS_ENTRY, ROWS_SPLIT_ENTRY, COLS_SPLIT_ENTRY] {
+            for entry in
+                [LIST_ENTRY, ROWS_ENTRY, COLS_ENTRY, ROWS_SPLIT_ENTRY, COLS_SPLIT_ENTRY, ROWS_FEW_ENTRY]
+            {
                 assert!(c.has_function(entry), "{arch}: no {entry}");
                 let ptxas = crate::gpu::PtxasInfo::parse_entry(&c.log, entry).expect("ptxas's report");
                 assert_eq!(ptxas.spill_bytes(), 0, "{arch}: {entry} spills");
@@ -386,10 +418,18 @@ mod gpu_tests {
     }
 
     /// Shapes with edges in every direction and a single element, and one whose few marked rows
-    /// make two tiles, so that each tile's K is split in two (129×257×1030), and a deep one whose
-    /// three tiles each split K three ways (300×520×8192, a row and a column in 50 marked).
-    const SHAPES: [(usize, usize, usize, usize); 5] =
-        [(300, 520, 77, 7), (1, 1, 1, 1), (129, 257, 1030, 5), (200, 300, 64, 1), (300, 520, 8192, 50)];
+    /// make two tiles, so that each tile's K is split four ways (129×257×1030), a deep one whose
+    /// three tiles each split K sixteen ways (300×520×8192, a row and a column in 50 marked), and
+    /// one whose marked rows fill whole tiles that split K (2048×512×2048, one in 8 marked), so
+    /// that the loads without checks run in pieces of K.
+    const SHAPES: [(usize, usize, usize, usize); 6] = [
+        (300, 520, 77, 7),
+        (1, 1, 1, 1),
+        (129, 257, 1030, 5),
+        (200, 300, 64, 1),
+        (300, 520, 8192, 50),
+        (2048, 512, 2048, 8),
+    ];
 
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
@@ -401,19 +441,38 @@ mod gpu_tests {
     }
 
     /// Faults planted in the split of K fail on the shapes that split it: the last piece left out
-    /// of the sum, and every piece taken from the start of K.
+    /// of the sum, and every piece taken from the start of K, in the tiled kernels (on shapes
+    /// whose marked rows make whole tiles) and in the few-rows kernel (six rows marked).
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
     fn gpu_faults_in_the_split_of_k_are_caught() {
         let gpu = crate::gpu::open("fp32_path", 0).unwrap();
+        let (tiled, few) = (&[SHAPES[2], SHAPES[5]][..], &[SHAPES[4]][..]);
         let faults = [
-            ("the last piece left out", "for (int p = 1; p < S; ++p)", "for (int p = 1; p < S - 1; ++p)"),
-            ("every piece from the start of K", "k_begin = b % S * depth", "k_begin = 0 * depth"),
+            (
+                "the last piece left out",
+                "for (int p = 1; p < S; ++p)",
+                "for (int p = 1; p < S - 1; ++p)",
+                tiled,
+            ),
+            (
+                "every piece from the start of K",
+                "k_begin = b % S * depth, k_end",
+                "k_begin = 0, k_end",
+                tiled,
+            ),
+            (
+                "a few rows' last piece left out",
+                "for (int q = 1; q < S; ++q)",
+                "for (int q = 1; q < S - 1; ++q)",
+                few,
+            ),
+            ("a few rows' pieces from the start", "int k_begin = (b % S) * depth;", "int k_begin = 0;", few),
         ];
-        for (what, find, replace) in faults {
+        for (what, find, replace, shapes) in faults {
             assert_eq!(SOURCE.matches(find).count(), 1, "{what}: {find:?}");
             let path = Fp32Path { edited: Some(SOURCE.replace(find, replace)), ..Default::default() };
-            for shape in [SHAPES[2], SHAPES[4]] {
+            for &shape in shapes {
                 let outcome = check(&path, &gpu, shape);
                 println!("{what}, {shape:?}: {outcome:?}");
                 assert!(outcome.is_err(), "{what} passed on {shape:?}");
