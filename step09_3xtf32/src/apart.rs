@@ -53,17 +53,20 @@ pub const MARK_ENTRY: &str = "mark_cols";
 /// defines `mark_cols` gets, on every launch (timed with it):
 ///
 /// ```text
-/// (marks, exponents and the tiles' arrivals zeroed: 2·(M + N) + tiles ints)
+/// (marks, exponents, the columns' least entry and the tiles' arrivals zeroed: 2·(M + N) + 1 +
+/// tiles ints)
 /// mark_cols(const float* B, int* cols, int K, int N)
 ///     blocks of 256 threads, 256 columns a block and four rows at a time, P = min(⌈K/4⌉,
 ///     MARK_ROWS) blocks in y taking the rows in turn: each block's share of the columns'
 ///     largest and least magnitudes into its part of cols (P parts of 2N ints)
-/// scale_cols(const int* cols, int parts, int* marks, int* exps, int N)
+/// scale_cols(const int* cols, int parts, int* marks, int* exps, int N, int* col_least)
 ///     blocks of 256 threads, 32 columns a block (marks + M and exps + M are passed): the P
-///     parts met, column j's exponent, and marks[M + j] = 1 for a column the split cannot carry
-/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps)
+///     parts met, column j's exponent, and marks[M + j] = 1 for a column the split cannot carry;
+///     the least scaled entry of the columns it carries into *col_least
+/// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps,
+///         const int* col_least)
 ///     as without, A's rows scaled; exps[i] the exponent of row i, marks[i] = 1 for a row it
-///     cannot carry
+///     cannot carry (against the columns' least entry)
 /// the FP32 path of the marked rows and columns, on a stream of its own, beside:
 /// matmul(..., CUtensorMap a_map, CUtensorMap b_map, const int* exps, const int* marks,
 ///        float* slices, int* arrivals)
@@ -113,9 +116,10 @@ impl Apart {
     fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape, tiles: usize) -> Result<(Marks, u64)> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
         let (m, n) = (shape.m as u64, shape.n as u64);
-        let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 2 * shape.n + tiles)?;
+        let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 2 * shape.n + 1 + tiles)?;
         let exps = marks + 4 * (m + n);
-        let arrivals = exps + 4 * (m + n);
+        let col_least = exps + 4 * (m + n);
+        let arrivals = col_least + 4;
         let parts = shape.k.div_ceil(4).min(MARK_ROWS);
         let mut ranges = self.ranges.lock().map_err(|_| anyhow!("the ranges' lock was poisoned"))?;
         let cols = common::pad::workspace(gpu, &mut ranges, 2 * shape.n * parts)?;
@@ -134,16 +138,17 @@ impl Apart {
         unsafe { builder.launch(cfg) }.map_err(failed(MARK_ENTRY))?;
         let (col_marks, col_exps) = (marks + 4 * m, exps + 4 * m);
         let mut builder = gpu.stream.launch_builder(&self.scale);
-        builder.arg(&*cols).arg(&pi).arg(&col_marks).arg(&col_exps).arg(&ni);
+        builder.arg(&*cols).arg(&pi).arg(&col_marks).arg(&col_exps).arg(&ni).arg(&col_least);
         let cfg = LaunchConfig {
             grid_dim: (shape.n.div_ceil(32) as u32, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: the arguments match `scale_cols(const int*, int, int*, int*, int)`; the column
-        // ranges hold `parts` parts of 2·N ints, the marks and exponents past M hold N each.
+        // SAFETY: the arguments match `scale_cols(const int*, int, int*, int*, int, int*)`; the
+        // column ranges hold `parts` parts of 2·N ints, the marks and exponents past M hold N
+        // each, and col_least is one int.
         unsafe { builder.launch(cfg) }.map_err(failed(SCALE_ENTRY))?;
-        Ok((Marks { marks, exps }, arrivals))
+        Ok((Marks { marks, exps, col_least }, arrivals))
     }
 }
 
@@ -171,7 +176,7 @@ impl Hooks for ApartHooks {
             s => s as usize * tiles * tile,
         };
         let ranges = 2 * shape.n * shape.k.div_ceil(4).min(MARK_ROWS);
-        4 * (2 * shape.m + 2 * shape.n + ranges + tiles + slices) as u64
+        4 * (2 * shape.m + 2 * shape.n + 1 + ranges + tiles + slices) as u64
             + common::fp32_path::workspace_bytes(shape)
     }
 

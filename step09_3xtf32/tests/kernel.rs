@@ -265,13 +265,15 @@ fn gpu_variants_keep_fp32_accuracy_except_the_tensor_cores_own_sums() {
 
 /// Inputs near the ends of FP32's range and beyond what the split carries, beside cuBLAS SGEMM on
 /// the same inputs: a row of A in subnormals, a row of A and a column of B at 2⁻⁶⁰ (their
-/// products below FP32's range unless scaled), a row at 2⁷⁰, and NaN and infinities. The scaling
-/// carries the first four; the rows and columns with NaN or infinity take the FP32 path, beside
-/// a product whose nine tiles split K in two (on a GPU of 18 SMs or more), so the split's last
-/// blocks and the FP32 path write C together. The step passes FP32's check and gives SGEMM's
-/// class for every element. Two planted faults fail
-/// on the same inputs: the kernel edited to mark nothing (the split alone: NaN and ∞), and the
-/// scaling's exponent not kept within FP32's (2^s is then no float for the subnormal row).
+/// products below FP32's range unless scaled), a row at 2⁷⁰, a row spanning 140 binades whose
+/// least entry meets the least of a column spanning 97 (their scaled product would be subnormal),
+/// and NaN and infinities. The scaling carries the first four; the rows and columns with NaN or
+/// infinity, and the row of 140 binades, take the FP32 path, beside a product whose nine tiles
+/// split K in two (on a GPU of 18 SMs or more), so the split's last blocks and the FP32 path
+/// write C together. The step passes FP32's check and gives SGEMM's class for every element.
+/// Three planted faults fail on the same inputs: the kernel edited to mark nothing (the split
+/// alone: NaN and ∞), rows judged without the columns they meet, and the scaling's exponent not
+/// kept within FP32's (2^s is then no float for the subnormal row).
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
@@ -283,12 +285,23 @@ fn gpu_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
     scale_row(5, 2f32.powi(-60));
     scale_row(9, 2f32.powi(70));
     (0..k).for_each(|p| x.b.data[p * n + 7] *= 2f32.powi(-60));
+    // Row 13 holds 1.3·2¹⁰⁰ and 1.7·2⁻⁴⁰, column 9 holds 1.1·2⁶⁰ and 1.9·2⁻³⁷, apart from
+    // zeros: C[13, 9] is the product of the two least entries, 1.7·1.9·2⁻⁷⁷, whose scaled
+    // parts (2⁻⁹² and 2⁻⁴⁹) multiply to a subnormal.
+    x.a.data[13 * k..14 * k].fill(0.0);
+    (0..k).for_each(|p| x.b.data[p * n + 9] = 0.0);
+    x.a.data[13 * k + 200] = 1.3 * 2f32.powi(100);
+    x.a.data[13 * k + 17] = 1.7 * 2f32.powi(-40);
+    x.b.data[100 * n + 9] = 1.1 * 2f32.powi(60);
+    x.b.data[17 * n + 9] = 1.9 * 2f32.powi(-37);
     assert!(x.a.data[3 * k..4 * k].iter().any(|v| v.is_subnormal()));
-    let carried = "return finite && (largest == 0.0f || ldexpf(least, s) >= 0x1p-50f);";
+    let carried = "return finite && (largest == 0.0f || (low >= 0x1p-100f && low * met >= 0x1p-100f));";
     let split_alone = testing::edited(&STEP, &[(carried, "return true;  // fault: nothing apart")]);
+    let alone = "return finite && (largest == 0.0f || low >= 0x1p-100f);  // fault: met ignored";
+    let unmet = testing::edited(&STEP, &[(carried, alone)]);
     let clamp = "return min(127, max(-126, 48 - ilogbf(largest)));";
     let unclamped = testing::edited(&STEP, &[(clamp, "return 48 - ilogbf(largest);  // fault")]);
-    for (step, apart) in [(&STEP, true), (&split_alone, false), (&unclamped, false)] {
+    for (step, apart) in [(&STEP, true), (&split_alone, false), (&unmet, false), (&unclamped, false)] {
         let checker = testing::Checker::defaults(step).unwrap();
         let b = testing::beside_sgemm(&checker, &x).unwrap();
         let (wrong, nonfinite) = testing::class_mismatches(&b.c, &b.sgemm_c, n);

@@ -199,16 +199,29 @@ __device__ __forceinline__ float scale_back(float x, int e)
 }
 
 // Whether the split carries a vector once scaled by 2^s, from its largest magnitude and its least
-// other than zero: no NaN or infinity (whose parts make ∞ − ∞), and every entry other than zero
-// at least 2⁻⁵⁰ (so a row may span 98 binades). Scaled entries then lie from 2⁻⁵⁰ to below 2⁴⁹,
-// so every product the kernel forms of two entries' parts (big·big, big·small, small·big; a
-// small part is 0 or at least 2⁻²³ of its entry's power of two) lies from 2⁻¹²³ to 2⁹⁸: a normal
-// float, never flushed, and K of them sum below 2¹²⁸ while K < 2³⁰. The split keeps FP32's
-// accuracy; the rows and columns it does not carry are marked, and the course's tiled FP32
-// kernel computes them, beside the product.
-__device__ __forceinline__ bool carried(bool finite, float largest, float least, int s)
+// other than zero: no NaN or infinity (whose parts make ∞ − ∞), every entry other than zero at
+// least 2⁻¹⁰⁰ once scaled, and at least 2⁻¹⁰⁰ times any entry of the vectors it meets, given by
+// the least of their scaled entries, `met`. A product the kernel forms of two entries' parts
+// (big·big, big·small, small·big; a small part is 0 or at least 2⁻²³ of its entry's power of
+// two, whose product with the other's is then at least 2⁻¹⁰²) then lies from 2⁻¹²⁵ to 2⁹⁸: a
+// normal float, never flushed, and K of them sum below 2¹²⁸ while K < 2³⁰. B's columns are
+// decided first, against met = 2⁻⁵⁰: each spans up to 98 binades. A's rows then meet the least
+// scaled entry of the carried columns, so a row may span up to 148 binades where B's columns
+// span fewer. The split keeps FP32's accuracy; the rows and columns it does not carry are marked,
+// and the course's tiled FP32 kernel computes them, beside the product.
+__device__ __forceinline__ bool carried(bool finite, float largest, float least, int s, float met)
 {
-    return finite && (largest == 0.0f || ldexpf(least, s) >= 0x1p-50f);
+    float low = ldexpf(least, s);
+    return finite && (largest == 0.0f || (low >= 0x1p-100f && low * met >= 0x1p-100f));
+}
+
+// The least scaled entry of the carried columns, which scale_cols leaves in one int as
+// 0x7FFFFFFF less its bits (0: no carried column holds an entry other than zero), and split_a
+// reads back.
+__device__ __forceinline__ int least_bits(float low) { return 0x7FFFFFFF - __float_as_int(low); }
+__device__ __forceinline__ float least_value(int bits)
+{
+    return bits == 0 ? __int_as_float(0x7F800000) : __int_as_float(0x7FFFFFFF - bits);
 }
 
 // The largest magnitude of a vector's entries, the least other than zero, and whether all are
@@ -265,10 +278,12 @@ __device__ __forceinline__ void split4(const float (&x)[4], float f, float* part
 // marks[i] = 1 if the split does not carry it, and its two parts once scaled, big = tf32(a) and
 // small = tf32(a - big) (a - big is exact in FP32), into parts[0..M) and parts[M..2M) as rows of
 // pitch floats. The first 4096 entries of a row stay in registers between the two passes; the
-// rest is read again. Queued by the host before every launch.
+// rest is read again. `col_least`: the carried columns' least scaled entry (see carried). Queued by
+// the host before every launch.
 extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch,
-                                   int* marks, int* exps) {
+                                   int* marks, int* exps, const int* col_least) {
     __shared__ float tops[8], lows[8];
+    float met = least_value(*col_least);
     __shared__ int finites[8];
     long long small = static_cast<long long>(M) * pitch;
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -303,7 +318,7 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
         int s = scale_exponent(r.largest);
         if (threadIdx.x == 0) {
             exps[i] = s;
-            if (!carried(r.finite, r.largest, r.least, s)) marks[i] = 1;
+            if (!carried(r.finite, r.largest, r.least, s, met)) marks[i] = 1;
         }
         float f = power_of_two(s);
         long long at = static_cast<long long>(i) * pitch;
@@ -369,9 +384,11 @@ extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
 }
 
 // From mark_cols' parts (`parts` of them): column j's exponent into exps[j], and marks[j] = 1 if
-// the split does not carry it (exps + M and marks + M are passed). Blocks of 256 threads, 32
-// columns a block, the parts of a column shared by 8 threads and met in shared memory.
-extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, int* exps, int N) {
+// the split does not carry it (exps + M and marks + M are passed); the least scaled entry of the
+// carried columns into *col_least (zeroed before). Blocks of 256 threads, 32 columns a block, the
+// parts of a column shared by 8 threads and met in shared memory.
+extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, int* exps, int N,
+                                      int* col_least) {
     __shared__ int tops[8][32], lows[8][32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32, j = blockIdx.x * 32 + tx;
     int top = 0, low = 0;
@@ -391,7 +408,12 @@ extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, in
     float least = __int_as_float(0x7FFFFFFF - low);
     int s = scale_exponent(largest);
     exps[j] = s;
-    if (!carried(finite, largest, least, s)) marks[j] = 1;
+    bool kept = carried(finite, largest, least, s, 0x1p-50f);
+    if (!kept) marks[j] = 1;
+    // The warp's least, then one atomic a block.
+    int bits = kept && largest > 0.0f ? least_bits(ldexpf(least, s)) : 0;
+    bits = __reduce_max_sync(__activemask(), bits);
+    if (tx == __ffs(__activemask()) - 1 && bits > 0) atomicMax(col_least, bits);
 }
 // ANCHOR_END: split_cols
 
@@ -423,6 +445,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     int kt_begin = blockIdx.z * k_tiles / gridDim.z,
         kt_end = (blockIdx.z + 1) * k_tiles / gridDim.z;
     // ANCHOR_END: split_k
+    // Whether the tile has a row and a column not marked: else it is the FP32 path's alone
+    // (read here, met at the barrier below, while the loads of the scales are in flight too).
+    bool open_row = threadIdx.x < BM && row0 + threadIdx.x < M && !marks[row0 + threadIdx.x];
+    bool open_col = threadIdx.x < BN && col0 + threadIdx.x < N && !marks[M + col0 + threadIdx.x];
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
     // 2^s for each column of the block's B (see scaling).
     __shared__ alignas(8) float col_scale[BN];
@@ -436,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-    __syncthreads();
+    if (!__syncthreads_or(open_row) || !__syncthreads_or(open_col)) return;
 
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.

@@ -193,7 +193,7 @@ pub enum Extension {
     /// step08 measures a transposing prologue.
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
     /// As `TensorMaps`, but A first goes through the step's own `split_a(const float* A,
-    /// float* parts, int M, int K, int pitch)` (with `int* marks, int* exps` after, for a step
+    /// float* parts, int M, int K, int pitch)` (with `int* marks, int* exps, const int* col_least` after, for a step
     /// that marks rows apart, see [`crate::tma::Marks`]), queued on 1024 blocks in front of every launch (timing
     /// counts it), which writes two M×K parts whose sum is A, or A's rows scaled by powers of two;
     /// A's map has a third coordinate, the part (see [`crate::tma`]).

@@ -148,7 +148,7 @@ pub fn encode_as(
 /// `src`, launched on 1024 blocks of 256 threads that stride over the work; `dst` has rows of
 /// `pitch` floats (16-byte multiples).
 pub enum Prologue {
-    /// `split_a(A, parts, M, K, pitch[, marks, exps])`: A's two parts, 2·M rows, mapped with a third
+    /// `split_a(A, parts, M, K, pitch[, marks, exps, col_least])`: A's two parts, 2·M rows, mapped with a third
     /// coordinate, the part.
     SplitA(CudaFunction),
     /// `transpose_b(B, Bt, K, N, pitch)`: Bᵀ, N rows of K floats, mapped in B's place (its box
@@ -286,11 +286,12 @@ impl Tma {
         let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
         let mut builder = gpu.stream.launch_builder(prologue.function());
         builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
-        if let Some(Marks { marks, exps }) = &marks {
-            builder.arg(marks).arg(exps);
+        if let Some(Marks { marks, exps, col_least }) = &marks {
+            builder.arg(marks).arg(exps).arg(col_least);
         }
         // SAFETY: the arguments match the prologue's `(const float*, float*, int, int, int)`,
-        // followed by `int* marks, int* exps` where the step marks rows apart (M + N ints each); `src`
+        // followed by `int* marks, int* exps, const int* col_least` where the step marks rows
+        // apart (M + N ints each, and one); `src`
         // holds rows·cols floats (the caller's shape check) and `dst` the parts it writes.
         unsafe { builder.launch(GRID_STRIDE) }
             .map_err(|e| anyhow!("the prologue {} failed to launch: {e:?}", prologue.entry()))?;
@@ -299,11 +300,13 @@ impl Tma {
     }
 }
 
-/// Where a launch's marks and exponents lie (M + N ints each), for `split_a` and `matmul`.
+/// Where a launch's marks and exponents lie (M + N ints each), for `split_a` and `matmul`, and
+/// the one int `split_a` reads besides: the least scaled entry of the columns B keeps.
 #[derive(Clone, Copy)]
 pub struct Marks {
     pub marks: sys::CUdeviceptr,
     pub exps: sys::CUdeviceptr,
+    pub col_least: sys::CUdeviceptr,
 }
 
 /// The launch of the step's prologues, grid-stride kernels: enough blocks to fill an H200
