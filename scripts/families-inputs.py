@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the real-looking inputs `compare --families --pair A,B` runs beside the random families:
-ReLU activations times weights, softmax rows, sparse, signed heavy-tailed, identity plus tiny
-noise, tiny magnitudes, and columns of B scaled by powers of two across 120 binades. Needs numpy.
+ReLU activations times weights, softmax rows (of 3·z, and of 12·z whose smallest entries fall out
+of FP32's normal range), sparse, signed heavy-tailed, identity plus tiny noise, tiny magnitudes,
+columns of B scaled by powers of two across 120 binades, and uniform inputs with a NaN in every row
+of A (every row on a step's FP32 path). Needs numpy.
 
     scripts/families-inputs.py OUT [N]        (N×N times N×N, default 4096; prints the --pair flags)
     scripts/families-inputs.py OUT M N K      (M×K times K×N, for compare --families -m M -n N -k K)
@@ -39,6 +41,11 @@ def main():
     def noisy_identity(shape):
         return np.eye(*shape) + rng.uniform(-2.0**-24, 2.0**-24, shape)
 
+    def nan_every_row(shape):
+        x = rng.uniform(-1.0, 1.0, shape)
+        x[np.arange(shape[0]), rng.integers(0, shape[1], shape[0])] = np.nan
+        return x
+
     scales = np.exp2(np.round(np.linspace(-60, 60, n)))
     pairs = {
         "relu": (np.maximum(z(sa), 0.0), 0.02 * z(sb)),
@@ -48,6 +55,9 @@ def main():
         "identity-noise-2e-24": (noisy_identity(sa), noisy_identity(sb)),
         "normal-1e-20": (1e-20 * z(sa), 1e-20 * z(sb)),
         "columns-2e60": (z(sa), z(sb) * scales[None, :]),
+        # Drawn after the others, so that their inputs stay those of earlier records.
+        "softmax12": (softmax(12.0 * z(sa)), z(sb)),
+        "nan-every-row": (nan_every_row(sa), rng.uniform(-1.0, 1.0, sb)),
     }
     flags = []
     for name, (a, b) in pairs.items():
