@@ -12,7 +12,7 @@
 //
 // and, where at most FEW rows are marked, fp32_rows_few in place of fp32_rows: a thread a
 // column of C and a sum a marked row, B read once, so that a handful of rows does not cost
-// whole 128-row tiles.
+// whole 128-row tiles; likewise fp32_cols_few where at most FEW columns are marked, A read once.
 //
 // The tiled kernel is step 06's (a 128×256 block tile of 16-deep slices, two shared-memory
 // buffers, 8×8 thread tiles in 128×16 warp regions), its loads and stores taken through the
@@ -39,6 +39,10 @@ constexpr int WORK = 256, SPLITS = 16, MIN_PIECE = 256;
 // The few-rows kernel: at most FEW marked rows, a block of FEW_COLS threads (a column each),
 // slices of FEW_DEPTH of K staged in shared memory.
 constexpr int FEW = 16, FEW_COLS = 256, FEW_DEPTH = 64;
+// The few-columns kernel: a block of FEW_COLS threads takes FEW_ROWS rows, a thread a row and
+// eight of the marked columns.
+constexpr int FEW_ROWS = 128;
+static_assert(FEW_COLS == FEW_ROWS * FEW / 8, "a thread a row and eight columns");
 
 // lists: the marked rows (M ints), the unmarked rows (M), the marked columns (N); counts: how
 // many of each (zeroed before). The order within a list is the atomics' and changes nothing.
@@ -72,7 +76,7 @@ __device__ __forceinline__ void listed_product(const float* A, const float* B, f
                                                const int* cols, const int* col_count, int N,
                                                int M, int K, float* part, int* done) {
     int R = *row_count, NC = LISTED_COLS ? *col_count : N;
-    if (!LISTED_COLS && R <= FEW) return;  // fp32_rows_few's
+    if (LISTED_COLS ? NC <= FEW : R <= FEW) return;  // fp32_cols_few's, fp32_rows_few's
     int tiles_x = (NC + BN - 1) / BN, tiles = (R + BM - 1) / BM * tiles_x;
     int S = min(min(SPLITS, max(1, K / MIN_PIECE)), max(1, WORK / max(tiles, 1)));
     if (SPLIT != (S > 1)) return;
@@ -309,7 +313,8 @@ extern "C" __global__ void __launch_bounds__(FEW_COLS)
         if (!last) return;
         if (threadIdx.x == 0) done[strip] = 0;  // ready for the next launch
         __threadfence();
-        const float* pieces = part + static_cast<long long>(strip) * S * FEW * FEW_COLS + threadIdx.x;
+        const float* pieces =
+            part + static_cast<long long>(strip) * S * FEW * FEW_COLS + threadIdx.x;
 #pragma unroll
         for (int r = 0; r < FEW; ++r) {
             float sum = __ldcg(pieces + r * FEW_COLS);
@@ -321,6 +326,81 @@ extern "C" __global__ void __launch_bounds__(FEW_COLS)
 #pragma unroll
     for (int r = 0; r < FEW; ++r) {
         if (r < R) C[static_cast<long long>(lists[r]) * N + col] = acc[r];
+    }
+}
+
+// C[rows[r], cols[c]] for the R unmarked rows and the NC ≤ FEW marked columns (the tiled
+// kernels leave them): block b takes the FEW_ROWS rows of band b / S and piece b % S of K, thread
+// t row t % FEW_ROWS of the band and eight columns from 8·(t / FEW_ROWS), with the band of A and
+// the columns of B staged FEW_DEPTH of K at a time. A is read once over all the blocks. K is split
+// and its pieces added as in fp32_rows_few.
+extern "C" __global__ void __launch_bounds__(FEW_COLS)
+    fp32_cols_few(const float* A, const float* B, float* C, const int* lists, int* counts,
+                  float* part, int M, int N, int K) {
+    int R = counts[1], NC = counts[2], bands = (R + FEW_ROWS - 1) / FEW_ROWS;
+    if (R == 0 || NC == 0 || NC > FEW) return;
+    const int *rows = lists + M, *cols = lists + 2 * M;
+    int S = min(min(SPLITS, max(1, K / MIN_PIECE)), max(1, WORK / bands));
+    int b = blockIdx.x, band = b / S;
+    if (band >= bands) return;
+    int depth = ((K + S - 1) / S + FEW_DEPTH - 1) / FEW_DEPTH * FEW_DEPTH;
+    int k_first = (b % S) * depth;
+    int k_last = min(K, k_first + depth);
+    int r = threadIdx.x % FEW_ROWS, c0 = 8 * (threadIdx.x / FEW_ROWS), row = band * FEW_ROWS + r;
+    __shared__ float As[FEW_DEPTH][FEW_ROWS + 1];  // the band of A, transposed (+1: no conflicts)
+    __shared__ float Bs[FEW_DEPTH][FEW];
+    float acc[8] = {};
+    for (int k0 = k_first; k0 < k_last; k0 += FEW_DEPTH) {
+        for (int e = threadIdx.x; e < FEW_ROWS * FEW_DEPTH; e += FEW_COLS) {
+            int i = band * FEW_ROWS + e / FEW_DEPTH, k = k0 + e % FEW_DEPTH;
+            As[e % FEW_DEPTH][e / FEW_DEPTH] =
+                i < R && k < k_last ? __ldg(A + static_cast<long long>(rows[i]) * K + k) : 0.0f;
+        }
+        for (int e = threadIdx.x; e < FEW_DEPTH * FEW; e += FEW_COLS) {
+            int c = e % FEW, k = k0 + e / FEW;
+            Bs[e / FEW][c] =
+                c < NC && k < k_last ? __ldg(B + static_cast<long long>(k) * N + cols[c]) : 0.0f;
+        }
+        __syncthreads();
+        int depth_here = min(FEW_DEPTH, k_last - k0);
+#pragma unroll 4
+        for (int k = 0; k < depth_here; ++k) {
+            float a = As[k][r];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) acc[j] = fmaf(a, Bs[k][c0 + j], acc[j]);
+        }
+        __syncthreads();
+    }
+    if (S > 1) {
+        // This piece into the workspace (eight sums a thread); the last of the band's S blocks
+        // adds the pieces in order.
+        float* mine = part + static_cast<long long>(b) * FEW_ROWS * FEW + c0 * FEW_ROWS + r;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) mine[j * FEW_ROWS] = acc[j];
+        __threadfence();
+        __syncthreads();
+        __shared__ bool last;
+        int* done = counts + 3;
+        if (threadIdx.x == 0) last = atomicAdd(&done[band], 1) == S - 1;
+        __syncthreads();
+        if (!last) return;
+        if (threadIdx.x == 0) done[band] = 0;  // ready for the next launch
+        __threadfence();
+        const float* pieces =
+            part + static_cast<long long>(band) * S * FEW_ROWS * FEW + c0 * FEW_ROWS + r;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            float sum = __ldcg(pieces + j * FEW_ROWS);
+            for (int piece = 1; piece < S; ++piece)
+                sum += __ldcg(pieces + (piece * FEW + j) * FEW_ROWS);
+            acc[j] = sum;
+        }
+    }
+    if (row >= R) return;
+    float* out = C + static_cast<long long>(rows[row]) * N;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        if (c0 + j < NC) out[cols[c0 + j]] = acc[j];
     }
 }
 

@@ -24,8 +24,9 @@
 //!     the same arguments, 256 threads a block, as many blocks as fp32_rows_split or one for each
 //!     256 columns, whichever is more: where 1 to 16 rows are marked (fp32_rows and
 //!     fp32_rows_split leave), a thread a column of C and a sum a row, K split as above
-//! fp32_cols(...), fp32_cols_split(...)
-//!     the same: C's unmarked rows in the marked columns
+//! fp32_cols(...), fp32_cols_split(...), fp32_cols_few(...)
+//!     the same: C's unmarked rows in the marked columns; the few-columns kernel, where 1 to 16
+//!     columns are marked, takes 128 rows a block, a thread a row and eight columns
 //! ```
 //!
 //! The host never waits for the counts; [`Fp32Path::paths`] reads them after a product, for the
@@ -51,6 +52,7 @@ pub const COLS_ENTRY: &str = "fp32_cols";
 pub const ROWS_SPLIT_ENTRY: &str = "fp32_rows_split";
 pub const COLS_SPLIT_ENTRY: &str = "fp32_cols_split";
 pub const ROWS_FEW_ENTRY: &str = "fp32_rows_few";
+pub const COLS_FEW_ENTRY: &str = "fp32_cols_few";
 
 /// The tiled kernel's block tile, threads and shared memory (two buffers of 16-deep slices of A
 /// and B), the most blocks that split K (WORK in the kernel), and the most pieces a tile's K is
@@ -59,8 +61,10 @@ const BM: usize = 128;
 const BN: usize = 256;
 const WORK: usize = 256;
 const SPLITS: usize = 16;
-/// The few-rows kernel's block: a thread a column of C (FEW_COLS in the kernel).
+/// The few-rows kernel's block: a thread a column of C (FEW_COLS in the kernel); the
+/// few-columns kernel's rows a block (FEW_ROWS), of as many threads.
 const FEW_COLS: usize = 256;
+const FEW_ROWS: usize = 128;
 const THREADS: u32 = 512;
 const SMEM: u32 = 2 * 4 * 16 * (128 + 256);
 
@@ -138,8 +142,9 @@ impl Side {
 
 struct Kernels {
     list: CudaFunction,
-    /// fp32_rows, fp32_rows_split, fp32_rows_few, fp32_cols, fp32_cols_split, with their names.
-    products: [(CudaFunction, &'static str); 5],
+    /// fp32_rows, fp32_rows_split, fp32_rows_few, fp32_cols, fp32_cols_split, fp32_cols_few,
+    /// with their names.
+    products: [(CudaFunction, &'static str); 6],
 }
 
 /// The module compiled for `arch`, once per process.
@@ -170,8 +175,9 @@ impl Kernels {
             entry(ROWS_FEW_ENTRY)?,
             entry(COLS_ENTRY)?,
             entry(COLS_SPLIT_ENTRY)?,
+            entry(COLS_FEW_ENTRY)?,
         ];
-        for (f, _) in products.iter().filter(|(_, name)| *name != ROWS_FEW_ENTRY) {
+        for (f, _) in products.iter().filter(|(_, name)| !name.ends_with("_few")) {
             // 48 KiB of dynamic shared memory and a few bytes of static: above the default.
             f.set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
                 .map_err(|e| anyhow!("could not give the FP32 path {SMEM} bytes of shared memory: {e:?}"))?;
@@ -272,14 +278,17 @@ impl Fp32Path {
         // A block a tile of C; the split kernels, SPLITS a tile up to WORK (they leave at once on
         // most products).
         // The few-rows kernel, a block for each strip of columns and each piece of its K: enough
-        // for as many strips as the split kernels have blocks, and at least one a strip.
+        // for as many strips as the split kernels have blocks, and at least one a strip; the
+        // few-columns kernel likewise for its bands of rows.
         let tiles = (n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1);
         let split = (split_blocks(shape) as u32, 1, 1);
         let few = (split_blocks(shape).max(n.div_ceil(FEW_COLS)) as u32, 1, 1);
+        let few_cols = (split_blocks(shape).max(m.div_ceil(FEW_ROWS)) as u32, 1, 1);
         for (function, entry) in &kernels.products {
             let cfg = match *entry {
-                ROWS_FEW_ENTRY => {
-                    LaunchConfig { grid_dim: few, block_dim: (FEW_COLS as u32, 1, 1), shared_mem_bytes: 0 }
+                ROWS_FEW_ENTRY | COLS_FEW_ENTRY => {
+                    let grid_dim = if *entry == ROWS_FEW_ENTRY { few } else { few_cols };
+                    LaunchConfig { grid_dim, block_dim: (FEW_COLS as u32, 1, 1), shared_mem_bytes: 0 }
                 }
                 _ => {
                     let grid = if entry.ends_with("_split") { split } else { tiles };
@@ -292,8 +301,9 @@ impl Fp32Path {
             // SAFETY: the arguments match `fp32_rows` and `fp32_cols` (module docs); A, B and C
             // hold the shape (the caller's check), the lists and counts are those `list_paths`
             // fills before them in stream order, and `part` holds a piece for each block of the
-            // split kernels (a piece of BM·BN floats; the few-rows kernel's FEW·FEW_COLS, split
-            // only over strips·S ≤ WORK blocks, fewer than those).
+            // split kernels (a piece of BM·BN floats; the few-rows and few-columns kernels' are
+            // 4096 and 2048 floats, split only over strips·S or bands·S ≤ WORK blocks, fewer
+            // than those).
             unsafe { product.launch(cfg) }.map_err(failed(entry))?;
         }
         if let Some(([_, stop], recorded)) = &mut state.timer {
@@ -350,9 +360,15 @@ mod tests {
     fn nvrtc_the_fp32_path_compiles_without_spills() {
         for arch in ["sm_90a", "sm_90"] {
             let c = crate::gpu::compile(SOURCE, FILE, arch, &[]).unwrap();
-            for entry in
-                [LIST_ENTRY, ROWS_ENTRY, COLS_ENTRY, ROWS_SPLIT_ENTRY, COLS_SPLIT_ENTRY, ROWS_FEW_ENTRY]
-            {
+            for entry in [
+                LIST_ENTRY,
+                ROWS_ENTRY,
+                COLS_ENTRY,
+                ROWS_SPLIT_ENTRY,
+                COLS_SPLIT_ENTRY,
+                ROWS_FEW_ENTRY,
+                COLS_FEW_ENTRY,
+            ] {
                 assert!(c.has_function(entry), "{arch}: no {entry}");
                 let ptxas = crate::gpu::PtxasInfo::parse_entry(&c.log, entry).expect("ptxas's report");
                 assert_eq!(ptxas.spill_bytes(), 0, "{arch}: {entry} spills");
@@ -442,7 +458,8 @@ mod gpu_tests {
 
     /// Faults planted in the split of K fail on the shapes that split it: the last piece left out
     /// of the sum, and every piece taken from the start of K, in the tiled kernels (on shapes
-    /// whose marked rows make whole tiles) and in the few-rows kernel (six rows marked).
+    /// whose marked rows make whole tiles) and in the few-rows and few-columns kernels (six rows
+    /// and ten columns marked).
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
     fn gpu_faults_in_the_split_of_k_are_caught() {
@@ -468,6 +485,13 @@ mod gpu_tests {
                 few,
             ),
             ("a few rows' pieces from the start", "int k_begin = (b % S) * depth;", "int k_begin = 0;", few),
+            ("a few columns' last piece left out", "piece = 1; piece < S;", "piece = 1; piece < S - 1;", few),
+            (
+                "a few columns' pieces from the start",
+                "int k_first = (b % S) * depth;",
+                "int k_first = 0;",
+                few,
+            ),
         ];
         for (what, find, replace, shapes) in faults {
             assert_eq!(SOURCE.matches(find).count(), 1, "{what}: {find:?}");
