@@ -2,8 +2,9 @@
 """Writes the real-looking inputs `compare --families --pair A,B` runs beside the random families:
 ReLU activations times weights, softmax rows (of 3·z, and of 12·z whose smallest entries fall out
 of FP32's normal range), sparse, signed heavy-tailed, identity plus tiny noise, tiny magnitudes,
-columns of B scaled by powers of two across 120 binades, and uniform inputs with a NaN in every row
-of A (every row on a step's FP32 path). Needs numpy.
+columns of B scaled by powers of two across 120 binades, uniform inputs with a NaN in every row
+of A (every row on a step's FP32 path), and uniform inputs with NaN in three rows of A, +∞ in a
+fourth and NaN in one column of B (a few rows and a column on the FP32 path). Needs numpy.
 
     scripts/families-inputs.py OUT [N]        (N×N times N×N, default 4096; prints the --pair flags)
     scripts/families-inputs.py OUT M N K      (M×K times K×N, for compare --families -m M -n N -k K)
@@ -46,6 +47,13 @@ def main():
         x[np.arange(shape[0]), rng.integers(0, shape[1], shape[0])] = np.nan
         return x
 
+    def nan_few(sa, sb):
+        a, b = rng.uniform(-1.0, 1.0, sa), rng.uniform(-1.0, 1.0, sb)
+        a[[1, sa[0] // 2, sa[0] - 2], rng.integers(0, sa[1], 3)] = np.nan
+        a[sa[0] // 3, rng.integers(0, sa[1])] = np.inf
+        b[rng.integers(0, sb[0]), sb[1] // 2] = np.nan
+        return a, b
+
     scales = np.exp2(np.round(np.linspace(-60, 60, n)))
     pairs = {
         "relu": (np.maximum(z(sa), 0.0), 0.02 * z(sb)),
@@ -58,6 +66,7 @@ def main():
         # Drawn after the others, so that their inputs stay those of earlier records.
         "softmax12": (softmax(12.0 * z(sa)), z(sb)),
         "nan-every-row": (nan_every_row(sa), rng.uniform(-1.0, 1.0, sb)),
+        "nan-few": nan_few(sa, sb),
     }
     flags = []
     for name, (a, b) in pairs.items():
