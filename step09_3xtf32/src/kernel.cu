@@ -398,19 +398,21 @@ extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, in
     }
     tops[ty][tx] = top, lows[ty][tx] = low;
     __syncthreads();
-    if (ty > 0 || j >= N) return;
-    for (int y = 1; y < 8; ++y) top = max(top, tops[y][tx]), low = max(low, lows[y][tx]);
-    bool finite = top < 0x7F800000;
-    float largest = finite ? __int_as_float(top) : 0.0f;
-    float least = __int_as_float(0x7FFFFFFF - low);
-    int s = scale_exponent(largest);
-    exps[j] = s;
-    bool kept = carried(finite, largest, least, s, 0x1p-50f);
-    if (!kept) marks[j] = 1;
-    // The warp's least, then one atomic a block.
-    int bits = kept && largest > 0.0f ? least_bits(ldexpf(least, s)) : 0;
-    bits = __reduce_max_sync(__activemask(), bits);
-    if (tx == __ffs(__activemask()) - 1 && bits > 0) atomicMax(col_least, bits);
+    if (ty > 0) return;  // warp 0 meets the parts, a column a lane
+    int bits = 0;        // the column's least scaled entry, where it is kept (see least_bits)
+    if (j < N) {
+        for (int y = 1; y < 8; ++y) top = max(top, tops[y][tx]), low = max(low, lows[y][tx]);
+        bool finite = top < 0x7F800000;
+        float largest = finite ? __int_as_float(top) : 0.0f;
+        float least = __int_as_float(0x7FFFFFFF - low);
+        int s = scale_exponent(largest);
+        exps[j] = s;
+        if (!carried(finite, largest, least, s, 0x1p-50f)) marks[j] = 1;
+        else if (largest > 0.0f) bits = least_bits(ldexpf(least, s));
+    }
+    // The block's least, met across the warp, then one atomic.
+    bits = __reduce_max_sync(0xFFFFFFFFu, bits);
+    if (tx == 0 && bits > 0) atomicMax(col_least, bits);
 }
 // ANCHOR_END: split_cols
 

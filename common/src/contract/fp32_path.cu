@@ -64,7 +64,7 @@ __device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / 4) * (
 
 // C[rows[r], cols[c]] = Σ_k A[rows[r], k]·B[k, cols[c]] for r below *row_count and c below
 // *col_count; cols == nullptr: every column, c itself. Where the lists make enough tiles to fill
-// WORK blocks, S = 1: the kernel with SPLIT false computes them, on a grid with a block for every
+// WORK blocks, or K is shorter than two pieces of MIN_PIECE, S = 1: the kernel with SPLIT false computes them, on a grid with a block for every
 // tile of C, block (x, y) tile (x, y), and the one with SPLIT true leaves at once. Otherwise the
 // other way round: the split kernel's grid has SPLITS blocks for every tile of C, up to WORK, and
 // block b takes piece b % S of K for tile b / S into part (a piece a block); the last of a tile's S

@@ -15,10 +15,11 @@
 //!           float* part, int M, int N, int K)
 //!     C's marked rows, every column; 512 threads and 48 KiB of dynamic shared memory a block, a
 //!     block for each 128×256 tile of C; blocks past the marked rows leave at once, and all of
-//!     them where the marked rows make too few tiles to fill the GPU
+//!     them where 16 rows or fewer are marked, or where their tiles are too few to fill WORK
+//!     blocks and K is at least 512 (their K is split)
 //! fp32_rows_split(...)
-//!     the same arguments, 16 blocks for every tile of C up to WORK: where fp32_rows leaves
-//!     (the marked rows make fewer tiles than WORK blocks), up to 16 blocks a tile split its K,
+//!     the same arguments, 16 blocks for every tile of C up to WORK: where fp32_rows leaves for
+//!     want of tiles (at most WORK / 2 of them, K at least 512), up to 16 blocks a tile split K,
 //!     their sums in `part` (a piece a block), the last block of a tile adding them in order
 //! fp32_rows_few(...)
 //!     the same arguments, 256 threads a block, as many blocks as fp32_rows_split or one for each
