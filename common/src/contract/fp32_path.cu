@@ -74,7 +74,7 @@ template <bool LISTED_COLS, bool SPLIT>
 __device__ __forceinline__ void listed_product(const float* A, const float* B, float* C,
                                                const int* rows, const int* row_count,
                                                const int* cols, const int* col_count, int N,
-                                               int M, int K, float* part, int* done) {
+                                               int K, float* part, int* done) {
     int R = *row_count, NC = LISTED_COLS ? *col_count : N;
     if (LISTED_COLS ? NC <= FEW : R <= FEW) return;  // fp32_cols_few's, fp32_rows_few's
     int tiles_x = (NC + BN - 1) / BN, tiles = (R + BM - 1) / BM * tiles_x;
@@ -410,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(FEW_COLS)
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                   \
         NAME(const float* A, const float* B, float* C, const int* lists, int* counts,         \
              float* part, int M, int N, int K) {                                              \
-        listed_product<LISTED, SPLIT>(A, B, C, ROWS, ROW_COUNT, COLS, COL_COUNT, N, M, K, part, \
+        listed_product<LISTED, SPLIT>(A, B, C, ROWS, ROW_COUNT, COLS, COL_COUNT, N, K, part,    \
                                       counts + 3);                                            \
     }
 FP32_PATH_ENTRY(fp32_rows, false, false, lists, &counts[0], nullptr, nullptr)
