@@ -94,7 +94,7 @@ impl<'a> Prepared<'a> {
                 resources.static_smem + resources.dynamic_smem
             );
         }
-        let geometry = layout(self.step, &self.params, shape, geometry, info.sms * resources.blocks_per_sm)?;
+        let geometry = layout(self.step, &self.params, shape, geometry, resources.resident_blocks)?;
         Ok((geometry, resources))
     }
 

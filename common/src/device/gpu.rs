@@ -397,6 +397,10 @@ pub struct Resources {
     pub blocks_per_sm: u32,
     /// Resident warps over the SM's maximum.
     pub occupancy: f64,
+    /// Blocks the whole GPU holds at once: its SMs times `blocks_per_sm`, or for a kernel
+    /// compiled with a cluster size (`__cluster_dims__`) the whole clusters the driver can place
+    /// (a cluster's blocks must share a GPC, whose SMs may not all be filled).
+    pub resident_blocks: u32,
 }
 
 /// A kernel loaded on the device, ready to launch.
@@ -472,6 +476,12 @@ impl Kernel {
             .func
             .occupancy_max_active_blocks_per_multiprocessor(threads_per_block, dynamic_smem as usize, None)
             .map_err(|e| anyhow!("the driver's occupancy calculator failed: {e:?}"))?;
+        let cluster = get(FnAttr::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)?;
+        let resident_blocks = if cluster > 1 && blocks_per_sm > 0 {
+            cluster * self.max_active_clusters((cluster * info.sms, threads_per_block, dynamic_smem))?
+        } else {
+            info.sms * blocks_per_sm
+        };
         let warps_per_block = threads_per_block.div_ceil(32);
         let max_warps = (info.max_threads_per_sm / 32).max(1);
         let local_bytes = get(FnAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
@@ -484,7 +494,34 @@ impl Kernel {
             threads_per_block,
             blocks_per_sm,
             occupancy: f64::from(blocks_per_sm * warps_per_block) / f64::from(max_warps),
+            resident_blocks,
         })
+    }
+
+    /// The clusters of the kernel's compiled size that the GPU holds at once, for a launch of
+    /// `grid` blocks of `threads` with `dynamic_smem` bytes each.
+    fn max_active_clusters(&self, (grid, threads, dynamic_smem): (u32, u32, u32)) -> Result<u32> {
+        let config = cudarc::driver::sys::CUlaunchConfig {
+            gridDimX: grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: dynamic_smem,
+            hStream: std::ptr::null_mut(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut clusters = 0;
+        // SAFETY: the function belongs to the current context (bound by `get_attribute` above),
+        // the config has no attributes, and the count is written in place.
+        unsafe {
+            cudarc::driver::sys::cuOccupancyMaxActiveClusters(&mut clusters, self.func.cu_function(), &config)
+        }
+        .result()
+        .map_err(|e| anyhow!("the driver's cluster occupancy calculator failed: {e:?}"))?;
+        Ok(clusters.max(0) as u32)
     }
 }
 

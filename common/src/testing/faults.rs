@@ -66,6 +66,14 @@ pub enum Class {
     WrongWeight,
     /// The last column of C never written.
     Column,
+    /// Of a persistent kernel's schedule, the last tile never handed out.
+    TileSkipped,
+    /// Of a persistent kernel's schedule, one tile handed out twice and the tile it stands in
+    /// for never.
+    TileTwice,
+    /// Of a cluster that shares a tile by multicast, a block refilling a stage without waiting
+    /// for its peers to be done with it.
+    PeerNotAwaited,
 }
 
 const S4096: (usize, usize, usize) = (4096, 4096, 4096);
@@ -111,6 +119,11 @@ impl Class {
                 (1, 1, 29056),
             ],
             Class::Row | Class::Column => &[S4096, (4097, 4097, 4097), (17, 33, 9), (32, 32, 900)],
+            Class::TileSkipped | Class::TileTwice => {
+                &[S4096, (4097, 4097, 4097), (1024, 1024, 4096), (300, 700, 129), (17, 33, 9)]
+            }
+            // Deep products, where blocks drift apart over many stages.
+            Class::PeerNotAwaited => &[S4096, (1024, 1024, 32768), (2048, 2048, 8192)],
             Class::DropModulus | Class::WrongWeight => {
                 &[S4096, (1024, 1024, 1024), (64, 64, 65536), (4097, 4097, 4097), (17, 33, 9), (32, 32, 900)]
             }
@@ -122,7 +135,15 @@ impl Class {
     /// Whether the fault computes in a precision below the step's claim, rather than summing or
     /// writing the wrong thing.
     pub fn is_precision(self) -> bool {
-        !Self::WRITES.contains(&self) && !matches!(self, Class::DropModulus | Class::WrongWeight)
+        !Self::WRITES.contains(&self)
+            && !matches!(
+                self,
+                Class::DropModulus
+                    | Class::WrongWeight
+                    | Class::TileSkipped
+                    | Class::TileTwice
+                    | Class::PeerNotAwaited
+            )
     }
 
     pub fn describe(self) -> &'static str {
@@ -147,6 +168,9 @@ impl Class {
             Class::ScaleTruncated => "integers 6 bits short",
             Class::DropModulus => "a modulus left out",
             Class::WrongWeight => "a wrong reconstruction weight",
+            Class::TileSkipped => "a tile never scheduled",
+            Class::TileTwice => "a tile scheduled twice",
+            Class::PeerNotAwaited => "a stage refilled before the peer is done",
         }
     }
 

@@ -152,6 +152,7 @@ fn resources(ptxas: Option<PtxasInfo>, threads: u32, static_smem: u32, dynamic_s
         threads_per_block: threads,
         blocks_per_sm,
         occupancy: f64::from(blocks_per_sm * threads.div_ceil(32)) / 64.0,
+        resident_blocks: emulated::SMS * blocks_per_sm,
     }
 }
 

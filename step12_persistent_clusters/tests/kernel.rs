@@ -1,0 +1,223 @@
+use common::gpu::Limits;
+use common::testing::faults::{Class, Fault};
+use common::testing::{self, DEEP, SHAPES};
+use common::{GpuStep, Params, Precision, Shape};
+use step12_persistent_clusters::{STAGES, STEP};
+
+/// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
+/// consumers together, before their wgmma read it.
+const BF16_A: (&str, &str) = (
+    "                mbar_wait(&full[s], (it / STAGES) % 2);\n",
+    "                mbar_wait(&full[s], (it / STAGES) % 2);
+                for (int e = threadIdx.x - 128; e < A_TILE; e += 128 * CONSUMERS) {
+                    float* p = As + s * A_TILE + e;
+                    *p = __uint_as_float(__float_as_uint(*p) & 0xffff0000u);
+                }
+                asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");
+                asm volatile(\"bar.sync 15, %0;\" ::\"n\"(128 * CONSUMERS) : \"memory\");\n",
+);
+/// B's fragments cut to bf16 (truncated) in registers.
+const BF16_B: [(&str, &str); 4] = [
+    ("frag[k8][0] = __float_as_uint(lo.x);", "frag[k8][0] = __float_as_uint(lo.x) & 0xffff0000u;"),
+    ("frag[k8][1] = __float_as_uint(lo.y);", "frag[k8][1] = __float_as_uint(lo.y) & 0xffff0000u;"),
+    ("frag[k8][2] = __float_as_uint(hi.x);", "frag[k8][2] = __float_as_uint(hi.x) & 0xffff0000u;"),
+    ("frag[k8][3] = __float_as_uint(hi.y);", "frag[k8][3] = __float_as_uint(hi.y) & 0xffff0000u;"),
+];
+
+/// What the two stores write to C: through the boxes (rows of 16-byte multiples) and directly.
+const STAGED: &str = "make_float2(acc[4 * j + v], acc[4 * j + 2 + v]));";
+const DIRECT: [&str; 2] = ["if (n < N) c[0] = acc[4 * j + v];", "if (n + 1 < N) c[1] = acc[4 * j + 2 + v];"];
+const STAGE_PAIR: &str = "store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,";
+
+/// The planted faults of this kernel (see `common::testing::faults`): bf16 in place of the
+/// truncated TF32 it claims, what is summed or written, and what the schedule and the cluster
+/// hand out. Through the boxes, a row or column "not written" keeps what the box held before.
+const FAULTS: &[Fault] = &[
+    Fault { class: Class::Bf16A, edits: &[BF16_A] },
+    Fault { class: Class::Bf16B, edits: &BF16_B },
+    Fault { class: Class::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1], BF16_B[2], BF16_B[3]] },
+    Fault {
+        class: Class::DropTerm,
+        edits: &[(
+            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);",
+            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+                    if (kt * BK + 8 * k8 + t == K - 1) lo = make_float2(0.0f, 0.0f);
+                    if (kt * BK + 8 * k8 + t + 4 == K - 1) hi = make_float2(0.0f, 0.0f);",
+        )],
+    },
+    Fault {
+        class: Class::DropSlice,
+        edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
+    },
+    Fault {
+        class: Class::Zero,
+        edits: &[
+            (STAGED, "make_float2(0.0f, 0.0f));"),
+            (DIRECT[0], "if (n < N) c[0] = 0.0f;"),
+            (DIRECT[1], "if (n + 1 < N) c[1] = 0.0f;"),
+        ],
+    },
+    Fault {
+        class: Class::Row,
+        edits: &[
+            (
+                STAGE_PAIR,
+                "if (origin.x + 8 * j + 2 * t + v != M - 1) store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,",
+            ),
+            ("if (m >= M) continue;", "if (m >= M - 1) continue;"),
+        ],
+    },
+    Fault {
+        class: Class::Column,
+        edits: &[
+            (
+                STAGE_PAIR,
+                "if (origin.y + 32 * box + col + 1 != N - 1) store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,",
+            ),
+            ("if (n < N) c[0]", "if (n < N - 1) c[0]"),
+            ("if (n + 1 < N) c[1]", "if (n + 1 < N - 1) c[1]"),
+        ],
+    },
+    // The scheduler hands out one unit fewer than there are: the last tiles are never computed.
+    Fault {
+        class: Class::TileSkipped,
+        edits: &[("int units = tiles_m * units_n;", "int units = tiles_m * units_n - 1;")],
+    },
+    // The last unit is numbered as the one before it: that one is computed twice, the last never.
+    Fault {
+        class: Class::TileTwice,
+        edits: &[(
+            "    int first = tile / (GROUP * tiles_n) * GROUP;",
+            "    if (tile > 0 && tile == tiles_m * tiles_n - 1) --tile;
+    int first = tile / (GROUP * tiles_n) * GROUP;",
+        )],
+    },
+    // A block's consumers tell only their own producer that a stage is free, and the producer
+    // counts only them: its box of A may land in a peer that is still reading the stage.
+    Fault {
+        class: Class::PeerNotAwaited,
+        edits: &[
+            ("mbar_init(&empty[s], 4 * CONSUMERS * CLUSTER);", "mbar_init(&empty[s], 4 * CONSUMERS);"),
+            (
+                "if (lane < CLUSTER) mbar_arrive_cluster(&empty[s], lane);",
+                "if (lane == 0) mbar_arrive_cluster(&empty[s], rank);",
+            ),
+        ],
+    },
+];
+
+/// Parameter sets the chapter and the tests use: the default; no clusters, a shallower pipeline
+/// in plain order; a 128-row instruction with one, two and three consumers; clusters of four;
+/// the deepest pipeline that fits; groups of block-rows that do and do not divide the grid.
+const SETS: &[[u32; 5]] = &[
+    [256, 128, 4, 8, 2],
+    [256, 128, 2, 1, 1],
+    [128, 64, 4, 3, 2],
+    [128, 128, 6, 16, 4],
+    [128, 192, 4, 8, 2],
+    [256, 64, 5, 64, 4],
+];
+
+fn set(v: [u32; 5]) -> Params {
+    testing::named_params(&STEP, ["BM", "BN", "STAGES", "GROUP", "CLUSTER"], v)
+}
+
+/// The stages as steps of their own, for the tests that run every stage.
+fn stages() -> Vec<GpuStep> {
+    STAGES.iter().map(|s| GpuStep { file: s.file, source: s.source, ..STEP }).collect()
+}
+
+#[test]
+fn the_step_computes_in_tf32_on_hopper_alone() {
+    assert_eq!(STEP.precision, Precision::Tf32Truncated);
+    for (cc, device) in [((8, 0), "A100"), ((8, 9), "L4"), ((10, 0), "B200")] {
+        let err = STEP.check_compute(cc, device).unwrap_err().to_string();
+        assert!(
+            err.starts_with("step12_persistent_clusters needs a GPU of compute capability 9.0 exactly"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("{device} is {}.{}", cc.0, cc.1)) && err.contains("--compile-only"),
+            "{err}"
+        );
+    }
+    STEP.check_compute((9, 0), "H200").unwrap();
+    assert_eq!(STEP.target("sm_90"), "sm_90a");
+}
+
+#[test]
+fn documented_sets_are_valid_and_bad_ones_refused() {
+    let s = Shape::square(4096).unwrap();
+    for &v in SETS {
+        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+    }
+    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
+    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
+    assert!(err.contains("32-bit index limit"), "{err}");
+    for (v, says) in [
+        ([64, 128, 4, 8, 2], "written for 128 or 256"),
+        ([256, 96, 4, 8, 2], "BN must be 64, 128 or 192"),
+        ([256, 128, 1, 8, 2], "STAGES must be 2 to 8"),
+        ([256, 128, 4, 0, 2], "GROUP must be 1 to 64"),
+        ([256, 128, 4, 8, 3], "CLUSTER must be 1, 2 or 4"),
+        ([256, 192, 4, 8, 2], "do not fit in an SM's registers"),
+        ([256, 128, 5, 8, 2], "lower STAGES, BM or BN"),
+    ] {
+        let err = STEP.validate(&set(v), s, &Limits::SM90).unwrap_err().to_string();
+        assert!(err.contains(says), "{v:?}: {err}");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_compiles_documented_sets_and_stages_for_sm90a_without_spills() {
+    for step in std::iter::once(STEP).chain(stages()) {
+        for &v in SETS {
+            let info = testing::nvrtc_check(&step, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
+            assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{} {v:?}: {info:?}", step.file);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_matches_the_reference_on_many_shapes() {
+    testing::assert_defaults_pass(&STEP, SHAPES);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_documented_sets_match_the_reference() {
+    for &v in SETS {
+        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), SHAPES).unwrap());
+    }
+}
+
+/// Every stage, with clusters of one, two and four.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_stages_match_the_reference() {
+    for stage in stages() {
+        for v in [SETS[0], SETS[1], SETS[3]] {
+            testing::assert_all_pass(&testing::gpu_check(&stage, set(v), SHAPES).unwrap());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_shapes_match_the_reference() {
+    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+}
+
+common::planted_fault_tests!(
+    STEP,
+    FAULTS,
+    &[SHAPES, DEEP].concat(),
+    env!("CARGO_BIN_EXE_step12_persistent_clusters")
+);
+
+#[test]
+fn the_stages_are_the_kernel_with_their_diffs() {
+    testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
+}
