@@ -65,6 +65,13 @@ configs=(
     "step11_int8_crt|--inputs identity+noise:0.000000059604644775390625"
     "step11_int8_crt|--kernel step11_int8_crt/variants/fused.cu --inputs wide:20"
     "step11_int8_crt|--moduli 12"
+    "step12_persistent_clusters|"
+    "step12_persistent_clusters|--param CLUSTER=1"
+    "step12_persistent_clusters|--param BM=128 --param STAGES=6 --param CLUSTER=4"
+    "step12_persistent_clusters|--stage 1_persistent"
+    "step12_persistent_clusters|--stage 2_multicast"
+    "step12_persistent_clusters|--stage 3_tma_store"
+    "step12_persistent_clusters|--stage 4_in_flight"
 )
 
 # One line per run: tool step M N K extra-args.
@@ -75,6 +82,8 @@ list=$(
         s=$shapes; [ "$step" = step03_single_block ] && s=$one_block_shapes
         # step10 splits K at a deep shape (and shares 1000³'s tiles with SPLIT=1 SHARE=1)
         [ "$step" = step10_any_shape ] && s="$shapes 64,64,65536"
+        # step12 cuts the depth of a last round that leaves most clusters idle (Stream-K)
+        [ "$step" = step12_persistent_clusters ] && s="$shapes 300,260,2000"
         for shape in $s; do
             for tool in memcheck racecheck synccheck initcheck; do
                 # No trailing blank: xargs -L would join the next line onto this one.

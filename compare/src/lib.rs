@@ -17,7 +17,7 @@ pub use record::{Record, redraw};
 pub(crate) use suite::drawing;
 
 /// The GPU steps, in course order.
-pub const GPU_STEPS: [&GpuStep; 10] = [
+pub const GPU_STEPS: [&GpuStep; 11] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
     &step04_tiled::STEP,
@@ -28,6 +28,7 @@ pub const GPU_STEPS: [&GpuStep; 10] = [
     &step09_3xtf32::STEP,
     &step10_any_shape::STEP,
     &step11_int8_crt::STEP,
+    &step12_persistent_clusters::STEP,
 ];
 
 /// The name the FP32 baseline (strict SGEMM) goes by in tables and charts.

@@ -1,11 +1,14 @@
 // Step 12: faster than cuBLAS TF32 on Hopper. Step 08's kernel made persistent (one block per SM
-// walking the tiles a scheduler hands it), launched in clusters whose blocks share A's tile
-// through the copy engine's multicast, and storing C through shared memory with the copy engine.
+// walking the work a scheduler hands it), launched in clusters whose blocks share A's tile
+// through the copy engine's multicast, storing C through shared memory with the copy engine,
+// keeping a stage's products in flight, and sharing the last round's depth between all clusters
+// (Stream-K).
 //
-// Idea (this last stage): a consumer's accumulators go to C as 8-byte stores scattered over 8
-// rows a warp. Here the consumers write them into a swizzled buffer in shared memory, without
-// bank conflicts, and one thread hands each buffer to the copy engine, which writes whole
-// 128-byte rows of C while the consumers fill the next buffer, or start the next tile.
+// Idea (this last stage): when the units of work do not divide evenly among the clusters, the
+// last round leaves SMs idle: 16 units of 1024×1024×4096 on 66 clusters leave 50 of them idle
+// for the whole product. Here the host may cut the last round's units along K into pieces, an
+// equal run of k-tiles for every cluster (lib.rs decides when it pays). A piece leaves its sums
+// in a workspace, and a second kernel adds each tile's pieces, in the order of K, into C.
 //
 // What it buys: docs/src/step12.md measures every stage of this lab beside cuBLAS TF32.
 
@@ -109,10 +112,11 @@ __device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
 
 // The copy engine writes the box at (col, row) of the map's matrix from src; the parts outside
 // the matrix are not written. The writes are a bulk group of this thread's.
-__device__ __forceinline__ void tma_store(const CUtensorMap* map, const float* src, int col, int row)
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, const float* src, int col,
+                                          int row)
 {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map),
-                 "r"(col), "r"(row), "r"(smem(src))
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(map), "r"(col), "r"(row), "r"(smem(src))
                  : "memory");
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
@@ -130,7 +134,8 @@ __device__ __forceinline__ void tma_load_multicast(float* dst, const CUtensorMap
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem(dst)),
-        "l"(map), "r"(col), "r"(row), "r"(smem(bar)), "h"(static_cast<unsigned short>((1 << CLUSTER) - 1))
+        "l"(map), "r"(col), "r"(row), "r"(smem(bar)),
+        "h"(static_cast<unsigned short>((1 << CLUSTER) - 1))
         : "memory");
 }
 // ANCHOR_END: sync
@@ -153,6 +158,10 @@ __device__ __forceinline__ void wgmma_commit() {
 }
 __device__ __forceinline__ void wgmma_wait_all() {
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+// Waits until at most one committed group of products is still running.
+__device__ __forceinline__ void wgmma_wait_one() {
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 }
 // ANCHOR_END: descriptor
 
@@ -258,6 +267,51 @@ __device__ __forceinline__ int2 tile_origin(int tile, int tiles_m, int tiles_n)
     int in_group = tile % (GROUP * tiles_n);
     return make_int2((first + in_group % rows) * BM, in_group / rows * BN);
 }
+
+// One piece of work: k-tiles [k_begin, k_end) of a unit.
+struct Work {
+    int unit, k_begin, k_end;
+};
+
+// How the units are shared, as the host chose (lib.rs): the first `whole` units go out whole, a
+// cluster's n-th being unit cluster + n·clusters; the k-tiles of the units after them are dealt
+// out in runs of `share` (at most a unit's k-tiles), cluster c's being run c, each cut where it
+// crosses from one unit into the next.
+struct Schedule {
+    int units, clusters, k_tiles, whole, share;
+
+    // The n-th piece of work of cluster c; unit -1 past its last.
+    __device__ Work piece(int c, int n) const
+    {
+        int own = whole > c ? (whole - c + clusters - 1) / clusters : 0;
+        if (n < own) return {c + n * clusters, 0, k_tiles};
+        // A run of `share` k-tiles crosses into at most one more unit.
+        long long first = static_cast<long long>(c) * share;
+        long long last = min(first + share, static_cast<long long>(units - whole) * k_tiles);
+        long long from = n == own ? first : (first / k_tiles + 1) * k_tiles;
+        if (n > own + 1 || from >= last) return {-1, 0, 0};
+        int unit = static_cast<int>(from / k_tiles);
+        long long to = min(last, static_cast<long long>(unit + 1) * k_tiles);
+        return {whole + unit, static_cast<int>(from - static_cast<long long>(unit) * k_tiles),
+                static_cast<int>(to - static_cast<long long>(unit) * k_tiles)};
+    }
+
+    // The clusters whose runs cut a shared unit: the first, and how many.
+    __device__ int2 pieces(int unit) const
+    {
+        long long begin = static_cast<long long>(unit - whole) * k_tiles;
+        int first = static_cast<int>(begin / share);
+        return make_int2(first, static_cast<int>((begin + k_tiles - 1) / share) - first + 1);
+    }
+
+    // The workspace's tile of sums of cluster c's piece of a shared unit, for the unit's tile
+    // `rank`: two per cluster and tile, for the first and the second unit its run touches.
+    __device__ long long slot(int c, int unit, int rank) const
+    {
+        int second = whole + static_cast<int>(static_cast<long long>(c) * share / k_tiles) != unit;
+        return ((static_cast<long long>(c) * 2 + second) * CLUSTER + rank) * BM * BN;
+    }
+};
 // ANCHOR_END: scheduler
 
 // ANCHOR: kernel
@@ -265,8 +319,9 @@ __device__ __forceinline__ int2 tile_origin(int tile, int tiles_m, int tiles_n)
 extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
     matmul(int M, int N, int K, const float* A, const float* B, float* C,
            const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-           const __grid_constant__ CUtensorMap c_map) {
-    // STAGES tiles of A and B, the consumers' boxes of C, then the barriers; the swizzle needs 1024-byte alignment.
+           const __grid_constant__ CUtensorMap c_map, float* partial, int whole, int share) {
+    // STAGES tiles of A and B, the consumers' boxes of C, then the barriers; the swizzle needs
+    // 1024-byte alignment.
     extern __shared__ unsigned char raw[];
     float* As =
         reinterpret_cast<float*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
@@ -275,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Cs + CONSUMERS * 2 * C_BOX);
     unsigned long long* empty = full + STAGES;
 
-    // Cluster c takes units c, c + clusters, c + 2·clusters, ...: the launch has one block per
+    // Cluster c takes the pieces of work the schedule deals it: the launch has one block per
     // SM, or one per tile where there are fewer tiles than SMs, in whole clusters. Block `rank`
     // of the cluster computes the unit's tile `rank`; past C's last column, it still loads its
     // box of A for its peers, and stores nothing.
@@ -284,6 +339,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
     unsigned rank = cluster_rank();
     int k_tiles = (K + BK - 1) / BK;
+    Schedule schedule{units, clusters, k_tiles, whole, share};
     int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
 
     if (threadIdx.x == 0) {
@@ -305,10 +361,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
-            for (int unit = cluster; unit < units; unit += clusters) {
-                int2 origin = tile_origin(unit, tiles_m, units_n);
+            for (int n = 0;; ++n) {
+                Work work = schedule.piece(cluster, n);
+                if (work.unit < 0) break;
+                int2 origin = tile_origin(work.unit, tiles_m, units_n);
                 origin.y = origin.y * CLUSTER + rank * BN;
-                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                for (int kt = work.k_begin; kt < work.k_end; ++kt, ++it) {
                     int s = it % STAGES;
                     // Stage s was last filled STAGES fills ago; wait until every block of the
                     // cluster has used it, since this block's box of A lands in all of them.
@@ -335,19 +393,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
         int box = 2 * (role - 1) + warp / 2;  // the 32-column box of B this warp reads
         int col = fragment_col(g, warp % 2);
         int it = 0;
-        for (int unit = cluster; unit < units; unit += clusters) {
-            int2 origin = tile_origin(unit, tiles_m, units_n);
+        for (int n = 0;; ++n) {
+            Work work = schedule.piece(cluster, n);
+            if (work.unit < 0) break;
+            int2 origin = tile_origin(work.unit, tiles_m, units_n);
             origin.y = origin.y * CLUSTER + rank * BN;
             float acc[BM / 2] = {};
-            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+            // Two sets of fragments: a wgmma reads its registers until it completes.
+            unsigned frag0[BK / 8][4], frag1[BK / 8][4];
+            auto issue = [&](unsigned (&frag)[BK / 8][4], int kt) {
                 int s = it % STAGES;
                 mbar_wait(&full[s], (it / STAGES) % 2);
                 const float* bs = Bs + s * B_TILE + box * B_BOX;
                 // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
-                unsigned frag[BK / 8][4];
 #pragma unroll
                 for (int k8 = 0; k8 < BK / 8; ++k8) {
-                    float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+                    float2 lo = load_pair(bs, 8 * k8 + t, col);
+                    float2 hi = load_pair(bs, 8 * k8 + t + 4, col);
                     frag[k8][0] = __float_as_uint(lo.x);
                     frag[k8][1] = __float_as_uint(lo.y);
                     frag[k8][2] = __float_as_uint(hi.x);
@@ -357,14 +419,42 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 unsigned long long desc = descriptor(As + s * A_TILE);
 #pragma unroll
                 for (int k8 = 0; k8 < BK / 8; ++k8) {
-                    wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
+                    // 8 floats further along the rows for each step of 8
+                    wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));
                 }
                 wgmma_commit();
-                wgmma_wait_all();
-                // The stage is free in this block: say so to every block of the cluster.
-                if (lane < CLUSTER) mbar_arrive_cluster(&empty[s], lane);
+            };
+            for (int kt = work.k_begin; kt < work.k_end; ++kt, ++it) {
+                if ((kt - work.k_begin) % 2 == 0) {
+                    issue(frag0, kt);
+                } else {
+                    issue(frag1, kt);
+                }
+                // The products of the stage before are done: free it in every block of the cluster.
+                wgmma_wait_one();
+                if (kt > work.k_begin && lane < CLUSTER)
+                    mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);
             }
+            wgmma_wait_all();
+            if (lane < CLUSTER) mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);
             // ANCHOR_END: consumer
+
+            // ANCHOR: piece
+            if (work.k_end - work.k_begin < k_tiles) {
+                // A piece of a shared unit: its sums go to the workspace, as a BM×BN tile laid
+                // out as C is, and sum_pieces adds the pieces into C after the launch.
+                float* tile = partial + schedule.slot(cluster, work.unit, rank) + 32 * box + col;
+#pragma unroll
+                for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+                    for (int v = 0; v < 2; ++v) {
+                        *reinterpret_cast<float2*>(tile + (8 * j + 2 * t + v) * BN) =
+                            make_float2(acc[4 * j + v], acc[4 * j + 2 + v]);
+                    }
+                }
+                continue;
+            }
+            // ANCHOR_END: piece
 
             // ANCHOR: epilogue
             // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
@@ -421,4 +511,31 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     // Peers may still arrive on this block's barriers, or copy into it: leave together.
     cluster_sync();
 }
+
 // ANCHOR_END: kernel
+
+// ANCHOR: sum_pieces
+// After a launch that cut units into pieces: each element of a shared unit's tiles is the sum
+// of its pieces, added in the order of K (the order of the clusters), so every run gives the
+// same C. Consecutive threads take consecutive columns of a tile.
+extern "C" __global__ void sum_pieces(int M, int N, int K, const float* partial, float* C,
+                                      int clusters, int whole, int share)
+{
+    int tiles_m = (M + BM - 1) / BM, units_n = (N + CLUSTER * BN - 1) / (CLUSTER * BN);
+    Schedule schedule{tiles_m * units_n, clusters, (K + BK - 1) / BK, whole, share};
+    long long count = static_cast<long long>(schedule.units - whole) * CLUSTER * BM * BN;
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+         i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        int e = static_cast<int>(i % (BM * BN)), tile = static_cast<int>(i / (BM * BN));
+        int unit = whole + tile / CLUSTER, rank = tile % CLUSTER;
+        int2 origin = tile_origin(unit, tiles_m, units_n);
+        int m = origin.x + e / BN, n = origin.y * CLUSTER + rank * BN + e % BN;
+        if (m >= M || n >= N) continue;
+        int2 cut = schedule.pieces(unit);
+        float sum = 0.0f;
+        for (int c = cut.x; c < cut.x + cut.y; ++c)
+            sum += partial[schedule.slot(c, unit, rank) + e];
+        C[static_cast<long long>(m) * N + n] = sum;
+    }
+}
+// ANCHOR_END: sum_pieces

@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 
 use anyhow::{Result, anyhow};
-use cudarc::driver::{DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use common::gpu::{Kernel, Limits};
 use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
@@ -66,9 +66,9 @@ fn smem_bytes(p: &Params) -> u32 {
 
 // ANCHOR: launch
 /// One block per tile, in whole clusters (a cluster's units are CLUSTER tiles side by side);
-/// [`PersistentHooks::grid`] cuts it to the blocks the GPU holds at once.
+/// [`PersistentHooks::grid`] makes it the blocks the GPU holds at once.
 fn launch(p: &Params, s: Shape) -> Geometry {
-    let units = (s.m as u32).div_ceil(p.get("BM")) * (s.n as u32).div_ceil(p.get("BN") * p.get("CLUSTER"));
+    let (units, _) = units(p, s);
     Geometry {
         grid: (units * p.get("CLUSTER"), 1, 1),
         block: (threads(p), 1, 1),
@@ -163,6 +163,18 @@ pub const STAGES: &[Stage] = &[
         file: "step12_persistent_clusters/stages/2_multicast.cu",
         source: include_str!("../stages/2_multicast.cu"),
     },
+    Stage {
+        name: "3_tma_store",
+        idea: "C written through swizzled boxes in shared memory by the copy engine",
+        file: "step12_persistent_clusters/stages/3_tma_store.cu",
+        source: include_str!("../stages/3_tma_store.cu"),
+    },
+    Stage {
+        name: "4_in_flight",
+        idea: "a consumer keeps one stage's products in flight while it loads the next",
+        file: "step12_persistent_clusters/stages/4_in_flight.cu",
+        source: include_str!("../stages/4_in_flight.cu"),
+    },
 ];
 
 /// Global memory: a 32-deep tile brings 32·(BM/CLUSTER + BN) floats to a block (its share of A,
@@ -175,33 +187,93 @@ fn intensity(p: &Params) -> Intensity {
     }
 }
 
+// ANCHOR: schedule
+/// The least k-tiles of a piece of a cut unit: a piece costs a tile of sums written and read.
+pub const MIN_PIECE: u32 = 32;
+
+/// How a launch shares `units` units of `k_tiles` k-tiles among `clusters` clusters, as the
+/// kernel's `Schedule` reads it: the first `whole` units go out whole, round by round; the
+/// k-tiles of the rest are dealt out in runs of `share`, one run per cluster. The last round is
+/// cut only where it would leave more than a quarter of the clusters' time idle (cutting costs a
+/// tile of sums written and read per piece, and a second kernel), into runs of at least
+/// [`MIN_PIECE`] k-tiles and fewer than a unit's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sharing {
+    pub whole: u32,
+    pub share: u32,
+}
+
+impl Sharing {
+    pub fn new(units: u32, clusters: u32, k_tiles: u32) -> Sharing {
+        let (rounds, rest) = (units / clusters, units % clusters);
+        if rest == 0 || 4 * (clusters - rest) <= clusters * (rounds + 1) {
+            return Sharing { whole: units, share: k_tiles };
+        }
+        let even = (u64::from(rest) * u64::from(k_tiles)).div_ceil(u64::from(clusters)) as u32;
+        let share = even.max(MIN_PIECE);
+        if share >= k_tiles {
+            // Units too shallow to cut: every run would be a whole unit.
+            return Sharing { whole: units, share: k_tiles };
+        }
+        Sharing { whole: units - rest, share }
+    }
+
+    /// Whether any unit is cut into pieces (and `sum_pieces` must follow the product).
+    pub fn cuts(&self, units: u32) -> bool {
+        self.whole < units
+    }
+}
+
+/// The units of a launch (CLUSTER tiles side by side) and their k-tiles.
+fn units(p: &Params, s: Shape) -> (u32, u32) {
+    let rows = (s.m as u32).div_ceil(p.get("BM"));
+    let columns = (s.n as u32).div_ceil(p.get("BN") * p.get("CLUSTER"));
+    (rows * columns, (s.k as u32).div_ceil(BK))
+}
+// ANCHOR_END: schedule
+
+/// The kernel that adds the pieces of cut units into C.
+pub const SUM_ENTRY: &str = "sum_pieces";
+
 // ANCHOR: hooks
 /// Step 12's hooks: a grid of the blocks the GPU holds at once, and a launch that adds C's
-/// tensor map to A's and B's.
+/// tensor map to A's and B's, the schedule's sharing, and the sum of the pieces.
 pub struct PersistentHooks;
 
 impl Hooks for PersistentHooks {
-    /// One block per SM (or per tile, where there are fewer), in whole clusters.
-    fn grid(&self, params: &Params, _: Shape, grid: (u32, u32, u32), slots: u32) -> (u32, u32, u32) {
+    /// As many blocks as the GPU holds at once, in whole clusters: where there are fewer tiles
+    /// than blocks, the kernel's schedule may cut the tiles' depth into pieces for all of them.
+    fn grid(&self, params: &Params, _: Shape, _: (u32, u32, u32), slots: u32) -> (u32, u32, u32) {
         let cluster = params.get("CLUSTER");
-        (grid.0.min(slots / cluster * cluster), 1, 1)
+        (slots / cluster * cluster, 1, 1)
     }
 
-    fn own_launch(&self, _: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
-        Ok(Some(Box::new(StoreMap { last: Mutex::new(None) })))
+    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
+        // The stages have no sum: they never cut a unit.
+        let sum = if kernel.has_entry(SUM_ENTRY) { Some(kernel.entry(SUM_ENTRY)?) } else { None };
+        Ok(Some(Box::new(Persistent { sum, last: Mutex::new(None), partial: Mutex::new(None) })))
+    }
+
+    fn report_line(&self, p: &Params, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+        let cluster = p.get("CLUSTER");
+        Some(("schedule", format!("{} clusters of {cluster} persistent blocks", grid.0 / cluster)))
     }
 }
 
-/// The launch with C's map, encoded again only when C's buffer or shape changes.
-struct StoreMap {
+/// The launch with C's map, encoded again only when C's buffer or shape changes; the workspace
+/// of the pieces (two BM×BN tiles of sums per block), grown when a launch needs more.
+struct Persistent {
+    /// The sum of the pieces (the kernel's, not the stages').
+    sum: Option<CudaFunction>,
     last: Mutex<Option<((u64, Shape), TensorMap)>>,
+    partial: Mutex<Option<CudaSlice<f32>>>,
 }
 
-impl OwnLaunch for StoreMap {
+impl OwnLaunch for Persistent {
     fn launch(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
         let [a_map, b_map] = call.maps((a, b), None)?;
         let Shape { m, n, .. } = call.shape;
-        let (ptr, _sync) = c.device_ptr(&call.gpu.stream);
+        let (ptr, sync) = c.device_ptr(&call.gpu.stream);
         let mut last =
             self.last.lock().map_err(|_| anyhow!("the map of C was poisoned by a failed launch"))?;
         let c_map = match *last {
@@ -212,14 +284,54 @@ impl OwnLaunch for StoreMap {
             _ => tma::encode(ptr, m, n, n, 1, c_box())?,
         };
         *last = Some(((ptr, call.shape), c_map));
-        drop(_sync);
-        let mut builder = call.args((a, b, c));
-        builder.arg(&a_map).arg(&b_map).arg(&c_map);
+        drop(sync);
+
+        let blocks = call.cfg.grid_dim.0;
+        let clusters = blocks / call.params.get("CLUSTER");
+        let (units, k_tiles) = units(call.params, call.shape);
+        let sharing = match self.sum {
+            Some(_) => Sharing::new(units, clusters, k_tiles),
+            None => Sharing { whole: units, share: k_tiles },
+        };
+        let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
+        let poisoned = |_| anyhow!("the workspace was poisoned by a failed launch");
+        let mut partial = self.partial.lock().map_err(poisoned)?;
+        let needed = if sharing.cuts(units) { 2 * blocks as usize * tile } else { 1 };
+        if partial.as_ref().is_none_or(|p| p.len() < needed) {
+            *partial = Some(call.gpu.stream.alloc_zeros(needed)?);
+        }
+        let partial = partial.as_mut().expect("allocated above");
+        let [whole, share] = [sharing.whole, sharing.share].map(|v| v as i32);
+        let mut builder = call.args((a, b, &mut *c));
+        builder.arg(&a_map).arg(&b_map).arg(&c_map).arg(&*partial).arg(&whole).arg(&share);
         // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*,
-        // CUtensorMap, CUtensorMap, CUtensorMap)`; the maps describe A and B (or common's padded
-        // copies, which outlive the launch) and C, whose buffer holds the shape (checked by
-        // common's launch).
-        unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+        // CUtensorMap, CUtensorMap, CUtensorMap, float*, int, int)` (a stage declares fewer, and
+        // the driver passes a kernel the parameters it declares); the maps describe A and B (or
+        // common's padded copies, which outlive the launch) and C, whose buffer holds the shape
+        // (checked by common's launch); the workspace holds two BM×BN tiles per block where the
+        // schedule cuts units.
+        unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed: {e:?}"))?;
+
+        drop(builder);
+        if let (true, Some(sum)) = (sharing.cuts(units), &self.sum) {
+            let tiles = (units - sharing.whole) * call.params.get("CLUSTER");
+            let count = tiles as usize * tile;
+            let cfg = LaunchConfig {
+                grid_dim: (count.div_ceil(256).min(4 * 1024) as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let [m, n, k] = [call.shape.m, call.shape.n, call.shape.k].map(|v| v as i32);
+            let clusters = clusters as i32;
+            let mut builder = call.gpu.stream.launch_builder(sum);
+            builder.arg(&m).arg(&n).arg(&k).arg(&*partial).arg(c);
+            builder.arg(&clusters).arg(&whole).arg(&share);
+            // SAFETY: the arguments match `sum_pieces(int, int, int, const float*, float*, int,
+            // int, int)`; it reads the workspace the product just wrote (same stream) and writes
+            // C's elements of the cut units, inside the shape.
+            unsafe { builder.launch(cfg) }
+                .map_err(|e| anyhow!("the sum of the pieces failed to launch: {e:?}"))?;
+        }
         Ok(())
     }
 }
@@ -228,6 +340,40 @@ impl OwnLaunch for StoreMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whole rounds stay whole; a last round that leaves most clusters idle is cut into runs
+    /// that deal out every k-tile, none longer than a unit and none shorter than MIN_PIECE where
+    /// the units are that deep.
+    #[test]
+    fn the_last_round_is_cut_only_where_it_pays() {
+        // 4096³ and 8192³ on 66 clusters of two: three rounds and 58 units, fifteen and 34.
+        assert_eq!(Sharing::new(256, 66, 128), Sharing { whole: 256, share: 128 });
+        assert_eq!(Sharing::new(1024, 66, 256), Sharing { whole: 1024, share: 256 });
+        // 2048³: 64 units, one round with two clusters idle.
+        assert_eq!(Sharing::new(64, 66, 64), Sharing { whole: 64, share: 64 });
+        // 1024×1024×4096: 16 units, 32 k-tiles for each of 64 clusters.
+        assert_eq!(Sharing::new(16, 66, 128), Sharing { whole: 0, share: 32 });
+        // 1024×1024×2048: runs of the least piece; 1024³ is too shallow to cut.
+        assert_eq!(Sharing::new(16, 66, 64), Sharing { whole: 0, share: 32 });
+        assert_eq!(Sharing::new(16, 66, 32), Sharing { whole: 16, share: 32 });
+        // A round and four units: the four are cut.
+        assert_eq!(Sharing::new(70, 66, 128), Sharing { whole: 66, share: 32 });
+        for units in 1..300 {
+            for clusters in [1, 7, 64, 66] {
+                for k_tiles in [1, 2, 15, 16, 17, 128, 1000] {
+                    let s = Sharing::new(units, clusters, k_tiles);
+                    let rest = u64::from(units - s.whole);
+                    let cut = s.cuts(units);
+                    assert!(
+                        s.share <= k_tiles && (!cut || s.share >= MIN_PIECE && s.share < k_tiles),
+                        "{s:?}"
+                    );
+                    assert!(u64::from(s.share) * u64::from(clusters) >= rest * u64::from(k_tiles));
+                    assert!(rest < u64::from(clusters) && s.whole % clusters == 0 || rest == 0);
+                }
+            }
+        }
+    }
 
     /// The host sizes the grid, the boxes and shared memory with the kernel's own tile constants
     /// and launches the threads the kernel counts on, at each width the tuner tries that the

@@ -1,4 +1,4 @@
-// Step 12, stage 1 of 3, from step08_wgmma_tma/src/kernel.cu: persistent blocks, one per SM,
+// Step 12, stage 1 of 5, from step08_wgmma_tma/src/kernel.cu: persistent blocks, one per SM,
 // each walking the tiles of C that a tile scheduler hands it, in an order that keeps the tiles
 // of A and B that resident blocks share in L2.
 //
@@ -283,7 +283,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 unsigned frag[BK / 8][4];
 #pragma unroll
                 for (int k8 = 0; k8 < BK / 8; ++k8) {
-                    float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+                    float2 lo = load_pair(bs, 8 * k8 + t, col);
+                    float2 hi = load_pair(bs, 8 * k8 + t + 4, col);
                     frag[k8][0] = __float_as_uint(lo.x);
                     frag[k8][1] = __float_as_uint(lo.y);
                     frag[k8][2] = __float_as_uint(hi.x);
@@ -293,7 +294,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 unsigned long long desc = descriptor(As + s * A_TILE);
 #pragma unroll
                 for (int k8 = 0; k8 < BK / 8; ++k8) {
-                    wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
+                    // 8 floats further along the rows for each step of 8
+                    wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));
                 }
                 wgmma_commit();
                 wgmma_wait_all();

@@ -1,4 +1,4 @@
-// Step 12, stage 2 of 3, from step12_persistent_clusters/stages/1_persistent.cu: clusters of
+// Step 12, stage 2 of 5, from step12_persistent_clusters/stages/1_persistent.cu: clusters of
 // CLUSTER blocks side by side in a block-row of C share A's tile, each block's producer loading
 // one box of it that the copy engine writes into every block of the cluster (multicast).
 //
@@ -113,7 +113,8 @@ __device__ __forceinline__ void tma_load_multicast(float* dst, const CUtensorMap
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem(dst)),
-        "l"(map), "r"(col), "r"(row), "r"(smem(bar)), "h"(static_cast<unsigned short>((1 << CLUSTER) - 1))
+        "l"(map), "r"(col), "r"(row), "r"(smem(bar)),
+        "h"(static_cast<unsigned short>((1 << CLUSTER) - 1))
         : "memory");
 }
 // ANCHOR_END: sync
@@ -325,7 +326,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 unsigned frag[BK / 8][4];
 #pragma unroll
                 for (int k8 = 0; k8 < BK / 8; ++k8) {
-                    float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+                    float2 lo = load_pair(bs, 8 * k8 + t, col);
+                    float2 hi = load_pair(bs, 8 * k8 + t + 4, col);
                     frag[k8][0] = __float_as_uint(lo.x);
                     frag[k8][1] = __float_as_uint(lo.y);
                     frag[k8][2] = __float_as_uint(hi.x);
@@ -335,7 +337,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 unsigned long long desc = descriptor(As + s * A_TILE);
 #pragma unroll
                 for (int k8 = 0; k8 < BK / 8; ++k8) {
-                    wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
+                    // 8 floats further along the rows for each step of 8
+                    wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));
                 }
                 wgmma_commit();
                 wgmma_wait_all();

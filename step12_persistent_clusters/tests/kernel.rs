@@ -27,6 +27,9 @@ const BF16_B: [(&str, &str); 4] = [
 /// What the two stores write to C: through the boxes (rows of 16-byte multiples) and directly.
 const STAGED: &str = "make_float2(acc[4 * j + v], acc[4 * j + 2 + v]));";
 const DIRECT: [&str; 2] = ["if (n < N) c[0] = acc[4 * j + v];", "if (n + 1 < N) c[1] = acc[4 * j + 2 + v];"];
+const SUM_STORE: &str = "C[static_cast<long long>(m) * N + n] = sum;";
+const SUM_BOUNDS: &str = "if (m >= M || n >= N) continue;";
+const SUM_PIECES: &str = "for (int c = cut.x; c < cut.x + cut.y; ++c)\n            sum +=";
 const STAGE_PAIR: &str = "store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,";
 
 /// The planted faults of this kernel (see `common::testing::faults`): bf16 in place of the
@@ -39,8 +42,8 @@ const FAULTS: &[Fault] = &[
     Fault {
         class: Class::DropTerm,
         edits: &[(
-            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);",
-            "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
+            "float2 hi = load_pair(bs, 8 * k8 + t + 4, col);",
+            "float2 hi = load_pair(bs, 8 * k8 + t + 4, col);
                     if (kt * BK + 8 * k8 + t == K - 1) lo = make_float2(0.0f, 0.0f);
                     if (kt * BK + 8 * k8 + t + 4 == K - 1) hi = make_float2(0.0f, 0.0f);",
         )],
@@ -55,6 +58,7 @@ const FAULTS: &[Fault] = &[
             (STAGED, "make_float2(0.0f, 0.0f));"),
             (DIRECT[0], "if (n < N) c[0] = 0.0f;"),
             (DIRECT[1], "if (n + 1 < N) c[1] = 0.0f;"),
+            (SUM_STORE, "C[static_cast<long long>(m) * N + n] = 0.0f;"),
         ],
     },
     Fault {
@@ -65,6 +69,7 @@ const FAULTS: &[Fault] = &[
                 "if (origin.x + 8 * j + 2 * t + v != M - 1) store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,",
             ),
             ("if (m >= M) continue;", "if (m >= M - 1) continue;"),
+            (SUM_BOUNDS, "if (m >= M - 1 || n >= N) continue;"),
         ],
     },
     Fault {
@@ -76,12 +81,35 @@ const FAULTS: &[Fault] = &[
             ),
             ("if (n < N) c[0]", "if (n < N - 1) c[0]"),
             ("if (n + 1 < N) c[1]", "if (n + 1 < N - 1) c[1]"),
+            (SUM_BOUNDS, "if (m >= M || n >= N - 1) continue;"),
         ],
     },
-    // The scheduler hands out one unit fewer than there are: the last tiles are never computed.
+    // The sum of a cut unit's pieces leaves out the last, or adds the first twice.
+    Fault {
+        class: Class::SplitDropped,
+        edits: &[(SUM_PIECES, "for (int c = cut.x; c < cut.x + cut.y - 1; ++c)\n            sum +=")],
+    },
+    Fault {
+        class: Class::SplitDoubled,
+        edits: &[(
+            SUM_PIECES,
+            "for (int c = cut.x - 1; c < cut.x + cut.y; ++c)\n            sum += c < cut.x ? partial[schedule.slot(cut.x, unit, rank) + e] :",
+        )],
+    },
+    // The scheduler never hands out the last unit that goes whole, nor the last unit it cuts:
+    // their tiles are never computed.
     Fault {
         class: Class::TileSkipped,
-        edits: &[("int units = tiles_m * units_n;", "int units = tiles_m * units_n - 1;")],
+        edits: &[
+            (
+                "int own = whole > c ? (whole - c + clusters - 1) / clusters : 0;",
+                "int own = whole - 1 > c ? (whole - 1 - c + clusters - 1) / clusters : 0;",
+            ),
+            (
+                "long long last = min(first + share, static_cast<long long>(units - whole) * k_tiles);",
+                "long long last = min(first + share, static_cast<long long>(units - whole - 1) * k_tiles);",
+            ),
+        ],
     },
     // The last unit is numbered as the one before it: that one is computed twice, the last never.
     Fault {
@@ -92,17 +120,14 @@ const FAULTS: &[Fault] = &[
     int first = tile / (GROUP * tiles_n) * GROUP;",
         )],
     },
-    // A block's consumers tell only their own producer that a stage is free, and the producer
-    // counts only them: its box of A may land in a peer that is still reading the stage.
+    // Every arrival lands on the consumers' own block's barrier, whose count is then met without
+    // the peer: a block's box of A may land in a peer that is still reading the stage.
     Fault {
         class: Class::PeerNotAwaited,
-        edits: &[
-            ("mbar_init(&empty[s], 4 * CONSUMERS * CLUSTER);", "mbar_init(&empty[s], 4 * CONSUMERS);"),
-            (
-                "if (lane < CLUSTER) mbar_arrive_cluster(&empty[s], lane);",
-                "if (lane == 0) mbar_arrive_cluster(&empty[s], rank);",
-            ),
-        ],
+        edits: &[(
+            "    unsigned remote;\n",
+            "    unsigned remote;\n    asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(rank));\n",
+        )],
     },
 ];
 

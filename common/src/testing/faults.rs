@@ -119,9 +119,11 @@ impl Class {
                 (1, 1, 29056),
             ],
             Class::Row | Class::Column => &[S4096, (4097, 4097, 4097), (17, 33, 9), (32, 32, 900)],
-            Class::TileSkipped | Class::TileTwice => {
+            Class::TileSkipped => {
                 &[S4096, (4097, 4097, 4097), (1024, 1024, 4096), (300, 700, 129), (17, 33, 9)]
             }
+            // A tile done twice in place of another needs two tiles.
+            Class::TileTwice => &[S4096, (4097, 4097, 4097), (1024, 1024, 4096), (300, 700, 129)],
             // Deep products, where blocks drift apart over many stages.
             Class::PeerNotAwaited => &[S4096, (1024, 1024, 32768), (2048, 2048, 8192)],
             Class::DropModulus | Class::WrongWeight => {
