@@ -1,4 +1,4 @@
-// Step 12: faster than cuBLAS TF32 on Hopper. Step 08's kernel made persistent (one block per SM
+// Step 12: step 08's kernel taken toward cuBLAS TF32 on Hopper, made persistent (one block per SM
 // walking the work a scheduler hands it), launched in clusters whose blocks share A's tile
 // through the copy engine's multicast, storing C through shared memory with the copy engine,
 // keeping a stage's products in flight, and sharing the last round's depth between all clusters
@@ -330,10 +330,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Cs + CONSUMERS * 2 * C_BOX);
     unsigned long long* empty = full + STAGES;
 
-    // Cluster c takes the pieces of work the schedule deals it: the launch has one block per
-    // SM, or one per tile where there are fewer tiles than SMs, in whole clusters. Block `rank`
-    // of the cluster computes the unit's tile `rank`; past C's last column, it still loads its
-    // box of A for its peers, and stores nothing.
+    // Cluster c takes the pieces of work the schedule deals it: the launch has as many blocks
+    // as the GPU holds at once, in whole clusters; a unit is CLUSTER tiles side by side. Block
+    // `rank` of the cluster computes the unit's tile `rank`; past C's last column, it still
+    // loads its box of A for its peers, and stores nothing.
     int tiles_m = (M + BM - 1) / BM, units_n = (N + CLUSTER * BN - 1) / (CLUSTER * BN);
     int units = tiles_m * units_n;
     int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;

@@ -218,8 +218,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Bs + STAGES * B_TILE);
     unsigned long long* empty = full + STAGES;
 
-    // Block b takes tiles b, b + gridDim.x, b + 2·gridDim.x, ...: the launch has one block per
-    // SM, or one per tile where there are fewer tiles than SMs.
+    // Block b takes tiles b, b + gridDim.x, b + 2·gridDim.x, ...: the launch has as many blocks
+    // as the GPU holds at once (one per SM); those past the last tile have nothing to do.
     int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     int tiles = tiles_m * tiles_n;
     int k_tiles = (K + BK - 1) / BK;

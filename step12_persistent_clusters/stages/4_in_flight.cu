@@ -282,10 +282,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Cs + CONSUMERS * 2 * C_BOX);
     unsigned long long* empty = full + STAGES;
 
-    // Cluster c takes units c, c + clusters, c + 2·clusters, ...: the launch has one block per
-    // SM, or one per tile where there are fewer tiles than SMs, in whole clusters. Block `rank`
-    // of the cluster computes the unit's tile `rank`; past C's last column, it still loads its
-    // box of A for its peers, and stores nothing.
+    // Cluster c takes units c, c + clusters, c + 2·clusters, ...: the launch has as many blocks
+    // as the GPU holds at once, in whole clusters; a unit is CLUSTER tiles side by side. Block
+    // `rank` of the cluster computes the unit's tile `rank`; past C's last column, it still
+    // loads its box of A for its peers, and stores nothing.
     int tiles_m = (M + BM - 1) / BM, units_n = (N + CLUSTER * BN - 1) / (CLUSTER * BN);
     int units = tiles_m * units_n;
     int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
