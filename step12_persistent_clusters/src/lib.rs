@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use common::gpu::{Kernel, Limits};
@@ -288,6 +288,10 @@ impl OwnLaunch for Persistent {
 
         let blocks = call.cfg.grid_dim.0;
         let clusters = blocks / call.params.get("CLUSTER");
+        if clusters == 0 {
+            let cluster = call.params.get("CLUSTER");
+            bail!("this GPU holds no cluster of {cluster} of these blocks at once; lower CLUSTER");
+        }
         let (units, k_tiles) = units(call.params, call.shape);
         let sharing = match self.sum {
             Some(_) => Sharing::new(units, clusters, k_tiles),
