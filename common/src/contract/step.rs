@@ -397,8 +397,9 @@ impl GpuStep {
         let mut s = format!("{}: {}\n", self.name, self.idea);
         if !self.params.is_empty() {
             s += "\nKernel parameters (--param NAME=VALUE):\n";
+            let width = self.params.iter().map(|p| p.name.len()).max().unwrap_or(0).max(6);
             for p in self.params {
-                s += &format!("  {:<6} {} (default {})\n", p.name, p.help, p.default);
+                s += &format!("  {:<width$} {} (default {})\n", p.name, p.help, p.default);
             }
         }
         if !self.variants.is_empty() {
