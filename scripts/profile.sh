@@ -77,6 +77,7 @@ profiles=(
     "step09_3xtf32|step09_3xtf32|"
     "step10_any_shape|step10_any_shape|"
     "step11_int8_crt|step11_int8_crt|"
+    "step12_persistent_clusters|step12_persistent_clusters|"
 )
 
 status=0
