@@ -8,7 +8,8 @@
 // last round leaves SMs idle: 16 units of 1024×1024×4096 on 66 clusters leave 50 of them idle
 // for the whole product. Here the host may cut the last round's units along K into pieces, an
 // equal run of k-tiles for every cluster (lib.rs decides when it pays). A piece leaves its sums
-// in a workspace, and a second kernel adds each tile's pieces, in the order of K, into C.
+// in a workspace; the last of a tile's pieces to finish adds them, in the order of K, and stores
+// the tile. A launch that cuts nothing runs a twin kernel without this code.
 //
 // What it buys: docs/src/step12.md measures every stage of this lab beside cuBLAS TF32.
 
@@ -316,10 +317,13 @@ struct Schedule {
 
 // ANCHOR: kernel
 // ANCHOR: setup
-extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
-    matmul(int M, int N, int K, const float* A, const float* B, float* C,
-           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-           const __grid_constant__ CUtensorMap c_map, float* partial, int whole, int share) {
+// The body of both kernels below: CUTS says whether any unit is cut into pieces. A launch that
+// cuts nothing runs the body without the pieces' code: stage 4's loop and store.
+template <bool CUTS>
+__device__ __forceinline__ void product(int M, int N, int K, float* C, const CUtensorMap& a_map,
+                                        const CUtensorMap& b_map, const CUtensorMap& c_map,
+                                        float* partial, int whole, int share)
+{
     // STAGES tiles of A and B, the consumers' boxes of C, then the barriers; the swizzle needs
     // 1024-byte alignment.
     extern __shared__ unsigned char raw[];
@@ -329,6 +333,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     float* Cs = Bs + STAGES * B_TILE;  // two boxes of C per consumer
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Cs + CONSUMERS * 2 * C_BOX);
     unsigned long long* empty = full + STAGES;
+    // Where units are cut: after the pieces' tiles of sums (two per block), a count of the
+    // pieces in per tile and consumer; and whether a consumer is the one that adds them.
+    unsigned* arrivals = reinterpret_cast<unsigned*>(partial + 2LL * gridDim.x * BM * BN);
+    __shared__ int adder[CONSUMERS];
 
     // Cluster c takes the pieces of work the schedule deals it: the launch has as many blocks
     // as the GPU holds at once, in whole clusters; a unit is CLUSTER tiles side by side. Block
@@ -366,7 +374,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 if (work.unit < 0) break;
                 int2 origin = tile_origin(work.unit, tiles_m, units_n);
                 origin.y = origin.y * CLUSTER + rank * BN;
-                for (int kt = work.k_begin; kt < work.k_end; ++kt, ++it) {
+                int k_begin = CUTS ? work.k_begin : 0, k_end = CUTS ? work.k_end : k_tiles;
+                for (int kt = k_begin; kt < k_end; ++kt, ++it) {
                     int s = it % STAGES;
                     // Stage s was last filled STAGES fills ago; wait until every block of the
                     // cluster has used it, since this block's box of A lands in all of them.
@@ -424,15 +433,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 }
                 wgmma_commit();
             };
-            for (int kt = work.k_begin; kt < work.k_end; ++kt, ++it) {
-                if ((kt - work.k_begin) % 2 == 0) {
+            int k_begin = CUTS ? work.k_begin : 0, k_end = CUTS ? work.k_end : k_tiles;
+            for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+                if ((kt - k_begin) % 2 == 0) {
                     issue(frag0, kt);
                 } else {
                     issue(frag1, kt);
                 }
                 // The products of the stage before are done: free it in every block of the cluster.
                 wgmma_wait_one();
-                if (kt > work.k_begin && lane < CLUSTER)
+                if (kt > k_begin && lane < CLUSTER)
                     mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);
             }
             wgmma_wait_all();
@@ -440,19 +450,50 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
             // ANCHOR_END: consumer
 
             // ANCHOR: piece
-            if (work.k_end - work.k_begin < k_tiles) {
+            if (CUTS && k_end - k_begin < k_tiles) {
                 // A piece of a shared unit: its sums go to the workspace, as a BM×BN tile laid
-                // out as C is, and sum_pieces adds the pieces into C after the launch.
-                float* tile = partial + schedule.slot(cluster, work.unit, rank) + 32 * box + col;
+                // out as C is (each thread's elements at the same places in every piece's tile).
+                const float* tiles = partial + 32 * box + col;
+                float* mine = partial + schedule.slot(cluster, work.unit, rank) + 32 * box + col;
 #pragma unroll
                 for (int j = 0; j < BM / 8; ++j) {
 #pragma unroll
                     for (int v = 0; v < 2; ++v) {
-                        *reinterpret_cast<float2*>(tile + (8 * j + 2 * t + v) * BN) =
+                        *reinterpret_cast<float2*>(mine + (8 * j + 2 * t + v) * BN) =
                             make_float2(acc[4 * j + v], acc[4 * j + 2 + v]);
                     }
                 }
-                continue;
+                // The warpgroup's sums are out before its count takes the arrival. The last of
+                // the unit's pieces to arrive adds them all and stores the tile; the others go on.
+                int2 cut = schedule.pieces(work.unit);
+                unsigned* count = arrivals + ((work.unit - whole) * CLUSTER + rank) * CONSUMERS +
+                                  role - 1;
+                __threadfence();
+                asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
+                if (threadIdx.x % 128 == 0) {
+                    adder[role - 1] = atomicAdd(count, 1) == cut.y - 1;
+                    if (adder[role - 1]) *count = 0;  // ready for the next launch
+                }
+                asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
+                if (!adder[role - 1]) continue;
+                __threadfence();
+                // In the order of K (of the clusters), whoever arrived last: every run gives
+                // the same C. The pieces are read from L2, where the other blocks' writes land.
+#pragma unroll
+                for (int i = 0; i < BM / 2; ++i) acc[i] = 0.0f;
+                for (int c = cut.x; c < cut.x + cut.y; ++c) {
+                    const float* piece = tiles + schedule.slot(c, work.unit, rank);
+#pragma unroll
+                    for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+                        for (int v = 0; v < 2; ++v) {
+                            float2 p = __ldcg(
+                                reinterpret_cast<const float2*>(piece + (8 * j + 2 * t + v) * BN));
+                            acc[4 * j + v] += p.x;
+                            acc[4 * j + 2 + v] += p.y;
+                        }
+                    }
+                }
             }
             // ANCHOR_END: piece
 
@@ -512,30 +553,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     cluster_sync();
 }
 
-// ANCHOR_END: kernel
-
-// ANCHOR: sum_pieces
-// After a launch that cut units into pieces: each element of a shared unit's tiles is the sum
-// of its pieces, added in the order of K (the order of the clusters), so every run gives the
-// same C. Consecutive threads take consecutive columns of a tile.
-extern "C" __global__ void sum_pieces(int M, int N, int K, const float* partial, float* C,
-                                      int clusters, int whole, int share)
+// ANCHOR: entries
+// The launch where every unit goes whole (the host's choice, lib.rs).
+extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C,
+           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+           const __grid_constant__ CUtensorMap c_map, float* partial, int whole, int share)
 {
-    int tiles_m = (M + BM - 1) / BM, units_n = (N + CLUSTER * BN - 1) / (CLUSTER * BN);
-    Schedule schedule{tiles_m * units_n, clusters, (K + BK - 1) / BK, whole, share};
-    long long count = static_cast<long long>(schedule.units - whole) * CLUSTER * BM * BN;
-    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
-         i += static_cast<long long>(gridDim.x) * blockDim.x) {
-        int e = static_cast<int>(i % (BM * BN)), tile = static_cast<int>(i / (BM * BN));
-        int unit = whole + tile / CLUSTER, rank = tile % CLUSTER;
-        int2 origin = tile_origin(unit, tiles_m, units_n);
-        int m = origin.x + e / BN, n = origin.y * CLUSTER + rank * BN + e % BN;
-        if (m >= M || n >= N) continue;
-        int2 cut = schedule.pieces(unit);
-        float sum = 0.0f;
-        for (int c = cut.x; c < cut.x + cut.y; ++c)
-            sum += partial[schedule.slot(c, unit, rank) + e];
-        C[static_cast<long long>(m) * N + n] = sum;
-    }
+    product<false>(M, N, K, C, a_map, b_map, c_map, partial, whole, share);
 }
-// ANCHOR_END: sum_pieces
+
+// The launch where the last round's units are cut into pieces.
+extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
+    matmul_cut(int M, int N, int K, const float* A, const float* B, float* C,
+               const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+               const __grid_constant__ CUtensorMap c_map, float* partial, int whole, int share)
+{
+    product<true>(M, N, K, C, a_map, b_map, c_map, partial, whole, share);
+}
+// ANCHOR_END: entries
+// ANCHOR_END: kernel

@@ -4,7 +4,8 @@
 use std::sync::Mutex;
 
 use anyhow::{Result, anyhow, bail};
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUfunction_attribute as FnAttr;
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
 
 use common::gpu::{Kernel, Limits};
 use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
@@ -195,8 +196,8 @@ pub const MIN_PIECE: u32 = 32;
 /// kernel's `Schedule` reads it: the first `whole` units go out whole, round by round; the
 /// k-tiles of the rest are dealt out in runs of `share`, one run per cluster. The last round is
 /// cut only where it would leave more than a quarter of the clusters' time idle (cutting costs a
-/// tile of sums written and read per piece, and a second kernel), into runs of at least
-/// [`MIN_PIECE`] k-tiles and fewer than a unit's.
+/// tile of sums written and read per piece), into runs of at least [`MIN_PIECE`] k-tiles and
+/// fewer than a unit's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sharing {
     pub whole: u32,
@@ -218,7 +219,7 @@ impl Sharing {
         Sharing { whole: units - rest, share }
     }
 
-    /// Whether any unit is cut into pieces (and `sum_pieces` must follow the product).
+    /// Whether any unit is cut into pieces (and `matmul_cut` runs in place of `matmul`).
     pub fn cuts(&self, units: u32) -> bool {
         self.whole < units
     }
@@ -232,12 +233,12 @@ fn units(p: &Params, s: Shape) -> (u32, u32) {
 }
 // ANCHOR_END: schedule
 
-/// The kernel that adds the pieces of cut units into C.
-pub const SUM_ENTRY: &str = "sum_pieces";
+/// The kernel's twin for a launch that cuts units into pieces (the stages have none).
+pub const CUT_ENTRY: &str = "matmul_cut";
 
 // ANCHOR: hooks
 /// Step 12's hooks: a grid of the blocks the GPU holds at once, and a launch that adds C's
-/// tensor map to A's and B's, the schedule's sharing, and the sum of the pieces.
+/// tensor map to A's and B's, the schedule's sharing, and the kernel that cuts units.
 pub struct PersistentHooks;
 
 impl Hooks for PersistentHooks {
@@ -249,9 +250,11 @@ impl Hooks for PersistentHooks {
     }
 
     fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
-        // The stages have no sum: they never cut a unit.
-        let sum = if kernel.has_entry(SUM_ENTRY) { Some(kernel.entry(SUM_ENTRY)?) } else { None };
-        Ok(Some(Box::new(Persistent { sum, last: Mutex::new(None), partial: Mutex::new(None) })))
+        let cut = match kernel.has_entry(CUT_ENTRY) {
+            true => Some(Cut { product: kernel.entry(CUT_ENTRY)?, smem: Mutex::new(0) }),
+            false => None,
+        };
+        Ok(Some(Box::new(Persistent { cut, last: Mutex::new(None), partial: Mutex::new(None) })))
     }
 
     fn report_line(&self, p: &Params, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
@@ -261,12 +264,19 @@ impl Hooks for PersistentHooks {
 }
 
 /// The launch with C's map, encoded again only when C's buffer or shape changes; the workspace
-/// of the pieces (two BM×BN tiles of sums per block), grown when a launch needs more.
+/// of the pieces (two BM×BN tiles of sums per block, and their counts), grown when a launch
+/// needs more.
 struct Persistent {
-    /// The sum of the pieces (the kernel's, not the stages').
-    sum: Option<CudaFunction>,
+    /// The kernel's twin that cuts units (the stages have none).
+    cut: Option<Cut>,
     last: Mutex<Option<((u64, Shape), TensorMap)>>,
     partial: Mutex<Option<CudaSlice<f32>>>,
+}
+
+/// `matmul_cut`, and the dynamic shared memory it has been allowed so far.
+struct Cut {
+    product: CudaFunction,
+    smem: Mutex<u32>,
 }
 
 impl OwnLaunch for Persistent {
@@ -293,49 +303,47 @@ impl OwnLaunch for Persistent {
             bail!("this GPU holds no cluster of {cluster} of these blocks at once; lower CLUSTER");
         }
         let (units, k_tiles) = units(call.params, call.shape);
-        let sharing = match self.sum {
+        let sharing = match self.cut {
             Some(_) => Sharing::new(units, clusters, k_tiles),
             None => Sharing { whole: units, share: k_tiles },
         };
+        let cut = self.cut.as_ref().filter(|_| sharing.cuts(units));
+        if let Some(cut) = cut {
+            // Common let `matmul` have its shared memory; let its twin have the same.
+            let bytes = call.cfg.shared_mem_bytes;
+            let mut allowed =
+                cut.smem.lock().map_err(|_| anyhow!("a failed launch poisoned the cut kernel"))?;
+            if *allowed < bytes {
+                cut.product
+                    .set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+                    .map_err(|e| anyhow!("could not give the cut kernel its shared memory: {e:?}"))?;
+                *allowed = bytes;
+            }
+        }
         let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
         let poisoned = |_| anyhow!("the workspace was poisoned by a failed launch");
         let mut partial = self.partial.lock().map_err(poisoned)?;
-        let needed = if sharing.cuts(units) { 2 * blocks as usize * tile } else { 1 };
+        // Two tiles of sums per block, then a count per tile and consumer (zero between launches).
+        let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
+        let needed = if sharing.cuts(units) { (2 * tile + consumers) * blocks } else { 1 };
         if partial.as_ref().is_none_or(|p| p.len() < needed) {
             *partial = Some(call.gpu.stream.alloc_zeros(needed)?);
         }
         let partial = partial.as_mut().expect("allocated above");
         let [whole, share] = [sharing.whole, sharing.share].map(|v| v as i32);
-        let mut builder = call.args((a, b, &mut *c));
+        let mut builder = match cut {
+            Some(cut) => call.args_of(&cut.product, (a, b, &mut *c)),
+            None => call.args((a, b, &mut *c)),
+        };
         builder.arg(&a_map).arg(&b_map).arg(&c_map).arg(&*partial).arg(&whole).arg(&share);
-        // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*,
-        // CUtensorMap, CUtensorMap, CUtensorMap, float*, int, int)` (a stage declares fewer, and
-        // the driver passes a kernel the parameters it declares); the maps describe A and B (or
-        // common's padded copies, which outlive the launch) and C, whose buffer holds the shape
-        // (checked by common's launch); the workspace holds two BM×BN tiles per block where the
-        // schedule cuts units.
+        // SAFETY: the arguments match `matmul` and `matmul_cut(int, int, int, const float*,
+        // const float*, float*, CUtensorMap, CUtensorMap, CUtensorMap, float*, int, int)` (a
+        // stage declares fewer, and the driver passes a kernel the parameters it declares); the
+        // maps describe A and B (or common's padded copies, which outlive the launch) and C,
+        // whose buffer holds the shape (checked by common's launch); where the schedule cuts
+        // units, the workspace holds two BM×BN tiles per block and a zeroed count per block and
+        // consumer, which the kernel leaves zeroed.
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed: {e:?}"))?;
-
-        drop(builder);
-        if let (true, Some(sum)) = (sharing.cuts(units), &self.sum) {
-            let tiles = (units - sharing.whole) * call.params.get("CLUSTER");
-            let count = tiles as usize * tile;
-            let cfg = LaunchConfig {
-                grid_dim: (count.div_ceil(256).min(4 * 1024) as u32, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let [m, n, k] = [call.shape.m, call.shape.n, call.shape.k].map(|v| v as i32);
-            let clusters = clusters as i32;
-            let mut builder = call.gpu.stream.launch_builder(sum);
-            builder.arg(&m).arg(&n).arg(&k).arg(&*partial).arg(c);
-            builder.arg(&clusters).arg(&whole).arg(&share);
-            // SAFETY: the arguments match `sum_pieces(int, int, int, const float*, float*, int,
-            // int, int)`; it reads the workspace the product just wrote (same stream) and writes
-            // C's elements of the cut units, inside the shape.
-            unsafe { builder.launch(cfg) }
-                .map_err(|e| anyhow!("the sum of the pieces failed to launch: {e:?}"))?;
-        }
         Ok(())
     }
 }

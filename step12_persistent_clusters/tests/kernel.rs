@@ -27,9 +27,7 @@ const BF16_B: [(&str, &str); 4] = [
 /// What the two stores write to C: through the boxes (rows of 16-byte multiples) and directly.
 const STAGED: &str = "make_float2(acc[4 * j + v], acc[4 * j + 2 + v]));";
 const DIRECT: [&str; 2] = ["if (n < N) c[0] = acc[4 * j + v];", "if (n + 1 < N) c[1] = acc[4 * j + 2 + v];"];
-const SUM_STORE: &str = "C[static_cast<long long>(m) * N + n] = sum;";
-const SUM_BOUNDS: &str = "if (m >= M || n >= N) continue;";
-const SUM_PIECES: &str = "for (int c = cut.x; c < cut.x + cut.y; ++c)\n            sum +=";
+const SUM_PIECES: &str = "for (int c = cut.x; c < cut.x + cut.y; ++c) {";
 const STAGE_PAIR: &str = "store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,";
 
 /// The planted faults of this kernel (see `common::testing::faults`): bf16 in place of the
@@ -58,7 +56,6 @@ const FAULTS: &[Fault] = &[
             (STAGED, "make_float2(0.0f, 0.0f));"),
             (DIRECT[0], "if (n < N) c[0] = 0.0f;"),
             (DIRECT[1], "if (n + 1 < N) c[1] = 0.0f;"),
-            (SUM_STORE, "C[static_cast<long long>(m) * N + n] = 0.0f;"),
         ],
     },
     Fault {
@@ -69,7 +66,6 @@ const FAULTS: &[Fault] = &[
                 "if (origin.x + 8 * j + 2 * t + v != M - 1) store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,",
             ),
             ("if (m >= M) continue;", "if (m >= M - 1) continue;"),
-            (SUM_BOUNDS, "if (m >= M - 1 || n >= N) continue;"),
         ],
     },
     Fault {
@@ -81,20 +77,22 @@ const FAULTS: &[Fault] = &[
             ),
             ("if (n < N) c[0]", "if (n < N - 1) c[0]"),
             ("if (n + 1 < N) c[1]", "if (n + 1 < N - 1) c[1]"),
-            (SUM_BOUNDS, "if (m >= M || n >= N - 1) continue;"),
         ],
     },
     // The sum of a cut unit's pieces leaves out the last, or adds the first twice.
     Fault {
         class: Class::SplitDropped,
-        edits: &[(SUM_PIECES, "for (int c = cut.x; c < cut.x + cut.y - 1; ++c)\n            sum +=")],
+        edits: &[(SUM_PIECES, "for (int c = cut.x; c < cut.x + cut.y - 1; ++c) {")],
     },
     Fault {
         class: Class::SplitDoubled,
-        edits: &[(
-            SUM_PIECES,
-            "for (int c = cut.x - 1; c < cut.x + cut.y; ++c)\n            sum += c < cut.x ? partial[schedule.slot(cut.x, unit, rank) + e] :",
-        )],
+        edits: &[
+            (SUM_PIECES, "for (int c = cut.x - 1; c < cut.x + cut.y; ++c) {"),
+            (
+                "tiles + schedule.slot(c, work.unit, rank);",
+                "tiles + schedule.slot(max(c, cut.x), work.unit, rank);",
+            ),
+        ],
     },
     // The scheduler never hands out the last unit that goes whole, nor the last unit it cuts:
     // their tiles are never computed.
@@ -120,14 +118,22 @@ const FAULTS: &[Fault] = &[
     int first = tile / (GROUP * tiles_n) * GROUP;",
         )],
     },
-    // Every arrival lands on the consumers' own block's barrier, whose count is then met without
-    // the peer: a block's box of A may land in a peer that is still reading the stage.
+    // A block frees each stage in its peer as soon as its own copies have landed, before its
+    // products have read them: the peer's next box of A may land while they still read.
     Fault {
         class: Class::PeerNotAwaited,
-        edits: &[(
-            "    unsigned remote;\n",
-            "    unsigned remote;\n    asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(rank));\n",
-        )],
+        edits: &[
+            (
+                "                mbar_wait(&full[s], (it / STAGES) % 2);\n",
+                "                mbar_wait(&full[s], (it / STAGES) % 2);
+                if (lane < CLUSTER && lane != rank) mbar_arrive_cluster(&empty[s], lane);\n",
+            ),
+            ("if (kt > k_begin && lane < CLUSTER)", "if (kt > k_begin && lane == rank)"),
+            (
+                "            if (lane < CLUSTER) mbar_arrive_cluster(",
+                "            if (lane == rank) mbar_arrive_cluster(",
+            ),
+        ],
     },
 ];
 

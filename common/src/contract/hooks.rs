@@ -11,7 +11,7 @@
 //! compiled kernel, its grid and the standard arguments, with the tensor maps common builds.
 
 use anyhow::{Result, anyhow, bail};
-use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use crate::emulated::{Arg, Config, Machine, Traffic};
 use crate::fp32_path::{Fp32Path, Paths};
@@ -216,8 +216,14 @@ impl<'c> KernelCall<'c> {
 
     /// The kernel's launch with its standard arguments pushed: `M, N, K, A, B, C`, and `whole`
     /// for a launch with a Stream-K layout. The step pushes its own after them.
-    pub fn args<'a>(&'a self, (a, b, c): Operands<'a>) -> LaunchArgs<'a> {
-        let mut builder = self.gpu.stream.launch_builder(&self.kernel.func);
+    pub fn args<'a>(&'a self, operands: Operands<'a>) -> LaunchArgs<'a> {
+        self.args_of(&self.kernel.func, operands)
+    }
+
+    /// As [`KernelCall::args`], for another entry point of the kernel's module that takes the
+    /// same arguments (a step's variant of `matmul`).
+    pub fn args_of<'a>(&'a self, func: &'a CudaFunction, (a, b, c): Operands<'a>) -> LaunchArgs<'a> {
+        let mut builder = self.gpu.stream.launch_builder(func);
         let [m, n, k] = &self.dims;
         builder.arg(m).arg(n).arg(k).arg(a).arg(b).arg(c);
         if let Some(whole) = &self.whole {
