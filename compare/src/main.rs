@@ -220,7 +220,7 @@ fn run(args: Args, command: String) -> Result<bool> {
     };
     println!("{}", results.table());
     if let Some((size, x)) = results.speedup() {
-        println!("step01_cpu_naive → step06_prefetch: {x:.0}× faster at {size}³");
+        println!("step01_cpu_naive → the last FP32 step: {x:.0}× faster at {size}³");
     }
 
     let stem = slug(&results.device);

@@ -314,9 +314,9 @@ impl OwnLaunch for Persistent {
             let mut allowed =
                 cut.smem.lock().map_err(|_| anyhow!("a failed launch poisoned the cut kernel"))?;
             if *allowed < bytes {
-                cut.product
-                    .set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
-                    .map_err(|e| anyhow!("could not give the cut kernel its shared memory: {e:?}"))?;
+                let attribute = FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                let refused = |e| anyhow!("could not give the cut kernel its shared memory: {e:?}");
+                cut.product.set_attribute(attribute, bytes as i32).map_err(refused)?;
                 *allowed = bytes;
             }
         }
