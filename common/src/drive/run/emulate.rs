@@ -196,8 +196,8 @@ impl<'a> Emulated<'a> {
         }
         let static_smem = machine.static_shared(ENTRY).unwrap_or(0) as u32;
         let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
-        let geometry =
-            layout(step, &params, shape, geometry, emulated::SMS * resources.blocks_per_sm.max(1))?;
+        // At least a block per SM, where the estimate of the registers fits none.
+        let geometry = layout(step, &params, shape, geometry, resources.resident_blocks.max(emulated::SMS))?;
         Ok(Emulated { step, params, machine, geometry, resources })
     }
 
