@@ -189,7 +189,8 @@ fn intensity(p: &Params) -> Intensity {
 }
 
 // ANCHOR: schedule
-/// The least k-tiles of a piece of a cut unit: a piece costs a tile of sums written and read.
+/// The least k-tiles of a run of a cut round: a piece costs a tile of sums written and read. (A
+/// run that crosses from one unit into the next makes two pieces, each shorter.)
 pub const MIN_PIECE: u32 = 32;
 
 /// How a launch shares `units` units of `k_tiles` k-tiles among `clusters` clusters, as the
