@@ -86,6 +86,19 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
     }
 }
 
+// Counts one arrival on a count in global memory and returns the count before it, in one
+// atomic that releases what this thread (and, after a barrier, its group) wrote before and
+// acquires what the arrivals before it released.
+__device__ __forceinline__ unsigned arrive(unsigned* count)
+{
+    unsigned before;
+    asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;"
+                 : "=r"(before)
+                 : "l"(count)
+                 : "memory");
+    return before;
+}
+
 // Every thread of every block of the cluster meets here.
 __device__ __forceinline__ void cluster_sync()
 {
@@ -309,7 +322,8 @@ struct Schedule {
     // `rank`: two per cluster and tile, for the first and the second unit its run touches.
     __device__ long long slot(int c, int unit, int rank) const
     {
-        int second = whole + static_cast<int>(static_cast<long long>(c) * share / k_tiles) != unit;
+        // The second where c's run began in the unit before.
+        int second = static_cast<long long>(c) * share < static_cast<long long>(unit - whole) * k_tiles;
         return ((static_cast<long long>(c) * 2 + second) * CLUSTER + rank) * BM * BN;
     }
 };
@@ -333,9 +347,11 @@ __device__ __forceinline__ void product(int M, int N, int K, float* C, const CUt
     float* Cs = Bs + STAGES * B_TILE;  // two boxes of C per consumer
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Cs + CONSUMERS * 2 * C_BOX);
     unsigned long long* empty = full + STAGES;
-    // Where units are cut: after the pieces' tiles of sums (two per block), a count of the
-    // pieces in per tile and consumer; and whether a consumer is the one that adds them.
-    unsigned* arrivals = reinterpret_cast<unsigned*>(partial + 2LL * gridDim.x * BM * BN);
+    // Where units are cut: a count of the pieces in per tile and consumer, then (from the next
+    // 128-byte line) the pieces' tiles of sums, two per block; and whether a consumer is the
+    // one that adds them.
+    unsigned* arrivals = reinterpret_cast<unsigned*>(partial);
+    float* sums = partial + (CONSUMERS * gridDim.x + 31) / 32 * 32;
     __shared__ int adder[CONSUMERS];
 
     // Cluster c takes the pieces of work the schedule deals it: the launch has as many blocks
@@ -451,46 +467,48 @@ __device__ __forceinline__ void product(int M, int N, int K, float* C, const CUt
 
             // ANCHOR: piece
             if (CUTS && k_end - k_begin < k_tiles) {
-                // A piece of a shared unit: its sums go to the workspace, as a BM×BN tile laid
-                // out as C is (each thread's elements at the same places in every piece's tile).
-                const float* tiles = partial + 32 * box + col;
-                float* mine = partial + schedule.slot(cluster, work.unit, rank) + 32 * box + col;
+                // A piece of a shared unit: its sums go to the workspace as a BM×BN tile in the
+                // order of the registers: acc[4j..4j+3] of the warpgroup's 128 threads side by
+                // side, 2 KiB for each j. Each store of a warp is 512 bytes in a row, and a
+                // thread finds its own elements at the same place in every piece's tile.
+                int at = ((role - 1) * (BM / 8) * 128 + threadIdx.x % 128) * 4;
+                const float* tiles = sums + at;
+                float* mine = sums + schedule.slot(cluster, work.unit, rank) + at;
 #pragma unroll
                 for (int j = 0; j < BM / 8; ++j) {
-#pragma unroll
-                    for (int v = 0; v < 2; ++v) {
-                        *reinterpret_cast<float2*>(mine + (8 * j + 2 * t + v) * BN) =
-                            make_float2(acc[4 * j + v], acc[4 * j + 2 + v]);
-                    }
+                    *reinterpret_cast<float4*>(mine + j * 512) =
+                        make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
                 }
-                // The warpgroup's sums are out before its count takes the arrival. The last of
-                // the unit's pieces to arrive adds them all and stores the tile; the others go on.
+                // The warpgroup's sums are out before its first thread counts the arrival (one
+                // atomic that releases them). The last of the unit's pieces to arrive adds them
+                // all and stores the tile; the others go on.
                 int2 cut = schedule.pieces(work.unit);
                 unsigned* count = arrivals + ((work.unit - whole) * CLUSTER + rank) * CONSUMERS +
                                   role - 1;
-                __threadfence();
                 asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
                 if (threadIdx.x % 128 == 0) {
-                    adder[role - 1] = atomicAdd(count, 1) == cut.y - 1;
+                    adder[role - 1] = arrive(count) == cut.y - 1;
                     if (adder[role - 1]) *count = 0;  // ready for the next launch
                 }
                 asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
                 if (!adder[role - 1]) continue;
-                __threadfence();
                 // In the order of K (of the clusters), whoever arrived last: every run gives
-                // the same C. The pieces are read from L2, where the other blocks' writes land.
+                // the same C. The pieces are read from L2, where the other blocks' writes land,
+                // C_ROWS rows at a time, four pieces' loads in flight at once.
 #pragma unroll
                 for (int i = 0; i < BM / 2; ++i) acc[i] = 0.0f;
-                for (int c = cut.x; c < cut.x + cut.y; ++c) {
-                    const float* piece = tiles + schedule.slot(c, work.unit, rank);
 #pragma unroll
-                    for (int j = 0; j < BM / 8; ++j) {
+                for (int q = 0; q < BM / C_ROWS; ++q) {
+#pragma unroll 4
+                    for (int c = cut.x; c < cut.x + cut.y; ++c) {
+                        const float* piece = tiles + schedule.slot(c, work.unit, rank);
 #pragma unroll
-                        for (int v = 0; v < 2; ++v) {
-                            float2 p = __ldcg(
-                                reinterpret_cast<const float2*>(piece + (8 * j + 2 * t + v) * BN));
-                            acc[4 * j + v] += p.x;
-                            acc[4 * j + 2 + v] += p.y;
+                        for (int j = q * C_ROWS / 8; j < (q + 1) * C_ROWS / 8; ++j) {
+                            float4 p = __ldcg(reinterpret_cast<const float4*>(piece + j * 512));
+                            acc[4 * j] += p.x;
+                            acc[4 * j + 1] += p.y;
+                            acc[4 * j + 2] += p.z;
+                            acc[4 * j + 3] += p.w;
                         }
                     }
                 }

@@ -324,9 +324,11 @@ impl OwnLaunch for Persistent {
         let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
         let poisoned = |_| anyhow!("the workspace was poisoned by a failed launch");
         let mut partial = self.partial.lock().map_err(poisoned)?;
-        // Two tiles of sums per block, then a count per tile and consumer (zero between launches).
+        // A count per tile and consumer (zero between launches), to a whole 128-byte line; then
+        // two tiles of sums per block.
         let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
-        let needed = if sharing.cuts(units) { (2 * tile + consumers) * blocks } else { 1 };
+        let counts = (consumers * blocks).next_multiple_of(32);
+        let needed = if sharing.cuts(units) { counts + 2 * tile * blocks } else { 1 };
         if partial.as_ref().is_none_or(|p| p.len() < needed) {
             *partial = Some(call.gpu.stream.alloc_zeros(needed)?);
         }
@@ -342,8 +344,8 @@ impl OwnLaunch for Persistent {
         // stage declares fewer, and the driver passes a kernel the parameters it declares); the
         // maps describe A and B (or common's padded copies, which outlive the launch) and C,
         // whose buffer holds the shape (checked by common's launch); where the schedule cuts
-        // units, the workspace holds two BM×BN tiles per block and a zeroed count per block and
-        // consumer, which the kernel leaves zeroed.
+        // units, the workspace holds a zeroed count per block and consumer, which the kernel
+        // leaves zeroed, then two BM×BN tiles per block.
         unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed: {e:?}"))?;
         Ok(())
     }

@@ -1,8 +1,8 @@
-use common::gpu::Limits;
+use common::gpu::{Limits, PtxasInfo};
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
 use common::{GpuStep, Params, Precision, Shape};
-use step12_persistent_clusters::{STAGES, STEP};
+use step12_persistent_clusters::{CUT_ENTRY, STAGES, STEP};
 
 /// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
 /// consumers together, before their wgmma read it.
@@ -207,6 +207,17 @@ fn nvrtc_compiles_documented_sets_and_stages_for_sm90a_without_spills() {
             let info = testing::nvrtc_check(&step, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
             assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{} {v:?}: {info:?}", step.file);
         }
+    }
+    // The kernel's twin that cuts units, too: nothing at the default set; at the others, at
+    // most a few words of the pieces' bookkeeping (108 bytes stored and loaded at one set),
+    // never the accumulators (hundreds of bytes, which the loop adding the pieces can cost).
+    for &v in SETS {
+        let log = STEP.compile(&set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}")).log;
+        let info =
+            PtxasInfo::parse_entry(&log, CUT_ENTRY).unwrap_or_else(|| panic!("{v:?}: no report: {log}"));
+        let most = if v == SETS[0] { (0, 0) } else { (128, 16) };
+        let within = info.spill_bytes() <= most.0 && info.stack_frame <= most.1;
+        assert!(within, "{CUT_ENTRY} {v:?}: {info:?}");
     }
 }
 
