@@ -323,7 +323,8 @@ struct Schedule {
     __device__ long long slot(int c, int unit, int rank) const
     {
         // The second where c's run began in the unit before.
-        int second = static_cast<long long>(c) * share < static_cast<long long>(unit - whole) * k_tiles;
+        long long unit_begin = static_cast<long long>(unit - whole) * k_tiles;
+        int second = static_cast<long long>(c) * share < unit_begin;
         return ((static_cast<long long>(c) * 2 + second) * CLUSTER + rank) * BM * BN;
     }
 };
