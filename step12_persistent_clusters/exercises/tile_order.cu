@@ -494,8 +494,9 @@ __device__ __forceinline__ void product(int M, int N, int K, float* C, const CUt
                 asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
                 if (!adder[role - 1]) continue;
                 // In the order of K (of the clusters), whoever arrived last: every run gives
-                // the same C. The pieces are read from L2, where the other blocks' writes land,
-                // C_ROWS rows at a time, four pieces' loads in flight at once.
+                // the same C. The pieces are read with __ldcg (from L2, past this SM's L1),
+                // C_ROWS rows at a time, the loop over pieces unrolled four times so that
+                // several pieces' loads are issued together.
 #pragma unroll
                 for (int i = 0; i < BM / 2; ++i) acc[i] = 0.0f;
 #pragma unroll

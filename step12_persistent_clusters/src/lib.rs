@@ -265,7 +265,7 @@ impl Hooks for PersistentHooks {
 }
 
 /// The launch with C's map, encoded again only when C's buffer or shape changes; the workspace
-/// of the pieces (two BM×BN tiles of sums per block, and their counts), grown when a launch
+/// of the pieces (their counts, then two BM×BN tiles of sums per block), grown when a launch
 /// needs more.
 struct Persistent {
     /// The kernel's twin that cuts units (the stages have none).
@@ -325,7 +325,8 @@ impl OwnLaunch for Persistent {
         let poisoned = |_| anyhow!("the workspace was poisoned by a failed launch");
         let mut partial = self.partial.lock().map_err(poisoned)?;
         // A count per tile and consumer (zero between launches), to a whole 128-byte line; then
-        // two tiles of sums per block.
+        // two tiles of sums per block. The counts' region never moves into old sums: one kernel
+        // has one BN and one grid (the blocks the GPU holds), whatever the shape.
         let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
         let counts = (consumers * blocks).next_multiple_of(32);
         let needed = if sharing.cuts(units) { counts + 2 * tile * blocks } else { 1 };
