@@ -2,7 +2,7 @@
 //! shifts clamped), IEEE FP32 and FP64 rounded to nearest with `fma` fused, and the
 //! conversions between them. Values travel as the bits of a 64-bit register.
 
-use crate::decode::{BoolOp, Cmp, IntOp, Round, Ty, UnOp};
+use crate::inst::{BoolOp, Cmp, IntOp, Round, Ty, UnOp};
 
 /// The canonical NaN the GPU returns from an invalid FP32 operation.
 const NAN32: u32 = 0x7fff_ffff;
@@ -25,6 +25,21 @@ pub fn sext(v: u64, bits: u32) -> i64 {
 pub fn widen(v: u64, ty: Ty) -> i128 {
     let bits = ty.bits();
     if ty.signed() { i128::from(sext(v, bits)) } else { i128::from(v & mask(bits)) }
+}
+
+/// `prmt.b32` in its default mode (PTX ISA §9.7.8.7): the eight bytes of {b, a} (a the low four)
+/// numbered 0 to 7; each of the result's bytes is the one the matching nibble of c names (its
+/// low three bits), or that byte's sign copied to all eight bits when the nibble's top bit is set.
+pub fn permute(a: u64, b: u64, c: u64) -> u64 {
+    let bytes = ((b & 0xffff_ffff) << 32) | (a & 0xffff_ffff);
+    let mut out = 0u32;
+    for i in 0..4 {
+        let nibble = (c >> (4 * i)) & 0xf;
+        let byte = (bytes >> (8 * (nibble & 7))) as u8;
+        let byte = if nibble & 8 != 0 { if byte & 0x80 != 0 { 0xff } else { 0 } } else { byte };
+        out |= u32::from(byte) << (8 * i);
+    }
+    u64::from(out)
 }
 
 #[inline]
@@ -133,7 +148,7 @@ pub fn fma64(a: u64, b: u64, c: u64) -> u64 {
     f64_out(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)))
 }
 
-use crate::decode::FloatOp;
+use crate::inst::FloatOp;
 
 #[inline]
 pub fn float(op: FloatOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u64 {

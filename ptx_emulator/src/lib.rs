@@ -3,34 +3,41 @@
 //! check an exercise, catch a race and count the memory traffic a kernel causes.
 //!
 //! It follows the PTX ISA for the instructions it implements: registers and predicates per
-//! thread, `bar.sync` across the block, the warp-wide instructions (`shfl.sync`, `vote.sync`,
-//! `ldmatrix`, `mma.sync` on TF32) by the whole warp at once, `.shared` memory per block, global
-//! memory shared by all, IEEE FP32 with `fma.rn` fused, integer and address arithmetic, atomics
-//! and `cp.async`. Everything else is refused when the kernel is loaded, in one sentence naming
-//! the instruction and its `.cu` line.
+//! thread, the block's barriers, the warp-wide instructions (`shfl.sync`, `vote.sync`,
+//! `redux.sync`, `ldmatrix`, `mma.sync` on TF32) by the whole warp at once, `.shared` memory per
+//! block, global memory shared by all, IEEE FP32 with `fma.rn` fused, integer and address
+//! arithmetic, atomics and `cp.async`; and Hopper's: mbarriers, the copy engine's tensor copies
+//! (with tensor maps the host encodes through [`tensor_map`]), `wgmma` with the tensor cores'
+//! own arithmetic ([`tensor_arith`]), and clusters of blocks run together. Everything else is
+//! refused when the kernel is loaded, in one sentence naming the instruction and its `.cu` line.
 //!
 //! ```text
 //! Machine::new(ptx) ──▶ alloc/write A, B, C ──▶ launch("matmul", Config, args) ──▶ Traffic, or a Fault
 //! ```
 //!
-//! The layers: [`parse`] reads the text, [`decode`] turns statements into instructions,
-//! [`exec`] runs blocks and warps ([`alu`] for one thread's arithmetic, [`collective`] for the
-//! warp-wide instructions), [`memory`] holds the memories, [`sanitize`] watches shared memory
-//! for races and [`traffic`] counts what Nsight Compute counts.
+//! The layers: [`parse`] reads the text, [`decode`] turns statements into [`inst`]ructions
+//! ([`joins`] marks the shared loads the compiler's back end joins), [`exec`] runs clusters,
+//! blocks and warps ([`alu`] for one thread's arithmetic, [`tensor_arith`] for the tensor
+//! cores'), [`memory`] holds the memories, [`sanitize`] watches shared memory for races and
+//! [`traffic`] counts what Nsight Compute counts.
 
 use std::collections::HashMap;
 
 pub mod alu;
-pub mod collective;
 pub mod decode;
 pub mod exec;
+pub mod inst;
+pub mod joins;
 pub mod memory;
 pub mod parse;
 pub mod sanitize;
+pub mod tensor_arith;
+pub mod tensor_map;
 pub mod traffic;
 
-pub use decode::Refusal;
+pub use inst::Refusal;
 pub use parse::ParseError;
+pub use tensor_map::{Swizzle, TensorMap};
 pub use traffic::Traffic;
 
 /// What went wrong while a kernel ran.
@@ -105,6 +112,8 @@ pub enum Arg {
     F32(f32),
     /// An address from [`Machine::alloc`].
     Ptr(u64),
+    /// A tensor map ([`TensorMap::encode`]), passed by value as a `__grid_constant__` parameter.
+    Map([u64; 16]),
 }
 
 impl Arg {
@@ -114,6 +123,7 @@ impl Arg {
             Arg::I64(v) => v.to_le_bytes().to_vec(),
             Arg::F32(v) => v.to_le_bytes().to_vec(),
             Arg::Ptr(v) => v.to_le_bytes().to_vec(),
+            Arg::Map(words) => words.iter().flat_map(|w| w.to_le_bytes()).collect(),
         }
     }
 }
@@ -130,7 +140,7 @@ pub struct Config {
 
 /// A loaded module and the global memory its kernels run on.
 pub struct Machine {
-    kernels: HashMap<String, Result<decode::Kernel, Refusal>>,
+    kernels: HashMap<String, Result<inst::Kernel, Refusal>>,
     global: memory::Global,
     /// Host threads that run blocks (1 by default).
     pub workers: usize,
@@ -180,6 +190,11 @@ impl Machine {
     /// Why kernel `name` cannot run here, if it cannot.
     pub fn refusal(&self, name: &str) -> Option<&Refusal> {
         self.kernels.get(name).and_then(|k| k.as_ref().err())
+    }
+
+    /// How many parameters kernel `name` declares.
+    pub fn parameters(&self, name: &str) -> Option<usize> {
+        self.kernels.get(name).and_then(|k| k.as_ref().ok()).map(|k| k.params.len())
     }
 
     /// Static shared memory of kernel `name`, in bytes.
@@ -251,8 +266,16 @@ impl Machine {
             }
             params[*at..at + size].copy_from_slice(&bytes);
         }
+        let cluster = kernel.cluster.map_or((1, 1, 1), |[x, y, z]| (x, y, z));
+        if gx % cluster.0 != 0 || gy % cluster.1 != 0 || gz % cluster.2 != 0 {
+            return Err(Error::Launch(format!(
+                "a grid of {:?} blocks is not a whole number of the kernel's clusters of {cluster:?}",
+                config.grid
+            )));
+        }
         let launch = exec::Launch {
             kernel,
+            cluster,
             grid: config.grid,
             block: config.block,
             dynamic_shared: config.dynamic_shared as usize,

@@ -13,8 +13,11 @@ pub const BUFFER_SHIFT: u32 = 36;
 pub const GLOBALS_BASE: u64 = 1 << BUFFER_SHIFT;
 /// A generic address at or above this (and below [`LOCAL_WINDOW`]) is in the block's shared memory.
 pub const SHARED_WINDOW: u64 = 1 << 56;
-/// A generic address at or above this is in the thread's local memory.
+/// A generic address at or above this (and below [`PARAM_WINDOW`]) is in the thread's local memory.
 pub const LOCAL_WINDOW: u64 = 1 << 57;
+/// A generic address at or above this is in the kernel's parameters (`cvta.param`: the address
+/// of a `__grid_constant__` parameter, such as a tensor map).
+pub const PARAM_WINDOW: u64 = 3 << 56;
 
 /// One allocation of global memory.
 pub struct Buffer {

@@ -37,8 +37,10 @@ pub struct Var {
 pub struct Function {
     pub name: String,
     pub entry: bool,
-    /// Parameters in order: name and size in bytes.
-    pub params: Vec<(String, usize)>,
+    /// Parameters in order: name, size in bytes and alignment.
+    pub params: Vec<(String, usize, usize)>,
+    /// The blocks of a cluster the kernel asks for (`.reqnctapercluster x, y, z`), if it does.
+    pub cluster: Option<[u32; 3]>,
     /// Every register the body may name (scoped ones renamed apart), and its type's name.
     pub regs: Vec<(String, String)>,
     pub shared: Vec<Var>,
@@ -81,6 +83,8 @@ pub enum Operand {
     Symbol(String),
     /// `[base+offset]`: base is a register, a symbol or nothing (an absolute address).
     Address(Option<Box<Operand>>, i64),
+    /// `[map, {x, y, …}]`: a tensor map's address and the coordinates of a box in its tensor.
+    Tensor(Box<Operand>, Vec<Operand>),
     Vector(Vec<Operand>),
     /// `a|b`: two destinations (a value and a predicate).
     Pair(Box<Operand>, Box<Operand>),
@@ -279,9 +283,8 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
                     var.init = initializer(&mut r, var.elem)?;
                 }
                 r.expect(';')?;
-                if w == ".const" {
-                    return r.err(format!("the `.const` variable `{}` is not emulated", var.name));
-                }
+                // Constant memory is global memory the kernel only reads: it lives beside the
+                // module's `.global` variables.
                 module.globals.push(var);
                 pending_attrs.clear();
             }
@@ -391,17 +394,38 @@ fn function(r: &mut Reader, entry: bool, declaration: bool) -> Result<Option<Fun
                 return r.err(format!("expected `.param` in {}'s parameters, found `{space}`", f.name));
             }
             let var = variable(r)?;
-            f.params.push((var.name, var.bytes));
+            f.params.push((var.name, var.bytes, var.align));
             if r.is_punct(',') {
                 r.at += 1;
             }
         }
         r.expect(')')?;
     }
-    // Performance directives (.maxntid 256, 1, 1; .minnctapersm 1; .reqntid …) until the body.
-    while let Some(t) = r.peek() {
+    // Performance directives (.maxntid 256, 1, 1; .minnctapersm 1; .reqntid …) until the body;
+    // the cluster's shape is kept, since the blocks of a cluster run together.
+    while let Some(t) = r.peek().cloned() {
         match t {
             Tok::Punct('{') | Tok::Punct(';') => break,
+            Tok::Word(w) if w == ".reqnctapercluster" => {
+                r.at += 1;
+                let mut dims = [1u32; 3];
+                for d in &mut dims {
+                    match r.peek() {
+                        Some(Tok::Word(v)) if v.starts_with(|c: char| c.is_ascii_digit()) => {
+                            *d = v.parse().map_err(|_| ParseError {
+                                ptx_line: r.line(),
+                                message: format!("bad cluster dimension `{v}`"),
+                            })?;
+                            r.at += 1;
+                        }
+                        _ => break,
+                    }
+                    if r.is_punct(',') {
+                        r.at += 1;
+                    }
+                }
+                f.cluster = Some(dims);
+            }
             _ => r.at += 1,
         }
     }
@@ -584,6 +608,17 @@ fn single(r: &mut Reader, scopes: &[HashMap<String, String>]) -> Result<Operand,
                     base = Some(Box::new(Operand::Symbol(rename(scopes, w))));
                 }
             }
+            if r.is_punct(',') {
+                // A tensor's coordinates after the map's address.
+                r.at += 1;
+                let Operand::Vector(coords) = single(r, scopes)? else {
+                    return r.err("expected the coordinates `{x, y}` after a tensor map");
+                };
+                r.expect(']')?;
+                let map =
+                    base.ok_or(ParseError { ptx_line: r.line(), message: "a tensor without a map".into() })?;
+                return Ok(Operand::Tensor(map, coords));
+            }
             while r.is_punct('+') || r.is_punct('-') {
                 let sign = if r.is_punct('-') { -1 } else { 1 };
                 r.at += 1;
@@ -684,7 +719,7 @@ $L__BB0_1:
         assert_eq!(m.globals[0].bytes, 64);
         let f = &m.functions[0];
         assert!(f.entry);
-        assert_eq!(f.params, vec![("k_param_0".to_owned(), 4), ("k_param_1".to_owned(), 8)]);
+        assert_eq!(f.params, vec![("k_param_0".to_owned(), 4, 4), ("k_param_1".to_owned(), 8, 8)]);
         assert_eq!(f.shared[0].bytes, 128);
         assert!(f.regs.iter().any(|(n, _)| n == "s#1"), "the block's own `s` is renamed apart");
         let stmts: Vec<&Statement> =

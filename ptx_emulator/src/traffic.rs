@@ -25,6 +25,18 @@ pub struct Traffic {
     pub async_copy_requests: u64,
     pub async_copy_sectors: u64,
     pub atomic_requests: u64,
+    /// The copy engine's tensor loads: copies, the bytes of their boxes, and the global sectors
+    /// they read (elements outside the tensor read none); the bytes multicast delivered to further
+    /// blocks of a cluster without reading them again.
+    pub bulk_load_requests: u64,
+    pub bulk_load_bytes: u64,
+    pub bulk_load_sectors: u64,
+    pub multicast_bytes: u64,
+    /// The copy engine's tensor stores: copies, and the bytes written inside the tensor.
+    pub bulk_store_requests: u64,
+    pub bulk_store_bytes: u64,
+    /// wgmma instructions, counted once per warp (four per warpgroup's instruction).
+    pub wgmma_instructions: u64,
     /// Block-wide barriers passed, counted once per block and barrier.
     pub barriers: u64,
     /// FP32 operations: an FMA counts 2, an add or multiply 1; a TF32 mma.sync m16n8k8 2·16·8·8.
@@ -47,6 +59,13 @@ impl Traffic {
         self.async_copy_requests += o.async_copy_requests;
         self.async_copy_sectors += o.async_copy_sectors;
         self.atomic_requests += o.atomic_requests;
+        self.bulk_load_requests += o.bulk_load_requests;
+        self.bulk_load_bytes += o.bulk_load_bytes;
+        self.bulk_load_sectors += o.bulk_load_sectors;
+        self.multicast_bytes += o.multicast_bytes;
+        self.bulk_store_requests += o.bulk_store_requests;
+        self.bulk_store_bytes += o.bulk_store_bytes;
+        self.wgmma_instructions += o.wgmma_instructions;
         self.barriers += o.barriers;
         self.flops += o.flops;
         self.warp_instructions += o.warp_instructions;
@@ -55,7 +74,11 @@ impl Traffic {
 
     /// Bytes of global memory the loads and stores touched, in whole sectors.
     pub fn global_bytes(&self) -> u64 {
-        32 * (self.global_load_sectors + self.global_store_sectors + self.async_copy_sectors)
+        32 * (self.global_load_sectors
+            + self.global_store_sectors
+            + self.async_copy_sectors
+            + self.bulk_load_sectors)
+            + self.bulk_store_bytes
     }
 
     /// FP32 operations per byte of global memory touched.

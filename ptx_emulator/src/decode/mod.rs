@@ -5,571 +5,12 @@
 
 use std::collections::HashMap;
 
+use crate::inst::*;
+
+mod hopper;
+use crate::joins::merge_shared_loads;
 use crate::memory::GLOBALS_BASE;
 use crate::parse::{Function, Item, Module, Operand, Statement, Var};
-
-/// A register's slot in a warp's register file.
-pub type R = u32;
-
-/// A source operand: a register or an immediate (its bits).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Src {
-    Reg(R),
-    Imm(u64),
-}
-
-/// The PTX types the emulator computes with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ty {
-    Pred,
-    B8,
-    B16,
-    B32,
-    B64,
-    U8,
-    U16,
-    U32,
-    U64,
-    S8,
-    S16,
-    S32,
-    S64,
-    F32,
-    F64,
-    Tf32,
-}
-
-impl Ty {
-    fn parse(s: &str) -> Option<Ty> {
-        Some(match s {
-            "pred" => Ty::Pred,
-            "b8" => Ty::B8,
-            "b16" => Ty::B16,
-            "b32" => Ty::B32,
-            "b64" => Ty::B64,
-            "u8" => Ty::U8,
-            "u16" => Ty::U16,
-            "u32" => Ty::U32,
-            "u64" => Ty::U64,
-            "s8" => Ty::S8,
-            "s16" => Ty::S16,
-            "s32" => Ty::S32,
-            "s64" => Ty::S64,
-            "f32" => Ty::F32,
-            "f64" => Ty::F64,
-            "tf32" => Ty::Tf32,
-            _ => return None,
-        })
-    }
-
-    pub fn bits(self) -> u32 {
-        match self {
-            Ty::Pred => 1,
-            Ty::B8 | Ty::U8 | Ty::S8 => 8,
-            Ty::B16 | Ty::U16 | Ty::S16 => 16,
-            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::Tf32 => 32,
-            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 64,
-        }
-    }
-
-    pub fn signed(self) -> bool {
-        matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
-    }
-
-    pub fn float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::F64)
-    }
-}
-
-/// The state spaces an address can name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Space {
-    Global,
-    Shared,
-    Local,
-    Param,
-    /// No space named: the address says which (see [`crate::memory`]).
-    Generic,
-}
-
-/// `[base+offset]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Addr {
-    pub base: Src,
-    pub offset: i64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IntOp {
-    Add,
-    Sub,
-    MulLo,
-    MulHi,
-    Min,
-    Max,
-    Div,
-    Rem,
-    And,
-    Or,
-    Xor,
-    Shl,
-    Shr,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FloatOp {
-    Add,
-    Sub,
-    Mul,
-    Min,
-    Max,
-    Div,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnOp {
-    Not,
-    Neg,
-    Abs,
-    Popc,
-    Clz,
-    Brev,
-    Sqrt,
-    Rcp,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    /// Unordered forms of the float comparisons: true when either side is NaN.
-    Equ,
-    Neu,
-    Ltu,
-    Leu,
-    Gtu,
-    Geu,
-    Num,
-    Nan,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BoolOp {
-    And,
-    Or,
-    Xor,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AtomOp {
-    Add,
-    Exch,
-    Cas,
-    Min,
-    Max,
-    And,
-    Or,
-    Xor,
-    Inc,
-    Dec,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShflMode {
-    Up,
-    Down,
-    Bfly,
-    Idx,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Round {
-    /// Integer rounding for float → int (rni, rzi, rmi, rpi) or float rounding (rn, rz, rm, rp).
-    Nearest,
-    Zero,
-    Down,
-    Up,
-    /// To nearest, ties away from zero (cvt.rna.tf32.f32).
-    NearestAway,
-    /// No rounding given: exact conversions (integer widths, f32 → f64).
-    None,
-}
-
-/// What one instruction does.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Op {
-    Mov {
-        d: R,
-        a: Src,
-        bits: u32,
-    },
-    /// `mov.b64 d, {a, b}`: parts packed low first.
-    Pack {
-        d: R,
-        parts: Vec<Src>,
-        part_bits: u32,
-    },
-    /// `mov.b64 {a, b}, s`.
-    Unpack {
-        ds: Vec<R>,
-        a: Src,
-        part_bits: u32,
-    },
-    Int {
-        op: IntOp,
-        ty: Ty,
-        d: R,
-        a: Src,
-        b: Src,
-    },
-    /// mul.wide: the full product of two `ty` values, twice as wide.
-    MulWide {
-        ty: Ty,
-        d: R,
-        a: Src,
-        b: Src,
-    },
-    /// mad.lo / mad.hi / mad.wide: a·b (low half, high half or wide) + c.
-    Mad {
-        ty: Ty,
-        part: MadPart,
-        d: R,
-        a: Src,
-        b: Src,
-        c: Src,
-    },
-    Unary {
-        op: UnOp,
-        ty: Ty,
-        d: R,
-        a: Src,
-    },
-    Bool {
-        op: BoolOp,
-        d: R,
-        a: Src,
-        b: Src,
-        not_a: bool,
-        not_b: bool,
-    },
-    Setp {
-        cmp: Cmp,
-        ty: Ty,
-        d: R,
-        d_not: Option<R>,
-        a: Src,
-        b: Src,
-        combine: Option<(BoolOp, Src, bool)>,
-    },
-    Selp {
-        d: R,
-        a: Src,
-        b: Src,
-        p: Src,
-        bits: u32,
-    },
-    Bfi {
-        ty: Ty,
-        d: R,
-        a: Src,
-        b: Src,
-        pos: Src,
-        len: Src,
-    },
-    Bfe {
-        ty: Ty,
-        d: R,
-        a: Src,
-        pos: Src,
-        len: Src,
-    },
-    Cvt {
-        d: R,
-        a: Src,
-        to: Ty,
-        from: Ty,
-        round: Round,
-        ftz: bool,
-    },
-    /// cvta: generic ↔ a space (`to` true: generic → space).
-    Cvta {
-        d: R,
-        a: Src,
-        space: Space,
-        to: bool,
-    },
-    Float {
-        op: FloatOp,
-        ty: Ty,
-        d: R,
-        a: Src,
-        b: Src,
-        ftz: bool,
-    },
-    Fma {
-        ty: Ty,
-        d: R,
-        a: Src,
-        b: Src,
-        c: Src,
-        ftz: bool,
-    },
-    /// `signed`: a load narrower than 4 bytes of a signed type, sign-extended to 32 bits.
-    Ld {
-        space: Space,
-        bytes: u32,
-        ds: Vec<R>,
-        addr: Addr,
-        volatile: bool,
-        signed: bool,
-    },
-    St {
-        space: Space,
-        bytes: u32,
-        srcs: Vec<Src>,
-        addr: Addr,
-    },
-    Atom {
-        space: Space,
-        op: AtomOp,
-        ty: Ty,
-        d: Option<R>,
-        addr: Addr,
-        b: Src,
-        c: Src,
-    },
-    CpAsync {
-        dst: Addr,
-        src: Addr,
-        size: u32,
-        src_size: Option<Src>,
-    },
-    CpCommit,
-    /// Waits until at most `pending` groups are in flight (`all`: `wait_all`, which commits the
-    /// open copies first).
-    CpWait {
-        pending: u32,
-        all: bool,
-    },
-    Bar,
-    /// membar / fence: all of memory is one and sequential here.
-    Fence,
-    Bra {
-        target: usize,
-    },
-    Exit,
-    Trap,
-    Shfl {
-        mode: ShflMode,
-        d: R,
-        p: Option<R>,
-        a: Src,
-        b: Src,
-        c: Src,
-        mask: Src,
-    },
-    Vote {
-        all: bool,
-        any: bool,
-        ballot: bool,
-        d: R,
-        a: Src,
-        not_a: bool,
-        mask: Src,
-    },
-    Activemask {
-        d: R,
-    },
-    Ldmatrix {
-        ds: Vec<R>,
-        addr: Addr,
-        trans: bool,
-    },
-    /// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-    MmaTf32 {
-        d: [R; 4],
-        a: [Src; 4],
-        b: [Src; 2],
-        c: [Src; 4],
-    },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MadPart {
-    Lo,
-    Hi,
-    Wide,
-}
-
-/// An instruction, its guard, and where it came from.
-#[derive(Clone, Debug)]
-pub struct Inst {
-    pub op: Op,
-    pub guard: Option<(R, bool)>,
-    /// The `.cu` file and line (file 0, line 0: none known).
-    pub file: u32,
-    pub line: u32,
-    /// The opcode as written, for messages.
-    pub opcode: String,
-    /// Whether the machine code joins this load with its neighbours into one wider access (for
-    /// counting traffic alone: see [`merge_shared_loads`]).
-    pub merge: Merge,
-}
-
-/// A 4-byte shared load's place in a group that the compiler's back end (ptxas) turns into one
-/// 8- or 16-byte load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Merge {
-    None,
-    /// The group's first load executed: it counts the whole access of `bytes`, starting `from`
-    /// bytes before its own address, when every lane's start is aligned to `bytes`.
-    Leader {
-        group: u32,
-        bytes: u32,
-        from: u32,
-    },
-    /// Another load of the group: counted only if the leader's lanes were not aligned.
-    Follower {
-        group: u32,
-    },
-}
-
-/// The special registers, in the slots before the declared ones; a warp fills them in.
-pub const SPECIALS: [&str; 16] = [
-    "%tid.x",
-    "%tid.y",
-    "%tid.z",
-    "%ntid.x",
-    "%ntid.y",
-    "%ntid.z",
-    "%ctaid.x",
-    "%ctaid.y",
-    "%ctaid.z",
-    "%nctaid.x",
-    "%nctaid.y",
-    "%nctaid.z",
-    "%laneid",
-    "%warpid",
-    "%nwarpid",
-    "%smid",
-];
-
-/// A kernel ready to run.
-#[derive(Debug)]
-pub struct Kernel {
-    pub name: String,
-    pub insts: Vec<Inst>,
-    /// Register slots (the specials first).
-    pub regs: usize,
-    /// Offsets and sizes of the parameters in the parameter space.
-    pub params: Vec<(usize, usize)>,
-    pub param_bytes: usize,
-    /// Static shared bytes (as a GPU packs them), and where the dynamic shared array starts.
-    pub static_shared: usize,
-    pub dynamic_at: usize,
-    /// The static shared arrays, where the emulator lays them out.
-    pub shared_vars: Vec<SharedVar>,
-    pub local_bytes: usize,
-    /// The `.cu` file of each file number.
-    pub files: HashMap<u32, String>,
-    /// How many groups of shared loads the back end joins ([`Merge`]).
-    pub merge_groups: usize,
-}
-
-/// Marks the groups of 4-byte shared loads that ptxas joins into one 16-byte (or 8-byte) load:
-/// within a straight run of instructions (no label, branch, barrier or shared store between),
-/// loads from one base register at offsets o, o+4, o+8, o+12 with o a multiple of 16 (or o, o+4
-/// with o a multiple of 8). The machine code then makes one request where the PTX makes four;
-/// whether it may depends on the addresses' alignment, which the machine checks as it runs.
-/// Returns the number of groups.
-pub fn merge_shared_loads(insts: &mut [Inst], targets: &[usize]) -> usize {
-    let mut groups = 0u32;
-    let mut start = 0;
-    while start < insts.len() {
-        let mut end = start + 1;
-        while end < insts.len() && !targets.contains(&end) && !ends_run(&insts[end - 1].op) {
-            end += 1;
-        }
-        // (base register, offset) → instruction, for the run's 4-byte shared loads.
-        let mut loads: HashMap<(R, i64), usize> = HashMap::new();
-        for (i, inst) in insts.iter().enumerate().take(end).skip(start) {
-            if let Op::Ld {
-                space: Space::Shared,
-                bytes: 4,
-                ds,
-                addr: Addr { base: Src::Reg(r), offset },
-                ..
-            } = &inst.op
-            {
-                if ds.len() == 1 && inst.guard.is_none() {
-                    loads.entry((*r, *offset)).or_insert(i);
-                }
-            }
-        }
-        let mut keys: Vec<(R, i64)> = loads.keys().copied().collect();
-        keys.sort_unstable();
-        let mut taken = std::collections::HashSet::new();
-        for (width, count) in [(16i64, 4i64), (8, 2)] {
-            for &(r, o) in &keys {
-                if o.rem_euclid(width) != 0 {
-                    continue;
-                }
-                let members: Vec<usize> =
-                    (0..count).filter_map(|j| loads.get(&(r, o + 4 * j)).copied()).collect();
-                if members.len() as i64 != count || members.iter().any(|m| taken.contains(m)) {
-                    continue;
-                }
-                let leader = *members.iter().min().expect("a member");
-                for &m in &members {
-                    taken.insert(m);
-                    insts[m].merge = if m == leader {
-                        let own = match &insts[m].op {
-                            Op::Ld { addr, .. } => addr.offset,
-                            _ => o,
-                        };
-                        Merge::Leader { group: groups, bytes: width as u32, from: (own - o) as u32 }
-                    } else {
-                        Merge::Follower { group: groups }
-                    };
-                }
-                groups += 1;
-            }
-        }
-        start = end;
-    }
-    groups as usize
-}
-
-/// Whether an instruction ends a straight run: control flow, a barrier, or a write to shared
-/// memory (which a load after it must see).
-fn ends_run(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Bra { .. }
-            | Op::Exit
-            | Op::Trap
-            | Op::Bar
-            | Op::Fence
-            | Op::St { .. }
-            | Op::Atom { .. }
-            | Op::CpWait { .. }
-    )
-}
-
-/// The gap the emulator leaves between static shared arrays.
-pub const RED_ZONE: usize = 128;
-
-/// A static shared array: its bytes `start..end` and its name in the source.
-#[derive(Clone, Debug)]
-pub struct SharedVar {
-    pub start: usize,
-    pub end: usize,
-    pub name: String,
-}
 
 /// The source's name of a variable NVRTC mangled as a function's static: `_ZZ6matmulE2As` → `As`.
 pub fn demangle(name: &str) -> String {
@@ -585,15 +26,6 @@ pub fn demangle(name: &str) -> String {
         rest.is_empty().then_some(var)
     });
     found.unwrap_or(name).to_owned()
-}
-
-/// Why a kernel cannot be emulated: the instruction (or directive) and where it is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
-    pub what: String,
-    pub file: String,
-    pub line: u32,
-    pub why: String,
 }
 
 /// Where module-scope variables live: their addresses in the globals' buffer.
@@ -638,8 +70,8 @@ pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> 
     let mut symbols = HashMap::new();
     let mut params = Vec::new();
     let mut at = 0usize;
-    for (name, bytes) in &f.params {
-        at = at.next_multiple_of((*bytes).clamp(1, 8));
+    for (name, bytes, align) in &f.params {
+        at = at.next_multiple_of((*align).max(1));
         symbols.insert(name.clone(), (Space::Param, at as u64));
         params.push((at, *bytes));
         at += bytes;
@@ -712,6 +144,7 @@ pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> 
         shared_vars,
         local_bytes: local,
         files: module.files.clone(),
+        cluster: f.cluster,
     })
 }
 
@@ -811,7 +244,8 @@ fn offset_imm(base: Src, by: u64) -> Src {
 fn space_of(mods: &[&str]) -> Space {
     for m in mods {
         match *m {
-            "global" => return Space::Global,
+            // Constant memory lives beside the module's global variables.
+            "global" | "const" => return Space::Global,
             "shared" | "shared::cta" => return Space::Shared,
             "local" => return Space::Local,
             "param" => return Space::Param,
@@ -1117,7 +551,7 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
             arity(2)?;
             let to = mods.first() == Some(&"to");
             let space = space_of(mods);
-            if space == Space::Generic || space == Space::Param {
+            if space == Space::Generic || (space == Space::Param && to) {
                 return Err("cvta to or from this space is not implemented".into());
             }
             Op::Cvta { d: ctx.dst(&ops[0])?, a: ctx.src(&ops[1])?, space, to }
@@ -1129,7 +563,16 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
                     || Ty::parse(m).is_some()
                     || matches!(
                         *m,
-                        "global" | "shared" | "local" | "param" | "v2" | "v4" | "volatile" | "weak"
+                        "global"
+                            | "shared"
+                            | "shared::cta"
+                            | "local"
+                            | "param"
+                            | "const"
+                            | "v2"
+                            | "v4"
+                            | "volatile"
+                            | "weak"
                     )
                     || m.starts_with("L1::")
                     || m.starts_with("L2::"))
@@ -1151,7 +594,8 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
             // A generic access to a variable of a window's space (shared, local) takes the
             // variable's generic address, as `cvta` would give it.
             let addr = match (
-                mods.iter().any(|m| matches!(*m, "global" | "shared" | "shared::cta" | "local" | "param")),
+                mods.iter()
+                    .any(|m| matches!(*m, "global" | "shared" | "shared::cta" | "local" | "param" | "const")),
                 symbol_space,
             ) {
                 (false, Some(Space::Shared)) => {
@@ -1211,6 +655,7 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
             };
             Op::Atom { space, op, ty, d, addr, b, c }
         }
+        "cp" if mods.get(1) == Some(&"bulk") => return hopper::instruction(ctx, s, name, mods),
         "cp" => match mods {
             ["async", "commit_group"] => Op::CpCommit,
             ["async", "wait_group"] => match &ops[..] {
@@ -1238,21 +683,49 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
             }
             _ => return Err("this form of cp is not implemented".into()),
         },
+        "bar" | "barrier" if mods.first() == Some(&"cluster") => match mods.get(1).copied() {
+            Some("arrive") => Op::Hopper(Hopper::ClusterArrive),
+            Some("wait") => Op::Hopper(Hopper::ClusterWait),
+            _ => return Err("only barrier.cluster.arrive and barrier.cluster.wait are implemented".into()),
+        },
         "bar" | "barrier" => {
-            let sync = mods.iter().all(|m| matches!(*m, "sync" | "cta" | "aligned")) && !mods.is_empty();
-            if !sync || n > 1 {
-                return Err("only the block-wide barrier `bar.sync 0` (__syncthreads) is implemented".into());
+            // bar.sync / barrier.sync id{, count}; bar.red.or.pred d, id{, count}, {!}p.
+            let red = mods.first() == Some(&"red");
+            if red && !(mods.contains(&"or") && mods.contains(&"pred")) {
+                return Err("among the barrier reductions only bar.red.or.pred is implemented".into());
             }
-            if n == 1 && ops[0] != Operand::Int(0) {
-                return Err("named barriers other than 0 are not implemented".into());
+            let sync = red || mods.first().is_some_and(|m| matches!(*m, "sync" | "cta"));
+            if !sync || mods.iter().any(|m| matches!(*m, "arrive")) {
+                return Err("only bar.sync, barrier.sync and bar.red.or.pred are implemented".into());
             }
-            Op::Bar
+            let operands = if red { &ops[1..] } else { &ops[..] };
+            let (id, count, pred) = match operands {
+                [] => (Src::Imm(0), None, None),
+                [id] => (ctx.src(id)?, None, None),
+                [id, p] if red => (ctx.src(id)?, None, Some(p)),
+                [id, c] => (ctx.src(id)?, Some(ctx.src(c)?), None),
+                [id, c, p] if red => (ctx.src(id)?, Some(ctx.src(c)?), Some(p)),
+                _ => return Err("a barrier takes an id, a thread count and, to reduce, a predicate".into()),
+            };
+            let red = match pred {
+                Some(p) => {
+                    let (p, not) = ctx.pred(p)?;
+                    Some((ctx.dst(&ops[0])?, p, not))
+                }
+                None => None,
+            };
+            Op::Bar { id, count, red }
         }
         "membar" | "fence" => {
-            if mods.iter().any(|m| m.starts_with("proxy")) {
-                return Err("proxy fences belong to the copy engine and tensor cores of sm_90".into());
+            if mods.first() == Some(&"proxy") {
+                if mods.get(1) != Some(&"async") {
+                    return Err("among the proxy fences only fence.proxy.async is implemented".into());
+                }
+                Op::FenceProxyAsync
+            } else {
+                // fence.mbarrier_init and the ordinary fences: memory is sequential here.
+                Op::Fence
             }
-            Op::Fence
         }
         "bra" => {
             arity(1)?;
@@ -1341,8 +814,46 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
             };
             Op::MmaTf32 { d, a, b, c }
         }
-        "wgmma" | "cp.async.bulk" | "mbarrier" | "setmaxnreg" | "elect" | "stmatrix" | "tcgen05" => {
-            return Err("it belongs to Hopper's tensor cores and copy engine".into());
+        "wgmma" | "mbarrier" | "mapa" => return hopper::instruction(ctx, s, name, mods),
+        "setmaxnreg" => {
+            let count = match ops.first() {
+                Some(Operand::Int(v)) if (24..=256).contains(v) && v % 8 == 0 => *v as u32,
+                other => {
+                    return Err(format!(
+                        "setmaxnreg takes a count of 24 to 256 in steps of 8, found {other:?}"
+                    ));
+                }
+            };
+            Op::SetMaxNReg { count }
+        }
+        "prmt" => {
+            arity(4)?;
+            if mods.len() != 1 {
+                return Err("only the default mode of prmt.b32 is implemented".into());
+            }
+            Op::Prmt {
+                d: ctx.dst(&ops[0])?,
+                a: ctx.src(&ops[1])?,
+                b: ctx.src(&ops[2])?,
+                c: ctx.src(&ops[3])?,
+            }
+        }
+        "redux" => {
+            arity(3)?;
+            let ty = need_ty()?;
+            let op = match mods.get(1).copied() {
+                Some("add") => IntOp::Add,
+                Some("min") => IntOp::Min,
+                Some("max") => IntOp::Max,
+                Some("and") => IntOp::And,
+                Some("or") => IntOp::Or,
+                Some("xor") => IntOp::Xor,
+                _ => return Err("this redux operation is not implemented".into()),
+            };
+            Op::Redux { op, ty, d: ctx.dst(&ops[0])?, a: ctx.src(&ops[1])?, mask: ctx.src(&ops[2])? }
+        }
+        "elect" | "stmatrix" | "tcgen05" | "griddepcontrol" => {
+            return Err("the emulator does not model it yet".into());
         }
         _ => return Err("the instruction is not implemented".into()),
     })

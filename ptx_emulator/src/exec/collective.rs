@@ -2,9 +2,11 @@
 //! `ldmatrix` and the TF32 `mma.sync`. Each needs every lane it names at the same instruction;
 //! a lane that is elsewhere is a fault, as it is undefined on a GPU.
 
-use crate::decode::{Inst, Op, ShflMode, Src};
-use crate::exec::{Cta, Lanes, Warp};
+use crate::alu;
+use crate::inst::{Inst, Op, ShflMode, Src};
 use crate::{Fault, FaultKind};
+
+use super::state::{Cluster as Cta, Lanes, Warp};
 
 #[inline]
 fn get(w: &Warp, s: Src, l: usize) -> u64 {
@@ -31,6 +33,18 @@ fn members(cta: &Cta, inst: &Inst, w: &Warp, mask: u32, want: u32) -> Result<u32
         ));
     }
     Ok(want)
+}
+
+/// An instruction of the whole warp (`.sync.aligned`): every lane of the warp must be there.
+pub fn whole_warp(cta: &Cta, inst: &Inst, w: &Warp, mask: u32, exec: u32) -> Result<(), Fault> {
+    members(cta, inst, w, mask, u32::MAX)?;
+    if exec != w.present & !w.exited {
+        return Err(cta.fault(
+            FaultKind::Divergence,
+            format!("`{}` at {} needs every lane of the warp", inst.opcode, cta.at(inst)),
+        ));
+    }
+    Ok(())
 }
 
 pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: u32) -> Result<(), Fault> {
@@ -128,7 +142,7 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                     cta.check_shared(inst, pc, (w.index, lane), *row, 16, false)?;
                 }
             }
-            let shared = &cta.shared;
+            let shared = cta.shared();
             let half = |at: usize| u64::from(u16::from_le_bytes([shared[at], shared[at + 1]]));
             for l in Lanes(exec) {
                 for (i, d) in ds.iter().enumerate() {
@@ -153,23 +167,23 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                     format!("`{}` at {} needs all 32 lanes of the warp", inst.opcode, cta.at(inst)),
                 ));
             }
-            // TF32 keeps 10 bits of mantissa: the tensor core reads no lower bit.
-            let tf32 = |v: u64| f64::from(f32::from_bits((v as u32) & 0xffff_e000));
-            let mut am = [[0f64; 8]; 16];
-            let mut bm = [[0f64; 8]; 8];
-            let mut cm = [[0f64; 8]; 16];
+            // The fragments of A (16×8), B (8×8) and C (16×8) gathered from the lanes, as bits:
+            // the tensor core reads TF32 from them itself (crate::tensor_arith).
+            let mut am = [[0u32; 8]; 16];
+            let mut bm = [[0u32; 8]; 8];
+            let mut cm = [[0u32; 8]; 16];
             for l in 0..32 {
                 let (g, t) = (l / 4, l % 4);
-                am[g][t] = tf32(get(w, a[0], l));
-                am[g + 8][t] = tf32(get(w, a[1], l));
-                am[g][t + 4] = tf32(get(w, a[2], l));
-                am[g + 8][t + 4] = tf32(get(w, a[3], l));
-                bm[t][g] = tf32(get(w, b[0], l));
-                bm[t + 4][g] = tf32(get(w, b[1], l));
+                am[g][t] = get(w, a[0], l) as u32;
+                am[g + 8][t] = get(w, a[1], l) as u32;
+                am[g][t + 4] = get(w, a[2], l) as u32;
+                am[g + 8][t + 4] = get(w, a[3], l) as u32;
+                bm[g][t] = get(w, b[0], l) as u32;
+                bm[g][t + 4] = get(w, b[1], l) as u32;
                 for (i, (r, col)) in
                     [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)].into_iter().enumerate()
                 {
-                    cm[r][col] = f64::from(f32::from_bits(get(w, c[i], l) as u32));
+                    cm[r][col] = get(w, c[i], l) as u32;
                 }
             }
             for l in 0..32 {
@@ -177,12 +191,24 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                 for (i, (r, col)) in
                     [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)].into_iter().enumerate()
                 {
-                    // Products of TF32 values are exact in f64; the sum is rounded once.
-                    let sum: f64 = (0..8).map(|k| am[r][k] * bm[k][col]).sum::<f64>() + cm[r][col];
-                    w.regs[d[i] as usize][l] = u64::from((sum as f32).to_bits());
+                    // B's column `col`, k = 0..8, as the row of Bᵀ the product reads.
+                    let d_bits = crate::tensor_arith::tf32_dot(&am[r], &bm[col], cm[r][col]);
+                    w.regs[d[i] as usize][l] = u64::from(d_bits);
                 }
             }
             cta.traffic.flops += 2 * 16 * 8 * 8;
+        }
+        Op::Redux { op, ty, d, a, mask: member } => {
+            let first = Lanes(exec).next().unwrap_or(0);
+            let member = get(w, *member, first) as u32;
+            let lanes = members(cta, inst, w, mask, member)? & exec;
+            let value = Lanes(lanes)
+                .map(|l| get(w, *a, l) & 0xffff_ffff)
+                .reduce(|x, y| alu::int(*op, *ty, x, y) & 0xffff_ffff)
+                .unwrap_or(0);
+            for l in Lanes(exec) {
+                w.regs[*d as usize][l] = value;
+            }
         }
         _ => unreachable!("collective::exec only gets warp-wide instructions"),
     }

@@ -1,0 +1,277 @@
+//! mbarriers (PTX ISA §9.7.13.15): an mbarrier counts a phase's arrivals and the bytes its
+//! copies still owe (the transaction count); the phase completes when both reach zero, and the
+//! next begins with the count it was initialised with. A thread waits on the parity of a phase
+//! (`try_wait.parity`): here a lane whose phase has not completed stays at the instruction and
+//! tries again in the scheduler's next round, and a round in which nobody gets further is a
+//! deadlock the scheduler names.
+
+use crate::inst::{Addr, Inst, Src};
+use crate::{Fault, FaultKind};
+
+use super::state::{Cluster, Lanes, Mbar, Warp};
+
+impl Cluster<'_> {
+    pub(super) fn address(&self, w: &Warp, a: &Addr, l: usize) -> u64 {
+        let base = match a.base {
+            Src::Reg(x) => w.regs[x as usize][l],
+            Src::Imm(v) => v,
+        };
+        base.wrapping_add(a.offset as u64) & 0xffff_ffff
+    }
+
+    pub(super) fn value(w: &Warp, s: Src, l: usize) -> u64 {
+        match s {
+            Src::Reg(x) => w.regs[x as usize][l],
+            Src::Imm(v) => v,
+        }
+    }
+
+    /// The mbarrier an instruction names for lane `l`: its block and byte, checked.
+    pub(super) fn mbar_place(
+        &self,
+        inst: &Inst,
+        w: &Warp,
+        l: usize,
+        a: &Addr,
+    ) -> Result<(usize, usize), Fault> {
+        let (rank, at) = self.cluster_address(self.address(w, a, l));
+        if rank >= self.ctas.len() {
+            return Err(self.fault(
+                FaultKind::OutOfBounds,
+                format!(
+                    "{} names block {rank} of a cluster of {} at {}",
+                    self.who(w.index, l),
+                    self.ctas.len(),
+                    self.at(inst)
+                ),
+            ));
+        }
+        if at % 8 != 0 || at + 8 > self.ctas[rank].shared.len() {
+            return Err(self.fault(
+                FaultKind::Misaligned,
+                format!(
+                    "{} uses an mbarrier at byte {at} of shared memory, which is not an 8-byte word of it, at {}",
+                    self.who(w.index, l),
+                    self.at(inst)
+                ),
+            ));
+        }
+        if rank != self.rank && self.block_done(rank) {
+            return Err(self.peer_gone(inst, w, l, rank));
+        }
+        Ok((rank, at))
+    }
+
+    pub(super) fn mbar(
+        &self,
+        inst: &Inst,
+        w: &Warp,
+        l: usize,
+        (rank, at): (usize, usize),
+    ) -> Result<Mbar, Fault> {
+        self.ctas[rank].mbars.get(&at).cloned().ok_or_else(|| {
+            self.fault(
+                FaultKind::Barrier,
+                format!(
+                    "{} uses the mbarrier at {} before any mbarrier.init of it, at {}",
+                    self.who(w.index, l),
+                    self.shared_place(at),
+                    self.at(inst)
+                ),
+            )
+        })
+    }
+
+    pub(super) fn mbar_init(
+        &mut self,
+        inst: &Inst,
+        pc: u32,
+        w: &Warp,
+        exec: u32,
+        a: &Addr,
+        count: Src,
+    ) -> Result<(), Fault> {
+        for l in Lanes(exec) {
+            let place = self.mbar_place(inst, w, l, a)?;
+            let n = Self::value(w, count, l) as u32;
+            if n == 0 || n >= 1 << 20 {
+                return Err(self.fault(
+                    FaultKind::Barrier,
+                    format!(
+                        "{} initialises an mbarrier with a count of {n} at {}: 1 to 2^20 − 1",
+                        self.who(w.index, l),
+                        self.at(inst)
+                    ),
+                ));
+            }
+            let zeros = vec![0; self.clocks.len()];
+            let m = Mbar {
+                expected: n,
+                pending: n,
+                tx: 0,
+                phase: 0,
+                init_pc: pc,
+                clock: zeros.clone(),
+                done: [zeros.clone(), zeros],
+            };
+            self.ctas[place.0].mbars.insert(place.1, m);
+        }
+        Ok(())
+    }
+
+    /// Arrivals (one per lane) and, for `expect_tx`, the bytes the phase now also waits for.
+    pub(super) fn mbar_arrive(
+        &mut self,
+        inst: &Inst,
+        w: &mut Warp,
+        exec: u32,
+        a: &Addr,
+        tx: Option<Src>,
+        state: Option<u32>,
+    ) -> Result<(), Fault> {
+        for l in Lanes(exec) {
+            let place = self.mbar_place(inst, w, l, a)?;
+            let mut m = self.mbar(inst, w, l, place)?;
+            if let Some(tx) = tx {
+                m.tx += Self::value(w, tx, l) as u32 as i64;
+            }
+            if m.pending == 0 {
+                return Err(self.fault(
+                    FaultKind::Barrier,
+                    format!("{} arrives on the mbarrier at {} more often than its count of {} in one phase, at {}", self.who(w.index, l), self.shared_place(place.1), m.expected, self.at(inst)),
+                ));
+            }
+            m.pending -= 1;
+            if let Some(d) = state {
+                w.regs[d as usize][l] = u64::from(m.phase);
+            }
+            super::shadows::join(&mut m.clock, &self.clocks[self.slot]);
+            self.ctas[place.0].mbars.insert(place.1, m);
+            self.note_remote(place.0, self.pc_of(inst));
+            self.tick();
+            self.complete_phase(place);
+        }
+        Ok(())
+    }
+
+    pub(super) fn mbar_expect_tx(
+        &mut self,
+        inst: &Inst,
+        w: &Warp,
+        exec: u32,
+        a: &Addr,
+        tx: Src,
+    ) -> Result<(), Fault> {
+        for l in Lanes(exec) {
+            let place = self.mbar_place(inst, w, l, a)?;
+            let mut m = self.mbar(inst, w, l, place)?;
+            m.tx += Self::value(w, tx, l) as u32 as i64;
+            self.ctas[place.0].mbars.insert(place.1, m);
+        }
+        Ok(())
+    }
+
+    /// The index of an instruction of the kernel.
+    pub(super) fn pc_of(&self, inst: &Inst) -> u32 {
+        (inst as *const Inst as usize - self.k.insts.as_ptr() as usize) as u32
+            / std::mem::size_of::<Inst>() as u32
+    }
+
+    /// The phase completes when every arrival has come and every byte has landed.
+    pub(super) fn complete_phase(&mut self, (rank, at): (usize, usize)) {
+        if let Some(m) = self.ctas[rank].mbars.get_mut(&at)
+            && m.pending == 0
+            && m.tx == 0
+        {
+            m.done[(m.phase & 1) as usize] = std::mem::replace(&mut m.clock, vec![0; m.done[0].len()]);
+            m.phase += 1;
+            m.pending = m.expected;
+            // Whoever synchronises through the barrier no longer races with the other side, in
+            // any block of the cluster (arrivals and copies cross blocks).
+            for cta in &mut self.ctas {
+                cta.shadow.barrier();
+            }
+        }
+    }
+
+    /// `try_wait.parity`: the lanes whose phase of that parity has completed get true and go on;
+    /// the rest stay at the instruction. Returns the lanes that stay.
+    pub(super) fn mbar_try_wait(
+        &mut self,
+        inst: &Inst,
+        w: &mut Warp,
+        exec: u32,
+        d: u32,
+        a: &Addr,
+        parity: Src,
+    ) -> Result<u32, Fault> {
+        let mut stay = 0;
+        for l in Lanes(exec) {
+            let place = self.mbar_place(inst, w, l, a)?;
+            let m = self.mbar(inst, w, l, place)?;
+            let p = (Self::value(w, parity, l) & 1) as u32;
+            if m.phase & 1 == p {
+                stay |= 1 << l;
+                continue;
+            }
+            w.regs[d as usize][l] = 1;
+            // The phases it now knows complete: up to the last one of parity p.
+            let seen = if (m.phase.wrapping_sub(1)) & 1 == p { m.phase } else { m.phase - 1 };
+            super::shadows::join(&mut self.clocks[self.slot], &m.done[p as usize]);
+            let pending = &mut self.pending[self.slot];
+            match pending.seen.iter_mut().find(|(k, _)| *k == place) {
+                Some((_, s)) => *s = (*s).max(seen),
+                None => pending.seen.push((place, seen)),
+            }
+        }
+        Ok(stay)
+    }
+
+    /// Warps that met at a barrier know what each of them saw of the mbarriers.
+    pub fn share_seen(&mut self, slots: impl Iterator<Item = usize> + Clone) {
+        let mut all: Vec<((usize, usize), u32)> = Vec::new();
+        for s in slots.clone() {
+            for &(k, v) in &self.pending[s].seen {
+                match all.iter_mut().find(|(a, _)| *a == k) {
+                    Some((_, x)) => *x = (*x).max(v),
+                    None => all.push((k, v)),
+                }
+            }
+        }
+        for s in slots {
+            self.pending[s].seen.clone_from(&all);
+        }
+    }
+
+    /// What a lane parked at an instruction waits for, for a deadlock's sentence.
+    pub fn describe_wait(&self, inst: &Inst, w: &Warp, l: usize) -> String {
+        use crate::inst::{Hopper, Op};
+        match &inst.op {
+            Op::Hopper(Hopper::MbarTryWait { addr, parity, .. }) => {
+                let (rank, at) = self.cluster_address(self.address(w, addr, l));
+                let p = Self::value(w, *parity, l) & 1;
+                match self.ctas.get(rank).and_then(|c| c.mbars.get(&at)) {
+                    Some(m) => {
+                        let owed =
+                            if m.tx > 0 { format!(" and {} bytes of copies", m.tx) } else { String::new() };
+                        format!(
+                            "for the phase of parity {p} of the mbarrier at {} (phase {} is under way and still waits for {} of {} arrivals{owed})",
+                            self.shared_place(at),
+                            m.phase,
+                            m.pending,
+                            m.expected
+                        )
+                    }
+                    None => {
+                        format!("on the mbarrier at {}, which was never initialised", self.shared_place(at))
+                    }
+                }
+            }
+            Op::Hopper(Hopper::ClusterWait) => format!(
+                "at the cluster barrier ({} threads of the cluster have arrived)",
+                self.cluster_arrived
+            ),
+            _ => "for a value no thread writes".to_owned(),
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The machine at work. A launch's clusters of blocks (a block alone, for a kernel without
+//! clusters) are handed out in order to host threads. Within a cluster every warp of every block
+//! runs in turn until it waits (at a barrier, on an mbarrier, at the cluster barrier) or has
+//! left; each warp runs instruction by instruction for the lanes that stand at the lowest program
+//! counter, so lanes that branch apart run one side, then the other, and meet again where the
+//! paths join.
+//!
+//! The parts depend one way, each on those below it (`tests/structure.rs` checks it):
+//!
+//! - [`schedule`]: the rounds of a cluster's warps, barriers released, copies landed, deadlocks
+//!   named;
+//! - [`step`]: one instruction for the lanes that execute it, handed to the part it belongs to;
+//! - [`cluster`] (the block's and the cluster's barriers, `mapa`), [`tma`] (the copy engine),
+//!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`access`]
+//!   (loads, stores, atomics, `cp.async`);
+//! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
+//!   cores' use of shared memory, and of what orders what across warps;
+//! - [`state`] and [`shadows`]: what a cluster, a block and a warp hold, what the sanitizer keeps
+//!   beside them, and how a fault names them.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::memory::Global;
+use crate::traffic::Traffic;
+use crate::{Fault, FaultKind};
+
+mod access;
+pub mod async_proxy;
+mod cluster;
+mod collective;
+pub mod mbarrier;
+mod order;
+mod schedule;
+mod shadows;
+pub mod state;
+mod step;
+pub mod tensor;
+pub mod tma;
+
+pub use state::{Cluster, Lanes, Launch, Warp};
+
+/// Runs every cluster of the launch; the first fault (of the lowest cluster) ends it.
+pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
+    let (gx, gy, gz) = launch.grid;
+    let clusters = u64::from(gx) * u64::from(gy) * u64::from(gz) / launch.cluster_size() as u64;
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
+    let total = Mutex::new(Traffic::default());
+    let workers = launch.workers.clamp(1, clusters.max(1) as usize);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                let mut cluster = Cluster::new(launch, global, &stop);
+                loop {
+                    let c = next.fetch_add(1, Ordering::SeqCst);
+                    if c >= clusters || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if let Err(f) = cluster.run_cluster(c) {
+                        stop.store(true, Ordering::SeqCst);
+                        let mut slot = fault.lock().expect("no worker panics holding it");
+                        // A cluster stopped by another's fault is not the cause.
+                        if f.kind != FaultKind::Stopped && slot.as_ref().is_none_or(|(at, _)| c < *at) {
+                            *slot = Some((c, f));
+                        }
+                        break;
+                    }
+                }
+                total.lock().expect("no worker panics holding it").add(&cluster.traffic);
+            });
+        }
+    });
+    if let Some((_, f)) = fault.into_inner().expect("workers done") {
+        return Err(f);
+    }
+    Ok(total.into_inner().expect("workers done"))
+}

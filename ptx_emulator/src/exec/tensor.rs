@@ -1,0 +1,228 @@
+//! The warpgroup's product, `wgmma.mma_async` (PTX ISA §9.7.15). Four warps issue it together
+//! for a 64×N tile of D; each warp holds 16 of its rows (the accumulators' layout of §9.7.15.5.1),
+//! and its rows depend only on its own rows of A and on all of B. So each warp's share is
+//! computed when that warp reaches the instruction, with no wait for the other three.
+//!
+//! A comes from the warp's registers (the fragment layout of `mma.m16n8k8`) or, like B, from
+//! shared memory through a *matrix descriptor* (§9.7.15.5.1.1): a 64-bit word with the
+//! operand's start address, the byte offsets between its core matrices (leading and stride),
+//! and the swizzle its rows were written with. An element's place is worked out here as the
+//! hardware does, so a descriptor that does not match the layout the copy engine wrote reads
+//! the wrong elements, and the result is wrong as it would be on a GPU.
+//!
+//! The arithmetic is the tensor cores' own ([`crate::tensor_arith`]), not a plain sum.
+
+use crate::inst::{Inst, Src, Wgmma, WgmmaKind};
+use crate::tensor_arith;
+use crate::tensor_map::Swizzle;
+use crate::{Fault, FaultKind};
+
+use super::collective;
+use super::state::{Cluster, Lanes, Warp};
+
+/// A matrix descriptor taken apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor {
+    pub start: usize,
+    pub leading: usize,
+    pub stride: usize,
+    pub base_offset: u32,
+    pub swizzle: Swizzle,
+}
+
+impl Descriptor {
+    pub fn new(d: u64) -> Descriptor {
+        Descriptor {
+            start: ((d & 0x3fff) << 4) as usize,
+            leading: (((d >> 16) & 0x3fff) << 4) as usize,
+            stride: (((d >> 32) & 0x3fff) << 4) as usize,
+            base_offset: ((d >> 49) & 7) as u32,
+            swizzle: match d >> 62 {
+                1 => Swizzle::B128,
+                2 => Swizzle::B64,
+                3 => Swizzle::B32,
+                _ => Swizzle::None,
+            },
+        }
+    }
+
+    /// The shared-memory byte of the K-major operand's row `row` (of M or N), `byte` bytes along
+    /// K: rows grouped by eight into core matrices `stride` bytes apart; within a group, rows
+    /// one swizzle span apart with the pieces permuted, or without a swizzle 16-byte rows with
+    /// K's 16-byte pieces `leading` bytes apart.
+    pub fn place(&self, row: usize, byte: usize) -> usize {
+        let group = self.start + (row / 8) * self.stride;
+        match self.swizzle {
+            Swizzle::None => group + (byte / 16) * self.leading + (row % 8) * 16 + byte % 16,
+            s => s.apply(group + (row % 8) * s.span() + byte),
+        }
+    }
+}
+
+impl Cluster<'_> {
+    pub(super) fn wgmma(
+        &mut self,
+        inst: &Inst,
+        pc: u32,
+        w: &mut Warp,
+        (mask, exec): (u32, u32),
+        g: &Wgmma,
+    ) -> Result<(), Fault> {
+        collective::whole_warp(self, inst, w, mask, exec)?;
+        let lane0 = Lanes(exec).next().unwrap_or(0);
+        let get = |w: &Warp, s: Src, l: usize| match s {
+            Src::Reg(x) => w.regs[x as usize][l],
+            Src::Imm(v) => v,
+        };
+        let (n, k) = (g.n as usize, g.k as usize);
+        let elem = match g.kind {
+            WgmmaKind::Tf32 => 4,
+            WgmmaKind::Bf16 => 2,
+            WgmmaKind::Int8 { .. } => 1,
+        };
+        if g.trans_a || g.trans_b {
+            return Err(self.fault(
+                FaultKind::Unsupported,
+                format!("a wgmma with a transposed (MN-major) operand at {}: the emulator reads K-major operands only", self.at(inst)),
+            ));
+        }
+        let b = Descriptor::new(get(w, g.b_desc, lane0));
+        let a = g.a_desc.map(|d| Descriptor::new(get(w, d, lane0)));
+        for d in [Some(b), a].into_iter().flatten() {
+            if d.base_offset != 0 {
+                return Err(self.fault(
+                    FaultKind::Unsupported,
+                    format!("a wgmma descriptor with a base offset at {}: the emulator models descriptors whose swizzle pattern starts at their address", self.at(inst)),
+                ));
+            }
+        }
+        // B: N rows of K elements, the bits of each.
+        let mut bm = vec![0u32; n * k];
+        for row in 0..n {
+            for kk in 0..k {
+                bm[row * k + kk] = self.operand(inst, pc, lane0, &b, row, kk * elem, elem)?;
+            }
+        }
+        // The warp's 16 rows of A.
+        let w4 = (w.index % 4) as usize;
+        let mut am = vec![0u32; 16 * k];
+        match (&g.a_regs, a) {
+            (Some(regs), _) => {
+                // The fragment of mma.m16n8k8: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
+                for l in 0..32 {
+                    let (gr, t) = (l / 4, l % 4);
+                    for (i, (r, c)) in
+                        [(gr, t), (gr + 8, t), (gr, t + 4), (gr + 8, t + 4)].into_iter().enumerate()
+                    {
+                        am[r * k + c] = get(w, regs[i], l) as u32;
+                    }
+                }
+            }
+            (None, Some(a)) => {
+                for r in 0..16 {
+                    for kk in 0..k {
+                        am[r * k + kk] = self.operand(inst, pc, lane0, &a, 16 * w4 + r, kk * elem, elem)?;
+                    }
+                }
+            }
+            (None, None) => unreachable!("decoded with A's registers or descriptor"),
+        }
+        let add = |w: &Warp, l: usize| (get(w, g.scale_d.0, l) != 0) != g.scale_d.1;
+        for l in 0..32usize {
+            let (gr, t) = (l / 4, l % 4);
+            let keep = add(w, l);
+            for (i, d) in g.d.iter().enumerate() {
+                let (j, h, v) = (i / 4, (i / 2) % 2, i % 2);
+                let (row, col) = (gr + 8 * h, 8 * j + 2 * t + v);
+                let c = if keep { w.regs[*d as usize][l] as u32 } else { 0 };
+                let ar = &am[row * k..row * k + k];
+                let bc = &bm[col * k..col * k + k];
+                let out = match g.kind {
+                    WgmmaKind::Tf32 => {
+                        tensor_arith::tf32_dot(ar.try_into().expect("k8"), bc.try_into().expect("k8"), c)
+                    }
+                    WgmmaKind::Bf16 => bf16_dot(ar, bc, c),
+                    WgmmaKind::Int8 { a_signed, b_signed } => {
+                        let ext = |v: u32, signed: bool| {
+                            if signed { i32::from(v as u8 as i8) } else { i32::from(v as u8) }
+                        };
+                        let av: Vec<i32> = ar.iter().map(|v| ext(*v, a_signed)).collect();
+                        let bv: Vec<i32> = bc.iter().map(|v| ext(*v, b_signed)).collect();
+                        tensor_arith::s8_dot(&av, &bv, c as i32) as u32
+                    }
+                };
+                w.regs[*d as usize][l] = u64::from(out);
+            }
+        }
+        self.traffic.wgmma_instructions += 1;
+        self.traffic.flops += 2 * 16 * (n * k) as u64;
+        Ok(())
+    }
+
+    /// The bits of one element of a descriptor's operand (`len` bytes), checked by the sanitizer.
+    #[allow(clippy::too_many_arguments)]
+    fn operand(
+        &mut self,
+        inst: &Inst,
+        pc: u32,
+        lane: usize,
+        d: &Descriptor,
+        row: usize,
+        byte: usize,
+        len: usize,
+    ) -> Result<u32, Fault> {
+        let at = d.place(row, byte);
+        if at + len > self.shared().len() {
+            return Err(self.fault(
+                FaultKind::OutOfBounds,
+                format!("the wgmma at {} reads byte {at} of shared memory through its descriptor, outside the block's {} bytes", self.at(inst), self.shared().len()),
+            ));
+        }
+        self.async_read(inst, pc, lane, (at, len), true)?;
+        Ok(crate::memory::load_bytes(self.shared(), at, len) as u32)
+    }
+
+    pub(super) fn wgmma_commit(&mut self) {
+        self.pending[self.slot].wgmma_committed += 1;
+    }
+
+    pub(super) fn wgmma_wait(&mut self, pending: u32) {
+        let p = &mut self.pending[self.slot];
+        p.wgmma_retired = p.wgmma_retired.max(p.wgmma_committed.saturating_sub(pending));
+    }
+}
+
+/// A bf16 product with f32 accumulation: the products are exact in f64 and the sum is rounded
+/// once (the tensor cores' order of bf16 additions is not modelled).
+fn bf16_dot(a: &[u32], b: &[u32], c: u32) -> u32 {
+    let bf = |v: u32| f64::from(f32::from_bits((v & 0xffff) << 16));
+    let sum: f64 = a.iter().zip(b).map(|(x, y)| bf(*x) * bf(*y)).sum::<f64>() + f64::from(f32::from_bits(c));
+    (sum as f32).to_bits()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_descriptor_of_the_128_byte_swizzle_reads_rows_as_the_copy_engine_wrote_them() {
+        // Step 08's descriptor: 1024 bytes between groups of 8 rows, the 128-byte swizzle.
+        let d = Descriptor::new((2048 >> 4) | (1 << 16) | ((1024u64 >> 4) << 32) | (1 << 62));
+        assert_eq!(d.start, 2048);
+        assert_eq!(d.stride, 1024);
+        // Row 3, bytes 16..: the copy engine put piece 1 of row 3 at piece 1 ^ 3.
+        assert_eq!(d.place(3, 16), 2048 + 3 * 128 + 32);
+        assert_eq!(d.place(3, 16), Swizzle::B128.apply(2048 + 3 * 128 + 16));
+        // Row 9 is row 1 of the second group.
+        assert_eq!(d.place(9, 0), Swizzle::B128.apply(2048 + 1024 + 128));
+    }
+
+    #[test]
+    fn a_descriptor_without_a_swizzle_walks_core_matrices() {
+        let d = Descriptor::new((256 >> 4) | ((128u64 >> 4) << 16) | ((512u64 >> 4) << 32));
+        assert_eq!(d.place(0, 0), 256);
+        assert_eq!(d.place(1, 4), 256 + 16 + 4);
+        assert_eq!(d.place(0, 16), 256 + 128, "the next 16 bytes of K are the next core matrix");
+        assert_eq!(d.place(8, 0), 256 + 512, "the next eight rows are `stride` further");
+    }
+}

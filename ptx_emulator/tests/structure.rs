@@ -1,0 +1,61 @@
+//! The machine's parts (`src/exec/`) depend one way: each file calls only the methods of the
+//! files below it in this list, so a reader can take them bottom up.
+
+/// Bottom first.
+const PARTS: &[(&str, &str)] = &[
+    ("state", include_str!("../src/exec/state.rs")),
+    ("shadows", include_str!("../src/exec/shadows.rs")),
+    ("order", include_str!("../src/exec/order.rs")),
+    ("async_proxy", include_str!("../src/exec/async_proxy.rs")),
+    ("access", include_str!("../src/exec/access.rs")),
+    ("collective", include_str!("../src/exec/collective.rs")),
+    ("tensor", include_str!("../src/exec/tensor.rs")),
+    ("mbarrier", include_str!("../src/exec/mbarrier.rs")),
+    ("tma", include_str!("../src/exec/tma.rs")),
+    ("cluster", include_str!("../src/exec/cluster.rs")),
+    ("step", include_str!("../src/exec/step.rs")),
+    ("schedule", include_str!("../src/exec/schedule.rs")),
+    ("mod", include_str!("../src/exec/mod.rs")),
+];
+
+/// The functions a file defines (`fn name(`).
+fn defined(source: &str) -> Vec<String> {
+    source
+        .split("fn ")
+        .skip(1)
+        .filter_map(|rest| {
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let after = &rest[name.len()..];
+            ((after.starts_with('(') || after.starts_with('<')) && !name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+/// Whether `source` calls `name` as a method of the cluster (`self.`, `cta.`, `Self::`) or as
+/// the function of part `above`.
+fn calls(source: &str, name: &str, above: &str) -> bool {
+    ["self.", "cta.", "Self::", &format!("{above}::")].iter().any(|how| source.contains(&format!("{how}{name}(")))
+}
+
+#[test]
+fn the_parts_of_the_machine_depend_one_way() {
+    let mut wrong = Vec::new();
+    for (i, (part, source)) in PARTS.iter().enumerate() {
+        for (above, other) in &PARTS[i + 1..] {
+            for name in defined(other) {
+                // Names defined in a lower part too are that part's (new, run, …).
+                let lower = PARTS[..=i].iter().any(|(_, s)| defined(s).contains(&name));
+                if !lower && calls(source, &name, above) {
+                    wrong.push(format!("{part} calls `{name}` of {above}, which is above it"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_part_is_listed() {
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/exec")).unwrap().count();
+    assert_eq!(files, PARTS.len(), "a file of src/exec is missing from PARTS");
+}
