@@ -19,6 +19,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (2, "error_model", include_str!("numerics/verify/error_model.rs")),
     (2, "precision", include_str!("numerics/verify/precision.rs")),
     (2, "verdict", include_str!("numerics/verify/verdict.rs")),
+    (3, "emulated_call", include_str!("contract/emulated_call.rs")),
     (3, "fp32_path", include_str!("contract/fp32_path.rs")),
     (3, "hooks", include_str!("contract/hooks.rs")),
     (3, "launch", include_str!("contract/launch.rs")),

@@ -157,6 +157,12 @@ impl Apart {
 pub struct ApartHooks;
 
 impl Hooks for ApartHooks {
+    fn emulated(&self) -> Result<(), &'static str> {
+        Err(
+            "its launch marks rows and columns apart and sends them down the FP32 path, a second module of kernels on a second stream, which the emulator does not run yet",
+        )
+    }
+
     fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
         Ok(Apart::find(kernel)?.map(|apart| Box::new(apart) as Box<dyn OwnLaunch>))
     }

@@ -467,6 +467,12 @@ fn needs_words(rows: &[i32], cols: &[i32], first: usize) -> String {
 pub struct ResidueHooks;
 
 impl Hooks for ResidueHooks {
+    fn emulated(&self) -> Result<(), &'static str> {
+        Err(
+            "its launch queues the scaling, residue, product and reconstruction kernels with maps of its own workspaces, which the emulator does not run yet",
+        )
+    }
+
     fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
         Ok(Some(Box::new(Residues::new(kernel)?)))
     }

@@ -7,6 +7,8 @@ use anyhow::{Result, anyhow, bail};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
 
+use common::emulated::Arg;
+use common::emulated_call::{self, EmulatedCall, EmulatedOperands};
 use common::gpu::{Kernel, Limits};
 use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
 use common::tma::{self, TensorMap};
@@ -256,6 +258,42 @@ impl Hooks for PersistentHooks {
             false => None,
         };
         Ok(Some(Box::new(Persistent { cut, last: Mutex::new(None), partial: Mutex::new(None) })))
+    }
+
+    /// The same launch on the emulator: A's, B's and C's maps, the schedule's sharing, the
+    /// workspace of the pieces, and `matmul_cut` where the sharing cuts units.
+    fn emulate(&self, call: &mut EmulatedCall, (a, b, c): EmulatedOperands) -> Result<()> {
+        let [a_map, b_map] = call.maps((a, b), &[])?;
+        let Shape { m, n, .. } = call.shape;
+        let c_map = if n % 4 != 0 { [0; 16] } else { emulated_call::encode(c, [m, n, n, 1], c_box())? };
+        let blocks = call.config.grid.0;
+        let cluster = call.params.get("CLUSTER");
+        let clusters = blocks / cluster;
+        if clusters == 0 {
+            bail!("an H100 holds no cluster of {cluster} of these blocks at once; lower CLUSTER");
+        }
+        let (units, k_tiles) = units(call.params, call.shape);
+        let twin = call.machine.has_kernel(CUT_ENTRY);
+        let sharing = match twin {
+            true => Sharing::new(units, clusters, k_tiles),
+            false => Sharing { whole: units, share: k_tiles },
+        };
+        let cuts = twin && sharing.cuts(units);
+        let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
+        let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
+        let counts = (consumers * blocks).next_multiple_of(32);
+        let partial =
+            call.workspace(if cuts { counts + 2 * tile * blocks } else { 1 }, "the pieces' workspace");
+        let mut args = call.args((a, b, c));
+        args.extend([Arg::Map(a_map), Arg::Map(b_map), Arg::Map(c_map), Arg::Ptr(partial)]);
+        args.extend([sharing.whole, sharing.share].map(|v| Arg::I32(v as i32)));
+        // A stage declares fewer parameters: it is given those it declares, as on a GPU.
+        let entry = if cuts { CUT_ENTRY } else { common::gpu::ENTRY };
+        args.truncate(call.machine.parameters(entry).unwrap_or(args.len()));
+        match cuts {
+            true => call.run_twin(entry, call.config, &args),
+            false => call.run(entry, call.config, &args),
+        }
     }
 
     fn report_line(&self, p: &Params, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {

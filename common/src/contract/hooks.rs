@@ -13,7 +13,7 @@
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
-use crate::emulated::{Arg, Config, Machine, Traffic};
+pub use crate::emulated_call::{EmulatedCall, EmulatedOperands};
 use crate::fp32_path::{Fp32Path, Paths};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Shape;
@@ -73,80 +73,11 @@ pub trait Hooks: Sync {
     fn emulate(&self, call: &mut EmulatedCall, operands: EmulatedOperands) -> Result<()> {
         call.plain(operands)
     }
-}
 
-/// A, B and C of one emulated launch: their addresses in the emulator's memory.
-pub type EmulatedOperands = (u64, u64, u64);
-
-/// One product on the emulator, as common's emulated run hands it to the step: the machine
-/// holding the compiled module, the launch's shape and the standard arguments; what the
-/// launches moved is added up in `traffic` (the step's own kernel) and `others` (the rest).
-pub struct EmulatedCall<'c> {
-    pub machine: &'c mut Machine,
-    pub config: Config,
-    pub shape: Shape,
-    pub params: &'c Params,
-    whole: Option<i32>,
-    pub traffic: Traffic,
-    pub others: Vec<(String, Traffic)>,
-}
-
-impl<'c> EmulatedCall<'c> {
-    /// The call of the step's kernel on `config` for `shape`, `whole` the rows of whole tiles of
-    /// a Stream-K layout.
-    pub fn new(
-        machine: &'c mut Machine,
-        config: Config,
-        shape: Shape,
-        params: &'c Params,
-        whole: Option<u32>,
-    ) -> Self {
-        EmulatedCall {
-            machine,
-            config,
-            shape,
-            params,
-            whole: whole.map(|w| w as i32),
-            traffic: Traffic::default(),
-            others: Vec::new(),
-        }
-    }
-
-    /// The standard arguments: `M, N, K, A, B, C`, and `whole` for a launch with a Stream-K layout.
-    pub fn args(&self, (a, b, c): EmulatedOperands) -> Vec<Arg> {
-        let Shape { m, n, k } = self.shape;
-        let mut args = vec![
-            Arg::I32(m as i32),
-            Arg::I32(n as i32),
-            Arg::I32(k as i32),
-            Arg::Ptr(a),
-            Arg::Ptr(b),
-            Arg::Ptr(c),
-        ];
-        args.extend(self.whole.map(Arg::I32));
-        args
-    }
-
-    /// Whether the launch has a Stream-K layout (`whole` follows the six standard arguments).
-    pub fn has_layout(&self) -> bool {
-        self.whole.is_some()
-    }
-
-    /// Runs kernel `entry` of the module to completion on `config` with `args`.
-    pub fn run(&mut self, entry: &str, config: Config, args: &[Arg]) -> Result<()> {
-        let traffic = self.machine.launch(entry, config, args).map_err(|e| anyhow!("{e}"))?;
-        if entry == crate::gpu::ENTRY {
-            self.traffic.add(&traffic);
-        } else {
-            self.others.push((entry.to_owned(), traffic));
-        }
+    /// Whether [`Hooks::emulate`] runs what the step's launch runs on a GPU; if not, why not, in
+    /// words that follow "needs an H100 or H200: ".
+    fn emulated(&self) -> Result<(), &'static str> {
         Ok(())
-    }
-
-    /// The plain launch: the step's kernel with the standard arguments.
-    pub fn plain(&mut self, operands: EmulatedOperands) -> Result<()> {
-        let args = self.args(operands);
-        self.run(crate::gpu::ENTRY, self.config, &args)
     }
 }
 

@@ -3,6 +3,7 @@
 //! to it; tensor maps, row padding and the FP32 path of steps 09 and 11. Depends on the layers
 //! below.
 
+pub mod emulated_call;
 pub mod fp32_path;
 pub mod hooks;
 pub mod launch;

@@ -470,9 +470,19 @@ impl GpuStep {
         gpu::compile(self.source, self.file, &self.target(arch), &self.defines(params))
     }
 
-    /// Compiles the kernel with `params` to PTX for the emulator ([`crate::emulated::PTX_ARCH`]).
+    /// Compiles the kernel with `params` to PTX for the emulator: Ampere's
+    /// ([`crate::emulated::PTX_ARCH`]), or Hopper's own for a kernel that needs it.
     pub fn ptx(&self, params: &Params) -> Result<String> {
-        crate::emulated::ptx(self.source, self.file, &self.defines(params))
+        crate::emulated::ptx(self.source, self.file, self.ptx_arch(), &self.defines(params))
+    }
+
+    /// The architecture of the PTX the emulator runs for this step.
+    pub fn ptx_arch(&self) -> &'static str {
+        if self.min_compute >= (9, 0) || self.extension.boxes().is_some() {
+            crate::emulated::HOPPER_PTX_ARCH
+        } else {
+            crate::emulated::PTX_ARCH
+        }
     }
 
     /// The `-D NAME=value` defines of a compile with `params`.

@@ -8,11 +8,17 @@ use cudarc::nvrtc;
 
 use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 
-pub use ptx_emulator::{Arg, Config, Error as EmulatorError, FaultKind, Machine, Traffic};
+pub use ptx_emulator::{
+    Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic,
+};
 
-/// The architecture whose PTX the emulator runs: Ampere's, which has every instruction of
-/// labs 02–07 and 10 (`cp.async`, `ldmatrix`, the TF32 `mma.sync`) and none of Hopper's own.
+/// The architecture whose PTX the emulator runs for labs 02–07 and 10: Ampere's, which has every
+/// instruction they use (`cp.async`, `ldmatrix`, the TF32 `mma.sync`).
 pub const PTX_ARCH: &str = "compute_80";
+
+/// The architecture of the Hopper labs' PTX (wgmma, the copy engine's tensor copies, clusters),
+/// whose instructions exist on that architecture alone.
+pub const HOPPER_PTX_ARCH: &str = "compute_90a";
 
 /// How the report names the device.
 pub const DEVICE_LINE: &str = "emulated on the CPU";
@@ -21,19 +27,20 @@ pub const DEVICE_LINE: &str = "emulated on the CPU";
 /// layout, a step's choice per shape): an H100's 132 SMs.
 pub const SMS: u32 = 132;
 
-/// Compiles `source` to PTX for [`PTX_ARCH`], with the `.cu` line of every instruction (NVRTC's
-/// `--generate-line-info`, which changes no instruction), and `-D NAME=value` for each define.
-pub fn ptx(source: &str, file: &str, defines: &[(String, u32)]) -> Result<String> {
+/// Compiles `source` to PTX for `arch` ([`PTX_ARCH`] or [`HOPPER_PTX_ARCH`]), with the `.cu`
+/// line of every instruction (NVRTC's `--generate-line-info`, which changes no instruction), and
+/// `-D NAME=value` for each define.
+pub fn ptx(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<String> {
     if !nvrtc_present() {
         bail!("{NO_NVRTC}");
     }
     let mut options = vec![
-        format!("--gpu-architecture={PTX_ARCH}"),
+        format!("--gpu-architecture={arch}"),
         "--std=c++17".to_owned(),
         "--generate-line-info".to_owned(),
     ];
     options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
-    gpu::nvrtc_program(source, file, PTX_ARCH, &options, |prog, _| {
+    gpu::nvrtc_program(source, file, arch, &options, |prog, _| {
         // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
         let ptx = unsafe { nvrtc::result::get_ptx(prog) };
         let ptx = ptx.map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}"))?;

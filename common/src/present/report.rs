@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::emulated::{DEVICE_LINE, PTX_ARCH, Traffic};
+use crate::emulated::{DEVICE_LINE, Traffic};
 use crate::fp32_path::Paths;
 use crate::gpu::{DeviceInfo, Resources};
 use crate::matrix::Shape;
@@ -28,6 +28,8 @@ pub struct Emulation {
     pub others: Vec<(String, Traffic)>,
     pub seconds: f64,
     pub workers: usize,
+    /// The architecture of the PTX the emulator ran.
+    pub arch: &'static str,
 }
 
 /// Large counts with a thin space between thousands, as a reader scans them.
@@ -69,6 +71,24 @@ pub fn traffic_line(t: &Traffic) -> String {
             count(t.async_copy_sectors),
             per(t.async_copy_sectors, t.async_copy_requests)
         );
+    }
+    if t.bulk_load_requests + t.bulk_store_requests > 0 {
+        line += &format!(
+            " · copy engine loads {} · {} bytes ({} sectors read)",
+            count(t.bulk_load_requests),
+            count(t.bulk_load_bytes),
+            count(t.bulk_load_sectors)
+        );
+        if t.multicast_bytes > 0 {
+            line += &format!(", {} bytes more by multicast", count(t.multicast_bytes));
+        }
+        if t.bulk_store_requests > 0 {
+            line +=
+                &format!(" · stores {} · {} bytes", count(t.bulk_store_requests), count(t.bulk_store_bytes));
+        }
+    }
+    if t.wgmma_instructions > 0 {
+        line += &format!(" · wgmma {} (a warp's share each)", count(t.wgmma_instructions));
     }
     line + &format!(" · {} barriers · {:.2} FLOP per global byte", count(t.barriers), t.flops_per_byte())
 }
@@ -174,8 +194,9 @@ impl fmt::Display for Report {
             Device::Cpu => writeln!(f, "{} on the CPU (one thread)", self.step)?,
             Device::Emulated(e) => writeln!(
                 f,
-                "{} {DEVICE_LINE} (its PTX for {PTX_ARCH}: {} thread-instructions in {:.2} s on {} thread{})",
+                "{} {DEVICE_LINE} (its PTX for {}: {} thread-instructions in {:.2} s on {} thread{})",
                 self.step,
+                e.arch,
                 count(
                     e.traffic.thread_instructions
                         + e.others.iter().map(|(_, t)| t.thread_instructions).sum::<u64>()

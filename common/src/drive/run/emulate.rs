@@ -9,15 +9,15 @@ use anyhow::{Result, anyhow, bail};
 
 use crate::cli::Args;
 use crate::emulated::{self, Config, Machine};
+use crate::emulated_call::{CommonMaps, EmulatedCall};
 use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
-use crate::hooks::EmulatedCall;
 use crate::launch::layout;
 use crate::matrix::{Inputs, Shape};
 use crate::measure::transpose;
 use crate::params::Params;
 use crate::reference;
 use crate::report::{Device, Emulation, KernelFacts, Report};
-use crate::step::{Geometry, GpuStep};
+use crate::step::{Extension, Geometry, GpuStep};
 use crate::timing::Stats;
 use crate::verify;
 
@@ -38,10 +38,10 @@ pub fn no_gpu() -> Option<String> {
 }
 
 // ANCHOR: emulates
-/// Whether the emulator can run `step`: its kernel is PTX for sm_80 or older, without Hopper's
-/// tensor maps.
+/// Whether the emulator can run `step`: every kernel it launches, its own launch's included
+/// (a step whose hooks do not yet run their launch on the emulator says so).
 pub fn emulates(step: &GpuStep) -> bool {
-    step.extension.boxes().is_none() && step.min_compute <= (8, 0)
+    step.hooks.emulated().is_ok()
 }
 // ANCHOR_END: emulates
 
@@ -57,11 +57,8 @@ fn workers() -> usize {
 
 /// One sentence for a step the emulator cannot run.
 fn refuse_unless_emulated(step: &GpuStep) -> Result<()> {
-    if !emulates(step) {
-        bail!(
-            "{} needs an H100 or H200: the emulator runs the PTX of labs 02–07 and 10, and this lab's wgmma and tensor-memory copies are Hopper's alone",
-            step.name
-        );
+    if let Err(why) = step.hooks.emulated() {
+        bail!("{} needs an H100 or H200: {why}", step.name);
     }
     Ok(())
 }
@@ -114,6 +111,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
             others: call_traffic.1,
             seconds,
             workers: emulated.machine.workers,
+            arch: step.ptx_arch(),
         }),
         shape,
         inputs: inputs.source.clone(),
@@ -231,8 +229,15 @@ impl<'a> Emulated<'a> {
         machine.write_f32(pc, &vec![f32::from_bits(u32::MAX); cells]).map_err(fail)?;
         let g = self.geometry;
         let config = Config { grid: g.grid, block: g.block, dynamic_shared: g.dynamic_smem, sanitize };
-        let mut call = EmulatedCall::new(machine, config, run_shape, params, g.whole_rows);
+        let boxes = step.extension.boxes().map(|(a, b)| (a(params), b(params)));
+        let maps = match step.extension {
+            Extension::TensorMaps { .. } => boxes.map(|boxes| CommonMaps { boxes, split: false }),
+            Extension::SplitTensorMaps { .. } => boxes.map(|boxes| CommonMaps { boxes, split: true }),
+            Extension::OwnMaps { .. } | Extension::None => None,
+        };
+        let mut call = EmulatedCall::new(machine, (config, run_shape, params), g.whole_rows, boxes, maps);
         let ran = step.hooks.emulate(&mut call, (pa, pb, pc));
+        call.free();
         let traffic = (call.traffic, std::mem::take(&mut call.others));
         let c = machine.read_f32(pc, cells).map_err(fail);
         for p in [pa, pb, pc] {

@@ -1,0 +1,115 @@
+//! Step 08 on the PTX emulator: the copy engine, the mbarrier pipeline and wgmma run on the CPU,
+//! within TF32's limits at small and odd shapes, for the kernel, its documented widths and its
+//! variants; the planted faults fail there as on a GPU; and each hazard of the async proxy is
+//! named in one sentence with its `.cu` line.
+
+use common::Shape;
+use common::testing::emulator::{self, SHAPES};
+use step08_wgmma_tma::STEP;
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_kernel_matches_the_reference() {
+    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("BM", 128), ("BN", 64), ("STAGES", 2)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(
+        &STEP,
+        &[("BM", 128), ("BN", 192), ("STAGES", 3), ("GROUP", 1)],
+        &SHAPES[..2],
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_variants_match_the_reference() {
+    for (file, source) in [
+        (
+            "step08_wgmma_tma/variants/transposing_prologue.cu",
+            include_str!("../variants/transposing_prologue.cu"),
+        ),
+        (
+            "step08_wgmma_tma/variants/in_pipeline_transpose.cu",
+            include_str!("../variants/in_pipeline_transpose.cu"),
+        ),
+    ] {
+        let variant = emulator::with_source(&STEP, file, source.into());
+        emulator::assert_emulated_pass(&variant, &[], &SHAPES[..3]);
+    }
+}
+
+/// What the copy engine and the tensor cores did, counted: one copy of A's box and BN/32 of B's
+/// per stage, the bytes of whole boxes, and a wgmma per warp and 8-deep step.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_copies_and_products_are_counted() {
+    let (_, verdict, t) = emulator::emulate_counted(&STEP, &[], Shape { m: 256, n: 256, k: 96 }).unwrap();
+    assert!(verdict.passed());
+    // Two blocks (BN = 128), three 32-deep stages each: a box of A (256×32) and four of B.
+    assert_eq!(t.bulk_load_requests, 2 * 3 * 5);
+    assert_eq!(t.bulk_load_bytes, 2 * 3 * 4 * (256 * 32 + 128 * 32));
+    assert_eq!(t.wgmma_instructions, 2 * 2 * 4 * 3 * 4, "blocks × consumers × warps × stages × k8 steps");
+    assert_eq!(t.flops, 2 * 256 * 256 * 96);
+}
+
+/// A consumer that reads a stage without waiting for its copies: the sanitizer names the read
+/// and the copy, on the first stage, before anything could go wrong by luck.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_read_before_the_copy_has_landed() {
+    let missing = emulator::planted(&STEP, "            mbar_wait(&full[s], (kt / STAGES) % 2);\n", "");
+    emulator::assert_fault_named(&missing, &[], (64, 64, 64), &["race"]);
+    // The wrong parity passes the wait at once: the same hazard.
+    let parity = emulator::planted(
+        &STEP,
+        "mbar_wait(&full[s], (kt / STAGES) % 2);",
+        "mbar_wait(&full[s], (kt / STAGES + 1) % 2);",
+    );
+    emulator::assert_fault_named(&parity, &[], (64, 64, 64), &["race"]);
+}
+
+/// A consumer that frees its stage before its wgmma are done: the copy engine refills it while
+/// the tensor cores may still read it.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_stage_refilled_under_a_wgmma() {
+    let early = emulator::planted(&STEP, "            wgmma_wait_all();\n", "");
+    emulator::assert_fault_named(&early, &[], (64, 64, 256), &["while the wgmma at", "wgmma.wait_group"]);
+}
+
+/// Bytes announced that no copy delivers: the phase never completes, and the emulator names the
+/// barrier, the phase and who waits, where a GPU hangs. Bytes delivered beyond those announced
+/// are named where they land.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_expect_tx_that_does_not_match_the_copies() {
+    let more = emulator::planted(
+        &STEP,
+        "mbar_expect_bytes(&full[s], STAGE_BYTES);",
+        "mbar_expect_bytes(&full[s], STAGE_BYTES + 16);",
+    );
+    let message = emulator::assert_fault_named(
+        &more,
+        &[],
+        (64, 64, 64),
+        &["deadlock", "16 bytes of copies", "parity 0"],
+    );
+    assert!(message.contains("on a GPU the kernel would hang"), "{message}");
+    let fewer = emulator::planted(
+        &STEP,
+        "mbar_expect_bytes(&full[s], STAGE_BYTES);",
+        "mbar_expect_bytes(&full[s], STAGE_BYTES - 16);",
+    );
+    emulator::assert_fault_named(&fewer, &[], (64, 64, 64), &["16 bytes more than its expect_tx announced"]);
+}
+
+/// An empty barrier that waits for one arrival more than the consumers give: a deadlock, named.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_deadlock_instead_of_hanging() {
+    let more = emulator::planted(
+        &STEP,
+        "mbar_init(&empty[s], 4 * CONSUMERS);",
+        "mbar_init(&empty[s], 4 * CONSUMERS + 1);",
+    );
+    emulator::assert_fault_named(&more, &[], (64, 64, 256), &["deadlock", "waits at", "of 9 arrivals"]);
+}

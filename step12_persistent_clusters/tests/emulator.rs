@@ -1,0 +1,89 @@
+//! Step 12 on the PTX emulator: persistent blocks in clusters, A's box multicast to every block
+//! of a cluster, C stored through the copy engine, and the cut twin `matmul_cut`, all run on the
+//! CPU within TF32's limits; each stage too; and the hazards a GPU run finds by luck or by
+//! hanging (a TMA store of C without its proxy fence, a peer's missing arrival, a block leaving
+//! while its peers still use its shared memory) named in one sentence with their `.cu` line.
+
+use common::Shape;
+use common::testing::emulator::{self, SHAPES};
+use step12_persistent_clusters::{STAGES, STEP};
+
+/// A shape whose one unit the schedule cuts into pieces for 66 clusters (`matmul_cut`).
+const CUT: (usize, usize, usize) = (256, 256, 2048);
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_kernel_matches_the_reference() {
+    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[], &[CUT, (300, 260, 2000)]);
+    emulator::assert_emulated_pass(&STEP, &[("CLUSTER", 1)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[("BM", 128), ("STAGES", 6), ("CLUSTER", 4)], &SHAPES[..2]);
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_stages_match_the_reference() {
+    for stage in STAGES {
+        let step = STEP.stage(stage.name).unwrap();
+        emulator::assert_emulated_pass(&step, &[], &SHAPES[..2]);
+        emulator::assert_emulated_pass(&step, &[("CLUSTER", 4)], &SHAPES[..1]);
+    }
+}
+
+/// A's box is read from global memory once per cluster and delivered to each block: the bytes
+/// multicast saves are counted beside those read.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_multicast_is_counted() {
+    let (_, verdict, t) = emulator::emulate_counted(&STEP, &[], Shape { m: 256, n: 256, k: 64 }).unwrap();
+    assert!(verdict.passed());
+    // One cluster of two blocks, two 32-deep stages: each block copies half of A's 256×32 box
+    // to both, and four 32×32 boxes of B to itself.
+    let a_half = 128 * 32 * 4;
+    assert_eq!(t.multicast_bytes, 2 * 2 * a_half);
+    assert_eq!(t.bulk_load_bytes, 2 * 2 * (a_half + 4 * 32 * 32 * 4));
+    assert_eq!(t.bulk_store_bytes, 4 * 256 * 256, "C, stored by the copy engine");
+}
+
+/// Without its proxy fence, the store of C's box reads what the async proxy may not see yet:
+/// caught at every shape whose C goes through the copy engine (rows of whole 16 bytes), the cut
+/// launch among them.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_tma_store_without_its_proxy_fence() {
+    let unfenced =
+        emulator::planted(&STEP, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");", "");
+    for shape in [(256, 256, 256), (64, 64, 64), (130, 260, 40), CUT] {
+        emulator::assert_fault_named(&unfenced, &[], shape, &["no fence.proxy.async between"]);
+    }
+}
+
+/// A consumer that never frees its stage in the peer block: the peer's producer waits for ever.
+/// On a GPU the kernel hangs; here the emulator names the barrier and who waits.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_peer_that_never_arrives() {
+    let missing = emulator::planted(
+        &STEP,
+        "                if (kt > k_begin && lane < CLUSTER)",
+        "                if (kt > k_begin && lane < 1)",
+    );
+    emulator::assert_fault_named(&missing, &[], (256, 256, 512), &["deadlock", "arrivals", "would hang"]);
+}
+
+/// A block that leaves while its peer may still arrive on its barriers or copy into it.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_peer_that_left_too_early() {
+    let early = emulator::planted(
+        &STEP,
+        "    // Peers may still arrive on this block's barriers, or copy into it: leave together.\n    cluster_sync();\n",
+        "",
+    );
+    emulator::assert_fault_named(
+        &early,
+        &[],
+        (256, 512, 256),
+        &["may leave while", "still uses its shared memory"],
+    );
+}
