@@ -8,9 +8,11 @@
 #   2. traffic: Nsight Compute's counters of labs 02-06 at 1024³ and at an odd shape beside the
 #      emulator's traffic line for the same kernel and shape;
 #   3. calibration: the shared-memory patterns of ptx_emulator/calibration/banks.cu, one launch
-#      each, Nsight Compute's wavefronts beside the emulator's.
+#      each, Nsight Compute's wavefronts beside the emulator's;
+#   4. hopper: the Hopper labs' counters (the copy engine's bytes, the L2 reads multicast saves,
+#      wgmma instructions, shared-memory wavefronts) beside Nsight Compute's.
 #
-#   bash scripts/emulator-vs-gpu.sh [bits|traffic|banks]...   (all three by default)
+#   bash scripts/emulator-vs-gpu.sh [bits|traffic|banks|hopper]...   (the first three by default)
 #
 # With NCU_ONLY=1, traffic and banks run Nsight Compute alone and keep its CSV files (in
 # $OUT/ncu.tar.gz), for the emulator's side to be counted on another machine: the emulator's
@@ -67,6 +69,27 @@ bit_cases=(
   "step07_tf32_mma|07-64|--size 64"
   "step07_tf32_mma|07-odd|-m 67 -n 45 -k 129"
   "step07_tf32_mma|07-256|--size 256"
+  "step07_tf32_mma|07-s1-256|--size 256 --stage 1_mma_sync --param WN=32"
+  "step07_tf32_mma|07-s2-256|--size 256 --stage 2_cp_async"
+  "step07_tf32_mma|07-s3-256|--size 256 --stage 3_padded_rows"
+  "step07_tf32_mma|07-s4-256|--size 256 --stage 4_swapped_operands"
+  "step07_tf32_mma|07-s5-odd|-m 67 -n 45 -k 129 --stage 5_paired_columns"
+  "step08_wgmma_tma|08-256|--size 256"
+  "step08_wgmma_tma|08-odd|-m 67 -n 45 -k 129"
+  "step08_wgmma_tma|08-1024|--size 1024"
+  "step08_wgmma_tma|08-narrow|-m 300 -n 200 -k 500 --param BM=128 --param BN=64 --param STAGES=2"
+  "step08_wgmma_tma|08-transposing|-m 67 -n 45 -k 129 --kernel step08_wgmma_tma/variants/transposing_prologue.cu"
+  "step08_wgmma_tma|08-in-pipeline|--size 256 --kernel step08_wgmma_tma/variants/in_pipeline_transpose.cu"
+  "step12_persistent_clusters|12-256|--size 256"
+  "step12_persistent_clusters|12-odd|-m 67 -n 45 -k 129"
+  "step12_persistent_clusters|12-1024|--size 1024"
+  "step12_persistent_clusters|12-cut|-m 256 -n 256 -k 2048"
+  "step12_persistent_clusters|12-cut-odd|-m 300 -n 260 -k 2000"
+  "step12_persistent_clusters|12-cluster4|--size 256 --param BM=128 --param STAGES=6 --param CLUSTER=4"
+  "step12_persistent_clusters|12-s1|--size 256 --stage 1_persistent"
+  "step12_persistent_clusters|12-s2|--size 256 --stage 2_multicast"
+  "step12_persistent_clusters|12-s3|--size 256 --stage 3_tma_store"
+  "step12_persistent_clusters|12-s4|--size 256 --stage 4_in_flight"
 )
 
 bits() {
@@ -191,6 +214,82 @@ banks() {
   for p in ${PATTERNS:-$(seq 1 37)}; do
     sed "s/^#define PATTERN 1$/#define PATTERN $p/" ptx_emulator/calibration/banks.cu > "$out/log/banks-$p.cu"
     compare_traffic "banks-$p" step02_gpu_naive -m 32 -n 32 -k 1 --kernel "$out/log/banks-$p.cu" | grep -E "shared|PATTERN" | sed "s/^| step02_gpu_naive[^|]*|/| $p |/"
+  done
+  echo
+}
+
+# The Hopper labs under ncu: every counter it has for the copy engine (their names differ between
+# versions, so they are looked up), the tensor pipe's wgmma, L2 reads and the shared and global
+# counters, beside the emulator's traffic line for the same kernel and shape.
+hopper() {
+  echo "## Hopper's counters: Nsight Compute beside the emulator"
+  echo
+  local found
+  found=$(ncu --query-metrics --chip gh100 2> /dev/null | awk '{print $1}' | grep -E '^(l1tex|lts|sm|smsp)__' | grep -iE 'tma|utma|bulk' | grep -v average | sed 's/$/.sum/' | paste -sd, -)
+  echo "copy-engine metrics found: ${found:-none}"
+  echo
+  local base=$metrics,sm__inst_executed_pipe_tensor_op_gmma.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,dram__bytes_read.sum
+  echo "| kernel and shape | counter | ncu | emulator | emulator / ncu |"
+  echo "|---|---|---:|---:|---:|"
+  local cases=(
+    "08-1024|step08_wgmma_tma --size 1024"
+    "08-odd|step08_wgmma_tma -m 1000 -n 999 -k 1001"
+    "12-1024|step12_persistent_clusters --size 1024"
+    "12-1024-c1|step12_persistent_clusters --size 1024 --param CLUSTER=1"
+    "12-odd|step12_persistent_clusters -m 1000 -n 999 -k 1001"
+  )
+  for c in "${cases[@]}"; do
+    IFS='|' read -r id args <<< "$c"
+    # shellcheck disable=SC2086
+    ncu --clock-control none -k regex:matmul --launch-count 1 --metrics "$base${found:+,$found}" --csv \
+      bash .gpu/run bin $args --no-cublas --no-verify --reps 1 > "$out/log/$id-ncu.csv" 2> "$out/log/$id-ncu.err" ||
+      ncu --clock-control none -k regex:matmul --launch-count 1 --metrics "$base" --csv \
+        bash .gpu/run bin $args --no-cublas --no-verify --reps 1 > "$out/log/$id-ncu.csv" 2> "$out/log/$id-ncu.err"
+    # shellcheck disable=SC2086
+    bin $args --emulate --no-verify > "$out/log/$id-emu.log" 2>&1
+    python3 - "$args" "$out/log/$id-ncu.csv" "$out/log/$id-emu.log" <<'EOF'
+import csv, re, sys
+what, ncu_csv, emu_log = sys.argv[1:4]
+ncu = {}
+with open(ncu_csv) as f:
+    rows = [r for r in csv.reader(l for l in f if l.startswith('"'))]
+if rows:
+    for r in rows[1:]:
+        d = dict(zip(rows[0], r))
+        if "Metric Name" in d:
+            try:
+                ncu[d["Metric Name"]] = float(d["Metric Value"].replace(",", ""))
+            except ValueError:
+                pass
+line = next((l for l in open(emu_log).read().splitlines() if l.strip().startswith("traffic")), "")
+num = lambda pat: float(re.search(pat, line).group(1).replace(",", "")) if re.search(pat, line) else float("nan")
+emu = {
+    "smsp__inst_executed_op_shared_ld.sum": num(r"shared loads ([\d,]+)"),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": num(r"shared loads [\d,]+ · ([\d,]+) wavefronts"),
+    "smsp__inst_executed_op_shared_st.sum": num(r"wavefronts \([\d.]+\) · stores ([\d,]+) · [\d,]+ wavefronts"),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": num(r"wavefronts \([\d.]+\) · stores [\d,]+ · ([\d,]+) wavefronts"),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": num(r"· stores [\d,]+ · ([\d,]+) sectors"),
+    # Counted a warp at a time, four per warpgroup's instruction, as the emulator counts them.
+    "sm__inst_executed_pipe_tensor_op_gmma.sum": num(r"wgmma ([\d,]+)"),
+    # What the blocks' L1s receive from L2: the sectors read, and those multicast delivers to
+    # further blocks; the boxes' bytes; multicast's 128-byte requests to L2.
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum":
+        num(r"\(([\d,]+) sectors read\)") + (num(r"bytes \(([\d,]+) sectors\) more") if "multicast" in line else 0),
+    "copy engine: box bytes loaded": num(r"copy engine loads [\d,]+ · ([\d,]+) bytes of boxes"),
+    "l1tex__m_l1tex2xbar_read_requests_mem_global_op_tma_ld_dest_multicast.sum":
+        num(r"([\d,]+) bytes of them by multicast") / 128 if "multicast" in line else 0,
+    "copy engine: bytes multicast delivers to more blocks": num(r"which delivers ([\d,]+) bytes"),
+    "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum": num(r"copy engine loads .* · stores [\d,]+ · ([\d,]+) bytes"),
+    "copy engine: bytes stored": num(r"copy engine loads .* · stores [\d,]+ · ([\d,]+) bytes"),
+}
+for k, e in emu.items():
+    g = ncu.get(k, float("nan"))
+    ratio = e / g if g and g == g else float("nan")
+    print(f"| {what} | {k} | {g:.0f} | {e:.0f} | {ratio:.4f} |")
+for k, g in sorted(ncu.items()):
+    if k not in emu:
+        print(f"| {what} | {k} | {g:.0f} | | |")
+EOF
   done
   echo
 }

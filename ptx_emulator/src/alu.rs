@@ -246,8 +246,8 @@ pub fn boolean(op: BoolOp, a: bool, b: bool) -> bool {
 }
 
 /// cvt: between integer widths (sign- or zero-extended by the source type, cut to the
-/// destination's), integers and floats, and f32 to TF32 (rounded to nearest, ties away, to
-/// 10 bits of mantissa; the low 13 bits zero).
+/// destination's), integers and floats, and f32 to TF32 (rounded to nearest, ties away with
+/// `.rna` or to even with `.rn`, to 10 bits of mantissa; the low 13 bits zero).
 pub fn convert(to: Ty, from: Ty, round: Round, ftz: bool, a: u64) -> u64 {
     match (to.float() || to == Ty::Tf32, from.float()) {
         (false, false) => (widen(a, from) as u64) & mask(to.bits()),
@@ -287,7 +287,13 @@ pub fn convert(to: Ty, from: Ty, round: Round, ftz: bool, a: u64) -> u64 {
                 if f.is_infinite() {
                     return u64::from(bits);
                 }
-                let magnitude = (bits & 0x7fff_ffff) + 0x1000;
+                // Half of the last kept bit, less one where a tie goes to the even neighbour and
+                // the kept part is even already.
+                let half = match round {
+                    Round::Nearest => 0xfff + ((bits >> 13) & 1),
+                    _ => 0x1000,
+                };
+                let magnitude = (bits & 0x7fff_ffff) + half;
                 u64::from((bits & 0x8000_0000) | (magnitude & 0x7fff_e000))
             }
             (Ty::F64, Ty::F32) => f64::from(f32_in(a, ftz)).to_bits(),
@@ -355,6 +361,16 @@ mod tests {
             f(1.0 + 2f32.powi(-10))
         );
         assert_eq!(convert(Ty::Tf32, Ty::F32, Round::NearestAway, false, f(1.0 + 2f32.powi(-12))), f(1.0));
+        // To even: 1 + 2⁻¹¹ is a tie between 1 and 1 + 2⁻¹⁰, and 1 is even; 1 + 3·2⁻¹¹ goes up.
+        assert_eq!(convert(Ty::Tf32, Ty::F32, Round::Nearest, false, f(1.0 + 2f32.powi(-11))), f(1.0));
+        assert_eq!(
+            convert(Ty::Tf32, Ty::F32, Round::Nearest, false, f(1.0 + 3.0 * 2f32.powi(-11))),
+            f(1.0 + 2.0 * 2f32.powi(-10))
+        );
+        assert_eq!(
+            convert(Ty::Tf32, Ty::F32, Round::Nearest, false, f(1.0 + 2f32.powi(-11) + 2f32.powi(-20))),
+            f(1.0 + 2f32.powi(-10))
+        );
         assert_eq!(convert(Ty::S64, Ty::S32, Round::None, false, 0xffff_fffe), (-2i64) as u64);
         assert_eq!(convert(Ty::U32, Ty::U64, Round::None, false, 0x1_0000_0005), 5);
         assert_eq!(convert(Ty::S32, Ty::F32, Round::Zero, false, f(-2.7)), (-2i32) as u32 as u64);

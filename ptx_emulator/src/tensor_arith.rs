@@ -62,9 +62,14 @@ fn unpack(bits: u32) -> (bool, u64, i32, i32) {
     if biased == 0 { (neg, frac, -149, -126) } else { (neg, frac | 1 << 23, biased - 150, biased - 127) }
 }
 
-/// x × 2^by, dropping the bits that fall below 1.
+/// x × 2^by, dropping the bits that fall below 1. A shift up by 64 or more happens only to a
+/// zero product whose exponent comes from a huge factor (0 · 2¹²⁷): it stays zero.
 fn shift(x: u64, by: i32) -> u64 {
-    if by >= 0 { x << by } else { x.checked_shr(by.unsigned_abs()).unwrap_or(0) }
+    if by >= 0 {
+        x.checked_shl(by as u32).unwrap_or(0)
+    } else {
+        x.checked_shr(by.unsigned_abs()).unwrap_or(0)
+    }
 }
 
 /// NaN and ∞ decide the result before any alignment happens.
@@ -312,5 +317,14 @@ mod tests {
         assert_eq!(s8_dot(&a, &b, 0), 32 * 16384); // 2^19: no intermediate overflow
         assert_eq!(s8_dot(&[255, -1], &[127, 1], 5), 255 * 127 - 1 + 5); // u8 × s8
         assert_eq!(s8_dot(&[1], &[1], i32::MAX), i32::MIN); // wraps, no .satfinite
+    }
+
+    #[test]
+    fn a_zero_product_of_a_huge_factor_stays_zero() {
+        // 2¹²⁷ · 0 with nothing else: the zero term's exponent −133 is the largest, and the
+        // product's own exponent lies far above it; the sum is +0 (this shift overflowed once).
+        let mut a = [0u32; 8];
+        a[0] = 0x7f00_0000;
+        assert_eq!(tf32_dot(&a, &[0; 8], 0), 0);
     }
 }

@@ -26,12 +26,19 @@ pub struct Traffic {
     pub async_copy_sectors: u64,
     pub atomic_requests: u64,
     /// The copy engine's tensor loads: copies, the bytes of their boxes, and the global sectors
-    /// they read (elements outside the tensor read none); the bytes multicast delivered to further
-    /// blocks of a cluster without reading them again.
+    /// they read (elements outside the tensor read none); the bytes of the multicast copies among
+    /// them, and the bytes multicast delivered to further blocks of a cluster without reading
+    /// them again (the L2 reads it saves).
     pub bulk_load_requests: u64,
     pub bulk_load_bytes: u64,
     pub bulk_load_sectors: u64,
+    pub multicast_load_bytes: u64,
     pub multicast_bytes: u64,
+    /// The sectors multicast delivers to further blocks (with those read, what the blocks'
+    /// L1s receive: Nsight Compute's `l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld`).
+    pub multicast_sectors: u64,
+    /// Copies whose sectors are an estimate (see `exec/tma.rs`).
+    pub bulk_estimated: u64,
     /// The copy engine's tensor stores: copies, and the bytes written inside the tensor.
     pub bulk_store_requests: u64,
     pub bulk_store_bytes: u64,
@@ -62,7 +69,10 @@ impl Traffic {
         self.bulk_load_requests += o.bulk_load_requests;
         self.bulk_load_bytes += o.bulk_load_bytes;
         self.bulk_load_sectors += o.bulk_load_sectors;
+        self.multicast_load_bytes += o.multicast_load_bytes;
         self.multicast_bytes += o.multicast_bytes;
+        self.multicast_sectors += o.multicast_sectors;
+        self.bulk_estimated += o.bulk_estimated;
         self.bulk_store_requests += o.bulk_store_requests;
         self.bulk_store_bytes += o.bulk_store_bytes;
         self.wgmma_instructions += o.wgmma_instructions;

@@ -34,7 +34,9 @@ fn defined(source: &str) -> Vec<String> {
 /// Whether `source` calls `name` as a method of the cluster (`self.`, `cta.`, `Self::`) or as
 /// the function of part `above`.
 fn calls(source: &str, name: &str, above: &str) -> bool {
-    ["self.", "cta.", "Self::", &format!("{above}::")].iter().any(|how| source.contains(&format!("{how}{name}(")))
+    ["self.", "cta.", "Self::", &format!("{above}::")]
+        .iter()
+        .any(|how| source.contains(&format!("{how}{name}(")))
 }
 
 #[test]

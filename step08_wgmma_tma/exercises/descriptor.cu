@@ -4,12 +4,12 @@
 //   wgmma only where the tile starts, and all four 8-deep steps of a stage hand wgmma the same
 //   descriptor. The copies, the barriers, B's fragments and the epilogue are done.
 // To do: TODO 1 in descriptor(), TODO 2 in the consumer's loop in matmul().
-// Run, on an H100 or H200 (the emulator does not run wgmma; --compile-only checks the file
-//   compiles on any machine):
+// Run, on an H100 or H200, or on the emulator without a GPU (add --emulate on a machine with
+//   one; it runs at a small shape and shows no speed):
 //   cargo run --release -p step08_wgmma_tma -- --kernel step08_wgmma_tma/exercises/descriptor.cu
 // Check: as given, `verify FAIL`, with most elements outside their bound and a normwise error
-//   as large as C itself; when done, `verify PASS · held to TF32 (truncated) limits`, at about
-//   step 08's speed (docs/src/step08.md, "Hands-on", shows both reports).
+//   as large as C itself; when done, `verify PASS · held to TF32 (truncated) limits`, on a GPU
+//   at about step 08's speed (docs/src/step08.md, "Hands-on", shows both reports).
 // Solution: exercises/descriptor.diff; in step08_wgmma_tma/,
 //   patch -o /tmp/solved.cu exercises/descriptor.cu exercises/descriptor.diff
 // gives src/kernel.cu.

@@ -41,6 +41,7 @@ fn nvrtc_emulated_multicast_is_counted() {
     // to both, and four 32×32 boxes of B to itself.
     let a_half = 128 * 32 * 4;
     assert_eq!(t.multicast_bytes, 2 * 2 * a_half);
+    assert_eq!(t.multicast_load_bytes, 2 * 2 * a_half, "each block copies its half once");
     assert_eq!(t.bulk_load_bytes, 2 * 2 * (a_half + 4 * 32 * 32 * 4));
     assert_eq!(t.bulk_store_bytes, 4 * 256 * 256, "C, stored by the copy engine");
 }

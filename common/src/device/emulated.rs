@@ -12,9 +12,10 @@ pub use ptx_emulator::{
     Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic,
 };
 
-/// The architecture whose PTX the emulator runs for labs 02–07 and 10: Ampere's, which has every
-/// instruction they use (`cp.async`, `ldmatrix`, the TF32 `mma.sync`).
-pub const PTX_ARCH: &str = "compute_80";
+/// The architecture whose PTX the emulator runs for labs 02–07 and 10: the H100's, the GPU it
+/// copies, so that a kernel that chooses its instructions by architecture (lab 07 rounds to TF32
+/// with `cvt.rn` from sm_90 on) runs what an H100 runs.
+pub const PTX_ARCH: &str = "compute_90";
 
 /// The architecture of the Hopper labs' PTX (wgmma, the copy engine's tensor copies, clusters),
 /// whose instructions exist on that architecture alone.

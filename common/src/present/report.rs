@@ -72,15 +72,31 @@ pub fn traffic_line(t: &Traffic) -> String {
             per(t.async_copy_sectors, t.async_copy_requests)
         );
     }
+    if t.bulk_load_requests > 0 {
+        // Nsight Compute's shared wavefronts also count the polls of mbarrier waits, as many as
+        // the timing of the run makes: the emulator counts the loads and stores of the code.
+        line += " (shared: the code's loads and stores; a GPU adds its mbarrier polls)";
+    }
     if t.bulk_load_requests + t.bulk_store_requests > 0 {
         line += &format!(
-            " · copy engine loads {} · {} bytes ({} sectors read)",
+            " · copy engine loads {} · {} bytes of boxes ({} sectors read)",
             count(t.bulk_load_requests),
             count(t.bulk_load_bytes),
             count(t.bulk_load_sectors)
         );
-        if t.multicast_bytes > 0 {
-            line += &format!(", {} bytes more by multicast", count(t.multicast_bytes));
+        if t.bulk_estimated > 0 {
+            line += &format!(
+                ", an estimate: {} copies have rows that start inside a sector, whose reads the count does not model",
+                count(t.bulk_estimated)
+            );
+        }
+        if t.multicast_load_bytes > 0 {
+            line += &format!(
+                ", {} bytes of them by multicast, which delivers {} bytes ({} sectors) more",
+                count(t.multicast_load_bytes),
+                count(t.multicast_bytes),
+                count(t.multicast_sectors)
+            );
         }
         if t.bulk_store_requests > 0 {
             line +=

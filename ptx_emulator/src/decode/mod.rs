@@ -537,8 +537,11 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
                 return Err("cvt needs a destination and a source type".into());
             };
             let round = rounding(mods);
-            if to == Ty::Tf32 && round != Round::NearestAway {
-                return Err("only cvt.rna.tf32.f32 is implemented among the TF32 conversions".into());
+            if to == Ty::Tf32 && !matches!(round, Round::NearestAway | Round::Nearest) {
+                return Err(
+                    "only cvt.rna.tf32.f32 and cvt.rn.tf32.f32 are implemented among the TF32 conversions"
+                        .into(),
+                );
             }
             let directed = matches!(round, Round::Zero | Round::Down | Round::Up);
             let to_float = to.float() && to != Ty::Tf32;

@@ -155,11 +155,26 @@ impl Cluster<'_> {
                 });
                 self.tick();
             }
-            let mut sectors = 0u64;
-            sectors += elements.iter().filter(|(_, o)| o.is_some()).count() as u64 * size as u64 / 32;
+            // The engine moves the whole box, sectors outside the tensor included (filled with
+            // zeros), a sector per 32 bytes where the tensor's rows start on a sector. Where
+            // they do not (rows of a pitch that is no multiple of 32 bytes), it reads more
+            // sectors than that, by a rule this count does not model: an estimate there.
+            let sectors = (bytes / 32) as u64;
+            let inner = tmap.boxes[0] as u64 * u64::from(tmap.element);
+            let aligned = tmap.address % 32 == 0
+                && tmap.strides[..tmap.rank as usize - 1].iter().all(|s| s % 32 == 0)
+                && (at[0] as u64 * u64::from(tmap.element)) % 32 == 0
+                && inner % 32 == 0;
+            if !aligned {
+                self.traffic.bulk_estimated += 1;
+            }
+            self.traffic.multicast_sectors += sectors * ranks.len().saturating_sub(1) as u64;
             self.traffic.bulk_load_requests += 1;
             self.traffic.bulk_load_bytes += bytes as u64;
             self.traffic.bulk_load_sectors += sectors;
+            if multicast.is_some() {
+                self.traffic.multicast_load_bytes += bytes as u64;
+            }
             self.traffic.multicast_bytes += (bytes * ranks.len().saturating_sub(1)) as u64;
         }
         Ok(())
