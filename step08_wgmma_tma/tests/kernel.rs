@@ -206,3 +206,10 @@ fn gpu_variants_match_the_reference() {
         }
     }
 }
+
+/// The same planted faults on the emulator, at shapes small enough to emulate (in CI).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_planted_faults_are_caught() {
+    common::testing::emulator::assert_faults_caught(&STEP, FAULTS);
+}

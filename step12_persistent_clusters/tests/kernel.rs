@@ -263,3 +263,10 @@ common::planted_fault_tests!(
 fn the_stages_are_the_kernel_with_their_diffs() {
     testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
 }
+
+/// The same planted faults on the emulator, at shapes small enough to emulate (in CI).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_planted_faults_are_caught() {
+    common::testing::emulator::assert_faults_caught(&STEP, FAULTS);
+}

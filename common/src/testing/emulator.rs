@@ -12,6 +12,7 @@ use crate::reference;
 use crate::run::Emulated;
 use crate::step::GpuStep;
 use crate::testing::exercises::Exercise;
+use crate::testing::faults::{self, Class, Fault};
 use crate::verify::{self, Verdict};
 
 /// Small shapes, square and odd, with a tile's edge and a single element among them.
@@ -110,4 +111,50 @@ pub fn assert_starting_files_fail(step: &GpuStep, exercises: &[Exercise], shape:
             assert!(!v.passed(), "{}: the starting file passes before its TODOs are done", e.file);
         }
     }
+}
+
+/// Where a class of planted fault runs on the emulator: small shapes that still show it (the
+/// GPU's shapes, in [`crate::testing::faults::Class::shapes`], are too large to emulate in a
+/// test). Precision faults need enough terms for the limits to tell the precisions apart; a
+/// split or cut product needs a shape the launch cuts for an H100 (step 12's 66 clusters); the
+/// schedule's faults need several tiles.
+pub fn fault_shapes(class: Class) -> &'static [(usize, usize, usize)] {
+    match class {
+        Class::DropTerm => &[(32, 32, 900)],
+        Class::DropSlice => &[(64, 64, 4096), (67, 45, 1000)],
+        Class::Zero | Class::Row | Class::Column => &[(17, 33, 9), (130, 257, 40)],
+        Class::SplitDropped | Class::SplitDoubled => &[(256, 256, 2048), (300, 260, 2000)],
+        Class::TileSkipped => &[(300, 700, 129), (17, 33, 9)],
+        Class::TileTwice => &[(300, 700, 129)],
+        Class::PeerNotAwaited => &[(256, 256, 512), (300, 700, 300)],
+        _ => &[(32, 32, 900), (256, 256, 256)],
+    }
+}
+
+/// Each planted fault of `faults` fails on the emulator at every shape of its class
+/// ([`fault_shapes`]): its verdict FAILs, or the emulator stops it with a fault it names (a
+/// race the sanitizer sees before the wrong C). The step's own kernel passes at all of them.
+pub fn assert_faults_caught(step: &GpuStep, faults: &[Fault]) {
+    let mut missed = Vec::new();
+    let mut shapes = Vec::new();
+    for f in faults {
+        let edited = with_source(step, step.file, faults::apply(step.source, f).unwrap());
+        for &(m, n, k) in fault_shapes(f.class) {
+            if let Ok((_, v)) = emulate(&edited, &[], Shape { m, n, k }) {
+                if v.passed() {
+                    missed.push(format!("{:?} at {m}×{n}×{k} passed", f.class));
+                }
+            }
+            if !shapes.contains(&(m, n, k)) {
+                shapes.push((m, n, k));
+            }
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{}: planted faults not caught on the emulator: {}",
+        step.name,
+        missed.join("; ")
+    );
+    assert_emulated_pass(step, &[], &shapes);
 }
