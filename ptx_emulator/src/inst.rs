@@ -357,6 +357,10 @@ pub enum Op {
         count: Option<Src>,
         red: Option<(R, Src, bool)>,
     },
+    /// `bar.warp.sync mask` (`__syncwarp`): the lanes of the mask meet (PTX ISA §9.7.12.2).
+    WarpSync {
+        mask: Src,
+    },
     /// membar / fence: all of memory is one and sequential here.
     Fence,
     /// `fence.proxy.async`: the thread's ordinary shared-memory writes become visible to the copy
@@ -548,19 +552,21 @@ pub struct Inst {
     pub merge: Merge,
 }
 
-/// A 4-byte shared load's place in a group that the compiler's back end (ptxas) turns into one
-/// 8- or 16-byte load.
+/// A shared load's place in a group that the compiler's back end (ptxas) turns into one load
+/// (neighbouring words into one 8- or 16-byte load, bytes read twice into one): decided when the
+/// kernel is decoded, from what ptxas can prove of the addresses (see [`crate::joins`]), as
+/// ptxas decides it when it compiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Merge {
     None,
     /// The group's first load executed: it counts the whole access of `bytes`, starting `from`
-    /// bytes before its own address, when every lane's start is aligned to `bytes`.
+    /// bytes before its own address.
     Leader {
         group: u32,
         bytes: u32,
         from: u32,
     },
-    /// Another load of the group: counted only if the leader's lanes were not aligned.
+    /// Another load of the group: the leader counted it.
     Follower {
         group: u32,
     },

@@ -54,6 +54,9 @@ pub enum FaultKind {
     Deadlock,
     Trap,
     Unsupported,
+    /// A wgmma's descriptor that reads another layout than the copy engine wrote (or copies that
+    /// did not fill the layout it reads).
+    Layout,
     /// Another block's fault stopped this one.
     Stopped,
 }
@@ -138,7 +141,7 @@ pub struct Config {
     pub sanitize: bool,
 }
 
-/// A loaded module and the global memory its kernels run on.
+/// The loaded modules' kernels and the global memory they run on.
 pub struct Machine {
     kernels: HashMap<String, Result<inst::Kernel, Refusal>>,
     global: memory::Global,
@@ -155,31 +158,41 @@ impl Machine {
     /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
     /// refusal for when it is launched.
     pub fn new(ptx: &str) -> Result<Machine, Error> {
+        let mut machine = Machine { kernels: HashMap::new(), global: memory::Global::default(), workers: 1 };
+        machine.load(ptx)?;
+        Ok(machine)
+    }
+
+    /// Reads another module's PTX and decodes its kernels into this machine, beside those loaded
+    /// before, so that they run on the same global memory (as a second module loaded in one CUDA
+    /// context does: step 09's FP32 path beside its product). Its own variables get a buffer of
+    /// their own, so that two modules' variables of one name stay apart. A kernel of a name
+    /// already loaded is refused: a launch by name would not know which to run.
+    pub fn load(&mut self, ptx: &str) -> Result<(), Error> {
         let module = parse::parse(ptx).map_err(Error::Parse)?;
-        let (globals, bytes) = decode::layout_globals(&module);
-        let mut global = memory::Global::default();
-        // Buffer 0: the module's own variables, zeroed, for the life of the machine.
-        let at = global.alloc(bytes.max(4), "the module's variables");
-        debug_assert_eq!(at, memory::GLOBALS_BASE);
+        let unreadable = |message: String| Error::Parse(ParseError { ptx_line: 0, message });
+        if let Some(f) = module.functions.iter().find(|f| f.entry && self.kernels.contains_key(&f.name)) {
+            return Err(unreadable(format!("a kernel `{}` is loaded already, from another module", f.name)));
+        }
+        // The decoder lays the variables out from buffer 0's address: moved to this module's
+        // buffer (buffer 0 itself for the first module, which keeps them there).
+        let (laid_out, bytes) = decode::layout_globals(&module);
+        let at = self.global.alloc(bytes.max(4), "the module's variables");
+        let globals: HashMap<String, u64> =
+            laid_out.into_iter().map(|(name, a)| (name, a - memory::GLOBALS_BASE + at)).collect();
         for v in &module.globals {
             if !v.init.is_empty() {
                 let mut init = v.init.clone();
                 init.resize(init.len().next_multiple_of(4), 0);
-                global.write(globals[&v.name], &init).ok_or_else(|| {
-                    Error::Parse(ParseError {
-                        ptx_line: 0,
-                        message: format!("the initializer of `{}` does not fit it", v.name),
-                    })
-                })?;
+                self.global
+                    .write(globals[&v.name], &init)
+                    .ok_or_else(|| unreadable(format!("the initializer of `{}` does not fit it", v.name)))?;
             }
         }
-        let kernels = module
-            .functions
-            .iter()
-            .filter(|f| f.entry)
-            .map(|f| (f.name.clone(), decode::decode(&module, f, &globals)))
-            .collect();
-        Ok(Machine { kernels, global, workers: 1 })
+        for f in module.functions.iter().filter(|f| f.entry) {
+            self.kernels.insert(f.name.clone(), decode::decode(&module, f, &globals));
+        }
+        Ok(())
     }
 
     /// Whether the module has a kernel `name`.
@@ -284,5 +297,51 @@ impl Machine {
             workers: self.workers,
         };
         exec::run(&self.global, &launch).map_err(Error::Fault)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module whose kernel `name` adds its own variable `bias` (initialised to `bias`) to the
+    /// word at its argument.
+    fn module(name: &str, bias: u32) -> String {
+        format!(
+            ".version 8.0
+.target sm_90
+.address_size 64
+.global .align 4 .u32 bias = {bias};
+.visible .entry {name}(.param .u64 p)
+{{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [p];
+    mov.u64 %rd2, bias;
+    ld.global.u32 %r1, [%rd2];
+    ld.global.u32 %r2, [%rd1];
+    add.s32 %r3, %r2, %r1;
+    st.global.u32 [%rd1], %r3;
+    ret;
+}}
+"
+        )
+    }
+
+    /// A second module's kernel runs on the memory the first's wrote, each module with its own
+    /// variable of the same name; a kernel of a name already loaded is refused.
+    #[test]
+    fn a_second_module_runs_on_the_same_memory_with_its_own_variables() {
+        let mut m = Machine::new(&module("first", 5)).unwrap();
+        m.load(&module("second", 40)).unwrap();
+        let buf = m.alloc(4, "the word");
+        let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };
+        m.launch("first", one, &[Arg::Ptr(buf)]).unwrap();
+        m.launch("second", one, &[Arg::Ptr(buf)]).unwrap();
+        m.launch("first", one, &[Arg::Ptr(buf)]).unwrap();
+        assert_eq!(m.read_f32(buf, 1).unwrap()[0].to_bits(), 5 + 40 + 5);
+        let again = m.load(&module("second", 1)).unwrap_err().to_string();
+        assert!(again.contains("a kernel `second` is loaded already"), "{again}");
+        assert!(m.has_kernel("first") && m.has_kernel("second"));
     }
 }

@@ -87,3 +87,32 @@ fn nvrtc_emulator_names_a_barrier_some_threads_skip() {
         &["not reached by every thread", "has already left the kernel"],
     );
 }
+
+/// The shared loads a warp makes per tile, as the machine code makes them: the 32 loads of Bs
+/// and 8 of As (four k per 16-byte load), Nsight Compute's 41 943 040 at 1024³; Bᵀ in unpadded
+/// rows, 16-byte aligned, is read 16 bytes at a time too (16 777 216); padded rows are not
+/// aligned and are read a float at a time (41 943 040 again) (record
+/// `2026-11-25-nvidia-h100-80gb-hbm3-emulator-traffic.md`); four k per trip of the loop
+/// (`UNROLL=4`) start 8 bytes into a 16-byte piece, and ptxas joins them in pairs, 8-byte loads
+/// (its listing for sm_90).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_shared_loads_are_the_machine_codes() {
+    let cases: [(&[(&str, u32)], u64); 4] = [
+        (&[], 40),
+        (&[("BT", 1), ("PAD", 0)], 16),
+        (&[("BT", 1), ("PAD", 1)], 40),
+        (&[("BT", 1), ("PAD", 0), ("UNROLL", 4)], 32),
+    ];
+    for (params, per_tile) in cases {
+        let (_, verdict, t) =
+            emulator::emulate_counted(&STEP, params, common::Shape { m: 64, n: 64, k: 64 }).unwrap();
+        assert!(verdict.passed(), "{params:?}");
+        // 4 blocks of 32 warps, 2 tiles of K each.
+        assert_eq!(
+            t.shared_load_requests,
+            4 * 32 * 2 * per_tile,
+            "{params:?}: shared loads per warp and tile"
+        );
+    }
+}

@@ -22,3 +22,19 @@ fn nvrtc_emulated_stages_match_the_reference() {
         emulator::assert_emulated_pass(&STEP.stage(stage.name).unwrap(), &[], SHAPES);
     }
 }
+
+/// The one-dimensional thread tile (`TN=1`, which the chapter profiles) reads per slice of K 8
+/// floats of B one at a time and 16 float4 of A, of which NVRTC writes one as an 8-byte load
+/// and two 4-byte ones: ptxas makes them one 16-byte load again. 24 loads a warp and slice, as
+/// Nsight Compute counts at 4096³ (805 306 368:
+/// `docs/src/results/ncu-h100/step05_one_dimensional.csv`).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_one_dimensional_tile_reads_shared_memory_as_the_gpu_counts() {
+    let params = [("BM", 64), ("BN", 64), ("BK", 8), ("WM", 8), ("WN", 32), ("TM", 8), ("TN", 1)];
+    let (_, verdict, t) =
+        emulator::emulate_counted(&STEP, &params, common::Shape { m: 128, n: 128, k: 64 }).unwrap();
+    assert!(verdict.passed());
+    // 4 blocks of 16 warps, 8 slices of K each.
+    assert_eq!(t.shared_load_requests, 4 * 16 * 8 * 24, "shared loads per warp and slice");
+}

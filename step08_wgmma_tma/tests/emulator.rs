@@ -1,7 +1,8 @@
 //! Step 08 on the PTX emulator: the copy engine, the mbarrier pipeline and wgmma run on the CPU,
 //! within TF32's limits at small and odd shapes, for the kernel, its documented widths and its
-//! variants; the planted faults fail there as on a GPU; and each hazard of the async proxy is
-//! named in one sentence with its `.cu` line.
+//! variants; the planted faults fail there as on a GPU; and each hazard of the async proxy, and
+//! a descriptor that reads another layout than the copy engine wrote, is named in one sentence
+//! with its `.cu` line.
 
 use common::Shape;
 use common::testing::emulator::{self, SHAPES};
@@ -112,4 +113,39 @@ fn nvrtc_emulator_names_a_deadlock_instead_of_hanging() {
         "mbar_init(&empty[s], 4 * CONSUMERS + 1);",
     );
     emulator::assert_fault_named(&more, &[], (64, 64, 256), &["deadlock", "waits at", "of 9 arrivals"]);
+}
+
+/// A descriptor that reads another layout than the one the copy engine wrote A's tile in: on a
+/// GPU C is silently wrong. Without the swizzle bits, the operand's row 1 is read where the copy
+/// put row 0's columns 4..; with 8-row groups 512 bytes apart instead of 1024, row 8 is read
+/// where row 4 lies. The sanitizer names the first element read from the wrong place.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_descriptor_that_reads_another_layout() {
+    let unswizzled = emulator::planted(&STEP, " | (1ull << 62);", ";");
+    emulator::assert_fault_named(
+        &unswizzled,
+        &[],
+        (64, 64, 64),
+        &[
+            "the wgmma at step08_wgmma_tma/src/kernel.cu:",
+            "element (row 1, k 0) of its operand B from byte",
+            "put element (row 0, column 4) of the 64×64 tensor, not element (row 1, column 0)",
+            "reads 16-byte rows without a swizzle",
+            "the tensor map wrote rows of 128 bytes with the 128-byte swizzle",
+        ],
+    );
+    let stride = emulator::planted(&STEP, "((1024ull >> 4) << 32)", "((512ull >> 4) << 32)");
+    emulator::assert_fault_named(
+        &stride,
+        &[],
+        (64, 64, 64),
+        &[
+            "the wgmma at step08_wgmma_tma/src/kernel.cu:",
+            "element (row 8, k 0) of its operand B",
+            "put element (row 4, column 0) of the 64×64 tensor, not element (row 8, column 0)",
+            "8-row groups 512 bytes apart",
+            "8-row groups 1024 bytes apart",
+        ],
+    );
 }

@@ -20,9 +20,9 @@ fn nvrtc_each_starting_file_compiles() {
     exercises::assert_starting_files_compile(&step08_wgmma_tma::STEP, EXERCISES);
 }
 
-/// On the emulator, as on a GPU: the starting file's wrong descriptor reads other elements of
-/// A's tile (most of C outside its bound, `verify FAIL`), and the solution (the step's kernel,
-/// checked by the emulator's own tests) passes.
+/// On the emulator the starting file fails too: its descriptor reads other elements of A's tile
+/// than the copy engine put there, which the sanitizer names (on a GPU, `verify FAIL` with most
+/// of C outside its bound); the solution, the step's kernel, passes the emulator's own tests.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_starting_file_fails() {

@@ -7,7 +7,8 @@
 // To do: the three TODOs below: TODO 1 in split4(), TODOs 2 and 3 in the consumer in matmul().
 //   Each operand must reach the tensor cores as two TF32 numbers, and each product of the sum
 //   as the three products of the chapter's "The idea".
-// Run (on an H100 or H200: the emulator does not run wgmma):
+// Run, on an H100 or H200, or on the emulator without a GPU (add --emulate on a machine with
+//   one; it runs at a small shape and shows no speed):
 //   cargo run --release -p step09_3xtf32 -- --kernel step09_3xtf32/exercises/split.cu
 // Check: before, `verify FAIL`: the normwise line fails by far (TF32's error), while the
 //   per-element line, whose bound is a worst case, may still pass. When done,

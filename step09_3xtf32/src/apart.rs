@@ -10,7 +10,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use common::Shape;
 use common::fp32_path::Fp32Path;
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch};
 use common::params::{Param, Params};
 use common::tma::Marks;
 
@@ -91,6 +91,36 @@ pub struct Apart {
 /// `scale_cols` meets.
 const MARK_ROWS: usize = 64;
 
+/// `mark_cols`' blocks in y for a K-deep B, each writing its own part of the columns' ranges: one
+/// for each four rows, up to MARK_ROWS.
+pub(crate) fn mark_parts(k: usize) -> usize {
+    k.div_ceil(4).min(MARK_ROWS)
+}
+
+/// The launch's zeroed ints and where each lies, in bytes from the first: the marks (M + N), the
+/// exponents (M + N), the columns' least entry (one) and the tiles' arrivals (one a tile).
+pub(crate) struct Layout {
+    pub ints: usize,
+    pub exps: u64,
+    pub col_least: u64,
+    pub arrivals: u64,
+}
+
+impl Layout {
+    pub(crate) fn of(shape: Shape, tiles: usize) -> Layout {
+        let (m, n) = (shape.m as u64, shape.n as u64);
+        let exps = 4 * (m + n);
+        let col_least = exps + 4 * (m + n);
+        Layout { ints: 2 * shape.m + 2 * shape.n + 1 + tiles, exps, col_least, arrivals: col_least + 4 }
+    }
+}
+
+/// Floats of the slices of a split K for a grid of (x, y, z) blocks of 128×BN tiles: one 128×BN
+/// piece for each block where z > 1; one float, never read, stands in for them where z = 1.
+pub(crate) fn slice_floats(bn: usize, (gx, gy, split): (u32, u32, u32)) -> usize {
+    if split > 1 { (split * gx * gy * crate::BM) as usize * bn } else { 1 }
+}
+
 /// The entry point that turns the columns' ranges into exponents and marks.
 pub const SCALE_ENTRY: &str = "scale_cols";
 
@@ -115,12 +145,11 @@ impl Apart {
     /// the arrivals do.
     fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape, tiles: usize) -> Result<(Marks, u64)> {
         let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
-        let (m, n) = (shape.m as u64, shape.n as u64);
-        let marks = common::pad::zeroed(gpu, &mut slot, 2 * shape.m + 2 * shape.n + 1 + tiles)?;
-        let exps = marks + 4 * (m + n);
-        let col_least = exps + 4 * (m + n);
-        let arrivals = col_least + 4;
-        let parts = shape.k.div_ceil(4).min(MARK_ROWS);
+        let (m, layout) = (shape.m as u64, Layout::of(shape, tiles));
+        let marks = common::pad::zeroed(gpu, &mut slot, layout.ints)?;
+        let (exps, col_least) = (marks + layout.exps, marks + layout.col_least);
+        let arrivals = marks + layout.arrivals;
+        let parts = mark_parts(shape.k);
         let mut ranges = self.ranges.lock().map_err(|_| anyhow!("the ranges' lock was poisoned"))?;
         let cols = common::pad::workspace(gpu, &mut ranges, 2 * shape.n * parts)?;
         let [k, ni, pi] = [shape.k, shape.n, parts].map(|v| v as i32);
@@ -157,10 +186,9 @@ impl Apart {
 pub struct ApartHooks;
 
 impl Hooks for ApartHooks {
-    fn emulated(&self) -> Result<(), &'static str> {
-        Err(
-            "its launch marks rows and columns apart and sends them down the FP32 path, a second module of kernels on a second stream, which the emulator does not run yet",
-        )
+    /// The same kernels on the emulator, one after another ([`crate::emulate`]).
+    fn emulate(&self, call: &mut EmulatedCall, operands: EmulatedOperands) -> Result<()> {
+        crate::emulate::emulate(call, operands)
     }
 
     fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
@@ -181,7 +209,7 @@ impl Hooks for ApartHooks {
             },
             s => s as usize * tiles * tile,
         };
-        let ranges = 2 * shape.n * shape.k.div_ceil(4).min(MARK_ROWS);
+        let ranges = 2 * shape.n * mark_parts(shape.k);
         4 * (2 * shape.m + 2 * shape.n + 1 + ranges + tiles + slices) as u64
             + common::fp32_path::workspace_bytes(shape)
     }
@@ -205,12 +233,11 @@ impl Hooks for ApartHooks {
 
 impl OwnLaunch for Apart {
     fn launch(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
-        let (gx, gy, split) = call.cfg.grid_dim;
+        let (gx, gy, _) = call.cfg.grid_dim;
         let (marks, arrivals) = self.before(call.gpu, b, call.shape, (gx * gy) as usize)?;
         let [a_map, b_map] = call.maps((a, b), Some(marks))?;
         let mut slot = self.slices.lock().map_err(|_| anyhow!("the slices' lock was poisoned"))?;
-        let bn = call.params.get("BN") as usize;
-        let need = if split > 1 { (split * gx * gy * crate::BM) as usize * bn } else { 1 };
+        let need = slice_floats(call.params.get("BN") as usize, call.cfg.grid_dim);
         let slices = common::pad::workspace(call.gpu, &mut slot, need)?;
         // The FP32 path of the marked rows and columns, beside the product, which leaves their
         // elements of C to it.

@@ -1,6 +1,7 @@
 //! Step 09: FP32 accuracy from the TF32 tensor cores: operands split in two, three products.
 
 pub mod apart;
+pub mod emulate;
 
 use common::gpu::Limits;
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};

@@ -325,3 +325,10 @@ fn gpu_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
         }
     }
 }
+
+/// The same planted faults on the emulator, at shapes small enough to emulate (in CI).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_planted_faults_are_caught() {
+    common::testing::emulator::assert_faults_caught(&STEP, FAULTS);
+}

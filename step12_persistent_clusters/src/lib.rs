@@ -265,7 +265,11 @@ impl Hooks for PersistentHooks {
     fn emulate(&self, call: &mut EmulatedCall, (a, b, c): EmulatedOperands) -> Result<()> {
         let [a_map, b_map] = call.maps((a, b), &[])?;
         let Shape { m, n, .. } = call.shape;
-        let c_map = if n % 4 != 0 { [0; 16] } else { emulated_call::encode(c, [m, n, n, 1], c_box())? };
+        // Rows of C that are not 16-byte multiples are stored directly, as on a GPU.
+        let c_map = match n % 4 {
+            0 => emulated_call::encode(c, [m, n, n, 1], c_box())?,
+            _ => [0; 16],
+        };
         let blocks = call.config.grid.0;
         let cluster = call.params.get("CLUSTER");
         let clusters = blocks / cluster;
@@ -282,8 +286,8 @@ impl Hooks for PersistentHooks {
         let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
         let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
         let counts = (consumers * blocks).next_multiple_of(32);
-        let partial =
-            call.workspace(if cuts { counts + 2 * tile * blocks } else { 1 }, "the pieces' workspace");
+        let floats = if cuts { counts + 2 * tile * blocks } else { 1 };
+        let partial = call.workspace(floats, "the pieces' workspace");
         let mut args = call.args((a, b, c));
         args.extend([Arg::Map(a_map), Arg::Map(b_map), Arg::Map(c_map), Arg::Ptr(partial)]);
         args.extend([sharing.whole, sharing.share].map(|v| Arg::I32(v as i32)));

@@ -2,7 +2,8 @@
 //! of a cluster, C stored through the copy engine, and the cut twin `matmul_cut`, all run on the
 //! CPU within TF32's limits; each stage too; and the hazards a GPU run finds by luck or by
 //! hanging (a TMA store of C without its proxy fence, a peer's missing arrival, a block leaving
-//! while its peers still use its shared memory) named in one sentence with their `.cu` line.
+//! while its peers still use its shared memory), and a descriptor that disagrees with the copies
+//! (on a GPU only a wrong C), named in one sentence with their `.cu` line.
 
 use common::Shape;
 use common::testing::emulator::{self, SHAPES};
@@ -86,5 +87,43 @@ fn nvrtc_emulator_names_a_peer_that_left_too_early() {
         &[],
         (256, 512, 256),
         &["may leave while", "still uses its shared memory"],
+    );
+}
+
+/// A descriptor of the 64-byte swizzle over A's tile, which the copy engine wrote with the
+/// 128-byte one (each block's half multicast to both blocks of the cluster): the operand's row 1
+/// is read where row 0's columns 16.. lie, and the sanitizer names it. With the right descriptor
+/// but each block copying the same half of A's rows, the tile's row 128 (the first of the peer's
+/// half) holds A's row 0: named too, as copies that do not fill the layout the descriptor reads.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_descriptor_that_disagrees_with_the_copies() {
+    let swizzle = emulator::planted(
+        &STEP,
+        "((1024ull >> 4) << 32) | (1ull << 62)",
+        "((1024ull >> 4) << 32) | (2ull << 62)",
+    );
+    emulator::assert_fault_named(
+        &swizzle,
+        &[],
+        (256, 256, 256),
+        &[
+            "the wgmma at step12_persistent_clusters/src/kernel.cu:",
+            "element (row 1, k 0) of its operand B",
+            "put element (row 0, column 16) of the 256×256 tensor, not element (row 1, column 0)",
+            "reads the 64-byte swizzle",
+        ],
+    );
+    let same_half = emulator::planted(&STEP, "origin.x + rank * BM / CLUSTER);", "origin.x);");
+    emulator::assert_fault_named(
+        &same_half,
+        &[],
+        (256, 256, 256),
+        &[
+            "the wgmma at step12_persistent_clusters/src/kernel.cu:",
+            "element (row 128, k 0) of its operand B",
+            "put element (row 0, column 0) of the 256×256 tensor, not element (row 128, column 0)",
+            "the copies did not put the tile's elements where that layout has them",
+        ],
     );
 }

@@ -75,14 +75,48 @@ fn split_blocks(shape: Shape) -> usize {
 }
 
 /// Floats of the pieces of split tiles: one for each block of the split kernels.
-fn part_len(shape: Shape) -> usize {
+pub(crate) fn part_len(shape: Shape) -> usize {
     split_blocks(shape) * BM * BN
+}
+
+/// Ints of the counts: the three lists' lengths, then a count of finished pieces for each of
+/// WORK tiles.
+pub(crate) const COUNTS: usize = 3 + WORK;
+
+/// Ints of the lists: the marked rows, the unmarked rows, the marked columns.
+pub(crate) fn lists_len(shape: Shape) -> usize {
+    2 * shape.m + shape.n
+}
+
+/// The product kernels, in the order every launch queues them after `list_paths`.
+pub(crate) const PRODUCTS: [&str; 6] =
+    [ROWS_ENTRY, ROWS_SPLIT_ENTRY, ROWS_FEW_ENTRY, COLS_ENTRY, COLS_SPLIT_ENTRY, COLS_FEW_ENTRY];
+
+/// `list_paths`'s blocks of 256 threads for `shape`: a thread for each row and column, up to
+/// 1024 blocks, which go round.
+pub(crate) fn list_blocks(shape: Shape) -> u32 {
+    (shape.m + shape.n).div_ceil(256).clamp(1, 1024) as u32
+}
+
+/// The grid, the threads a block and the dynamic shared memory of product kernel `entry` for
+/// `shape`, as a GPU and the emulator launch it. A block a tile of C; the split kernels, SPLITS a
+/// tile up to WORK (they leave at once on most products). The few-rows kernel, a block for each
+/// strip of columns and each piece of its K: enough for as many strips as the split kernels have
+/// blocks, and at least one a strip; the few-columns kernel likewise for its bands of rows.
+pub(crate) fn product_launch(entry: &str, shape: Shape) -> ((u32, u32, u32), u32, u32) {
+    let Shape { m, n, .. } = shape;
+    match entry {
+        ROWS_FEW_ENTRY => ((split_blocks(shape).max(n.div_ceil(FEW_COLS)) as u32, 1, 1), FEW_COLS as u32, 0),
+        COLS_FEW_ENTRY => ((split_blocks(shape).max(m.div_ceil(FEW_ROWS)) as u32, 1, 1), FEW_COLS as u32, 0),
+        ROWS_SPLIT_ENTRY | COLS_SPLIT_ENTRY => ((split_blocks(shape) as u32, 1, 1), THREADS, SMEM),
+        _ => ((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), THREADS, SMEM),
+    }
 }
 
 /// Device bytes of the FP32 path's workspaces for a product of `shape`: the lists, the counts and
 /// the pieces of split tiles.
 pub fn workspace_bytes(shape: Shape) -> u64 {
-    4 * (2 * shape.m + shape.n + 3 + WORK + part_len(shape)) as u64
+    4 * (lists_len(shape) + COUNTS + part_len(shape)) as u64
 }
 
 /// Where each row of A and column of B went in one product.
@@ -171,12 +205,12 @@ impl Kernels {
         let kernel = Kernel::load_entry(gpu, module, ROWS_ENTRY)?;
         let entry = |name: &'static str| Ok::<_, anyhow::Error>((kernel.entry(name)?, name));
         let products = [
-            entry(ROWS_ENTRY)?,
-            entry(ROWS_SPLIT_ENTRY)?,
-            entry(ROWS_FEW_ENTRY)?,
-            entry(COLS_ENTRY)?,
-            entry(COLS_SPLIT_ENTRY)?,
-            entry(COLS_FEW_ENTRY)?,
+            entry(PRODUCTS[0])?,
+            entry(PRODUCTS[1])?,
+            entry(PRODUCTS[2])?,
+            entry(PRODUCTS[3])?,
+            entry(PRODUCTS[4])?,
+            entry(PRODUCTS[5])?,
         ];
         for (f, _) in products.iter().filter(|(_, name)| !name.ends_with("_few")) {
             // 48 KiB of dynamic shared memory and a few bytes of static: above the default.
@@ -248,9 +282,9 @@ impl Fp32Path {
         let kernels = state.kernels.as_ref().expect("loaded above");
         let Shape { m, n, k } = shape;
         // The workspaces are made and zeroed on `gpu`'s stream, before the side stream waits.
-        let counts = zeroed(gpu, &mut state.counts, 3 + WORK)?;
+        let counts = zeroed(gpu, &mut state.counts, COUNTS)?;
         let part = workspace(gpu, &mut state.part, part_len(shape))?;
-        let lists = workspace(gpu, &mut state.lists, 2 * m + n)?;
+        let lists = workspace(gpu, &mut state.lists, lists_len(shape))?;
         let stream = match (&state.side, beside) {
             (Some(side), true) => {
                 side.start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
@@ -270,32 +304,18 @@ impl Fp32Path {
         }
         let mut list = stream.launch_builder(&kernels.list);
         list.arg(&marks).arg(&mut *lists).arg(&counts).arg(&mi).arg(&ni);
-        let blocks = (m + n).div_ceil(256).clamp(1, 1024) as u32;
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (list_blocks(shape), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
         // SAFETY: the arguments match `list_paths(const int*, int*, int*, int, int)`; `marks`
         // holds M + N ints (the caller's), the lists 2M + N and the counts 3 (allocated above).
         unsafe { list.launch(cfg) }.map_err(failed(LIST_ENTRY))?;
 
-        // A block a tile of C; the split kernels, SPLITS a tile up to WORK (they leave at once on
-        // most products).
-        // The few-rows kernel, a block for each strip of columns and each piece of its K: enough
-        // for as many strips as the split kernels have blocks, and at least one a strip; the
-        // few-columns kernel likewise for its bands of rows.
-        let tiles = (n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1);
-        let split = (split_blocks(shape) as u32, 1, 1);
-        let few = (split_blocks(shape).max(n.div_ceil(FEW_COLS)) as u32, 1, 1);
-        let few_cols = (split_blocks(shape).max(m.div_ceil(FEW_ROWS)) as u32, 1, 1);
         for (function, entry) in &kernels.products {
-            let cfg = match *entry {
-                ROWS_FEW_ENTRY | COLS_FEW_ENTRY => {
-                    let grid_dim = if *entry == ROWS_FEW_ENTRY { few } else { few_cols };
-                    LaunchConfig { grid_dim, block_dim: (FEW_COLS as u32, 1, 1), shared_mem_bytes: 0 }
-                }
-                _ => {
-                    let grid = if entry.ends_with("_split") { split } else { tiles };
-                    LaunchConfig { grid_dim: grid, block_dim: (THREADS, 1, 1), shared_mem_bytes: SMEM }
-                }
-            };
+            let (grid_dim, threads, smem) = product_launch(entry, shape);
+            let cfg = LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: smem };
             let mut product = stream.launch_builder(function);
             product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mut *part);
             product.arg(&mi).arg(&ni).arg(&ki);

@@ -131,7 +131,7 @@ pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> 
     }
     let max_slot = ctx.regs.values().copied().max().unwrap_or(0) as usize + 1;
     let targets: Vec<usize> = ctx.labels.values().copied().collect();
-    let merge_groups = merge_shared_loads(&mut insts, &targets);
+    let merge_groups = merge_shared_loads(&mut insts, &targets, max_slot);
     Ok(Kernel {
         merge_groups,
         name: f.name.clone(),
@@ -686,6 +686,10 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
             }
             _ => return Err("this form of cp is not implemented".into()),
         },
+        "bar" if mods == ["warp", "sync"] => {
+            arity(1)?;
+            Op::WarpSync { mask: ctx.src(&ops[0])? }
+        }
         "bar" | "barrier" if mods.first() == Some(&"cluster") => match mods.get(1).copied() {
             Some("arrive") => Op::Hopper(Hopper::ClusterArrive),
             Some("wait") => Op::Hopper(Hopper::ClusterWait),

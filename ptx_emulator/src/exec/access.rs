@@ -73,7 +73,7 @@ impl Cluster<'_> {
                                 w.regs[*d as usize][l] = load_bytes(self.shared(), at + i * len, len);
                             }
                         }
-                        self.count_shared_load(inst, w, total as u32);
+                        self.count_shared_load(inst, total as u32);
                     }
                     Space::Local => {
                         for l in Lanes(exec) {
@@ -301,28 +301,22 @@ impl Cluster<'_> {
     }
 
     /// Counts one shared load of `len` bytes a lane (its lanes' offsets in `self.pairs`), as the
-    /// machine code makes it: a load the back end joins with its neighbours is counted once, for
-    /// the whole group, when every lane's group starts aligned to its width.
-    fn count_shared_load(&mut self, inst: &Inst, w: &mut Warp, len: u32) {
-        let (pairs, len) = match inst.merge {
-            Merge::None => (&self.pairs[..], len),
-            Merge::Leader { group, bytes, from } => {
-                let aligned = self.pairs.iter().all(|&(_, at)| at >= from && (at - from) % bytes == 0);
-                w.merged[group as usize] = aligned;
-                if aligned {
-                    for p in &mut self.pairs {
-                        p.1 -= from;
-                    }
-                    (&self.pairs[..], bytes)
-                } else {
-                    (&self.pairs[..], len)
+    /// machine code makes it: a group of loads the back end joins (decided when the kernel was
+    /// decoded, from the alignment ptxas can prove: see [`crate::joins`]) is counted once, as
+    /// one access of the group's width, at its first load.
+    fn count_shared_load(&mut self, inst: &Inst, len: u32) {
+        let len = match inst.merge {
+            Merge::None => len,
+            Merge::Leader { bytes, from, .. } => {
+                for p in &mut self.pairs {
+                    p.1 = p.1.wrapping_sub(from);
                 }
+                bytes
             }
-            Merge::Follower { group } if w.merged.get(group as usize) == Some(&true) => return,
-            Merge::Follower { .. } => (&self.pairs[..], len),
+            Merge::Follower { .. } => return,
         };
         self.traffic.shared_load_requests += 1;
-        self.traffic.shared_load_wavefronts += traffic::shared_wavefronts(pairs, len);
+        self.traffic.shared_load_wavefronts += traffic::shared_wavefronts(&self.pairs, len);
     }
 
     /// The space a generic access lands in, judged from the first active lane's address.

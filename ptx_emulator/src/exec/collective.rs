@@ -198,6 +198,12 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
             }
             cta.traffic.flops += 2 * 16 * 8 * 8;
         }
+        Op::WarpSync { mask: member } => {
+            // Lanes that went apart have met again here (the scheduler gathers them); a lane of
+            // the mask that has left is the fault `members` names.
+            let first = Lanes(exec).next().unwrap_or(0);
+            members(cta, inst, w, mask, get(w, *member, first) as u32)?;
+        }
         Op::Redux { op, ty, d, a, mask: member } => {
             let first = Lanes(exec).next().unwrap_or(0);
             let member = get(w, *member, first) as u32;

@@ -482,6 +482,7 @@ fn warp_wide(op: &Op) -> bool {
             | Op::Ldmatrix { .. }
             | Op::MmaTf32 { .. }
             | Op::Redux { .. }
+            | Op::WarpSync { .. }
             | Op::SetMaxNReg { .. }
             | Op::Hopper(
                 Hopper::Wgmma(_) | Hopper::WgmmaFence | Hopper::WgmmaCommit | Hopper::WgmmaWait { .. }

@@ -3,6 +3,8 @@
 //! [`super::async_proxy`]), and which warp's step last wrote and read it ([`Accesses`], used by
 //! [`super::order`]). Plain data, below every other part of the machine.
 
+use crate::tensor_map::TensorMap;
+
 pub const NONE: u32 = u32::MAX;
 
 /// What the asynchronous proxy did to one word of shared memory (see the module's text).
@@ -19,21 +21,66 @@ pub struct Word {
     pub bulk: (u32, u32, u32),
 }
 
+/// The element of a tensor that starts a 16-byte piece the copy engine wrote: its tensor map (an
+/// index into [`AsyncShadow::maps`], NONE for a map the check skips) and its place, innermost
+/// first: the byte along its row (the column times the element's bytes, so that a wgmma reading
+/// narrower elements than the map's checks them too), the row, and the third coordinate (0 for a
+/// matrix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub map: u32,
+    pub at: [i32; 3],
+}
+
+pub const NO_ORIGIN: Origin = Origin { map: NONE, at: [0; 3] };
+
 pub const FRESH: Word =
     Word { filled: (NONE, 0), filled_pc: 0, written: (NONE, 0, 0), wgmma: (NONE, 0, 0), bulk: (NONE, 0, 0) };
 
 /// The async proxy's shadow of a block's shared memory (empty when the sanitizer is off).
 pub struct AsyncShadow {
     pub words: Vec<Word>,
+    /// For each 16-byte piece (a copy writes whole pieces, and a swizzle moves them whole), the
+    /// element of a tensor the copy engine put at its start, for the check that a wgmma's
+    /// descriptor reads the layout the copy wrote. It holds while the piece's first word says a
+    /// copy wrote it last (`filled`; an ordinary store clears that), so it is never reset; kept
+    /// apart from `words`, which every access reads, to keep those small.
+    pub origins: Vec<Origin>,
+    /// The tensor maps of the copies issued into the block, each once.
+    pub maps: Vec<TensorMap>,
 }
 
 impl AsyncShadow {
     pub fn new(words: usize) -> Self {
-        AsyncShadow { words: vec![FRESH; words] }
+        AsyncShadow {
+            words: vec![FRESH; words],
+            origins: vec![NO_ORIGIN; words.div_ceil(4)],
+            maps: Vec::new(),
+        }
     }
 
     pub fn reset(&mut self) {
         self.words.fill(FRESH);
+        self.maps.clear();
+    }
+
+    /// The element a copy put at the start of the 16-byte piece at byte `at`, if the copy engine
+    /// wrote it last.
+    #[inline]
+    pub fn origin(&self, at: usize) -> Option<Origin> {
+        let o = self.origins[at / 16];
+        (self.words[at / 4].filled.0 != NONE && o.map != NONE).then_some(o)
+    }
+
+    /// The index of `map` in [`Self::maps`], added if new.
+    pub fn map_index(&mut self, map: &TensorMap) -> u32 {
+        match self.maps.iter().position(|m| m == map) {
+            Some(i) => i as u32,
+            None => {
+                self.maps.push(*map);
+                (self.maps.len() - 1) as u32
+            }
+        }
     }
 
     pub fn on(&self) -> bool {

@@ -98,8 +98,6 @@ pub struct Warp {
     /// The warp's index in its block, and its block's rank in the cluster.
     pub index: u32,
     pub rank: u32,
-    /// For each group of shared loads the back end joins, whether its leader's lanes were aligned.
-    pub merged: Vec<bool>,
     /// A spin wait's program counter and how often in a row it saw the same value.
     pub spin: (u32, u64, u32),
     /// The cluster barrier's phase each lane arrived in (`barrier.cluster.arrive`).
@@ -121,7 +119,6 @@ impl Warp {
             groups: Default::default(),
             index,
             rank,
-            merged: vec![false; k.merge_groups],
             spin: (u32::MAX, 0, 0),
             cluster_phase: [0; 32],
         }
@@ -142,7 +139,6 @@ impl Warp {
             groups: Default::default(),
             index: 0,
             rank: 0,
-            merged: Vec::new(),
             spin: (0, 0, 0),
             cluster_phase: [0; 32],
         }

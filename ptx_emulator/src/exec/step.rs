@@ -181,7 +181,8 @@ impl Cluster<'_> {
             | Op::Activemask { .. }
             | Op::Ldmatrix { .. }
             | Op::MmaTf32 { .. }
-            | Op::Redux { .. } => {
+            | Op::Redux { .. }
+            | Op::WarpSync { .. } => {
                 collective::exec(self, inst, pc, w, mask, exec)?;
             }
         }

@@ -4,17 +4,20 @@
 //! computed when that warp reaches the instruction, with no wait for the other three.
 //!
 //! A comes from the warp's registers (the fragment layout of `mma.m16n8k8`) or, like B, from
-//! shared memory through a *matrix descriptor* (§9.7.15.5.1.1): a 64-bit word with the
+//! shared memory through a *matrix descriptor* (§9.7.15.5.1.2.2): a 64-bit word with the
 //! operand's start address, the byte offsets between its core matrices (leading and stride),
 //! and the swizzle its rows were written with. An element's place is worked out here as the
 //! hardware does, so a descriptor that does not match the layout the copy engine wrote reads
-//! the wrong elements, and the result is wrong as it would be on a GPU.
+//! the wrong elements, as it would on a GPU. The sanitizer names the first of them: the copy
+//! engine told it which element of which tensor starts each 16-byte piece, and a K-major
+//! operand's row r, k = 0.. must be one row of one tensor, consecutive along it, and row r + 1
+//! the tensor's next row (the tile's rows are the matrix's rows in every lab).
 //!
 //! The arithmetic is the tensor cores' own ([`crate::tensor_arith`]), not a plain sum.
 
 use crate::inst::{Inst, Src, Wgmma, WgmmaKind};
 use crate::tensor_arith;
-use crate::tensor_map::Swizzle;
+use crate::tensor_map::{Swizzle, TensorMap};
 use crate::{Fault, FaultKind};
 
 use super::collective;
@@ -57,6 +60,51 @@ impl Descriptor {
             s => s.apply(group + (row % 8) * s.span() + byte),
         }
     }
+
+    /// The layout the descriptor reads, in words.
+    fn layout(&self) -> String {
+        match self.swizzle {
+            Swizzle::None => format!(
+                "16-byte rows without a swizzle, K's 16-byte pieces {} bytes apart and 8-row groups {} bytes apart",
+                self.leading, self.stride
+            ),
+            s => format!("the {}-byte swizzle with 8-row groups {} bytes apart", s.span(), self.stride),
+        }
+    }
+}
+
+/// The first element of a descriptor's operand that a copy put in shared memory, (row, k), and
+/// where the tensor has the operand's element (0, 0) if the layout is right: the block's map,
+/// the byte along the tensor's row, the row and the third coordinate. The element (r, k') of the
+/// operand is then at byte `inner + k'·len` of row `outer + r`.
+#[derive(Clone, Copy, Debug)]
+struct Anchor {
+    row: usize,
+    k: usize,
+    map: u32,
+    inner: i64,
+    outer: i64,
+    third: i32,
+}
+
+/// An element of a tensor as a fault names it.
+fn element(map: &TensorMap, [col, row, third]: [i64; 3]) -> String {
+    if map.rank > 2 {
+        format!("(row {row}, column {col}) of matrix {third}")
+    } else {
+        format!("(row {row}, column {col})")
+    }
+}
+
+/// A tensor as a fault names it: its extents, outermost first.
+fn tensor(map: &TensorMap) -> String {
+    let dims: Vec<String> = map.dims[..map.rank as usize].iter().rev().map(u64::to_string).collect();
+    format!("the {} tensor", dims.join("×"))
+}
+
+/// Whether two maps describe the same tensor (their boxes and swizzles may differ).
+fn same_tensor(a: &TensorMap, b: &TensorMap) -> bool {
+    (a.address, a.element, a.rank, a.dims, a.strides) == (b.address, b.element, b.rank, b.dims, b.strides)
 }
 
 impl Cluster<'_> {
@@ -98,9 +146,11 @@ impl Cluster<'_> {
         }
         // B: N rows of K elements, the bits of each.
         let mut bm = vec![0u32; n * k];
+        let mut anchor = None;
         for row in 0..n {
             for kk in 0..k {
-                bm[row * k + kk] = self.operand(inst, pc, lane0, &b, row, kk * elem, elem)?;
+                bm[row * k + kk] =
+                    self.operand(inst, pc, (lane0, "B", &mut anchor), &b, row, kk * elem, elem)?;
             }
         }
         // The warp's 16 rows of A.
@@ -119,9 +169,18 @@ impl Cluster<'_> {
                 }
             }
             (None, Some(a)) => {
+                let mut anchor = None;
                 for r in 0..16 {
                     for kk in 0..k {
-                        am[r * k + kk] = self.operand(inst, pc, lane0, &a, 16 * w4 + r, kk * elem, elem)?;
+                        am[r * k + kk] = self.operand(
+                            inst,
+                            pc,
+                            (lane0, "A", &mut anchor),
+                            &a,
+                            16 * w4 + r,
+                            kk * elem,
+                            elem,
+                        )?;
                     }
                 }
             }
@@ -159,13 +218,14 @@ impl Cluster<'_> {
         Ok(())
     }
 
-    /// The bits of one element of a descriptor's operand (`len` bytes), checked by the sanitizer.
+    /// The bits of one element of a descriptor's operand (`len` bytes), checked by the sanitizer:
+    /// `anchor` is the operand's first element a copy put in shared memory, once read.
     #[allow(clippy::too_many_arguments)]
     fn operand(
         &mut self,
         inst: &Inst,
         pc: u32,
-        lane: usize,
+        (lane, which, anchor): (usize, &str, &mut Option<Anchor>),
         d: &Descriptor,
         row: usize,
         byte: usize,
@@ -178,8 +238,117 @@ impl Cluster<'_> {
                 format!("the wgmma at {} reads byte {at} of shared memory through its descriptor, outside the block's {} bytes", self.at(inst), self.shared().len()),
             ));
         }
-        self.async_read(inst, pc, lane, (at, len), true)?;
+        if self.ctas[self.rank].async_shadow.on() {
+            self.async_read(inst, pc, lane, (at, len), true)?;
+            // Every layout keeps a 16-byte piece whole (a swizzle moves pieces, and the copy
+            // writes whole pieces of a row), so the first element of each piece the descriptor
+            // reads stands for the piece.
+            if byte % 16 == 0 {
+                self.check_layout(inst, (which, d), (row, byte / len, len), at, anchor)?;
+            }
+        }
         Ok(crate::memory::load_bytes(self.shared(), at, len) as u32)
+    }
+
+    /// The element (row, k) of a K-major operand, `len` bytes read at byte `at`, must be the
+    /// tensor's element that the operand's anchor implies: as many rows below it and `len`-byte
+    /// steps along. A piece that an ordinary store wrote last is not checked.
+    #[inline]
+    fn check_layout(
+        &self,
+        inst: &Inst,
+        (which, d): (&str, &Descriptor),
+        (row, k, len): (usize, usize, usize),
+        at: usize,
+        anchor: &mut Option<Anchor>,
+    ) -> Result<(), Fault> {
+        let Some(o) = self.ctas[self.rank].async_shadow.origin(at) else {
+            return Ok(());
+        };
+        let inner = i64::from(o.at[0]) + (at % 16) as i64;
+        let Some(a) = *anchor else {
+            *anchor = Some(Anchor {
+                row,
+                k,
+                map: o.map,
+                inner: inner - (k * len) as i64,
+                outer: i64::from(o.at[1]) - row as i64,
+                third: o.at[2],
+            });
+            return Ok(());
+        };
+        let (want_inner, want_row) = (a.inner + (k * len) as i64, a.outer + row as i64);
+        if o.map == a.map && inner == want_inner && i64::from(o.at[1]) == want_row && o.at[2] == a.third {
+            return Ok(());
+        }
+        self.layout_fault(inst, (which, d), (row, k, len), at, a)
+    }
+
+    /// The element read is not where the anchor says: the fault that names it (or none, where
+    /// another map of the same tensor put the right element there).
+    #[cold]
+    #[inline(never)]
+    fn layout_fault(
+        &self,
+        inst: &Inst,
+        (which, d): (&str, &Descriptor),
+        (row, k, len): (usize, usize, usize),
+        at: usize,
+        a: Anchor,
+    ) -> Result<(), Fault> {
+        let shadow = &self.ctas[self.rank].async_shadow;
+        let (word, o) = (shadow.words[at / 4], shadow.origins[at / 16]);
+        let (got, want) = (&shadow.maps[o.map as usize], &shadow.maps[a.map as usize]);
+        let inner = i64::from(o.at[0]) + (at % 16) as i64;
+        let (want_inner, want_row) = (a.inner + (k * len) as i64, a.outer + row as i64);
+        let (third, want_third) = (i64::from(o.at[2]), i64::from(a.third));
+        if same_tensor(got, want) && (inner, i64::from(o.at[1]), third) == (want_inner, want_row, want_third)
+        {
+            return Ok(());
+        }
+        // Elements by their column: the byte along the row over the element's bytes.
+        let column = |byte: i64, m: &TensorMap| byte.div_euclid(i64::from(m.element));
+        let found = [column(inner, got), i64::from(o.at[1]), third];
+        let implied = [column(want_inner, want), want_row, want_third];
+        let anchored = [column(a.inner + (a.k * len) as i64, want), a.outer + a.row as i64, want_third];
+        let of_want = if same_tensor(got, want) { String::new() } else { format!(" of {}", tensor(want)) };
+        // The map's box lies in shared memory as rows of `pitch` bytes, swizzled or not; the
+        // descriptor that reads it has the same swizzle and 8-row groups 8 rows apart (without a
+        // swizzle, rows of one 16-byte piece): the swizzle atoms of §9.7.15.5.1.2.
+        let pitch = got.boxes[0] as usize * got.element as usize;
+        let wrote = match got.swizzle {
+            Swizzle::None => format!("rows of {pitch} bytes without a swizzle"),
+            s => format!("rows of {pitch} bytes with the {}-byte swizzle", s.span()),
+        };
+        let fits =
+            d.swizzle == got.swizzle && d.stride == 8 * pitch && (d.swizzle != Swizzle::None || pitch == 16);
+        let why = if fits {
+            format!(
+                "its descriptor reads {}, the layout the tensor map wrote ({wrote}), so the copies did not put the tile's elements where that layout has them (check their coordinates and addresses)",
+                d.layout()
+            )
+        } else {
+            format!(
+                "its descriptor reads {}, but the tensor map wrote {wrote}, 8-row groups {} bytes apart (PTX ISA §9.7.15.5.1.2)",
+                d.layout(),
+                8 * pitch
+            )
+        };
+        Err(self.fault(
+            FaultKind::Layout,
+            format!(
+                "the wgmma at {} reads element (row {row}, k {k}) of its operand {which} from {}, where the copy at {} put element {} of {}, not element {}{of_want}, which follows from its element (row {}, k {}) being the tensor's {}: {why}",
+                self.at(inst),
+                self.shared_place(at),
+                self.at(&self.k.insts[word.filled_pc as usize]),
+                element(got, found),
+                tensor(got),
+                element(want, implied),
+                a.row,
+                a.k,
+                element(want, anchored),
+            ),
+        ))
     }
 
     pub(super) fn wgmma_commit(&mut self) {

@@ -13,6 +13,7 @@ use crate::memory::{PARAM_WINDOW, load_bytes, store_bytes};
 use crate::tensor_map::TensorMap;
 use crate::{Fault, FaultKind};
 
+use super::shadows::{NO_ORIGIN, NONE, Origin};
 use super::state::{Cluster, Landing, Lanes, Warp};
 
 impl Cluster<'_> {
@@ -63,6 +64,24 @@ impl Cluster<'_> {
             out.push((i * map.element as usize, map.offset(&at)));
         }
         out
+    }
+
+    /// The element `e` of a box copied from `coords`, as a piece's origin: its map `id` and its
+    /// place in the tensor, inside it or not (NONE for a map of one dimension, which has no rows
+    /// to check, or of more than three, which no lab uses).
+    fn origin(map: &TensorMap, id: u32, coords: &[i64], e: usize) -> Origin {
+        if id == NONE {
+            return NO_ORIGIN;
+        }
+        let mut at = [0i32; 3];
+        let mut rest = e;
+        for (d, slot) in at.iter_mut().enumerate().take(map.rank as usize) {
+            *slot = (coords[d] + (rest % map.boxes[d] as usize) as i64) as i32;
+            rest /= map.boxes[d] as usize;
+        }
+        // Bytes along the row (wrapping only for columns past 2²⁹, far beyond any lab's).
+        at[0] = at[0].wrapping_mul(map.element as i32);
+        Origin { map: id, at }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -131,13 +150,24 @@ impl Cluster<'_> {
                 let phase = self.mbar(inst, w, l, (rank, bar_at))?.phase;
                 if self.ctas[rank].async_shadow.on() {
                     // From now on the bytes belong to the copy engine, until the phase completes;
-                    // nothing may have read or written them since the last synchronisation.
+                    // nothing may have read or written them since the last synchronisation. Each
+                    // 16-byte piece remembers the tensor's element it starts with, for the wgmma
+                    // that reads it.
+                    let id = if (2..=3).contains(&tmap.rank) {
+                        self.ctas[rank].async_shadow.map_index(&tmap)
+                    } else {
+                        NONE
+                    };
                     for i in (0..bytes).step_by(size) {
                         let to = tmap.swizzle.apply(dst_at + i);
                         if i % 4 == 0 {
                             self.copy_writes(inst, pc, rank, to / 4)?;
                         }
                         self.async_write(rank, to, size, (bar_at as u32, phase), pc)?;
+                        if i % 16 == 0 {
+                            self.ctas[rank].async_shadow.origins[to / 16] =
+                                Self::origin(&tmap, id, &at, i / size);
+                        }
                     }
                     self.note_remote(rank, pc);
                 }

@@ -10,6 +10,7 @@ use anyhow::{Result, anyhow, bail};
 use crate::cli::Args;
 use crate::emulated::{self, Config, Machine};
 use crate::emulated_call::{CommonMaps, EmulatedCall};
+use crate::fp32_path::Paths;
 use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
 use crate::launch::layout;
 use crate::matrix::{Inputs, Shape};
@@ -131,7 +132,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         verdict,
         baseline_errors: Vec::new(),
         notes: Vec::new(),
-        paths: None,
+        paths: emulated.paths.take().map(|p| (p, 0.0)),
     };
     print!("{report}");
     Ok(report.verdict.is_none_or(|v| v.passed()))
@@ -167,6 +168,8 @@ pub struct Emulated<'a> {
     /// What the kernel costs on an H100, from its compile for sm_90 (registers 0 where that
     /// compile was not asked for).
     pub resources: Resources,
+    /// What the last product sent down each path, for a step with an FP32 path.
+    pub paths: Option<Paths>,
 }
 
 impl<'a> Emulated<'a> {
@@ -196,7 +199,7 @@ impl<'a> Emulated<'a> {
         let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
         // At least a block per SM, where the estimate of the registers fits none.
         let geometry = layout(step, &params, shape, geometry, resources.resident_blocks.max(emulated::SMS))?;
-        Ok(Emulated { step, params, machine, geometry, resources })
+        Ok(Emulated { step, params, machine, geometry, resources, paths: None })
     }
 
     /// One product on the emulator, through the step's hooks: A, B (transposed where the kernel
@@ -239,6 +242,7 @@ impl<'a> Emulated<'a> {
         let ran = step.hooks.emulate(&mut call, (pa, pb, pc));
         call.free();
         let traffic = (call.traffic, std::mem::take(&mut call.others));
+        self.paths = call.paths.take();
         let c = machine.read_f32(pc, cells).map_err(fail);
         for p in [pa, pb, pc] {
             machine.free(p);
