@@ -47,6 +47,32 @@ impl Cluster<'_> {
         })
     }
 
+    /// The tensor map lane `l` names and the box's coordinates in its tensor (signed: a box may
+    /// start before the tensor).
+    fn box_of(
+        &self,
+        inst: &Inst,
+        w: &Warp,
+        l: usize,
+        map: Src,
+        coords: &[Src],
+    ) -> Result<(TensorMap, Vec<i64>), Fault> {
+        let tmap = self.tensor_map(inst, w, l, Self::value(w, map, l))?;
+        if coords.len() != tmap.rank as usize {
+            return Err(self.fault(
+                FaultKind::Unsupported,
+                format!(
+                    "a {}-d copy of a tensor map of {} dimensions at {}",
+                    coords.len(),
+                    tmap.rank,
+                    self.at(inst)
+                ),
+            ));
+        }
+        let at = coords.iter().map(|c| i64::from(Self::value(w, *c, l) as u32 as i32)).collect();
+        Ok((tmap, at))
+    }
+
     /// The box's elements in order, each with its byte in the box (before the swizzle) and its
     /// global offset (None outside the tensor).
     fn box_elements(map: &TensorMap, coords: &[i64]) -> Vec<(usize, Option<u64>)> {
@@ -94,20 +120,7 @@ impl Cluster<'_> {
         (dst, map, coords, bar, multicast): (&Addr, Src, &[Src], &Addr, Option<Src>),
     ) -> Result<(), Fault> {
         for l in Lanes(exec) {
-            let tmap = self.tensor_map(inst, w, l, Self::value(w, map, l))?;
-            if coords.len() != tmap.rank as usize {
-                return Err(self.fault(
-                    FaultKind::Unsupported,
-                    format!(
-                        "a {}-d copy of a tensor map of {} dimensions at {}",
-                        coords.len(),
-                        tmap.rank,
-                        self.at(inst)
-                    ),
-                ));
-            }
-            let at: Vec<i64> =
-                coords.iter().map(|c| i64::from(Self::value(w, *c, l) as u32 as i32)).collect();
+            let (tmap, at) = self.box_of(inst, w, l, map, coords)?;
             let (_, dst_at) = self.cluster_address(self.address(w, dst, l));
             let (_, bar_at) = self.mbar_place(inst, w, l, bar)?;
             let ranks: Vec<usize> = match multicast {
@@ -250,20 +263,7 @@ impl Cluster<'_> {
         (map, coords, src): (Src, &[Src], &Addr),
     ) -> Result<(), Fault> {
         for l in Lanes(exec) {
-            let tmap = self.tensor_map(inst, w, l, Self::value(w, map, l))?;
-            if coords.len() != tmap.rank as usize {
-                return Err(self.fault(
-                    FaultKind::Unsupported,
-                    format!(
-                        "a {}-d copy of a tensor map of {} dimensions at {}",
-                        coords.len(),
-                        tmap.rank,
-                        self.at(inst)
-                    ),
-                ));
-            }
-            let at: Vec<i64> =
-                coords.iter().map(|c| i64::from(Self::value(w, *c, l) as u32 as i32)).collect();
+            let (tmap, at) = self.box_of(inst, w, l, map, coords)?;
             let (_, src_at) = self.cluster_address(self.address(w, src, l));
             let bytes = tmap.box_bytes();
             if src_at % 128 != 0 || src_at + bytes > self.shared().len() {
