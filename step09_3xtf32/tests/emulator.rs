@@ -12,6 +12,8 @@ use common::verify::{self, Verdict};
 use common::{GpuStep, Inputs, Precision, Shape, reference, testing};
 use step09_3xtf32::STEP;
 
+mod edge;
+
 /// Runs `step` (its parameters for the shape, then `overrides`) on `inputs` on the emulator, with
 /// the race check on: its C, its verdict against its own precision's limits, and the FLOPs the
 /// FP32 path's kernels did.
@@ -173,19 +175,7 @@ fn nvrtc_emulated_many_rows_and_columns_apart_take_the_tiled_fp32_path() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
     let shape = Shape::new(320, 288, 512).unwrap();
-    let (n, k) = (shape.n, shape.k);
-    let mut x = testing::special_inputs(shape, 11);
-    let mut scale_row = |i: usize, s: f32| x.a.data[i * k..(i + 1) * k].iter_mut().for_each(|v| *v *= s);
-    scale_row(3, 1e-39);
-    scale_row(5, 2f32.powi(-60));
-    scale_row(9, 2f32.powi(70));
-    (0..k).for_each(|p| x.b.data[p * n + 7] *= 2f32.powi(-60));
-    x.a.data[13 * k..14 * k].fill(0.0);
-    (0..k).for_each(|p| x.b.data[p * n + 9] = 0.0);
-    x.a.data[13 * k + 200] = 1.3 * 2f32.powi(100);
-    x.a.data[13 * k + 17] = 1.7 * 2f32.powi(-40);
-    x.b.data[100 * n + 9] = 1.1 * 2f32.powi(60);
-    x.b.data[17 * n + 9] = 1.9 * 2f32.powi(-37);
+    let x = edge::inputs(shape);
     let (params, _) = STEP.params_for(shape, emulated::SMS, &[]).unwrap();
     assert_eq!(Emulated::new(&STEP, params, shape, false).unwrap().geometry.grid, (3, 3, 2));
     let carried = "return finite && (largest == 0.0f || (low >= 0x1p-100f && low * met >= 0x1p-100f));";

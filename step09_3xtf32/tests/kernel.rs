@@ -4,6 +4,8 @@ use common::testing::{self, DEEP, SHAPES};
 use common::{Extension, GpuStep, Params, Precision, Shape};
 use step09_3xtf32::STEP;
 
+mod edge;
+
 /// A kept in one TF32 part: its small part written as zero.
 const ONE_PART_A: (&str, &str) = ("two[1][j] = tf32(a - big);", "two[1][j] = 0.0f;");
 /// B kept in one TF32 part: its small fragments zero.
@@ -279,21 +281,7 @@ fn gpu_variants_keep_fp32_accuracy_except_the_tensor_cores_own_sums() {
 fn gpu_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
     let shape = Shape::new(320, 288, 512).unwrap();
     let (n, k) = (shape.n, shape.k);
-    let mut x = testing::special_inputs(shape, 11);
-    let mut scale_row = |i: usize, s: f32| x.a.data[i * k..(i + 1) * k].iter_mut().for_each(|v| *v *= s);
-    scale_row(3, 1e-39);
-    scale_row(5, 2f32.powi(-60));
-    scale_row(9, 2f32.powi(70));
-    (0..k).for_each(|p| x.b.data[p * n + 7] *= 2f32.powi(-60));
-    // Row 13 holds 1.3·2¹⁰⁰ and 1.7·2⁻⁴⁰, column 9 holds 1.1·2⁶⁰ and 1.9·2⁻³⁷, apart from
-    // zeros: C[13, 9] is the product of the two least entries, 1.7·1.9·2⁻⁷⁷, whose scaled
-    // parts (2⁻⁹² and 2⁻⁴⁹) multiply to a subnormal.
-    x.a.data[13 * k..14 * k].fill(0.0);
-    (0..k).for_each(|p| x.b.data[p * n + 9] = 0.0);
-    x.a.data[13 * k + 200] = 1.3 * 2f32.powi(100);
-    x.a.data[13 * k + 17] = 1.7 * 2f32.powi(-40);
-    x.b.data[100 * n + 9] = 1.1 * 2f32.powi(60);
-    x.b.data[17 * n + 9] = 1.9 * 2f32.powi(-37);
+    let x = edge::inputs(shape);
     assert!(x.a.data[3 * k..4 * k].iter().any(|v| v.is_subnormal()));
     let carried = "return finite && (largest == 0.0f || (low >= 0x1p-100f && low * met >= 0x1p-100f));";
     let split_alone = testing::edited(&STEP, &[(carried, "return true;  // fault: nothing apart")]);
