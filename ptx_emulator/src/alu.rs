@@ -252,8 +252,16 @@ pub fn convert(to: Ty, from: Ty, round: Round, ftz: bool, a: u64) -> u64 {
     match (to.float() || to == Ty::Tf32, from.float()) {
         (false, false) => (widen(a, from) as u64) & mask(to.bits()),
         (true, false) => {
+            // The nearest float, then one step toward the direction the rounding asks for where
+            // it lies on the wrong side (PTX ISA §9.7.9.21, cvt's floating-point rounding).
             let v = widen(a, from);
-            if to == Ty::F64 { (v as f64).to_bits() } else { u64::from((v as f32).to_bits()) }
+            if to == Ty::F64 {
+                let r = v as f64;
+                directed(r, (r as i128).cmp(&v), round, up64, |x| -up64(-x)).to_bits()
+            } else {
+                let r = v as f32;
+                u64::from(directed(r, (r as i128).cmp(&v), round, up32, |x| -up32(-x)).to_bits())
+            }
         }
         (false, true) => {
             let x = if from == Ty::F64 { f64::from_bits(a) } else { f64::from(f32_in(a, ftz)) };
@@ -297,9 +305,69 @@ pub fn convert(to: Ty, from: Ty, round: Round, ftz: bool, a: u64) -> u64 {
                 u64::from((bits & 0x8000_0000) | (magnitude & 0x7fff_e000))
             }
             (Ty::F64, Ty::F32) => f64::from(f32_in(a, ftz)).to_bits(),
-            (Ty::F32, Ty::F64) => f32_out(f64::from_bits(a) as f32, ftz),
-            _ => f32_out(f32_in(a, ftz), ftz),
+            (Ty::F32, Ty::F64) => {
+                let x = f64::from_bits(a);
+                let r = x as f32;
+                let side = f64::from(r).partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal);
+                f32_out(directed(r, side, round, up32, |x| -up32(-x)), ftz)
+            }
+            // The same width: a rounding modifier rounds to an integral value (rni, rzi, rmi,
+            // rpi), none converts nothing.
+            (Ty::F64, Ty::F64) => f64_out(integral(f64::from_bits(a), round)),
+            _ => f32_out(integral(f64::from(f32_in(a, ftz)), round) as f32, ftz),
         },
+    }
+}
+
+/// `r`, the float nearest a value it lies `side` of (Greater: r is above it), moved one step
+/// where `round` wants the other side: toward zero, down or up. Rounding to nearest keeps `r`.
+fn directed<F: Copy + PartialOrd + Default>(
+    r: F,
+    side: std::cmp::Ordering,
+    round: Round,
+    up: fn(F) -> F,
+    down: fn(F) -> F,
+) -> F {
+    use std::cmp::Ordering::{Greater, Less};
+    let zero = F::default();
+    match (round, side) {
+        (Round::Down, Greater) => down(r),
+        (Round::Up, Less) => up(r),
+        (Round::Zero, Greater) if r > zero => down(r),
+        (Round::Zero, Less) if r < zero => up(r),
+        _ => r,
+    }
+}
+
+/// The next f64 above `x` (`x` itself for NaN and +∞).
+fn up64(x: f64) -> f64 {
+    match x {
+        _ if x.is_nan() || x == f64::INFINITY => x,
+        0.0 => f64::from_bits(1),
+        _ if x > 0.0 => f64::from_bits(x.to_bits() + 1),
+        _ => f64::from_bits(x.to_bits() - 1),
+    }
+}
+
+/// The next f32 above `x` (`x` itself for NaN and +∞).
+fn up32(x: f32) -> f32 {
+    match x {
+        _ if x.is_nan() || x == f32::INFINITY => x,
+        0.0 => f32::from_bits(1),
+        _ if x > 0.0 => f32::from_bits(x.to_bits() + 1),
+        _ => f32::from_bits(x.to_bits() - 1),
+    }
+}
+
+/// `x` rounded to an integral value as `round` says (no rounding: `x` itself).
+fn integral(x: f64, round: Round) -> f64 {
+    match round {
+        Round::Nearest => x.round_ties_even(),
+        Round::Zero => x.trunc(),
+        Round::Down => x.floor(),
+        Round::Up => x.ceil(),
+        Round::NearestAway => x.round(),
+        Round::None => x,
     }
 }
 
@@ -348,6 +416,46 @@ mod tests {
         assert_eq!(mul_wide(Ty::S32, (-3i32) as u32 as u64, 4), (-12i64) as u64);
         assert_eq!(mul_wide(Ty::U32, 0xffff_ffff, 2), 0x1_ffff_fffe);
         assert_eq!(int(IntOp::MulHi, Ty::S32, (-1i32) as u32 as u64, 2), 0xffff_ffff);
+    }
+
+    /// Directed rounding of f64 and of integers to floats, and rounding to an integral value
+    /// (PTX ISA §9.7.9.21): each result on the side its mode names, exact values kept, and the
+    /// largest float where an overflow rounds toward zero.
+    #[test]
+    fn conversions_round_in_the_direction_asked() {
+        let to32 =
+            |round, x: f64| f32::from_bits(convert(Ty::F32, Ty::F64, round, false, x.to_bits()) as u32);
+        let third = 1.0f64 / 3.0;
+        let (near, below, above) = (third as f32, to32(Round::Down, third), to32(Round::Up, third));
+        assert!(f64::from(below) < third && f64::from(above) > third, "{below:e} {above:e}");
+        assert_eq!(above.to_bits() - below.to_bits(), 1);
+        assert!(near == below || near == above);
+        assert_eq!(to32(Round::Zero, third), below);
+        assert_eq!(to32(Round::Zero, -third), -below);
+        assert_eq!(to32(Round::Down, -third), -above);
+        assert_eq!(to32(Round::Up, 0.5), 0.5);
+        assert_eq!(to32(Round::Zero, 1e39), f32::MAX);
+        assert_eq!(to32(Round::Up, 1e39), f32::INFINITY);
+        assert_eq!(to32(Round::Down, -1e39), f32::NEG_INFINITY);
+        assert_eq!(to32(Round::Up, 1e-300), f32::from_bits(1));
+        // 2²⁴ + 1 lies between two floats; 2²⁴ + 2 is one.
+        let int = |round, v: i64| f32::from_bits(convert(Ty::F32, Ty::S64, round, false, v as u64) as u32);
+        assert_eq!(int(Round::Up, (1 << 24) + 1), 16_777_218.0);
+        assert_eq!(int(Round::Zero, (1 << 24) + 1), 16_777_216.0);
+        assert_eq!(int(Round::Down, -(1 << 24) - 1), -16_777_218.0);
+        assert_eq!(int(Round::Zero, -(1 << 24) - 1), -16_777_216.0);
+        assert_eq!(int(Round::Down, (1 << 24) + 2), 16_777_218.0);
+        let wide = |round, v: u64| f64::from_bits(convert(Ty::F64, Ty::U64, round, false, v));
+        assert_eq!(wide(Round::Up, (1 << 53) + 1), 9_007_199_254_740_994.0);
+        assert_eq!(wide(Round::Down, (1 << 53) + 1), 9_007_199_254_740_992.0);
+        let same = |round, x: f32| {
+            f32::from_bits(convert(Ty::F32, Ty::F32, round, false, u64::from(x.to_bits())) as u32)
+        };
+        assert_eq!(same(Round::Zero, -2.7), -2.0);
+        assert_eq!(same(Round::Down, -2.2), -3.0);
+        assert_eq!(same(Round::Up, 2.2), 3.0);
+        assert_eq!(same(Round::Nearest, 2.5), 2.0);
+        assert_eq!(same(Round::None, 2.7), 2.7);
     }
 
     #[test]

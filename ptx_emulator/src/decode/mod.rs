@@ -543,11 +543,6 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
                         .into(),
                 );
             }
-            let directed = matches!(round, Round::Zero | Round::Down | Round::Up);
-            let to_float = to.float() && to != Ty::Tf32;
-            if to_float && directed && (!from.float() || from != to) && !(from == Ty::F32 && to == Ty::F64) {
-                return Err("directed rounding of an integer or of f64 to a float is not implemented".into());
-            }
             Op::Cvt { d: ctx.dst(&ops[0])?, a: ctx.fsrc(&ops[1], from)?, to, from, round, ftz }
         }
         "cvta" => {
