@@ -10,7 +10,7 @@ fn bad_inputs_are_refused_in_one_sentence() {
 }
 
 #[test]
-fn without_a_gpu_it_says_it_needs_one() {
+fn without_a_gpu_it_runs_on_the_emulator() {
     testing::assert_run_without_a_gpu(BIN, true);
 }
 

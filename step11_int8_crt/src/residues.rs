@@ -55,25 +55,36 @@
 //! the FP32 path of the marked rows and columns (common::fp32_path)
 //! ```
 //!
-//! The workspaces are kept from launch to launch and grown when a shape needs more.
+//! The list is written once, in [`crate::sequence`]; this file plays it on a GPU, where the
+//! workspaces are kept from launch to launch and grown when a shape needs more.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use anyhow::{Result, anyhow};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
-use cudarc::driver::{
-    CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use common::Shape;
 use common::fp32_path::{Fp32Path, Paths};
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
-use common::pad::zeroed;
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch};
 use common::params::Params;
 use common::tma::{Element, TensorMap, TmaBox, encode_as};
 
 use crate::MODULI;
+use crate::sequence::{Buf, Item, Val, Work, on_emulator, read_stats, sequence};
+
+/// Pushes resolved arguments onto a launch, in order.
+fn push<'a>(builder: &mut LaunchArgs<'a>, args: &'a [Resolved]) {
+    for arg in args {
+        match arg {
+            Resolved::I32(i) => builder.arg(i),
+            Resolved::Ptr(p) => builder.arg(p),
+            Resolved::Map(m) => builder.arg(m),
+        };
+    }
+}
 
 /// The moduli step 11's kernel knows, in the order it takes them: the first pass takes the first
 /// MODULI, and the data may call for up to [`MOST`].
@@ -114,19 +125,14 @@ pub const CHOOSE_ENTRY: &str = "choose_moduli";
 
 /// The bound's tiles (kernel.cu's BM × BOUND_BN, 64 bf16 deep) and its four stages of them in
 /// shared memory, with their barriers and the swizzle's alignment.
-const BOUND_ROWS: u32 = 128;
-const BOUND_COLS: u32 = 256;
-const BOUND_DEPTH: u32 = 64;
-const BOUND_SMEM: u32 = 4 * (128 * (BOUND_ROWS + BOUND_COLS) + 16) + 1024;
+pub(crate) const BOUND_ROWS: u32 = 128;
+pub(crate) const BOUND_COLS: u32 = 256;
+pub(crate) const BOUND_DEPTH: u32 = 64;
+pub(crate) const BOUND_SMEM: u32 = 4 * (128 * (BOUND_ROWS + BOUND_COLS) + 16) + 1024;
 /// Entries of each vector's count histogram in the statistics (kernel.cu's HIST_LEN): counts 0 to
 /// MOST, and one for more than MOST.
 pub const HIST_LEN: usize = MOST + 2;
 
-/// Blocks of the second pass's scaling kernels: they return at once where the first pass's moduli
-/// do, and where they do not, enough blocks that the last wave is a small part of the work.
-const RESCALE_BLOCKS: usize = 2048;
-/// Blocks of the wide rebuild, which return at once where the first pass's moduli do.
-const WIDE_BLOCKS: usize = 1024;
 /// Rows of B a block of `col_norms` sums.
 pub const NORM_CHUNK: usize = 256;
 /// Rows of K in a tile of `scale_cols` and `rescale_cols`.
@@ -158,291 +164,195 @@ pub fn bf16_pitch(k: usize) -> usize {
 }
 
 /// Device bytes a product of `shape` needs besides A, B and C, whatever the first pass's count:
-/// the residues of A, of Bᵀ and of C for all [`MOST`] moduli the data may call for, the bound's
-/// bf16 magnitudes of both, the exponents, the statistics, the marks, each vector's scaled ‖·‖₁,
-/// Σx² and ‖·‖₁, B's partial norms (three planes), and the FP32 path's lists.
+/// every workspace of the sequence ([`Work`]: the residues of A, of Bᵀ and of C for all
+/// [`MOST`] moduli the data may call for, the bound's magnitudes, the exponents, norms,
+/// statistics and marks), and the FP32 path's lists.
 pub fn workspace_bytes(shape: Shape) -> u64 {
-    let stats = stats_len(shape) as u64;
-    let Shape { m, n, k } = shape;
-    let [m, n, k, l] = [m, n, k, MOST].map(|v| v as u64);
-    let residues =
-        l.saturating_mul((m + n).saturating_mul(pitch(k as usize) as u64) + m * pitch(n as usize) as u64);
-    let ints = (m + n) + stats + (m + n);
-    let magnitudes = 2 * (m + n).saturating_mul(bf16_pitch(k as usize) as u64);
-    residues
-        .saturating_add(magnitudes)
-        .saturating_add(4 * ints + 4 * (m + n) + 2 * 8 * (m + n) + 3 * 8 * k.div_ceil(NORM_CHUNK as u64) * n)
+    Work::ALL
+        .iter()
+        .fold(0u64, |sum, w| sum.saturating_add(w.bytes(shape, true)))
         .saturating_add(common::fp32_path::workspace_bytes(shape))
 }
 
-/// The entry points of one compiled kernel, and the workspaces its launches keep.
+/// The entry points of one compiled kernel, and the workspaces its launches keep: the GPU's
+/// player of [`sequence`].
 pub struct Residues {
-    rows: CudaFunction,
-    norms: CudaFunction,
-    cols: CudaFunction,
-    marks: CudaFunction,
-    rescale_rows: CudaFunction,
-    rescale_cols: CudaFunction,
-    reconstruct: Option<[CudaFunction; 2]>,
-    magnitudes: [CudaFunction; 2],
-    bound: CudaFunction,
-    choose: CudaFunction,
+    entries: HashMap<&'static str, CudaFunction>,
+    rebuilds: bool,
     state: Mutex<State>,
     fp32: Fp32Path,
 }
 
 #[derive(Default)]
 struct State {
-    a_res: Option<CudaSlice<u8>>,
-    b_res: Option<CudaSlice<u8>>,
-    c_res: Option<CudaSlice<u8>>,
-    exps: Option<CudaSlice<i32>>,
-    stats: Option<CudaSlice<i32>>,
-    marks: Option<CudaSlice<i32>>,
-    part: Option<CudaSlice<f64>>,
-    norms: Option<CudaSlice<f64>>,
-    l1: Option<CudaSlice<f64>>,
-    scaled_l1: Option<CudaSlice<f32>>,
-    mag_a: Option<CudaSlice<u16>>,
-    mag_b: Option<CudaSlice<u16>>,
-    /// The maps of the last launch and what they were encoded for.
-    last: Option<(Key, [TensorMap; 2])>,
-    /// The bound's maps and what they were encoded for.
-    last_bound: Option<((u64, u64, Shape), [TensorMap; 2])>,
+    /// One slot per [`Work`], in the order of [`Work::ALL`].
+    works: [Option<CudaSlice<u8>>; Work::ALL.len()],
+    /// The maps of the last launch, and what each was encoded for.
+    maps: Vec<(MapKey, TensorMap)>,
     /// The first pass's moduli at the last launch, its shape, and whether the count was forced.
     first: usize,
     shape: Option<Shape>,
     forced: bool,
 }
 
-type Key = (u64, u64, Shape, usize, TmaBox, TmaBox);
+/// What a map is encoded for: the element, the address, the dimensions and the box.
+type MapKey = (Element, u64, [usize; 4], TmaBox);
 
-/// A [`common::pad::workspace`] of at least `need` elements (one at least), and its address.
-fn workspace<T: DeviceRepr + ValidAsZeroBits>(
-    gpu: &Gpu,
-    slot: &mut Option<CudaSlice<T>>,
-    need: usize,
-) -> Result<u64> {
-    let w = common::pad::workspace(gpu, slot, need.max(1))?;
-    let (ptr, _sync) = w.device_ptr(&gpu.stream);
-    Ok(ptr)
-}
-
-fn config(grid: (u32, u32, u32)) -> LaunchConfig {
-    LaunchConfig { grid_dim: grid, block_dim: (256, 1, 1), shared_mem_bytes: 0 }
-}
-
-fn blocks(count: usize, per_block: usize) -> u32 {
-    u32::try_from(count.div_ceil(per_block)).unwrap_or(u32::MAX)
+/// An argument resolved for the GPU: an int, or a device address or a map, by value.
+enum Resolved {
+    I32(i32),
+    Ptr(u64),
+    Map(TensorMap),
 }
 
 impl Residues {
     /// Finds the entry points in the step's module.
     pub fn new(kernel: &Kernel) -> Result<Self> {
-        let bound = kernel.entry(BOUND_ENTRY)?;
-        bound
+        let rebuilds = kernel.has_entry(RECONSTRUCT_ENTRY);
+        let mut entries = HashMap::new();
+        let mut names = vec![
+            ROWS_ENTRY,
+            NORMS_ENTRY,
+            COLS_ENTRY,
+            MARKS_ENTRY,
+            RESCALE_ROWS_ENTRY,
+            RESCALE_COLS_ENTRY,
+            MAGNITUDE_ROWS_ENTRY,
+            MAGNITUDE_COLS_ENTRY,
+            BOUND_ENTRY,
+            CHOOSE_ENTRY,
+        ];
+        if rebuilds {
+            names.extend([RECONSTRUCT_ENTRY, RECONSTRUCT_WIDE_ENTRY]);
+        }
+        for name in names {
+            entries.insert(name, kernel.entry(name)?);
+        }
+        entries[BOUND_ENTRY]
             .set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BOUND_SMEM as i32)
             .map_err(|e| anyhow!("could not give the bound {BOUND_SMEM} bytes of shared memory: {e:?}"))?;
-        Ok(Self {
-            rows: kernel.entry(ROWS_ENTRY)?,
-            norms: kernel.entry(NORMS_ENTRY)?,
-            cols: kernel.entry(COLS_ENTRY)?,
-            marks: kernel.entry(MARKS_ENTRY)?,
-            rescale_rows: kernel.entry(RESCALE_ROWS_ENTRY)?,
-            rescale_cols: kernel.entry(RESCALE_COLS_ENTRY)?,
-            reconstruct: if kernel.has_entry(RECONSTRUCT_ENTRY) {
-                Some([kernel.entry(RECONSTRUCT_ENTRY)?, kernel.entry(RECONSTRUCT_WIDE_ENTRY)?])
-            } else {
-                None
-            },
-            magnitudes: [kernel.entry(MAGNITUDE_ROWS_ENTRY)?, kernel.entry(MAGNITUDE_COLS_ENTRY)?],
-            bound,
-            choose: kernel.entry(CHOOSE_ENTRY)?,
-            state: Mutex::default(),
-            fp32: Fp32Path::default(),
-        })
+        Ok(Self { entries, rebuilds, state: Mutex::default(), fp32: Fp32Path::default() })
     }
 
     /// Queues one product C = A·B of the call's shape with a first pass of MODULI moduli: the
-    /// scaling kernels, the marks and the choice of moduli, the second pass (the call's kernel on
-    /// its grid), the rebuild and the FP32 path (module docs). The boxes are counted in bytes of
-    /// the residues.
+    /// items of [`sequence`] in order, on the GPU's stream. The boxes are counted in bytes of the
+    /// residues.
     fn queue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
         let (gpu, shape) = (call.gpu, call.shape);
-        let (a_box, b_box) =
+        let boxes =
             call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
-        let moduli = call.params.get(MODULI.name) as usize;
         let mut state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
-        let Shape { m, n, k } = shape;
-        let (kp, np) = (pitch(k), pitch(n));
-        let a_res = workspace(gpu, &mut state.a_res, MOST * m * kp)?;
-        let b_res = workspace(gpu, &mut state.b_res, MOST * n * kp)?;
-        // A kernel that rebuilds C itself writes no residues of C.
-        let c_len = if self.reconstruct.is_some() { MOST * m * np } else { 1 };
-        let c_res = workspace(gpu, &mut state.c_res, c_len)?;
-        let exps = workspace(gpu, &mut state.exps, m + n)?;
-        let part = workspace(gpu, &mut state.part, 3 * k.div_ceil(NORM_CHUNK) * n)?;
-        let squares = workspace(gpu, &mut state.norms, m + n)?;
-        let l1 = workspace(gpu, &mut state.l1, m + n)?;
-        let scaled_l1 = workspace(gpu, &mut state.scaled_l1, 2 * (m + n))?;
-        let kb = bf16_pitch(k);
-        let mag_a = workspace(gpu, &mut state.mag_a, m * kb)?;
-        let mag_b = workspace(gpu, &mut state.mag_b, n * kb)?;
-        let stats = zeroed(gpu, &mut state.stats, stats_len(shape))?;
-        state.first = moduli;
+        state.first = call.params.get(MODULI.name) as usize;
         state.shape = Some(shape);
         state.forced = call.params.find(crate::COUNT.name).is_some_and(|c| c > 0);
-        let marks = workspace(gpu, &mut state.marks, m + n)?;
-        let b_exps = exps + 4 * m as u64;
-        let [mi, ni, ki, kpi, kbi] = [m, n, k, kp, kb].map(|v| v as i32);
-        fn failed(entry: &'static str) -> impl Fn(cudarc::driver::DriverError) -> anyhow::Error {
-            move |e| anyhow!("the kernel's {entry} failed to launch: {e:?}")
-        }
-
-        let mut rows = gpu.stream.launch_builder(&self.rows);
-        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&l1).arg(&mi).arg(&ki).arg(&kpi);
-        // SAFETY (this launch and the ones below): the arguments match the signatures in the
-        // module docs; the workspaces hold what those signatures address for `shape` (allocated
-        // above), and A, B and C hold the shape (checked by the caller).
-        // A row a block: 16 entries a thread, up to 256 threads (fewer for a short row, so that
-        // more rows are in flight at once).
-        let row_threads = (k.div_ceil(16).div_ceil(32) * 32).clamp(32, 256) as u32;
-        let row_cfg = LaunchConfig { block_dim: (row_threads, 1, 1), ..config((blocks(m, 1), 1, 1)) };
-        unsafe { rows.launch(row_cfg) }.map_err(failed(ROWS_ENTRY))?;
-        let mut norms = gpu.stream.launch_builder(&self.norms);
-        norms.arg(b).arg(&part).arg(&ki).arg(&ni);
-        // SAFETY: as for scale_rows above.
-        unsafe { norms.launch(config((blocks(n, 32), blocks(k, NORM_CHUNK), 1))) }
-            .map_err(failed(NORMS_ENTRY))?;
-        let mut cols = gpu.stream.launch_builder(&self.cols);
-        cols.arg(b).arg(&part).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares).arg(&l1);
-        cols.arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
-        // SAFETY: as for scale_rows above.
-        unsafe { cols.launch(config((blocks(n, 32), blocks(k, SCALE_TILE), 1))) }
-            .map_err(failed(COLS_ENTRY))?;
-        let mut mark = gpu.stream.launch_builder(&self.marks);
-        mark.arg(&exps).arg(&stats).arg(&marks).arg(&mi).arg(&ni);
-        // SAFETY: as for scale_rows above.
-        unsafe { mark.launch(config((blocks(m + n, 256).min(1024), 1, 1))) }.map_err(failed(MARKS_ENTRY))?;
-        // The bound, where the rule left vectors marked (else each kernel returns at once).
-        let [mag_rows, mag_cols] = &self.magnitudes;
-        let mut mags = gpu.stream.launch_builder(mag_rows);
-        mags.arg(a).arg(&exps).arg(&l1).arg(&stats).arg(&mag_a).arg(&scaled_l1);
-        mags.arg(&mi).arg(&ni).arg(&ki).arg(&kbi);
-        // SAFETY: as for scale_rows above.
-        unsafe { mags.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
-            .map_err(failed(MAGNITUDE_ROWS_ENTRY))?;
-        let mut mags = gpu.stream.launch_builder(mag_cols);
-        mags.arg(b).arg(&exps).arg(&l1).arg(&stats).arg(&mag_b).arg(&scaled_l1);
-        mags.arg(&mi).arg(&ni).arg(&ki).arg(&kbi);
-        // SAFETY: as for scale_rows above.
-        unsafe { mags.launch(config((blocks(n, 32), blocks(kb, SCALE_TILE), 1))) }
-            .map_err(failed(MAGNITUDE_COLS_ENTRY))?;
-        let bound_key = (mag_a, mag_b, shape);
-        let bound_maps = match &state.last_bound {
-            Some((last, maps)) if *last == bound_key => *maps,
-            _ => {
-                let maps = [
-                    encode_as(
-                        Element::Bf16,
-                        mag_a,
-                        [m, k, kb, 1],
-                        TmaBox { rows: BOUND_ROWS, cols: BOUND_DEPTH },
-                    )?,
-                    encode_as(
-                        Element::Bf16,
-                        mag_b,
-                        [n, k, kb, 1],
-                        TmaBox { rows: BOUND_COLS, cols: BOUND_DEPTH },
-                    )?,
-                ];
-                state.last_bound = Some((bound_key, maps));
-                maps
+        let mut at = [0u64; Work::ALL.len()];
+        for (i, work) in Work::ALL.into_iter().enumerate() {
+            let bytes = usize::try_from(work.bytes(shape, self.rebuilds))?;
+            let w = common::pad::workspace(gpu, &mut state.works[i], bytes)?;
+            if work.zeroed() {
+                gpu.stream.memset_zeros(w).map_err(|e| anyhow!("zeroing the statistics: {e:?}"))?;
             }
-        };
-        let mut bound = gpu.stream.launch_builder(&self.bound);
-        bound.arg(&mi).arg(&ni).arg(&ki).arg(&stats).arg(&scaled_l1).arg(&bound_maps[0]).arg(&bound_maps[1]);
-        let bound_cfg = LaunchConfig {
-            grid_dim: (blocks(n, BOUND_COLS as usize), blocks(m, BOUND_ROWS as usize), 1),
-            block_dim: (384, 1, 1),
-            shared_mem_bytes: BOUND_SMEM,
-        };
-        // SAFETY: as for scale_rows above; the maps address mag_a and mag_b, allocated above.
-        unsafe { bound.launch(bound_cfg) }.map_err(failed(BOUND_ENTRY))?;
-        let mut choose = gpu.stream.launch_builder(&self.choose);
-        choose.arg(&exps).arg(&squares).arg(&stats).arg(&marks).arg(&mi).arg(&ni).arg(&ki);
-        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: as for scale_rows above.
-        unsafe { choose.launch(one) }.map_err(failed(CHOOSE_ENTRY))?;
-        let mut rows = gpu.stream.launch_builder(&self.rescale_rows);
-        rows.arg(a).arg(&a_res).arg(&exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&kpi);
-        // SAFETY: as for scale_rows above.
-        unsafe { rows.launch(config((m.clamp(1, RESCALE_BLOCKS) as u32, 1, 1))) }
-            .map_err(failed(RESCALE_ROWS_ENTRY))?;
-        let mut cols = gpu.stream.launch_builder(&self.rescale_cols);
-        cols.arg(b).arg(&b_res).arg(&b_exps).arg(&stats).arg(&squares).arg(&mi).arg(&ki).arg(&ni).arg(&kpi);
-        let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, SCALE_TILE));
-        // SAFETY: as for scale_rows above.
-        unsafe { cols.launch(config((blocks(n, 32), tiles, 1))) }.map_err(failed(RESCALE_COLS_ENTRY))?;
-
-        let key = (a_res, b_res, shape, moduli, a_box, b_box);
-        let maps = match &state.last {
-            Some((last, maps)) if *last == key => *maps,
-            _ => {
-                let maps = [
-                    encode_as(Element::U8, a_res, [m, k, kp, MOST], a_box)?,
-                    encode_as(Element::U8, b_res, [n, k, kp, MOST], b_box)?,
-                ];
-                state.last = Some((key, maps));
-                maps
-            }
-        };
-        let mut product = call.args((a, b, &mut *c));
-        product.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&maps[0]).arg(&maps[1]);
-        // SAFETY: as for scale_rows above.
-        unsafe { product.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-
-        if let Some([reconstruct, wide]) = &self.reconstruct {
-            let across = blocks(n, 256 * REBUILD_COLS);
-            let mut rebuild = gpu.stream.launch_builder(reconstruct);
-            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-            let grid = (across, m.clamp(1, 65_535) as u32, 1);
-            // SAFETY: as for scale_rows above.
-            unsafe { rebuild.launch(config(grid)) }.map_err(failed(RECONSTRUCT_ENTRY))?;
-            let mut rebuild = gpu.stream.launch_builder(wide);
-            rebuild.arg(&c_res).arg(&exps).arg(&marks).arg(&stats).arg(&mut *c).arg(&mi).arg(&ni);
-            let rows = (WIDE_BLOCKS / across as usize).clamp(1, m.max(1));
-            // SAFETY: as for scale_rows above (the same signature).
-            unsafe { rebuild.launch(config((across, rows as u32, 1))) }
-                .map_err(failed(RECONSTRUCT_WIDE_ENTRY))?;
+            at[i] = w.device_ptr(&gpu.stream).0;
         }
-        self.fp32.launch(gpu, (a, b, c), marks, shape)
+        let operand = |s: &CudaSlice<f32>| s.device_ptr(&gpu.stream).0;
+        let [pa, pb, pc] = [operand(a), operand(b), operand(c)];
+        let address = |buf: Buf| match buf {
+            Buf::A => pa,
+            Buf::B => pb,
+            Buf::C => pc,
+            Buf::Work(work, offset) => at[work as usize] + offset as u64,
+        };
+        let mut resolve = |vals: &[Val]| -> Result<Vec<Resolved>> {
+            let mut out = Vec::with_capacity(vals.len());
+            for v in vals {
+                out.push(match *v {
+                    Val::I32(i) => Resolved::I32(i),
+                    Val::Ptr(buf) => Resolved::Ptr(address(buf)),
+                    Val::Map { element, of, dims, bx } => {
+                        let key = (element, at[of as usize], dims, bx);
+                        let found = state.maps.iter().find(|(k, _)| *k == key).map(|(_, m)| *m);
+                        let map = match found {
+                            Some(map) => map,
+                            None => {
+                                let map = encode_as(element, key.1, dims, bx)?;
+                                state.maps.truncate(7);
+                                state.maps.insert(0, (key, map));
+                                map
+                            }
+                        };
+                        Resolved::Map(map)
+                    }
+                });
+            }
+            Ok(out)
+        };
+        for item in sequence(shape, self.rebuilds, boxes) {
+            match item {
+                Item::Kernel { entry, grid, block, smem, args } => {
+                    let args = resolve(&args)?;
+                    let mut builder = gpu.stream.launch_builder(&self.entries[entry]);
+                    push(&mut builder, &args);
+                    let cfg =
+                        LaunchConfig { grid_dim: grid, block_dim: (block, 1, 1), shared_mem_bytes: smem };
+                    // SAFETY: the arguments match the signatures in the module docs, as
+                    // `sequence` lists them; the workspaces hold what those signatures address
+                    // for `shape` (allocated above at the sizes `Work::bytes` gives), and A, B and
+                    // C hold the shape (checked by the caller).
+                    unsafe { builder.launch(cfg) }
+                        .map_err(|e| anyhow!("the kernel's {entry} failed to launch: {e:?}"))?;
+                }
+                Item::Product { args } => {
+                    let args = resolve(&args)?;
+                    let mut builder = call.args((a, b, &mut *c));
+                    push(&mut builder, &args);
+                    // SAFETY: as for the kernels above; the maps address the residue workspaces.
+                    unsafe { builder.launch(call.cfg) }
+                        .map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
+                }
+                Item::Fp32Path { marks } => self.fp32.launch(gpu, (a, b, &mut *c), address(marks), shape)?,
+            }
+        }
+        Ok(())
     }
 
     /// The moduli the last product took (after it has finished): the first pass's, or more where
     /// the data called for them; and what each row and column needed, in words.
     pub fn moduli(&self, gpu: &Gpu) -> Result<Option<(usize, String)>> {
         let state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
-        let (Some(stats), Some(shape)) = (&state.stats, state.shape) else { return Ok(None) };
+        let (Some(stats), Some(shape)) = (&state.works[Work::Stats as usize], state.shape) else {
+            return Ok(None);
+        };
         let read = |from: usize, len: usize| {
-            let mut v = vec![0i32; len];
+            let mut bytes = vec![0u8; 4 * len];
             gpu.stream
-                .memcpy_dtoh(&stats.slice(from..from + len), &mut v)
-                .map_err(|e| anyhow!("reading the moduli the product took: {e:?}"))
-                .map(|()| v)
+                .memcpy_dtoh(&stats.slice(4 * from..4 * (from + len)), &mut bytes)
+                .map_err(|e| anyhow!("reading the moduli the product took: {e:?}"))?;
+            Ok(bytes.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
         };
-        let chosen = read(2, 1)?[0];
-        let taken = state.first.max(chosen.max(0) as usize);
-        let flag = read(flag_at(shape), 1 + 2 * HIST_LEN)?;
-        let words = if state.forced {
-            format!("{taken} moduli forced on every row and column (--moduli); no rule, no bound")
-        } else if flag[0] == 0 {
-            format!("every row and column is carried at the first pass's {} moduli (the rule)", state.first)
-        } else {
-            needs_words(&flag[1..=HIST_LEN], &flag[1 + HIST_LEN..], state.first)
-        };
-        Ok(Some((taken, words)))
+        moduli_taken(read, shape, state.first, state.forced).map(Some)
     }
+}
+
+/// The moduli a product of `shape` took, read from its statistics by `read(from, len)`, and what
+/// each row and column needed, in words; `first` the first pass's count, `forced` whether
+/// `--moduli` forced it.
+pub fn moduli_taken(
+    read: impl Fn(usize, usize) -> Result<Vec<i32>>,
+    shape: Shape,
+    first: usize,
+    forced: bool,
+) -> Result<(usize, String)> {
+    let chosen = read(2, 1)?[0];
+    let taken = first.max(chosen.max(0) as usize);
+    let flag = read(flag_at(shape), 1 + 2 * HIST_LEN)?;
+    let words = if forced {
+        format!("{taken} moduli forced on every row and column (--moduli); no rule, no bound")
+    } else if flag[0] == 0 {
+        format!("every row and column is carried at the first pass's {first} moduli (the rule)")
+    } else {
+        needs_words(&flag[1..=HIST_LEN], &flag[1 + HIST_LEN..], first)
+    };
+    Ok((taken, words))
 }
 
 /// The histogram of needs, rows' and columns', in words: "7 for 4090 rows and 4096 columns, 9 for
@@ -467,10 +377,23 @@ fn needs_words(rows: &[i32], cols: &[i32], first: usize) -> String {
 pub struct ResidueHooks;
 
 impl Hooks for ResidueHooks {
-    fn emulated(&self) -> Result<(), &'static str> {
-        Err(
-            "its launch queues the scaling, residue, product and reconstruction kernels with maps of its own workspaces, which the emulator does not run yet",
-        )
+    /// The same sequence on the emulator ([`crate::sequence::on_emulator`]), with the moduli the
+    /// product took read after it, as a GPU run reads them.
+    fn emulate(&self, call: &mut EmulatedCall, operands: EmulatedOperands) -> Result<()> {
+        let boxes =
+            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
+        let rebuilds = call.machine.has_kernel(RECONSTRUCT_ENTRY);
+        let items = sequence(call.shape, rebuilds, boxes);
+        let stats = on_emulator(call, operands, &items)?;
+        let first = call.params.get(MODULI.name) as usize;
+        let forced = call.params.find(crate::COUNT.name).is_some_and(|c| c > 0);
+        let read = |from, len| read_stats(call, stats, from, len);
+        let (taken, needs) = moduli_taken(read, call.shape, first, forced)?;
+        if let Some(paths) = &mut call.paths {
+            paths.moduli = Some(taken);
+            paths.needs = Some(needs);
+        }
+        Ok(())
     }
 
     fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
@@ -538,7 +461,7 @@ mod tests {
         let s = Shape::new(3, 5, 7).unwrap();
         // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16); the bf16 magnitudes of 8 vectors
         // 8 deep; exponents, statistics (3, 4 for each of 8 vectors, the flag and two
-        // histograms of 18), marks; each vector's scaled ‖·‖₁ (a float), Σx² and ‖·‖₁ (doubles),
+        // histograms of 18), marks; each vector's two scaled norms (floats), Σx² and ‖·‖₁ (doubles),
         // one chunk of norms in three planes; the FP32 path's lists, counts and the pieces of
         // sixteen split blocks (one tile's K in sixteen).
         assert_eq!(
@@ -548,7 +471,7 @@ mod tests {
                 + 4 * 8
                 + 4 * (3 + 4 * 8 + 1 + 2 * 18)
                 + 4 * 8
-                + 4 * 8
+                + 8 * 8
                 + 2 * 8 * 8
                 + 3 * 8 * 5
                 + 4 * (11 + 3 + 256 + 16 * 128 * 256)

@@ -422,6 +422,13 @@ const FUSED: GpuStep = GpuStep {
     ..STEP
 };
 
+/// The same planted faults on the emulator, at shapes small enough to emulate (in CI).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_planted_faults_are_caught() {
+    common::testing::emulator::assert_faults_caught(&STEP, FAULTS);
+}
+
 #[test]
 fn the_variant_is_the_kernel_with_its_diff() {
     let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));

@@ -1,0 +1,311 @@
+//! Step 11's launch written once, as data: the workspaces one product needs and the kernels it
+//! queues, in order, with their grids and arguments ([`sequence`]). Two players run the list:
+//! [`Residues`](crate::residues::Residues) on a GPU, and [`on_emulator`] on the PTX emulator,
+//! so the emulator runs exactly what a GPU runs. The kernels and their arguments are described
+//! in [`crate::residues`]'s module docs.
+
+use anyhow::{Result, anyhow};
+
+use common::Shape;
+use common::emulated::{Arg, Config};
+use common::emulated_call::encode_elements;
+use common::hooks::{EmulatedCall, EmulatedOperands};
+use common::tma::{Element, TmaBox};
+
+use crate::residues::{
+    BOUND_COLS, BOUND_DEPTH, BOUND_ENTRY, BOUND_ROWS, BOUND_SMEM, CHOOSE_ENTRY, COLS_ENTRY,
+    MAGNITUDE_COLS_ENTRY, MAGNITUDE_ROWS_ENTRY, MARKS_ENTRY, MOST, NORM_CHUNK, NORMS_ENTRY, REBUILD_COLS,
+    RECONSTRUCT_ENTRY, RECONSTRUCT_WIDE_ENTRY, RESCALE_COLS_ENTRY, RESCALE_ROWS_ENTRY, ROWS_ENTRY,
+    SCALE_TILE, bf16_pitch, pitch, stats_len,
+};
+
+/// Blocks of the second pass's scaling kernels: they return at once where the first pass's moduli
+/// do, and where they do not, enough blocks that the last wave is a small part of the work.
+const RESCALE_BLOCKS: usize = 2048;
+/// Blocks of the wide rebuild, which return at once where the first pass's moduli do.
+const WIDE_BLOCKS: usize = 1024;
+
+/// The workspaces of one product, kept from launch to launch on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Work {
+    /// A's residues: MOST planes of M rows of `pitch(K)` bytes.
+    ARes,
+    /// Bᵀ's residues: MOST planes of N rows of `pitch(K)` bytes.
+    BRes,
+    /// C's residues: MOST planes of M rows of `pitch(N)` bytes (a byte where the kernel rebuilds
+    /// C itself).
+    CRes,
+    /// The exponents of A's rows, then of B's columns (ints).
+    Exps,
+    /// B's partial norms: three planes of K/NORM_CHUNK × N doubles.
+    Part,
+    /// Each vector's Σx² (doubles).
+    Squares,
+    /// Each vector's Σ|x| (doubles).
+    L1,
+    /// Each vector's two scaled norms (float2).
+    ScaledL1,
+    /// The bf16 magnitudes of A's rows and of B's columns, rows of `bf16_pitch(K)` entries.
+    MagA,
+    MagB,
+    /// The statistics ([`stats_len`] ints), zeroed before every product.
+    Stats,
+    /// One mark per row of A and column of B (ints).
+    Marks,
+}
+
+impl Work {
+    pub const ALL: [Work; 12] = [
+        Work::ARes,
+        Work::BRes,
+        Work::CRes,
+        Work::Exps,
+        Work::Part,
+        Work::Squares,
+        Work::L1,
+        Work::ScaledL1,
+        Work::MagA,
+        Work::MagB,
+        Work::Stats,
+        Work::Marks,
+    ];
+
+    /// Bytes the workspace holds for `shape` (one at least; saturated, for the budget of shapes
+    /// too large to hold); `rebuilds` whether the kernel leaves C's residues to the rebuild
+    /// kernels.
+    pub fn bytes(self, shape: Shape, rebuilds: bool) -> u64 {
+        let Shape { m, n, k } = shape;
+        let (kp, np, kb) = (pitch(k) as u64, pitch(n) as u64, bf16_pitch(k) as u64);
+        let [m, n, k, most] = [m, n, k, MOST].map(|x| x as u64);
+        let v = m + n;
+        let planes = |rows: u64, row_bytes: u64| most.saturating_mul(rows).saturating_mul(row_bytes);
+        let bytes = match self {
+            Work::ARes => planes(m, kp),
+            Work::BRes => planes(n, kp),
+            Work::CRes if rebuilds => planes(m, np),
+            Work::CRes => 1,
+            Work::Exps | Work::Marks => 4 * v,
+            Work::Part => (8 * 3 * k.div_ceil(NORM_CHUNK as u64)).saturating_mul(n),
+            Work::Squares | Work::L1 | Work::ScaledL1 => 8 * v,
+            Work::MagA => (2 * m).saturating_mul(kb),
+            Work::MagB => (2 * n).saturating_mul(kb),
+            Work::Stats => 4 * stats_len(shape) as u64,
+        };
+        bytes.max(1)
+    }
+
+    /// Whether the workspace is zeroed before every product (the statistics, which the kernels
+    /// add into); the others are written before they are read.
+    pub fn zeroed(self) -> bool {
+        self == Work::Stats
+    }
+}
+
+/// A buffer a kernel addresses: an operand, or a workspace from a byte offset on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buf {
+    A,
+    B,
+    C,
+    Work(Work, usize),
+}
+
+/// One argument of a queued kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Val {
+    I32(i32),
+    Ptr(Buf),
+    /// A tensor map of a workspace of `element`s: `[rows, cols, pitch, parts]` in elements, in
+    /// boxes of `bx`, with the 128-byte swizzle.
+    Map {
+        element: Element,
+        of: Work,
+        dims: [usize; 4],
+        bx: TmaBox,
+    },
+}
+
+/// One item of a product's sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// Entry point `entry` on `grid`, with `block` threads, `smem` bytes of dynamic shared
+    /// memory and `args`.
+    Kernel { entry: &'static str, grid: (u32, u32, u32), block: u32, smem: u32, args: Vec<Val> },
+    /// The step's `matmul` on the grid common's launch gives it, with the standard arguments and
+    /// then `args`.
+    Product { args: Vec<Val> },
+    /// The FP32 path of the rows and columns the marks mark (common's `fp32_path`).
+    Fp32Path { marks: Buf },
+}
+
+fn blocks(count: usize, per_block: usize) -> u32 {
+    u32::try_from(count.div_ceil(per_block)).unwrap_or(u32::MAX)
+}
+
+// ANCHOR: sequence
+/// The kernels one product C = A·B of `shape` queues, in stream order; `rebuilds` whether the
+/// kernel leaves C to `reconstruct` and `reconstruct_wide`; `boxes` those of A's and Bᵀ's
+/// residue maps.
+pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) -> Vec<Item> {
+    use Val::{I32, Ptr};
+    let Shape { m, n, k } = shape;
+    let (kp, kb) = (pitch(k), bf16_pitch(k));
+    let [mi, ni, ki, kpi, kbi] = [m, n, k, kp, kb].map(|v| I32(v as i32));
+    let w = |work| Ptr(Buf::Work(work, 0));
+    let (a, b, c) = (Ptr(Buf::A), Ptr(Buf::B), Ptr(Buf::C));
+    let (a_res, b_res, exps, stats, squares, l1) =
+        (w(Work::ARes), w(Work::BRes), w(Work::Exps), w(Work::Stats), w(Work::Squares), w(Work::L1));
+    let b_exps = Ptr(Buf::Work(Work::Exps, 4 * m));
+    let (marks, scaled_l1) = (w(Work::Marks), w(Work::ScaledL1));
+    let kernel = |entry, grid, block, args: Vec<Val>| Item::Kernel { entry, grid, block, smem: 0, args };
+    // A row a block: 16 entries a thread, up to 256 threads (fewer for a short row, so that more
+    // rows are in flight at once).
+    let row_threads = (k.div_ceil(16).div_ceil(32) * 32).clamp(32, 256) as u32;
+    let rescaled = m.clamp(1, RESCALE_BLOCKS) as u32;
+    let tiles = (RESCALE_BLOCKS as u32 / blocks(n, 32)).clamp(1, blocks(k, SCALE_TILE));
+    let bf16_map = |of, rows, bx_rows| Val::Map {
+        element: Element::Bf16,
+        of,
+        dims: [rows, k, kb, 1],
+        bx: TmaBox { rows: bx_rows, cols: BOUND_DEPTH },
+    };
+    let res_map = |of, rows, bx| Val::Map { element: Element::U8, of, dims: [rows, k, kp, MOST], bx };
+    let mut items = vec![
+        kernel(
+            ROWS_ENTRY,
+            (blocks(m, 1), 1, 1),
+            row_threads,
+            vec![a, a_res, exps, stats, squares, l1, mi, ki, kpi],
+        ),
+        kernel(NORMS_ENTRY, (blocks(n, 32), blocks(k, NORM_CHUNK), 1), 256, vec![b, w(Work::Part), ki, ni]),
+        kernel(
+            COLS_ENTRY,
+            (blocks(n, 32), blocks(k, SCALE_TILE), 1),
+            256,
+            vec![b, w(Work::Part), b_res, b_exps, stats, squares, l1, mi, ki, ni, kpi],
+        ),
+        kernel(MARKS_ENTRY, (blocks(m + n, 256).min(1024), 1, 1), 256, vec![exps, stats, marks, mi, ni]),
+        // The bound, where the rule left vectors marked (else each kernel returns at once).
+        kernel(
+            MAGNITUDE_ROWS_ENTRY,
+            (rescaled, 1, 1),
+            256,
+            vec![a, exps, l1, stats, w(Work::MagA), scaled_l1, mi, ni, ki, kbi],
+        ),
+        kernel(
+            MAGNITUDE_COLS_ENTRY,
+            (blocks(n, 32), blocks(kb, SCALE_TILE), 1),
+            256,
+            vec![b, exps, l1, stats, w(Work::MagB), scaled_l1, mi, ni, ki, kbi],
+        ),
+        Item::Kernel {
+            entry: BOUND_ENTRY,
+            grid: (blocks(n, BOUND_COLS as usize), blocks(m, BOUND_ROWS as usize), 1),
+            block: 384,
+            smem: BOUND_SMEM,
+            args: vec![
+                mi,
+                ni,
+                ki,
+                stats,
+                scaled_l1,
+                bf16_map(Work::MagA, m, BOUND_ROWS),
+                bf16_map(Work::MagB, n, BOUND_COLS),
+            ],
+        },
+        kernel(CHOOSE_ENTRY, (1, 1, 1), 1024, vec![exps, squares, stats, marks, mi, ni, ki]),
+        kernel(RESCALE_ROWS_ENTRY, (rescaled, 1, 1), 256, vec![a, a_res, exps, stats, squares, mi, ki, kpi]),
+        kernel(
+            RESCALE_COLS_ENTRY,
+            (blocks(n, 32), tiles, 1),
+            256,
+            vec![b, b_res, b_exps, stats, squares, mi, ki, ni, kpi],
+        ),
+        Item::Product {
+            args: vec![
+                w(Work::CRes),
+                exps,
+                marks,
+                stats,
+                res_map(Work::ARes, m, a_box),
+                res_map(Work::BRes, n, b_box),
+            ],
+        },
+    ];
+    if rebuilds {
+        let across = blocks(n, 256 * REBUILD_COLS);
+        let args = vec![w(Work::CRes), exps, marks, stats, c, mi, ni];
+        let rows = (WIDE_BLOCKS / across as usize).clamp(1, m.max(1)) as u32;
+        items.push(kernel(RECONSTRUCT_ENTRY, (across, m.clamp(1, 65_535) as u32, 1), 256, args.clone()));
+        items.push(kernel(RECONSTRUCT_WIDE_ENTRY, (across, rows, 1), 256, args));
+    }
+    items.push(Item::Fp32Path { marks: Buf::Work(Work::Marks, 0) });
+    items
+}
+// ANCHOR_END: sequence
+
+/// The bytes of `element`.
+pub fn element_bytes(element: Element) -> u32 {
+    match element {
+        Element::F32 => 4,
+        Element::U8 => 1,
+        Element::Bf16 => 2,
+    }
+}
+
+/// One product on the PTX emulator: the same sequence, each workspace allocated for it (zeroed),
+/// each map encoded by the emulator. Returns the statistics' address, read after for the report.
+pub fn on_emulator(call: &mut EmulatedCall, (a, b, c): EmulatedOperands, items: &[Item]) -> Result<u64> {
+    let shape = call.shape;
+    let rebuilds = items.iter().any(|i| matches!(i, Item::Kernel { entry: RECONSTRUCT_ENTRY, .. }));
+    let mut at = std::collections::HashMap::new();
+    for work in Work::ALL {
+        let bytes = usize::try_from(work.bytes(shape, rebuilds))?;
+        at.insert(work, call.workspace(bytes.div_ceil(4), "a residue workspace"));
+    }
+    let address = |buf: Buf| match buf {
+        Buf::A => a,
+        Buf::B => b,
+        Buf::C => c,
+        Buf::Work(work, offset) => at[&work] + offset as u64,
+    };
+    let resolve = |vals: &[Val]| -> Result<Vec<Arg>> {
+        vals.iter()
+            .map(|v| match *v {
+                Val::I32(i) => Ok(Arg::I32(i)),
+                Val::Ptr(buf) => Ok(Arg::Ptr(address(buf))),
+                Val::Map { element, of, dims, bx } => {
+                    encode_elements(element_bytes(element), at[&of], dims, bx).map(Arg::Map)
+                }
+            })
+            .collect()
+    };
+    for item in items {
+        match item {
+            Item::Kernel { entry, grid, block, smem, args } => {
+                let config =
+                    Config { grid: *grid, block: (*block, 1, 1), dynamic_shared: *smem, ..call.config };
+                let args = resolve(args)?;
+                call.run(entry, config, &args)?;
+            }
+            Item::Product { args } => {
+                let mut all = call.args((a, b, c));
+                all.extend(resolve(args)?);
+                call.run(common::gpu::ENTRY, call.config, &all)?;
+            }
+            Item::Fp32Path { marks } => {
+                call.fp32_path((a, b, c), address(*marks))?;
+            }
+        }
+    }
+    Ok(at[&Work::Stats])
+}
+
+/// The statistics of the last product, `len` ints from `from`, read from the emulator.
+pub fn read_stats(call: &EmulatedCall, stats: u64, from: usize, len: usize) -> Result<Vec<i32>> {
+    let floats = call
+        .machine
+        .read_f32(stats + 4 * from as u64, len)
+        .map_err(|e| anyhow!("reading the moduli the product took: {e}"))?;
+    Ok(floats.into_iter().map(|f| f.to_bits() as i32).collect())
+}

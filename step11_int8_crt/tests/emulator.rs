@@ -1,0 +1,108 @@
+//! Step 11 on the PTX emulator: its whole sequence (the scaling and residues, the marks, the
+//! bound, the second pass, the INT8 products from tensor maps of its own workspaces, the rebuild
+//! and the FP32 path) run on the CPU within FP32's limits, at small and odd shapes, for the
+//! kernel, its one-pass variant and every count of moduli; the exercise's starting file failing
+//! as the chapter says.
+
+use common::emulated;
+use common::matrix::Family;
+use common::run::Emulated;
+use common::testing::emulator::{self, SHAPES};
+use common::testing::exercises::Exercise;
+use common::verify::{self, Verdict};
+use common::{GpuStep, Inputs, Shape, reference, testing};
+use step11_int8_crt::{COUNT, MODULI, STEP};
+
+/// Runs `step` (its parameters for the shape, then `overrides`) on `inputs` on the emulator, with
+/// the race check on: its C, its verdict, and the moduli it took.
+fn emulate(step: &GpuStep, overrides: &[(&str, u32)], inputs: &Inputs) -> (Vec<f32>, Verdict, usize) {
+    let shape = inputs.shape;
+    let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+    let (params, _) = step.params_for(shape, emulated::SMS, &overrides).unwrap();
+    let mut run = Emulated::new(step, params, shape, false).unwrap();
+    let (c, _) = run.multiply(inputs, true).unwrap_or_else(|e| panic!("{} at {shape}: {e}", step.file));
+    let moduli = run.paths.as_ref().and_then(|p| p.moduli).expect("the product's moduli");
+    let verdict = verify::verify(shape, &c, &reference::cpu(inputs), step.precision);
+    (c, verdict, moduli)
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_kernel_matches_the_reference() {
+    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    // Two stages and block-rows that do not divide the grid; eight moduli in the first pass.
+    emulator::assert_emulated_pass(&STEP, &[("STAGES", 2), ("GROUP", 3)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[(MODULI.name, 8)], &[(67, 45, 129)]);
+}
+
+/// The one-pass variant, whose blocks take their tile through every modulus and rebuild C
+/// themselves (no `reconstruct` kernel queued).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_one_pass_variant_matches_the_reference() {
+    let v = GpuStep {
+        file: "step11_int8_crt/variants/fused.cu",
+        source: include_str!("../variants/fused.cu"),
+        params: step11_int8_crt::FUSED_PARAMS,
+        ..STEP
+    };
+    emulator::assert_emulated_pass(&v, &[], &SHAPES[..2]);
+}
+
+/// Every count the product can be forced to take, from the first pass's 7 to all 16 moduli: the
+/// second pass's residues, the products that take the moduli beyond the first pass's, and the
+/// wide rebuild (four 32-bit limbs) all run.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_every_count_of_moduli_matches_the_reference() {
+    let x = Inputs::random(Shape::new(67, 45, 129).unwrap(), 5);
+    for count in [7, 8, 9, 12, 16] {
+        let (_, verdict, taken) = emulate(&STEP, &[(COUNT.name, count)], &x);
+        assert!(verdict.passed(), "{count} moduli: {}", verdict.summary());
+        assert_eq!(taken, count as usize, "the moduli the product took");
+    }
+}
+
+/// Inputs whose rows span many binades (lognormal, σ = 3): the rule marks most vectors, the bound
+/// (a bf16 wgmma product of the magnitudes) asks for more moduli than the first pass's, and the
+/// second pass carries them; the product still holds FP32's limits.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_rows_take_more_moduli_and_pass() {
+    let shape = Shape::new(130, 257, 192).unwrap();
+    let x = Inputs::family(shape, 9, Family::LogNormal(3.0));
+    let (_, verdict, taken) = emulate(&STEP, &[], &x);
+    assert!(verdict.passed(), "{}", verdict.summary());
+    assert!(taken > 7, "the bound kept lognormal rows at the first pass's {taken} moduli");
+}
+
+/// NaN, infinities, zeros and the ends of FP32's range take the FP32 path, and C holds what FP32
+/// gives there.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_special_inputs_pass() {
+    for (m, n, k) in [(67, 45, 129), (33, 31, 33)] {
+        let x = testing::special_inputs(Shape::new(m, n, k).unwrap(), 11);
+        let (_, verdict, _) = emulate(&STEP, &[], &x);
+        assert!(verdict.passed(), "{m}×{n}×{k}: {}", verdict.summary());
+    }
+}
+
+/// The exercise's starting file, whose residues are all 0, fails as the chapter says: C is 0
+/// wherever the FP32 path does not write it, a normwise error of 1.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_starting_file_fails_with_a_normwise_error_of_one() {
+    let exercise = Exercise {
+        file: "step11_int8_crt/exercises/residues.cu",
+        start: include_str!("../exercises/residues.cu"),
+        solution: include_str!("../exercises/residues.diff"),
+        answer: include_str!("../src/kernel.cu"),
+    };
+    let started = emulator::with_source(&STEP, exercise.file, exercise.start.to_owned());
+    emulator::assert_starting_files_fail(&STEP, &[exercise], (64, 64, 64));
+    let (c, verdict, _) = emulate(&started, &[], &Inputs::random(Shape::new(64, 64, 64).unwrap(), 42));
+    let written = c.iter().filter(|&&v| v != 0.0).count();
+    assert_eq!(written, 0, "the starting file wrote something other than 0: {:?}", &c[..8]);
+    assert!(verdict.summary().contains("‖ΔC‖/‖C‖ 1.0e0"), "{}", verdict.summary());
+}
