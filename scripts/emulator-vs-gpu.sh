@@ -19,7 +19,7 @@
 # counts depend only on the PTX, which NVRTC makes the same everywhere. KERNELS and PATTERNS
 # narrow the traffic and banks parts, and SHAPES (separated by ;) replaces the traffic's shapes
 # (e.g. KERNELS="05 06" SHAPES="--size 1024" PATTERNS="20 23"); ONLY (a regular expression on
-# the case's id, e.g. "odd|10-") narrows the bits part.
+# the case's id, e.g. "odd|10-") narrows the bits and hopper parts.
 #
 # Writes its tables to standard output and its logs and C files under $OUT (or /tmp/emu-vs-gpu).
 set -uo pipefail
@@ -84,6 +84,15 @@ bit_cases=(
   "step09_3xtf32|09-odd|-m 67 -n 45 -k 129"
   "step09_3xtf32|09-split|-m 130 -n 257 -k 1030"
   "step09_3xtf32|09-in-pipeline|--size 256 --kernel step09_3xtf32/variants/in_pipeline.cu"
+  "step11_int8_crt|11-256|--size 256"
+  "step11_int8_crt|11-odd|-m 67 -n 45 -k 129"
+  "step11_int8_crt|11-1024|--size 1024"
+  "step11_int8_crt|11-lognormal|-m 130 -n 257 -k 192 --inputs lognormal:3"
+  "step11_int8_crt|11-wide|-m 200 -n 100 -k 300 --inputs wide:30"
+  "step11_int8_crt|11-moduli16|-m 67 -n 45 -k 129 --moduli 16"
+  "step11_int8_crt|11-identity|--size 256 --inputs identity+noise:1e-7"
+  "step11_int8_crt|11-special|--a $out/special-a.npy --b $out/special-b.npy"
+  "step11_int8_crt|11-fused|--size 256 --kernel step11_int8_crt/variants/fused.cu"
   "step12_persistent_clusters|12-256|--size 256"
   "step12_persistent_clusters|12-odd|-m 67 -n 45 -k 129"
   "step12_persistent_clusters|12-1024|--size 1024"
@@ -97,6 +106,18 @@ bit_cases=(
 )
 
 bits() {
+  # Inputs for the FP32 path: NaN, an infinity, subnormals, a row at 2^70 and a zero row in A
+  # (67x129), an infinity and a column at 2^-60 in B (129x45); the rest uniform.
+  python3 - "$out" <<'EOF'
+import sys, numpy as np
+r = np.random.default_rng(7)
+a = r.uniform(-1, 1, (67, 129)).astype(np.float32)
+b = r.uniform(-1, 1, (129, 45)).astype(np.float32)
+a[3, 5], a[10, 0], a[20] = np.nan, np.inf, a[20] * np.float32(2.0**-130)
+a[30] *= np.float32(2.0**70); a[40] = 0
+b[7, 4], b[:, 9] = -np.inf, b[:, 9] * np.float32(2.0**-60)
+np.save(f"{sys.argv[1]}/special-a.npy", a); np.save(f"{sys.argv[1]}/special-b.npy", b)
+EOF
   echo "## C from the GPU and from the emulator"
   echo
   echo "| step | shape and parameters | GPU launch | emulated launch | equal elements | largest difference |"
@@ -118,7 +139,9 @@ try:
 except Exception as x:
     print(f"| {step} | {args} | {gl} | {el} | missing ({x.__class__.__name__}) | |"); sys.exit()
 same = int((a.view(np.uint32) == b.view(np.uint32)).sum())
-diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
+# The largest difference where the bits differ (NaN where one holds NaN and the other not).
+differ = a.view(np.uint32) != b.view(np.uint32)
+diff = float(np.max(np.abs(a[differ].astype(np.float64) - b[differ].astype(np.float64)))) if differ.any() else 0.0
 print(f"| {step} | {args} | {gl} | {el} | {same} of {a.size} | {diff:.3g} |")
 EOF
   done
@@ -241,9 +264,12 @@ hopper() {
     "12-1024|step12_persistent_clusters --size 1024"
     "12-1024-c1|step12_persistent_clusters --size 1024 --param CLUSTER=1"
     "12-odd|step12_persistent_clusters -m 1000 -n 999 -k 1001"
+    "11-1024|step11_int8_crt --size 1024"
+    "11-odd|step11_int8_crt -m 1000 -n 999 -k 1001"
   )
   for c in "${cases[@]}"; do
     IFS='|' read -r id args <<< "$c"
+    [[ "$id" =~ ${ONLY:-.} ]] || continue
     # shellcheck disable=SC2086
     ncu --clock-control none -k regex:matmul --launch-count 1 --metrics "$base${found:+,$found}" --csv \
       bash .gpu/run bin $args --no-cublas --no-verify --reps 1 > "$out/log/$id-ncu.csv" 2> "$out/log/$id-ncu.err" ||
