@@ -57,14 +57,22 @@ impl Global {
         (self.buffers.len() as u64) << BUFFER_SHIFT
     }
 
-    /// Where an address that is in no buffer lies, for a message: before or past which buffer.
+    /// Where `len` bytes at an address that is in no buffer lie, for a message: the byte of the
+    /// buffer they start at, past its end or running over it, or before every buffer.
     pub fn describe(&self, address: u64, len: usize) -> String {
         let live = self.index(address).and_then(|i| self.buffers.get(i)).and_then(|b| b.as_ref());
         match live {
             Some(b) => {
                 let offset = (address & ((1 << BUFFER_SHIFT) - 1)) as usize;
-                let past = (offset + len).saturating_sub(b.bytes);
-                format!("{past} bytes past the end of {} ({} bytes)", b.name, b.bytes)
+                let (name, bytes) = (&b.name, b.bytes);
+                if offset >= bytes {
+                    format!("at byte {offset} of {name}, past the end of its {bytes} bytes")
+                } else {
+                    let last = offset + len - 1;
+                    format!(
+                        "at bytes {offset} to {last} of {name}, which runs past the end of its {bytes} bytes"
+                    )
+                }
             }
             None if address < (1 << BUFFER_SHIFT) => {
                 "below every buffer (a null or negative index)".to_owned()
@@ -213,7 +221,11 @@ mod tests {
         assert_eq!(g.read(a, 10).unwrap(), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert!(g.place(a + 8, 2).is_some());
         assert!(g.place(a + 8, 4).is_none(), "past the end of the buffer");
-        assert_eq!(g.describe(a + 8, 4), "2 bytes past the end of A (10 bytes)");
+        assert_eq!(g.describe(a + 8, 4), "at bytes 8 to 11 of A, which runs past the end of its 10 bytes");
+        // A read that starts where the buffer ends starts past it, not some bytes past it.
+        assert_eq!(g.describe(a + 12, 4), "at byte 12 of A, past the end of its 10 bytes");
+        let c = g.alloc(68, "B");
+        assert_eq!(g.describe(c + 68, 4), "at byte 68 of B, past the end of its 68 bytes");
         assert_eq!(g.describe(0, 4), "below every buffer (a null or negative index)");
         assert!(g.place(0, 4).is_none(), "the null pointer is no buffer");
         let p = g.place(a + 1, 1).unwrap();

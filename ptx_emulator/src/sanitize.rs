@@ -19,6 +19,11 @@ struct Word {
     other_reader: u32,
     read_pc: u32,
     other_read_pc: u32,
+    /// How often the accessing warp had run the instruction, counting this time: which trip of
+    /// a loop the access was in.
+    write_trip: u32,
+    read_trip: u32,
+    other_read_trip: u32,
 }
 
 const NONE: u32 = u32::MAX;
@@ -32,6 +37,9 @@ const FRESH: Word = Word {
     other_reader: NONE,
     read_pc: 0,
     other_read_pc: 0,
+    write_trip: 0,
+    read_trip: 0,
+    other_read_trip: 0,
 };
 
 /// The shadow of a block's shared memory.
@@ -79,56 +87,86 @@ impl Shadow {
         self.epoch += 1;
     }
 
-    /// Thread `thread` (of warp `thread / 32`) reads or writes `word` at instruction `pc`;
-    /// returns the thread, instruction and kind (true: a write) of an access it races with.
-    pub fn access(&mut self, word: usize, thread: u32, pc: u32, write: bool) -> Option<(u32, u32, bool)> {
+    /// Thread `thread` (of warp `thread / 32`) reads or writes `word` at instruction `pc`, the
+    /// `trip`-th time its warp runs it; returns the access it races with, if any.
+    pub fn access(&mut self, word: usize, thread: u32, (pc, trip): (u32, u32), write: bool) -> Option<Other> {
         let w = self.words.get_mut(word)?;
         let warp = thread / 32;
         let e = self.epoch;
         if w.write_epoch == e && w.writer / 32 != warp {
-            return Some((w.writer, w.write_pc, true));
+            return Some(Other { thread: w.writer, pc: w.write_pc, trip: w.write_trip, write: true });
         }
         if write {
             if w.read_epoch == e {
                 if w.reader / 32 != warp {
-                    return Some((w.reader, w.read_pc, false));
+                    return Some(Other { thread: w.reader, pc: w.read_pc, trip: w.read_trip, write: false });
                 }
                 if w.other_reader != NONE {
-                    return Some((w.other_reader, w.other_read_pc, false));
+                    return Some(Other {
+                        thread: w.other_reader,
+                        pc: w.other_read_pc,
+                        trip: w.other_read_trip,
+                        write: false,
+                    });
                 }
             }
             w.write_epoch = e;
             w.writer = thread;
             w.write_pc = pc;
+            w.write_trip = trip;
         } else if w.read_epoch != e {
             w.read_epoch = e;
             w.reader = thread;
             w.read_pc = pc;
+            w.read_trip = trip;
             w.other_reader = NONE;
         } else if w.reader / 32 != warp && w.other_reader == NONE {
             w.other_reader = thread;
             w.other_read_pc = pc;
+            w.other_read_trip = trip;
         }
         None
     }
+}
+
+/// The earlier access a race is with: its thread, instruction, the trip of its warp through that
+/// instruction, and whether it wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Other {
+    pub thread: u32,
+    pub pc: u32,
+    pub trip: u32,
+    pub write: bool,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn other(thread: u32, pc: u32, trip: u32, write: bool) -> Option<Other> {
+        Some(Other { thread, pc, trip, write })
+    }
+
     #[test]
     fn a_write_and_another_warps_read_race_until_a_barrier() {
         let mut s = Shadow::new(4);
-        assert_eq!(s.access(0, 3, 10, true), None);
-        assert_eq!(s.access(0, 5, 11, false), None, "the same warp");
-        assert_eq!(s.access(0, 40, 12, false), Some((3, 10, true)), "another warp reads what was written");
+        assert_eq!(s.access(0, 3, (10, 1), true), None);
+        assert_eq!(s.access(0, 5, (11, 1), false), None, "the same warp");
+        assert_eq!(
+            s.access(0, 40, (12, 1), false),
+            other(3, 10, 1, true),
+            "another warp reads what was written"
+        );
         s.barrier();
-        assert_eq!(s.access(0, 40, 12, false), None);
-        assert_eq!(s.access(0, 70, 12, false), None, "reads never race with reads");
-        assert_eq!(s.access(0, 41, 13, true), Some((70, 12, false)), "a write after another warp's read");
+        assert_eq!(s.access(0, 40, (12, 1), false), None);
+        assert_eq!(s.access(0, 70, (12, 1), false), None, "reads never race with reads");
+        assert_eq!(
+            s.access(0, 41, (13, 2), true),
+            other(70, 12, 1, false),
+            "a write after another warp's read"
+        );
         s.barrier();
-        assert_eq!(s.access(1, 1, 1, true), None);
-        assert_eq!(s.access(1, 33, 2, true), Some((1, 1, true)), "two writes");
+        assert_eq!(s.access(1, 1, (1, 3), true), None);
+        assert_eq!(s.access(1, 33, (2, 3), true), other(1, 1, 3, true), "two writes");
     }
 }

@@ -1,5 +1,5 @@
 //! Step 02 on the PTX emulator: both mappings right at small and odd shapes, and a guard left
-//! out named as a write past the end of C.
+//! out named: the first read past the end of B, at the byte where B ends.
 
 use common::testing::emulator::{self, SHAPES};
 use step02_gpu_naive::STEP;
@@ -16,5 +16,10 @@ fn nvrtc_emulated_kernel_matches_the_reference() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulator_names_a_missing_guard() {
     let unguarded = emulator::planted(&STEP, "if (row < M && col < N) {", "{");
-    emulator::assert_fault_named(&unguarded, &[], (33, 7, 5), &["bytes past the end of"]);
+    emulator::assert_fault_named(
+        &unguarded,
+        &[],
+        (33, 7, 5),
+        &["reads 4 bytes of global memory at byte 140 of B, past the end of its 140 bytes"],
+    );
 }

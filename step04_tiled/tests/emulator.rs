@@ -33,7 +33,7 @@ fn nvrtc_emulator_names_a_missing_barrier() {
         "        // The tiles are complete before anyone reads them...\n        __syncthreads();",
         "",
     );
-    emulator::assert_fault_named(
+    let first_message = emulator::assert_fault_named(
         &first,
         &[],
         (64, 64, 64),
@@ -44,12 +44,15 @@ fn nvrtc_emulator_names_a_missing_barrier() {
         "        // ...and everyone has finished reading them before the next copy overwrites them.\n        __syncthreads();",
         "",
     );
-    emulator::assert_fault_named(
+    // The copy of one trip of the loop against the read of the trip before: both trips named.
+    let message = emulator::assert_fault_named(
         &second,
         &[],
         (64, 64, 64),
-        &["shared-memory race", "with no barrier between"],
+        &["shared-memory race", "in trip 1", "in trip 2", "of its loop", "with no barrier between"],
     );
+    assert!(!first_message.contains("trip"), "the first barrier's race is within one trip: {first_message}");
+    assert_ne!(message, first_message);
 }
 
 #[test]
@@ -67,7 +70,7 @@ fn nvrtc_emulator_names_an_index_off_by_one() {
         &global,
         &[],
         (64, 64, 64),
-        &["reads 4 bytes of global memory 4 bytes past the end of A"],
+        &["reads 4 bytes of global memory at byte 16384 of A, past the end of its 16384 bytes"],
     );
 }
 

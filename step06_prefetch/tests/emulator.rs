@@ -67,7 +67,7 @@ fn nvrtc_emulator_names_an_index_off_by_one() {
         &write,
         &[],
         (67, 45, 129),
-        &["writes 4 bytes of global memory 4 bytes past the end of C"],
+        &["writes 4 bytes of global memory at byte 12060 of C, past the end of its 12060 bytes"],
     );
 }
 

@@ -260,7 +260,10 @@ impl Cluster<'_> {
                                 self.ctas[self.rank].shadow.land(word);
                             }
                             let at = &self.k.insts[c.inst as usize];
+                            // The copy lands now, at the wait: no trip of its own to name.
+                            let visit = std::mem::replace(&mut self.visit, 0);
                             self.check_shared(at, c.inst, (w.index, lane), c.dst, c.size as usize, true)?;
+                            self.visit = visit;
                         }
                         for i in 0..c.size as usize {
                             let byte = if i < c.src_size as usize {
@@ -411,11 +414,11 @@ impl Cluster<'_> {
             self.note_access(word, pc, write);
             let shadow = &mut self.ctas[self.rank].shadow;
             // A copy still in flight to the word, or another warp's access since the last barrier.
-            let (other, other_pc, what) = match shadow.in_flight(word) {
-                Some((t, p)) => (t, p, "before the cp.async of"),
-                None => match shadow.access(word, thread, pc, write) {
-                    Some((t, p, true)) => (t, p, "which was written by"),
-                    Some((t, p, false)) => (t, p, "which was read by"),
+            let (other, other_pc, other_trip, what) = match shadow.in_flight(word) {
+                Some((t, p)) => (t, p, 0, "before the cp.async of"),
+                None => match shadow.access(word, thread, (pc, self.visit), write) {
+                    Some(o) if o.write => (o.thread, o.pc, o.trip, "which was written by"),
+                    Some(o) => (o.thread, o.pc, o.trip, "which was read by"),
                     None => continue,
                 },
             };
@@ -424,11 +427,18 @@ impl Cluster<'_> {
             } else {
                 "with no barrier between"
             };
+            // Two accesses in different trips of a loop (a barrier missing at the loop's end, say)
+            // say so; counted per warp and instruction, an unrolled copy of the body counts apart.
+            let (trip, other_trip) = if other_trip != 0 && self.visit != 0 && other_trip != self.visit {
+                (format!(" in trip {} of its loop", self.visit), format!(" in trip {other_trip}"))
+            } else {
+                (String::new(), String::new())
+            };
             let other_inst = &self.k.insts[other_pc as usize];
             return Err(self.fault(
                 FaultKind::Race,
                 format!(
-                    "shared-memory race: {} {} {} at {}, {what} {} at {} {tail}",
+                    "shared-memory race: {} {} {} at {}{trip}, {what} {} at {}{other_trip} {tail}",
                     self.who(w, l),
                     if write { "writes" } else { "reads" },
                     self.shared_place(word * 4),

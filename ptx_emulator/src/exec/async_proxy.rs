@@ -160,7 +160,9 @@ impl Cluster<'_> {
             if wgmma {
                 // The tensor cores read for the warp: an access of its first thread.
                 let reader = index * 32 + lane as u32;
-                if let Some((other, opc, true)) = self.ctas[self.rank].shadow.access(word, reader, pc, false)
+                let visit = self.visit;
+                if let Some(crate::sanitize::Other { thread: other, pc: opc, write: true, .. }) =
+                    self.ctas[self.rank].shadow.access(word, reader, (pc, visit), false)
                 {
                     return Err(self.fault(
                         FaultKind::Race,

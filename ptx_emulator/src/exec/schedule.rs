@@ -58,6 +58,7 @@ impl<'a> Cluster<'a> {
                 mbars: Default::default(),
             })
             .collect();
+        let warps_len = warps.len();
         Cluster {
             k,
             launch,
@@ -71,6 +72,8 @@ impl<'a> Cluster<'a> {
             warps,
             rank: 0,
             slot: 0,
+            visits: vec![0; if launch.sanitize { warps_len * k.insts.len() } else { 0 }],
+            visit: 0,
             local: vec![0; k.local_bytes * threads as usize * size],
             traffic: Traffic::default(),
             cluster_phase: 0,
@@ -98,6 +101,7 @@ impl<'a> Cluster<'a> {
             cta.mbars.clear();
         }
         self.local.fill(0);
+        self.visits.fill(0);
         self.pending.iter_mut().for_each(|p| *p = Default::default());
         self.in_flight.clear();
         for (i, c) in self.clocks.iter_mut().enumerate() {

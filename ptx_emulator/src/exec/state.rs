@@ -249,6 +249,11 @@ pub struct Cluster<'a> {
     /// The block whose warp runs now, and the warp's slot in `warps`.
     pub rank: usize,
     pub slot: usize,
+    /// With the sanitizer on: how often each warp has run each instruction in this block (by
+    /// slot, then program counter), and that count for the instruction running now, so that a
+    /// race can say which trip of a loop each of its accesses was in.
+    pub visits: Vec<u32>,
+    pub visit: u32,
     /// Each warp's work in flight, by slot.
     pub pending: Vec<Pending>,
     /// The copy engine's copies issued this round, landing at its end.

@@ -23,6 +23,10 @@ impl Cluster<'_> {
         mask: u32,
         exec: u32,
     ) -> Result<Flow, Fault> {
+        if let Some(v) = self.visits.get_mut(slot * self.k.insts.len() + pc as usize) {
+            *v += 1;
+            self.visit = *v;
+        }
         let r = &mut w.regs;
         macro_rules! each {
             ($d:expr, |$l:ident| $e:expr) => {{
