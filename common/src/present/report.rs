@@ -9,7 +9,7 @@ use crate::matrix::Shape;
 use crate::params::Params;
 use crate::step::Geometry;
 use crate::timing::Stats;
-use crate::verify::{Precision, Verdict};
+use crate::verify::{Precision, Verdict, share};
 
 /// Where the step ran.
 #[derive(Clone, Debug)]
@@ -386,25 +386,25 @@ impl Report {
                 if w.ratio() > 0.0 {
                     writeln!(
                         f,
-                        " · worst C[{},{}] = {:.7e}, want {:.7e}, bound {:.1e} ({:.3} of it)",
+                        " · worst C[{},{}] = {:.7e}, want {:.7e}, bound {:.1e} ({})",
                         w.row,
                         w.col,
                         w.got,
                         w.want,
                         w.bound,
-                        w.ratio().min(9.99e9)
+                        share(w.ratio(), 3, "of it")
                     )?;
                 } else {
                     writeln!(f, " · every element exact")?;
                 }
                 writeln!(
                     f,
-                    "           normwise     {} · ‖ΔC‖/‖C‖ = {:.1e}, expected {:.1e}, limit {:.1e} ({:.3} of it)",
+                    "           normwise     {} · ‖ΔC‖/‖C‖ = {:.1e}, expected {:.1e}, limit {:.1e} ({})",
                     verdict(n.passed()),
                     n.relative(),
                     n.relative_expected(),
                     n.relative_limit(),
-                    n.ratio().min(9.99e9)
+                    share(n.ratio(), 3, "of it")
                 )?;
                 if !self.baseline_errors.is_empty() {
                     let each: Vec<String> =

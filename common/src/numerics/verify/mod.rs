@@ -52,7 +52,7 @@ pub use error_model::{
     expected, expected_error, gamma, independent, lambda, underflow,
 };
 pub use precision::Precision;
-pub use verdict::{Class, Normwise, Verdict, Worst, verify};
+pub use verdict::{Class, Normwise, Verdict, Worst, share, verify};
 
 #[cfg(test)]
 mod tests;

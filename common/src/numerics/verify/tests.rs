@@ -712,3 +712,22 @@ fn simulated_tensor_core_products_pass_and_one_bf16_operand_fails_by_two() {
         }
     }
 }
+
+#[test]
+fn a_nan_or_infinity_in_c_has_no_share_of_its_bound_but_not_finite() {
+    let x = inputs(4, 4, 8);
+    let mut c = fp32(&x);
+    c[5] = f32::NAN;
+    let v = check(&x, &c, Precision::Fp32);
+    assert!(!v.passed());
+    let summary = v.summary();
+    assert!(summary.contains("(worst not finite at [1,1])"), "{summary}");
+    assert!(summary.contains(", not finite"), "{summary}");
+    assert!(!summary.contains("9990000000") && !summary.contains("inf of"), "{summary}");
+    c[5] = f32::INFINITY;
+    assert!(check(&x, &c, Precision::Fp32).summary().contains("(worst not finite at [1,1])"));
+    // A finite share keeps its digits, and a huge one is written in powers of ten.
+    assert_eq!(share(0.2381, 3, "of it"), "0.238 of it");
+    assert_eq!(share(2.5e11, 3, "of it"), "2.50e11 of it");
+    assert_eq!(share(f64::INFINITY, 3, "of it"), "not finite");
+}

@@ -51,6 +51,19 @@ impl Class {
 /// range, the result must be of the same class (0 when it is, infinite when not), or, for a sum
 /// that only just passes f32's largest value, finite within the bound; a NaN or infinite result
 /// where the reference is finite is infinitely far.
+/// An error's share of its bound or limit ([`Worst::ratio`], [`Normwise::ratio`]) for a report,
+/// to `digits` decimals and followed by `of` ("0.238 of it"), in powers of ten from a million on;
+/// "not finite" where the error is not (a NaN or an infinity in C), never a number.
+pub fn share(ratio: f64, digits: usize, of: &str) -> String {
+    if !ratio.is_finite() {
+        "not finite".to_owned()
+    } else if ratio >= 1e6 {
+        format!("{ratio:.2e} {of}")
+    } else {
+        format!("{ratio:.digits$} {of}")
+    }
+}
+
 fn ratio(got: f64, want: f64, bound: f64) -> f64 {
     let (g, w) = (Class::of(got), Class::of(want));
     if w != Class::Finite && g == w {
@@ -125,15 +138,18 @@ impl Verdict {
     pub fn summary(&self) -> String {
         let exact = self.mismatched.map_or(String::new(), |m| format!(", {m} not exact"));
         format!(
-            "{} · {} of {} outside the per-element bound (worst {:.2} of it at [{},{}]) · ‖ΔC‖/‖C‖ {:.1e} at {:.2} of its limit{exact}",
+            "{} · {} of {} outside the per-element bound (worst {} at [{},{}]) · ‖ΔC‖/‖C‖ {:.1e}{}{exact}",
             if self.passed() { "PASS" } else { "FAIL" },
             self.outside,
             self.checked,
-            self.worst.ratio().min(9.99e9),
+            share(self.worst.ratio(), 2, "of it"),
             self.worst.row,
             self.worst.col,
             self.normwise.relative(),
-            self.normwise.ratio().min(9.99e9),
+            match share(self.normwise.ratio(), 2, "of its limit") {
+                s if self.normwise.ratio().is_finite() => format!(" at {s}"),
+                s => format!(", {s}"),
+            },
         )
     }
 }
