@@ -203,11 +203,7 @@ pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
     let mut why = format!(
         "{}: {blocks} blocks on {sms} SMs{}, predicted {predicted:.1} µs by the model ({})",
         cut.name(s),
-        if cut.split > 1 {
-            format!(", {} of K each", s.k.div_ceil(cut.split as usize))
-        } else {
-            String::new()
-        },
+        if cut.split > 1 { format!(", {}", cut.k_each(s.k)) } else { String::new() },
         cal.device,
     );
     if let Some(&(next, c)) = ranked.iter().find(|r| r.1.way != cut.way) {

@@ -190,6 +190,49 @@ impl Cut {
         ]
     }
 
+    /// The depth of K that a split hands out whole: the tiles' `my_split` gives each block whole
+    /// slices of BK (step 06's default, which no cut replaces), the short side's `my_range`
+    /// multiples of 4 (a short K is never split).
+    pub fn k_grain(&self) -> usize {
+        match self.way {
+            Way::Tile(_) => step06_prefetch::PARAMS
+                .iter()
+                .find(|p| p.name == "BK")
+                .map_or(MIN_DEPTH, |p| p.default as usize),
+            Way::FewRows | Way::FewCols | Way::ShortK => 4,
+        }
+    }
+
+    /// The depth of K that each block of a tile gets at `k`, in order of z, as the kernel's
+    /// `my_split` and `my_range` cut it: `k_grain` pieces, the same number (give or take one) to
+    /// each block, the last piece cut short where `k` is not a multiple of it.
+    pub fn k_shares(&self, k: usize) -> Vec<usize> {
+        let (grain, split) = (self.k_grain(), self.split.max(1) as usize);
+        let pieces = k.div_ceil(grain);
+        let edge = |z: usize| (pieces * z / split * grain).min(k);
+        (0..split).map(|z| edge(z + 1) - edge(z)).collect()
+    }
+
+    /// What each block of a split gets, for the choice line: "64 of K each" where every block gets
+    /// the same, else the depths they get, and in what pieces ("16 or 32 of K each, in slices of
+    /// 16").
+    pub fn k_each(&self, k: usize) -> String {
+        let mut depths = self.k_shares(k);
+        depths.sort_unstable();
+        depths.dedup();
+        let grain = self.k_grain();
+        let pieces = match self.way {
+            Way::Tile(_) => format!("in slices of {grain}"),
+            _ => format!("in multiples of {grain}"),
+        };
+        match depths.as_slice() {
+            [one] => format!("{one} of K each"),
+            [a, b] => format!("{a} or {b} of K each, {pieces}"),
+            [first, .., last] => format!("{first} to {last} of K each, {pieces}"),
+            [] => "no K".to_owned(),
+        }
+    }
+
     pub(crate) fn name(&self, s: Shape) -> String {
         let mut name = self.way.name();
         if self.split > 1 {
@@ -234,3 +277,37 @@ pub fn cuts(s: Shape) -> Vec<Cut> {
     all
 }
 // ANCHOR_END: cuts
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(way: Way, split: u32) -> Cut {
+        Cut { way, split, pad: true }
+    }
+
+    #[test]
+    fn a_split_hands_out_whole_slices_as_the_kernel_does() {
+        let tile = Way::Tile(TILES[0]);
+        // 256 = 16 slices of 16 between 10 blocks: four get one slice, six get two.
+        let shares = split(tile, 10).k_shares(256);
+        assert_eq!(shares, [16, 32, 16, 32, 32, 16, 32, 16, 32, 32]);
+        assert_eq!(split(tile, 10).k_each(256), "16 or 32 of K each, in slices of 16");
+        // Every block the same: said once.
+        assert_eq!(split(tile, 4).k_each(256), "64 of K each");
+        // A last slice cut short: 1000 = 62 slices of 16 and one of 8, 21 slices to each block.
+        assert_eq!(split(tile, 3).k_shares(1000), [336, 336, 328]);
+        assert_eq!(split(tile, 3).k_each(1000), "328 or 336 of K each, in slices of 16");
+        // Three depths: 1000 in 5 is 12 or 13 slices, the last 12 cut short.
+        assert_eq!(split(tile, 5).k_shares(1000), [192, 208, 192, 208, 200]);
+        assert_eq!(split(tile, 5).k_each(1000), "192 to 208 of K each, in slices of 16");
+        // The short side's kernels cut at multiples of 4.
+        assert_eq!(split(Way::FewRows, 3).k_each(100), "32 or 36 of K each, in multiples of 4");
+        for (way, k, s) in [(tile, 4000, 7), (tile, 17, 2), (Way::FewCols, 4001, 9)] {
+            let shares = split(way, s).k_shares(k);
+            assert_eq!(shares.iter().sum::<usize>(), k, "{k} in {s}");
+            let grain = split(way, s).k_grain();
+            assert!(shares[..shares.len() - 1].iter().all(|d| d % grain == 0), "{shares:?}");
+        }
+    }
+}
