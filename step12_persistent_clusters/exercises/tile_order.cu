@@ -1,3 +1,22 @@
+// EXERCISE (step 12, hands-on): number the units so that the clusters at work at once share tiles.
+//
+// Starts from: step 12's kernel (src/kernel.cu) with tile_origin() numbering the units row by
+//   row, so that the clusters at work at once share one block-row of A and read all of B.
+//   Everything else is in place: the scheduler, the clusters' multicast, the copies, the
+//   epilogue, Stream-K's pieces.
+// To do: the TODO in tile_origin(): go down groups of GROUP block-rows before moving right.
+// Run, on an H100 or H200 (the order changes only the speed: the emulator, --emulate, checks C
+//   but shows no speed), from the repository's root:
+//   cargo run --release -p step12_persistent_clusters -- \
+//       --kernel step12_persistent_clusters/exercises/tile_order.cu --size 8192
+// Check: before and after, `verify   PASS` (every order computes each tile once); before, slower
+//   than the kernel at 8192³, where one row of units spans all 64 tiles of B; when done, the
+//   kernel's speed (docs/src/step12.md, "Hands-on"). `--param GROUP=1` gives the kernel the
+//   starting file's order.
+// Solution: exercises/tile_order.diff; in step12_persistent_clusters/,
+//   patch -o /tmp/solved.cu exercises/tile_order.cu exercises/tile_order.diff
+// gives src/kernel.cu.
+//
 // Step 12: step 08's kernel taken toward cuBLAS TF32 on Hopper, made persistent (one block per SM
 // walking the work a scheduler hands it), launched in clusters whose blocks share A's tile
 // through the copy engine's multicast, storing C through shared memory with the copy engine,
@@ -274,12 +293,12 @@ __device__ __forceinline__ void store_pair(float* box, int row, int col, float2 
 // column of C in units of (BM, CLUSTER·BN). Units are numbered down groups of GROUP block-rows
 // before moving right, so the units taken at once (one per cluster, consecutive numbers) share a
 // few tiles of A and of B, which stay in L2.
-__device__ __forceinline__ int2 tile_origin(int tile, int tiles_m, int tiles_n)
+__device__ __forceinline__ int2 tile_origin(int tile, int tiles_m, int units_n)
 {
     // TODO: number the units down groups of GROUP block-rows before moving right (the last
     // group may have fewer rows than GROUP). As written, the units go row by row: the clusters
     // at work at once share one block-row of A and read all of B.
-    return make_int2(tile / tiles_n * BM, tile % tiles_n * BN);
+    return make_int2(tile / units_n * BM, tile % units_n * BN);
 }
 
 // One piece of work: k-tiles [k_begin, k_end) of a unit.

@@ -274,11 +274,11 @@ __device__ __forceinline__ void store_pair(float* box, int row, int col, float2 
 // column of C in units of (BM, CLUSTER·BN). Units are numbered down groups of GROUP block-rows
 // before moving right, so the units taken at once (one per cluster, consecutive numbers) share a
 // few tiles of A and of B, which stay in L2.
-__device__ __forceinline__ int2 tile_origin(int tile, int tiles_m, int tiles_n)
+__device__ __forceinline__ int2 tile_origin(int tile, int tiles_m, int units_n)
 {
-    int first = tile / (GROUP * tiles_n) * GROUP;
+    int first = tile / (GROUP * units_n) * GROUP;
     int rows = min(GROUP, tiles_m - first);
-    int in_group = tile % (GROUP * tiles_n);
+    int in_group = tile % (GROUP * units_n);
     return make_int2((first + in_group % rows) * BM, in_group / rows * BN);
 }
 

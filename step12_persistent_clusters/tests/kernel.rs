@@ -113,9 +113,9 @@ const FAULTS: &[Fault] = &[
     Fault {
         class: Class::TileTwice,
         edits: &[(
-            "    int first = tile / (GROUP * tiles_n) * GROUP;",
-            "    if (tile > 0 && tile == tiles_m * tiles_n - 1) --tile;
-    int first = tile / (GROUP * tiles_n) * GROUP;",
+            "    int first = tile / (GROUP * units_n) * GROUP;",
+            "    if (tile > 0 && tile == tiles_m * units_n - 1) --tile;
+    int first = tile / (GROUP * units_n) * GROUP;",
         )],
     },
     // A block frees each stage in its peer as soon as its own copies have landed, before its
