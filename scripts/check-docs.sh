@@ -62,5 +62,6 @@ while IFS= read -r md; do
 done < <(find docs/src -name '*.md')
 python3 scripts/earlier-runs.py --check || status=1
 python3 scripts/check-reading.py || status=1
+python3 scripts/check-figures.py || status=1
 [ $status -eq 0 ] && echo "check-docs: book built, includes and links resolve, the reader's rules hold"
 exit $status

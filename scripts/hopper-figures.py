@@ -862,6 +862,231 @@ def split_figure(directory):
     s.save(directory, "tf32-split.svg")
 
 
+# ---------------------------------------------------------------------------------------------
+# Step 12's figures, drawn as step 08's (legible: at most COLUMN wide, no text under MIN_FONT).
+# Step 12's defaults (step12_persistent_clusters/src/lib.rs): BM, BN, STAGES, BK as step 08's.
+GROUP, CLUSTER, C_ROWS = 8, 2, 32
+EMPTY_ARRIVALS = 4 * CONSUMERS * CLUSTER
+
+
+def tile_origin(tile, tiles_m, units_n):
+    """kernel.cu's tile_origin: a unit's number to its block-row and unit column."""
+    first = tile // (GROUP * units_n) * GROUP
+    rows = min(GROUP, tiles_m - first)
+    in_group = tile % (GROUP * units_n)
+    return first + in_group % rows, in_group // rows
+
+
+def sharing(units, clusters, k_tiles, min_piece=32):
+    """lib.rs's Sharing::new: (whole, share)."""
+    rounds, rest = units // clusters, units % clusters
+    if rest == 0 or 4 * (clusters - rest) <= clusters * (rounds + 1):
+        return units, k_tiles
+    share = max(-(-rest * k_tiles // clusters), min_piece)
+    if share >= k_tiles:
+        return units, k_tiles
+    return units - rest, share
+
+
+def piece(units, clusters, k_tiles, whole, share, c, n):
+    """kernel.cu's Schedule::piece: the n-th piece of work of cluster c, (unit, k_begin, k_end)."""
+    own = (whole - c + clusters - 1) // clusters if whole > c else 0
+    if n < own:
+        return c + n * clusters, 0, k_tiles
+    first = c * share
+    last = min(first + share, (units - whole) * k_tiles)
+    frm = first if n == own else (first // k_tiles + 1) * k_tiles
+    if n > own + 1 or frm >= last:
+        return None
+    unit = frm // k_tiles
+    to = min(last, (unit + 1) * k_tiles)
+    return whole + unit, frm - unit * k_tiles, to - unit * k_tiles
+
+
+def scheduler_figure(directory):
+    size, clusters = 4096, 66
+    tiles_m, units_n = size // BM, size // (CLUSTER * BN)
+    units = tiles_m * units_n
+    cell = 34
+    W = 900
+    gx, gy = 120, 110
+    H = gy + tiles_m * cell + 150
+    s = legible(W, H, "Step 12: the order in which the tile scheduler hands out C's units")
+    s.text(W / 2, 28, f"The tile scheduler over C at {size}³: {units} units, {clusters} clusters", 17, "middle",
+           bold=True)
+    s.text(W / 2, 50, f"a unit = {CLUSTER} tiles of {BM}×{BN} side by side; numbered down GROUP = {GROUP} "
+           "block-rows, then right; cluster c takes units c, c + 66, …", 12, "middle")
+    rounds = ["#dbeafe", "#dcfce7", "#fef9c3", "#fee2e2"]
+    for t in range(units):
+        r, c = tile_origin(t, tiles_m, units_n)
+        x, y = gx + c * cell, gy + r * cell
+        s.rect(x, y, cell, cell, rounds[t // clusters], "#777", 0.5)
+        s.text(x + cell / 2, y + cell / 2 + 4, str(t), 12, "middle", bold=t < clusters and t % 8 == 0)
+    for g in range(0, tiles_m, GROUP):
+        s.rect(gx, gy + g * cell, units_n * cell, GROUP * cell, "none", "#333", 2)
+    for c in range(units_n):
+        s.line(gx + c * cell + cell / 2, gy - 6, gx + c * cell + cell / 2, gy - 6, stroke="#fff")
+    s.text(gx + units_n * cell / 2, gy - 14, f"unit columns ({CLUSTER}·BN = {CLUSTER * BN} columns of C each) →",
+           12, "middle")
+    s.text(gx - 12, gy + tiles_m * cell / 2, f"block-rows (BM = {BM} rows of C each) →", 12, "middle", rotate=True)
+    s.text(gx - 40, gy + GROUP * cell / 2, f"GROUP = {GROUP}", 12, "middle", bold=True, rotate=True)
+    ly = gy + tiles_m * cell + 30
+    for i, col in enumerate(rounds):
+        lo, hi = i * clusters, min((i + 1) * clusters, units) - 1
+        x = gx + i * 190
+        s.rect(x, ly - 13, 18, 18, col, "#777", 0.5)
+        s.text(x + 24, ly + 1, f"round {i + 1}: units {lo}–{hi}", 12)
+    s.text(gx, ly + 30, f"In each round the {clusters} clusters hold consecutive numbers: about eight block-rows "
+           "of A and eight unit columns of B,", 12)
+    s.text(gx, ly + 48, f"which stay in L2. The last round has {units - 3 * clusters} units for {clusters} clusters: "
+           f"{4 * clusters - units} clusters idle (not enough to cut, lib.rs).", 12)
+    s.save(directory, "step12-scheduler.svg")
+
+
+def multicast_figure(directory):
+    W, H = 900, 560
+    s = legible(W, H, "Step 12: a cluster's two blocks share A's tile by multicast, one stage")
+    s.text(W / 2, 28, "One stage of one cluster: each block's copy engine loads half of A and multicasts it", 17,
+           "middle", bold=True)
+    s.text(W / 2, 50, f"CLUSTER = {CLUSTER}, BM = {BM}, BN = {BN}, BK = {BK}: the unit is two tiles side by side, "
+           "with the same rows of A", 12, "middle")
+    half = BM // CLUSTER
+    teal, green, red = "#0e7490", "#15803d", "#b91c1c"
+    bw, top = 380, 150
+    for b in range(CLUSTER):
+        x = 40 + b * (bw + 60)
+        s.rect(x, top, bw, 330, "#fafafa", "#555", 1, rx=6)
+        s.text(x + bw / 2, top + 20, f"block {b} (rank {b}): tile {b} of the unit, columns {b * BN}–{(b + 1) * BN - 1}",
+               12, "middle", bold=True)
+        s.rect(x + 20, 20 + 70 - 10, bw - 40, 40, "#cffafe", "#555", 0.8, rx=6)
+        s.text(x + bw / 2, 20 + 70 + 5, f"copy engine of block {b} (its producer's thread 0)", 12, "middle")
+        s.text(x + bw / 2, 20 + 70 + 21, f"tma_load_multicast: A rows {b * half}–{(b + 1) * half - 1}, mask 0b11", 11,
+               "middle", fill=teal)
+        for a in range(CLUSTER):
+            ay = top + 40 + a * 50
+            s.rect(x + 20, ay, 200, 44, COLORS[a], "#555", 0.6)
+            s.text(x + 120, ay + 18, f"As[s]: A rows {a * half}–{(a + 1) * half - 1}", 12, "middle")
+            s.text(x + 120, ay + 35, f"from block {a}'s copy", 11, "middle", fill="#444")
+        s.rect(x + 20, top + 145, 200, 44, COLORS[2], "#555", 0.6)
+        s.text(x + 120, top + 163, f"Bs[s]: B columns {b * BN}–{(b + 1) * BN - 1}", 12, "middle")
+        s.text(x + 120, top + 180, f"{BN // 32} boxes, its own plain loads", 11, "middle", fill="#444")
+        s.rect(x + 240, top + 40, bw - 260, 44, "#dcfce7", "#555", 0.8, rx=4)
+        s.text(x + 240 + (bw - 260) / 2, top + 58, "full[s]", 12, "middle", bold=True)
+        s.text(x + 240 + (bw - 260) / 2, top + 75, f"1 arrival + {STAGE_BYTES // 1024} KiB", 11, "middle")
+        s.rect(x + 240, top + 145, bw - 260, 44, "#fee2e2", "#555", 0.8, rx=4)
+        s.text(x + 240 + (bw - 260) / 2, top + 163, "empty[s]", 12, "middle", bold=True)
+        s.text(x + 240 + (bw - 260) / 2, top + 180, f"{EMPTY_ARRIVALS} arrivals", 11, "middle")
+        lines = [("full[s]: its producer's expect_tx (1 arrival, all the stage's bytes);", green),
+                 ("its own box of A, its peer's box of A and its B land on it.", green),
+                 ("empty[s]: lane 0 of each consumer warp of block 0 and lane 1", red),
+                 (f"of each of block 1 (mapa): {4 * CONSUMERS} + {4 * CONSUMERS} = {EMPTY_ARRIVALS}. "
+                  "The producer waits", red),
+                 ("on it before refilling stage s: both blocks must be done.", red)]
+        for i, (t, col) in enumerate(lines):
+            s.text(x + 12, top + 222 + 19 * i, t, 11, fill=col)
+    # multicast arrows: each copy engine into both blocks' As halves
+    for b in range(CLUSTER):
+        sx = 40 + b * (bw + 60) + bw / 2
+        for d in range(CLUSTER):
+            dx = 40 + d * (bw + 60) + 120
+            dy = top + 40 + b * 50 + 22
+            s.path(f"M{sx},{110} C{sx},{130} {dx + 100 * (1 if d < b else -1) * 0},{130} {dx + 100},{dy}",
+                   stroke=teal, width=1.6, arrow=True)
+    s.text(W / 2, H - 44, "L2 sends each row of A once for the two blocks. Each block loads its own B. The consumers "
+           "wait on their own full[s];", 12, "middle")
+    s.text(W / 2, H - 24, "each warp arrives on empty[s] of both blocks after its products of the stage are done "
+           "(wgmma.wait_group 1).", 12, "middle")
+    s.save(directory, "step12-multicast.svg")
+
+
+def store_figure(directory):
+    W, H = 900, 420
+    s = legible(W, H, "Step 12: C leaves through shared memory and the copy engine")
+    s.text(W / 2, 28, f"The epilogue of one consumer warpgroup: its 64-column strip, {C_ROWS} rows at a time "
+           f"(q = 0 … {BM // C_ROWS - 1})", 16, "middle", bold=True)
+    boxes = [(20, "registers", ["acc[4j … 4j+3]", f"BM/2 = {BM // 2} floats", "a thread"], "#f3f4f6"),
+             (200, "shared memory", ["two boxes of 32×32", "floats, swizzled", "(store_pair)"], COLORS[0]),
+             (380, "fence.proxy.async", ["shared::cta, then", "bar.sync: the copy", "engine may read"], COLORS[4]),
+             (560, "copy engine", ["thread 0: tma_store", "of both boxes,", "commit_group"], "#cffafe"),
+             (740, "global C", [f"{C_ROWS} whole rows", "× 64 columns;", "outside C clipped"], COLORS[2])]
+    y = 70
+    for x, title, lines, col in boxes:
+        s.rect(x, y, 140, 110, col, "#555", 0.8, rx=6)
+        s.text(x + 70, y + 24, title, 13, "middle", bold=True)
+        for i, t in enumerate(lines):
+            s.text(x + 70, y + 50 + 18 * i, t, 12, "middle")
+    for i in range(4):
+        s.line(20 + 180 * i + 142, y + 55, 20 + 180 * (i + 1) - 2, y + 55, arrow=True, width=2)
+    steps = [
+        "For each q, in order:",
+        "1. thread 0: cp.async.bulk.wait_group.read 0: the copy engine has read the boxes of q − 1;",
+        "2. bar.sync (the warpgroup's 128 threads): nobody writes a box before it is free;",
+        "3. every thread writes its accumulators of rows 32q … 32q + 31 into the boxes (st.shared);",
+        "4. fence.proxy.async.shared::cta: the ordinary writes become visible to the copy engine;",
+        "5. bar.sync, then thread 0 hands the two boxes to the copy engine (tma_store, a bulk group each).",
+        "Meanwhile the producer fills the stages of the next tile. Before the block exits, thread 0 of each",
+        "warpgroup waits for all its bulk groups (cp.async.bulk.wait_group 0): shared memory must outlive the reads.",
+    ]
+    for i, t in enumerate(steps):
+        s.text(30, 220 + 22 * i, t, 12, bold=i == 0)
+    s.save(directory, "step12-store.svg")
+
+
+def cut_figure(directory):
+    M = N = 1024
+    K, clusters = 4096, 66
+    tiles_m, units_n = M // BM, N // (CLUSTER * BN)
+    units, k_tiles = tiles_m * units_n, K // BK
+    whole, share = sharing(units, clusters, k_tiles)
+    W = 900
+    rowh, gx, gy = 22, 110, 100
+    H = gy + units * rowh + 190
+    s = legible(W, H, "Step 12: the last round cut along K between clusters, and the pieces added")
+    s.text(W / 2, 28, f"{M}×{N}×{K}: {units} units of {k_tiles} k-tiles on {clusters} clusters, matmul_cut", 17,
+           "middle", bold=True)
+    s.text(W / 2, 50, f"lib.rs cuts: whole = {whole}, share = {share} k-tiles; cluster c runs k-tiles "
+           f"[{share}c, {share}c + {share}) of the units laid end to end", 12, "middle")
+    kw = 520 / k_tiles
+    s.text(gx + 260, gy - 12, "k-tiles of the unit →", 12, "middle")
+    pieces = {}
+    for c in range(clusters):
+        for n in range(3):
+            p = piece(units, clusters, k_tiles, whole, share, c, n)
+            if p:
+                pieces.setdefault(p[0], []).append((c, p[1], p[2]))
+    idle = [c for c in range(clusters) if piece(units, clusters, k_tiles, whole, share, c, 0) is None]
+    for u in range(units):
+        y = gy + u * rowh
+        s.text(gx - 8, y + 15, f"unit {u}", 12, "end")
+        for i, (c, kb, ke) in enumerate(sorted(pieces.get(u, []), key=lambda p: p[1])):
+            s.rect(gx + kb * kw, y, (ke - kb) * kw, rowh - 3, COLORS[c % 4], "#555", 0.6)
+            s.text(gx + (kb + ke) / 2 * kw, y + 14, f"cluster {c}", 11, "middle")
+    ax = gx + 540
+    s.text(ax, gy + 15, "Each piece: its sums (one tile per", 12)
+    s.text(ax, gy + 33, "block) to the workspace, in register", 12)
+    s.text(ax, gy + 51, "order; then one atomic add counts it in", 12)
+    s.text(ax, gy + 69, "(release its sums, acquire the others').", 12)
+    s.text(ax, gy + 100, "The piece whose count completes the", 12, fill=HIGHLIGHT)
+    s.text(ax, gy + 118, "unit's (per block and 64-column strip)", 12, fill=HIGHLIGHT)
+    s.text(ax, gy + 136, "adds every piece in the order of K", 12, fill=HIGHLIGHT)
+    s.text(ax, gy + 154, "(clusters in order), resets the count", 12, fill=HIGHLIGHT)
+    s.text(ax, gy + 172, "and stores C like a whole unit.", 12, fill=HIGHLIGHT)
+    s.text(ax, gy + 203, "The others go on to their next piece:", 12)
+    s.text(ax, gy + 221, "nobody waits for anybody.", 12)
+    if idle:
+        s.text(ax, gy + 252, f"Clusters {idle[0]}–{idle[-1]}: no work.", 12, bold=True)
+    ny = gy + units * rowh + 30
+    notes = [f"A launch that cuts nothing runs matmul, the same body (product<false>) without the pieces' code.",
+             f"matmul_cut (product<true>) is launched in its place only when lib.rs cuts: when the idle clusters' "
+             "time would exceed",
+             f"a quarter of the whole. At 4096³ (256 units, 66 clusters: 58 in the last round) it does not cut.",
+             "A run that crosses from one unit into the next makes two pieces; every run gives the same C "
+             "whichever piece ends last."]
+    for i, t in enumerate(notes):
+        s.text(20, ny + 20 * i, t, 12)
+    s.save(directory, "step12-cut.svg")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -872,6 +1097,10 @@ def main():
     swizzle_figure(directory)
     fragment_loads_figure(directory)
     split_figure(directory)
+    scheduler_figure(directory)
+    multicast_figure(directory)
+    store_figure(directory)
+    cut_figure(directory)
 
 
 if __name__ == "__main__":

@@ -6,15 +6,20 @@ accumulator (Cᵀ = Bᵀ·Aᵀ).
 
     scripts/mma-figure.py > docs/src/figures/mma-fragments.svg
 
-The figure is drawn at the width it is shown (at most the book's 920-pixel column), so that its
-smallest text, 11 px, stays 11 px on the page.
+The grids are laid out as the product is: Bᵀ left of Cᵀ, Aᵀ above it, so that row r of Bᵀ and
+column c of Aᵀ meet at cell (r, c) of Cᵀ. The figure is drawn at the width it is shown (under the
+book's 920-pixel column), so its sizes are the page's: 15 px in the cells (capitals 11 px high),
+no text under MIN_FONT (asserted).
 """
 
-CELL = 31          # a cell's width and height, in pixels
-GAP = 40           # between two grids, where the = and · stand
-LEFT = 36          # room for the first grid's row label
-TOP = 78           # room for the titles and column labels
+CELL = 44          # a cell's width and height, in pixels
+CELL_FONT = 15     # the lane and register in a cell
+MIN_FONT = 13      # no text smaller
+LEFT = 62          # room for the row labels left of Bᵀ
+GAP = 56           # between Bᵀ and Cᵀ, and between Aᵀ and Cᵀ
+TOP = 120          # room for the title and Aᵀ's labels
 COLORS = ["#dbeafe", "#dcfce7", "#fef9c3", "#fee2e2", "#ede9fe", "#cffafe", "#ffedd5", "#e5e7eb"]
+WIDTH_LIMIT = 900  # the book's column is 920 px: the figure is shown at its own size
 
 
 def b_owner(r, c):
@@ -34,22 +39,28 @@ def c_owner(r, c):
     return 4 * g + t, f"d{2 * (r // 8) + c % 2}"
 
 
-def grid(x0, y0, rows, cols, owner, title, subtitle, row_label, col_label, splits):
-    mid_x, mid_y = x0 + cols * CELL / 2, y0 + rows * CELL / 2
-    out = [f'<text x="{mid_x}" y="{y0 - 50}" text-anchor="middle" font-size="14" font-weight="bold">{title}</text>',
-           f'<text x="{mid_x}" y="{y0 - 32}" text-anchor="middle" font-size="12">{subtitle}</text>',
-           f'<text x="{mid_x}" y="{y0 - 10}" text-anchor="middle" font-size="11">{col_label} →</text>',
-           f'<text x="{x0 - 12}" y="{mid_y}" text-anchor="middle" font-size="11" '
-           f'transform="rotate(-90 {x0 - 12} {mid_y})">{row_label} →</text>']
+def text(x, y, s, size, anchor="middle", bold=False, fill=None, rotate=False):
+    assert size >= MIN_FONT, f"'{s}' at {size} px"
+    attrs = f'x="{x}" y="{y}" font-size="{size}" text-anchor="{anchor}"'
+    if bold:
+        attrs += ' font-weight="bold"'
+    if fill:
+        attrs += f' fill="{fill}"'
+    if rotate:
+        attrs += f' transform="rotate(-90 {x} {y})"'
+    return f"<text {attrs}>{s}</text>"
+
+
+def grid(x0, y0, rows, cols, owner, splits):
+    out = []
     for r in range(rows):
         for c in range(cols):
             lane, reg = owner(r, c)
             x, y = x0 + c * CELL, y0 + r * CELL
             out.append(f'<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{COLORS[lane // 4]}" '
                        'stroke="#555" stroke-width="0.5"/>')
-            out.append(f'<text x="{x + CELL / 2}" y="{y + 13}" text-anchor="middle" font-size="11">T{lane}</text>')
-            out.append(f'<text x="{x + CELL / 2}" y="{y + 26}" text-anchor="middle" font-size="11" '
-                       f'fill="#444">{reg}</text>')
+            out.append(text(x + CELL / 2, y + 19, f"T{lane}", CELL_FONT))
+            out.append(text(x + CELL / 2, y + 37, reg, CELL_FONT, fill="#444"))
     # Heavier lines around the grid and where a lane's next register begins.
     row_splits, col_splits = splits
     for r in [0, *row_splits, rows]:
@@ -62,35 +73,45 @@ def grid(x0, y0, rows, cols, owner, title, subtitle, row_label, col_label, split
 
 
 def main():
-    x_c = LEFT
-    x_b = x_c + 8 * CELL + GAP
-    x_a = x_b + 8 * CELL + GAP
-    width = x_a + 8 * CELL + 12
-    height = TOP + 16 * CELL + 58
+    x_b = LEFT
+    x_c = x_b + 8 * CELL + GAP
+    y_a = TOP
+    y_c = y_a + 8 * CELL + GAP
+    width = x_c + 8 * CELL + 24
+    height = y_c + 16 * CELL + 40
+    assert width <= WIDTH_LIMIT, f"{width} px is wider than the column"
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="sans-serif">',
              f'<rect width="{width}" height="{height}" fill="white"/>']
-    parts += grid(x_c, TOP, 16, 8, c_owner, "d: a tile of Cᵀ", "16×8, f32 (acc[j][i])",
-                  "column of C", "row of C", ([8], []))
-    parts += grid(x_b, TOP, 16, 8, b_owner, "p: a tile of Bᵀ", "16×8, first operand (load_b)",
-                  "column of B", "depth k", ([8], [4]))
-    parts += grid(x_a, TOP, 8, 8, a_owner, "q: a tile of Aᵀ", "8×8, second operand (load_a)",
-                  "depth k", "row of A", ([4], []))
-    # Cᵀ = Bᵀ·Aᵀ between the grids.
-    for x, sign in ((x_c + 8 * CELL + GAP / 2, "="), (x_b + 8 * CELL + GAP / 2, "·")):
-        parts.append(f'<text x="{x}" y="{TOP + 2 * CELL + 10}" text-anchor="middle" font-size="28">{sign}</text>')
-    # For each grid, the rule it follows, below the short grid.
-    notes = ["Lane l holds the cells marked T followed by l (T5: lane 5), in the registers named "
-             "under them: p0–p3, q0–q1, d0–d3.",
+    parts.append(text(width / 2, 30, "mma.sync.m16n8k8, TF32: d (Cᵀ) = p (Bᵀ) · q (Aᵀ), which lane holds what",
+                      18, bold=True))
+    # Aᵀ above Cᵀ, its columns those of Cᵀ.
+    parts.append(text(x_c + 4 * CELL, y_a - 44, "q: a tile of Aᵀ, 8×8, second operand (load_a)", 15, bold=True))
+    parts.append(text(x_c + 4 * CELL, y_a - 14, "row of A (= row of C) →", 14))
+    parts.append(text(x_c - 14, y_a + 4 * CELL, "depth k →", 14, rotate=True))
+    parts += grid(x_c, y_a, 8, 8, a_owner, ([4], []))
+    # Bᵀ left of Cᵀ, its rows those of Cᵀ.
+    parts.append(text(x_b + 4 * CELL, y_c - 44, "p: a tile of Bᵀ, 16×8,", 15, bold=True))
+    parts.append(text(x_b + 4 * CELL, y_c - 26, "first operand (load_b)", 15, bold=True))
+    parts.append(text(x_b + 4 * CELL, y_c - 8, "depth k →", 14))
+    parts.append(text(x_b - 16, y_c + 8 * CELL, "column of B (= column of C) →", 14, rotate=True))
+    parts += grid(x_b, y_c, 16, 8, b_owner, ([8], [4]))
+    parts.append(text(x_c + 4 * CELL, y_c - 26, "d: a tile of Cᵀ, 16×8, f32 (acc[j][i])", 15, bold=True))
+    parts.append(text(x_c + 4 * CELL, y_c - 8, "row of C →", 14))
+    parts += grid(x_c, y_c, 16, 8, c_owner, ([8], []))
+    # The rules, in the corner the product leaves free.
+    notes = ["Lane l holds the cells marked Tl (T5:",
+             "lane 5), in the registers named under",
+             "them: p0–p3, q0–q1, d0–d3.",
              "g = l / 4 (one colour each), t = l mod 4:",
              "p: (g, t) (g+8, t) (g, t+4) (g+8, t+4)",
              "q: (t, g) (t+4, g)",
              "d: (g, 2t) (g, 2t+1) (g+8, 2t) (g+8, 2t+1)",
-             "Rows of Bᵀ and Cᵀ: the warp's columns,",
-             "in warp_col's order."]
-    for i, line in enumerate(notes[1:]):
-        parts.append(f'<text x="{x_a}" y="{TOP + 8 * CELL + 40 + 20 * i}" font-size="12">{line}</text>')
-    parts.append(f'<text x="{width / 2}" y="{height - 20}" text-anchor="middle" font-size="12">{notes[0]}</text>')
+             "Row r of p and column c of q meet",
+             "at cell (r, c) of d. Rows of p and d:",
+             "the warp's columns, in warp_col's order."]
+    for i, line in enumerate(notes):
+        parts.append(text(LEFT - 40, y_a + 10 + 24 * i, line, 14, anchor="start"))
     parts.append('</svg>')
     print("\n".join(parts))
 

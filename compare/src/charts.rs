@@ -277,7 +277,7 @@ impl Results {
             .fold(top_roof, f64::min);
         let (y_lo, y_hi) = (svg::round_below(floor / 1.5), svg::round_above(top_roof * 1.3));
 
-        let (top, bottom) = (44.0, 444.0);
+        let (top, bottom) = (44.0, 524.0);
         let y = LogAxis { lo: y_lo, hi: y_hi, from: bottom, to: top };
         let y_ticks_at = svg::ticks(&y, |_| FONT, 6.0);
         let (left, right) = (left_margin(&y_ticks_at), WIDTH - 20.0);
@@ -289,15 +289,8 @@ impl Results {
             .chain(&sloped)
             .map(|(_, stroke, label)| Key { label: label.clone(), stroke: Some(*stroke), marker: None })
             .collect();
-        let labs: Vec<Key> = placed
-            .iter()
-            .filter_map(|&(row, name, _, _)| {
-                let (colour, marker, _) = svg::series_style(styles[row]?);
-                Some(Key { label: name.to_owned(), stroke: None, marker: Some((marker, colour)) })
-            })
-            .collect();
         let legend_top = bottom + 2.0 * FONT + 44.0;
-        let rows = lines.len().max(labs.len()) as f64;
+        let rows = lines.len() as f64;
         let mut svg = Svg::new(WIDTH, legend_top + rows * KEY_STEP);
         let title = format!("The roofline at {size}³ on {}", self.device);
         svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, Anchor::Middle, false);
@@ -340,11 +333,249 @@ impl Results {
                 }
             }
         }
+        // Each lab named at its markers: its whole name beside the filled one, its number
+        // ("step05") beside the hollow one; no label on another or on a marker.
+        let mut markers: Vec<Rect> = Vec::new();
+        let mut wanted: Vec<((f64, f64), f64, Vec<String>)> = Vec::new();
+        for (hollow, radii) in [(false, &radii), (true, &shared_radii)] {
+            for (i, &(row, name, intensity, gflops)) in placed.iter().enumerate() {
+                if styles[row].is_none() {
+                    continue;
+                }
+                let at = if hollow { intensity.shared } else { Some(intensity.global) };
+                let Some(i_at) = at else { continue };
+                let centre = (x.at(i_at), y.at(gflops));
+                let reach = f64::from(radii[i]) * 1.45 + 1.5;
+                markers.push(Rect::around(centre, reach));
+                let text = if hollow { name.split('_').next().unwrap_or(name) } else { name };
+                // Markers at one place (within 5 pixels) share a label, a line each.
+                let same = wanted.iter_mut().find(|(c, _, _)| (c.0 - centre.0).hypot(c.1 - centre.1) < 5.0);
+                match same {
+                    Some((_, r, texts)) => {
+                        *r = r.max(reach);
+                        texts.push(text.to_owned());
+                    }
+                    None => wanted.push((centre, reach, vec![text.to_owned()])),
+                }
+            }
+        }
+        let lines_drawn: Vec<((f64, f64), (f64, f64))> = flat
+            .iter()
+            .map(|(v, _, _)| ((left, y.at(*v)), (right, y.at(*v))))
+            .chain(sloped.iter().filter_map(|(gbs, _, _)| {
+                let r = roof(*gbs, top_roof, (x_lo, x_hi), y_lo);
+                (r.len() == 2).then(|| ((x.at(r[0].0), y.at(r[0].1)), (x.at(r[1].0), y.at(r[1].1))))
+            }))
+            .collect();
+        let area = Rect { x0: left + 2.0, y0: top + 2.0, x1: right - 2.0, y1: bottom - 2.0 };
+        for label in place_labels(&wanted, &markers, &lines_drawn, area) {
+            if let Some((from, to)) = label.leader {
+                svg.line(&[from, to], LEADER);
+            }
+            for (i, line) in label.lines.iter().enumerate() {
+                svg.halo_text((label.text_x, label.baseline + i as f64 * LABEL_LINE), line, FONT);
+            }
+        }
         legend(&mut svg, (20.0, legend_top), &lines);
-        let labs_x = WIDTH - 20.0 - legend_width(&labs);
-        legend(&mut svg, (labs_x, legend_top), &labs);
         Ok(svg.finish())
     }
+}
+
+/// A line's two ends, in pixels.
+type Segment = ((f64, f64), (f64, f64));
+
+/// A label wanted: the centre of its marker, the marker's reach, the label's lines.
+type Wanted = ((f64, f64), f64, Vec<String>);
+
+/// The thin line from a label set apart to its marker.
+const LEADER: Stroke = Stroke { colour: "#666666", width: 0.8, dash: None };
+
+/// A rectangle on the chart, in pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Rect {
+    pub x0: f64,
+    pub y0: f64,
+    pub x1: f64,
+    pub y1: f64,
+}
+
+impl Rect {
+    fn around((x, y): (f64, f64), reach: f64) -> Rect {
+        Rect { x0: x - reach, y0: y - reach, x1: x + reach, y1: y + reach }
+    }
+
+    pub(crate) fn overlaps(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+
+    fn inside(&self, o: &Rect) -> bool {
+        self.x0 >= o.x0 && self.x1 <= o.x1 && self.y0 >= o.y0 && self.y1 <= o.y1
+    }
+
+    /// Whether the segment from `a` to `b` passes through the box (clipped, Liang–Barsky).
+    fn crossed_by(&self, a: (f64, f64), b: (f64, f64)) -> bool {
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let (mut t0, mut t1) = (0.0_f64, 1.0_f64);
+        for (p, q) in [(-dx, a.0 - self.x0), (dx, self.x1 - a.0), (-dy, a.1 - self.y0), (dy, self.y1 - a.1)] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return false;
+                }
+            } else {
+                let r = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(r);
+                } else {
+                    t1 = t1.min(r);
+                }
+            }
+        }
+        t0 <= t1
+    }
+
+    /// The point of the box nearest to `p`.
+    fn nearest(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        (x.clamp(self.x0, self.x1), y.clamp(self.y0, self.y1))
+    }
+}
+
+/// The height of a line of a label.
+const LABEL_LINE: f64 = FONT + 2.0;
+
+/// A lab's name placed on the chart (the names of labs whose markers are at one place, a line
+/// each): its lines, where the first is written, the box it takes (with a
+/// margin) and the line to its marker where it stands apart from it.
+#[derive(Clone, Debug)]
+pub(crate) struct Label {
+    pub lines: Vec<String>,
+    pub text_x: f64,
+    pub baseline: f64,
+    pub area: Rect,
+    pub leader: Option<((f64, f64), (f64, f64))>,
+}
+
+/// Places each of `wanted` (a marker's centre, its reach, the lines of its label) beside its marker: the
+/// nearest place, around it and then further out with a leader line, where the label stays in
+/// `area`, touches no other label, no marker and no leader, and its leader crosses no label or
+/// other marker; of places as near, one that crosses fewer of the chart's `lines`. Labels are
+/// placed in order, the most crowded markers first.
+pub(crate) fn place_labels(wanted: &[Wanted], markers: &[Rect], lines: &[Segment], area: Rect) -> Vec<Label> {
+    let mut order: Vec<usize> = (0..wanted.len()).collect();
+    let crowd = |i: usize| {
+        let (a, _, _) = &wanted[i];
+        wanted.iter().filter(|(b, _, _)| (a.0 - b.0).hypot(a.1 - b.1) < 60.0).count()
+    };
+    order.sort_by_key(|&i| std::cmp::Reverse(crowd(i)));
+    // A label with no room goes first, and all are placed again.
+    for _ in 0..=wanted.len() {
+        match place_in_order(wanted, &order, markers, lines, area) {
+            Ok(labels) => return labels,
+            Err(i) => {
+                order.retain(|&j| j != i);
+                order.insert(0, i);
+            }
+        }
+    }
+    panic!("no room for the labels of the roofline")
+}
+
+/// The labels of `wanted`, placed in `order`; or the first that finds no room.
+fn place_in_order(
+    wanted: &[Wanted],
+    order: &[usize],
+    markers: &[Rect],
+    lines: &[Segment],
+    area: Rect,
+) -> Result<Vec<Label>, usize> {
+    let mut placed: Vec<(usize, Label)> = Vec::new();
+    for &i in order {
+        let ((cx, cy), reach, lines_of) = &wanted[i];
+        let w = lines_of.iter().map(|t| text_width(t, FONT)).fold(0.0, f64::max);
+        let h = LABEL_LINE * lines_of.len() as f64;
+        let mut best: Option<(f64, Label)> = None;
+        for step in 0..40 {
+            let d = reach + 3.0 + 8.0 * f64::from(step);
+            for k in 0..32 {
+                let angle = f64::from(k) * std::f64::consts::PI / 16.0;
+                let (ux, uy) = (angle.cos(), -angle.sin());
+                // The box's near edge at distance d from the centre, in the direction (ux, uy).
+                let bx = cx
+                    + ux * d
+                    + if ux.abs() < 0.2 {
+                        -w / 2.0
+                    } else if ux > 0.0 {
+                        0.0
+                    } else {
+                        -w
+                    };
+                let by = cy
+                    + uy * d
+                    + if uy.abs() < 0.2 {
+                        -h / 2.0
+                    } else if uy > 0.0 {
+                        0.0
+                    } else {
+                        -h
+                    };
+                let b = Rect { x0: bx, y0: by, x1: bx + w, y1: by + h };
+                let margin = Rect { x0: b.x0 - 2.0, y0: b.y0 - 2.0, x1: b.x1 + 2.0, y1: b.y1 + 2.0 };
+                if !margin.inside(&area) || markers.iter().any(|m| m.overlaps(&margin)) {
+                    continue;
+                }
+                if placed.iter().any(|(_, l)| {
+                    l.area.overlaps(&margin) || l.leader.is_some_and(|(a, z)| margin.crossed_by(a, z))
+                }) {
+                    continue;
+                }
+                let near = b.nearest((*cx, *cy));
+                let gap = (near.0 - cx).hypot(near.1 - cy);
+                let leader = (gap > reach + 6.0).then(|| {
+                    let f = reach / gap;
+                    ((cx + (near.0 - cx) * f, cy + (near.1 - cy) * f), near)
+                });
+                if let Some((a, z)) = leader {
+                    // Markers drawn over this one (the same place) do not count.
+                    let apart = |m: &&Rect| !(m.x0 <= *cx && *cx <= m.x1 && m.y0 <= *cy && *cy <= m.y1);
+                    let hits_marker = markers.iter().filter(apart).any(|m| m.crossed_by(a, z));
+                    if hits_marker || placed.iter().any(|(_, l)| l.area.crossed_by(a, z)) {
+                        continue;
+                    }
+                }
+                let crossings = lines.iter().filter(|(a, z)| b.crossed_by(*a, *z)).count() as f64;
+                // A label nearer another marker than its own would name that one.
+                let nearer = markers
+                    .iter()
+                    .filter(|m| !(m.x0 <= *cx && *cx <= m.x1 && m.y0 <= *cy && *cy <= m.y1))
+                    .any(|m| {
+                        let c = ((m.x0 + m.x1) / 2.0, (m.y0 + m.y1) / 2.0);
+                        let p = b.nearest(c);
+                        (p.0 - c.0).hypot(p.1 - c.1) - (m.x1 - m.x0) / 2.0 < gap - reach
+                    });
+                let cost = gap
+                    + 14.0 * crossings
+                    + if leader.is_some() { 10.0 } else { 0.0 }
+                    + if nearer { 40.0 } else { 0.0 };
+                if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+                    let label = Label {
+                        lines: lines_of.clone(),
+                        text_x: b.x0,
+                        baseline: b.y0 + LABEL_LINE - 4.0,
+                        area: margin,
+                        leader,
+                    };
+                    best = Some((cost, label));
+                }
+            }
+            // A place this near that crosses no line is as good as any further out.
+            if best.as_ref().is_some_and(|(c, _)| *c <= d + 2.0) {
+                break;
+            }
+        }
+        let (_, label) = best.ok_or(i)?;
+        placed.push((i, label));
+    }
+    placed.sort_by_key(|(i, _)| *i);
+    Ok(placed.into_iter().map(|(_, l)| l).collect())
 }
 
 /// The radius of each of `points` (pixels) so that none hides another: a marker that falls
@@ -471,9 +702,9 @@ pub(crate) mod tests {
         assert!(at("FP32 peak") < at("cublas_sgemm"));
         // step03 did not run at 512³ and the CPU step has no intensity: no markers for them.
         assert!(!svg.contains("step03_single_block") && !svg.contains("step01_cpu_naive"));
-        // A marker per step at its global intensity and one in the legend, and a hollow one at
+        // A marker per step at its global intensity, named beside it, and a hollow one at
         // the shared intensities of step06 and step07.
-        assert_eq!(svg.matches("stroke-width=\"0.75\"").count(), 3 + 3, "three filled, three in the legend");
+        assert_eq!(svg.matches("stroke-width=\"0.75\"").count(), 3, "three filled, no legend of the labs");
         assert_eq!(svg.matches("fill-opacity=\"0.6\"").count(), 2, "two hollow");
         // Without a TF32 step on it, the chart has neither the TF32 peak nor cuBLAS TF32.
         let mut fp32_only = sample();
@@ -506,6 +737,26 @@ pub(crate) mod tests {
         );
         let md = Results { tf32_peak_gflops: None, ..sample() }.markdown("x.svg");
         assert!(md.contains("cuBLAS TF32 ran at 30000") && !md.contains("The TF32 peak is"), "{md}");
+    }
+
+    #[test]
+    fn labels_touch_no_other_label_and_no_marker() {
+        let markers = [
+            Rect::around((100.0, 100.0), 8.0),
+            Rect::around((104.0, 102.0), 12.0),
+            Rect::around((300.0, 100.0), 8.0),
+        ];
+        let wanted = vec![
+            ((100.0, 100.0), 12.0, vec!["step06_prefetch".to_owned(), "step10_any_shape".to_owned()]),
+            ((300.0, 100.0), 8.0, vec!["step05".to_owned()]),
+        ];
+        let area = Rect { x0: 0.0, y0: 0.0, x1: 500.0, y1: 300.0 };
+        let labels = place_labels(&wanted, &markers, &[((0.0, 110.0), (500.0, 110.0))], area);
+        assert_eq!(labels.len(), 2);
+        assert!(!labels[0].area.overlaps(&labels[1].area));
+        for l in &labels {
+            assert!(markers.iter().all(|m| !m.overlaps(&l.area)), "{l:?} on a marker");
+        }
     }
 
     #[test]

@@ -125,6 +125,18 @@ impl Svg {
         );
     }
 
+    /// `text` starting at `x`, its baseline at `y`, over a white halo that keeps it legible
+    /// where it crosses a line.
+    pub fn halo_text(&mut self, (x, y): (f64, f64), text: &str, size: f64) {
+        let _ = writeln!(
+            self.body,
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" font-family=\"sans-serif\" font-size=\"{size}\" \
+             text-anchor=\"start\" fill=\"#000000\" stroke=\"#FFFFFF\" stroke-width=\"3\" \
+             paint-order=\"stroke\" stroke-linejoin=\"round\">{}</text>",
+            escape(text)
+        );
+    }
+
     /// A marker of `shape` centred at `(x, y)`, `r` pixels from centre to edge: filled, or an
     /// outline over white.
     pub fn marker(&mut self, shape: Marker, (x, y): (f64, f64), r: f64, colour: &str, filled: bool) {
