@@ -995,7 +995,7 @@ def multicast_figure(directory):
     s.text(W / 2, H - 44, "L2 sends each row of A once for the two blocks. Each block loads its own B. The consumers "
            "wait on their own full[s];", 12, "middle")
     s.text(W / 2, H - 24, "each warp arrives on empty[s] of both blocks after its products of the stage are done "
-           "(wgmma.wait_group 1).", 12, "middle")
+           "(wgmma.wait_group).", 12, "middle")
     s.save(directory, "step12-multicast.svg")
 
 

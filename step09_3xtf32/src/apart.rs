@@ -218,7 +218,7 @@ impl Hooks for ApartHooks {
         (grid.0, grid.1, split_k(params, shape.k, grid.0 * grid.1, slots))
     }
 
-    fn report_line(&self, _params: &Params, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    fn report_line(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
         (grid.2 > 1).then(|| {
             (
                 "split K",

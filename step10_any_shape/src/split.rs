@@ -123,7 +123,7 @@ impl Hooks for SplitHooks {
         params.find(PAD.name).unwrap_or(1) == 1
     }
 
-    fn report_line(&self, _params: &Params, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    fn report_line(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
         (grid.2 > 1).then(|| {
             (
                 "split",

@@ -404,7 +404,7 @@ impl Hooks for ResidueHooks {
         workspace_bytes(shape)
     }
 
-    fn report_line(&self, params: &Params, _grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    fn report_line(&self, params: &Params, _shape: Shape, _grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
         Some((
             "moduli",
             format!(

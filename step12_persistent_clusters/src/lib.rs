@@ -300,9 +300,22 @@ impl Hooks for PersistentHooks {
         }
     }
 
-    fn report_line(&self, p: &Params, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    /// The clusters, and where the launch cuts the last round: how many units, in runs of how
+    /// many k-tiles (a kernel that defines `matmul_cut`; the stages have none and never cut).
+    fn report_line(&self, p: &Params, shape: Shape, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
         let cluster = p.get("CLUSTER");
-        Some(("schedule", format!("{} clusters of {cluster} persistent blocks", grid.0 / cluster)))
+        let clusters = grid.0 / cluster;
+        let mut line = format!("{clusters} clusters of {cluster} persistent blocks");
+        let (units, k_tiles) = units(p, shape);
+        let sharing = Sharing::new(units, clusters.max(1), k_tiles);
+        if clusters > 0 && sharing.cuts(units) {
+            line += &format!(
+                " · the last round's {} units cut along K into runs of {} of their {k_tiles} k-tiles, one per cluster ({CUT_ENTRY}, in a kernel that defines it)",
+                units - sharing.whole,
+                sharing.share
+            );
+        }
+        Some(("schedule", line))
     }
 }
 

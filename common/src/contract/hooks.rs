@@ -56,9 +56,15 @@ pub trait Hooks: Sync {
         grid
     }
 
-    /// What the launch with `params` on `grid` adds, for the report: its label and one line (step
-    /// 10's split of K, step 11's moduli); None where it adds nothing worth a line.
-    fn report_line(&self, _params: &Params, _grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    /// What the launch with `params` on `grid` adds for `shape`, for the report: its label and one
+    /// line (step 10's split of K, step 11's moduli, step 12's schedule and cut); None where it
+    /// adds nothing worth a line.
+    fn report_line(
+        &self,
+        _params: &Params,
+        _shape: Shape,
+        _grid: (u32, u32, u32),
+    ) -> Option<(&'static str, String)> {
         None
     }
 

@@ -38,5 +38,5 @@ fn the_defaults_are_the_plain_steps_values() {
     assert!(d.extension.boxes().is_none());
     let hooks = d.hooks;
     assert!(hooks.workspace_bytes(&params, SHAPE) == 0 && hooks.on_tiles(&params));
-    assert!(hooks.report_line(&params, (1, 1, 1)).is_none());
+    assert!(hooks.report_line(&params, Shape::new(1, 1, 1).unwrap(), (1, 1, 1)).is_none());
 }

@@ -123,7 +123,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
             padded: step.padded_shape(&params, shape),
             why: choice.as_ref().map(|c| c.why.clone()),
             predicted_us: None,
-            adds: step.hooks.report_line(&params, geometry.grid),
+            adds: step.hooks.report_line(&params, shape, geometry.grid),
         }),
         time: Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1 },
         cublas: None,

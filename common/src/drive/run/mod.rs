@@ -370,7 +370,7 @@ fn report(
             padded: step.padded_shape(&run.prepared.params, shape),
             why: run.choice.as_ref().map(|c| c.why.clone()),
             predicted_us: run.choice.as_ref().and_then(|c| c.predicted_us),
-            adds: step.hooks.report_line(&run.prepared.params, run.geometry.grid),
+            adds: step.hooks.report_line(&run.prepared.params, shape, run.geometry.grid),
         }),
         time: measured.time,
         cublas,
