@@ -10,7 +10,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use common::Shape;
 use common::fp32_path::Fp32Path;
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
 use common::params::{Param, Params};
 use common::tma::Marks;
 
@@ -218,7 +218,7 @@ impl Hooks for ApartHooks {
         (grid.0, grid.1, split_k(params, shape.k, grid.0 * grid.1, slots))
     }
 
-    fn report_line(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    fn report_line(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> ReportLine {
         (grid.2 > 1).then(|| {
             (
                 "split K",

@@ -17,7 +17,7 @@ use common::Shape;
 use common::emulated::{Arg, Config};
 use common::gpu::ENTRY;
 use common::gpu::Kernel;
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
 use common::params::{Param, Params};
 use common::stream_k::SHARE;
 
@@ -123,7 +123,7 @@ impl Hooks for SplitHooks {
         params.find(PAD.name).unwrap_or(1) == 1
     }
 
-    fn report_line(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    fn report_line(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> ReportLine {
         (grid.2 > 1).then(|| {
             (
                 "split",

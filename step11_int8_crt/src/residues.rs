@@ -68,7 +68,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfi
 use common::Shape;
 use common::fp32_path::{Fp32Path, Paths};
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
 use common::params::Params;
 use common::tma::{Element, TensorMap, TmaBox, encode_as};
 
@@ -404,7 +404,7 @@ impl Hooks for ResidueHooks {
         workspace_bytes(shape)
     }
 
-    fn report_line(&self, params: &Params, _shape: Shape, _grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    fn report_line(&self, params: &Params, _shape: Shape, _grid: (u32, u32, u32)) -> ReportLine {
         Some((
             "moduli",
             format!(

@@ -10,7 +10,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
 use common::emulated::Arg;
 use common::emulated_call::{self, EmulatedCall, EmulatedOperands};
 use common::gpu::{Kernel, Limits};
-use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch};
+use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
 use common::tma::{self, TensorMap};
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, Stage, TmaBox};
 
@@ -302,18 +302,16 @@ impl Hooks for PersistentHooks {
 
     /// The clusters, and where the launch cuts the last round: how many units, in runs of how
     /// many k-tiles (a kernel that defines `matmul_cut`; the stages have none and never cut).
-    fn report_line(&self, p: &Params, shape: Shape, grid: (u32, u32, u32)) -> Option<(&'static str, String)> {
+    fn report_line(&self, p: &Params, s: Shape, grid: (u32, u32, u32)) -> ReportLine {
         let cluster = p.get("CLUSTER");
         let clusters = grid.0 / cluster;
         let mut line = format!("{clusters} clusters of {cluster} persistent blocks");
-        let (units, k_tiles) = units(p, shape);
+        let (units, k_tiles) = units(p, s);
         let sharing = Sharing::new(units, clusters.max(1), k_tiles);
         if clusters > 0 && sharing.cuts(units) {
-            line += &format!(
-                " · the last round's {} units cut along K into runs of {} of their {k_tiles} k-tiles, one per cluster ({CUT_ENTRY}, in a kernel that defines it)",
-                units - sharing.whole,
-                sharing.share
-            );
+            let (cut, run) = (units - sharing.whole, sharing.share);
+            line += &format!(" · the last round's {cut} units cut along K into runs of {run}");
+            line += &format!(" of their {k_tiles} k-tiles, one per cluster ({CUT_ENTRY})");
         }
         Some(("schedule", line))
     }

@@ -20,6 +20,9 @@ use crate::matrix::Shape;
 use crate::params::{Param, Params};
 use crate::tma::{Marks, Prologue, TensorMap, Tma, TmaBox};
 
+/// What a step's launch adds to the report: a label and one line, or None.
+pub type ReportLine = Option<(&'static str, String)>;
+
 /// A step's additions to common's launch; every method has the plain launch as its default.
 pub trait Hooks: Sync {
     /// The step's own launch for a compiled kernel (its entry points found in the kernel's
@@ -59,12 +62,7 @@ pub trait Hooks: Sync {
     /// What the launch with `params` on `grid` adds for `shape`, for the report: its label and one
     /// line (step 10's split of K, step 11's moduli, step 12's schedule and cut); None where it
     /// adds nothing worth a line.
-    fn report_line(
-        &self,
-        _params: &Params,
-        _shape: Shape,
-        _grid: (u32, u32, u32),
-    ) -> Option<(&'static str, String)> {
+    fn report_line(&self, _params: &Params, _shape: Shape, _grid: (u32, u32, u32)) -> ReportLine {
         None
     }
 
