@@ -12,6 +12,9 @@
   commit hash (links show a record's name);
 - the sidebar holds the course alone: at most 40 entries before SUMMARY.md's separator line
   `---`, only records after it, and docs/wide.css hiding what follows it (docs/book.toml says why);
+- a lab chapter (docs/src/stepNN.md) keeps at most 8 measured figures (`{{#figure …}}`) in its
+  running text: tables and code blocks do not count, and the rest go to a table at the end or to
+  an appendix, so that the few that carry the lesson stand out;
 - no chapter or appendix speaks of the workshop ("current code", "same device session", "the day
   before"): a chapter teaches the code as it is, and history goes to the performance log.
 
@@ -29,6 +32,8 @@ ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__)
 SRC = ROOT / "docs" / "src"
 WORDS, MEASURING_WORDS, README_LINES, README_LINKS, COLUMNS = 3000, 1500, 150, 20, 100
 SIDEBAR_ENTRIES = 40
+RUNNING_FIGURES = 8
+LAB = re.compile(r"step\d\d\.md$")
 # Words of the workshop, not of the course: each a phrase, matched across line breaks, any case.
 WORKSHOP = ("current code", "same device session", "the day before")
 SEPARATOR = re.compile(r"^-{3,}\s*$", re.M)
@@ -55,6 +60,18 @@ def visible(text, keep_code=False):
         line = re.sub(r"\{\{#figure [^}]*\}\}", "9", line)
         out.append(re.sub(r"<[^>]+>", " ", line))
     return "\n".join(out)
+
+
+def running_figures(text):
+    """The figures of a page's running text: outside code blocks and outside table rows."""
+    count, fence = 0, False
+    for line in text.split("\n"):
+        if re.match(r"\s*(```|~~~)", line):
+            fence = not fence
+            continue
+        if not fence and not line.lstrip().startswith("|"):
+            count += len(re.findall(r"\{\{#figure ", line))
+    return count
 
 
 def hashes(text):
@@ -133,6 +150,10 @@ def main():
             faults.append(f"{page.relative_to(ROOT)}: a commit hash in text a reader sees: {h} "
                           "(history goes to the performance log)")
         faults.extend(workshop(page, text))
+        if LAB.search(page.name) and (n := running_figures(text)) > RUNNING_FIGURES:
+            faults.append(f"{page.relative_to(ROOT)}: {n} measured figures in the running text, over "
+                          f"{RUNNING_FIGURES} (keep those that carry the lesson; move the rest to a table at the "
+                          "end or to an appendix)")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     lines = readme.count("\n")
     links = len(re.findall(r"\]\([^)]+\)", readme))
