@@ -33,6 +33,12 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = parse_reps)]
     pub reps: Option<usize>,
 
+    /// The longest a GPU run waits for one launch before it stops, naming the kernel as likely
+    /// stuck at a barrier. By default a second plus a hundred times the product's time at 0.1
+    /// TFLOP/s.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<f64>,
+
     /// Seed of the random inputs; the same seed reproduces the same matrices.
     #[arg(long, default_value_t = 42, value_parser = parse_seed)]
     pub seed: u64,
@@ -237,6 +243,15 @@ pub fn parse_reps(s: &str) -> Result<usize, String> {
     }
 }
 
+/// `--timeout`: seconds, more than 0 and at most a day.
+pub fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        Ok(v) => Err(format!("the timeout must be more than 0 and at most 86400 seconds, not {v}")),
+        Err(_) => Err(format!("'{s}' is not a number of seconds")),
+    }
+}
+
 fn parse_param(s: &str) -> Result<(String, u32), String> {
     let (name, value) =
         s.split_once('=').ok_or_else(|| format!("'{s}' is not of the form NAME=VALUE, e.g. TILE=16"))?;
@@ -291,6 +306,17 @@ mod tests {
         assert_eq!((a.seed, a.device, a.reps), (42, None, None));
         assert!(!a.no_verify && !a.no_cublas && !a.exact && a.params.is_empty());
         assert_eq!(a.family(), Family::Uniform);
+    }
+
+    /// `--timeout` takes seconds above 0 and up to a day, and refuses the rest in a sentence.
+    #[test]
+    fn the_timeout_is_positive_seconds() {
+        assert_eq!(parse(&["--timeout", "2.5"]).unwrap().timeout, Some(2.5));
+        assert_eq!(parse(&[]).unwrap().timeout, None);
+        for bad in ["0", "-1", "1e9", "soon"] {
+            let e = parse(&["--timeout", bad]).unwrap_err().to_string();
+            assert!(e.contains("seconds"), "--timeout {bad}: {e}");
+        }
     }
 
     #[test]

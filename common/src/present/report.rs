@@ -129,6 +129,37 @@ pub struct KernelFacts {
     pub adds: Option<(&'static str, String)>,
 }
 
+/// The launch after the timed ones, on output poisoned again: its C beside the first launch's
+/// (the one the verdict judges), so that what a launch leaves behind for the next (a count never
+/// reset, a workspace read before it is written) shows.
+#[derive(Clone, Debug)]
+pub enum LastLaunch {
+    /// The same C, bit for bit.
+    Same,
+    /// Other bits in `differ` elements, and that C's own verdict against the same reference.
+    Differs { differ: usize, verdict: Box<Verdict> },
+}
+
+impl LastLaunch {
+    /// `first` (verified) and `last` compared bit for bit; `judge` gives the last C's verdict
+    /// where they differ.
+    pub fn of(first: &[f32], last: &[f32], judge: impl FnOnce(&[f32]) -> Verdict) -> LastLaunch {
+        let differ = first.iter().zip(last).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        match differ {
+            0 => LastLaunch::Same,
+            _ => LastLaunch::Differs { differ, verdict: Box::new(judge(last)) },
+        }
+    }
+
+    /// Whether the last launch's C passes: the first's bits, or its own verdict.
+    pub fn passed(&self) -> bool {
+        match self {
+            LastLaunch::Same => true,
+            LastLaunch::Differs { verdict, .. } => verdict.passed(),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Report {
     pub step: String,
@@ -145,6 +176,8 @@ pub struct Report {
     /// The arithmetic the step claims: a TF32 step is set against the TF32 peak.
     pub precision: Precision,
     pub verdict: Option<Verdict>,
+    /// The launch after the timed ones beside the first (a GPU run that verifies).
+    pub last_launch: Option<LastLaunch>,
     /// ‖ΔC‖/‖C‖ of each baseline on the same inputs, against the same reference.
     pub baseline_errors: Vec<(&'static str, f64)>,
     /// Why a column is missing, e.g. no cuBLAS library.
@@ -411,6 +444,24 @@ impl Report {
                         self.baseline_errors.iter().map(|(name, e)| format!("{name} {e:.1e}")).collect();
                     writeln!(f, "           ‖ΔC‖/‖C‖ of  {}", each.join(" · "))?;
                 }
+                match &self.last_launch {
+                    Some(LastLaunch::Same) => writeln!(
+                        f,
+                        "           next launch  PASS · a launch after the timed ones, on output poisoned again, gives the same C bit for bit"
+                    )?,
+                    Some(LastLaunch::Differs { differ, verdict: last }) => writeln!(
+                        f,
+                        "           next launch  {} · a launch after the timed ones, on output poisoned again, differs in {differ} of {} elements{}",
+                        verdict(last.passed()),
+                        v.checked,
+                        if last.passed() {
+                            " (within the same limits: the kernel's sums are not in a fixed order)".to_owned()
+                        } else {
+                            format!(": {}", last.summary())
+                        }
+                    )?,
+                    None => {}
+                }
                 if let Some(m) = v.mismatched {
                     writeln!(
                         f,
@@ -461,4 +512,29 @@ pub fn paths_line(shape: Shape, precision: Precision, p: &Paths, total_ms: f64) 
         shape.n - p.cols.min(shape.n),
         p.cols
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::verify;
+
+    /// The same bits pass; other bits are judged by the reference: a last element off in its
+    /// last place passes (sums in another order), a tile left NaN by a count never reset fails.
+    #[test]
+    fn the_next_launch_is_judged_by_its_bits_then_by_the_reference() {
+        let shape = Shape::new(4, 4, 64).unwrap();
+        let want = crate::reference::cpu(&crate::Inputs::random(shape, 1));
+        let first: Vec<f32> = want.c.iter().map(|&v| v as f32).collect();
+        let judge = |c: &[f32]| verify(shape, c, &want, Precision::Fp32);
+        assert!(matches!(LastLaunch::of(&first, &first, judge), LastLaunch::Same));
+        let mut near = first.clone();
+        near[3] = f32::from_bits(near[3].to_bits() + 1);
+        let last = LastLaunch::of(&first, &near, judge);
+        assert!(matches!(last, LastLaunch::Differs { differ: 1, .. }) && last.passed(), "{last:?}");
+        let mut stale = first.clone();
+        (stale[5], stale[6]) = (f32::NAN, f32::NAN);
+        let last = LastLaunch::of(&first, &stale, judge);
+        assert!(matches!(last, LastLaunch::Differs { differ: 2, .. }) && !last.passed(), "{last:?}");
+    }
 }

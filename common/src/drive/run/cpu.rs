@@ -96,6 +96,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
         cublas_tf32: None,
         precision: Precision::Fp32,
         verdict,
+        last_launch: None,
         baseline_errors: vec![],
         notes: vec![],
         paths: None,

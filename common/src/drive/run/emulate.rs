@@ -130,6 +130,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         cublas_tf32: None,
         precision: step.precision,
         verdict,
+        last_launch: None,
         baseline_errors: Vec::new(),
         notes: Vec::new(),
         paths: emulated.paths.take().map(|p| (p, 0.0)),

@@ -10,14 +10,15 @@ use anyhow::{Result, anyhow, bail};
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::{self, Blas};
+use crate::device::watch::Watch;
 use crate::files;
 use crate::fp32_path::Paths;
 use crate::gpu::{self, Gpu, Limits, Resources};
 use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
-use crate::measure::{Buffers, cublas_run, paths_run, reference, run_and_time};
+use crate::measure::{Buffers, cublas_run, paths_run, poisoned_run, reference, run_and_time};
 use crate::params::Params;
-use crate::report::{Device, KernelFacts, Report};
+use crate::report::{Device, KernelFacts, LastLaunch, Report};
 use crate::step::{Choice, Geometry, GpuStep};
 use crate::timing::{Plan, Stats};
 use crate::verify::{self, Precision, Verdict};
@@ -79,14 +80,21 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         ControlFlow::Break(outcome) => return Ok(outcome),
     };
 
+    let kernel = format!("{} of {}", gpu::ENTRY, step_label(step, args));
+    crate::device::watch::set(Some(match args.timeout {
+        Some(seconds) => Watch::given(&kernel, seconds),
+        None => Watch::expected(&kernel, run.shape.flops()),
+    }));
     let mut bufs = Buffers::upload(&run.gpu, &run.inputs)?;
     let plan = Plan::new(args.reps);
     let measured = measure(&run, &mut bufs, plan)?;
     let Baselines { blas, sgemm_time, tf32_time, results } = baselines(&run, &bufs, plan)?;
     drop(bufs);
-    let (verdict, baseline_errors) = verify_results(&run, &measured.c, blas.as_ref(), results)?;
-    print!("{}", report(&run, measured, (sgemm_time, tf32_time), verdict, baseline_errors));
-    Ok(verdict.is_none_or(|v| v.passed()))
+    let (verdict, last, baseline_errors) = verify_results(&run, &measured, blas.as_ref(), results)?;
+    let passed = verdict.as_ref().is_none_or(|v| v.passed());
+    let passed = passed && last.as_ref().is_none_or(LastLaunch::passed);
+    print!("{}", report(&run, measured, (sgemm_time, tf32_time), (verdict, last), baseline_errors));
+    Ok(passed)
 }
 // ANCHOR_END: run_gpu
 
@@ -257,6 +265,8 @@ pub(crate) fn inputs_of(args: &Args, files: Option<Inputs>, shape: Shape) -> Inp
 /// columns it took with the whole time of the launch that timed it.
 struct Measured {
     c: Vec<f32>,
+    /// C of one more launch after the timed ones, on output poisoned again.
+    c_next: Vec<f32>,
     time: Stats,
     paths: Option<(Paths, f64)>,
 }
@@ -265,9 +275,12 @@ struct Measured {
 /// saved where --save-c asks.
 fn measure(run: &GpuRun, bufs: &mut Buffers, plan: Plan) -> Result<Measured> {
     let (c, time) = run_and_time(&run.gpu, &run.prepared, run.geometry, run.shape, bufs, plan)?;
+    // The timed launches left behind what they leave (counts, workspaces): a launch after them,
+    // on poisoned output, must give the first's C.
+    let c_next = poisoned_run(&run.gpu, &run.prepared, run.geometry, run.shape, bufs)?;
     let paths = paths_run(&run.gpu, &run.prepared, run.geometry, run.shape, bufs)?;
     save_c(run.args, run.shape, &c)?;
-    Ok(Measured { c, time, paths })
+    Ok(Measured { c, c_next, time, paths })
 }
 
 /// Writes C where --save-c asks.
@@ -323,14 +336,15 @@ fn baselines(run: &GpuRun, bufs: &Buffers, plan: Plan) -> Result<Baselines> {
 /// baseline's ‖ΔC‖/‖C‖ against the same reference; nothing with --no-verify.
 fn verify_results(
     run: &GpuRun,
-    c: &[f32],
+    measured: &Measured,
     blas: Option<&Blas>,
     baselines: Results,
-) -> Result<(Option<Verdict>, Errors)> {
+) -> Result<(Option<Verdict>, Option<LastLaunch>, Errors)> {
     let mut baseline_errors = Vec::new();
     if run.args.no_verify {
-        return Ok((None, baseline_errors));
+        return Ok((None, None, baseline_errors));
     }
+    let c = &measured.c;
     let shape = run.shape;
     let r = reference(&run.gpu, blas, &run.inputs)?;
     for (name, c) in baselines {
@@ -338,7 +352,9 @@ fn verify_results(
             baseline_errors.push((name, verify::verify(shape, &c, &r, Precision::Fp32).normwise.relative()));
         }
     }
-    Ok((Some(verify::verify(shape, c, &r, run.step.precision)), baseline_errors))
+    let precision = run.step.precision;
+    let last = LastLaunch::of(c, &measured.c_next, |next| verify::verify(shape, next, &r, precision));
+    Ok((Some(verify::verify(shape, c, &r, precision)), Some(last), baseline_errors))
 }
 
 /// The printed block: the step (with the kernel or stage it ran), the GPU, the kernel's facts,
@@ -347,7 +363,7 @@ fn report(
     run: &GpuRun,
     measured: Measured,
     (cublas, cublas_tf32): (Option<Stats>, Option<Stats>),
-    verdict: Option<Verdict>,
+    (verdict, last_launch): (Option<Verdict>, Option<LastLaunch>),
     baseline_errors: Errors,
 ) -> Report {
     let (step, args, shape) = (run.step, run.args, run.shape);
@@ -377,6 +393,7 @@ fn report(
         cublas_tf32,
         precision: step.precision,
         verdict,
+        last_launch,
         baseline_errors,
         notes,
         paths: measured.paths,
