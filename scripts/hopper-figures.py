@@ -969,7 +969,7 @@ def multicast_figure(directory):
             s.text(x + 120, ay + 35, f"from block {a}'s copy", 11, "middle", fill="#444")
         s.rect(x + 20, top + 145, 200, 44, COLORS[2], "#555", 0.6)
         s.text(x + 120, top + 163, f"Bs[s]: B columns {b * BN}–{(b + 1) * BN - 1}", 12, "middle")
-        s.text(x + 120, top + 180, f"{BN // 32} boxes, its own plain loads", 11, "middle", fill="#444")
+        s.text(x + 120, top + 180, f"{BN // 32} boxes by its own copy engine", 11, "middle", fill="#444")
         s.rect(x + 240, top + 40, bw - 260, 44, "#dcfce7", "#555", 0.8, rx=4)
         s.text(x + 240 + (bw - 260) / 2, top + 58, "full[s]", 12, "middle", bold=True)
         s.text(x + 240 + (bw - 260) / 2, top + 75, f"1 arrival + {STAGE_BYTES // 1024} KiB", 11, "middle")
@@ -978,8 +978,8 @@ def multicast_figure(directory):
         s.text(x + 240 + (bw - 260) / 2, top + 180, f"{EMPTY_ARRIVALS} arrivals", 11, "middle")
         lines = [("full[s]: its producer's expect_tx (1 arrival, all the stage's bytes);", green),
                  ("its own box of A, its peer's box of A and its B land on it.", green),
-                 ("empty[s]: lane 0 of each consumer warp of block 0 and lane 1", red),
-                 (f"of each of block 1 (mapa): {4 * CONSUMERS} + {4 * CONSUMERS} = {EMPTY_ARRIVALS}. "
+                 (f"empty[s]: lane {b} of every consumer warp of both blocks (the", red),
+                 (f"peer's by mapa): {4 * CONSUMERS} + {4 * CONSUMERS} = {EMPTY_ARRIVALS}. "
                   "The producer waits", red),
                  ("on it before refilling stage s: both blocks must be done.", red)]
         for i, (t, col) in enumerate(lines):
@@ -992,7 +992,7 @@ def multicast_figure(directory):
             dy = top + 40 + b * 50 + 22
             s.path(f"M{sx},{110} C{sx},{130} {dx + 100 * (1 if d < b else -1) * 0},{130} {dx + 100},{dy}",
                    stroke=teal, width=1.6, arrow=True)
-    s.text(W / 2, H - 44, "L2 sends each row of A once for the two blocks. Each block loads its own B. The consumers "
+    s.text(W / 2, H - 44, "L2 sends each row of A once for the two blocks. B is not multicast. The consumers "
            "wait on their own full[s];", 12, "middle")
     s.text(W / 2, H - 24, "each warp arrives on empty[s] of both blocks after its products of the stage are done "
            "(wgmma.wait_group).", 12, "middle")
