@@ -284,6 +284,24 @@ impl PtxasInfo {
     pub fn spill_bytes(&self) -> u32 {
         self.spill_stores + self.spill_loads
     }
+
+    /// Every entry point of the log, in the order ptxas compiled them, with its report.
+    pub fn entries(log: &str) -> Vec<(String, Self)> {
+        let marker = "Compiling entry function '";
+        let mut names: Vec<String> = Vec::new();
+        for line in log.lines() {
+            if let Some(at) = line.find(marker) {
+                let rest = &line[at + marker.len()..];
+                if let Some(end) = rest.find('\'') {
+                    let name = rest[..end].to_owned();
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        names.into_iter().filter_map(|n| Self::parse_entry(log, &n).map(|i| (n, i))).collect()
+    }
 }
 
 /// A kernel compiled for one architecture.
@@ -563,6 +581,26 @@ mod tests {
         );
         assert_eq!(info.spill_bytes(), 16);
         assert_eq!(PtxasInfo::parse("no report here"), None);
+    }
+
+    /// Every entry point of a log, in ptxas's order, each with its own figures: the twin's
+    /// spills are not the product's.
+    #[test]
+    fn lists_every_entry_point_of_the_report() {
+        let log = "ptxas info    : Compiling entry function 'matmul_cut' for 'sm_90a'\n\
+                   ptxas info    : Function properties for matmul_cut\n\
+                   ptxas         .     8 bytes stack frame, 24 bytes spill stores, 20 bytes spill loads\n\
+                   ptxas info    : Used 168 registers, used 1 barriers, 16 bytes smem\n\
+                   ptxas info    : Compiling entry function 'matmul' for 'sm_90a'\n\
+                   ptxas info    : Function properties for matmul\n\
+                   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+                   ptxas info    : Used 168 registers, used 1 barriers\n";
+        let entries = PtxasInfo::entries(log);
+        let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["matmul_cut", "matmul"]);
+        assert_eq!((entries[0].1.spill_bytes(), entries[1].1.spill_bytes()), (44, 0));
+        assert_eq!(entries[0].1.static_smem, 16);
+        assert!(PtxasInfo::entries("no report").is_empty());
     }
 
     #[test]

@@ -78,17 +78,38 @@ fn compile_and_report(
     );
     match compiled.ptxas {
         Some(p) => {
-            let spills = match p.spill_bytes() {
-                0 => "none".to_owned(),
-                _ => format!("{} bytes stored and {} loaded by spill code", p.spill_stores, p.spill_loads),
-            };
+            let spills = spills_of(&p);
             let _ = writeln!(
                 r,
                 "  kernel   {} registers/thread · {} bytes static shared memory · {} bytes stack frame · spills: {spills}",
                 p.registers, p.static_smem, p.stack_frame
             );
+            // The other entry points a launch may queue (prologues, the step's own kernels, twins).
+            let others: Vec<(String, gpu::PtxasInfo)> =
+                gpu::PtxasInfo::entries(&compiled.log).into_iter().filter(|(n, _)| n != gpu::ENTRY).collect();
+            for (name, e) in &others {
+                let _ = writeln!(
+                    r,
+                    "  entry    {name}: {} registers/thread · {} bytes static shared memory · {} bytes stack frame · spills: {}",
+                    e.registers,
+                    e.static_smem,
+                    e.stack_frame,
+                    spills_of(e)
+                );
+            }
             if p.spill_bytes() > 0 {
                 r += "  note     a run refuses this set: registers spilled to local memory would dominate the time\n";
+            }
+            let spilling: Vec<&str> =
+                others.iter().filter(|(_, e)| e.spill_bytes() > 0).map(|(n, _)| n.as_str()).collect();
+            if !spilling.is_empty() {
+                let _ = writeln!(
+                    r,
+                    "  note     {} spill{} registers to local memory; a run refuses only `{}`'s spills",
+                    spilling.join(", "),
+                    if spilling.len() == 1 { "s" } else { "" },
+                    gpu::ENTRY
+                );
             }
             let block_registers = p.registers * geometry.threads();
             if block_registers > REGISTERS_PER_SM {
@@ -109,6 +130,14 @@ fn compile_and_report(
         let _ = writeln!(r, "  {}", line.trim_end());
     }
     Ok((r, compiled))
+}
+
+/// An entry point's spills in words: "none", or the bytes its spill code stores and loads.
+fn spills_of(p: &gpu::PtxasInfo) -> String {
+    match p.spill_bytes() {
+        0 => "none".to_owned(),
+        _ => format!("{} bytes stored and {} loaded by spill code", p.spill_stores, p.spill_loads),
+    }
 }
 
 /// The whole of `--compile-only` for a GPU step: for --arch, else the GPU present (--device),
