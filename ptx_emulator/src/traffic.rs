@@ -39,6 +39,11 @@ pub struct Traffic {
     pub multicast_sectors: u64,
     /// Copies whose sectors are an estimate (see `exec/tma.rs`).
     pub bulk_estimated: u64,
+    /// The boxes the blocks' first copies read, one per block and tensor map (the box's place in
+    /// its tensor, the first slice of K of the tile the block starts on), counted once however
+    /// many blocks read them: for a grid of one wave, what the blocks in flight together first
+    /// ask of L2. A schedule whose first blocks share tiles asks for fewer.
+    pub first_tiles: u64,
     /// The copy engine's tensor stores: copies, and the bytes written inside the tensor.
     pub bulk_store_requests: u64,
     pub bulk_store_bytes: u64,
@@ -72,6 +77,7 @@ impl Traffic {
         self.multicast_load_bytes += o.multicast_load_bytes;
         self.multicast_bytes += o.multicast_bytes;
         self.multicast_sectors += o.multicast_sectors;
+        self.first_tiles += o.first_tiles;
         self.bulk_estimated += o.bulk_estimated;
         self.bulk_store_requests += o.bulk_store_requests;
         self.bulk_store_bytes += o.bulk_store_bytes;

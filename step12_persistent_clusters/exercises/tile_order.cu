@@ -5,14 +5,16 @@
 //   Everything else is in place: the scheduler, the clusters' multicast, the copies, the
 //   epilogue, Stream-K's pieces.
 // To do: the TODO in tile_origin(): go down groups of GROUP block-rows before moving right.
-// Run, on an H100 or H200 (the order changes only the speed: the emulator, --emulate, checks C
-//   but shows no speed), from the repository's root:
+// Run, from the repository's root, on an H100 or H200 (the speed) or with --emulate (no speed,
+//   but the `tiles` line counts what the first round of units asks of L2):
 //   cargo run --release -p step12_persistent_clusters -- \
 //       --kernel step12_persistent_clusters/exercises/tile_order.cu --size 8192
-// Check: before and after, `verify   PASS` (every order computes each tile once); before, slower
-//   than the kernel at 8192³, where one row of units spans all 64 tiles of B; when done, the
-//   kernel's speed (docs/src/step12.md, "Hands-on"). `--param GROUP=1` gives the kernel the
-//   starting file's order.
+//   cargo run --release -p step12_persistent_clusters -- --emulate -m 1024 -n 8192 -k 64 \
+//       --kernel step12_persistent_clusters/exercises/tile_order.cu
+// Check: before and after, `verify   PASS` (every order computes each tile once). Before, slower
+//   than the kernel at 8192³, and on the emulator more distinct tiles on the `tiles` line than
+//   the kernel's; when done, the kernel's speed and its count (docs/src/step12.md, "Hands-on").
+//   `--param GROUP=1` gives the kernel the starting file's order.
 // Solution: exercises/tile_order.diff; in step12_persistent_clusters/,
 //   patch -o /tmp/solved.cu exercises/tile_order.cu exercises/tile_order.diff
 // gives src/kernel.cu.

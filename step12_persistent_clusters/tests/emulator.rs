@@ -47,6 +47,24 @@ fn nvrtc_emulated_multicast_is_counted() {
     assert_eq!(t.bulk_store_bytes, 4 * 256 * 256, "C, stored by the copy engine");
 }
 
+/// The hands-on exercise checks itself on the emulator: at 1024×8192×64 (4 block-rows of A, 32
+/// units across) the 132 blocks' first copies read, with the kernel's order (groups of 4
+/// block-rows: 17 unit-columns), 4·2 boxes of A and 17·2 of B; row by row (the starting file:
+/// three block-rows, every unit-column), 3·2 of A and 32·2 of B. Both orders give the right C.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_tile_order_shows_in_the_first_rounds_tiles() {
+    let shape = Shape { m: 1024, n: 8192, k: 64 };
+    let first_tiles = |step: &common::GpuStep| {
+        let (_, verdict, t) = emulator::emulate_counted(step, &[], shape).unwrap();
+        assert!(verdict.passed(), "{}", verdict.summary());
+        t.first_tiles
+    };
+    let file = "step12_persistent_clusters/exercises/tile_order.cu";
+    let start = emulator::with_source(&STEP, file, include_str!("../exercises/tile_order.cu").into());
+    assert_eq!((first_tiles(&STEP), first_tiles(&start)), (4 * 2 + 17 * 2, 3 * 2 + 32 * 2));
+}
+
 /// Without its proxy fence, the store of C's box reads what the async proxy may not see yet:
 /// caught at every shape whose C goes through the copy engine (rows of whole 16 bytes), the cut
 /// launch among them.

@@ -38,6 +38,11 @@ impl Geometry {
     pub fn threads(&self) -> u32 {
         self.block.0 * self.block.1 * self.block.2
     }
+
+    /// The blocks of the grid.
+    pub fn blocks(&self) -> u64 {
+        u64::from(self.grid.0) * u64::from(self.grid.1) * u64::from(self.grid.2)
+    }
 }
 
 // ANCHOR: gpu_step

@@ -321,6 +321,19 @@ impl fmt::Display for Report {
         }
         if let Device::Emulated(e) = &self.device {
             writeln!(f, "  traffic  {}", traffic_line(&e.traffic))?;
+            // A grid of one wave (a persistent kernel's): its blocks' first tiles are what the
+            // first round asks of L2 at once, which the order of the tiles sets.
+            let blocks = self.kernel.as_ref().map(|k| k.geometry.blocks());
+            if let Some(blocks) =
+                blocks.filter(|&b| e.traffic.first_tiles > 0 && b <= crate::emulated::SMS as u64)
+            {
+                writeln!(
+                    f,
+                    "  tiles    the {blocks} blocks' first copies read {} distinct tiles of the operands: what the first \
+                     round asks of L2 at once (an order that shares tiles asks for fewer)",
+                    count(e.traffic.first_tiles)
+                )?;
+            }
             for (name, t) in &e.others {
                 writeln!(f, "           {name}: {}", traffic_line(t))?;
             }

@@ -48,6 +48,7 @@ pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
     let stop = AtomicBool::new(false);
     let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
     let total = Mutex::new(Traffic::default());
+    let first_tiles = Mutex::new(std::collections::BTreeSet::new());
     let workers = launch.workers.clamp(1, clusters.max(1) as usize);
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -69,11 +70,14 @@ pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
                     }
                 }
                 total.lock().expect("no worker panics holding it").add(&cluster.traffic);
+                first_tiles.lock().expect("no worker panics holding it").append(&mut cluster.first_tiles);
             });
         }
     });
     if let Some((_, f)) = fault.into_inner().expect("workers done") {
         return Err(f);
     }
-    Ok(total.into_inner().expect("workers done"))
+    let mut total = total.into_inner().expect("workers done");
+    total.first_tiles = first_tiles.into_inner().expect("workers done").len() as u64;
+    Ok(total)
 }

@@ -54,6 +54,7 @@ impl<'a> Cluster<'a> {
                 accesses: Accesses::new(if launch.sanitize { shared_bytes.div_ceil(4) } else { 0 }),
                 exit_checked: false,
                 ctaid: [0; 3],
+                copied_from: Vec::new(),
                 bars: vec![NamedBarrier::default(); 16],
                 mbars: Default::default(),
             })
@@ -76,6 +77,7 @@ impl<'a> Cluster<'a> {
             visit: 0,
             local: vec![0; k.local_bytes * threads as usize * size],
             traffic: Traffic::default(),
+            first_tiles: Default::default(),
             cluster_phase: 0,
             cluster_arrived: 0,
             stop,
@@ -99,6 +101,7 @@ impl<'a> Cluster<'a> {
             cta.exit_checked = false;
             cta.bars.iter_mut().for_each(|b| *b = NamedBarrier::default());
             cta.mbars.clear();
+            cta.copied_from.clear();
         }
         self.local.fill(0);
         self.visits.fill(0);

@@ -217,6 +217,8 @@ pub struct Cta {
     /// Whether its peers' uses were checked against its end.
     pub exit_checked: bool,
     pub ctaid: [u32; 3],
+    /// The tensor maps (by their tensor's address) the block has copied from already.
+    pub copied_from: Vec<u64>,
     pub bars: Vec<NamedBarrier>,
     /// The block's mbarriers, by their byte in shared memory.
     pub mbars: std::collections::HashMap<usize, Mbar>,
@@ -265,6 +267,8 @@ pub struct Cluster<'a> {
     pub cluster_released: Vec<u32>,
     pub local: Vec<u8>,
     pub traffic: Traffic,
+    /// Each block's first tile of each tensor map, over the clusters this one has run.
+    pub first_tiles: std::collections::BTreeSet<(u64, [i64; 4])>,
     /// The cluster barrier (`barrier.cluster`): its phase, and the threads that arrived in it.
     pub cluster_phase: u32,
     pub cluster_arrived: u32,

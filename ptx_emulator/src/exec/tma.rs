@@ -121,6 +121,13 @@ impl Cluster<'_> {
     ) -> Result<(), Fault> {
         for l in Lanes(exec) {
             let (tmap, at) = self.box_of(inst, w, l, map, coords)?;
+            let cta = &mut self.ctas[self.rank];
+            if !cta.copied_from.contains(&tmap.address) {
+                cta.copied_from.push(tmap.address);
+                let mut place = [0i64; 4];
+                place.iter_mut().zip(&at).for_each(|(p, c)| *p = *c);
+                self.first_tiles.insert((tmap.address, place));
+            }
             let (_, dst_at) = self.cluster_address(self.address(w, dst, l));
             let (_, bar_at) = self.mbar_place(inst, w, l, bar)?;
             let ranks: Vec<usize> = match multicast {
