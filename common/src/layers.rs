@@ -13,6 +13,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (1, "gpu", include_str!("device/gpu.rs")),
     (1, "stream_hold", include_str!("device/stream_hold.rs")),
     (1, "timing", include_str!("device/timing.rs")),
+    (1, "watch", include_str!("device/watch.rs")),
     (2, "cublas", include_str!("numerics/cublas.rs")),
     (2, "reference", include_str!("numerics/reference.rs")),
     (2, "verify", include_str!("numerics/verify/mod.rs")),
