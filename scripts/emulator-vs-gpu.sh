@@ -9,8 +9,9 @@
 #      emulator's traffic line for the same kernel and shape;
 #   3. calibration: the shared-memory patterns of ptx_emulator/calibration/banks.cu, one launch
 #      each, Nsight Compute's wavefronts beside the emulator's;
-#   4. hopper: the Hopper labs' counters (the copy engine's bytes, the L2 reads multicast saves,
-#      wgmma instructions, shared-memory wavefronts) beside Nsight Compute's.
+#   4. hopper: the Hopper labs' counters (the copy engine's bytes in total and per SM, the L2
+#      reads multicast saves, wgmma instructions, shared-memory wavefronts) beside Nsight
+#      Compute's.
 #
 #   bash scripts/emulator-vs-gpu.sh [bits|traffic|banks|hopper]...   (the first three by default)
 #
@@ -255,7 +256,7 @@ hopper() {
   found=$(ncu --query-metrics --chip gh100 2> /dev/null | awk '{print $1}' | grep -E '^(l1tex|lts|sm|smsp)__' | grep -iE 'tma|utma|bulk' | grep -v average | sed 's/$/.sum/' | paste -sd, -)
   echo "copy-engine metrics found: ${found:-none}"
   echo
-  local base=$metrics,sm__inst_executed_pipe_tensor_op_gmma.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,dram__bytes_read.sum
+  local base=$metrics,sm__inst_executed_pipe_tensor_op_gmma.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,dram__bytes_read.sum,l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.max,l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.min,l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.max,l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.min
   echo "| kernel and shape | counter | ncu | emulator | emulator / ncu |"
   echo "|---|---|---:|---:|---:|"
   local cases=(
@@ -306,6 +307,11 @@ emu = {
     "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum":
         num(r"\(([\d,]+) sectors read\)") + (num(r"bytes \(([\d,]+) sectors\) more") if "multicast" in line else 0),
     "copy engine: box bytes loaded": num(r"copy engine loads [\d,]+ · ([\d,]+) bytes of boxes"),
+    # Per SM: the most and the least sectors an SM's L1 receives (blocks dealt to SMs in turn).
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.max": num(r"an SM receives [\d,]+ to ([\d,]+) sectors"),
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.min": num(r"an SM receives ([\d,]+) to"),
+    "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.max": num(r"an SM stores [\d,]+ to ([\d,]+)\)"),
+    "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.min": num(r"an SM stores ([\d,]+) to"),
     "l1tex__m_l1tex2xbar_read_requests_mem_global_op_tma_ld_dest_multicast.sum":
         num(r"([\d,]+) bytes of them by multicast") / 128 if "multicast" in line else 0,
     "copy engine: bytes multicast delivers to more blocks": num(r"which delivers ([\d,]+) bytes"),

@@ -151,6 +151,9 @@ pub struct Machine {
 
 /// The most threads a block may have, as on every GPU the course supports.
 pub const MAX_THREADS: u32 = 1024;
+
+/// The SMs the emulator deals a grid's blocks to when it counts per SM (an H100's).
+pub const SMS: u32 = 132;
 /// The most shared memory a block may have (an H100's).
 pub const MAX_SHARED: u32 = 232_448;
 

@@ -44,6 +44,14 @@ pub struct Traffic {
     /// many blocks read them: for a grid of one wave, what the blocks in flight together first
     /// ask of L2. A schedule whose first blocks share tiles asks for fewer.
     pub first_tiles: u64,
+    /// The copy engine's sectors an SM's L1 receives, the most and the least over the SMs, with
+    /// the blocks dealt to [`crate::SMS`] SMs in turn (block b on SM b mod SMS): exact where the
+    /// grid is one wave, an estimate beyond (a GPU deals blocks as SMs free up).
+    pub sm_sectors_most: u64,
+    pub sm_sectors_least: u64,
+    /// The same for the bytes the copy engine stores from an SM.
+    pub sm_stores_most: u64,
+    pub sm_stores_least: u64,
     /// The copy engine's tensor stores: copies, and the bytes written inside the tensor.
     pub bulk_store_requests: u64,
     pub bulk_store_bytes: u64,
@@ -78,6 +86,10 @@ impl Traffic {
         self.multicast_bytes += o.multicast_bytes;
         self.multicast_sectors += o.multicast_sectors;
         self.first_tiles += o.first_tiles;
+        self.sm_sectors_most += o.sm_sectors_most;
+        self.sm_sectors_least += o.sm_sectors_least;
+        self.sm_stores_most += o.sm_stores_most;
+        self.sm_stores_least += o.sm_stores_least;
         self.bulk_estimated += o.bulk_estimated;
         self.bulk_store_requests += o.bulk_store_requests;
         self.bulk_store_bytes += o.bulk_store_bytes;

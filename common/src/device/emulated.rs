@@ -26,7 +26,7 @@ pub const DEVICE_LINE: &str = "emulated on the CPU";
 
 /// The GPU whose launch an emulated run copies where a launch depends on the device (a Stream-K
 /// layout, a step's choice per shape): an H100's 132 SMs.
-pub const SMS: u32 = 132;
+pub const SMS: u32 = ptx_emulator::SMS;
 
 /// Compiles `source` to PTX for `arch` ([`PTX_ARCH`] or [`HOPPER_PTX_ARCH`]), with the `.cu`
 /// line of every instruction (NVRTC's `--generate-line-info`, which changes no instruction), and

@@ -17,7 +17,7 @@ pub enum Device {
     Gpu(DeviceInfo),
     Cpu,
     /// On the PTX emulator: what it counted, and how long it took.
-    Emulated(Emulation),
+    Emulated(Box<Emulation>),
 }
 
 /// An emulated run: the traffic of the step's kernel, the other kernels of its launch, and the
@@ -90,6 +90,14 @@ pub fn traffic_line(t: &Traffic) -> String {
                 count(t.bulk_estimated)
             );
         }
+        if t.sm_sectors_most > 0 {
+            line += &format!(
+                " · an SM receives {} to {} sectors (blocks dealt to {} SMs in turn: an estimate past one wave)",
+                count(t.sm_sectors_least),
+                count(t.sm_sectors_most),
+                crate::emulated::SMS
+            );
+        }
         if t.multicast_load_bytes > 0 {
             line += &format!(
                 ", {} bytes of them by multicast, which delivers {} bytes ({} sectors) more",
@@ -99,8 +107,13 @@ pub fn traffic_line(t: &Traffic) -> String {
             );
         }
         if t.bulk_store_requests > 0 {
-            line +=
-                &format!(" · stores {} · {} bytes", count(t.bulk_store_requests), count(t.bulk_store_bytes));
+            line += &format!(
+                " · stores {} · {} bytes (an SM stores {} to {})",
+                count(t.bulk_store_requests),
+                count(t.bulk_store_bytes),
+                count(t.sm_stores_least),
+                count(t.sm_stores_most)
+            );
         }
     }
     if t.wgmma_instructions > 0 {

@@ -49,6 +49,8 @@ pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
     let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
     let total = Mutex::new(Traffic::default());
     let first_tiles = Mutex::new(std::collections::BTreeSet::new());
+    let block_sectors = Mutex::new(std::collections::HashMap::<u64, u64>::new());
+    let block_stores = Mutex::new(std::collections::HashMap::<u64, u64>::new());
     let workers = launch.workers.clamp(1, clusters.max(1) as usize);
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -71,6 +73,14 @@ pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
                 }
                 total.lock().expect("no worker panics holding it").add(&cluster.traffic);
                 first_tiles.lock().expect("no worker panics holding it").append(&mut cluster.first_tiles);
+                let mut sectors = block_sectors.lock().expect("no worker panics holding it");
+                for (block, s) in cluster.block_sectors.drain() {
+                    *sectors.entry(block).or_default() += s;
+                }
+                let mut stores = block_stores.lock().expect("no worker panics holding it");
+                for (block, s) in cluster.block_stores.drain() {
+                    *stores.entry(block).or_default() += s;
+                }
             });
         }
     });
@@ -79,5 +89,38 @@ pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
     }
     let mut total = total.into_inner().expect("workers done");
     total.first_tiles = first_tiles.into_inner().expect("workers done").len() as u64;
+    (total.sm_sectors_most, total.sm_sectors_least) =
+        per_sm(block_sectors.into_inner().expect("workers done"));
+    (total.sm_stores_most, total.sm_stores_least) = per_sm(block_stores.into_inner().expect("workers done"));
     Ok(total)
+}
+
+/// The most and the least of `per_block` summed per SM, the blocks dealt to [`crate::SMS`] SMs
+/// in turn (block b on SM b mod SMS); zeros where no block counted anything.
+fn per_sm(per_block: std::collections::HashMap<u64, u64>) -> (u64, u64) {
+    if per_block.is_empty() {
+        return (0, 0);
+    }
+    let mut sms = vec![0u64; crate::SMS as usize];
+    for (block, v) in per_block {
+        sms[(block % u64::from(crate::SMS)) as usize] += v;
+    }
+    (sms.iter().copied().max().unwrap_or(0), sms.iter().copied().min().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod per_sm_tests {
+    use super::per_sm;
+
+    /// Blocks dealt to the SMs in turn: two waves of equal blocks give every SM two; one block
+    /// leaves the others empty; nothing counted gives zeros.
+    #[test]
+    fn blocks_are_dealt_to_the_sms_in_turn() {
+        let waves = (0..2 * u64::from(crate::SMS)).map(|b| (b, 5)).collect();
+        assert_eq!(per_sm(waves), (10, 10));
+        assert_eq!(per_sm([(7, 3)].into_iter().collect()), (3, 0));
+        let uneven = [(0, 4), (u64::from(crate::SMS), 6), (1, 1)].into_iter().collect();
+        assert_eq!(per_sm(uneven), (10, 0));
+        assert_eq!(per_sm(Default::default()), (0, 0));
+    }
 }

@@ -78,6 +78,8 @@ impl<'a> Cluster<'a> {
             local: vec![0; k.local_bytes * threads as usize * size],
             traffic: Traffic::default(),
             first_tiles: Default::default(),
+            block_sectors: Default::default(),
+            block_stores: Default::default(),
             cluster_phase: 0,
             cluster_arrived: 0,
             stop,

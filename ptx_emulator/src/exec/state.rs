@@ -267,6 +267,11 @@ pub struct Cluster<'a> {
     pub cluster_released: Vec<u32>,
     pub local: Vec<u8>,
     pub traffic: Traffic,
+    /// The sectors the copy engine delivered to each block (by its linear index), over the
+    /// clusters this one has run.
+    pub block_sectors: std::collections::HashMap<u64, u64>,
+    /// The bytes the copy engine stored from each block.
+    pub block_stores: std::collections::HashMap<u64, u64>,
     /// Each block's first tile of each tensor map, over the clusters this one has run.
     pub first_tiles: std::collections::BTreeSet<(u64, [i64; 4])>,
     /// The cluster barrier (`barrier.cluster`): its phase, and the threads that arrived in it.

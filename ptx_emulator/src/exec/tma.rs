@@ -226,8 +226,20 @@ impl Cluster<'_> {
                 self.traffic.multicast_load_bytes += bytes as u64;
             }
             self.traffic.multicast_bytes += (bytes * ranks.len().saturating_sub(1)) as u64;
+            // What each receiving block's L1 gets, for the count per SM.
+            for &rank in &ranks {
+                let block = self.linear_block(rank);
+                *self.block_sectors.entry(block).or_default() += sectors;
+            }
         }
         Ok(())
+    }
+
+    /// The linear index of the block of rank `rank` in the grid.
+    fn linear_block(&self, rank: usize) -> u64 {
+        let [x, y, z] = self.ctas[rank].ctaid;
+        let (gx, gy, _) = self.launch.grid;
+        u64::from(x) + u64::from(gx) * (u64::from(y) + u64::from(gy) * u64::from(z))
     }
 
     /// The copies issued this round land: their bytes are written, and counted off their
@@ -301,6 +313,8 @@ impl Cluster<'_> {
             }
             self.traffic.bulk_store_requests += 1;
             self.traffic.bulk_store_bytes += written;
+            let block = self.linear_block(self.rank);
+            *self.block_stores.entry(block).or_default() += written;
         }
         Ok(())
     }

@@ -107,13 +107,13 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     };
     let report = Report {
         step: super::step_label(step, args),
-        device: Device::Emulated(Emulation {
+        device: Device::Emulated(Box::new(Emulation {
             traffic: call_traffic.0,
             others: call_traffic.1,
             seconds,
             workers: emulated.machine.workers,
             arch: step.ptx_arch(),
-        }),
+        })),
         shape,
         inputs: inputs.source.clone(),
         kernel: Some(KernelFacts {
