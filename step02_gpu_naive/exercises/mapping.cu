@@ -1,8 +1,8 @@
-// Exercise (step 02): give each thread its element of C.
+// EXERCISE (step 02, hands-on): give each thread its element of C.
 //
 // Starts from: this step's kernel, src/kernel.cu, with the thread -> element mapping and the
 // dot product taken out. Every thread now takes element (0, 0), so the result is wrong.
-// Do: TODO 1 (the mapping to use), TODO 2 (the mapping to avoid), TODO 3 (the dot product).
+// To do: TODO 1 (the mapping to use), TODO 2 (the mapping to avoid), TODO 3 (the dot product).
 // Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
 //   ex=step02_gpu_naive/exercises/mapping.cu
 //   cargo run --release -p step02_gpu_naive -- --emulate --kernel $ex

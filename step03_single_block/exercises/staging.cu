@@ -1,9 +1,9 @@
-// Exercise (step 03): stage A and B in shared memory.
+// EXERCISE (step 03, hands-on): stage A and B in shared memory.
 //
 // Starts from: this step's kernel, src/kernel.cu, with the copy into shared memory and the
 // barrier taken out. The compute loop already reads As and Bs, but nothing writes them yet, so
 // the result is wrong.
-// Do: TODO 1 (copy A into As), TODO 2 (copy B into Bs), TODO 3 (the barrier).
+// To do: TODO 1 (copy A into As), TODO 2 (copy B into Bs), TODO 3 (the barrier).
 // Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
 //   ex=step03_single_block/exercises/staging.cu
 //   cargo run --release -p step03_single_block -- --emulate --kernel $ex

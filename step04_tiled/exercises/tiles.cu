@@ -1,9 +1,9 @@
-// Step 04, hands-on exercise: stage the tiles in shared memory.
+// EXERCISE (step 04, hands-on): stage the tiles in shared memory.
 //
 // Starts from: step 02's kernel (one thread per element of C, threadIdx.x along a row), turned
 // toward step 04. The block is one TILE×TILE tile of C, the two shared tiles are declared, and
 // the loop walks K one tile at a time, but the loop does nothing yet: C comes out zero.
-// What to do: the four TODOs, the four steps of the chapter's idea: stage a tile of A and one
+// To do: the four TODOs, the four steps of the chapter's idea: stage a tile of A and one
 // of B, wait, add TILE terms of each dot product from shared memory, wait again.
 // Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
 //   ex=step04_tiled/exercises/tiles.cu

@@ -1,10 +1,10 @@
-// Step 05, hands-on exercise: the outer product.
+// EXERCISE (step 05, hands-on): the outer product.
 //
 // Starts from: this step's kernel with its heart taken out. The block tile, the warp regions,
 // the copies into shared memory, the barriers and the write-back of each thread's TM×TN tile
 // of C are all here, and the kernel declares that tile, acc[TM][TN], in registers. But
 // compute_tile does nothing, so acc stays zero and so does C.
-// What to do: the TODOs in compute_tile. Per k of the staged slice, the thread's TM + TN values
+// To do: the TODOs in compute_tile. Per k of the staged slice, the thread's TM + TN values
 // from shared memory must feed all TM·TN of its FMAs (the chapter's "The idea").
 // Run:   cargo run --release -p step05_thread_tile -- --emulate
 //            --kernel step05_thread_tile/exercises/outer_product.cu

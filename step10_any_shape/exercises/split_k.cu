@@ -1,14 +1,15 @@
-// Exercise (step 10): split K between blocks, and add their partial tiles in order.
+// EXERCISE (step 10, hands-on): split K between blocks, and add their partial tiles in order.
 //
 // Starts from: this step's kernel, src/kernel.cu, with the split of K taken out: my_split gives
 // every block of a split all of K, and sum_slices adds nothing. Wherever the rule splits K, C is
-// wrong. Do TODO 1 (the part of K each block of a split multiplies) and TODO 2 (how the partial
+// wrong.
+// To do: TODO 1 (the part of K each block of a split multiplies) and TODO 2 (how the partial
 // tiles become C); either alone still fails. The idea: docs/src/step10.md, "The split of K".
-// Check it on the emulator (no GPU needed), from the repository's root, at a shape the rule
-// splits (the `choice` line says `tile 16×128 × split 132`):
+// Run, from the repository's root, on the emulator (no GPU needed), at a shape the rule splits
+// (the `choice` line says `tile 16×128 × split 132`):
 //   cargo run --release -p step10_any_shape -- --emulate -m 64 -n 64 -k 4000 \
 //       --kernel step10_any_shape/exercises/split_k.cu
-// Done: `verify   PASS`, and a second run prints the same digits on the `per element` line.
+// Check: `verify   PASS`, and a second run prints the same digits on the `per element` line.
 // The chapter's "Exercises" says what the unfinished file and the usual mistakes print.
 // Solution: exercises/split_k.diff turns this file into src/kernel.cu:
 //   cd step10_any_shape && patch -o /tmp/solved.cu exercises/split_k.cu exercises/split_k.diff

@@ -1,16 +1,15 @@
-// Hands-on exercise for step 11 (docs/src/step11.md, "Exercises").
+// EXERCISE (step 11, hands-on): put back the residues and their rebuild.
 //
 // Starts from: step 11's kernel (src/kernel.cu) with its residues taken out. residue_byte, which
 // turns a scaled entry into its residue modulo one modulus, returns 0; and reconstruct adds no
 // residue to its sums. Everything else is in place: the scaling, the INT8 products, the rule
 // that sends some rows and columns to the FP32 path.
-// Do TODO 1 (residue_byte) and TODO 2 (reconstruct).
-// Run it on an H100 or H200 (the emulator does not run Hopper's wgmma), from the repository's
-// root:
+// To do: TODO 1 (residue_byte) and TODO 2 (reconstruct) (docs/src/step11.md, "Exercises").
+// Run, from the repository's root, on an H100 or H200, or on the CPU with --emulate:
 //     cargo run --release -p step11_int8_crt -- --kernel step11_int8_crt/exercises/residues.cu
-// Check it: before, `verify   FAIL`, with C 0 wherever the FP32 path does not write it; when
-// done, `verify   PASS` per element and normwise, at step 11's speed. A wrong residue or weight
-// also fails, at nearly every element (the chapter's "Exercises" says why).
+// Check: before, `verify   FAIL`, with C 0 wherever the FP32 path does not write it; when
+// done, `verify   PASS` per element and normwise (on a GPU at step 11's speed). A wrong residue
+// or weight also fails, at nearly every element (the chapter's "Exercises" says why).
 // Solution: exercises/residues.diff; in step11_int8_crt/,
 //     patch -o /tmp/solved.cu exercises/residues.cu exercises/residues.diff
 // gives src/kernel.cu.
