@@ -265,3 +265,85 @@ fn the_preprocessor_speaks_mdbooks_protocol() {
     let (ok, _, err) = figures(&[], "not json");
     assert!(!ok && err.starts_with("figures: mdbook's input is not [context, book] as JSON"), "{err}");
 }
+
+/// Records whose lines a script cut from the report before recording them (columns dropped):
+/// their selectors read that cut form, not the report's.
+const CUT_RECORDS: &[&str] = &["2026-11-26-nvidia-h100-80gb-hbm3-step12-development.log"];
+
+/// The labels of the report's lines (`common/src/present/report.rs`).
+const LABELS: &[&str] = &[
+    "shape", "params", "launch", "choice", "model", "kernel", "paths", "needs", "time", "speed", "verify",
+    "traffic", "tiles", "schedule", "split", "moduli", "note",
+];
+
+/// `selector` with each literal run of digits (outside classes, quantifiers and escapes) made
+/// `\d+`: a selector picks one run by its shape or size, and the check is of the line's form.
+fn any_numbers(selector: &str) -> String {
+    let (mut out, mut class, mut quantifier, mut escaped) = (String::new(), false, false, false);
+    let mut chars = selector.chars().peekable();
+    while let Some(c) = chars.next() {
+        if escaped {
+            escaped = false;
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            '{' if !class => quantifier = true,
+            '}' if quantifier => quantifier = false,
+            _ => {}
+        }
+        if c.is_ascii_digit() && !class && !quantifier {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+            out.push_str("\\d+");
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Every selector that reads a line of the report (its last line starts with two spaces and a
+/// report label) matches a line of the reports that common's golden tests pin
+/// (`common/tests/golden/`), numbers aside: a change of the report's format fails the golden
+/// tests first, and, once their texts are written again, here, at each selector it breaks.
+#[test]
+fn report_line_selectors_match_the_pinned_reports() {
+    let repo = repo();
+    let golden = repo.root().join("common").join("tests").join("golden");
+    let fixtures: String =
+        ["gpu", "emulated", "cpu"].map(|n| read(&golden.join(format!("{n}.txt")))).concat();
+    let catalog = Catalog::load(&repo.catalog()).unwrap_or_else(|why| panic!("{why}"));
+    let (mut checked, mut wrong) = (0, Vec::new());
+    for entry in &catalog.entries {
+        if CUT_RECORDS.iter().any(|r| entry.record.ends_with(r)) {
+            continue;
+        }
+        let selector = entry.selector.as_str();
+        let line = selector.rsplit("\\n").next().unwrap_or(selector);
+        let plain = line.replace("\\x20", " ");
+        let Some(rest) = plain.strip_prefix("  ") else { continue };
+        if !LABELS.iter().any(|l| rest.starts_with(l) && rest[l.len()..].starts_with(' ')) {
+            continue;
+        }
+        checked += 1;
+        let flags = if selector.starts_with("(?s)") { "(?ms)" } else { "(?m)" };
+        let general = regex::Regex::new(&format!("{flags}{}", any_numbers(line)))
+            .unwrap_or_else(|e| panic!("{}: {e}", entry.id));
+        if !general.is_match(&fixtures) {
+            wrong.push(format!("docs/figures.txt:{}: {}: {line}", entry.line, entry.id));
+        }
+    }
+    assert!(checked >= 90, "only {checked} selectors read report lines: the check has lost its way");
+    assert!(wrong.is_empty(), "selectors that no pinned report line matches:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn numbers_in_a_selector_become_any_number() {
+    assert_eq!(any_numbers(r"shape    M=8192 .*?· ([\d.]+)%"), r"shape    M=\d+ .*?· ([\d.]+)%");
+    assert_eq!(any_numbers(r"(?:[^·]*· ){2}(\d+) of 132"), r"(?:[^·]*· ){2}(\d+) of \d+");
+}
