@@ -499,24 +499,7 @@ fn place_in_order(
                 let angle = f64::from(k) * std::f64::consts::PI / 16.0;
                 let (ux, uy) = (angle.cos(), -angle.sin());
                 // The box's near edge at distance d from the centre, in the direction (ux, uy).
-                let bx = cx
-                    + ux * d
-                    + if ux.abs() < 0.2 {
-                        -w / 2.0
-                    } else if ux > 0.0 {
-                        0.0
-                    } else {
-                        -w
-                    };
-                let by = cy
-                    + uy * d
-                    + if uy.abs() < 0.2 {
-                        -h / 2.0
-                    } else if uy > 0.0 {
-                        0.0
-                    } else {
-                        -h
-                    };
+                let (bx, by) = (cx + ux * d + near_edge(ux, w), cy + uy * d + near_edge(uy, h));
                 let b = Rect { x0: bx, y0: by, x1: bx + w, y1: by + h };
                 let margin = Rect { x0: b.x0 - 2.0, y0: b.y0 - 2.0, x1: b.x1 + 2.0, y1: b.y1 + 2.0 };
                 if !margin.inside(&area) || markers.iter().any(|m| m.overlaps(&margin)) {
@@ -605,6 +588,18 @@ fn roof(gbs: f64, peak: f64, (x_lo, x_hi): (f64, f64), y_lo: f64) -> Vec<(f64, f
         return vec![];
     }
     vec![(start, gbs * start), (end, gbs * end)]
+}
+
+/// Where a label's box of `len` starts, from the point at distance d in direction `u` (one
+/// component): centred across a direction near the other axis, else on the side it points to.
+fn near_edge(u: f64, len: f64) -> f64 {
+    if u.abs() < 0.2 {
+        -len / 2.0
+    } else if u > 0.0 {
+        0.0
+    } else {
+        -len
+    }
 }
 
 #[cfg(test)]
