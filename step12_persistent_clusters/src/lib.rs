@@ -311,8 +311,8 @@ impl Hooks for PersistentHooks {
         if clusters > 0 && sharing.cuts(units) {
             let (cut, run) = (units - sharing.whole, sharing.share);
             line += &format!(" · the last round's {cut} units cut along K into runs of {run}");
-            line += &format!(" of their {k_tiles} k-tiles, one per cluster, where the kernel defines");
-            line += &format!(" {CUT_ENTRY} (the stages do not)");
+            line += &format!(" of their {k_tiles} k-tiles, one per cluster, where the kernel");
+            line += &format!(" defines {CUT_ENTRY} (the stages do not)");
         }
         Some(("schedule", line))
     }
