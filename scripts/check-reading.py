@@ -181,7 +181,7 @@ def main():
                           "hash (a link shows its name: name it by what it measured; the hash goes inside)")
     earlier = (SRC / "results" / "earlier.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"\]\(([^)]+)\)", earlier))
-    # The results pages the sidebar shows (the reference run's, and this page) are not listed there.
+    # The results pages the sidebar shows (the main run's, and this page) are not listed there.
     summary = (SRC / "SUMMARY.md").read_text(encoding="utf-8")
     course = summary[:m.start()] if (m := SEPARATOR.search(summary)) else summary
     skip = {t[len("results/"):] for t in ENTRY.findall(course) if t.startswith("results/")}

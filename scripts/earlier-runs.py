@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the two lists of the book's records from the files under docs/src/results/:
 
-- the page of earlier runs, docs/src/results/earlier.md: every record but the reference run's
+- the page of earlier runs, docs/src/results/earlier.md: every record but the main run's
   pages, newest first, grouped by date and device;
 - the records part of docs/src/SUMMARY.md, everything after its separator line `---`: every
   `.md` record the sidebar does not show already.
@@ -9,7 +9,7 @@
 mdBook renders only the pages SUMMARY.md lists, and a figure's link leads to its record's page, so
 every `.md` record must be listed there; docs/wide.css hides what follows the separator from the
 sidebar, so that the sidebar holds the course alone and the page of earlier runs lists the records.
-The reference run's pages are the `results/` pages listed before the separator.
+The main run's pages are the `results/` pages listed before the separator.
 
     scripts/earlier-runs.py            write both
     scripts/earlier-runs.py --check    write nothing; exit 1 naming each list that is not current
@@ -39,7 +39,7 @@ def split_summary(text):
 
 
 def shown_results(course):
-    """The `results/` pages the sidebar shows: the reference run's, and the page of earlier runs."""
+    """The `results/` pages the sidebar shows: the main run's, and the page of earlier runs."""
     return {t for t in re.findall(r"\]\(([^)]+)\)", course) if t.startswith("results/")}
 
 
@@ -65,8 +65,8 @@ def earlier_page(listed):
             date, device, _ = date_device(rel)
             groups[(date, device)].append(rel)
     out = ["# Earlier runs\n",
-           "Every record this book quotes apart from [the reference run](../results.md), newest first, "
-           "by date and device: the runs a chapter quotes beside the reference run, and those behind "
+           "Every record this book quotes apart from [the main run](../results.md), newest first, "
+           "by date and device: the runs a chapter quotes beside the main run, and those behind "
            "the [performance log](../performance.md). A `.md` record is a page of this book; a `.log` "
            "record is the program's output as it was printed, every command before its output.\n"]
     # Newest first; the undated records, the oldest, last.

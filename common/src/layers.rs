@@ -23,7 +23,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (3, "emulated_call", include_str!("contract/emulated_call.rs")),
     (3, "fp32_path", include_str!("contract/fp32_path.rs")),
     (3, "hooks", include_str!("contract/hooks.rs")),
-    (3, "launch", include_str!("contract/launch.rs")),
+    (3, "step_kernel", include_str!("contract/step_kernel.rs")),
     (3, "pad", include_str!("contract/pad.rs")),
     (3, "params", include_str!("contract/params.rs")),
     (3, "step", include_str!("contract/step.rs")),

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, anyhow};
 use common::gpu::{self, Gpu};
-use common::timing::{self, Plan};
+use common::timing::{self, Sampling};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 /// The copy kernel: a grid-stride loop of float4 loads and stores.
@@ -33,7 +33,7 @@ pub fn gbs(bytes: usize, ms: f64) -> f64 {
 /// Copies 1 GiB (less where memory is short) from one device buffer to another and returns the
 /// bandwidth at the median time, counting reads and writes. None when free memory allows only
 /// buffers smaller than four times the L2 cache, where the copy would measure the cache instead.
-pub fn measure(gpu: &Gpu, plan: Plan) -> Result<Option<f64>> {
+pub fn measure(gpu: &Gpu, sampling: Sampling) -> Result<Option<f64>> {
     let (free, _) =
         gpu.ctx.mem_get_info().map_err(|e| anyhow!("could not read the GPU's free memory: {e:?}"))?;
     let floats = buffer_floats(free);
@@ -52,7 +52,7 @@ pub fn measure(gpu: &Gpu, plan: Plan) -> Result<Option<f64>> {
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let stats = timing::time_gpu(gpu, plan, || {
+    let stats = timing::time_gpu(gpu, sampling, || {
         let mut builder = gpu.stream.launch_builder(&func);
         builder.arg(&src).arg(&mut dst).arg(&n4);
         // SAFETY: the arguments match `copy(const float4*, float4*, unsigned long long)`, and

@@ -5,12 +5,12 @@ use anyhow::{Context, Result, anyhow, bail};
 use common::cublas::{self, Blas};
 use common::matrix::{Family, Inputs, Shape};
 use common::measure::{self, Buffers};
-use common::timing::Plan;
+use common::timing::Sampling;
 use common::{Precision, files, verify};
 use compare::families::{Entry, Families, Row};
 use compare::{GPU_STEPS, slug};
 
-use super::{Args, open_gpu, prepare, versions};
+use super::{Args, compile_steps, open_gpu, versions};
 
 /// The steps whose claim is FP32 from the tensor cores.
 const STEPS: [&str; 2] = ["step09_3xtf32", "step11_int8_crt"];
@@ -45,9 +45,9 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         bail!("--families measures shares of cuBLAS SGEMM, and libcublas could not be loaded");
     }
     let steps: Vec<_> = GPU_STEPS.iter().filter(|s| STEPS.contains(&s.name)).map(|s| (s.name, *s)).collect();
-    let prepared = prepare(&gpu, steps.iter().copied())?;
+    let step_kernels = compile_steps(&gpu, steps.iter().copied())?;
     let blas = Blas::new(gpu.stream.clone())?;
-    let plan = Plan::new(args.reps);
+    let sampling = Sampling::new(args.reps);
     let all = inputs(args)?;
     let bar = common::progress::bar("families", (all.len() * (steps.len() + 1)) as u64, f64::INFINITY);
     let mut rows = Vec::new();
@@ -74,10 +74,10 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         };
         let mut bufs = Buffers::upload(&gpu, inputs)?;
         let mut cells = Vec::new();
-        for p in &prepared {
-            cells.push(match p.as_ref().map(|p| (p, p.plan(&gpu.info, shape))) {
+        for p in &step_kernels {
+            cells.push(match p.as_ref().map(|p| (p, p.fit(&gpu.info, shape))) {
                 Some((p, Ok((launch, _)))) => {
-                    let (c, t) = measure::run_and_time(&gpu, p, launch, shape, &mut bufs, plan)?;
+                    let (c, t) = measure::run_and_time(&gpu, p, launch, shape, &mut bufs, sampling)?;
                     let paths = measure::paths_run(&gpu, p, launch, shape, &mut bufs)?;
                     Some(entry(&c, t, p.step.precision, paths.map(|(p, _)| p)))
                 }
@@ -85,7 +85,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
             });
             bar.inc(1);
         }
-        let (c, t) = measure::cublas_run(&gpu, &blas, shape, &bufs, plan, true)?;
+        let (c, t) = measure::cublas_run(&gpu, &blas, shape, &bufs, sampling, true)?;
         let sgemm = entry(&c.context("cuBLAS's result was not kept")?, t, Precision::Fp32, None);
         bar.inc(1);
         rows.push(Row { input: name(inputs), steps: cells, sgemm });

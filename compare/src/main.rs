@@ -12,8 +12,8 @@ use common::gpu::Gpu;
 use common::matrix::Family;
 use common::measure::{self, Buffers};
 use common::run;
-use common::timing::{self, Plan};
-use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, launch::Prepared, verify};
+use common::timing::{self, Sampling};
+use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, step_kernel::StepKernel, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, slug};
 
 mod families_run;
@@ -147,12 +147,12 @@ fn main() -> ExitCode {
 fn run(args: Args, command: String) -> Result<bool> {
     let sizes = sizes(&args);
     let gpu = open_gpu(args.device)?;
-    let prepared = prepare(&gpu, GPU_STEPS.iter().map(|s| (s.name, *s)))?;
+    let step_kernels = compile_steps(&gpu, GPU_STEPS.iter().map(|s| (s.name, *s)))?;
     let baselines = if cublas::present() { baselines(&gpu)? } else { Vec::new() };
-    let plan = Plan::new(args.reps);
+    let sampling = Sampling::new(args.reps);
 
     // The DRAM roof, measured once before the steps allocate their buffers.
-    let dram_gbs = dram::measure(&gpu, plan)?;
+    let dram_gbs = dram::measure(&gpu, sampling)?;
     match dram_gbs {
         Some(gbs) => println!("DRAM bandwidth (copy kernel): {gbs:.0} GB/s"),
         None => println!(
@@ -188,14 +188,14 @@ fn run(args: Args, command: String) -> Result<bool> {
         // The CPU step, where it finishes in reasonable time.
         rows[0].1.push((size <= args.cpu_max).then(|| {
             let mut c = vec![f32::NAN; size * size];
-            let t = timing::time_cpu(Plan::new(Some(1)), || {
+            let t = timing::time_cpu(Sampling::new(Some(1)), || {
                 run::cpu_product(shape, &inputs, &mut c, step01_cpu_naive::matmul, false)
             });
             cell(&c, t, Precision::Fp32)
         }));
         bar.inc(1);
 
-        let measured = measure(&gpu, &inputs, &reference, &prepared, &baselines, plan, &bar, false)?;
+        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, sampling, &bar, false)?;
         for (row, cell) in rows[1..].iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -260,9 +260,9 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
             args.steps.join(",")
         );
     }
-    let prepared = prepare(&gpu, steps.iter().map(|(name, s)| (name.as_str(), s)))?;
+    let step_kernels = compile_steps(&gpu, steps.iter().map(|(name, s)| (name.as_str(), s)))?;
     let baselines = baselines(&gpu)?;
-    let plan = Plan::new(args.reps);
+    let sampling = Sampling::new(args.reps);
     let (title, list, kind) = if args.held_out {
         let seed = args.seed.unwrap_or(common::matrix::HELD_OUT_SEED);
         let title = format!(
@@ -290,7 +290,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::family(shape, 42, args.inputs);
         let reference = measure::reference(&gpu, Some(&baselines[0].1), &inputs)?;
-        let measured = measure(&gpu, &inputs, &reference, &prepared, &baselines, plan, &bar, true)?;
+        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, sampling, &bar, true)?;
         for (row, cell) in rows.iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -330,14 +330,14 @@ fn open_gpu(device: usize) -> Result<Gpu> {
 }
 
 /// Each step compiled at its default parameters; a step that needs a newer GPU gets a row of –.
-fn prepare<'a>(
+fn compile_steps<'a>(
     gpu: &Gpu,
     steps: impl Iterator<Item = (&'a str, &'a GpuStep)>,
-) -> Result<Vec<Option<Prepared<'a>>>> {
+) -> Result<Vec<Option<StepKernel<'a>>>> {
     let cc = gpu.info.compute_capability;
     steps
         .map(|(name, s)| match s.check_compute(cc, &gpu.info.name) {
-            Ok(()) => Prepared::new(gpu, s, Params::defaults(s.params)).map(Some),
+            Ok(()) => StepKernel::new(gpu, s, Params::defaults(s.params)).map(Some),
             Err(why) => {
                 println!("{why}: the row of {name} stays empty");
                 Ok(None)
@@ -355,16 +355,16 @@ fn baselines(gpu: &Gpu) -> Result<Vec<(&'static str, Blas, Precision)>> {
     Ok(baselines)
 }
 
-/// Every prepared step, then every baseline, on `inputs`: a verified, timed cell each, or None
+/// Every compiled step, then every baseline, on `inputs`: a verified, timed cell each, or None
 /// where a step does not serve the GPU or the shape (`say_why`: print the reason for a shape).
 #[allow(clippy::too_many_arguments)]
 fn measure(
     gpu: &Gpu,
     inputs: &Inputs,
     reference: &common::reference::Reference,
-    prepared: &[Option<Prepared>],
+    step_kernels: &[Option<StepKernel>],
     baselines: &[(&str, Blas, Precision)],
-    plan: Plan,
+    sampling: Sampling,
     bar: &indicatif::ProgressBar,
     say_why: bool,
 ) -> Result<Vec<Option<Cell>>> {
@@ -375,16 +375,16 @@ fn measure(
     };
     let mut bufs = Buffers::upload(gpu, inputs)?;
     let mut cells = Vec::new();
-    for p in prepared {
+    for p in step_kernels {
         // A step that chooses its parameters per shape is compiled again for this one.
         let chosen = match p {
             Some(p) => p.chosen_for(gpu, shape)?,
             None => None,
         };
         let p = chosen.as_ref().or(p.as_ref());
-        cells.push(match p.map(|p| (p, p.plan(&gpu.info, shape))) {
+        cells.push(match p.map(|p| (p, p.fit(&gpu.info, shape))) {
             Some((p, Ok((launch, _)))) => {
-                let (c, t) = measure::run_and_time(gpu, p, launch, shape, &mut bufs, plan)?;
+                let (c, t) = measure::run_and_time(gpu, p, launch, shape, &mut bufs, sampling)?;
                 Some(cell(&c, t, p.step.precision))
             }
             Some((p, Err(why))) => {
@@ -398,7 +398,7 @@ fn measure(
         bar.inc(1);
     }
     for (_, blas, precision) in baselines {
-        let (c, t) = measure::cublas_run(gpu, blas, shape, &bufs, plan, true)?;
+        let (c, t) = measure::cublas_run(gpu, blas, shape, &bufs, sampling, true)?;
         let c = c.context("cuBLAS's result was not kept")?;
         cells.push(Some(cell(&c, t, *precision)));
         bar.inc(1);

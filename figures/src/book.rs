@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::catalog::Catalog;
+use crate::mentions::{self, Page};
 use crate::record::Records;
-use crate::refs::{self, Page};
 
 /// The book, as JSON, with every chapter's references filled in; or one sentence per wrong
 /// reference, naming its page and line.
@@ -47,7 +47,7 @@ fn fill_item(
     let path = chapter["path"].as_str().map(PathBuf::from);
     if let (Some(path), Some(content)) = (path, chapter.get_mut("content")) {
         if let Some(text) = content.as_str() {
-            match refs::fill(text, Page::Book(&path), catalog, records) {
+            match mentions::fill(text, Page::Book(&path), catalog, records) {
                 Ok(filled) => *content = Value::String(filled),
                 Err(wrong) => errors.extend(
                     wrong

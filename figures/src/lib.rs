@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 pub mod book;
 pub mod catalog;
 pub mod form;
+pub mod mentions;
 pub mod readme;
 pub mod record;
-pub mod refs;
 pub mod regex_links;
 
 /// The repository's files the figures live in.

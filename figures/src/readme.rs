@@ -2,8 +2,8 @@
 
 use crate::Repo;
 use crate::catalog::Catalog;
+use crate::mentions::{self, Page};
 use crate::record::Records;
-use crate::refs::{self, Page};
 
 /// The first line of README.md: where it comes from.
 pub const NOTICE: &str = "<!-- Written by `cargo run -p figures -- readme` from docs/readme.md and the records \
@@ -16,7 +16,7 @@ pub fn render(repo: &Repo) -> Result<String, Vec<String>> {
         .map_err(|e| vec![format!("the README's template docs/readme.md cannot be read ({e})")])?;
     let catalog = Catalog::load(&repo.catalog()).map_err(|why| vec![why])?;
     let mut records = Records::new(&repo.src());
-    let filled = refs::fill(&template, Page::Readme, &catalog, &mut records).map_err(|wrong| {
+    let filled = mentions::fill(&template, Page::Readme, &catalog, &mut records).map_err(|wrong| {
         wrong.into_iter().map(|(line, why)| format!("docs/readme.md:{line}: {why}")).collect::<Vec<_>>()
     })?;
     Ok(format!("{NOTICE}{filled}"))

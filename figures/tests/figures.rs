@@ -26,8 +26,8 @@ use std::process::{Command, Stdio};
 
 use figures::Repo;
 use figures::catalog::Catalog;
+use figures::mentions::{self, Page};
 use figures::record::Records;
-use figures::refs::{self, Page};
 use figures::regex_links::old_quotes;
 
 fn repo() -> Repo {
@@ -58,13 +58,13 @@ fn every_reference_resolves() {
     let (mut wrong, mut references) = (Vec::new(), 0);
     for file in quoting_files(&repo) {
         let text = read(&file);
-        references += refs::references(&text).len();
+        references += mentions::mentions(&text).len();
         let relative = file.strip_prefix(repo.src()).map(Path::to_owned);
         let page = match &relative {
             Ok(path) => Page::Book(path),
             Err(_) => Page::Readme,
         };
-        if let Err(errors) = refs::fill(&text, page, &catalog, &mut records) {
+        if let Err(errors) = mentions::fill(&text, page, &catalog, &mut records) {
             wrong.extend(
                 errors.into_iter().map(|(line, why)| format!("{}:{line}: {why}", shown(&repo, &file))),
             );
@@ -75,9 +75,9 @@ fn every_reference_resolves() {
 }
 
 /// The figures a page quotes and the ids its `{{#record}}`s name records by: both use an entry.
-fn uses(text: &str) -> Vec<refs::Reference> {
-    let mut all = refs::references(text);
-    all.extend(refs::record_references(text));
+fn uses(text: &str) -> Vec<mentions::Mention> {
+    let mut all = mentions::mentions(text);
+    all.extend(mentions::record_mentions(text));
     all
 }
 
@@ -179,7 +179,7 @@ fn kernels_quote_no_figures() {
     assert!(kernels.len() > 10, "{kernels:?}");
     for file in kernels {
         let text = read(&file);
-        let lines: Vec<usize> = refs::references(&text)
+        let lines: Vec<usize> = mentions::mentions(&text)
             .into_iter()
             .map(|r| r.line)
             .chain(old_quotes(&text).into_iter().map(|q| q.line))
@@ -192,7 +192,7 @@ fn kernels_quote_no_figures() {
     }
     // The check sees a quote in a comment, in either form.
     assert_eq!(old_quotes("// [46.8](../x.md \"speed ([\\d.]+)\") TFLOP/s").len(), 1);
-    assert_eq!(refs::references("// {{#figure h200.step06_prefetch.4096.tflops}} TFLOP/s").len(), 1);
+    assert_eq!(mentions::mentions("// {{#figure h200.step06_prefetch.4096.tflops}} TFLOP/s").len(), 1);
 }
 
 /// What mdbook sends: the context and a book of one chapter.

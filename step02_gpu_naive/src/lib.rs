@@ -11,10 +11,10 @@ pub const PARAMS: &[Param] = &[
 ];
 // ANCHOR_END: params
 
-// ANCHOR: launch
+// ANCHOR: geometry
 /// One thread per element of C: x runs along the columns (N), y along the rows (M), or the
 /// other way round with COALESCED=0.
-fn launch(p: &Params, s: Shape) -> Geometry {
+fn geometry(p: &Params, s: Shape) -> Geometry {
     let block = p.get("BLOCK");
     // x covers whatever threadIdx.x is mapped to.
     let (x, y) = if p.get("COALESCED") == 1 { (s.n, s.m) } else { (s.m, s.n) };
@@ -25,7 +25,7 @@ fn launch(p: &Params, s: Shape) -> Geometry {
         whole_rows: None,
     }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     if p.get("COALESCED") > 1 {
@@ -49,7 +49,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: &[("BLOCK", &[8, 16, 32]), ("COALESCED", &[0, 1])],
-    launch,
+    geometry,
     check,
     precision: Precision::Fp32,
     // Every multiply-add loads one float of A and one of B: 2 FLOPs per 8 bytes.

@@ -55,12 +55,12 @@ fn nvrtc_compiles_every_block_size_without_spills() {
 #[test]
 fn launch_covers_c_with_one_thread_per_element() {
     let p = Params::defaults(STEP.params);
-    let l = (STEP.launch)(&p, Shape::new(33, 65, 7).unwrap());
+    let l = (STEP.geometry)(&p, Shape::new(33, 65, 7).unwrap());
     assert_eq!(l.block, (32, 32, 1));
     assert_eq!(l.grid, (3, 2, 1));
     assert!(l.grid.0 * l.block.0 >= 65 && l.grid.1 * l.block.1 >= 33);
     let p = Params::with_overrides(STEP.params, &[("COALESCED".into(), 0)]).unwrap();
-    assert_eq!((STEP.launch)(&p, Shape::new(33, 65, 7).unwrap()).grid, (2, 3, 1));
+    assert_eq!((STEP.geometry)(&p, Shape::new(33, 65, 7).unwrap()).grid, (2, 3, 1));
 }
 
 #[test]

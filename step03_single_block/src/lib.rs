@@ -8,9 +8,9 @@ fn smem_bytes(s: Shape) -> u64 {
     4 * (s.m * s.k + s.k * s.n) as u64
 }
 
-// ANCHOR: launch
+// ANCHOR: geometry
 /// One block; thread (x, y) computes C[y][x], so the block is N×M threads.
-fn launch(_: &Params, s: Shape) -> Geometry {
+fn geometry(_: &Params, s: Shape) -> Geometry {
     Geometry {
         grid: (1, 1, 1),
         block: (s.n as u32, s.m as u32, 1),
@@ -18,7 +18,7 @@ fn launch(_: &Params, s: Shape) -> Geometry {
         whole_rows: None,
     }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 // ANCHOR: check
 fn check(_: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
@@ -59,7 +59,7 @@ pub const STEP: GpuStep = GpuStep {
     file: "step03_single_block/src/kernel.cu",
     source: include_str!("kernel.cu"),
     params: &[],
-    launch,
+    geometry,
     check,
     default_shape,
     precision: Precision::Fp32,

@@ -17,8 +17,8 @@ pub const PARAMS: &[Param] = &[
 ];
 // ANCHOR_END: params
 
-// ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Geometry {
+// ANCHOR: geometry
+fn geometry(p: &Params, s: Shape) -> Geometry {
     let tile = p.get("TILE");
     Geometry {
         grid: ((s.n as u32).div_ceil(tile), (s.m as u32).div_ceil(tile), 1),
@@ -27,7 +27,7 @@ fn launch(p: &Params, s: Shape) -> Geometry {
         whole_rows: None,
     }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     if p.get("BT") > 1 {
@@ -58,7 +58,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: &[("TILE", &[8, 16, 32]), ("UNROLL", &[1, 4, 32])],
-    launch,
+    geometry,
     check,
     precision: Precision::Fp32,
     b_transposed: |p| p.get("BT") == 1,

@@ -44,8 +44,8 @@ fn smem_bytes(p: &Params) -> u32 {
     4 * p.get("BK") * (p.get("BM") + p.get("BN"))
 }
 
-// ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Geometry {
+// ANCHOR: geometry
+fn geometry(p: &Params, s: Shape) -> Geometry {
     Geometry {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
@@ -53,7 +53,7 @@ fn launch(p: &Params, s: Shape) -> Geometry {
         whole_rows: None,
     }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 // ANCHOR: check
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
@@ -91,7 +91,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    launch,
+    geometry,
     check,
     precision: Precision::Fp32,
     intensity,

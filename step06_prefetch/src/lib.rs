@@ -44,9 +44,9 @@ fn smem_bytes(p: &Params) -> u32 {
     2 * 4 * p.get("BK") * (p.get("BM") + p.get("BN"))
 }
 
-// ANCHOR: launch
+// ANCHOR: geometry
 /// A block per BM×BN tile of C (step 10 cuts the problem with the same launch, per shape).
-pub fn launch(p: &Params, s: Shape) -> Geometry {
+pub fn geometry(p: &Params, s: Shape) -> Geometry {
     Geometry {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(p.get("BM")), 1),
         block: (threads(p), 1, 1),
@@ -54,7 +54,7 @@ pub fn launch(p: &Params, s: Shape) -> Geometry {
         whole_rows: None,
     }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 // ANCHOR: check
 /// Refuses a set the kernel cannot serve, in one sentence (step 10 checks its sets the same way).
@@ -93,7 +93,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    launch,
+    geometry,
     check,
     precision: Precision::Fp32,
     intensity,

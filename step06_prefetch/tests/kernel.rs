@@ -40,7 +40,7 @@ fn gpu_random_shapes_match_the_reference() {
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step06_prefetch"));
 
-/// The Stream-K variant beside the kernel (variants/stream_k.cu), with its own launch: blocks
+/// The Stream-K variant beside the kernel (variants/stream_k.cu), with its own geometry: blocks
 /// that share the last tile rows and rows padded to 16 bytes.
 mod stream_k {
     use super::*;

@@ -1,4 +1,4 @@
-//! Step 09's own launch (its hooks, `ApartHooks`): A's rows and B's columns scaled by
+//! Step 09's own product (its hooks, `ApartHooks`): A's rows and B's columns scaled by
 //! powers of two before the split, and the rows and columns the split cannot carry sent down the
 //! FP32 path, around common's launch of the kernel with its tensor maps.
 
@@ -10,7 +10,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use common::Shape;
 use common::fp32_path::Fp32Path;
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, ReportLine};
 use common::params::{Param, Params};
 use common::tma::Marks;
 
@@ -191,8 +191,8 @@ impl Hooks for ApartHooks {
         crate::emulate::emulate(call, operands)
     }
 
-    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
-        Ok(Apart::find(kernel)?.map(|apart| Box::new(apart) as Box<dyn OwnLaunch>))
+    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
+        Ok(Apart::find(kernel)?.map(|apart| Box::new(apart) as Box<dyn OwnProduct>))
     }
 
     fn workspace_bytes(&self, params: &Params, shape: Shape) -> u64 {
@@ -231,8 +231,8 @@ impl Hooks for ApartHooks {
     }
 }
 
-impl OwnLaunch for Apart {
-    fn launch(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
+impl OwnProduct for Apart {
+    fn enqueue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
         let (gx, gy, _) = call.cfg.grid_dim;
         let (marks, arrivals) = self.before(call.gpu, b, call.shape, (gx * gy) as usize)?;
         let [a_map, b_map] = call.maps((a, b), Some(marks))?;

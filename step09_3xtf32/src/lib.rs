@@ -46,8 +46,8 @@ fn smem_bytes(p: &Params) -> u32 {
     p.get("STAGES") * (4 * BK * (2 * BM + p.get("BN")) + 16) + 1024
 }
 
-// ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Geometry {
+// ANCHOR: geometry
+fn geometry(p: &Params, s: Shape) -> Geometry {
     Geometry {
         grid: ((s.n as u32).div_ceil(p.get("BN")), (s.m as u32).div_ceil(BM), 1),
         block: (threads(p), 1, 1),
@@ -64,7 +64,7 @@ fn a_box(_: &Params) -> TmaBox {
 fn b_box(_: &Params) -> TmaBox {
     TmaBox { rows: BK, cols: 32 }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 // ANCHOR: check
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
@@ -107,7 +107,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    launch,
+    geometry,
     check,
     precision: Precision::Tf32x3,
     intensity,

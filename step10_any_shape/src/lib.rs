@@ -70,9 +70,9 @@ fn short_grid(path: u32, s: Shape) -> (u32, u32, u32) {
 /// The launch: step 06's for the tiles, else the grid of the short side or short K, which the
 /// model counts too (`Way::units`); past 65535 rows of short K's blocks (M over 4 194 240) the
 /// model still counts every 64-row block, which the launched blocks then take in turn.
-pub fn launch(p: &Params, s: Shape) -> Geometry {
-    let mut launch = match p.get(PATH.name) {
-        0 => step06::launch(p, s),
+pub fn geometry(p: &Params, s: Shape) -> Geometry {
+    let mut geometry = match p.get(PATH.name) {
+        0 => step06::geometry(p, s),
         path => Geometry {
             grid: short_grid(path, s),
             block: (SHORT_THREADS, 1, 1),
@@ -81,8 +81,8 @@ pub fn launch(p: &Params, s: Shape) -> Geometry {
         },
     };
     // SPLIT blocks in z share each tile's K (the hooks add their slices).
-    launch.grid.2 = p.get(SPLIT.name);
-    launch
+    geometry.grid.2 = p.get(SPLIT.name);
+    geometry
 }
 
 /// Step 06's checks (the tile's parameters are compiled on every path), a short side's kernel
@@ -127,7 +127,7 @@ pub const STEP: GpuStep = GpuStep {
     search: SEARCH,
     // Step 06's launch (a block per tile, SPLIT of them in z; common adds Stream-K's rows) and checks
     // for the tiles, the short side's grid otherwise.
-    launch,
+    geometry,
     check,
     precision: Precision::Fp32,
     intensity: step06::intensity,

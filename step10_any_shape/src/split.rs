@@ -1,4 +1,4 @@
-//! Step 10's own launch (its hooks, `SplitHooks`): the split of K and the parameters only the
+//! Step 10's own product (its hooks, `SplitHooks`): the split of K and the parameters only the
 //! launch reads, SPLIT, PATH and PAD, and the sum of a split product's slices. With SPLIT=S>1 the
 //! grid has S blocks in z for each tile; block z multiplies its own share of the tile's slices of K
 //! into slice z of a workspace of S·M·N floats, and `sum_slices(partials, C, M·N, S)` adds the
@@ -17,7 +17,7 @@ use common::Shape;
 use common::emulated::{Arg, Config};
 use common::gpu::ENTRY;
 use common::gpu::Kernel;
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, ReportLine};
 use common::params::{Param, Params};
 use common::stream_k::SHARE;
 
@@ -68,7 +68,7 @@ pub fn on_tiles(params: &Params) -> bool {
 pub struct SplitHooks;
 
 impl Hooks for SplitHooks {
-    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
+    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
         Ok(Some(Box::new(Split {
             sum: kernel.entry(SUM_ENTRY)?,
             few: kernel.entry(SUM_FEW_ENTRY)?,
@@ -170,8 +170,8 @@ struct Split {
     partials: Mutex<Option<CudaSlice<f32>>>,
 }
 
-impl OwnLaunch for Split {
-    fn launch(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
+impl OwnProduct for Split {
+    fn enqueue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
         if !call.has_layout() {
             bail!("step 10's kernel takes `whole` before its workspace: launch it with the plan's layout");
         }

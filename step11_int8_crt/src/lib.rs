@@ -126,8 +126,8 @@ fn smem_bytes(p: &Params) -> u32 {
     p.get("STAGES") * (BK * (BM + bn(p)) + 16) + 1024
 }
 
-// ANCHOR: launch
-fn launch(p: &Params, s: Shape) -> Geometry {
+// ANCHOR: geometry
+fn geometry(p: &Params, s: Shape) -> Geometry {
     Geometry {
         grid: (
             (s.n as u32).div_ceil(bn(p)),
@@ -148,7 +148,7 @@ fn a_box(_: &Params) -> TmaBox {
 fn b_box(p: &Params) -> TmaBox {
     TmaBox { rows: bn(p), cols: BK }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 // ANCHOR: check
 fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
@@ -207,7 +207,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    launch,
+    geometry,
     check,
     precision: Precision::Int8Crt,
     intensity,

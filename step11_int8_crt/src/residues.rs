@@ -1,4 +1,4 @@
-//! Step 11's own launch (its hooks, `ResidueHooks`): a product computed from the residues of
+//! Step 11's own product (its hooks, `ResidueHooks`): a product computed from the residues of
 //! A and B modulo a few moduli, one INT8 product per modulus. Every launch queues,
 //! in this order (timing counts them all):
 //!
@@ -68,7 +68,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfi
 use common::Shape;
 use common::fp32_path::{Fp32Path, Paths};
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
+use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, ReportLine};
 use common::params::Params;
 use common::tma::{Element, TensorMap, TmaBox, encode_as};
 
@@ -309,7 +309,7 @@ impl Residues {
                     unsafe { builder.launch(call.cfg) }
                         .map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
                 }
-                Item::Fp32Path { marks } => self.fp32.launch(gpu, (a, b, &mut *c), address(marks), shape)?,
+                Item::Fp32Path { marks } => self.fp32.enqueue(gpu, (a, b, &mut *c), address(marks), shape)?,
             }
         }
         Ok(())
@@ -396,7 +396,7 @@ impl Hooks for ResidueHooks {
         Ok(())
     }
 
-    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
+    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
         Ok(Some(Box::new(Residues::new(kernel)?)))
     }
 
@@ -415,8 +415,8 @@ impl Hooks for ResidueHooks {
     }
 }
 
-impl OwnLaunch for Residues {
-    fn launch(&self, call: &KernelCall, operands: Operands) -> Result<()> {
+impl OwnProduct for Residues {
+    fn enqueue(&self, call: &KernelCall, operands: Operands) -> Result<()> {
         self.queue(call, operands)
     }
 

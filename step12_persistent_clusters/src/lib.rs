@@ -10,7 +10,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
 use common::emulated::Arg;
 use common::emulated_call::{self, EmulatedCall, EmulatedOperands};
 use common::gpu::{Kernel, Limits};
-use common::hooks::{Hooks, KernelCall, Operands, OwnLaunch, ReportLine};
+use common::hooks::{Hooks, KernelCall, Operands, OwnProduct, ReportLine};
 use common::tma::{self, TensorMap};
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, Stage, TmaBox};
 
@@ -67,10 +67,10 @@ fn smem_bytes(p: &Params) -> u32 {
         + 1024
 }
 
-// ANCHOR: launch
+// ANCHOR: geometry
 /// One block per tile, in whole clusters (a cluster's units are CLUSTER tiles side by side);
 /// [`PersistentHooks::grid`] makes it the blocks the GPU holds at once.
-fn launch(p: &Params, s: Shape) -> Geometry {
+fn geometry(p: &Params, s: Shape) -> Geometry {
     let (units, _) = units(p, s);
     Geometry {
         grid: (units * p.get("CLUSTER"), 1, 1),
@@ -94,7 +94,7 @@ fn b_box(_: &Params) -> TmaBox {
 fn c_box() -> TmaBox {
     TmaBox { rows: C_ROWS, cols: 32 }
 }
-// ANCHOR_END: launch
+// ANCHOR_END: geometry
 
 // ANCHOR: check
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
@@ -140,7 +140,7 @@ pub const STEP: GpuStep = GpuStep {
     source: include_str!("kernel.cu"),
     params: PARAMS,
     search: SEARCH,
-    launch,
+    geometry,
     check,
     precision: Precision::Tf32Truncated,
     intensity,
@@ -252,7 +252,7 @@ impl Hooks for PersistentHooks {
         (slots / cluster * cluster, 1, 1)
     }
 
-    fn own_launch(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
+    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
         let cut = match kernel.has_entry(CUT_ENTRY) {
             true => Some(Cut { product: kernel.entry(CUT_ENTRY)?, smem: Mutex::new(0) }),
             false => None,
@@ -334,8 +334,8 @@ struct Cut {
     smem: Mutex<u32>,
 }
 
-impl OwnLaunch for Persistent {
-    fn launch(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
+impl OwnProduct for Persistent {
+    fn enqueue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
         let [a_map, b_map] = call.maps((a, b), None)?;
         let Shape { m, n, .. } = call.shape;
         let (ptr, sync) = c.device_ptr(&call.gpu.stream);

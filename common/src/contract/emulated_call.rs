@@ -163,7 +163,7 @@ impl<'c> EmulatedCall<'c> {
         let args: Vec<Arg> =
             [a, b, c, lists, counts, part].map(Arg::Ptr).into_iter().chain([m, n, k]).collect();
         for entry in fp32_path::PRODUCTS {
-            let (grid, threads, smem) = fp32_path::product_launch(entry, shape);
+            let (grid, threads, smem) = fp32_path::product_geometry(entry, shape);
             self.run(entry, one(grid, threads, smem), &args)?;
         }
         let read =

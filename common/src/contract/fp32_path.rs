@@ -1,7 +1,7 @@
 //! The FP32 path of steps 09 and 11 (`fp32_path.cu`): the rows of A and columns of B a step's
 //! own arithmetic cannot carry, which the step marks, multiplied in FP32 by a tiled kernel (step
 //! 06's, its loads and stores taken through lists). Queued on every launch (timing counts it),
-//! after the step's product ([`Fp32Path::launch`]), or beside it on a second stream of its own
+//! after the step's product ([`Fp32Path::enqueue`]), or beside it on a second stream of its own
 //! ([`Fp32Path::fork`] once the marks are made, [`Fp32Path::join`] after the product), where the
 //! product leaves the marked rows and columns of C alone:
 //!
@@ -103,7 +103,7 @@ pub(crate) fn list_blocks(shape: Shape) -> u32 {
 /// tile up to WORK (they leave at once on most products). The few-rows kernel, a block for each
 /// strip of columns and each piece of its K: enough for as many strips as the split kernels have
 /// blocks, and at least one a strip; the few-columns kernel likewise for its bands of rows.
-pub(crate) fn product_launch(entry: &str, shape: Shape) -> ((u32, u32, u32), u32, u32) {
+pub(crate) fn product_geometry(entry: &str, shape: Shape) -> ((u32, u32, u32), u32, u32) {
     let Shape { m, n, .. } = shape;
     match entry {
         ROWS_FEW_ENTRY => ((split_blocks(shape).max(n.div_ceil(FEW_COLS)) as u32, 1, 1), FEW_COLS as u32, 0),
@@ -224,7 +224,7 @@ impl Kernels {
 impl Fp32Path {
     /// Queues the FP32 path of one product C = A·B of `shape`, after the step's own: the rows
     /// and columns `marks` (M + N ints on the device) marks are computed again, in FP32.
-    pub fn launch(
+    pub fn enqueue(
         &self,
         gpu: &Gpu,
         operands: (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
@@ -314,7 +314,7 @@ impl Fp32Path {
         unsafe { list.launch(cfg) }.map_err(failed(LIST_ENTRY))?;
 
         for (function, entry) in &kernels.products {
-            let (grid_dim, threads, smem) = product_launch(entry, shape);
+            let (grid_dim, threads, smem) = product_geometry(entry, shape);
             let cfg = LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: smem };
             let mut product = stream.launch_builder(function);
             product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mut *part);
@@ -421,7 +421,7 @@ mod gpu_tests {
         let mut dc = s.clone_htod(&vec![f32::NAN; m * n]).unwrap();
         let dm = s.clone_htod(&marks).unwrap();
         let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&dm, s);
-        path.launch(gpu, (&da, &db, &mut dc), ptr, Shape::new(m, n, k).unwrap()).unwrap();
+        path.enqueue(gpu, (&da, &db, &mut dc), ptr, Shape::new(m, n, k).unwrap()).unwrap();
         let c = s.clone_dtoh(&dc).unwrap();
         let p = path.paths(gpu).unwrap().unwrap();
         let marked = |v: usize| marks[v] != 0;

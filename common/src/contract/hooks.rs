@@ -6,8 +6,8 @@
 //! - step 10 splits K between blocks, chooses its kernel per shape and adds the slices after;
 //! - step 11 queues its residue kernels, the INT8 product and the rebuild.
 //!
-//! Common's launch ([`crate::launch::Prepared`]) asks the hooks once, when a kernel is loaded, for
-//! the step's own launch ([`OwnLaunch`]), and hands that a [`KernelCall`] on every launch: the
+//! Common's launch ([`crate::step_kernel::StepKernel`]) asks the hooks once, when a kernel is loaded, for
+//! the step's own product ([`OwnProduct`]), and hands that a [`KernelCall`] on every launch: the
 //! compiled kernel, its grid and the standard arguments, with the tensor maps common builds.
 
 use anyhow::{Result, anyhow, bail};
@@ -25,10 +25,10 @@ pub type ReportLine = Option<(&'static str, String)>;
 
 /// A step's additions to common's launch; every method has the plain launch as its default.
 pub trait Hooks: Sync {
-    /// The step's own launch for a compiled kernel (its entry points found in the kernel's
+    /// The step's own product for a compiled kernel (its entry points found in the kernel's
     /// module; each launch brings its parameters in the [`KernelCall`]); None: common's plain
     /// launch.
-    fn own_launch(&self, _kernel: &Kernel) -> Result<Option<Box<dyn OwnLaunch>>> {
+    fn own_product(&self, _kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
         Ok(None)
     }
 
@@ -52,7 +52,7 @@ pub trait Hooks: Sync {
     }
 
     /// The grid of a step whose schedule shares no tiles ([`crate::step::Schedule::Tiles`]), for
-    /// `shape` on a device that holds `slots` blocks at once: `grid` as the step's `launch` gives
+    /// `shape` on a device that holds `slots` blocks at once: `grid` as the step's `geometry` gives
     /// it by default; step 09 adds blocks in z that split K where the tiles are fewer than the
     /// slots.
     fn grid(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32), _slots: u32) -> (u32, u32, u32) {
@@ -72,7 +72,7 @@ pub trait Hooks: Sync {
         Ok(params)
     }
 
-    /// One product on the emulator: the kernels and arguments [`Hooks::own_launch`]'s launch
+    /// One product on the emulator: the kernels and arguments [`Hooks::own_product`]'s launch
     /// queues on a GPU, run on the CPU (the plain launch by default).
     fn emulate(&self, call: &mut EmulatedCall, operands: EmulatedOperands) -> Result<()> {
         call.plain(operands)
@@ -90,11 +90,11 @@ pub struct Plain;
 
 impl Hooks for Plain {}
 
-// ANCHOR: own_launch
-/// A step's own launch of one compiled kernel, with what it keeps between launches.
-pub trait OwnLaunch: Send + Sync {
+// ANCHOR: own_product
+/// A step's own product for one step kernel, with what it keeps between launches.
+pub trait OwnProduct: Send + Sync {
     /// Queues one product C = A·B (asynchronous: errors may surface at the next sync).
-    fn launch(&self, call: &KernelCall, operands: Operands) -> Result<()>;
+    fn enqueue(&self, call: &KernelCall, operands: Operands) -> Result<()>;
 
     /// The FP32 path the launch sends what it cannot carry to, if it has one.
     fn fp32_path(&self) -> Option<&Fp32Path> {
@@ -110,7 +110,7 @@ pub trait OwnLaunch: Send + Sync {
         }
     }
 }
-// ANCHOR_END: own_launch
+// ANCHOR_END: own_product
 
 /// A, B and C of one launch.
 pub type Operands<'o> = (&'o CudaSlice<f32>, &'o CudaSlice<f32>, &'o mut CudaSlice<f32>);
@@ -119,7 +119,7 @@ pub type Operands<'o> = (&'o CudaSlice<f32>, &'o CudaSlice<f32>, &'o mut CudaSli
 pub(crate) type CommonMaps<'c> = Option<(&'c Tma, Option<&'c Prologue>)>;
 
 /// One launch of a step's compiled kernel, as common's launch hands it to the step: the kernel, its
-/// grid (from [`crate::launch::Prepared::plan`]), the shape the buffers hold and the tensor maps.
+/// grid (from [`crate::step_kernel::StepKernel::fit`]), the shape the buffers hold and the tensor maps.
 pub struct KernelCall<'c> {
     pub gpu: &'c Gpu,
     pub kernel: &'c Kernel,

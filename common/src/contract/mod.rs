@@ -6,9 +6,9 @@
 pub mod emulated_call;
 pub mod fp32_path;
 pub mod hooks;
-pub mod launch;
 pub mod pad;
 pub mod params;
 pub mod step;
+pub mod step_kernel;
 pub mod stream_k;
 pub mod tma;

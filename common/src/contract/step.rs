@@ -1,5 +1,5 @@
 //! The step contract: what a GPU step's `lib.rs` declares (its kernel, parameters, launch shape,
-//! checks, extension and hooks), and the checks common makes of it; the launch is `launch.rs`.
+//! checks, extension and hooks), and the checks common makes of it; a compiled step kernel is `step_kernel.rs`.
 
 use anyhow::{Result, anyhow, bail};
 
@@ -63,7 +63,7 @@ pub struct GpuStep {
     pub params: &'static [Param],
     /// The grid, block and shared memory the kernel is launched with for these parameters
     /// and shape.
-    pub launch: fn(&Params, Shape) -> Geometry,
+    pub geometry: fn(&Params, Shape) -> Geometry,
     /// Rejects shapes or parameters the kernel cannot serve, with a sentence that says why.
     pub check: fn(&Params, Shape, &Limits) -> Result<(), String>,
     /// The arithmetic the kernel claims to perform: verification holds it to that
@@ -107,9 +107,9 @@ pub struct GpuStep {
 /// How a step's blocks are laid over the tiles of C.
 #[derive(Clone, Copy, Debug)]
 pub enum Schedule {
-    /// One block per tile: the grid `launch` gives.
+    /// One block per tile: the grid `geometry` gives.
     Tiles,
-    /// `launch`'s grid is one block per tile, `tiles_n` wide. The launch keeps its width but
+    /// `geometry`'s grid is one block per tile, `tiles_n` wide. The launch keeps its width but
     /// chooses its rows ([`stream_k_layout`](crate::stream_k::stream_k_layout)): the first `whole` take a tile per block, the others
     /// share the last tile rows slice by slice (Stream-K), so that a part-filled last wave leaves
     /// no SM idle. The kernel takes `whole` as a seventh argument,
@@ -121,8 +121,8 @@ pub enum Schedule {
     /// The step's rule chooses the parameters for each shape (see [`Choice`]; `--param` still
     /// overrides them), among them [`SHARE`]. A grid of one block in z, on the block tiles
     /// ([`Hooks::on_tiles`]), takes [`Schedule::StreamK`]'s layout; a grid of more splits K
-    /// between its z blocks, every tile whole within its share of K, and the step's own launch
-    /// ([`Hooks::own_launch`]) adds the shares (step 10).
+    /// between its z blocks, every tile whole within its share of K, and the step's own product
+    /// ([`Hooks::own_product`]) adds the shares (step 10).
     PerShape(Choose),
 }
 
@@ -203,7 +203,7 @@ pub enum Extension {
     /// counts it), which writes two M×K parts whose sum is A, or A's rows scaled by powers of two;
     /// A's map has a third coordinate, the part (see [`crate::tma`]).
     SplitTensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
-    /// Tensor maps of the step's own workspaces, which its own launch ([`Hooks::own_launch`])
+    /// Tensor maps of the step's own workspaces, which its own product ([`Hooks::own_product`])
     /// builds in boxes of these sizes (step 11: maps of residue bytes, columns counted in bytes);
     /// common builds none. Compiled for sm_90a, as `TensorMaps`.
     OwnMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
@@ -260,7 +260,7 @@ impl Intensity {
 }
 
 /// [`GpuStep::DEFAULT`]'s launch: a grid of no blocks, which [`GpuStep::validate`] refuses.
-fn no_launch(_: &Params, _: Shape) -> Geometry {
+fn no_geometry(_: &Params, _: Shape) -> Geometry {
     Geometry { grid: (0, 0, 0), block: (0, 0, 0), dynamic_smem: 0, whole_rows: None }
 }
 
@@ -289,7 +289,7 @@ impl GpuStep {
         file: "",
         source: "",
         params: &[],
-        launch: no_launch,
+        geometry: no_geometry,
         check: no_check,
         precision: Precision::Fp32,
         intensity: |_| Intensity { global: 0.0, shared: None },
@@ -408,7 +408,7 @@ impl GpuStep {
             }
         }
         if !self.variants.is_empty() {
-            s += "\nVariants beside the kernel, each with its own launch (--kernel FILE):\n";
+            s += "\nVariants beside the kernel, each with its own geometry or product (--kernel FILE):\n";
             for v in self.variants {
                 s += &format!("  {}\n    {}\n", v.file, v.idea);
             }
@@ -516,7 +516,7 @@ impl GpuStep {
         if self.schedule.shares() && params.get(SHARE.name) > 1 {
             bail!("{params}: SHARE is 0 (a block per tile) or 1 (the last tile rows shared)");
         }
-        let geometry = (self.launch)(params, shape);
+        let geometry = (self.geometry)(params, shape);
         let Geometry { grid, block, .. } = geometry;
         if [grid.0, grid.1, grid.2, block.0, block.1, block.2].contains(&0) {
             bail!(

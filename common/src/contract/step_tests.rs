@@ -8,18 +8,18 @@ fn one_block(_: &Params, _: Shape) -> Geometry {
     Geometry { grid: (1, 1, 1), block: (32, 1, 1), dynamic_smem: 0, whole_rows: None }
 }
 
-/// A declaration that forgets `check` or `launch` takes DEFAULT's, which stop every run with
+/// A declaration that forgets `check` or `geometry` takes DEFAULT's, which stop every run with
 /// a sentence; one that names both is served.
 #[test]
 fn a_step_that_forgets_its_check_or_its_launch_is_refused() {
     let params = Params::defaults(&[]);
-    let no_check = GpuStep { name: "test", launch: one_block, ..GpuStep::DEFAULT };
+    let no_check = GpuStep { name: "test", geometry: one_block, ..GpuStep::DEFAULT };
     let err = no_check.validate(&params, SHAPE, &Limits::SM90).unwrap_err().to_string();
     assert!(err.contains("declares no `check`"), "{err}");
     let no_launch = GpuStep { name: "test", check: |_, _, _| Ok(()), ..GpuStep::DEFAULT };
     let err = no_launch.validate(&params, SHAPE, &Limits::SM90).unwrap_err().to_string();
     assert!(err.contains("test's launch gives a grid of (0, 0, 0) blocks"), "{err}");
-    let named = GpuStep { launch: one_block, ..no_launch };
+    let named = GpuStep { geometry: one_block, ..no_launch };
     assert_eq!(named.validate(&params, SHAPE, &Limits::SM90).unwrap(), one_block(&params, SHAPE));
 }
 

@@ -42,7 +42,7 @@ impl Stats {
 /// median (at least `MIN_REPS`, and about `TARGET_SECONDS` of kernel time, capped at
 /// `MAX_REPS`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Plan {
+pub struct Sampling {
     pub warmup: usize,
     pub reps: Option<usize>,
 }
@@ -58,7 +58,7 @@ pub const BATCH_MS: f64 = 2.0;
 /// a host waiting for the GPU lengthens the hold it measures itself by.
 pub const MAX_BATCH: usize = 128;
 
-impl Plan {
+impl Sampling {
     pub fn new(reps: Option<usize>) -> Self {
         Self { warmup: 3, reps }
     }
@@ -133,7 +133,7 @@ pub const RETRIES: usize = 2;
 /// the launch gaps average out, and queued behind a [`Hold`] so that the host's launch calls
 /// stay outside the measured time. A sample is the mean time of one launch in its batch; one
 /// that the host outlasted its hold for is taken again.
-pub fn time_gpu(gpu: &Gpu, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
+pub fn time_gpu(gpu: &Gpu, sampling: Sampling, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
     // The host's time per launch call, measured on each batch; a generous guess to start.
     let mut host_per_launch = 0.02;
     let mut timed = |count: usize| -> Result<f64> {
@@ -148,32 +148,32 @@ pub fn time_gpu(gpu: &Gpu, plan: Plan, mut launch: impl FnMut() -> Result<()>) -
         }
     };
     let mut per_launch = f64::INFINITY;
-    for _ in 0..plan.warmup.max(1) {
+    for _ in 0..sampling.warmup.max(1) {
         per_launch = per_launch.min(timed(1)?);
     }
-    let mut batch = plan.batch_for(per_launch);
+    let mut batch = sampling.batch_for(per_launch);
     let mut warm = 0.0;
     let started = Instant::now();
     // A slow host (a sanitizer, say) ends the warm-up after WARMUP_WALL_MS of its own time.
     while warm < WARMUP_MS && started.elapsed().as_secs_f64() * 1e3 < WARMUP_WALL_MS {
         let ms = timed(batch)?;
         (warm, per_launch) = (warm + ms, ms / batch as f64);
-        batch = plan.batch_for(per_launch);
+        batch = sampling.batch_for(per_launch);
     }
-    let samples = plan.reps_for(per_launch * batch as f64);
+    let samples = sampling.reps_for(per_launch * batch as f64);
     let samples = (0..samples).map(|_| Ok(timed(batch)? / batch as f64)).collect::<Result<Vec<_>>>()?;
     Stats::from_samples(samples, batch).context("no samples were timed")
 }
 
-/// Times CPU work with the host clock, under the same plan.
-pub fn time_cpu(plan: Plan, mut work: impl FnMut()) -> Stats {
+/// Times CPU work with the host clock, under the same sampling.
+pub fn time_cpu(sampling: Sampling, mut work: impl FnMut()) -> Stats {
     let mut one = || {
         let t = Instant::now();
         work();
         t.elapsed().as_secs_f64() * 1e3
     };
     let first = one();
-    let reps = plan.reps.unwrap_or_else(|| {
+    let reps = sampling.reps.unwrap_or_else(|| {
         // The CPU step can take minutes: repeat only while that stays within the target time.
         ((TARGET_SECONDS * 1e3 / first.max(1e-6)) as usize).clamp(1, MAX_REPS)
     });
@@ -217,17 +217,17 @@ mod tests {
     }
 
     #[test]
-    fn reps_follow_the_plan() {
-        let p = Plan::new(None);
+    fn reps_follow_the_sampling() {
+        let p = Sampling::new(None);
         assert_eq!(p.reps_for(100.0), MIN_REPS);
         assert_eq!(p.reps_for(1.0), 500);
         assert_eq!(p.reps_for(1e-4), MAX_REPS);
-        assert_eq!(Plan::new(Some(7)).reps_for(1.0), 7);
+        assert_eq!(Sampling::new(Some(7)).reps_for(1.0), 7);
     }
 
     #[test]
     fn batches_last_at_least_batch_ms() {
-        let p = Plan::new(None);
+        let p = Sampling::new(None);
         assert_eq!(p.batch_for(3.0), 1);
         assert_eq!(p.batch_for(0.02), 100);
         assert!(p.batch_for(0.017) as f64 * 0.017 >= BATCH_MS);
@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn cpu_timing_counts_reps() {
         let mut calls = 0;
-        let s = time_cpu(Plan::new(Some(5)), || calls += 1);
+        let s = time_cpu(Sampling::new(Some(5)), || calls += 1);
         assert_eq!((calls, s.samples), (5, 5));
     }
 }

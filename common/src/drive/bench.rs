@@ -11,11 +11,11 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
-use crate::launch::Prepared;
 use crate::matrix::{Family, Inputs, Shape};
 use crate::measure::Buffers;
 use crate::params::Params;
 use crate::step::GpuStep;
+use crate::step_kernel::StepKernel;
 use crate::timing;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
@@ -77,16 +77,16 @@ fn time_iters(
 }
 
 fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bool) -> Result<()> {
-    let mut prepared = Vec::new();
+    let mut step_kernel = Vec::new();
     for step in steps {
         match step.check_compute(gpu.info.compute_capability, &gpu.info.name) {
-            Ok(()) => prepared.push(Prepared::new(gpu, step, Params::defaults(step.params))?),
+            Ok(()) => step_kernel.push(StepKernel::new(gpu, step, Params::defaults(step.params))?),
             Err(why) => println!("bench: {why}: left out"),
         }
     }
     let with_cublas = with_cublas && cublas::present();
     let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let tf32 = prepared.iter().any(|p| p.step.precision.tensor_cores());
+    let tf32 = step_kernel.iter().any(|p| p.step.precision.tensor_cores());
     let blas_tf32 = if with_cublas && tf32 { Some(Blas::tf32(gpu.stream.clone())?) } else { None };
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
@@ -96,16 +96,16 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
         let inputs = Inputs::family(shape, 42, family);
         let mut bufs = Buffers::upload(gpu, &inputs)?;
         group.throughput(Throughput::Elements(shape.flops() as u64));
-        for p in &prepared {
+        for p in &step_kernel {
             // A step that chooses its parameters per shape is compiled again for this one.
             let chosen = p.chosen_for(gpu, shape)?;
             let p = chosen.as_ref().unwrap_or(p);
             // Each step only at the shapes it serves.
-            let Ok((geometry, _)) = p.plan(&gpu.info, shape) else { continue };
-            bufs.prepare_for(gpu, p)?;
+            let Ok((geometry, _)) = p.fit(&gpu.info, shape) else { continue };
+            bufs.transpose_b_for(gpu, p)?;
             let (a, b, c) = bufs.operands(p)?;
             bench_one(&mut group, BenchmarkId::new(p.step.name, size), gpu, || {
-                p.launch(gpu, geometry, shape, a, b, c)
+                p.enqueue(gpu, geometry, shape, a, b, c)
             })?;
         }
         for (name, blas) in [("cublas_sgemm", &blas), ("cublas_tf32", &blas_tf32)] {

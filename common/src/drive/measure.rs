@@ -8,11 +8,11 @@ use cudarc::driver::{CudaSlice, DevicePtrMut};
 use crate::cublas::Blas;
 use crate::fp32_path::Paths;
 use crate::gpu::Gpu;
-use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::reference::{self, Reference};
 use crate::step::Geometry;
-use crate::timing::{self, Plan, Stats};
+use crate::step_kernel::StepKernel;
+use crate::timing::{self, Sampling, Stats};
 
 /// A, B and C on the device for one shape, and Bᵀ once a step that wants it has run.
 pub struct Buffers {
@@ -48,9 +48,9 @@ impl Buffers {
         })
     }
 
-    /// Makes Bᵀ (N×K) on the host, outside any timing, if `prepared`'s kernel expects it.
-    pub fn prepare_for(&mut self, gpu: &Gpu, prepared: &Prepared) -> Result<()> {
-        if self.bt.is_some() || !(prepared.step.b_transposed)(&prepared.params) {
+    /// Makes Bᵀ (N×K) on the host, outside any timing, if `step_kernel`'s kernel expects it.
+    pub fn transpose_b_for(&mut self, gpu: &Gpu, step_kernel: &StepKernel) -> Result<()> {
+        if self.bt.is_some() || !(step_kernel.step.b_transposed)(&step_kernel.params) {
             return Ok(());
         }
         let b = gpu
@@ -64,13 +64,13 @@ impl Buffers {
         Ok(())
     }
 
-    /// A, the B that `prepared`'s kernel expects (B or Bᵀ), and C.
+    /// A, the B that `step_kernel`'s kernel expects (B or Bᵀ), and C.
     pub fn operands(
         &mut self,
-        prepared: &Prepared,
+        step_kernel: &StepKernel,
     ) -> Result<(&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>)> {
-        let b = if (prepared.step.b_transposed)(&prepared.params) {
-            self.bt.as_ref().ok_or_else(|| anyhow!("Bᵀ was not prepared for {}", prepared.step.name))?
+        let b = if (step_kernel.step.b_transposed)(&step_kernel.params) {
+            self.bt.as_ref().ok_or_else(|| anyhow!("Bᵀ was not step_kernel for {}", step_kernel.step.name))?
         } else {
             &self.b
         };
@@ -111,15 +111,15 @@ pub fn sync(gpu: &Gpu) -> Result<()> {
 /// Runs one launch on poisoned output and returns C.
 pub fn poisoned_run(
     gpu: &Gpu,
-    prepared: &Prepared,
+    step_kernel: &StepKernel,
     geometry: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Vec<f32>> {
-    bufs.prepare_for(gpu, prepared)?;
+    bufs.transpose_b_for(gpu, step_kernel)?;
     bufs.poison(gpu)?;
-    let (a, b, c) = bufs.operands(prepared)?;
-    prepared.launch(gpu, geometry, shape, a, b, c)?;
+    let (a, b, c) = bufs.operands(step_kernel)?;
+    step_kernel.enqueue(gpu, geometry, shape, a, b, c)?;
     sync(gpu)?;
     bufs.download_c(gpu)
 }
@@ -127,15 +127,16 @@ pub fn poisoned_run(
 /// One launch on poisoned output (its C is returned for verification), then the timed launches.
 pub fn run_and_time(
     gpu: &Gpu,
-    prepared: &Prepared,
+    step_kernel: &StepKernel,
     geometry: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
-    plan: Plan,
+    sampling: Sampling,
 ) -> Result<(Vec<f32>, Stats)> {
-    let c = poisoned_run(gpu, prepared, geometry, shape, bufs)?;
-    let (a, b, c_dev) = bufs.operands(prepared)?;
-    let time = timing::time_gpu(gpu, plan, || prepared.launch(gpu, geometry, shape, a, b, c_dev))?;
+    let c = poisoned_run(gpu, step_kernel, geometry, shape, bufs)?;
+    let (a, b, c_dev) = bufs.operands(step_kernel)?;
+    let product = || step_kernel.enqueue(gpu, geometry, shape, a, b, c_dev);
+    let time = timing::time_gpu(gpu, sampling, product)?;
     Ok((c, time))
 }
 // ANCHOR_END: run_and_time
@@ -144,12 +145,12 @@ pub fn run_and_time(
 /// that path timed apart; what it sent there and the launch's whole time in milliseconds.
 pub fn paths_run(
     gpu: &Gpu,
-    prepared: &Prepared,
+    step_kernel: &StepKernel,
     geometry: Geometry,
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Option<(Paths, f64)>> {
-    let Some(path) = prepared.fp32_path() else { return Ok(None) };
+    let Some(path) = step_kernel.fp32_path() else { return Ok(None) };
     let event = || {
         gpu.ctx
             .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
@@ -157,13 +158,13 @@ pub fn paths_run(
     };
     let (start, stop) = (event()?, event()?);
     path.time_next(gpu)?;
-    let (a, b, c) = bufs.operands(prepared)?;
+    let (a, b, c) = bufs.operands(step_kernel)?;
     start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
-    prepared.launch(gpu, geometry, shape, a, b, c)?;
+    step_kernel.enqueue(gpu, geometry, shape, a, b, c)?;
     stop.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
     sync(gpu)?;
     let total = f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?);
-    Ok(prepared.paths(gpu)?.map(|p| (p, total)))
+    Ok(step_kernel.paths(gpu)?.map(|p| (p, total)))
 }
 
 /// cuBLAS SGEMM on the same inputs, into a C of its own, timed the same way as the kernel; with
@@ -173,7 +174,7 @@ pub fn cublas_run(
     blas: &Blas,
     shape: Shape,
     bufs: &Buffers,
-    plan: Plan,
+    sampling: Sampling,
     keep: bool,
 ) -> Result<(Option<Vec<f32>>, Stats)> {
     let mut c = gpu
@@ -188,7 +189,7 @@ pub fn cublas_run(
     } else {
         None
     };
-    let time = timing::time_gpu(gpu, plan, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))?;
+    let time = timing::time_gpu(gpu, sampling, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))?;
     Ok((result, time))
 }
 

@@ -6,12 +6,12 @@ use anyhow::{Result, anyhow, bail};
 use crate::cli::Args;
 use crate::cublas::{self, Blas};
 use crate::gpu::{Gpu, Kernel};
-use crate::launch::Prepared;
 use crate::matrix::Inputs;
 use crate::measure::{self, Buffers};
 use crate::params::Params;
 use crate::step::GpuStep;
-use crate::timing::Plan;
+use crate::step_kernel::StepKernel;
+use crate::timing::Sampling;
 use crate::verify;
 
 /// Every combination of the search space's values, in order, with the parameters in `fixed`
@@ -118,7 +118,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
     let mut bufs = Buffers::upload(gpu, inputs)?;
     let blas = if !args.no_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
     let reference = if args.no_verify { None } else { Some(measure::reference(gpu, blas.as_ref(), inputs)?) };
-    let plan = Plan::new(Some(args.reps.unwrap_or(10)));
+    let sampling = Sampling::new(Some(args.reps.unwrap_or(10)));
 
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
@@ -139,8 +139,8 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
                 continue;
             }
         }
-        let prepared = Prepared::with_kernel(step, params.clone(), kernel)?;
-        let (geometry, res) = match prepared.plan(&gpu.info, shape) {
+        let step_kernel = StepKernel::with_kernel(step, params.clone(), kernel)?;
+        let (geometry, res) = match step_kernel.fit(&gpu.info, shape) {
             Ok(x) => x,
             Err(e) => {
                 skipped.push(format!("{params}: {e}"));
@@ -149,7 +149,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         };
         // A set whose launch cannot run here (a split's workspace beyond the free memory) is
         // skipped, not the end of the search.
-        let (got, t) = match measure::run_and_time(gpu, &prepared, geometry, shape, &mut bufs, plan) {
+        let (got, t) = match measure::run_and_time(gpu, &step_kernel, geometry, shape, &mut bufs, sampling) {
             Ok(x) => x,
             Err(e) => {
                 skipped.push(format!("{params}: {e}"));
@@ -178,7 +178,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
     let cublas_ms = tf32
         .as_ref()
         .or(blas.as_ref())
-        .map(|b| measure::cublas_run(gpu, b, shape, &bufs, plan, false))
+        .map(|b| measure::cublas_run(gpu, b, shape, &bufs, sampling, false))
         .transpose()?
         .map(|(_, t)| t.median_ms);
 

@@ -137,7 +137,7 @@ pub struct KernelFacts {
     /// The time the rule's model predicted for its choice, in microseconds (None where `--param`
     /// changed the choice, or the step has no model).
     pub predicted_us: Option<f64>,
-    /// What the step's own launch adds, as a label and a line (see
+    /// What the step's own product adds, as a label and a line (see
     /// [`crate::hooks::Hooks::report_line`]).
     pub adds: Option<(&'static str, String)>,
 }

@@ -8,12 +8,12 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
-use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::measure::{self, Buffers};
 use crate::params::Params;
 use crate::reference::Reference;
 use crate::step::GpuStep;
+use crate::step_kernel::StepKernel;
 use crate::verify::{self, Verdict};
 
 /// A step's kernels for the shapes it is checked at: one parameter set, or, for a step that
@@ -23,14 +23,14 @@ pub struct Kernels<'a> {
     step: &'a GpuStep,
     /// None: the step's choice at each shape.
     fixed: Option<Params>,
-    compiled: std::cell::RefCell<Vec<std::rc::Rc<Prepared<'a>>>>,
+    compiled: std::cell::RefCell<Vec<std::rc::Rc<StepKernel<'a>>>>,
 }
 
 impl<'a> Kernels<'a> {
     /// `params` at every shape.
     pub fn fixed(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
-        let prepared = Prepared::new(gpu, step, params.clone())?;
-        Ok(Self { step, fixed: Some(params), compiled: std::cell::RefCell::new(vec![prepared.into()]) })
+        let step_kernel = StepKernel::new(gpu, step, params.clone())?;
+        Ok(Self { step, fixed: Some(params), compiled: std::cell::RefCell::new(vec![step_kernel.into()]) })
     }
 
     /// The step's defaults, or its choice at each shape where it chooses.
@@ -52,12 +52,12 @@ impl<'a> Kernels<'a> {
     }
 
     /// The kernel for `shape`, compiled on first use.
-    pub fn at(&self, gpu: &Gpu, shape: Shape) -> Result<std::rc::Rc<Prepared<'a>>> {
+    pub fn at(&self, gpu: &Gpu, shape: Shape) -> Result<std::rc::Rc<StepKernel<'a>>> {
         let params = self.params(gpu, shape)?;
         if let Some(p) = self.compiled.borrow().iter().find(|p| p.params == params) {
             return Ok(p.clone());
         }
-        let p = std::rc::Rc::new(Prepared::new(gpu, self.step, params)?);
+        let p = std::rc::Rc::new(StepKernel::new(gpu, self.step, params)?);
         self.compiled.borrow_mut().push(p.clone());
         Ok(p)
     }
@@ -98,8 +98,8 @@ impl<'a> Checker<'a> {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::new(shape, seed, exact);
         let reference = measure::reference(&self.gpu, self.blas.as_ref(), &inputs)?;
-        let prepared = self.kernels.at(&self.gpu, shape)?;
-        Ok((shape, verified_run(&self.gpu, &prepared, &inputs, &reference)?))
+        let step_kernel = self.kernels.at(&self.gpu, shape)?;
+        Ok((shape, verified_run(&self.gpu, &step_kernel, &inputs, &reference)?))
     }
 
     /// Runs the step on `inputs` (output poisoned with NaN) and verifies C against `reference`
@@ -110,8 +110,8 @@ impl<'a> Checker<'a> {
         if self.kernels.step.validate(&params, shape, &self.gpu.info.limits).is_err() {
             return Ok(None);
         }
-        let prepared = self.kernels.at(&self.gpu, shape)?;
-        Ok(Some(verified_run(&self.gpu, &prepared, inputs, reference)?))
+        let step_kernel = self.kernels.at(&self.gpu, shape)?;
+        Ok(Some(verified_run(&self.gpu, &step_kernel, inputs, reference)?))
     }
 
     /// Whether the step serves `shape` (at its parameters there).
@@ -125,8 +125,8 @@ impl<'a> Checker<'a> {
     pub fn sgemm(&self, inputs: &Inputs) -> Result<Vec<f32>> {
         let blas = self.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?;
         let bufs = Buffers::upload(&self.gpu, inputs)?;
-        let plan = crate::timing::Plan::new(Some(1));
-        let (c, _) = measure::cublas_run(&self.gpu, blas, inputs.shape, &bufs, plan, true)?;
+        let sampling = crate::timing::Sampling::new(Some(1));
+        let (c, _) = measure::cublas_run(&self.gpu, blas, inputs.shape, &bufs, sampling, true)?;
         c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))
     }
 
@@ -139,8 +139,8 @@ impl<'a> Checker<'a> {
     pub fn result(&self, (m, n, k): (usize, usize, usize), seed: u64) -> Result<Vec<f32>> {
         let shape = Shape::new(m, n, k).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::new(shape, seed, false);
-        let prepared = self.kernels.at(&self.gpu, shape)?;
-        Ok(poisoned_result(&self.gpu, &prepared, &inputs)?.0)
+        let step_kernel = self.kernels.at(&self.gpu, shape)?;
+        Ok(poisoned_result(&self.gpu, &step_kernel, &inputs)?.0)
     }
 
     /// The GPU this checker runs on.
@@ -149,24 +149,24 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// One launch of `prepared` on poisoned output, verified against `reference` under the step's
+/// One launch of `step_kernel` on poisoned output, verified against `reference` under the step's
 /// claimed precision.
 pub fn verified_run(
     gpu: &Gpu,
-    prepared: &Prepared,
+    step_kernel: &StepKernel,
     inputs: &Inputs,
     reference: &Reference,
 ) -> Result<Verdict> {
-    let (c, _) = poisoned_result(gpu, prepared, inputs)?;
-    Ok(verify::verify(inputs.shape, &c, reference, prepared.step.precision))
+    let (c, _) = poisoned_result(gpu, step_kernel, inputs)?;
+    Ok(verify::verify(inputs.shape, &c, reference, step_kernel.step.precision))
 }
 
-/// C from one launch of `prepared` on `inputs` with the output poisoned with NaN, and the
+/// C from one launch of `step_kernel` on `inputs` with the output poisoned with NaN, and the
 /// buffers it ran on.
-fn poisoned_result(gpu: &Gpu, prepared: &Prepared, inputs: &Inputs) -> Result<(Vec<f32>, Buffers)> {
-    let (launch, _) = prepared.plan(&gpu.info, inputs.shape)?;
+fn poisoned_result(gpu: &Gpu, step_kernel: &StepKernel, inputs: &Inputs) -> Result<(Vec<f32>, Buffers)> {
+    let (launch, _) = step_kernel.fit(&gpu.info, inputs.shape)?;
     let mut bufs = Buffers::upload(gpu, inputs)?;
-    let c = measure::poisoned_run(gpu, prepared, launch, inputs.shape, &mut bufs)?;
+    let c = measure::poisoned_run(gpu, step_kernel, launch, inputs.shape, &mut bufs)?;
     Ok((c, bufs))
 }
 
@@ -213,10 +213,11 @@ pub fn beside_sgemm(checker: &Checker, inputs: &Inputs) -> Result<Beside> {
     let (gpu, blas) = (&checker.gpu, checker.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?);
     let shape = inputs.shape;
     let reference = measure::reference(gpu, Some(blas), inputs)?;
-    let prepared = checker.kernels.at(gpu, shape)?;
-    let (c, bufs) = poisoned_result(gpu, &prepared, inputs)?;
+    let step_kernel = checker.kernels.at(gpu, shape)?;
+    let (c, bufs) = poisoned_result(gpu, &step_kernel, inputs)?;
     let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
-    let (sgemm_c, _) = measure::cublas_run(gpu, blas, shape, &bufs, crate::timing::Plan::new(Some(1)), true)?;
+    let (sgemm_c, _) =
+        measure::cublas_run(gpu, blas, shape, &bufs, crate::timing::Sampling::new(Some(1)), true)?;
     let sgemm_c = sgemm_c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
     let sgemm = verify::verify(shape, &sgemm_c, &reference, verify::Precision::Fp32);
     Ok(Beside { verdict, sgemm, c, sgemm_c })

@@ -13,12 +13,12 @@ use anyhow::{Result, anyhow};
 
 use crate::cublas::Blas;
 use crate::gpu::{self, Gpu};
-use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::measure;
 use crate::params::Params;
 use crate::reference::Reference;
 use crate::step::GpuStep;
+use crate::step_kernel::StepKernel;
 use crate::verify::{ROOM, Verdict};
 
 /// What a planted fault does to the result.
@@ -385,7 +385,7 @@ struct Cases<'a> {
 }
 
 impl Cases<'_> {
-    fn verify(&mut self, prepared: &Prepared, s: (usize, usize, usize)) -> Result<(Shape, Verdict)> {
+    fn verify(&mut self, step_kernel: &StepKernel, s: (usize, usize, usize)) -> Result<(Shape, Verdict)> {
         if !self.inputs.contains_key(&s) {
             let shape = Shape::new(s.0, s.1, s.2).map_err(|e| anyhow!(e))?;
             let inputs = Inputs::random(shape, 42);
@@ -393,7 +393,7 @@ impl Cases<'_> {
             self.inputs.insert(s, (inputs, reference));
         }
         let (inputs, reference) = &self.inputs[&s];
-        Ok((inputs.shape, super::verified_run(self.gpu, prepared, inputs, reference)?))
+        Ok((inputs.shape, super::verified_run(self.gpu, step_kernel, inputs, reference)?))
     }
 }
 

@@ -17,10 +17,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
-use common::launch::Prepared;
 use common::measure::{self, Buffers};
 use common::pad::{Copier, Layout};
-use common::timing::{self, Plan};
+use common::step_kernel::StepKernel;
+use common::timing::{self, Sampling};
 use common::{Params, Shape, gpu};
 use step10_any_shape::calibration::{Calibration, Costs, Line, Rates};
 use step10_any_shape::tiles::{FEW_ROWS_COLUMNS, FLAT, few_cols_rows};
@@ -72,8 +72,8 @@ impl Bench<'_> {
     fn time(&self, cut: Cut, s: Shape) -> Result<(f64, u32)> {
         let set: Vec<(String, u32)> = cut.params(false).into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
         let params = Params::with_overrides(STEP.params, &set)?;
-        let prepared = Prepared::new(self.gpu, &STEP, params)?;
-        let (launch, resources) = prepared.plan(&self.gpu.info, s)?;
+        let step_kernel = StepKernel::new(self.gpu, &STEP, params)?;
+        let (launch, resources) = step_kernel.fit(&self.gpu.info, s)?;
         let stream = &self.gpu.stream;
         let err = |e| anyhow!("allocating {s}: {e:?}");
         let mut bufs = Buffers {
@@ -83,7 +83,8 @@ impl Bench<'_> {
             c: stream.alloc_zeros(s.m * s.n).map_err(err)?,
             shape: s,
         };
-        let (_, t) = measure::run_and_time(self.gpu, &prepared, launch, s, &mut bufs, Plan::new(None))?;
+        let (_, t) =
+            measure::run_and_time(self.gpu, &step_kernel, launch, s, &mut bufs, Sampling::new(None))?;
         Ok((1e3 * t.median_ms, resources.blocks_per_sm))
     }
 
@@ -215,7 +216,7 @@ impl Bench<'_> {
             let src = stream.clone_htod(&vec![0.5f32; rows * pitch]).map_err(err)?;
             let mut dst = stream.alloc_zeros::<f32>(rows * cols).map_err(err)?;
             let (from_l, to_l) = (Layout { rows, cols, pitch }, Layout { rows, cols, pitch: cols });
-            let t = timing::time_gpu(self.gpu, Plan::new(None), || {
+            let t = timing::time_gpu(self.gpu, Sampling::new(None), || {
                 copier.copy(self.gpu, (&src, from_l), (&mut dst, to_l))
             })?;
             let us = 1e3 * t.median_ms;

@@ -12,7 +12,7 @@ use crate::matrix::{Inputs, Shape};
 use crate::reference;
 use crate::report::{Device, Report};
 use crate::step::chapter;
-use crate::timing::{self, Plan};
+use crate::timing::{self, Sampling};
 use crate::verify::{self, Precision, Verdict};
 
 /// A CPU step's kernel: `matmul(m, n, k, a, b, c)` computes row-major C = A·B.
@@ -79,7 +79,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     let inputs = inputs_of(args, files, shape);
     let mut c = vec![f32::NAN; shape.m * shape.n];
     let mut first = true;
-    let time = timing::time_cpu(Plan::new(args.reps), || {
+    let time = timing::time_cpu(Sampling::new(args.reps), || {
         cpu_product(shape, &inputs, &mut c, matmul, std::mem::take(&mut first));
     });
     save_c(args, shape, &c)?;

@@ -12,13 +12,13 @@ use crate::emulated::{self, Config, Machine};
 use crate::emulated_call::{CommonMaps, EmulatedCall};
 use crate::fp32_path::Paths;
 use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
-use crate::launch::layout;
 use crate::matrix::{Inputs, Shape};
 use crate::measure::transpose;
 use crate::params::Params;
 use crate::reference;
 use crate::report::{Device, Emulation, KernelFacts, Report};
 use crate::step::{Extension, Geometry, GpuStep};
+use crate::step_kernel::layout;
 use crate::timing::Stats;
 use crate::verify;
 
@@ -39,7 +39,7 @@ pub fn no_gpu() -> Option<String> {
 }
 
 // ANCHOR: emulates
-/// Whether the emulator can run `step`: every kernel it launches, its own launch's included
+/// Whether the emulator can run `step`: every kernel it launches, its own product's included
 /// (a step whose hooks do not yet run their launch on the emulator says so).
 pub fn emulates(step: &GpuStep) -> bool {
     step.hooks.emulated().is_ok()

@@ -39,7 +39,7 @@ pub(super) fn transposed_b_bytes(step: &GpuStep, params: &Params, shape: Shape) 
 }
 
 /// Device bytes a step's launch needs besides A, B and C: Bᵀ, the padded copies of a step whose
-/// launch pads rows, and what the step's own launch adds (its hooks: step 10's slices of a split
+/// launch pads rows, and what the step's own product adds (its hooks: step 10's slices of a split
 /// product, step 11's residues), which launches on the shape the kernel multiplies (padded where
 /// the launch pads rows).
 pub(super) fn device_workspace_bytes(step: &GpuStep, params: &Params, shape: Shape) -> u64 {

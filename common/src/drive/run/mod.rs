@@ -14,13 +14,13 @@ use crate::device::watch::Watch;
 use crate::files;
 use crate::fp32_path::Paths;
 use crate::gpu::{self, Gpu, Limits, Resources};
-use crate::launch::Prepared;
 use crate::matrix::{Inputs, Shape};
 use crate::measure::{Buffers, cublas_run, paths_run, poisoned_run, reference, run_and_time};
 use crate::params::Params;
 use crate::report::{Device, KernelFacts, LastLaunch, Report};
 use crate::step::{Choice, Geometry, GpuStep};
-use crate::timing::{Plan, Stats};
+use crate::step_kernel::StepKernel;
+use crate::timing::{Sampling, Stats};
 use crate::verify::{self, Precision, Verdict};
 
 mod cpu;
@@ -86,9 +86,9 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         None => Watch::expected(&kernel, run.shape.flops()),
     }));
     let mut bufs = Buffers::upload(&run.gpu, &run.inputs)?;
-    let plan = Plan::new(args.reps);
-    let measured = measure(&run, &mut bufs, plan)?;
-    let Baselines { blas, sgemm_time, tf32_time, results } = baselines(&run, &bufs, plan)?;
+    let sampling = Sampling::new(args.reps);
+    let measured = measure(&run, &mut bufs, sampling)?;
+    let Baselines { blas, sgemm_time, tf32_time, results } = baselines(&run, &bufs, sampling)?;
     drop(bufs);
     let (verdict, last, baseline_errors) = verify_results(&run, &measured, blas.as_ref(), results)?;
     let passed = verdict.as_ref().is_none_or(|v| v.passed());
@@ -98,14 +98,14 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
 }
 // ANCHOR_END: run_gpu
 
-/// A GPU run resolved from its command line: the step on the GPU, compiled and planned for the
+/// A GPU run resolved from its command line: the step on the GPU, compiled and its geometry fitted to the
 /// shape, and the inputs it runs on.
 struct GpuRun<'a> {
     step: &'a GpuStep,
     args: &'a Args,
     /// Declared before `gpu`, so dropped before it: the kernel goes before the context it was
     /// loaded in.
-    prepared: Prepared<'a>,
+    step_kernel: StepKernel<'a>,
     gpu: Gpu,
     shape: Shape,
     inputs: Inputs,
@@ -157,12 +157,12 @@ fn resolve<'a>(
     }
     // Reject the shape before the (slower) compile when the step cannot serve it here.
     step.validate(&params, shape, &gpu.info.limits)?;
-    let prepared = Prepared::new(&gpu, step, params)?;
-    let (geometry, resources) = prepared.plan(&gpu.info, shape)?;
+    let step_kernel = StepKernel::new(&gpu, step, params)?;
+    let (geometry, resources) = step_kernel.fit(&gpu.info, shape)?;
     Ok(ControlFlow::Continue(GpuRun {
         step,
         args,
-        prepared,
+        step_kernel,
         gpu,
         shape,
         inputs,
@@ -273,12 +273,12 @@ struct Measured {
 
 /// The kernel timed (C from a launch on output poisoned with NaN), its FP32 path apart, and C
 /// saved where --save-c asks.
-fn measure(run: &GpuRun, bufs: &mut Buffers, plan: Plan) -> Result<Measured> {
-    let (c, time) = run_and_time(&run.gpu, &run.prepared, run.geometry, run.shape, bufs, plan)?;
+fn measure(run: &GpuRun, bufs: &mut Buffers, sampling: Sampling) -> Result<Measured> {
+    let (c, time) = run_and_time(&run.gpu, &run.step_kernel, run.geometry, run.shape, bufs, sampling)?;
     // The timed launches left behind what they leave (counts, workspaces): a launch after them,
     // on poisoned output, must give the first's C.
-    let c_next = poisoned_run(&run.gpu, &run.prepared, run.geometry, run.shape, bufs)?;
-    let paths = paths_run(&run.gpu, &run.prepared, run.geometry, run.shape, bufs)?;
+    let c_next = poisoned_run(&run.gpu, &run.step_kernel, run.geometry, run.shape, bufs)?;
+    let paths = paths_run(&run.gpu, &run.step_kernel, run.geometry, run.shape, bufs)?;
     save_c(run.args, run.shape, &c)?;
     Ok(Measured { c, c_next, time, paths })
 }
@@ -308,14 +308,14 @@ type Errors = Vec<(&'static str, f64)>;
 
 /// cuBLAS SGEMM timed on the run's buffers, and cuBLAS TF32 too for a step that uses the tensor
 /// cores; nothing without cuBLAS.
-fn baselines(run: &GpuRun, bufs: &Buffers, plan: Plan) -> Result<Baselines> {
+fn baselines(run: &GpuRun, bufs: &Buffers, sampling: Sampling) -> Result<Baselines> {
     let (gpu, shape) = (&run.gpu, run.shape);
     // The baselines' results are kept when verifying, to show their own errors beside the step's.
     let keep = !run.args.no_verify;
     let blas = if run.with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
     let (sgemm_c, sgemm_time) = match &blas {
         Some(blas) => {
-            let (c, t) = cublas_run(gpu, blas, shape, bufs, plan, keep)?;
+            let (c, t) = cublas_run(gpu, blas, shape, bufs, sampling, keep)?;
             (c, Some(t))
         }
         None => (None, None),
@@ -323,7 +323,7 @@ fn baselines(run: &GpuRun, bufs: &Buffers, plan: Plan) -> Result<Baselines> {
     // A step that uses the tensor cores is also set against cuBLAS allowed to do the same.
     let (tf32_c, tf32_time) = if run.with_cublas && run.step.precision.tensor_cores() {
         let tf32 = Blas::tf32(gpu.stream.clone())?;
-        let (c, t) = cublas_run(gpu, &tf32, shape, bufs, plan, keep)?;
+        let (c, t) = cublas_run(gpu, &tf32, shape, bufs, sampling, keep)?;
         (c, Some(t))
     } else {
         (None, None)
@@ -380,13 +380,13 @@ fn report(
         shape,
         inputs: run.inputs.source.clone(),
         kernel: Some(KernelFacts {
-            params: run.prepared.params.clone(),
+            params: run.step_kernel.params.clone(),
             geometry: run.geometry,
             resources: run.resources,
-            padded: step.padded_shape(&run.prepared.params, shape),
+            padded: step.padded_shape(&run.step_kernel.params, shape),
             why: run.choice.as_ref().map(|c| c.why.clone()),
             predicted_us: run.choice.as_ref().and_then(|c| c.predicted_us),
-            adds: step.hooks.report_line(&run.prepared.params, shape, run.geometry.grid),
+            adds: step.hooks.report_line(&run.step_kernel.params, shape, run.geometry.grid),
         }),
         time: measured.time,
         cublas,

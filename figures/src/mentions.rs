@@ -34,27 +34,27 @@ struct Section {
 
 /// A reference found in a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reference {
+pub struct Mention {
     /// Counted from 1.
     pub line: usize,
     pub id: String,
 }
 
 /// Every reference in `text` that is not escaped.
-pub fn references(text: &str) -> Vec<Reference> {
+pub fn mentions(text: &str) -> Vec<Mention> {
     REFERENCE
         .captures_iter(text)
         .filter(|c| c[1].is_empty())
-        .map(|c| Reference { line: line_of(text, c.get(0).unwrap().start()), id: c[2].to_owned() })
+        .map(|c| Mention { line: line_of(text, c.get(0).unwrap().start()), id: c[2].to_owned() })
         .collect()
 }
 
 /// Every `{{#record ID}}` in `text` that is not escaped: the ids it names records by.
-pub fn record_references(text: &str) -> Vec<Reference> {
+pub fn record_mentions(text: &str) -> Vec<Mention> {
     RECORD
         .captures_iter(text)
         .filter(|c| c[1].is_empty())
-        .map(|c| Reference { line: line_of(text, c.get(0).unwrap().start()), id: c[2].to_owned() })
+        .map(|c| Mention { line: line_of(text, c.get(0).unwrap().start()), id: c[2].to_owned() })
         .collect()
 }
 
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn references_are_found_and_escaped_ones_skipped() {
         let text = "a {{#figure h200.x}} b\n{{#figure  y.z }} \\{{#figure q}} {{#figure}}";
-        let ids: Vec<_> = references(text).into_iter().map(|r| (r.line, r.id)).collect();
+        let ids: Vec<_> = mentions(text).into_iter().map(|r| (r.line, r.id)).collect();
         assert_eq!(ids, [(1, "h200.x".to_owned()), (2, "y.z".to_owned()), (2, String::new())]);
     }
 

@@ -1,12 +1,12 @@
-//! The launch: a step's kernel compiled for the present GPU with one parameter set
-//! ([`Prepared`]), the plan of its grid on this device, and the queued launch itself.
+//! A step kernel: a step's kernel compiled for the present GPU with one parameter set
+//! ([`StepKernel`]), its geometry fitted to this device, and the queueing of one product.
 
 use anyhow::{Result, bail};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use crate::fp32_path::{Fp32Path, Paths};
 use crate::gpu::{DeviceInfo, Gpu, Kernel, Resources};
-use crate::hooks::{KernelCall, OwnLaunch};
+use crate::hooks::{KernelCall, OwnProduct};
 use crate::matrix::Shape;
 use crate::pad::Padding;
 use crate::params::Params;
@@ -15,7 +15,7 @@ use crate::stream_k::{SHARE, forced_layout, stream_k_layout};
 use crate::tma::{Prologue, SPLIT_ENTRY, TRANSPOSE_ENTRY, Tma};
 
 /// A step's kernel compiled for the present GPU with one parameter set.
-pub struct Prepared<'a> {
+pub struct StepKernel<'a> {
     pub step: &'a GpuStep,
     pub params: Params,
     pub kernel: Kernel,
@@ -26,11 +26,11 @@ pub struct Prepared<'a> {
     prologue: Option<Prologue>,
     /// The padded copies of a step whose launch pads rows (unused by the others).
     padding: Padding,
-    /// The step's own launch, for a step whose hooks add to common's ([`crate::hooks`]).
-    own: Option<Box<dyn OwnLaunch>>,
+    /// The step's own product, for a step whose hooks add to common's ([`crate::hooks`]).
+    own: Option<Box<dyn OwnProduct>>,
 }
 
-impl<'a> Prepared<'a> {
+impl<'a> StepKernel<'a> {
     /// Compiles and loads; a set that spills registers is refused, since local-memory traffic
     /// would dominate whatever the parameters were meant to show.
     pub fn new(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
@@ -59,7 +59,7 @@ impl<'a> Prepared<'a> {
 
     /// For a step that chooses its parameters per shape, the step compiled again with its choice
     /// for `shape` (None for every other step: this one serves every shape).
-    pub fn chosen_for(&self, gpu: &Gpu, shape: Shape) -> Result<Option<Prepared<'a>>> {
+    pub fn chosen_for(&self, gpu: &Gpu, shape: Shape) -> Result<Option<StepKernel<'a>>> {
         match self.step.schedule {
             Schedule::PerShape(_) => Ok(Some(Self::for_shape(gpu, self.step, shape, &[])?.0)),
             _ => Ok(None),
@@ -77,14 +77,14 @@ impl<'a> Prepared<'a> {
             }
             Extension::TensorMaps { .. } | Extension::OwnMaps { .. } | Extension::None => None,
         };
-        let own = step.hooks.own_launch(&kernel)?;
+        let own = step.hooks.own_product(&kernel)?;
         Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default(), own })
     }
 
     /// The launch for `shape` on this device and its resource cost.
-    pub fn plan(&self, info: &DeviceInfo, shape: Shape) -> Result<(Geometry, Resources)> {
+    pub fn fit(&self, info: &DeviceInfo, shape: Shape) -> Result<(Geometry, Resources)> {
         let geometry = self.step.validate(&self.params, shape, &info.limits)?;
-        let resources = self.kernel.prepare(info, geometry.threads(), geometry.dynamic_smem)?;
+        let resources = self.kernel.resources(info, geometry.threads(), geometry.dynamic_smem)?;
         if resources.blocks_per_sm == 0 {
             bail!(
                 "with {} the kernel cannot fit one block on an SM ({} registers × {} threads, {} bytes of shared memory)",
@@ -102,7 +102,7 @@ impl<'a> Prepared<'a> {
     /// for a step that pads rows and a shape that needs it, the padding copies and the kernel on
     /// the padded shape, whose grid and layout are those `plan` gave for `shape` (BN and BK are
     /// multiples of 4, so padding K and N to multiples of 4 adds no tile and no slice).
-    pub fn launch(
+    pub fn enqueue(
         &self,
         gpu: &Gpu,
         geometry: Geometry,
@@ -120,7 +120,7 @@ impl<'a> Prepared<'a> {
         })
     }
 
-    /// Queues the kernel itself on buffers that hold `shape` (checked by `launch`).
+    /// Queues the kernel itself on buffers that hold `shape` (checked by `enqueue`).
     fn kernel_launch(
         &self,
         gpu: &Gpu,
@@ -152,7 +152,7 @@ impl<'a> Prepared<'a> {
             (boxes, maps),
         );
         match &self.own {
-            Some(own) => own.launch(&call, (a, b, c)),
+            Some(own) => own.enqueue(&call, (a, b, c)),
             None => call.plain((a, b, c)),
         }
     }
@@ -195,7 +195,7 @@ pub fn layout(
     Ok(geometry)
 }
 
-impl Prepared<'_> {
+impl StepKernel<'_> {
     /// The FP32 path of a step that has one (steps 09 and 11): what its last launch sent there.
     pub fn fp32_path(&self) -> Option<&Fp32Path> {
         self.own.as_ref().and_then(|own| own.fp32_path())
