@@ -3,14 +3,15 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use common::cublas::{self, Blas};
+use common::fp32_path::Paths;
 use common::matrix::{Family, Inputs, Shape};
-use common::measure::{self, Buffers};
+use common::measure::{self, Buffers, Recipe};
 use common::timing::Sampling;
 use common::{Precision, files, verify};
 use compare::families::{Entry, Families, Row};
 use compare::{GPU_STEPS, slug};
 
-use super::{Args, compile_steps, open_gpu, versions};
+use super::{Args, compile_steps, measure_step, open_gpu, versions};
 
 /// The steps whose claim is FP32 from the tensor cores.
 const STEPS: [&str; 2] = ["step09_3xtf32", "step11_int8_crt"];
@@ -47,7 +48,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
     let steps: Vec<_> = GPU_STEPS.iter().filter(|s| STEPS.contains(&s.name)).map(|s| (s.name, *s)).collect();
     let step_kernels = compile_steps(&gpu, steps.iter().copied())?;
     let blas = Blas::new(gpu.stream.clone())?;
-    let sampling = Sampling::new(args.reps);
+    let recipe = Recipe::timed(Sampling::new(args.reps), true);
     let all = inputs(args)?;
     let bar = common::progress::bar("families", (all.len() * (steps.len() + 1)) as u64, f64::INFINITY);
     let mut rows = Vec::new();
@@ -55,18 +56,14 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         let shape = inputs.shape;
         bar.set_message(name(inputs));
         let reference = measure::reference(&gpu, Some(&blas), inputs)?;
-        let entry = |c: &[f32],
-                     t: common::timing::Stats,
-                     precision: Precision,
-                     paths: Option<common::fp32_path::Paths>| {
-            let v = verify::verify(shape, c, &reference, precision);
-            if !v.passed() {
-                bar.suspend(|| println!("{}, {precision}: {}", name(inputs), v.summary()));
+        let entry = |verdict: verify::Verdict, t: common::timing::Stats, paths: Option<Paths>| {
+            if !verdict.passed() {
+                bar.suspend(|| println!("{}, {}: {}", name(inputs), verdict.precision, verdict.summary()));
             }
             Entry {
-                passed: v.passed(),
-                element: v.worst.ratio(),
-                normwise: v.normwise.ratio(),
+                passed: verdict.passed(),
+                element: verdict.worst.ratio(),
+                normwise: verdict.normwise.ratio(),
                 gflops: t.gflops(shape.flops()),
                 fp32: paths.as_ref().map(|p| (p.rows, p.cols)),
                 moduli: paths.and_then(|p| p.moduli),
@@ -74,19 +71,22 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         };
         let mut bufs = Buffers::upload(&gpu, inputs)?;
         let mut cells = Vec::new();
-        for p in &step_kernels {
-            cells.push(match p.as_ref().map(|p| (p, p.fit(&gpu.info, shape))) {
-                Some((p, Ok((launch, _)))) => {
-                    let (c, t) = measure::run_and_time(&gpu, p, launch, shape, &mut bufs, sampling)?;
-                    let paths = measure::paths_run(&gpu, p, launch, shape, &mut bufs)?;
-                    Some(entry(&c, t, p.step.precision, paths.map(|(p, _)| p)))
-                }
-                _ => None,
+        for kernels in &step_kernels {
+            cells.push(match kernels {
+                Some(kernels) => match measure_step(&gpu, kernels, &mut bufs, recipe)? {
+                    Ok(m) => {
+                        let verdict = m.decisive(&reference, kernels.step().precision);
+                        Some(entry(verdict, m.stats()?, m.paths.map(|(p, _)| p)))
+                    }
+                    Err(_) => None,
+                },
+                None => None,
             });
             bar.inc(1);
         }
-        let (c, t) = measure::cublas_run(&gpu, &blas, shape, &bufs, sampling, true)?;
-        let sgemm = entry(&c.context("cuBLAS's result was not kept")?, t, Precision::Fp32, None);
+        let (c, t) = measure::measure_cublas(&gpu, &blas, &bufs, recipe)?;
+        let sgemm = verify::verify(shape, &c, &reference, Precision::Fp32);
+        let sgemm = entry(sgemm, t.context("cuBLAS was not timed")?, None);
         bar.inc(1);
         rows.push(Row { input: name(inputs), steps: cells, sgemm });
     }

@@ -11,9 +11,10 @@ use common::cublas::{self, Blas};
 use common::gpu::Gpu;
 use common::matrix::Family;
 use common::measure::{self, Buffers};
+use common::measure::{Measured, Recipe, StepKernels};
 use common::run;
 use common::timing::{self, Sampling};
-use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, step_kernel::StepKernel, verify};
+use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, slug};
 
 mod families_run;
@@ -150,6 +151,7 @@ fn run(args: Args, command: String) -> Result<bool> {
     let step_kernels = compile_steps(&gpu, GPU_STEPS.iter().map(|s| (s.name, *s)))?;
     let baselines = if cublas::present() { baselines(&gpu)? } else { Vec::new() };
     let sampling = Sampling::new(args.reps);
+    let recipe = Recipe { paths: false, ..Recipe::timed(sampling, true) };
 
     // The DRAM roof, measured once before the steps allocate their buffers.
     let dram_gbs = dram::measure(&gpu, sampling)?;
@@ -195,7 +197,7 @@ fn run(args: Args, command: String) -> Result<bool> {
         }));
         bar.inc(1);
 
-        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, sampling, &bar, false)?;
+        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, recipe, &bar, false)?;
         for (row, cell) in rows[1..].iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -262,7 +264,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     }
     let step_kernels = compile_steps(&gpu, steps.iter().map(|(name, s)| (name.as_str(), s)))?;
     let baselines = baselines(&gpu)?;
-    let sampling = Sampling::new(args.reps);
+    let recipe = Recipe { paths: false, ..Recipe::timed(Sampling::new(args.reps), true) };
     let (title, list, kind) = if args.held_out {
         let seed = args.seed.unwrap_or(common::matrix::HELD_OUT_SEED);
         let title = format!(
@@ -290,7 +292,7 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::family(shape, 42, args.inputs);
         let reference = measure::reference(&gpu, Some(&baselines[0].1), &inputs)?;
-        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, sampling, &bar, true)?;
+        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, recipe, &bar, true)?;
         for (row, cell) in rows.iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -329,21 +331,41 @@ fn open_gpu(device: usize) -> Result<Gpu> {
     Ok(gpu)
 }
 
-/// Each step compiled at its default parameters; a step that needs a newer GPU gets a row of –.
+/// Each step's kernels (its defaults, or its choice at each shape where it chooses); a step that
+/// needs a newer GPU gets a row of –.
 fn compile_steps<'a>(
     gpu: &Gpu,
     steps: impl Iterator<Item = (&'a str, &'a GpuStep)>,
-) -> Result<Vec<Option<StepKernel<'a>>>> {
+) -> Result<Vec<Option<StepKernels<'a>>>> {
     let cc = gpu.info.compute_capability;
     steps
         .map(|(name, s)| match s.check_compute(cc, &gpu.info.name) {
-            Ok(()) => StepKernel::new(gpu, s, Params::defaults(s.params)).map(Some),
+            Ok(()) => StepKernels::defaults(gpu, s).map(Some),
             Err(why) => {
                 println!("{why}: the row of {name} stays empty");
                 Ok(None)
             }
         })
         .collect()
+}
+
+/// A step's kernel at `shape` measured by the recipe, or why it does not serve the shape here
+/// (Ok(Err(why))).
+pub fn measure_step(
+    gpu: &Gpu,
+    kernels: &StepKernels,
+    bufs: &mut Buffers,
+    recipe: Recipe,
+) -> Result<std::result::Result<Measured, String>> {
+    let shape = bufs.shape;
+    let kernel = match kernels.params(gpu, shape) {
+        Ok(_) => kernels.at(gpu, shape)?,
+        Err(why) => return Ok(Err(why.to_string())),
+    };
+    match kernel.fit(&gpu.info, shape) {
+        Ok(fitted) => Ok(Ok(measure::measure_fitted(gpu, &kernel, fitted, bufs, recipe)?)),
+        Err(why) => Ok(Err(why.to_string())),
+    }
 }
 
 /// The cuBLAS baselines: strict SGEMM, and TF32 on GPUs whose tensor cores take it (sm_80+).
@@ -362,45 +384,39 @@ fn measure(
     gpu: &Gpu,
     inputs: &Inputs,
     reference: &common::reference::Reference,
-    step_kernels: &[Option<StepKernel>],
+    step_kernels: &[Option<StepKernels>],
     baselines: &[(&str, Blas, Precision)],
-    sampling: Sampling,
+    recipe: Recipe,
     bar: &indicatif::ProgressBar,
     say_why: bool,
 ) -> Result<Vec<Option<Cell>>> {
     let shape = inputs.shape;
-    let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
-        gflops: t.gflops(shape.flops()),
-        passed: verify::verify(shape, c, reference, precision).passed(),
-    };
     let mut bufs = Buffers::upload(gpu, inputs)?;
     let mut cells = Vec::new();
-    for p in step_kernels {
-        // A step that chooses its parameters per shape is compiled again for this one.
-        let chosen = match p {
-            Some(p) => p.chosen_for(gpu, shape)?,
-            None => None,
-        };
-        let p = chosen.as_ref().or(p.as_ref());
-        cells.push(match p.map(|p| (p, p.fit(&gpu.info, shape))) {
-            Some((p, Ok((launch, _)))) => {
-                let (c, t) = measure::run_and_time(gpu, p, launch, shape, &mut bufs, sampling)?;
-                Some(cell(&c, t, p.step.precision))
-            }
-            Some((p, Err(why))) => {
-                if say_why {
-                    bar.suspend(|| println!("{} at {}: {why}", p.step.name, compare::suite::label(shape)));
+    for kernels in step_kernels {
+        cells.push(match kernels {
+            Some(kernels) => match measure_step(gpu, kernels, &mut bufs, recipe)? {
+                Ok(m) => Some(Cell {
+                    gflops: m.stats()?.gflops(shape.flops()),
+                    passed: m.decisive(reference, kernels.step().precision).passed(),
+                }),
+                Err(why) => {
+                    if say_why {
+                        let (name, at) = (kernels.step().name, compare::suite::label(shape));
+                        bar.suspend(|| println!("{name} at {at}: {why}"));
+                    }
+                    None
                 }
-                None
-            }
+            },
             None => None, // a GPU the step does not serve
         });
         bar.inc(1);
     }
     for (_, blas, precision) in baselines {
-        let (c, t) = measure::cublas_run(gpu, blas, shape, &bufs, sampling, true)?;
-        let c = c.context("cuBLAS's result was not kept")?;
-        cells.push(Some(cell(&c, t, *precision)));
+        let (c, t) = measure::measure_cublas(gpu, blas, &bufs, recipe)?;
+        let t = t.context("cuBLAS was not timed")?;
+        let passed = verify::verify(shape, &c, reference, *precision).passed();
+        cells.push(Some(Cell { gflops: t.gflops(shape.flops()), passed }));
         bar.inc(1);
     }
     Ok(cells)

@@ -81,9 +81,20 @@ impl<'a> StepKernel<'a> {
         Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default(), own })
     }
 
-    /// The launch for `shape` on this device and its resource cost.
+    /// The geometry for `shape` on this device (the parameters checked at that shape first), and
+    /// its resource cost.
     pub fn fit(&self, info: &DeviceInfo, shape: Shape) -> Result<(Geometry, Resources)> {
-        let geometry = self.step.validate(&self.params, shape, &info.limits)?;
+        self.fit_validated(info, shape, self.step.validate(&self.params, shape, &info.limits)?)
+    }
+
+    /// [`StepKernel::fit`] for a `geometry` that [`GpuStep::validate`] gave at `shape` on this
+    /// device.
+    pub fn fit_validated(
+        &self,
+        info: &DeviceInfo,
+        shape: Shape,
+        geometry: Geometry,
+    ) -> Result<(Geometry, Resources)> {
         let resources = self.kernel.resources(info, geometry.threads(), geometry.dynamic_smem)?;
         if resources.blocks_per_sm == 0 {
             bail!(

@@ -21,6 +21,9 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// No samples: a run that was not timed (on the emulator).
+    pub const UNTIMED: Stats = Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1 };
+
     /// `None` for no samples; each sample is the time of one launch (or the mean of a batch).
     pub fn from_samples(mut samples: Vec<f64>, batch: usize) -> Option<Self> {
         if samples.is_empty() {

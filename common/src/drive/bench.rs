@@ -6,17 +6,17 @@
 
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
 use crate::matrix::{Family, Inputs, Shape};
-use crate::measure::Buffers;
-use crate::params::Params;
+use crate::measure::{self, Buffers, Recipe, StepKernels};
+use crate::report::LastLaunch;
 use crate::step::GpuStep;
-use crate::step_kernel::StepKernel;
 use crate::timing;
+use crate::verify;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
 pub fn sizes() -> Vec<usize> {
@@ -77,16 +77,17 @@ fn time_iters(
 }
 
 fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bool) -> Result<()> {
-    let mut step_kernel = Vec::new();
+    // Each step at its defaults, or its choice at each shape where it chooses.
+    let mut kernels = Vec::new();
     for step in steps {
         match step.check_compute(gpu.info.compute_capability, &gpu.info.name) {
-            Ok(()) => step_kernel.push(StepKernel::new(gpu, step, Params::defaults(step.params))?),
+            Ok(()) => kernels.push(StepKernels::defaults(gpu, step)?),
             Err(why) => println!("bench: {why}: left out"),
         }
     }
     let with_cublas = with_cublas && cublas::present();
     let blas = if with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let tf32 = step_kernel.iter().any(|p| p.step.precision.tensor_cores());
+    let tf32 = kernels.iter().any(|k| k.step().precision.tensor_cores());
     let blas_tf32 = if with_cublas && tf32 { Some(Blas::tf32(gpu.stream.clone())?) } else { None };
     let mut group = c.benchmark_group("matmul");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
@@ -94,19 +95,41 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
     for size in sizes() {
         let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
         let inputs = Inputs::family(shape, 42, family);
+        let reference = measure::reference(gpu, blas.as_ref(), &inputs)?;
         let mut bufs = Buffers::upload(gpu, &inputs)?;
         group.throughput(Throughput::Elements(shape.flops() as u64));
-        for p in &step_kernel {
-            // A step that chooses its parameters per shape is compiled again for this one.
-            let chosen = p.chosen_for(gpu, shape)?;
-            let p = chosen.as_ref().unwrap_or(p);
+        for kernels in &kernels {
+            let step = kernels.step();
             // Each step only at the shapes it serves.
-            let Ok((geometry, _)) = p.fit(&gpu.info, shape) else { continue };
-            bufs.transpose_b_for(gpu, p)?;
-            let (a, b, c) = bufs.operands(p)?;
-            bench_one(&mut group, BenchmarkId::new(p.step.name, size), gpu, || {
-                p.enqueue(gpu, geometry, shape, a, b, c)
+            let Ok(params) = kernels.params(gpu, shape) else { continue };
+            if step.validate(&params, shape, &gpu.info.limits).is_err() {
+                continue;
+            }
+            let k = kernels.at(gpu, shape)?;
+            // The recipe's first and next products verified before criterion times, and a
+            // product after criterion's verified again.
+            let first = measure::measure(gpu, &k, &mut bufs, Recipe::checked())?;
+            let verdict = first.decisive(&reference, step.precision);
+            if !verdict.passed() {
+                bail!("{} at {shape}: {}", step.name, verdict.summary());
+            }
+            let geometry = first.geometry;
+            let (a, b, c) = bufs.operands(&k)?;
+            bench_one(&mut group, BenchmarkId::new(step.name, size), gpu, || {
+                k.enqueue(gpu, geometry, shape, a, b, c)
             })?;
+            let after = measure::measure(gpu, &k, &mut bufs, Recipe { next: false, ..Recipe::checked() })?;
+            if let LastLaunch::Differs { differ, verdict } =
+                LastLaunch::of(&first.c, &after.c, |c| verify::verify(shape, c, &reference, step.precision))
+            {
+                if !verdict.passed() {
+                    bail!(
+                        "{} at {shape}: after criterion's products, {differ} elements of C differ and {}",
+                        step.name,
+                        verdict.summary()
+                    );
+                }
+            }
         }
         for (name, blas) in [("cublas_sgemm", &blas), ("cublas_tf32", &blas_tf32)] {
             let Some(blas) = blas else { continue };

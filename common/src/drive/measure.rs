@@ -1,18 +1,74 @@
-//! Measuring one launch on the device: the buffers of a shape, a kernel run on a poisoned C
-//! and timed, cuBLAS run the same way, and the f64 reference. `run` (a step's program) and
-//! `tune` (the search over parameters) both measure through these.
+//! The one measuring recipe: the buffers of a shape, a step kernel's geometry fitted, its first
+//! product run on a poisoned C and kept, the timed products, the product after them kept, cuBLAS
+//! measured the same way, and the f64 reference. A step's run, `--tune`, the benches, `compare`
+//! and the tests all measure through [`measure`].
 
 use anyhow::{Result, anyhow};
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::cublas::Blas;
 use crate::fp32_path::Paths;
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, Resources};
 use crate::matrix::{Inputs, Shape};
+use crate::params::Params;
 use crate::reference::{self, Reference};
-use crate::step::Geometry;
+use crate::report::LastLaunch;
+use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::StepKernel;
 use crate::timing::{self, Sampling, Stats};
+use crate::verify::{self, Precision, Verdict};
+
+/// The compiling part of the recipe: a step's kernels for the shapes it is measured at, one
+/// parameter set, or, for a step that chooses per shape ([`crate::Schedule::PerShape`]), the set
+/// it chooses at each shape, each set compiled once.
+pub struct StepKernels<'a> {
+    step: &'a GpuStep,
+    /// None: the step's choice at each shape.
+    fixed: Option<Params>,
+    compiled: std::cell::RefCell<Vec<std::rc::Rc<StepKernel<'a>>>>,
+}
+
+impl<'a> StepKernels<'a> {
+    /// `params` at every shape.
+    pub fn fixed(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
+        let step_kernel = StepKernel::new(gpu, step, params.clone())?;
+        Ok(Self { step, fixed: Some(params), compiled: std::cell::RefCell::new(vec![step_kernel.into()]) })
+    }
+
+    /// The step's defaults, or its choice at each shape where it chooses.
+    pub fn defaults(gpu: &Gpu, step: &'a GpuStep) -> Result<Self> {
+        match step.schedule {
+            crate::step::Schedule::PerShape(_) => {
+                Ok(Self { step, fixed: None, compiled: std::cell::RefCell::new(Vec::new()) })
+            }
+            _ => Self::fixed(gpu, step, Params::defaults(step.params)),
+        }
+    }
+
+    /// The step whose kernels these are.
+    pub fn step(&self) -> &'a GpuStep {
+        self.step
+    }
+
+    /// The parameters at `shape`.
+    pub fn params(&self, gpu: &Gpu, shape: Shape) -> Result<Params> {
+        match &self.fixed {
+            Some(p) => Ok(p.clone()),
+            None => Ok(self.step.params_for(shape, gpu.info.sms, &[])?.0),
+        }
+    }
+
+    /// The kernel for `shape`, compiled on first use.
+    pub fn at(&self, gpu: &Gpu, shape: Shape) -> Result<std::rc::Rc<StepKernel<'a>>> {
+        let params = self.params(gpu, shape)?;
+        if let Some(p) = self.compiled.borrow().iter().find(|p| p.params == params) {
+            return Ok(p.clone());
+        }
+        let p = std::rc::Rc::new(StepKernel::new(gpu, self.step, params)?);
+        self.compiled.borrow_mut().push(p.clone());
+        Ok(p)
+    }
+}
 
 /// A, B and C on the device for one shape, and Bᵀ once a step that wants it has run.
 pub struct Buffers {
@@ -107,43 +163,149 @@ pub fn sync(gpu: &Gpu) -> Result<()> {
     })
 }
 
-// ANCHOR: run_and_time
-/// Runs one launch on poisoned output and returns C.
-pub fn poisoned_run(
-    gpu: &Gpu,
-    step_kernel: &StepKernel,
-    geometry: Geometry,
-    shape: Shape,
-    bufs: &mut Buffers,
-) -> Result<Vec<f32>> {
-    bufs.transpose_b_for(gpu, step_kernel)?;
-    bufs.poison(gpu)?;
-    let (a, b, c) = bufs.operands(step_kernel)?;
-    step_kernel.enqueue(gpu, geometry, shape, a, b, c)?;
-    sync(gpu)?;
-    bufs.download_c(gpu)
+// ANCHOR: recipe
+/// What one measurement does after its first product, which always runs on output poisoned with
+/// NaN and is kept for verification.
+#[derive(Clone, Copy, Debug)]
+pub struct Recipe {
+    /// How the timed products are sampled; None: the first product alone, untimed.
+    pub sampling: Option<Sampling>,
+    /// One more product after the timed ones, on output poisoned again, kept to set beside the
+    /// first: what a product leaves behind for the next (a count never reset) shows there.
+    pub next: bool,
+    /// For a step with an FP32 path: one more product, with that path timed apart.
+    pub paths: bool,
 }
 
-/// One launch on poisoned output (its C is returned for verification), then the timed launches.
-pub fn run_and_time(
+impl Recipe {
+    /// A run's recipe: timed, the next product kept where `verify`, the FP32 path timed apart.
+    pub fn timed(sampling: Sampling, verify: bool) -> Recipe {
+        Recipe { sampling: Some(sampling), next: verify, paths: true }
+    }
+
+    /// Untimed: the first product and the next, each on poisoned output (a test's check).
+    pub fn checked() -> Recipe {
+        Recipe { sampling: None, next: true, paths: false }
+    }
+}
+
+/// The product after the timed ones set beside the first (None where the recipe ran none).
+pub type Next = Option<LastLaunch>;
+
+/// What one measurement gave.
+pub struct Measured {
+    pub shape: Shape,
+    pub geometry: Geometry,
+    pub resources: Resources,
+    /// C of the first product, on output poisoned with NaN.
+    pub c: Vec<f32>,
+    /// C of the product after the timed ones (on output poisoned again), where the recipe asks.
+    pub c_next: Option<Vec<f32>>,
+    pub time: Option<Stats>,
+    /// What the FP32 path took and the whole time of the product that timed it apart.
+    pub paths: Option<(Paths, f64)>,
+}
+
+impl Measured {
+    /// C held to `precision`'s limits against `reference`, and the next product beside it.
+    pub fn verify(&self, reference: &Reference, precision: Precision) -> (Verdict, Next) {
+        let shape = self.shape;
+        let judge = |c: &[f32]| verify::verify(shape, c, reference, precision);
+        let next = self.c_next.as_ref().map(|next| LastLaunch::of(&self.c, next, judge));
+        (judge(&self.c), next)
+    }
+
+    /// The verdict that decides: the first product's, or the next's where that one differs and
+    /// fails.
+    pub fn decisive(&self, reference: &Reference, precision: Precision) -> Verdict {
+        match self.verify(reference, precision) {
+            (_, Some(LastLaunch::Differs { verdict, .. })) if !verdict.passed() => *verdict,
+            (first, _) => first,
+        }
+    }
+
+    /// The time of the timed products (an error for a recipe that timed none).
+    pub fn stats(&self) -> Result<Stats> {
+        self.time.ok_or_else(|| anyhow!("the measurement timed no products"))
+    }
+}
+
+/// [`measure`] with the geometry already fitted (by [`StepKernel::fit`]) for `bufs`'s shape.
+pub fn measure_fitted(
     gpu: &Gpu,
     step_kernel: &StepKernel,
-    geometry: Geometry,
-    shape: Shape,
+    (geometry, resources): (Geometry, Resources),
     bufs: &mut Buffers,
-    sampling: Sampling,
-) -> Result<(Vec<f32>, Stats)> {
-    let c = poisoned_run(gpu, step_kernel, geometry, shape, bufs)?;
-    let (a, b, c_dev) = bufs.operands(step_kernel)?;
-    let product = || step_kernel.enqueue(gpu, geometry, shape, a, b, c_dev);
-    let time = timing::time_gpu(gpu, sampling, product)?;
-    Ok((c, time))
+    recipe: Recipe,
+) -> Result<Measured> {
+    let shape = bufs.shape;
+    bufs.transpose_b_for(gpu, step_kernel)?;
+    let (a, b, c) = bufs.operands(step_kernel)?;
+    let mut product = |c: &mut CudaSlice<f32>| step_kernel.enqueue(gpu, geometry, shape, a, b, c);
+    let (first, time, next) = recipe_on(gpu, c, &mut product, recipe)?;
+    let paths = match recipe.paths {
+        true => paths_run(gpu, step_kernel, geometry, shape, bufs)?,
+        false => None,
+    };
+    Ok(Measured { shape, geometry, resources, c: first, c_next: next, time, paths })
 }
-// ANCHOR_END: run_and_time
+// ANCHOR_END: recipe
+
+/// The course's one measuring recipe, for a step kernel on the inputs `bufs` hold: its geometry
+/// for the shape on this GPU, Bᵀ made where the kernel expects it, one product on poisoned
+/// output kept, then what `recipe` asks: the timed products, one more product on poisoned output,
+/// the FP32 path timed apart.
+pub fn measure(gpu: &Gpu, step_kernel: &StepKernel, bufs: &mut Buffers, recipe: Recipe) -> Result<Measured> {
+    let shape = bufs.shape;
+    let (geometry, resources) = step_kernel.fit(&gpu.info, shape)?;
+    measure_fitted(gpu, step_kernel, (geometry, resources), bufs, recipe)
+}
+
+/// cuBLAS (SGEMM, or TF32 for a handle made so) on the inputs `bufs` hold, into a C of its own,
+/// by the same recipe as a step kernel: its first C, and its time where the recipe times.
+pub fn measure_cublas(
+    gpu: &Gpu,
+    blas: &Blas,
+    bufs: &Buffers,
+    recipe: Recipe,
+) -> Result<(Vec<f32>, Option<Stats>)> {
+    let shape = bufs.shape;
+    let mut c = gpu
+        .stream
+        .alloc_zeros::<f32>(shape.m * shape.n)
+        .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
+    let mut product = |c: &mut CudaSlice<f32>| blas.sgemm(shape, &bufs.a, &bufs.b, c);
+    let (first, time, _) = recipe_on(gpu, &mut c, &mut product, Recipe { next: false, ..recipe })?;
+    Ok((first, time))
+}
+
+/// A product that writes `c`.
+type Product<'p> = dyn FnMut(&mut CudaSlice<f32>) -> Result<()> + 'p;
+
+/// What the recipe's steps gave: the first C, the time, the next C.
+type Outcome = (Vec<f32>, Option<Stats>, Option<Vec<f32>>);
+
+/// The recipe's steps on any product: the first on poisoned output, read back; the timed ones;
+/// the next on poisoned output, read back.
+fn recipe_on(gpu: &Gpu, c: &mut CudaSlice<f32>, product: &mut Product, recipe: Recipe) -> Result<Outcome> {
+    let poisoned = |c: &mut CudaSlice<f32>, product: &mut Product| -> Result<Vec<f32>> {
+        poison(gpu, c)?;
+        product(c)?;
+        sync(gpu)?;
+        download(gpu, c)
+    };
+    let first = poisoned(c, product)?;
+    let time = match recipe.sampling {
+        Some(sampling) => Some(timing::time_gpu(gpu, sampling, || product(c))?),
+        None => None,
+    };
+    let next = if recipe.next { Some(poisoned(c, product)?) } else { None };
+    Ok((first, time, next))
+}
 
 /// For a step with an FP32 path (steps 09 and 11): one more launch, outside the timed ones, with
 /// that path timed apart; what it sent there and the launch's whole time in milliseconds.
-pub fn paths_run(
+fn paths_run(
     gpu: &Gpu,
     step_kernel: &StepKernel,
     geometry: Geometry,
@@ -165,32 +327,6 @@ pub fn paths_run(
     sync(gpu)?;
     let total = f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?);
     Ok(step_kernel.paths(gpu)?.map(|p| (p, total)))
-}
-
-/// cuBLAS SGEMM on the same inputs, into a C of its own, timed the same way as the kernel; with
-/// `keep`, first one launch on poisoned output whose C is returned for verification.
-pub fn cublas_run(
-    gpu: &Gpu,
-    blas: &Blas,
-    shape: Shape,
-    bufs: &Buffers,
-    sampling: Sampling,
-    keep: bool,
-) -> Result<(Option<Vec<f32>>, Stats)> {
-    let mut c = gpu
-        .stream
-        .alloc_zeros::<f32>(shape.m * shape.n)
-        .map_err(|e| anyhow!("allocating cuBLAS's C: {e:?}"))?;
-    let result = if keep {
-        poison(gpu, &mut c)?;
-        blas.sgemm(shape, &bufs.a, &bufs.b, &mut c)?;
-        sync(gpu)?;
-        Some(download(gpu, &c)?)
-    } else {
-        None
-    };
-    let time = timing::time_gpu(gpu, sampling, || blas.sgemm(shape, &bufs.a, &bufs.b, &mut c))?;
-    Ok((result, time))
 }
 
 /// The reference: cuBLAS DGEMM on the device when there is room, else the CPU.

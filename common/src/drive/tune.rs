@@ -7,12 +7,11 @@ use crate::cli::Args;
 use crate::cublas::{self, Blas};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Inputs;
-use crate::measure::{self, Buffers};
+use crate::measure::{self, Buffers, Recipe};
 use crate::params::Params;
 use crate::step::GpuStep;
 use crate::step_kernel::StepKernel;
 use crate::timing::Sampling;
-use crate::verify;
 
 /// Every combination of the search space's values, in order, with the parameters in `fixed`
 /// (from `--param`) held at their given values and the others outside the search space at
@@ -118,7 +117,8 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
     let mut bufs = Buffers::upload(gpu, inputs)?;
     let blas = if !args.no_cublas && cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
     let reference = if args.no_verify { None } else { Some(measure::reference(gpu, blas.as_ref(), inputs)?) };
-    let sampling = Sampling::new(Some(args.reps.unwrap_or(10)));
+    let recipe = Recipe::timed(Sampling::new(Some(args.reps.unwrap_or(10))), !args.no_verify);
+    let recipe = Recipe { paths: false, ..recipe };
 
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
@@ -140,23 +140,17 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
             }
         }
         let step_kernel = StepKernel::with_kernel(step, params.clone(), kernel)?;
-        let (geometry, res) = match step_kernel.fit(&gpu.info, shape) {
-            Ok(x) => x,
+        // A set that does not fit here, or whose product cannot run here (a split's workspace
+        // beyond the free memory), is skipped, not the end of the search.
+        let measured = match measure::measure(gpu, &step_kernel, &mut bufs, recipe) {
+            Ok(m) => m,
             Err(e) => {
                 skipped.push(format!("{params}: {e}"));
                 continue;
             }
         };
-        // A set whose launch cannot run here (a split's workspace beyond the free memory) is
-        // skipped, not the end of the search.
-        let (got, t) = match measure::run_and_time(gpu, &step_kernel, geometry, shape, &mut bufs, sampling) {
-            Ok(x) => x,
-            Err(e) => {
-                skipped.push(format!("{params}: {e}"));
-                continue;
-            }
-        };
-        let passed = reference.as_ref().map(|r| verify::verify(shape, &got, r, step.precision).passed());
+        let (t, res) = (measured.stats()?, measured.resources);
+        let passed = reference.as_ref().map(|r| measured.decisive(r, step.precision).passed());
         rows.push(Row {
             params,
             registers: res.registers,
@@ -178,9 +172,10 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
     let cublas_ms = tf32
         .as_ref()
         .or(blas.as_ref())
-        .map(|b| measure::cublas_run(gpu, b, shape, &bufs, sampling, false))
+        .map(|b| measure::measure_cublas(gpu, b, &bufs, recipe))
         .transpose()?
-        .map(|(_, t)| t.median_ms);
+        .and_then(|(_, t)| t)
+        .map(|t| t.median_ms);
 
     // Verified sets first (then unverified ones), each group fastest first.
     let rank = |r: &Row| match r.passed {

@@ -5,9 +5,9 @@ use std::fmt;
 use crate::emulated::{DEVICE_LINE, Traffic};
 use crate::fp32_path::Paths;
 use crate::gpu::{DeviceInfo, Resources};
-use crate::matrix::Shape;
+use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
-use crate::step::Geometry;
+use crate::step::{Choice, Geometry, GpuStep};
 use crate::timing::Stats;
 use crate::verify::{Precision, Verdict, share};
 
@@ -142,6 +142,29 @@ pub struct KernelFacts {
     pub adds: Option<(&'static str, String)>,
 }
 
+impl KernelFacts {
+    /// The facts of `step`'s kernel with `params` on `geometry` for `shape`: the shape it
+    /// multiplied where rows are padded, the step's choice (`choice`, for a step that chooses per
+    /// shape; `predicted`: whether to show its model's time) and the line its own product adds.
+    pub fn of(
+        step: &GpuStep,
+        params: &Params,
+        (geometry, resources): (Geometry, Resources),
+        shape: Shape,
+        (choice, predicted): (Option<&Choice>, bool),
+    ) -> KernelFacts {
+        KernelFacts {
+            params: params.clone(),
+            geometry,
+            resources,
+            padded: step.padded_shape(params, shape),
+            why: choice.map(|c| c.why.clone()),
+            predicted_us: choice.and_then(|c| c.predicted_us).filter(|_| predicted),
+            adds: step.hooks.report_line(params, shape, geometry.grid),
+        }
+    }
+}
+
 /// The launch after the timed ones, on output poisoned again: its C beside the first launch's
 /// (the one the verdict judges), so that what a launch leaves behind for the next (a count never
 /// reset, a workspace read before it is written) shows.
@@ -201,6 +224,65 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of `step` (as the report names it) on `device` for `inputs`, in `precision`,
+    /// timed `time` (zero samples: untimed) and verified as `verdict` (None: not verified). The
+    /// `with_` methods add the rest.
+    pub fn new(
+        step: String,
+        device: Device,
+        inputs: &Inputs,
+        precision: Precision,
+        time: Stats,
+        verdict: Option<Verdict>,
+    ) -> Report {
+        Report {
+            step,
+            device,
+            shape: inputs.shape,
+            inputs: inputs.source.clone(),
+            kernel: None,
+            time,
+            cublas: None,
+            cublas_tf32: None,
+            precision,
+            verdict,
+            last_launch: None,
+            baseline_errors: Vec::new(),
+            notes: Vec::new(),
+            paths: None,
+        }
+    }
+
+    /// With the kernel's facts.
+    pub fn with_kernel(self, kernel: KernelFacts) -> Report {
+        Report { kernel: Some(kernel), ..self }
+    }
+
+    /// With cuBLAS SGEMM's and TF32's times, and each baseline's ‖ΔC‖/‖C‖.
+    pub fn with_baselines(
+        self,
+        (cublas, cublas_tf32): (Option<Stats>, Option<Stats>),
+        baseline_errors: Vec<(&'static str, f64)>,
+    ) -> Report {
+        Report { cublas, cublas_tf32, baseline_errors, ..self }
+    }
+
+    /// With the product after the timed ones set beside the first.
+    pub fn with_last_launch(self, last_launch: Option<LastLaunch>) -> Report {
+        Report { last_launch, ..self }
+    }
+
+    /// With what the FP32 path took and the whole time of the product that timed it apart.
+    pub fn with_paths(self, paths: Option<(Paths, f64)>) -> Report {
+        Report { paths, ..self }
+    }
+
+    /// With a note on a missing column.
+    pub fn with_note(mut self, note: String) -> Report {
+        self.notes.push(note);
+        self
+    }
+
     pub fn gflops(&self) -> f64 {
         self.time.gflops(self.shape.flops())
     }

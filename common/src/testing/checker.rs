@@ -9,63 +9,16 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
 use crate::matrix::{Inputs, Shape};
-use crate::measure::{self, Buffers};
+use crate::measure::{self, Buffers, Recipe, StepKernels};
 use crate::params::Params;
 use crate::reference::Reference;
 use crate::step::GpuStep;
 use crate::step_kernel::StepKernel;
 use crate::verify::{self, Verdict};
 
-/// A step's kernels for the shapes it is checked at: one parameter set, or, for a step that
-/// chooses per shape ([`crate::Schedule::PerShape`]) checked at its choice, the set it chooses
-/// at each shape, each set compiled once.
-pub struct Kernels<'a> {
-    step: &'a GpuStep,
-    /// None: the step's choice at each shape.
-    fixed: Option<Params>,
-    compiled: std::cell::RefCell<Vec<std::rc::Rc<StepKernel<'a>>>>,
-}
-
-impl<'a> Kernels<'a> {
-    /// `params` at every shape.
-    pub fn fixed(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
-        let step_kernel = StepKernel::new(gpu, step, params.clone())?;
-        Ok(Self { step, fixed: Some(params), compiled: std::cell::RefCell::new(vec![step_kernel.into()]) })
-    }
-
-    /// The step's defaults, or its choice at each shape where it chooses.
-    pub fn defaults(gpu: &Gpu, step: &'a GpuStep) -> Result<Self> {
-        match step.schedule {
-            crate::Schedule::PerShape(_) => {
-                Ok(Self { step, fixed: None, compiled: std::cell::RefCell::new(Vec::new()) })
-            }
-            _ => Self::fixed(gpu, step, Params::defaults(step.params)),
-        }
-    }
-
-    /// The parameters at `shape`.
-    pub fn params(&self, gpu: &Gpu, shape: Shape) -> Result<Params> {
-        match &self.fixed {
-            Some(p) => Ok(p.clone()),
-            None => Ok(self.step.params_for(shape, gpu.info.sms, &[])?.0),
-        }
-    }
-
-    /// The kernel for `shape`, compiled on first use.
-    pub fn at(&self, gpu: &Gpu, shape: Shape) -> Result<std::rc::Rc<StepKernel<'a>>> {
-        let params = self.params(gpu, shape)?;
-        if let Some(p) = self.compiled.borrow().iter().find(|p| p.params == params) {
-            return Ok(p.clone());
-        }
-        let p = std::rc::Rc::new(StepKernel::new(gpu, self.step, params)?);
-        self.compiled.borrow_mut().push(p.clone());
-        Ok(p)
-    }
-}
-
 /// A step compiled on the GPU, ready to check any number of shapes.
 pub struct Checker<'a> {
-    kernels: Kernels<'a>,
+    kernels: StepKernels<'a>,
     blas: Option<Blas>,
     gpu: Gpu,
 }
@@ -74,7 +27,7 @@ impl<'a> Checker<'a> {
     pub fn new(step: &'a GpuStep, params: Params) -> Result<Self> {
         let gpu = gpu::open(step.name, 0)?;
         let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-        let kernels = Kernels::fixed(&gpu, step, params)?;
+        let kernels = StepKernels::fixed(&gpu, step, params)?;
         Ok(Self { kernels, blas, gpu })
     }
 
@@ -82,7 +35,7 @@ impl<'a> Checker<'a> {
     pub fn defaults(step: &'a GpuStep) -> Result<Self> {
         let gpu = gpu::open(step.name, 0)?;
         let blas = if cublas::present() { Some(Blas::new(gpu.stream.clone())?) } else { None };
-        let kernels = Kernels::defaults(&gpu, step)?;
+        let kernels = StepKernels::defaults(&gpu, step)?;
         Ok(Self { kernels, blas, gpu })
     }
 
@@ -107,7 +60,7 @@ impl<'a> Checker<'a> {
     pub fn check_inputs(&self, inputs: &Inputs, reference: &Reference) -> Result<Option<Verdict>> {
         let shape = inputs.shape;
         let Ok(params) = self.kernels.params(&self.gpu, shape) else { return Ok(None) };
-        if self.kernels.step.validate(&params, shape, &self.gpu.info.limits).is_err() {
+        if self.kernels.step().validate(&params, shape, &self.gpu.info.limits).is_err() {
             return Ok(None);
         }
         let step_kernel = self.kernels.at(&self.gpu, shape)?;
@@ -118,16 +71,14 @@ impl<'a> Checker<'a> {
     pub fn serves(&self, shape: Shape) -> bool {
         self.kernels
             .params(&self.gpu, shape)
-            .is_ok_and(|p| self.kernels.step.validate(&p, shape, &self.gpu.info.limits).is_ok())
+            .is_ok_and(|p| self.kernels.step().validate(&p, shape, &self.gpu.info.limits).is_ok())
     }
 
     /// cuBLAS SGEMM's C on `inputs`.
     pub fn sgemm(&self, inputs: &Inputs) -> Result<Vec<f32>> {
         let blas = self.blas.as_ref().ok_or_else(|| anyhow!("cuBLAS is needed"))?;
         let bufs = Buffers::upload(&self.gpu, inputs)?;
-        let sampling = crate::timing::Sampling::new(Some(1));
-        let (c, _) = measure::cublas_run(&self.gpu, blas, inputs.shape, &bufs, sampling, true)?;
-        c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))
+        Ok(measure::measure_cublas(&self.gpu, blas, &bufs, Recipe::checked())?.0)
     }
 
     /// The f64 reference of `inputs` (cuBLAS DGEMM when present, else the CPU).
@@ -149,24 +100,26 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// One launch of `step_kernel` on poisoned output, verified against `reference` under the step's
-/// claimed precision.
+/// `step_kernel` on poisoned output, its first product and the next, verified against
+/// `reference` under the step's claimed precision (the next's verdict where it differs and
+/// fails).
 pub fn verified_run(
     gpu: &Gpu,
     step_kernel: &StepKernel,
     inputs: &Inputs,
     reference: &Reference,
 ) -> Result<Verdict> {
-    let (c, _) = poisoned_result(gpu, step_kernel, inputs)?;
-    Ok(verify::verify(inputs.shape, &c, reference, step_kernel.step.precision))
+    let mut bufs = Buffers::upload(gpu, inputs)?;
+    let measured = measure::measure(gpu, step_kernel, &mut bufs, Recipe::checked())?;
+    Ok(measured.decisive(reference, step_kernel.step.precision))
 }
 
 /// C from one launch of `step_kernel` on `inputs` with the output poisoned with NaN, and the
 /// buffers it ran on.
 fn poisoned_result(gpu: &Gpu, step_kernel: &StepKernel, inputs: &Inputs) -> Result<(Vec<f32>, Buffers)> {
-    let (launch, _) = step_kernel.fit(&gpu.info, inputs.shape)?;
     let mut bufs = Buffers::upload(gpu, inputs)?;
-    let c = measure::poisoned_run(gpu, step_kernel, launch, inputs.shape, &mut bufs)?;
+    let recipe = Recipe { next: false, ..Recipe::checked() };
+    let c = measure::measure(gpu, step_kernel, &mut bufs, recipe)?.c;
     Ok((c, bufs))
 }
 
@@ -216,9 +169,7 @@ pub fn beside_sgemm(checker: &Checker, inputs: &Inputs) -> Result<Beside> {
     let step_kernel = checker.kernels.at(gpu, shape)?;
     let (c, bufs) = poisoned_result(gpu, &step_kernel, inputs)?;
     let verdict = verify::verify(shape, &c, &reference, verify::Precision::Fp32);
-    let (sgemm_c, _) =
-        measure::cublas_run(gpu, blas, shape, &bufs, crate::timing::Sampling::new(Some(1)), true)?;
-    let sgemm_c = sgemm_c.ok_or_else(|| anyhow!("cuBLAS's result was not kept"))?;
+    let (sgemm_c, _) = measure::measure_cublas(gpu, blas, &bufs, Recipe::checked())?;
     let sgemm = verify::verify(shape, &sgemm_c, &reference, verify::Precision::Fp32);
     Ok(Beside { verdict, sgemm, c, sgemm_c })
 }

@@ -323,7 +323,7 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
     let gpu = gpu::open(step.name, 0).unwrap();
     let blas = crate::cublas::present().then(|| Blas::new(gpu.stream.clone()).unwrap());
     // A step that chooses per shape runs at its choice for each shape.
-    let kernels = super::Kernels::defaults(&gpu, step).unwrap();
+    let kernels = crate::measure::StepKernels::defaults(&gpu, step).unwrap();
     let serves = |s: (usize, usize, usize)| {
         let shape = Shape::new(s.0, s.1, s.2).unwrap();
         step.validate(&kernels.params(&gpu, shape).unwrap(), shape, &gpu.info.limits).is_ok()
@@ -335,7 +335,7 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
         let shapes: Vec<_> = f.class.shapes().iter().copied().filter(|&s| serves(s)).collect();
         assert!(!shapes.is_empty(), "{}: no shape of {:?} is served", step.name, f.class);
         let faulty = edited(step, f);
-        let faulty_kernels = super::Kernels::defaults(&gpu, &faulty).unwrap();
+        let faulty_kernels = crate::measure::StepKernels::defaults(&gpu, &faulty).unwrap();
         for s in shapes {
             let exact = exact_only(f.class, s);
             let v = if exact {

@@ -19,8 +19,8 @@ mod shapes;
 pub mod thread_tile;
 
 pub use checker::{
-    Beside, Checker, Kernels, assert_all_pass, assert_defaults_pass, assert_exact, beside_sgemm,
-    class_mismatches, errors_beside_sgemm, gpu_check, gpu_property, gpu_property_with, verified_run,
+    Beside, Checker, assert_all_pass, assert_defaults_pass, assert_exact, beside_sgemm, class_mismatches,
+    errors_beside_sgemm, gpu_check, gpu_property, gpu_property_with, verified_run,
 };
 pub use command_line::{
     assert_bad_sets_refused_without_a_gpu, assert_clear_error, assert_clear_outcome,

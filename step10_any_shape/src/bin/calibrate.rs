@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
-use common::measure::{self, Buffers};
+use common::measure::{self, Buffers, Recipe};
 use common::pad::{Copier, Layout};
 use common::step_kernel::StepKernel;
 use common::timing::{self, Sampling};
@@ -73,7 +73,6 @@ impl Bench<'_> {
         let set: Vec<(String, u32)> = cut.params(false).into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
         let params = Params::with_overrides(STEP.params, &set)?;
         let step_kernel = StepKernel::new(self.gpu, &STEP, params)?;
-        let (launch, resources) = step_kernel.fit(&self.gpu.info, s)?;
         let stream = &self.gpu.stream;
         let err = |e| anyhow!("allocating {s}: {e:?}");
         let mut bufs = Buffers {
@@ -83,9 +82,9 @@ impl Bench<'_> {
             c: stream.alloc_zeros(s.m * s.n).map_err(err)?,
             shape: s,
         };
-        let (_, t) =
-            measure::run_and_time(self.gpu, &step_kernel, launch, s, &mut bufs, Sampling::new(None))?;
-        Ok((1e3 * t.median_ms, resources.blocks_per_sm))
+        let recipe = Recipe { next: false, paths: false, ..Recipe::timed(Sampling::new(None), false) };
+        let measured = measure::measure(self.gpu, &step_kernel, &mut bufs, recipe)?;
+        Ok((1e3 * measured.stats()?.median_ms, measured.resources.blocks_per_sm))
     }
 
     /// The line through the block times at depths d1 and d2, from shapes of those depths (`at`)

@@ -85,22 +85,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     save_c(args, shape, &c)?;
     let verdict: Option<Verdict> =
         (!args.no_verify).then(|| verify::verify(shape, &c, &reference::cpu(&inputs), Precision::Fp32));
-    let report = Report {
-        step: name.to_owned(),
-        device: Device::Cpu,
-        shape,
-        inputs: inputs.source.clone(),
-        kernel: None,
-        time,
-        cublas: None,
-        cublas_tf32: None,
-        precision: Precision::Fp32,
-        verdict,
-        last_launch: None,
-        baseline_errors: vec![],
-        notes: vec![],
-        paths: None,
-    };
+    let report = Report::new(name.to_owned(), Device::Cpu, &inputs, Precision::Fp32, time, verdict);
     print!("{report}");
     Ok(verdict.is_none_or(|v| v.passed()))
 }

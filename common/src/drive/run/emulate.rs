@@ -105,36 +105,19 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     } else {
         Some(verify::verify(shape, &c, &reference::cpu(&inputs), step.precision))
     };
-    let report = Report {
-        step: super::step_label(step, args),
-        device: Device::Emulated(Box::new(Emulation {
-            traffic: call_traffic.0,
-            others: call_traffic.1,
-            seconds,
-            workers: emulated.machine.workers,
-            arch: step.ptx_arch(),
-        })),
-        shape,
-        inputs: inputs.source.clone(),
-        kernel: Some(KernelFacts {
-            params: params.clone(),
-            geometry,
-            resources: emulated.resources,
-            padded: step.padded_shape(&params, shape),
-            why: choice.as_ref().map(|c| c.why.clone()),
-            predicted_us: None,
-            adds: step.hooks.report_line(&params, shape, geometry.grid),
-        }),
-        time: Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1 },
-        cublas: None,
-        cublas_tf32: None,
-        precision: step.precision,
-        verdict,
-        last_launch: None,
-        baseline_errors: Vec::new(),
-        notes: Vec::new(),
-        paths: emulated.paths.take().map(|p| (p, 0.0)),
-    };
+    let device = Device::Emulated(Box::new(Emulation {
+        traffic: call_traffic.0,
+        others: call_traffic.1,
+        seconds,
+        workers: emulated.machine.workers,
+        arch: step.ptx_arch(),
+    }));
+    let fitted = (geometry, emulated.resources);
+    let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), false));
+    let report =
+        Report::new(super::step_label(step, args), device, &inputs, step.precision, Stats::UNTIMED, verdict)
+            .with_kernel(facts)
+            .with_paths(emulated.paths.take().map(|p| (p, 0.0)));
     print!("{report}");
     Ok(report.verdict.is_none_or(|v| v.passed()))
 }

@@ -12,10 +12,9 @@ use crate::compile_only;
 use crate::cublas::{self, Blas};
 use crate::device::watch::Watch;
 use crate::files;
-use crate::fp32_path::Paths;
 use crate::gpu::{self, Gpu, Limits, Resources};
 use crate::matrix::{Inputs, Shape};
-use crate::measure::{Buffers, cublas_run, paths_run, poisoned_run, reference, run_and_time};
+use crate::measure::{self, Buffers, Measured, Recipe, reference};
 use crate::params::Params;
 use crate::report::{Device, KernelFacts, LastLaunch, Report};
 use crate::step::{Choice, Geometry, GpuStep};
@@ -86,14 +85,17 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
         None => Watch::expected(&kernel, run.shape.flops()),
     }));
     let mut bufs = Buffers::upload(&run.gpu, &run.inputs)?;
-    let sampling = Sampling::new(args.reps);
-    let measured = measure(&run, &mut bufs, sampling)?;
-    let Baselines { blas, sgemm_time, tf32_time, results } = baselines(&run, &bufs, sampling)?;
+    let recipe = Recipe::timed(Sampling::new(args.reps), !args.no_verify);
+    let fitted = (run.geometry, run.resources);
+    let measured = measure::measure_fitted(&run.gpu, &run.step_kernel, fitted, &mut bufs, recipe)?;
+    save_c(args, run.shape, &measured.c)?;
+    let Baselines { blas, sgemm_time, tf32_time, results } = baselines(&run, &bufs, recipe)?;
     drop(bufs);
     let (verdict, last, baseline_errors) = verify_results(&run, &measured, blas.as_ref(), results)?;
     let passed = verdict.as_ref().is_none_or(|v| v.passed());
     let passed = passed && last.as_ref().is_none_or(LastLaunch::passed);
-    print!("{}", report(&run, measured, (sgemm_time, tf32_time), (verdict, last), baseline_errors));
+    let times = (sgemm_time, tf32_time);
+    print!("{}", report(&run, measured, times, (verdict, last), baseline_errors)?);
     Ok(passed)
 }
 // ANCHOR_END: run_gpu
@@ -134,31 +136,35 @@ fn resolve<'a>(
     args: &'a Args,
     cublas_found: bool,
 ) -> Result<ControlFlow<bool, GpuRun<'a>>> {
-    // Everything that needs no GPU is checked first, so that a machine without one still names
-    // the real problem: parameters, the shape (against the most any GPU allows), host memory.
     let files = files_of(args)?;
-    let asked = shape_of(args, files.as_ref(), (step.default_shape)(&Limits::LARGEST))?;
-    // A step that chooses per shape chooses here as for an H100's SMs, and again once the GPU is open.
-    let (params, choice) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
     if args.compile_only {
+        // No GPU: the shape and the step's choice as for the largest GPU and an H100's SMs.
+        let asked = shape_of(args, files.as_ref(), (step.default_shape)(&Limits::LARGEST))?;
+        let (params, choice) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
         let why = choice.as_ref().map(|c| c.why.as_str());
         return compile_only::run(step, args, &params, asked, why).map(ControlFlow::Break);
     }
-    check_without_gpu(step, args, &params, asked, cublas_found)?;
-
-    let gpu = open_gpu(step, args)?;
+    check_compile_only_options(args)?;
+    let gpu = match open_gpu(step, args) {
+        Ok(gpu) => gpu,
+        // A machine without the GPU still hears of a problem in the command line first.
+        Err(no_gpu) => {
+            return Err(without_gpu(step, args, files.as_ref(), cublas_found).err().unwrap_or(no_gpu));
+        }
+    };
     let shape = shape_of(args, files.as_ref(), (step.default_shape)(&gpu.info.limits))?;
     let (params, choice) = step.params_for(shape, gpu.info.sms, &args.params)?;
     let with_cublas = !args.no_cublas && cublas_found;
+    check_host(step, args, &params, shape, with_cublas)?;
     check_memory(&gpu, shape, with_cublas, device_workspace_bytes(step, &params, shape))?;
     let inputs = inputs_of(args, files, shape);
     if args.tune {
         return crate::tune::run(step, args, &gpu, &inputs).map(ControlFlow::Break);
     }
-    // Reject the shape before the (slower) compile when the step cannot serve it here.
-    step.validate(&params, shape, &gpu.info.limits)?;
+    // The one check of the parameters at this shape on this GPU, before the (slower) compile.
+    let geometry = step.validate(&params, shape, &gpu.info.limits)?;
     let step_kernel = StepKernel::new(&gpu, step, params)?;
-    let (geometry, resources) = step_kernel.fit(&gpu.info, shape)?;
+    let (geometry, resources) = step_kernel.fit_validated(&gpu.info, shape, geometry)?;
     Ok(ControlFlow::Continue(GpuRun {
         step,
         args,
@@ -173,30 +179,30 @@ fn resolve<'a>(
     }))
 }
 
-/// What is refused before a GPU is opened: the options that go with --compile-only alone, a
-/// parameter set the step cannot take at the shape asked for (against the most any GPU allows),
-/// and a shape beyond the host's memory.
-fn check_without_gpu(
-    step: &GpuStep,
-    args: &Args,
-    params: &Params,
-    asked: Shape,
-    cublas_found: bool,
-) -> Result<()> {
-    check_compile_only_options(args)?;
+/// What a machine without the GPU refuses of the command line: a parameter set the step cannot
+/// take at the shape asked for (against the most any GPU allows), and a shape beyond the host's
+/// memory.
+fn without_gpu(step: &GpuStep, args: &Args, files: Option<&Inputs>, cublas_found: bool) -> Result<()> {
+    let asked = shape_of(args, files, (step.default_shape)(&Limits::LARGEST))?;
+    let (params, _) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
     if !args.tune {
-        step.validate(params, asked, &Limits::LARGEST)?;
+        step.validate(&params, asked, &Limits::LARGEST)?;
     }
-    // Verifying keeps the baselines' results too (SGEMM's, and TF32's for a tensor-core step),
-    // to show their errors beside the step's.
-    let baselines = match (args.no_verify || args.no_cublas || !cublas_found, step.precision.tensor_cores()) {
+    check_host(step, args, &params, asked, !args.no_cublas && cublas_found)
+}
+
+/// Whether the host holds what the run keeps of `shape`: the inputs, the reference, Bᵀ where
+/// the kernel wants it, and, when verifying, the baselines' results (SGEMM's, and TF32's for a
+/// tensor-core step), kept to show their errors beside the step's.
+fn check_host(step: &GpuStep, args: &Args, params: &Params, shape: Shape, with_cublas: bool) -> Result<()> {
+    let baselines = match (args.no_verify || !with_cublas, step.precision.tensor_cores()) {
         (true, _) => 0,
         (false, tf32) => 1 + u64::from(tf32),
     };
     check_host_fits(
-        asked,
+        shape,
         !args.no_verify,
-        2 * transposed_b_bytes(step, params, asked) + baselines * 4 * (asked.m * asked.n) as u64,
+        2 * transposed_b_bytes(step, params, shape) + baselines * 4 * (shape.m * shape.n) as u64,
         host_memory_available(),
     )
 }
@@ -261,28 +267,6 @@ pub(crate) fn inputs_of(args: &Args, files: Option<Inputs>, shape: Shape) -> Inp
     files.unwrap_or_else(|| Inputs::family(shape, args.seed, args.family()))
 }
 
-/// What the kernel's launches gave: C, the time, and, for a step with an FP32 path, the rows and
-/// columns it took with the whole time of the launch that timed it.
-struct Measured {
-    c: Vec<f32>,
-    /// C of one more launch after the timed ones, on output poisoned again.
-    c_next: Vec<f32>,
-    time: Stats,
-    paths: Option<(Paths, f64)>,
-}
-
-/// The kernel timed (C from a launch on output poisoned with NaN), its FP32 path apart, and C
-/// saved where --save-c asks.
-fn measure(run: &GpuRun, bufs: &mut Buffers, sampling: Sampling) -> Result<Measured> {
-    let (c, time) = run_and_time(&run.gpu, &run.step_kernel, run.geometry, run.shape, bufs, sampling)?;
-    // The timed launches left behind what they leave (counts, workspaces): a launch after them,
-    // on poisoned output, must give the first's C.
-    let c_next = poisoned_run(&run.gpu, &run.step_kernel, run.geometry, run.shape, bufs)?;
-    let paths = paths_run(&run.gpu, &run.step_kernel, run.geometry, run.shape, bufs)?;
-    save_c(run.args, run.shape, &c)?;
-    Ok(Measured { c, c_next, time, paths })
-}
-
 /// Writes C where --save-c asks.
 pub(crate) fn save_c(args: &Args, shape: Shape, c: &[f32]) -> Result<()> {
     match &args.save_c {
@@ -308,23 +292,23 @@ type Errors = Vec<(&'static str, f64)>;
 
 /// cuBLAS SGEMM timed on the run's buffers, and cuBLAS TF32 too for a step that uses the tensor
 /// cores; nothing without cuBLAS.
-fn baselines(run: &GpuRun, bufs: &Buffers, sampling: Sampling) -> Result<Baselines> {
-    let (gpu, shape) = (&run.gpu, run.shape);
+fn baselines(run: &GpuRun, bufs: &Buffers, recipe: Recipe) -> Result<Baselines> {
+    let gpu = &run.gpu;
     // The baselines' results are kept when verifying, to show their own errors beside the step's.
     let keep = !run.args.no_verify;
     let blas = if run.with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
     let (sgemm_c, sgemm_time) = match &blas {
         Some(blas) => {
-            let (c, t) = cublas_run(gpu, blas, shape, bufs, sampling, keep)?;
-            (c, Some(t))
+            let (c, t) = measure::measure_cublas(gpu, blas, bufs, recipe)?;
+            (keep.then_some(c), t)
         }
         None => (None, None),
     };
     // A step that uses the tensor cores is also set against cuBLAS allowed to do the same.
     let (tf32_c, tf32_time) = if run.with_cublas && run.step.precision.tensor_cores() {
         let tf32 = Blas::tf32(gpu.stream.clone())?;
-        let (c, t) = cublas_run(gpu, &tf32, shape, bufs, sampling, keep)?;
-        (c, Some(t))
+        let (c, t) = measure::measure_cublas(gpu, &tf32, bufs, recipe)?;
+        (keep.then_some(c), t)
     } else {
         (None, None)
     };
@@ -344,17 +328,15 @@ fn verify_results(
     if run.args.no_verify {
         return Ok((None, None, baseline_errors));
     }
-    let c = &measured.c;
-    let shape = run.shape;
     let r = reference(&run.gpu, blas, &run.inputs)?;
     for (name, c) in baselines {
         if let Some(c) = c {
-            baseline_errors.push((name, verify::verify(shape, &c, &r, Precision::Fp32).normwise.relative()));
+            baseline_errors
+                .push((name, verify::verify(run.shape, &c, &r, Precision::Fp32).normwise.relative()));
         }
     }
-    let precision = run.step.precision;
-    let last = LastLaunch::of(c, &measured.c_next, |next| verify::verify(shape, next, &r, precision));
-    Ok((Some(verify::verify(shape, c, &r, precision)), Some(last), baseline_errors))
+    let (verdict, last) = measured.verify(&r, run.step.precision);
+    Ok((Some(verdict), last, baseline_errors))
 }
 
 /// The printed block: the step (with the kernel or stage it ran), the GPU, the kernel's facts,
@@ -362,42 +344,31 @@ fn verify_results(
 fn report(
     run: &GpuRun,
     measured: Measured,
-    (cublas, cublas_tf32): (Option<Stats>, Option<Stats>),
+    cublas: (Option<Stats>, Option<Stats>),
     (verdict, last_launch): (Option<Verdict>, Option<LastLaunch>),
     baseline_errors: Errors,
-) -> Report {
-    let (step, args, shape) = (run.step, run.args, run.shape);
-    let mut notes = Vec::new();
-    if !args.no_cublas && !run.with_cublas {
-        notes.push(
-            "cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU"
-                .to_owned(),
-        );
-    }
-    Report {
-        step: step_label(step, args),
-        device: Device::Gpu(run.gpu.info.clone()),
-        shape,
-        inputs: run.inputs.source.clone(),
-        kernel: Some(KernelFacts {
-            params: run.step_kernel.params.clone(),
-            geometry: run.geometry,
-            resources: run.resources,
-            padded: step.padded_shape(&run.step_kernel.params, shape),
-            why: run.choice.as_ref().map(|c| c.why.clone()),
-            predicted_us: run.choice.as_ref().and_then(|c| c.predicted_us),
-            adds: step.hooks.report_line(&run.step_kernel.params, shape, run.geometry.grid),
-        }),
-        time: measured.time,
-        cublas,
-        cublas_tf32,
-        precision: step.precision,
+) -> Result<Report> {
+    let (step, args, params) = (run.step, run.args, &run.step_kernel.params);
+    let facts =
+        KernelFacts::of(step, params, (run.geometry, run.resources), run.shape, (run.choice.as_ref(), true));
+    let time = measured.stats()?;
+    let mut report = Report::new(
+        step_label(step, args),
+        Device::Gpu(run.gpu.info.clone()),
+        &run.inputs,
+        step.precision,
+        time,
         verdict,
-        last_launch,
-        baseline_errors,
-        notes,
-        paths: measured.paths,
+    )
+    .with_kernel(facts)
+    .with_baselines(cublas, baseline_errors)
+    .with_last_launch(last_launch)
+    .with_paths(measured.paths);
+    if !args.no_cublas && !run.with_cublas {
+        let note = "cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU";
+        report = report.with_note(note.to_owned());
     }
+    Ok(report)
 }
 
 /// The step as the report names it, with the kernel or stage it ran.
