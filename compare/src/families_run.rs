@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use common::cublas::{self, Blas};
-use common::fp32_path::Paths;
+use common::hooks::Paths;
 use common::matrix::{Family, Inputs, Shape};
 use common::measure::{self, Buffers, Recipe};
 use common::timing::Sampling;
@@ -66,7 +66,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
                 normwise: verdict.normwise.ratio(),
                 gflops: t.gflops(shape.flops()),
                 fp32: paths.as_ref().map(|p| (p.rows, p.cols)),
-                moduli: paths.and_then(|p| p.moduli),
+                moduli: paths.and_then(|p| p.products),
             }
         };
         let mut bufs = Buffers::upload(&gpu, inputs)?;

@@ -7,10 +7,12 @@ use std::sync::Mutex;
 use anyhow::{Result, anyhow};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
+use crate::fp32_path::Fp32Path;
 use common::Shape;
-use common::fp32_path::Fp32Path;
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, ReportLine};
+use common::hooks::{
+    EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, Paths, ReportLine,
+};
 use common::params::{Param, Params};
 use common::tma::Marks;
 
@@ -49,7 +51,7 @@ pub const MARK_ENTRY: &str = "mark_cols";
 
 /// A split step's power-of-two scaling of A's rows and B's columns, and the rows and columns its
 /// split cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
-/// span too many binades), computed on the FP32 path ([`common::fp32_path`]). A kernel that
+/// span too many binades), computed on the FP32 path ([`crate::fp32_path`]). A kernel that
 /// defines `mark_cols` gets, on every launch (timed with it):
 ///
 /// ```text
@@ -211,7 +213,7 @@ impl Hooks for ApartHooks {
         };
         let ranges = 2 * shape.n * mark_parts(shape.k);
         4 * (2 * shape.m + 2 * shape.n + 1 + ranges + tiles + slices) as u64
-            + common::fp32_path::workspace_bytes(shape)
+            + crate::fp32_path::workspace_bytes(shape)
     }
 
     fn grid(&self, params: &Params, shape: Shape, grid: (u32, u32, u32), slots: u32) -> (u32, u32, u32) {
@@ -260,8 +262,12 @@ impl OwnProduct for Apart {
         launched.and(joined)
     }
 
-    fn fp32_path(&self) -> Option<&Fp32Path> {
-        Some(&self.fp32)
+    fn time_paths_next(&self, gpu: &Gpu) -> Result<bool> {
+        self.fp32.time_next(gpu).map(|()| true)
+    }
+
+    fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
+        Ok(self.fp32.paths(gpu)?.map(|p| Paths { own: "split in two".to_owned(), ..p }))
     }
 }
 

@@ -15,7 +15,7 @@ use anyhow::Result;
 
 use common::Shape;
 use common::emulated::{Arg, Config};
-use common::hooks::{EmulatedCall, EmulatedOperands};
+use common::hooks::{EmulatedCall, EmulatedOperands, Paths};
 
 use crate::apart::{Layout, MARK_ENTRY, SCALE_ENTRY, mark_parts, slice_floats};
 
@@ -47,7 +47,8 @@ pub fn emulate(call: &mut EmulatedCall, (a, b, c): EmulatedOperands) -> Result<(
     call.run(SCALE_ENTRY, scale, &scaled)?;
     // split_a after its five standard arguments takes what the GPU's `Marks` passes, in order.
     let [a_map, b_map] = call.maps((a, b), &[Arg::Ptr(marks), Arg::Ptr(exps), Arg::Ptr(col_least)])?;
-    call.fp32_path((a, b, c), marks)?;
+    let paths = crate::fp32_path::on_emulator(call, (a, b, c), marks)?;
+    call.paths = Some(Paths { own: "split in two".to_owned(), ..paths });
     let slices = call.workspace(slice_floats(call.params.get("BN") as usize, call.config.grid), "the slices");
     let mut args = call.args((a, b, c));
     args.extend([Arg::Map(a_map), Arg::Map(b_map), Arg::Ptr(exps), Arg::Ptr(marks)]);

@@ -2,6 +2,7 @@
 
 pub mod apart;
 pub mod emulate;
+pub mod fp32_path;
 
 use common::gpu::Limits;
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};

@@ -52,7 +52,7 @@
 //!     turn), where L = MODULI; reconstruct_wide (the same arguments, fewer blocks in y) where
 //!     L > MODULI; queued only when the kernel defines them (a kernel that rebuilds C itself
 //!     does not)
-//! the FP32 path of the marked rows and columns (common::fp32_path)
+//! the FP32 path of the marked rows and columns (step 09's `fp32_path`)
 //! ```
 //!
 //! The list is written once, in [`crate::sequence`]; this file plays it on a GPU, where the
@@ -66,11 +66,13 @@ use cudarc::driver::sys::CUfunction_attribute as FnAttr;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use common::Shape;
-use common::fp32_path::{Fp32Path, Paths};
 use common::gpu::{Gpu, Kernel};
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, ReportLine};
+use common::hooks::{
+    EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, Paths, ReportLine, StepOption,
+};
 use common::params::Params;
 use common::tma::{Element, TensorMap, TmaBox, encode_as};
+use step09_3xtf32::fp32_path::Fp32Path;
 
 use crate::MODULI;
 use crate::sequence::{Buf, Item, Val, Work, on_emulator, read_stats, sequence};
@@ -171,7 +173,7 @@ pub fn workspace_bytes(shape: Shape) -> u64 {
     Work::ALL
         .iter()
         .fold(0u64, |sum, w| sum.saturating_add(w.bytes(shape, true)))
-        .saturating_add(common::fp32_path::workspace_bytes(shape))
+        .saturating_add(step09_3xtf32::fp32_path::workspace_bytes(shape))
 }
 
 /// The entry points of one compiled kernel, and the workspaces its launches keep: the GPU's
@@ -389,11 +391,19 @@ impl Hooks for ResidueHooks {
         let forced = call.params.find(crate::COUNT.name).is_some_and(|c| c > 0);
         let read = |from, len| read_stats(call, stats, from, len);
         let (taken, needs) = moduli_taken(read, call.shape, first, forced)?;
-        if let Some(paths) = &mut call.paths {
-            paths.moduli = Some(taken);
-            paths.needs = Some(needs);
-        }
+        call.paths = call.paths.take().map(|p| with_moduli(p, Some((taken, needs))));
         Ok(())
+    }
+
+    /// `--moduli N`: N moduli forced on every row and column.
+    fn option(&self) -> Option<StepOption> {
+        Some(StepOption {
+            long: "moduli",
+            value_name: "N",
+            help: "Force how many moduli this step takes on every row and column, 2 to 16, its rule and bound off (its parameters COUNT = N and MODULI = N, or 8 above 8): to see how few the data would need",
+            range: (2, 16),
+            apply: force_moduli,
+        })
     }
 
     fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
@@ -420,19 +430,36 @@ impl OwnProduct for Residues {
         self.queue(call, operands)
     }
 
-    fn fp32_path(&self) -> Option<&Fp32Path> {
-        Some(&self.fp32)
+    fn time_paths_next(&self, gpu: &Gpu) -> Result<bool> {
+        self.fp32.time_next(gpu).map(|()| true)
     }
 
     /// The FP32 path's counts, with the moduli the product took.
     fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
         let moduli = self.moduli(gpu)?;
-        Ok(self.fp32.paths(gpu)?.map(|p| Paths {
-            moduli: moduli.as_ref().map(|m| m.0),
-            needs: moduli.map(|m| m.1),
-            ..p
-        }))
+        Ok(self.fp32.paths(gpu)?.map(|p| with_moduli(p, moduli)))
     }
+}
+
+/// The FP32 path's counts with the step's own words: the moduli the product took, and how many
+/// each row and column needed.
+fn with_moduli(paths: Paths, moduli: Option<(usize, String)>) -> Paths {
+    let own = match &moduli {
+        Some((taken, _)) => format!("scaled to integers ({taken} moduli)"),
+        None => "scaled to integers".to_owned(),
+    };
+    let (products, more) = match moduli {
+        Some((taken, needs)) => (Some(taken), Some(("needs", needs))),
+        None => (None, None),
+    };
+    Paths { own, products, more, ..paths }
+}
+
+/// `--moduli N` as parameters: MODULI first, so that a `--param MODULI` given as well still wins,
+/// and COUNT last.
+fn force_moduli(n: u32, params: &mut Vec<(String, u32)>) {
+    params.insert(0, (MODULI.name.to_owned(), n.min(8)));
+    params.push((crate::COUNT.name.to_owned(), n));
 }
 
 #[cfg(test)]

@@ -134,7 +134,7 @@ pub enum Item {
     /// The step's `matmul` on the grid common's launch gives it, with the standard arguments and
     /// then `args`.
     Product { args: Vec<Val> },
-    /// The FP32 path of the rows and columns the marks mark (common's `fp32_path`).
+    /// The FP32 path of the rows and columns the marks mark (step 09's `fp32_path`).
     Fp32Path { marks: Buf },
 }
 
@@ -294,7 +294,7 @@ pub fn on_emulator(call: &mut EmulatedCall, (a, b, c): EmulatedOperands, items: 
                 call.run(common::gpu::ENTRY, call.config, &all)?;
             }
             Item::Fp32Path { marks } => {
-                call.fp32_path((a, b, c), address(*marks))?;
+                step09_3xtf32::fp32_path::on_emulator(call, (a, b, c), address(*marks))?;
             }
         }
     }

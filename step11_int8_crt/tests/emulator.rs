@@ -21,7 +21,7 @@ fn emulate(step: &GpuStep, overrides: &[(&str, u32)], inputs: &Inputs) -> (Vec<f
     let (params, _) = step.params_for(shape, emulated::SMS, &overrides).unwrap();
     let mut run = Emulated::new(step, params, shape, false).unwrap();
     let (c, _) = run.multiply(inputs, true).unwrap_or_else(|e| panic!("{} at {shape}: {e}", step.file));
-    let moduli = run.paths.as_ref().and_then(|p| p.moduli).expect("the product's moduli");
+    let moduli = run.paths.as_ref().and_then(|p| p.products).expect("the product's moduli");
     let verdict = verify::verify(shape, &c, &reference::cpu(inputs), step.precision);
     (c, verdict, moduli)
 }

@@ -4,18 +4,16 @@
 //! same way: rows padded to 16 bytes where they are not, the step's prologue (`split_a`,
 //! `transpose_b`) run on the emulator in front of the kernel, and the maps encoded by the
 //! emulator from the parameters the host gives the driver on a GPU (a machine without a GPU has
-//! no driver to encode them). A step that sends rows and columns down the FP32 path runs the
-//! path's own module here too, loaded into the same machine ([`EmulatedCall::fp32_path`]).
-
-use std::sync::Mutex;
+//! no driver to encode them). A step that sends rows and columns down a path of their own loads
+//! that path's module into the same machine ([`EmulatedCall::load`]) and runs it here too.
 
 use anyhow::{Result, anyhow, bail};
 
 use crate::emulated::{Arg, Config, Machine, Swizzle, TensorMap as EmulatedMap, Traffic};
-use crate::fp32_path::{self, Paths};
 use crate::matrix::Shape;
 use crate::pad::padded;
 use crate::params::Params;
+use crate::paths::Paths;
 use crate::tma::{SPLIT_ENTRY, TRANSPOSE_ENTRY, TmaBox};
 
 /// A, B and C of one emulated launch: their addresses in the emulator's memory.
@@ -139,41 +137,6 @@ impl<'c> EmulatedCall<'c> {
         self.machine.load(ptx).map_err(|e| anyhow!("{e}"))
     }
 
-    /// The FP32 path of this product, as [`fp32_path::Fp32Path`] queues it on a GPU: the rows of
-    /// A and columns of B that `marks` (M + N ints in the emulator's memory) marks, listed by
-    /// `list_paths` and computed in FP32 into C by the six product kernels, in the order a GPU's
-    /// stream runs them. The path's module is loaded into the machine on its first product.
-    /// Returns (and keeps in [`EmulatedCall::paths`]) how many rows and columns went there, read
-    /// from the path's counts after it has run, as a GPU run reads them.
-    pub fn fp32_path(&mut self, (a, b, c): EmulatedOperands, marks: u64) -> Result<Paths> {
-        if !self.machine.has_kernel(fp32_path::LIST_ENTRY) {
-            let ptx = fp32_path_ptx()?;
-            self.load(&ptx)?;
-        }
-        let shape = self.shape;
-        let counts = self.workspace(fp32_path::COUNTS, "the FP32 path's counts");
-        let part = self.workspace(fp32_path::part_len(shape), "the FP32 path's pieces");
-        let lists = self.workspace(fp32_path::lists_len(shape), "the FP32 path's lists");
-        let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| Arg::I32(v as i32));
-        let base = self.config;
-        let one =
-            |grid, threads, dynamic_shared| Config { grid, block: (threads, 1, 1), dynamic_shared, ..base };
-        let list = one((fp32_path::list_blocks(shape), 1, 1), 256, 0);
-        self.run(fp32_path::LIST_ENTRY, list, &[Arg::Ptr(marks), Arg::Ptr(lists), Arg::Ptr(counts), m, n])?;
-        let args: Vec<Arg> =
-            [a, b, c, lists, counts, part].map(Arg::Ptr).into_iter().chain([m, n, k]).collect();
-        for entry in fp32_path::PRODUCTS {
-            let (grid, threads, smem) = fp32_path::product_geometry(entry, shape);
-            self.run(entry, one(grid, threads, smem), &args)?;
-        }
-        let read =
-            self.machine.read_f32(counts, 3).map_err(|e| anyhow!("reading the FP32 path's counts: {e}"))?;
-        let count = |v: f32| (v.to_bits() as i32).max(0) as usize;
-        let paths = Paths { rows: count(read[0]), cols: count(read[2]), ms: None, moduli: None, needs: None };
-        self.paths = Some(paths.clone());
-        Ok(paths)
-    }
-
     /// The plain launch: the step's kernel with the standard arguments, then the tensor maps of
     /// A and B where the kernel reads through them.
     pub fn plain(&mut self, operands: EmulatedOperands) -> Result<()> {
@@ -259,19 +222,6 @@ impl<'c> EmulatedCall<'c> {
         self.machine.write_f32(dst, &out).map_err(fail)?;
         Ok((dst, pitch))
     }
-}
-
-/// The FP32 path's module compiled to PTX for the emulator, once per process (the compile takes
-/// longer than the path's run at a test's shapes).
-fn fp32_path_ptx() -> Result<String> {
-    static PTX: Mutex<Option<String>> = Mutex::new(None);
-    let mut cached = PTX.lock().map_err(|_| anyhow!("the FP32 path's PTX lock was poisoned"))?;
-    if let Some(ptx) = &*cached {
-        return Ok(ptx.clone());
-    }
-    let ptx = crate::emulated::ptx(fp32_path::SOURCE, fp32_path::FILE, crate::emulated::PTX_ARCH, &[])?;
-    *cached = Some(ptx.clone());
-    Ok(ptx)
 }
 
 /// The emulator's encoding of a map of `parts` row-major `rows`×`cols` f32 matrices with rows

@@ -14,17 +14,35 @@ use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
 pub use crate::emulated_call::{EmulatedCall, EmulatedOperands};
-use crate::fp32_path::{Fp32Path, Paths};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Shape;
 use crate::params::{Param, Params};
+pub use crate::paths::Paths;
 use crate::tma::{Marks, Prologue, TensorMap, Tma, TmaBox};
 
 /// What a step's launch adds to the report: a label and one line, or None.
 pub type ReportLine = Option<(&'static str, String)>;
 
+/// An option of a step's own on the command line (step 11's `--moduli N`): a whole number in
+/// `range` that sets some of the step's parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct StepOption {
+    /// The long name, without the dashes.
+    pub long: &'static str,
+    pub value_name: &'static str,
+    pub help: &'static str,
+    pub range: (u32, u32),
+    /// The value given, made into parameter overrides around those of `--param` (`overrides`).
+    pub apply: fn(u32, &mut Vec<(String, u32)>),
+}
+
 /// A step's additions to common's launch; every method has the plain launch as its default.
 pub trait Hooks: Sync {
+    /// The step's own command-line option, if it has one.
+    fn option(&self) -> Option<StepOption> {
+        None
+    }
+
     /// The step's own product for a compiled kernel (its entry points found in the kernel's
     /// module; each launch brings its parameters in the [`KernelCall`]); None: common's plain
     /// launch.
@@ -96,18 +114,16 @@ pub trait OwnProduct: Send + Sync {
     /// Queues one product C = A·B (asynchronous: errors may surface at the next sync).
     fn enqueue(&self, call: &KernelCall, operands: Operands) -> Result<()>;
 
-    /// The FP32 path the launch sends what it cannot carry to, if it has one.
-    fn fp32_path(&self) -> Option<&Fp32Path> {
-        None
+    /// Times the next product's FP32 path apart, for a product that has one (false: it has
+    /// none).
+    fn time_paths_next(&self, _gpu: &Gpu) -> Result<bool> {
+        Ok(false)
     }
 
     /// What the last product sent down each path, read after it has finished (None without an
     /// FP32 path).
-    fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
-        match self.fp32_path() {
-            Some(path) => path.paths(gpu),
-            None => Ok(None),
-        }
+    fn paths(&self, _gpu: &Gpu) -> Result<Option<Paths>> {
+        Ok(None)
     }
 }
 // ANCHOR_END: own_product

@@ -1,13 +1,13 @@
 //! Layer 3, the step contract: what a GPU step's `lib.rs` fills in (kernel, parameters, launch,
 //! checks), the Stream-K plan, the launch and the hooks through which a step adds its own kernels
-//! to it; tensor maps, row padding and the FP32 path of steps 09 and 11. Depends on the layers
+//! to it; tensor maps and row padding. Depends on the layers
 //! below.
 
 pub mod emulated_call;
-pub mod fp32_path;
 pub mod hooks;
 pub mod pad;
 pub mod params;
+pub mod paths;
 pub mod step;
 pub mod step_kernel;
 pub mod stream_k;

@@ -4,9 +4,8 @@
 use anyhow::{Result, bail};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
-use crate::fp32_path::{Fp32Path, Paths};
 use crate::gpu::{DeviceInfo, Gpu, Kernel, Resources};
-use crate::hooks::{KernelCall, OwnProduct};
+use crate::hooks::{KernelCall, OwnProduct, Paths};
 use crate::matrix::Shape;
 use crate::pad::Padding;
 use crate::params::Params;
@@ -207,9 +206,13 @@ pub fn layout(
 }
 
 impl StepKernel<'_> {
-    /// The FP32 path of a step that has one (steps 09 and 11): what its last launch sent there.
-    pub fn fp32_path(&self) -> Option<&Fp32Path> {
-        self.own.as_ref().and_then(|own| own.fp32_path())
+    /// Times the next product's FP32 path apart, for a step that has one (steps 09 and 11);
+    /// false for the others.
+    pub fn time_paths_next(&self, gpu: &Gpu) -> Result<bool> {
+        match &self.own {
+            Some(own) => own.time_paths_next(gpu),
+            None => Ok(false),
+        }
     }
 
     /// What the last product sent down each path, for a step whose launch has more than one

@@ -7,8 +7,8 @@ use anyhow::{Result, anyhow};
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::cublas::Blas;
-use crate::fp32_path::Paths;
 use crate::gpu::{Gpu, Resources};
+use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::reference::{self, Reference};
@@ -312,14 +312,15 @@ fn paths_run(
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Option<(Paths, f64)>> {
-    let Some(path) = step_kernel.fp32_path() else { return Ok(None) };
+    if !step_kernel.time_paths_next(gpu)? {
+        return Ok(None);
+    }
     let event = || {
         gpu.ctx
             .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| anyhow!("creating an event: {e:?}"))
     };
     let (start, stop) = (event()?, event()?);
-    path.time_next(gpu)?;
     let (a, b, c) = bufs.operands(step_kernel)?;
     start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
     step_kernel.enqueue(gpu, geometry, shape, a, b, c)?;

@@ -2,10 +2,14 @@
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
+use crate::hooks::StepOption;
 use crate::matrix::Family;
 
 /// Largest accepted dimension; device memory is checked separately once the GPU is known.
 pub const MAX_DIM: usize = 1 << 20;
+
+/// clap's id of a step's own option.
+const STEP_OPTION: &str = "step_option";
 
 #[derive(Parser, Clone, Debug, PartialEq)]
 #[command(allow_negative_numbers = true)]
@@ -84,11 +88,10 @@ pub struct Args {
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, u32)>,
 
-    /// Force how many moduli step 11 takes on every row and column, 2 to 16, its rule and bound
-    /// off (its parameters COUNT = N and MODULI = N, or 8 above 8): to see how few the data would
-    /// need.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=16))]
-    pub moduli: Option<u32>,
+    /// The value of the step's own option, where it has one and it was given (see
+    /// [`crate::hooks::StepOption`]).
+    #[arg(skip)]
+    pub step_option: Option<u32>,
 
     /// Run an edited copy of the step's kernel from PATH instead of the built-in one: the same
     /// compile, verify, time and report, with no Rust rebuild.
@@ -130,16 +133,33 @@ impl Args {
     /// Parses the process's arguments; `extra_help` (the step's parameters, its default shape
     /// and chapter) goes under --help, and the options named in `hidden` (ones the step refuses)
     /// are left out of it. On bad input clap prints one line and exits with status 2.
-    pub fn parse_for(about: &str, extra_help: String, hidden: &[&str]) -> Self {
-        let matches = Self::command_for(about, extra_help, hidden).get_matches();
-        Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    pub fn parse_for(about: &str, extra_help: String, hidden: &[&str], option: Option<StepOption>) -> Self {
+        let matches = Self::command_for(about, extra_help, hidden, option).get_matches();
+        let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        args.step_option = option.and_then(|_| matches.get_one::<u32>(STEP_OPTION).copied());
+        args
     }
 
-    /// The command [`Args::parse_for`] parses with.
-    pub fn command_for(about: &str, extra_help: String, hidden: &[&str]) -> clap::Command {
+    /// The command [`Args::parse_for`] parses with: the shared options, and the step's own.
+    pub fn command_for(
+        about: &str,
+        extra_help: String,
+        hidden: &[&str],
+        option: Option<StepOption>,
+    ) -> clap::Command {
         let mut cmd = Args::command().about(about.to_owned()).after_help(extra_help);
         for &id in hidden {
             cmd = cmd.mut_arg(id, |a| a.hide(true));
+        }
+        if let Some(o) = option {
+            let (lo, hi) = o.range;
+            cmd = cmd.arg(
+                clap::Arg::new(STEP_OPTION)
+                    .long(o.long)
+                    .value_name(o.value_name)
+                    .help(o.help)
+                    .value_parser(clap::value_parser!(u32).range(i64::from(lo)..=i64::from(hi))),
+            );
         }
         cmd
     }
@@ -151,9 +171,8 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 11] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 10] = [
         ("params", "--param"),
-        ("moduli", "--moduli"),
         ("tune", "--tune"),
         ("device", "--device"),
         ("no_cublas", "--no-cublas"),
@@ -169,7 +188,6 @@ impl Args {
     pub fn gpu_only_given(&self) -> Vec<&'static str> {
         let given = [
             !self.params.is_empty(),
-            self.moduli.is_some(),
             self.tune,
             self.device.is_some(),
             self.no_cublas,
@@ -393,16 +411,26 @@ mod tests {
 
     #[test]
     fn options_a_step_refuses_are_left_out_of_its_help() {
-        let help = Args::command_for("x", String::new(), &["params", "tune", "moduli"])
-            .render_long_help()
-            .to_string();
-        assert!(
-            !help.contains("--param")
-                && !help.contains("--tune")
-                && !help.contains("--moduli")
-                && help.contains("--size"),
-            "{help}"
-        );
+        let help =
+            Args::command_for("x", String::new(), &["params", "tune"], None).render_long_help().to_string();
+        assert!(!help.contains("--param") && !help.contains("--tune") && help.contains("--size"), "{help}");
+    }
+
+    /// A step's own option is offered by its command alone, parsed within its range.
+    #[test]
+    fn a_steps_own_option_is_its_alone() {
+        fn apply(n: u32, params: &mut Vec<(String, u32)>) {
+            params.push(("COUNT".to_owned(), n));
+        }
+        let option = StepOption { long: "count", value_name: "N", help: "how many", range: (2, 16), apply };
+        let cmd = || Args::command_for("x", String::new(), &[], Some(option));
+        assert!(cmd().render_long_help().to_string().contains("--count <N>"));
+        let m = cmd().try_get_matches_from(["x", "--count", "5"]).unwrap();
+        assert_eq!(m.get_one::<u32>(STEP_OPTION), Some(&5));
+        let err = cmd().try_get_matches_from(["x", "--count", "17"]).unwrap_err().to_string();
+        assert!(err.contains("17"), "{err}");
+        let plain = Args::command_for("x", String::new(), &[], None);
+        assert!(plain.try_get_matches_from(["x", "--count", "5"]).is_err(), "another step takes no --count");
     }
 
     #[test]
@@ -420,7 +448,6 @@ mod tests {
             "--no-cublas",
             "--device",
             "--param",
-            "--moduli",
             "--kernel",
             "--compile-only",
             "--arch",

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use crate::emulated::{DEVICE_LINE, Traffic};
-use crate::fp32_path::Paths;
 use crate::gpu::{DeviceInfo, Resources};
+use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::step::{Choice, Geometry, GpuStep};
@@ -412,7 +412,7 @@ impl fmt::Display for Report {
             )?;
         }
         if let Some((p, total)) = &self.paths {
-            writeln!(f, "{}", paths_line(self.shape, self.precision, p, *total))?;
+            writeln!(f, "{}", paths_line(self.shape, p, *total))?;
         }
         if let Device::Emulated(e) = &self.device {
             writeln!(f, "  traffic  {}", traffic_line(&e.traffic))?;
@@ -599,12 +599,8 @@ impl Report {
 }
 
 /// Where A's rows and B's columns went, and the FP32 path's share of one launch's time.
-pub fn paths_line(shape: Shape, precision: Precision, p: &Paths, total_ms: f64) -> String {
-    let own = match (precision, p.moduli) {
-        (Precision::Int8Crt, Some(l)) => format!("scaled to integers ({l} moduli)"),
-        (Precision::Int8Crt, None) => "scaled to integers".to_owned(),
-        _ => "split in two".to_owned(),
-    };
+pub fn paths_line(shape: Shape, p: &Paths, total_ms: f64) -> String {
+    let own = &p.own;
     let time = match p.ms {
         Some(ms) if total_ms > 0.0 => format!(
             " · the FP32 path took {:.0}% of a launch timed apart ({ms:.3} of {total_ms:.3} ms)",
@@ -612,9 +608,9 @@ pub fn paths_line(shape: Shape, precision: Precision, p: &Paths, total_ms: f64) 
         ),
         _ => String::new(),
     };
-    let needs = p.needs.as_ref().map(|n| format!("\n  needs    {n}")).unwrap_or_default();
+    let more = p.more.as_ref().map(|(label, n)| format!("\n  {label:<8} {n}")).unwrap_or_default();
     format!(
-        "  paths    A's rows: {} {own}, {} in FP32 · B's columns: {} {own}, {} in FP32{time}{needs}",
+        "  paths    A's rows: {} {own}, {} in FP32 · B's columns: {} {own}, {} in FP32{time}{more}",
         shape.m - p.rows.min(shape.m),
         p.rows,
         shape.n - p.cols.min(shape.n),

@@ -24,7 +24,7 @@ pub fn cpu_main(name: &str, idea: &str, default_size: usize, matmul: CpuMatmul) 
         "{name}: {idea}\n\nDefault shape: {default_size}×{default_size}×{default_size}.\nChapter: {} (read the book with `mdbook serve docs`).",
         chapter(name)
     );
-    let args = Args::parse_for(idea, help, &Args::GPU_ONLY.map(|(id, _)| id));
+    let args = Args::parse_for(idea, help, &Args::GPU_ONLY.map(|(id, _)| id), None);
     exit_code(run_cpu(name, default_size, matmul, &args))
 }
 

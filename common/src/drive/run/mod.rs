@@ -34,21 +34,11 @@ use memory::{check_memory, device_workspace_bytes, transposed_b_bytes};
 /// The `main` of every GPU step.
 pub fn gpu_main(step: &GpuStep) -> ExitCode {
     // A step without parameters refuses --param and --tune: its help does not offer them.
-    let counts = step.params.iter().any(|p| p.name == "COUNT");
-    let hidden: &[&str] = match (step.params.is_empty(), counts) {
-        (true, _) => &["params", "tune", "moduli"],
-        (false, false) => &["moduli"],
-        (false, true) => &[],
-    };
-    let mut args = Args::parse_for(step.idea, step.help(), hidden);
-    if let Some(n) = args.moduli {
-        if !counts {
-            eprintln!("error: --moduli is step 11's option: {} multiplies no residues", step.name);
-            return ExitCode::from(2);
-        }
-        // MODULI first, so that a --param MODULI given as well still wins.
-        args.params.insert(0, ("MODULI".to_owned(), n.min(8)));
-        args.params.push(("COUNT".to_owned(), n));
+    let hidden: &[&str] = if step.params.is_empty() { &["params", "tune"] } else { &[] };
+    let option = step.hooks.option();
+    let mut args = Args::parse_for(step.idea, step.help(), hidden, option);
+    if let (Some(option), Some(value)) = (option, args.step_option) {
+        (option.apply)(value, &mut args.params);
     }
     exit_code(run_gpu(step, &args))
 }

@@ -1,4 +1,4 @@
-//! The FP32 path of steps 09 and 11 (`fp32_path.cu`): the rows of A and columns of B a step's
+//! The FP32 path of steps 09 and 11 (`fp32_path.cu`), kept here and used by step 11 too: the rows of A and columns of B a step's
 //! own arithmetic cannot carry, which the step marks, multiplied in FP32 by a tiled kernel (step
 //! 06's, its loads and stores taken through lists). Queued on every launch (timing counts it),
 //! after the step's product ([`Fp32Path::enqueue`]), or beside it on a second stream of its own
@@ -40,13 +40,15 @@ use anyhow::{Result, anyhow};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
 use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys};
 
-use crate::gpu::{Compiled, Gpu, Kernel};
-use crate::matrix::Shape;
-use crate::pad::{workspace, zeroed};
+use common::emulated::{Arg, Config};
+use common::gpu::{Compiled, Gpu, Kernel};
+use common::hooks::{EmulatedCall, EmulatedOperands, Paths};
+use common::matrix::Shape;
+use common::pad::{workspace, zeroed};
 
 /// The kernels' source, compiled once per architecture.
 pub const SOURCE: &str = include_str!("fp32_path.cu");
-pub const FILE: &str = "common/src/contract/fp32_path.cu";
+pub const FILE: &str = "step09_3xtf32/src/fp32_path.cu";
 pub const LIST_ENTRY: &str = "list_paths";
 pub const ROWS_ENTRY: &str = "fp32_rows";
 pub const COLS_ENTRY: &str = "fp32_cols";
@@ -75,26 +77,26 @@ fn split_blocks(shape: Shape) -> usize {
 }
 
 /// Floats of the pieces of split tiles: one for each block of the split kernels.
-pub(crate) fn part_len(shape: Shape) -> usize {
+pub fn part_len(shape: Shape) -> usize {
     split_blocks(shape) * BM * BN
 }
 
 /// Ints of the counts: the three lists' lengths, then a count of finished pieces for each of
 /// WORK tiles.
-pub(crate) const COUNTS: usize = 3 + WORK;
+pub const COUNTS: usize = 3 + WORK;
 
 /// Ints of the lists: the marked rows, the unmarked rows, the marked columns.
-pub(crate) fn lists_len(shape: Shape) -> usize {
+pub fn lists_len(shape: Shape) -> usize {
     2 * shape.m + shape.n
 }
 
 /// The product kernels, in the order every launch queues them after `list_paths`.
-pub(crate) const PRODUCTS: [&str; 6] =
+pub const PRODUCTS: [&str; 6] =
     [ROWS_ENTRY, ROWS_SPLIT_ENTRY, ROWS_FEW_ENTRY, COLS_ENTRY, COLS_SPLIT_ENTRY, COLS_FEW_ENTRY];
 
 /// `list_paths`'s blocks of 256 threads for `shape`: a thread for each row and column, up to
 /// 1024 blocks, which go round.
-pub(crate) fn list_blocks(shape: Shape) -> u32 {
+pub fn list_blocks(shape: Shape) -> u32 {
     (shape.m + shape.n).div_ceil(256).clamp(1, 1024) as u32
 }
 
@@ -103,7 +105,7 @@ pub(crate) fn list_blocks(shape: Shape) -> u32 {
 /// tile up to WORK (they leave at once on most products). The few-rows kernel, a block for each
 /// strip of columns and each piece of its K: enough for as many strips as the split kernels have
 /// blocks, and at least one a strip; the few-columns kernel likewise for its bands of rows.
-pub(crate) fn product_geometry(entry: &str, shape: Shape) -> ((u32, u32, u32), u32, u32) {
+pub fn product_geometry(entry: &str, shape: Shape) -> ((u32, u32, u32), u32, u32) {
     let Shape { m, n, .. } = shape;
     match entry {
         ROWS_FEW_ENTRY => ((split_blocks(shape).max(n.div_ceil(FEW_COLS)) as u32, 1, 1), FEW_COLS as u32, 0),
@@ -117,20 +119,6 @@ pub(crate) fn product_geometry(entry: &str, shape: Shape) -> ((u32, u32, u32), u
 /// the pieces of split tiles.
 pub fn workspace_bytes(shape: Shape) -> u64 {
     4 * (lists_len(shape) + COUNTS + part_len(shape)) as u64
-}
-
-/// Where each row of A and column of B went in one product.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Paths {
-    /// Rows of A on the FP32 path, and columns of B.
-    pub rows: usize,
-    pub cols: usize,
-    /// The FP32 path's time in milliseconds, when the launch was timed ([`Fp32Path::time_next`]).
-    pub ms: Option<f64>,
-    /// The moduli the product took, for a step that multiplies residues (step 11).
-    pub moduli: Option<usize>,
-    /// How many moduli each row and column needed, in words (step 11's `needs` line).
-    pub needs: Option<String>,
 }
 
 /// The FP32 path's kernels, loaded on the first launch, and their workspaces.
@@ -190,7 +178,7 @@ fn compiled(arch: &str) -> Result<Compiled> {
     if let Some(c) = cache.get(arch) {
         return Ok(c.clone());
     }
-    let c = crate::gpu::compile(SOURCE, FILE, arch, &[])?;
+    let c = common::gpu::compile(SOURCE, FILE, arch, &[])?;
     cache.insert(arch.to_owned(), c.clone());
     Ok(c)
 }
@@ -199,7 +187,7 @@ impl Kernels {
     fn load(gpu: &Gpu, edited: Option<&str>) -> Result<Self> {
         let arch = gpu.info.arch();
         let module = match edited {
-            Some(source) => crate::gpu::compile(source, FILE, &arch, &[])?,
+            Some(source) => common::gpu::compile(source, FILE, &arch, &[])?,
             None => compiled(&arch)?,
         };
         let kernel = Kernel::load_entry(gpu, module, ROWS_ENTRY)?;
@@ -360,14 +348,54 @@ impl Fp32Path {
             }
             _ => None,
         };
-        Ok(Some(Paths {
-            rows: counts[0].max(0) as usize,
-            cols: counts[2].max(0) as usize,
-            ms,
-            moduli: None,
-            needs: None,
-        }))
+        Ok(Some(Paths::new(counts[0].max(0) as usize, counts[2].max(0) as usize, ms)))
     }
+}
+
+/// The FP32 path of one product on the emulator, as [`Fp32Path`] queues it on a GPU: the rows of
+/// A and columns of B that `marks` (M + N ints in the emulator's memory) marks, listed by
+/// `list_paths` and computed in FP32 into C by the six product kernels, in the order a GPU's
+/// stream runs them. The path's module is loaded into the machine on its first product. Returns
+/// (and keeps in the call's `paths`) how many rows and columns went there, read from the path's
+/// counts after it has run, as a GPU run reads them.
+pub fn on_emulator(call: &mut EmulatedCall, (a, b, c): EmulatedOperands, marks: u64) -> Result<Paths> {
+    if !call.machine.has_kernel(LIST_ENTRY) {
+        let ptx = emulator_ptx()?;
+        call.load(&ptx)?;
+    }
+    let shape = call.shape;
+    let counts = call.workspace(COUNTS, "the FP32 path's counts");
+    let part = call.workspace(part_len(shape), "the FP32 path's pieces");
+    let lists = call.workspace(lists_len(shape), "the FP32 path's lists");
+    let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| Arg::I32(v as i32));
+    let base = call.config;
+    let one = |grid, threads, dynamic_shared| Config { grid, block: (threads, 1, 1), dynamic_shared, ..base };
+    let list = one((list_blocks(shape), 1, 1), 256, 0);
+    call.run(LIST_ENTRY, list, &[Arg::Ptr(marks), Arg::Ptr(lists), Arg::Ptr(counts), m, n])?;
+    let args: Vec<Arg> = [a, b, c, lists, counts, part].map(Arg::Ptr).into_iter().chain([m, n, k]).collect();
+    for entry in PRODUCTS {
+        let (grid, threads, smem) = product_geometry(entry, shape);
+        call.run(entry, one(grid, threads, smem), &args)?;
+    }
+    let read =
+        call.machine.read_f32(counts, 3).map_err(|e| anyhow!("reading the FP32 path's counts: {e}"))?;
+    let count = |v: f32| (v.to_bits() as i32).max(0) as usize;
+    let paths = Paths::new(count(read[0]), count(read[2]), None);
+    call.paths = Some(paths.clone());
+    Ok(paths)
+}
+
+/// The FP32 path's module compiled to PTX for the emulator, once per process (the compile takes
+/// longer than the path's run at a test's shapes).
+fn emulator_ptx() -> Result<String> {
+    static PTX: Mutex<Option<String>> = Mutex::new(None);
+    let mut cached = PTX.lock().map_err(|_| anyhow!("the FP32 path's PTX lock was poisoned"))?;
+    if let Some(ptx) = &*cached {
+        return Ok(ptx.clone());
+    }
+    let ptx = common::emulated::ptx(SOURCE, FILE, common::emulated::PTX_ARCH, &[])?;
+    *cached = Some(ptx.clone());
+    Ok(ptx)
 }
 
 #[cfg(test)]
@@ -380,7 +408,7 @@ mod tests {
     #[ignore = "needs NVRTC"]
     fn nvrtc_the_fp32_path_compiles_without_spills() {
         for arch in ["sm_90a", "sm_90"] {
-            let c = crate::gpu::compile(SOURCE, FILE, arch, &[]).unwrap();
+            let c = common::gpu::compile(SOURCE, FILE, arch, &[]).unwrap();
             for entry in [
                 LIST_ENTRY,
                 ROWS_ENTRY,
@@ -391,7 +419,7 @@ mod tests {
                 COLS_FEW_ENTRY,
             ] {
                 assert!(c.has_function(entry), "{arch}: no {entry}");
-                let ptxas = crate::gpu::PtxasInfo::parse_entry(&c.log, entry).expect("ptxas's report");
+                let ptxas = common::gpu::PtxasInfo::parse_entry(&c.log, entry).expect("ptxas's report");
                 assert_eq!(ptxas.spill_bytes(), 0, "{arch}: {entry} spills");
             }
         }
@@ -471,7 +499,7 @@ mod gpu_tests {
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
     fn gpu_the_fp32_path_writes_the_marked_rows_and_columns_alone() {
-        let gpu = crate::gpu::open("fp32_path", 0).unwrap();
+        let gpu = common::gpu::open("fp32_path", 0).unwrap();
         for shape in SHAPES {
             check(&Fp32Path::default(), &gpu, shape).unwrap();
         }
@@ -484,7 +512,7 @@ mod gpu_tests {
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
     fn gpu_faults_in_the_split_of_k_are_caught() {
-        let gpu = crate::gpu::open("fp32_path", 0).unwrap();
+        let gpu = common::gpu::open("fp32_path", 0).unwrap();
         let (tiled, few) = (&[SHAPES[2], SHAPES[5]][..], &[SHAPES[4]][..]);
         let faults = [
             (
