@@ -246,7 +246,9 @@ impl Results {
                 (self.int8_placed(), Precision::Int8Crt, "#009E73"),
             ];
             for (shown, precision, colour) in derived {
-                if let (true, (name, Some(gflops))) = (shown, precision.roof(self.peak_gflops, Some(tf32))) {
+                if let (true, (name, Some(gflops))) =
+                    (shown, crate::roof(precision, self.peak_gflops, Some(tf32)))
+                {
                     let label = format!("{name} {} GFLOP/s ({})", number(gflops), labs_of(precision));
                     flat.push((gflops, solid(colour), label));
                 }

@@ -17,6 +17,15 @@ pub use record::{Record, redraw};
 pub(crate) use suite::drawing;
 
 /// The GPU steps, in course order.
+/// The compute roof of a row of `precision`: as [`Precision::roof`] gives it, and for step 11's
+/// INT8 products from residues the INT8 peak shared among the seven products of its default.
+pub fn roof(precision: Precision, fp32_peak: f64, tf32_peak: Option<f64>) -> (&'static str, Option<f64>) {
+    match precision.roof(fp32_peak, tf32_peak) {
+        (_, peak) if precision == Precision::Int8Crt => ("a seventh of INT8 peak", peak.map(|p| p / 7.0)),
+        roof => roof,
+    }
+}
+
 pub const GPU_STEPS: [&GpuStep; 11] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
@@ -177,7 +186,7 @@ impl Results {
     /// known: TF32 for a TF32 step, a third of it for a step of three TF32 products; else FP32),
     /// or a memory whose bandwidth times the intensity is lower (DRAM only where it was measured).
     pub fn bound(&self, intensity: Intensity, precision: Precision) -> Bound {
-        let mut bound = match precision.roof(self.peak_gflops, self.tf32_peak_gflops) {
+        let mut bound = match roof(precision, self.peak_gflops, self.tf32_peak_gflops) {
             (by, Some(gflops)) => Bound { by, gflops },
             // A GPU whose TF32 peak the course does not know: the FP32 peak stands in.
             (_, None) => Bound { by: "FP32 peak", gflops: self.peak_gflops },
@@ -383,6 +392,14 @@ pub fn slug(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The chart's INT8 roof is step 11's default: seven moduli, seven products.
+    #[test]
+    fn the_int8_roof_follows_step_11s_default() {
+        assert_eq!(step11_int8_crt::MODULI.default, 7, "the roof's name says a seventh");
+        let (by, gflops) = roof(Precision::Int8Crt, 60_000.0, Some(400_000.0));
+        assert_eq!((by, gflops), ("a seventh of INT8 peak", Some(1_600_000.0 / 7.0)));
+    }
 
     /// GpuStep::DEFAULT fills every field, so a declaration that forgets its name, source or
     /// intensity would still build: each lab here declares its own, and a positive intensity at

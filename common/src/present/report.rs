@@ -477,8 +477,12 @@ impl Report {
             if !self.precision.is_tf32() {
                 write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?;
             }
-            match self.precision.roof(d.peak_gflops(), d.tf32_peak_gflops()) {
-                ("FP32 peak", _) => {}
+            // A step whose result takes several products of its arithmetic (step 11's moduli)
+            // shares that arithmetic's peak among them.
+            let (by, roof) = self.precision.roof(d.peak_gflops(), d.tf32_peak_gflops());
+            let products = self.paths.as_ref().and_then(|(p, _)| p.products).unwrap_or(1);
+            match crate::verify::shared_roof(by, roof, products) {
+                (by, _) if by == "FP32 peak" => {}
                 (by, Some(roof)) => write!(f, " · {:.1}% of {by}", 100.0 * self.gflops() / roof)?,
                 (by, None) => write!(f, " · {by} of {} not known", d.arch())?,
             }

@@ -51,7 +51,7 @@ pub use error_model::{
     C_RN, C_RZ, GROUP, KAPPA, ROOM, Rounding, SPLIT_RHO, SPLIT_TF32, Sums, U32, U64, UTF32, UTF32_TRUNCATED,
     expected, expected_error, gamma, independent, lambda, underflow,
 };
-pub use precision::Precision;
+pub use precision::{Precision, shared_roof};
 pub use verdict::{Class, Normwise, Verdict, Worst, share, verify};
 
 #[cfg(test)]

@@ -37,16 +37,44 @@ impl Precision {
     }
 
     /// The compute roof a step of this precision is measured against: its name and GFLOP/s, from
-    /// the GPU's FP32 peak and its dense TF32 peak (None where the TF32 peak is not known).
+    /// the GPU's FP32 peak and its dense TF32 peak (None where the TF32 peak is not known). INT8
+    /// products from residues are set against the INT8 peak itself, four times the TF32 one on
+    /// Hopper; [`shared_roof`] shares it among the products a result takes.
     pub fn roof(self, fp32_peak: f64, tf32_peak: Option<f64>) -> (&'static str, Option<f64>) {
         match self {
             p if p.is_tf32() => ("TF32 peak", tf32_peak),
             Precision::Tf32x3 => ("a third of TF32 peak", tf32_peak.map(|p| p / 3.0)),
-            // The INT8 peak is four times the TF32 one on Hopper; seven products per result (the
-            // step's default).
-            Precision::Int8Crt => ("a seventh of INT8 peak", tf32_peak.map(|p| 4.0 * p / 7.0)),
+            Precision::Int8Crt => ("INT8 peak", tf32_peak.map(|p| 4.0 * p)),
             _ => ("FP32 peak", Some(fp32_peak)),
         }
+    }
+}
+
+/// The roof `name` of `gflops` shared among `products` products a result takes (2 to 16): "a
+/// seventh of INT8 peak" and its GFLOP/s; the roof itself for one product or more than sixteen.
+pub fn shared_roof(name: &str, gflops: Option<f64>, products: usize) -> (String, Option<f64>) {
+    const SHARE: [&str; 17] = [
+        "",
+        "",
+        "half",
+        "a third",
+        "a quarter",
+        "a fifth",
+        "a sixth",
+        "a seventh",
+        "an eighth",
+        "a ninth",
+        "a tenth",
+        "an eleventh",
+        "a twelfth",
+        "a thirteenth",
+        "a fourteenth",
+        "a fifteenth",
+        "a sixteenth",
+    ];
+    match SHARE.get(products) {
+        Some(share) if products > 1 => (format!("{share} of {name}"), gflops.map(|g| g / products as f64)),
+        _ => (name.to_owned(), gflops),
     }
 }
 
@@ -59,5 +87,22 @@ impl fmt::Display for Precision {
             Precision::Tf32x3 => "FP32 (3×TF32)",
             Precision::Int8Crt => "FP32 (INT8 residues)",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A roof shared among a result's products is named by the share and divided by it.
+    #[test]
+    fn a_shared_roof_is_named_and_divided() {
+        assert_eq!(
+            shared_roof("INT8 peak", Some(1400.0), 7),
+            ("a seventh of INT8 peak".to_owned(), Some(200.0))
+        );
+        assert_eq!(shared_roof("INT8 peak", Some(900.0), 9).0, "a ninth of INT8 peak");
+        assert_eq!(shared_roof("INT8 peak", Some(1.0), 1), ("INT8 peak".to_owned(), Some(1.0)));
+        assert_eq!(shared_roof("INT8 peak", None, 16), ("a sixteenth of INT8 peak".to_owned(), None));
     }
 }
