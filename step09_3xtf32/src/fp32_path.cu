@@ -59,17 +59,21 @@ extern "C" __global__ void list_paths(const int* marks, int* lists, int* counts,
 }
 
 // Row (column) of the block tile of a thread's i-th accumulator row (column), as in step 06.
-__device__ __forceinline__ int tile_row(int i, int r0) { return r0 + (i / 4) * (4 * (WM / TM)) + i % 4; }
-__device__ __forceinline__ int tile_col(int j, int c0) { return c0 + (j / 4) * (4 * (WN / TN)) + j % 4; }
+__device__ __forceinline__ int tile_row(int i, int r0) {
+    return r0 + (i / 4) * (4 * (WM / TM)) + i % 4;
+}
+__device__ __forceinline__ int tile_col(int j, int c0) {
+    return c0 + (j / 4) * (4 * (WN / TN)) + j % 4;
+}
 
 // C[rows[r], cols[c]] = Σ_k A[rows[r], k]·B[k, cols[c]] for r below *row_count and c below
 // *col_count; cols == nullptr: every column, c itself. Where the lists make enough tiles to fill
-// WORK blocks, or K is shorter than two pieces of MIN_PIECE, S = 1: the kernel with SPLIT false computes them, on a grid with a block for every
-// tile of C, block (x, y) tile (x, y), and the one with SPLIT true leaves at once. Otherwise the
-// other way round: the split kernel's grid has SPLITS blocks for every tile of C, up to WORK, and
-// block b takes piece b % S of K for tile b / S into part (a piece a block); the last of a tile's S
-// blocks adds the pieces. done holds a count a tile, zero between launches (the last block resets
-// it). Blocks past the work leave at once.
+// WORK blocks, or K is shorter than two pieces of MIN_PIECE, S = 1: the kernel with SPLIT false
+// computes them, on a grid with a block for every tile of C, block (x, y) tile (x, y), and the
+// one with SPLIT true leaves at once. Otherwise the other way round: the split kernel's grid has
+// SPLITS blocks for every tile of C, up to WORK, and block b takes piece b % S of K for tile b / S
+// into part (a piece a block); the last of a tile's S blocks adds the pieces. done holds a count
+// a tile, zero between launches (the last block resets it). Blocks past the work leave at once.
 template <bool LISTED_COLS, bool SPLIT>
 __device__ __forceinline__ void listed_product(const float* A, const float* B, float* C,
                                                const int* rows, const int* row_count,

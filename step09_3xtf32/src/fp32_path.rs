@@ -1,5 +1,5 @@
-//! The FP32 path of steps 09 and 11 (`fp32_path.cu`), kept here and used by step 11 too: the rows of A and columns of B a step's
-//! own arithmetic cannot carry, which the step marks, multiplied in FP32 by a tiled kernel (step
+//! The FP32 path of steps 09 and 11 (`fp32_path.cu`), kept here and used by step 11 too: the
+//! rows of A and columns of B a step's own arithmetic cannot carry, which the step marks, multiplied in FP32 by a tiled kernel (step
 //! 06's, its loads and stores taken through lists). Queued on every launch (timing counts it),
 //! after the step's product ([`Fp32Path::enqueue`]), or beside it on a second stream of its own
 //! ([`Fp32Path::fork`] once the marks are made, [`Fp32Path::join`] after the product), where the
