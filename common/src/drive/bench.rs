@@ -13,10 +13,8 @@ use crate::cublas::{self, Blas};
 use crate::gpu::{self, Gpu};
 use crate::matrix::{Family, Inputs, Shape};
 use crate::measure::{self, Buffers, Recipe, StepKernels};
-use crate::report::LastLaunch;
 use crate::step::GpuStep;
 use crate::timing;
-use crate::verify;
 
 /// The square sizes benchmarked; `MATMUL_BENCH_LARGE=1` adds 8192.
 pub fn sizes() -> Vec<usize> {
@@ -101,35 +99,27 @@ fn bench_group(c: &mut Criterion, gpu: &Gpu, steps: &[&GpuStep], with_cublas: bo
         for kernels in &kernels {
             let step = kernels.step();
             // Each step only at the shapes it serves.
-            let Ok(params) = kernels.params(gpu, shape) else { continue };
-            if step.validate(&params, shape, &gpu.info.limits).is_err() {
+            if kernels.params(gpu, shape).is_err() {
                 continue;
             }
             let k = kernels.at(gpu, shape)?;
-            // The recipe's first and next products verified before criterion times, and a
-            // product after criterion's verified again.
-            let first = measure::measure(gpu, &k, &mut bufs, Recipe::checked())?;
-            let verdict = first.decisive(&reference, step.precision);
-            if !verdict.passed() {
-                bail!("{} at {shape}: {}", step.name, verdict.summary());
-            }
-            let geometry = first.geometry;
+            let Ok(fitted) = k.fit(&gpu.info, shape) else { continue };
+            // The recipe's first and next products verified before criterion times, and again
+            // after criterion's products, which a count left wrong would show in.
+            let verified = |when: &str, bufs: &mut Buffers| -> Result<measure::Measured> {
+                let m = measure::measure_fitted(gpu, &k, fitted, bufs, Recipe::checked())?;
+                let verdict = m.decisive(&reference, step.precision);
+                if !verdict.passed() {
+                    bail!("{} at {shape}, {when}: {}", step.name, verdict.summary());
+                }
+                Ok(m)
+            };
+            let geometry = verified("before timing", &mut bufs)?.geometry;
             let (a, b, c) = bufs.operands(&k)?;
             bench_one(&mut group, BenchmarkId::new(step.name, size), gpu, || {
                 k.enqueue(gpu, geometry, shape, a, b, c)
             })?;
-            let after = measure::measure(gpu, &k, &mut bufs, Recipe { next: false, ..Recipe::checked() })?;
-            if let LastLaunch::Differs { differ, verdict } =
-                LastLaunch::of(&first.c, &after.c, |c| verify::verify(shape, c, &reference, step.precision))
-            {
-                if !verdict.passed() {
-                    bail!(
-                        "{} at {shape}: after criterion's products, {differ} elements of C differ and {}",
-                        step.name,
-                        verdict.summary()
-                    );
-                }
-            }
+            verified("after criterion's products", &mut bufs)?;
         }
         for (name, blas) in [("cublas_sgemm", &blas), ("cublas_tf32", &blas_tf32)] {
             let Some(blas) = blas else { continue };
