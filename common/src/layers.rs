@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 const MODULES: &[(u32, &str, &str)] = &[
     (0, "files", include_str!("data/files.rs")),
     (0, "matrix", include_str!("data/matrix.rs")),
+    (0, "patch", include_str!("data/patch.rs")),
     (0, "progress", include_str!("data/progress.rs")),
     (1, "emulated", include_str!("device/emulated.rs")),
     (1, "gpu", include_str!("device/gpu.rs")),

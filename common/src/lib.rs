@@ -6,7 +6,7 @@
 //!
 //! | layer | folder | modules |
 //! |---|---|---|
-//! | 0 data | `data/` | [`matrix`] (shape, row-major matrices, families of seeded inputs), [`files`] (`.npy` and `.safetensors`), [`progress`] |
+//! | 0 data | `data/` | [`matrix`] (shape, row-major matrices, families of seeded inputs), [`files`] (`.npy` and `.safetensors`), [`patch`] (a unified diff applied to a kernel), [`progress`] |
 //! | 1 device | `device/` | [`gpu`] (context, device facts, NVRTC, resources), [`stream_hold`] (a kernel that holds the stream while a timed batch is queued), [`timing`] (CUDA events, statistics), [`emulated`] (the device without a GPU: PTX for the emulator, the occupancy it copies) |
 //! | 2 numerics | `numerics/` | [`reference`](mod@reference) (the f64 result), [`verify`] (the error model's limits in `verify/error_model.rs`, the verdict in `verify/verdict.rs`), [`cublas`] (baselines, DGEMM) |
 //! | 3 step contract | `contract/` | [`params`] (a kernel's `-D` constants), [`step`] (what a step's `lib.rs` fills in), [`stream_k`] (the Stream-K plan), [`step_kernel`] (a compiled step kernel, its geometry on this GPU and the queueing of one product), [`hooks`] (the kernel call that pushes the arguments and queues the kernel on a GPU, and what a step adds to it), [`paths`] (what a step reports of rows and columns sent down a path of their own), [`emulated_call`] (the same call on the emulator, tensor maps included), [`tma`] (tensor maps), [`pad`] (rows padded to 16 bytes) |
@@ -29,7 +29,7 @@ pub mod testing;
 mod layers;
 
 pub use contract::{emulated_call, hooks, pad, params, paths, step, step_kernel, stream_k, tma};
-pub use data::{files, matrix, progress};
+pub use data::{files, matrix, patch, progress};
 pub use device::{emulated, gpu, stream_hold, timing};
 pub use drive::{bench, compile_only, measure, run, tune};
 pub use numerics::{cublas, reference, verify};

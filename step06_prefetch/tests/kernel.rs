@@ -69,6 +69,21 @@ mod stream_k {
         assert!(!plain.params.iter().any(|p| p.name == "SHARE"));
     }
 
+    /// The variant's diff, given to `--kernel` in place of the copy, builds the same kernel from
+    /// the step's and gets the variant's launch too.
+    #[test]
+    fn the_variants_diff_gets_its_launch() {
+        let dir = std::env::temp_dir().join(format!("step06-variant-diff-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let diff = dir.join("stream_k.diff");
+        std::fs::write(&diff, include_str!("../variants/stream_k.diff")).unwrap();
+        let step = common::compile_only::with_kernel(&STEP, &diff).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(step.schedule, common::Schedule::StreamK) && step.pads_rows);
+        assert_eq!(step.source, VARIANTS[0].source);
+        assert_eq!(step.file, format!("{}+{}", STEP.file, diff.display()));
+    }
+
     /// Name and content must agree: the step's kernel named stream_k.cu, or the variant under
     /// another name, is refused in one sentence instead of running with the wrong launch.
     #[test]

@@ -165,8 +165,9 @@ pub struct Stage {
 
 /// A measured alternative kept beside a step's kernel that needs a launch of its own (another
 /// schedule, padded rows, parameters the kernel does not have). It runs with `--kernel` on its file
-/// in the step's `variants/`, or on an edited copy with the same file name; a file is taken for
-/// the variant only if it also uses the variant's `mark` (see [`GpuStep::variant_of`]).
+/// in the step's `variants/` (or its `.diff` beside it), or on an edited copy with the same name; a
+/// file is taken for the variant only if it also uses the variant's `mark` (see
+/// [`GpuStep::variant_of`]).
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchVariant {
     /// The kernel's path in the workspace, e.g. `step06_prefetch/variants/stream_k.cu`.
@@ -368,13 +369,14 @@ impl GpuStep {
     }
 
     /// Which launch a kernel file read for `--kernel` gets: a declared variant's when the file
-    /// has that variant's file name and uses its mark, the step's own when it has neither, and a
-    /// one-sentence refusal when name and content disagree.
+    /// has that variant's name (its `.cu`, or a `.diff` of the step's kernel) and its source uses
+    /// the variant's mark, the step's own when it has neither, and a one-sentence refusal when
+    /// name and content disagree.
     pub fn variant_of(&self, path: &std::path::Path, source: &str) -> Result<Option<&'static LaunchVariant>> {
-        let name = path.file_name();
+        let stem = path.file_stem();
         for v in self.variants {
-            let file_name = std::path::Path::new(v.file).file_name();
-            match (name == file_name, source.contains(v.mark)) {
+            let v_stem = std::path::Path::new(v.file).file_stem();
+            match (stem == v_stem, source.contains(v.mark)) {
                 (true, true) => return Ok(Some(v)),
                 (true, false) => bail!(
                     "{} is named like the variant {} but does not use its `{}`: a copy of the step's own kernel \
@@ -388,7 +390,9 @@ impl GpuStep {
                     path.display(),
                     v.mark,
                     v.file,
-                    file_name.map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+                    std::path::Path::new(v_stem.unwrap_or_default())
+                        .with_extension(path.extension().unwrap_or_default())
+                        .display()
                 ),
                 (false, false) => {}
             }

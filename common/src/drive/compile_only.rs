@@ -1,5 +1,6 @@
 //! `--compile-only`: compile a step's kernel with NVRTC and print what the compiler made of it,
-//! with no GPU. `--kernel PATH` swaps in an edited copy of the kernel for this and for a run.
+//! with no GPU. `--kernel PATH` swaps in an edited copy of the kernel for this and for a run, or
+//! the kernel changed by a diff (`PATH.diff`).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -10,6 +11,7 @@ use crate::cli::Args;
 use crate::gpu::{self, Limits};
 use crate::matrix::Shape;
 use crate::params::Params;
+use crate::patch;
 use crate::step::GpuStep;
 
 /// Registers of one SM on every architecture `--compile-only` knows (sm_75 to sm_120).
@@ -18,18 +20,45 @@ pub const REGISTERS_PER_SM: u32 = 65_536;
 /// The architecture `--compile-only` uses when none is named: the GPU present, else sm_90.
 pub const DEFAULT_ARCH: &str = "sm_90";
 
-/// `step` with its kernel read from `path` (named by that path in compiler messages).
+/// `step` with its kernel read from `path` (named by that path in compiler messages). A path that
+/// ends in `.diff` holds a change to the step's kernel instead (see [`with_diff`]). A copy of one
+/// of the step's launch variants, or that variant's diff, keeps the variant's launch.
 pub fn with_kernel(step: &GpuStep, path: &Path) -> Result<GpuStep> {
-    let source = std::fs::read_to_string(path).map_err(|e| {
-        anyhow!("could not read the kernel {}: {e}; give the path of a .cu file", path.display())
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        anyhow!(
+            "could not read the kernel {}: {e}; give the path of a .cu file, or of a variant's .diff",
+            path.display()
+        )
     })?;
-    let source: &'static str = Box::leak(source.into_boxed_str());
-    let file: &'static str = Box::leak(path.display().to_string().into_boxed_str());
-    // A copy of one of the step's variants keeps that variant's launch.
-    Ok(match step.variant_of(path, source)? {
-        Some(v) => step.with_variant(v, source, file),
-        None => GpuStep { source, file, ..*step },
+    let shown = path.display().to_string();
+    let edited = if path.extension().is_some_and(|e| e == "diff") {
+        with_diff(step, &shown, &text)?
+    } else {
+        GpuStep { source: String::leak(text), file: String::leak(shown), ..*step }
+    };
+    Ok(match step.variant_of(path, edited.source)? {
+        Some(v) => step.with_variant(v, edited.source, edited.file),
+        None => edited,
     })
+}
+
+/// `step` with its kernel changed by `diff`, a unified diff of that kernel (`diff -u KERNEL
+/// COPY`) read from `diff_file`: a variant kept as its change alone. Compiler messages name it
+/// `KERNEL+DIFF_FILE` and count the lines of the changed kernel. A diff that does not fit the
+/// kernel exactly is refused in one sentence.
+pub fn with_diff(step: &GpuStep, diff_file: &str, diff: &str) -> Result<GpuStep> {
+    let source = patch::apply(step.source, diff).map_err(|e| {
+        // Name the file the diff was made from when it is not this kernel.
+        let other = patch::old_label(diff).filter(|l| !l.ends_with(step.file) && !step.file.ends_with(l));
+        anyhow!(
+            "{diff_file} does not apply to the step's kernel {}{}: {e}; make the diff with `diff -u {} COPY.cu`",
+            step.file,
+            other.map(|l| format!(" (it is a diff of {l})")).unwrap_or_default(),
+            step.file
+        )
+    })?;
+    let file = format!("{}+{diff_file}", step.file);
+    Ok(GpuStep { source: String::leak(source), file: String::leak(file), ..*step })
 }
 
 /// The architecture of GPU `ordinal`, if a driver and that GPU can be found.

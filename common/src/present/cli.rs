@@ -93,8 +93,9 @@ pub struct Args {
     #[arg(skip)]
     pub step_option: Option<u32>,
 
-    /// Run an edited copy of the step's kernel from PATH instead of the built-in one: the same
-    /// compile, verify, time and report, with no Rust rebuild.
+    /// Run an edited copy of the step's kernel from PATH instead of the built-in one, or, for a
+    /// PATH ending in .diff (a variant kept as its change alone), the kernel with that diff
+    /// applied: the same compile, verify, time and report, with no Rust rebuild.
     #[arg(long, value_name = "PATH")]
     pub kernel: Option<std::path::PathBuf>,
 

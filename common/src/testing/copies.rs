@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::exercises::apply_diff;
+use crate::patch;
 
 /// The folders of a step that hold copies.
 pub const FOLDERS: [&str; 2] = ["variants", "stages"];
@@ -115,7 +115,7 @@ pub fn check(copy: &Copy, base: &str) -> Result<()> {
             copy.file
         );
     }
-    let rebuilt = apply_diff(base, &copy.diff)
+    let rebuilt = patch::apply(base, &copy.diff)
         .map_err(|e| anyhow!("its diff no longer applies to {}: {e}; {}", copy.base, REDO))?;
     if rebuilt == copy.text {
         return Ok(());
