@@ -7,7 +7,8 @@
 - no commit hash in the text a reader sees of those pages and the README (history goes to the
   performance log and the records);
 - no line wider than 100 columns in a kernel (every .cu of a step: its kernel, stages, variants
-  and exercises) or in a code block the built book shows;
+  and exercises, and the lines a variant kept as its diff alone adds) or in a code block the
+  built book shows;
 - every record under docs/src/results/ listed on the page of earlier runs, and none named by a
   commit hash (links show a record's name);
 - the sidebar holds the course alone: at most 40 entries before SUMMARY.md's separator line
@@ -167,6 +168,13 @@ def main():
         for n, line in enumerate(kernel.read_text(encoding="utf-8").split("\n"), 1):
             if len(line) > COLUMNS:
                 faults.append(f"{kernel.relative_to(ROOT)}:{n}: {len(line)} columns, over {COLUMNS}")
+    # A variant kept as its diff alone: the lines it adds are lines of its kernel.
+    for diff in sorted(ROOT.glob("step*/variants/*.diff")):
+        if diff.with_suffix(".cu").exists():
+            continue
+        for n, line in enumerate(diff.read_text(encoding="utf-8").split("\n"), 1):
+            if line.startswith("+") and not line.startswith("+++ ") and len(line) - 1 > COLUMNS:
+                faults.append(f"{diff.relative_to(ROOT)}:{n}: an added line of {len(line) - 1} columns, over {COLUMNS}")
     book = ROOT / "docs" / "book"
     shown = [book / p.relative_to(SRC).with_suffix(".html") for p in reader_pages()] + [book / "results.html"]
     for page in [p for p in shown if p.exists()] if book.is_dir() else []:

@@ -84,7 +84,7 @@ bit_cases=(
   "step09_3xtf32|09-256|--size 256"
   "step09_3xtf32|09-odd|-m 67 -n 45 -k 129"
   "step09_3xtf32|09-split|-m 130 -n 257 -k 1030"
-  "step09_3xtf32|09-in-pipeline|--size 256 --kernel step09_3xtf32/variants/in_pipeline.cu"
+  "step09_3xtf32|09-in-pipeline|--size 256 --kernel step09_3xtf32/variants/in_pipeline.diff"
   "step11_int8_crt|11-256|--size 256"
   "step11_int8_crt|11-odd|-m 67 -n 45 -k 129"
   "step11_int8_crt|11-1024|--size 1024"

@@ -239,16 +239,16 @@ split() { # step09: FP32 accuracy from three TF32 products, against both cuBLAS 
     # The accumulation: the tensor cores' own sums over all of K; one running sum of K/32
     # parts; Kahan's compensated sum.
     for v in one_accumulator no_flush compensated; do
-        twice step09_3xtf32 --size 4096 --kernel "step09_3xtf32/variants/$v.cu"
-        run step09_3xtf32 -m 256 -n 256 -k 1048576 --kernel "step09_3xtf32/variants/$v.cu"
+        twice step09_3xtf32 --size 4096 --kernel "step09_3xtf32/variants/$v.diff"
+        run step09_3xtf32 -m 256 -n 256 -k 1048576 --kernel "step09_3xtf32/variants/$v.diff"
     done
     # A split in the pipeline, by the producer's idle warps (its launch still copies A once).
     for size in 4096 8192; do
-        twice step09_3xtf32 --size "$size" --kernel step09_3xtf32/variants/in_pipeline.cu
+        twice step09_3xtf32 --size "$size" --kernel step09_3xtf32/variants/in_pipeline.diff
     done
     # Each kernel on its own: the split apart from the product, in front of it or inside it.
     kernels step09_3xtf32 4096 - split_a matmul
-    kernels step09_3xtf32 4096 step09_3xtf32/variants/in_pipeline.cu split_a matmul
+    kernels step09_3xtf32 4096 step09_3xtf32/variants/in_pipeline.diff split_a matmul
     # Exercise 2: the small part left unrounded, for the tensor cores to cut.
     echo '$ sed "s/parts\[small + at\] = tf32(a - big);/parts[small + at] = a - big;/" step09_3xtf32/src/kernel.cu > my.cu'
     sed 's/parts\[small + at\] = tf32(a - big);/parts[small + at] = a - big;/' step09_3xtf32/src/kernel.cu > "$work/my.cu"

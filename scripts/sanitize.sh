@@ -54,7 +54,7 @@ configs=(
     "step09_3xtf32|"
     "step09_3xtf32|--param BN=64 --param STAGES=2"
     "step09_3xtf32|--param SPLIT_K=3"
-    "step09_3xtf32|--kernel step09_3xtf32/variants/in_pipeline.cu"
+    "step09_3xtf32|--kernel step09_3xtf32/variants/in_pipeline.diff"
     "step10_any_shape|"
     "step10_any_shape|--param SPLIT=1 --param SHARE=1"
     "step10_any_shape|--param SPLIT=3"

@@ -151,7 +151,8 @@ fn no_page_quotes_a_pattern() {
     assert!(wrong.is_empty(), "quotes of the old form:\n{}", wrong.join("\n"));
 }
 
-/// Every step's kernel, with its variants and stages.
+/// Every step's kernel, with its variants and stages (a variant kept as its diff alone, by its
+/// diff).
 fn kernel_files(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(root).unwrap().flatten() {
@@ -161,9 +162,10 @@ fn kernel_files(root: &Path) -> Vec<PathBuf> {
         }
         for folder in ["variants", "stages"] {
             if let Ok(dir) = std::fs::read_dir(entry.path().join(folder)) {
-                files.extend(
-                    dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "cu")),
-                );
+                files.extend(dir.flatten().map(|e| e.path()).filter(|p| {
+                    p.extension().is_some_and(|e| e == "cu")
+                        || (p.extension().is_some_and(|e| e == "diff") && !p.with_extension("cu").exists())
+                }));
             }
         }
     }

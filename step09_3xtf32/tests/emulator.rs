@@ -194,26 +194,27 @@ fn nvrtc_emulated_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() 
     }
 }
 
-/// The measured alternatives in `variants/`, each a copy of the kernel with one change, run
-/// through the same launch: Kahan's compensated sum, one running sum, and the split done in the
+/// The measured alternatives in `variants/`, each the kernel with one change (kept as its diff),
+/// run through the same launch: Kahan's compensated sum, one running sum, and the split done in the
 /// pipeline (each warp's split handed to the consumers after `__syncwarp()`) keep FP32's limits;
 /// letting the tensor cores sum all of K does not (their adds round toward zero), which the check
 /// catches already at a K of 129.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_variants_match_the_reference_but_the_tensor_cores_own_sums() {
-    for (file, source) in [
-        ("step09_3xtf32/variants/no_flush.cu", include_str!("../variants/no_flush.cu")),
-        ("step09_3xtf32/variants/compensated.cu", include_str!("../variants/compensated.cu")),
-        ("step09_3xtf32/variants/in_pipeline.cu", include_str!("../variants/in_pipeline.cu")),
+    let variant = |name: &str, diff: &str| {
+        common::compile_only::with_diff(&STEP, &format!("step09_3xtf32/variants/{name}.diff"), diff).unwrap()
+    };
+    for (name, diff) in [
+        ("no_flush", include_str!("../variants/no_flush.diff")),
+        ("compensated", include_str!("../variants/compensated.diff")),
+        ("in_pipeline", include_str!("../variants/in_pipeline.diff")),
     ] {
-        let variant = emulator::with_source(&STEP, file, source.into());
-        emulator::assert_emulated_pass(&variant, &[], &SHAPES[..3]);
+        emulator::assert_emulated_pass(&variant(name, diff), &[], &SHAPES[..3]);
     }
-    let file = "step09_3xtf32/variants/one_accumulator.cu";
-    let one = emulator::with_source(&STEP, file, include_str!("../variants/one_accumulator.cu").into());
+    let one = variant("one_accumulator", include_str!("../variants/one_accumulator.diff"));
     let (_, verdict, _) = emulate(&one, &[], &Inputs::random(Shape::new(67, 45, 129).unwrap(), 7));
-    assert!(!verdict.passed(), "{file}: the tensor cores' own sums passed: {}", verdict.summary());
+    assert!(!verdict.passed(), "{}: the tensor cores' own sums passed: {}", one.file, verdict.summary());
 }
 
 /// The exercise's starting file, whose split keeps one TF32 part and one product, fails FP32's

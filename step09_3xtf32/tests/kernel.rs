@@ -205,45 +205,44 @@ fn gpu_a_split_k_matches_the_reference_and_its_faults_fail() {
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step09_3xtf32"));
 
-/// The measured alternatives in `variants/`. Each is a copy of the kernel with one change, which
-/// its first lines name and the diff beside it (`variants/NAME.diff`) holds.
-const VARIANTS: &[GpuStep] = &[
-    GpuStep {
-        file: "step09_3xtf32/variants/one_accumulator.cu",
-        source: include_str!("../variants/one_accumulator.cu"),
-        ..STEP
-    },
-    GpuStep {
-        file: "step09_3xtf32/variants/no_flush.cu",
-        source: include_str!("../variants/no_flush.cu"),
-        ..STEP
-    },
-    GpuStep {
-        file: "step09_3xtf32/variants/compensated.cu",
-        source: include_str!("../variants/compensated.cu"),
-        ..STEP
-    },
-    GpuStep {
-        file: "step09_3xtf32/variants/in_pipeline.cu",
-        source: include_str!("../variants/in_pipeline.cu"),
-        ..STEP
-    },
+/// The measured alternatives in `variants/`, each the kernel with one small change, kept as that
+/// change alone (`variants/NAME.diff`, whose first added lines name it).
+const VARIANTS: [(&str, &str); 4] = [
+    ("one_accumulator", include_str!("../variants/one_accumulator.diff")),
+    ("no_flush", include_str!("../variants/no_flush.diff")),
+    ("compensated", include_str!("../variants/compensated.diff")),
+    ("in_pipeline", include_str!("../variants/in_pipeline.diff")),
 ];
 
-fn variant(name: &str) -> &'static GpuStep {
-    VARIANTS.iter().find(|v| v.file.ends_with(&format!("/{name}.cu"))).unwrap()
+/// The step with variant `name`'s kernel: its own with the variant's diff applied.
+fn variant(name: &str) -> GpuStep {
+    let (_, diff) = VARIANTS.iter().find(|(n, _)| *n == name).unwrap();
+    common::compile_only::with_diff(&STEP, &format!("step09_3xtf32/variants/{name}.diff"), diff).unwrap()
 }
 
+/// Each variant is kept as its diff alone, applies to the kernel, and makes a kernel that opens
+/// by naming the kernel it changes; compiler messages name the kernel and the diff.
 #[test]
 fn the_variants_are_the_kernel_with_their_diffs() {
-    testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
+    let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
+    let mut kept: Vec<(String, &str, bool)> =
+        copies.iter().map(|c| (c.file.clone(), c.base.as_str(), c.text.is_none())).collect();
+    kept.sort();
+    let mut declared: Vec<(String, &str, bool)> =
+        VARIANTS.iter().map(|(n, _)| (format!("step09_3xtf32/variants/{n}.diff"), STEP.file, true)).collect();
+    declared.sort();
+    assert_eq!(kept, declared);
+    let v = variant("no_flush");
+    assert_eq!(v.file, "step09_3xtf32/src/kernel.cu+step09_3xtf32/variants/no_flush.diff");
+    assert!(v.source.starts_with("// Variant of step09_3xtf32/src/kernel.cu: one running sum"), "{}", v.file);
 }
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_the_variants_without_spills() {
-    for v in VARIANTS {
-        let info = testing::nvrtc_check(v, &Params::defaults(STEP.params), "sm_90").unwrap();
+    for (name, _) in VARIANTS {
+        let v = variant(name);
+        let info = testing::nvrtc_check(&v, &Params::defaults(STEP.params), "sm_90").unwrap();
         assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{}: {info:?}", v.file);
     }
 }
@@ -256,11 +255,11 @@ fn gpu_variants_keep_fp32_accuracy_except_the_tensor_cores_own_sums() {
     let shapes = &[(127, 129, 131), (1000, 17, 1), (511, 513, 509), (2049, 2047, 97), (4096, 4096, 4096)];
     for name in ["in_pipeline", "compensated", "no_flush"] {
         testing::assert_all_pass(
-            &testing::gpu_check(variant(name), Params::defaults(STEP.params), shapes).unwrap(),
+            &testing::gpu_check(&variant(name), Params::defaults(STEP.params), shapes).unwrap(),
         );
     }
     let one =
-        testing::gpu_check(variant("one_accumulator"), Params::defaults(STEP.params), &[(4096, 4096, 4096)]);
+        testing::gpu_check(&variant("one_accumulator"), Params::defaults(STEP.params), &[(4096, 4096, 4096)]);
     let (shape, v) = one.unwrap()[0];
     assert!(!v.normwise.passed(), "{shape}: the tensor cores' own sums passed: {}", v.summary());
 }

@@ -1,17 +1,23 @@
-//! Copies of kernels: a step's variants (`variants/NAME.cu`) and stages (`stages/NAME.cu`). Each
-//! is a full kernel, so that it compiles, runs and diffs on its own, and each repeats another
-//! kernel (its base) with one change. Two things say what the change is:
+//! Copies of kernels: a step's variants (`variants/`) and stages (`stages/NAME.cu`). Each repeats
+//! another kernel (its base) with one change, kept in one of two forms:
 //!
-//! - the copy's first line names its base, and the change in one sentence that may run on over
-//!   the next comment lines: `// Variant of step09_3xtf32/src/kernel.cu: one running sum of …`
-//!   (a stage: `// Step 05, stage 4 of 7, from step05_thread_tile/stages/3_warp_regions.cu: …`);
-//! - `NAME.diff` beside the copy holds the change itself, `diff -u BASE FILE` run from the
-//!   repository's root with both paths as its labels (`scripts/copies.sh` writes it).
+//! - a full copy, `NAME.cu`, which compiles, runs and diffs on its own, with the change beside it
+//!   as `NAME.diff`: `diff -u BASE FILE` run from the repository's root with both paths as its
+//!   labels (`scripts/copies.sh` writes it). Stages are kept so, and variants that change a tenth
+//!   of their base or more;
+//! - the change alone, `variants/NAME.diff` with no copy beside it, for a variant that changes less
+//!   than a tenth of its base (the step's kernel): the same diff, whose `+++` line names the kernel
+//!   it makes. A run builds that kernel from the step's own (`--kernel variants/NAME.diff`, see
+//!   [`crate::compile_only::with_diff`]); `patch -o FILE BASE NAME.diff` writes it out.
 //!
-//! [`assert_copies`] applies each diff to its base and wants the copy exactly. A copy edited
-//! beyond its diff fails, and so does a base changed without its copies following; after a
-//! change made on purpose, `scripts/copies.sh` writes the diffs again (with `--rebase`, it first
-//! carries a base's change into its copies).
+//! Either way the kernel's first line names its base, and the change in one sentence that may run
+//! on over the next comment lines: `// Variant of step09_3xtf32/src/kernel.cu: one running sum of …`
+//! (a stage: `// Step 05, stage 4 of 7, from step05_thread_tile/stages/3_warp_regions.cu: …`).
+//!
+//! [`assert_copies`] applies each diff to its base: a full copy must be the result exactly, and a
+//! change alone must apply. A copy edited beyond its diff fails, and so does a base changed
+//! without its copies following; after a change made on purpose, `scripts/copies.sh` writes the
+//! diffs again (with `--rebase`, it first carries a base's change into its copies).
 
 use std::path::{Path, PathBuf};
 
@@ -25,15 +31,28 @@ pub const FOLDERS: [&str; 2] = ["variants", "stages"];
 /// One copy, as read from the repository.
 #[derive(Clone, Debug)]
 pub struct Copy {
-    /// From the repository's root: `step09_3xtf32/variants/no_flush.cu`.
+    /// From the repository's root: the copy (`step08_wgmma_tma/variants/transposing_prologue.cu`),
+    /// or the diff of a variant kept as its change alone (`step09_3xtf32/variants/no_flush.diff`).
     pub file: String,
-    pub text: String,
+    /// The copy's text; None for a variant kept as its change alone.
+    pub text: Option<String>,
     /// The kernel it copies, as its first line names it.
     pub base: String,
     /// The change in one sentence, as its first lines say it (with its final full stop).
     pub change: String,
-    /// The change as a unified diff (`NAME.diff` beside the copy).
+    /// The change as a unified diff (`NAME.diff`).
     pub diff: String,
+}
+
+impl Copy {
+    /// The kernel the diff makes, as its `+++` line names it: the copy, or for a change alone
+    /// the copy it stands for (`variants/NAME.cu`).
+    fn made(&self) -> String {
+        match self.file.strip_suffix(".diff") {
+            Some(stem) => format!("{stem}.cu"),
+            None => self.file.clone(),
+        }
+    }
 }
 
 /// The repository's root.
@@ -72,6 +91,16 @@ pub fn header(text: &str) -> Result<(String, String)> {
     Ok((base.to_owned(), change))
 }
 
+/// The first lines of the kernel a diff makes, as far as its first hunk adds them at the top:
+/// where a variant kept as its change alone names its base and its change.
+fn added_first_lines(diff: &str) -> String {
+    let mut lines = diff.lines().skip_while(|l| !l.starts_with("@@ -"));
+    let opens_the_file =
+        lines.next().is_some_and(|h| ["@@ -0,", "@@ -1,", "@@ -1 "].iter().any(|o| h.starts_with(o)));
+    let added = lines.take_while(|l| l.starts_with('+')).map(|l| &l[1..]);
+    if opens_the_file { added.collect::<Vec<_>>().join("\n") } else { String::new() }
+}
+
 /// The copies in `step`'s folders (`step` as the crate is named, e.g. `step09_3xtf32`), in the
 /// order of their names.
 pub fn read(step: &str) -> Result<Vec<Copy>> {
@@ -84,43 +113,65 @@ pub fn read(step: &str) -> Result<Vec<Copy>> {
         paths.sort();
         for path in &paths {
             let name = format!("{step}/{folder}/{}", path.file_name().unwrap().to_string_lossy());
-            match path.extension().and_then(|e| e.to_str()) {
-                Some("cu") => {}
+            let copy = match path.extension().and_then(|e| e.to_str()) {
+                Some("cu") => {
+                    let text = std::fs::read_to_string(path).with_context(|| name.clone())?;
+                    let (base, change) = header(&text).with_context(|| name.clone())?;
+                    let diff = std::fs::read_to_string(path.with_extension("diff"))
+                        .map_err(|_| anyhow!("{name} has no .diff beside it: run scripts/copies.sh"))?;
+                    Copy { file: name, text: Some(text), base, change, diff }
+                }
                 Some("diff") if path.with_extension("cu").exists() => continue,
-                Some("diff") => bail!("{name} is beside no copy of that name"),
+                Some("diff") if folder == "stages" => {
+                    bail!("{name} is beside no stage of that name: a stage is kept whole, as NAME.cu")
+                }
+                Some("diff") => {
+                    let diff = std::fs::read_to_string(path).with_context(|| name.clone())?;
+                    let (base, change) = header(&added_first_lines(&diff))
+                        .with_context(|| format!("{name}: the kernel its diff makes"))?;
+                    Copy { file: name, text: None, base, change, diff }
+                }
                 _ => continue,
-            }
-            let text = std::fs::read_to_string(path).with_context(|| name.clone())?;
-            let (base, change) = header(&text).with_context(|| name.clone())?;
-            let diff = std::fs::read_to_string(path.with_extension("diff"))
-                .map_err(|_| anyhow!("{name} has no .diff beside it: run scripts/copies.sh"))?;
-            copies.push(Copy { file: name, text, base, change, diff });
+            };
+            copies.push(copy);
         }
     }
     Ok(copies)
 }
 
-/// Whether `copy` is `base` (its base's text) with `copy.diff` applied, and nothing else.
+/// Whether `copy` is `base` (its base's text) with `copy.diff` applied and nothing else, and is
+/// kept in the form its size asks for.
 pub fn check(copy: &Copy, base: &str) -> Result<()> {
+    let made = copy.made();
+    let kernel = format!("{}/src/kernel.cu", copy.file.split('/').next().unwrap_or_default());
+    if copy.text.is_none() && copy.base != kernel {
+        bail!(
+            "it changes {}, not its step's kernel {kernel}, which `--kernel` applies it to: keep it as a full copy",
+            copy.base
+        );
+    }
     let labels: Vec<&str> = copy
         .diff
         .lines()
         .take(2)
         .map(|l| l.get(4..).unwrap_or_default().split('\t').next().unwrap_or_default())
         .collect();
-    if labels != [copy.base.as_str(), copy.file.as_str()] {
+    if labels != [copy.base.as_str(), made.as_str()] {
         bail!(
-            "its diff is not `diff -u {} {}` (its first lines name {labels:?}): run scripts/copies.sh",
+            "its diff is not `diff -u {} {made}` (its first lines name {labels:?}): run scripts/copies.sh",
             copy.base,
-            copy.file
         );
     }
     let rebuilt = patch::apply(base, &copy.diff)
         .map_err(|e| anyhow!("its diff no longer applies to {}: {e}; {}", copy.base, REDO))?;
-    if rebuilt == copy.text {
+    if copy.file.contains("/variants/") {
+        check_form(copy, base)?;
+    }
+    let Some(text) = &copy.text else { return Ok(()) };
+    if rebuilt == *text {
         return Ok(());
     }
-    let (a, b): (Vec<&str>, Vec<&str>) = (rebuilt.lines().collect(), copy.text.lines().collect());
+    let (a, b): (Vec<&str>, Vec<&str>) = (rebuilt.lines().collect(), text.lines().collect());
     let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
     let line = |l: &[&str]| l.get(at).map_or("(the end)".to_owned(), |s| format!("`{s}`"));
     bail!(
@@ -131,6 +182,30 @@ pub fn check(copy: &Copy, base: &str) -> Result<()> {
         line(&b),
         REDO
     )
+}
+
+/// A variant that changes less than a tenth of its base's lines (lines added and removed, its
+/// header included) is kept as its diff alone; one that changes more, as a full copy.
+fn check_form(copy: &Copy, base: &str) -> Result<()> {
+    let body = copy.diff.lines().skip_while(|l| !l.starts_with("@@ "));
+    let changed = body.filter(|l| l.starts_with('+') || l.starts_with('-')).count();
+    let lines = base.lines().count();
+    let small = changed * 10 < lines;
+    let made = copy.made();
+    match (small, copy.text.is_some()) {
+        (true, true) => bail!(
+            "it changes {changed} of its base's {lines} lines, less than a tenth: keep it as its diff alone \
+             (delete {made}, keep {}.diff)",
+            made.trim_end_matches(".cu")
+        ),
+        (false, false) => bail!(
+            "its diff changes {changed} of its base's {lines} lines, a tenth or more: keep the variant as a full \
+             copy beside it (`patch -o {made} {} {}`)",
+            copy.base,
+            copy.file
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// What to do when a copy and its base plus diff disagree.
@@ -167,7 +242,7 @@ mod tests {
 
     fn copy(text: &str) -> Copy {
         let (base, change) = header(text).unwrap();
-        Copy { file: "step99/variants/b.cu".into(), text: text.into(), base, change, diff: DIFF.into() }
+        Copy { file: "step99/variants/b.cu".into(), text: Some(text.into()), base, change, diff: DIFF.into() }
     }
 
     #[test]
@@ -221,5 +296,86 @@ mod tests {
         c.diff = c.diff.replace("+++ step99/variants/b.cu", "+++ step99/variants/other.cu");
         let e = check(&c, BASE).unwrap_err().to_string();
         assert!(e.contains("is not `diff -u step99/src/kernel.cu step99/variants/b.cu`"), "{e}");
+    }
+
+    /// A base of 60 lines, and a variant of it that changes 3 (its header line added, one line edited),
+    /// kept as its diff alone.
+    fn long_base() -> String {
+        (1..=60).map(|i| format!("int x{i} = {i};\n")).collect()
+    }
+
+    const SMALL: &str = "--- step99/src/kernel.cu\n+++ step99/variants/small.cu\n@@ -1,2 +1,3 @@\n\
+                         +// Variant of step99/src/kernel.cu: x2 is 0.\n int x1 = 1;\n-int x2 = 2;\n+int x2 = 0;\n";
+
+    fn small() -> Copy {
+        let file = "step99/variants/small.diff";
+        read_alone(file, SMALL).unwrap()
+    }
+
+    /// A variant kept as its diff alone, as [`read`] takes it.
+    fn read_alone(file: &str, diff: &str) -> Result<Copy> {
+        let (base, change) = header(&added_first_lines(diff))?;
+        Ok(Copy { file: file.into(), text: None, base, change, diff: diff.into() })
+    }
+
+    #[test]
+    fn a_change_kept_alone_names_its_base_and_applies() {
+        let c = small();
+        assert_eq!((c.base.as_str(), c.change.as_str()), ("step99/src/kernel.cu", "x2 is 0."));
+        check(&c, &long_base()).unwrap();
+        let e = check(&c, &long_base().replace("int x2 = 2;", "int x2 = 5;")).unwrap_err().to_string();
+        assert!(e.contains("no longer applies") && e.contains("hunk 1 expects line 2"), "{e}");
+        // Its diff must make the kernel its name stands for.
+        let mut other = c.clone();
+        other.diff = other.diff.replace("+++ step99/variants/small.cu", "+++ step99/variants/big.cu");
+        let e = check(&other, &long_base()).unwrap_err().to_string();
+        assert!(e.contains("is not `diff -u step99/src/kernel.cu step99/variants/small.cu`"), "{e}");
+    }
+
+    #[test]
+    fn a_change_kept_alone_must_open_with_the_variants_header() {
+        let e = read_alone(
+            "step99/variants/x.diff",
+            &SMALL.replace("+// Variant of step99/src/kernel.cu: ", "+// "),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("names no kernel it copies"), "{e}");
+        let late = "--- step99/src/kernel.cu\n+++ step99/variants/x.cu\n@@ -5 +5 @@\n-int x5 = 5;\n\
+                    +// Variant of step99/src/kernel.cu: x5 is 0.\n";
+        assert!(read_alone("step99/variants/x.diff", late).is_err());
+    }
+
+    /// A variant under a tenth of its base is kept as its diff alone, and one over it in full.
+    #[test]
+    fn each_variant_is_kept_in_the_form_its_size_asks_for() {
+        let small = small();
+        let whole = Copy {
+            file: "step99/variants/small.cu".into(),
+            text: Some(patch::apply(&long_base(), SMALL).unwrap()),
+            ..small.clone()
+        };
+        let e = check(&whole, &long_base()).unwrap_err().to_string();
+        assert!(e.contains("changes 3 of its base's 60 lines, less than a tenth"), "{e}");
+        assert!(e.contains("delete step99/variants/small.cu, keep step99/variants/small.diff"), "{e}");
+        let short_base: String = long_base().lines().take(30).map(|l| format!("{l}\n")).collect();
+        let e = check(&small, &short_base).unwrap_err().to_string();
+        assert!(
+            e.contains("changes 3 of its base's 30 lines, a tenth or more: keep the variant as a full copy"),
+            "{e}"
+        );
+        // A change alone is a change of its step's kernel.
+        let elsewhere = read_alone("step98/variants/small.diff", SMALL).unwrap();
+        let e = check(&elsewhere, &long_base()).unwrap_err().to_string();
+        assert!(
+            e.contains("changes step99/src/kernel.cu, not its step's kernel step98/src/kernel.cu"),
+            "{e}"
+        );
+        // Stages are kept whole at any size.
+        let stage = Copy {
+            file: "step99/stages/small.cu".into(),
+            diff: whole.diff.replace("variants", "stages"),
+            ..whole
+        };
+        check(&stage, &long_base()).unwrap();
     }
 }
