@@ -30,7 +30,7 @@ pub const FOLDERS: [&str; 2] = ["variants", "stages"];
 
 /// One copy, as read from the repository.
 #[derive(Clone, Debug)]
-pub struct Copy {
+pub struct KernelCopy {
     /// From the repository's root: the copy (`step08_wgmma_tma/variants/transposing_prologue.cu`),
     /// or the diff of a variant kept as its change alone (`step09_3xtf32/variants/no_flush.diff`).
     pub file: String,
@@ -44,7 +44,7 @@ pub struct Copy {
     pub diff: String,
 }
 
-impl Copy {
+impl KernelCopy {
     /// The kernel the diff makes, as its `+++` line names it: the copy, or for a change alone
     /// the copy it stands for (`variants/NAME.cu`).
     fn made(&self) -> String {
@@ -103,7 +103,7 @@ fn added_first_lines(diff: &str) -> String {
 
 /// The copies in `step`'s folders (`step` as the crate is named, e.g. `step09_3xtf32`), in the
 /// order of their names.
-pub fn read(step: &str) -> Result<Vec<Copy>> {
+pub fn read(step: &str) -> Result<Vec<KernelCopy>> {
     let root = root();
     let mut copies = Vec::new();
     for folder in FOLDERS {
@@ -119,7 +119,7 @@ pub fn read(step: &str) -> Result<Vec<Copy>> {
                     let (base, change) = header(&text).with_context(|| name.clone())?;
                     let diff = std::fs::read_to_string(path.with_extension("diff"))
                         .map_err(|_| anyhow!("{name} has no .diff beside it: run scripts/copies.sh"))?;
-                    Copy { file: name, text: Some(text), base, change, diff }
+                    KernelCopy { file: name, text: Some(text), base, change, diff }
                 }
                 Some("diff") if path.with_extension("cu").exists() => continue,
                 Some("diff") if folder == "stages" => {
@@ -129,7 +129,7 @@ pub fn read(step: &str) -> Result<Vec<Copy>> {
                     let diff = std::fs::read_to_string(path).with_context(|| name.clone())?;
                     let (base, change) = header(&added_first_lines(&diff))
                         .with_context(|| format!("{name}: the kernel its diff makes"))?;
-                    Copy { file: name, text: None, base, change, diff }
+                    KernelCopy { file: name, text: None, base, change, diff }
                 }
                 _ => continue,
             };
@@ -141,7 +141,7 @@ pub fn read(step: &str) -> Result<Vec<Copy>> {
 
 /// Whether `copy` is `base` (its base's text) with `copy.diff` applied and nothing else, and is
 /// kept in the form its size asks for.
-pub fn check(copy: &Copy, base: &str) -> Result<()> {
+pub fn check(copy: &KernelCopy, base: &str) -> Result<()> {
     let made = copy.made();
     let kernel = format!("{}/src/kernel.cu", copy.file.split('/').next().unwrap_or_default());
     if copy.text.is_none() && copy.base != kernel {
@@ -186,7 +186,7 @@ pub fn check(copy: &Copy, base: &str) -> Result<()> {
 
 /// A variant that changes less than a tenth of its base's lines (lines added and removed, its
 /// header included) is kept as its diff alone; one that changes more, as a full copy.
-fn check_form(copy: &Copy, base: &str) -> Result<()> {
+fn check_form(copy: &KernelCopy, base: &str) -> Result<()> {
     let body = copy.diff.lines().skip_while(|l| !l.starts_with("@@ "));
     let changed = body.filter(|l| l.starts_with('+') || l.starts_with('-')).count();
     let lines = base.lines().count();
@@ -214,7 +214,7 @@ const REDO: &str = "if the change is meant, run scripts/copies.sh (after a chang
 
 /// Every copy of `step` names its base and its change, and is its base with its diff applied.
 /// Returns the copies, for a step's own checks of their bases and sentences.
-pub fn assert_copies(step: &str) -> Vec<Copy> {
+pub fn assert_copies(step: &str) -> Vec<KernelCopy> {
     let copies = read(step).unwrap_or_else(|e| panic!("{e:#}"));
     assert!(!copies.is_empty(), "{step} has no variants/ or stages/ with a kernel in them");
     let wrong: Vec<String> = copies
@@ -240,9 +240,15 @@ mod tests {
                         +// Variant of step99/src/kernel.cu: b is 20, to see what\n+// changes.\n+//\n \
                         // Step 99: a kernel.\n //\n // Idea: none.\n int a = 1;\n-int b = 2;\n+int b = 20;\n";
 
-    fn copy(text: &str) -> Copy {
+    fn copy(text: &str) -> KernelCopy {
         let (base, change) = header(text).unwrap();
-        Copy { file: "step99/variants/b.cu".into(), text: Some(text.into()), base, change, diff: DIFF.into() }
+        KernelCopy {
+            file: "step99/variants/b.cu".into(),
+            text: Some(text.into()),
+            base,
+            change,
+            diff: DIFF.into(),
+        }
     }
 
     #[test]
@@ -307,15 +313,15 @@ mod tests {
     const SMALL: &str = "--- step99/src/kernel.cu\n+++ step99/variants/small.cu\n@@ -1,2 +1,3 @@\n\
                          +// Variant of step99/src/kernel.cu: x2 is 0.\n int x1 = 1;\n-int x2 = 2;\n+int x2 = 0;\n";
 
-    fn small() -> Copy {
+    fn small() -> KernelCopy {
         let file = "step99/variants/small.diff";
         read_alone(file, SMALL).unwrap()
     }
 
     /// A variant kept as its diff alone, as [`read`] takes it.
-    fn read_alone(file: &str, diff: &str) -> Result<Copy> {
+    fn read_alone(file: &str, diff: &str) -> Result<KernelCopy> {
         let (base, change) = header(&added_first_lines(diff))?;
-        Ok(Copy { file: file.into(), text: None, base, change, diff: diff.into() })
+        Ok(KernelCopy { file: file.into(), text: None, base, change, diff: diff.into() })
     }
 
     #[test]
@@ -349,7 +355,7 @@ mod tests {
     #[test]
     fn each_variant_is_kept_in_the_form_its_size_asks_for() {
         let small = small();
-        let whole = Copy {
+        let whole = KernelCopy {
             file: "step99/variants/small.cu".into(),
             text: Some(patch::apply(&long_base(), SMALL).unwrap()),
             ..small.clone()
@@ -371,7 +377,7 @@ mod tests {
             "{e}"
         );
         // Stages are kept whole at any size.
-        let stage = Copy {
+        let stage = KernelCopy {
             file: "step99/stages/small.cu".into(),
             diff: whole.diff.replace("variants", "stages"),
             ..whole
