@@ -11,8 +11,12 @@
 //! | 2 numerics | `numerics/` | [`reference`](mod@reference) (the f64 result), [`verify`] (the error model's limits in `verify/error_model.rs`, the verdict in `verify/verdict.rs`), [`cublas`] (baselines, DGEMM) |
 //! | 3 step contract | `contract/` | [`params`] (a kernel's `-D` constants), [`step`] (what a step's `lib.rs` fills in), [`stream_k`] (the Stream-K plan), [`step_kernel`] (a compiled step kernel, its geometry on this GPU and the queueing of one product), [`hooks`] (the kernel call that pushes the arguments and queues the kernel on a GPU, and what a step adds to it), [`paths`] (what a step reports of rows and columns sent down a path of their own), [`emulated_call`] (the same call on the emulator, tensor maps included), [`tma`] (tensor maps), [`pad`] (rows padded to 16 bytes) |
 //! | 4 presenting | `present/` | [`cli`] (the shared command line), [`report`] (the printed block) |
-//! | 5 driving | `drive/` | [`measure`] (one launch checked and timed, cuBLAS beside it), [`run`] (a step's program; whether a shape fits the GPU's and the host's memory in `run/memory.rs`, the run on the emulator in `run/emulate.rs`), [`tune`], [`compile_only`], [`bench`](mod@bench) |
-//! | 6 testing | `testing/` | [`testing`]: what the steps' tests share |
+//! | 5 driving | `drive/` | [`measure`] (one launch checked and timed, cuBLAS beside it), [`run`] (a step's program; whether a shape fits the GPU's and the host's memory in `run/memory.rs`, the run on the emulator in `run/emulate.rs`), [`tune`], [`compile_only`], `bench` (the criterion benches) |
+//! | 6 testing | `testing/` | `testing`: what the steps' tests share |
+//!
+//! `testing` and `bench` are built with the `testing` feature alone, which every crate of the
+//! workspace turns on in its `[dev-dependencies]`: a step's program needs neither, nor the
+//! proptest and criterion crates they use.
 //!
 //! Every module is also at the crate's root (`common::gpu`, `common::verify`, …), so a path does
 //! not change when a module's layer does.
@@ -23,6 +27,7 @@ mod device;
 mod drive;
 mod numerics;
 mod present;
+#[cfg(feature = "testing")]
 pub mod testing;
 
 #[cfg(test)]
@@ -31,7 +36,9 @@ mod layers;
 pub use contract::{emulated_call, hooks, pad, params, paths, step, step_kernel, stream_k, tma};
 pub use data::{files, matrix, patch, progress};
 pub use device::{emulated, gpu, stream_hold, timing};
-pub use drive::{bench, compile_only, measure, run, tune};
+#[cfg(feature = "testing")]
+pub use drive::bench;
+pub use drive::{compile_only, measure, run, tune};
 pub use numerics::{cublas, reference, verify};
 pub use present::{cli, report};
 
