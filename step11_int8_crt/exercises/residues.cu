@@ -1278,12 +1278,12 @@ constexpr int REBUILD_COLS = 4;
 // (or 1.5·2⁶⁴) rounds a double to an integer (a multiple of 2¹²) whose low bits sit in the low
 // word of its pattern, so that no conversion between doubles and 64-bit integers is needed. The
 // rows on the FP32 path are left to it, and so are the columns (what is written there is
-// written again). Four columns a thread, a row of C a block in y; five
-// blocks a multiprocessor (48 registers), for loads enough in flight: left to itself the compiler
-// takes 72 registers, three blocks fit, and the kernel takes half as long again.
-extern "C" __global__ void __launch_bounds__(256, 5)
-    reconstruct(const unsigned char* c_res, const int* exps, const int* marks, const int* stats,
-                float* C, int M, int N) {
+// written again). Four columns a thread, a row of C a block in y. No __launch_bounds__: left to
+// itself the compiler keeps to few registers, so that many blocks share a multiprocessor and keep
+// loads in flight (step 11's chapter gives the count); held to five blocks, it spills.
+extern "C" __global__ void reconstruct(const unsigned char* c_res, const int* exps,
+                                       const int* marks, const int* stats, float* C, int M,
+                                       int N) {
     int pitch = (N + 15) / 16 * 16;
     int j0 = REBUILD_COLS * (blockIdx.x * blockDim.x + threadIdx.x);
     if (j0 >= N || chosen(stats) != MODULI) return;  // more moduli: reconstruct_wide's

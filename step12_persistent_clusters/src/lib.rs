@@ -148,8 +148,14 @@ pub const STEP: GpuStep = GpuStep {
     extension: Extension::TensorMaps { a: a_box, b: b_box },
     stages: STAGES,
     hooks: &PersistentHooks,
+    spill_allowance: &[(CUT_ENTRY, CUT_SPILL_MOST)],
     ..GpuStep::DEFAULT
 };
+
+/// The bytes `matmul_cut` may spill (stored and loaded by spill code): at some sets (clusters of
+/// one, BN = 192) ptxas keeps a few words of its bookkeeping in local memory, 108 bytes at most at
+/// the documented sets; a spill of the accumulators, hundreds of bytes, is refused.
+pub const CUT_SPILL_MOST: u32 = 128;
 
 /// The kernel's stages, each one idea short of the next (`--stage NAME`; the diffs beside them
 /// show each idea).

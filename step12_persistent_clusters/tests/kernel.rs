@@ -1,8 +1,8 @@
 use common::gpu::{Limits, PtxasInfo};
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
-use common::{GpuStep, Params, Precision, Shape};
-use step12_persistent_clusters::{CUT_ENTRY, STAGES, STEP};
+use common::{GpuStep, Params, Precision, Shape, spills};
+use step12_persistent_clusters::{CUT_ENTRY, CUT_SPILL_MOST, STAGES, STEP};
 
 /// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
 /// consumers together, before their wgmma read it.
@@ -209,16 +209,25 @@ fn nvrtc_compiles_documented_sets_and_stages_for_sm90a_without_spills() {
         }
     }
     // The kernel's twin that cuts units, too: nothing at the default set; at the others, at
-    // most a few words of the pieces' bookkeeping (108 bytes stored and loaded at one set),
-    // never the accumulators (hundreds of bytes, which the loop adding the pieces can cost).
+    // most a few words of the pieces' bookkeeping (108 bytes stored and loaded at one set), what
+    // the step allows it, never the accumulators (hundreds of bytes, which the loop adding the
+    // pieces can cost). A run accepts every set: no entry point spills beyond that.
     for &v in SETS {
-        let log = STEP.compile(&set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}")).log;
+        let compiled = STEP.compile(&set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        let log = &compiled.log;
         let info =
-            PtxasInfo::parse_entry(&log, CUT_ENTRY).unwrap_or_else(|| panic!("{v:?}: no report: {log}"));
-        let most = if v == SETS[0] { (0, 0) } else { (128, 16) };
+            PtxasInfo::parse_entry(log, CUT_ENTRY).unwrap_or_else(|| panic!("{v:?}: no report: {log}"));
+        let most = if v == SETS[0] { (0, 0) } else { (CUT_SPILL_MOST, 16) };
         let within = info.spill_bytes() <= most.0 && info.stack_frame <= most.1;
         assert!(within, "{CUT_ENTRY} {v:?}: {info:?}");
+        let spilling = spills::reported(&compiled).unwrap();
+        spills::refuse(&STEP, &set(v), &spilling).unwrap_or_else(|e| panic!("{v:?}: {e}"));
     }
+    // Beyond the allowance, or in the kernel itself, a spill is refused.
+    let over = [(CUT_ENTRY.to_owned(), CUT_SPILL_MOST + 1)];
+    let err = spills::refuse(&STEP, &set(SETS[0]), &over).unwrap_err().to_string();
+    assert!(err.contains(&format!("`{CUT_ENTRY}` spills {} bytes", CUT_SPILL_MOST + 1)), "{err}");
+    assert!(spills::refuse(&STEP, &set(SETS[0]), &[("matmul".to_owned(), 4)]).is_err());
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Layer 3, the step contract: what a GPU step's `lib.rs` fills in (kernel, parameters, launch,
 //! checks), the Stream-K plan, the launch and the hooks through which a step adds its own kernels
-//! to it; tensor maps and row padding. Depends on the layers
+//! to it, the refusal of spilled registers; tensor maps and row padding. Depends on the layers
 //! below.
 
 pub mod emulated_call;
@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod pad;
 pub mod params;
 pub mod paths;
+pub mod spills;
 pub mod step;
 pub mod step_kernel;
 pub mod stream_k;

@@ -101,6 +101,10 @@ pub struct GpuStep {
     /// What the step adds to common's launch: its own kernels, workspaces and arguments
     /// ([`crate::hooks::Plain`] for a step that adds nothing).
     pub hooks: &'static dyn Hooks,
+    /// Entry points whose spills a run accepts, up to the bytes given (stored and loaded by
+    /// spill code): a twin's few words of bookkeeping, never accumulators. Any other spill, in
+    /// any entry point, is refused ([`crate::spills`]).
+    pub spill_allowance: &'static [(&'static str, u32)],
 }
 // ANCHOR_END: gpu_step
 
@@ -277,7 +281,8 @@ impl GpuStep {
     /// The second group of fields holds what most steps share: the course's 4096³ problem, B as
     /// it is, the oldest GPU the course runs on (compute capability 7.5), the six standard
     /// arguments, one block per tile of C, rows read as they are, and nothing added to the launch
-    /// (no stages, variants, search or hooks). A step names the fields it changes.
+    /// (no stages, variants, search or hooks) and no spills allowed. A step names the fields it
+    /// changes.
     ///
     /// The first group every step names itself. DEFAULT holds values that declare nothing there:
     /// no name, kernel or parameters, a launch of no threads and a check that refuses every run
@@ -304,6 +309,7 @@ impl GpuStep {
         pads_rows: false,
         variants: &[],
         hooks: &crate::hooks::Plain,
+        spill_allowance: &[],
     };
     // ANCHOR_END: default
 

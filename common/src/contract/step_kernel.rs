@@ -30,17 +30,11 @@ pub struct StepKernel<'a> {
 }
 
 impl<'a> StepKernel<'a> {
-    /// Compiles and loads; a set that spills registers is refused, since local-memory traffic
-    /// would dominate whatever the parameters were meant to show.
+    /// Compiles and loads; a set whose entry points spill registers is refused ([`crate::spills`]).
     pub fn new(gpu: &Gpu, step: &'a GpuStep, params: Params) -> Result<Self> {
         step.check_compute(gpu.info.compute_capability, &gpu.info.name)?;
         let kernel = Kernel::load(gpu, step.compile(&params, &gpu.info.arch())?)?;
-        let spilled = kernel.spill_bytes()?;
-        if spilled > 0 {
-            bail!(
-                "with {params} the kernel spills {spilled} bytes of registers to local memory; choose smaller per-thread tiles"
-            );
-        }
+        crate::spills::check(step, &params, &kernel)?;
         Self::with_kernel(step, params, kernel)
     }
 

@@ -460,16 +460,11 @@ impl Kernel {
             .map_err(|_| anyhow!("the kernel has no `extern \"C\" __global__ void {name}(...)` entry point"))
     }
 
-    /// Bytes spilled per thread: ptxas's count, or the driver's local memory when there is no report.
-    pub fn spill_bytes(&self) -> Result<u32> {
-        match self.compiled.ptxas {
-            Some(p) => Ok(p.spill_bytes()),
-            None => Ok(self
-                .func
-                .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
-                .map_err(|e| anyhow!("reading a kernel attribute: {e:?}"))?
-                .max(0) as u32),
-        }
+    /// Local memory per thread of the entry point `name` (stack frame and spills), as the driver
+    /// reports it.
+    pub fn local_bytes(&self, name: &str) -> Result<u32> {
+        let bytes = self.entry(name)?.get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+        Ok(bytes.map_err(|e| anyhow!("reading a kernel attribute: {e:?}"))?.max(0) as u32)
     }
 
     /// Lets the kernel use `dynamic_smem` bytes of dynamic shared memory (needed above 48 KB)

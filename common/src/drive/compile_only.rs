@@ -12,6 +12,7 @@ use crate::gpu::{self, Limits};
 use crate::matrix::Shape;
 use crate::params::Params;
 use crate::patch;
+use crate::spills;
 use crate::step::GpuStep;
 
 /// Registers of one SM on every architecture `--compile-only` knows (sm_75 to sm_120).
@@ -126,18 +127,16 @@ fn compile_and_report(
                     spills_of(e)
                 );
             }
-            if p.spill_bytes() > 0 {
-                r += "  note     a run refuses this set: registers spilled to local memory would dominate the time\n";
+            // Every entry point's spills, as a run refuses them.
+            let spilling = spills::reported(&compiled).unwrap_or_default();
+            if let Err(e) = spills::refuse(step, params, &spilling) {
+                let _ = writeln!(r, "  note     a run refuses this set: {e}");
             }
-            let spilling: Vec<&str> =
-                others.iter().filter(|(_, e)| e.spill_bytes() > 0).map(|(n, _)| n.as_str()).collect();
-            if !spilling.is_empty() {
+            for (entry, bytes) in spilling.iter().filter(|(n, b)| *b <= spills::allowance(step, n)) {
+                let allowed = spills::allowance(step, entry);
                 let _ = writeln!(
                     r,
-                    "  note     {} spill{} registers to local memory; a run refuses only `{}`'s spills",
-                    spilling.join(", "),
-                    if spilling.len() == 1 { "s" } else { "" },
-                    gpu::ENTRY
+                    "  note     `{entry}` spills {bytes} bytes, within the {allowed} the step allows it"
                 );
             }
             let block_registers = p.registers * geometry.threads();

@@ -132,12 +132,9 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
                 continue;
             }
         };
-        match kernel.spill_bytes()? {
-            0 => {}
-            n => {
-                skipped.push(format!("{params}: spills {n} bytes"));
-                continue;
-            }
+        if let Err(e) = crate::spills::check(step, &params, &kernel) {
+            skipped.push(format!("{params}: {e}"));
+            continue;
         }
         let step_kernel = StepKernel::with_kernel(step, params.clone(), kernel)?;
         // A set that does not fit here, or whose product cannot run here (a split's workspace
