@@ -1,7 +1,7 @@
 //! The baseline and the reference on a real GPU.
 
 use common::cublas::Blas;
-use common::measure::Buffers;
+use common::measure::{self, Buffers, Recipe};
 use common::{Inputs, Precision, Shape, gpu, reference, verify};
 
 /// Shapes from K = 1 to K = 2²⁰, small and large, on which the baselines meet their limits.
@@ -27,10 +27,8 @@ fn baseline_passes(gpu: &gpu::Gpu, blas: &Blas, name: &str, precision: Precision
         let shape = Shape::new(m, n, k).unwrap();
         for exact in [false, true] {
             let inputs = Inputs::new(shape, 77, exact);
-            let mut bufs = Buffers::upload(gpu, &inputs).unwrap();
-            bufs.poison(gpu).unwrap();
-            blas.sgemm(shape, &bufs.a, &bufs.b, &mut bufs.c).unwrap();
-            let c = bufs.download_c(gpu).unwrap();
+            let bufs = Buffers::upload(gpu, &inputs).unwrap();
+            let (c, _) = measure::measure_cublas(gpu, blas, &bufs, Recipe::checked()).unwrap();
             let reference =
                 if m * n * k <= 1 << 24 { reference::cpu(&inputs) } else { blas.reference(&inputs).unwrap() };
             let v = verify::verify(shape, &c, &reference, precision);

@@ -1,14 +1,15 @@
-//! What a step adds to common's launch, behind one interface. Most steps add nothing: their kernel
-//! takes the six standard arguments (and tensor maps, or a Stream-K layout, which common builds).
-//! A step whose launch needs more declares [`Hooks`] in its own crate:
+//! What a step adds to common's product, behind one interface. Most steps add nothing: their
+//! kernel takes the six standard arguments (and tensor maps, or a Stream-K layout, which common
+//! builds). A step whose product needs more declares [`Hooks`] in its own crate:
 //!
 //! - step 09 marks the rows and columns its split cannot carry and sends them down the FP32 path;
 //! - step 10 splits K between blocks, chooses its kernel per shape and adds the slices after;
 //! - step 11 queues its residue kernels, the INT8 product and the rebuild.
 //!
-//! Common's launch ([`crate::step_kernel::StepKernel`]) asks the hooks once, when a kernel is loaded, for
-//! the step's own product ([`OwnProduct`]), and hands that a [`KernelCall`] on every launch: the
-//! compiled kernel, its grid and the standard arguments, with the tensor maps common builds.
+//! Common's step kernel ([`crate::step_kernel::StepKernel`]) asks the hooks once, when a kernel is
+//! loaded, for the step's own product ([`OwnProduct`]), and hands that a [`KernelCall`] on every
+//! product: the compiled kernel, its grid and the standard arguments, with the tensor maps common
+//! builds.
 
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
@@ -206,7 +207,7 @@ impl<'c> KernelCall<'c> {
     pub fn plain(&self, (a, b, c): Operands) -> Result<()> {
         if self.boxes.is_some() && self.maps.is_none() {
             bail!(
-                "this kernel reads tensor maps of the step's own workspaces, and the step's hooks gave no launch that builds them"
+                "this kernel reads tensor maps of the step's own workspaces, and the step's hooks gave no product that builds them"
             );
         }
         let maps = match self.maps {

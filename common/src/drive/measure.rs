@@ -126,20 +126,11 @@ impl Buffers {
         step_kernel: &StepKernel,
     ) -> Result<(&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>)> {
         let b = if (step_kernel.step.b_transposed)(&step_kernel.params) {
-            self.bt.as_ref().ok_or_else(|| anyhow!("Bᵀ was not step_kernel for {}", step_kernel.step.name))?
+            self.bt.as_ref().ok_or_else(|| anyhow!("Bᵀ was not made for {}", step_kernel.step.name))?
         } else {
             &self.b
         };
         Ok((&self.a, b, &mut self.c))
-    }
-
-    /// Fills C with NaN, so that an element no thread writes fails verification.
-    pub fn poison(&mut self, gpu: &Gpu) -> Result<()> {
-        poison(gpu, &mut self.c)
-    }
-
-    pub fn download_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {
-        download(gpu, &self.c)
     }
 }
 
