@@ -89,11 +89,11 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
     }
     let (params, choice) = step.params_for(shape, emulated::SMS, &args.params)?;
-    step.validate(&params, shape, &Limits::LARGEST)?;
+    // The parameters are checked at this shape once, before the compile, by Emulated::new.
+    let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
     super::check_host_fits(shape, !args.no_verify, 0, super::host_memory_available())?;
     let inputs = super::inputs_of(args, files, shape);
 
-    let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
     let geometry = emulated.geometry;
     let started = Instant::now();
     let (c, call_traffic) = emulated.multiply(&inputs, true)?;
