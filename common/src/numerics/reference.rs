@@ -61,6 +61,10 @@ pub struct Growth {
     /// (Σ g)²/Σ g² with g_ij = c_ij² + T_ij/2 (T = (A∘A)·(B∘B)): how many elements share the error
     /// evenly; fewer than M·N when the magnitudes are spread out.
     pub spread: f64,
+    /// What rounding A's rows and B's columns to integers, without bias, at the scale of a
+    /// product of seven moduli may add to ‖ΔC‖² in expectation (step 11's operands:
+    /// [`integer_rounding_sq`](crate::verify::integer_rounding_sq)).
+    pub integer_rounding_sq: f64,
 }
 
 impl Growth {
@@ -78,6 +82,8 @@ impl Growth {
             bias: 0.0,
             tc_bias: 0.0,
             spread: shape.m as f64 * shape.n as f64,
+            // The default inputs are multiples of 2⁻²², which the scaled integers hold exactly.
+            integer_rounding_sq: 0.0,
         }
     }
 }
@@ -201,6 +207,7 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
         bias: rounding_bias(inputs),
         tc_bias: tensor_core_bias(inputs),
         spread: if sum_g2 > 0.0 { sum_g * sum_g / sum_g2 } else { (m * n) as f64 },
+        integer_rounding_sq: crate::verify::integer_rounding_sq(whole),
     };
     Ok(Reference { c, abs, growth, exact: whole.exact, source })
 }

@@ -9,7 +9,8 @@
 //! - **Normwise**, the error the claimed arithmetic is *expected* to make: ‖ΔC‖_F ≤ λ(n)·ρ·S, with
 //!   S² = Σᵢⱼ Σₚ (aᵢₚ·bₚⱼ)², ρ the expected relative error of the claimed precision (operand
 //!   rounding, the sums' rounding: [`C_RN`], [`C_RZ`], the tensor cores' bias β_TC, and
-//!   [`SPLIT_RHO`] for three TF32 products), and λ(n) = max(κ·√(1 + 6·√(6/n)), 18/√n), κ =
+//!   [`SPLIT_RHO`] for three TF32 products, and for step 11 its operands' unbiased rounding to
+//!   integers, [`integer_rounding_sq`]), and λ(n) = max(κ·√(1 + 6·√(6/n)), 18/√n), κ =
 //!   [`KAPPA`], n the number of independent pieces of the smallest family the error is made of.
 //! - **What it can tell apart**: [`Verdict::separates`] says whether the next lower precision's
 //!   expected error is at least twice the limit at the shape checked.
@@ -48,8 +49,9 @@ mod precision;
 mod verdict;
 
 pub use error_model::{
-    C_RN, C_RZ, GROUP, KAPPA, ROOM, Rounding, SPLIT_RHO, SPLIT_TF32, Sums, U32, U64, UTF32, UTF32_TRUNCATED,
-    expected, expected_error, gamma, independent, lambda, underflow,
+    C_RN, C_RZ, GROUP, INT8_CRT_PRODUCT, KAPPA, ROOM, Rounding, SPLIT_RHO, SPLIT_TF32, Sums, U32, U64, UTF32,
+    UTF32_TRUNCATED, expected, expected_error, gamma, independent, integer_exponent, integer_rounding_sq,
+    lambda, underflow,
 };
 pub use precision::{Precision, shared_roof};
 pub use verdict::{Class, Normwise, Verdict, Worst, share, verify};
