@@ -144,16 +144,16 @@ constexpr int NONFINITE = 1 << 30;
 constexpr double MARGIN = 1.0 / 1048576.0;  // 2⁻²⁰: T's margin below √(P_L/2) (the host's room)
 
 // The exponent e of a row (or column) x of K entries with Σx² = norm2, for a product of L
-// moduli: the largest with 2^e·‖x‖ + √K/2 ≤ T, T = √(P_L/2) less a margin. Rounding moves each
-// entry by at most 1/2, so the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz every sum of
-// products of a row and a column stays within T² < P_L/2: the remainder theorem can tell it from
-// every other integer.
+// moduli: the largest with 2^e·‖x‖ + √K ≤ T, T = √(P_L/2) less a margin. Rounding moves each
+// entry by less than 1 (see unbiased), so the integers keep ‖x′‖ ≤ T, and by Cauchy and Schwarz
+// every sum of products of a row and a column stays within T² < P_L/2: the remainder theorem can
+// tell it from every other integer.
 __device__ int exponent_for(double norm2, int K, int L)
 {
     if (!(norm2 <= 1.7976931348623157e308)) return NONFINITE;  // NaN or infinity on the way
     if (norm2 == 0.0) return 0;
     double limit = sqrt(0.5 * TABLE.product[L]) * (1.0 - MARGIN);
-    return ilogb((limit - 0.5 * sqrt(static_cast<double>(K))) / sqrt(norm2));
+    return ilogb((limit - sqrt(static_cast<double>(K))) / sqrt(norm2));
 }
 // ANCHOR_END: exponent
 
@@ -181,6 +181,52 @@ __device__ __forceinline__ Pieces pieces(float v)
     return {hi, mid, lo};
 }
 // ANCHOR_END: pieces
+
+// ANCHOR: unbiased
+// Rounding to nearest errs the same way on every entry with the same fraction: where the data
+// lines those errors up against the other operand's signs, a dot product's K errors add up
+// instead of cancelling. So an entry of magnitude 1 or more once scaled rounds up with a chance
+// equal to its fraction and down otherwise. Its error stays below one unit and has mean zero
+// whatever the data, so the errors of a sum cancel as FP32's own roundings do. The chances come
+// from a hash of where a thread's run of entries lies (its row or column and its first k), the
+// same in every run, stepped by a fixed odd number from entry to entry. Below 1, and for K < 4
+// (where the bound has no room for errors of a whole unit), an entry rounds to nearest
+// (pieces() does it), which never moves it past zero.
+struct Coins {
+    unsigned h;
+    __device__ explicit Coins(unsigned key)
+    {
+        key ^= key >> 16;
+        key *= 0x85EBCA6Bu;
+        key ^= key >> 13;
+        key *= 0xC2B2AE35u;
+        h = key ^ key >> 16;
+    }
+    // 1 + t_j, t_j in [0, 1) in steps of 2⁻²³: the low 23 bits of h + j·0x9E3779B9 under the
+    // exponent of 1. For j = 0 … 15 they lie 0.43 apart, modulo 1.
+    __device__ float operator[](int j) const
+    {
+        return __uint_as_float(((h + j * 0x9E3779B9u) & 0x7FFFFFu) | 0x3F800000u);
+    }
+};
+
+// The place of entry k of row i of A, or of column j of B: different keys for the two operands.
+__device__ __forceinline__ unsigned key_a(int i, int k) { return i * 0x9E3779B9u + k; }
+__device__ __forceinline__ unsigned key_b(int j, int k)
+{
+    return j * 0x7FEB352Du + k + 0x68E31DA4u;
+}
+
+// v rounded up when its fraction is above the coin's t, else down; v itself (to be rounded to
+// nearest) where |v| < 1 or the rounding is off.
+__device__ __forceinline__ float unbiased(float v, float coin, bool on)
+{
+    float whole = floorf(v);
+    float fraction = (v - whole) + 1.0f;  // 1 + its fraction, exact: |v| ≥ 1 keeps 2⁻²³
+    float rounded = fraction > coin ? whole + 1.0f : whole;
+    return on && fabsf(v) >= 1.0f ? rounded : v;
+}
+// ANCHOR_END: unbiased
 
 // ANCHOR: residue_byte
 // x's residue modulo m_l, from −m/2 to m/2, as its low byte: t = hi·(2²⁴ mod m) + mid·(2¹²
@@ -282,19 +328,20 @@ __device__ __forceinline__ void load(const float* row, int k0, int K, float (&v)
 }
 
 // ANCHOR: apart_rule
-// Which rows and columns the scaling carries. Rounding 2^e·x to an integer moves it by at most
-// 1/2, and never by more than |2^e·x|. Call an entry other than zero whose scaled value is below
-// 2²⁷/K "small"; every other entry other than zero moves by at most τ = γ_K/16 of itself (γ_K =
-// K·2⁻²⁴, FP32's per-element factor), which costs element (i, j) at most τ·(|A||B|)ᵢⱼ. A row of
-// A with s small entries costs element (i, j) at most half a unit times the mass of column j of
-// B on those s places, which is within τ·(|A||B|)ᵢⱼ while that mass is no more than the column's
-// mass on the row's entries that are neither small nor zero: sure when (2s + z)·‖b_j‖∞ ≤ ‖b_j‖₁,
-// with z the row's zeros, for every column. So with q_B the largest ‖b_j‖∞/‖b_j‖₁ over B's
-// columns, a row with s > 0 and (2s + z)·q_B > 1 takes the FP32 path (mark_paths, below), and
-// likewise a column of B against q_A, the rows' largest
-// ‖a_i‖∞/‖a_i‖₁. Each operand then costs at most 2τ = γ_K/8, their cross term at most 2τ more,
-// and the rest of the bound covers the final rounding to FP32 (the rebuild is exact). A vector the
-// rule does not carry at MODULI is looked at again, element by element (bound_rule, below).
+// Which rows and columns the scaling carries. Rounding 2^e·x to an integer (unbiased, above)
+// moves it by less than 1, and never by more than |2^e·x|. Call an entry other than zero whose
+// scaled value is below 2²⁷/K "small"; every other entry other than zero moves by less than 2τ of
+// itself, τ = γ_K/16 (γ_K = K·2⁻²⁴, FP32's per-element factor), which costs element (i, j) at most
+// 2τ·(|A||B|)ᵢⱼ. A row of A with s small entries costs element (i, j) at most one unit times the
+// mass of column j of B on those s places, which is within 2τ·(|A||B|)ᵢⱼ while that mass is no
+// more than the column's mass on the row's entries that are neither small nor zero: sure when
+// (2s + z)·‖b_j‖∞ ≤ ‖b_j‖₁, with z the row's zeros, for every column. So with q_B the largest
+// ‖b_j‖∞/‖b_j‖₁ over B's columns, a row with s > 0 and (2s + z)·q_B > 1 takes the FP32 path
+// (mark_paths, below), and likewise a column of B against q_A, the rows' largest ‖a_i‖∞/‖a_i‖₁.
+// Each operand then costs at most 4τ = γ_K/4, their cross term at most 4τ more, and the rest of
+// the bound, γ_K/4, covers the final rounding to FP32 (at most γ_K/K; the rebuild is exact) from
+// K = 4 on. Below that entries round to nearest, and every cost above halves. A vector the rule
+// does not carry at MODULI is looked at again, element by element (bound_rule, below).
 // stats: [0] q_A and [1] q_B as the bits of a positive float (largest by atomicMax), [2] the
 // moduli the product takes (0 until choose_moduli raises it above MODULI), then for each row of
 // A and column of B in turn (v = i, or M + j) 2s + z at [3 + 2v] and s at [4 + 2v], at MODULI;
@@ -391,6 +438,7 @@ extern "C" __global__ void __launch_bounds__(256)
     }
     // A row with NaN or infinity takes the FP32 path (mark_paths): its residues are zeros.
     const float limit = SMALL / static_cast<float>(K);
+    const bool on = K >= 4;
     int weight = 0, small = 0;
     for (int k0 = 16 * threadIdx.x; k0 < K; k0 += stride) {
         float v[16];
@@ -401,11 +449,12 @@ extern "C" __global__ void __launch_bounds__(256)
             load(row, k0, K, v);
         }
         Pieces x[16];
+        Coins coins(key_a(i, k0));
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             float scaled = scale(v[j]);
             if (k0 + j < K) tally(v[j], scaled, limit, weight, small);
-            x[j] = pieces(scaled);
+            x[j] = pieces(unbiased(scaled, coins[j], on));
         }
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
@@ -508,12 +557,14 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     Scale scale{exponent[c]};
     Pieces x[16];
     const float limit = SMALL / static_cast<float>(K);
+    const bool on = K >= 4;
     int weight = 0, small = 0;
+    Coins coins(key_b(n, k0 + kk));
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
         float scaled = scale(tile[kk + j][c]);
         if (k0 + kk + j < K) tally(tile[kk + j][c], scaled, limit, weight, small);
-        x[j] = pieces(scaled);
+        x[j] = pieces(unbiased(scaled, coins[j], on));
     }
     if (weight > 0) atomicAdd(&stats[3 + 2 * (M + n)], weight);
     if (small > 0) atomicAdd(&stats[4 + 2 * (M + n)], small);
@@ -543,8 +594,9 @@ extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* e
             float v[8];
             load(row, k0, K, v);
             Long x[8];
+            Coins coins(key_a(i, k0));
 #pragma unroll
-            for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(v[j]));
+            for (int j = 0; j < 8; ++j) x[j] = long_pieces(unbiased(scale(v[j]), coins[j], K >= 4));
             signed char* out = res + static_cast<long long>(i) * pitch + k0;
             for (int l = 0; l < L; ++l) {
                 signed char* plane = out + static_cast<long long>(l) * M * pitch;
@@ -589,8 +641,10 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
             int kk = 64 * h + 8 * (threadIdx.x % 8);
             if (k0 + kk >= K) break;
             Long x[8];
+            Coins coins(key_b(n, k0 + kk));
 #pragma unroll
-            for (int j = 0; j < 8; ++j) x[j] = long_pieces(scale(tile[kk + j][c]));
+            for (int j = 0; j < 8; ++j)
+                x[j] = long_pieces(unbiased(scale(tile[kk + j][c]), coins[j], K >= 4));
             signed char* out = res + static_cast<long long>(n) * pitch + k0 + kk;
             for (int l = 0; l < L; ++l) {
                 signed char* plane = out + static_cast<long long>(l) * N * pitch;
@@ -625,10 +679,10 @@ extern "C" __global__ void mark_paths(const int* exps, int* stats, int* marks, i
 // ANCHOR: bound_rule
 // The bound: where the rule above does not carry a vector at MODULI (the flag), what each element
 // needs is read from a lower bound of |A||B| itself. Rounding row i at count L moves each entry
-// other than zero by at most u_i(L) = 2^(−e_i(L)−1), so it costs element (i, j) at most
+// other than zero by less than u_i(L) = 2^(−e_i(L)), so it costs element (i, j) at most
 // u_i(L)·(‖b_j‖₁ + K·v_j), the cross term with column j's own rounding v_j included. That is
-// within γ_K/8·(|A||B|)ᵢⱼ, as the rule's, once 2^(e_i(L) − e_i) ≥ ratio, e_i the first pass's
-// exponent and ratio = (‖b_j‖₁·2^f_j + K/2)·2⁷²/(K·lower), lower below (|A||B|)ᵢⱼ·2^(46+e_i+f_j).
+// within γ_K/4·(|A||B|)ᵢⱼ, as the rule's, once 2^(e_i(L) − e_i) ≥ ratio, e_i the first pass's
+// exponent and ratio = (‖b_j‖₁·2^f_j + K)·2⁷²/(K·lower), lower below (|A||B|)ᵢⱼ·2^(46+e_i+f_j).
 // It comes from the product below of the magnitudes |a|·2^(e_i+23) and |b|·2^(f_j+23) (at most
 // 2^54.5), rounded toward zero to bf16 and raised to FLOOR where the entry is not zero: every pair
 // of entries other than zero then adds at least FLOOR² = 2⁻¹²⁶ (an FP32 normal), so a sum of 0
@@ -637,7 +691,7 @@ extern "C" __global__ void mark_paths(const int* exps, int* stats, int* marks, i
 // sum: rounding the magnitudes down only lowers the products, and the tensor cores' sum, above
 // the exact one by a factor 1 + ε at most, ε far below 1, is then still at most twice it.
 // Columns likewise, with ‖a_i‖₁.
-constexpr float BOUND_SCALE = 4722366482869645213696.0f;  // 2⁷² = 2²⁷ (8/γ_K, over K) · 2⁴⁶ / 2
+constexpr float BOUND_SCALE = 4722366482869645213696.0f;  // 2⁷² = 2²⁶ (4/γ_K, over K) · 2⁴⁶
 constexpr unsigned short FLOOR_BITS = 0x2000;  // 2⁻⁶³ as a bf16
 
 // |x|·2^shift rounded toward zero to bf16 (its high 16 bits), at least FLOOR where x is not zero:
@@ -649,12 +703,12 @@ __device__ __forceinline__ unsigned short bf16_down(float x, int shift) {
     return m > FLOOR_BITS ? m : FLOOR_BITS;
 }
 
-// A vector's ‖x‖₁·2^e + K/2 (the ratio's numerator) and FLOOR·‖x‖₁·2^(e+23) (its share of what
+// A vector's ‖x‖₁·2^e + K (the ratio's numerator) and FLOOR·‖x‖₁·2^(e+23) (its share of what
 // raising costs), as floats rounded up; zeros for a vector of zeros or with NaN or infinity,
 // whose elements the bound leaves alone.
 __device__ __forceinline__ float2 scaled_l1(double l1, int e, int K) {
     if (e == NONFINITE || l1 == 0.0) return make_float2(0.0f, 0.0f);
-    return make_float2(__double2float_ru(ldexp(l1, e) + 0.5 * K),
+    return make_float2(__double2float_ru(ldexp(l1, e) + K),
                        __double2float_ru(ldexp(l1, e - 40)));
 }
 // ANCHOR_END: bound_rule

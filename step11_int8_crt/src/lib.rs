@@ -95,6 +95,7 @@ const BM: u32 = 128;
 const BN: u32 = 256;
 const BK: u32 = 128;
 
+pub mod coherent;
 pub mod residues;
 pub mod sequence;
 

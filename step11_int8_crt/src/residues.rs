@@ -101,11 +101,11 @@ pub fn product(moduli: usize) -> u128 {
     MODULUS[..moduli].iter().map(|&m| u128::from(m)).product()
 }
 
-/// How far the integers of a row can reach, T = √(P/2)·(1 − [`MARGIN`]), less the √K/2 their
-/// rounding may add. A row of K equal entries then keeps room/√K of each: the step asks for at
+/// How far the integers of a row can reach, T = √(P/2)·(1 − [`MARGIN`]), less the √K their
+/// rounding may add (each entry moves by less than 1). A row of K equal entries then keeps room/√K of each: the step asks for at
 /// least 2 (one bit).
 pub fn room(moduli: usize, k: usize) -> f64 {
-    (product(moduli) as f64 / 2.0).sqrt() * (1.0 - MARGIN) - 0.5 * (k as f64).sqrt()
+    (product(moduli) as f64 / 2.0).sqrt() * (1.0 - MARGIN) - (k as f64).sqrt()
 }
 
 /// T's margin below √(P/2), 2⁻²⁰: the kernel's `exponent_for` leaves the same.

@@ -11,6 +11,7 @@ use common::testing::emulator::{self, SHAPES};
 use common::testing::exercises::Exercise;
 use common::verify::{self, Verdict};
 use common::{GpuStep, Inputs, Shape, reference, testing};
+use step11_int8_crt::coherent::{Ties, coherent};
 use step11_int8_crt::{COUNT, MODULI, STEP};
 
 /// Runs `step` (its parameters for the shape, then `overrides`) on `inputs` on the emulator, with
@@ -105,4 +106,34 @@ fn nvrtc_emulated_starting_file_fails_with_a_normwise_error_of_one() {
     let written = c.iter().filter(|&&v| v != 0.0).count();
     assert_eq!(written, 0, "the starting file wrote something other than 0: {:?}", &c[..8]);
     assert!(verdict.summary().contains("‖ΔC‖/‖C‖ 1.0e0"), "{}", verdict.summary());
+}
+
+/// Inputs whose scaled entries are half-integers that rounding to nearest would take ½ from each
+/// time while C cancels (`coherent`): the step passes them, in A and in B, at the rule's seven
+/// moduli and at counts forced past it, each well inside its limit. With its scaled entries
+/// rounded to nearest instead (the planted fault), C is off by about itself, and it fails at
+/// seven moduli.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_coherent_half_integers_pass_and_rounding_to_nearest_fails() {
+    let nearest = testing::edited(&STEP, &[("return on && fabsf(v) >= 1.0f ? rounded : v;", "return v;")]);
+    for ((m, n, k), moduli) in [((16, 16, 256), 7), ((9, 7, 129), 7), ((16, 12, 64), 8), ((12, 16, 96), 9)] {
+        for ties in [Ties::A, Ties::B] {
+            let x = coherent(Shape::new(m, n, k).unwrap(), moduli, ties).unwrap();
+            let forced: Vec<(&str, u32)> =
+                if moduli > 7 { vec![(COUNT.name, moduli as u32)] } else { vec![] };
+            let (_, verdict, taken) = emulate(&STEP, &forced, &x);
+            assert!(
+                verdict.passed() && verdict.normwise.ratio() < 0.75,
+                "{}, {m}×{n}×{k}: {}",
+                x.source,
+                verdict.summary()
+            );
+            assert_eq!(taken, moduli, "{}, {m}×{n}×{k}: the moduli the product took", x.source);
+            if moduli == 7 {
+                let (_, verdict, _) = emulate(&nearest, &forced, &x);
+                assert!(!verdict.passed(), "{}, {m}×{n}×{k}, to nearest: {}", x.source, verdict.summary());
+            }
+        }
+    }
 }
