@@ -187,26 +187,28 @@ __device__ __forceinline__ Pieces pieces(float v)
 // lines those errors up against the other operand's signs, a dot product's K errors add up
 // instead of cancelling. So an entry of magnitude 1 or more once scaled rounds up with a chance
 // equal to its fraction and down otherwise. Its error stays below one unit and has mean zero
-// whatever the data, so the errors of a sum cancel as FP32's own roundings do. The chances come
-// from a hash of where a thread's run of entries lies (its row or column and its first k), the
-// same in every run, stepped by a fixed odd number from entry to entry. Below 1, and for K < 4
-// (where the bound has no room for errors of a whole unit), an entry rounds to nearest
-// (pieces() does it), which never moves it past zero.
+// whatever the data, and different entries draw coins that are as good as independent, so the
+// errors of a sum cancel as FP32's own roundings do. A thread's run of entries (16 of a row or a
+// column) seeds its coins with a hash of where the run lies, the same in every run of the
+// program, and steps a linear congruential sequence from entry to entry. Below 1, and for K < 4
+// (where the bound has no room for errors of a whole unit), an entry rounds to nearest (pieces()
+// does it), which never moves it past zero.
 struct Coins {
-    unsigned h;
+    unsigned x;
     __device__ explicit Coins(unsigned key)
     {
         key ^= key >> 16;
         key *= 0x85EBCA6Bu;
         key ^= key >> 13;
         key *= 0xC2B2AE35u;
-        h = key ^ key >> 16;
+        x = key ^ key >> 16;
     }
-    // 1 + t_j, t_j in [0, 1) in steps of 2⁻²³: the low 23 bits of h + j·0x9E3779B9 under the
-    // exponent of 1. For j = 0 … 15 they lie 0.43 apart, modulo 1.
-    __device__ float operator[](int j) const
+    // The next coin, 1 + t: x ← a·x + c modulo 2³², and t its top 23 bits, in [0, 1) in steps of
+    // 2⁻²³ (the top bits of such a sequence are the ones that look independent).
+    __device__ float next()
     {
-        return __uint_as_float(((h + j * 0x9E3779B9u) & 0x7FFFFFu) | 0x3F800000u);
+        x = x * 0x2C9277B5u + 0xAC564B05u;
+        return __uint_as_float(0x3F800000u | x >> 9);
     }
 };
 
@@ -454,7 +456,7 @@ extern "C" __global__ void __launch_bounds__(256)
         for (int j = 0; j < 16; ++j) {
             float scaled = scale(v[j]);
             if (k0 + j < K) tally(v[j], scaled, limit, weight, small);
-            x[j] = pieces(unbiased(scaled, coins[j], on));
+            x[j] = pieces(unbiased(scaled, coins.next(), on));
         }
 #pragma unroll
         for (int l = 0; l < MODULI; ++l) {
@@ -564,7 +566,7 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     for (int j = 0; j < 16; ++j) {
         float scaled = scale(tile[kk + j][c]);
         if (k0 + kk + j < K) tally(tile[kk + j][c], scaled, limit, weight, small);
-        x[j] = pieces(unbiased(scaled, coins[j], on));
+        x[j] = pieces(unbiased(scaled, coins.next(), on));
     }
     if (weight > 0) atomicAdd(&stats[3 + 2 * (M + n)], weight);
     if (small > 0) atomicAdd(&stats[4 + 2 * (M + n)], small);
@@ -596,7 +598,8 @@ extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* e
             Long x[8];
             Coins coins(key_a(i, k0));
 #pragma unroll
-            for (int j = 0; j < 8; ++j) x[j] = long_pieces(unbiased(scale(v[j]), coins[j], K >= 4));
+            for (int j = 0; j < 8; ++j)
+                x[j] = long_pieces(unbiased(scale(v[j]), coins.next(), K >= 4));
             signed char* out = res + static_cast<long long>(i) * pitch + k0;
             for (int l = 0; l < L; ++l) {
                 signed char* plane = out + static_cast<long long>(l) * M * pitch;
@@ -644,7 +647,7 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
             Coins coins(key_b(n, k0 + kk));
 #pragma unroll
             for (int j = 0; j < 8; ++j)
-                x[j] = long_pieces(unbiased(scale(tile[kk + j][c]), coins[j], K >= 4));
+                x[j] = long_pieces(unbiased(scale(tile[kk + j][c]), coins.next(), K >= 4));
             signed char* out = res + static_cast<long long>(n) * pitch + k0 + kk;
             for (int l = 0; l < L; ++l) {
                 signed char* plane = out + static_cast<long long>(l) * N * pitch;
