@@ -82,8 +82,10 @@ impl Growth {
             bias: 0.0,
             tc_bias: 0.0,
             spread: shape.m as f64 * shape.n as f64,
-            // The default inputs are multiples of 2⁻²², which the scaled integers hold exactly.
-            integer_rounding_sq: 0.0,
+            // Inputs uniform in [−1, 1] with every bit drawn: ‖a‖² = K/3 for every row and column,
+            // so R = ½·M·N·(K/3)·4^−e against S² = M·N·K/9. (The default inputs, multiples of 2⁻²²,
+            // are held exactly up to K = 4096, and round less beyond.)
+            integer_rounding_sq: 1.5 * 4f64.powi(-crate::verify::integer_exponent(k / 3.0, shape.k)),
         }
     }
 }
