@@ -4,7 +4,9 @@ ReLU activations times weights, softmax rows (of 3·z, and of 12·z whose smalle
 of FP32's normal range), sparse, signed heavy-tailed, identity plus tiny noise, tiny magnitudes,
 columns of B scaled by powers of two across 120 binades, uniform inputs with a NaN in every row
 of A (every row on a step's FP32 path), and uniform inputs with NaN in three rows of A, +∞ in a
-fourth and NaN in one column of B (a few rows and a column on the FP32 path). Needs numpy.
+fourth and NaN in one column of B (a few rows and a column on the FP32 path); then GELU
+activations, attention probabilities, 8-bit quantized weights and unit-length embeddings. Needs
+numpy.
 
     scripts/families-inputs.py OUT [N]        (N×N times N×N, default 4096; prints the --pair flags)
     scripts/families-inputs.py OUT M N K      (M×K times K×N, for compare --families -m M -n N -k K)
@@ -54,6 +56,16 @@ def main():
         b[rng.integers(0, sb[0]), sb[1] // 2] = np.nan
         return a, b
 
+    def gelu(x):
+        return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+
+    def int8_weights(w):
+        scale = np.abs(w).max(axis=0, keepdims=True) / 127.0
+        return np.round(w / scale) * scale
+
+    def unit_rows(x):
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
     scales = np.exp2(np.round(np.linspace(-60, 60, n)))
     pairs = {
         "relu": (np.maximum(z(sa), 0.0), 0.02 * z(sb)),
@@ -67,6 +79,14 @@ def main():
         "softmax12": (softmax(12.0 * z(sa)), z(sb)),
         "nan-every-row": (nan_every_row(sa), rng.uniform(-1.0, 1.0, sb)),
         "nan-few": nan_few(sa, sb),
+        # Four more layers' worth, drawn last: GELU activations times weights of variance 1/K,
+        # attention probabilities softmax(QKᵀ/8) over 64-wide heads times values, activations
+        # times weights quantized to 8 bits (a scale a column), and unit-length embeddings
+        # against unit-length embeddings (cosine similarities).
+        "gelu": (gelu(z(sa)), z(sb) / np.sqrt(k)),
+        "attention": (softmax(z((m, 64)) @ z((k, 64)).T / 8.0), z(sb)),
+        "int8-weights": (z(sa), int8_weights(z(sb))),
+        "embeddings": (unit_rows(z(sa)), unit_rows(z((n, k))).T),
     }
     flags = []
     for name, (a, b) in pairs.items():
