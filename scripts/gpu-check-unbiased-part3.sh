@@ -1,3 +1,7 @@
+#!/usr/bin/env bash
+# Part 3 of step 11's unbiased-rounding checks (see gpu-check-unbiased.sh): step 11 before (.gpu-old)
+# and after (.gpu), in turn, at 4096³ on three families, twice; coherent inputs at 4096³; then
+# step 11's GPU tests but the planted faults, until the call's end.
 set -u
 export CUDA_CACHE_DISABLE=1
 R="bash .gpu/run"
