@@ -10,7 +10,7 @@
 //! product takes more than seven moduli, or K is too short for entries of one magnitude to fall on
 //! half-integers, a large first entry sets the exponent and the other operand is 0 there.
 
-use crate::residues::room;
+use crate::residues::{exponent, room};
 use common::matrix::{Inputs, Matrix, Shape};
 
 /// Which operand holds the half-integers.
@@ -53,9 +53,7 @@ fn tied(k: usize, moduli: usize, variant: usize) -> (Vec<f64>, usize) {
 
 /// The exponent the step's `exponent_for` gives a vector of f32 `values` at `moduli` moduli.
 fn exponent_for(values: &[f32], moduli: usize) -> i32 {
-    let norm: f64 = values.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
-    // ilogb: the exponent field of the quotient, as the kernel reads it.
-    (((room(moduli, values.len()) / norm).to_bits() >> 52) & 0x7ff) as i32 - 1023
+    exponent(values.iter().map(|&x| f64::from(x) * f64::from(x)).sum(), values.len(), moduli)
 }
 
 /// M×K A and K×N B, coherent in `ties`, for a product that takes `moduli` moduli: 7, the rule's
@@ -105,7 +103,12 @@ mod tests {
     fn scaled_entries_are_half_integers_that_round_down() {
         let cases = [
             ((16, 16, 256), 7),
+            ((24, 20, 300), 7),
+            ((8, 8, 1024), 7),
             ((9, 7, 129), 7),
+            ((127, 129, 65536), 7),
+            ((256, 256, 16384), 8),
+            ((130, 257, 4096), 9),
             ((16, 12, 64), 8),
             ((12, 16, 96), 9),
             ((8, 8, 200), 12),

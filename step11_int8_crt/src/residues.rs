@@ -102,10 +102,20 @@ pub fn product(moduli: usize) -> u128 {
 }
 
 /// How far the integers of a row can reach, T = √(P/2)·(1 − [`MARGIN`]), less the √K their
-/// rounding may add (each entry moves by less than 1). A row of K equal entries then keeps room/√K of each: the step asks for at
-/// least 2 (one bit).
+/// rounding may add (each entry moves by less than 1). A row of K equal entries then keeps
+/// room/√K of each: the step asks for at least 2 (one bit).
 pub fn room(moduli: usize, k: usize) -> f64 {
     (product(moduli) as f64 / 2.0).sqrt() * (1.0 - MARGIN) - (k as f64).sqrt()
+}
+
+/// The kernel's `exponent_for` on the host: the exponent e a vector of K entries with Σx² =
+/// `norm2` is scaled by at `moduli` moduli, the largest with 2^e·‖x‖ ≤ [`room`] (`ilogb` of the
+/// quotient, read off its exponent field); 0 for a vector of zeros.
+pub fn exponent(norm2: f64, k: usize, moduli: usize) -> i32 {
+    if norm2 == 0.0 {
+        return 0;
+    }
+    ((room(moduli, k) / norm2.sqrt()).to_bits() >> 52 & 0x7ff) as i32 - 1023
 }
 
 /// T's margin below √(P/2), 2⁻²⁰: the kernel's `exponent_for` leaves the same.
@@ -465,6 +475,22 @@ fn force_moduli(n: u32, params: &mut Vec<(String, u32)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The verifier holds step 11 to the rounding of seven moduli through its own copy of their
+    /// product and of the exponent (common sits below the steps): the two must agree.
+    #[test]
+    fn the_verifiers_copy_of_the_scale_is_the_kernels() {
+        assert_eq!(u128::from(common::verify::INT8_CRT_PRODUCT), product(7));
+        for k in [1, 3, 4, 129, 4096, 65536, crate::K_MAX] {
+            for norm2 in [1e-30, 0.37, 1.0, k as f64 / 3.0, 2.5e7, 1e30] {
+                assert_eq!(
+                    common::verify::integer_exponent(norm2, k),
+                    exponent(norm2, k, 7),
+                    "{norm2} at K = {k}"
+                );
+            }
+        }
+    }
 
     /// The needs line names each count with the rows and columns that needed it, and "more than
     /// 16" for the last entry of the histogram.

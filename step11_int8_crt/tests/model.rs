@@ -12,14 +12,7 @@ use common::verify::{Verdict, verify};
 use common::{Inputs, Precision, Shape, reference};
 use step11_int8_crt::residues;
 
-/// The kernel's `exponent_for`: the largest e with 2^e·‖x‖ + √K ≤ T (T = √(P/2) less 2⁻²⁰).
-fn exponent_for(norm2: f64, k: usize, moduli: usize) -> i32 {
-    if norm2 == 0.0 {
-        return 0;
-    }
-    let x = residues::room(moduli, k) / norm2.sqrt();
-    ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
-}
+use residues::exponent as exponent_for;
 
 /// The kernel's `Coins`: the coins of a run of entries, 1 + t each, from a hash of the run's place
 /// (its first key) stepped by a linear congruential sequence, t its top 23 bits.
