@@ -64,6 +64,15 @@ impl Blas {
         Ok(Self { blas, stream })
     }
 
+    /// Asks cuBLAS to spread its kernels over at most `sms` SMs (0: all of them), leaving the
+    /// rest to work that runs beside it.
+    pub fn set_sm_count_target(&self, sms: u32) -> Result<()> {
+        // SAFETY: the handle is live.
+        unsafe { cudarc::cublas::sys::cublasSetSmCountTarget(*self.blas.handle(), sms as i32) }
+            .result()
+            .map_err(|e| anyhow!("cuBLAS would not take an SM count target of {sms}: {e:?}"))
+    }
+
     /// Row-major C = A·B in f32.
     pub fn sgemm(
         &self,

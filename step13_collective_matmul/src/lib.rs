@@ -1,0 +1,37 @@
+//! Step 13: one product over several GPUs. A's rows and B's columns are sharded, one shard of
+//! each per GPU; each GPU computes C's columns of its B for every row. The baseline gathers A
+//! with NCCL, then multiplies; the lab's ring multiplies the shard each GPU holds while passing
+//! it on, so that the exchange hides under the products (docs/src/step13.md).
+//!
+//! The schedule ([`schedule`]) and the model ([`model`]) need no GPU; [`nccl`] loads NCCL at
+//! run time; the ranks' buffers, streams and the two ways are in `ranks`, the program in `run`.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub mod model;
+pub mod nccl;
+mod ranks;
+mod run;
+pub mod schedule;
+
+pub use run::Args;
+
+pub const NAME: &str = "step13_collective_matmul";
+
+/// The program: exit 0 when every result passed, 1 with one sentence otherwise.
+pub fn main() -> ExitCode {
+    let args = Args::parse();
+    match run::run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: a result is wrong (see the verify lines above)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

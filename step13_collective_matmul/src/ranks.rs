@@ -1,0 +1,530 @@
+//! The ranks on their GPUs: each rank's buffers, streams and events, and the two ways of
+//! computing C queued on all of them from this one thread.
+//!
+//! Rank r holds A's rows r·M/G… (its shard) and B's columns r·N/G…, and ends with C's columns
+//! r·N/G… for every row: G blocks of M/G rows, one per shard of A. Each rank has two streams:
+//! its GPU's stream, where the products run, and an exchange stream, where shards travel; events
+//! order one against the other.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
+
+use common::cublas::Blas;
+use common::gpu::Gpu;
+use common::step_kernel::StepKernel;
+use common::{Geometry, Params, Precision, Shape};
+
+use crate::nccl::Comms;
+use crate::schedule::{Buffer, Ring};
+
+/// Lab 12's kernel, the course's fastest TF32 product, as each GPU's own.
+static LAB12: common::GpuStep = step12_persistent_clusters::STEP;
+
+/// Which product each GPU runs on its shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Product {
+    /// Lab 12's persistent, clustered kernel.
+    Lab12,
+    /// cuBLAS in its TF32 tensor-core mode.
+    Cublas,
+}
+
+impl Product {
+    pub fn name(self) -> &'static str {
+        match self {
+            Product::Lab12 => "lab 12's kernel",
+            Product::Cublas => "cuBLAS TF32",
+        }
+    }
+
+    /// The arithmetic it claims, and so the limits its C is held to.
+    pub fn precision(self) -> Precision {
+        match self {
+            Product::Lab12 => LAB12.precision,
+            Product::Cublas => Precision::Tf32,
+        }
+    }
+}
+
+/// One GPU: its handle, lab 12 compiled for it (None before Hopper), and cuBLAS in TF32 twice:
+/// on the SMs the ring's products may use, and on all of them for the baseline.
+pub struct Device {
+    pub gpu: Gpu,
+    /// Lab 12 for the ring's products and for the baseline's, each with its geometry.
+    lab12: Option<[(StepKernel<'static>, Shape, Geometry); 2]>,
+    blas: [Blas; 2],
+}
+
+impl Device {
+    /// Opens GPU `ordinal`, ready to multiply a shard (`shard`) on all its SMs but `leave`, which
+    /// stay free for the exchange's kernels that run beside it, and the gathered A (`whole`), which
+    /// runs alone, on all of them.
+    pub fn open(
+        ordinal: usize,
+        (shard, whole): (Shape, Shape),
+        leave: u32,
+        ring_params: &[(String, u32)],
+    ) -> Result<Device> {
+        let gpu = common::gpu::open(crate::NAME, ordinal)?;
+        let sms = gpu.info.sms.saturating_sub(leave).max(1);
+        let lab12 = match gpu.info.compute_capability >= LAB12.min_compute {
+            true => {
+                let ring = StepKernel::new(&gpu, &LAB12, Params::with_overrides(LAB12.params, ring_params)?)?;
+                let (mut beside, _) = ring.fit(&gpu.info, shard)?;
+                // One persistent block an SM: as many as the SMs it may use, in whole clusters.
+                let cluster = ring.params.get("CLUSTER");
+                beside.grid.0 = beside.grid.0.min((sms / cluster).max(1) * cluster);
+                let alone = StepKernel::new(&gpu, &LAB12, Params::defaults(LAB12.params))?;
+                let (whole_geometry, _) = alone.fit(&gpu.info, whole)?;
+                Some([(ring, shard, beside), (alone, whole, whole_geometry)])
+            }
+            false => None,
+        };
+        let blas = [Blas::tf32(gpu.stream.clone())?, Blas::tf32(gpu.stream.clone())?];
+        if leave > 0 {
+            blas[0].set_sm_count_target(sms)?;
+        }
+        Ok(Device { gpu, lab12, blas })
+    }
+
+    /// The blocks lab 12 launches for a shard (its persistent grid), where it runs.
+    pub fn lab12_blocks(&self) -> Option<u32> {
+        self.lab12.as_ref().map(|k| k[0].2.grid.0)
+    }
+
+    pub fn has(&self, product: Product) -> bool {
+        product == Product::Cublas || self.lab12.is_some()
+    }
+
+    /// Queues C = A·B on this GPU's stream: a product that runs `beside` the exchange (the
+    /// ring's, of a shard) on the SMs the exchange leaves it, any other on all of them.
+    fn multiply(
+        &self,
+        product: Product,
+        (shape, beside): (Shape, bool),
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        self.gpu.ctx.bind_to_thread()?;
+        let which = usize::from(!beside);
+        match (product, &self.lab12) {
+            (Product::Cublas, _) => self.blas[which].sgemm(shape, a, b, c),
+            (Product::Lab12, Some(kernels)) => {
+                let (kernel, fitted, geometry) = &kernels[which];
+                if *fitted != shape {
+                    bail!("lab 12 was fitted to {fitted}, not {shape}");
+                }
+                kernel.enqueue(&self.gpu, *geometry, shape, a, b, c)
+            }
+            (Product::Lab12, None) => Err(anyhow!("lab 12's kernel needs a Hopper GPU (sm_90)")),
+        }
+    }
+}
+
+/// How shards travel: the baseline's all-gather by NCCL where there is a communicator (by copies
+/// between ranks that share one GPU), and the ring's exchange by NCCL's kernels or by the copy
+/// engines.
+pub struct Link {
+    pub nccl: Option<Comms>,
+    pub ring: Via,
+}
+
+/// What moves the ring's shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// NCCL's send and receive: kernels, on SMs the products then lack.
+    Nccl,
+    /// The copy engines: no SM.
+    Copies,
+}
+
+/// One rank: where it runs, its buffers, and the events that order its streams.
+pub struct Rank {
+    pub device: usize,
+    exchange: Arc<CudaStream>,
+    own: CudaSlice<f32>,
+    landing: [CudaSlice<f32>; 2],
+    gathered: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    /// C's column block in G blocks of M/G rows (the ring), and whole (the baseline).
+    pub blocks: Vec<CudaSlice<f32>>,
+    pub whole: CudaSlice<f32>,
+    /// On the GPU's stream where a run starts.
+    started: CudaEvent,
+    /// On the exchange stream after each round's exchange.
+    moved: Vec<CudaEvent>,
+    /// On the GPU's stream after each round's product.
+    done: Vec<CudaEvent>,
+}
+
+/// Queues a copy of `floats` floats from `src` to `dst` on `stream`, by the copy engines: within
+/// one GPU, or between two that reach each other's memory ([`enable_peer_access`]); unified
+/// addressing tells the driver which GPU each pointer is on.
+///
+/// # Safety
+/// Both are device buffers of at least `floats` floats.
+unsafe fn copy(stream: &CudaStream, src: u64, dst: u64, floats: usize) -> Result<()> {
+    stream.context().bind_to_thread()?;
+    // SAFETY: as the caller promises.
+    unsafe { cudarc::driver::sys::cuMemcpyAsync(dst, src, floats * 4, stream.cu_stream()) }
+        .result()
+        .map_err(|e| anyhow!("a copy between ranks failed: {e:?}"))
+}
+
+/// Lets every GPU of `devices` reach every other's memory directly, over NVLink where there is
+/// one, so that the copy engines move shards without staging them in the host's memory. The
+/// buffers come from each GPU's memory pool (stream-ordered allocation), whose memory a peer
+/// reaches only where the pool grants it, besides the contexts' peer access.
+pub fn enable_peer_access(devices: &[Device]) -> Result<()> {
+    use cudarc::driver::sys::{self, CUresult};
+    for d in devices {
+        d.gpu.ctx.bind_to_thread()?;
+        let ordinal = d.gpu.info.ordinal;
+        let peers: Vec<&Device> = devices.iter().filter(|p| p.gpu.info.ordinal != ordinal).collect();
+        for peer in &peers {
+            // SAFETY: both contexts are live; access already enabled is not an error here.
+            match unsafe { sys::cuCtxEnablePeerAccess(peer.gpu.ctx.cu_ctx(), 0) } {
+                CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+                e => bail!(
+                    "GPU {ordinal} cannot reach GPU {}'s memory directly ({e:?}); use --exchange nccl",
+                    peer.gpu.info.ordinal
+                ),
+            }
+        }
+        if peers.is_empty() {
+            continue;
+        }
+        let access: Vec<sys::CUmemAccessDesc> = peers
+            .iter()
+            .map(|p| sys::CUmemAccessDesc {
+                location: sys::CUmemLocation {
+                    type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: p.gpu.info.ordinal as i32,
+                },
+                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            })
+            .collect();
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: writes one handle, then grants the listed peers access to the pool's memory.
+        unsafe {
+            sys::cuDeviceGetMemPool(&mut pool, ordinal as i32)
+                .result()
+                .map_err(|e| anyhow!("GPU {ordinal} has no memory pool to share: {e:?}"))?;
+            sys::cuMemPoolSetAccess(pool, access.as_ptr(), access.len())
+                .result()
+                .map_err(|e| anyhow!("GPU {ordinal}'s memory pool cannot be shared with its peers: {e:?}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every rank, on its GPU, and the link between them.
+pub struct Ranks {
+    pub devices: Vec<Device>,
+    pub ranks: Vec<Rank>,
+    link: Link,
+    pub ring: Ring,
+    /// One shard's product: M/G × N/G × K.
+    pub shard: Shape,
+}
+
+impl Ranks {
+    /// Rank r on `devices[placement[r]]`, holding `a_shards[r]` and `b_shards[r]`.
+    pub fn new(
+        devices: Vec<Device>,
+        placement: &[usize],
+        link: Link,
+        shard: Shape,
+        shards: (&[Vec<f32>], &[Vec<f32>]),
+    ) -> Result<Ranks> {
+        let g = placement.len();
+        let Shape { m, n, k } = shard;
+        let mut ranks = Vec::with_capacity(g);
+        for (r, &device) in placement.iter().enumerate() {
+            let gpu = &devices[device].gpu;
+            let s = &gpu.stream;
+            let alloc =
+                |len: usize| s.alloc_zeros::<f32>(len).context("allocating a rank's buffers on its GPU");
+            let event = || {
+                gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).context("creating an event")
+            };
+            ranks.push(Rank {
+                device,
+                exchange: gpu.ctx.new_stream().context("creating an exchange stream")?,
+                own: s.clone_htod(&shards.0[r]).context("copying A's shard to its GPU")?,
+                landing: [alloc(m * k)?, alloc(m * k)?],
+                gathered: alloc(g * m * k)?,
+                b: s.clone_htod(&shards.1[r]).context("copying B's shard to its GPU")?,
+                blocks: (0..g).map(|_| alloc(m * n)).collect::<Result<_>>()?,
+                whole: alloc(g * m * n)?,
+                started: event()?,
+                moved: (0..g).map(|_| event()).collect::<Result<_>>()?,
+                done: (0..g).map(|_| event()).collect::<Result<_>>()?,
+            });
+        }
+        Ok(Ranks { devices, ranks, link, ring: Ring { ranks: g }, shard })
+    }
+
+    /// Whether the baseline gathers by NCCL, and what moves the ring's shards.
+    pub fn link(&self) -> (bool, Via) {
+        (self.link.nccl.is_some(), self.link.ring)
+    }
+
+    /// The stream a rank's products run on.
+    pub fn stream(&self, r: usize) -> &Arc<CudaStream> {
+        &self.devices[self.ranks[r].device].gpu.stream
+    }
+
+    /// The gathered product's shape: M × N/G × K.
+    pub fn whole_shape(&self) -> Shape {
+        Shape { m: self.ring.ranks * self.shard.m, ..self.shard }
+    }
+
+    /// Marks where a run starts on every rank, and lets each exchange stream start there.
+    fn start(&self) -> Result<()> {
+        for (r, rank) in self.ranks.iter().enumerate() {
+            rank.started.record(self.stream(r))?;
+        }
+        for (r, rank) in self.ranks.iter().enumerate() {
+            rank.exchange.wait(&rank.started)?;
+            // A copy writes the next rank's buffers: it waits for that rank's start too.
+            if self.link.ring == Via::Copies {
+                rank.exchange.wait(&self.ranks[self.ring.next(r)].started)?;
+            }
+        }
+        Ok(())
+    }
+
+    // ANCHOR: baseline
+    /// The baseline on every rank: all-gather A's shards, then one product of the gathered A.
+    pub fn baseline(&mut self, product: Product) -> Result<()> {
+        self.gather()?;
+        for r in 0..self.ranks.len() {
+            let (device, rank) = (&self.devices[self.ranks[r].device], &mut self.ranks[r]);
+            device.gpu.stream.wait(&rank.moved[0])?;
+            let shape = Shape { m: self.ring.ranks * self.shard.m, ..self.shard };
+            device.multiply(product, (shape, false), &rank.gathered, &rank.b, &mut rank.whole)?;
+        }
+        Ok(())
+    }
+
+    /// Every shard of A into every rank's gathered buffer, in rank order.
+    pub fn gather(&mut self) -> Result<()> {
+        self.start()?;
+        let count = self.shard.m * self.shard.k;
+        match &self.link.nccl {
+            Some(comms) => comms.group(|comms| {
+                for (r, rank) in self.ranks.iter().enumerate() {
+                    let (send, _) = rank.own.device_ptr(&rank.exchange);
+                    let (recv, _) = rank.gathered.device_ptr(&rank.exchange);
+                    // SAFETY: own holds a shard and gathered G of them, on this rank's GPU; only
+                    // this stream touches gathered until the product waits for `moved`.
+                    unsafe { comms.all_gather(r, (send, recv), count, &rank.exchange)? };
+                }
+                Ok(())
+            })?,
+            None => {
+                let owns: Vec<u64> =
+                    self.ranks.iter().map(|rank| rank.own.device_ptr(&rank.exchange).0).collect();
+                for rank in &self.ranks {
+                    let (gathered, _) = rank.gathered.device_ptr(&rank.exchange);
+                    for (j, &own) in owns.iter().enumerate() {
+                        let slot = gathered + (j * count * 4) as u64;
+                        // SAFETY: every shard and every slot holds `count` floats.
+                        unsafe { copy(&rank.exchange, own, slot, count)? };
+                    }
+                }
+            }
+        }
+        for rank in &self.ranks {
+            rank.moved[0].record(&rank.exchange)?;
+        }
+        Ok(())
+    }
+    // ANCHOR_END: baseline
+
+    // ANCHOR: ring
+    /// The ring on every rank: in each round, every rank multiplies the shard it holds while that
+    /// shard travels on to the next rank.
+    pub fn ring(&mut self, product: Product) -> Result<()> {
+        self.start()?;
+        for round in 0..self.ring.ranks {
+            // The exchange is queued first, so that it starts as the round's product does.
+            if let Some(landing) = self.ring.landing(round) {
+                self.exchange(round, landing)?;
+            }
+            for r in 0..self.ranks.len() {
+                if round > 0 {
+                    let source = self.source(r);
+                    self.stream(r).wait(&self.ranks[source].moved[round - 1])?;
+                }
+                let shard = self.ring.shard(r, round);
+                let (device, rank) = (&self.devices[self.ranks[r].device], &mut self.ranks[r]);
+                let a = match self.ring.buffer(round) {
+                    Buffer::Own => &rank.own,
+                    Buffer::Landing(l) => &rank.landing[l],
+                };
+                device.multiply(product, (self.shard, true), a, &rank.b, &mut rank.blocks[shard])?;
+                rank.done[round].record(&device.gpu.stream)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rank whose exchange stream records the arrival of rank `r`'s next shard: `r` itself
+    /// through NCCL (its receive), the rank before it with copies (its push).
+    fn source(&self, r: usize) -> usize {
+        match self.link.ring {
+            Via::Nccl => r,
+            Via::Copies => self.ring.prev(r),
+        }
+    }
+
+    /// Round `round`'s exchange: every rank's shard on to the next rank's landing buffer
+    /// `landing`, once the product that last read that buffer has ended.
+    fn exchange(&mut self, round: usize, landing: usize) -> Result<()> {
+        let count = self.shard.m * self.shard.k;
+        let reader = self.ring.reader_before(round);
+        let ring = self.ring;
+        match (self.link.ring, &self.link.nccl) {
+            (Via::Nccl, None) => bail!("the ring's exchange by NCCL needs a communicator"),
+            (Via::Nccl, Some(comms)) => {
+                for rank in &self.ranks {
+                    if let Some(p) = reader {
+                        rank.exchange.wait(&rank.done[p])?;
+                    }
+                }
+                comms.group(|comms| {
+                    for (r, rank) in self.ranks.iter().enumerate() {
+                        let send = match ring.buffer(round) {
+                            Buffer::Own => &rank.own,
+                            Buffer::Landing(l) => &rank.landing[l],
+                        };
+                        let (send, _) = send.device_ptr(&rank.exchange);
+                        let (recv, _) = rank.landing[landing].device_ptr(&rank.exchange);
+                        // SAFETY: both buffers hold a shard on this rank's GPU; the landing
+                        // buffer's last reader was waited for above, and the next reader waits
+                        // for `moved`.
+                        unsafe { comms.ring_step(r, (send, recv), count, &rank.exchange)? };
+                    }
+                    Ok(())
+                })?;
+                for rank in &self.ranks {
+                    rank.moved[round].record(&rank.exchange)?;
+                }
+            }
+            (Via::Copies, _) => {
+                for r in 0..self.ranks.len() {
+                    let to = ring.next(r);
+                    let stream = self.ranks[r].exchange.clone();
+                    if let Some(p) = reader {
+                        stream.wait(&self.ranks[to].done[p])?;
+                    }
+                    if round > 0 {
+                        // What r sends arrived from the rank before it; what it overwrites, the
+                        // next rank has finished sending on.
+                        stream.wait(&self.ranks[ring.prev(r)].moved[round - 1])?;
+                        stream.wait(&self.ranks[to].moved[round - 1])?;
+                    }
+                    let send = match ring.buffer(round) {
+                        Buffer::Own => &self.ranks[r].own,
+                        Buffer::Landing(l) => &self.ranks[r].landing[l],
+                    };
+                    let (send, _) = send.device_ptr(&stream);
+                    let (recv, _) = self.ranks[to].landing[landing].device_ptr(&stream);
+                    // SAFETY: both hold a shard on the one GPU; the waits above order the copy
+                    // after the last reader of the landing buffer and the arrival of what it sends.
+                    unsafe { copy(&stream, send, recv, count)? };
+                    self.ranks[r].moved[round].record(&stream)?;
+                }
+            }
+        }
+        Ok(())
+    }
+    // ANCHOR_END: ring
+
+    /// One shard's product on every rank, alone (for the model).
+    pub fn products_alone(&mut self, product: Product) -> Result<()> {
+        for rank in &mut self.ranks {
+            let device = &self.devices[rank.device];
+            device.multiply(product, (self.shard, true), &rank.own, &rank.b, &mut rank.blocks[0])?;
+        }
+        Ok(())
+    }
+
+    /// One round of the ring's exchange, alone (for the model).
+    pub fn exchange_alone(&mut self) -> Result<()> {
+        self.start()?;
+        self.exchange(0, 0)?;
+        for r in 0..self.ranks.len() {
+            let source = self.source(r);
+            self.stream(r).wait(&self.ranks[source].moved[0])?;
+        }
+        Ok(())
+    }
+
+    /// The baseline's all-gather, alone (for the model).
+    pub fn gather_alone(&mut self) -> Result<()> {
+        self.gather()?;
+        for r in 0..self.ranks.len() {
+            self.stream(r).wait(&self.ranks[r].moved[0])?;
+        }
+        Ok(())
+    }
+
+    /// The baseline's product of the gathered A, alone (for the model).
+    pub fn whole_alone(&mut self, product: Product) -> Result<()> {
+        let shape = self.whole_shape();
+        for rank in &mut self.ranks {
+            let device = &self.devices[rank.device];
+            device.multiply(product, (shape, false), &rank.gathered, &rank.b, &mut rank.whole)?;
+        }
+        Ok(())
+    }
+
+    /// Every rank's C filled with NaN, so that an element a way never writes fails.
+    pub fn poison(&mut self) -> Result<()> {
+        for r in 0..self.ranks.len() {
+            let stream = self.stream(r).clone();
+            let rank = &mut self.ranks[r];
+            let nan = vec![f32::NAN; rank.whole.len()];
+            stream.memcpy_htod(&nan, &mut rank.whole)?;
+            for block in &mut rank.blocks {
+                stream.memcpy_htod(&nan[..block.len()], block)?;
+            }
+        }
+        self.synchronize()
+    }
+
+    /// Waits for every GPU.
+    pub fn synchronize(&self) -> Result<()> {
+        for device in &self.devices {
+            device.gpu.stream.synchronize().context("waiting for a GPU")?;
+        }
+        for rank in &self.ranks {
+            rank.exchange.synchronize().context("waiting for an exchange")?;
+        }
+        Ok(())
+    }
+
+    /// Rank `r`'s column block of C as the ring left it (its G blocks, stacked) or as the
+    /// baseline did.
+    pub fn result(&self, r: usize, ring: bool) -> Result<Vec<f32>> {
+        let stream = self.stream(r);
+        let rank = &self.ranks[r];
+        match ring {
+            false => Ok(stream.clone_dtoh(&rank.whole)?),
+            true => {
+                let mut c = Vec::with_capacity(rank.whole.len());
+                for block in &rank.blocks {
+                    c.extend(stream.clone_dtoh(block)?);
+                }
+                Ok(c)
+            }
+        }
+    }
+}

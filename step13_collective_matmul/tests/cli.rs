@@ -1,0 +1,100 @@
+//! The program's refusals, and its runs on a GPU: G ranks simulated on one, and NCCL over
+//! several.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_step13_collective_matmul");
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::testing::program(BIN)).args(args).output().expect("the program starts");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+/// Bad arguments get one line and exit 2 (clap's), never a panic.
+#[test]
+fn bad_arguments_are_refused_in_one_sentence() {
+    for (args, want) in [
+        (&["-m", "0"][..], "0 is outside 1 to 65536"),
+        (&["-k", "x"][..], "is not a whole number"),
+        (&["--gpus", "1"][..], "--gpus"),
+        (&["--simulate", "0"][..], "--simulate"),
+        (&["--product", "lab7"][..], "lab7"),
+        (&["--gpus", "2", "--simulate", "2"][..], "cannot be used with"),
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// Without a GPU (none visible), one sentence and exit 1, whichever way it was asked to run.
+#[test]
+fn without_a_gpu_it_says_so_in_one_sentence() {
+    for args in [&[][..], &["--simulate", "3"][..]] {
+        let out = Command::new(common::testing::program(BIN))
+            .args(args)
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .expect("the program starts");
+        let (code, out, err) =
+            (out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(code, Some(1), "{args:?}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {out}{err}");
+        assert!(err.starts_with("error: step13_collective_matmul needs"), "{args:?}: {err}");
+        assert!(err.contains("GPU") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_names_the_default_shard_and_the_chapter() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    for want in ["Default shard: 1024×4096×4096", "Chapter: docs/src/step13.md", "--simulate", "--gpus"] {
+        assert!(out.contains(want), "{want} missing from:\n{out}");
+    }
+}
+
+/// Asserts a run passed every verification, of both ways, first and last timed.
+fn assert_passed(args: &[&str]) -> String {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 0, "{args:?}:\n{out}{err}");
+    assert!(!out.contains("FAIL"), "{args:?}:\n{out}");
+    let passes = out.matches(": PASS on every rank").count();
+    let products = out.matches("\nproduct ").count();
+    assert!(
+        products >= 1 && passes == 4 * products,
+        "{args:?}: {passes} passes for {products} products:\n{out}"
+    );
+    out
+}
+
+/// The ring's schedule on one GPU, copies standing in for NCCL: odd shard shapes, rings of one
+/// to five ranks, both products, every rank's C against its f64 reference.
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_simulated_rings_match_the_reference() {
+    for (g, m, n, k) in [
+        ("1", "64", "64", "64"),
+        ("2", "33", "130", "70"),
+        ("3", "100", "7", "257"),
+        ("5", "128", "256", "512"),
+    ] {
+        assert_passed(&["--simulate", g, "-m", m, "-n", n, "-k", k, "--reps", "3"]);
+    }
+    assert_passed(&["--simulate", "4", "--reps", "3", "--inputs", "normal"]);
+}
+
+/// The real thing over two GPUs: the baseline's all-gather by NCCL, the ring's shards by the
+/// copy engines and by NCCL, at an odd shard and at the default one.
+#[test]
+#[ignore = "needs 2 GPUs and NCCL"]
+fn gpu_nccl_rings_over_two_gpus_match_the_reference() {
+    let odd = ["--gpus", "2", "-m", "100", "-n", "130", "-k", "257", "--reps", "3"];
+    assert_passed(&odd);
+    let out = assert_passed(&[&odd[..], &["--exchange", "nccl", "--product", "cublas"]].concat());
+    assert!(out.contains("NCCL 2.") && out.contains("by NCCL's send and receive"), "{out}");
+    let out = assert_passed(&["--gpus", "2", "--reps", "3", "--product", "lab12"]);
+    assert!(out.contains("by the copy engines"), "{out}");
+}
