@@ -95,7 +95,7 @@ impl Comms {
         let mut comms = vec![std::ptr::null_mut(); devices.len()];
         // SAFETY: one communicator is written per device listed.
         unsafe { result::comm_init_all(comms.as_mut_ptr(), devices.len() as i32, devices.as_ptr()) }
-            .map_err(|e| anyhow!("NCCL could not join the GPUs {ordinals:?} in one communicator: {e:?}"))?;
+            .map_err(|e| anyhow!("NCCL could not join the GPUs {ordinals:?}: {e:?}"))?;
         Ok(Comms { comms })
     }
 
@@ -108,8 +108,8 @@ impl Comms {
         queued.and(ended.map(|_| ()))
     }
 
-    /// Queues rank `rank`'s half of a ring step on `stream`: `count` floats from `send` to the next
-    /// rank, and as many from the one before into `recv`.
+    /// Queues rank `rank`'s half of a ring step on `stream`: `count` floats from `send` to rank
+    /// `to`, and as many from rank `from` into `recv`.
     ///
     /// # Safety
     /// `send` and `recv` are device buffers of at least `count` floats on rank `rank`'s GPU, left
@@ -118,21 +118,23 @@ impl Comms {
         &self,
         rank: usize,
         (send, recv): (u64, u64),
+        (to, from): (usize, usize),
         count: usize,
         stream: &CudaStream,
     ) -> Result<()> {
-        let ranks = self.comms.len();
-        let (next, prev) = (((rank + 1) % ranks) as i32, ((rank + ranks - 1) % ranks) as i32);
-        let (comm, s, float) = (self.comms[rank], stream.cu_stream() as _, sys::ncclDataType_t::ncclFloat32);
+        let (comm, s) = (self.comms[rank], stream.cu_stream() as _);
+        let float = sys::ncclDataType_t::ncclFloat32;
         // SAFETY: as the caller promises.
         unsafe {
-            result::send(send as *const c_void, count, float, next, comm, s)
+            result::send(send as *const c_void, count, float, to as i32, comm, s)
                 .map_err(|e| anyhow!("NCCL could not queue rank {rank}'s send: {e:?}"))?;
-            result::recv(recv as *mut c_void, count, float, prev, comm, s)
+            result::recv(recv as *mut c_void, count, float, from as i32, comm, s)
                 .map_err(|e| anyhow!("NCCL could not queue rank {rank}'s receive: {e:?}"))?;
         }
         Ok(())
     }
+
+    // ANCHOR_END: calls
 
     /// Queues rank `rank`'s part of an all-gather: its `count` floats at `send` into its slot of
     /// `recv`, which receives every rank's in rank order.
@@ -162,7 +164,6 @@ impl Comms {
         .map_err(|e| anyhow!("NCCL could not queue rank {rank}'s all-gather: {e:?}"))
     }
 }
-// ANCHOR_END: calls
 
 impl Drop for Comms {
     fn drop(&mut self) {

@@ -375,6 +375,9 @@ impl Ranks {
         Ok(())
     }
 
+    // ANCHOR_END: ring
+
+    // ANCHOR: exchange
     /// The rank whose exchange stream records the arrival of rank `r`'s next shard: `r` itself
     /// through NCCL (its receive), the rank before it with copies (its push).
     fn source(&self, r: usize) -> usize {
@@ -409,7 +412,15 @@ impl Ranks {
                         // SAFETY: both buffers hold a shard on this rank's GPU; the landing
                         // buffer's last reader was waited for above, and the next reader waits
                         // for `moved`.
-                        unsafe { comms.ring_step(r, (send, recv), count, &rank.exchange)? };
+                        unsafe {
+                            comms.ring_step(
+                                r,
+                                (send, recv),
+                                (ring.next(r), ring.prev(r)),
+                                count,
+                                &rank.exchange,
+                            )?
+                        };
                     }
                     Ok(())
                 })?;
@@ -417,6 +428,8 @@ impl Ranks {
                     rank.moved[round].record(&rank.exchange)?;
                 }
             }
+            // ANCHOR_END: exchange
+            // ANCHOR: copies
             (Via::Copies, _) => {
                 for r in 0..self.ranks.len() {
                     let to = ring.next(r);
@@ -445,7 +458,7 @@ impl Ranks {
         }
         Ok(())
     }
-    // ANCHOR_END: ring
+    // ANCHOR_END: copies
 
     /// One shard's product on every rank, alone (for the model).
     pub fn products_alone(&mut self, product: Product) -> Result<()> {

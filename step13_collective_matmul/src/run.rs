@@ -322,7 +322,10 @@ fn spread(s: &Stats) -> String {
 // ANCHOR: time
 /// Times `run` on all ranks at once: each sample a batch of runs queued behind a hold on every
 /// GPU, between events on each GPU's stream; a sample is the slowest GPU's time per run.
-fn time(ranks: &mut Ranks, reps: usize, mut run: impl FnMut(&mut Ranks) -> Result<()>) -> Result<Stats> {
+fn time<F>(ranks: &mut Ranks, reps: usize, mut run: F) -> Result<Stats>
+where
+    F: FnMut(&mut Ranks) -> Result<()>,
+{
     // Warm-up, then one run on the host's clock to size the batches.
     for _ in 0..3 {
         run(ranks)?;
