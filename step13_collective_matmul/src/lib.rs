@@ -4,12 +4,14 @@
 //! it on, so that the exchange hides under the products (docs/src/step13.md).
 //!
 //! The schedule ([`schedule`]) and the model ([`model`]) need no GPU; [`nccl`] loads NCCL at
-//! run time; the ranks' buffers, streams and the two ways are in `ranks`, the program in `run`.
+//! run time; each GPU and its products are in `device`, the ranks' buffers, streams and
+//! the two ways in `ranks`, the program in `run`.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
+mod device;
 pub mod model;
 pub mod nccl;
 mod ranks;

@@ -13,8 +13,9 @@ use common::reference::Reference;
 use common::timing::Stats;
 use common::{Inputs, Matrix, Shape};
 
+use crate::device::{Device, Product};
 use crate::model::{Parts, overhead_per_round};
-use crate::ranks::{Device, Link, Product, Ranks, Via};
+use crate::ranks::{Link, Ranks, Via};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -123,7 +124,7 @@ pub fn run(args: &Args) -> Result<bool> {
         false => Via::Nccl,
     };
     if ring == Via::Copies {
-        crate::ranks::enable_peer_access(&devices)?;
+        crate::device::enable_peer_access(&devices)?;
     }
     let nccl = match simulated {
         true => None,
