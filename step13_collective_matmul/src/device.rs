@@ -61,7 +61,11 @@ impl Device {
         let sms = gpu.info.sms.saturating_sub(leave).max(1);
         let lab12 = match gpu.info.compute_capability >= LAB12.min_compute {
             true => {
-                let ring = StepKernel::new(&gpu, &LAB12, Params::with_overrides(LAB12.params, ring_params)?)?;
+                let params = Params::with_overrides(LAB12.params, ring_params)
+                    .map_err(|e| anyhow!("--ring-{}", e.to_string().trim_start_matches("--")))?;
+                // The step's own checks first: a set it refuses gets its sentence, not a compile error.
+                LAB12.validate(&params, shard, &gpu.info.limits).map_err(|e| anyhow!("--ring-param: {e}"))?;
+                let ring = StepKernel::new(&gpu, &LAB12, params)?;
                 let (mut beside, _) = ring.fit(&gpu.info, shard)?;
                 // One persistent block an SM: as many as the SMs it may use, in whole clusters.
                 let cluster = ring.params.get("CLUSTER");

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 
@@ -198,10 +198,14 @@ impl Ranks {
     /// shard travels on to the next rank.
     pub fn ring(&mut self, product: Product) -> Result<()> {
         self.start()?;
-        for round in 0..self.ring.ranks {
+        let rounds = self.ring.ranks;
+        for round in 0..rounds {
             // The exchange is queued first, so that it starts as the round's product does.
             if let Some(landing) = self.ring.landing(round) {
-                self.exchange(round, landing)?;
+                match self.link.ring {
+                    Via::Nccl => self.exchange_by_nccl(round, landing)?,
+                    Via::Copies => self.exchange_by_copies(round, landing)?,
+                }
             }
             for r in 0..self.ranks.len() {
                 if round > 0 {
@@ -218,12 +222,16 @@ impl Ranks {
                 rank.done[round].record(&device.gpu.stream)?;
             }
         }
+        // Each GPU's stream ends after its own last send too: the next run's first copies may
+        // overwrite what it sent, and a stop event recorded there covers the whole run.
+        if rounds > 1 {
+            for r in 0..self.ranks.len() {
+                self.stream(r).wait(&self.ranks[r].moved[rounds - 2])?;
+            }
+        }
         Ok(())
     }
 
-    // ANCHOR_END: ring
-
-    // ANCHOR: exchange
     /// The rank whose exchange stream records the arrival of rank `r`'s next shard: `r` itself
     /// through NCCL (its receive), the rank before it with copies (its push).
     fn source(&self, r: usize) -> usize {
@@ -233,74 +241,67 @@ impl Ranks {
         }
     }
 
-    /// Round `round`'s exchange: every rank's shard on to the next rank's landing buffer
-    /// `landing`, once the product that last read that buffer has ended.
-    fn exchange(&mut self, round: usize, landing: usize) -> Result<()> {
+    /// The buffer rank `r` multiplies, and sends on, in `round`.
+    fn held(&self, r: usize, round: usize) -> &CudaSlice<f32> {
+        match self.ring.buffer(round) {
+            Buffer::Own => &self.ranks[r].own,
+            Buffer::Landing(l) => &self.ranks[r].landing[l],
+        }
+    }
+    // ANCHOR_END: ring
+
+    // ANCHOR: exchange
+    /// Round `round`'s exchange by NCCL: each rank receives the next shard into its landing
+    /// buffer `landing`, once the product that last read it has ended, and sends its own on.
+    fn exchange_by_nccl(&self, round: usize, landing: usize) -> Result<()> {
+        let comms = self.link.nccl.as_ref().context("the ring by NCCL needs a communicator")?;
         let count = self.shard.m * self.shard.k;
-        let reader = self.ring.reader_before(round);
-        let ring = self.ring;
-        match (self.link.ring, &self.link.nccl) {
-            (Via::Nccl, None) => bail!("the ring's exchange by NCCL needs a communicator"),
-            (Via::Nccl, Some(comms)) => {
-                for rank in &self.ranks {
-                    if let Some(p) = reader {
-                        rank.exchange.wait(&rank.done[p])?;
-                    }
-                }
-                comms.group(|comms| {
-                    for (r, rank) in self.ranks.iter().enumerate() {
-                        let send = match ring.buffer(round) {
-                            Buffer::Own => &rank.own,
-                            Buffer::Landing(l) => &rank.landing[l],
-                        };
-                        let (send, _) = send.device_ptr(&rank.exchange);
-                        let (recv, _) = rank.landing[landing].device_ptr(&rank.exchange);
-                        // SAFETY: both buffers hold a shard on this rank's GPU; the landing
-                        // buffer's last reader was waited for above, and the next reader waits
-                        // for `moved`.
-                        unsafe {
-                            comms.ring_step(
-                                r,
-                                (send, recv),
-                                (ring.next(r), ring.prev(r)),
-                                count,
-                                &rank.exchange,
-                            )?
-                        };
-                    }
-                    Ok(())
-                })?;
-                for rank in &self.ranks {
-                    rank.moved[round].record(&rank.exchange)?;
-                }
+        for rank in &self.ranks {
+            if let Some(p) = self.ring.reader_before(round) {
+                rank.exchange.wait(&rank.done[p])?;
             }
-            // ANCHOR_END: exchange
-            // ANCHOR: copies
-            (Via::Copies, _) => {
-                for r in 0..self.ranks.len() {
-                    let to = ring.next(r);
-                    let stream = self.ranks[r].exchange.clone();
-                    if let Some(p) = reader {
-                        stream.wait(&self.ranks[to].done[p])?;
-                    }
-                    if round > 0 {
-                        // What r sends arrived from the rank before it; what it overwrites, the
-                        // next rank has finished sending on.
-                        stream.wait(&self.ranks[ring.prev(r)].moved[round - 1])?;
-                        stream.wait(&self.ranks[to].moved[round - 1])?;
-                    }
-                    let send = match ring.buffer(round) {
-                        Buffer::Own => &self.ranks[r].own,
-                        Buffer::Landing(l) => &self.ranks[r].landing[l],
-                    };
-                    let (send, _) = send.device_ptr(&stream);
-                    let (recv, _) = self.ranks[to].landing[landing].device_ptr(&stream);
-                    // SAFETY: both hold a shard on the one GPU; the waits above order the copy
-                    // after the last reader of the landing buffer and the arrival of what it sends.
-                    unsafe { copy(&stream, send, recv, count)? };
-                    self.ranks[r].moved[round].record(&stream)?;
-                }
+        }
+        comms.group(|comms| {
+            for (r, rank) in self.ranks.iter().enumerate() {
+                let (send, _) = self.held(r, round).device_ptr(&rank.exchange);
+                let (recv, _) = rank.landing[landing].device_ptr(&rank.exchange);
+                let peers = (self.ring.next(r), self.ring.prev(r));
+                // SAFETY: both buffers hold a shard on this rank's GPU; the landing buffer's last
+                // reader was waited for above, and its next reader waits for `moved`.
+                unsafe { comms.ring_step(r, (send, recv), peers, count, &rank.exchange)? };
             }
+            Ok(())
+        })?;
+        for rank in &self.ranks {
+            rank.moved[round].record(&rank.exchange)?;
+        }
+        Ok(())
+    }
+    // ANCHOR_END: exchange
+
+    // ANCHOR: copies
+    /// Round `round`'s exchange by the copy engines: each rank pushes its shard into the next
+    /// rank's landing buffer `landing`, on its own exchange stream.
+    fn exchange_by_copies(&self, round: usize, landing: usize) -> Result<()> {
+        let count = self.shard.m * self.shard.k;
+        for r in 0..self.ranks.len() {
+            let to = self.ring.next(r);
+            let stream = &self.ranks[r].exchange;
+            if let Some(p) = self.ring.reader_before(round) {
+                stream.wait(&self.ranks[to].done[p])?;
+            }
+            if round > 0 {
+                // What r sends arrived from the rank before it; what it overwrites, the next rank
+                // has finished sending on.
+                stream.wait(&self.ranks[self.ring.prev(r)].moved[round - 1])?;
+                stream.wait(&self.ranks[to].moved[round - 1])?;
+            }
+            let (send, _) = self.held(r, round).device_ptr(stream);
+            let (recv, _) = self.ranks[to].landing[landing].device_ptr(stream);
+            // SAFETY: both hold a shard; the waits above order the copy after the last reader of
+            // the landing buffer and after the arrival of what it sends.
+            unsafe { copy(stream, send, recv, count)? };
+            self.ranks[r].moved[round].record(stream)?;
         }
         Ok(())
     }
@@ -318,7 +319,10 @@ impl Ranks {
     /// One round of the ring's exchange, alone (for the model).
     pub fn exchange_alone(&mut self) -> Result<()> {
         self.start()?;
-        self.exchange(0, 0)?;
+        match self.link.ring {
+            Via::Nccl => self.exchange_by_nccl(0, 0)?,
+            Via::Copies => self.exchange_by_copies(0, 0)?,
+        }
         for r in 0..self.ranks.len() {
             let source = self.source(r);
             self.stream(r).wait(&self.ranks[source].moved[0])?;

@@ -110,6 +110,11 @@ pub fn run(args: &Args) -> Result<bool> {
     let global = Shape::new(g * args.m, g * args.n, args.k).map_err(anyhow::Error::msg)?;
     let whole = Shape { m: global.m, ..shard };
 
+    if simulated && args.exchange == "nccl" {
+        bail!(
+            "--simulate runs its ranks on one GPU, where copies stand in for NCCL: leave out --exchange nccl"
+        );
+    }
     let leave = args.leave_sms.unwrap_or(if simulated || args.exchange == "copies" { 0 } else { 16 });
     let devices = ordinals
         .iter()
@@ -247,8 +252,9 @@ fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: 
     let tflops = |ms: f64| (g as f64 * ranks.whole_shape().flops()) / (ms * 1e9);
     println!("parts    alone, slowest GPU, median of {reps}:");
     println!("         a shard's product   {:8.3} ms", parts.product);
+    let per = if ranks.devices.len() == 1 { "a rank, the ranks sharing one GPU" } else { "a GPU each way" };
     println!(
-        "         a ring step         {:8.3} ms  ({:.0} GB/s a GPU each way)",
+        "         a ring step         {:8.3} ms  ({:.0} GB/s {per})",
         parts.exchange,
         bytes / parts.exchange / 1e6
     );
@@ -266,13 +272,13 @@ fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: 
         tflops(ring.median_ms)
     );
     println!(
-        "speedup  {:.2}× the baseline (the model's best: {:.2}×)",
+        "speedup  {:.2}× the baseline (the parts alone allow {:.2}×)",
         baseline.median_ms / ring.median_ms,
         parts.best_speedup(g)
     );
     let bound = parts.ring_bound(g);
     println!(
-        "model    ring ≥ product + (G−1)·max(product, ring step) = {bound:.3} ms, set by {}",
+        "model    ring ≥ product + (G−1)·max(product, ring step) = {bound:.3} ms (the parts' medians), set by {}",
         parts.ring_limit()
     );
     println!(

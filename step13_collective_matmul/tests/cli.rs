@@ -47,6 +47,15 @@ fn without_a_gpu_it_says_so_in_one_sentence() {
     }
 }
 
+/// A simulated run has no NCCL to ring by: refused before any GPU is touched.
+#[test]
+fn a_simulated_ring_by_nccl_is_refused_in_one_sentence() {
+    let (code, _, err) = run(&["--simulate", "2", "--exchange", "nccl"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("leave out --exchange nccl"), "{err}");
+}
+
 #[test]
 fn help_names_the_default_shard_and_the_chapter() {
     let (code, out, _) = run(&["--help"]);
