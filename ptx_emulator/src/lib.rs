@@ -147,6 +147,9 @@ pub struct Machine {
     global: memory::Global,
     /// Host threads that run blocks (1 by default).
     pub workers: usize,
+    /// Emulate one block of each kind and multiply its counts out ([`Machine::launch`]): a
+    /// large grid's counts in the time of a few blocks, its output left unwritten but for them.
+    pub scale: bool,
 }
 
 /// The most threads a block may have, as on every GPU the course supports.
@@ -161,7 +164,8 @@ impl Machine {
     /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
     /// refusal for when it is launched.
     pub fn new(ptx: &str) -> Result<Machine, Error> {
-        let mut machine = Machine { kernels: HashMap::new(), global: memory::Global::default(), workers: 1 };
+        let mut machine =
+            Machine { kernels: HashMap::new(), global: memory::Global::default(), workers: 1, scale: false };
         machine.load(ptx)?;
         Ok(machine)
     }
@@ -240,8 +244,18 @@ impl Machine {
         Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
     }
 
-    /// Runs kernel `name` to completion; returns what it moved and computed.
+    /// Runs kernel `name` to completion; returns what it moved and computed. With
+    /// [`Machine::scale`] set, it runs one block of each kind instead ([`Machine::launch_scaled`]).
     pub fn launch(&mut self, name: &str, config: Config, args: &[Arg]) -> Result<Traffic, Error> {
+        let launch = self.prepare(name, config, args)?;
+        match self.scale {
+            true => self.launch_scaled(name, &launch),
+            false => exec::run(&self.global, &launch).map_err(Error::Fault),
+        }
+    }
+
+    /// Checks a launch against the kernel and builds it.
+    fn prepare<'k>(&'k self, name: &str, config: Config, args: &[Arg]) -> Result<exec::Launch<'k>, Error> {
         let kernel = match self.kernels.get(name) {
             None => return Err(Error::NoKernel(name.to_owned())),
             Some(Err(refusal)) => return Err(Error::Refused(refusal.clone())),
@@ -289,7 +303,7 @@ impl Machine {
                 config.grid
             )));
         }
-        let launch = exec::Launch {
+        Ok(exec::Launch {
             kernel,
             cluster,
             grid: config.grid,
@@ -298,9 +312,78 @@ impl Machine {
             params,
             sanitize: config.sanitize,
             workers: self.workers,
-        };
-        exec::run(&self.global, &launch).map_err(Error::Fault)
+        })
     }
+
+    // ANCHOR: scaled
+    /// A launch's counts from one cluster of blocks (a block, without clusters) of each kind.
+    /// Along each side of the grid of clusters, a cluster is the first, one of the n − 2 inside,
+    /// or the last; one of each combination runs, and its counts are multiplied by the clusters
+    /// of that kind. Along a side of four or more, inside clusters at three more places (the
+    /// second, the middle, the next to last) run too: any that counts differently from the
+    /// first inside one means the grid is not regular (pieces of unequal depth, a schedule that
+    /// deals work unevenly), and the launch is refused rather than guessed.
+    fn launch_scaled(&self, name: &str, launch: &exec::Launch) -> Result<Traffic, Error> {
+        let (cx, cy, cz) = launch.cluster;
+        let sides = [launch.grid.0 / cx, launch.grid.1 / cy, launch.grid.2 / cz];
+        let kinds = |n: u32| -> Vec<(u32, u64)> {
+            match n {
+                1 => vec![(0, 1)],
+                2 => vec![(0, 1), (1, 1)],
+                n => vec![(0, 1), (1, u64::from(n - 2)), (n - 1, 1)],
+            }
+        };
+        let index = |[x, y, z]: [u32; 3]| {
+            u64::from(x) + u64::from(sides[0]) * (u64::from(y) + u64::from(sides[1]) * u64::from(z))
+        };
+        // One cluster of each kind, with the clusters it stands for; then, along each side of
+        // four or more, the inside ones that check the grid is regular.
+        let mut runs: Vec<([u32; 3], u64)> = Vec::new();
+        for &(z, nz) in &kinds(sides[2]) {
+            for &(y, ny) in &kinds(sides[1]) {
+                for &(x, nx) in &kinds(sides[0]) {
+                    runs.push(([x, y, z], nx * ny * nz));
+                }
+            }
+        }
+        let mut checks: Vec<(usize, u32)> = Vec::new();
+        for (axis, &n) in sides.iter().enumerate().filter(|(_, n)| **n >= 4) {
+            let mut places = vec![1, 2, n / 2, n - 2];
+            places.dedup();
+            checks.extend(places.into_iter().map(|p| (axis, p)));
+        }
+        let on = |axis: usize, p: u32| {
+            let mut c = [0; 3];
+            c[axis] = p;
+            c
+        };
+        let list: Vec<u64> = runs
+            .iter()
+            .map(|&(c, _)| index(c))
+            .chain(checks.iter().map(|&(axis, p)| index(on(axis, p))))
+            .collect();
+        let counts = exec::run_each(&self.global, launch, &list).map_err(Error::Fault)?;
+        let (kinds_counted, checked) = counts.split_at(runs.len());
+        for (i, &(axis, p)) in checks.iter().enumerate() {
+            let first = checks.iter().position(|&(a, _)| a == axis).expect("the side's first check");
+            if checked[i].additive() != checked[first].additive() {
+                return Err(Error::Launch(format!(
+                    "the clusters at {} and {p} along {} of {name}'s grid count differently, so its \
+                     grid is not regular and scaling would guess: emulate it whole",
+                    checks[first].1,
+                    ["x", "y", "z"][axis]
+                )));
+            }
+        }
+        let mut total = Traffic::default();
+        for (&(_, times), count) in runs.iter().zip(kinds_counted) {
+            total.add(&count.times(times));
+        }
+        total.scaled_ran = list.len() as u64 * u64::from(cx * cy * cz);
+        total.scaled_of = u64::from(launch.grid.0) * u64::from(launch.grid.1) * u64::from(launch.grid.2);
+        Ok(total)
+    }
+    // ANCHOR_END: scaled
 }
 
 #[cfg(test)]

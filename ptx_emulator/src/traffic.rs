@@ -64,6 +64,10 @@ pub struct Traffic {
     /// Instructions executed, counted once per warp and once per active thread.
     pub warp_instructions: u64,
     pub thread_instructions: u64,
+    /// For a scaled launch ([`crate::Machine::scale`]): the blocks emulated, and the blocks of the
+    /// grid their counts were multiplied out to; both 0 for a launch emulated whole.
+    pub scaled_ran: u64,
+    pub scaled_of: u64,
 }
 
 impl Traffic {
@@ -98,6 +102,49 @@ impl Traffic {
         self.flops += o.flops;
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;
+        self.scaled_ran += o.scaled_ran;
+        self.scaled_of += o.scaled_of;
+    }
+
+    /// `times` launches' worth of the counts that add up block by block. What does not (the
+    /// boxes the first blocks read, the most and least an SM receives) is left at zero: a scaled
+    /// launch does not know it.
+    pub fn times(&self, times: u64) -> Traffic {
+        let t = |v: u64| v * times;
+        Traffic {
+            global_load_requests: t(self.global_load_requests),
+            global_load_sectors: t(self.global_load_sectors),
+            global_store_requests: t(self.global_store_requests),
+            global_store_sectors: t(self.global_store_sectors),
+            shared_load_requests: t(self.shared_load_requests),
+            shared_load_wavefronts: t(self.shared_load_wavefronts),
+            shared_store_requests: t(self.shared_store_requests),
+            shared_store_wavefronts: t(self.shared_store_wavefronts),
+            async_copy_requests: t(self.async_copy_requests),
+            async_copy_sectors: t(self.async_copy_sectors),
+            atomic_requests: t(self.atomic_requests),
+            bulk_load_requests: t(self.bulk_load_requests),
+            bulk_load_bytes: t(self.bulk_load_bytes),
+            bulk_load_sectors: t(self.bulk_load_sectors),
+            multicast_load_bytes: t(self.multicast_load_bytes),
+            multicast_bytes: t(self.multicast_bytes),
+            multicast_sectors: t(self.multicast_sectors),
+            bulk_estimated: t(self.bulk_estimated),
+            bulk_store_requests: t(self.bulk_store_requests),
+            bulk_store_bytes: t(self.bulk_store_bytes),
+            wgmma_instructions: t(self.wgmma_instructions),
+            barriers: t(self.barriers),
+            flops: t(self.flops),
+            warp_instructions: t(self.warp_instructions),
+            thread_instructions: t(self.thread_instructions),
+            ..Traffic::default()
+        }
+    }
+
+    /// The counts that add up block by block ([`Traffic::times`]), for comparing a scaled launch
+    /// with a whole one.
+    pub fn additive(&self) -> Traffic {
+        self.times(1)
     }
 
     /// Bytes of global memory the loads and stores touched, in whole sectors.

@@ -124,3 +124,57 @@ fn an_instruction_outside_the_subset_is_refused_with_its_name() {
     let e = m.launch("k", one_block(1), &[]).unwrap_err();
     assert!(e.to_string().contains("does not implement `nanosleep.u32`"), "{e}");
 }
+
+/// A kernel whose every thread stores 4 + skew·ctaid.x times: every block alike without skew.
+fn stores(skew: u32, grid: (u32, u32, u32), scale: bool) -> Result<ptx_emulator::Traffic, Error> {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [k_param_0];
+    ld.param.u32 %r1, [k_param_1];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    mul.lo.s32 %r6, %r2, %r1;
+    add.s32 %r6, %r6, 4;
+    mul.wide.u32 %rd2, %r5, 4;
+    add.s64 %rd3, %rd1, %rd2;
+again:
+    st.global.u32 [%rd3], %r6;
+    sub.s32 %r6, %r6, 1;
+    setp.ne.s32 %p1, %r6, 0;
+    @%p1 bra again;
+    ret;
+}}
+"
+    );
+    let mut m = Machine::new(&ptx).unwrap();
+    m.scale = scale;
+    let buf = m.alloc(4 * 64 * grid.0 as usize, "out");
+    let config = Config { grid, block: (64, 1, 1), dynamic_shared: 0, sanitize: false };
+    m.launch("k", config, &[Arg::Ptr(buf), Arg::I32(skew as i32)])
+}
+
+/// A regular grid's counts from one block of each kind equal the whole grid's; a grid whose
+/// blocks inside count differently is refused, not guessed.
+#[test]
+fn a_scaled_launch_counts_what_the_whole_launch_counts_or_refuses() {
+    for grid in [(1, 1, 1), (2, 3, 1), (7, 5, 3), (9, 1, 4)] {
+        let whole = stores(0, grid, false).unwrap();
+        let scaled = stores(0, grid, true).unwrap();
+        assert_eq!(scaled.additive(), whole.additive(), "grid {grid:?}");
+        let blocks = u64::from(grid.0 * grid.1 * grid.2);
+        assert_eq!(scaled.scaled_of, blocks);
+        assert!(scaled.scaled_ran <= 27 + 3 * 3 && scaled.scaled_ran <= blocks + 9, "{}", scaled.scaled_ran);
+        assert_eq!(whole.scaled_ran, 0);
+    }
+    let e = stores(1, (7, 2, 1), true).expect_err("blocks inside differ").to_string();
+    assert!(e.contains("not regular") && e.contains("emulate it whole"), "{e}");
+    // The fault the check exists for: scaling the skewed grid without it would have guessed.
+    let (whole, first) = (stores(1, (7, 2, 1), false).unwrap(), stores(1, (1, 1, 1), false).unwrap());
+    assert_ne!(whole.global_store_requests, 7 * 2 * first.global_store_requests);
+}

@@ -23,3 +23,13 @@ fn nvrtc_emulator_names_a_missing_guard() {
         &["reads 4 bytes of global memory at byte 140 of B, past the end of its 140 bytes"],
     );
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step02_gpu_naive::STEP,
+        &[(300, 200, 96), (256, 256, 256)],
+    );
+}

@@ -119,3 +119,13 @@ fn nvrtc_emulated_shared_loads_are_the_machine_codes() {
         );
     }
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step04_tiled::STEP,
+        &[(300, 200, 96), (256, 256, 256)],
+    );
+}

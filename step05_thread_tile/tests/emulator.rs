@@ -38,3 +38,13 @@ fn nvrtc_emulated_one_dimensional_tile_reads_shared_memory_as_the_gpu_counts() {
     // 4 blocks of 16 warps, 8 slices of K each.
     assert_eq!(t.shared_load_requests, 4 * 16 * 8 * 24, "shared loads per warp and slice");
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step05_thread_tile::STEP,
+        &[(300, 200, 96), (512, 512, 128)],
+    );
+}

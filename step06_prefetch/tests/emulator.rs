@@ -82,3 +82,13 @@ fn nvrtc_emulator_names_a_barrier_some_threads_skip() {
         &["not reached by every thread", "has already left the kernel"],
     );
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step06_prefetch::STEP,
+        &[(300, 200, 96), (512, 512, 128)],
+    );
+}

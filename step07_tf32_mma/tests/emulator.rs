@@ -94,3 +94,13 @@ fn nvrtc_emulator_names_a_missing_wait() {
     let missing = emulator::planted(&STEP, "    asm volatile(\"cp.async.wait_group 0;\\n\" ::);\n", "");
     emulator::assert_fault_named(&missing, &[], (64, 64, 64), &["before the cp.async of", "has landed"]);
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step07_tf32_mma::STEP,
+        &[(300, 200, 96), (256, 256, 256)],
+    );
+}

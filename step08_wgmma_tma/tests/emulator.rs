@@ -149,3 +149,13 @@ fn nvrtc_emulator_names_a_descriptor_that_reads_another_layout() {
         ],
     );
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step08_wgmma_tma::STEP,
+        &[(300, 200, 96), (512, 512, 128)],
+    );
+}

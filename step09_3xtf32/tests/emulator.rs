@@ -258,3 +258,10 @@ fn nvrtc_emulated_planted_faults_fail() {
         assert!(!verdict.passed(), "{what} passed at 32×32×900: {}", verdict.summary());
     }
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(&step09_3xtf32::STEP, &[(256, 256, 128)]);
+}

@@ -20,3 +20,22 @@ fn nvrtc_emulated_paths_match_the_reference() {
     emulator::assert_emulated_pass(&STEP, &[("PATH", 1), ("SPLIT", 4)], &[(4, 300, 500)]);
     emulator::assert_emulated_pass(&STEP, &[("PATH", 0), ("SPLIT", 1), ("SHARE", 1)], &[(1000, 1000, 200)]);
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step10_any_shape::STEP,
+        &[(300, 200, 96), (512, 512, 128)],
+    );
+}
+
+/// The fault the scaled emulation's check exists for: K split into pieces of unequal depth
+/// (64×64×4096 on this schedule) would scale the wrong counts, and is refused.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaling_refuses_pieces_of_unequal_depth() {
+    let why = common::testing::emulator::scaled_refusal(&step10_any_shape::STEP, (64, 64, 4096));
+    assert!(why.contains("not regular") && why.contains("emulate it whole"), "{why}");
+}

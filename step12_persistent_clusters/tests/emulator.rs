@@ -145,3 +145,13 @@ fn nvrtc_emulator_names_a_descriptor_that_disagrees_with_the_copies() {
         ],
     );
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(
+        &step12_persistent_clusters::STEP,
+        &[(256, 256, 256)],
+    );
+}

@@ -108,7 +108,12 @@ impl<'c> EmulatedCall<'c> {
     }
 
     fn launch(&mut self, entry: &str, config: Config, args: &[Arg], own: bool) -> Result<()> {
-        let traffic = self.machine.launch(entry, config, args).map_err(|e| anyhow!("{e}"))?;
+        // A scaled run scales the step's own kernel; the kernels around it run whole.
+        let scale = self.machine.scale;
+        self.machine.scale = scale && own;
+        let traffic = self.machine.launch(entry, config, args).map_err(|e| anyhow!("{e}"));
+        self.machine.scale = scale;
+        let traffic = traffic?;
         if own {
             self.traffic.add(&traffic);
         } else {

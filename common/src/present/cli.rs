@@ -124,6 +124,12 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["tune", "compile_only"])]
     pub emulate: bool,
 
+    /// With --emulate: run one block of each kind (first, inside, last along each side of the
+    /// grid) and multiply their counts out, so that a large shape's traffic takes seconds. C is
+    /// then not computed, so not verified; a grid whose blocks differ inside is refused.
+    #[arg(long, requires = "emulate")]
+    pub scaled: bool,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]

@@ -107,13 +107,13 @@ pub fn traffic_line(t: &Traffic) -> String {
             );
         }
         if t.bulk_store_requests > 0 {
-            line += &format!(
-                " · stores {} · {} bytes (an SM stores {} to {})",
-                count(t.bulk_store_requests),
-                count(t.bulk_store_bytes),
-                count(t.sm_stores_least),
-                count(t.sm_stores_most)
-            );
+            line +=
+                &format!(" · stores {} · {} bytes", count(t.bulk_store_requests), count(t.bulk_store_bytes));
+            // A scaled run does not know how the blocks spread over the SMs.
+            if t.scaled_of == 0 {
+                line +=
+                    &format!(" (an SM stores {} to {})", count(t.sm_stores_least), count(t.sm_stores_most));
+            }
         }
     }
     if t.wgmma_instructions > 0 {
@@ -321,6 +321,13 @@ fn dims((x, y, z): (u32, u32, u32)) -> String {
     format!("{x}×{y}×{z}")
 }
 
+impl Report {
+    /// Whether the run emulated a few blocks and scaled their counts (`--scaled`).
+    fn scaled(&self) -> bool {
+        matches!(&self.device, Device::Emulated(e) if e.traffic.scaled_of > 0)
+    }
+}
+
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let flops = self.shape.flops();
@@ -338,13 +345,14 @@ impl fmt::Display for Report {
             Device::Cpu => writeln!(f, "{} on the CPU (one thread)", self.step)?,
             Device::Emulated(e) => writeln!(
                 f,
-                "{} {DEVICE_LINE} (its PTX for {}: {} thread-instructions in {:.2} s on {} thread{})",
+                "{} {DEVICE_LINE} (its PTX for {}: {} thread-instructions{} in {:.2} s on {} thread{})",
                 self.step,
                 e.arch,
                 count(
                     e.traffic.thread_instructions
                         + e.others.iter().map(|(_, t)| t.thread_instructions).sum::<u64>()
                 ),
+                if e.traffic.scaled_of > 0 { ", scaled from a few blocks," } else { "" },
                 e.seconds,
                 e.workers,
                 if e.workers == 1 { "" } else { "s" }
@@ -416,6 +424,14 @@ impl fmt::Display for Report {
         }
         if let Device::Emulated(e) = &self.device {
             writeln!(f, "  traffic  {}", traffic_line(&e.traffic))?;
+            if e.traffic.scaled_of > 0 {
+                writeln!(
+                    f,
+                    "  scaled   {} of the {} blocks emulated, one of each kind, their counts multiplied out",
+                    count(e.traffic.scaled_ran),
+                    count(e.traffic.scaled_of)
+                )?;
+            }
             // A grid of one wave (a persistent kernel's): its blocks' first tiles are what the
             // first round asks of L2 at once, which the order of the tiles sets.
             let blocks = self.kernel.as_ref().map(|k| k.geometry.blocks());
@@ -501,6 +517,9 @@ impl Report {
 
     fn verdict_lines(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.verdict {
+            None if self.scaled() => {
+                writeln!(f, "  verify   skipped: a scaled run computes only a few blocks of C")?
+            }
             None => writeln!(f, "  verify   skipped (--no-verify)")?,
             Some(v) => {
                 let (w, n) = (&v.worst, &v.normwise);

@@ -59,6 +59,46 @@ pub fn assert_emulated_pass(step: &GpuStep, overrides: &[(&str, u32)], shapes: &
     }
 }
 
+/// A scaled emulation (`--scaled`: a block of each kind, its counts multiplied out) counts what
+/// the whole emulation counts at each of `shapes`: every count that adds up block by block, of
+/// the step's kernel and of the kernels around it (which a scaled run runs whole).
+pub fn assert_scaled_counts_match(step: &GpuStep, shapes: &[(usize, usize, usize)]) {
+    for &(m, n, k) in shapes {
+        let shape = Shape { m, n, k };
+        let inputs = Inputs::family(shape, 7, Family::Uniform);
+        let counted = |scale: bool| -> Result<(emulated::Traffic, Vec<emulated::Traffic>)> {
+            let (params, _) = step.params_for(shape, emulated::SMS, &[])?;
+            let mut e = Emulated::new(step, params, shape, false)?;
+            e.machine.scale = scale;
+            let (_, (own, others)) = e.multiply(&inputs, false)?;
+            Ok((own, others.iter().map(|(_, t)| t.additive()).collect()))
+        };
+        let name = format!("{} at {shape}", step.name);
+        let whole = counted(false).unwrap_or_else(|e| panic!("{name}, emulated whole: {e}"));
+        let scaled = counted(true).unwrap_or_else(|e| panic!("{name}, scaled: {e}"));
+        let (own, of) = (scaled.0.scaled_ran, scaled.0.scaled_of);
+        assert!(of > 0 && own <= of + 9, "{name}: {own} blocks emulated of {of}");
+        assert_eq!(
+            (scaled.0.additive(), scaled.1),
+            (whole.0.additive(), whole.1),
+            "{name}: the scaled counts differ from the whole emulation's"
+        );
+    }
+}
+
+/// The sentence a scaled emulation of `step` at `shape` refuses with: its grid is not regular.
+pub fn scaled_refusal(step: &GpuStep, shape: (usize, usize, usize)) -> String {
+    let shape = Shape { m: shape.0, n: shape.1, k: shape.2 };
+    let inputs = Inputs::family(shape, 7, Family::Uniform);
+    let (params, _) = step.params_for(shape, emulated::SMS, &[]).expect("the step serves the shape");
+    let mut e = Emulated::new(step, params, shape, false).expect("it compiles");
+    e.machine.scale = true;
+    match e.multiply(&inputs, false) {
+        Ok(_) => panic!("{} at {shape}: scaled, though its grid is not regular", step.name),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// The step with `source` (named `file`) in place of its kernel.
 pub fn with_source(step: &GpuStep, file: &'static str, source: String) -> GpuStep {
     GpuStep { file, source: Box::leak(source.into_boxed_str()), ..*step }

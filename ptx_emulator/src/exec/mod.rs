@@ -42,8 +42,15 @@ pub use state::{Cluster, Lanes, Launch, Warp};
 
 /// Runs every cluster of the launch; the first fault (of the lowest cluster) ends it.
 pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
+    run_some(global, launch, None)
+}
+
+/// Runs the clusters `only` lists (by their index in launch order), or every cluster; the first
+/// fault (of the lowest cluster) ends it.
+pub fn run_some(global: &Global, launch: &Launch, only: Option<&[u64]>) -> Result<Traffic, Fault> {
     let (gx, gy, gz) = launch.grid;
-    let clusters = u64::from(gx) * u64::from(gy) * u64::from(gz) / launch.cluster_size() as u64;
+    let all = u64::from(gx) * u64::from(gy) * u64::from(gz) / launch.cluster_size() as u64;
+    let clusters = only.map_or(all, |list| list.len() as u64);
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
@@ -57,10 +64,11 @@ pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
             s.spawn(|| {
                 let mut cluster = Cluster::new(launch, global, &stop);
                 loop {
-                    let c = next.fetch_add(1, Ordering::SeqCst);
-                    if c >= clusters || stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= clusters || stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    let c = only.map_or(i, |list| list[i as usize]);
                     if let Err(f) = cluster.run_cluster(c) {
                         stop.store(true, Ordering::SeqCst);
                         let mut slot = fault.lock().expect("no worker panics holding it");
@@ -93,6 +101,43 @@ pub fn run(global: &Global, launch: &Launch) -> Result<Traffic, Fault> {
         per_sm(block_sectors.into_inner().expect("workers done"));
     (total.sm_stores_most, total.sm_stores_least) = per_sm(block_stores.into_inner().expect("workers done"));
     Ok(total)
+}
+
+/// Runs the clusters `list` names, spread over the launch's workers, and returns each one's
+/// counts in the order of the list (what a scaled launch multiplies out).
+pub fn run_each(global: &Global, launch: &Launch, list: &[u64]) -> Result<Vec<Traffic>, Fault> {
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
+    let counts = Mutex::new(vec![Traffic::default(); list.len()]);
+    let workers = launch.workers.clamp(1, list.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                let mut cluster = Cluster::new(launch, global, &stop);
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst) as usize;
+                    if i >= list.len() || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    cluster.traffic = Traffic::default();
+                    if let Err(f) = cluster.run_cluster(list[i]) {
+                        stop.store(true, Ordering::SeqCst);
+                        let mut slot = fault.lock().expect("no worker panics holding it");
+                        if f.kind != FaultKind::Stopped && slot.as_ref().is_none_or(|(at, _)| list[i] < *at) {
+                            *slot = Some((list[i], f));
+                        }
+                        break;
+                    }
+                    counts.lock().expect("no worker panics holding it")[i] = cluster.traffic;
+                }
+            });
+        }
+    });
+    if let Some((_, f)) = fault.into_inner().expect("workers done") {
+        return Err(f);
+    }
+    Ok(counts.into_inner().expect("workers done"))
 }
 
 /// The most and the least of `per_block` summed per SM, the blocks dealt to [`crate::SMS`] SMs

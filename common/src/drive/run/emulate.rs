@@ -88,10 +88,15 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         };
         println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
     }
+    if args.scaled && args.save_c.is_some() {
+        bail!("--scaled computes only a few blocks of C, so there is no whole C to save");
+    }
     let (params, choice) = step.params_for(shape, emulated::SMS, &args.params)?;
     // The parameters are checked at this shape once, before the compile, by Emulated::new.
     let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
-    super::check_host_fits(shape, !args.no_verify, 0, super::host_memory_available())?;
+    emulated.machine.scale = args.scaled;
+    let verifies = !args.no_verify && !args.scaled;
+    super::check_host_fits(shape, verifies, 0, super::host_memory_available())?;
     let inputs = super::inputs_of(args, files, shape);
 
     let geometry = emulated.geometry;
@@ -100,7 +105,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     let seconds = started.elapsed().as_secs_f64();
     super::save_c(args, shape, &c)?;
 
-    let verdict = if args.no_verify {
+    let verdict = if !verifies {
         None
     } else {
         Some(verify::verify(shape, &c, &reference::cpu(&inputs), step.precision))
