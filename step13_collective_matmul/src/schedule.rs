@@ -65,48 +65,61 @@ impl Ring {
 mod tests {
     use super::*;
 
-    /// Every rank multiplies every shard exactly once; what a rank holds in round t + 1 is what
-    /// its neighbour behind held in round t; and no round writes the buffer it reads or the one
-    /// still being read.
+    /// Where the schedule `shard` (which shard a rank multiplies in a round) goes wrong on `ring`:
+    /// a rank that multiplies a shard twice or not its own first, or a shard that does not follow
+    /// the sends (what a rank holds in round t + 1 is what the rank before it held in round t).
+    fn fault(ring: Ring, shard: impl Fn(usize, usize) -> usize) -> Option<String> {
+        for rank in 0..ring.ranks {
+            if shard(rank, 0) != rank {
+                return Some(format!("rank {rank} does not start with its own shard"));
+            }
+            let mut seen = vec![false; ring.ranks];
+            for round in 0..ring.ranks {
+                let s = shard(rank, round);
+                if std::mem::replace(&mut seen[s], true) {
+                    return Some(format!("rank {rank} multiplies shard {s} twice"));
+                }
+                if round + 1 < ring.ranks && shard(rank, round + 1) != shard(ring.prev(rank), round) {
+                    return Some(format!("rank {rank}'s shard in round {} was not sent to it", round + 1));
+                }
+            }
+        }
+        None
+    }
+
+    /// Every rank multiplies every shard exactly once, each the one sent to it; and no round
+    /// writes the buffer it reads or the one still being read.
     #[test]
     fn every_rank_multiplies_every_shard_once_and_no_buffer_is_overwritten_in_use() {
         for ranks in 1..=9 {
             let ring = Ring { ranks };
-            for rank in 0..ranks {
-                let mut seen = vec![false; ranks];
-                for round in 0..ranks {
-                    let shard = ring.shard(rank, round);
-                    assert!(!seen[shard], "rank {rank} of {ranks} multiplies shard {shard} twice");
-                    seen[shard] = true;
-                    if round + 1 < ranks {
-                        assert_eq!(ring.shard(rank, round + 1), ring.shard(ring.prev(rank), round));
-                        let landing = ring.landing(round).expect("a round before the last passes a shard on");
-                        // The landing buffer is neither the one this round reads…
+            assert_eq!(fault(ring, |r, t| ring.shard(r, t)), None, "{ranks} ranks");
+            for round in 0..ranks {
+                match ring.landing(round) {
+                    Some(landing) => {
+                        // The landing buffer is not the one this round reads, but the next.
                         assert_ne!(ring.buffer(round), Buffer::Landing(landing));
-                        // …nor one a later round reads before the shard arrives in it.
                         assert_eq!(ring.buffer(round + 1), Buffer::Landing(landing));
-                        // The last round that read it is the one the exchange waits for.
+                        // The exchange waits for the last round that read it.
                         let readers: Vec<usize> =
                             (0..=round).filter(|&t| ring.buffer(t) == Buffer::Landing(landing)).collect();
                         assert_eq!(ring.reader_before(round), readers.last().copied());
-                    } else {
-                        assert_eq!(ring.landing(round), None);
                     }
+                    None => assert_eq!(round + 1, ranks, "only the last round passes nothing on"),
                 }
-                assert_eq!(ring.shard(rank, 0), rank, "a rank starts with its own shard");
             }
         }
     }
 
-    /// A planted fault the test above exists for: a ring that sends the wrong way round is
-    /// caught.
+    /// The faults the check exists for: a schedule that turns against the sends, one that skips a
+    /// rank each round, one that keeps its own shard a second round, and one that starts with
+    /// another rank's shard are each caught.
     #[test]
-    fn a_ring_that_turns_the_wrong_way_is_caught() {
+    fn schedules_that_do_not_follow_the_sends_are_caught() {
         let ring = Ring { ranks: 4 };
-        let wrong = |rank: usize, round: usize| (rank + round) % 4;
-        let caught = (0..4).any(|rank| (0..3).any(|t| wrong(rank, t + 1) != ring.shard(ring.prev(rank), t)));
-        assert!(caught);
-        assert_eq!(Ring { ranks: 4 }.next(3), 0);
-        assert_eq!(Ring { ranks: 4 }.prev(0), 3);
+        assert!(fault(ring, |r, t| (r + t) % 4).is_some_and(|f| f.contains("was not sent")));
+        assert!(fault(ring, |r, t| (r + 2 * t) % 4).is_some());
+        assert!(fault(ring, |r, t| if t == 1 { r } else { ring.shard(r, t) }).is_some());
+        assert!(fault(ring, |r, t| ring.shard(ring.next(r), t)).is_some_and(|f| f.contains("its own")));
     }
 }
