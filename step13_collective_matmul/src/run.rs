@@ -34,13 +34,13 @@ pub struct Args {
     #[arg(long, value_name = "G", conflicts_with = "gpus", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub simulate: Option<u32>,
     /// Rows of A each GPU holds.
-    #[arg(short = 'm', value_name = "M", default_value_t = 1024, value_parser = dim)]
+    #[arg(short = 'm', value_name = "M", default_value_t = 1024, value_parser = common::cli::parse_dim)]
     pub m: usize,
     /// Columns of B (and of C) each GPU holds.
-    #[arg(short = 'n', value_name = "N", default_value_t = 4096, value_parser = dim)]
+    #[arg(short = 'n', value_name = "N", default_value_t = 4096, value_parser = common::cli::parse_dim)]
     pub n: usize,
     /// The depth of the product.
-    #[arg(short = 'k', value_name = "K", default_value_t = 4096, value_parser = dim)]
+    #[arg(short = 'k', value_name = "K", default_value_t = 4096, value_parser = common::cli::parse_dim)]
     pub k: usize,
     /// Each GPU's product: lab12, cublas, or both.
     #[arg(long, value_name = "WHICH", default_value = "both", value_parser = ["lab12", "cublas", "both"])]
@@ -65,14 +65,6 @@ pub struct Args {
     /// Timed samples of each way and part.
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(3..=1000))]
     pub reps: u32,
-}
-
-fn dim(s: &str) -> Result<usize, String> {
-    let v: usize = s.parse().map_err(|_| format!("`{s}` is not a whole number"))?;
-    match v {
-        1..=65536 => Ok(v),
-        _ => Err(format!("{v} is outside 1 to 65536")),
-    }
 }
 
 fn ring_param(s: &str) -> Result<(String, u32), String> {

@@ -15,7 +15,7 @@ fn run(args: &[&str]) -> (i32, String, String) {
 #[test]
 fn bad_arguments_are_refused_in_one_sentence() {
     for (args, want) in [
-        (&["-m", "0"][..], "0 is outside 1 to 65536"),
+        (&["-m", "0"][..], "at least 1"),
         (&["-k", "x"][..], "is not a whole number"),
         (&["--gpus", "1"][..], "--gpus"),
         (&["--simulate", "0"][..], "--simulate"),
