@@ -96,7 +96,7 @@ fn gpu_report() -> Report {
 }
 
 /// The emulated report: the traffic line of the step's kernel (shared, copy engine, multicast,
-/// stores, wgmma), another kernel's line, and the first round's tiles.
+/// stores, wgmma), another kernel's line, the first round's tiles, and the predicted time.
 fn emulated_report() -> Report {
     let traffic = Traffic {
         global_load_requests: 1024,
@@ -121,11 +121,18 @@ fn emulated_report() -> Report {
         wgmma_instructions: 512,
         barriers: 64,
         flops: 33_554_432,
+        wgmma_tf32_flops: 33_554_432,
+        l1_miss_sectors: 2048,
+        load_phases: 8,
+        blocks: 4,
+        most_block_instructions: 25_000,
+        most_block_wgmma_tf32_flops: 8_388_608,
         warp_instructions: 100_000,
         thread_instructions: 3_200_000,
         ..Traffic::default()
     };
-    let other = Traffic { global_load_requests: 16, global_load_sectors: 64, ..Traffic::default() };
+    let other =
+        Traffic { global_load_requests: 16, global_load_sectors: 64, blocks: 1, ..Traffic::default() };
     Report {
         device: Device::Emulated(Box::new(Emulation {
             traffic,

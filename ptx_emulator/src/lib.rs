@@ -30,6 +30,7 @@ pub mod inst;
 pub mod joins;
 pub mod memory;
 pub mod parse;
+pub mod predict;
 pub mod sanitize;
 pub mod tensor_arith;
 pub mod tensor_map;
@@ -362,7 +363,16 @@ impl Machine {
             .map(|&(c, _)| index(c))
             .chain(checks.iter().map(|&(axis, p)| index(on(axis, p))))
             .collect();
-        let counts = exec::run_each(&self.global, launch, &list).map_err(Error::Fault)?;
+        let counts = exec::run_each(&self.global, launch, &list).map_err(|f| match f.kind {
+            // A block that waits for another block's write (Stream-K's turns) cannot run with
+            // only a few of its peers: that is the grid's shape, not the kernel's fault.
+            FaultKind::Deadlock => Error::Launch(format!(
+                "{name}'s blocks wait for one another ({}), so a few of them cannot run alone and \
+                 scaling would guess: emulate it whole",
+                f.message
+            )),
+            _ => Error::Fault(f),
+        })?;
         let (kinds_counted, checked) = counts.split_at(runs.len());
         for (i, &(axis, p)) in checks.iter().enumerate() {
             let first = checks.iter().position(|&(a, _)| a == axis).expect("the side's first check");

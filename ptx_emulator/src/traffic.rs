@@ -61,6 +61,33 @@ pub struct Traffic {
     pub barriers: u64,
     /// FP32 operations: an FMA counts 2, an add or multiply 1; a TF32 mma.sync m16n8k8 2·16·8·8.
     pub flops: u64,
+    /// FP32 adds, multiplies and FMAs, counted once per warp: what the FP32 pipe issues.
+    pub fp32_instructions: u64,
+    /// The tensor cores' work by kind: TF32 `mma.sync` FLOPs, and `wgmma` FLOPs of TF32 and of
+    /// 16-bit operands, and INT8 operations (2 per multiply-add, as FLOPs count).
+    pub mma_sync_flops: u64,
+    pub wgmma_tf32_flops: u64,
+    pub wgmma_16bit_flops: u64,
+    pub wgmma_int8_ops: u64,
+    /// The sectors of global loads each block asks for the first time (distinct per block): what
+    /// misses the L1 if it keeps what one block reuses and nothing between blocks.
+    pub l1_miss_sectors: u64,
+    /// The stretches between a block's barriers (and from its last barrier to its end) in which
+    /// it made global loads: each waits at least once for memory, however many loads it makes.
+    pub load_phases: u64,
+    /// Those of them in which the block also computed (FP32 or tensor-core work) after its first
+    /// load: a prefetch, whose wait the work can hide.
+    pub overlapped_phases: u64,
+    /// Blocks run.
+    pub blocks: u64,
+    /// The most one block of the launch did, of instructions (once per warp) and of tensor-core
+    /// work by kind (see above): where blocks differ (a persistent kernel's, whose blocks take
+    /// different numbers of tiles), the busiest SM's work. A block of a cluster is its cluster's
+    /// work over its blocks.
+    pub most_block_instructions: u64,
+    pub most_block_mma_sync_flops: u64,
+    pub most_block_wgmma_tf32_flops: u64,
+    pub most_block_wgmma_int8_ops: u64,
     /// Instructions executed, counted once per warp and once per active thread.
     pub warp_instructions: u64,
     pub thread_instructions: u64,
@@ -100,6 +127,20 @@ impl Traffic {
         self.wgmma_instructions += o.wgmma_instructions;
         self.barriers += o.barriers;
         self.flops += o.flops;
+        self.fp32_instructions += o.fp32_instructions;
+        self.mma_sync_flops += o.mma_sync_flops;
+        self.wgmma_tf32_flops += o.wgmma_tf32_flops;
+        self.wgmma_16bit_flops += o.wgmma_16bit_flops;
+        self.wgmma_int8_ops += o.wgmma_int8_ops;
+        self.l1_miss_sectors += o.l1_miss_sectors;
+        self.load_phases += o.load_phases;
+        self.overlapped_phases += o.overlapped_phases;
+        self.blocks += o.blocks;
+        self.most_block_instructions = self.most_block_instructions.max(o.most_block_instructions);
+        self.most_block_mma_sync_flops = self.most_block_mma_sync_flops.max(o.most_block_mma_sync_flops);
+        self.most_block_wgmma_tf32_flops =
+            self.most_block_wgmma_tf32_flops.max(o.most_block_wgmma_tf32_flops);
+        self.most_block_wgmma_int8_ops = self.most_block_wgmma_int8_ops.max(o.most_block_wgmma_int8_ops);
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;
         self.scaled_ran += o.scaled_ran;
@@ -108,7 +149,7 @@ impl Traffic {
 
     /// `times` launches' worth of the counts that add up block by block. What does not (the
     /// boxes the first blocks read, the most and least an SM receives) is left at zero: a scaled
-    /// launch does not know it.
+    /// launch does not know it. The most one block did is kept as it is.
     pub fn times(&self, times: u64) -> Traffic {
         let t = |v: u64| v * times;
         Traffic {
@@ -135,6 +176,19 @@ impl Traffic {
             wgmma_instructions: t(self.wgmma_instructions),
             barriers: t(self.barriers),
             flops: t(self.flops),
+            fp32_instructions: t(self.fp32_instructions),
+            mma_sync_flops: t(self.mma_sync_flops),
+            wgmma_tf32_flops: t(self.wgmma_tf32_flops),
+            wgmma_16bit_flops: t(self.wgmma_16bit_flops),
+            wgmma_int8_ops: t(self.wgmma_int8_ops),
+            l1_miss_sectors: t(self.l1_miss_sectors),
+            load_phases: t(self.load_phases),
+            overlapped_phases: t(self.overlapped_phases),
+            blocks: t(self.blocks),
+            most_block_instructions: self.most_block_instructions,
+            most_block_mma_sync_flops: self.most_block_mma_sync_flops,
+            most_block_wgmma_tf32_flops: self.most_block_wgmma_tf32_flops,
+            most_block_wgmma_int8_ops: self.most_block_wgmma_int8_ops,
             warp_instructions: t(self.warp_instructions),
             thread_instructions: t(self.thread_instructions),
             ..Traffic::default()

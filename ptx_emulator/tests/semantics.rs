@@ -178,3 +178,82 @@ fn a_scaled_launch_counts_what_the_whole_launch_counts_or_refuses() {
     let (whole, first) = (stores(1, (7, 2, 1), false).unwrap(), stores(1, (1, 1, 1), false).unwrap());
     assert_ne!(whole.global_store_requests, 7 * 2 * first.global_store_requests);
 }
+
+/// Blocks that take turns (block x waits until block x − 1 has written x, as Stream-K's pieces
+/// do) run whole; scaled, the few blocks cannot run alone, and the launch is refused.
+#[test]
+fn a_scaled_launch_of_blocks_that_wait_for_each_other_is_refused() {
+    let ptx = format!(
+        "{HEADER}.visible .entry turn(.param .u64 turn_param_0)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [turn_param_0];
+    mov.u32 %r1, %ctaid.x;
+wait:
+    ld.volatile.global.u32 %r2, [%rd1];
+    setp.ne.s32 %p1, %r2, %r1;
+    @%p1 bra wait;
+    add.s32 %r3, %r1, 1;
+    st.volatile.global.u32 [%rd1], %r3;
+    ret;
+}}
+"
+    );
+    let run = |scale: bool| {
+        let mut m = Machine::new(&ptx).unwrap();
+        m.scale = scale;
+        let flag = m.alloc(4, "flag");
+        let config = Config { grid: (7, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: false };
+        m.launch("turn", config, &[Arg::Ptr(flag)]).map(|_| words(&m, flag, 1)[0])
+    };
+    assert_eq!(run(false).unwrap(), 7, "every block took its turn");
+    let e = run(true).expect_err("a few blocks cannot take turns alone").to_string();
+    assert!(e.contains("wait for one another") && e.contains("emulate it whole"), "{e}");
+}
+
+/// Three blocks of 64 threads each load their 256 bytes twice, across a barrier, and the time
+/// model's counts follow: two loading phases a block; the second computes after its load, and
+/// the first too when `prefetch` is set; the second load of the same bytes misses no L1.
+fn phases(prefetch: bool) -> ptx_emulator::Traffic {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .b32 %r<4>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [k_param_0];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.f32 %f1, [%rd3];
+    {}
+    bar.sync 0;
+    ld.global.f32 %f2, [%rd3];
+    add.f32 %f3, %f1, %f2;
+    ret;
+}}
+",
+        if prefetch { "fma.rn.f32 %f1, %f1, %f1, %f1;" } else { "" }
+    );
+    let mut m = Machine::new(&ptx).unwrap();
+    let buf = m.alloc(256, "in");
+    let config = Config { grid: (3, 1, 1), block: (64, 1, 1), dynamic_shared: 0, sanitize: false };
+    m.launch("k", config, &[Arg::Ptr(buf)]).unwrap()
+}
+
+#[test]
+fn the_time_models_counts_phases_misses_and_blocks() {
+    let plain = phases(false);
+    assert_eq!(plain.blocks, 3);
+    assert_eq!(plain.load_phases, 3 * 2, "a phase before the barrier and one after");
+    assert_eq!(plain.overlapped_phases, 3, "the add after the second load, none before the barrier");
+    assert_eq!(plain.global_load_sectors, 3 * 2 * 8, "two loads of 256 bytes a block");
+    assert_eq!(plain.l1_miss_sectors, 3 * 8, "the second load finds the first's sectors");
+    assert_eq!(plain.fp32_instructions, 3 * 2, "one add a warp");
+    assert_eq!(plain.most_block_instructions * 3, plain.warp_instructions, "blocks alike");
+    let prefetch = phases(true);
+    assert_eq!(prefetch.overlapped_phases, 6, "and the FMA after the first load");
+    assert_eq!(prefetch.fp32_instructions, 3 * 2 * 2);
+}

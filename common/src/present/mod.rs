@@ -2,4 +2,5 @@
 //! Depends on the layers below.
 
 pub mod cli;
+pub mod predicted;
 pub mod report;

@@ -448,6 +448,13 @@ impl fmt::Display for Report {
             for (name, t) in &e.others {
                 writeln!(f, "           {name}: {}", traffic_line(t))?;
             }
+            if let Some(k) = &self.kernel {
+                let (resident, spills) = (k.resources.blocks_per_sm, k.resources.spill_bytes > 0);
+                let tf32 = self.precision.is_tf32();
+                let lines =
+                    crate::predicted::lines(&e.traffic, resident, spills, self.shape, &e.others, tf32);
+                write!(f, "{lines}")?;
+            }
         } else {
             self.time_lines(f)?;
         }

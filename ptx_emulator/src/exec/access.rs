@@ -60,6 +60,15 @@ impl Cluster<'_> {
                         }
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
+                        self.ctas[self.rank].loaded = true;
+                        // `sectors` left the sectors' indices in order: count the block's new ones.
+                        let per = (total as u64).div_ceil(32).max(1);
+                        for &s in &self.scratch {
+                            // The block's rank in its cluster (at most 16) in the low bits.
+                            if self.l1_seen.insert(s << 4 | self.rank as u64) {
+                                self.traffic.l1_miss_sectors += per;
+                            }
+                        }
                         if *volatile {
                             self.spin(inst, pc, w, exec)?;
                         }

@@ -197,6 +197,8 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                 }
             }
             cta.traffic.flops += 2 * 16 * 8 * 8;
+            cta.traffic.mma_sync_flops += 2 * 16 * 8 * 8;
+            cta.computed();
         }
         Op::WarpSync { mask: member } => {
             // Lanes that went apart have met again here (the scheduler gathers them); a lane of

@@ -55,6 +55,8 @@ impl<'a> Cluster<'a> {
                 exit_checked: false,
                 ctaid: [0; 3],
                 copied_from: Vec::new(),
+                loaded: false,
+                computed: false,
                 bars: vec![NamedBarrier::default(); 16],
                 mbars: Default::default(),
             })
@@ -84,6 +86,8 @@ impl<'a> Cluster<'a> {
             cluster_arrived: 0,
             stop,
             scratch: Vec::with_capacity(128),
+            l1_seen: Default::default(),
+            at_start: Traffic::default(),
             pairs: Vec::with_capacity(32),
         }
     }
@@ -104,8 +108,12 @@ impl<'a> Cluster<'a> {
             cta.bars.iter_mut().for_each(|b| *b = NamedBarrier::default());
             cta.mbars.clear();
             cta.copied_from.clear();
+            cta.loaded = false;
+            cta.computed = false;
         }
         self.local.fill(0);
+        self.l1_seen.clear();
+        self.at_start = self.traffic;
         self.visits.fill(0);
         self.pending.iter_mut().for_each(|p| *p = Default::default());
         self.in_flight.clear();
@@ -212,6 +220,22 @@ impl<'a> Cluster<'a> {
 
     /// Every thread has left: what the copy engine still holds must have been waited for.
     fn finish(&mut self) -> Result<(), Fault> {
+        self.traffic.blocks += self.ctas.len() as u64;
+        let (t, s, per) = (&mut self.traffic, &self.at_start, self.ctas.len() as u64);
+        t.most_block_instructions =
+            t.most_block_instructions.max((t.warp_instructions - s.warp_instructions) / per);
+        t.most_block_mma_sync_flops =
+            t.most_block_mma_sync_flops.max((t.mma_sync_flops - s.mma_sync_flops) / per);
+        t.most_block_wgmma_tf32_flops =
+            t.most_block_wgmma_tf32_flops.max((t.wgmma_tf32_flops - s.wgmma_tf32_flops) / per);
+        t.most_block_wgmma_int8_ops =
+            t.most_block_wgmma_int8_ops.max((t.wgmma_int8_ops - s.wgmma_int8_ops) / per);
+        for cta in &mut self.ctas {
+            if std::mem::take(&mut cta.loaded) {
+                self.traffic.load_phases += 1;
+                self.traffic.overlapped_phases += u64::from(std::mem::take(&mut cta.computed));
+            }
+        }
         for wi in 0..self.warps.len() {
             self.rank = self.warps[wi].rank as usize;
             self.slot = wi;
@@ -275,6 +299,11 @@ impl<'a> Cluster<'a> {
                 }
                 self.ctas[rank].shadow.barrier();
                 self.traffic.barriers += 1;
+                if std::mem::take(&mut self.ctas[rank].loaded) {
+                    self.traffic.load_phases += 1;
+                    self.traffic.overlapped_phases +=
+                        u64::from(std::mem::take(&mut self.ctas[rank].computed));
+                }
                 released = true;
             }
         }

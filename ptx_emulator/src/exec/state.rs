@@ -219,6 +219,11 @@ pub struct Cta {
     pub ctaid: [u32; 3],
     /// The tensor maps (by their tensor's address) the block has copied from already.
     pub copied_from: Vec<u64>,
+    /// Whether the block has made a global load since its last barrier (see
+    /// [`Traffic::load_phases`]).
+    pub loaded: bool,
+    /// Whether it has computed since a global load of this phase.
+    pub computed: bool,
     pub bars: Vec<NamedBarrier>,
     /// The block's mbarriers, by their byte in shared memory.
     pub mbars: std::collections::HashMap<usize, Mbar>,
@@ -279,10 +284,23 @@ pub struct Cluster<'a> {
     pub cluster_arrived: u32,
     pub stop: &'a AtomicBool,
     pub scratch: Vec<u64>,
+    /// The global sectors each block of the cluster (by rank) has loaded, for
+    /// [`Traffic::l1_miss_sectors`].
+    pub l1_seen: std::collections::HashSet<u64, std::hash::BuildHasherDefault<SectorHasher>>,
+    /// The counts when the cluster started, for the most one block did.
+    pub at_start: Traffic,
     pub pairs: Vec<(u32, u32)>,
 }
 
 impl Cluster<'_> {
+    /// The running block computes: after a global load of this phase, the load's wait can hide
+    /// under the work (see [`crate::Traffic::overlapped_phases`]).
+    #[inline]
+    pub fn computed(&mut self) {
+        let cta = &mut self.ctas[self.rank];
+        cta.computed |= cta.loaded;
+    }
+
     /// The running block's shared memory.
     #[inline]
     pub fn shared(&self) -> &[u8] {
@@ -441,5 +459,26 @@ impl Cluster<'_> {
     pub fn block_threads(&self) -> u32 {
         let (bx, by, bz) = self.launch.block;
         bx * by * bz
+    }
+}
+
+/// A hasher for sector numbers (the sets of [`Cluster::l1_seen`]): one multiply, where the
+/// standard hasher's resistance to chosen keys costs several times more on every global load.
+#[derive(Default)]
+pub struct SectorHasher(u64);
+
+impl std::hash::Hasher for SectorHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }

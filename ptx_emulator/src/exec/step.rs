@@ -139,12 +139,16 @@ impl Cluster<'_> {
             Op::Float { op, ty, d, a, b, ftz } => {
                 if *ty == Ty::F32 {
                     self.traffic.flops += u64::from(exec.count_ones());
+                    self.traffic.fp32_instructions += 1;
+                    self.computed();
                 }
                 each!(*d, |l| alu::float(*op, *ty, get(r, *a, l), get(r, *b, l), *ftz))
             }
             Op::Fma { ty, d, a, b, c, ftz } => {
                 if *ty == Ty::F32 {
                     self.traffic.flops += 2 * u64::from(exec.count_ones());
+                    self.traffic.fp32_instructions += 1;
+                    self.computed();
                     each!(*d, |l| alu::fma32(get(r, *a, l), get(r, *b, l), get(r, *c, l), *ftz))
                 } else {
                     each!(*d, |l| alu::fma64(get(r, *a, l), get(r, *b, l), get(r, *c, l)))

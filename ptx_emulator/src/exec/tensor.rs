@@ -214,7 +214,14 @@ impl Cluster<'_> {
             }
         }
         self.traffic.wgmma_instructions += 1;
-        self.traffic.flops += 2 * 16 * (n * k) as u64;
+        self.computed();
+        let work = 2 * 16 * (n * k) as u64;
+        self.traffic.flops += work;
+        match g.kind {
+            WgmmaKind::Tf32 => self.traffic.wgmma_tf32_flops += work,
+            WgmmaKind::Bf16 => self.traffic.wgmma_16bit_flops += work,
+            WgmmaKind::Int8 { .. } => self.traffic.wgmma_int8_ops += work,
+        }
         Ok(())
     }
 

@@ -1,0 +1,177 @@
+//! The `predicted` lines of an emulated run: the emulator's time model
+//! ([`ptx_emulator::predict`]) applied to the counts of the step's kernel and of the other
+//! kernels of its launch, set beside cuBLAS's rate recorded on an H100.
+
+use std::fmt::Write;
+
+use ptx_emulator::Traffic;
+use ptx_emulator::predict::{self, Gpu, Limit, Prediction};
+
+use crate::matrix::Shape;
+
+/// cuBLAS's rates (GFLOP/s) on the H100 at the square sizes of the course's reference run,
+/// `docs/src/results/runs/2026-11-26-nvidia-h100-80gb-hbm3-reference.md` (a test holds them to
+/// it): SGEMM, and TF32 tensor-op math.
+pub const RECORDED_CUBLAS: [(usize, f64, f64); 6] = [
+    (256, 3950.0, 6070.0),
+    (512, 18761.0, 34473.0),
+    (1024, 39341.0, 146436.0),
+    (2048, 49989.0, 352275.0),
+    (4096, 51620.0, 363170.0),
+    (8192, 51808.0, 372593.0),
+];
+
+/// The recorded square nearest `shape` in FLOPs (on a log scale), and whether it is the shape.
+fn nearest_square(shape: Shape) -> (usize, f64, f64, bool) {
+    let side = (shape.m as f64 * shape.n as f64 * shape.k as f64).cbrt();
+    let &(s, sgemm, tf32) = RECORDED_CUBLAS
+        .iter()
+        .min_by(|a, b| (side / a.0 as f64).ln().abs().total_cmp(&(side / b.0 as f64).ln().abs()))
+        .expect("a table");
+    (s, sgemm, tf32, shape.m == s && shape.n == s && shape.k == s)
+}
+
+/// The prediction for a launch: the step's kernel (`blocks`, `resident` a SM) and the other
+/// kernels it launches, predicted with all their blocks resident (the model knows only their
+/// counts). Returns the step kernel's prediction and the launch's whole time.
+pub fn launch(
+    gpu: &Gpu,
+    step: &Traffic,
+    resident: u32,
+    shape: Shape,
+    others: &[(String, Traffic)],
+) -> (Prediction, f64) {
+    let compulsory = 4 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) as u64;
+    let main =
+        gpu.predict(step, predict::Shape { blocks: step.blocks, resident, compulsory_bytes: compulsory });
+    let rest: f64 = others
+        .iter()
+        .map(|(_, t)| {
+            gpu.predict(t, predict::Shape { blocks: t.blocks, resident: u32::MAX, compulsory_bytes: 0 })
+                .seconds
+        })
+        .sum();
+    let whole = main.seconds + rest;
+    (main, whole)
+}
+
+fn ms(s: f64) -> String {
+    let ms = s * 1e3;
+    if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else if ms >= 0.1 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+/// The lines the report prints: the H100's time and rate, its share of cuBLAS's recorded rate,
+/// the limit that sets it and every limit's time, the H200's time, and what the model was not
+/// checked on (a kernel that `spills` registers among it).
+pub fn lines(
+    step: &Traffic,
+    resident: u32,
+    spills: bool,
+    shape: Shape,
+    others: &[(String, Traffic)],
+    tf32: bool,
+) -> String {
+    let (mut p, whole) = launch(&predict::H100, step, resident, shape, others);
+    if spills {
+        p.unchecked
+            .push("it spills registers to local memory, whose traffic the model does not count".into());
+    }
+    let (_, h200) = launch(&predict::H200, step, resident, shape, others);
+    let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
+    let (side, sgemm, tf32_rate, exact) = nearest_square(shape);
+    let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
+    let at = if exact {
+        format!("at {side}³")
+    } else {
+        format!("at {side}³, the recorded square nearest in FLOPs")
+    };
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "  predicted H100 {} · {:.0} GFLOP/s · {:.0}% of {name}'s recorded rate {at} · set by {}",
+        ms(whole),
+        gflops,
+        100.0 * gflops / base,
+        p.limit.name()
+    );
+    if p.limit == Limit::Issue {
+        let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
+    }
+    let _ = writeln!(out, " at {:.0} MHz · H200 {}", p.clock_mhz, ms(h200));
+    let terms: Vec<String> = p
+        .terms
+        .iter()
+        .filter(|(l, s)| *s > 0.0 && *l != Limit::Launch)
+        .map(|(l, s)| format!("{} {}", short(*l), ms(*s)))
+        .collect();
+    let _ = write!(out, "            each limit: {}", terms.join(" · "));
+    if p.wave_fill < 0.95 {
+        let _ = write!(out, " · the busiest SM's blocks keep {:.0}% of the SMs busy", 100.0 * p.wave_fill);
+    }
+    if !others.is_empty() {
+        let _ = write!(out, " · the other kernels add {}", ms(whole - p.seconds));
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "            instructions neither FP32, memory nor tensor-core: {:.0}%",
+        100.0 * p.other_share
+    );
+    if !p.unchecked.is_empty() {
+        let _ =
+            writeln!(out, "            outside what the model was checked on: {}", p.unchecked.join("; "));
+    }
+    out
+}
+
+fn short(l: Limit) -> &'static str {
+    match l {
+        Limit::Issue => "issue",
+        Limit::TensorCores => "tensor cores",
+        Limit::L1 => "L1 wavefronts",
+        Limit::L2 => "L2",
+        Limit::Dram => "DRAM",
+        Limit::Latency => "latency",
+        Limit::Launch => "launch",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table above is the reference run's: each rate read back from the record.
+    #[test]
+    fn recorded_rates_are_the_reference_runs() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../docs/src/results/runs/2026-11-26-nvidia-h100-80gb-hbm3-reference.md"
+        );
+        let record = std::fs::read_to_string(path).expect("the reference record");
+        let row = |name: &str| -> Vec<f64> {
+            let line = record.lines().find(|l| l.starts_with(&format!("| {name} |"))).expect("a row");
+            line.split('|')
+                .skip(2)
+                .filter(|c| !c.trim().is_empty())
+                .map(|c| c.trim().parse().expect("a rate"))
+                .collect()
+        };
+        let (sgemm, tf32) = (row("cublas_sgemm"), row("cublas_tf32"));
+        for (i, &(_, s, t)) in RECORDED_CUBLAS.iter().enumerate() {
+            assert_eq!((s, t), (sgemm[i], tf32[i]), "size {i}");
+        }
+    }
+
+    #[test]
+    fn a_shape_off_the_squares_is_set_beside_the_nearest() {
+        let (side, ..) = nearest_square(Shape { m: 1024, n: 1024, k: 4096 });
+        assert_eq!(side, 2048, "1024·1024·4096 is 1625³, nearer 2048 than 1024 by ratio");
+        assert!(nearest_square(Shape { m: 4096, n: 4096, k: 4096 }).3);
+    }
+}

@@ -1,0 +1,347 @@
+//! The time model: from one launch's counts, the time the kernel would take on a GPU, and the
+//! limit that sets it. The book's appendix "The time model" derives every line; each constant
+//! below names its source, a published figure or a microbenchmark of
+//! `calibration/throughput.cu` recorded for that purpose. Nothing here is fitted to the labs'
+//! timed runs, which the model is judged against.
+//!
+//! The busiest SM runs `n = ⌈blocks / SMs⌉` blocks (and at least the busiest block's work), `r`
+//! at a time. Each block needs, on average,
+//! the cycles of the SM's busiest unit for its counts (issue, tensor cores, the L1's data path);
+//! blocks that load from global memory with ordinary loads also wait a latency `L` in each phase
+//! between barriers in which they load, which `r` blocks side by side hide from each other. The
+//! GPU as a whole must also move the L2's bytes and DRAM's. The time is the largest of these, and
+//! never less than what one launch costs.
+
+use crate::Traffic;
+
+/// What the model needs of one GPU.
+#[derive(Clone, Copy, Debug)]
+pub struct Gpu {
+    pub name: &'static str,
+    pub sms: u32,
+    /// The SM clock (MHz) held under SIMT work, and under the tensor cores at full rate: a GPU
+    /// at its power limit lowers its clock (see [`Gpu::clock_mhz`]).
+    pub simt_mhz: f64,
+    pub tensor_mhz: f64,
+    /// Warp-instructions an SM issues a clock: four schedulers, one each at most, fewer sustained.
+    pub issue: f64,
+    /// Tensor-core work an SM does a clock: TF32 `mma.sync` FLOPs, `wgmma` FLOPs of TF32 and
+    /// 16-bit operands, INT8 operations.
+    pub mma_sync: f64,
+    pub wgmma_tf32: f64,
+    pub wgmma_16bit: f64,
+    pub wgmma_int8: f64,
+    /// Passes (wavefronts) the L1's data path makes a clock, of 128 bytes of shared memory; and
+    /// global requests of up to four sectors it serves a clock.
+    pub l1: f64,
+    pub l1_global: f64,
+    /// Bytes a second the L2 delivers to the SMs, the whole GPU (its clock is not the SMs').
+    pub l2: f64,
+    /// DRAM bytes a second.
+    pub dram: f64,
+    /// Cycles from a global load to its data, served by the L2.
+    pub latency: f64,
+    /// The shortest time a launch takes, back to back (seconds).
+    pub launch: f64,
+}
+
+/// The H100 SXM (80 GB HBM3) the course measures on.
+pub const H100: Gpu = Gpu {
+    name: "H100",
+    sms: 132,            // published
+    simt_mhz: 1980.0,    // measured: cuBLAS SGEMM and the FMA microbenchmarks hold 1959–1987
+    tensor_mhz: 1420.0,  // measured: cuBLAS TF32 at 8192³ holds 1245–1515 at 700 W, 1424 on average
+    issue: 3.38,         // measured: an outer product of FMAs sustains 3.38 (four schedulers)
+    mma_sync: 1350.0,    // measured: TF32 m16n8k8, 1348–1352 FLOP a clock an SM
+    wgmma_tf32: 2048.0,  // published: 494.7 TFLOP/s dense at 1830 MHz over 132 SMs
+    wgmma_16bit: 4096.0, // published: 989.4 TFLOP/s dense at 1830 MHz
+    wgmma_int8: 8192.0,  // published: 1978.9 TOPS dense at 1830 MHz
+    l1: 1.0,             // published: 128 bytes a clock an SM
+    l1_global: 0.93,     // measured: global requests that hit the L1, 0.929 a clock an SM
+    l2: 7.07e12,         // measured: the copy engine reads 7041–7107 GB/s from the L2
+    dram: 3.09e12,       // measured: a 2 GiB read, 3087–3099 GB/s
+    latency: 283.0,      // measured: a pointer chase through the L2
+    launch: 4.8e-6,      // measured: 4.61 and 5.03 µs a launch of an empty kernel
+};
+
+/// The H200: the H100's SMs and clocks with faster memory (published 4.8 TB/s, taken at the share
+/// of its published 3.35 TB/s the H100's microbenchmark reaches).
+pub const H200: Gpu = Gpu { name: "H200", dram: 4.8e12 * (3.09 / 3.35), ..H100 };
+
+/// The largest share of integer, control and other instructions among the labs' kernels the
+/// model was judged on (the book's appendix, its table): SIMT kernels (step 10's at 1×4096×4096,
+/// 73%) and tensor-core ones (step 11's, 95%, whose producers wait on mbarriers). Beyond these the
+/// model says so.
+pub const OTHER_CHECKED_SIMT: f64 = 0.75;
+pub const OTHER_CHECKED_TENSOR: f64 = 0.96;
+
+/// What the model needs of a launch besides its counts.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    /// Blocks of the grid, and how many an SM holds at once (its resources allow).
+    pub blocks: u64,
+    pub resident: u32,
+    /// The bytes the launch must read from and write to DRAM at least: each operand once.
+    pub compulsory_bytes: u64,
+}
+
+/// The limits the model weighs, each in seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// Instruction issue (its FP32 share is given beside it).
+    Issue,
+    TensorCores,
+    /// The L1's data path: shared-memory wavefronts and global requests.
+    L1,
+    L2,
+    Dram,
+    /// Waiting for global loads, at the occupancy the resources allow.
+    Latency,
+    /// The launch's own cost: the kernel is shorter than a launch.
+    Launch,
+}
+
+impl Limit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Issue => "instruction issue",
+            Limit::TensorCores => "tensor-core issue",
+            Limit::L1 => "shared-memory and L1 wavefronts",
+            Limit::L2 => "L2 bytes",
+            Limit::Dram => "DRAM bytes",
+            Limit::Latency => "latency at this occupancy",
+            Limit::Launch => "the launch itself",
+        }
+    }
+}
+
+/// One launch's predicted time.
+#[derive(Clone, Debug)]
+pub struct Prediction {
+    pub seconds: f64,
+    pub limit: Limit,
+    /// Every limit's time, in the order of [`Limit`].
+    pub terms: Vec<(Limit, f64)>,
+    pub clock_mhz: f64,
+    /// The share of FP32 instructions among those issued, and of those that are neither FP32,
+    /// memory nor tensor-core instructions.
+    pub fp32_share: f64,
+    pub other_share: f64,
+    /// Blocks over SMs × the busiest SM's blocks: below 1 where the last wave leaves SMs idle.
+    pub wave_fill: f64,
+    /// Why the number is outside what the model was checked on, if it is.
+    pub unchecked: Vec<String>,
+}
+
+impl Gpu {
+    /// The clock a kernel holds: the SIMT clock, lowered toward the tensor clock in proportion
+    /// to the share of the time the tensor cores are busy (`busy` in 0..=1).
+    pub fn clock_mhz(&self, busy: f64) -> f64 {
+        self.simt_mhz - (self.simt_mhz - self.tensor_mhz) * busy.clamp(0.0, 1.0)
+    }
+
+    /// The model, for a launch of `shape` that counted `t`.
+    pub fn predict(&self, t: &Traffic, shape: Shape) -> Prediction {
+        let blocks = shape.blocks.max(1) as f64;
+        let sms = f64::from(self.sms);
+        // The busiest SM's blocks, and the rounds of resident blocks it runs them in.
+        let n = (blocks / sms).ceil();
+        let r = f64::from(shape.resident.max(1));
+        let rounds = (n / r).ceil();
+        let per_block = |v: u64| v as f64 / blocks;
+
+        // Cycles one block needs of each of the SM's units.
+        let issue = per_block(t.warp_instructions) / self.issue;
+        let tensor = per_block(t.mma_sync_flops) / self.mma_sync
+            + per_block(t.wgmma_tf32_flops) / self.wgmma_tf32
+            + per_block(t.wgmma_16bit_flops) / self.wgmma_16bit
+            + per_block(t.wgmma_int8_ops) / self.wgmma_int8;
+        let global_passes = |requests: u64, sectors: u64| (requests as f64).max(sectors as f64 / 4.0);
+        let l1 = per_block(t.shared_load_wavefronts + t.shared_store_wavefronts) / self.l1
+            + (global_passes(t.global_load_requests, t.global_load_sectors)
+                + global_passes(t.global_store_requests, t.global_store_sectors)
+                + global_passes(t.async_copy_requests, t.async_copy_sectors))
+                / blocks
+                / self.l1_global;
+        let busiest = issue.max(tensor).max(l1);
+        // Each loading phase waits once, all of the latency, or what is left of it after the
+        // phase's work where the block computes after its loads (a prefetch); `r` blocks side by
+        // side overlap their waits and work.
+        let phases = per_block(t.load_phases);
+        let overlapped = per_block(t.overlapped_phases);
+        let work_a_phase = if phases > 0.0 { busiest / phases } else { 0.0 };
+        let wait = (phases - overlapped) * self.latency + overlapped * (self.latency - work_a_phase).max(0.0);
+
+        // Where blocks differ, the busiest SM holds at least the busiest block.
+        let most_issue = t.most_block_instructions as f64 / self.issue;
+        let most_tensor = t.most_block_mma_sync_flops as f64 / self.mma_sync
+            + t.most_block_wgmma_tf32_flops as f64 / self.wgmma_tf32
+            + t.most_block_wgmma_int8_ops as f64 / self.wgmma_int8;
+        let sm_cycles = |c: f64| n * c;
+        let (issue_sm, tensor_sm) = (sm_cycles(issue).max(most_issue), sm_cycles(tensor).max(most_tensor));
+        let latency_cycles = rounds * (wait + busiest);
+
+        // The clock: the tensor cores' share of the busiest SM's time lowers it.
+        let first = self.simt_mhz * 1e6;
+        let sm_time = issue_sm.max(tensor_sm).max(sm_cycles(l1)).max(latency_cycles) / first;
+        let busy = if sm_time > 0.0 { tensor_sm / first / sm_time } else { 0.0 };
+        let mhz = self.clock_mhz(busy);
+        let hz = mhz * 1e6;
+
+        let l2_bytes = 32
+            * (t.l1_miss_sectors + t.global_store_sectors + t.async_copy_sectors + t.bulk_load_sectors)
+            + t.bulk_store_bytes;
+        let terms = vec![
+            (Limit::Issue, issue_sm / hz),
+            (Limit::TensorCores, tensor_sm / hz),
+            (Limit::L1, sm_cycles(l1) / hz),
+            (Limit::L2, l2_bytes as f64 / self.l2),
+            (Limit::Dram, shape.compulsory_bytes as f64 / self.dram),
+            (Limit::Latency, latency_cycles / hz),
+            (Limit::Launch, self.launch),
+        ];
+        let (limit, seconds) =
+            terms.iter().copied().fold((Limit::Launch, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+
+        // Instructions that are none of the FP32 pipe's, the memories' or the tensor cores': the
+        // integer and control work the labs' kernels do little of.
+        let counted = t.fp32_instructions
+            + t.global_load_requests
+            + t.global_store_requests
+            + t.shared_load_requests
+            + t.shared_store_requests
+            + t.async_copy_requests
+            + t.wgmma_instructions
+            + t.mma_sync_flops / (2 * 16 * 8 * 8);
+        let other_share = 1.0 - counted as f64 / t.warp_instructions.max(1) as f64;
+        let mut unchecked = Vec::new();
+        let checked = if tensor > 0.0 { OTHER_CHECKED_TENSOR } else { OTHER_CHECKED_SIMT };
+        if other_share > checked {
+            unchecked.push(format!(
+                "{:.0}% of its instructions are integer, control or other work, more than the labs' kernels the model was checked on ({:.0}% at most)",
+                100.0 * other_share,
+                100.0 * checked
+            ));
+        }
+        if t.atomic_requests * 100 > t.warp_instructions {
+            unchecked.push(
+                "atomic operations make more than 1% of its instructions, and the model does not time them"
+                    .to_string(),
+            );
+        }
+        if t.bulk_estimated > 0 {
+            unchecked.push("some of its copy-engine reads are estimates".to_string());
+        }
+        Prediction {
+            seconds,
+            limit,
+            terms,
+            clock_mhz: mhz,
+            fp32_share: t.fp32_instructions as f64 / t.warp_instructions.max(1) as f64,
+            other_share,
+            wave_fill: blocks / (n * sms),
+            unchecked,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launch whose every count is known: 264 blocks of FMA work on 132 SMs, two waves.
+    fn fma_launch() -> Traffic {
+        Traffic {
+            blocks: 264,
+            warp_instructions: 264 * 4_000_000,
+            fp32_instructions: 264 * 3_000_000,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn issue_bound_work_takes_its_instructions_over_four_a_clock() {
+        let p = H100.predict(&fma_launch(), Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        assert_eq!(p.limit, Limit::Issue);
+        // Two blocks an SM, 4,000,000 / 3.38 cycles each, at 1980 MHz.
+        assert!((p.seconds - 2.0 * 4.0e6 / 3.38 / 1.98e9).abs() < 1e-12, "{}", p.seconds);
+        assert!((p.fp32_share - 0.75).abs() < 1e-12);
+        assert_eq!(p.wave_fill, 1.0);
+    }
+
+    #[test]
+    fn one_block_more_than_a_wave_costs_a_whole_wave() {
+        let mut t = fma_launch();
+        t.blocks = 265;
+        t.warp_instructions = 265 * 4_000_000;
+        let p = H100.predict(&t, Shape { blocks: 265, resident: 2, compulsory_bytes: 0 });
+        assert!((p.seconds - 3.0 * 4.0e6 / 3.38 / 1.98e9).abs() < 1e-12, "three blocks on the busiest SM");
+        assert!(p.wave_fill < 0.7);
+    }
+
+    #[test]
+    fn loads_in_phases_wait_unless_other_blocks_cover_them() {
+        // One block an SM, 1,000 phases of 100 cycles of issue (338 instructions) each: each waits.
+        let t = Traffic {
+            blocks: 132,
+            warp_instructions: 132 * 338_000,
+            load_phases: 132 * 1000,
+            ..Default::default()
+        };
+        let alone = H100.predict(&t, Shape { blocks: 132, resident: 1, compulsory_bytes: 0 });
+        assert_eq!(alone.limit, Limit::Latency);
+        assert!((alone.seconds - 1000.0 * (100.0 + 283.0) / 1.98e9).abs() < 1e-11);
+        // Eight blocks an SM, four at a time: two rounds, each one block's waits and work.
+        let t8 = Traffic {
+            blocks: 1056,
+            warp_instructions: 1056 * 338_000,
+            load_phases: 1056 * 1000,
+            ..Default::default()
+        };
+        let four = H100.predict(&t8, Shape { blocks: 1056, resident: 4, compulsory_bytes: 0 });
+        assert_eq!(four.limit, Limit::Issue, "four blocks' work (400 cycles) covers a wait of 283");
+        assert!((four.seconds - 8.0 * 100_000.0 / 1.98e9).abs() < 1e-11);
+    }
+
+    #[test]
+    fn tensor_work_lowers_the_clock_and_bytes_bound_what_moves_them() {
+        let t = Traffic {
+            blocks: 132,
+            warp_instructions: 132 * 1000,
+            wgmma_tf32_flops: 132 * 2048 * 1_000_000,
+            ..Default::default()
+        };
+        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, compulsory_bytes: 0 });
+        assert_eq!(p.limit, Limit::TensorCores);
+        assert!((p.clock_mhz - 1420.0).abs() < 1.0, "busy throughout: the tensor clock");
+        assert!((p.seconds - 1.0e6 / 1.42e9).abs() < 1e-9);
+        let d = Traffic { blocks: 132, warp_instructions: 132, ..Default::default() };
+        let p = H100.predict(&d, Shape { blocks: 132, resident: 1, compulsory_bytes: 3_090_000_000 });
+        assert_eq!(p.limit, Limit::Dram);
+        assert!((p.seconds - 1e-3).abs() < 1e-12);
+        assert!(
+            H200.predict(&d, Shape { blocks: 132, resident: 1, compulsory_bytes: 3_090_000_000 }).seconds
+                < 1e-3
+        );
+    }
+
+    #[test]
+    fn what_the_labs_never_did_is_named_not_hidden() {
+        let lab = fma_launch();
+        let p = H100.predict(&lab, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        assert!(p.unchecked.is_empty(), "{:?}", p.unchecked);
+        let atomics = Traffic { atomic_requests: 264 * 100_000, ..fma_launch() };
+        let p = H100.predict(&atomics, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        assert!(p.unchecked.iter().any(|u| u.contains("atomic")), "{:?}", p.unchecked);
+        // Integer work alone: none of its instructions are FP32, memory or tensor-core ones.
+        let integer = Traffic { fp32_instructions: 0, ..fma_launch() };
+        let p = H100.predict(&integer, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        assert!(p.other_share > OTHER_CHECKED_SIMT && p.unchecked.iter().any(|u| u.contains("integer")));
+    }
+
+    #[test]
+    fn an_empty_launch_costs_a_launch() {
+        let p = H100.predict(&Traffic::default(), Shape { blocks: 1, resident: 1, compulsory_bytes: 0 });
+        assert_eq!(p.limit, Limit::Launch);
+    }
+}
