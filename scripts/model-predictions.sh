@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The emulator's time model over what the GPU measured in scripts/gpu-model-runs.sh judged: every
+# lab and stage at 1024³ and 4096³ (--emulate --scaled, or at 1024³ the whole emulation where a
+# scaled run is refused), then step 10 over the suite of shapes of
+# the H100 suite record. Prints each case's predicted lines and how long the emulation took.
+# Needs NVRTC; builds the labs in release. scripts/model-table.py sets the predictions beside
+# the GPU's times.
+#   scripts/model-predictions.sh [LIMIT_SECONDS]    (default 300: the longest a whole emulation may take)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+limit=${1:-300}
+labs="step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch step07_tf32_mma step08_wgmma_tma
+      step09_3xtf32 step10_any_shape step11_int8_crt step12_persistent_clusters"
+# shellcheck disable=SC2086
+cargo build --quiet --release $(printf -- '-p %s ' $labs)
+echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+predict() { # a title, then the lab and its arguments
+    local title=$1 start end out
+    shift
+    start=$(date +%s.%N)
+    out=$(timeout "$limit" target/release/"$@" --emulate --scaled 2>&1)
+    if echo "$out" | grep -q "^error: .*scaling would guess" && [ "${big:-0}" = 0 ]; then
+        out=$(timeout "$limit" target/release/"$@" --emulate 2>&1) || out="$out
+error: the whole emulation did not finish in $limit s"
+    fi
+    end=$(date +%s.%N)
+    echo "== $title"
+    echo "$out" | grep -E "^  (predicted|scaled|verify) |^            |^error" | grep -v "per element\|normwise"
+    echo "-- $(echo "$end - $start" | bc) s"
+}
+for s in 1024 4096; do
+    big=$([ "$s" -gt 1024 ] && echo 1 || echo 0)
+    for lab in $labs; do
+        stages=$(target/release/"$lab" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u)
+        for stage in "" $stages; do
+            # shellcheck disable=SC2086
+            predict "$lab ${stage:+--stage $stage }--size $s" "$lab" --size "$s" ${stage:+--stage "$stage"}
+        done
+    done
+done
+# Step 10's suite: the shapes of docs/src/results/runs/2026-11-23-nvidia-h100-80gb-hbm3-suite-1.md.
+for shape in 256,256,256 512,512,512 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192 1000,1000,1000 \
+             4097,4097,4097 16,4096,4096 128,4096,4096 512,11008,4096 2048,4096,11008 8192,1024,4096 \
+             1,4096,4096 64,64,65536 128,128,16384 4096,64,4096; do
+    IFS=, read -r m n k <<< "$shape"
+    big=$([ $((m * n * k)) -gt $((1 << 31)) ] && echo 1 || echo 0)
+    predict "step10_any_shape -m $m -n $n -k $k" step10_any_shape -m "$m" -n "$n" -k "$k"
+done
+# Each lab's exercise as it starts (its TODOs left): what the prediction shows before the work,
+# beside the lab's own kernel above, which is what it shows when the exercise is done. C is wrong
+# or zero before the work, and a scaled run does not check it.
+for lab in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch step07_tf32_mma step08_wgmma_tma \
+           step09_3xtf32 step10_any_shape; do
+    for ex in "$lab"/exercises/*.cu; do
+        big=1 predict "$lab --kernel $ex --size 4096" "$lab" --kernel "$ex" --size 4096
+    done
+done

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Sets the emulator's predicted H100 times (scripts/model-predictions.sh's log) beside the times
+the H100 measured (scripts/gpu-model-runs.sh judged, and step 10's suite record), and writes the
+table as a record.
+
+    python3 scripts/model-table.py PREDICTIONS.log OUT.md
+
+For each case: the measured median, the predicted time, the error (predicted over measured, less
+one), and the limit the model names. Then, for each lab with stages, whether the model orders each
+stage after the one before as the GPU does: a change the GPU makes more than 3% faster (slower)
+must be predicted faster (slower); within 3% either way is noise and passes.
+"""
+import re
+import sys
+from pathlib import Path
+
+RUNS = Path(__file__).resolve().parent.parent / "docs/src/results/runs"
+JUDGED = ["2026-11-27-nvidia-h100-80gb-hbm3-model-judged-1024.log",
+          "2026-11-27-nvidia-h100-80gb-hbm3-model-judged-4096.log"]
+SUITE = "2026-11-23-nvidia-h100-80gb-hbm3-suite-1.md"
+NOISE = 0.03
+
+
+def measured():
+    """Case title -> measured ms, from the judged logs and step 10's column of the suite."""
+    times = {}
+    for name in JUDGED:
+        title = None
+        for line in (RUNS / name).read_text().splitlines():
+            if line.startswith("== "):
+                title = line[3:].strip()
+            m = re.match(r"  time +([\d.]+) ms median", line)
+            if m and title:
+                times[title] = float(m.group(1))
+    cols = None
+    for line in (RUNS / SUITE).read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == "shape":
+            cols = cells
+            continue
+        if cols and len(cells) == len(cols) and re.match(r"^[\d×³]+$", cells[0]):
+            shape = cells[0]
+            m = re.match(r"^(\d+)³$", shape)
+            mnk = [int(m.group(1))] * 3 if m else [int(v) for v in shape.split("×")]
+            rate = cells[cols.index("10")].split()[0]
+            if rate != "–":
+                flops = 2 * mnk[0] * mnk[1] * mnk[2]
+                times[f"step10_any_shape -m {mnk[0]} -n {mnk[1]} -k {mnk[2]}"] = flops / float(rate) / 1e6
+    return times
+
+
+def predicted(path):
+    """Case title -> (predicted ms, limit, emulation seconds, note)."""
+    out, title, block = {}, None, []
+
+    def close():
+        if title is None:
+            return
+        text = "\n".join(block)
+        m = re.search(r"predicted H100 ([\d.]+) (ms|µs) .*? set by (.+?)(?: \(\d+% of it FP32\))? at (\d+) MHz", text)
+        secs = re.search(r"^-- ([\d.]+) s", text, re.M)
+        if m:
+            ms = float(m.group(1)) / (1000 if m.group(2) == "µs" else 1)
+            note = "scaled" if "  scaled " in text else "whole"
+            out[title] = (ms, m.group(3), float(secs.group(1)) if secs else None, note)
+        else:
+            err = re.search(r"^error: (.*)$", text, re.M)
+            out[title] = (None, (err.group(1) if err else "no prediction")[:90], None, "")
+
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("== "):
+            close()
+            title, block = line[3:].strip(), []
+        else:
+            block.append(line)
+    close()
+    return out
+
+
+def main():
+    pred_path, out_path = sys.argv[1], sys.argv[2]
+    meas, pred = measured(), predicted(pred_path)
+    rows, errors = [], {}
+    for title, (p, limit, secs, how) in pred.items():
+        m = meas.get(title)
+        if p is None:
+            rows.append(f"| `{title}` | {f'{m:.4g}' if m else '–'} | – | – | {limit} | – |")
+            continue
+        if m is None:
+            rows.append(f"| `{title}` | – | {p:.4g} | – | {limit} | {secs:.1f} s ({how}) |")
+            continue
+        err = p / m - 1
+        errors[title] = (p, m, err)
+        rows.append(f"| `{title}` | {m:.4g} | {p:.4g} | {100 * err:+.0f}% | {limit} | {secs:.1f} s ({how}) |")
+
+    lines = ["# The time model's predictions beside the H100's times", "",
+             f"Predictions: `{Path(pred_path).name}` (scripts/model-predictions.sh on the CPU). "
+             f"Times: {', '.join('`' + j + '`' for j in JUDGED)} (scripts/gpu-model-runs.sh judged) and step 10's column of `{SUITE}`. "
+             "Error: predicted over measured, less one. Written by scripts/model-table.py.", "",
+             "| case | H100 ms | predicted ms | error | the model's limit | emulation |",
+             "| --- | ---: | ---: | ---: | --- | --- |"] + rows
+
+    def within(labs, size, bound):
+        sel = [(t, e) for t, e in errors.items() if t.split()[0] in labs and f"--size {size}" in t and "--stage" not in t]
+        ok = [t for t, e in sel if abs(e[2]) <= bound]
+        worst = max(sel, key=lambda x: abs(x[1][2])) if sel else None
+        return len(ok), len(sel), worst
+
+    lines += ["", "## Summary", ""]
+    simt = ["step02_gpu_naive", "step04_tiled", "step05_thread_tile", "step06_prefetch", "step10_any_shape"]
+    rest = ["step07_tf32_mma", "step08_wgmma_tma", "step09_3xtf32", "step11_int8_crt", "step12_persistent_clusters"]
+    for labs, name in [(simt, "labs 02–06 and 10"), (rest, "labs 07–12")]:
+        for size in (4096, 1024):
+            for bound in (0.25, 0.10):
+                ok, n, worst = within(labs, size, bound)
+                w = f"; the worst {100 * worst[1][2]:+.0f}% (`{worst[0]}`)" if worst else ""
+                lines.append(f"- {name} at {size}³: {ok} of {n} within ±{100 * bound:.0f}%{w}")
+    suite = [e for t, e in errors.items() if t.startswith("step10_any_shape -m")]
+    if suite:
+        ok = sum(1 for e in suite if abs(e[2]) <= 0.25)
+        worst = max(suite, key=lambda e: abs(e[2]))
+        lines.append(f"- step 10 over the suite: {ok} of {len(suite)} shapes within ±25%; the worst {100 * worst[2]:+.0f}%")
+
+    lines += ["", "## The order of the stages", "",
+              "Each stage beside the one before (the lab's own kernel last): the GPU's change and the model's. "
+              f"A GPU change within ±{100 * NOISE:.0f}% is noise: either prediction passes.", "",
+              "| size | from | to | GPU | model | order |", "| --- | --- | --- | ---: | ---: | --- |"]
+    wrong = right = 0
+    for size in (1024, 4096):
+        for lab in ["step05_thread_tile", "step07_tf32_mma", "step12_persistent_clusters"]:
+            chain = sorted(t for t in errors if t.startswith(lab + " --stage") and f"--size {size}" in t)
+            own = f"{lab} --size {size}"
+            if own in errors:
+                chain.append(own)
+            for a, b in zip(chain, chain[1:]):
+                g = errors[b][1] / errors[a][1] - 1
+                mo = errors[b][0] / errors[a][0] - 1
+                ok = abs(g) <= NOISE or (g < 0) == (mo < 0)
+                right += ok
+                wrong += not ok
+                short = lambda t: (t.split("--stage ")[1].split()[0] if "--stage" in t else "the kernel")
+                lines.append(f"| {size}³ | {short(a)} | {short(b)} | {100 * g:+.0f}% | {100 * mo:+.0f}% | {'right' if ok else 'WRONG'} |")
+    lines += ["", f"Stage orders: {right} right, {wrong} wrong."]
+    Path(out_path).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[-60:]))
+
+
+if __name__ == "__main__":
+    main()
