@@ -3,7 +3,10 @@
 the H100 measured (scripts/gpu-model-runs.sh judged, and step 10's suite record), and writes the
 table as a record.
 
-    python3 scripts/model-table.py PREDICTIONS.log OUT.md
+    python3 scripts/model-table.py PREDICTIONS.log [MORE.log ...] OUT.md
+
+A later log's prediction of a case replaces an earlier one's (a whole emulation run apart, where
+the scaled run refused).
 
 For each case: the measured median, the predicted time, the error (predicted over measured, less
 one), and the limit the model names. Then, for each lab with stages, whether the model orders each
@@ -78,8 +81,10 @@ def predicted(path):
 
 
 def main():
-    pred_path, out_path = sys.argv[1], sys.argv[2]
-    meas, pred = measured(), predicted(pred_path)
+    pred_paths, out_path = sys.argv[1:-1], sys.argv[-1]
+    meas, pred = measured(), {}
+    for path in pred_paths:
+        pred.update({t: p for t, p in predicted(path).items() if p[0] is not None or t not in pred})
     rows, errors = [], {}
     for title, (p, limit, secs, how) in pred.items():
         m = meas.get(title)
@@ -94,17 +99,21 @@ def main():
         rows.append(f"| `{title}` | {m:.4g} | {p:.4g} | {100 * err:+.0f}% | {limit} | {secs:.1f} s ({how}) |")
 
     lines = ["# The time model's predictions beside the H100's times", "",
-             f"Predictions: `{Path(pred_path).name}` (scripts/model-predictions.sh on the CPU). "
+             f"Predictions: {', '.join('`' + Path(p).name + '`' for p in pred_paths)} (scripts/model-predictions.sh on the CPU, and a whole emulation run apart). "
              f"Times: {', '.join('`' + j + '`' for j in JUDGED)} (scripts/gpu-model-runs.sh judged) and step 10's column of `{SUITE}`. "
              "Error: predicted over measured, less one. Written by scripts/model-table.py.", "",
              "| case | H100 ms | predicted ms | error | the model's limit | emulation |",
              "| --- | ---: | ---: | ---: | --- | --- |"] + rows
 
+    def lab_case(t, labs, size):
+        return t.split()[0] in labs and t.endswith(f"--size {size}") and "--stage" not in t and "--kernel" not in t
+
     def within(labs, size, bound):
-        sel = [(t, e) for t, e in errors.items() if t.split()[0] in labs and f"--size {size}" in t and "--stage" not in t]
+        sel = [(t, e) for t, e in errors.items() if lab_case(t, labs, size)]
         ok = [t for t, e in sel if abs(e[2]) <= bound]
         worst = max(sel, key=lambda x: abs(x[1][2])) if sel else None
-        return len(ok), len(sel), worst
+        missing = sum(1 for t in pred if lab_case(t, labs, size) and t not in errors)
+        return len(ok), len(sel) + missing, worst, missing
 
     lines += ["", "## Summary", ""]
     simt = ["step02_gpu_naive", "step04_tiled", "step05_thread_tile", "step06_prefetch", "step10_any_shape"]
@@ -112,14 +121,17 @@ def main():
     for labs, name in [(simt, "labs 02–06 and 10"), (rest, "labs 07–12")]:
         for size in (4096, 1024):
             for bound in (0.25, 0.10):
-                ok, n, worst = within(labs, size, bound)
+                ok, n, worst, missing = within(labs, size, bound)
                 w = f"; the worst {100 * worst[1][2]:+.0f}% (`{worst[0]}`)" if worst else ""
-                lines.append(f"- {name} at {size}³: {ok} of {n} within ±{100 * bound:.0f}%{w}")
+                m = f"; {missing} without a prediction" if missing else ""
+                lines.append(f"- {name} at {size}³: {ok} of {n} within ±{100 * bound:.0f}%{w}{m}")
     suite = [e for t, e in errors.items() if t.startswith("step10_any_shape -m")]
     if suite:
         ok = sum(1 for e in suite if abs(e[2]) <= 0.25)
         worst = max(suite, key=lambda e: abs(e[2]))
-        lines.append(f"- step 10 over the suite: {ok} of {len(suite)} shapes within ±25%; the worst {100 * worst[2]:+.0f}%")
+        unpredicted = sum(1 for t in pred if t.startswith("step10_any_shape -m") and t not in errors)
+        lines.append(f"- step 10 over the suite: {ok} of {len(suite)} shapes within ±25%; the worst {100 * worst[2]:+.0f}%; "
+                     f"{unpredicted} more without a prediction")
 
     lines += ["", "## The order of the stages", "",
               "Each stage beside the one before (the lab's own kernel last): the GPU's change and the model's. "
