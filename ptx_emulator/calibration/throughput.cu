@@ -1,13 +1,11 @@
 // Microbenchmarks for the constants of the emulator's time model (the book's appendix "The
 // time model"): the SM clock each kind of work holds, and the rates and latencies the H100's
-// published figures leave out. Built and run on the GPU by `scripts/gpu-model-constants.sh`:
+// published figures leave out. Built and run on the GPU by `scripts/gpu-model-runs.sh constants`:
 //
 //   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o throughput throughput.cu && ./throughput
 //
 // Every kernel reads each SM's cycle counter and the global timer around its work, which gives
-// the clock the SMs held while doing it; rates a clock are the events' time at that clock. (The
-// record of 2026-11-27 divided the FMA and L1 rates by one block's cycles instead, which
-// overstates them: its times are right, its rates a clock for those two lines are not.) None of these kernels
+// the clock the SMs held while doing it; rates a clock are the events' time at that clock. None of these kernels
 // is a lab's: nothing here is fitted to the runs the model is judged on.
 #include <cstdio>
 #include <cstdint>

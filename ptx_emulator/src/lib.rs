@@ -51,8 +51,11 @@ pub enum FaultKind {
     Barrier,
     /// A warp-wide instruction whose lanes are not all there.
     Divergence,
-    /// A block waits for a value no block will write.
+    /// Every thread of a cluster waits, at barriers or mbarriers no thread will release.
     Deadlock,
+    /// A block spins on a global value no block running before it writes (a block that waits
+    /// for another's turn, which runs after it or never).
+    WaitsForBlock,
     Trap,
     Unsupported,
     /// A wgmma's descriptor that reads another layout than the copy engine wrote (or copies that
@@ -366,7 +369,7 @@ impl Machine {
         let counts = exec::run_each(&self.global, launch, &list).map_err(|f| match f.kind {
             // A block that waits for another block's write (Stream-K's turns) cannot run with
             // only a few of its peers: that is the grid's shape, not the kernel's fault.
-            FaultKind::Deadlock => Error::Launch(format!(
+            FaultKind::WaitsForBlock => Error::Launch(format!(
                 "{name}'s blocks wait for one another ({}), so a few of them cannot run alone and \
                  scaling would guess: emulate it whole",
                 f.message

@@ -68,6 +68,9 @@ pub const H100: Gpu = Gpu {
 /// of its published 3.35 TB/s the H100's microbenchmark reaches).
 pub const H200: Gpu = Gpu { name: "H200", dram: 4.8e12 * (3.09 / 3.35), ..H100 };
 
+/// The FLOPs of one TF32 `mma.sync` m16n8k8: 16·8 products of depth 8, two FLOPs each.
+const MMA_SYNC_FLOPS: u64 = 2 * 16 * 8 * 8;
+
 /// The largest share of integer, control and other instructions among the labs' kernels the
 /// model was judged on (the book's appendix, its table): SIMT kernels (step 10's at 1×4096×4096,
 /// 73%) and tensor-core ones (step 11's, 95%, whose producers wait on mbarriers). Beyond these the
@@ -129,6 +132,11 @@ pub struct Prediction {
     pub other_share: f64,
     /// Blocks over SMs × the busiest SM's blocks: below 1 where the last wave leaves SMs idle.
     pub wave_fill: f64,
+    /// One block's loading phases, those of them that compute after their loads, and the blocks
+    /// an SM holds at once: what the latency term is made of.
+    pub phases: f64,
+    pub overlapped: f64,
+    pub resident: u32,
     /// Why the number is outside what the model was checked on, if it is.
     pub unchecked: Vec<String>,
 }
@@ -176,15 +184,16 @@ impl Gpu {
         let most_issue = t.most_block_instructions as f64 / self.issue;
         let most_tensor = t.most_block_mma_sync_flops as f64 / self.mma_sync
             + t.most_block_wgmma_tf32_flops as f64 / self.wgmma_tf32
+            + t.most_block_wgmma_16bit_flops as f64 / self.wgmma_16bit
             + t.most_block_wgmma_int8_ops as f64 / self.wgmma_int8;
         let sm_cycles = |c: f64| n * c;
         let (issue_sm, tensor_sm) = (sm_cycles(issue).max(most_issue), sm_cycles(tensor).max(most_tensor));
         let latency_cycles = rounds * (wait + busiest);
 
         // The clock: the tensor cores' share of the busiest SM's time lowers it.
-        let first = self.simt_mhz * 1e6;
-        let sm_time = issue_sm.max(tensor_sm).max(sm_cycles(l1)).max(latency_cycles) / first;
-        let busy = if sm_time > 0.0 { tensor_sm / first / sm_time } else { 0.0 };
+        let simt_hz = self.simt_mhz * 1e6;
+        let sm_time = issue_sm.max(tensor_sm).max(sm_cycles(l1)).max(latency_cycles) / simt_hz;
+        let busy = if sm_time > 0.0 { tensor_sm / simt_hz / sm_time } else { 0.0 };
         let mhz = self.clock_mhz(busy);
         let hz = mhz * 1e6;
 
@@ -212,11 +221,12 @@ impl Gpu {
             + t.shared_store_requests
             + t.async_copy_requests
             + t.wgmma_instructions
-            + t.mma_sync_flops / (2 * 16 * 8 * 8);
+            + t.mma_sync_flops / MMA_SYNC_FLOPS;
         let other_share = 1.0 - counted as f64 / t.warp_instructions.max(1) as f64;
         let mut unchecked = Vec::new();
         let checked = if tensor > 0.0 { OTHER_CHECKED_TENSOR } else { OTHER_CHECKED_SIMT };
-        if other_share > checked {
+        // Compared as printed (whole percents), so that the line never reads "96% … (96% at most)".
+        if (100.0 * other_share).round() > (100.0 * checked).round() {
             unchecked.push(format!(
                 "{:.0}% of its instructions are integer, control or other work, more than the labs' kernels the model was checked on ({:.0}% at most)",
                 100.0 * other_share,
@@ -240,6 +250,9 @@ impl Gpu {
             fp32_share: t.fp32_instructions as f64 / t.warp_instructions.max(1) as f64,
             other_share,
             wave_fill: blocks / (n * sms),
+            phases,
+            overlapped,
+            resident: shape.resident,
             unchecked,
         }
     }
@@ -260,7 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_bound_work_takes_its_instructions_over_four_a_clock() {
+    fn issue_bound_work_takes_its_instructions_over_the_issue_rate() {
         let p = H100.predict(&fma_launch(), Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
         assert_eq!(p.limit, Limit::Issue);
         // Two blocks an SM, 4,000,000 / 3.38 cycles each, at 1980 MHz.
@@ -299,7 +312,9 @@ mod tests {
             ..Default::default()
         };
         let four = H100.predict(&t8, Shape { blocks: 1056, resident: 4, compulsory_bytes: 0 });
-        assert_eq!(four.limit, Limit::Issue, "four blocks' work (400 cycles) covers a wait of 283");
+        // Latency: 2 rounds × (283 + 100,000 cycles of waits and work) = 766,000 cycles; issue:
+        // 8 blocks × 100,000 = 800,000.
+        assert_eq!(four.limit, Limit::Issue, "four blocks side by side cover each other's waits");
         assert!((four.seconds - 8.0 * 100_000.0 / 1.98e9).abs() < 1e-11);
     }
 
@@ -323,6 +338,39 @@ mod tests {
             H200.predict(&d, Shape { blocks: 132, resident: 1, compulsory_bytes: 3_090_000_000 }).seconds
                 < 1e-3
         );
+    }
+
+    #[test]
+    fn a_phase_that_computes_after_its_loads_waits_only_what_its_work_leaves() {
+        // One block an SM, 1,000 phases of 100 cycles each: without overlap each waits 283;
+        // with every phase computing, each waits 283 − 100.
+        let plain = Traffic {
+            blocks: 132,
+            warp_instructions: 132 * 338_000,
+            load_phases: 132 * 1000,
+            ..Default::default()
+        };
+        let prefetch = Traffic { overlapped_phases: 132 * 1000, ..plain };
+        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let (a, b) = (H100.predict(&plain, shape), H100.predict(&prefetch, shape));
+        assert!((a.seconds - 1000.0 * (283.0 + 100.0) / 1.98e9).abs() < 1e-11);
+        assert!((b.seconds - (1000.0 * (283.0 - 100.0) + 100_000.0) / 1.98e9).abs() < 1e-11, "{}", b.seconds);
+        // Work longer than the latency hides it all: the issue term sets the time.
+        let long = Traffic { warp_instructions: 132 * 3_380_000, ..prefetch };
+        assert_eq!(H100.predict(&long, shape).limit, Limit::Issue);
+    }
+
+    #[test]
+    fn the_busiest_block_sets_the_time_where_blocks_differ() {
+        // 132 blocks on 132 SMs, one of which does ten times the average's work.
+        let t = Traffic {
+            blocks: 132,
+            warp_instructions: 132 * 338_000,
+            most_block_instructions: 3_380_000,
+            ..Default::default()
+        };
+        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, compulsory_bytes: 0 });
+        assert!((p.seconds - 1.0e6 / 1.98e9).abs() < 1e-11, "{}", p.seconds);
     }
 
     #[test]

@@ -87,6 +87,7 @@ pub struct Traffic {
     pub most_block_instructions: u64,
     pub most_block_mma_sync_flops: u64,
     pub most_block_wgmma_tf32_flops: u64,
+    pub most_block_wgmma_16bit_flops: u64,
     pub most_block_wgmma_int8_ops: u64,
     /// Instructions executed, counted once per warp and once per active thread.
     pub warp_instructions: u64,
@@ -140,6 +141,8 @@ impl Traffic {
         self.most_block_mma_sync_flops = self.most_block_mma_sync_flops.max(o.most_block_mma_sync_flops);
         self.most_block_wgmma_tf32_flops =
             self.most_block_wgmma_tf32_flops.max(o.most_block_wgmma_tf32_flops);
+        self.most_block_wgmma_16bit_flops =
+            self.most_block_wgmma_16bit_flops.max(o.most_block_wgmma_16bit_flops);
         self.most_block_wgmma_int8_ops = self.most_block_wgmma_int8_ops.max(o.most_block_wgmma_int8_ops);
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;
@@ -188,6 +191,7 @@ impl Traffic {
             most_block_instructions: self.most_block_instructions,
             most_block_mma_sync_flops: self.most_block_mma_sync_flops,
             most_block_wgmma_tf32_flops: self.most_block_wgmma_tf32_flops,
+            most_block_wgmma_16bit_flops: self.most_block_wgmma_16bit_flops,
             most_block_wgmma_int8_ops: self.most_block_wgmma_int8_ops,
             warp_instructions: t(self.warp_instructions),
             thread_instructions: t(self.thread_instructions),
@@ -195,8 +199,8 @@ impl Traffic {
         }
     }
 
-    /// The counts that add up block by block ([`Traffic::times`]), for comparing a scaled launch
-    /// with a whole one.
+    /// The counts that add up block by block ([`Traffic::times`]), and the most one block did,
+    /// for comparing a scaled launch with a whole one.
     pub fn additive(&self) -> Traffic {
         self.times(1)
     }

@@ -257,3 +257,34 @@ fn the_time_models_counts_phases_misses_and_blocks() {
     assert_eq!(prefetch.overlapped_phases, 6, "and the FMA after the first load");
     assert_eq!(prefetch.fp32_instructions, 3 * 2 * 2);
 }
+
+/// A block whose two warps wait at different named barriers deadlocks by itself: scaled or not,
+/// that is the kernel's fault, not a grid that cannot be scaled.
+#[test]
+fn a_deadlock_inside_a_block_stays_a_fault_when_scaled() {
+    let ptx = format!(
+        "{HEADER}.visible .entry k()
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<2>;
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 32;
+    @%p1 bra first;
+    bar.sync 2, 64;
+    ret;
+first:
+    bar.sync 1, 64;
+    ret;
+}}
+"
+    );
+    for scale in [false, true] {
+        let mut m = Machine::new(&ptx).unwrap();
+        m.scale = scale;
+        let config = Config { grid: (3, 1, 1), block: (64, 1, 1), dynamic_shared: 0, sanitize: false };
+        match m.launch("k", config, &[]) {
+            Err(Error::Fault(f)) => assert_eq!(f.kind, FaultKind::Deadlock, "{}", f.message),
+            other => panic!("scale {scale}: {other:?}"),
+        }
+    }
+}

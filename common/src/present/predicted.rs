@@ -108,7 +108,16 @@ pub fn lines(
         .terms
         .iter()
         .filter(|(l, s)| *s > 0.0 && *l != Limit::Launch)
-        .map(|(l, s)| format!("{} {}", short(*l), ms(*s)))
+        .map(|(l, s)| match l {
+            Limit::Latency => format!(
+                "latency {} ({:.0} loading phases a block, {:.0} of them computing; {} blocks an SM at once)",
+                ms(*s),
+                p.phases,
+                p.overlapped,
+                p.resident
+            ),
+            _ => format!("{} {}", short(*l), ms(*s)),
+        })
         .collect();
     let _ = write!(out, "            each limit: {}", terms.join(" · "));
     if p.wave_fill < 0.95 {

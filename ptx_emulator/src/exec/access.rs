@@ -61,10 +61,11 @@ impl Cluster<'_> {
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
                         self.ctas[self.rank].loaded = true;
-                        // `sectors` left the sectors' indices in order: count the block's new ones.
+                        // `sectors` turned the addresses into sector indices (duplicates left,
+                        // which the set skips): count those new to the block.
                         let per = (total as u64).div_ceil(32).max(1);
                         for &s in &self.scratch {
-                            // The block's rank in its cluster (at most 16) in the low bits.
+                            // The block's rank in its cluster (0–15) in the low bits.
                             if self.l1_seen.insert(s << 4 | self.rank as u64) {
                                 self.traffic.l1_miss_sectors += per;
                             }
@@ -388,7 +389,7 @@ impl Cluster<'_> {
             w.spin.2 += 1;
             if w.spin.2 > 1_000_000 {
                 return Err(self.fault(
-                    FaultKind::Deadlock,
+                    FaultKind::WaitsForBlock,
                     format!(
                         "{} waits at {} for a value no other block writes: the block it waits for runs after it, or never",
                         self.who(w.index, l),

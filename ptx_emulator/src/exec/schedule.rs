@@ -228,6 +228,8 @@ impl<'a> Cluster<'a> {
             t.most_block_mma_sync_flops.max((t.mma_sync_flops - s.mma_sync_flops) / per);
         t.most_block_wgmma_tf32_flops =
             t.most_block_wgmma_tf32_flops.max((t.wgmma_tf32_flops - s.wgmma_tf32_flops) / per);
+        t.most_block_wgmma_16bit_flops =
+            t.most_block_wgmma_16bit_flops.max((t.wgmma_16bit_flops - s.wgmma_16bit_flops) / per);
         t.most_block_wgmma_int8_ops =
             t.most_block_wgmma_int8_ops.max((t.wgmma_int8_ops - s.wgmma_int8_ops) / per);
         for cta in &mut self.ctas {

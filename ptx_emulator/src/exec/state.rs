@@ -469,7 +469,9 @@ pub struct SectorHasher(u64);
 
 impl std::hash::Hasher for SectorHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // The product's high bits mix every bit of the key; bring them down to where the table
+        // looks.
+        self.0.rotate_left(26)
     }
 
     fn write(&mut self, bytes: &[u8]) {
