@@ -40,7 +40,7 @@ pub use device::{emulated, gpu, stream_hold, timing};
 pub use drive::bench;
 pub use drive::{compile_only, measure, run, tune};
 pub use numerics::{cublas, reference, verify};
-pub use present::{cli, predicted, report};
+pub use present::{cli, numbers, predicted, report};
 
 pub use matrix::{Inputs, Matrix, Shape};
 pub use params::{Param, Params};

@@ -137,6 +137,9 @@ pub struct Prediction {
     pub phases: f64,
     pub overlapped: f64,
     pub resident: u32,
+    /// The 32-byte sectors the L2 sends to the SMs (loads) and takes from them (stores).
+    pub l2_read_sectors: u64,
+    pub l2_written_sectors: u64,
     /// Why the number is outside what the model was checked on, if it is.
     pub unchecked: Vec<String>,
 }
@@ -197,9 +200,9 @@ impl Gpu {
         let mhz = self.clock_mhz(busy);
         let hz = mhz * 1e6;
 
-        let l2_bytes = 32
-            * (t.l1_miss_sectors + t.global_store_sectors + t.async_copy_sectors + t.bulk_load_sectors)
-            + t.bulk_store_bytes;
+        let l2_read_sectors = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
+        let l2_written_sectors = t.global_store_sectors + t.bulk_store_bytes.div_ceil(32);
+        let l2_bytes = 32 * (l2_read_sectors + l2_written_sectors);
         let terms = vec![
             (Limit::Issue, issue_sm / hz),
             (Limit::TensorCores, tensor_sm / hz),
@@ -253,6 +256,8 @@ impl Gpu {
             phases,
             overlapped,
             resident: shape.resident,
+            l2_read_sectors,
+            l2_written_sectors,
             unchecked,
         }
     }

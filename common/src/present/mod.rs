@@ -2,5 +2,6 @@
 //! Depends on the layers below.
 
 pub mod cli;
+pub mod numbers;
 pub mod predicted;
 pub mod report;

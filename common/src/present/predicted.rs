@@ -116,6 +116,12 @@ pub fn lines(
                 p.overlapped,
                 p.resident
             ),
+            Limit::L2 => format!(
+                "L2 {} ({} sectors read, {} written)",
+                ms(*s),
+                crate::numbers::count(p.l2_read_sectors),
+                crate::numbers::count(p.l2_written_sectors)
+            ),
             _ => format!("{} {}", short(*l), ms(*s)),
         })
         .collect();

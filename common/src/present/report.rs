@@ -6,6 +6,7 @@ use crate::emulated::{DEVICE_LINE, Traffic};
 use crate::gpu::{DeviceInfo, Resources};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
+use crate::numbers::count;
 use crate::params::Params;
 use crate::step::{Choice, Geometry, GpuStep};
 use crate::timing::Stats;
@@ -30,19 +31,6 @@ pub struct Emulation {
     pub workers: usize,
     /// The architecture of the PTX the emulator ran.
     pub arch: &'static str,
-}
-
-/// Large counts with a thin space between thousands, as a reader scans them.
-fn count(v: u64) -> String {
-    let digits = v.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The traffic line: global requests and sectors, shared requests and wavefronts, each with its
