@@ -35,7 +35,7 @@ mod layers;
 
 pub use contract::{emulated_call, hooks, pad, params, paths, spills, step, step_kernel, stream_k, tma};
 pub use data::{files, matrix, patch, progress};
-pub use device::{emulated, gpu, stream_hold, timing};
+pub use device::{clock, emulated, gpu, stream_hold, timing};
 #[cfg(feature = "testing")]
 pub use drive::bench;
 pub use drive::{compile_only, measure, run, tune};

@@ -78,6 +78,26 @@ fn gpu_device_facts_are_plausible() {
     assert!(d.peak_gflops() > 1000.0, "{d:?}");
 }
 
+/// NVML finds the GPU the driver opened, and the clock it reads under a timed product lies
+/// between 200 MHz and the GPU's top clock, at a plausible power.
+#[test]
+#[ignore = "needs an NVIDIA GPU, cuBLAS and NVML"]
+fn gpu_the_clock_is_read_while_a_product_is_timed() {
+    let gpu = gpu::open("common", 0).unwrap();
+    let clocks = gpu.clocks.as_ref().expect("NVML reads the GPU");
+    let (idle_mhz, idle_watts) = clocks.read().unwrap();
+    println!("before: {idle_mhz} MHz, {idle_watts:.0} W");
+    let blas = Blas::tf32(gpu.stream.clone()).unwrap();
+    let bufs = Buffers::upload(&gpu, &Inputs::new(Shape::square(4096).unwrap(), 5, false)).unwrap();
+    let sampling = common::timing::Sampling::new(Some(40));
+    let (_, t) = measure::measure_cublas(&gpu, &blas, &bufs, Recipe::timed(sampling, false)).unwrap();
+    let held = t.unwrap().held.expect("read while timed");
+    println!("while timed: {held:?}");
+    let top = f64::from(gpu.info.clock_mhz) + 1.0;
+    assert!(held.sm_mhz > 200.0 && held.sm_mhz <= top, "{held:?} against a top clock of {top} MHz");
+    assert!(held.watts > 50.0 && held.watts < 2000.0 && held.readings >= 10, "{held:?}");
+}
+
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compile_errors_show_the_log_with_the_file_name() {

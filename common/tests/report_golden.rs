@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use common::clock::Held;
 use common::emulated::Traffic;
 use common::gpu::{DeviceInfo, Limits, Resources};
 use common::hooks::Paths;
@@ -69,8 +70,9 @@ fn facts(adds: Option<(&'static str, String)>) -> KernelFacts {
     }
 }
 
-fn stats(median_ms: f64) -> Stats {
-    Stats { median_ms, min_ms: median_ms * 0.98, max_ms: median_ms * 1.05, samples: 240, batch: 20 }
+fn stats(median_ms: f64, sm_mhz: f64) -> Stats {
+    let held = Some(Held { sm_mhz, watts: 690.0, readings: 100 });
+    Stats { median_ms, min_ms: median_ms * 0.98, max_ms: median_ms * 1.05, samples: 240, batch: 20, held }
 }
 
 /// The GPU report at 4096³ (rates as large as a real run's): cuBLAS SGEMM and TF32 beside the
@@ -83,9 +85,9 @@ fn gpu_report() -> Report {
         shape: Shape::new(4096, 4096, 4096).unwrap(),
         inputs: "uniform, seed 42".into(),
         kernel: Some(facts(Some(("schedule", "66 clusters of 2 persistent blocks".into())))),
-        time: stats(2.931),
-        cublas: Some(stats(2.663)),
-        cublas_tf32: Some(stats(0.372)),
+        time: stats(2.931, 1980.0),
+        cublas: Some(stats(2.663, 1980.0)),
+        cublas_tf32: Some(stats(0.372, 1425.0)),
         precision: Precision::Fp32,
         verdict: Some(verdict(Precision::Fp32)),
         last_launch: Some(LastLaunch::Same),
@@ -143,7 +145,7 @@ fn emulated_report() -> Report {
         })),
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: Some(KernelFacts { why: None, predicted_us: None, ..facts(None) }),
-        time: Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1 },
+        time: Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1, held: None },
         cublas: None,
         cublas_tf32: None,
         precision: Precision::Tf32,
@@ -163,7 +165,7 @@ fn cpu_report() -> Report {
         device: Device::Cpu,
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: None,
-        time: Stats { median_ms: 12.5, min_ms: 12.0, max_ms: 13.0, samples: 40, batch: 1 },
+        time: Stats { median_ms: 12.5, min_ms: 12.0, max_ms: 13.0, samples: 40, batch: 1, held: None },
         cublas: None,
         cublas_tf32: None,
         last_launch: None,

@@ -85,6 +85,8 @@ pub fn roofline_file(chart_file: &str) -> String {
 pub struct Cell {
     pub gflops: f64,
     pub passed: bool,
+    /// The SM clock and power it held while timed, where NVML read them.
+    pub held: Option<common::clock::Held>,
 }
 
 /// A row per step (and cuBLAS), a column per size; `None` where the step does not serve the size.
@@ -418,7 +420,7 @@ mod tests {
     const F: Precision = Precision::Fp32;
 
     pub(crate) fn sample() -> Results {
-        let c = |g: f64| Some(Cell { gflops: g, passed: true });
+        let c = |g: f64| Some(Cell { gflops: g, passed: true, held: None });
         let i = |global: f64, shared: Option<f64>| Some(Intensity { global, shared });
         Results {
             device: "Test GPU".into(),
@@ -431,7 +433,10 @@ mod tests {
                 ("step01_cpu_naive".into(), vec![c(1.0), c(0.5)]),
                 ("step02_gpu_naive".into(), vec![c(300.0), c(400.0)]),
                 ("step03_single_block".into(), vec![None, None]),
-                ("step06_prefetch".into(), vec![c(900.0), Some(Cell { gflops: 2000.0, passed: false })]),
+                (
+                    "step06_prefetch".into(),
+                    vec![c(900.0), Some(Cell { gflops: 2000.0, passed: false, held: None })],
+                ),
                 ("step07_tf32_mma".into(), vec![c(3000.0), c(12_000.0)]),
                 (CUBLAS.into(), vec![c(1000.0), c(4000.0)]),
                 (CUBLAS_TF32.into(), vec![c(5000.0), c(30_000.0)]),

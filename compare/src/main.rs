@@ -20,7 +20,7 @@ use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram,
 mod families_run;
 
 #[derive(Parser, Debug)]
-#[command(group = clap::ArgGroup::new("shapes").args(["suite", "held_out"]).multiple(false))]
+#[command(group = clap::ArgGroup::new("shapes").args(["suite", "held_out", "chosen"]).multiple(false))]
 // A group of one for --seed to require: with a plain `requires = "held_out"`, `--suite --seed N`
 // was accepted (the test below refuses it).
 #[command(group = clap::ArgGroup::new("held").args(["held_out"]))]
@@ -65,11 +65,17 @@ struct Args {
     /// `<device>-held-out.md` with its chart.
     #[arg(long, conflicts_with_all = ["sizes", "large", "cpu_max", "suite"])]
     held_out: bool,
+    /// Run these shapes instead of square sizes, comma-separated, each `S` (S³) or `MxNxK`
+    /// (e.g. `--shapes 4096,1024x1024x4096`): the GPU steps (or --steps) beside cuBLAS, as
+    /// --suite does, on the --inputs family; written as `<device>-shapes-<family>.md`.
+    #[arg(long = "shapes", id = "chosen", value_delimiter = ',', value_parser = parse_shape,
+          conflicts_with_all = ["sizes", "large", "cpu_max", "suite", "held_out"])]
+    chosen: Vec<Shape>,
     /// With --held-out: draw the 48 shapes from this seed instead (decimal, or hex after 0x): a
     /// fresh set that nothing was tuned or looked at on, written as `<device>-held-out-0x<seed in hex>.md`.
     #[arg(long, requires = "held", value_parser = parse_seed)]
     seed: Option<u64>,
-    /// With --suite or --held-out: only these steps (and their variants) beside cuBLAS, by name
+    /// With --suite, --held-out or --shapes: only these steps (and their variants) beside cuBLAS, by name
     /// or number, comma-separated (e.g. `--steps 10` or `--steps step06_prefetch,step10`).
     #[arg(long, value_delimiter = ',', requires = "shapes")]
     steps: Vec<String>,
@@ -127,7 +133,7 @@ fn main() -> ExitCode {
         })
     } else if args.families {
         families_run::run(&args, command)
-    } else if args.suite || args.held_out {
+    } else if args.suite || args.held_out || !args.chosen.is_empty() {
         run_suite(&args, command)
     } else {
         run(args, command)
@@ -185,6 +191,7 @@ fn run(args: Args, command: String) -> Result<bool> {
         let cell = |c: &[f32], t: timing::Stats, precision: Precision| Cell {
             gflops: t.gflops(shape.flops()),
             passed: verify::verify(shape, c, &reference, precision).passed(),
+            held: t.held,
         };
 
         // The CPU step, where it finishes in reasonable time.
@@ -265,7 +272,10 @@ fn run_suite(args: &Args, command: String) -> Result<bool> {
     let step_kernels = compile_steps(&gpu, steps.iter().map(|(name, s)| (name.as_str(), s)))?;
     let baselines = baselines(&gpu)?;
     let recipe = Recipe { paths: false, ..Recipe::timed(Sampling::new(args.reps), true) };
-    let (title, list, kind) = if args.held_out {
+    let (title, list, kind) = if !args.chosen.is_empty() {
+        let list = args.chosen.iter().map(|s| (s.m, s.n, s.k)).collect();
+        (format!("Chosen shapes, {} inputs", args.inputs), list, format!("shapes-{}", args.inputs))
+    } else if args.held_out {
         let seed = args.seed.unwrap_or(common::matrix::HELD_OUT_SEED);
         let title = format!(
             "The held-out shapes (M, N and K log-uniform over [1, 16384], M·N·K ≤ 2³⁶, seed {seed:#x})"
@@ -399,6 +409,7 @@ fn measure(
                 Ok(m) => Some(Cell {
                     gflops: m.stats()?.gflops(shape.flops()),
                     passed: m.decisive(reference, kernels.step().precision).passed(),
+                    held: m.stats()?.held,
                 }),
                 Err(why) => {
                     if say_why {
@@ -416,7 +427,7 @@ fn measure(
         let (c, t) = measure::measure_cublas(gpu, blas, &bufs, recipe)?;
         let t = t.context("cuBLAS was not timed")?;
         let passed = verify::verify(shape, &c, reference, *precision).passed();
-        cells.push(Some(Cell { gflops: t.gflops(shape.flops()), passed }));
+        cells.push(Some(Cell { gflops: t.gflops(shape.flops()), passed, held: t.held }));
         bar.inc(1);
     }
     Ok(cells)
@@ -453,6 +464,16 @@ fn driver_release() -> Option<String> {
 }
 
 /// A seed for `--held-out --seed`: a whole number from 0 to 2⁶⁴ − 1, decimal or hex after 0x.
+/// `S` for S³, or `MxNxK`.
+fn parse_shape(s: &str) -> Result<Shape, String> {
+    let dims: Vec<usize> = s.split(['x', '×']).map(parse_dim).collect::<Result<_, _>>()?;
+    match dims[..] {
+        [d] => Shape::square(d),
+        [m, n, k] => Shape::new(m, n, k),
+        _ => Err(format!("'{s}' is not a shape: give S for S³ or MxNxK, e.g. 1024x1024x4096")),
+    }
+}
+
 fn parse_seed(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -523,6 +544,23 @@ mod tests {
             (&["--families", "-m", "1024", "-n", "1024"][..], "-k <K>"),
             (&["--families", "--size", "1024", "-m", "8", "-n", "8", "-k", "8"][..], "cannot be used with"),
             (&["-m", "8", "-n", "8", "-k", "8"][..], "--families"),
+        ] {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn chosen_shapes_are_cubes_or_m_n_k_and_take_steps_and_inputs() {
+        let a = parse(&["--shapes", "4096,1024x1024x4096", "--steps", "8,12", "--inputs", "normal"]).unwrap();
+        let dims: Vec<_> = a.chosen.iter().map(|s| (s.m, s.n, s.k)).collect();
+        assert_eq!(dims, vec![(4096, 4096, 4096), (1024, 1024, 4096)]);
+        assert!(wanted("step12_persistent_clusters", &a.steps) && !wanted("step10_any_shape", &a.steps));
+        for (args, says) in [
+            (&["--shapes", "12x3"][..], "'12x3' is not a shape"),
+            (&["--shapes", "0x4x4"][..], "a dimension must be at least 1, not 0"),
+            (&["--shapes", "64", "--suite"][..], "cannot be used with"),
+            (&["--shapes", "64", "--sizes", "64"][..], "cannot be used with"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");

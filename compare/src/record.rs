@@ -84,7 +84,7 @@ impl Record {
                     None
                 } else {
                     let rate = c.split_whitespace().next().unwrap_or_default();
-                    Some(Cell { gflops: value(rate, "rate")?, passed: !c.ends_with("FAILED") })
+                    Some(Cell { gflops: value(rate, "rate")?, passed: !c.ends_with("FAILED"), held: None })
                 });
             }
             if row.len() != sizes.len() {

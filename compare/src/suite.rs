@@ -60,6 +60,26 @@ impl Suite {
         (cell.passed && base.passed && share.is_finite() && share > 0.0).then_some(share)
     }
 
+    /// Row `row`'s share per clock at shape `col`: its share, times its baseline's SM clock over
+    /// its own (both read while timed).
+    pub fn share_per_clock(&self, row: usize, col: usize) -> Option<f64> {
+        let held = |r: usize| self.rows.get(r)?.1.get(col).copied().flatten()?.held;
+        let base = self.rows.iter().position(|(n, _)| n == self.baseline(row))?;
+        Some(common::clock::per_clock(self.share(row, col)?, held(row)?, held(base)?))
+    }
+
+    /// The clock a cell held, and a step's share per clock: ` · 1755 MHz, 690 W, 98.0% per clock`.
+    fn clock(&self, row: usize, col: usize) -> String {
+        let Some(held) = self.rows[row].1.get(col).copied().flatten().and_then(|c| c.held) else {
+            return String::new();
+        };
+        let mut s = format!(" · {:.0} MHz, {:.0} W", held.sm_mhz, held.watts);
+        if let Some(p) = self.share_per_clock(row, col).filter(|_| !Self::is_baseline(&self.rows[row].0)) {
+            s += &format!(", {p:.1}% per clock");
+        }
+        s
+    }
+
     /// The geometric mean of row `row`'s shares over the shapes it served, and how many those were.
     pub fn geomean(&self, row: usize) -> Option<(f64, usize)> {
         let shares: Vec<f64> = (0..self.shapes.len()).filter_map(|c| self.share(row, c)).collect();
@@ -120,7 +140,7 @@ impl Suite {
                             _ => String::new(),
                         };
                         let mark = if c.passed { "" } else { " FAILED" };
-                        let _ = write!(t, " {}{share}{mark} |", rate(c.gflops));
+                        let _ = write!(t, " {}{share}{mark}{} |", rate(c.gflops), self.clock(row, col));
                     }
                 }
             }
@@ -168,6 +188,10 @@ impl Suite {
         let _ = writeln!(md, "\n![Share of cuBLAS at each shape]({chart_file})\n");
         md += "## Each shape\n\n";
         md += &self.legend();
+        if self.rows.iter().flat_map(|(_, r)| r.iter().flatten()).any(|c| c.held.is_some()) {
+            md += " After each rate: the mean SM clock and board power NVML read while it was timed, \
+                   and a step's share per clock (its share times its baseline's clock over its own).";
+        }
         md += "\n\n";
         md += &self.table();
         md
@@ -241,7 +265,7 @@ mod tests {
     use super::*;
 
     fn cell(gflops: f64) -> Option<Cell> {
-        Some(Cell { gflops, passed: true })
+        Some(Cell { gflops, passed: true, held: None })
     }
 
     fn suite() -> Suite {
@@ -263,13 +287,32 @@ mod tests {
         }
     }
 
+    /// A step at a lower clock than cuBLAS does more per clock than per second; the table says
+    /// both, and a cell whose clock or baseline's clock was not read says neither.
+    #[test]
+    fn the_clock_each_held_gives_the_share_per_clock() {
+        let mut s = suite();
+        let held = |sm_mhz| Some(common::clock::Held { sm_mhz, watts: 650.0, readings: 50 });
+        s.rows[0].1[0] = Some(Cell { gflops: 50.0, passed: true, held: held(1500.0) });
+        s.rows[2].1[0] = Some(Cell { gflops: 100.0, passed: true, held: held(1800.0) });
+        assert_eq!(s.share(0, 0), Some(50.0));
+        assert!((s.share_per_clock(0, 0).unwrap() - 60.0).abs() < 1e-9);
+        assert_eq!(s.share_per_clock(1, 0), None, "b's clock was not read");
+        assert_eq!(s.share_per_clock(0, 1), None, "nor a's at the second shape");
+        let table = s.table();
+        assert!(table.contains("| 50.0 (50.0%) · 1500 MHz, 650 W, 60.0% per clock |"), "{table}");
+        assert!(table.contains("| 100 · 1800 MHz, 650 W |"), "{table}");
+        assert!(s.markdown("x.svg").contains("share per clock"));
+        assert!(!suite().markdown("x.svg").contains("share per clock"));
+    }
+
     #[test]
     fn failed_results_and_empty_baselines_count_in_no_mean() {
         let mut s = suite();
-        s.rows[0].1[1] = Some(Cell { gflops: 500.0, passed: false });
+        s.rows[0].1[1] = Some(Cell { gflops: 500.0, passed: false, held: None });
         assert_eq!(s.share(0, 1), None);
         assert_eq!(s.geomean(0).map(|g| g.1), Some(1));
-        s.rows[2].1[0] = Some(Cell { gflops: 0.0, passed: true });
+        s.rows[2].1[0] = Some(Cell { gflops: 0.0, passed: true, held: None });
         assert_eq!(s.share(1, 0), None);
         assert!(s.markdown("x.svg").contains("500 FAILED"));
         let path = std::env::temp_dir().join(format!("suite-empty-{}.svg", std::process::id()));

@@ -141,6 +141,8 @@ pub struct Gpu {
     pub info: DeviceInfo,
     /// The timing hold kernel, loaded on first use.
     hold: OnceLock<Hold>,
+    /// The SM clock and power through NVML, or why they cannot be read.
+    pub clocks: std::result::Result<crate::clock::Clocks, String>,
 }
 
 impl Gpu {
@@ -199,7 +201,16 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
     unsafe { ctx.disable_event_tracking() };
     let info = device_info(&ctx).context("reading the device's attributes")?;
     let stream = ctx.default_stream();
-    Ok(Gpu { ctx, stream, info, hold: OnceLock::new() })
+    let pci = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32);
+    let clocks = match (
+        pci(Attr::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+        pci(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+        pci(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID),
+    ) {
+        (Ok(domain), Ok(bus), Ok(device)) => crate::clock::Clocks::open((domain, bus, device)),
+        _ => Err("the driver gave no PCI address for the GPU".to_owned()),
+    };
+    Ok(Gpu { ctx, stream, info, hold: OnceLock::new(), clocks })
 }
 
 fn device_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {

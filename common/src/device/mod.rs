@@ -1,7 +1,8 @@
 //! Layer 1, the device: the GPU context and its facts, NVRTC compilation and kernel resources,
-//! the stream hold kernel and CUDA-event timing; and the device without a GPU, the PTX emulator.
+//! the stream hold kernel and CUDA-event timing, the clock through NVML; and the device without a GPU, the PTX emulator.
 //! Depends on data.
 
+pub mod clock;
 pub mod emulated;
 pub mod gpu;
 pub mod stream_hold;

@@ -5,6 +5,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use cudarc::driver::sys::CUevent_flags;
 
+use crate::clock::Held;
 use crate::gpu::Gpu;
 pub use crate::stream_hold::{HOLD_MAX_MS, HOLD_MIN_MS, Hold};
 
@@ -18,11 +19,14 @@ pub struct Stats {
     pub samples: usize,
     /// Back-to-back launches inside each sample (1 for CPU work).
     pub batch: usize,
+    /// The SM clock and power the GPU held over the samples, where NVML could read them.
+    pub held: Option<Held>,
 }
 
 impl Stats {
     /// No samples: a run that was not timed (on the emulator).
-    pub const UNTIMED: Stats = Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1 };
+    pub const UNTIMED: Stats =
+        Stats { median_ms: 0.0, min_ms: 0.0, max_ms: 0.0, samples: 0, batch: 1, held: None };
 
     /// `None` for no samples; each sample is the time of one launch (or the mean of a batch).
     pub fn from_samples(mut samples: Vec<f64>, batch: usize) -> Option<Self> {
@@ -32,7 +36,7 @@ impl Stats {
         samples.sort_by(f64::total_cmp);
         let n = samples.len();
         let median_ms = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
-        Some(Self { median_ms, min_ms: samples[0], max_ms: samples[n - 1], samples: n, batch })
+        Some(Self { median_ms, min_ms: samples[0], max_ms: samples[n - 1], samples: n, batch, held: None })
     }
 
     /// Throughput at the median time.
@@ -135,7 +139,8 @@ pub const RETRIES: usize = 2;
 /// of back-to-back launches between two events, each sample long enough ([`BATCH_MS`]) that
 /// the launch gaps average out, and queued behind a [`Hold`] so that the host's launch calls
 /// stay outside the measured time. A sample is the mean time of one launch in its batch; one
-/// that the host outlasted its hold for is taken again.
+/// that the host outlasted its hold for is taken again. While the samples are timed, NVML reads
+/// the SM clock and the power on a thread of their own ([`crate::clock`]).
 pub fn time_gpu(gpu: &Gpu, sampling: Sampling, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
     // The host's time per launch call, measured on each batch; a generous guess to start.
     let mut host_per_launch = 0.02;
@@ -164,8 +169,11 @@ pub fn time_gpu(gpu: &Gpu, sampling: Sampling, mut launch: impl FnMut() -> Resul
         batch = sampling.batch_for(per_launch);
     }
     let samples = sampling.reps_for(per_launch * batch as f64);
-    let samples = (0..samples).map(|_| Ok(timed(batch)? / batch as f64)).collect::<Result<Vec<_>>>()?;
-    Stats::from_samples(samples, batch).context("no samples were timed")
+    let sampler = gpu.clocks.as_ref().ok().map(|c| c.sample());
+    let samples = (0..samples).map(|_| Ok(timed(batch)? / batch as f64)).collect::<Result<Vec<_>>>();
+    let held = sampler.and_then(|s| s.stop());
+    let stats = Stats::from_samples(samples?, batch).context("no samples were timed")?;
+    Ok(Stats { held, ..stats })
 }
 
 /// Times CPU work with the host clock, under the same sampling.
@@ -188,6 +196,7 @@ pub fn time_cpu(sampling: Sampling, mut work: impl FnMut()) -> Stats {
         max_ms: first,
         samples: 1,
         batch: 1,
+        held: None,
     })
 }
 

@@ -499,6 +499,9 @@ impl Report {
             }
         }
         writeln!(f)?;
+        if let Device::Gpu(_) = &self.device {
+            self.clock_line(f)?;
+        }
         if let Some(p) = self.kernel.as_ref().and_then(|k| k.predicted_us) {
             let measured = 1e3 * t.median_ms;
             writeln!(
@@ -508,6 +511,30 @@ impl Report {
             )?;
         }
         Ok(())
+    }
+
+    /// The SM clock and power each timed product held, and the shares per clock: a kernel
+    /// that runs at a lower clock than its baseline does more per clock than its share per
+    /// second says.
+    fn clock_line(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(mine) = self.time.held else {
+            return writeln!(
+                f,
+                "  clock    not read: NVML (libnvidia-ml, part of the driver) could not read this GPU"
+            );
+        };
+        write!(f, "  clock    SM {:.0} MHz · {:.0} W while timed", mine.sm_mhz, mine.watts)?;
+        for (name, baseline) in [("cuBLAS TF32", self.cublas_tf32), ("cuBLAS SGEMM", self.cublas)] {
+            if let Some((b, held)) = baseline.and_then(|b| Some((b, b.held?))) {
+                let per_clock = crate::clock::per_clock(self.share_of(b), mine, held);
+                write!(
+                    f,
+                    " · {name} {:.0} MHz, {:.0} W: {per_clock:.1}% of its rate per clock",
+                    held.sm_mhz, held.watts
+                )?;
+            }
+        }
+        writeln!(f)
     }
 
     fn verdict_lines(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

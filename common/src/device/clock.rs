@@ -1,0 +1,179 @@
+//! The SM clock and the board's power while a product is timed, read through NVML (the driver's
+//! management library, `libnvidia-ml.so.1`), loaded at run time: a build needs no NVML, and a
+//! machine without it times as before and says the clock was not read.
+//!
+//! Two products timed at different clocks compare two things at once: the kernels' work per
+//! clock and the clock each held under the board's power cap. The report divides them
+//! ([`per_clock`]): the share per second, and the share per clock beside it.
+
+use std::ffi::{CString, c_char, c_int, c_uint, c_void};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// NVML's device handle.
+type Handle = *mut c_void;
+
+/// NVML's index of the SM clock (`NVML_CLOCK_SM`).
+const CLOCK_SM: c_uint = 1;
+
+/// How often a sampler reads the clock and the power while products are timed. NVML refreshes
+/// the power reading about every 20–100 ms; the clock is read as it is.
+pub const EVERY: Duration = Duration::from_millis(5);
+
+/// What the GPU held over a timed stretch: the mean SM clock and board power of the readings
+/// taken in it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Held {
+    pub sm_mhz: f64,
+    pub watts: f64,
+    /// Readings the means are of.
+    pub readings: usize,
+}
+
+/// A share of a baseline's rate per second turned into a share per clock: the baseline's
+/// cycles over the kernel's, `share · baseline MHz / kernel MHz`.
+pub fn per_clock(share: f64, kernel: Held, baseline: Held) -> f64 {
+    share * baseline.sm_mhz / kernel.sm_mhz
+}
+
+struct Api {
+    _lib: libloading::Library,
+    clock: unsafe extern "C" fn(Handle, c_uint, *mut c_uint) -> c_int,
+    power: unsafe extern "C" fn(Handle, *mut c_uint) -> c_int,
+}
+
+/// One GPU's clock and power, through NVML.
+#[derive(Clone)]
+pub struct Clocks {
+    api: Arc<Api>,
+    device: Handle,
+}
+
+// SAFETY: an NVML device handle is an opaque pointer NVML allows on any thread (NVML is
+// thread-safe); the library it came from stays loaded while any `Clocks` holds `api`.
+unsafe impl Send for Clocks {}
+unsafe impl Sync for Clocks {}
+
+impl Clocks {
+    /// The device at PCI address `domain:bus:device`, or why NVML cannot read it.
+    pub fn open((domain, bus, device): (u32, u32, u32)) -> Result<Clocks, String> {
+        // SAFETY: loading the driver's own management library runs no code of ours.
+        let lib = unsafe { libloading::Library::new("libnvidia-ml.so.1") }
+            .map_err(|_| "NVML (libnvidia-ml.so.1, part of the NVIDIA driver) was not found".to_owned())?;
+        // SAFETY: each symbol is looked up with NVML's signature for it (nvml.h).
+        let (api, device) = unsafe {
+            let init: libloading::Symbol<unsafe extern "C" fn() -> c_int> =
+                lib.get(b"nvmlInit_v2\0").map_err(|e| format!("NVML has no nvmlInit_v2: {e}"))?;
+            let by_bus: libloading::Symbol<unsafe extern "C" fn(*const c_char, *mut Handle) -> c_int> = lib
+                .get(b"nvmlDeviceGetHandleByPciBusId_v2\0")
+                .map_err(|e| format!("NVML has no nvmlDeviceGetHandleByPciBusId_v2: {e}"))?;
+            let clock = *lib
+                .get(b"nvmlDeviceGetClockInfo\0")
+                .map_err(|e| format!("NVML has no nvmlDeviceGetClockInfo: {e}"))?;
+            let power = *lib
+                .get(b"nvmlDeviceGetPowerUsage\0")
+                .map_err(|e| format!("NVML has no nvmlDeviceGetPowerUsage: {e}"))?;
+            let status = init();
+            if status != 0 {
+                return Err(format!("NVML did not start (status {status})"));
+            }
+            let address = CString::new(format!("{domain:08X}:{bus:02X}:{device:02X}.0")).expect("no NUL");
+            let mut handle: Handle = std::ptr::null_mut();
+            let status = by_bus(address.as_ptr(), &mut handle);
+            if status != 0 {
+                return Err(format!("NVML knows no GPU at PCI address {address:?} (status {status})"));
+            }
+            (Api { clock, power, _lib: lib }, handle)
+        };
+        let clocks = Clocks { api: Arc::new(api), device };
+        clocks.read().ok_or_else(|| "NVML could not read the GPU's clock and power".to_owned())?;
+        Ok(clocks)
+    }
+
+    /// The SM clock in MHz and the board's power in watts, now.
+    pub fn read(&self) -> Option<(u32, f64)> {
+        let (mut mhz, mut milliwatts) = (0, 0);
+        // SAFETY: each call writes one unsigned int through a valid pointer, for a handle NVML
+        // gave.
+        let ok = unsafe {
+            (self.api.clock)(self.device, CLOCK_SM, &mut mhz) == 0
+                && (self.api.power)(self.device, &mut milliwatts) == 0
+        };
+        ok.then_some((mhz, f64::from(milliwatts) / 1e3))
+    }
+
+    /// Starts reading every [`EVERY`] on a thread of its own, until [`Sampler::stop`].
+    pub fn sample(&self) -> Sampler {
+        let running = Arc::new(AtomicBool::new(true));
+        let (clocks, flag) = (self.clone(), running.clone());
+        let thread = std::thread::spawn(move || {
+            let mut readings = Vec::new();
+            while flag.load(Ordering::Relaxed) {
+                readings.extend(clocks.read());
+                std::thread::sleep(EVERY);
+            }
+            readings
+        });
+        Sampler { running, thread }
+    }
+}
+
+/// Readings being taken on their own thread.
+pub struct Sampler {
+    running: Arc<AtomicBool>,
+    thread: JoinHandle<Vec<(u32, f64)>>,
+}
+
+impl Sampler {
+    /// Stops reading; the means of what was read (None if nothing was).
+    pub fn stop(self) -> Option<Held> {
+        self.running.store(false, Ordering::Relaxed);
+        mean(&self.thread.join().ok()?)
+    }
+}
+
+/// The mean clock and power of a stretch's readings.
+fn mean(readings: &[(u32, f64)]) -> Option<Held> {
+    if readings.is_empty() {
+        return None;
+    }
+    let n = readings.len() as f64;
+    Some(Held {
+        sm_mhz: readings.iter().map(|r| f64::from(r.0)).sum::<f64>() / n,
+        watts: readings.iter().map(|r| r.1).sum::<f64>() / n,
+        readings: readings.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_per_clock_counts_cycles() {
+        let held = |sm_mhz| Held { sm_mhz, watts: 700.0, readings: 10 };
+        // The kernel takes 96% of cuBLAS's rate per second at 1500 MHz against cuBLAS's 1600:
+        // it needs fewer cycles than cuBLAS, 102.4% of its rate per clock.
+        let share = per_clock(96.0, held(1500.0), held(1600.0));
+        assert!((share - 102.4).abs() < 1e-9, "{share}");
+        // At the same clock the two shares agree.
+        assert_eq!(per_clock(96.0, held(1755.0), held(1755.0)), 96.0);
+    }
+
+    /// Where NVML is missing (as on a machine without the driver) or knows no such GPU, opening
+    /// says why in one sentence.
+    #[test]
+    fn no_nvml_or_no_such_gpu_is_a_sentence_not_a_panic() {
+        let why = Clocks::open((0xFFFF, 0xFF, 0x1F)).err().expect("no GPU sits at that address");
+        assert!(why.starts_with("NVML") && !why.contains('\n'), "{why}");
+    }
+
+    #[test]
+    fn the_means_are_of_the_readings() {
+        assert_eq!(mean(&[]), None);
+        let held = mean(&[(1500, 600.0), (1700, 700.0)]).unwrap();
+        assert_eq!(held, Held { sm_mhz: 1600.0, watts: 650.0, readings: 2 });
+    }
+}
