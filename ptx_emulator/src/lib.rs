@@ -188,16 +188,21 @@ impl Machine {
         // The decoder lays the variables out from buffer 0's address: moved to this module's
         // buffer (buffer 0 itself for the first module, which keeps them there).
         let (laid_out, bytes) = decode::layout_globals(&module);
-        let at = self.global.alloc(bytes.max(4), "the module's variables");
+        let at = self.global.alloc(bytes.next_multiple_of(4).max(4), "the module's variables");
         let globals: HashMap<String, u64> =
             laid_out.into_iter().map(|(name, a)| (name, a - memory::GLOBALS_BASE + at)).collect();
         for v in &module.globals {
             if !v.init.is_empty() {
-                let mut init = v.init.clone();
-                init.resize(init.len().next_multiple_of(4), 0);
-                self.global
-                    .write(globals[&v.name], &init)
-                    .ok_or_else(|| unreadable(format!("the initializer of `{}` does not fit it", v.name)))?;
+                // Memory is written in whole words: the words the variable lies in, read, its
+                // bytes set in them, written back (a 2-byte variable may share a word).
+                let address = globals[&v.name];
+                let start = address & !3;
+                let end = (address + v.init.len() as u64).next_multiple_of(4);
+                let misfit = || unreadable(format!("the initializer of `{}` does not fit it", v.name));
+                let mut words = self.global.read(start, (end - start) as usize).ok_or_else(misfit)?;
+                let from = (address - start) as usize;
+                words[from..from + v.init.len()].copy_from_slice(&v.init);
+                self.global.write(start, &words).ok_or_else(misfit)?;
             }
         }
         for f in module.functions.iter().filter(|f| f.entry) {
@@ -425,6 +430,37 @@ mod tests {
 }}
 "
         )
+    }
+
+    /// Variables of two bytes that share a word keep their own initial values.
+    #[test]
+    fn two_byte_variables_in_one_word_keep_their_values() {
+        let ptx = ".version 8.0
+.target sm_90
+.address_size 64
+.global .align 2 .u16 low = 3;
+.global .align 2 .u16 high = 5;
+.visible .entry both(.param .u64 p)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    ld.global.u16 %h1, [low];
+    ld.global.u16 %h2, [high];
+    cvt.u32.u16 %r1, %h1;
+    cvt.u32.u16 %r2, %h2;
+    st.global.u32 [%rd1], %r1;
+    st.global.u32 [%rd1+4], %r2;
+    ret;
+}
+";
+        let mut m = Machine::new(ptx).unwrap();
+        let buf = m.alloc(8, "the words");
+        let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };
+        m.launch("both", one, &[Arg::Ptr(buf)]).unwrap();
+        let got = m.read_f32(buf, 2).unwrap();
+        assert_eq!((got[0].to_bits(), got[1].to_bits()), (3, 5));
     }
 
     /// A second module's kernel runs on the memory the first's wrote, each module with its own
