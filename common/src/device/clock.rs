@@ -18,9 +18,41 @@ type Handle = *mut c_void;
 /// NVML's index of the SM clock (`NVML_CLOCK_SM`).
 const CLOCK_SM: c_uint = 1;
 
+/// NVML's field of the board's power now, in milliwatts (`NVML_FI_DEV_POWER_INSTANT`):
+/// `nvmlDeviceGetPowerUsage` gives a mean over about a second, which lags a product timed for
+/// half a second behind the idle stretches before it.
+const POWER_INSTANT: c_uint = 186;
+
+/// One value of `nvmlDeviceGetFieldValues` (nvml.h's `nvmlFieldValue_t`).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct FieldValue {
+    field: c_uint,
+    scope: c_uint,
+    timestamp: i64,
+    latency_us: i64,
+    value_type: c_uint,
+    status: c_int,
+    value: u64,
+}
+
+impl FieldValue {
+    /// The value as a number, for the integer and double types NVML gives.
+    fn number(&self) -> Option<f64> {
+        let bits = self.value;
+        match self.value_type {
+            0 => Some(f64::from_bits(bits)),
+            1 | 5 => Some(f64::from(bits as u32)),
+            2..=4 => Some(bits as f64),
+            6 => Some(f64::from(bits as u16)),
+            _ => None,
+        }
+    }
+}
+
 /// How often a sampler reads the clock and the power while products are timed. NVML refreshes
 /// the power reading about every 20–100 ms; the clock is read as it is.
-pub const EVERY: Duration = Duration::from_millis(5);
+pub const EVERY: Duration = Duration::from_millis(2);
 
 /// What the GPU held over a timed stretch: the mean SM clock and board power of the readings
 /// taken in it.
@@ -42,6 +74,7 @@ struct Api {
     _lib: libloading::Library,
     clock: unsafe extern "C" fn(Handle, c_uint, *mut c_uint) -> c_int,
     power: unsafe extern "C" fn(Handle, *mut c_uint) -> c_int,
+    fields: Option<unsafe extern "C" fn(Handle, c_int, *mut FieldValue) -> c_int>,
 }
 
 /// One GPU's clock and power, through NVML.
@@ -75,6 +108,7 @@ impl Clocks {
             let power = *lib
                 .get(b"nvmlDeviceGetPowerUsage\0")
                 .map_err(|e| format!("NVML has no nvmlDeviceGetPowerUsage: {e}"))?;
+            let fields = lib.get(b"nvmlDeviceGetFieldValues\0").ok().map(|f: libloading::Symbol<_>| *f);
             let status = init();
             if status != 0 {
                 return Err(format!("NVML did not start (status {status})"));
@@ -85,23 +119,36 @@ impl Clocks {
             if status != 0 {
                 return Err(format!("NVML knows no GPU at PCI address {address:?} (status {status})"));
             }
-            (Api { clock, power, _lib: lib }, handle)
+            (Api { clock, power, fields, _lib: lib }, handle)
         };
         let clocks = Clocks { api: Arc::new(api), device };
         clocks.read().ok_or_else(|| "NVML could not read the GPU's clock and power".to_owned())?;
         Ok(clocks)
     }
 
-    /// The SM clock in MHz and the board's power in watts, now.
+    /// The SM clock in MHz and the board's power in watts, now (the power of the last second
+    /// where the driver gives no instant reading).
     pub fn read(&self) -> Option<(u32, f64)> {
-        let (mut mhz, mut milliwatts) = (0, 0);
-        // SAFETY: each call writes one unsigned int through a valid pointer, for a handle NVML
-        // gave.
-        let ok = unsafe {
-            (self.api.clock)(self.device, CLOCK_SM, &mut mhz) == 0
-                && (self.api.power)(self.device, &mut milliwatts) == 0
-        };
-        ok.then_some((mhz, f64::from(milliwatts) / 1e3))
+        let mut mhz = 0;
+        // SAFETY: writes one unsigned int through a valid pointer, for a handle NVML gave.
+        if unsafe { (self.api.clock)(self.device, CLOCK_SM, &mut mhz) } != 0 {
+            return None;
+        }
+        Some((mhz, self.instant_watts().or_else(|| self.mean_watts())?))
+    }
+
+    fn instant_watts(&self) -> Option<f64> {
+        let mut field = FieldValue { field: POWER_INSTANT, ..FieldValue::default() };
+        // SAFETY: NVML reads the field's id and writes the one value asked for.
+        let status = unsafe { (self.api.fields?)(self.device, 1, &mut field) };
+        (status == 0 && field.status == 0).then(|| field.number()).flatten().map(|mw| mw / 1e3)
+    }
+
+    fn mean_watts(&self) -> Option<f64> {
+        let mut milliwatts = 0;
+        // SAFETY: writes one unsigned int through a valid pointer, for a handle NVML gave.
+        let ok = unsafe { (self.api.power)(self.device, &mut milliwatts) } == 0;
+        ok.then(|| f64::from(milliwatts) / 1e3)
     }
 
     /// Starts reading every [`EVERY`] on a thread of its own, until [`Sampler::stop`].

@@ -52,6 +52,8 @@ struct Row {
     smem: u32,
     blocks_per_sm: u32,
     median_ms: f64,
+    /// The SM clock and power it held while timed, where NVML read them.
+    held: Option<crate::clock::Held>,
     /// None: not verified (--no-verify).
     passed: Option<bool>,
 }
@@ -154,6 +156,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
             smem: res.static_smem + res.dynamic_smem,
             blocks_per_sm: res.blocks_per_sm,
             median_ms: t.median_ms,
+            held: t.held,
             passed,
         });
     }
@@ -166,13 +169,13 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         }
         _ => (("%SGEMM", "cuBLAS SGEMM"), None),
     };
-    let cublas_ms = tf32
+    let cublas = tf32
         .as_ref()
         .or(blas.as_ref())
         .map(|b| measure::measure_cublas(gpu, b, &bufs, recipe))
         .transpose()?
-        .and_then(|(_, t)| t)
-        .map(|t| t.median_ms);
+        .and_then(|(_, t)| t);
+    let cublas_ms = cublas.map(|t| t.median_ms);
 
     // Verified sets first (then unverified ones), each group fastest first.
     let rank = |r: &Row| match r.passed {
@@ -186,13 +189,21 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         println!("      skipped {s}");
     }
     println!(
-        "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10} {:>10} {:>8}  verify",
-        "rank", "parameters", "regs", "smem", "blk/SM", "ms", "GFLOP/s", baseline.0
+        "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10} {:>10} {:>8} {:>6} {:>8}  verify",
+        "rank", "parameters", "regs", "smem", "blk/SM", "ms", "GFLOP/s", baseline.0, "MHz", "%/clock"
     );
     for (i, r) in rows.iter().enumerate() {
-        let share = cublas_ms.map_or("-".to_owned(), |c| format!("{:.1}", 100.0 * c / r.median_ms));
+        let share = cublas_ms.map(|c| 100.0 * c / r.median_ms);
+        let mhz = r.held.map_or("-".to_owned(), |h| format!("{:.0}", h.sm_mhz));
+        let per_clock = match (share, r.held, cublas.and_then(|c| c.held)) {
+            (Some(share), Some(mine), Some(theirs)) => {
+                format!("{:.1}", crate::clock::per_clock(share, mine, theirs))
+            }
+            _ => "-".to_owned(),
+        };
+        let share = share.map_or("-".to_owned(), |s| format!("{s:.1}"));
         println!(
-            "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10.3} {:>10.0} {:>8}  {}",
+            "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10.3} {:>10.0} {:>8} {:>6} {:>8}  {}",
             i + 1,
             r.params.to_string(),
             r.registers,
@@ -201,6 +212,8 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
             r.median_ms,
             shape.flops() / (r.median_ms * 1e-3) / 1e9,
             share,
+            mhz,
+            per_clock,
             match r.passed {
                 Some(true) => "PASS",
                 Some(false) => "FAIL",
@@ -208,8 +221,10 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
             }
         );
     }
-    if let Some(c) = cublas_ms {
-        println!("      {}: {c:.3} ms, {:.0} GFLOP/s", baseline.1, shape.flops() / (c * 1e-3) / 1e9);
+    if let Some(c) = cublas {
+        let held = c.held.map_or(String::new(), |h| format!(" at {:.0} MHz, {:.0} W", h.sm_mhz, h.watts));
+        let gflops = shape.flops() / (c.median_ms * 1e-3) / 1e9;
+        println!("      {}: {:.3} ms, {gflops:.0} GFLOP/s{held}", baseline.1, c.median_ms);
     }
     let best = rows
         .iter()
