@@ -72,6 +72,10 @@ configs=(
     "step12_persistent_clusters|--stage 2_multicast"
     "step12_persistent_clusters|--stage 3_tma_store"
     "step12_persistent_clusters|--stage 4_in_flight"
+    "step12_persistent_clusters|--param PIECE=8"
+    "step12_persistent_clusters|--kernel step12_persistent_clusters/variants/ping_pong.cu"
+    "step12_persistent_clusters|--kernel step12_persistent_clusters/variants/ping_pong.cu --param CLUSTER=2"
+    "step12_persistent_clusters|--kernel step12_persistent_clusters/variants/multicast_b.cu"
 )
 
 # One line per run: tool step M N K extra-args.
@@ -83,7 +87,8 @@ list=$(
         # step10 splits K at a deep shape (and shares 1000³'s tiles with SPLIT=1 SHARE=1)
         [ "$step" = step10_any_shape ] && s="$shapes 64,64,65536"
         # step12 cuts the depth of a last round that leaves most clusters idle (Stream-K)
-        [ "$step" = step12_persistent_clusters ] && s="$shapes 300,260,2000"
+        # and walks several tiles a cluster only where there are more units than clusters
+        [ "$step" = step12_persistent_clusters ] && s="$shapes 300,260,2000 3000,2100,97"
         for shape in $s; do
             for tool in memcheck racecheck synccheck initcheck; do
                 # No trailing blank: xargs -L would join the next line onto this one.

@@ -12,7 +12,9 @@ use common::emulated_call::{self, EmulatedCall, EmulatedOperands};
 use common::gpu::{Kernel, Limits};
 use common::hooks::{Hooks, KernelCall, Operands, OwnProduct, ReportLine};
 use common::tma::{self, TensorMap};
-use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, Stage, TmaBox};
+use common::{
+    Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, Stage, TmaBox,
+};
 
 // ANCHOR: params
 /// Step 08's tile (BM×BN, BN/64 consumer warpgroups, STAGES tiles of A and B in flight), with
@@ -36,6 +38,11 @@ pub const PARAMS: &[Param] = &[
         default: 2,
         help: "blocks per cluster, side by side in a block-row, sharing A's tile (1, 2 or 4)",
     },
+    Param {
+        name: "PIECE",
+        default: 32,
+        help: "the host's schedule: the fewest k-tiles of a piece where it cuts the last round along K (4 to 256)",
+    },
 ];
 // ANCHOR_END: params
 
@@ -46,6 +53,7 @@ pub const SEARCH: &[(&str, &[u32])] = &[
     ("STAGES", &[2, 3, 4, 5, 6]),
     ("GROUP", &[1, 4, 8, 16]),
     ("CLUSTER", &[1, 2, 4]),
+    ("PIECE", &[8, 16, 32]),
 ];
 
 /// The depth of a tile: one 128-byte row of floats, the width of the swizzle.
@@ -99,6 +107,9 @@ fn c_box() -> TmaBox {
 // ANCHOR: check
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
     let [bm, bn, stages, group, cluster] = ["BM", "BN", "STAGES", "GROUP", "CLUSTER"].map(|n| p.get(n));
+    if !(4..=256).contains(&p.get("PIECE")) {
+        return Err(format!("{p}: PIECE must be 4 to 256 k-tiles"));
+    }
     if bm != 128 && bm != 256 {
         return Err(format!("{p}: BM is the N of the kernel's wgmma instruction, written for 128 or 256"));
     }
@@ -149,6 +160,7 @@ pub const STEP: GpuStep = GpuStep {
     stages: STAGES,
     hooks: &PersistentHooks,
     spill_allowance: &[(CUT_ENTRY, CUT_SPILL_MOST)],
+    variants: VARIANTS,
     ..GpuStep::DEFAULT
 };
 
@@ -156,6 +168,42 @@ pub const STEP: GpuStep = GpuStep {
 /// one, BN = 192) ptxas keeps a few words of its bookkeeping in local memory, 108 bytes at most at
 /// the documented sets; a spill of the accumulators, hundreds of bytes, is refused.
 pub const CUT_SPILL_MOST: u32 = 128;
+
+/// Measured alternatives to stage 4's schedule (`--kernel FILE`; docs/src/performance.md gives
+/// what they measured): neither cuts the last round, so both are set beside the kernel where it
+/// cuts nothing.
+pub const VARIANTS: &[LaunchVariant] = &[
+    LaunchVariant {
+        file: "step12_persistent_clusters/variants/ping_pong.cu",
+        idea: "ping-pong consumers: each on whole BM×64 tiles in turn, one's stores of C under the other's products",
+        source: include_str!("../variants/ping_pong.cu"),
+        params: CLUSTER_OF_FOUR,
+        search: SEARCH,
+        schedule: common::Schedule::Tiles,
+        pads_rows: false,
+        mark: "TILE_N",
+    },
+    LaunchVariant {
+        file: "step12_persistent_clusters/variants/multicast_b.cu",
+        idea: "B shared by multicast as well as A, in clusters of 2×2 blocks",
+        source: include_str!("../variants/multicast_b.cu"),
+        params: CLUSTER_OF_FOUR,
+        search: &[
+            ("BM", &[128, 256]),
+            ("BN", &[64, 128, 192]),
+            ("STAGES", &[2, 3, 4]),
+            ("GROUP", &[4, 8, 16]),
+        ],
+        schedule: common::Schedule::Tiles,
+        pads_rows: false,
+        mark: "COLUMN_PEERS",
+    },
+];
+
+/// The kernel's parameters with clusters of four: the variants' L2 bytes a product match stage
+/// 4's with clusters of two only with four blocks to a cluster.
+const CLUSTER_OF_FOUR: &[Param] =
+    &[PARAMS[0], PARAMS[1], PARAMS[2], PARAMS[3], Param { default: 4, ..PARAMS[4] }, PARAMS[5]];
 
 /// The kernel's stages, each one idea short of the next (`--stage NAME`; the diffs beside them
 /// show each idea).
@@ -197,16 +245,14 @@ fn intensity(p: &Params) -> Intensity {
 }
 
 // ANCHOR: schedule
-/// The least k-tiles of a run of a cut round: a piece costs a tile of sums written and read. (A
-/// run that crosses from one unit into the next makes two pieces, each shorter.)
-pub const MIN_PIECE: u32 = 32;
 
 /// How a launch shares `units` units of `k_tiles` k-tiles among `clusters` clusters, as the
 /// kernel's `Schedule` reads it: the first `whole` units go out whole, round by round; the
 /// k-tiles of the rest are dealt out in runs of `share`, one run per cluster. The last round is
 /// cut only where it would leave more than a quarter of the clusters' time idle (cutting costs a
-/// tile of sums written and read per piece), into runs of at least [`MIN_PIECE`] k-tiles and
-/// fewer than a unit's.
+/// tile of sums written and read per piece), into runs of at least `min_piece` k-tiles (the
+/// parameter PIECE) and fewer than a unit's. (A run that crosses from one unit into the next
+/// makes two pieces, each shorter.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sharing {
     pub whole: u32,
@@ -214,13 +260,13 @@ pub struct Sharing {
 }
 
 impl Sharing {
-    pub fn new(units: u32, clusters: u32, k_tiles: u32) -> Sharing {
+    pub fn new(units: u32, clusters: u32, k_tiles: u32, min_piece: u32) -> Sharing {
         let (rounds, rest) = (units / clusters, units % clusters);
         if rest == 0 || 4 * (clusters - rest) <= clusters * (rounds + 1) {
             return Sharing { whole: units, share: k_tiles };
         }
         let even = (u64::from(rest) * u64::from(k_tiles)).div_ceil(u64::from(clusters)) as u32;
-        let share = even.max(MIN_PIECE);
+        let share = even.max(min_piece);
         if share >= k_tiles {
             // Units too shallow to cut: every run would be a whole unit.
             return Sharing { whole: units, share: k_tiles };
@@ -285,7 +331,7 @@ impl Hooks for PersistentHooks {
         let (units, k_tiles) = units(call.params, call.shape);
         let twin = call.machine.has_kernel(CUT_ENTRY);
         let sharing = match twin {
-            true => Sharing::new(units, clusters, k_tiles),
+            true => Sharing::new(units, clusters, k_tiles, call.params.get("PIECE")),
             false => Sharing { whole: units, share: k_tiles },
         };
         let cuts = twin && sharing.cuts(units);
@@ -313,7 +359,7 @@ impl Hooks for PersistentHooks {
         let clusters = grid.0 / cluster;
         let mut line = format!("{clusters} clusters of {cluster} persistent blocks");
         let (units, k_tiles) = units(p, s);
-        let sharing = Sharing::new(units, clusters.max(1), k_tiles);
+        let sharing = Sharing::new(units, clusters.max(1), k_tiles, p.get("PIECE"));
         if clusters > 0 && sharing.cuts(units) {
             let (cut, run) = (units - sharing.whole, sharing.share);
             line += &format!(" · the last round's {cut} units cut along K into runs of {run}");
@@ -365,7 +411,7 @@ impl OwnProduct for Persistent {
         }
         let (units, k_tiles) = units(call.params, call.shape);
         let sharing = match self.cut {
-            Some(_) => Sharing::new(units, clusters, k_tiles),
+            Some(_) => Sharing::new(units, clusters, k_tiles, call.params.get("PIECE")),
             None => Sharing { whole: units, share: k_tiles },
         };
         let cut = self.cut.as_ref().filter(|_| sharing.cuts(units));
@@ -418,32 +464,33 @@ mod tests {
     use super::*;
 
     /// Whole rounds stay whole; a last round that leaves most clusters idle is cut into runs
-    /// that deal out every k-tile, none longer than a unit and none shorter than MIN_PIECE where
-    /// the units are that deep.
+    /// that deal out every k-tile, none longer than a unit and none shorter than the least piece
+    /// where the units are that deep.
     #[test]
     fn the_last_round_is_cut_only_where_it_pays() {
         // 4096³ and 8192³ on 66 clusters of two: three rounds and 58 units, fifteen and 34.
-        assert_eq!(Sharing::new(256, 66, 128), Sharing { whole: 256, share: 128 });
-        assert_eq!(Sharing::new(1024, 66, 256), Sharing { whole: 1024, share: 256 });
+        assert_eq!(Sharing::new(256, 66, 128, 32), Sharing { whole: 256, share: 128 });
+        assert_eq!(Sharing::new(1024, 66, 256, 32), Sharing { whole: 1024, share: 256 });
         // 2048³: 64 units, one round with two clusters idle.
-        assert_eq!(Sharing::new(64, 66, 64), Sharing { whole: 64, share: 64 });
+        assert_eq!(Sharing::new(64, 66, 64, 32), Sharing { whole: 64, share: 64 });
         // 1024×1024×4096: 16 units, 32 k-tiles for each of 64 clusters.
-        assert_eq!(Sharing::new(16, 66, 128), Sharing { whole: 0, share: 32 });
+        assert_eq!(Sharing::new(16, 66, 128, 32), Sharing { whole: 0, share: 32 });
         // 1024×1024×2048: runs of the least piece; 1024³ is too shallow to cut.
-        assert_eq!(Sharing::new(16, 66, 64), Sharing { whole: 0, share: 32 });
-        assert_eq!(Sharing::new(16, 66, 32), Sharing { whole: 16, share: 32 });
+        assert_eq!(Sharing::new(16, 66, 64, 32), Sharing { whole: 0, share: 32 });
+        assert_eq!(Sharing::new(16, 66, 32, 32), Sharing { whole: 16, share: 32 });
         // A round and four units: the four are cut.
-        assert_eq!(Sharing::new(70, 66, 128), Sharing { whole: 66, share: 32 });
+        assert_eq!(Sharing::new(70, 66, 128, 32), Sharing { whole: 66, share: 32 });
+        // 1024³ with pieces of 8: each of the 16 units in four, a run of 8 per cluster.
+        assert_eq!(Sharing::new(16, 66, 32, 8), Sharing { whole: 0, share: 8 });
         for units in 1..300 {
             for clusters in [1, 7, 64, 66] {
-                for k_tiles in [1, 2, 15, 16, 17, 128, 1000] {
-                    let s = Sharing::new(units, clusters, k_tiles);
+                for (k_tiles, least) in
+                    [1, 2, 15, 16, 17, 128, 1000].into_iter().flat_map(|k| [(k, 8), (k, 32)])
+                {
+                    let s = Sharing::new(units, clusters, k_tiles, least);
                     let rest = u64::from(units - s.whole);
                     let cut = s.cuts(units);
-                    assert!(
-                        s.share <= k_tiles && (!cut || s.share >= MIN_PIECE && s.share < k_tiles),
-                        "{s:?}"
-                    );
+                    assert!(s.share <= k_tiles && (!cut || s.share >= least && s.share < k_tiles), "{s:?}");
                     assert!(u64::from(s.share) * u64::from(clusters) >= rest * u64::from(k_tiles));
                     assert!(rest < u64::from(clusters) && s.whole % clusters == 0 || rest == 0);
                 }

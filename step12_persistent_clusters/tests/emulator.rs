@@ -7,7 +7,7 @@
 
 use common::Shape;
 use common::testing::emulator::{self, SHAPES};
-use step12_persistent_clusters::{STAGES, STEP};
+use step12_persistent_clusters::{STAGES, STEP, VARIANTS};
 
 /// A shape whose one unit the schedule cuts into pieces for 66 clusters (`matmul_cut`).
 const CUT: (usize, usize, usize) = (256, 256, 2048);
@@ -29,6 +29,57 @@ fn nvrtc_emulated_stages_match_the_reference() {
         emulator::assert_emulated_pass(&step, &[], &SHAPES[..2]);
         emulator::assert_emulated_pass(&step, &[("CLUSTER", 4)], &SHAPES[..1]);
     }
+}
+
+/// A shape where every cluster walks two tiles or more (ping-pong's consumers take turns) with
+/// edges in M, N and K.
+const MANY: (usize, usize, usize) = (2600, 2600, 40);
+
+/// The variants: ping-pong consumers, and B multicast in clusters of 2×2 blocks.
+fn variant(name: &str) -> common::GpuStep {
+    let v = VARIANTS.iter().find(|v| v.file.contains(name)).expect("a declared variant");
+    STEP.with_variant(v, v.source, v.file)
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_variants_match_the_reference() {
+    for name in ["ping_pong", "multicast_b"] {
+        emulator::assert_emulated_pass(&variant(name), &[], &[SHAPES[1], SHAPES[4], MANY]);
+    }
+    emulator::assert_emulated_pass(&variant("ping_pong"), &[("CLUSTER", 2)], &[MANY]);
+    // One consumer: it gives the turn to itself.
+    emulator::assert_emulated_pass(&variant("ping_pong"), &[("BN", 64), ("CLUSTER", 1)], &[MANY]);
+}
+
+/// A ping-pong consumer that starts on its tile without its turn may wait on a stage's fill one
+/// phase early (the parity of fill f is that of fill f − 2): it reads a stage the copy engine is
+/// still writing.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_ping_pong_consumer_that_skips_its_turn() {
+    let turn = "                if (leader) mbar_wait(&turn[me], turns % 2);
+                ++turns;
+                asm volatile(\"bar.sync %0, 128;\" ::\"r\"(role) : \"memory\");
+";
+    let skips = emulator::planted(&variant("ping_pong"), turn, "                ++turns;\n");
+    // Four k-tiles a tile, as many as the stages: tile n's first stage was last filled for tile
+    // n − 1, which the other consumer is still reading.
+    emulator::assert_fault_named(
+        &skips,
+        &[],
+        (3000, 2100, 97),
+        &["shared-memory race", "the copy issued at"],
+    );
+}
+
+/// Half of B's tile copied into this block alone, not into the block of its column too: that
+/// block waits for bytes that never come.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_b_multicast_to_the_wrong_peer() {
+    let wrong = emulator::planted(&variant("multicast_b"), "COLUMN_PEERS << column", "1 << rank");
+    emulator::assert_fault_named(&wrong, &[], (256, 256, 256), &["deadlock", "would hang"]);
 }
 
 /// A's box is read from global memory once per cluster and delivered to each block: the bytes

@@ -2,7 +2,7 @@ use common::gpu::{Limits, PtxasInfo};
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
 use common::{GpuStep, Params, Precision, Shape, spills};
-use step12_persistent_clusters::{CUT_ENTRY, CUT_SPILL_MOST, STAGES, STEP};
+use step12_persistent_clusters::{CUT_ENTRY, CUT_SPILL_MOST, STAGES, STEP, VARIANTS};
 
 /// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
 /// consumers together, before their wgmma read it.
@@ -252,6 +252,25 @@ fn gpu_stages_match_the_reference() {
         for v in [SETS[0], SETS[1], SETS[3]] {
             testing::assert_all_pass(&testing::gpu_check(&stage, set(v), SHAPES).unwrap());
         }
+    }
+}
+
+/// The variants (ping-pong consumers; B multicast in 2×2 clusters) at their defaults, at the
+/// shapes and where every cluster walks several tiles; ping-pong with clusters of two and one
+/// consumer too.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_variants_match_the_reference() {
+    let many = [(2600, 2600, 40), (3000, 2100, 97), (4096, 4096, 512)];
+    for v in VARIANTS {
+        let step = STEP.with_variant(v, v.source, v.file);
+        let defaults = Params::defaults(step.params);
+        testing::assert_all_pass(&testing::gpu_check(&step, defaults, &[SHAPES, &many].concat()).unwrap());
+    }
+    let ping_pong = STEP.with_variant(&VARIANTS[0], VARIANTS[0].source, VARIANTS[0].file);
+    for v in [[256, 128, 4, 8, 2], [256, 64, 4, 8, 1]] {
+        let p = testing::named_params(&ping_pong, ["BM", "BN", "STAGES", "GROUP", "CLUSTER"], v);
+        testing::assert_all_pass(&testing::gpu_check(&ping_pong, p, &many).unwrap());
     }
 }
 

@@ -1,0 +1,469 @@
+// Variant of step12_persistent_clusters/stages/4_in_flight.cu: ping-pong consumers. Each
+// consumer warpgroup takes whole tiles of its own, BM×64, the block's consumers taking the
+// cluster's units in turn, so that one consumer stores its tile of C while the other runs its
+// products; kept to measure that schedule against stage 4's.
+//
+// Idea: in stage 4 the consumers share each tile (a 64-column strip each) and store C together:
+// while they store, the tensor cores wait (the producer only fills stages ahead). Here the
+// producer fills the stages tile after tile, and a consumer starts on its tile's stages only
+// when the consumer before it has waited for its last (a turn barrier per consumer): the
+// consumers' products follow one another, and each one's stores of C run under the next one's
+// products. The price: a tile of BM×64 reads its B tile and its A tile for half the products of
+// BM×128, so more bytes come through L2 for each product unless a cluster shares A among more
+// blocks (CLUSTER = 4 brings them back to stage 4's with CLUSTER = 2).
+//
+// What it buys: docs/src/performance.md measures it beside the kernel and cuBLAS TF32.
+
+// BM, BN, STAGES, GROUP, CLUSTER are set at compile time (-D NAME=value) from the step's lib.rs.
+
+// ANCHOR: constants
+constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
+constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, each on whole tiles of its own
+constexpr int TILE_N = 64;                  // columns of C in one tile: one consumer's
+constexpr int THREADS = 128 * (CONSUMERS + 1);
+constexpr int A_TILE = BM * BK;             // floats of one stage's A tile (BM rows of BK)
+constexpr int A_BOX = BM / CLUSTER * BK;    // floats of one box of A, BM / CLUSTER rows
+constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
+constexpr int B_TILE = BK * TILE_N;         // floats of one stage's B tile (two boxes)
+constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);
+constexpr int C_ROWS = 32;                  // rows of C a consumer stores at a time
+constexpr int C_BOX = C_ROWS * 32;          // floats of one box of C (C_ROWS rows of 32)
+// Registers per thread after the producer hands its share to the consumers (setmaxnreg):
+// the block's registers, less the producer's, split among the consumers, in steps of 8.
+constexpr int PRODUCER_REGS = 40;
+constexpr int BLOCK_REGS = THREADS * ((65536 / THREADS) / 8 * 8);
+constexpr int CONSUMER_REGS_FIT = (BLOCK_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+constexpr int CONSUMER_REGS = CONSUMER_REGS_FIT < 240 ? CONSUMER_REGS_FIT : 240;
+// ANCHOR_END: constants
+
+// The driver's tensor map, opaque to the kernel: NVRTC has no CUDA headers.
+struct alignas(64) CUtensorMap {
+    unsigned long long opaque[16];
+};
+
+// ANCHOR: sync
+__device__ __forceinline__ unsigned smem(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count));
+}
+
+// One arrival that also tells the barrier how many bytes the copies will deliver.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+}
+
+// The same arrival on the barrier at bar's place in the shared memory of block `rank` of the
+// cluster (mapa turns this block's address into that block's).
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned long long* bar, unsigned rank)
+{
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem(bar)), "r"(rank));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
+// Waits until the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity)
+{
+    unsigned done = 0;
+    while (!done) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(smem(bar)), "r"(parity)
+            : "memory");
+    }
+}
+
+// Every thread of every block of the cluster meets here.
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+
+// The copy engine moves the box at (col, row) of the map's matrix into dst, and counts its
+// bytes on bar.
+__device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
+                                         unsigned long long* bar, int col, int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3}], [%4];" ::
+            "r"(smem(dst)),
+        "l"(map), "r"(col), "r"(row), "r"(smem(bar))
+        : "memory");
+}
+
+// The copy engine writes the box at (col, row) of the map's matrix from src; the parts outside
+// the matrix are not written. The writes are a bulk group of this thread's.
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, const float* src, int col,
+                                          int row)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(map), "r"(col), "r"(row), "r"(smem(src))
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// Waits until the copy engine has read every box this thread handed it.
+__device__ __forceinline__ void tma_store_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+// As tma_load, into the same place in the shared memory of every block of the cluster, counting
+// the bytes on each block's barrier at bar's place.
+__device__ __forceinline__ void tma_load_multicast(float* dst, const CUtensorMap* map,
+                                                   unsigned long long* bar, int col, int row)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem(dst)),
+        "l"(map), "r"(col), "r"(row), "r"(smem(bar)),
+        "h"(static_cast<unsigned short>((1 << CLUSTER) - 1))
+        : "memory");
+}
+// ANCHOR_END: sync
+
+// ANCHOR: wgmma
+// ANCHOR: descriptor
+// The shared-memory operand: rows of 128 bytes (BK floats of one row of A), 16-byte pieces
+// swizzled, 8-row groups 1024 bytes apart.
+__device__ __forceinline__ unsigned long long descriptor(const float* tile)
+{
+    unsigned long long addr = smem(tile);
+    return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+// Waits until at most one committed group of products is still running.
+__device__ __forceinline__ void wgmma_wait_one() {
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+}
+// ANCHOR_END: descriptor
+
+// d (a 64×BM tile of Cᵀ, BM/2 floats a thread) += a (64×8 of Bᵀ, 4 per thread) · the 8×BM
+// slice of Aᵀ that desc points at. The braces list every accumulator register.
+__device__ __forceinline__ void wgmma(float (&d)[BM / 2], const unsigned (&a)[4],
+                                      unsigned long long desc) {
+    if constexpr (BM == 256) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
+            "%111, "
+            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, "
+            "%126, %127}, "
+            "{%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+              "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
+              "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
+              "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+              "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+              "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+              "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]),
+              "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+              "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
+              "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
+              "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]),
+              "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),
+              "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),
+              "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]),
+              "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+              "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]),
+              "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]),
+              "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]),
+              "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]),
+              "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+              "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]),
+              "+f"(d[127])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+    } else {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+            "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+              "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
+              "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
+              "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+              "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+              "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+              "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]),
+              "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+              "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
+              "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
+              "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+    }
+}
+// ANCHOR_END: wgmma
+
+// ANCHOR: fragment
+// Column, within its 32-column box of B, of the fragment rows g (and g + 8: the next column)
+// of a lane in the given half of the box. Each row of the box is 8 pieces of 4 floats, stored
+// at piece ^ (row % 8). Lanes g = 0..3 read pieces p and p + 4 of 4 different rows, which the
+// swizzle sends to 8 different places: every 8-byte load of the half-warp hits its own banks.
+__device__ __forceinline__ int fragment_col(int g, int half)
+{
+    int piece = 2 * half + g / 4 + 4 * ((g / 2) % 2);
+    return 4 * piece + 2 * (g % 2);
+}
+
+// Two neighbouring floats at (row, col) of a swizzled 32-column box.
+__device__ __forceinline__ float2 load_pair(const float* box, int row, int col)
+{
+    return *reinterpret_cast<const float2*>(box + row * 32 + 4 * ((col / 4) ^ (row % 8)) + col % 4);
+}
+
+__device__ __forceinline__ void store_pair(float* box, int row, int col, float2 pair)
+{
+    *reinterpret_cast<float2*>(box + row * 32 + 4 * ((col / 4) ^ (row % 8)) + col % 4) = pair;
+}
+// ANCHOR_END: fragment
+
+// ANCHOR: scheduler
+// The tile scheduler: a cluster's n-th unit, CLUSTER tiles side by side, as its first row and
+// column of C in units of (BM, CLUSTER·64). Units are numbered down groups of GROUP block-rows
+// before moving right, so the units taken at once (one per cluster, consecutive numbers) share a
+// few tiles of A and of B, which stay in L2.
+__device__ __forceinline__ int2 tile_origin(int tile, int tiles_m, int units_n)
+{
+    int first = tile / (GROUP * units_n) * GROUP;
+    int rows = min(GROUP, tiles_m - first);
+    int in_group = tile % (GROUP * units_n);
+    return make_int2((first + in_group % rows) * BM, in_group / rows * TILE_N);
+}
+// ANCHOR_END: scheduler
+
+// ANCHOR: kernel
+// ANCHOR: setup
+extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
+    matmul(int M, int N, int K, const float* A, const float* B, float* C,
+           const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+           const __grid_constant__ CUtensorMap c_map) {
+    // STAGES tiles of A and B, the consumers' boxes of C, then the barriers; the swizzle needs
+    // 1024-byte alignment.
+    extern __shared__ unsigned char raw[];
+    float* As =
+        reinterpret_cast<float*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+    float* Bs = As + STAGES * A_TILE;
+    float* Cs = Bs + STAGES * B_TILE;  // two boxes of C per consumer
+    unsigned long long* full = reinterpret_cast<unsigned long long*>(Cs + CONSUMERS * 2 * C_BOX);
+    unsigned long long* empty = full + STAGES;
+    // turn[c]: consumer c may wait for its tile's stages (its count of turns given, as parity).
+    unsigned long long* turn = empty + STAGES;
+
+    // Cluster c takes units c, c + clusters, c + 2·clusters, ...: the launch has as many blocks
+    // as the GPU holds at once, in whole clusters; a unit is CLUSTER tiles side by side. Block
+    // `rank` of the cluster computes the unit's tile `rank`; past C's last column, it still
+    // loads its box of A for its peers, and stores nothing. The cluster's n-th unit goes to
+    // consumer n % CONSUMERS of each block.
+    int tiles_m = (M + BM - 1) / BM, units_n = (N + CLUSTER * TILE_N - 1) / (CLUSTER * TILE_N);
+    int units = tiles_m * units_n;
+    int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
+    unsigned rank = cluster_rank();
+    int k_tiles = (K + BK - 1) / BK;
+    int role = threadIdx.x / 128;  // 0: the producer; 1..CONSUMERS: consumers
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);                  // the producer's arrival, plus the bytes
+            mbar_init(&empty[s], 4 * CLUSTER);  // the tile's consumer's warps, of each block
+        }
+        for (int c = 0; c < CONSUMERS; ++c) mbar_init(&turn[c], 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    // No block may copy into a peer, or arrive on its barriers, before the peer has set them up.
+    cluster_sync();
+    // ANCHOR_END: setup
+
+    // ANCHOR: producer
+    if (role == 0) {
+        // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers,
+        // from one tile of C into the next. `it` counts the stages filled since the launch, so
+        // the stage and its parity carry on across tiles.
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+        if (threadIdx.x == 0) {
+            int it = 0;
+            for (int unit = cluster; unit < units; unit += clusters) {
+                int2 origin = tile_origin(unit, tiles_m, units_n);
+                origin.y = origin.y * CLUSTER + rank * TILE_N;
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    int s = it % STAGES;
+                    // Stage s was last filled STAGES fills ago; wait until every block of the
+                    // cluster has used it, since this block's box of A lands in all of them.
+                    if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
+                    // The whole stage arrives here: this block's box of A and its peers', and B.
+                    mbar_expect_bytes(&full[s], STAGE_BYTES);
+                    tma_load_multicast(As + s * A_TILE + rank * A_BOX, &a_map, &full[s], kt * BK,
+                                       origin.x + rank * BM / CLUSTER);
+                    for (int b = 0; b < TILE_N / 32; ++b) {
+                        tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], origin.y + 32 * b,
+                                 kt * BK);
+                    }
+                }
+            }
+        }
+    // ANCHOR_END: producer
+    } else {
+        // ANCHOR: consumer
+        // A consumer: every CONSUMERS-th tile of the block, BM×64, as BM/2 accumulators a thread.
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+        int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+        int g = lane / 4, t = lane % 4;
+        int box = warp / 2;  // the 32-column box of B this warp reads
+        int col = fragment_col(g, warp % 2);
+        bool leader = threadIdx.x % 128 == 0;
+        int me = role - 1, next = (me + 1) % CONSUMERS, turns = 0;
+        for (int n = me;; n += CONSUMERS) {
+            int unit = cluster + n * clusters;
+            if (unit >= units) break;
+            // The stages of tile n follow those of every tile before it: its first is stage
+            // n·k_tiles. Wait for the turn: the consumer of tile n - 1 has seen its last stage
+            // full, so every fill before ours is complete and no parity below is one phase
+            // early. The leader waits and the warpgroup meets after it, so that no warp is
+            // still waiting for a turn when the next one is given.
+            int it = n * k_tiles;
+            if (n > 0) {
+                if (leader) mbar_wait(&turn[me], turns % 2);
+                ++turns;
+                asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
+            }
+            int2 origin = tile_origin(unit, tiles_m, units_n);
+            origin.y = origin.y * CLUSTER + rank * TILE_N;
+            float acc[BM / 2] = {};
+            // Two sets of fragments: a wgmma reads its registers until it completes.
+            unsigned frag0[BK / 8][4], frag1[BK / 8][4];
+            auto issue = [&](unsigned (&frag)[BK / 8][4], int kt) {
+                int s = it % STAGES;
+                mbar_wait(&full[s], (it / STAGES) % 2);
+                const float* bs = Bs + s * B_TILE + box * B_BOX;
+                // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
+#pragma unroll
+                for (int k8 = 0; k8 < BK / 8; ++k8) {
+                    float2 lo = load_pair(bs, 8 * k8 + t, col);
+                    float2 hi = load_pair(bs, 8 * k8 + t + 4, col);
+                    frag[k8][0] = __float_as_uint(lo.x);
+                    frag[k8][1] = __float_as_uint(lo.y);
+                    frag[k8][2] = __float_as_uint(hi.x);
+                    frag[k8][3] = __float_as_uint(hi.y);
+                }
+                wgmma_fence();
+                unsigned long long desc = descriptor(As + s * A_TILE);
+#pragma unroll
+                for (int k8 = 0; k8 < BK / 8; ++k8) {
+                    // 8 floats further along the rows for each step of 8
+                    wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));
+                }
+                wgmma_commit();
+            };
+            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                if (kt % 2 == 0) {
+                    issue(frag0, kt);
+                } else {
+                    issue(frag1, kt);
+                }
+                // The products of the stage before are done: free it in every block of the cluster.
+                wgmma_wait_one();
+                if (kt > 0 && lane < CLUSTER)
+                    mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);
+            }
+            // The leader has seen every stage of this tile full, so every fill up to its last
+            // is complete: the next consumer's turn.
+            if (leader) mbar_arrive(&turn[next]);
+            wgmma_wait_all();
+            if (lane < CLUSTER) mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);
+            // ANCHOR_END: consumer
+
+            // ANCHOR: epilogue
+            // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
+            // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box. The producer is
+            // meanwhile filling the stages of the next tile.
+            if (N % 4 == 0) {
+                // C_ROWS rows at a time: the warpgroup writes its two boxes (32 columns each),
+                // and its first thread hands them to the copy engine.
+                float* cs = Cs + (role - 1) * 2 * C_BOX;
+#pragma unroll
+                for (int q = 0; q < BM / C_ROWS; ++q) {
+                    // The boxes are free once the copy engine has read the last rows from them.
+                    if (leader) tma_store_wait_read();
+                    asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
+#pragma unroll
+                    for (int j = q * C_ROWS / 8; j < (q + 1) * C_ROWS / 8; ++j) {
+#pragma unroll
+                        for (int v = 0; v < 2; ++v) {
+                            store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v - q * C_ROWS, col,
+                                       make_float2(acc[4 * j + v], acc[4 * j + 2 + v]));
+                        }
+                    }
+                    // Ordinary stores that the copy engine reads next: fence, then meet.
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    asm volatile("bar.sync %0, 128;" ::"r"(role) : "memory");
+                    int n0 = origin.y, m0 = origin.x + q * C_ROWS;
+                    if (leader && m0 < M) {
+                        for (int b = 0; b < 2; ++b) {
+                            if (n0 + 32 * b < N) tma_store(&c_map, cs + b * C_BOX, n0 + 32 * b, m0);
+                        }
+                    }
+                }
+            } else {
+                // Rows of C that are not 16-byte multiples cannot be mapped: store directly.
+                int n = origin.y + 32 * box + col;
+#pragma unroll
+                for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+                    for (int v = 0; v < 2; ++v) {
+                        int m = origin.x + 8 * j + 2 * t + v;
+                        if (m >= M) continue;
+                        float* c = C + static_cast<long long>(m) * N + n;
+                        if (n < N) c[0] = acc[4 * j + v];
+                        if (n + 1 < N) c[1] = acc[4 * j + 2 + v];
+                    }
+                }
+            }
+            // ANCHOR_END: epilogue
+        }
+    }
+    // The copy engine must have read the last boxes of C before the block's shared memory goes.
+    if (threadIdx.x % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    // Peers may still arrive on this block's barriers, or copy into it: leave together.
+    cluster_sync();
+}
+// ANCHOR_END: kernel
