@@ -10,6 +10,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (0, "matrix", include_str!("data/matrix.rs")),
     (0, "patch", include_str!("data/patch.rs")),
     (0, "progress", include_str!("data/progress.rs")),
+    (1, "clock", include_str!("device/clock.rs")),
     (1, "emulated", include_str!("device/emulated.rs")),
     (1, "gpu", include_str!("device/gpu.rs")),
     (1, "stream_hold", include_str!("device/stream_hold.rs")),
