@@ -340,7 +340,7 @@ fn report_line_selectors_match_the_pinned_reports() {
             wrong.push(format!("docs/figures.txt:{}: {}: {line}", entry.line, entry.id));
         }
     }
-    assert!(checked >= 90, "only {checked} selectors read report lines: the check has lost its way");
+    assert!(checked >= 80, "only {checked} selectors read report lines: the check has lost its way");
     assert!(wrong.is_empty(), "selectors that no pinned report line matches:\n{}", wrong.join("\n"));
 }
 
