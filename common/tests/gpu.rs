@@ -87,6 +87,8 @@ fn gpu_the_clock_is_read_while_a_product_is_timed() {
     let clocks = gpu.clocks.as_ref().expect("NVML reads the GPU");
     let (idle_mhz, idle_watts) = clocks.read().unwrap();
     println!("before: {idle_mhz} MHz, {idle_watts:.0} W");
+    // The driver of the course's GPUs (580) gives the instant power, not only a second's mean.
+    assert!(clocks.instant_watts().is_some(), "NVML gives no instant power here");
     let blas = Blas::tf32(gpu.stream.clone()).unwrap();
     let bufs = Buffers::upload(&gpu, &Inputs::new(Shape::square(4096).unwrap(), 5, false)).unwrap();
     let sampling = common::timing::Sampling::new(Some(40));

@@ -463,7 +463,6 @@ fn driver_release() -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A seed for `--held-out --seed`: a whole number from 0 to 2⁶⁴ − 1, decimal or hex after 0x.
 /// `S` for S³, or `MxNxK`.
 fn parse_shape(s: &str) -> Result<Shape, String> {
     let dims: Vec<usize> = s.split(['x', '×']).map(parse_dim).collect::<Result<_, _>>()?;
@@ -474,6 +473,7 @@ fn parse_shape(s: &str) -> Result<Shape, String> {
     }
 }
 
+/// A seed for `--held-out --seed`: a whole number from 0 to 2⁶⁴ − 1, decimal or hex after 0x.
 fn parse_seed(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {

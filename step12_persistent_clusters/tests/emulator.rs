@@ -31,9 +31,10 @@ fn nvrtc_emulated_stages_match_the_reference() {
     }
 }
 
-/// A shape where every cluster walks two tiles or more (ping-pong's consumers take turns) with
-/// edges in M, N and K.
-const MANY: (usize, usize, usize) = (2600, 2600, 40);
+/// A shape where every cluster walks three tiles or more and each tile has as many k-tiles as
+/// the stages (so a ping-pong consumer's first stage was last filled for the other consumer's
+/// tile), with edges in M, N and K.
+const MANY: (usize, usize, usize) = (3000, 2100, 97);
 
 /// The variants: ping-pong consumers, and B multicast in clusters of 2×2 blocks.
 fn variant(name: &str) -> common::GpuStep {
@@ -48,29 +49,28 @@ fn nvrtc_emulated_variants_match_the_reference() {
         emulator::assert_emulated_pass(&variant(name), &[], &[SHAPES[1], SHAPES[4], MANY]);
     }
     emulator::assert_emulated_pass(&variant("ping_pong"), &[("CLUSTER", 2)], &[MANY]);
-    // One consumer: it gives the turn to itself.
+    // One consumer gives the turn to itself; three pass it round.
     emulator::assert_emulated_pass(&variant("ping_pong"), &[("BN", 64), ("CLUSTER", 1)], &[MANY]);
+    let three = [("BM", 128), ("BN", 192), ("STAGES", 3)];
+    emulator::assert_emulated_pass(&variant("ping_pong"), &three, &[(3000, 2100, 65)]);
+    emulator::assert_emulated_pass(&variant("multicast_b"), &three, &[SHAPES[1], MANY]);
 }
 
 /// A ping-pong consumer that starts on its tile without its turn may wait on a stage's fill one
 /// phase early (the parity of fill f is that of fill f − 2): it reads a stage the copy engine is
-/// still writing.
+/// still writing. Without the warpgroup's meeting after its leader's wait, the other warps start
+/// on their own and do the same.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulator_names_a_ping_pong_consumer_that_skips_its_turn() {
-    let turn = "                if (leader) mbar_wait(&turn[me], turns % 2);
-                ++turns;
+    let wait = "                if (leader) mbar_wait(&turn[me], turns % 2);\n";
+    let meet = "                ++turns;
                 asm volatile(\"bar.sync %0, 128;\" ::\"r\"(role) : \"memory\");
 ";
-    let skips = emulator::planted(&variant("ping_pong"), turn, "                ++turns;\n");
-    // Four k-tiles a tile, as many as the stages: tile n's first stage was last filled for tile
-    // n − 1, which the other consumer is still reading.
-    emulator::assert_fault_named(
-        &skips,
-        &[],
-        (3000, 2100, 97),
-        &["shared-memory race", "the copy issued at"],
-    );
+    for find in [format!("{wait}{meet}"), meet.to_owned()] {
+        let skips = emulator::planted(&variant("ping_pong"), &find, "                ++turns;\n");
+        emulator::assert_fault_named(&skips, &[], MANY, &["shared-memory race", "the copy issued at"]);
+    }
 }
 
 /// Half of B's tile copied into this block alone, not into the block of its column too: that

@@ -42,8 +42,10 @@ impl FieldValue {
         let bits = self.value;
         match self.value_type {
             0 => Some(f64::from_bits(bits)),
-            1 | 5 => Some(f64::from(bits as u32)),
-            2..=4 => Some(bits as f64),
+            1 => Some(f64::from(bits as u32)),
+            2 | 3 => Some(bits as f64),
+            4 => Some(bits as i64 as f64),
+            5 => Some(f64::from(bits as u32 as i32)),
             6 => Some(f64::from(bits as u16)),
             _ => None,
         }
@@ -54,8 +56,8 @@ impl FieldValue {
 /// the power reading about every 20–100 ms; the clock is read as it is.
 pub const EVERY: Duration = Duration::from_millis(2);
 
-/// What the GPU held over a timed stretch: the mean SM clock and board power of the readings
-/// taken in it.
+/// What the GPU held over a timed stretch: the mean SM clock and the GPU's power of the readings
+/// taken in it (the stretch's short holds between batches included).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Held {
     pub sm_mhz: f64,
@@ -126,8 +128,8 @@ impl Clocks {
         Ok(clocks)
     }
 
-    /// The SM clock in MHz and the board's power in watts, now (the power of the last second
-    /// where the driver gives no instant reading).
+    /// The SM clock in MHz and the GPU's power in watts, now (the power of the last second where
+    /// the driver gives no instant reading).
     pub fn read(&self) -> Option<(u32, f64)> {
         let mut mhz = 0;
         // SAFETY: writes one unsigned int through a valid pointer, for a handle NVML gave.
@@ -137,7 +139,8 @@ impl Clocks {
         Some((mhz, self.instant_watts().or_else(|| self.mean_watts())?))
     }
 
-    fn instant_watts(&self) -> Option<f64> {
+    /// The GPU's power now, where the driver gives it (`NVML_FI_DEV_POWER_INSTANT`).
+    pub fn instant_watts(&self) -> Option<f64> {
         let mut field = FieldValue { field: POWER_INSTANT, ..FieldValue::default() };
         // SAFETY: NVML reads the field's id and writes the one value asked for.
         let status = unsafe { (self.api.fields?)(self.device, 1, &mut field) };
@@ -163,21 +166,31 @@ impl Clocks {
             }
             readings
         });
-        Sampler { running, thread }
+        Sampler { running, thread: Some(thread) }
     }
 }
 
-/// Readings being taken on their own thread.
+/// Readings being taken on their own thread, until [`Sampler::stop`] or the sampler is dropped
+/// (a timing that fails part-way leaves no thread reading).
 pub struct Sampler {
     running: Arc<AtomicBool>,
-    thread: JoinHandle<Vec<(u32, f64)>>,
+    thread: Option<JoinHandle<Vec<(u32, f64)>>>,
 }
 
 impl Sampler {
     /// Stops reading; the means of what was read (None if nothing was).
-    pub fn stop(self) -> Option<Held> {
+    pub fn stop(mut self) -> Option<Held> {
         self.running.store(false, Ordering::Relaxed);
-        mean(&self.thread.join().ok()?)
+        mean(&self.thread.take()?.join().ok()?)
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.running.store(false, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -215,6 +228,36 @@ mod tests {
     fn no_nvml_or_no_such_gpu_is_a_sentence_not_a_panic() {
         let why = Clocks::open((0xFFFF, 0xFF, 0x1F)).err().expect("no GPU sits at that address");
         assert!(why.starts_with("NVML") && !why.contains('\n'), "{why}");
+    }
+
+    /// nvml.h's `nvmlFieldValue_t`: 40 bytes, the value at byte 32; and each value type read as
+    /// NVML writes it.
+    #[test]
+    fn a_field_value_is_laid_out_and_read_as_nvml_writes_it() {
+        assert_eq!(std::mem::size_of::<FieldValue>(), 40);
+        assert_eq!(std::mem::offset_of!(FieldValue, value), 32);
+        let field = |value_type, value| FieldValue { value_type, value, ..FieldValue::default() };
+        assert_eq!(field(0, 612.5f64.to_bits()).number(), Some(612.5));
+        assert_eq!(field(1, 700_000).number(), Some(700_000.0));
+        assert_eq!(field(4, (-3i64) as u64).number(), Some(-3.0));
+        assert_eq!(field(5, u64::from((-3i32) as u32)).number(), Some(-3.0));
+        assert_eq!(field(6, 7).number(), Some(7.0));
+        assert_eq!(field(9, 7).number(), None);
+    }
+
+    /// A sampler dropped without `stop` (a timing that failed) stops its thread.
+    #[test]
+    fn a_dropped_sampler_stops_reading() {
+        let running = Arc::new(AtomicBool::new(true));
+        let flag = running.clone();
+        let thread = std::thread::spawn(move || {
+            while flag.load(Ordering::Relaxed) {
+                std::thread::sleep(EVERY);
+            }
+            Vec::new()
+        });
+        drop(Sampler { running: running.clone(), thread: Some(thread) });
+        assert!(!running.load(Ordering::Relaxed));
     }
 
     #[test]
