@@ -104,6 +104,11 @@ bit_cases=(
   "step12_persistent_clusters|12-s2|--size 256 --stage 2_multicast"
   "step12_persistent_clusters|12-s3|--size 256 --stage 3_tma_store"
   "step12_persistent_clusters|12-s4|--size 256 --stage 4_in_flight"
+  "step12_persistent_clusters|12-pp-many|-m 3000 -n 2100 -k 97 --kernel step12_persistent_clusters/variants/ping_pong.cu"
+  "step12_persistent_clusters|12-pp-odd|-m 67 -n 45 -k 129 --kernel step12_persistent_clusters/variants/ping_pong.cu"
+  "step12_persistent_clusters|12-pp-c2|-m 3000 -n 2100 -k 97 --kernel step12_persistent_clusters/variants/ping_pong.cu --param CLUSTER=2"
+  "step12_persistent_clusters|12-mb-many|-m 3000 -n 2100 -k 97 --kernel step12_persistent_clusters/variants/multicast_b.cu"
+  "step12_persistent_clusters|12-mb-odd|-m 67 -n 45 -k 129 --kernel step12_persistent_clusters/variants/multicast_b.cu"
 )
 
 bits() {
@@ -265,6 +270,9 @@ hopper() {
     "12-1024|step12_persistent_clusters --size 1024"
     "12-1024-c1|step12_persistent_clusters --size 1024 --param CLUSTER=1"
     "12-odd|step12_persistent_clusters -m 1000 -n 999 -k 1001"
+    "12pp-1024|step12_persistent_clusters --size 1024 --kernel step12_persistent_clusters/variants/ping_pong.cu"
+    "12mb-1024|step12_persistent_clusters --size 1024 --kernel step12_persistent_clusters/variants/multicast_b.cu"
+    "12mb-odd|step12_persistent_clusters -m 1000 -n 999 -k 1001 --kernel step12_persistent_clusters/variants/multicast_b.cu"
     "11-1024|step11_int8_crt --size 1024"
     "11-odd|step11_int8_crt -m 1000 -n 999 -k 1001"
   )
