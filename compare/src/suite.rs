@@ -189,7 +189,7 @@ impl Suite {
         md += "## Each shape\n\n";
         md += &self.legend();
         if self.rows.iter().flat_map(|(_, r)| r.iter().flatten()).any(|c| c.held.is_some()) {
-            md += " After each rate: the mean SM clock and board power NVML read while it was timed, \
+            md += " After each rate: the mean SM clock and GPU power NVML read while it was timed, \
                    and a step's share per clock (its share times its baseline's clock over its own).";
         }
         md += "\n\n";

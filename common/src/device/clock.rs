@@ -1,9 +1,9 @@
-//! The SM clock and the board's power while a product is timed, read through NVML (the driver's
+//! The SM clock and the GPU's power while a product is timed, read through NVML (the driver's
 //! management library, `libnvidia-ml.so.1`), loaded at run time: a build needs no NVML, and a
 //! machine without it times as before and says the clock was not read.
 //!
 //! Two products timed at different clocks compare two things at once: the kernels' work per
-//! clock and the clock each held under the board's power cap. The report divides them
+//! clock and the clock each held under the power cap. The report divides them
 //! ([`per_clock`]): the share per second, and the share per clock beside it.
 
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
@@ -18,7 +18,7 @@ type Handle = *mut c_void;
 /// NVML's index of the SM clock (`NVML_CLOCK_SM`).
 const CLOCK_SM: c_uint = 1;
 
-/// NVML's field of the board's power now, in milliwatts (`NVML_FI_DEV_POWER_INSTANT`):
+/// NVML's field of the GPU's power now, in milliwatts (`NVML_FI_DEV_POWER_INSTANT`):
 /// `nvmlDeviceGetPowerUsage` gives a mean over about a second, which lags a product timed for
 /// half a second behind the idle stretches before it.
 const POWER_INSTANT: c_uint = 186;
