@@ -64,6 +64,70 @@ __global__ void outer(float* out, int iters, Span* spans) {
     if (s == 12345.0f) out[0] = s;
 }
 
+// The same outer product with its operands read from shared memory each round, as a tiled
+// product reads them: `wide` 1 loads A's and B's eight values in four 16-byte loads, 0 in sixteen
+// 4-byte ones. Lanes read eight distinct words (one wavefront a load), so the L1 is never the
+// limit: what the loads cost is issue. A round is 64 FMAs, 4 or 16 loads and the loop's 3.
+__global__ void outer_shared(float* out, int iters, int wide, Span* spans) {
+    __shared__ float4 tile[64];
+    for (int i = threadIdx.x; i < 64; i += blockDim.x) tile[i] = make_float4(i, i + 1, i + 2, i + 3);
+    __syncthreads();
+    unsigned base = (unsigned)__cvta_generic_to_shared(&tile[(threadIdx.x % 8) * 4]);
+    float a[8], b[8], acc[8][8] = {};
+    OPEN
+    for (int n = 0; n < iters; n++) {
+        if (wide) {
+            asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(a[0]), "=f"(a[1]), "=f"(a[2]), "=f"(a[3]) : "r"(base));
+            asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4+16];" : "=f"(a[4]), "=f"(a[5]), "=f"(a[6]), "=f"(a[7]) : "r"(base));
+            asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4+32];" : "=f"(b[0]), "=f"(b[1]), "=f"(b[2]), "=f"(b[3]) : "r"(base));
+            asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4+48];" : "=f"(b[4]), "=f"(b[5]), "=f"(b[6]), "=f"(b[7]) : "r"(base));
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                asm volatile("ld.shared.f32 %0, [%1];" : "=f"(a[i]) : "r"(base + 4 * i));
+                asm volatile("ld.shared.f32 %0, [%1];" : "=f"(b[i]) : "r"(base + 32 + 4 * i));
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    CLOSE
+    float s = 0;
+    for (int i = 0; i < 8; i++) for (int j = 0; j < 8; j++) s += acc[i][j];
+    if (s == 12345.0f) out[0] = s;
+}
+
+// The L2's latency under load: block 0's first thread walks a pointer chase (as `chase`) while
+// every other warp of the grid streams a 24 MiB buffer through the L2 (as `stream`) until the
+// chase ends.
+__global__ void chase_loaded(const unsigned* next, unsigned* out, int steps, const float4* in, size_t words4,
+                             volatile int* done, Span* spans) {
+    OPEN
+    if (blockIdx.x == 0 && threadIdx.x < 32) {
+        if (threadIdx.x == 0) {
+            unsigned at = 0;
+            for (int n = 0; n < steps; n++) asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(at) : "l"(next + at));
+            out[0] = at;
+            *done = 1;
+        }
+    } else {
+        float s = 0;
+        size_t stride = (size_t)gridDim.x * blockDim.x;
+        while (!*done) {
+            for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words4; i += stride) {
+                float4 v;
+                asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];"
+                             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(in + i));
+                s += v.x + v.y + v.z + v.w;
+            }
+        }
+        if (s == 12345.0f) out[1] = 1;
+    }
+    CLOSE
+}
+
 // The L2 as the copy engine reads it: one thread a block keeps four bulk copies of `chunk` bytes
 // in flight (cp.async.bulk into shared memory, each completing an mbarrier), over a buffer the L2
 // holds.
@@ -133,6 +197,25 @@ __global__ void l1_requests(const float* __restrict__ in, float* out, int iters,
     for (int n = 0; n < iters; n++) {
 #pragma unroll
         for (int i = 0; i < 16; i++) s += __ldg(p + i * 32);
+        if (s == 12345.0f) p += 1;  // never: keeps the loads in the loop
+    }
+    CLOSE
+    if (s == 12345.0f) out[0] = s;
+}
+
+// Global loads that hit the L1, each warp's lanes spread over `lines` 128-byte lines (1, 2, 4,
+// 8, 16 or 32): lane l reads line l % lines, so 32 lines is a warp walking down a column of a
+// row-major matrix. The offsets are in the instruction, as in l1_requests, and the 16 loads of a
+// round read 16 different places (the compiler merges loads of one address); the 20 KiB the
+// block reads stays in the L1.
+__global__ void l1_lines(const float* __restrict__ in, float* out, int iters, int lines, Span* spans) {
+    int lane = threadIdx.x % 32;
+    const float* p = in + (lane % lines) * 32 + lane / lines + (threadIdx.x / 32 % 4) * 32;
+    float s = 0;
+    OPEN
+    for (int n = 0; n < iters; n++) {
+#pragma unroll
+        for (int i = 0; i < 16; i++) s += __ldg(p + i * 256);
         if (s == 12345.0f) p += 1;  // never: keeps the loads in the loop
     }
     CLOSE
@@ -246,6 +329,18 @@ int main() {
                    2 * fmas / r.ms / 1e6);
         }
     }
+    {   // The outer product fed from shared memory: what a shared load costs in issue.
+        int iters = 1 << 12;
+        for (int wide : {1, 0}) {
+            int blocks = 2 * sms;
+            auto r = timed([&] { outer_shared<<<blocks, 256>>>(out, iters, wide, spans); }, spans, blocks);
+            double rounds = double(blocks) * 8 * iters, per_round = 64 + (wide ? 4 : 16) + 3;
+            double clocks = sms * (r.ms * 1e-3 * r.mhz * 1e6);
+            printf("outer product from shared, %s loads, 2 blocks of 256 a SM: %.3f ms, SM clock %.0f MHz, %.2f FMA "
+                   "warp-instructions a clock an SM (%.2f with the loads and the loop's 3)\n", wide ? "16-byte" : "4-byte",
+                   r.ms, r.mhz, rounds * 64 / clocks, rounds * per_round / clocks);
+        }
+    }
     {   // The copy engine's reads of a 24 MiB buffer the L2 holds, 20 times over: a block a SM with
         // copies of 32 KiB, two with copies of 16 KiB.
         size_t bytes = size_t(24) << 20;
@@ -276,6 +371,18 @@ int main() {
             double requests = double(blocks) * 16 * 16 * iters;
             printf("l1 requests, %d sector(s), no address arithmetic: %.3f ms, SM clock %.0f MHz, %.3f requests a clock an SM\n",
                    sectors, r.ms, r.mhz, requests / sms / (r.ms * 1e-3 * r.mhz * 1e6));
+        }
+        cudaFree(in);
+    }
+    {   // Global loads that hit the L1, a warp's lanes over 1 to 32 lines.
+        float* in; CHECK(cudaMalloc(&in, 8192 * 4)); CHECK(cudaMemset(in, 0, 8192 * 4));
+        int blocks = 2 * sms, iters = 1 << 12;
+        for (int lines : {1, 2, 4, 8, 16, 32}) {
+            auto r = timed([&] { l1_lines<<<blocks, 512>>>(in, out, iters, lines, spans); }, spans, blocks);
+            double requests = double(blocks) * 16 * 16 * iters;
+            printf("l1 lines, %d line(s) a request: %.3f ms, SM clock %.0f MHz, %.3f requests, %.3f lines a clock an SM\n",
+                   lines, r.ms, r.mhz, requests / sms / (r.ms * 1e-3 * r.mhz * 1e6),
+                   lines * requests / sms / (r.ms * 1e-3 * r.mhz * 1e6));
         }
         cudaFree(in);
     }
@@ -320,10 +427,24 @@ int main() {
             unsigned* d; CHECK(cudaMalloc(&d, words * 4));
             CHECK(cudaMemcpy(d, next.data(), words * 4, cudaMemcpyHostToDevice));
             int steps = 1 << 14;
-            unsigned* o; CHECK(cudaMalloc(&o, 4));
+            unsigned* o; CHECK(cudaMalloc(&o, 8));
             auto r = timed([&] { chase<<<1, 1>>>(d, o, steps, spans); }, spans, 1);
             printf("%s latency: %.0f cycles a load (SM clock %.0f MHz)\n",
                    words < (size_t(8) << 20) ? "L2" : "DRAM", r.cycles / steps, r.mhz);
+            // The same chase while the rest of the GPU streams the L2.
+            size_t bytes = size_t(24) << 20;
+            float4* in; CHECK(cudaMalloc(&in, bytes)); CHECK(cudaMemset(in, 1, bytes));
+            int* done; CHECK(cudaMalloc(&done, 4));
+            for (int per : {1, 4}) {
+                int blocks = per * sms;
+                auto l = timed([&] {
+                    cudaMemset(done, 0, 4);
+                    chase_loaded<<<blocks, 512>>>(d, o, steps, in, bytes / 16, done, spans);
+                }, spans, 1);
+                printf("L2 latency under load, %d block(s) of 512 a SM streaming the L2: %.0f cycles a load "
+                       "(SM clock %.0f MHz)\n", per, l.cycles / steps, l.mhz);
+            }
+            cudaFree(in); cudaFree(done);
             cudaFree(d); cudaFree(o);
         }
         unsigned* o; CHECK(cudaMalloc(&o, 4));

@@ -31,16 +31,20 @@ pub struct Gpu {
     pub wgmma_tf32: f64,
     pub wgmma_16bit: f64,
     pub wgmma_int8: f64,
-    /// Passes (wavefronts) the L1's data path makes a clock, of 128 bytes of shared memory; and
-    /// global requests of up to four sectors it serves a clock.
+    /// Passes (wavefronts) the L1's data path makes a clock, of 128 bytes of shared memory; global
+    /// requests of one 128-byte line it serves a clock; and the further lines of requests whose
+    /// lanes touch several, a clock.
     pub l1: f64,
     pub l1_global: f64,
+    pub l1_lines: f64,
     /// Bytes a second the L2 delivers to the SMs, the whole GPU (its clock is not the SMs').
     pub l2: f64,
     /// DRAM bytes a second.
     pub dram: f64,
-    /// Cycles from a global load to its data, served by the L2.
+    /// Cycles from a global load to its data, served by the L2: idle, and while the whole GPU
+    /// streams from the L2 at its full bandwidth.
     pub latency: f64,
+    pub latency_loaded: f64,
     /// The shortest time a launch takes, back to back (seconds).
     pub launch: f64,
 }
@@ -48,20 +52,22 @@ pub struct Gpu {
 /// The H100 SXM (80 GB HBM3) the course measures on.
 pub const H100: Gpu = Gpu {
     name: "H100",
-    sms: 132,            // published
-    simt_mhz: 1980.0,    // measured: cuBLAS SGEMM and the FMA microbenchmarks hold 1959–1987
-    tensor_mhz: 1420.0,  // measured: cuBLAS TF32 at 8192³ holds 1245–1515 at 700 W, 1424 on average
-    issue: 3.38,         // measured: an outer product of FMAs sustains 3.38 (four schedulers)
-    mma_sync: 1350.0,    // measured: TF32 m16n8k8, 1348–1352 FLOP a clock an SM
-    wgmma_tf32: 2048.0,  // published: 494.7 TFLOP/s dense at 1830 MHz over 132 SMs
-    wgmma_16bit: 4096.0, // published: 989.4 TFLOP/s dense at 1830 MHz
-    wgmma_int8: 8192.0,  // published: 1978.9 TOPS dense at 1830 MHz
-    l1: 1.0,             // published: 128 bytes a clock an SM
-    l1_global: 0.93,     // measured: global requests that hit the L1, 0.929 a clock an SM
-    l2: 7.07e12,         // measured: the copy engine reads 7041–7107 GB/s from the L2
-    dram: 3.09e12,       // measured: a 2 GiB read, 3087–3099 GB/s
-    latency: 283.0,      // measured: a pointer chase through the L2
-    launch: 4.8e-6,      // measured: 4.61 and 5.03 µs a launch of an empty kernel
+    sms: 132,              // published
+    simt_mhz: 1980.0,      // measured: cuBLAS SGEMM and the FMA microbenchmarks hold 1959–1987
+    tensor_mhz: 1420.0,    // measured: cuBLAS TF32 at 8192³ holds 1245–1515 at 700 W, 1424 on average
+    issue: 3.38,           // measured: an outer product of FMAs sustains 3.38 (four schedulers)
+    mma_sync: 1350.0,      // measured: TF32 m16n8k8, 1348–1352 FLOP a clock an SM
+    wgmma_tf32: 2048.0,    // published: 494.7 TFLOP/s dense at 1830 MHz over 132 SMs
+    wgmma_16bit: 4096.0,   // published: 989.4 TFLOP/s dense at 1830 MHz
+    wgmma_int8: 8192.0,    // published: 1978.9 TOPS dense at 1830 MHz
+    l1: 1.0,               // published: 128 bytes a clock an SM
+    l1_global: 0.93,       // measured: global requests that hit the L1, 0.929 a clock an SM
+    l1_lines: 1.0,         // measured: requests over 2 to 32 lines that hit the L1, 0.995–0.999 lines a clock
+    l2: 7.07e12,           // measured: the copy engine reads 7041–7107 GB/s from the L2
+    dram: 3.09e12,         // measured: a 2 GiB read, 3087–3099 GB/s
+    latency: 283.0,        // measured: a pointer chase through the L2
+    latency_loaded: 435.0, // measured: the same chase while every SM streams the L2, 434 and 436
+    launch: 4.0e-6,        // measured: 3.14, 3.19, 4.61 and 5.03 µs a launch of an empty kernel (two records)
 };
 
 /// The H200: the H100's SMs and clocks with faster memory (published 4.8 TB/s, taken at the share
@@ -137,6 +143,9 @@ pub struct Prediction {
     pub phases: f64,
     pub overlapped: f64,
     pub resident: u32,
+    /// The cycles a load waits in the latency term: the L2's idle latency, longer the busier the
+    /// launch keeps the L2.
+    pub load_latency: f64,
     /// The 32-byte sectors the L2 sends to the SMs (loads) and takes from them (stores).
     pub l2_read_sectors: u64,
     pub l2_written_sectors: u64,
@@ -167,13 +176,13 @@ impl Gpu {
             + per_block(t.wgmma_tf32_flops) / self.wgmma_tf32
             + per_block(t.wgmma_16bit_flops) / self.wgmma_16bit
             + per_block(t.wgmma_int8_ops) / self.wgmma_int8;
-        let global_passes = |requests: u64, sectors: u64| (requests as f64).max(sectors as f64 / 4.0);
+        // A global request takes a pass for its first 128-byte line and one for each further line
+        // its lanes touch.
+        let requests = t.global_load_requests + t.global_store_requests + t.async_copy_requests;
+        let further_lines = t.global_lines.saturating_sub(requests);
         let l1 = per_block(t.shared_load_wavefronts + t.shared_store_wavefronts) / self.l1
-            + (global_passes(t.global_load_requests, t.global_load_sectors)
-                + global_passes(t.global_store_requests, t.global_store_sectors)
-                + global_passes(t.async_copy_requests, t.async_copy_sectors))
-                / blocks
-                / self.l1_global;
+            + per_block(requests) / self.l1_global
+            + per_block(further_lines) / self.l1_lines;
         let busiest = issue.max(tensor).max(l1);
         // Each loading phase waits once, all of the latency, or what is left of it after the
         // phase's work where the block computes after its loads (a prefetch); `r` blocks side by
@@ -181,7 +190,7 @@ impl Gpu {
         let phases = per_block(t.load_phases);
         let overlapped = per_block(t.overlapped_phases);
         let work_a_phase = if phases > 0.0 { busiest / phases } else { 0.0 };
-        let wait = (phases - overlapped) * self.latency + overlapped * (self.latency - work_a_phase).max(0.0);
+        let wait_at = |l: f64| (phases - overlapped) * l + overlapped * (l - work_a_phase).max(0.0);
 
         // Where blocks differ, the busiest SM holds at least the busiest block.
         let most_issue = t.most_block_instructions as f64 / self.issue;
@@ -191,23 +200,32 @@ impl Gpu {
             + t.most_block_wgmma_int8_ops as f64 / self.wgmma_int8;
         let sm_cycles = |c: f64| n * c;
         let (issue_sm, tensor_sm) = (sm_cycles(issue).max(most_issue), sm_cycles(tensor).max(most_tensor));
-        let latency_cycles = rounds * (wait + busiest);
+        let l2_read_sectors = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
+        let l2_written_sectors = t.global_store_sectors + t.bulk_store_bytes.div_ceil(32);
+        let l2_bytes = 32 * (l2_read_sectors + l2_written_sectors);
+        let l2_time = l2_bytes as f64 / self.l2;
+
+        // A busy L2 answers later: the latency grows from its idle value toward its loaded one
+        // with the share of the L2's bandwidth the launch uses, that share taken once at the idle
+        // latency and the SIMT clock.
+        let simt_hz = self.simt_mhz * 1e6;
+        let sm_at = |l: f64| issue_sm.max(tensor_sm).max(sm_cycles(l1)).max(rounds * (wait_at(l) + busiest));
+        let idle_time = (sm_at(self.latency) / simt_hz).max(l2_time).max(self.launch);
+        let l2_share = if idle_time > 0.0 { (l2_time / idle_time).min(1.0) } else { 0.0 };
+        let load_latency = self.latency + (self.latency_loaded - self.latency) * l2_share;
+        let latency_cycles = rounds * (wait_at(load_latency) + busiest);
 
         // The clock: the tensor cores' share of the busiest SM's time lowers it.
-        let simt_hz = self.simt_mhz * 1e6;
         let sm_time = issue_sm.max(tensor_sm).max(sm_cycles(l1)).max(latency_cycles) / simt_hz;
         let busy = if sm_time > 0.0 { tensor_sm / simt_hz / sm_time } else { 0.0 };
         let mhz = self.clock_mhz(busy);
         let hz = mhz * 1e6;
 
-        let l2_read_sectors = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
-        let l2_written_sectors = t.global_store_sectors + t.bulk_store_bytes.div_ceil(32);
-        let l2_bytes = 32 * (l2_read_sectors + l2_written_sectors);
         let terms = vec![
             (Limit::Issue, issue_sm / hz),
             (Limit::TensorCores, tensor_sm / hz),
             (Limit::L1, sm_cycles(l1) / hz),
-            (Limit::L2, l2_bytes as f64 / self.l2),
+            (Limit::L2, l2_time),
             (Limit::Dram, shape.compulsory_bytes as f64 / self.dram),
             (Limit::Latency, latency_cycles / hz),
             (Limit::Launch, self.launch),
@@ -256,6 +274,7 @@ impl Gpu {
             phases,
             overlapped,
             resident: shape.resident,
+            load_latency,
             l2_read_sectors,
             l2_written_sectors,
             unchecked,
@@ -390,6 +409,49 @@ mod tests {
         let integer = Traffic { fp32_instructions: 0, ..fma_launch() };
         let p = H100.predict(&integer, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
         assert!(p.other_share > OTHER_CHECKED_SIMT && p.unchecked.iter().any(|u| u.contains("integer")));
+    }
+
+    #[test]
+    fn a_request_over_many_lines_takes_a_pass_a_line() {
+        // 132 blocks, each 1,000 loads whose lanes fall in 32 lines (a warp down a column), against
+        // the same loads coalesced into one line each.
+        let column = Traffic {
+            blocks: 132,
+            warp_instructions: 132 * 2000,
+            global_load_requests: 132 * 1000,
+            global_lines: 132 * 32_000,
+            ..Default::default()
+        };
+        let row = Traffic { global_lines: 132 * 1000, ..column };
+        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let (c, r) = (H100.predict(&column, shape), H100.predict(&row, shape));
+        assert_eq!(c.limit, Limit::L1);
+        // 1,000 requests over 0.93 a clock, and 31,000 further lines at one a clock.
+        let cycles = 1000.0 / 0.93 + 31_000.0;
+        assert!((c.seconds - cycles / 1.98e9).abs() < 1e-12, "{}", c.seconds);
+        assert!(c.seconds > 25.0 * r.terms[2].1, "a line a pass: {} against {}", c.seconds, r.terms[2].1);
+    }
+
+    #[test]
+    fn a_busy_l2_lengthens_the_wait_of_every_load() {
+        // One block an SM, 1,000 phases of 100 cycles that each wait for a load.
+        let quiet = Traffic {
+            blocks: 132,
+            warp_instructions: 132 * 338_000,
+            load_phases: 132 * 1000,
+            ..Default::default()
+        };
+        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let p = H100.predict(&quiet, shape);
+        assert_eq!(p.load_latency, 283.0, "an idle L2: its idle latency");
+        // The same with L2 traffic that takes half the idle time at the L2's bandwidth: the
+        // latency lies halfway to the loaded one.
+        let idle = 1000.0 * (283.0 + 100.0) / 1.98e9;
+        let sectors = (0.5 * idle * 7.07e12 / 32.0) as u64;
+        let busy = Traffic { l1_miss_sectors: sectors, ..quiet };
+        let p = H100.predict(&busy, shape);
+        assert!((p.load_latency - (283.0 + 0.5 * (435.0 - 283.0))).abs() < 0.1, "{}", p.load_latency);
+        assert!((p.seconds - 1000.0 * (p.load_latency + 100.0) / 1.98e9).abs() < 1e-11, "{}", p.seconds);
     }
 
     #[test]

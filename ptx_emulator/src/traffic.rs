@@ -25,6 +25,10 @@ pub struct Traffic {
     pub async_copy_requests: u64,
     pub async_copy_sectors: u64,
     pub atomic_requests: u64,
+    /// The distinct 128-byte lines each global load, store and cp.async request touches, summed:
+    /// the L1 looks up one line a pass, so a request whose lanes fall in 32 lines (a warp that
+    /// walks down a column) takes 32 passes where a coalesced one takes one.
+    pub global_lines: u64,
     /// The copy engine's tensor loads: copies, the bytes of their boxes, and the global sectors
     /// they read (elements outside the tensor read none); the bytes of the multicast copies among
     /// them, and the bytes multicast delivered to further blocks of a cluster without reading
@@ -111,6 +115,7 @@ impl Traffic {
         self.async_copy_requests += o.async_copy_requests;
         self.async_copy_sectors += o.async_copy_sectors;
         self.atomic_requests += o.atomic_requests;
+        self.global_lines += o.global_lines;
         self.bulk_load_requests += o.bulk_load_requests;
         self.bulk_load_bytes += o.bulk_load_bytes;
         self.bulk_load_sectors += o.bulk_load_sectors;
@@ -167,6 +172,7 @@ impl Traffic {
             async_copy_requests: t(self.async_copy_requests),
             async_copy_sectors: t(self.async_copy_sectors),
             atomic_requests: t(self.atomic_requests),
+            global_lines: t(self.global_lines),
             bulk_load_requests: t(self.bulk_load_requests),
             bulk_load_bytes: t(self.bulk_load_bytes),
             bulk_load_sectors: t(self.bulk_load_sectors),
@@ -237,6 +243,19 @@ pub fn sectors(addresses: &mut [u64], len: u64) -> u64 {
         }
     }
     distinct * per
+}
+
+/// The distinct 128-byte lines among sector indices that [`sectors`] has sorted.
+pub fn lines(sorted_sectors: &[u64]) -> u64 {
+    let mut distinct = 0;
+    let mut last = u64::MAX;
+    for &s in sorted_sectors {
+        if s >> 2 != last {
+            distinct += 1;
+            last = s >> 2;
+        }
+    }
+    distinct
 }
 
 /// The wavefronts one warp-wide shared access of `len` bytes per lane costs, given each active
@@ -331,6 +350,25 @@ mod tests {
         assert_eq!(sectors(&mut column, 4), 32, "one float per row: a sector each");
         let mut wide: Vec<u64> = (0..32).map(|l| 16 * l).collect();
         assert_eq!(sectors(&mut wide, 16), 16, "16 bytes a lane: 512 bytes");
+    }
+
+    #[test]
+    fn a_request_takes_a_pass_for_each_line_it_touches() {
+        let mut row: Vec<u64> = (0..32).map(|l| 4096 + 4 * l).collect();
+        sectors(&mut row, 4);
+        assert_eq!(lines(&row), 1, "128 aligned bytes: one line");
+        let mut shifted: Vec<u64> = (0..32).map(|l| 4096 + 64 + 4 * l).collect();
+        sectors(&mut shifted, 4);
+        assert_eq!(lines(&shifted), 2, "128 bytes across a line's edge: two");
+        let mut column: Vec<u64> = (0..32).map(|l| 4096 * l).collect();
+        sectors(&mut column, 4);
+        assert_eq!(lines(&column), 32, "one float per row: a line each");
+        let mut wide: Vec<u64> = (0..32).map(|l| 16 * l).collect();
+        sectors(&mut wide, 16);
+        assert_eq!(lines(&wide), 4, "16 bytes a lane: four lines");
+        let mut same: Vec<u64> = vec![4096; 32];
+        sectors(&mut same, 4);
+        assert_eq!(lines(&same), 1, "a broadcast: one");
     }
 
     /// The calibration patterns of `calibration/banks.cu` (lane → offset in floats) and the

@@ -110,11 +110,12 @@ pub fn lines(
         .filter(|(l, s)| *s > 0.0 && *l != Limit::Launch)
         .map(|(l, s)| match l {
             Limit::Latency => format!(
-                "latency {} ({:.0} loading phases a block, {:.0} of them computing; {} blocks an SM at once)",
+                "latency {} ({:.0} loading phases a block, {:.0} of them computing; {} blocks an SM at once; {:.0} cycles a load)",
                 ms(*s),
                 p.phases,
                 p.overlapped,
-                p.resident
+                p.resident,
+                p.load_latency
             ),
             Limit::L2 => format!(
                 "L2 {} ({} sectors read, {} written)",

@@ -60,6 +60,7 @@ impl Cluster<'_> {
                         }
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
+                        self.traffic.global_lines += traffic::lines(&self.scratch);
                         self.ctas[self.rank].loaded = true;
                         // `sectors` turned the addresses into sector indices (duplicates left,
                         // which the set skips): count those new to the block.
@@ -128,6 +129,7 @@ impl Cluster<'_> {
                         self.traffic.global_store_requests += 1;
                         self.traffic.global_store_sectors +=
                             traffic::sectors(&mut self.scratch, total as u64);
+                        self.traffic.global_lines += traffic::lines(&self.scratch);
                     }
                     Space::Shared => {
                         self.pairs.clear();
@@ -251,6 +253,7 @@ impl Cluster<'_> {
                 }
                 self.traffic.async_copy_requests += 1;
                 self.traffic.async_copy_sectors += traffic::sectors(&mut self.scratch, u64::from(*size));
+                self.traffic.global_lines += traffic::lines(&self.scratch);
             }
             Op::CpCommit => {
                 let group = std::mem::take(&mut w.open);
