@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU checks of "FP32 on every input" (steps 09 and 11 and every step's NaN and infinities),
 # in two parts that each fit one call of the device (at most 600 s), from a gpu-bundle
-# (../shared/tools/gpu-bundle) carried as .gpu. Writes its logs under $OUT (or ./gpu-check).
+# (scripts/gpu-bundle) carried as .gpu. Writes its logs under $OUT (or ./gpu-check).
 #
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-every-input.sh 1   # speed twice, the families tests, the .npy inputs
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-every-input.sh 2   # steps 09 and 11's kernel tests, ncu at 4096³

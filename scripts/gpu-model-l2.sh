@@ -3,7 +3,7 @@
 # takes from them (lts__t_sectors_srcunit_tex_op_read/write), beside the sectors the model counts
 # (the `L2 … (N sectors read, M written)` clause of an emulated run's `each limit` line: each
 # block's first-time global sectors, cp.async's and the copy engine's, and the stores). Run on the
-# device from the repository root with the bundle of ../shared/tools/gpu-bundle in .gpu/.
+# device from the repository root with the bundle of scripts/gpu-bundle in .gpu/.
 #   bash scripts/gpu-model-l2.sh [SHAPE ...]      (default: --size 1024 and -m 1000 -n 1000 -k 1000)
 set -uo pipefail
 cd "$(dirname "$0")/.."
