@@ -18,6 +18,7 @@ use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, slug};
 
 mod families_run;
+mod predicted_run;
 
 #[derive(Parser, Debug)]
 #[command(group = clap::ArgGroup::new("shapes").args(["suite", "held_out", "chosen"]).multiple(false))]
@@ -101,12 +102,18 @@ struct Args {
     /// repeat for more pairs. The files give the shape.
     #[arg(long, value_name = "A,B", requires = "families")]
     pair: Vec<String>,
+    /// Without a GPU: every lab at --sizes on the PTX emulator, its H100 time predicted by the
+    /// emulator's time model, in the same table and chart as a GPU run's, each rate marked
+    /// predicted and set beside the share the H100 measured (minutes on two cores; 4096³ and
+    /// beyond take longest). Written as `h100-predicted-on-the-cpu.md` with its chart.
+    #[arg(long, conflicts_with_all = ["suite", "held_out", "families", "reps", "inputs", "device", "cpu_max"])]
+    predicted: bool,
     /// Draw the charts of a results record (a `.md` page this program wrote) again from the
     /// record alone, beside it, without a GPU: e.g. after the charts' drawing changed.
     #[arg(
         long,
         value_name = "RECORD",
-        conflicts_with_all = ["sizes", "large", "suite", "held_out", "families", "out", "steps", "reps", "inputs"]
+        conflicts_with_all = ["sizes", "large", "suite", "held_out", "families", "out", "steps", "reps", "inputs", "predicted"]
     )]
     redraw: Option<PathBuf>,
 }
@@ -131,6 +138,8 @@ fn main() -> ExitCode {
             written.iter().for_each(|p| println!("wrote {}", p.display()));
             true
         })
+    } else if args.predicted {
+        predicted_run::run(&args, command)
     } else if args.families {
         families_run::run(&args, command)
     } else if args.suite || args.held_out || !args.chosen.is_empty() {
@@ -489,6 +498,16 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
         Args::try_parse_from(std::iter::once("compare").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_command_a_bench_without_a_gpu_names_is_one_compare_takes() {
+        let said = common::bench::without_a_gpu("no NVIDIA driver was found");
+        let command = said.split('`').nth(1).expect("a command in backquotes");
+        let args: Vec<&str> = command.split(" -- ").nth(1).expect("compare's arguments").split(' ').collect();
+        assert!(command.starts_with("cargo run --release -p compare -- "), "{command}");
+        assert!(parse(&args).unwrap().predicted, "{command}");
+        assert!(parse(&["--predicted", "--suite"]).is_err(), "--predicted is the square sizes' table");
     }
 
     #[test]

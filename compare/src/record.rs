@@ -59,13 +59,12 @@ impl Record {
     pub fn parse(text: &str) -> Result<Record> {
         let device = text.lines().next().and_then(|l| l.strip_prefix("# Results on "));
         let device = device.context("not a results record: its first line is not \"# Results on DEVICE\"")?;
+        // A GPU run's page says when it was measured; `--predicted`'s, when it was predicted.
         let measured = text
             .lines()
-            .find(|l| l.starts_with("Measured "))
+            .find_map(|l| l.strip_prefix("Measured ").or_else(|| l.strip_prefix("Predicted ")))
             .context("the record has no \"Measured\" line")?;
-        let (date, rest) = measured["Measured ".len()..]
-            .split_once(" with driver ")
-            .context("no driver on the Measured line")?;
+        let (date, rest) = measured.split_once(" with driver ").context("no driver on the Measured line")?;
         let (driver, rest) = rest.split_once(", NVRTC ").context("no NVRTC version on the Measured line")?;
         let (nvrtc, rest) = rest.split_once(". Command: `").context("no command on the Measured line")?;
         let command = rest.split_once('`').context("the command on the Measured line is not closed")?.0;

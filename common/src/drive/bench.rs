@@ -36,12 +36,13 @@ pub fn family() -> Result<Family> {
 
 /// The `main` of a bench binary: one criterion group, `matmul`, with each step (at the sizes
 /// it serves) and, if `with_cublas`, cuBLAS SGEMM, and cuBLAS TF32 as well when a step computes
-/// in TF32. Without a GPU it says so and returns; a step the GPU is too old for is left out.
+/// in TF32. Without a GPU it names the command that predicts the same table on the CPU and
+/// returns; a step the GPU is too old for is left out.
 pub fn run(steps: &[&GpuStep], with_cublas: bool) {
     let gpu = match usable_gpu() {
         Ok(gpu) => gpu,
         Err(why) => {
-            println!("bench: nothing to measure here: {why}");
+            println!("{}", without_a_gpu(&why.to_string()));
             return;
         }
     };
@@ -51,6 +52,16 @@ pub fn run(steps: &[&GpuStep], with_cublas: bool) {
         std::process::exit(1);
     }
     c.final_summary();
+}
+
+/// What a bench prints where it cannot time: why, and the command that gives the labs' table
+/// without a GPU.
+pub fn without_a_gpu(why: &str) -> String {
+    format!(
+        "bench: nothing to time here ({why}). Without a GPU, `cargo run --release -p compare -- --predicted` \
+         runs every lab on the PTX emulator and prints the same table, each rate the H100's as the \
+         emulator's time model predicts it."
+    )
 }
 
 fn usable_gpu() -> Result<Gpu> {

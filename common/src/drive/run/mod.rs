@@ -25,11 +25,13 @@ use crate::verify::{self, Precision, Verdict};
 mod cpu;
 mod emulate;
 mod memory;
+mod predict;
 
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
 pub use emulate::{CallTraffic, Emulated, SMALL_SIDE, emulates, no_gpu, run_emulated};
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 use memory::{check_memory, device_workspace_bytes, transposed_b_bytes};
+pub use predict::{Prediction, WHOLE_UP_TO, predict};
 
 /// The `main` of every GPU step.
 pub fn gpu_main(step: &GpuStep) -> ExitCode {

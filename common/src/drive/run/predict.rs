@@ -1,0 +1,60 @@
+//! A step's H100 time without a GPU: its launch emulated (one block of each kind, or whole where
+//! a few blocks cannot stand for the grid and the product is small) and its counts given to the
+//! emulator's time model. `compare --predicted` builds its table from these.
+
+use std::time::Instant;
+
+use anyhow::{Result, anyhow};
+
+use crate::emulated;
+use crate::matrix::{Family, Inputs, Shape};
+use crate::predicted;
+use crate::step::GpuStep;
+
+/// The largest product (in multiply-adds, M·N·K) [`predict`] emulates whole where a scaled run is
+/// refused: 1024³ takes the labs a minute or less on two cores.
+pub const WHOLE_UP_TO: u64 = 1 << 30;
+
+/// One prediction.
+#[derive(Clone, Debug)]
+pub struct Prediction {
+    /// The launch's predicted H100 time, and the limit that sets its kernel's.
+    pub seconds: f64,
+    pub limit: &'static str,
+    /// How long the emulation took, and whether it ran every block.
+    pub emulated_seconds: f64,
+    pub whole: bool,
+}
+
+/// The H100's predicted time for `step` at its defaults for `shape` (or the parameters it
+/// chooses for the shape), on uniform inputs.
+pub fn predict(step: &GpuStep, shape: Shape) -> Result<Prediction> {
+    let (params, _) = step.params_for(shape, emulated::SMS, &[])?;
+    let inputs = Inputs::family(shape, 42, Family::Uniform);
+    let run = |scaled: bool| -> Result<Prediction> {
+        let mut e = super::Emulated::new(step, params.clone(), shape, true)?;
+        e.machine.scale = scaled;
+        let started = Instant::now();
+        let (_, (traffic, others)) = e.multiply(&inputs, false)?;
+        let emulated_seconds = started.elapsed().as_secs_f64();
+        let (p, whole) = predicted::launch(
+            &ptx_emulator::predict::H100,
+            &traffic,
+            e.resources.blocks_per_sm,
+            shape,
+            &others,
+        );
+        Ok(Prediction { seconds: whole, limit: p.limit.name(), emulated_seconds, whole: !scaled })
+    };
+    match run(true) {
+        Err(e) if e.to_string().contains("emulate it whole") => {
+            let size = shape.m as u64 * shape.n as u64 * shape.k as u64;
+            if size <= WHOLE_UP_TO {
+                run(false)
+            } else {
+                Err(anyhow!("{e}; at {shape} a whole emulation would take too long"))
+            }
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,202 @@
+//! `compare --predicted`: the labs across steps on a machine without a GPU. Each lab runs at
+//! each size on the PTX emulator (one block of each kind, or whole where that is refused and the
+//! product is small) and the emulator's time model predicts its H100 time. The table and chart
+//! are the ones a GPU run writes, every rate marked predicted, the cuBLAS rows the rates recorded
+//! on the H100, and beside each lab's share the share it measured in the H100's reference run.
+
+use anyhow::{Context, Result, anyhow};
+use common::predicted::RECORDED_CUBLAS;
+use common::{Precision, Shape, gpu, run};
+use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Record, Results, slug};
+
+use super::{Args, sizes};
+
+/// The H100 reference run the predictions are set beside (the record `RECORDED_CUBLAS` holds to).
+const REFERENCE: &str =
+    include_str!("../../docs/src/results/runs/2026-11-26-nvidia-h100-80gb-hbm3-reference.md");
+const REFERENCE_NAME: &str = "2026-11-26-nvidia-h100-80gb-hbm3-reference.md";
+
+/// The device name the page and chart carry.
+pub const DEVICE: &str = "H100 (predicted on the CPU)";
+
+/// cuBLAS's recorded rate at `size`³ (SGEMM, or TF32 tensor-op math), where the table has the size.
+fn recorded_cublas(size: usize, tf32: bool) -> Option<f64> {
+    RECORDED_CUBLAS.iter().find(|r| r.0 == size).map(|r| if tf32 { r.2 } else { r.1 })
+}
+
+/// The share lab `name` measured at `size`³ in the H100's reference run, in percent.
+fn measured_share(reference: &Results, name: &str, size: usize) -> Option<f64> {
+    let row = reference.rows.iter().position(|(n, _)| n == name)?;
+    let col = reference.sizes.iter().position(|&s| s == size)?;
+    let cell = reference.rows[row].1[col]?;
+    reference.share(row, cell, col)
+}
+
+pub fn run(args: &Args, command: String) -> Result<bool> {
+    if !gpu::nvrtc_present() {
+        return Err(anyhow!("{}", gpu::NO_NVRTC));
+    }
+    let reference = Record::parse(REFERENCE).context("the H100's reference record")?.results;
+    let sizes = sizes(args);
+    let mut rows: Vec<(String, Vec<Option<Cell>>)> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    for step in GPU_STEPS {
+        let mut cells = Vec::new();
+        for &size in &sizes {
+            let shape = Shape::square(size).map_err(|e| anyhow!(e))?;
+            eprintln!("compare: predicting {} at {size}³", step.name);
+            match run::predict(step, shape) {
+                Ok(p) => {
+                    let gflops = shape.flops() / p.seconds / 1e9;
+                    let how = if p.whole { ", emulated whole" } else { "" };
+                    eprintln!(
+                        "  {:.3} ms, set by {} ({:.1} s{how})",
+                        p.seconds * 1e3,
+                        p.limit,
+                        p.emulated_seconds
+                    );
+                    cells.push(Some(Cell { gflops, passed: true, held: None }));
+                }
+                Err(e) => {
+                    notes.push(format!("{} at {size}³: {e}", step.name));
+                    cells.push(None);
+                }
+            }
+        }
+        rows.push((step.name.to_owned(), cells));
+    }
+    for (name, tf32) in [(CUBLAS, false), (CUBLAS_TF32, true)] {
+        rows.push((name.to_owned(), sizes.iter().map(|&s| recorded_cublas(s, tf32)).map(cell_of).collect()));
+    }
+    let precision: Vec<Precision> =
+        GPU_STEPS.iter().map(|s| s.precision).chain([Precision::Fp32, Precision::Tf32]).collect();
+    let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
+    let results = Results {
+        device: DEVICE.to_owned(),
+        driver: "none".to_owned(),
+        nvrtc: format!("{major}.{minor}"),
+        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
+        command,
+        sizes: sizes.clone(),
+        intensities: vec![None; rows.len()],
+        precision,
+        rows,
+        peak_gflops: 0.0,
+        tf32_peak_gflops: None,
+        dram_gbs: None,
+        smem_gbs: 0.0,
+    };
+    let table = table(&results, &reference);
+    println!("{table}");
+    for n in &notes {
+        println!("- {n}");
+    }
+
+    let stem = slug(DEVICE);
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let chart_file = format!("{stem}.svg");
+    let md = args.out.join(format!("{stem}.md"));
+    std::fs::write(&md, page(&results, &table, &notes, &chart_file))
+        .with_context(|| format!("writing {}", md.display()))?;
+    let charts = compare::redraw(&md)?;
+    let charts: Vec<String> = charts.iter().map(|p| p.display().to_string()).collect();
+    println!("wrote {} and {}", md.display(), charts.join(" and "));
+    Ok(true)
+}
+
+fn cell_of(gflops: Option<f64>) -> Option<Cell> {
+    gflops.map(|gflops| Cell { gflops, passed: true, held: None })
+}
+
+/// The table of rates: each lab's predicted GFLOP/s and share of cuBLAS's recorded rate, marked
+/// predicted, with the share the H100 measured beside it; the cuBLAS rows as recorded.
+fn table(results: &Results, reference: &Results) -> String {
+    let mut t = String::from("| step |");
+    for s in &results.sizes {
+        t += &format!(" {s}³ |");
+    }
+    t += "\n| --- |";
+    t += &" ---: |".repeat(results.sizes.len());
+    t += "\n";
+    for (row, (name, cells)) in results.rows.iter().enumerate() {
+        t += &format!("| {name} |");
+        let baseline = name == CUBLAS || name == CUBLAS_TF32;
+        for (col, cell) in cells.iter().enumerate() {
+            let Some(c) = cell else {
+                t += " – |";
+                continue;
+            };
+            if baseline {
+                t += &format!(" {:.0} recorded |", c.gflops);
+                continue;
+            }
+            let share = results.share(row, *c, col).map_or(String::new(), |p| format!(" ({p:.1}%)"));
+            let h100 = measured_share(reference, name, results.sizes[col])
+                .map_or(String::new(), |p| format!(" · H100 {p:.1}%"));
+            t += &format!(" {:.0}{share} predicted{h100} |", c.gflops);
+        }
+        t += "\n";
+    }
+    t
+}
+
+/// The page: what the figures are, the table, the labs the model refused, the chart.
+fn page(results: &Results, table: &str, notes: &[String], chart_file: &str) -> String {
+    let mut md = format!("# Results on {}\n\n", results.device);
+    md += &format!(
+        "Predicted {} with driver {}, NVRTC {}. Command: `{}`. No GPU ran: each lab ran on the PTX \
+         emulator at its defaults (or its choice for the shape), one block of each kind where a few \
+         blocks stand for the grid and whole where they cannot and the product is at most 1024³, and \
+         the emulator's time model (the book's appendix \"The time model\") predicted its H100 time. \
+         Each cell: the predicted GFLOP/s at the square size, its share of cuBLAS's rate recorded on the \
+         H100 (of {CUBLAS} for the labs held to FP32's limits, of {CUBLAS_TF32} for the TF32 labs), \
+         and after \"H100\" the share the lab measured in the H100's reference run ({REFERENCE_NAME}). \
+         The cuBLAS rows are that run's rates. – marks a size the lab does not serve or the model \
+         cannot predict (listed below the table).\n\n",
+        results.date, results.driver, results.nvrtc, results.command
+    );
+    md += table;
+    if !notes.is_empty() {
+        md += "\nWithout a prediction:\n\n";
+        for n in notes {
+            md += &format!("- {n}\n");
+        }
+    }
+    md += &format!("\n![GFLOP/s against size]({chart_file})\n");
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    #[ignore = "needs NVRTC"]
+    fn nvrtc_the_predicted_table_is_written_without_a_gpu() {
+        let out = std::env::temp_dir().join(format!("predicted-{}", std::process::id()));
+        let args =
+            Args::try_parse_from(["compare", "--predicted", "--sizes", "64", "--out", out.to_str().unwrap()])
+                .unwrap();
+        assert!(run(&args, "compare --predicted --sizes 64".into()).unwrap());
+        let page = std::fs::read_to_string(out.join("h100-predicted-on-the-cpu.md")).unwrap();
+        let record = Record::parse(&page).expect("the page reads back as a record");
+        assert_eq!(record.results.sizes, vec![64]);
+        // Every lab but step 03 (one block cannot hold 64² threads) is predicted and marked so.
+        let predicted: Vec<&str> = page.lines().filter(|l| l.contains(" predicted |")).collect();
+        assert_eq!(predicted.len(), GPU_STEPS.len() - 1, "{page}");
+        assert!(page.contains("step03_single_block at 64³"), "the lab without a prediction says why");
+        assert!(out.join("h100-predicted-on-the-cpu.svg").exists());
+        std::fs::remove_dir_all(&out).ok();
+    }
+
+    #[test]
+    fn the_h100_share_beside_a_prediction_is_the_reference_runs() {
+        let reference = Record::parse(REFERENCE).unwrap().results;
+        // The reference record's row: step08_wgmma_tma at 4096³, 94.6% of cuBLAS TF32.
+        let share = measured_share(&reference, "step08_wgmma_tma", 4096).unwrap();
+        assert!((share - 94.6).abs() < 0.05, "{share}");
+        assert!(measured_share(&reference, "step08_wgmma_tma", 64).is_none(), "no record at 64³");
+        assert_eq!(recorded_cublas(4096, true), Some(363170.0));
+    }
+}
