@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The time model judged on what it was never built on: the held-out set of
+# ptx_emulator/heldout/cases.txt, timed on a GPU, profiled by Nsight Compute, and predicted on the
+# CPU, at 1024³ and 4096³ (the book's appendix "The time model"). The GPU verbs run from a bundle
+# carried as .gpu (scripts/gpu-bundle) and write their records under $OUT (or ./gpu-model).
+#
+#   bash scripts/model-heldout.sh gpu [S...]        # each case's report: time, speed, verify
+#   bash scripts/model-heldout.sh ncu heldout [S...] # each case's busiest units by Nsight Compute
+#   bash scripts/model-heldout.sh ncu labs [S...]    # the same for every lab and stage
+#   scripts/model-heldout.sh predict [S...]          # each case predicted on the CPU (needs NVRTC)
+#
+# scripts/model-heldout-table.py sets the three side by side.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+verb=${1:-}
+shift || true
+
+# The held-out cases: "NAME|STEP|ARGUMENTS" a line.
+cases() {
+    grep -v '^#' ptx_emulator/heldout/cases.txt | awk 'NF >= 2 { n = $1; s = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); print n "|" s "|" $0 }'
+}
+
+# Every lab and stage, in the same form (the labs the model was built on).
+labs() {
+    local lab stage
+    for lab in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch step07_tf32_mma step08_wgmma_tma \
+               step09_3xtf32 step10_any_shape step11_int8_crt step12_persistent_clusters; do
+        echo "$lab|$lab|"
+        for stage in $("$bin/$lab" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u); do
+            echo "$lab --stage $stage|$lab|--stage $stage"
+        done
+    done
+}
+
+gpu_header() {
+    device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 'a-z-')
+    driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+    out=${OUT:-gpu-model}
+    mkdir -p "$out"
+    stem="$out/$(date -u +%F)-$device"
+}
+
+# The counters that say which unit is busiest (names as this ncu gives them on an H100).
+metrics=gpu__time_duration.sum,sm__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+
+# ncu's raw page has hundreds of columns (the device's attributes among them): keep the kernel's
+# name, its grid and registers, and the counters asked for.
+keep() {
+    python3 -c '
+import csv, sys
+rows = list(csv.reader(sys.stdin))
+if rows:
+    want = ("Kernel Name", "launch__grid_size", "launch__registers_per_thread") + tuple(m.split(".")[0] for m in sys.argv[1].split(","))
+    cols = [i for i, n in enumerate(rows[0]) if n.startswith(want)]
+    out = csv.writer(sys.stdout, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for r in rows:
+        out.writerow([r[i] for i in cols if i < len(r)])
+' "$metrics"
+}
+
+case "$verb" in
+gpu)
+    gpu_header
+    {
+        echo "# The time model's held-out set (ptx_emulator/heldout/cases.txt) on $device, driver $driver, $(date -u +%F)."
+        echo "# Command: bash .gpu/run bin STEP --size S ARGUMENTS"
+        for s in ${@:-1024 4096}; do
+            cases | while IFS='|' read -r name step args; do
+                echo "== $name --size $s"
+                # shellcheck disable=SC2086
+                bash .gpu/run bin "$step" --size "$s" $args 2>&1 | grep -E "^  (time|speed|verify|kernel)|rror"
+            done
+        done
+    } > "$stem-model-heldout.log" 2>&1
+    cat "$stem-model-heldout.log"
+    ;;
+ncu)
+    set_=${1:-heldout}
+    shift || true
+    gpu_header
+    # The bundle unpacks its programs outside the repository on first use; ncu runs them there.
+    bash .gpu/run list > /dev/null
+    bin=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/bin | head -1)
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    {
+        echo "# Nsight Compute's busiest units for the $set_ cases on $device, driver $driver, $(date -u +%F): one launch of"
+        echo "# matmul each. Command: ncu --clock-control none -k regex:matmul --launch-count 1 --csv --page raw"
+        echo "#   --metrics $metrics STEP --size S --reps 1 --no-verify --no-cublas ARGUMENTS"
+        for s in ${@:-1024 4096}; do
+            if [ "$set_" = labs ]; then list=$(labs); else list=$(cases); fi
+            echo "$list" | while IFS='|' read -r name step args; do
+                echo "== $name --size $s"
+                # shellcheck disable=SC2086
+                "$ncu" --clock-control none -k regex:matmul --launch-count 1 --csv --page raw --metrics "$metrics" \
+                    "$bin/$step" --size "$s" --reps 1 --no-verify --no-cublas $args 2>&1 | grep -E '^"' | keep
+            done
+        done
+    } > "$stem-model-ncu-$set_.log" 2>&1
+    tail -3 "$stem-model-ncu-$set_.log"
+    ;;
+predict)
+    # shellcheck disable=SC2046
+    cargo build --quiet --release $(cases | cut -d'|' -f2 | sort -u | sed 's/^/-p /')
+    echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+    for s in ${@:-1024 4096}; do
+        cases | while IFS='|' read -r name step args; do
+            start=$(date +%s.%N)
+            # shellcheck disable=SC2086
+            got=$(timeout 600 target/release/"$step" --size "$s" $args --emulate --scaled 2>&1)
+            end=$(date +%s.%N)
+            echo "== $name --size $s"
+            echo "$got" | grep -E "^  (predicted|scaled|kernel) |^            |^error"
+            echo "-- $(echo "$end - $start" | bc) s"
+        done
+    done
+    ;;
+*)
+    echo "usage: model-heldout.sh gpu [S...] | ncu heldout|labs [S...] | predict [S...]" >&2
+    exit 2
+    ;;
+esac
