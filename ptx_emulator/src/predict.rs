@@ -84,6 +84,11 @@ const MMA_SYNC_FLOPS: u64 = 2 * 16 * 8 * 8;
 pub const OTHER_CHECKED_SIMT: f64 = 0.75;
 pub const OTHER_CHECKED_TENSOR: f64 = 0.96;
 
+/// The most 128-byte lines a global request touched on average among the kernels the model was
+/// judged on (the held-out set's uncoalesced kernel: 32 lines for A, one for B). Beyond it the
+/// model says so.
+pub const LINES_CHECKED: f64 = 16.5;
+
 /// What the model needs of a launch besides its counts.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
@@ -260,6 +265,12 @@ impl Gpu {
                     .to_string(),
             );
         }
+        let lines_a_request = t.global_lines as f64 / requests.max(1) as f64;
+        if lines_a_request > LINES_CHECKED + 0.05 {
+            unchecked.push(format!(
+                "its global requests touch {lines_a_request:.1} lines of 128 bytes on average, more than the kernels the model was checked on ({LINES_CHECKED} at most)"
+            ));
+        }
         if t.bulk_estimated > 0 {
             unchecked.push("some of its copy-engine reads are estimates".to_string());
         }
@@ -406,6 +417,12 @@ mod tests {
         let p = H100.predict(&atomics, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
         assert!(p.unchecked.iter().any(|u| u.contains("atomic")), "{:?}", p.unchecked);
         // Integer work alone: none of its instructions are FP32, memory or tensor-core ones.
+        let scattered = Traffic { global_load_requests: 264, global_lines: 264 * 32, ..fma_launch() };
+        let p = H100.predict(&scattered, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        assert!(p.unchecked.iter().any(|u| u.contains("32.0 lines")), "{:?}", p.unchecked);
+        let checked = Traffic { global_load_requests: 264, global_lines: 264 * 16, ..fma_launch() };
+        let p = H100.predict(&checked, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        assert!(p.unchecked.is_empty(), "{:?}", p.unchecked);
         let integer = Traffic { fp32_instructions: 0, ..fma_launch() };
         let p = H100.predict(&integer, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
         assert!(p.other_share > OTHER_CHECKED_SIMT && p.unchecked.iter().any(|u| u.contains("integer")));
