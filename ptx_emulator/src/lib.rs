@@ -161,6 +161,9 @@ pub const MAX_THREADS: u32 = 1024;
 
 /// The SMs the emulator deals a grid's blocks to when it counts per SM (an H100's).
 pub const SMS: u32 = 132;
+/// The most clusters along a side of a grid that a scaled run runs one by one, where the side's
+/// clusters count differently (work dealt unevenly along it).
+pub const FULL_SIDE: u32 = 32;
 /// The most shared memory a block may have (an H100's).
 pub const MAX_SHARED: u32 = 232_448;
 
@@ -330,13 +333,45 @@ impl Machine {
     /// or the last; one of each combination runs, and its counts are multiplied by the clusters
     /// of that kind. Along a side of four or more, inside clusters at three more places (the
     /// second, the middle, the next to last) run too: any that counts differently from the
-    /// first inside one means the grid is not regular (pieces of unequal depth, a schedule that
-    /// deals work unevenly), and the launch is refused rather than guessed.
+    /// first inside one means the side is not regular (work dealt unevenly along it, as lab 11's
+    /// moduli along z). A side that is not regular runs every one of its clusters, if it has at
+    /// most [`FULL_SIDE`]; a longer one is refused rather than guessed.
     fn launch_scaled(&self, name: &str, launch: &exec::Launch) -> Result<Traffic, Error> {
         let (cx, cy, cz) = launch.cluster;
         let sides = [launch.grid.0 / cx, launch.grid.1 / cy, launch.grid.2 / cz];
-        let kinds = |n: u32| -> Vec<(u32, u64)> {
-            match n {
+        let mut full = [false; 3];
+        loop {
+            match self.scaled_once(name, launch, sides, full)? {
+                Ok(total) => return Ok(total),
+                Err((axis, _, _)) if sides[axis] <= FULL_SIDE && !full[axis] => full[axis] = true,
+                Err((axis, first, p)) => {
+                    return Err(Error::Launch(format!(
+                        "the clusters at {first} and {p} along {} of {name}'s grid count differently, so \
+                         its {} clusters along that side would each have to run (more than the {FULL_SIDE} a \
+                         scaled run takes): emulate it whole",
+                        ["x", "y", "z"][axis],
+                        sides[axis]
+                    )));
+                }
+            }
+        }
+    }
+
+    /// One scaled run: the clusters of each kind (every cluster along the sides marked `full`),
+    /// and the checks of the other sides. Returns the counts, or the first side found irregular
+    /// with the two places that differ.
+    #[allow(clippy::type_complexity)]
+    fn scaled_once(
+        &self,
+        name: &str,
+        launch: &exec::Launch,
+        sides: [u32; 3],
+        full: [bool; 3],
+    ) -> Result<Result<Traffic, (usize, u32, u32)>, Error> {
+        let (cx, cy, cz) = launch.cluster;
+        let kinds = |axis: usize| -> Vec<(u32, u64)> {
+            match sides[axis] {
+                n if full[axis] => (0..n).map(|i| (i, 1)).collect(),
                 1 => vec![(0, 1)],
                 2 => vec![(0, 1), (1, 1)],
                 n => vec![(0, 1), (1, u64::from(n - 2)), (n - 1, 1)],
@@ -346,17 +381,17 @@ impl Machine {
             u64::from(x) + u64::from(sides[0]) * (u64::from(y) + u64::from(sides[1]) * u64::from(z))
         };
         // One cluster of each kind, with the clusters it stands for; then, along each side of
-        // four or more, the inside ones that check the grid is regular.
+        // four or more not run whole, the inside ones that check the side is regular.
         let mut runs: Vec<([u32; 3], u64)> = Vec::new();
-        for &(z, nz) in &kinds(sides[2]) {
-            for &(y, ny) in &kinds(sides[1]) {
-                for &(x, nx) in &kinds(sides[0]) {
+        for &(z, nz) in &kinds(2) {
+            for &(y, ny) in &kinds(1) {
+                for &(x, nx) in &kinds(0) {
                     runs.push(([x, y, z], nx * ny * nz));
                 }
             }
         }
         let mut checks: Vec<(usize, u32)> = Vec::new();
-        for (axis, &n) in sides.iter().enumerate().filter(|(_, n)| **n >= 4) {
+        for (axis, &n) in sides.iter().enumerate().filter(|&(a, n)| *n >= 4 && !full[a]) {
             let mut places = vec![1, 2, n / 2, n - 2];
             places.dedup();
             checks.extend(places.into_iter().map(|p| (axis, p)));
@@ -385,12 +420,7 @@ impl Machine {
         for (i, &(axis, p)) in checks.iter().enumerate() {
             let first = checks.iter().position(|&(a, _)| a == axis).expect("the side's first check");
             if checked[i].additive() != checked[first].additive() {
-                return Err(Error::Launch(format!(
-                    "the clusters at {} and {p} along {} of {name}'s grid count differently, so its \
-                     grid is not regular and scaling would guess: emulate it whole",
-                    checks[first].1,
-                    ["x", "y", "z"][axis]
-                )));
+                return Ok(Err((axis, checks[first].1, p)));
             }
         }
         let mut total = Traffic::default();
@@ -399,7 +429,7 @@ impl Machine {
         }
         total.scaled_ran = list.len() as u64 * u64::from(cx * cy * cz);
         total.scaled_of = u64::from(launch.grid.0) * u64::from(launch.grid.1) * u64::from(launch.grid.2);
-        Ok(total)
+        Ok(Ok(total))
     }
     // ANCHOR_END: scaled
 }
