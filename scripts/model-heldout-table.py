@@ -144,10 +144,9 @@ def main():
              "Error: predicted over measured, less one. Nsight Compute's limit: the busiest of SM issue, the tensor "
              f"pipe, L1/shared, L2 and DRAM as a share of its peak, or latency where none reaches {BUSY:.0f}%. "
              "Written by scripts/model-heldout-table.py.", "",
-             "<!-- ANCHOR: cases -->",
              "| case | H100 ms | predicted ms | error | the model's limit | Nsight Compute's | same |",
-             "| --- | ---: | ---: | ---: | --- | --- | --- |"] + rows + ["<!-- ANCHOR_END: cases -->"]
-    lines += ["", "## Summary", "", "<!-- ANCHOR: summary -->"]
+             "| --- | ---: | ---: | ---: | --- | --- | --- |"] + rows
+    lines += ["", "## Summary", ""]
     for size in ("1024", "4096", ""):
         sel = [e for c, e in errs if c.endswith(f"--size {size}")] if size else [e for _, e in errs]
         if not sel:
@@ -163,9 +162,8 @@ def main():
     if compared:
         lines.append(f"- the limit named: the model and Nsight Compute agree in {agree} of {compared} cases "
                      f"({100 * agree / compared:.0f}%)")
-    lines.append("<!-- ANCHOR_END: summary -->")
     Path(args[0]).write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[-9:]))
+    print("\n".join(lines[-8:]))
 
 
 if __name__ == "__main__":
