@@ -106,7 +106,7 @@ struct Args {
     /// emulator's time model, in the same table and chart as a GPU run's, each rate marked
     /// predicted and set beside the share the H100 measured (minutes on two cores; 4096³ and
     /// beyond take longest). Written as `h100-predicted-on-the-cpu.md` with its chart.
-    #[arg(long, conflicts_with_all = ["suite", "held_out", "families", "reps", "inputs", "device", "cpu_max"])]
+    #[arg(long, conflicts_with_all = ["suite", "held_out", "chosen", "families", "reps", "inputs", "device", "cpu_max"])]
     predicted: bool,
     /// Draw the charts of a results record (a `.md` page this program wrote) again from the
     /// record alone, beside it, without a GPU: e.g. after the charts' drawing changed.
@@ -507,7 +507,10 @@ mod tests {
         let args: Vec<&str> = command.split(" -- ").nth(1).expect("compare's arguments").split(' ').collect();
         assert!(command.starts_with("cargo run --release -p compare -- "), "{command}");
         assert!(parse(&args).unwrap().predicted, "{command}");
-        assert!(parse(&["--predicted", "--suite"]).is_err(), "--predicted is the square sizes' table");
+        for other in [&["--suite"][..], &["--shapes", "4096"], &["--families"], &["--reps", "5"]] {
+            let args: Vec<&str> = ["--predicted"].iter().chain(other).copied().collect();
+            assert!(parse(&args).is_err(), "{args:?}: --predicted is the square sizes' table");
+        }
     }
 
     #[test]

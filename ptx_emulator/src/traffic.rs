@@ -25,9 +25,10 @@ pub struct Traffic {
     pub async_copy_requests: u64,
     pub async_copy_sectors: u64,
     pub atomic_requests: u64,
-    /// The distinct 128-byte lines each global load, store and cp.async request touches, summed:
-    /// the L1 looks up one line a pass, so a request whose lanes fall in 32 lines (a warp that
-    /// walks down a column) takes 32 passes where a coalesced one takes one.
+    /// The distinct 128-byte lines each global load, store and cp.async request touches (at least
+    /// one a request, a request whose lanes read nothing included), summed: the L1 looks up one
+    /// line a pass, so a request whose lanes fall in 32 lines (a warp that walks down a column)
+    /// takes 32 passes where a coalesced one takes one.
     pub global_lines: u64,
     /// The copy engine's tensor loads: copies, the bytes of their boxes, and the global sectors
     /// they read (elements outside the tensor read none); the bytes of the multicast copies among

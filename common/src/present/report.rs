@@ -60,6 +60,11 @@ pub fn traffic_line(t: &Traffic) -> String {
             per(t.async_copy_sectors, t.async_copy_requests)
         );
     }
+    let requests = t.global_load_requests + t.global_store_requests + t.async_copy_requests;
+    if requests > 0 {
+        // What the L1 looks up: one 128-byte line a clock (the time model's L1 term).
+        line += &format!(" · {:.2} lines of 128 bytes a global request", per(t.global_lines, requests));
+    }
     if t.bulk_load_requests > 0 {
         // Nsight Compute's shared wavefronts also count the polls of mbarrier waits, as many as
         // the timing of the run makes: the emulator counts the loads and stores of the code.
@@ -415,7 +420,7 @@ impl fmt::Display for Report {
             if e.traffic.scaled_of > 0 {
                 writeln!(
                     f,
-                    "  scaled   {} of the {} blocks emulated, one of each kind, their counts multiplied out",
+                    "  scaled   {} of the {} blocks emulated, one of each kind (every one along a side whose blocks differ), their counts multiplied out",
                     count(e.traffic.scaled_ran),
                     count(e.traffic.scaled_of)
                 )?;

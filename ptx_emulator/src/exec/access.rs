@@ -60,7 +60,7 @@ impl Cluster<'_> {
                         }
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
-                        self.traffic.global_lines += traffic::lines(&self.scratch);
+                        self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
                         self.ctas[self.rank].loaded = true;
                         // `sectors` turned the addresses into sector indices (duplicates left,
                         // which the set skips): count those new to the block.
@@ -129,7 +129,7 @@ impl Cluster<'_> {
                         self.traffic.global_store_requests += 1;
                         self.traffic.global_store_sectors +=
                             traffic::sectors(&mut self.scratch, total as u64);
-                        self.traffic.global_lines += traffic::lines(&self.scratch);
+                        self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
                     }
                     Space::Shared => {
                         self.pairs.clear();
@@ -253,7 +253,7 @@ impl Cluster<'_> {
                 }
                 self.traffic.async_copy_requests += 1;
                 self.traffic.async_copy_sectors += traffic::sectors(&mut self.scratch, u64::from(*size));
-                self.traffic.global_lines += traffic::lines(&self.scratch);
+                self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
             }
             Op::CpCommit => {
                 let group = std::mem::take(&mut w.open);
