@@ -65,7 +65,7 @@ def times(paths):
 
 
 def ncu(paths):
-    """title -> (unit, its %, every unit's %, ncu's duration in ms)."""
+    """title -> (unit, its %, every unit's %)."""
     out = {}
     for p in paths:
         for title, lines in blocks(p):
@@ -81,8 +81,7 @@ def ncu(paths):
                     pass
             shares = {unit: max(got.get(n, 0.0) for n in names) for unit, names in NCU_UNITS}
             unit, pct = max(shares.items(), key=lambda kv: kv[1])
-            ms = got.get("gpu__time_duration.sum", 0.0) / 1e6
-            out[title] = ("latency" if pct < BUSY else unit, pct, shares, ms)
+            out[title] = ("latency" if pct < BUSY else unit, pct, shares)
     return out
 
 
@@ -117,12 +116,15 @@ def main():
     measured, profiled, predicted = times(opts["--times"]), ncu(opts["--ncu"]), predictions(opts["--predicted"])
     title = " ".join(opts["--title"]) or "The time model beside the H100"
     rows, errs, agree, compared = [], [], 0, 0
-    for case, (p, limit) in predicted.items():
+    # Every case timed or predicted: a timed case without a prediction is a refusal.
+    cases = list(predicted) + [c for c in measured if c not in predicted]
+    for case in cases:
+        p, limit = predicted.get(case, (None, "no prediction in the logs"))
         m = measured.get(case)
         n = profiled.get(case)
         ncu_cell = f"{n[0]} ({n[1]:.0f}%)" if n else "–"
         if p is None:
-            rows.append(f"| `{case}` | {m if m else '–'} | – | – | refused: {limit[:100]} | {ncu_cell} | – |")
+            rows.append(f"| `{case}` | {f'{m:.4g}' if m else '–'} | – | – | refused: {limit[:100]} | {ncu_cell} | – |")
             continue
         unit = MODEL_UNIT.get(limit, limit)
         same = "–"
@@ -156,7 +158,7 @@ def main():
         label = f"at {size}³" if size else "in all"
         lines.append(f"- {label}: {len(sel)} cases, mean |error| {100 * mean:.1f}%, worst {100 * worst:+.0f}%, "
                      f"{sum(abs(e) <= 0.25 for e in sel)} within ±25%, {sum(abs(e) <= 0.10 for e in sel)} within ±10%")
-    refused = sum(1 for p, _ in predicted.values() if p is None)
+    refused = sum(1 for c in cases if predicted.get(c, (None,))[0] is None)
     if refused:
         lines.append(f"- refused: {refused}")
     if compared:

@@ -80,7 +80,7 @@ ncu)
     gpu_header
     # The bundle unpacks its programs outside the repository on first use; ncu runs them there.
     bash .gpu/run list > /dev/null
-    bin=$(ls -d "${TMPDIR:-/tmp}"/gpu-bundle-*/bin | head -1)
+    bin=${TMPDIR:-/tmp}/gpu-bundle-$(cksum < .gpu/pack.tar.xz | cut -d' ' -f1)/bin
     ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     {
         echo "# Nsight Compute's busiest units for the $set_ cases on $device, driver $driver, $(date -u +%F): one launch of"
