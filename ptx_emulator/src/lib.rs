@@ -341,10 +341,13 @@ impl Machine {
         let sides = [launch.grid.0 / cx, launch.grid.1 / cy, launch.grid.2 / cz];
         let mut full = [false; 3];
         loop {
-            match self.scaled_once(name, launch, sides, full)? {
+            let irregular = match self.scaled_once(name, launch, sides, full)? {
                 Ok(total) => return Ok(total),
-                Err((axis, _, _)) if sides[axis] <= FULL_SIDE && !full[axis] => full[axis] = true,
-                Err((axis, first, p)) => {
+                Err(irregular) => irregular,
+            };
+            // Every side found irregular in this pass runs whole in the next: two passes at most.
+            for &(axis, first, p) in &irregular {
+                if sides[axis] > FULL_SIDE {
                     return Err(Error::Launch(format!(
                         "the clusters at {first} and {p} along {} of {name}'s grid count differently, so \
                          its {} clusters along that side would each have to run (more than the {FULL_SIDE} a \
@@ -353,13 +356,14 @@ impl Machine {
                         sides[axis]
                     )));
                 }
+                full[axis] = true;
             }
         }
     }
 
     /// One scaled run: the clusters of each kind (every cluster along the sides marked `full`),
-    /// and the checks of the other sides. Returns the counts, or the first side found irregular
-    /// with the two places that differ.
+    /// and the checks of the other sides. Returns the counts, or each side found irregular with
+    /// the two places that differ first.
     #[allow(clippy::type_complexity)]
     fn scaled_once(
         &self,
@@ -367,7 +371,7 @@ impl Machine {
         launch: &exec::Launch,
         sides: [u32; 3],
         full: [bool; 3],
-    ) -> Result<Result<Traffic, (usize, u32, u32)>, Error> {
+    ) -> Result<Result<Traffic, Vec<(usize, u32, u32)>>, Error> {
         let (cx, cy, cz) = launch.cluster;
         let kinds = |axis: usize| -> Vec<(u32, u64)> {
             match sides[axis] {
@@ -417,11 +421,16 @@ impl Machine {
             _ => Error::Fault(f),
         })?;
         let (kinds_counted, checked) = counts.split_at(runs.len());
+        let mut irregular: Vec<(usize, u32, u32)> = Vec::new();
         for (i, &(axis, p)) in checks.iter().enumerate() {
             let first = checks.iter().position(|&(a, _)| a == axis).expect("the side's first check");
-            if checked[i].additive() != checked[first].additive() {
-                return Ok(Err((axis, checks[first].1, p)));
+            let known = irregular.iter().any(|&(a, ..)| a == axis);
+            if !known && checked[i].additive() != checked[first].additive() {
+                irregular.push((axis, checks[first].1, p));
             }
+        }
+        if !irregular.is_empty() {
+            return Ok(Err(irregular));
         }
         let mut total = Traffic::default();
         for (&(_, times), count) in runs.iter().zip(kinds_counted) {
