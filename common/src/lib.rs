@@ -33,7 +33,9 @@ pub mod testing;
 #[cfg(test)]
 mod layers;
 
-pub use contract::{emulated_call, hooks, pad, params, paths, spills, step, step_kernel, stream_k, tma};
+pub use contract::{
+    emulator_queue, gpu_queue, hooks, pad, params, paths, queue, spills, step, step_kernel, stream_k, tma,
+};
 pub use data::{files, matrix, patch, progress};
 pub use device::{clock, emulated, gpu, stream_hold, timing};
 #[cfg(feature = "testing")]

@@ -2,17 +2,10 @@
 //! powers of two before the split, and the rows and columns the split cannot carry sent down the
 //! FP32 path, around common's launch of the kernel with its tensor maps.
 
-use std::sync::Mutex;
+use anyhow::Result;
 
-use anyhow::{Result, anyhow};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
-
-use crate::fp32_path::Fp32Path;
 use common::Shape;
-use common::gpu::{Gpu, Kernel};
-use common::hooks::{
-    EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, Paths, ReportLine,
-};
+use common::hooks::{Arg, Call, Hooks, Launch, Paths, Queue, ReportLine};
 use common::params::{Param, Params};
 use common::tma::Marks;
 
@@ -49,8 +42,8 @@ pub fn split_k(params: &Params, k: usize, tiles: u32, slots: u32) -> u32 {
 /// The entry point of a split step that marks the columns its split cannot carry (see [`Apart`]).
 pub const MARK_ENTRY: &str = "mark_cols";
 
-/// A split step's power-of-two scaling of A's rows and B's columns, and the rows and columns its
-/// split cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
+/// Step 09's launch: a split step's power-of-two scaling of A's rows and B's columns, and the
+/// rows and columns its split cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
 /// span too many binades), computed on the FP32 path ([`crate::fp32_path`]). A kernel that
 /// defines `mark_cols` gets, on every launch (timed with it):
 ///
@@ -78,16 +71,7 @@ pub const MARK_ENTRY: &str = "mark_cols";
 ///     the blocks that have finished
 /// (the product's stream then waits for the FP32 path's)
 /// ```
-pub struct Apart {
-    mark: CudaFunction,
-    scale: CudaFunction,
-    marks: Mutex<Option<CudaSlice<i32>>>,
-    /// The columns' ranges, a part for each block of `mark_cols` in y (written whole by it).
-    ranges: Mutex<Option<CudaSlice<i32>>>,
-    /// The slices of a split K.
-    slices: Mutex<Option<CudaSlice<f32>>>,
-    fp32: Fp32Path,
-}
+pub struct Apart;
 
 /// The most blocks in y of `mark_cols`, each writing its own part of the columns' ranges, which
 /// `scale_cols` meets.
@@ -127,58 +111,23 @@ pub(crate) fn slice_floats(bn: usize, (gx, gy, split): (u32, u32, u32)) -> usize
 pub const SCALE_ENTRY: &str = "scale_cols";
 
 impl Apart {
-    /// The kernel's `mark_cols` and `scale_cols`, where it defines them.
-    fn find(kernel: &Kernel) -> Result<Option<Apart>> {
-        if !kernel.has_entry(MARK_ENTRY) {
-            return Ok(None);
-        }
-        Ok(Some(Apart {
-            mark: kernel.entry(MARK_ENTRY)?,
-            scale: kernel.entry(SCALE_ENTRY)?,
-            marks: Mutex::default(),
-            ranges: Mutex::default(),
-            slices: Mutex::default(),
-            fp32: Fp32Path::default(),
-        }))
-    }
-
     /// Zeroes the marks and the tiles' arrivals, queues `mark_cols` and `scale_cols`; returns
     /// where the marks and the exponents lie, for `split_a`, `matmul` and the FP32 path, and where
     /// the arrivals do.
-    fn before(&self, gpu: &Gpu, b: &CudaSlice<f32>, shape: Shape, tiles: usize) -> Result<(Marks, u64)> {
-        let mut slot = self.marks.lock().map_err(|_| anyhow!("the marks' lock was poisoned"))?;
+    fn before(q: &mut dyn Queue, b: u64, shape: Shape, tiles: usize) -> Result<(Marks, u64)> {
         let (m, layout) = (shape.m as u64, Layout::of(shape, tiles));
-        let marks = common::pad::zeroed(gpu, &mut slot, layout.ints)?;
+        let marks = q.zeroed("the marks and exponents", 4 * layout.ints)?;
         let (exps, col_least) = (marks + layout.exps, marks + layout.col_least);
         let arrivals = marks + layout.arrivals;
         let parts = mark_parts(shape.k);
-        let mut ranges = self.ranges.lock().map_err(|_| anyhow!("the ranges' lock was poisoned"))?;
-        let cols = common::pad::workspace(gpu, &mut ranges, 2 * shape.n * parts)?;
-        let [k, ni, pi] = [shape.k, shape.n, parts].map(|v| v as i32);
-        let failed = |entry: &'static str| move |e| anyhow!("the kernel's {entry} failed to launch: {e:?}");
-        let mut builder = gpu.stream.launch_builder(&self.mark);
-        builder.arg(b).arg(&mut *cols).arg(&k).arg(&ni);
-        let cfg = LaunchConfig {
-            grid_dim: (shape.n.div_ceil(256) as u32, parts as u32, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match `mark_cols(const float*, int*, int, int)`; B holds K·N
-        // floats (the caller's shape check) and the column ranges a part of 2·N ints for each of
-        // the grid's blocks in y.
-        unsafe { builder.launch(cfg) }.map_err(failed(MARK_ENTRY))?;
+        // The columns' ranges, which mark_cols writes whole.
+        let ranges = q.workspace("the columns' ranges", 4 * 2 * shape.n * parts)?;
+        let [ki, ni, pi] = [shape.k, shape.n, parts].map(|v| Arg::I32(v as i32));
+        let mark = Launch::of((shape.n.div_ceil(256) as u32, parts as u32, 1), 256, 0);
+        q.launch(MARK_ENTRY, mark, &[Arg::Ptr(b), Arg::Ptr(ranges), ki, ni])?;
         let (col_marks, col_exps) = (marks + 4 * m, exps + 4 * m);
-        let mut builder = gpu.stream.launch_builder(&self.scale);
-        builder.arg(&*cols).arg(&pi).arg(&col_marks).arg(&col_exps).arg(&ni).arg(&col_least);
-        let cfg = LaunchConfig {
-            grid_dim: (shape.n.div_ceil(32) as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match `scale_cols(const int*, int, int*, int*, int, int*)`; the
-        // column ranges hold `parts` parts of 2·N ints, the marks and exponents past M hold N
-        // each, and col_least is one int.
-        unsafe { builder.launch(cfg) }.map_err(failed(SCALE_ENTRY))?;
+        let scaled = [Arg::Ptr(ranges), pi, Arg::Ptr(col_marks), Arg::Ptr(col_exps), ni, Arg::Ptr(col_least)];
+        q.launch(SCALE_ENTRY, Launch::of((shape.n.div_ceil(32) as u32, 1, 1), 256, 0), &scaled)?;
         Ok((Marks { marks, exps, col_least }, arrivals))
     }
 }
@@ -188,13 +137,35 @@ impl Apart {
 pub struct ApartHooks;
 
 impl Hooks for ApartHooks {
-    /// The same kernels on the emulator, one after another ([`crate::emulate`]).
-    fn emulate(&self, call: &mut EmulatedCall, operands: EmulatedOperands) -> Result<()> {
-        crate::emulate::emulate(call, operands)
+    // ANCHOR: product
+    /// A kernel that defines `mark_cols`: the marks and exponents, A split with its rows scaled,
+    /// the FP32 path of the marked rows and columns beside the product, which leaves their
+    /// elements of C to it. One that does not (an edited copy without it): common's plain launch.
+    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
+        if !q.has_entry(MARK_ENTRY) {
+            return call.plain(q);
+        }
+        let (a, b, c) = call.operands;
+        let (gx, gy, _) = call.launch.grid;
+        let (marks, arrivals) = Apart::before(q, b, call.shape, (gx * gy) as usize)?;
+        let [a_map, b_map] = call.maps(q, Some(marks))?;
+        let floats = slice_floats(call.params.get("BN") as usize, call.launch.grid);
+        let slices = q.workspace("the slices", 4 * floats)?;
+        q.fork()?;
+        crate::fp32_path::queue(q, crate::fp32_path::MODULE, (a, b, c), marks.marks, call.shape)?;
+        q.resume()?;
+        let mut args = call.args();
+        args.extend([Arg::Map(a_map), Arg::Map(b_map)]);
+        args.extend([marks.exps, marks.marks, slices, arrivals].map(Arg::Ptr));
+        // The product's stream waits for the FP32 path even where the product failed to launch.
+        let launched = q.product(common::gpu::ENTRY, call.launch, &args);
+        launched.and(q.join())
     }
+    // ANCHOR_END: product
 
-    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
-        Ok(Apart::find(kernel)?.map(|apart| Box::new(apart) as Box<dyn OwnProduct>))
+    fn paths(&self, q: &mut dyn Queue, _shape: Shape, _params: &Params) -> Result<Option<Paths>> {
+        let paths = crate::fp32_path::paths(q)?;
+        Ok(paths.map(|p| Paths { own: "split in two".to_owned(), ..p }))
     }
 
     fn workspace_bytes(&self, params: &Params, shape: Shape) -> u64 {
@@ -230,44 +201,6 @@ impl Hooks for ApartHooks {
                 ),
             )
         })
-    }
-}
-
-impl OwnProduct for Apart {
-    fn enqueue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
-        let (gx, gy, _) = call.cfg.grid_dim;
-        let (marks, arrivals) = self.before(call.gpu, b, call.shape, (gx * gy) as usize)?;
-        let [a_map, b_map] = call.maps((a, b), Some(marks))?;
-        let mut slot = self.slices.lock().map_err(|_| anyhow!("the slices' lock was poisoned"))?;
-        let need = slice_floats(call.params.get("BN") as usize, call.cfg.grid_dim);
-        let slices = common::pad::workspace(call.gpu, &mut slot, need)?;
-        // The FP32 path of the marked rows and columns, beside the product, which leaves their
-        // elements of C to it.
-        self.fp32.fork(call.gpu, (a, b, &mut *c), marks.marks, call.shape)?;
-        let mut builder = call.args((a, b, &mut *c));
-        builder.arg(&a_map).arg(&b_map).arg(&marks.exps).arg(&marks.marks);
-        builder.arg(&mut *slices).arg(&arrivals);
-        // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*,
-        // CUtensorMap, CUtensorMap, const int* exps, const int* marks, float* slices, int*
-        // arrivals)`: the maps are of buffers that outlive the launch (A's parts, and B or its
-        // padded copy; workspaces are freed only when a later launch needs larger ones, after this
-        // one in stream order), the exponents and marks are the M + N ints each `before` made and
-        // the arrivals its gx·gy zeroed ints, the slices hold z·gx·gy pieces of 128×BN floats
-        // where z > 1, and A, B and C hold the shape (checked by common's launch).
-        let launched = unsafe { builder.launch(call.cfg) }
-            .map(|_| ())
-            .map_err(|e| anyhow!("the kernel failed to launch: {e:?}"));
-        // The launch's stream waits for the FP32 path even where the product failed to launch.
-        let joined = self.fp32.join(call.gpu);
-        launched.and(joined)
-    }
-
-    fn time_paths_next(&self, gpu: &Gpu) -> Result<bool> {
-        self.fp32.time_next(gpu).map(|()| true)
-    }
-
-    fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
-        Ok(self.fp32.paths(gpu)?.map(|p| Paths { own: "split in two".to_owned(), ..p }))
     }
 }
 

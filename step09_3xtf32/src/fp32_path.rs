@@ -1,9 +1,9 @@
 //! The FP32 path of steps 09 and 11 (`fp32_path.cu`), kept here and used by step 11 too: the
 //! rows of A and columns of B a step's own arithmetic cannot carry, which the step marks, multiplied in FP32 by a tiled kernel (step
-//! 06's, its loads and stores taken through lists). Queued on every launch (timing counts it),
-//! after the step's product ([`Fp32Path::enqueue`]), or beside it on a second stream of its own
-//! ([`Fp32Path::fork`] once the marks are made, [`Fp32Path::join`] after the product), where the
-//! product leaves the marked rows and columns of C alone:
+//! 06's, its loads and stores taken through lists). Queued on every launch (timing counts it) by
+//! [`queue`], which the step's launch calls between the queue's `fork` and `join` once the marks
+//! are made: on a GPU it runs beside the product on a second stream, since the product leaves the
+//! marked rows and columns of C alone; the emulator runs it first.
 //!
 //! ```text
 //! (counts zeroed: 3 ints, then a count of finished pieces for each of WORK tiles)
@@ -30,23 +30,14 @@
 //!     columns are marked, takes 128 rows a block, a thread a row and eight columns
 //! ```
 //!
-//! The host never waits for the counts; [`Fp32Path::paths`] reads them after a product, for the
-//! report.
+//! The host never waits for the counts; [`paths`] reads them after a product, for the report.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use anyhow::Result;
 
-use anyhow::{Result, anyhow};
-use cudarc::driver::sys::CUfunction_attribute as FnAttr;
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys};
-
-use common::emulated::{Arg, Config};
-use common::gpu::{Compiled, Gpu, Kernel};
-use common::hooks::{EmulatedCall, EmulatedOperands, Paths};
+use common::hooks::{Arg, Launch, Module, Paths, Queue};
 use common::matrix::Shape;
-use common::pad::{workspace, zeroed};
 
-/// The kernels' source, compiled once per architecture.
+/// The kernels' source.
 pub const SOURCE: &str = include_str!("fp32_path.cu");
 pub const FILE: &str = "step09_3xtf32/src/fp32_path.cu";
 pub const LIST_ENTRY: &str = "list_paths";
@@ -121,281 +112,48 @@ pub fn workspace_bytes(shape: Shape) -> u64 {
     4 * (lists_len(shape) + COUNTS + part_len(shape)) as u64
 }
 
-/// The FP32 path's kernels, loaded on the first launch, and their workspaces.
-#[derive(Default)]
-pub struct Fp32Path {
-    state: Mutex<State>,
-    /// The kernels' source where a test plants a fault in it (compiled apart from the cache).
-    edited: Option<String>,
-}
+/// The FP32 path's module, loaded beside the step's on its first product.
+pub const MODULE: Module = Module { source: SOURCE, file: FILE };
 
-#[derive(Default)]
-struct State {
-    kernels: Option<Kernels>,
-    lists: Option<CudaSlice<i32>>,
-    counts: Option<CudaSlice<i32>>,
-    /// The pieces of the tiles whose K is split.
-    part: Option<CudaSlice<f32>>,
-    /// Events around the next launch's FP32 path, and whether they were recorded.
-    timer: Option<([CudaEvent; 2], bool)>,
-    /// The stream the path runs on beside the product ([`Fp32Path::fork`]), and the events that
-    /// start it and wait for it, made on first use and recorded again on every launch.
-    side: Option<Side>,
-    /// Whether the last launch forked the path, so that [`Fp32Path::join`] has something to wait for.
-    forked: bool,
-}
+/// The path's workspaces, kept from product to product.
+const COUNTS_AT: &str = "the FP32 path's counts";
+const PART_AT: &str = "the FP32 path's pieces";
+const LISTS_AT: &str = "the FP32 path's lists";
 
-struct Side {
-    stream: Arc<CudaStream>,
-    start: CudaEvent,
-    done: CudaEvent,
-}
-
-impl Side {
-    fn new(gpu: &Gpu) -> Result<Self> {
-        let event = || {
-            gpu.ctx
-                .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
-                .map_err(|e| anyhow!("creating an event: {e:?}"))
-        };
-        let stream = gpu.ctx.new_stream().map_err(|e| anyhow!("creating the FP32 path's stream: {e:?}"))?;
-        Ok(Self { stream, start: event()?, done: event()? })
-    }
-}
-
-struct Kernels {
-    list: CudaFunction,
-    /// fp32_rows, fp32_rows_split, fp32_rows_few, fp32_cols, fp32_cols_split, fp32_cols_few,
-    /// with their names.
-    products: [(CudaFunction, &'static str); 6],
-}
-
-/// The module compiled for `arch`, once per process.
-fn compiled(arch: &str) -> Result<Compiled> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Mutex::default);
-    let mut cache = cache.lock().map_err(|_| anyhow!("the FP32 path's compile cache lock was poisoned"))?;
-    if let Some(c) = cache.get(arch) {
-        return Ok(c.clone());
-    }
-    let c = common::gpu::compile(SOURCE, FILE, arch, &[])?;
-    cache.insert(arch.to_owned(), c.clone());
-    Ok(c)
-}
-
-impl Kernels {
-    fn load(gpu: &Gpu, edited: Option<&str>) -> Result<Self> {
-        let arch = gpu.info.arch();
-        let module = match edited {
-            Some(source) => common::gpu::compile(source, FILE, &arch, &[])?,
-            None => compiled(&arch)?,
-        };
-        let kernel = Kernel::load_entry(gpu, module, ROWS_ENTRY)?;
-        let entry = |name: &'static str| Ok::<_, anyhow::Error>((kernel.entry(name)?, name));
-        let products = [
-            entry(PRODUCTS[0])?,
-            entry(PRODUCTS[1])?,
-            entry(PRODUCTS[2])?,
-            entry(PRODUCTS[3])?,
-            entry(PRODUCTS[4])?,
-            entry(PRODUCTS[5])?,
-        ];
-        for (f, _) in products.iter().filter(|(_, name)| !name.ends_with("_few")) {
-            // 48 KiB of dynamic shared memory and a few bytes of static: above the default.
-            f.set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
-                .map_err(|e| anyhow!("could not give the FP32 path {SMEM} bytes of shared memory: {e:?}"))?;
-        }
-        Ok(Self { list: kernel.entry(LIST_ENTRY)?, products })
-    }
-}
-
-impl Fp32Path {
-    /// Queues the FP32 path of one product C = A·B of `shape`, after the step's own: the rows
-    /// and columns `marks` (M + N ints on the device) marks are computed again, in FP32.
-    pub fn enqueue(
-        &self,
-        gpu: &Gpu,
-        operands: (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-        marks: sys::CUdeviceptr,
-        shape: Shape,
-    ) -> Result<()> {
-        self.queue(gpu, false, operands, marks, shape)
-    }
-
-    /// Queues the FP32 path of one product on a stream of its own, which waits for what `gpu`'s
-    /// stream has queued so far (the marks): it then runs beside what is queued next, the step's
-    /// product, which must leave C's marked rows and columns alone. [`Fp32Path::join`] makes
-    /// `gpu`'s stream wait for it.
-    pub fn fork(
-        &self,
-        gpu: &Gpu,
-        operands: (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-        marks: sys::CUdeviceptr,
-        shape: Shape,
-    ) -> Result<()> {
-        self.queue(gpu, true, operands, marks, shape)
-    }
-
-    /// Makes `gpu`'s stream wait for the FP32 path [`Fp32Path::fork`] queued.
-    pub fn join(&self, gpu: &Gpu) -> Result<()> {
-        let mut state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
-        if let (Some(side), true) = (&state.side, state.forked) {
-            side.done.record(&side.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
-            gpu.stream.wait(&side.done).map_err(|e| anyhow!("waiting for the FP32 path's stream: {e:?}"))?;
-        }
-        state.forked = false;
-        Ok(())
-    }
-
-    fn queue(
-        &self,
-        gpu: &Gpu,
-        beside: bool,
-        (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-        marks: sys::CUdeviceptr,
-        shape: Shape,
-    ) -> Result<()> {
-        let mut guard = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
-        let state = &mut *guard;
-        if state.kernels.is_none() {
-            state.kernels = Some(Kernels::load(gpu, self.edited.as_deref())?);
-        }
-        // A launch that times the path apart runs it in turn on `gpu`'s stream, so that its time
-        // is its own and not the product's beside it.
-        let beside = beside && state.timer.is_none();
-        if beside && state.side.is_none() {
-            state.side = Some(Side::new(gpu)?);
-        }
-        state.forked = beside;
-        let kernels = state.kernels.as_ref().expect("loaded above");
-        let Shape { m, n, k } = shape;
-        // The workspaces are made and zeroed on `gpu`'s stream, before the side stream waits.
-        let counts = zeroed(gpu, &mut state.counts, COUNTS)?;
-        let part = workspace(gpu, &mut state.part, part_len(shape))?;
-        let lists = workspace(gpu, &mut state.lists, lists_len(shape))?;
-        let stream = match (&state.side, beside) {
-            (Some(side), true) => {
-                side.start.record(&gpu.stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
-                side.stream
-                    .wait(&side.start)
-                    .map_err(|e| anyhow!("starting the FP32 path's stream: {e:?}"))?;
-                &side.stream
-            }
-            _ => &gpu.stream,
-        };
-        let [mi, ni, ki] = [m, n, k].map(|v| v as i32);
-        let failed =
-            |entry: &'static str| move |e| anyhow!("the FP32 path's {entry} failed to launch: {e:?}");
-
-        if let Some(([start, _], _)) = &state.timer {
-            start.record(stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
-        }
-        let mut list = stream.launch_builder(&kernels.list);
-        list.arg(&marks).arg(&mut *lists).arg(&counts).arg(&mi).arg(&ni);
-        let cfg = LaunchConfig {
-            grid_dim: (list_blocks(shape), 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match `list_paths(const int*, int*, int*, int, int)`; `marks`
-        // holds M + N ints (the caller's), the lists 2M + N and the counts 3 (allocated above).
-        unsafe { list.launch(cfg) }.map_err(failed(LIST_ENTRY))?;
-
-        for (function, entry) in &kernels.products {
-            let (grid_dim, threads, smem) = product_geometry(entry, shape);
-            let cfg = LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: smem };
-            let mut product = stream.launch_builder(function);
-            product.arg(a).arg(b).arg(&mut *c).arg(&*lists).arg(&counts).arg(&mut *part);
-            product.arg(&mi).arg(&ni).arg(&ki);
-            // SAFETY: the arguments match `fp32_rows` and `fp32_cols` (module docs); A, B and C
-            // hold the shape (the caller's check), the lists and counts are those `list_paths`
-            // fills before them in stream order, and `part` holds a piece for each block of the
-            // split kernels (a piece of BM·BN floats; the few-rows and few-columns kernels' are
-            // 4096 and 2048 floats, split only over strips·S or bands·S ≤ WORK blocks, fewer
-            // than those).
-            unsafe { product.launch(cfg) }.map_err(failed(entry))?;
-        }
-        if let Some(([_, stop], recorded)) = &mut state.timer {
-            stop.record(stream).map_err(|e| anyhow!("recording an event: {e:?}"))?;
-            *recorded = true;
-        }
-        Ok(())
-    }
-
-    /// Times the FP32 path of the next launch (for the report: [`Fp32Path::paths`] gives it), run
-    /// in turn with the product on `gpu`'s stream, even where the step forks it.
-    pub fn time_next(&self, gpu: &Gpu) -> Result<()> {
-        let mut state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
-        let event = || {
-            gpu.ctx
-                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(|e| anyhow!("creating an event: {e:?}"))
-        };
-        state.timer = Some(([event()?, event()?], false));
-        Ok(())
-    }
-
-    /// How many rows and columns the last launch sent down the FP32 path (waits for it), and
-    /// the time it took there if it was timed.
-    pub fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
-        let mut state = self.state.lock().map_err(|_| anyhow!("the FP32 path's lock was poisoned"))?;
-        let Some(counts) = &state.counts else { return Ok(None) };
-        let counts =
-            gpu.stream.clone_dtoh(counts).map_err(|e| anyhow!("reading the FP32 path's counts: {e:?}"))?;
-        let ms = match state.timer.take() {
-            Some(([start, stop], true)) => {
-                Some(f64::from(start.elapsed_ms(&stop).map_err(|e| anyhow!("reading an event: {e:?}"))?))
-            }
-            _ => None,
-        };
-        Ok(Some(Paths::new(counts[0].max(0) as usize, counts[2].max(0) as usize, ms)))
-    }
-}
-
-/// The FP32 path of one product on the emulator, as [`Fp32Path`] queues it on a GPU: the rows of
-/// A and columns of B that `marks` (M + N ints in the emulator's memory) marks, listed by
-/// `list_paths` and computed in FP32 into C by the six product kernels, in the order a GPU's
-/// stream runs them. The path's module is loaded into the machine on its first product. Returns
-/// (and keeps in the call's `paths`) how many rows and columns went there, read from the path's
-/// counts after it has run, as a GPU run reads them.
-pub fn on_emulator(call: &mut EmulatedCall, (a, b, c): EmulatedOperands, marks: u64) -> Result<Paths> {
-    if !call.machine.has_kernel(LIST_ENTRY) {
-        let ptx = emulator_ptx()?;
-        call.load(&ptx)?;
-    }
-    let shape = call.shape;
-    let counts = call.workspace(COUNTS, "the FP32 path's counts");
-    let part = call.workspace(part_len(shape), "the FP32 path's pieces");
-    let lists = call.workspace(lists_len(shape), "the FP32 path's lists");
+// ANCHOR: queue
+/// Queues the FP32 path of one product of `shape` on A, B and C: the rows of A and columns of B
+/// that `marks` marks (M + N ints), listed by `list_paths` and computed in FP32 into C by the six
+/// product kernels, between the queue's `time_from` and `time_to` (the part a run may time
+/// apart). `module` is [`MODULE`] (a test plants faults in a copy).
+pub fn queue(
+    q: &mut dyn Queue,
+    module: Module,
+    (a, b, c): (u64, u64, u64),
+    marks: u64,
+    shape: Shape,
+) -> Result<()> {
+    q.load(module)?;
+    let counts = q.zeroed(COUNTS_AT, 4 * COUNTS)?;
+    let part = q.workspace(PART_AT, 4 * part_len(shape))?;
+    let lists = q.workspace(LISTS_AT, 4 * lists_len(shape))?;
     let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| Arg::I32(v as i32));
-    let base = call.config;
-    let one = |grid, threads, dynamic_shared| Config { grid, block: (threads, 1, 1), dynamic_shared, ..base };
-    let list = one((list_blocks(shape), 1, 1), 256, 0);
-    call.run(LIST_ENTRY, list, &[Arg::Ptr(marks), Arg::Ptr(lists), Arg::Ptr(counts), m, n])?;
+    q.time_from()?;
+    let list = [Arg::Ptr(marks), Arg::Ptr(lists), Arg::Ptr(counts), m, n];
+    q.launch(LIST_ENTRY, Launch::of((list_blocks(shape), 1, 1), 256, 0), &list)?;
     let args: Vec<Arg> = [a, b, c, lists, counts, part].map(Arg::Ptr).into_iter().chain([m, n, k]).collect();
     for entry in PRODUCTS {
         let (grid, threads, smem) = product_geometry(entry, shape);
-        call.run(entry, one(grid, threads, smem), &args)?;
+        q.launch(entry, Launch::of(grid, threads, smem), &args)?;
     }
-    let read =
-        call.machine.read_f32(counts, 3).map_err(|e| anyhow!("reading the FP32 path's counts: {e}"))?;
-    let count = |v: f32| (v.to_bits() as i32).max(0) as usize;
-    let paths = Paths::new(count(read[0]), count(read[2]), None);
-    call.paths = Some(paths.clone());
-    Ok(paths)
+    q.time_to()
 }
+// ANCHOR_END: queue
 
-/// The FP32 path's module compiled to PTX for the emulator, once per process (the compile takes
-/// longer than the path's run at a test's shapes).
-fn emulator_ptx() -> Result<String> {
-    static PTX: Mutex<Option<String>> = Mutex::new(None);
-    let mut cached = PTX.lock().map_err(|_| anyhow!("the FP32 path's PTX lock was poisoned"))?;
-    if let Some(ptx) = &*cached {
-        return Ok(ptx.clone());
-    }
-    let ptx = common::emulated::ptx(SOURCE, FILE, common::emulated::PTX_ARCH, &[])?;
-    *cached = Some(ptx.clone());
-    Ok(ptx)
+/// How many rows and columns the last product sent down the path, read from its counts after it
+/// has finished (None before any product took the path).
+pub fn paths(q: &mut dyn Queue) -> Result<Option<Paths>> {
+    let Some(counts) = q.read_i32(COUNTS_AT, 0, 3)? else { return Ok(None) };
+    Ok(Some(Paths::new(counts[0].max(0) as usize, counts[2].max(0) as usize, None)))
 }
 
 #[cfg(test)]
@@ -435,8 +193,12 @@ mod gpu_tests {
     /// Runs the FP32 path of `path` on an m×n×k product whose every `every`-th row and column
     /// (from every/2) is marked: the marked rows and columns of C must hold FP32's answer (within
     /// FP32's bound), every other element be left as it was (NaN), and the counts be the marks'.
+    use common::gpu::Gpu;
+    use common::gpu_queue::{GpuQueue, GpuState};
+    use cudarc::driver::DevicePtr;
+
     fn check(
-        path: &Fp32Path,
+        module: Module,
         gpu: &Gpu,
         (m, n, k, every): (usize, usize, usize, usize),
     ) -> Result<(), String> {
@@ -446,12 +208,14 @@ mod gpu_tests {
         let marks: Vec<i32> = (0..m + n).map(|v| i32::from(v % every == every / 2)).collect();
         let s = &gpu.stream;
         let (da, db) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
-        let mut dc = s.clone_htod(&vec![f32::NAN; m * n]).unwrap();
+        let dc = s.clone_htod(&vec![f32::NAN; m * n]).unwrap();
         let dm = s.clone_htod(&marks).unwrap();
-        let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&dm, s);
-        path.enqueue(gpu, (&da, &db, &mut dc), ptr, Shape::new(m, n, k).unwrap()).unwrap();
+        let operands = (da.device_ptr(s).0, db.device_ptr(s).0, dc.device_ptr(s).0);
+        let mut state = GpuState::default();
+        let mut q = GpuQueue::bare(gpu, &mut state);
+        queue(&mut q, module, operands, dm.device_ptr(s).0, Shape::new(m, n, k).unwrap()).unwrap();
+        let p = paths(&mut q).unwrap().unwrap();
         let c = s.clone_dtoh(&dc).unwrap();
-        let p = path.paths(gpu).unwrap().unwrap();
         let marked = |v: usize| marks[v] != 0;
         let counts = ((0..m).filter(|&i| marked(i)).count(), (0..n).filter(|&j| marked(m + j)).count());
         if (p.rows, p.cols) != counts {
@@ -501,7 +265,7 @@ mod gpu_tests {
     fn gpu_the_fp32_path_writes_the_marked_rows_and_columns_alone() {
         let gpu = common::gpu::open("fp32_path", 0).unwrap();
         for shape in SHAPES {
-            check(&Fp32Path::default(), &gpu, shape).unwrap();
+            check(MODULE, &gpu, shape).unwrap();
         }
     }
 
@@ -544,9 +308,9 @@ mod gpu_tests {
         ];
         for (what, find, replace, shapes) in faults {
             assert_eq!(SOURCE.matches(find).count(), 1, "{what}: {find:?}");
-            let path = Fp32Path { edited: Some(SOURCE.replace(find, replace)), ..Default::default() };
+            let edited = SOURCE.replace(find, replace);
             for &shape in shapes {
-                let outcome = check(&path, &gpu, shape);
+                let outcome = check(Module { source: &edited, file: FILE }, &gpu, shape);
                 println!("{what}, {shape:?}: {outcome:?}");
                 assert!(outcome.is_err(), "{what} passed on {shape:?}");
             }

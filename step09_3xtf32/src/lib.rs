@@ -1,7 +1,6 @@
 //! Step 09: FP32 accuracy from the TF32 tensor cores: operands split in two, three products.
 
 pub mod apart;
-pub mod emulate;
 pub mod fp32_path;
 
 use common::gpu::Limits;

@@ -8,16 +8,11 @@
 //! kernel splits the slices into). The kernel takes `whole` and the workspace after the six,
 //! `matmul(M, N, K, A, B, C, int whole, float* partials)`.
 
-use std::sync::Mutex;
-
-use anyhow::{Result, anyhow, bail};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use anyhow::{Result, bail};
 
 use common::Shape;
-use common::emulated::{Arg, Config};
 use common::gpu::ENTRY;
-use common::gpu::Kernel;
-use common::hooks::{EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, ReportLine};
+use common::hooks::{Arg, Call, Hooks, Launch, Queue, ReportLine};
 use common::params::{Param, Params};
 use common::stream_k::SHARE;
 
@@ -68,12 +63,28 @@ pub fn on_tiles(params: &Params) -> bool {
 pub struct SplitHooks;
 
 impl Hooks for SplitHooks {
-    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
-        Ok(Some(Box::new(Split {
-            sum: kernel.entry(SUM_ENTRY)?,
-            few: kernel.entry(SUM_FEW_ENTRY)?,
-            partials: Mutex::new(None),
-        })))
+    /// The kernel with its workspace, then, where K is split, the sum of the slices.
+    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
+        if !call.has_layout() {
+            let why = "step 10's kernel takes `whole` before its workspace";
+            bail!("{why}: launch it with the plan's layout");
+        }
+        let shape = call.shape;
+        let slices = call.launch.grid.2 as usize;
+        // One float stands in for the workspace of an unsplit launch, which never reads it.
+        let floats = if slices > 1 { slices * shape.m * shape.n } else { 1 };
+        let partials = q.workspace("the split's workspace", 4 * floats)?;
+        let mut args = call.args();
+        args.push(Arg::Ptr(partials));
+        q.product(ENTRY, call.launch, &args)?;
+        if slices > 1 {
+            let (entry, blocks) = sum_launch(shape, slices);
+            let c = call.operands.2;
+            let count = (shape.m * shape.n) as i64;
+            let args = [Arg::Ptr(partials), Arg::Ptr(c), Arg::I64(count), Arg::I32(slices as i32)];
+            q.launch(entry, Launch::of((blocks, 1, 1), 256, 0), &args)?;
+        }
+        Ok(())
     }
 
     /// The slices of a split product.
@@ -88,35 +99,6 @@ impl Hooks for SplitHooks {
 
     fn on_tiles(&self, params: &Params) -> bool {
         on_tiles(params)
-    }
-
-    /// The same launches on the emulator: the kernel with its workspace, then the sum.
-    fn emulate(&self, call: &mut EmulatedCall, (a, b, c): EmulatedOperands) -> Result<()> {
-        if !call.has_layout() {
-            bail!("step 10's kernel takes `whole` before its workspace: launch it with the plan's layout");
-        }
-        let shape = call.shape;
-        let slices = call.config.grid.2 as usize;
-        let partials = call
-            .machine
-            .alloc(4 * if slices > 1 { slices * shape.m * shape.n } else { 1 }, "the split's workspace");
-        let mut args = call.args((a, b, c));
-        args.push(Arg::Ptr(partials));
-        call.run(ENTRY, call.config, &args)?;
-        if slices > 1 {
-            let (entry, blocks) = sum_launch(shape, slices);
-            let args = [
-                Arg::Ptr(partials),
-                Arg::Ptr(c),
-                Arg::I64((shape.m * shape.n) as i64),
-                Arg::I32(slices as i32),
-            ];
-            let config =
-                Config { grid: (blocks, 1, 1), block: (256, 1, 1), dynamic_shared: 0, ..call.config };
-            call.run(entry, config, &args)?;
-        }
-        call.machine.free(partials);
-        Ok(())
     }
 
     fn pads(&self, params: &Params) -> bool {
@@ -161,50 +143,6 @@ fn sum_launch(shape: Shape, slices: usize) -> (&'static str, u32) {
     let groups = if few { 1 << slices.clamp(1, 8).ilog2() } else { 1 };
     let blocks = (elements * groups).div_ceil(256).clamp(1, 4 * 1024) as u32;
     (if few { SUM_FEW_ENTRY } else { SUM_ENTRY }, blocks)
-}
-
-/// What a launch that splits K keeps: the kernels that add the slices, and their workspace.
-struct Split {
-    sum: CudaFunction,
-    few: CudaFunction,
-    partials: Mutex<Option<CudaSlice<f32>>>,
-}
-
-impl OwnProduct for Split {
-    fn enqueue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
-        if !call.has_layout() {
-            bail!("step 10's kernel takes `whole` before its workspace: launch it with the plan's layout");
-        }
-        let mut slot =
-            self.partials.lock().map_err(|_| anyhow!("the split workspace's lock was poisoned"))?;
-        let shape = call.shape;
-        let slices = call.cfg.grid_dim.2 as usize;
-        // One float stands in for the workspace of an unsplit launch, which never reads it.
-        let partials = common::pad::workspace(
-            call.gpu,
-            &mut slot,
-            if slices > 1 { slices * shape.m * shape.n } else { 1 },
-        )?;
-        let mut builder = call.args((a, b, &mut *c));
-        builder.arg(&*partials);
-        // SAFETY: the arguments match `matmul(int, int, int, const float*, const float*, float*,
-        // int whole, float* partials)`; the workspace holds `slices` products of M×N floats, and
-        // the buffers the elements the shape addresses (checked by common's launch).
-        unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-        if slices > 1 {
-            let (entry, blocks) = sum_launch(shape, slices);
-            let (count, slices) = ((shape.m * shape.n) as i64, slices as i32);
-            let mut sum =
-                call.gpu.stream.launch_builder(if entry == SUM_FEW_ENTRY { &self.few } else { &self.sum });
-            sum.arg(&*partials).arg(&mut *c).arg(&count).arg(&slices);
-            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            // SAFETY: the arguments match `sum_slices` and `sum_few` (both `const float*, float*,
-            // long long, int`); the workspace holds `slices` products of M×N floats and C holds M×N.
-            unsafe { sum.launch(cfg) }
-                .map_err(|e| anyhow!("the sum of the split slices failed to launch: {e:?}"))?;
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -96,6 +96,7 @@ const BN: u32 = 256;
 const BK: u32 = 128;
 
 pub mod coherent;
+pub mod hooks;
 pub mod residues;
 pub mod sequence;
 
@@ -215,7 +216,7 @@ pub const STEP: GpuStep = GpuStep {
     min_compute: (9, 0),
     extension: Extension::OwnMaps { a: a_box, b: b_box },
     variants: VARIANTS,
-    hooks: &residues::ResidueHooks,
+    hooks: &hooks::ResidueHooks,
     ..GpuStep::DEFAULT
 };
 

@@ -1,4 +1,4 @@
-//! Step 11's own product (its hooks, `ResidueHooks`): a product computed from the residues of
+//! Step 11's own product (its hooks are in `hooks.rs`): a product computed from the residues of
 //! A and B modulo a few moduli, one INT8 product per modulus. Every launch queues,
 //! in this order (timing counts them all):
 //!
@@ -55,38 +55,12 @@
 //! the FP32 path of the marked rows and columns (step 09's `fp32_path`)
 //! ```
 //!
-//! The list is written once, in [`crate::sequence`]; this file plays it on a GPU, where the
-//! workspaces are kept from launch to launch and grown when a shape needs more.
+//! The list is written once, as data, in [`crate::sequence`], which plays it on either device;
+//! this file holds the arithmetic the host shares with the kernels.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-use anyhow::{Result, anyhow};
-use cudarc::driver::sys::CUfunction_attribute as FnAttr;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
+use anyhow::Result;
 
 use common::Shape;
-use common::gpu::{Gpu, Kernel};
-use common::hooks::{
-    EmulatedCall, EmulatedOperands, Hooks, KernelCall, Operands, OwnProduct, Paths, ReportLine, StepOption,
-};
-use common::params::Params;
-use common::tma::{Element, TensorMap, TmaBox, encode_as};
-use step09_3xtf32::fp32_path::Fp32Path;
-
-use crate::MODULI;
-use crate::sequence::{Buf, Item, Val, Work, on_emulator, read_stats, sequence};
-
-/// Pushes resolved arguments onto a launch, in order.
-fn push<'a>(builder: &mut LaunchArgs<'a>, args: &'a [Resolved]) {
-    for arg in args {
-        match arg {
-            Resolved::I32(i) => builder.arg(i),
-            Resolved::Ptr(p) => builder.arg(p),
-            Resolved::Map(m) => builder.arg(m),
-        };
-    }
-}
 
 /// The moduli step 11's kernel knows, in the order it takes them: the first pass takes the first
 /// MODULI, and the data may call for up to [`MOST`].
@@ -175,181 +149,11 @@ pub fn bf16_pitch(k: usize) -> usize {
     k.div_ceil(8) * 8
 }
 
-/// Device bytes a product of `shape` needs besides A, B and C, whatever the first pass's count:
-/// every workspace of the sequence ([`Work`]: the residues of A, of Bᵀ and of C for all
-/// [`MOST`] moduli the data may call for, the bound's magnitudes, the exponents, norms,
-/// statistics and marks), and the FP32 path's lists.
-pub fn workspace_bytes(shape: Shape) -> u64 {
-    Work::ALL
-        .iter()
-        .fold(0u64, |sum, w| sum.saturating_add(w.bytes(shape, true)))
-        .saturating_add(step09_3xtf32::fp32_path::workspace_bytes(shape))
-}
-
-/// The entry points of one compiled kernel, and the workspaces its launches keep: the GPU's
-/// player of [`sequence`].
-pub struct Residues {
-    entries: HashMap<&'static str, CudaFunction>,
-    rebuilds: bool,
-    state: Mutex<State>,
-    fp32: Fp32Path,
-}
-
-#[derive(Default)]
-struct State {
-    /// One slot per [`Work`], in the order of [`Work::ALL`].
-    works: [Option<CudaSlice<u8>>; Work::ALL.len()],
-    /// The maps of the last launch, and what each was encoded for.
-    maps: Vec<(MapKey, TensorMap)>,
-    /// The first pass's moduli at the last launch, its shape, and whether the count was forced.
-    first: usize,
-    shape: Option<Shape>,
-    forced: bool,
-}
-
-/// What a map is encoded for: the element, the address, the dimensions and the box.
-type MapKey = (Element, u64, [usize; 4], TmaBox);
-
-/// An argument resolved for the GPU: an int, or a device address or a map, by value.
-enum Resolved {
-    I32(i32),
-    Ptr(u64),
-    Map(TensorMap),
-}
-
-impl Residues {
-    /// Finds the entry points in the step's module.
-    pub fn new(kernel: &Kernel) -> Result<Self> {
-        let rebuilds = kernel.has_entry(RECONSTRUCT_ENTRY);
-        let mut entries = HashMap::new();
-        let mut names = vec![
-            ROWS_ENTRY,
-            NORMS_ENTRY,
-            COLS_ENTRY,
-            MARKS_ENTRY,
-            RESCALE_ROWS_ENTRY,
-            RESCALE_COLS_ENTRY,
-            MAGNITUDE_ROWS_ENTRY,
-            MAGNITUDE_COLS_ENTRY,
-            BOUND_ENTRY,
-            CHOOSE_ENTRY,
-        ];
-        if rebuilds {
-            names.extend([RECONSTRUCT_ENTRY, RECONSTRUCT_WIDE_ENTRY]);
-        }
-        for name in names {
-            entries.insert(name, kernel.entry(name)?);
-        }
-        entries[BOUND_ENTRY]
-            .set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BOUND_SMEM as i32)
-            .map_err(|e| anyhow!("could not give the bound {BOUND_SMEM} bytes of shared memory: {e:?}"))?;
-        Ok(Self { entries, rebuilds, state: Mutex::default(), fp32: Fp32Path::default() })
-    }
-
-    /// Queues one product C = A·B of the call's shape with a first pass of MODULI moduli: the
-    /// items of [`sequence`] in order, on the GPU's stream. The boxes are counted in bytes of the
-    /// residues.
-    fn queue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
-        let (gpu, shape) = (call.gpu, call.shape);
-        let boxes =
-            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
-        let mut state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
-        state.first = call.params.get(MODULI.name) as usize;
-        state.shape = Some(shape);
-        state.forced = call.params.find(crate::COUNT.name).is_some_and(|c| c > 0);
-        let mut at = [0u64; Work::ALL.len()];
-        for (i, work) in Work::ALL.into_iter().enumerate() {
-            let bytes = usize::try_from(work.bytes(shape, self.rebuilds))?;
-            let w = common::pad::workspace(gpu, &mut state.works[i], bytes)?;
-            if work.zeroed() {
-                gpu.stream.memset_zeros(w).map_err(|e| anyhow!("zeroing the statistics: {e:?}"))?;
-            }
-            at[i] = w.device_ptr(&gpu.stream).0;
-        }
-        let operand = |s: &CudaSlice<f32>| s.device_ptr(&gpu.stream).0;
-        let [pa, pb, pc] = [operand(a), operand(b), operand(c)];
-        let address = |buf: Buf| match buf {
-            Buf::A => pa,
-            Buf::B => pb,
-            Buf::C => pc,
-            Buf::Work(work, offset) => at[work as usize] + offset as u64,
-        };
-        let mut resolve = |vals: &[Val]| -> Result<Vec<Resolved>> {
-            let mut out = Vec::with_capacity(vals.len());
-            for v in vals {
-                out.push(match *v {
-                    Val::I32(i) => Resolved::I32(i),
-                    Val::Ptr(buf) => Resolved::Ptr(address(buf)),
-                    Val::Map { element, of, dims, bx } => {
-                        let key = (element, at[of as usize], dims, bx);
-                        let found = state.maps.iter().find(|(k, _)| *k == key).map(|(_, m)| *m);
-                        let map = match found {
-                            Some(map) => map,
-                            None => {
-                                let map = encode_as(element, key.1, dims, bx)?;
-                                state.maps.truncate(7);
-                                state.maps.insert(0, (key, map));
-                                map
-                            }
-                        };
-                        Resolved::Map(map)
-                    }
-                });
-            }
-            Ok(out)
-        };
-        for item in sequence(shape, self.rebuilds, boxes) {
-            match item {
-                Item::Kernel { entry, grid, block, smem, args } => {
-                    let args = resolve(&args)?;
-                    let mut builder = gpu.stream.launch_builder(&self.entries[entry]);
-                    push(&mut builder, &args);
-                    let cfg =
-                        LaunchConfig { grid_dim: grid, block_dim: (block, 1, 1), shared_mem_bytes: smem };
-                    // SAFETY: the arguments match the signatures in the module docs, as
-                    // `sequence` lists them; the workspaces hold what those signatures address
-                    // for `shape` (allocated above at the sizes `Work::bytes` gives), and A, B and
-                    // C hold the shape (checked by the caller).
-                    unsafe { builder.launch(cfg) }
-                        .map_err(|e| anyhow!("the kernel's {entry} failed to launch: {e:?}"))?;
-                }
-                Item::Product { args } => {
-                    let args = resolve(&args)?;
-                    let mut builder = call.args((a, b, &mut *c));
-                    push(&mut builder, &args);
-                    // SAFETY: as for the kernels above; the maps address the residue workspaces.
-                    unsafe { builder.launch(call.cfg) }
-                        .map_err(|e| anyhow!("the kernel failed to launch: {e:?}"))?;
-                }
-                Item::Fp32Path { marks } => self.fp32.enqueue(gpu, (a, b, &mut *c), address(marks), shape)?,
-            }
-        }
-        Ok(())
-    }
-
-    /// The moduli the last product took (after it has finished): the first pass's, or more where
-    /// the data called for them; and what each row and column needed, in words.
-    pub fn moduli(&self, gpu: &Gpu) -> Result<Option<(usize, String)>> {
-        let state = self.state.lock().map_err(|_| anyhow!("the residues' state lock was poisoned"))?;
-        let (Some(stats), Some(shape)) = (&state.works[Work::Stats as usize], state.shape) else {
-            return Ok(None);
-        };
-        let read = |from: usize, len: usize| {
-            let mut bytes = vec![0u8; 4 * len];
-            gpu.stream
-                .memcpy_dtoh(&stats.slice(4 * from..4 * (from + len)), &mut bytes)
-                .map_err(|e| anyhow!("reading the moduli the product took: {e:?}"))?;
-            Ok(bytes.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
-        };
-        moduli_taken(read, shape, state.first, state.forced).map(Some)
-    }
-}
-
 /// The moduli a product of `shape` took, read from its statistics by `read(from, len)`, and what
 /// each row and column needed, in words; `first` the first pass's count, `forced` whether
 /// `--moduli` forced it.
 pub fn moduli_taken(
-    read: impl Fn(usize, usize) -> Result<Vec<i32>>,
+    mut read: impl FnMut(usize, usize) -> Result<Vec<i32>>,
     shape: Shape,
     first: usize,
     forced: bool,
@@ -383,93 +187,6 @@ fn needs_words(rows: &[i32], cols: &[i32], first: usize) -> String {
         })
         .collect();
     format!("the fewest moduli the rule or the bound allows (first pass {first}): {}", parts.join(", "))
-}
-
-/// Step 11's hooks: every launch is the residues' ([`Residues`]).
-pub struct ResidueHooks;
-
-impl Hooks for ResidueHooks {
-    /// The same sequence on the emulator ([`crate::sequence::on_emulator`]), with the moduli the
-    /// product took read after it, as a GPU run reads them.
-    fn emulate(&self, call: &mut EmulatedCall, operands: EmulatedOperands) -> Result<()> {
-        let boxes =
-            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
-        let rebuilds = call.machine.has_kernel(RECONSTRUCT_ENTRY);
-        let items = sequence(call.shape, rebuilds, boxes);
-        let stats = on_emulator(call, operands, &items)?;
-        let first = call.params.get(MODULI.name) as usize;
-        let forced = call.params.find(crate::COUNT.name).is_some_and(|c| c > 0);
-        let read = |from, len| read_stats(call, stats, from, len);
-        let (taken, needs) = moduli_taken(read, call.shape, first, forced)?;
-        call.paths = call.paths.take().map(|p| with_moduli(p, Some((taken, needs))));
-        Ok(())
-    }
-
-    /// `--moduli N`: N moduli forced on every row and column.
-    fn option(&self) -> Option<StepOption> {
-        Some(StepOption {
-            long: "moduli",
-            value_name: "N",
-            help: "Force how many moduli this step takes on every row and column, 2 to 16, its rule and bound off (its parameters COUNT = N and MODULI = N, or 8 above 8): to see how few the data would need",
-            range: (2, 16),
-            apply: force_moduli,
-        })
-    }
-
-    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
-        Ok(Some(Box::new(Residues::new(kernel)?)))
-    }
-
-    fn workspace_bytes(&self, _params: &Params, shape: Shape) -> u64 {
-        workspace_bytes(shape)
-    }
-
-    fn report_line(&self, params: &Params, _shape: Shape, _grid: (u32, u32, u32)) -> ReportLine {
-        Some((
-            "moduli",
-            format!(
-                "{} INT8 products, one per modulus, or up to {MOST} where the data needs more (the paths line says how many), after A and B are scaled to integers and cut into residues, before C is rebuilt from them (all counted in the time)",
-                params.get(MODULI.name)
-            ),
-        ))
-    }
-}
-
-impl OwnProduct for Residues {
-    fn enqueue(&self, call: &KernelCall, operands: Operands) -> Result<()> {
-        self.queue(call, operands)
-    }
-
-    fn time_paths_next(&self, gpu: &Gpu) -> Result<bool> {
-        self.fp32.time_next(gpu).map(|()| true)
-    }
-
-    /// The FP32 path's counts, with the moduli the product took.
-    fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
-        let moduli = self.moduli(gpu)?;
-        Ok(self.fp32.paths(gpu)?.map(|p| with_moduli(p, moduli)))
-    }
-}
-
-/// The FP32 path's counts with the step's own words: the moduli the product took, and how many
-/// each row and column needed.
-fn with_moduli(paths: Paths, moduli: Option<(usize, String)>) -> Paths {
-    let own = match &moduli {
-        Some((taken, _)) => format!("scaled to integers ({taken} moduli)"),
-        None => "scaled to integers".to_owned(),
-    };
-    let (products, more) = match moduli {
-        Some((taken, needs)) => (Some(taken), Some(("needs", needs))),
-        None => (None, None),
-    };
-    Paths { own, products, more, ..paths }
-}
-
-/// `--moduli N` as parameters: MODULI first, so that a `--param MODULI` given as well still wins,
-/// and COUNT last.
-fn force_moduli(n: u32, params: &mut Vec<(String, u32)>) {
-    params.insert(0, (MODULI.name.to_owned(), n.min(8)));
-    params.push((crate::COUNT.name.to_owned(), n));
 }
 
 #[cfg(test)]
@@ -507,29 +224,5 @@ mod tests {
             "the fewest moduli the rule or the bound allows (first pass 7): 7 for 4055 rows and 4060 columns, \
              8 for 41 rows and 36 columns, more than 16 for 1 column"
         );
-    }
-
-    #[test]
-    fn the_workspace_counts_every_residue_plane() {
-        let s = Shape::new(3, 5, 7).unwrap();
-        // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16); the bf16 magnitudes of 8 vectors
-        // 8 deep; exponents, statistics (3, 4 for each of 8 vectors, the flag and two
-        // histograms of 18), marks; each vector's two scaled norms (floats), Σx² and ‖·‖₁ (doubles),
-        // one chunk of norms in three planes; the FP32 path's lists, counts and the pieces of
-        // sixteen split blocks (one tile's K in sixteen).
-        assert_eq!(
-            workspace_bytes(s),
-            16 * (8 * 16 + 3 * 16)
-                + 2 * 8 * 8
-                + 4 * 8
-                + 4 * (3 + 4 * 8 + 1 + 2 * 18)
-                + 4 * 8
-                + 8 * 8
-                + 2 * 8 * 8
-                + 3 * 8 * 5
-                + 4 * (11 + 3 + 256 + 16 * 128 * 256)
-        );
-        assert_eq!(pitch(16), 16);
-        assert_eq!(pitch(17), 32);
     }
 }

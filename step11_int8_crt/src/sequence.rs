@@ -1,15 +1,12 @@
-//! Step 11's launch written once, as data: the workspaces one product needs and the kernels it
-//! queues, in order, with their grids and arguments ([`sequence`]). Two players run the list:
-//! [`Residues`](crate::residues::Residues) on a GPU, and [`on_emulator`] on the PTX emulator,
-//! so the emulator runs exactly what a GPU runs. The kernels and their arguments are described
-//! in [`crate::residues`]'s module docs.
+//! Step 11's launch written as data: the workspaces one product needs and the kernels it
+//! queues, in order, with their grids and arguments ([`sequence`]), and [`play`], which queues
+//! the list on either device. The kernels and their arguments are described in
+//! [`crate::residues`]'s module docs.
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 
 use common::Shape;
-use common::emulated::{Arg, Config};
-use common::emulated_call::encode_elements;
-use common::hooks::{EmulatedCall, EmulatedOperands};
+use common::hooks::{Arg, Call, Launch, Queue};
 use common::tma::{Element, TmaBox};
 
 use crate::residues::{
@@ -18,6 +15,17 @@ use crate::residues::{
     RECONSTRUCT_ENTRY, RECONSTRUCT_WIDE_ENTRY, RESCALE_COLS_ENTRY, RESCALE_ROWS_ENTRY, ROWS_ENTRY,
     SCALE_TILE, bf16_pitch, pitch, stats_len,
 };
+
+/// Device bytes a product of `shape` needs besides A, B and C, whatever the first pass's count:
+/// every workspace of the sequence ([`Work`]: the residues of A, of Bᵀ and of C for all
+/// [`MOST`] moduli the data may call for, the bound's magnitudes, the exponents, norms,
+/// statistics and marks), and the FP32 path's lists.
+pub fn workspace_bytes(shape: Shape) -> u64 {
+    Work::ALL
+        .iter()
+        .fold(0u64, |sum, w| sum.saturating_add(w.bytes(shape, true)))
+        .saturating_add(step09_3xtf32::fp32_path::workspace_bytes(shape))
+}
 
 /// Blocks of the second pass's scaling kernels: they return at once where the first pass's moduli
 /// do, and where they do not, enough blocks that the last wave is a small part of the work.
@@ -98,6 +106,24 @@ impl Work {
     /// add into); the others are written before they are read.
     pub fn zeroed(self) -> bool {
         self == Work::Stats
+    }
+
+    /// The workspace's name, in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Work::ARes => "A's residues",
+            Work::BRes => "Bᵀ's residues",
+            Work::CRes => "C's residues",
+            Work::Exps => "the exponents",
+            Work::Part => "B's partial norms",
+            Work::Squares => "the sums of squares",
+            Work::L1 => "the sums of magnitudes",
+            Work::ScaledL1 => "the scaled norms",
+            Work::MagA => "A's magnitudes",
+            Work::MagB => "B's magnitudes",
+            Work::Stats => "the statistics",
+            Work::Marks => "the marks",
+        }
     }
 }
 
@@ -244,38 +270,33 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
 }
 // ANCHOR_END: sequence
 
-/// The bytes of `element`.
-pub fn element_bytes(element: Element) -> u32 {
-    match element {
-        Element::F32 => 4,
-        Element::U8 => 1,
-        Element::Bf16 => 2,
-    }
-}
-
-/// One product on the PTX emulator: the same sequence, each workspace allocated for it (zeroed),
-/// each map encoded by the emulator. Returns the statistics' address, read after for the report.
-pub fn on_emulator(call: &mut EmulatedCall, (a, b, c): EmulatedOperands, items: &[Item]) -> Result<u64> {
+/// Queues one product: each workspace of the sequence (kept from product to product, the
+/// statistics zeroed), then its items in order, each map encoded for its workspace.
+pub fn play(q: &mut dyn Queue, call: &Call, items: &[Item]) -> Result<()> {
     let shape = call.shape;
     let rebuilds = items.iter().any(|i| matches!(i, Item::Kernel { entry: RECONSTRUCT_ENTRY, .. }));
-    let mut at = std::collections::HashMap::new();
-    for work in Work::ALL {
+    let mut at = [0u64; Work::ALL.len()];
+    for (i, work) in Work::ALL.into_iter().enumerate() {
         let bytes = usize::try_from(work.bytes(shape, rebuilds))?;
-        at.insert(work, call.workspace(bytes.div_ceil(4), "a residue workspace"));
+        at[i] = match work.zeroed() {
+            true => q.zeroed(work.name(), bytes)?,
+            false => q.workspace(work.name(), bytes)?,
+        };
     }
+    let (a, b, c) = call.operands;
     let address = |buf: Buf| match buf {
         Buf::A => a,
         Buf::B => b,
         Buf::C => c,
-        Buf::Work(work, offset) => at[&work] + offset as u64,
+        Buf::Work(work, offset) => at[work as usize] + offset as u64,
     };
-    let resolve = |vals: &[Val]| -> Result<Vec<Arg>> {
+    let resolve = |q: &mut dyn Queue, vals: &[Val]| -> Result<Vec<Arg>> {
         vals.iter()
             .map(|v| match *v {
                 Val::I32(i) => Ok(Arg::I32(i)),
                 Val::Ptr(buf) => Ok(Arg::Ptr(address(buf))),
                 Val::Map { element, of, dims, bx } => {
-                    encode_elements(element_bytes(element), at[&of], dims, bx).map(Arg::Map)
+                    q.encode(element, at[of as usize], dims, bx).map(Arg::Map)
                 }
             })
             .collect()
@@ -283,29 +304,48 @@ pub fn on_emulator(call: &mut EmulatedCall, (a, b, c): EmulatedOperands, items: 
     for item in items {
         match item {
             Item::Kernel { entry, grid, block, smem, args } => {
-                let config =
-                    Config { grid: *grid, block: (*block, 1, 1), dynamic_shared: *smem, ..call.config };
-                let args = resolve(args)?;
-                call.run(entry, config, &args)?;
+                let args = resolve(q, args)?;
+                q.launch(entry, Launch::of(*grid, *block, *smem), &args)?;
             }
             Item::Product { args } => {
-                let mut all = call.args((a, b, c));
-                all.extend(resolve(args)?);
-                call.run(common::gpu::ENTRY, call.config, &all)?;
+                let mut all = call.args();
+                all.extend(resolve(q, args)?);
+                q.product(common::gpu::ENTRY, call.launch, &all)?;
             }
             Item::Fp32Path { marks } => {
-                step09_3xtf32::fp32_path::on_emulator(call, (a, b, c), address(*marks))?;
+                use step09_3xtf32::fp32_path::{MODULE, queue};
+                queue(q, MODULE, call.operands, address(*marks), shape)?;
             }
         }
     }
-    Ok(at[&Work::Stats])
+    Ok(())
 }
 
-/// The statistics of the last product, `len` ints from `from`, read from the emulator.
-pub fn read_stats(call: &EmulatedCall, stats: u64, from: usize, len: usize) -> Result<Vec<i32>> {
-    let floats = call
-        .machine
-        .read_f32(stats + 4 * from as u64, len)
-        .map_err(|e| anyhow!("reading the moduli the product took: {e}"))?;
-    Ok(floats.into_iter().map(|f| f.to_bits() as i32).collect())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_counts_every_residue_plane() {
+        let s = Shape::new(3, 5, 7).unwrap();
+        // 16 moduli × (3 + 5 rows of 16 bytes + 3 rows of 16); the bf16 magnitudes of 8 vectors
+        // 8 deep; exponents, statistics (3, 4 for each of 8 vectors, the flag and two
+        // histograms of 18), marks; each vector's two scaled norms (floats), Σx² and ‖·‖₁ (doubles),
+        // one chunk of norms in three planes; the FP32 path's lists, counts and the pieces of
+        // sixteen split blocks (one tile's K in sixteen).
+        assert_eq!(
+            workspace_bytes(s),
+            16 * (8 * 16 + 3 * 16)
+                + 2 * 8 * 8
+                + 4 * 8
+                + 4 * (3 + 4 * 8 + 1 + 2 * 18)
+                + 4 * 8
+                + 8 * 8
+                + 2 * 8 * 8
+                + 3 * 8 * 5
+                + 4 * (11 + 3 + 256 + 16 * 128 * 256)
+        );
+        assert_eq!(pitch(16), 16);
+        assert_eq!(pitch(17), 32);
+    }
 }

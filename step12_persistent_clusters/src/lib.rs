@@ -1,17 +1,11 @@
 //! Step 12: step 08's kernel made persistent, launched in clusters that share A's tile through
 //! multicast, storing C through shared memory with the copy engine.
 
-use std::sync::Mutex;
+use anyhow::{Result, bail};
 
-use anyhow::{Result, anyhow, bail};
-use cudarc::driver::sys::CUfunction_attribute as FnAttr;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
-
-use common::emulated::Arg;
-use common::emulated_call::{self, EmulatedCall, EmulatedOperands};
-use common::gpu::{Kernel, Limits};
-use common::hooks::{Hooks, KernelCall, Operands, OwnProduct, ReportLine};
-use common::tma::{self, TensorMap};
+use common::gpu::Limits;
+use common::hooks::{Arg, Call, Hooks, Queue, ReportLine};
+use common::tma::Element;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, Stage, TmaBox,
 };
@@ -304,52 +298,48 @@ impl Hooks for PersistentHooks {
         (slots / cluster * cluster, 1, 1)
     }
 
-    fn own_product(&self, kernel: &Kernel) -> Result<Option<Box<dyn OwnProduct>>> {
-        let cut = match kernel.has_entry(CUT_ENTRY) {
-            true => Some(Cut { product: kernel.entry(CUT_ENTRY)?, smem: Mutex::new(0) }),
-            false => None,
-        };
-        Ok(Some(Box::new(Persistent { cut, last: Mutex::new(None), partial: Mutex::new(None) })))
-    }
-
-    /// The same launch on the emulator: A's, B's and C's maps, the schedule's sharing, the
-    /// workspace of the pieces, and `matmul_cut` where the sharing cuts units.
-    fn emulate(&self, call: &mut EmulatedCall, (a, b, c): EmulatedOperands) -> Result<()> {
-        let [a_map, b_map] = call.maps((a, b), &[])?;
+    /// A's, B's and C's maps, the schedule's sharing, the workspace of the pieces, and
+    /// `matmul_cut` in place of `matmul` where the sharing cuts units.
+    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
+        let [a_map, b_map] = call.maps(q, None)?;
         let Shape { m, n, .. } = call.shape;
-        // Rows of C that are not 16-byte multiples are stored directly, as on a GPU.
+        let c = call.operands.2;
+        // Rows of C that are not 16-byte multiples cannot be mapped: the kernel stores those
+        // directly and never reads the map.
         let c_map = match n % 4 {
-            0 => emulated_call::encode(c, [m, n, n, 1], c_box())?,
+            0 => q.encode(Element::F32, c, [m, n, n, 1], c_box())?,
             _ => [0; 16],
         };
-        let blocks = call.config.grid.0;
+        let blocks = call.launch.grid.0;
         let cluster = call.params.get("CLUSTER");
         let clusters = blocks / cluster;
         if clusters == 0 {
-            bail!("an H100 holds no cluster of {cluster} of these blocks at once; lower CLUSTER");
+            bail!("the GPU holds no cluster of {cluster} of these blocks at once; lower CLUSTER");
         }
         let (units, k_tiles) = units(call.params, call.shape);
-        let twin = call.machine.has_kernel(CUT_ENTRY);
+        // The stages define no `matmul_cut` and never cut.
+        let twin = q.has_entry(CUT_ENTRY);
         let sharing = match twin {
             true => Sharing::new(units, clusters, k_tiles, call.params.get("PIECE")),
             false => Sharing { whole: units, share: k_tiles },
         };
         let cuts = twin && sharing.cuts(units);
+        // A count per tile and consumer (zero between launches: the kernel leaves it zeroed), to
+        // a whole 128-byte line; then two BM×BN tiles of sums per block. The counts' region never
+        // moves into old sums: one kernel has one BN and one grid (the blocks the GPU holds),
+        // whatever the shape.
         let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
         let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
         let counts = (consumers * blocks).next_multiple_of(32);
         let floats = if cuts { counts + 2 * tile * blocks } else { 1 };
-        let partial = call.workspace(floats, "the pieces' workspace");
-        let mut args = call.args((a, b, c));
+        let partial = q.workspace("the pieces' workspace", 4 * floats)?;
+        let mut args = call.args();
         args.extend([Arg::Map(a_map), Arg::Map(b_map), Arg::Map(c_map), Arg::Ptr(partial)]);
         args.extend([sharing.whole, sharing.share].map(|v| Arg::I32(v as i32)));
-        // A stage declares fewer parameters: it is given those it declares, as on a GPU.
+        // `matmul` and `matmul_cut(int, int, int, const float*, const float*, float*,
+        // CUtensorMap, CUtensorMap, CUtensorMap, float*, int, int)`; a stage declares fewer.
         let entry = if cuts { CUT_ENTRY } else { common::gpu::ENTRY };
-        args.truncate(call.machine.parameters(entry).unwrap_or(args.len()));
-        match cuts {
-            true => call.run_twin(entry, call.config, &args),
-            false => call.run(entry, call.config, &args),
-        }
+        q.product(entry, call.launch, &args)
     }
 
     /// The clusters, and where the launch cuts the last round: how many units, in runs of how
@@ -370,93 +360,6 @@ impl Hooks for PersistentHooks {
     }
 }
 
-/// The launch with C's map, encoded again only when C's buffer or shape changes; the workspace
-/// of the pieces (their counts, then two BM×BN tiles of sums per block), grown when a launch
-/// needs more.
-struct Persistent {
-    /// The kernel's twin that cuts units (the stages have none).
-    cut: Option<Cut>,
-    last: Mutex<Option<((u64, Shape), TensorMap)>>,
-    partial: Mutex<Option<CudaSlice<f32>>>,
-}
-
-/// `matmul_cut`, and the dynamic shared memory it has been allowed so far.
-struct Cut {
-    product: CudaFunction,
-    smem: Mutex<u32>,
-}
-
-impl OwnProduct for Persistent {
-    fn enqueue(&self, call: &KernelCall, (a, b, c): Operands) -> Result<()> {
-        let [a_map, b_map] = call.maps((a, b), None)?;
-        let Shape { m, n, .. } = call.shape;
-        let (ptr, sync) = c.device_ptr(&call.gpu.stream);
-        let mut last =
-            self.last.lock().map_err(|_| anyhow!("the map of C was poisoned by a failed launch"))?;
-        let c_map = match *last {
-            Some((key, map)) if key == (ptr, call.shape) => map,
-            // Rows of C that are not 16-byte multiples cannot be mapped: the kernel stores those
-            // directly and never reads the map.
-            _ if n % 4 != 0 => [0; 16],
-            _ => tma::encode(ptr, m, n, n, 1, c_box())?,
-        };
-        *last = Some(((ptr, call.shape), c_map));
-        drop(sync);
-
-        let blocks = call.cfg.grid_dim.0;
-        let clusters = blocks / call.params.get("CLUSTER");
-        if clusters == 0 {
-            let cluster = call.params.get("CLUSTER");
-            bail!("this GPU holds no cluster of {cluster} of these blocks at once; lower CLUSTER");
-        }
-        let (units, k_tiles) = units(call.params, call.shape);
-        let sharing = match self.cut {
-            Some(_) => Sharing::new(units, clusters, k_tiles, call.params.get("PIECE")),
-            None => Sharing { whole: units, share: k_tiles },
-        };
-        let cut = self.cut.as_ref().filter(|_| sharing.cuts(units));
-        if let Some(cut) = cut {
-            // Common let `matmul` have its shared memory; let its twin have the same.
-            let bytes = call.cfg.shared_mem_bytes;
-            let mut allowed =
-                cut.smem.lock().map_err(|_| anyhow!("a failed launch poisoned the cut kernel"))?;
-            if *allowed < bytes {
-                let attribute = FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-                let refused = |e| anyhow!("could not give the cut kernel its shared memory: {e:?}");
-                cut.product.set_attribute(attribute, bytes as i32).map_err(refused)?;
-                *allowed = bytes;
-            }
-        }
-        let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
-        let poisoned = |_| anyhow!("the workspace was poisoned by a failed launch");
-        let mut partial = self.partial.lock().map_err(poisoned)?;
-        // A count per tile and consumer (zero between launches), to a whole 128-byte line; then
-        // two tiles of sums per block. The counts' region never moves into old sums: one kernel
-        // has one BN and one grid (the blocks the GPU holds), whatever the shape.
-        let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
-        let counts = (consumers * blocks).next_multiple_of(32);
-        let needed = if sharing.cuts(units) { counts + 2 * tile * blocks } else { 1 };
-        if partial.as_ref().is_none_or(|p| p.len() < needed) {
-            *partial = Some(call.gpu.stream.alloc_zeros(needed)?);
-        }
-        let partial = partial.as_mut().expect("allocated above");
-        let [whole, share] = [sharing.whole, sharing.share].map(|v| v as i32);
-        let mut builder = match cut {
-            Some(cut) => call.args_of(&cut.product, (a, b, &mut *c)),
-            None => call.args((a, b, &mut *c)),
-        };
-        builder.arg(&a_map).arg(&b_map).arg(&c_map).arg(&*partial).arg(&whole).arg(&share);
-        // SAFETY: the arguments match `matmul` and `matmul_cut(int, int, int, const float*,
-        // const float*, float*, CUtensorMap, CUtensorMap, CUtensorMap, float*, int, int)` (a
-        // stage declares fewer, and the driver passes a kernel the parameters it declares); the
-        // maps describe A and B (or common's padded copies, which outlive the launch) and C,
-        // whose buffer holds the shape (checked by common's launch); where the schedule cuts
-        // units, the workspace holds a zeroed count per block and consumer, which the kernel
-        // leaves zeroed, then two BM×BN tiles per block.
-        unsafe { builder.launch(call.cfg) }.map_err(|e| anyhow!("the kernel failed: {e:?}"))?;
-        Ok(())
-    }
-}
 // ANCHOR_END: hooks
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 //! to it, the refusal of spilled registers; tensor maps and row padding. Depends on the layers
 //! below.
 
-pub mod emulated_call;
+pub mod emulator_queue;
+pub mod gpu_queue;
 pub mod hooks;
 pub mod pad;
 pub mod params;
 pub mod paths;
+pub mod queue;
 pub mod spills;
 pub mod step;
 pub mod step_kernel;

@@ -1,14 +1,18 @@
 //! A step kernel: a step's kernel compiled for the present GPU with one parameter set
 //! ([`StepKernel`]), its geometry fitted to this device, and the queueing of one product.
 
-use anyhow::{Result, bail};
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use std::sync::Mutex;
+
+use anyhow::{Result, anyhow, bail};
+use cudarc::driver::{CudaSlice, DevicePtr};
 
 use crate::gpu::{DeviceInfo, Gpu, Kernel, Resources};
-use crate::hooks::{KernelCall, OwnProduct, Paths};
+use crate::gpu_queue::{GpuQueue, GpuState};
+use crate::hooks::Paths;
 use crate::matrix::Shape;
 use crate::pad::Padding;
 use crate::params::Params;
+use crate::queue::{Call, Launch, Queue};
 use crate::step::{Extension, Geometry, GpuStep, Schedule};
 use crate::stream_k::{SHARE, forced_layout, stream_k_layout};
 use crate::tma::{Prologue, SPLIT_ENTRY, TRANSPOSE_ENTRY, Tma};
@@ -25,8 +29,11 @@ pub struct StepKernel<'a> {
     prologue: Option<Prologue>,
     /// The padded copies of a step whose launch pads rows (unused by the others).
     padding: Padding,
-    /// The step's own product, for a step whose hooks add to common's ([`crate::hooks`]).
-    own: Option<Box<dyn OwnProduct>>,
+    /// What the step's launch keeps from product to product (its workspaces, its entry points).
+    state: Mutex<GpuState>,
+    /// The shape the last product's kernel multiplied (padded where the launch pads rows), for
+    /// reading what it sent down each path.
+    last: Mutex<Option<Shape>>,
 }
 
 impl<'a> StepKernel<'a> {
@@ -70,8 +77,16 @@ impl<'a> StepKernel<'a> {
             }
             Extension::TensorMaps { .. } | Extension::OwnMaps { .. } | Extension::None => None,
         };
-        let own = step.hooks.own_product(&kernel)?;
-        Ok(Self { step, params, kernel, tma: Tma::default(), prologue, padding: Padding::default(), own })
+        Ok(Self {
+            step,
+            params,
+            kernel,
+            tma: Tma::default(),
+            prologue,
+            padding: Padding::default(),
+            state: Mutex::default(),
+            last: Mutex::default(),
+        })
     }
 
     /// The geometry for `shape` on this device (the parameters checked at that shape first), and
@@ -134,31 +149,35 @@ impl<'a> StepKernel<'a> {
         b: &CudaSlice<f32>,
         c: &mut CudaSlice<f32>,
     ) -> Result<()> {
-        let cfg = LaunchConfig {
-            grid_dim: geometry.grid,
-            block_dim: geometry.block,
-            shared_mem_bytes: geometry.dynamic_smem,
-        };
+        let launch = Launch { grid: geometry.grid, block: geometry.block, smem: geometry.dynamic_smem };
         // Common builds the maps of A and B; a step with maps of its own builds them itself.
         let boxes = self.step.extension.boxes().map(|(a, b)| (a(&self.params), b(&self.params)));
-        let maps = match self.step.extension {
-            Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. } => {
-                Some((&self.tma, self.prologue.as_ref()))
-            }
-            Extension::OwnMaps { .. } | Extension::None => None,
-        };
-        let call = KernelCall::new(
-            gpu,
-            &self.kernel,
-            (cfg, geometry.whole_rows),
+        let common_maps =
+            matches!(self.step.extension, Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. });
+        let ptr = |s: &CudaSlice<f32>| s.device_ptr(&gpu.stream).0;
+        let call = Call {
             shape,
-            &self.params,
-            (boxes, maps),
-        );
-        match &self.own {
-            Some(own) => own.enqueue(&call, (a, b, c)),
-            None => call.plain((a, b, c)),
+            params: &self.params,
+            launch,
+            whole: geometry.whole_rows,
+            boxes,
+            common_maps,
+            operands: (ptr(a), ptr(b), ptr(c)),
+        };
+        let mut state =
+            self.state.lock().map_err(|_| anyhow!("the launch's state was poisoned by a failed launch"))?;
+        *self.last.lock().map_err(|_| anyhow!("the launch's state was poisoned by a failed launch"))? =
+            Some(shape);
+        let mut q = GpuQueue::new(gpu, &self.kernel, &mut state);
+        if common_maps {
+            q = q.with_maps(&self.tma, self.prologue.as_ref(), (a, b));
         }
+        let queued = self.step.hooks.product(&mut q, &call);
+        // What was forked joins the product's stream even where a launch failed; a part timed
+        // apart is timed once.
+        let joined = q.join();
+        state.end_product();
+        queued.and(joined)
     }
 }
 
@@ -200,21 +219,25 @@ pub fn layout(
 }
 
 impl StepKernel<'_> {
-    /// Times the next product's FP32 path apart, for a step that has one (steps 09 and 11);
-    /// false for the others.
-    pub fn time_paths_next(&self, gpu: &Gpu) -> Result<bool> {
-        match &self.own {
-            Some(own) => own.time_paths_next(gpu),
-            None => Ok(false),
-        }
+    /// Times the next product's FP32 path apart (steps 09 and 11 time the part between
+    /// `time_from` and `time_to`).
+    pub fn time_paths_next(&self) -> Result<()> {
+        self.state
+            .lock()
+            .map_err(|_| anyhow!("the launch's state was poisoned by a failed launch"))?
+            .time_next();
+        Ok(())
     }
 
     /// What the last product sent down each path, for a step whose launch has more than one
-    /// (read after the product has finished).
+    /// (read after the product has finished), with the time of its part timed apart, if any.
     pub fn paths(&self, gpu: &Gpu) -> Result<Option<Paths>> {
-        match &self.own {
-            Some(own) => own.paths(gpu),
-            None => Ok(None),
-        }
+        let poisoned = || anyhow!("the launch's state was poisoned by a failed launch");
+        let Some(shape) = *self.last.lock().map_err(|_| poisoned())? else { return Ok(None) };
+        let mut state = self.state.lock().map_err(|_| poisoned())?;
+        let mut q = GpuQueue::new(gpu, &self.kernel, &mut state);
+        let paths = self.step.hooks.paths(&mut q, shape, &self.params)?;
+        let ms = q.timed_ms()?;
+        Ok(paths.map(|p| Paths { ms: ms.or(p.ms), ..p }))
     }
 }

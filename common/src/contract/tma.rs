@@ -78,7 +78,8 @@ pub enum Element {
 }
 
 impl Element {
-    fn bytes(self) -> usize {
+    /// The bytes of one element.
+    pub fn bytes(self) -> usize {
         match self {
             Element::F32 => 4,
             Element::U8 => 1,

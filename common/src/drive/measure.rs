@@ -303,9 +303,11 @@ fn paths_run(
     shape: Shape,
     bufs: &mut Buffers,
 ) -> Result<Option<(Paths, f64)>> {
-    if !step_kernel.time_paths_next(gpu)? {
+    // The products so far sent nothing down a path of their own: nothing to time apart.
+    if step_kernel.paths(gpu)?.is_none() {
         return Ok(None);
     }
+    step_kernel.time_paths_next()?;
     let event = || {
         gpu.ctx
             .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))

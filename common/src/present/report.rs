@@ -602,14 +602,19 @@ impl Report {
                         self.baseline_errors.iter().map(|(name, e)| format!("{name} {e:.1e}")).collect();
                     writeln!(f, "           ‖ΔC‖/‖C‖ of  {}", each.join(" · "))?;
                 }
+                // A GPU run launches again after the timed ones; an emulated run, once more.
+                let next = match self.device {
+                    Device::Emulated(_) => "a second launch",
+                    _ => "a launch after the timed ones",
+                };
                 match &self.last_launch {
                     Some(LastLaunch::Same) => writeln!(
                         f,
-                        "           next launch  PASS · a launch after the timed ones, on output poisoned again, gives the same C bit for bit"
+                        "           next launch  PASS · {next}, on output poisoned again, gives the same C bit for bit"
                     )?,
                     Some(LastLaunch::Differs { differ, verdict: last }) => writeln!(
                         f,
-                        "           next launch  {} · a launch after the timed ones, on output poisoned again, differs in {differ} of {} elements{}",
+                        "           next launch  {} · {next}, on output poisoned again, differs in {differ} of {} elements{}",
                         verdict(last.passed()),
                         v.checked,
                         if last.passed() {

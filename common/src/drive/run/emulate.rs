@@ -8,15 +8,16 @@ use std::time::Instant;
 use anyhow::{Result, anyhow, bail};
 
 use crate::cli::Args;
-use crate::emulated::{self, Config, Machine};
-use crate::emulated_call::{CommonMaps, EmulatedCall};
+use crate::emulated::{self, Machine};
+use crate::emulator_queue::{EmulatorQueue, EmulatorState};
 use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::measure::transpose;
 use crate::params::Params;
+use crate::queue::{Call, Launch};
 use crate::reference;
-use crate::report::{Device, Emulation, KernelFacts, Report};
+use crate::report::{Device, Emulation, KernelFacts, LastLaunch, Report};
 use crate::step::{Extension, Geometry, GpuStep};
 use crate::step_kernel::layout;
 use crate::timing::Stats;
@@ -38,14 +39,6 @@ pub fn no_gpu() -> Option<String> {
     }
 }
 
-// ANCHOR: emulates
-/// Whether the emulator can run `step`: every kernel it launches, its own product's included
-/// (a step whose hooks do not yet run their launch on the emulator says so).
-pub fn emulates(step: &GpuStep) -> bool {
-    step.hooks.emulated().is_ok()
-}
-// ANCHOR_END: emulates
-
 /// The host threads that run blocks: `PTX_EMULATOR_THREADS`, or every core.
 fn workers() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -56,18 +49,9 @@ fn workers() -> usize {
         .unwrap_or(cores)
 }
 
-/// One sentence for a step the emulator cannot run.
-fn refuse_unless_emulated(step: &GpuStep) -> Result<()> {
-    if let Err(why) = step.hooks.emulated() {
-        bail!("{} needs an H100 or H200: {why}", step.name);
-    }
-    Ok(())
-}
-
 /// The run: `reason` says why it emulates when it was not asked to (it then takes a small
 /// default shape). Returns whether verification passed.
 pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result<bool> {
-    refuse_unless_emulated(step)?;
     if args.reps.is_some() {
         bail!("--reps sets how often a GPU run is timed; an emulated run is not timed");
     }
@@ -105,10 +89,17 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     let seconds = started.elapsed().as_secs_f64();
     super::save_c(args, shape, &c)?;
 
-    let verdict = if !verifies {
-        None
+    let paths = emulated.paths.take();
+    let (verdict, last) = if !verifies {
+        (None, None)
     } else {
-        Some(verify::verify(shape, &c, &reference::cpu(&inputs), step.precision))
+        let r = reference::cpu(&inputs);
+        let verdict = verify::verify(shape, &c, &r, step.precision);
+        // As a GPU run does: one more launch on C poisoned again, which reads what the first left
+        // in the step's workspaces.
+        let (again, _) = emulated.multiply(&inputs, true).map_err(|e| anyhow!("the second launch: {e}"))?;
+        let last = LastLaunch::of(&c, &again, |again| verify::verify(shape, again, &r, step.precision));
+        (Some(verdict), Some(last))
     };
     let device = Device::Emulated(Box::new(Emulation {
         traffic: call_traffic.0,
@@ -122,9 +113,10 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     let report =
         Report::new(super::step_label(step, args), device, &inputs, step.precision, Stats::UNTIMED, verdict)
             .with_kernel(facts)
-            .with_paths(emulated.paths.take().map(|p| (p, 0.0)));
+            .with_last_launch(last)
+            .with_paths(paths.map(|p| (p, 0.0)));
     print!("{report}");
-    Ok(report.verdict.is_none_or(|v| v.passed()))
+    super::outcome(report.verdict.as_ref(), report.last_launch.as_ref())
 }
 
 /// What the kernel's compile for an H100 says it costs there.
@@ -159,6 +151,8 @@ pub struct Emulated<'a> {
     pub resources: Resources,
     /// What the last product sent down each path, for a step with an FP32 path.
     pub paths: Option<Paths>,
+    /// What the step's launch keeps from product to product.
+    state: EmulatorState,
 }
 
 impl<'a> Emulated<'a> {
@@ -166,7 +160,6 @@ impl<'a> Emulated<'a> {
     /// sm_90, for the registers the report shows; a schedule that shares tiles always does, since
     /// its layout is cut for the blocks an H100 holds at once.
     pub fn new(step: &'a GpuStep, params: Params, shape: Shape, h100_compile: bool) -> Result<Self> {
-        refuse_unless_emulated(step)?;
         let geometry = step.validate(&params, shape, &Limits::LARGEST)?;
         // The two compiles run side by side: the PTX to emulate, and the H100's machine code.
         let (ptx, ptxas) = std::thread::scope(|scope| {
@@ -188,7 +181,15 @@ impl<'a> Emulated<'a> {
         let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
         // At least a block per SM, where the estimate of the registers fits none.
         let geometry = layout(step, &params, shape, geometry, resources.resident_blocks.max(emulated::SMS))?;
-        Ok(Emulated { step, params, machine, geometry, resources, paths: None })
+        Ok(Emulated {
+            step,
+            params,
+            machine,
+            geometry,
+            resources,
+            paths: None,
+            state: EmulatorState::default(),
+        })
     }
 
     /// One product on the emulator, through the step's hooks: A, B (transposed where the kernel
@@ -220,23 +221,37 @@ impl<'a> Emulated<'a> {
         machine.write_f32(pb, &b).map_err(fail)?;
         machine.write_f32(pc, &vec![f32::from_bits(u32::MAX); cells]).map_err(fail)?;
         let g = self.geometry;
-        let config = Config { grid: g.grid, block: g.block, dynamic_shared: g.dynamic_smem, sanitize };
-        let boxes = step.extension.boxes().map(|(a, b)| (a(params), b(params)));
-        let maps = match step.extension {
-            Extension::TensorMaps { .. } => boxes.map(|boxes| CommonMaps { boxes, split: false }),
-            Extension::SplitTensorMaps { .. } => boxes.map(|boxes| CommonMaps { boxes, split: true }),
-            Extension::OwnMaps { .. } | Extension::None => None,
+        let call = Call {
+            shape: run_shape,
+            params,
+            launch: Launch { grid: g.grid, block: g.block, smem: g.dynamic_smem },
+            whole: g.whole_rows,
+            boxes: step.extension.boxes().map(|(a, b)| (a(params), b(params))),
+            common_maps: matches!(
+                step.extension,
+                Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. }
+            ),
+            operands: (pa, pb, pc),
         };
-        let mut call = EmulatedCall::new(machine, (config, run_shape, params), g.whole_rows, boxes, maps);
-        let ran = step.hooks.emulate(&mut call, (pa, pb, pc));
-        call.free();
-        let traffic = (call.traffic, std::mem::take(&mut call.others));
-        self.paths = call.paths.take();
+        let split = matches!(step.extension, Extension::SplitTensorMaps { .. });
+        let state = &mut self.state;
+        (state.traffic, state.others) = Default::default();
+        let mut q = EmulatorQueue::new(machine, state, sanitize);
+        if call.common_maps {
+            q = q.with_maps((pa, pb), split);
+        }
+        let ran = step.hooks.product(&mut q, &call);
+        let paths = match ran {
+            Ok(()) => step.hooks.paths(&mut q, run_shape, params),
+            Err(_) => Ok(None),
+        };
+        let traffic = (std::mem::take(&mut state.traffic), std::mem::take(&mut state.others));
         let c = machine.read_f32(pc, cells).map_err(fail);
         for p in [pa, pb, pc] {
             machine.free(p);
         }
         ran?;
+        self.paths = paths?;
         Ok((pad_rows(&c?, run_shape.m, run_shape.n, shape.m, shape.n), traffic))
     }
 }

@@ -28,7 +28,7 @@ mod memory;
 mod predict;
 
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
-pub use emulate::{CallTraffic, Emulated, SMALL_SIDE, emulates, no_gpu, run_emulated};
+pub use emulate::{CallTraffic, Emulated, SMALL_SIDE, no_gpu, run_emulated};
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 use memory::{check_memory, device_workspace_bytes, transposed_b_bytes};
 pub use predict::{Prediction, WHOLE_UP_TO, predict};
@@ -59,8 +59,8 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if args.emulate {
         return run_emulated(step, args, None);
     }
-    // Without a GPU a lab the emulator runs is emulated, and says so.
-    if !args.compile_only && !args.tune && emulates(step) {
+    // Without a GPU the lab is emulated, and says so.
+    if !args.compile_only && !args.tune {
         if let Some(why) = no_gpu() {
             return run_emulated(step, args, Some(&why));
         }
@@ -84,11 +84,10 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     let Baselines { blas, sgemm_time, tf32_time, results } = baselines(&run, &bufs, recipe)?;
     drop(bufs);
     let (verdict, last, baseline_errors) = verify_results(&run, &measured, blas.as_ref(), results)?;
-    let passed = verdict.as_ref().is_none_or(|v| v.passed());
-    let passed = passed && last.as_ref().is_none_or(LastLaunch::passed);
+    let outcome = outcome(verdict.as_ref(), last.as_ref());
     let times = (sgemm_time, tf32_time);
     print!("{}", report(&run, measured, times, (verdict, last), baseline_errors)?);
-    Ok(passed)
+    outcome
 }
 // ANCHOR_END: run_gpu
 
@@ -370,6 +369,21 @@ pub(crate) fn step_label(step: &GpuStep, args: &Args) -> String {
         (None, Some(name)) => format!("{} (stage {name})", step.name),
         (None, None) => step.name.to_owned(),
     }
+}
+
+/// What a run that printed its report returns: Ok(true) where every check passed (or none ran),
+/// Ok(false) where the first C failed (the verify line says how), and an error naming the next
+/// launch's line where only the next launch's C failed.
+pub(crate) fn outcome(verdict: Option<&Verdict>, last: Option<&LastLaunch>) -> Result<bool> {
+    if !verdict.is_none_or(Verdict::passed) {
+        return Ok(false);
+    }
+    if !last.is_none_or(LastLaunch::passed) {
+        bail!(
+            "the next launch's C is wrong though the first's passed: it reads something the first launch left behind, or races (see the next launch line above)"
+        );
+    }
+    Ok(true)
 }
 
 /// Ok(true): all good; Ok(false): the report was printed and verification failed; Err: one sentence.

@@ -1,0 +1,175 @@
+//! One product's launch, written once for both devices. A step whose product queues more than
+//! its kernel (steps 09 to 12) writes that launch once, against [`Queue`]; common hands it a
+//! queue on the GPU's stream ([`crate::gpu_queue`]) or one on the PTX emulator
+//! ([`crate::emulator_queue`]), and both run the same kernels with the same arguments, grids and
+//! workspaces, in the same order.
+//!
+//! Buffers are device addresses (`u64`) on either device. A workspace is named, kept from
+//! product to product and grown when a product needs more, as a GPU run keeps it: what one
+//! launch leaves in it, the next launch reads, on the emulator as on the GPU.
+
+use anyhow::{Result, bail};
+
+use crate::matrix::Shape;
+use crate::params::Params;
+use crate::tma::{Element, Marks, TensorMap, TmaBox};
+
+/// One argument of a kernel, pushed by value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    I32(i32),
+    I64(i64),
+    /// A device address: an operand, a workspace, or a place inside one.
+    Ptr(u64),
+    /// A tensor map, passed as a `const __grid_constant__ CUtensorMap`.
+    Map(TensorMap),
+}
+
+/// A launch's grid, threads per block (x, y, z) and bytes of dynamic shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub smem: u32,
+}
+
+impl Launch {
+    /// `grid` of one-dimensional blocks of `threads`, with `smem` bytes of dynamic shared memory.
+    pub fn of(grid: (u32, u32, u32), threads: u32, smem: u32) -> Launch {
+        Launch { grid, block: (threads, 1, 1), smem }
+    }
+}
+
+/// A CUDA source of its own, loaded beside the step's module (step 09's FP32 path): its kernels
+/// run on the same memory. `file` names it in messages and tells modules apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Module<'s> {
+    pub source: &'s str,
+    pub file: &'s str,
+}
+
+/// Where one product's kernels are queued: a GPU's stream, or the PTX emulator. Everything a
+/// step's launch needs, and nothing of either device.
+pub trait Queue {
+    /// Whether a module loaded here (the step's, or one [`Queue::load`] added) defines `entry`.
+    fn has_entry(&self, entry: &str) -> bool;
+
+    /// Loads `module` beside the step's, once (a second call with the same file does nothing).
+    fn load(&mut self, module: Module) -> Result<()>;
+
+    /// Queues kernel `entry` on `launch` with `args`: a kernel around the step's product.
+    fn launch(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()>;
+
+    /// Queues the step's product itself, `matmul` or a twin the launch runs in its place (step
+    /// 12's `matmul_cut`): the kernel the report's traffic and a scaled run are about. A kernel
+    /// that declares fewer parameters than `args` (a stage) is given those it declares.
+    fn product(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()>;
+
+    /// The workspace called `name`, of at least `bytes`: kept from product to product (what a
+    /// launch leaves in it the next one reads), zeroed when it is first made or grown.
+    fn workspace(&mut self, name: &'static str, bytes: usize) -> Result<u64>;
+
+    /// As [`Queue::workspace`], zeroed in stream order before this product's kernels.
+    fn zeroed(&mut self, name: &'static str, bytes: usize) -> Result<u64>;
+
+    /// `len` ints from int `from` of workspace `name`, once every kernel queued so far has
+    /// finished; None where no product has made that workspace.
+    fn read_i32(&mut self, name: &'static str, from: usize, len: usize) -> Result<Option<Vec<i32>>>;
+
+    /// The tensor map of `parts` row-major matrices of `element`s at `ptr`, each `rows`×`cols`
+    /// with rows `pitch` elements apart (`[rows, cols, pitch, parts]`), in boxes of `bx`, with
+    /// the 128-byte swizzle.
+    fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<TensorMap>;
+
+    /// The tensor maps common builds of A and B for a kernel with `boxes` at `shape` (rows padded
+    /// to 16 bytes where they are not; A through the kernel's `split_a` first, given `marks`
+    /// where the step marks rows apart; B through `transpose_b` where the kernel defines it).
+    fn maps(&mut self, shape: Shape, boxes: (TmaBox, TmaBox), marks: Option<Marks>)
+    -> Result<[TensorMap; 2]>;
+
+    /// What is queued from here to [`Queue::resume`] runs on a second stream, after what was
+    /// queued before, where the device has one (the emulator runs everything in the order it is
+    /// queued: one order the two streams allow).
+    fn fork(&mut self) -> Result<()>;
+
+    /// What is queued from here runs on the product's stream again, beside what was forked.
+    fn resume(&mut self) -> Result<()>;
+
+    /// The product's stream waits here for what was forked.
+    fn join(&mut self) -> Result<()>;
+
+    /// Marks the start of the part of the product that is timed apart, where a run asked for it
+    /// ([`crate::step_kernel::StepKernel::time_paths_next`]).
+    fn time_from(&mut self) -> Result<()>;
+
+    /// Marks its end.
+    fn time_to(&mut self) -> Result<()>;
+
+    /// The milliseconds from [`Queue::time_from`] to [`Queue::time_to`] of the last product that
+    /// timed them (read once); None where none did, and on the emulator.
+    fn timed_ms(&mut self) -> Result<Option<f64>>;
+}
+
+/// One product as common hands it to a step's hooks: the shape the buffers hold (padded where the
+/// launch pads rows), the parameters, the step kernel's launch and the operands' addresses.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'c> {
+    pub shape: Shape,
+    pub params: &'c Params,
+    pub launch: Launch,
+    /// The rows of whole tiles of a Stream-K layout (None without one).
+    pub whole: Option<u32>,
+    /// The boxes of A's and B's tensor maps, for a kernel that reads through them.
+    pub boxes: Option<(TmaBox, TmaBox)>,
+    /// Whether common builds A's and B's maps (a step with maps of its own workspaces builds
+    /// them itself).
+    pub common_maps: bool,
+    /// The addresses of A, B and C.
+    pub operands: (u64, u64, u64),
+}
+
+impl Call<'_> {
+    /// The standard arguments: `M, N, K, A, B, C`, and `whole` for a launch with a Stream-K layout.
+    pub fn args(&self) -> Vec<Arg> {
+        let Shape { m, n, k } = self.shape;
+        let (a, b, c) = self.operands;
+        let mut args = vec![
+            Arg::I32(m as i32),
+            Arg::I32(n as i32),
+            Arg::I32(k as i32),
+            Arg::Ptr(a),
+            Arg::Ptr(b),
+            Arg::Ptr(c),
+        ];
+        args.extend(self.whole.map(|w| Arg::I32(w as i32)));
+        args
+    }
+
+    /// Whether the launch has a Stream-K layout (`whole` follows the six standard arguments).
+    pub fn has_layout(&self) -> bool {
+        self.whole.is_some()
+    }
+
+    /// The tensor maps of A and B as common builds them ([`Queue::maps`]).
+    pub fn maps(&self, q: &mut dyn Queue, marks: Option<Marks>) -> Result<[TensorMap; 2]> {
+        match (self.common_maps, self.boxes) {
+            (true, Some(boxes)) => q.maps(self.shape, boxes, marks),
+            _ => bail!("common builds no tensor maps for this step's kernel"),
+        }
+    }
+
+    /// The plain launch: `matmul` with the standard arguments, then the tensor maps of A and B
+    /// where the kernel reads through them.
+    pub fn plain(&self, q: &mut dyn Queue) -> Result<()> {
+        let mut args = self.args();
+        if self.boxes.is_some() {
+            if !self.common_maps {
+                bail!(
+                    "this kernel reads tensor maps of the step's own workspaces, and the step's hooks gave no product that builds them"
+                );
+            }
+            args.extend(self.maps(q, None)?.map(Arg::Map));
+        }
+        q.product(crate::gpu::ENTRY, self.launch, &args)
+    }
+}

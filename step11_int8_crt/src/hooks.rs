@@ -1,0 +1,87 @@
+//! Step 11's hooks: its product is the sequence of [`crate::sequence`], played on the device, and
+//! its report adds the moduli each product took. Modules import one way: `residues` (the
+//! arithmetic), then `coherent` and `sequence`, then this file.
+
+use anyhow::{Result, anyhow};
+
+use common::Shape;
+use common::hooks::{Call, Hooks, Paths, Queue, ReportLine, StepOption};
+use common::params::Params;
+
+use crate::MODULI;
+use crate::residues::{MOST, RECONSTRUCT_ENTRY, moduli_taken};
+use crate::sequence::{Work, play, sequence, workspace_bytes};
+
+/// Step 11's hooks: every launch is the residues' sequence.
+pub struct ResidueHooks;
+
+impl Hooks for ResidueHooks {
+    // ANCHOR: product
+    /// The sequence ([`crate::sequence::sequence`]), played on the device.
+    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
+        let boxes =
+            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
+        let rebuilds = q.has_entry(RECONSTRUCT_ENTRY);
+        play(q, call, &sequence(call.shape, rebuilds, boxes))
+    }
+    // ANCHOR_END: product
+
+    /// The FP32 path's counts, with the moduli the product took, read from its statistics.
+    fn paths(&self, q: &mut dyn Queue, shape: Shape, params: &Params) -> Result<Option<Paths>> {
+        let Some(paths) = step09_3xtf32::fp32_path::paths(q)? else { return Ok(None) };
+        let first = params.get(MODULI.name) as usize;
+        let forced = params.find(crate::COUNT.name).is_some_and(|c| c > 0);
+        let stats = Work::Stats.name();
+        let read = |from, len| {
+            q.read_i32(stats, from, len)?.ok_or_else(|| anyhow!("the product left no statistics to read"))
+        };
+        let moduli = moduli_taken(read, shape, first, forced)?;
+        Ok(Some(with_moduli(paths, Some(moduli))))
+    }
+
+    /// `--moduli N`: N moduli forced on every row and column.
+    fn option(&self) -> Option<StepOption> {
+        Some(StepOption {
+            long: "moduli",
+            value_name: "N",
+            help: "Force how many moduli this step takes on every row and column, 2 to 16, its rule and bound off (its parameters COUNT = N and MODULI = N, or 8 above 8): to see how few the data would need",
+            range: (2, 16),
+            apply: force_moduli,
+        })
+    }
+
+    fn workspace_bytes(&self, _params: &Params, shape: Shape) -> u64 {
+        workspace_bytes(shape)
+    }
+
+    fn report_line(&self, params: &Params, _shape: Shape, _grid: (u32, u32, u32)) -> ReportLine {
+        Some((
+            "moduli",
+            format!(
+                "{} INT8 products, one per modulus, or up to {MOST} where the data needs more (the paths line says how many), after A and B are scaled to integers and cut into residues, before C is rebuilt from them (all counted in the time)",
+                params.get(MODULI.name)
+            ),
+        ))
+    }
+}
+
+/// The FP32 path's counts with the step's own words: the moduli the product took, and how many
+/// each row and column needed.
+fn with_moduli(paths: Paths, moduli: Option<(usize, String)>) -> Paths {
+    let own = match &moduli {
+        Some((taken, _)) => format!("scaled to integers ({taken} moduli)"),
+        None => "scaled to integers".to_owned(),
+    };
+    let (products, more) = match moduli {
+        Some((taken, needs)) => (Some(taken), Some(("needs", needs))),
+        None => (None, None),
+    };
+    Paths { own, products, more, ..paths }
+}
+
+/// `--moduli N` as parameters: MODULI first, so that a `--param MODULI` given as well still wins,
+/// and COUNT last.
+fn force_moduli(n: u32, params: &mut Vec<(String, u32)>) {
+    params.insert(0, (MODULI.name.to_owned(), n.min(8)));
+    params.push((crate::COUNT.name.to_owned(), n));
+}
