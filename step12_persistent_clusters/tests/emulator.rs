@@ -206,3 +206,29 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
         &[(256, 256, 256)],
     );
 }
+
+/// A count of pieces never reset for the next launch: the first launch is right, the second reads
+/// the counts the first left and adds its pieces at the wrong time. The emulated run launches
+/// twice, as a GPU run does, and fails on the next launch's line, which the final error names.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
+    use common::testing::{run_for_output, scratch_file};
+    let reset = "if (adder[role - 1]) *count = 0;  // ready for the next launch";
+    assert_eq!(STEP.source.matches(reset).count(), 1);
+    let kernel = scratch_file("never_reset.cu", &STEP.source.replace(reset, "if (adder[role - 1]) {}"));
+    let bin = env!("CARGO_BIN_EXE_step12_persistent_clusters");
+    for shape in [["256", "256", "2048"], ["300", "260", "2000"]] {
+        let [m, n, k] = shape;
+        let args = ["--emulate", "--kernel", kernel.to_str().unwrap(), "-m", m, "-n", n, "-k", k];
+        let (code, out, err) = run_for_output(bin, &args);
+        assert_eq!(code, Some(1), "{shape:?}: {out}{err}");
+        assert!(out.contains("verify   PASS"), "{shape:?}: the first launch is right: {out}");
+        assert!(out.contains("next launch  FAIL · a second launch"), "{shape:?}: {out}");
+        assert!(err.contains("see the next launch line above"), "{shape:?}: {err}");
+    }
+    // The kernel as it is passes both launches.
+    let (code, out, err) = run_for_output(bin, &["--emulate", "-m", "256", "-n", "256", "-k", "2048"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("next launch  PASS · a second launch"), "{out}");
+}
