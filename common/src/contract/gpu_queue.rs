@@ -17,13 +17,12 @@ use crate::matrix::Shape;
 use crate::queue::{Arg, Launch, Module, Queue};
 use crate::tma::{Element, Marks, Prologue, TensorMap, Tma, TmaBox, encode_as};
 
-/// The dynamic shared memory every kernel may take without asking the driver for more.
-const SMEM_WITHOUT_ASKING: u32 = 48 * 1024;
-
 /// What a step kernel's queue keeps from product to product on the GPU.
 #[derive(Default)]
 pub struct GpuState {
-    /// Entry points found so far, with the dynamic shared memory each has been allowed.
+    /// Entry points found so far, with the dynamic shared memory each has been allowed (asked of
+    /// the driver for any: a kernel's static and dynamic shared memory together past 48 KiB
+    /// need it).
     functions: HashMap<String, (CudaFunction, u32)>,
     /// Modules loaded beside the step's, by file.
     modules: Vec<(String, Compiled, Arc<CudaModule>)>,
@@ -128,7 +127,7 @@ impl<'q> GpuQueue<'q> {
             let Some(function) = found else {
                 bail!("the kernel has no `extern \"C\" __global__ void {entry}(...)` entry point");
             };
-            self.state.functions.insert(entry.to_owned(), (function, SMEM_WITHOUT_ASKING));
+            self.state.functions.insert(entry.to_owned(), (function, 0));
         }
         let (function, allowed) = self.state.functions.get_mut(entry).expect("found above");
         if smem > *allowed {
