@@ -59,11 +59,17 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         bail!("--device chooses a GPU; an emulated run uses none");
     }
     super::check_compile_only_options(args)?;
+    if args.scaled && args.save_c.is_some() {
+        bail!("--scaled computes only a few blocks of C, so there is no whole C to save");
+    }
     let files = super::files_of(args)?;
+    // Every side of the default shape at most SMALL_SIDE: a second or two for any lab.
     let default = (step.default_shape)(&Limits::LARGEST);
     let small =
         Shape { m: default.m.min(SMALL_SIDE), n: default.n.min(SMALL_SIDE), k: default.k.min(SMALL_SIDE) };
-    let shape = super::shape_of(args, files.as_ref(), small)?;
+    let (shape, params, choice) = super::asked(step, args, files.as_ref(), small, emulated::SMS)?;
+    let verifies = !args.no_verify && !args.scaled;
+    super::check_host(step, &params, shape, (false, verifies))?;
     if let Some(why) = reason {
         let size = if args.shape_given() || files.is_some() {
             String::new()
@@ -72,15 +78,9 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         };
         println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
     }
-    if args.scaled && args.save_c.is_some() {
-        bail!("--scaled computes only a few blocks of C, so there is no whole C to save");
-    }
-    let (params, choice) = step.params_for(shape, emulated::SMS, &args.params)?;
     // The parameters are checked at this shape once, before the compile, by Emulated::new.
     let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
     emulated.machine.scale = args.scaled;
-    let verifies = !args.no_verify && !args.scaled;
-    super::check_host_fits(shape, verifies, 0, super::host_memory_available())?;
     let inputs = super::inputs_of(args, files, shape);
 
     let geometry = emulated.geometry;

@@ -143,10 +143,10 @@ fn resolve<'a>(
             return Err(without_gpu(step, args, files.as_ref(), cublas_found).err().unwrap_or(no_gpu));
         }
     };
-    let shape = shape_of(args, files.as_ref(), (step.default_shape)(&gpu.info.limits))?;
-    let (params, choice) = step.params_for(shape, gpu.info.sms, &args.params)?;
+    let default = (step.default_shape)(&gpu.info.limits);
+    let (shape, params, choice) = asked(step, args, files.as_ref(), default, gpu.info.sms)?;
     let with_cublas = !args.no_cublas && cublas_found;
-    check_host(step, args, &params, shape, with_cublas)?;
+    check_host(step, &params, shape, (with_cublas, !args.no_verify))?;
     check_memory(&gpu, shape, with_cublas, device_workspace_bytes(step, &params, shape))?;
     let inputs = inputs_of(args, files, shape);
     if args.tune {
@@ -174,25 +174,45 @@ fn resolve<'a>(
 /// take at the shape asked for (against the most any GPU allows), and a shape beyond the host's
 /// memory.
 fn without_gpu(step: &GpuStep, args: &Args, files: Option<&Inputs>, cublas_found: bool) -> Result<()> {
-    let asked = shape_of(args, files, (step.default_shape)(&Limits::LARGEST))?;
-    let (params, _) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
+    let default = (step.default_shape)(&Limits::LARGEST);
+    let (shape, params, _) = asked(step, args, files, default, crate::step::SMS_BEFORE_OPENING)?;
     if !args.tune {
-        step.validate(&params, asked, &Limits::LARGEST)?;
+        step.validate(&params, shape, &Limits::LARGEST)?;
     }
-    check_host(step, args, &params, asked, !args.no_cublas && cublas_found)
+    check_host(step, &params, shape, (!args.no_cublas && cublas_found, !args.no_verify))
 }
 
-/// Whether the host holds what the run keeps of `shape`: the inputs, the reference, Bᵀ where
-/// the kernel wants it, and, when verifying, the baselines' results (SGEMM's, and TF32's for a
-/// tensor-core step), kept to show their errors beside the step's.
-fn check_host(step: &GpuStep, args: &Args, params: &Params, shape: Shape, with_cublas: bool) -> Result<()> {
-    let baselines = match (args.no_verify || !with_cublas, step.precision.tensor_cores()) {
+/// The shape the command line asks for (the files' where A and B come from files; `default` for
+/// what it leaves out), and the parameters for it on a device of `sms` SMs, with why the step
+/// chose them where it chooses per shape.
+pub(crate) fn asked(
+    step: &GpuStep,
+    args: &Args,
+    files: Option<&Inputs>,
+    default: Shape,
+    sms: u32,
+) -> Result<(Shape, Params, Option<Choice>)> {
+    let shape = shape_of(args, files, default)?;
+    let (params, choice) = step.params_for(shape, sms, &args.params)?;
+    Ok((shape, params, choice))
+}
+
+/// Whether the host holds what the run keeps of `shape`: the inputs, Bᵀ where the kernel wants
+/// it, and, where it `verifies`, the reference and the baselines' results (SGEMM's, and TF32's
+/// for a tensor-core step, where it runs cuBLAS), kept to show their errors beside the step's.
+pub(crate) fn check_host(
+    step: &GpuStep,
+    params: &Params,
+    shape: Shape,
+    (with_cublas, verifies): (bool, bool),
+) -> Result<()> {
+    let baselines = match (!verifies || !with_cublas, step.precision.tensor_cores()) {
         (true, _) => 0,
         (false, tf32) => 1 + u64::from(tf32),
     };
     check_host_fits(
         shape,
-        !args.no_verify,
+        verifies,
         2 * transposed_b_bytes(step, params, shape) + baselines * 4 * (shape.m * shape.n) as u64,
         host_memory_available(),
     )
