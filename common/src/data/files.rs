@@ -51,13 +51,25 @@ fn read_npy(path: &Path, name: &str) -> Result<Matrix> {
     let DType::Plain(ty) = npy.dtype() else {
         bail!("{what}: a structured array; give a plain array of f32, f16, bf16 or f64 values")
     };
+    if let Some(found) = npy_data_bytes(path) {
+        let expected = (rows as u64).saturating_mul(cols as u64).saturating_mul(ty_size(&npy.dtype()));
+        if found < expected {
+            bail!(
+                "{what}: its header gives {rows}×{cols} values, {expected} bytes, but the file holds {found} bytes after the header (cut short, or a header that claims too much)"
+            );
+        }
+    }
+    let unreadable = |e: std::io::Error| anyhow!("{what}: the values cannot be read ({e})");
     let values: Vec<f32> = match (ty.type_char(), ty.size_field()) {
-        (TypeChar::Float, 4) => npy.into_vec::<f32>()?,
-        (TypeChar::Float, 8) => to_f32(npy.into_vec::<f64>()?, &what)?,
-        (TypeChar::Float, 2) => npy.into_vec::<half::f16>()?.into_iter().map(f32::from).collect(),
+        (TypeChar::Float, 4) => npy.into_vec::<f32>().map_err(unreadable)?,
+        (TypeChar::Float, 8) => to_f32(npy.into_vec::<f64>().map_err(unreadable)?, &what)?,
+        (TypeChar::Float, 2) => {
+            npy.into_vec::<half::f16>().map_err(unreadable)?.into_iter().map(f32::from).collect()
+        }
         // NumPy has no bf16 type: ml_dtypes' bfloat16 arrays are saved as two-byte raw values.
         (TypeChar::RawData, 2) => npy
-            .into_vec::<npyz::FixedSizeBytes<2>>()?
+            .into_vec::<npyz::FixedSizeBytes<2>>()
+            .map_err(unreadable)?
             .into_iter()
             .map(|b| half::bf16::from_le_bytes(b.0).to_f32())
             .collect(),
@@ -66,11 +78,36 @@ fn read_npy(path: &Path, name: &str) -> Result<Matrix> {
     Ok(row_major(values, rows, cols, fortran))
 }
 
+/// The bytes of an element of `dtype` (1 for a structured array, which is refused after).
+fn ty_size(dtype: &DType) -> u64 {
+    match dtype {
+        DType::Plain(ty) => ty.num_bytes().unwrap_or(1) as u64,
+        _ => 1,
+    }
+}
+
+/// The bytes of a `.npy` file after its header (the format's magic, version, header length and
+/// header), or None where the file cannot be read that far.
+fn npy_data_bytes(path: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut head = [0u8; 12];
+    let mut file = File::open(path).ok()?;
+    file.read_exact(&mut head).ok()?;
+    let header = match head[6] {
+        1 => 10 + u64::from(u16::from_le_bytes([head[8], head[9]])),
+        _ => 12 + u64::from(u32::from_le_bytes([head[8], head[9], head[10], head[11]])),
+    };
+    file.metadata().ok()?.len().checked_sub(header)
+}
+
 fn read_safetensors(path: &str, tensor: Option<&str>, name: &str) -> Result<Matrix> {
     let bytes =
         std::fs::read(path).map_err(|e| anyhow!("{name} from {path}: the file cannot be read ({e})"))?;
-    let file = safetensors::SafeTensors::deserialize(&bytes)
-        .map_err(|e| anyhow!("{name} from {path}: not a readable .safetensors file ({e:?})"))?;
+    let file =
+        safetensors::SafeTensors::deserialize(&bytes).map_err(|e| match safetensors_mismatch(&bytes) {
+            Some(why) => anyhow!("{name} from {path}: {why}"),
+            None => anyhow!("{name} from {path}: not a readable .safetensors file ({e:?})"),
+        })?;
     let mut names = file.names();
     names.sort();
     let tensor = match tensor {
@@ -103,6 +140,45 @@ fn read_safetensors(path: &str, tensor: Option<&str>, name: &str) -> Result<Matr
         other => bail!("{what}: values of type {other:?}; the course reads F32, F16, BF16 and F64 tensors"),
     };
     Ok(row_major(values, rows, cols, false))
+}
+
+/// Why a `.safetensors` file whose header reads is not whole: a tensor whose shape and type need
+/// other bytes than its offsets give, or offsets past the end of the file, with the bytes
+/// expected and found; None where the header itself does not read.
+fn safetensors_mismatch(bytes: &[u8]) -> Option<String> {
+    let n = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
+    let header: serde_json::Value =
+        serde_json::from_slice(bytes.get(8..8usize.checked_add(n as usize)?)?).ok()?;
+    let found = bytes.len() as u64 - 8 - n;
+    let mut furthest = 0;
+    for (tensor, info) in header.as_object()?.iter().filter(|(k, _)| *k != "__metadata__") {
+        let size = match info.get("dtype")?.as_str()? {
+            "F64" | "I64" | "U64" => 8,
+            "F32" | "I32" | "U32" => 4,
+            "F16" | "BF16" | "I16" | "U16" => 2,
+            _ => 1,
+        };
+        let shape: Vec<u64> =
+            info.get("shape")?.as_array()?.iter().map(|d| d.as_u64()).collect::<Option<_>>()?;
+        let offsets: Vec<u64> =
+            info.get("data_offsets")?.as_array()?.iter().map(|d| d.as_u64()).collect::<Option<_>>()?;
+        let (&begin, &end) = (offsets.first()?, offsets.get(1)?);
+        let need = shape.iter().product::<u64>() * size;
+        if end.checked_sub(begin) != Some(need) {
+            let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+            return Some(format!(
+                "tensor {tensor}'s header gives a {} matrix of {need} bytes, but its offsets hold {} bytes",
+                dims.join("×"),
+                end.saturating_sub(begin)
+            ));
+        }
+        furthest = furthest.max(end);
+    }
+    (furthest > found).then(|| {
+        format!(
+            "its header gives {furthest} bytes of tensors, but the file holds {found} bytes after the header (cut short, or a header that claims too much)"
+        )
+    })
 }
 
 /// The two dimensions of a rank-two array, or a sentence saying why it is not a matrix.
@@ -233,6 +309,48 @@ mod tests {
         assert!(err(format!("{s}:v")).contains("rank 1"), "{}", err(format!("{s}:v")));
         assert!(err(format!("{s}:nope")).contains("no tensor of that name"));
         assert!(err(s.to_owned()).contains("holds 4 tensors"));
+    }
+
+    /// `bytes` with the first `from` made `to`, of the same length (a header edited in place).
+    fn replaced(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+        let at = bytes.windows(from.len()).position(|w| w == from).expect("the header holds it");
+        let mut out = bytes.to_vec();
+        out[at..at + to.len()].copy_from_slice(to);
+        out
+    }
+
+    /// A file cut short, or whose header claims more values than it holds, is named with the
+    /// bytes its header needs and the bytes it has, in one sentence, in both formats.
+    #[test]
+    fn cut_and_lying_files_name_the_bytes_expected_and_found() {
+        let d = dir();
+        let err = |p: &Path| read_matrix(p.to_str().unwrap(), "A").unwrap_err().to_string();
+        let whole = d.join("whole.npy");
+        npy(&whole, &[8, 8], Order::C, &[1.0f32; 64]);
+        let bytes = std::fs::read(&whole).unwrap();
+        let cut = d.join("cut.npy");
+        std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+        let e = err(&cut);
+        assert!(e.contains("cut.npy") && e.contains("256 bytes") && e.contains("holds 156 bytes"), "{e}");
+        // A header that claims 16 rows of the file's 8 (the same header length).
+        let lying = d.join("lying.npy");
+        std::fs::write(&lying, replaced(&bytes, b"(8, 8, )", b"(16,8, )")).unwrap();
+        let e = err(&lying);
+        assert!(e.contains("lying.npy") && e.contains("16×8") && e.contains("512 bytes"), "{e}");
+        assert!(e.contains("holds 256 bytes") && !e.contains('\n'), "{e}");
+
+        use safetensors::{Dtype, tensor::TensorView};
+        let f32b: Vec<u8> = [1.0f32; 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let tensors = [("w", TensorView::new(Dtype::F32, vec![2, 3], &f32b).unwrap())];
+        let st = safetensors::serialize(tensors, None).unwrap();
+        let cut = d.join("cut.safetensors");
+        std::fs::write(&cut, &st[..st.len() - 8]).unwrap();
+        let e = err(&cut);
+        assert!(e.contains("cut.safetensors") && e.contains("24 bytes") && e.contains("holds 16"), "{e}");
+        let lying = d.join("lying.safetensors");
+        std::fs::write(&lying, replaced(&st, b"[2,3]", b"[4,3]")).unwrap();
+        let e = err(&lying);
+        assert!(e.contains("4×3 matrix of 48 bytes") && e.contains("offsets hold 24 bytes"), "{e}");
     }
 
     #[test]

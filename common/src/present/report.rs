@@ -574,8 +574,10 @@ impl Report {
                     v.outside,
                     v.checked
                 )?;
+                let (nan, infinite) = v.not_finite;
+                let finite = v.checked - nan - infinite;
                 if w.ratio() > 0.0 {
-                    writeln!(
+                    write!(
                         f,
                         " · worst C[{},{}] = {:.7e}, want {:.7e}, bound {:.1e} ({})",
                         w.row,
@@ -585,8 +587,20 @@ impl Report {
                         w.bound,
                         share(w.ratio(), 3, "of it")
                     )?;
-                } else {
-                    writeln!(f, " · every element exact")?;
+                } else if nan + infinite == 0 {
+                    write!(f, " · every element exact")?;
+                } else if finite > 0 {
+                    write!(f, " · every finite element exact")?;
+                }
+                // Where the reference is not finite, C passes by being the same: say so, and
+                // how often, since it says nothing of the arithmetic.
+                match (nan, infinite) {
+                    (0, 0) => writeln!(f)?,
+                    _ => writeln!(
+                        f,
+                        " · C is NaN where the reference is NaN ({nan} of {}) and infinite where it is ({infinite})",
+                        v.checked
+                    )?,
                 }
                 writeln!(
                     f,

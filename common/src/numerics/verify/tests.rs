@@ -386,6 +386,42 @@ fn non_finite_elements_must_have_the_references_class() {
     assert_eq!(reference.growth.terms_sq, reference::cpu(&x.finite_part()).growth.terms_sq);
 }
 
+/// Inputs that are all NaN pass by giving NaN everywhere; the verdict counts them apart, and the
+/// report says C is NaN where the reference is, not that every element is exact.
+#[test]
+fn nan_where_the_reference_is_nan_is_counted_and_said() {
+    let mut x = inputs(6, 5, 7);
+    x.a.data.iter_mut().for_each(|v| *v = f32::NAN);
+    let c = vec![f32::NAN; 6 * 5];
+    let v = check(&x, &c, Precision::Fp32);
+    assert!(v.passed() && v.not_finite == (30, 0), "{}", v.summary());
+    let mut y = inputs(9, 7, 33);
+    y.a.data[2 * 33] = f32::INFINITY; // row 2: ±∞ by the sign of B's row 0
+    let c = fp32(&y);
+    let v = check(&y, &c, Precision::Fp32);
+    assert!(v.passed() && v.not_finite.0 + v.not_finite.1 == 7, "{:?} {}", v.not_finite, v.summary());
+    let text = |x: &Inputs, v: Verdict| {
+        crate::report::Report::new(
+            "step".to_owned(),
+            crate::report::Device::Cpu,
+            x,
+            Precision::Fp32,
+            crate::timing::Stats::UNTIMED,
+            Some(v),
+        )
+        .to_string()
+        .lines()
+        .find(|l| l.contains("per element"))
+        .unwrap_or_default()
+        .to_owned()
+    };
+    let all_nan = text(&x, check(&x, &[f32::NAN; 30], Precision::Fp32));
+    assert!(all_nan.contains("C is NaN where the reference is NaN (30 of 30)"), "{all_nan}");
+    assert!(!all_nan.contains("exact"), "{all_nan}");
+    let some = text(&y, check(&y, &c, Precision::Fp32));
+    assert!(some.contains("(0 of 63) and infinite where it is (7)"), "{some}");
+}
+
 #[test]
 fn one_element_off_by_1e_3_relative_fails_per_element() {
     let x = inputs(64, 48, 64);

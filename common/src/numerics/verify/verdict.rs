@@ -126,6 +126,9 @@ pub struct Verdict {
     pub separates: bool,
     /// With exact (small-integer) inputs: elements that differ from the reference at all.
     pub mismatched: Option<usize>,
+    /// Elements where the reference is NaN and C is NaN too, and where it is infinite and C is
+    /// the same infinity (each passes, and is no measure of accuracy).
+    pub not_finite: (usize, usize),
     pub source: &'static str,
 }
 
@@ -163,6 +166,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
     let floor = underflow(shape.k);
     let mut outside = 0;
     let mut mismatched = 0;
+    let (mut nan, mut infinite) = (0, 0);
     let mut worst = None::<(f64, usize)>;
     let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
     for (i, (&g, (&want, &abs))) in got.iter().zip(reference.c.iter().zip(&reference.abs)).enumerate() {
@@ -175,6 +179,11 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
         let class = Class::of(want);
         if g64 != want && !(class != Class::Finite && Class::of(g64) == class) {
             mismatched += 1;
+        }
+        match (class, Class::of(g64) == class) {
+            (Class::Nan, true) => nan += 1,
+            (Class::PlusInfinity | Class::MinusInfinity, true) => infinite += 1,
+            _ => {}
         }
         if worst.is_none_or(|(w, _)| r > w) {
             worst = Some((r, i));
@@ -207,6 +216,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
         },
         separates: precision.separates_for(shape, &reference.growth),
         mismatched: reference.exact.then_some(mismatched),
+        not_finite: (nan, infinite),
         source: reference.source,
     }
 }
