@@ -13,7 +13,7 @@ const PARTS: &[(&str, &str)] = &[
     ("mbarrier", include_str!("../src/exec/mbarrier.rs")),
     ("tma", include_str!("../src/exec/tma.rs")),
     ("cluster", include_str!("../src/exec/cluster.rs")),
-    ("step", include_str!("../src/exec/step.rs")),
+    ("instruction", include_str!("../src/exec/instruction.rs")),
     ("schedule", include_str!("../src/exec/schedule.rs")),
     ("mod", include_str!("../src/exec/mod.rs")),
 ];

@@ -9,7 +9,7 @@
 //!
 //! - [`schedule`]: the rounds of a cluster's warps, barriers released, copies landed, deadlocks
 //!   named;
-//! - [`step`]: one instruction for the lanes that execute it, handed to the part it belongs to;
+//! - [`instruction`]: one instruction for the lanes that execute it, handed to the part it belongs to;
 //! - [`cluster`] (the block's and the cluster's barriers, `mapa`), [`tma`] (the copy engine),
 //!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`access`]
 //!   (loads, stores, atomics, `cp.async`);
@@ -34,7 +34,7 @@ mod order;
 mod schedule;
 mod shadows;
 pub mod state;
-mod step;
+mod instruction;
 pub mod tensor;
 pub mod tma;
 
