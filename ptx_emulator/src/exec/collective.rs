@@ -6,7 +6,7 @@ use crate::alu;
 use crate::inst::{Inst, Op, ShflMode, Src};
 use crate::{Fault, FaultKind};
 
-use super::state::{Cluster as Cta, Lanes, Warp};
+use super::state::{Cluster, Lanes, Warp};
 
 #[inline]
 fn get(w: &Warp, s: Src, l: usize) -> u64 {
@@ -18,17 +18,17 @@ fn get(w: &Warp, s: Src, l: usize) -> u64 {
 
 /// The lanes that must take part: the instruction's member mask (or the whole warp for the
 /// `.aligned` forms), less lanes that do not exist.
-fn members(cta: &Cta, inst: &Inst, w: &Warp, mask: u32, want: u32) -> Result<u32, Fault> {
+fn members(cluster: &Cluster, inst: &Inst, w: &Warp, mask: u32, want: u32) -> Result<u32, Fault> {
     let want = want & w.present & !w.exited;
     if want & !mask != 0 {
         let missing = Lanes(want & !mask).next().expect("a missing lane");
-        return Err(cta.fault(
+        return Err(cluster.fault(
             FaultKind::Divergence,
             format!(
                 "`{}` at {} needs every lane of its mask together, but {} is elsewhere (the warp has branched apart)",
                 inst.opcode,
-                cta.at(inst),
-                cta.who(w.index, missing)
+                cluster.at(inst),
+                cluster.who(w.index, missing)
             ),
         ));
     }
@@ -36,23 +36,30 @@ fn members(cta: &Cta, inst: &Inst, w: &Warp, mask: u32, want: u32) -> Result<u32
 }
 
 /// An instruction of the whole warp (`.sync.aligned`): every lane of the warp must be there.
-pub fn whole_warp(cta: &Cta, inst: &Inst, w: &Warp, mask: u32, exec: u32) -> Result<(), Fault> {
-    members(cta, inst, w, mask, u32::MAX)?;
+pub fn whole_warp(cluster: &Cluster, inst: &Inst, w: &Warp, mask: u32, exec: u32) -> Result<(), Fault> {
+    members(cluster, inst, w, mask, u32::MAX)?;
     if exec != w.present & !w.exited {
-        return Err(cta.fault(
+        return Err(cluster.fault(
             FaultKind::Divergence,
-            format!("`{}` at {} needs every lane of the warp", inst.opcode, cta.at(inst)),
+            format!("`{}` at {} needs every lane of the warp", inst.opcode, cluster.at(inst)),
         ));
     }
     Ok(())
 }
 
-pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: u32) -> Result<(), Fault> {
+pub fn exec(
+    cluster: &mut Cluster,
+    inst: &Inst,
+    pc: u32,
+    w: &mut Warp,
+    mask: u32,
+    exec: u32,
+) -> Result<(), Fault> {
     match &inst.op {
         Op::Shfl { mode, d, p, a, b, c, mask: member } => {
             let first = Lanes(exec).next().unwrap_or(0);
             let member = get(w, *member, first) as u32;
-            members(cta, inst, w, mask, member)?;
+            members(cluster, inst, w, mask, member)?;
             let source: Vec<u64> = (0..32).map(|l| get(w, *a, l)).collect();
             let mut out = [(0u64, false); 32];
             for l in Lanes(exec) {
@@ -82,13 +89,13 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                 };
                 let j = if ok { j as usize } else { l };
                 if exec & (1 << j) == 0 {
-                    return Err(cta.fault(
+                    return Err(cluster.fault(
                         FaultKind::Divergence,
                         format!(
                             "`{}` at {}: {} reads lane {j}, which does not take part",
                             inst.opcode,
-                            cta.at(inst),
-                            cta.who(w.index, l)
+                            cluster.at(inst),
+                            cluster.who(w.index, l)
                         ),
                     ));
                 }
@@ -104,7 +111,7 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
         Op::Vote { all, any, ballot, d, a, not_a, mask: member } => {
             let first = Lanes(exec).next().unwrap_or(0);
             let member = get(w, *member, first) as u32;
-            let lanes = members(cta, inst, w, mask, member)? & exec;
+            let lanes = members(cluster, inst, w, mask, member)? & exec;
             let bits =
                 Lanes(lanes).filter(|&l| (get(w, *a, l) != 0) != *not_a).fold(0u32, |m, l| m | (1 << l));
             let value = if *ballot {
@@ -126,7 +133,7 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
             }
         }
         Op::Ldmatrix { ds, addr, trans } => {
-            members(cta, inst, w, mask, u32::MAX)?;
+            members(cluster, inst, w, mask, u32::MAX)?;
             let count = ds.len();
             // Lanes 8i to 8i+7 give the rows of matrix i.
             let mut rows = [0usize; 32];
@@ -137,12 +144,12 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                 } else {
                     base.wrapping_sub(crate::memory::SHARED_WINDOW)
                 };
-                *row = cta.shared_offset(inst, w.index, lane, base, 16, false)?;
-                if cta.launch.sanitize {
-                    cta.check_shared(inst, pc, (w.index, lane), *row, 16, false)?;
+                *row = cluster.shared_offset(inst, w.index, lane, base, 16, false)?;
+                if cluster.launch.sanitize {
+                    cluster.check_shared(inst, pc, (w.index, lane), *row, 16, false)?;
                 }
             }
-            let shared = cta.shared();
+            let shared = cluster.shared();
             let half = |at: usize| u64::from(u16::from_le_bytes([shared[at], shared[at + 1]]));
             for l in Lanes(exec) {
                 for (i, d) in ds.iter().enumerate() {
@@ -156,15 +163,15 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                     w.regs[*d as usize][l] = value;
                 }
             }
-            cta.traffic.shared_load_requests += 1;
-            cta.traffic.shared_load_wavefronts += count as u64;
+            cluster.traffic.shared_load_requests += 1;
+            cluster.traffic.shared_load_wavefronts += count as u64;
         }
         Op::MmaTf32 { d, a, b, c } => {
-            members(cta, inst, w, mask, u32::MAX)?;
+            members(cluster, inst, w, mask, u32::MAX)?;
             if exec != w.present {
-                return Err(cta.fault(
+                return Err(cluster.fault(
                     FaultKind::Divergence,
-                    format!("`{}` at {} needs all 32 lanes of the warp", inst.opcode, cta.at(inst)),
+                    format!("`{}` at {} needs all 32 lanes of the warp", inst.opcode, cluster.at(inst)),
                 ));
             }
             // The fragments of A (16×8), B (8×8) and C (16×8) gathered from the lanes, as bits:
@@ -196,20 +203,20 @@ pub fn exec(cta: &mut Cta, inst: &Inst, pc: u32, w: &mut Warp, mask: u32, exec: 
                     w.regs[d[i] as usize][l] = u64::from(d_bits);
                 }
             }
-            cta.traffic.flops += 2 * 16 * 8 * 8;
-            cta.traffic.mma_sync_flops += 2 * 16 * 8 * 8;
-            cta.computed();
+            cluster.traffic.flops += 2 * 16 * 8 * 8;
+            cluster.traffic.mma_sync_flops += 2 * 16 * 8 * 8;
+            cluster.computed();
         }
         Op::WarpSync { mask: member } => {
             // Lanes that went apart have met again here (the scheduler gathers them); a lane of
             // the mask that has left is the fault `members` names.
             let first = Lanes(exec).next().unwrap_or(0);
-            members(cta, inst, w, mask, get(w, *member, first) as u32)?;
+            members(cluster, inst, w, mask, get(w, *member, first) as u32)?;
         }
         Op::Redux { op, ty, d, a, mask: member } => {
             let first = Lanes(exec).next().unwrap_or(0);
             let member = get(w, *member, first) as u32;
-            let lanes = members(cta, inst, w, mask, member)? & exec;
+            let lanes = members(cluster, inst, w, mask, member)? & exec;
             let value = Lanes(lanes)
                 .map(|l| get(w, *a, l) & 0xffff_ffff)
                 .reduce(|x, y| alu::int(*op, *ty, x, y) & 0xffff_ffff)

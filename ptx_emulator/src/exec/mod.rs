@@ -29,12 +29,12 @@ mod access;
 pub mod async_proxy;
 mod cluster;
 mod collective;
+mod instruction;
 pub mod mbarrier;
 mod order;
 mod schedule;
 mod shadows;
 pub mod state;
-mod instruction;
 pub mod tensor;
 pub mod tma;
 
