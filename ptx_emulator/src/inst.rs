@@ -608,7 +608,7 @@ pub const SPECIALS: [&str; 30] = [
 
 /// A kernel ready to run.
 #[derive(Debug)]
-pub struct Kernel {
+pub struct DecodedKernel {
     pub name: String,
     pub insts: Vec<Inst>,
     /// Register slots (the specials first).

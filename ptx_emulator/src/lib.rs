@@ -147,7 +147,7 @@ pub struct Config {
 
 /// The loaded modules' kernels and the global memory they run on.
 pub struct Machine {
-    kernels: HashMap<String, Result<inst::Kernel, Refusal>>,
+    kernels: HashMap<String, Result<inst::DecodedKernel, Refusal>>,
     global: memory::Global,
     /// Host threads that run blocks (1 by default).
     pub workers: usize,

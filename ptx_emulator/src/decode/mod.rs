@@ -48,7 +48,11 @@ struct Ctx<'a> {
 }
 
 /// Decodes the function `f` of `module`.
-pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> Result<Kernel, Refusal> {
+pub fn decode(
+    module: &Module,
+    f: &Function,
+    globals: &HashMap<String, u64>,
+) -> Result<DecodedKernel, Refusal> {
     let mut regs: HashMap<&str, R> = HashMap::new();
     for (i, s) in SPECIALS.iter().enumerate() {
         regs.insert(s, i as R);
@@ -132,7 +136,7 @@ pub fn decode(module: &Module, f: &Function, globals: &HashMap<String, u64>) -> 
     let max_slot = ctx.regs.values().copied().max().unwrap_or(0) as usize + 1;
     let targets: Vec<usize> = ctx.labels.values().copied().collect();
     let merge_groups = merge_shared_loads(&mut insts, &targets, max_slot);
-    Ok(Kernel {
+    Ok(DecodedKernel {
         merge_groups,
         name: f.name.clone(),
         insts,

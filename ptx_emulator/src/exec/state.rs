@@ -5,7 +5,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::inst::{Inst, Kernel};
+use crate::inst::{DecodedKernel, Inst};
 use crate::memory::Global;
 use crate::sanitize::Shadow;
 use crate::traffic::Traffic;
@@ -15,7 +15,7 @@ use super::shadows::{Accesses, AsyncShadow};
 
 /// One launch: the kernel, its shape and its parameter bytes.
 pub struct Launch<'k> {
-    pub kernel: &'k Kernel,
+    pub kernel: &'k DecodedKernel,
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     /// Blocks per cluster in x, y and z ((1, 1, 1): no clusters).
@@ -105,7 +105,7 @@ pub struct Warp {
 }
 
 impl Warp {
-    pub fn new(k: &Kernel, index: u32, rank: u32, present: u32) -> Warp {
+    pub fn new(k: &DecodedKernel, index: u32, rank: u32, present: u32) -> Warp {
         Warp {
             regs: vec![[0u64; 32]; k.regs],
             pc: [0; 32],
@@ -247,7 +247,7 @@ pub struct Pending {
 
 /// The blocks of one cluster, run together by one host thread (kept from cluster to cluster).
 pub struct Cluster<'a> {
-    pub k: &'a Kernel,
+    pub k: &'a DecodedKernel,
     pub launch: &'a Launch<'a>,
     pub global: &'a Global,
     pub ctas: Vec<Cta>,
