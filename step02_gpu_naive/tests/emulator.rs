@@ -1,15 +1,15 @@
 //! Step 02 on the PTX emulator: both mappings right at small and odd shapes, and a guard left
 //! out named: the first read past the end of B, at the byte where B ends.
 
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use step02_gpu_naive::STEP;
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
-    emulator::assert_emulated_pass(&STEP, &[("COALESCED", 0)], SHAPES);
-    emulator::assert_emulated_pass(&STEP, &[("BLOCK", 16)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("COALESCED", 0)], EMULATED_SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("BLOCK", 16)], &EMULATED_SHAPES[..2]);
 }
 
 #[test]

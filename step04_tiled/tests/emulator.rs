@@ -2,16 +2,16 @@
 //! the hazards a learner plants named with their line: a missing barrier (a race on the tiles),
 //! an index off by one (past the end of a tile or of A), a barrier some threads skip.
 
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use step04_tiled::STEP;
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
-    emulator::assert_emulated_pass(&STEP, &[("TILE", 16), ("UNROLL", 4)], SHAPES);
-    emulator::assert_emulated_pass(&STEP, &[("BT", 1), ("PAD", 1)], &SHAPES[..2]);
-    emulator::assert_emulated_pass(&STEP, &[("TILE", 8), ("UNROLL", 1)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("TILE", 16), ("UNROLL", 4)], EMULATED_SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("BT", 1), ("PAD", 1)], &EMULATED_SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[("TILE", 8), ("UNROLL", 1)], &EMULATED_SHAPES[..2]);
 }
 
 #[test]
@@ -22,7 +22,7 @@ fn nvrtc_emulated_variant_matches_the_reference() {
         "step04_tiled/variants/l1_cache.cu",
         include_str!("../variants/l1_cache.cu").into(),
     );
-    emulator::assert_emulated_pass(&variant, &[], SHAPES);
+    emulator::assert_emulated_pass(&variant, &[], EMULATED_SHAPES);
 }
 
 #[test]

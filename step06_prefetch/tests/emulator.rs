@@ -3,17 +3,17 @@
 //! (a race on the buffer being filled), a tile index off by one (past the end of shared memory),
 //! a write index off by one (past the end of C), and warps with no work leaving early.
 
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use step06_prefetch::{STEP, VARIANTS};
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
     emulator::assert_emulated_pass(
         &STEP,
         &[("BM", 64), ("BN", 64), ("WM", 32), ("WN", 32), ("TN", 4)],
-        &SHAPES[..2],
+        &EMULATED_SHAPES[..2],
     );
 }
 
@@ -22,7 +22,7 @@ fn nvrtc_emulated_kernel_matches_the_reference() {
 fn nvrtc_emulated_stream_k_variant_matches_the_reference() {
     let v = &VARIANTS[0];
     let variant = STEP.with_variant(v, v.source, v.file);
-    emulator::assert_emulated_pass(&variant, &[], SHAPES);
+    emulator::assert_emulated_pass(&variant, &[], EMULATED_SHAPES);
     // Shapes whose last wave is shared slice by slice between blocks.
     emulator::assert_emulated_pass(
         &variant,

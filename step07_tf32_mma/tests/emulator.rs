@@ -4,14 +4,18 @@
 //! MMAs alone runs to its end.
 
 use common::Shape;
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use step07_tf32_mma::{STAGES, STEP};
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
-    emulator::assert_emulated_pass(&STEP, &[("BM", 64), ("BN", 64), ("WM", 32), ("WN", 32)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
+    emulator::assert_emulated_pass(
+        &STEP,
+        &[("BM", 64), ("BN", 64), ("WM", 32), ("WN", 32)],
+        &EMULATED_SHAPES[..2],
+    );
 }
 
 /// Every stage at the default set (the emulator runs stage 1 there although its registers
@@ -21,8 +25,8 @@ fn nvrtc_emulated_kernel_matches_the_reference() {
 fn nvrtc_emulated_stages_match_the_reference() {
     for stage in STAGES {
         let step = STEP.stage(stage.name).unwrap();
-        emulator::assert_emulated_pass(&step, &[], SHAPES);
-        emulator::assert_emulated_pass(&step, &[("WN", 32)], &SHAPES[..2]);
+        emulator::assert_emulated_pass(&step, &[], EMULATED_SHAPES);
+        emulator::assert_emulated_pass(&step, &[("WN", 32)], &EMULATED_SHAPES[..2]);
     }
 }
 

@@ -5,18 +5,18 @@
 //! with its `.cu` line.
 
 use common::Shape;
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use step08_wgmma_tma::STEP;
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
-    emulator::assert_emulated_pass(&STEP, &[("BM", 128), ("BN", 64), ("STAGES", 2)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[("BM", 128), ("BN", 64), ("STAGES", 2)], &EMULATED_SHAPES[..2]);
     emulator::assert_emulated_pass(
         &STEP,
         &[("BM", 128), ("BN", 192), ("STAGES", 3), ("GROUP", 1)],
-        &SHAPES[..2],
+        &EMULATED_SHAPES[..2],
     );
 }
 
@@ -34,7 +34,7 @@ fn nvrtc_emulated_variants_match_the_reference() {
         ),
     ] {
         let variant = emulator::with_source(&STEP, file, source.into());
-        emulator::assert_emulated_pass(&variant, &[], &SHAPES[..3]);
+        emulator::assert_emulated_pass(&variant, &[], &EMULATED_SHAPES[..3]);
     }
 }
 

@@ -6,7 +6,7 @@
 
 use common::emulated::{self, Traffic};
 use common::run::Emulated;
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use common::testing::exercises::Exercise;
 use common::verify::{self, Verdict};
 use common::{GpuStep, Inputs, Precision, Shape, reference, testing};
@@ -45,9 +45,9 @@ fn fp32_flops(others: &[(String, Traffic)]) -> u64 {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
     // One consumer and the deepest pipeline that fits, block-rows that do not divide the grid.
-    emulator::assert_emulated_pass(&STEP, &[("BN", 64), ("STAGES", 5), ("GROUP", 3)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[("BN", 64), ("STAGES", 5), ("GROUP", 3)], &EMULATED_SHAPES[..2]);
     // K split between three blocks a tile, also where K has fewer 32-deep tiles than blocks.
     emulator::assert_emulated_pass(&STEP, &[("SPLIT_K", 3)], &[(67, 45, 129), (33, 7, 5)]);
 }
@@ -210,7 +210,7 @@ fn nvrtc_emulated_variants_match_the_reference_but_the_tensor_cores_own_sums() {
         ("compensated", include_str!("../variants/compensated.diff")),
         ("in_pipeline", include_str!("../variants/in_pipeline.diff")),
     ] {
-        emulator::assert_emulated_pass(&variant(name, diff), &[], &SHAPES[..3]);
+        emulator::assert_emulated_pass(&variant(name, diff), &[], &EMULATED_SHAPES[..3]);
     }
     let one = variant("one_accumulator", include_str!("../variants/one_accumulator.diff"));
     let (_, verdict, _) = emulate(&one, &[], &Inputs::random(Shape::new(67, 45, 129).unwrap(), 7));

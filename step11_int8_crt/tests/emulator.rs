@@ -7,7 +7,7 @@
 use common::emulated;
 use common::matrix::Family;
 use common::run::Emulated;
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use common::testing::exercises::Exercise;
 use common::verify::{self, Verdict};
 use common::{GpuStep, Inputs, Shape, reference, testing};
@@ -30,9 +30,9 @@ fn emulate(step: &GpuStep, overrides: &[(&str, u32)], inputs: &Inputs) -> (Vec<f
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
     // Two stages and block-rows that do not divide the grid; eight moduli in the first pass.
-    emulator::assert_emulated_pass(&STEP, &[("STAGES", 2), ("GROUP", 3)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[("STAGES", 2), ("GROUP", 3)], &EMULATED_SHAPES[..2]);
     emulator::assert_emulated_pass(&STEP, &[(MODULI.name, 8)], &[(67, 45, 129)]);
 }
 
@@ -47,7 +47,7 @@ fn nvrtc_emulated_one_pass_variant_matches_the_reference() {
         params: step11_int8_crt::FUSED_PARAMS,
         ..STEP
     };
-    emulator::assert_emulated_pass(&v, &[], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&v, &[], &EMULATED_SHAPES[..2]);
 }
 
 /// Every count the product can be forced to take, from the first pass's 7 to all 16 moduli: the

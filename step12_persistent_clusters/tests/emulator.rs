@@ -6,7 +6,7 @@
 //! (on a GPU only a wrong C), named in one sentence with their `.cu` line.
 
 use common::Shape;
-use common::testing::emulator::{self, SHAPES};
+use common::testing::emulator::{self, EMULATED_SHAPES};
 use step12_persistent_clusters::{STAGES, STEP, VARIANTS};
 
 /// A shape whose one unit the schedule cuts into pieces for 66 clusters (`matmul_cut`).
@@ -15,10 +15,14 @@ const CUT: (usize, usize, usize) = (256, 256, 2048);
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
-    emulator::assert_emulated_pass(&STEP, &[], SHAPES);
+    emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
     emulator::assert_emulated_pass(&STEP, &[], &[CUT, (300, 260, 2000)]);
-    emulator::assert_emulated_pass(&STEP, &[("CLUSTER", 1)], &SHAPES[..2]);
-    emulator::assert_emulated_pass(&STEP, &[("BM", 128), ("STAGES", 6), ("CLUSTER", 4)], &SHAPES[..2]);
+    emulator::assert_emulated_pass(&STEP, &[("CLUSTER", 1)], &EMULATED_SHAPES[..2]);
+    emulator::assert_emulated_pass(
+        &STEP,
+        &[("BM", 128), ("STAGES", 6), ("CLUSTER", 4)],
+        &EMULATED_SHAPES[..2],
+    );
 }
 
 #[test]
@@ -26,8 +30,8 @@ fn nvrtc_emulated_kernel_matches_the_reference() {
 fn nvrtc_emulated_stages_match_the_reference() {
     for stage in STAGES {
         let step = STEP.stage(stage.name).unwrap();
-        emulator::assert_emulated_pass(&step, &[], &SHAPES[..2]);
-        emulator::assert_emulated_pass(&step, &[("CLUSTER", 4)], &SHAPES[..1]);
+        emulator::assert_emulated_pass(&step, &[], &EMULATED_SHAPES[..2]);
+        emulator::assert_emulated_pass(&step, &[("CLUSTER", 4)], &EMULATED_SHAPES[..1]);
     }
 }
 
@@ -46,14 +50,14 @@ fn variant(name: &str) -> common::GpuStep {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_variants_match_the_reference() {
     for name in ["ping_pong", "multicast_b"] {
-        emulator::assert_emulated_pass(&variant(name), &[], &[SHAPES[1], SHAPES[4], MANY]);
+        emulator::assert_emulated_pass(&variant(name), &[], &[EMULATED_SHAPES[1], EMULATED_SHAPES[4], MANY]);
     }
     emulator::assert_emulated_pass(&variant("ping_pong"), &[("CLUSTER", 2)], &[MANY]);
     // One consumer gives the turn to itself; three pass it round.
     emulator::assert_emulated_pass(&variant("ping_pong"), &[("BN", 64), ("CLUSTER", 1)], &[MANY]);
     let three = [("BM", 128), ("BN", 192), ("STAGES", 3)];
     emulator::assert_emulated_pass(&variant("ping_pong"), &three, &[(3000, 2100, 65)]);
-    emulator::assert_emulated_pass(&variant("multicast_b"), &three, &[SHAPES[1], MANY]);
+    emulator::assert_emulated_pass(&variant("multicast_b"), &three, &[EMULATED_SHAPES[1], MANY]);
 }
 
 /// A ping-pong consumer that starts on its tile without its turn may wait on a stage's fill one

@@ -16,7 +16,7 @@ use crate::testing::faults::{self, Class, Fault};
 use crate::verify::{self, Verdict};
 
 /// Small shapes, square and odd, with a tile's edge and a single element among them.
-pub const SHAPES: &[(usize, usize, usize)] =
+pub const EMULATED_SHAPES: &[(usize, usize, usize)] =
     &[(64, 64, 64), (67, 45, 129), (1, 1, 1), (33, 7, 5), (130, 257, 40)];
 
 /// `step`'s C on the emulator at `shape` (its parameters for the shape, then `overrides`), with
