@@ -5,7 +5,7 @@
 //   descriptor. The copies, the barriers, B's fragments and the epilogue are done.
 // To do: TODO 1 in descriptor(), TODO 2 in the consumer's loop in matmul().
 // Run, on an H100 or H200, or on the emulator without a GPU (add --emulate on a machine with
-//   one; it runs at a small shape and shows no speed):
+//   one; it runs at a small shape and predicts an H100's time):
 //   cargo run --release -p step08_wgmma_tma -- --kernel step08_wgmma_tma/exercises/descriptor.cu
 // Check: as given, `verify FAIL`, with most elements outside their bound and a normwise error
 //   as large as C itself; when done, `verify PASS · held to TF32 (truncated) limits`, on a GPU

@@ -8,7 +8,7 @@
 //   Each operand must reach the tensor cores as two TF32 numbers, and each product of the sum
 //   as the three products of the chapter's "The idea".
 // Run, on an H100 or H200, or on the emulator without a GPU (add --emulate on a machine with
-//   one; it runs at a small shape and shows no speed):
+//   one; it runs at a small shape and predicts an H100's time):
 //   cargo run --release -p step09_3xtf32 -- --kernel step09_3xtf32/exercises/split.cu
 // Check: before, `verify FAIL`: the normwise line fails by far (TF32's error), while the
 //   per-element line, whose bound is a worst case, may still pass. When done,
@@ -295,9 +295,8 @@ __device__ __forceinline__ void split4(const float (&x)[4], float f, float* part
 
 // ANCHOR: split_rows
 // A's rows, a block of 256 threads each (rows taken in turn): the row's exponent into exps[i],
-// marks[i] = 1 if the split does not carry it, and its two parts once scaled, big = tf32(a) and
-// small = tf32(a - big) (a - big is exact in FP32), into parts[0..M) and parts[M..2M) as rows of
-// pitch floats. The first 4096 entries of a row stay in registers between the two passes; the
+// marks[i] = 1 if the split does not carry it, and its two parts once scaled (split4's, TODO 1),
+// into parts[0..M) and parts[M..2M) as rows of pitch floats. The first 4096 entries of a row stay in registers between the two passes; the
 // rest is read again. `col_least`: the carried columns' least scaled entry (see carried). Queued by
 // the host before every launch.
 extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch,

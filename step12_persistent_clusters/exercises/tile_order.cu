@@ -5,8 +5,8 @@
 //   Everything else is in place: the scheduler, the clusters' multicast, the copies, the
 //   epilogue, Stream-K's pieces.
 // To do: the TODO in tile_origin(): go down groups of GROUP block-rows before moving right.
-// Run, from the repository's root, on an H100 or H200 (the speed) or with --emulate (no speed,
-//   but the `tiles` line counts what the first round of units asks of L2):
+// Run, from the repository's root, on an H100 or H200 (the speed) or with --emulate (a predicted
+//   time, and the `tiles` line counts what the first round of units asks of L2):
 //   cargo run --release -p step12_persistent_clusters -- \
 //       --kernel step12_persistent_clusters/exercises/tile_order.cu --size 8192
 //   cargo run --release -p step12_persistent_clusters -- --emulate -m 1024 -n 8192 -k 64 \

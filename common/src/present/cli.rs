@@ -118,9 +118,9 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub cubin: Option<std::path::PathBuf>,
 
-    /// Run the kernel on the PTX emulator on the CPU instead of the GPU: the same verdict, no
-    /// speed, but a check for races and out-of-bounds accesses and the memory traffic Nsight
-    /// Compute would count. Without a GPU a step emulates anyway, at a small default size.
+    /// Run the kernel on the PTX emulator on the CPU instead of the GPU: the same verdict, an
+    /// H100's time predicted (not measured), a check for races and out-of-bounds accesses, and
+    /// the memory traffic Nsight Compute would count. Without a GPU a step emulates anyway, at a small default size.
     #[arg(long, conflicts_with_all = ["tune", "compile_only"])]
     pub emulate: bool,
 
