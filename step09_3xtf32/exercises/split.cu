@@ -295,10 +295,11 @@ __device__ __forceinline__ void split4(const float (&x)[4], float f, float* part
 
 // ANCHOR: split_rows
 // A's rows, a block of 256 threads each (rows taken in turn): the row's exponent into exps[i],
-// marks[i] = 1 if the split does not carry it, and its two parts once scaled (split4's, TODO 1),
-// into parts[0..M) and parts[M..2M) as rows of pitch floats. The first 4096 entries of a row stay in registers between the two passes; the
-// rest is read again. `col_least`: the carried columns' least scaled entry (see carried). Queued by
-// the host before every launch.
+// marks[i] = 1 if the split does not carry it, and its two parts once scaled (split4's, TODO
+// 1), into parts[0..M) and parts[M..2M) as rows of
+// pitch floats. The first 4096 entries of a row stay in registers between the two passes; the
+// rest is read again. `col_least`: the carried columns' least scaled entry (see carried).
+// Queued by the host before every launch.
 extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, int pitch,
                                    int* marks, int* exps, const int* col_least) {
     __shared__ float tops[8], lows[8];
