@@ -82,6 +82,9 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
     emulated.machine.scale = args.scaled;
     let inputs = super::inputs_of(args, files, shape);
+    if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
+        warn_if_long(step, &params, &inputs, verifies)?;
+    }
 
     let geometry = emulated.geometry;
     let started = Instant::now();
@@ -117,6 +120,52 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
             .with_paths(paths.map(|p| (p, 0.0)));
     print!("{report}");
     super::outcome(report.verdict.as_ref(), report.last_launch.as_ref())
+}
+
+/// A whole emulation of more FLOPs than this (1024³ and a little more) is timed first on a
+/// scaled run, to say before it starts how long it will take.
+const TIME_FIRST_FLOPS: f64 = 2.2e9;
+
+/// A whole emulation expected to take longer than this is announced, with its estimate.
+const LONG_SECONDS: f64 = 60.0;
+
+/// Estimates how long the whole emulation of `inputs` will take on this machine from a scaled run
+/// of the same launch (one block of each kind, a second or two), and, where it is more than a
+/// minute, says so before it starts, with the faster choices. `verifies`: a second launch follows.
+fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool) -> Result<()> {
+    let mut probe = Emulated::new(step, params.clone(), inputs.shape, false)?;
+    probe.machine.scale = true;
+    let started = Instant::now();
+    // A scaled run the emulator refuses (a side too long to scale) gives no estimate.
+    let Ok((_, (own, _))) = probe.multiply(inputs, true) else { return Ok(()) };
+    let seconds = started.elapsed().as_secs_f64();
+    if own.scaled_ran == 0 {
+        return Ok(());
+    }
+    let whole = seconds * own.scaled_of as f64 / own.scaled_ran as f64;
+    let total = if verifies { 2.0 * whole } else { whole };
+    if total > LONG_SECONDS {
+        let launches = if verifies { ", for each of the two launches a verifying run makes" } else { "" };
+        println!(
+            "note: emulating {} whole takes about {} on {} threads here{launches} (a scaled run of {} of its {} blocks took {seconds:.1} s); --scaled predicts the H100's time in seconds, and a smaller shape (--size 512) verifies in seconds",
+            inputs.shape,
+            duration(whole),
+            probe.machine.workers,
+            own.scaled_ran,
+            own.scaled_of,
+        );
+    }
+    Ok(())
+}
+
+/// `seconds` in words: "40 s", "7 min", "2 h 10 min".
+fn duration(seconds: f64) -> String {
+    let minutes = (seconds / 60.0).round() as u64;
+    match seconds {
+        s if s < 90.0 => format!("{s:.0} s"),
+        _ if minutes < 120 => format!("{minutes} min"),
+        _ => format!("{} h {} min", minutes / 60, minutes % 60),
+    }
 }
 
 /// What the kernel's compile for an H100 says it costs there.
@@ -273,6 +322,13 @@ fn pad_rows(m: &[f32], rows: usize, from_cols: usize, to_rows: usize, to_cols: u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_in_the_unit_that_suits_them() {
+        assert_eq!(duration(40.4), "40 s");
+        assert_eq!(duration(420.0), "7 min");
+        assert_eq!(duration(7800.0), "2 h 10 min");
+    }
 
     #[test]
     fn rows_are_padded_with_zeros_and_cut_back() {
