@@ -71,7 +71,7 @@ fn facts(adds: Option<(&'static str, String)>) -> KernelFacts {
 }
 
 fn stats(median_ms: f64, sm_mhz: f64) -> Stats {
-    let held = Some(Held { sm_mhz, watts: 690.0, readings: 100 });
+    let held = Some(Held { sm_mhz, watts: 690.0, readings: 100, joules: Some(690.0 * median_ms * 1e-3) });
     Stats { median_ms, min_ms: median_ms * 0.98, max_ms: median_ms * 1.05, samples: 240, batch: 20, held }
 }
 

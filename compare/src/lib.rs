@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use common::report::rate;
-use common::{GpuStep, Intensity, Precision};
+use common::{GpuStep, Intensity, Precision, Shape};
 
 mod charts;
 pub mod dram;
@@ -262,7 +262,11 @@ impl Results {
                             _ => String::new(),
                         };
                         let mark = if c.passed { "" } else { " FAILED" };
-                        let _ = write!(t, " {}{share}{mark} |", rate(c.gflops));
+                        let energy = Shape::square(self.sizes[i])
+                            .ok()
+                            .and_then(|shape| c.held?.joules_per_tflop(shape.flops()))
+                            .map_or(String::new(), |j| format!(" · {j:.2} J/TFLOP"));
+                        let _ = write!(t, " {}{share}{energy}{mark} |", rate(c.gflops));
                     }
                 }
             }
@@ -286,6 +290,15 @@ impl Results {
              take minutes; a step needs a GPU of its compute capability).\n",
             self.date, self.driver, self.nvrtc, self.command
         );
+        if self
+            .rows
+            .iter()
+            .flat_map(|(_, r)| r.iter().flatten())
+            .any(|c| c.held.is_some_and(|h| h.joules.is_some()))
+        {
+            md += "After a rate: the energy of one product per TFLOP, the driver's energy counter over the \
+                   timed launches.\n\n";
+        }
         md += &self.table();
         if let Some((size, x)) = self.speedup() {
             let _ = writeln!(md, "\nFrom the first step to the last FP32 one: {x:.0}× faster at {size}³.");
@@ -468,6 +481,21 @@ mod tests {
         assert!(t.contains("| step07_tf32_mma | 3000 (60.0%) | 12000 (40.0%) |"), "{t}");
         assert!(t.contains("| cublas_tf32 | 5000 | 30000 |"), "{t}");
         assert!(t.contains("| step03_single_block | – | – |"), "{t}");
+    }
+
+    /// A cell whose energy the counter read carries it per TFLOP after its rate and share, and
+    /// the record reads the rate back from such a cell.
+    #[test]
+    fn a_cell_with_its_energy_shows_joules_per_tflop() {
+        let mut r = sample();
+        // 256³ is 33.55 MFLOP: 1.0066 mJ a product is 30 J per TFLOP.
+        let held =
+            common::clock::Held { sm_mhz: 1700.0, watts: 300.0, readings: 9, joules: Some(1.00663296e-3) };
+        r.rows[3].1[0] = Some(Cell { gflops: 900.0, passed: true, held: Some(held) });
+        let t = r.table();
+        assert!(t.contains("| step06_prefetch | 900 (90.0%) · 30.00 J/TFLOP | 2000 (50.0%) FAILED |"), "{t}");
+        assert!(r.markdown("x.svg").contains("energy of one product per TFLOP"));
+        assert!(!sample().markdown("x.svg").contains("energy of one product"));
     }
 
     #[test]

@@ -74,6 +74,9 @@ impl Suite {
             return String::new();
         };
         let mut s = format!(" · {:.0} MHz, {:.0} W", held.sm_mhz, held.watts);
+        if let Some(j) = self.shapes.get(col).and_then(|shape| held.joules_per_tflop(shape.flops())) {
+            s += &format!(", {j:.2} J/TFLOP");
+        }
         if let Some(p) = self.share_per_clock(row, col).filter(|_| !Self::is_baseline(&self.rows[row].0)) {
             s += &format!(", {p:.1}% per clock");
         }
@@ -189,8 +192,10 @@ impl Suite {
         md += "## Each shape\n\n";
         md += &self.legend();
         if self.rows.iter().flat_map(|(_, r)| r.iter().flatten()).any(|c| c.held.is_some()) {
-            md += " After each rate: the mean SM clock and GPU power NVML read while it was timed, \
-                   and a step's share per clock (its share times its baseline's clock over its own).";
+            md += " After each rate: the mean SM clock and GPU power NVML read while it was timed, the \
+                   energy per TFLOP of one product (the driver's energy counter over the timed \
+                   launches), and a step's share per clock (its share times its baseline's clock \
+                   over its own).";
         }
         md += "\n\n";
         md += &self.table();
@@ -292,7 +297,7 @@ mod tests {
     #[test]
     fn the_clock_each_held_gives_the_share_per_clock() {
         let mut s = suite();
-        let held = |sm_mhz| Some(common::clock::Held { sm_mhz, watts: 650.0, readings: 50 });
+        let held = |sm_mhz| Some(common::clock::Held { sm_mhz, watts: 650.0, readings: 50, joules: None });
         s.rows[0].1[0] = Some(Cell { gflops: 50.0, passed: true, held: held(1500.0) });
         s.rows[2].1[0] = Some(Cell { gflops: 100.0, passed: true, held: held(1800.0) });
         assert_eq!(s.share(0, 0), Some(50.0));
@@ -302,6 +307,11 @@ mod tests {
         let table = s.table();
         assert!(table.contains("| 50.0 (50.0%) · 1500 MHz, 650 W, 60.0% per clock |"), "{table}");
         assert!(table.contains("| 100 · 1800 MHz, 650 W |"), "{table}");
+        // With the energy counter read: 4·4·4·2 = 128 FLOP for 2.56 nJ is 20 J per TFLOP.
+        let with_energy =
+            common::clock::Held { sm_mhz: 1800.0, watts: 650.0, readings: 50, joules: Some(2.56e-9) };
+        s.rows[2].1[0] = Some(Cell { gflops: 100.0, passed: true, held: Some(with_energy) });
+        assert!(s.table().contains("| 100 · 1800 MHz, 650 W, 20.00 J/TFLOP |"), "{}", s.table());
         assert!(s.markdown("x.svg").contains("share per clock"));
         assert!(!suite().markdown("x.svg").contains("share per clock"));
     }

@@ -4,7 +4,9 @@
 //!
 //! Two products timed at different clocks compare two things at once: the kernels' work per
 //! clock and the clock each held under the power cap. The report divides them
-//! ([`per_clock`]): the share per second, and the share per clock beside it.
+//! ([`per_clock`]): the share per second, and the share per clock beside it. Under the cap, the
+//! clock a kernel holds follows the energy each of its products takes, which the driver's energy
+//! counter gives ([`Held::joules`]).
 
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
 use std::sync::Arc;
@@ -64,6 +66,23 @@ pub struct Held {
     pub watts: f64,
     /// Readings the means are of.
     pub readings: usize,
+    /// The energy of one product in joules: the GPU's energy counter over the stretch divided by
+    /// the launches in it (see [`joules_per_launch`]); None where the driver keeps no counter.
+    pub joules: Option<f64>,
+}
+
+impl Held {
+    /// Joules per TFLOP of a product of `flops` floating-point operations.
+    pub fn joules_per_tflop(&self, flops: f64) -> Option<f64> {
+        self.joules.map(|j| j / (flops * 1e-12)).filter(|j| j.is_finite() && *j > 0.0)
+    }
+}
+
+/// The energy of one launch: the counter's two readings (millijoules since the driver loaded)
+/// over `launches` launches. None for no launches, or a counter that did not move forward
+/// (it is refreshed every few milliseconds: a stretch shorter than that reads nothing).
+pub fn joules_per_launch(start_mj: u64, end_mj: u64, launches: usize) -> Option<f64> {
+    (launches > 0 && end_mj > start_mj).then(|| (end_mj - start_mj) as f64 * 1e-3 / launches as f64)
 }
 
 /// A share of a baseline's rate per second turned into a share per clock: the baseline's
@@ -77,6 +96,8 @@ struct Api {
     clock: unsafe extern "C" fn(Handle, c_uint, *mut c_uint) -> c_int,
     power: unsafe extern "C" fn(Handle, *mut c_uint) -> c_int,
     fields: Option<unsafe extern "C" fn(Handle, c_int, *mut FieldValue) -> c_int>,
+    /// `nvmlDeviceGetTotalEnergyConsumption` (Volta on): millijoules since the driver loaded.
+    energy: Option<unsafe extern "C" fn(Handle, *mut u64) -> c_int>,
 }
 
 /// One GPU's clock and power, through NVML.
@@ -111,6 +132,8 @@ impl Clocks {
                 .get(b"nvmlDeviceGetPowerUsage\0")
                 .map_err(|e| format!("NVML has no nvmlDeviceGetPowerUsage: {e}"))?;
             let fields = lib.get(b"nvmlDeviceGetFieldValues\0").ok().map(|f: libloading::Symbol<_>| *f);
+            let energy =
+                lib.get(b"nvmlDeviceGetTotalEnergyConsumption\0").ok().map(|f: libloading::Symbol<_>| *f);
             let status = init();
             if status != 0 {
                 return Err(format!("NVML did not start (status {status})"));
@@ -121,7 +144,7 @@ impl Clocks {
             if status != 0 {
                 return Err(format!("NVML knows no GPU at PCI address {address:?} (status {status})"));
             }
-            (Api { clock, power, fields, _lib: lib }, handle)
+            (Api { clock, power, fields, energy, _lib: lib }, handle)
         };
         let clocks = Clocks { api: Arc::new(api), device };
         clocks.read().ok_or_else(|| "NVML could not read the GPU's clock and power".to_owned())?;
@@ -147,6 +170,14 @@ impl Clocks {
         (status == 0 && field.status == 0).then(|| field.number()).flatten().map(|mw| mw / 1e3)
     }
 
+    /// The GPU's energy counter in millijoules, where the driver keeps one.
+    pub fn energy_mj(&self) -> Option<u64> {
+        let mut mj = 0u64;
+        // SAFETY: writes one unsigned long long through a valid pointer, for a handle NVML gave.
+        let ok = unsafe { (self.api.energy?)(self.device, &mut mj) } == 0;
+        ok.then_some(mj)
+    }
+
     fn mean_watts(&self) -> Option<f64> {
         let mut milliwatts = 0;
         // SAFETY: writes one unsigned int through a valid pointer, for a handle NVML gave.
@@ -154,8 +185,10 @@ impl Clocks {
         ok.then(|| f64::from(milliwatts) / 1e3)
     }
 
-    /// Starts reading every [`EVERY`] on a thread of its own, until [`Sampler::stop`].
+    /// Starts reading every [`EVERY`] on a thread of its own, until [`Sampler::stop`]; the
+    /// energy counter is read now and at the stop.
     pub fn sample(&self) -> Sampler {
+        let energy = self.energy_mj().map(|mj| (self.clone(), mj));
         let running = Arc::new(AtomicBool::new(true));
         let (clocks, flag) = (self.clone(), running.clone());
         let thread = std::thread::spawn(move || {
@@ -166,7 +199,7 @@ impl Clocks {
             }
             readings
         });
-        Sampler { running, thread: Some(thread) }
+        Sampler { running, thread: Some(thread), energy }
     }
 }
 
@@ -175,13 +208,19 @@ impl Clocks {
 pub struct Sampler {
     running: Arc<AtomicBool>,
     thread: Option<JoinHandle<Vec<(u32, f64)>>>,
+    /// The device and its energy counter when the sampler started, where it keeps one.
+    energy: Option<(Clocks, u64)>,
 }
 
 impl Sampler {
-    /// Stops reading; the means of what was read (None if nothing was).
-    pub fn stop(mut self) -> Option<Held> {
+    /// Stops reading after `launches` launches; the means of what was read (None if nothing
+    /// was), and the energy of one launch.
+    pub fn stop(mut self, launches: usize) -> Option<Held> {
+        let energy = self.energy.take().and_then(|(clocks, start)| Some((start, clocks.energy_mj()?)));
         self.running.store(false, Ordering::Relaxed);
-        mean(&self.thread.take()?.join().ok()?)
+        let held = mean(&self.thread.take()?.join().ok()?)?;
+        let joules = energy.and_then(|(start, end)| joules_per_launch(start, end, launches));
+        Some(Held { joules, ..held })
     }
 }
 
@@ -204,6 +243,7 @@ fn mean(readings: &[(u32, f64)]) -> Option<Held> {
         sm_mhz: readings.iter().map(|r| f64::from(r.0)).sum::<f64>() / n,
         watts: readings.iter().map(|r| r.1).sum::<f64>() / n,
         readings: readings.len(),
+        joules: None,
     })
 }
 
@@ -213,7 +253,7 @@ mod tests {
 
     #[test]
     fn a_share_per_clock_counts_cycles() {
-        let held = |sm_mhz| Held { sm_mhz, watts: 700.0, readings: 10 };
+        let held = |sm_mhz| Held { sm_mhz, watts: 700.0, readings: 10, joules: None };
         // The kernel takes 96% of cuBLAS's rate per second at 1500 MHz against cuBLAS's 1600:
         // it needs fewer cycles than cuBLAS, 102.4% of its rate per clock.
         let share = per_clock(96.0, held(1500.0), held(1600.0));
@@ -256,7 +296,7 @@ mod tests {
             }
             Vec::new()
         });
-        drop(Sampler { running: running.clone(), thread: Some(thread) });
+        drop(Sampler { running: running.clone(), thread: Some(thread), energy: None });
         assert!(!running.load(Ordering::Relaxed));
     }
 
@@ -264,6 +304,22 @@ mod tests {
     fn the_means_are_of_the_readings() {
         assert_eq!(mean(&[]), None);
         let held = mean(&[(1500, 600.0), (1700, 700.0)]).unwrap();
-        assert_eq!(held, Held { sm_mhz: 1600.0, watts: 650.0, readings: 2 });
+        assert_eq!(held, Held { sm_mhz: 1600.0, watts: 650.0, readings: 2, joules: None });
+    }
+
+    /// The counter's millijoules over the launches, and per TFLOP of the product; a stretch
+    /// the counter did not see (no launch, no movement) gives none rather than zero.
+    #[test]
+    fn the_energy_of_a_product_is_the_counter_over_the_launches() {
+        // 70 J over 400 launches of a 4096³ product (137.4 GFLOP each).
+        let j = joules_per_launch(1_000_000, 1_070_000, 400).unwrap();
+        assert!((j - 0.175).abs() < 1e-12, "{j}");
+        let held = Held { sm_mhz: 1600.0, watts: 700.0, readings: 10, joules: Some(j) };
+        let per_tflop = held.joules_per_tflop(2.0 * 4096f64.powi(3)).unwrap();
+        assert!((per_tflop - 0.175 / 0.137_438_953_472).abs() < 1e-9, "{per_tflop}");
+        assert_eq!(joules_per_launch(5, 5, 10), None, "the counter did not move");
+        assert_eq!(joules_per_launch(5, 9, 0), None, "no launch");
+        assert_eq!(joules_per_launch(9, 5, 10), None, "a counter that went back");
+        assert_eq!(Held { joules: None, ..held }.joules_per_tflop(1e12), None);
     }
 }

@@ -140,14 +140,19 @@ pub const RETRIES: usize = 2;
 /// the launch gaps average out, and queued behind a [`Hold`] so that the host's launch calls
 /// stay outside the measured time. A sample is the mean time of one launch in its batch; one
 /// that the host outlasted its hold for is taken again. While the samples are timed, NVML reads
-/// the SM clock and the power on a thread of their own ([`crate::clock`]).
+/// the SM clock and the power on a thread of their own ([`crate::clock`]), and the driver's
+/// energy counter is read at both ends: its difference over the launches is one product's
+/// energy (the short holds between batches included).
 pub fn time_gpu(gpu: &Gpu, sampling: Sampling, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
     // The host's time per launch call, measured on each batch; a generous guess to start.
     let mut host_per_launch = 0.02;
+    // Launches run so far, a retried batch's included: the energy counter sees them all.
+    let launched = std::cell::Cell::new(0usize);
     let mut timed = |count: usize| -> Result<f64> {
         let mut tries = 0;
         loop {
             let b = time_launches(gpu, host_per_launch, count, &mut launch)?;
+            launched.set(launched.get() + count);
             host_per_launch = b.host_ms / count as f64;
             tries += 1;
             if b.clean() || tries > RETRIES {
@@ -170,8 +175,9 @@ pub fn time_gpu(gpu: &Gpu, sampling: Sampling, mut launch: impl FnMut() -> Resul
     }
     let samples = sampling.reps_for(per_launch * batch as f64);
     let sampler = gpu.clocks.as_ref().ok().map(|c| c.sample());
+    let before = launched.get();
     let samples = (0..samples).map(|_| Ok(timed(batch)? / batch as f64)).collect::<Result<Vec<_>>>();
-    let held = sampler.and_then(|s| s.stop());
+    let held = sampler.and_then(|s| s.stop(launched.get() - before));
     let stats = Stats::from_samples(samples?, batch).context("no samples were timed")?;
     Ok(Stats { held, ..stats })
 }

@@ -189,9 +189,22 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         println!("      skipped {s}");
     }
     println!(
-        "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10} {:>10} {:>8} {:>6} {:>8}  verify",
-        "rank", "parameters", "regs", "smem", "blk/SM", "ms", "GFLOP/s", baseline.0, "MHz", "%/clock"
+        "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10} {:>10} {:>8} {:>6} {:>8} {:>8}  verify",
+        "rank",
+        "parameters",
+        "regs",
+        "smem",
+        "blk/SM",
+        "ms",
+        "GFLOP/s",
+        baseline.0,
+        "MHz",
+        "%/clock",
+        "J/TFLOP"
     );
+    let per_tflop = |h: Option<crate::clock::Held>| {
+        h.and_then(|h| h.joules_per_tflop(shape.flops())).map_or("-".to_owned(), |j| format!("{j:.2}"))
+    };
     for (i, r) in rows.iter().enumerate() {
         let share = cublas_ms.map(|c| 100.0 * c / r.median_ms);
         let mhz = r.held.map_or("-".to_owned(), |h| format!("{:.0}", h.sm_mhz));
@@ -203,7 +216,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         };
         let share = share.map_or("-".to_owned(), |s| format!("{s:.1}"));
         println!(
-            "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10.3} {:>10.0} {:>8} {:>6} {:>8}  {}",
+            "{:>4}  {:<36} {:>5} {:>9} {:>7} {:>10.3} {:>10.0} {:>8} {:>6} {:>8} {:>8}  {}",
             i + 1,
             r.params.to_string(),
             r.registers,
@@ -214,6 +227,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
             share,
             mhz,
             per_clock,
+            per_tflop(r.held),
             match r.passed {
                 Some(true) => "PASS",
                 Some(false) => "FAIL",
@@ -222,7 +236,11 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         );
     }
     if let Some(c) = cublas {
-        let held = c.held.map_or(String::new(), |h| format!(" at {:.0} MHz, {:.0} W", h.sm_mhz, h.watts));
+        let held = c.held.map_or(String::new(), |h| {
+            let energy =
+                h.joules_per_tflop(shape.flops()).map_or(String::new(), |j| format!(", {j:.2} J/TFLOP"));
+            format!(" at {:.0} MHz, {:.0} W{energy}", h.sm_mhz, h.watts)
+        });
         let gflops = shape.flops() / (c.median_ms * 1e-3) / 1e9;
         println!("      {}: {:.3} ms, {gflops:.0} GFLOP/s{held}", baseline.1, c.median_ms);
     }

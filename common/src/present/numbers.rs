@@ -12,3 +12,13 @@ pub fn count(v: u64) -> String {
     }
     out
 }
+
+/// Joules to three decimals in a unit that suits them: one product takes from microjoules (a
+/// small shape) to joules.
+pub fn joules(j: f64) -> String {
+    match j {
+        j if j >= 0.01 => format!("{j:.3} J"),
+        j if j >= 1e-5 => format!("{:.3} mJ", j * 1e3),
+        j => format!("{:.2} µJ", j * 1e6),
+    }
+}

@@ -2,11 +2,12 @@
 
 use std::fmt;
 
+use crate::clock::Held;
 use crate::emulated::{DEVICE_LINE, Traffic};
 use crate::gpu::{DeviceInfo, Resources};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
-use crate::numbers::count;
+use crate::numbers::{count, joules};
 use crate::params::Params;
 use crate::step::{Choice, Geometry, GpuStep};
 use crate::timing::Stats;
@@ -518,9 +519,10 @@ impl Report {
         Ok(())
     }
 
-    /// The SM clock and power each timed product held, and the shares per clock: a kernel
-    /// that runs at a lower clock than its baseline does more per clock than its share per
-    /// second says.
+    /// The SM clock and power each timed product held, the energy of one product, and the
+    /// shares per clock: a kernel that runs at a lower clock than its baseline does more per
+    /// clock than its share per second says, and under the power cap the clock it holds follows
+    /// the energy its products take.
     fn clock_line(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(mine) = self.time.held else {
             return writeln!(
@@ -528,14 +530,31 @@ impl Report {
                 "  clock    not read: NVML (libnvidia-ml, part of the driver) could not read this GPU"
             );
         };
-        write!(f, "  clock    SM {:.0} MHz · {:.0} W while timed", mine.sm_mhz, mine.watts)?;
+        let flops = self.shape.flops();
+        let per_tflop = |h: Held| match h.joules_per_tflop(flops) {
+            Some(per) => format!("{per:.2} J/TFLOP"),
+            None => "energy not read".to_owned(),
+        };
+        let product = match mine.joules {
+            Some(j) => format!(" ({} a product)", joules(j)),
+            None => " (the driver gives no energy counter)".to_owned(),
+        };
+        write!(
+            f,
+            "  clock    SM {:.0} MHz, {:.0} W, {}{product} while timed",
+            mine.sm_mhz,
+            mine.watts,
+            per_tflop(mine)
+        )?;
         for (name, baseline) in [("cuBLAS TF32", self.cublas_tf32), ("cuBLAS SGEMM", self.cublas)] {
             if let Some((b, held)) = baseline.and_then(|b| Some((b, b.held?))) {
                 let per_clock = crate::clock::per_clock(self.share_of(b), mine, held);
                 write!(
                     f,
-                    " · {name} {:.0} MHz, {:.0} W: {per_clock:.1}% of its rate per clock",
-                    held.sm_mhz, held.watts
+                    " · {name} {:.0} MHz, {:.0} W, {}: {per_clock:.1}% of its rate per clock",
+                    held.sm_mhz,
+                    held.watts,
+                    per_tflop(held)
                 )?;
             }
         }
