@@ -8,6 +8,10 @@
 #   bash scripts/gpu-step12-levers.sh group                the units' order (GROUP), one program a shape
 #   bash scripts/gpu-step12-levers.sh stages               step 08, each stage and the kernel, 4096³ and 8192³
 #   bash scripts/gpu-step12-levers.sh l2                   Nsight Compute: L2 and DRAM bytes at 4096³
+#   bash scripts/gpu-step12-levers.sh ncu                  Nsight Compute, every section, one launch
+#                                                         of lab 12 and of cuBLAS TF32 at 4096³: each
+#                                                         one's counters (raw CSV) and its SASS with
+#                                                         the instructions each executed (CSV)
 # Output goes to $OUT (or /tmp).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -86,5 +90,18 @@ case "${1:-}" in
     ncu --clock-control none -k regex:tf32 --launch-count 1 --metrics "$metrics" \
       $s12 --size 4096 --no-verify --reps 1 2>&1 | grep -E "^\s+(lts|dram|sm__|smsp)|tf32"
     ;;
-  *) echo "usage: $0 shapes FAMILY [RUN] | tune | group | stages | l2" >&2; exit 2 ;;
+  ncu)
+    header
+    for set in "step12|-k regex:matmul|--no-cublas" "cublas-tf32|-k regex:tf32|"; do
+      IFS='|' read -r name filter args <<< "$set"
+      echo "### $name: ncu --set full $filter --launch-count 1"
+      # shellcheck disable=SC2086
+      ncu --clock-control none $filter --launch-count 1 --set full --import-source no -f -o /tmp/"$name" \
+        $s12 --size 4096 $args --no-verify --reps 1 2>&1 | grep -E "^==PROF==|error" | head -5
+      ncu --import /tmp/"$name".ncu-rep --page raw --csv > "$out/$name-raw.csv"
+      ncu --import /tmp/"$name".ncu-rep --page source --csv --print-source sass > "$out/$name-sass.csv"
+      wc -c "$out/$name-raw.csv" "$out/$name-sass.csv"
+    done
+    ;;
+  *) echo "usage: $0 shapes FAMILY [RUN] | tune | group | stages | l2 | ncu" >&2; exit 2 ;;
 esac

@@ -12,7 +12,7 @@ use std::ffi::{CString, c_char, c_int, c_uint, c_void};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// NVML's device handle.
 type Handle = *mut c_void;
@@ -67,7 +67,8 @@ pub struct Held {
     /// Readings the means are of.
     pub readings: usize,
     /// The energy of one product in joules: the GPU's energy counter over the stretch divided by
-    /// the launches in it (see [`joules_per_launch`]); None where the driver keeps no counter.
+    /// the launches in it (see [`joules_per_launch`]); None where the driver keeps no counter or
+    /// the stretch was too short for it to move twice.
     pub joules: Option<f64>,
 }
 
@@ -78,11 +79,20 @@ impl Held {
     }
 }
 
-/// The energy of one launch: the counter's two readings (millijoules since the driver loaded)
-/// over `launches` launches. None for no launches, or a counter that did not move forward
-/// (it is refreshed every few milliseconds: a stretch shorter than that reads nothing).
-pub fn joules_per_launch(start_mj: u64, end_mj: u64, launches: usize) -> Option<f64> {
-    (launches > 0 && end_mj > start_mj).then(|| (end_mj - start_mj) as f64 * 1e-3 / launches as f64)
+/// The energy of one launch from the counter's ticks over a stretch of `stretch_s` seconds that
+/// ran `launches` launches. The driver moves the counter (millijoules since it loaded) in steps,
+/// about every 100 ms on an H100: two readings at the stretch's ends would miss up to a step at
+/// each end, a fifth of a half-second stretch. So the mean power is taken between the first and
+/// the last step seen inside the stretch (`ticks`: the seconds since the stretch began at which
+/// the counter was seen to move, and its value then), and the stretch's energy is that power over
+/// its whole time. None for fewer than two steps, no launch, or a counter that went back.
+pub fn joules_per_launch(ticks: &[(f64, u64)], stretch_s: f64, launches: usize) -> Option<f64> {
+    let (&(t0, e0), &(t1, e1)) = (ticks.first()?, ticks.last()?);
+    if launches == 0 || t1 <= t0 || e1 <= e0 {
+        return None;
+    }
+    let watts = (e1 - e0) as f64 * 1e-3 / (t1 - t0);
+    Some(watts * stretch_s / launches as f64)
 }
 
 /// A share of a baseline's rate per second turned into a share per clock: the baseline's
@@ -185,21 +195,27 @@ impl Clocks {
         ok.then(|| f64::from(milliwatts) / 1e3)
     }
 
-    /// Starts reading every [`EVERY`] on a thread of its own, until [`Sampler::stop`]; the
-    /// energy counter is read now and at the stop.
+    /// Starts reading every [`EVERY`] on a thread of its own, until [`Sampler::stop`]: the clock,
+    /// the power, and each step of the energy counter.
     pub fn sample(&self) -> Sampler {
-        let energy = self.energy_mj().map(|mj| (self.clone(), mj));
         let running = Arc::new(AtomicBool::new(true));
         let (clocks, flag) = (self.clone(), running.clone());
+        let started = Instant::now();
         let thread = std::thread::spawn(move || {
-            let mut readings = Vec::new();
+            let mut readings = Readings::default();
+            let mut last = clocks.energy_mj();
             while flag.load(Ordering::Relaxed) {
-                readings.extend(clocks.read());
+                readings.held.extend(clocks.read());
+                let now = clocks.energy_mj();
+                if now != last && last.is_some() {
+                    readings.ticks.extend(now.map(|mj| (started.elapsed().as_secs_f64(), mj)));
+                }
+                last = now;
                 std::thread::sleep(EVERY);
             }
             readings
         });
-        Sampler { running, thread: Some(thread), energy }
+        Sampler { running, thread: Some(thread), started }
     }
 }
 
@@ -207,19 +223,26 @@ impl Clocks {
 /// (a timing that fails part-way leaves no thread reading).
 pub struct Sampler {
     running: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Vec<(u32, f64)>>>,
-    /// The device and its energy counter when the sampler started, where it keeps one.
-    energy: Option<(Clocks, u64)>,
+    thread: Option<JoinHandle<Readings>>,
+    started: Instant,
+}
+
+/// What a sampler read: the clock and power each time, and the energy counter's steps.
+#[derive(Default)]
+struct Readings {
+    held: Vec<(u32, f64)>,
+    ticks: Vec<(f64, u64)>,
 }
 
 impl Sampler {
     /// Stops reading after `launches` launches; the means of what was read (None if nothing
     /// was), and the energy of one launch.
     pub fn stop(mut self, launches: usize) -> Option<Held> {
-        let energy = self.energy.take().and_then(|(clocks, start)| Some((start, clocks.energy_mj()?)));
+        let stretch_s = self.started.elapsed().as_secs_f64();
         self.running.store(false, Ordering::Relaxed);
-        let held = mean(&self.thread.take()?.join().ok()?)?;
-        let joules = energy.and_then(|(start, end)| joules_per_launch(start, end, launches));
+        let readings = self.thread.take()?.join().ok()?;
+        let held = mean(&readings.held)?;
+        let joules = joules_per_launch(&readings.ticks, stretch_s, launches);
         Some(Held { joules, ..held })
     }
 }
@@ -294,9 +317,9 @@ mod tests {
             while flag.load(Ordering::Relaxed) {
                 std::thread::sleep(EVERY);
             }
-            Vec::new()
+            Readings::default()
         });
-        drop(Sampler { running: running.clone(), thread: Some(thread), energy: None });
+        drop(Sampler { running: running.clone(), thread: Some(thread), started: Instant::now() });
         assert!(!running.load(Ordering::Relaxed));
     }
 
@@ -311,15 +334,19 @@ mod tests {
     /// the counter did not see (no launch, no movement) gives none rather than zero.
     #[test]
     fn the_energy_of_a_product_is_the_counter_over_the_launches() {
-        // 70 J over 400 launches of a 4096³ product (137.4 GFLOP each).
-        let j = joules_per_launch(1_000_000, 1_070_000, 400).unwrap();
+        // Steps 0.1 s apart of 70 J each: 700 W, over a 0.1 s stretch of 400 launches of a 4096³
+        // product (137.4 GFLOP each). The readings at the stretch's ends count for nothing.
+        let ticks = [(0.05, 1_000_000), (0.15, 1_070_000), (0.25, 1_140_000), (0.35, 1_210_000)];
+        let j = joules_per_launch(&ticks, 0.1, 400).unwrap();
         assert!((j - 0.175).abs() < 1e-12, "{j}");
+        assert_eq!(joules_per_launch(&ticks, 0.4, 400), Some(4.0 * j), "a stretch four times as long");
         let held = Held { sm_mhz: 1600.0, watts: 700.0, readings: 10, joules: Some(j) };
         let per_tflop = held.joules_per_tflop(2.0 * 4096f64.powi(3)).unwrap();
         assert!((per_tflop - 0.175 / 0.137_438_953_472).abs() < 1e-9, "{per_tflop}");
-        assert_eq!(joules_per_launch(5, 5, 10), None, "the counter did not move");
-        assert_eq!(joules_per_launch(5, 9, 0), None, "no launch");
-        assert_eq!(joules_per_launch(9, 5, 10), None, "a counter that went back");
+        assert_eq!(joules_per_launch(&ticks[..1], 0.1, 400), None, "one step gives no power");
+        assert_eq!(joules_per_launch(&[], 0.1, 400), None);
+        assert_eq!(joules_per_launch(&ticks, 0.1, 0), None, "no launch");
+        assert_eq!(joules_per_launch(&[(0.1, 9), (0.2, 5)], 0.1, 10), None, "a counter that went back");
         assert_eq!(Held { joules: None, ..held }.joules_per_tflop(1e12), None);
     }
 }
