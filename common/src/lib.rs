@@ -37,7 +37,7 @@ pub use contract::{
     emulator_queue, gpu_queue, hooks, pad, params, paths, queue, spills, step, step_kernel, stream_k, tma,
 };
 pub use data::{files, matrix, patch, progress};
-pub use device::{clock, emulated, gpu, stream_hold, timing};
+pub use device::{advisories, clock, emulated, gpu, stream_hold, timing};
 #[cfg(feature = "testing")]
 pub use drive::bench;
 pub use drive::{compile_only, measure, run, tune};

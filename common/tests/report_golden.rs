@@ -142,6 +142,7 @@ fn emulated_report() -> Report {
             seconds: 1.25,
             workers: 2,
             arch: "compute_90a",
+            serialized_wgmma: false,
         })),
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: Some(KernelFacts { why: None, predicted_us: None, ..facts(None) }),

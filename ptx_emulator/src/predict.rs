@@ -47,6 +47,10 @@ pub struct Gpu {
     pub latency_loaded: f64,
     /// The shortest time a launch takes, back to back (seconds).
     pub launch: f64,
+    /// Cycles the tensor cores stand idle between two wgmma of a warpgroup where ptxas has
+    /// serialised them (each waits for the one before it to finish): the pipeline's drain, which
+    /// back-to-back wgmma hide.
+    pub wgmma_drain: f64,
 }
 
 /// The H100 SXM (80 GB HBM3) the course measures on.
@@ -68,7 +72,13 @@ pub const H100: Gpu = Gpu {
     latency: 283.0,        // measured: a pointer chase through the L2
     latency_loaded: 435.0, // measured: the chase while four blocks of 512 an SM stream the L2, 434 and 436
     launch: 4.0e-6,        // measured: 3.14, 3.19, 4.61 and 5.03 µs a launch of an empty kernel (two records)
+    wgmma_drain: WGMMA_DRAIN_ESTIMATE,
 };
+
+/// The drain of a serialised wgmma, in cycles: an estimate, not yet a measurement (a prediction
+/// that counts it says so). It takes the tensor cores' pipeline to be as deep as one of the labs'
+/// wgmma is long: an m64n256k8 TF32 product is 262,144 FLOPs, 128 cycles at 2048 a clock.
+pub const WGMMA_DRAIN_ESTIMATE: f64 = 128.0;
 
 /// The H200: the H100's SMs and clocks with faster memory (published 4.8 TB/s, taken at the share
 /// of its published 3.35 TB/s the H100's microbenchmark reaches).
@@ -168,6 +178,12 @@ impl Gpu {
 
     /// The model, for a launch of `shape` that counted `t`.
     pub fn predict(&self, t: &Traffic, shape: Shape) -> Prediction {
+        self.predict_serialized(t, shape, false)
+    }
+
+    /// [`Gpu::predict`], where `serialized_wgmma` says ptxas serialised the kernel's wgmma (its
+    /// advisories say so): each waits for the one before it of its warpgroup.
+    pub fn predict_serialized(&self, t: &Traffic, shape: Shape, serialized_wgmma: bool) -> Prediction {
         let blocks = shape.blocks.max(1) as f64;
         let sms = f64::from(self.sms);
         // The busiest SM's blocks, and the rounds of resident blocks it runs them in.
@@ -178,10 +194,16 @@ impl Gpu {
 
         // Cycles one block needs of each of the SM's units.
         let issue = per_block(t.warp_instructions) / self.issue;
-        let tensor = per_block(t.mma_sync_flops) / self.mma_sync
+        let tensor_work = per_block(t.mma_sync_flops) / self.mma_sync
             + per_block(t.wgmma_tf32_flops) / self.wgmma_tf32
             + per_block(t.wgmma_16bit_flops) / self.wgmma_16bit
             + per_block(t.wgmma_int8_ops) / self.wgmma_int8;
+        // Serialised wgmma: after each of a warpgroup's (a warpgroup's instruction counts four
+        // warps'), the tensor cores wait out the pipeline's drain before the next may start.
+        let drains = if serialized_wgmma { per_block(t.wgmma_instructions) / 4.0 } else { 0.0 };
+        let tensor = tensor_work + drains * self.wgmma_drain;
+        // The share of those cycles the tensor cores work rather than drain, for the clock.
+        let working = if tensor > 0.0 { tensor_work / tensor } else { 1.0 };
         // A global request takes a pass for its first 128-byte line and one for each further line
         // its lanes touch.
         let requests = t.global_load_requests + t.global_store_requests + t.async_copy_requests;
@@ -223,7 +245,7 @@ impl Gpu {
 
         // The clock: the tensor cores' share of the busiest SM's time lowers it.
         let sm_time = issue_sm.max(tensor_sm).max(sm_cycles(l1)).max(latency_cycles) / simt_hz;
-        let busy = if sm_time > 0.0 { tensor_sm / simt_hz / sm_time } else { 0.0 };
+        let busy = if sm_time > 0.0 { working * tensor_sm / simt_hz / sm_time } else { 0.0 };
         let mhz = self.clock_mhz(busy);
         let hz = mhz * 1e6;
 
@@ -270,6 +292,12 @@ impl Gpu {
         if lines_a_request > LINES_CHECKED {
             unchecked.push(format!(
                 "its global requests touch {lines_a_request:.1} lines of 128 bytes on average, more than the kernels the model was checked on ({LINES_CHECKED} at most)"
+            ));
+        }
+        if drains > 0.0 {
+            unchecked.push(format!(
+                "ptxas serialised its wgmma, whose waits the model counts at an estimated {:.0} cycles a wgmma",
+                self.wgmma_drain
             ));
         }
         if t.bulk_estimated > 0 {
@@ -352,6 +380,31 @@ mod tests {
         // 8 blocks × 100,000 = 800,000.
         assert_eq!(four.limit, Limit::Issue, "four blocks side by side cover each other's waits");
         assert!((four.seconds - 8.0 * 100_000.0 / 1.98e9).abs() < 1e-11);
+    }
+
+    /// Serialised wgmma add a drain after each warpgroup's wgmma (four warps' count), and the
+    /// drains, which are no tensor work, raise the clock from the tensor cores' toward SIMT's.
+    #[test]
+    fn serialised_wgmma_add_a_drain_each() {
+        // A block's 2 warpgroups issue 1000 wgmma of 262,144 FLOPs each: 128,000 cycles of work.
+        let t = Traffic {
+            blocks: 132,
+            warp_instructions: 132 * 8000,
+            wgmma_instructions: 132 * 4 * 2 * 1000,
+            wgmma_tf32_flops: 132 * 2 * 1000 * 262_144,
+            ..Default::default()
+        };
+        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let plain = H100.predict(&t, shape);
+        assert!(plain.unchecked.is_empty(), "{:?}", plain.unchecked);
+        let serial = H100.predict_serialized(&t, shape, true);
+        assert_eq!(serial.limit, Limit::TensorCores);
+        let cycles = |p: &Prediction| p.seconds * p.clock_mhz * 1e6;
+        let drains = 2.0 * 1000.0 * WGMMA_DRAIN_ESTIMATE;
+        assert!((cycles(&serial) - cycles(&plain) - drains).abs() < 1.0, "{plain:?} {serial:?}");
+        // Half the tensor cores' time is drains: the clock halfway between the two.
+        assert!((serial.clock_mhz - 1700.0).abs() < 1.0, "{}", serial.clock_mhz);
+        assert!(serial.unchecked.iter().any(|u| u.contains("estimated 128 cycles a wgmma")));
     }
 
     #[test]

@@ -491,6 +491,12 @@ impl GpuStep {
         crate::emulated::ptx(self.source, self.file, self.ptx_arch(), &self.defines(params))
     }
 
+    /// For a Hopper kernel: the PTX for the emulator and the log of its compile for an H100
+    /// (`sm_90a`), in one compile ([`crate::emulated::hopper_ptx_and_log`]).
+    pub fn hopper_ptx_and_log(&self, params: &Params) -> Result<(String, String)> {
+        crate::emulated::hopper_ptx_and_log(self.source, self.file, &self.defines(params))
+    }
+
     /// The architecture of the PTX the emulator runs for this step.
     pub fn ptx_arch(&self) -> &'static str {
         if self.min_compute >= (9, 0) || self.extension.boxes().is_some() {

@@ -9,7 +9,7 @@ use cudarc::nvrtc;
 use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 
 pub use ptx_emulator::{
-    Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic,
+    Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic, predict,
 };
 
 /// The architecture whose PTX the emulator runs for labs 02–07 and 10: the H100's, the GPU it
@@ -48,6 +48,33 @@ pub fn ptx(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> R
         Ok(own_file_name(&gpu::c_text(&ptx), file))
     })
 }
+
+/// The H100's machine code of a Hopper kernel and the PTX it was made from, in one compile for
+/// `sm_90a` with `--generate-line-info` and ptxas's report: the PTX the emulator runs (the same
+/// text a compile for [`HOPPER_PTX_ARCH`] gives) and NVRTC's log, whose ptxas lines hold the
+/// kernel's registers and ptxas's advisories, their PTX line numbers counted in that PTX.
+pub fn hopper_ptx_and_log(source: &str, file: &str, defines: &[(String, u32)]) -> Result<(String, String)> {
+    if !nvrtc_present() {
+        bail!("{NO_NVRTC}");
+    }
+    let target = HOPPER_TARGET;
+    let mut options = vec![
+        format!("--gpu-architecture={target}"),
+        "--std=c++17".to_owned(),
+        "--generate-line-info".to_owned(),
+        "--ptxas-options=-v".to_owned(),
+    ];
+    options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
+    gpu::nvrtc_program(source, file, target, &options, |prog, log| {
+        // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
+        let ptx = unsafe { nvrtc::result::get_ptx(prog) };
+        let ptx = ptx.map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}"))?;
+        Ok((own_file_name(&gpu::c_text(&ptx), file), log.to_owned()))
+    })
+}
+
+/// The H100's own target for a Hopper kernel's machine code.
+pub const HOPPER_TARGET: &str = "sm_90a";
 
 /// The PTX with its `.file` directive naming `file` as given (NVRTC writes the path it was
 /// compiled from, which a fault's message then repeats), so that a fault names the file as the

@@ -2,6 +2,7 @@
 //! the stream hold kernel and CUDA-event timing, the clock through NVML; and the device without a GPU, the PTX emulator.
 //! Depends on data.
 
+pub mod advisories;
 pub mod clock;
 pub mod emulated;
 pub mod gpu;

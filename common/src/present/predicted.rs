@@ -34,16 +34,20 @@ fn nearest_square(shape: Shape) -> (usize, f64, f64, bool) {
 /// The prediction for a launch: the step's kernel (`blocks`, `resident` a SM) and the other
 /// kernels it launches, predicted with all their blocks resident (the model knows only their
 /// counts). Returns the step kernel's prediction and the launch's whole time.
+/// `serialized`: ptxas serialised the step kernel's wgmma.
 pub fn launch(
     gpu: &Gpu,
     step: &Traffic,
-    resident: u32,
+    (resident, serialized): (u32, bool),
     shape: Shape,
     others: &[(String, Traffic)],
 ) -> (Prediction, f64) {
     let compulsory = 4 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) as u64;
-    let main =
-        gpu.predict(step, predict::Shape { blocks: step.blocks, resident, compulsory_bytes: compulsory });
+    let main = gpu.predict_serialized(
+        step,
+        predict::Shape { blocks: step.blocks, resident, compulsory_bytes: compulsory },
+        serialized,
+    );
     let rest: f64 = others
         .iter()
         .map(|(_, t)| {
@@ -71,18 +75,17 @@ fn ms(s: f64) -> String {
 /// checked on (a kernel that `spills` registers among it).
 pub fn lines(
     step: &Traffic,
-    resident: u32,
-    spills: bool,
+    (resident, spills, serialized): (u32, bool, bool),
     shape: Shape,
     others: &[(String, Traffic)],
     tf32: bool,
 ) -> String {
-    let (mut p, whole) = launch(&predict::H100, step, resident, shape, others);
+    let (mut p, whole) = launch(&predict::H100, step, (resident, serialized), shape, others);
     if spills {
         p.unchecked
             .push("it spills registers to local memory, whose traffic the model does not count".into());
     }
-    let (_, h200) = launch(&predict::H200, step, resident, shape, others);
+    let (_, h200) = launch(&predict::H200, step, (resident, serialized), shape, others);
     let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
     let (side, sgemm, tf32_rate, exact) = nearest_square(shape);
     let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };

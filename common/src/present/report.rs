@@ -32,6 +32,9 @@ pub struct Emulation {
     pub workers: usize,
     /// The architecture of the PTX the emulator ran.
     pub arch: &'static str,
+    /// Whether ptxas serialised the kernel's wgmma (its advisories say so), which the time
+    /// model counts.
+    pub serialized_wgmma: bool,
 }
 
 /// The traffic line: global requests and sectors, shared requests and wavefronts, each with its
@@ -445,8 +448,14 @@ impl fmt::Display for Report {
             if let Some(k) = &self.kernel {
                 let (resident, spills) = (k.resources.blocks_per_sm, k.resources.spill_bytes > 0);
                 let tf32 = self.precision.is_tf32();
-                let lines =
-                    crate::predicted::lines(&e.traffic, resident, spills, self.shape, &e.others, tf32);
+                let serialized = e.serialized_wgmma;
+                let lines = crate::predicted::lines(
+                    &e.traffic,
+                    (resident, spills, serialized),
+                    self.shape,
+                    &e.others,
+                    tf32,
+                );
                 write!(f, "{lines}")?;
             }
         } else {

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
 
+use crate::advisories::{self, Advisory};
 use crate::cli::Args;
 use crate::emulated::{self, Machine};
 use crate::emulator_queue::{EmulatorQueue, EmulatorState};
@@ -81,6 +82,9 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     // The parameters are checked at this shape once, before the compile, by Emulated::new.
     let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
     emulated.machine.scale = args.scaled;
+    for a in &emulated.advisories {
+        println!("{}", a.sentence());
+    }
     let inputs = super::inputs_of(args, files, shape);
     if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
         warn_if_long(step, &params, &inputs, verifies)?;
@@ -110,6 +114,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         seconds,
         workers: emulated.machine.workers,
         arch: step.ptx_arch(),
+        serialized_wgmma: advisories::serialized(&emulated.advisories),
     }));
     let fitted = (geometry, emulated.resources);
     let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), false));
@@ -206,6 +211,8 @@ pub struct Emulated<'a> {
     /// What the kernel costs on an H100, from its compile for sm_90 (registers 0 where that
     /// compile was not asked for).
     pub resources: Resources,
+    /// What ptxas said, in that compile, about wgmma code it had to change (Hopper kernels).
+    pub advisories: Vec<Advisory>,
     /// What the last product sent down each path, for a step with an FP32 path.
     pub paths: Option<Paths>,
     /// What the step's launch keeps from product to product.
@@ -218,14 +225,29 @@ impl<'a> Emulated<'a> {
     /// its layout is cut for the blocks an H100 holds at once.
     pub fn new(step: &'a GpuStep, params: Params, shape: Shape, h100_compile: bool) -> Result<Self> {
         let geometry = step.validate(&params, shape, &Limits::LARGEST)?;
-        // The two compiles run side by side: the PTX to emulate, and the H100's machine code.
-        let (ptx, ptxas) = std::thread::scope(|scope| {
-            let h100 = (h100_compile || step.schedule.shares())
-                .then(|| scope.spawn(|| step.compile(&params, "sm_90").ok().and_then(|c| c.ptxas)));
-            let ptx = step.ptx(&params);
-            (ptx, h100.and_then(|h| h.join().ok().flatten()))
-        });
-        let mut machine = Machine::new(&ptx?).map_err(|e| anyhow!("{e}"))?;
+        let h100_compile = h100_compile || step.schedule.shares();
+        // A Hopper kernel's PTX and its H100 machine code come from one compile, whose log also
+        // holds what ptxas changed in its wgmma code; where that compile fails, the two below.
+        let hopper = (h100_compile && step.ptx_arch() == emulated::HOPPER_PTX_ARCH)
+            .then(|| step.hopper_ptx_and_log(&params).ok())
+            .flatten();
+        let (ptx, ptxas, advisories) = match hopper {
+            Some((ptx, log)) => {
+                let advisories = advisories::parse(&log, &ptx);
+                (ptx, PtxasInfo::parse(&log), advisories)
+            }
+            None => {
+                // The two compiles run side by side: the PTX to emulate, and the H100's machine code.
+                let (ptx, ptxas) = std::thread::scope(|scope| {
+                    let h100 = h100_compile
+                        .then(|| scope.spawn(|| step.compile(&params, "sm_90").ok().and_then(|c| c.ptxas)));
+                    let ptx = step.ptx(&params);
+                    (ptx, h100.and_then(|h| h.join().ok().flatten()))
+                });
+                (ptx?, ptxas, Vec::new())
+            }
+        };
+        let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
         machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
             bail!(
@@ -244,6 +266,7 @@ impl<'a> Emulated<'a> {
             machine,
             geometry,
             resources,
+            advisories,
             paths: None,
             state: EmulatorState::default(),
         })

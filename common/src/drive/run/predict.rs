@@ -40,7 +40,7 @@ pub fn predict(step: &GpuStep, shape: Shape) -> Result<Prediction> {
         let (p, whole) = predicted::launch(
             &ptx_emulator::predict::H100,
             &traffic,
-            e.resources.blocks_per_sm,
+            (e.resources.blocks_per_sm, crate::advisories::serialized(&e.advisories)),
             shape,
             &others,
         );
