@@ -664,7 +664,7 @@ def fragment_loads_figure(directory):
                 x = gx + (4 * q + sub) * bw
                 s.rect(x + 1, y + 2, 2 * bw - 2, rowh - 4, COLORS[g], "#555", 0.6)
                 s.text(x + bw, y + 17, f"T{4 * g + t}", 12, "middle")
-                s.text(x + bw, y + 32, f"p{piece}", 11, "middle", fill="#444")
+                s.text(x + bw, y + 32, f"piece {piece}", 11, "middle", fill="#444")
         yb = py + 4 * rowh + 10
         s.text(gx - 10, yb + 10, "lanes", 12, "end")
         s.text(gx - 10, yb + 24, "per bank", 12, "end")
@@ -944,58 +944,83 @@ def scheduler_figure(directory):
 
 
 def multicast_figure(directory):
-    W, H = 900, 560
+    """The two copy engines sit between the blocks, engine 0 above engine 1, and each block's
+    shared memory is listed from engine 0's side to engine 1's: so no two arrows cross."""
+    W, H = 900, 660
     s = legible(W, H, "Step 12: a cluster's two blocks share A's tile by multicast, one stage")
     s.text(W / 2, 28, "One stage of one cluster: each block's copy engine loads half of A and multicasts it", 17,
            "middle", bold=True)
     s.text(W / 2, 50, f"CLUSTER = {CLUSTER}, BM = {BM}, BN = {BN}, BK = {BK}: the unit is two tiles side by side, "
            "with the same rows of A", 12, "middle")
     half = BM // CLUSTER
-    teal, green, red = "#0e7490", "#15803d", "#b91c1c"
-    bw, top = 380, 150
+    teal, grey, green = "#0e7490", "#555", "#15803d"
+    bw, top, bh = 250, 70, 440
+    block_x = [20, W - 20 - bw]
+    ex, ew, eh = 315, 270, 64
+    engine_y = [190, 352]  # engine 0 at As[s] half 0's height, engine 1 at half 1's
+    box_x, box_w, box_h = 20, bw - 40, 48
+    inner = [block_x[0] + box_x + box_w, block_x[1] + box_x]  # the boxes' sides facing the engines
+    a_y = [engine_y[0] + 8, engine_y[1] + 8]
+    full_y = (a_y[0] + a_y[1]) // 2
+    # block 0 gets its B from engine 0 (above), block 1 from engine 1 (below); empty[s] takes
+    # the slot left over, where no engine's arrow reaches
+    b_y = [a_y[0] - 70, a_y[1] + 70]
+    empty_y = [a_y[1] + 70, a_y[0] - 70]
     for b in range(CLUSTER):
-        x = 40 + b * (bw + 60)
-        s.rect(x, top, bw, 330, "#fafafa", "#555", 1, rx=6)
-        s.text(x + bw / 2, top + 20, f"block {b} (rank {b}): tile {b} of the unit, columns {b * BN}–{(b + 1) * BN - 1}",
-               12, "middle", bold=True)
-        s.rect(x + 20, 20 + 70 - 10, bw - 40, 40, "#cffafe", "#555", 0.8, rx=6)
-        s.text(x + bw / 2, 20 + 70 + 5, f"copy engine of block {b} (its producer's thread 0)", 12, "middle")
-        s.text(x + bw / 2, 20 + 70 + 21, f"tma_load_multicast: A rows {b * half}–{(b + 1) * half - 1}, mask 0b11", 11,
-               "middle", fill=teal)
+        x = block_x[b]
+        s.rect(x, top, bw, bh, "#fafafa", "#555", 1, rx=6)
+        s.text(x + bw / 2, top + 20, f"block {b} (rank {b}): tile {b} of the unit", 12, "middle", bold=True)
+        s.text(x + bw / 2, top + 36, f"C columns {b * BN}–{(b + 1) * BN - 1} of the unit", 11, "middle",
+               fill="#444")
+        bx = x + box_x
         for a in range(CLUSTER):
-            ay = top + 40 + a * 50
-            s.rect(x + 20, ay, 200, 44, COLORS[a], "#555", 0.6)
-            s.text(x + 120, ay + 18, f"As[s]: A rows {a * half}–{(a + 1) * half - 1}", 12, "middle")
-            s.text(x + 120, ay + 35, f"from block {a}'s copy", 11, "middle", fill="#444")
-        s.rect(x + 20, top + 145, 200, 44, COLORS[2], "#555", 0.6)
-        s.text(x + 120, top + 163, f"Bs[s]: B columns {b * BN}–{(b + 1) * BN - 1}", 12, "middle")
-        s.text(x + 120, top + 180, f"{BN // 32} boxes by its own copy engine", 11, "middle", fill="#444")
-        s.rect(x + 240, top + 40, bw - 260, 44, "#dcfce7", "#555", 0.8, rx=4)
-        s.text(x + 240 + (bw - 260) / 2, top + 58, "full[s]", 12, "middle", bold=True)
-        s.text(x + 240 + (bw - 260) / 2, top + 75, f"1 arrival + {STAGE_BYTES // 1024} KiB", 11, "middle")
-        s.rect(x + 240, top + 145, bw - 260, 44, "#fee2e2", "#555", 0.8, rx=4)
-        s.text(x + 240 + (bw - 260) / 2, top + 163, "empty[s]", 12, "middle", bold=True)
-        s.text(x + 240 + (bw - 260) / 2, top + 180, f"{EMPTY_ARRIVALS} arrivals", 11, "middle")
-        lines = [("full[s]: its producer's expect_tx (1 arrival, all the stage's bytes);", green),
-                 ("its own box of A, its peer's box of A and its B land on it.", green),
-                 (f"empty[s]: lane {b} of every consumer warp of both blocks (the", red),
-                 (f"peer's by mapa): {4 * CONSUMERS} + {4 * CONSUMERS} = {EMPTY_ARRIVALS}. "
-                  "The producer waits", red),
-                 ("on it before refilling stage s: both blocks must be done.", red)]
-        for i, (t, col) in enumerate(lines):
-            s.text(x + 12, top + 222 + 19 * i, t, 11, fill=col)
-    # multicast arrows: each copy engine into both blocks' As halves
-    for b in range(CLUSTER):
-        sx = 40 + b * (bw + 60) + bw / 2
-        for d in range(CLUSTER):
-            dx = 40 + d * (bw + 60) + 120
-            dy = top + 40 + b * 50 + 22
-            s.path(f"M{sx},{110} C{sx},{130} {dx + 100 * (1 if d < b else -1) * 0},{130} {dx + 100},{dy}",
-                   stroke=teal, width=1.6, arrow=True)
-    s.text(W / 2, H - 44, "L2 sends each row of A once for the two blocks. B is not multicast. The consumers "
-           "wait on their own full[s];", 12, "middle")
-    s.text(W / 2, H - 24, "each warp arrives on empty[s] of both blocks after its products of the stage are done "
-           "(wgmma.wait_group).", 12, "middle")
+            s.rect(bx, a_y[a], box_w, box_h, COLORS[4 * a], "#555", 0.6)
+            s.text(bx + box_w / 2, a_y[a] + 19, f"As[s]: A rows {a * half}–{(a + 1) * half - 1}", 12, "middle")
+            s.text(bx + box_w / 2, a_y[a] + 37, f"from block {a}'s copy engine", 11, "middle", fill="#444")
+        s.rect(bx, b_y[b], box_w, box_h, COLORS[2], "#555", 0.6)
+        s.text(bx + box_w / 2, b_y[b] + 19, f"Bs[s]: B columns {b * BN}–{(b + 1) * BN - 1}", 12, "middle")
+        s.text(bx + box_w / 2, b_y[b] + 37, f"{BN // 32} boxes by its own copy engine", 11, "middle", fill="#444")
+        s.rect(bx, full_y, box_w, box_h, "#dcfce7", green, 1.2, rx=4)
+        s.text(bx + box_w / 2, full_y + 19, "full[s]", 12, "middle", bold=True)
+        s.text(bx + box_w / 2, full_y + 37, f"expect_tx: 1 arrival + {STAGE_BYTES // 1024} KiB", 11, "middle")
+        s.rect(bx, empty_y[b], box_w, box_h, "#fee2e2", "#b91c1c", 1.2, rx=4)
+        s.text(bx + box_w / 2, empty_y[b] + 19, "empty[s]", 12, "middle", bold=True)
+        s.text(bx + box_w / 2, empty_y[b] + 37, f"{EMPTY_ARRIVALS} consumer-warp arrivals", 11, "middle")
+    for e in range(CLUSTER):
+        y = engine_y[e]
+        s.rect(ex, y, ew, eh, "#cffafe", "#555", 0.8, rx=6)
+        s.text(ex + ew / 2, y + 18, f"copy engine of block {e}", 12, "middle", bold=True)
+        s.text(ex + ew / 2, y + 35, "(its producer's thread 0)", 11, "middle", fill="#444")
+        s.text(ex + ew / 2, y + 52, "tma_load_multicast, mask 0b11", 11, "middle", fill=teal)
+        mid = y + eh / 2 - 8
+        # A's box: into both blocks, at the same place
+        s.line(ex, mid, inner[0] + 2, a_y[e] + box_h / 2 - 8, stroke=teal, width=1.8, arrow=True)
+        s.line(ex + ew, mid, inner[1] - 2, a_y[e] + box_h / 2 - 8, stroke=teal, width=1.8, arrow=True)
+        # B's boxes: into its own block only, away from the other engine
+        side = e  # engine 0 feeds block 0 (left), engine 1 block 1 (right)
+        sx = ex if side == 0 else ex + ew
+        by = b_y[e] + box_h / 2
+        sy = y + 6 if e == 0 else y + eh - 6
+        s.line(sx, sy, inner[side] + (2 if side == 0 else -2), by, stroke=grey, width=1.4, arrow=True)
+        # complete_tx: the bytes each block received, on that block's full[s]
+        fy = full_y + (14 if e == 0 else box_h - 14)
+        cy = y + eh if e == 0 else y
+        s.line(ex + 30, cy, inner[0] + 2, fy, stroke=green, width=1.4, arrow=True, dash="5,3")
+        s.line(ex + ew - 30, cy, inner[1] - 2, fy, stroke=green, width=1.4, arrow=True, dash="5,3")
+    s.text(W / 2, full_y + box_h / 2 + 4, "complete_tx", 12, "middle", fill=green, bold=True)
+    ky = top + bh + 28
+    keys = [(teal, None, f"A's box ({half} rows): written into both blocks' As[s] at the same place"),
+            (grey, None, f"B's {BN // 32} boxes: into the block's own Bs[s] only"),
+            (green, "5,3", "complete_tx: the bytes that landed in a block, counted on that block's full[s]")]
+    for i, (col, dash, t) in enumerate(keys):
+        s.line(40, ky + 18 * i - 4, 80, ky + 18 * i - 4, stroke=col, width=1.6, arrow=True, dash=dash)
+        s.text(90, ky + 18 * i, t, 12)
+    s.text(40, ky + 64, "full[s] completes when its producer's expect_tx has arrived and all the stage's bytes "
+           "have landed: its own box of A,", 12)
+    s.text(40, ky + 82, "its peer's and its own B. Block b's empty[s] takes lane b of every consumer warp of both "
+           f"blocks (the peer's by mapa), {4 * CONSUMERS} + {4 * CONSUMERS} = {EMPTY_ARRIVALS},", 12)
+    s.text(40, ky + 100, "once the warp's products of the stage are done (wgmma.wait_group); the producer waits "
+           "on it before refilling stage s.", 12)
     s.save(directory, "step12-multicast.svg")
 
 

@@ -7,9 +7,9 @@
 // Run, on an H100 or H200, or on the emulator without a GPU (add --emulate on a machine with
 //   one; it runs at a small shape and predicts an H100's time):
 //   cargo run --release -p step08_wgmma_tma -- --kernel step08_wgmma_tma/exercises/descriptor.cu
-// Check: as given, `verify FAIL`, with most elements outside their bound and a normwise error
-//   as large as C itself; when done, `verify PASS · held to TF32 (truncated) limits`, on a GPU
-//   at about step 08's speed (docs/src/step08.md, "Hands-on", shows both reports).
+// Check: as given, `verify FAIL` on a GPU, a normwise error as large as C (the emulator names the
+//   first element read from the wrong place); when done, `verify PASS · held to TF32 (truncated)
+//   limits`, on a GPU at about step 08's speed (docs/src/step08.md, "Hands-on", shows them).
 // Solution: exercises/descriptor.diff; in step08_wgmma_tma/,
 //   patch -o /tmp/solved.cu exercises/descriptor.cu exercises/descriptor.diff
 // gives src/kernel.cu.

@@ -6,8 +6,8 @@
 // To do: TODO 1 (the part of K each block of a split multiplies) and TODO 2 (how the partial
 // tiles become C); either alone still fails. The idea: docs/src/step10.md, "The split of K".
 // Run, from the repository's root, on the emulator (no GPU needed), at a shape the rule splits
-// (the `choice` line says `tile 16×128 × split 132`):
-//   cargo run --release -p step10_any_shape -- --emulate -m 64 -n 64 -k 4000 \
+// (the `choice` line says `tile 16×128 × split 20`):
+//   cargo run --release -p step10_any_shape -- --emulate -m 128 -n 128 -k 384 \
 //       --kernel step10_any_shape/exercises/split_k.cu
 // Check: `verify   PASS`, and a second run prints the same digits on the `per element` line.
 // The chapter's "Exercises" says what the unfinished file and the usual mistakes print.

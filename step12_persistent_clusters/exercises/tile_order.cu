@@ -9,7 +9,7 @@
 //   time, and the `tiles` line counts what the first round of units asks of L2):
 //   cargo run --release -p step12_persistent_clusters -- \
 //       --kernel step12_persistent_clusters/exercises/tile_order.cu --size 8192
-//   cargo run --release -p step12_persistent_clusters -- --emulate -m 1024 -n 8192 -k 64 \
+//   cargo run --release -p step12_persistent_clusters -- --emulate -m 1024 -n 8192 -k 32 \
 //       --kernel step12_persistent_clusters/exercises/tile_order.cu
 // Check: before and after, `verify   PASS` (every order computes each tile once). Before, slower
 //   than the kernel at 8192³, and on the emulator more distinct tiles on the `tiles` line than
