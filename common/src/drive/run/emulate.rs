@@ -134,6 +134,10 @@ const TIME_FIRST_FLOPS: f64 = 2.2e9;
 /// A whole emulation expected to take longer than this is announced, with its estimate.
 const LONG_SECONDS: f64 = 60.0;
 
+/// A whole emulation that takes longer than this even at the fastest lab's rate is announced from
+/// its FLOPs alone, without a scaled run first.
+const SURE_SECONDS: f64 = 600.0;
+
 /// Estimates how long the whole emulation of `inputs` will take on this machine from a scaled run
 /// of the same launch (one block of each kind, a second or two), and, where it is more than a
 /// minute, says so before it starts, with the faster choices. `verifies`: a second launch follows.
@@ -141,18 +145,21 @@ fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool
     let mut probe = Emulated::new(step, params.clone(), inputs.shape, false)?;
     probe.machine.scale = true;
     let workers = probe.machine.workers;
+    // At the fastest lab's rate, the least it can take: far beyond a minute, the probe itself
+    // (a persistent block does a whole SM's share of the work) would keep the learner waiting.
+    let at_least = inputs.shape.flops() / (FALLBACK_FLOPS_PER_THREAD * workers as f64);
     let started = Instant::now();
-    let scaled = probe.multiply(inputs, true);
+    let scaled = (at_least <= SURE_SECONDS).then(|| probe.multiply(inputs, true));
     let seconds = started.elapsed().as_secs_f64();
     let (whole, how) = match scaled {
-        Ok((_, (own, _))) if own.scaled_ran > 0 => (
+        Some(Ok((_, (own, _)))) if own.scaled_ran > 0 => (
             seconds * own.scaled_of as f64 / own.scaled_ran as f64,
             format!("a scaled run of {} of its {} blocks took {seconds:.1} s", own.scaled_ran, own.scaled_of),
         ),
         // A launch the scaled run cannot take (a side whose clusters all differ): from its FLOPs.
         _ => (
-            inputs.shape.flops() / (FALLBACK_FLOPS_PER_THREAD * workers as f64),
-            format!("from its FLOPs at {:.0} MFLOP/s a thread", FALLBACK_FLOPS_PER_THREAD / 1e6),
+            at_least,
+            format!("at least, from its FLOPs at {:.0} MFLOP/s a thread", FALLBACK_FLOPS_PER_THREAD / 1e6),
         ),
     };
     let total = if verifies { 2.0 * whole } else { whole };
