@@ -236,3 +236,33 @@ fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("next launch  PASS · a second launch"), "{out}");
 }
+
+/// Barriers set up in each block and ordered by the block's own barrier only: a peer's
+/// multicast copy or arrival may reach a barrier its block has not set up yet. Only the cluster
+/// barrier after the init orders it for the peers.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_peer_that_uses_an_mbarrier_before_its_init_is_ordered() {
+    let local = emulator::planted(
+        &STEP,
+        "set them up.\n    cluster_sync();\n",
+        "set them up.\n    __syncthreads();\n",
+    );
+    for shape in [(64, 64, 64), (256, 256, 256), (130, 260, 40)] {
+        let message = emulator::assert_fault_named(
+            &local,
+            &[],
+            shape,
+            &[
+                "uses the mbarrier at ",
+                "with nothing ordering the use after its mbarrier.init by thread (0,0,0) of block ",
+            ],
+        );
+        // The user is a peer: another block than the initialiser's.
+        let block =
+            |text: &str| text.split("of block ").nth(1).and_then(|b| b.split(')').next()).map(str::to_owned);
+        let user = message.split(" uses ").next().and_then(block);
+        let initialiser = message.split("mbarrier.init by ").nth(1).and_then(block);
+        assert!(user.is_some() && user != initialiser, "not a peer's use: {message}");
+    }
+}
