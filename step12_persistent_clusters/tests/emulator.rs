@@ -266,3 +266,24 @@ fn nvrtc_emulator_names_a_peer_that_uses_an_mbarrier_before_its_init_is_ordered(
         assert!(user.is_some() && user != initialiser, "not a peer's use: {message}");
     }
 }
+
+/// An expect_tx short by one box of B, where the stage's bytes come from both blocks of the
+/// cluster: named as the phase that completes with a box still in flight, or, where the peer's
+/// box lands once the block's own have completed the count, as bytes beyond those announced.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_phase_that_completes_before_its_copies_land() {
+    let fewer = emulator::planted(
+        &STEP,
+        "mbar_expect_bytes(&full[s], STAGE_BYTES);",
+        "mbar_expect_bytes(&full[s], STAGE_BYTES - 4096);",
+    );
+    for shape in [(64, 64, 64), (256, 256, 256), (130, 260, 40)] {
+        let message = emulator::assert_fault_named(&fewer, &[], shape, &["the mbarrier at "]);
+        assert!(
+            message.contains("announced 4096 bytes fewer than the phase's copies carry")
+                || message.contains("deliver 4096 bytes more than its expect_tx announced"),
+            "the shortfall is not named: {message}"
+        );
+    }
+}
