@@ -159,3 +159,74 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
         &[(300, 200, 96), (512, 512, 128)],
     );
 }
+
+/// The `.cu` line of the step's kernel that holds `text`, as a fault names it.
+fn line_of(text: &str) -> String {
+    let line = STEP.source.lines().position(|l| l.contains(text)).expect("the text is in the kernel") + 1;
+    format!("{}:{line}", STEP.file)
+}
+
+/// `message` names, right after `before`, the line of a helper's call or the line in the helper
+/// (an instruction of an inlined helper may be named by either).
+fn assert_names(message: &str, before: &str, lines: &[String]) {
+    assert!(
+        lines.iter().any(|l| message.contains(&format!("{before}{l}"))),
+        "`{before}` followed by none of {lines:?}: {message}"
+    );
+}
+
+/// An expect_tx short by whole boxes: the phase completes when the announced bytes have
+/// landed, before the last boxes of B have, and on a GPU a consumer may read them unfilled. No
+/// byte count goes negative within the phase, so only the copies still in flight show it.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_phase_that_completes_before_its_copies_land() {
+    let expect = [line_of("mbar_expect_bytes(&full[s], STAGE_BYTES);"), line_of("\"r\"(bytes)")];
+    let copy = [line_of("tma_load(Bs + s * B_TILE + b * B_BOX"), line_of("\"l\"(map), \"r\"(col)")];
+    for (short, copies) in [(4096, "the copy"), (8192, "2 copies")] {
+        let fewer = emulator::planted(
+            &STEP,
+            "mbar_expect_bytes(&full[s], STAGE_BYTES);",
+            &format!("mbar_expect_bytes(&full[s], STAGE_BYTES - {short});"),
+        );
+        for shape in [(64, 64, 64), (256, 128, 96), (128, 256, 320)] {
+            let message = emulator::assert_fault_named(
+                &fewer,
+                &[],
+                shape,
+                &[
+                    "phase 0 of the mbarrier at ",
+                    &format!("completed with {short} bytes of {copies} issued at "),
+                    &format!("announced {short} bytes fewer than the phase's copies carry"),
+                ],
+            );
+            assert_names(&message, &format!("{copies} issued at "), &copy);
+            assert_names(&message, "the expect_tx at ", &expect);
+        }
+    }
+}
+
+/// Barriers set up by one thread and used by the others with no __syncthreads() between: on a
+/// GPU a consumer may wait on, or the copy engine count bytes off, a barrier not yet set up.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_an_mbarrier_used_before_its_init_is_ordered() {
+    let init = [line_of("mbar_init(&full[s], 1);"), line_of("mbarrier.init.shared::cta.b64")];
+    let unordered = emulator::planted(
+        &STEP,
+        "    __syncthreads();\n    // ANCHOR_END: setup",
+        "    // ANCHOR_END: setup",
+    );
+    for shape in [(64, 64, 64), (256, 128, 96), (128, 256, 320)] {
+        let message = emulator::assert_fault_named(
+            &unordered,
+            &[],
+            shape,
+            &[
+                "thread (128,0,0) of block (0,0,0) uses the mbarrier at ",
+                "with nothing ordering the use after its mbarrier.init by thread (0,0,0) of block (0,0,0) at ",
+            ],
+        );
+        assert_names(&message, "by thread (0,0,0) of block (0,0,0) at ", &init);
+    }
+}

@@ -236,3 +236,54 @@ fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("next launch  PASS · a second launch"), "{out}");
 }
+
+/// Barriers set up in each block and ordered by the block's own barrier only: a peer's
+/// multicast copy or arrival may reach a barrier its block has not set up yet. Only the cluster
+/// barrier after the init orders it for the peers.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_peer_that_uses_an_mbarrier_before_its_init_is_ordered() {
+    let local = emulator::planted(
+        &STEP,
+        "set them up.\n    cluster_sync();\n",
+        "set them up.\n    __syncthreads();\n",
+    );
+    for shape in [(64, 64, 64), (256, 256, 256), (130, 260, 40)] {
+        let message = emulator::assert_fault_named(
+            &local,
+            &[],
+            shape,
+            &[
+                "uses the mbarrier at ",
+                "with nothing ordering the use after its mbarrier.init by thread (0,0,0) of block ",
+            ],
+        );
+        // The user is a peer: another block than the initialiser's.
+        let block =
+            |text: &str| text.split("of block ").nth(1).and_then(|b| b.split(')').next()).map(str::to_owned);
+        let user = message.split(" uses ").next().and_then(block);
+        let initialiser = message.split("mbarrier.init by ").nth(1).and_then(block);
+        assert!(user.is_some() && user != initialiser, "not a peer's use: {message}");
+    }
+}
+
+/// An expect_tx short by one box of B, where the stage's bytes come from both blocks of the
+/// cluster: named as the phase that completes with a box still in flight, or, where the peer's
+/// box lands once the block's own have completed the count, as bytes beyond those announced.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_phase_that_completes_before_its_copies_land() {
+    let fewer = emulator::planted(
+        &STEP,
+        "mbar_expect_bytes(&full[s], STAGE_BYTES);",
+        "mbar_expect_bytes(&full[s], STAGE_BYTES - 4096);",
+    );
+    for shape in [(64, 64, 64), (256, 256, 256), (130, 260, 40)] {
+        let message = emulator::assert_fault_named(&fewer, &[], shape, &["the mbarrier at "]);
+        assert!(
+            message.contains("announced 4096 bytes fewer than the phase's copies carry")
+                || message.contains("deliver 4096 bytes more than its expect_tx announced"),
+            "the shortfall is not named: {message}"
+        );
+    }
+}

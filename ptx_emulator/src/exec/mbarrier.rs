@@ -69,7 +69,7 @@ impl Cluster<'_> {
         l: usize,
         (rank, at): (usize, usize),
     ) -> Result<Mbar, Fault> {
-        self.ctas[rank].mbars.get(&at).cloned().ok_or_else(|| {
+        let m = self.ctas[rank].mbars.get(&at).cloned().ok_or_else(|| {
             self.fault(
                 FaultKind::Barrier,
                 format!(
@@ -79,7 +79,9 @@ impl Cluster<'_> {
                     self.at(inst)
                 ),
             )
-        })
+        })?;
+        self.init_happened_before(inst, w, l, at, &m)?;
+        Ok(m)
     }
 
     pub(super) fn mbar_init(
@@ -111,6 +113,9 @@ impl Cluster<'_> {
                 tx: 0,
                 phase: 0,
                 init_pc: pc,
+                init: (self.slot as u32, self.clocks[self.slot][self.slot], l as u32),
+                expect_pc: None,
+                flying: Vec::new(),
                 clock: zeros.clone(),
                 done: [zeros.clone(), zeros],
             };
@@ -134,6 +139,7 @@ impl Cluster<'_> {
             let mut m = self.mbar(inst, w, l, place)?;
             if let Some(tx) = tx {
                 m.tx += Self::value(w, tx, l) as u32 as i64;
+                m.expect_pc = Some(self.pc_of(inst));
             }
             if m.pending == 0 {
                 return Err(self.fault(
@@ -149,7 +155,7 @@ impl Cluster<'_> {
             self.ctas[place.0].mbars.insert(place.1, m);
             self.note_remote(place.0, self.pc_of(inst));
             self.tick();
-            self.complete_phase(place);
+            self.complete_phase(place)?;
         }
         Ok(())
     }
@@ -166,6 +172,7 @@ impl Cluster<'_> {
             let place = self.mbar_place(inst, w, l, a)?;
             let mut m = self.mbar(inst, w, l, place)?;
             m.tx += Self::value(w, tx, l) as u32 as i64;
+            m.expect_pc = Some(self.pc_of(inst));
             self.ctas[place.0].mbars.insert(place.1, m);
         }
         Ok(())
@@ -177,12 +184,22 @@ impl Cluster<'_> {
             / std::mem::size_of::<Inst>() as u32
     }
 
-    /// The phase completes when every arrival has come and every byte has landed.
-    pub(super) fn complete_phase(&mut self, (rank, at): (usize, usize)) {
+    /// The phase completes when every arrival has come and every byte announced has landed; a
+    /// copy counted on it that is still on its way is a phase that completes too early.
+    pub(super) fn complete_phase(&mut self, (rank, at): (usize, usize)) -> Result<(), Fault> {
+        if let Some(m) = self.ctas[rank].mbars.get(&at)
+            && m.pending == 0
+            && m.tx == 0
+            && !m.flying.is_empty()
+        {
+            self.rank = rank;
+            return Err(self.completed_early(at, m));
+        }
         if let Some(m) = self.ctas[rank].mbars.get_mut(&at)
             && m.pending == 0
             && m.tx == 0
         {
+            m.expect_pc = None;
             m.done[(m.phase & 1) as usize] = std::mem::replace(&mut m.clock, vec![0; m.done[0].len()]);
             m.phase += 1;
             m.pending = m.expected;
@@ -192,6 +209,7 @@ impl Cluster<'_> {
                 cta.shadow.barrier();
             }
         }
+        Ok(())
     }
 
     /// `try_wait.parity`: the lanes whose phase of that parity has completed get true and go on;
@@ -272,6 +290,80 @@ impl Cluster<'_> {
                 self.cluster_arrived
             ),
             _ => "for a value no thread writes".to_owned(),
+        }
+    }
+}
+
+/// A phase that completes while copies counted on it are still on their way, and a copy that
+/// lands on a phase other than the one it was issued in: on a GPU the waiters go on before the
+/// bytes are there.
+impl Cluster<'_> {
+    /// The `.cu` lines of the copies still to land on `m`, each once, in the order they land.
+    fn flying_lines(&self, m: &Mbar) -> String {
+        let mut lines: Vec<String> = Vec::new();
+        for &(pc, _) in &m.flying {
+            let at = self.at(&self.k.insts[pc as usize]);
+            if !lines.contains(&at) {
+                lines.push(at);
+            }
+        }
+        lines.join(" and ")
+    }
+
+    /// Phase `m.phase` of the mbarrier at byte `at` completes with `m.flying` still to land.
+    pub(super) fn completed_early(&self, at: usize, m: &Mbar) -> Fault {
+        let bytes: u64 = m.flying.iter().map(|&(_, b)| u64::from(b)).sum();
+        let copies = match m.flying.len() {
+            1 => "the copy".to_owned(),
+            n => format!("{n} copies"),
+        };
+        let boxes =
+            if m.flying.len() == 1 { "its box before it lands" } else { "their boxes before they land" };
+        let cause = match m.expect_pc {
+            Some(pc) => format!(
+                "the expect_tx at {} announced {bytes} bytes fewer than the phase's copies carry",
+                self.at(&self.k.insts[pc as usize])
+            ),
+            None => "no expect_tx of the phase announced their bytes".to_owned(),
+        };
+        self.fault(
+            FaultKind::Barrier,
+            format!(
+                "phase {} of the mbarrier at {} completed with {bytes} bytes of {copies} issued at {} still to land: {cause}, so a thread that waits on the phase may read {boxes}",
+                m.phase,
+                self.shared_place(at),
+                self.flying_lines(m)
+            ),
+        )
+    }
+
+    /// A copy issued at `pc` in phase `phase` of the mbarrier at byte `at` of block `rank`
+    /// lands: it must be one the phase under way still counts on.
+    pub(super) fn land_on_phase(
+        &mut self,
+        (rank, at): (usize, usize),
+        pc: u32,
+        phase: u32,
+        bytes: usize,
+    ) -> Result<(), Fault> {
+        let Some(m) = self.ctas[rank].mbars.get_mut(&at) else { return Ok(()) };
+        match m.flying.iter().position(|&(p, _)| p == pc) {
+            Some(i) if m.phase == phase => {
+                m.flying.remove(i);
+                Ok(())
+            }
+            _ => {
+                let now = m.phase;
+                self.rank = rank;
+                Err(self.fault(
+                    FaultKind::Barrier,
+                    format!(
+                        "the copy issued at {} lands its {bytes} bytes on phase {now} of the mbarrier at {}, after phase {phase} it was issued in has completed (or the mbarrier was initialised again), so a thread that waited on that phase may have read its box before it landed",
+                        self.at(&self.k.insts[pc as usize]),
+                        self.shared_place(at)
+                    ),
+                ))
+            }
         }
     }
 }

@@ -8,8 +8,11 @@
 //! gives its issuing warp's clock to its mbarrier, and the cluster barrier joins everyone's. An
 //! access *happens before* another when the second warp's clock has reached the first's step.
 //!
-//! Two hazards are checked with it, which the order the emulator happens to run warps in
+//! Three hazards are checked with it, which the order the emulator happens to run warps in
 //! would hide:
+//! - a use of an mbarrier (an arrival, an expect_tx, a wait, a copy counted on it, a peer's
+//!   arrival) by a warp that its `mbarrier.init` does not happen before: a block's barrier after
+//!   the init orders it for the block, the cluster barrier for the cluster;
 //! - a copy engine write that no synchronisation orders after another warp's access to the same
 //!   bytes (a stage refilled while a warp may still read it, or read before the copy is issued);
 //! - an access of a block's shared memory by a peer of its cluster (an arrival, a multicast
@@ -19,7 +22,7 @@ use crate::inst::Inst;
 use crate::{Fault, FaultKind};
 
 use super::shadows::{Access, NO_STEP, Step, join};
-use super::state::Cluster;
+use super::state::{Cluster, Mbar, Warp};
 
 impl Cluster<'_> {
     /// The running warp's step.
@@ -136,5 +139,33 @@ impl Cluster<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Lane `l` of warp `w`, running now, uses the mbarrier `m` at byte `at` at `inst`: its
+    /// initialisation must happen before.
+    pub fn init_happened_before(
+        &self,
+        inst: &Inst,
+        w: &Warp,
+        l: usize,
+        at: usize,
+        m: &Mbar,
+    ) -> Result<(), Fault> {
+        let (s, clock, lane) = m.init;
+        if self.ordered((s, clock, m.init_pc), self.slot) {
+            return Ok(());
+        }
+        let warps = self.warps.len() / self.ctas.len();
+        let initialiser = self.who_in(s as usize / warps, s % warps as u32, lane as usize);
+        Err(self.fault(
+            FaultKind::Race,
+            format!(
+                "{} uses the mbarrier at {} at {} with nothing ordering the use after its mbarrier.init by {initialiser} at {} (a thread that did not initialise an mbarrier may use it only after a barrier that follows the init: __syncthreads() in its block, barrier.cluster for a peer block)",
+                self.who(w.index, l),
+                self.shared_place(at),
+                self.at(inst),
+                self.at(&self.k.insts[m.init_pc as usize])
+            ),
+        ))
     }
 }

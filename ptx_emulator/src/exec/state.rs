@@ -162,8 +162,14 @@ pub struct Mbar {
     pub pending: u32,
     pub tx: i64,
     pub phase: u32,
-    /// The instruction that initialised it.
+    /// The instruction that initialised it, and the initialising lane's warp slot, clock then
+    /// ([`super::order`]) and lane: a use by another warp must happen after.
     pub init_pc: u32,
+    pub init: (u32, u32, u32),
+    /// The last `expect_tx` of the phase under way, and the copies counted on the barrier that
+    /// have not landed yet (their instruction and bytes, in the order they land).
+    pub expect_pc: Option<u32>,
+    pub flying: Vec<(u32, u32)>,
     /// What the arrivals and copies of the phase under way knew ([`super::order`]), and what
     /// those of the last completed phase of each parity did.
     pub clock: Vec<u32>,
@@ -181,6 +187,8 @@ pub struct Landing {
     pub swizzle: crate::tensor_map::Swizzle,
     pub size: usize,
     pub data: Vec<u8>,
+    /// The mbarrier's phase under way at the issue.
+    pub phase: u32,
     /// The issuing warp's clock at the issue.
     pub clock: Vec<u32>,
 }

@@ -168,6 +168,9 @@ impl Cluster<'_> {
                     return Err(self.peer_gone(inst, w, l, rank));
                 }
                 let phase = self.mbar(inst, w, l, (rank, bar_at))?.phase;
+                if let Some(m) = self.ctas[rank].mbars.get_mut(&bar_at) {
+                    m.flying.push((pc, bytes as u32));
+                }
                 if self.ctas[rank].async_shadow.on() {
                     // From now on the bytes belong to the copy engine, until the phase completes;
                     // nothing may have read or written them since the last synchronisation. Each
@@ -201,6 +204,7 @@ impl Cluster<'_> {
                     swizzle: tmap.swizzle,
                     size,
                     data: data.clone(),
+                    phase,
                     clock: self.clocks[self.slot].clone(),
                 });
                 self.tick();
@@ -252,6 +256,7 @@ impl Cluster<'_> {
                 let to = c.swizzle.apply(c.dst_at + i);
                 store_bytes(&mut self.ctas[c.rank].shared, to, c.size, load_bytes(&c.data, i, c.size));
             }
+            self.land_on_phase((c.rank, c.bar_at), c.pc, c.phase, c.data.len())?;
             let Some(m) = self.ctas[c.rank].mbars.get_mut(&c.bar_at) else { continue };
             super::shadows::join(&mut m.clock, &c.clock);
             m.tx -= c.data.len() as i64;
@@ -268,7 +273,7 @@ impl Cluster<'_> {
                     ),
                 ));
             }
-            self.complete_phase((c.rank, c.bar_at));
+            self.complete_phase((c.rank, c.bar_at))?;
         }
         Ok(landed)
     }
