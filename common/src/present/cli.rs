@@ -130,6 +130,21 @@ pub struct Args {
     #[arg(long, requires = "emulate")]
     pub scaled: bool,
 
+    /// With --emulate: draw one warp's access at a line of the kernel, FILE.cu:LINE (a line the
+    /// PTX gives a load or store: a wrong one is refused with the list), to an SVG
+    /// (--picture-to) and print what it shows: each lane's address, and the 32-byte sectors and
+    /// 128-byte lines of a global access or the banks, conflicts and wavefronts of a shared one,
+    /// as the run counts them. The warp is warp 0 of block (0,0,0) unless :block=X,Y,Z and
+    /// :warp=W follow (kernel.cu:34:warp=4); the picture is of the first launch in which that
+    /// warp executes a global or shared load or store (or ldmatrix) at the line, each such
+    /// instruction of the line the first time the warp executes it (at most 4).
+    #[arg(long, value_name = "FILE.cu:LINE", value_parser = parse_picture)]
+    pub picture_access: Option<ptx_emulator::watch::Request>,
+
+    /// Where --picture-access writes its SVG (default access.svg).
+    #[arg(long, value_name = "FILE.svg")]
+    pub picture_to: Option<std::path::PathBuf>,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
@@ -299,6 +314,10 @@ fn parse_arch(s: &str) -> Result<String, String> {
             "'{s}' is not an architecture this course compiles for; choose sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100 or sm_120"
         )),
     }
+}
+
+fn parse_picture(s: &str) -> Result<ptx_emulator::watch::Request, String> {
+    ptx_emulator::watch::Request::parse(s)
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {

@@ -32,6 +32,7 @@ mod collective;
 mod instruction;
 pub mod mbarrier;
 mod order;
+mod picture;
 mod schedule;
 mod shadows;
 pub mod state;

@@ -65,6 +65,9 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
             return run_emulated(step, args, Some(&why));
         }
     }
+    if args.picture_access.is_some() || args.picture_to.is_some() {
+        bail!("--picture-access draws what the emulator saw of one warp's access, so it needs --emulate");
+    }
     let run = match resolve(step, args, cublas_found)? {
         ControlFlow::Continue(run) => run,
         // --compile-only or --tune ran in the measured run's place.
