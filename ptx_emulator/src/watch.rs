@@ -253,9 +253,12 @@ impl Access {
                 let fewest = words.div_ceil(32).max(1);
                 let busiest = banks.iter().position(|b| b.len() == ways).unwrap_or(0);
                 let conflict = if ways > fewest {
+                    // "an 8-way", "an 11-way", "an 18-way": the number as it is said.
+                    let an = ways == 8 || ways == 11 || ways == 18 || (80..90).contains(&ways);
                     format!(
-                        "a {ways}-way bank conflict: bank {busiest} holds {ways} distinct words, where \
-                         {fewest} a bank would hold all {words}"
+                        "{} {ways}-way bank conflict: bank {busiest} holds {ways} distinct words, where \
+                         {fewest} a bank would hold all {words}",
+                        if an { "an" } else { "a" }
                     )
                 } else {
                     format!("no bank conflict: its {words} distinct words lie at most {ways} to a bank")

@@ -90,10 +90,11 @@ fn global(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
     }
     y += ROW + 14;
     let note = format!(
-        "the {} line{} of 128 bytes touched, numbered from the first (each 4 sectors of 32 bytes; a \
-         coloured sector is read, with the lanes that read it)",
+        "bytes from address {base:#x}; the {} line{} of 128 bytes touched, numbered from the first \
+         (each 4 sectors of 32 bytes; a coloured sector is {}, with its lanes)",
         lines.len(),
-        if lines.len() == 1 { "" } else { "s" }
+        if lines.len() == 1 { "" } else { "s" },
+        if a.write { "written" } else { "read" }
     );
     text(out, 12, y, 13, "normal", &note);
     y += 10;
@@ -125,10 +126,13 @@ fn shared(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
         let word = offset / 4;
         banks[(word % 32) as usize].iter().position(|(w, _)| *w == word).unwrap_or(0)
     };
-    label(out, y, "byte");
+    // The fewest words a bank must serve for this many distinct words: deeper is a conflict.
+    let fewest = banks.iter().map(Vec::len).sum::<usize>().div_ceil(32).max(1);
+    let base = a.lanes.iter().map(|l| l.1).min().unwrap_or(0) & !127;
+    label(out, y, "byte (+)");
     for l in 0..32 {
         match by_lane(l) {
-            Some(off) => cell(out, l, y, "white", &short(off), 10),
+            Some(off) => cell(out, l, y, "white", &short(off - base), 10),
             None => cell(out, l, y, "#f4f4f4", "", 10),
         }
     }
@@ -142,16 +146,15 @@ fn shared(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
                 (Some(f), _) => f.to_string(),
                 _ => String::new(),
             };
-            cell(out, l, y, &pass_colour(rank(off)), &name, if b.len() > 1 { 9 } else { 11 });
+            cell(out, l, y, &pass_colour(rank(off), fewest), &name, if b.len() > 1 { 9 } else { 11 });
         }
     }
     y += ROW + 14;
     let ways = a.ways();
     let note = format!(
-        "the 32 banks (4 bytes wide): each row is one distinct word a bank serves, with the lanes \
-         that want it; {} row{} deep",
-        ways,
-        if ways == 1 { "" } else { "s" }
+        "bytes from byte {base} of the block's shared memory; the 32 banks (4 bytes wide): each row \
+         is one distinct word a bank serves, with the lanes that want it; {ways} deep, {fewest} \
+         the fewest"
     );
     text(out, 12, y, 13, "normal", &note);
     y += 8;
@@ -164,7 +167,7 @@ fn shared(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
         label(out, y, &format!("word {}", r + 1));
         for (b, words) in banks.iter().enumerate() {
             if let Some((_, lanes)) = words.get(r) {
-                cell(out, b as u32, y, &pass_colour(r), &lane_set(lanes), 10);
+                cell(out, b as u32, y, &pass_colour(r, fewest), &lane_set(lanes), 10);
             }
         }
         y += ROW;
@@ -172,11 +175,12 @@ fn shared(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
     y + 4
 }
 
-/// Green for a bank's first word, warmer for each further one it must serve in a pass of its own.
-fn pass_colour(rank: usize) -> String {
-    match rank {
-        0 => "#c8e6c9".to_owned(),
-        r => format!("hsl({}, 80%, 75%)", 40usize.saturating_sub(5 * r.min(8))),
+/// Green for the words a bank must serve anyway (the `fewest` the access's words need), warmer
+/// for each further one it serves in a pass of its own: a conflict.
+fn pass_colour(rank: usize, fewest: usize) -> String {
+    match rank.checked_sub(fewest) {
+        None => "#c8e6c9".to_owned(),
+        Some(r) => format!("hsl({}, 80%, 75%)", 40usize.saturating_sub(5 * r.min(8))),
     }
 }
 
