@@ -3,7 +3,7 @@
 //! a broadcast; with it down a column, A's 32 rows take 32 sectors in 32 lines. A line without a
 //! load, and an argument that names no line, are refused with a sentence.
 
-use common::testing::picture::{Kind, line_of, picture};
+use common::testing::picture::{Kind, line_of, picture, picture_counted};
 use common::testing::{self, assert_clear_error};
 use step02_gpu_naive::STEP;
 
@@ -16,8 +16,12 @@ fn inner_loop() -> String {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_a_coalesced_warp_reads_four_sectors_of_one_line() {
-    let accesses = picture(&STEP, &[], (64, 64, 64), &inner_loop()).expect("a picture");
+    let (accesses, traffic) = picture_counted(&STEP, &[], (64, 64, 64), &inner_loop()).expect("a picture");
     assert_eq!(accesses.len(), 2, "B's row and A's element: {accesses:?}");
+    // Every warp's loads are these two, over and over: the picture's sectors a request are the
+    // run's.
+    let drawn: u64 = accesses.iter().map(|a| a.sectors).sum();
+    assert_eq!(drawn * traffic.global_load_requests, 2 * traffic.global_load_sectors);
     let row = accesses.iter().find(|a| a.sectors == 4).expect("B's row");
     assert_eq!((row.kind, row.requests, row.lines, row.lanes.len()), (Kind::Global, 1, 1, 32));
     assert_eq!(row.sector_list().len(), 4);

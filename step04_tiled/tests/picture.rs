@@ -2,7 +2,7 @@
 //! with B transposed: unpadded, the warp's column of Bs lies in one bank, a 32-way conflict in 32
 //! wavefronts; padded by one float, the lanes spread over the 32 banks.
 
-use common::testing::picture::{Kind, line_of, picture};
+use common::testing::picture::{Kind, line_of, picture, picture_counted};
 use step04_tiled::STEP;
 
 fn column_read() -> String {
@@ -12,7 +12,12 @@ fn column_read() -> String {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_an_unpadded_column_is_a_thirty_two_way_conflict() {
-    let accesses = picture(&STEP, &[("BT", 1), ("PAD", 0)], (64, 64, 64), &column_read()).expect("a picture");
+    let (accesses, traffic) =
+        picture_counted(&STEP, &[("BT", 1), ("PAD", 0)], (64, 64, 64), &column_read()).expect("a picture");
+    // The inner loop's loads are the kernel's shared loads: the same wavefronts a request.
+    let drawn: u64 = accesses.iter().map(|a| a.wavefronts).sum();
+    let (requests, wavefronts) = (traffic.shared_load_requests, traffic.shared_load_wavefronts);
+    assert_eq!(drawn * requests, accesses.len() as u64 * wavefronts, "{accesses:?}");
     let column = accesses.iter().find(|a| a.ways() > 1).expect("the column of Bs");
     assert_eq!(
         (column.kind, column.lanes.len(), column.ways(), column.wavefronts),

@@ -193,7 +193,7 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 10] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 12] = [
         ("params", "--param"),
         ("tune", "--tune"),
         ("device", "--device"),
@@ -204,6 +204,8 @@ impl Args {
         ("arch", "--arch"),
         ("cubin", "--cubin"),
         ("emulate", "--emulate"),
+        ("picture_access", "--picture-access"),
+        ("picture_to", "--picture-to"),
     ];
 
     /// Which of [`Args::GPU_ONLY`] were given.
@@ -219,6 +221,8 @@ impl Args {
             self.arch.is_some(),
             self.cubin.is_some(),
             self.emulate,
+            self.picture_access.is_some(),
+            self.picture_to.is_some(),
         ];
         Self::GPU_ONLY.iter().zip(given).filter(|(_, g)| *g).map(|((_, flag), _)| *flag).collect()
     }

@@ -16,16 +16,27 @@ pub use ptx_emulator::watch::{Access, Kind, Request};
 pub fn picture(
     step: &GpuStep,
     overrides: &[(&str, u32)],
-    (m, n, k): (usize, usize, usize),
+    shape: (usize, usize, usize),
     spec: &str,
 ) -> Result<Vec<Access>> {
+    picture_counted(step, overrides, shape, spec).map(|(accesses, _)| accesses)
+}
+
+/// [`picture`], with the traffic the step's kernel moved in the same run.
+pub fn picture_counted(
+    step: &GpuStep,
+    overrides: &[(&str, u32)],
+    (m, n, k): (usize, usize, usize),
+    spec: &str,
+) -> Result<(Vec<Access>, emulated::Traffic)> {
     let shape = Shape { m, n, k };
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
     let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
     let mut run = Emulated::new(step, params, shape, false)?;
-    run.machine.watch(Request::parse(spec).map_err(|e| anyhow!("{e}"))?).map_err(|e| anyhow!("{e}"))?;
-    run.multiply(&Inputs::family(shape, 7, Family::Uniform), false)?;
-    Ok(run.machine.watched())
+    let request = Request::parse(spec).map_err(|e| anyhow!("{e}"))?;
+    run.machine.watch(request).map_err(|e| anyhow!("{e}"))?;
+    let (_, (traffic, _)) = run.multiply(&Inputs::family(shape, 7, Family::Uniform), false)?;
+    Ok((run.machine.watched(), traffic))
 }
 
 /// The `.cu` line of the first line of `source` that contains `text` (counted from 1), so that a

@@ -1,21 +1,24 @@
-//! The picture of [`super::Access`]es as SVG text, 1280 pixels wide: for each access a row of
-//! the warp's 32 lanes with each lane's address, then global memory's lines and sectors or shared
-//! memory's banks, coloured so that a lane and what it touches share a colour, and the counts.
+//! The picture of [`super::Access`]es as SVG text, as wide as the book's column (920 pixels):
+//! for each access the warp's 32 lanes in two rows of 16 with each lane's address, then global
+//! memory's lines and sectors or shared memory's banks, coloured so that a lane and what it
+//! touches share a colour, and the counts.
 
 use std::fmt::Write;
 
 use super::{Access, Kind};
 
-const WIDTH: u32 = 1280;
-/// Where the lane columns start, and each column's width.
-const LEFT: u32 = 112;
-const CELL: u32 = 34;
+const WIDTH: u32 = 920;
+/// Where the columns start (labels to their left), each column's width, a row's height.
+const LEFT: u32 = 72;
+const CELL: u32 = 52;
 const ROW: u32 = 22;
+/// Characters of a line of running text at 12 pixels.
+const TEXT_CHARS: usize = 128;
 
 /// The SVG document of `accesses` (one panel each, in the order the warp executed them).
 pub fn draw(accesses: &[Access]) -> String {
     let mut body = String::new();
-    let mut y = 16;
+    let mut y = 8;
     for a in accesses {
         y = panel(&mut body, a, y) + 24;
     }
@@ -26,15 +29,75 @@ pub fn draw(accesses: &[Access]) -> String {
     )
 }
 
+/// One row of a table of 32 columns: its label, and each column's fill and text (or nothing).
+struct Row {
+    label: String,
+    cells: Vec<Option<(String, String)>>,
+}
+
+impl Row {
+    fn new(label: &str) -> Row {
+        Row { label: label.to_owned(), cells: vec![None; 32] }
+    }
+
+    fn set(&mut self, column: u32, fill: &str, text: String) {
+        self.cells[column as usize] = Some((fill.to_owned(), text));
+    }
+}
+
+/// `rows` from `y` down, columns 0–15 and then 16–31 below them; returns where it ends.
+fn table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
+    for half in 0..2usize {
+        let columns = 16 * half..16 * half + 16;
+        if half == 1 && rows.iter().all(|r| r.cells[columns.clone()].iter().all(Option::is_none)) {
+            break;
+        }
+        for row in rows {
+            text(out, 8, y + 15, 12, "bold", &row.label);
+            for c in columns.clone() {
+                if let Some((fill, content)) = &row.cells[c] {
+                    let x = LEFT + (c as u32 % 16) * CELL;
+                    rect(out, x, y, CELL, ROW, fill);
+                    text_mid(out, x + CELL / 2, y + 15, 12, content);
+                }
+            }
+            y += ROW;
+        }
+        y += 8;
+    }
+    y
+}
+
+/// Running text from `y` down, wrapped to the width; returns where it ends.
+fn prose(out: &mut String, mut y: u32, size: u32, weight: &str, s: &str) -> u32 {
+    // Bold letters are wider.
+    let most = TEXT_CHARS * if weight == "bold" { 10 } else { 12 } / size as usize;
+    let mut line = String::new();
+    for word in s.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > most {
+            y += size + 6;
+            text(out, 8, y, size, weight, &line);
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    y += size + 6;
+    text(out, 8, y, size, weight, &line);
+    y
+}
+
 /// One access's panel from `y` down; returns where it ends.
-fn panel(out: &mut String, a: &Access, mut y: u32) -> u32 {
+fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
     let [bx, by, bz] = a.block;
     let title = format!("{} · {} · warp {} of block ({bx},{by},{bz})", a.at, a.opcode, a.warp);
-    text(out, 12, y + 16, 18, "bold", &title);
+    let mut y = prose(out, y, 16, "bold", &title);
     let what = match a.kind {
         Kind::Global => "global memory",
         Kind::Shared => "shared memory",
-        Kind::Matrix => "shared memory, ldmatrix: each lane 0–31 gives one 16-byte row",
+        Kind::Matrix => "shared memory, ldmatrix: each lane gives one 16-byte row",
     };
     let sub = format!(
         "one warp, one instruction, from the emulator: {what}, {} bytes a lane{}, {}",
@@ -42,53 +105,46 @@ fn panel(out: &mut String, a: &Access, mut y: u32) -> u32 {
         if a.joined { " (neighbouring loads joined)" } else { "" },
         if a.write { "written" } else { "read" }
     );
-    text(out, 12, y + 36, 13, "normal", &sub);
-    y += 50;
-    let by_lane = |l: u32| a.lanes.iter().find(|x| x.0 == l).map(|x| x.1);
-    label(out, y, "lane");
+    y = prose(out, y, 12, "normal", &sub) + 10;
+    y = match a.kind {
+        Kind::Global => global(out, a, y),
+        Kind::Shared | Kind::Matrix => shared(out, a, y),
+    };
+    for line in a.summary().iter().skip(1) {
+        y = prose(out, y, 12, "normal", line);
+    }
+    y
+}
+
+/// The lane table: lane numbers, and the rows `fill` gives each active lane.
+fn lane_rows(a: &Access, rows: &[(&str, &dyn Fn(u64) -> (String, String))]) -> Vec<Row> {
+    let mut lane = Row::new("lane");
     for l in 0..32 {
-        cell(out, l, y, "#eeeeee", &l.to_string(), 12);
+        lane.set(l, "#eeeeee", l.to_string());
     }
-    y += ROW;
-    match a.kind {
-        Kind::Global => y = global(out, a, y, &by_lane),
-        Kind::Shared | Kind::Matrix => y = shared(out, a, y, &by_lane),
+    let mut out = vec![lane];
+    for (label, fill) in rows {
+        let mut row = Row::new(label);
+        for &(l, addr) in &a.lanes {
+            let (colour, content) = fill(addr);
+            row.set(l, &colour, content);
+        }
+        out.push(row);
     }
-    for (i, line) in a.summary().iter().skip(1).enumerate() {
-        text(out, 12, y + 20 + 20 * i as u32, 14, "normal", line);
-    }
-    y + 20 * a.summary().len() as u32
+    out
 }
 
 /// The lanes' offsets, sectors and lines, then each line touched as four sectors.
-fn global(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Option<u64>) -> u32 {
+fn global(out: &mut String, a: &Access, y: u32) -> u32 {
     let sectors = a.sector_list();
     let lines = a.line_list();
     let base = lines.first().copied().unwrap_or(0) * 128;
     let colour = |s: u64| hue(sectors.iter().position(|&x| x == s).unwrap_or(0), sectors.len());
-    label(out, y, "byte (+)");
-    for l in 0..32 {
-        match by_lane(l) {
-            Some(addr) => cell(out, l, y, "white", &short(addr - base), 10),
-            None => cell(out, l, y, "#f4f4f4", "", 10),
-        }
-    }
-    y += ROW;
-    label(out, y, "sector");
-    for l in 0..32 {
-        if let Some(addr) = by_lane(l) {
-            let s = addr >> 5;
-            cell(out, l, y, &colour(s), &short(s - base / 32), 11);
-        }
-    }
-    y += ROW;
-    label(out, y, "line");
-    for l in 0..32 {
-        if let Some(addr) = by_lane(l) {
-            cell(out, l, y, "white", &short((addr >> 7) - base / 128), 11);
-        }
-    }
-    y += ROW + 14;
+    let byte = |addr: u64| ("white".to_owned(), short(addr - base));
+    let sector = |addr: u64| (colour(addr >> 5), short((addr >> 5) - base / 32));
+    let line = |addr: u64| ("white".to_owned(), short((addr >> 7) - base / 128));
+    let rows = lane_rows(a, &[("byte (+)", &byte), ("sector", &sector), ("line", &line)]);
+    let mut y = table(out, y, &rows);
     let note = format!(
         "bytes from address {base:#x}; the {} line{} of 128 bytes touched, numbered from the first \
          (each 4 sectors of 32 bytes; a coloured sector is {}, with its lanes)",
@@ -96,15 +152,14 @@ fn global(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
         if lines.len() == 1 { "" } else { "s" },
         if a.write { "written" } else { "read" }
     );
-    text(out, 12, y, 13, "normal", &note);
-    y += 10;
-    // Four lines a row, each 4 sectors of 64 pixels.
-    let (sector_w, gap) = (64, 30);
+    y = prose(out, y, 12, "normal", &note) + 8;
+    // Four lines a row, each 4 sectors of 48 pixels.
+    let (sector_w, gap) = (48, 20);
     for (i, &line) in lines.iter().enumerate() {
         let (col, row) = (i as u32 % 4, i as u32 / 4);
-        let x0 = 12 + col * (4 * sector_w + gap);
-        let y0 = y + row * 48;
-        text(out, x0, y0 + 12, 11, "normal", &format!("line {}", line - base / 128));
+        let x0 = 8 + col * (4 * sector_w + gap);
+        let y0 = y + row * 46;
+        text(out, x0, y0 + 12, 12, "normal", &format!("line {}", line - base / 128));
         for k in 0..4u32 {
             let s = line * 4 + u64::from(k);
             let readers: Vec<u32> =
@@ -112,14 +167,14 @@ fn global(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
             let fill = if readers.is_empty() { "#f4f4f4".to_owned() } else { colour(s) };
             let x = x0 + k * sector_w;
             rect(out, x, y0 + 16, sector_w, 24, &fill);
-            text_mid(out, x + sector_w / 2, y0 + 32, 10, &lane_set(&readers));
+            text_mid(out, x + sector_w / 2, y0 + 33, 12, &lane_set(&readers));
         }
     }
-    y + lines.len().div_ceil(4) as u32 * 48 + 6
+    y + lines.len().div_ceil(4) as u32 * 46 + 4
 }
 
 /// The lanes' offsets and banks, then the banks with the distinct words each serves.
-fn shared(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Option<u64>) -> u32 {
+fn shared(out: &mut String, a: &Access, y: u32) -> u32 {
     let banks = a.bank_words();
     // A word's pass through its bank: 0 for the first distinct word a bank serves.
     let rank = |offset: u64| {
@@ -129,50 +184,38 @@ fn shared(out: &mut String, a: &Access, mut y: u32, by_lane: &dyn Fn(u32) -> Opt
     // The fewest words a bank must serve for this many distinct words: deeper is a conflict.
     let fewest = banks.iter().map(Vec::len).sum::<usize>().div_ceil(32).max(1);
     let base = a.lanes.iter().map(|l| l.1).min().unwrap_or(0) & !127;
-    label(out, y, "byte (+)");
-    for l in 0..32 {
-        match by_lane(l) {
-            Some(off) => cell(out, l, y, "white", &short(off - base), 10),
-            None => cell(out, l, y, "#f4f4f4", "", 10),
-        }
-    }
-    y += ROW;
-    label(out, y, "bank");
-    for l in 0..32 {
-        if let Some(off) = by_lane(l) {
-            let b = a.banks_of(off);
-            let name = match (b.first(), b.last()) {
-                (Some(f), Some(t)) if b.len() > 1 => format!("{f}–{t}"),
-                (Some(f), _) => f.to_string(),
-                _ => String::new(),
-            };
-            cell(out, l, y, &pass_colour(rank(off), fewest), &name, if b.len() > 1 { 9 } else { 11 });
-        }
-    }
-    y += ROW + 14;
+    let byte = |off: u64| ("white".to_owned(), short(off - base));
+    let bank = |off: u64| {
+        let b = a.banks_of(off);
+        let name = match (b.first(), b.last()) {
+            (Some(f), Some(t)) if b.len() > 1 => format!("{f}–{t}"),
+            (Some(f), _) => f.to_string(),
+            _ => String::new(),
+        };
+        (pass_colour(rank(off), fewest), name)
+    };
+    let rows = lane_rows(a, &[("byte (+)", &byte), ("bank", &bank)]);
+    let mut y = table(out, y, &rows);
     let ways = a.ways();
     let note = format!(
-        "bytes from byte {base} of the block's shared memory; the 32 banks (4 bytes wide): each row \
-         is one distinct word a bank serves, with the lanes that want it; {ways} deep, {fewest} \
-         the fewest"
+        "bytes from byte {base} of the block's shared memory. The 32 banks (4 bytes wide): each row is \
+         one distinct word a bank serves, with the lanes that want it; {ways} deep, {fewest} the fewest"
     );
-    text(out, 12, y, 13, "normal", &note);
-    y += 8;
-    label(out, y, "bank");
+    y = prose(out, y, 12, "normal", &note) + 8;
+    let mut rows = vec![Row::new("bank")];
     for b in 0..32 {
-        cell(out, b, y, "#eeeeee", &b.to_string(), 12);
+        rows[0].set(b, "#eeeeee", b.to_string());
     }
-    y += ROW;
     for r in 0..ways {
-        label(out, y, &format!("word {}", r + 1));
+        let mut row = Row::new(&format!("word {}", r + 1));
         for (b, words) in banks.iter().enumerate() {
             if let Some((_, lanes)) = words.get(r) {
-                cell(out, b as u32, y, &pass_colour(r, fewest), &lane_set(lanes), 10);
+                row.set(b as u32, &pass_colour(r, fewest), lane_set(lanes));
             }
         }
-        y += ROW;
+        rows.push(row);
     }
-    y + 4
+    table(out, y, &rows)
 }
 
 /// Green for the words a bank must serve anyway (the `fewest` the access's words need), warmer
@@ -192,7 +235,7 @@ fn hue(i: usize, n: usize) -> String {
     format!("hsl({:.0}, 70%, 78%)", j as f64 * step)
 }
 
-/// A number in at most five characters: 123456 as 121K.
+/// A number in at most five characters: 123456 as 120K.
 fn short(v: u64) -> String {
     if v < 100_000 { v.to_string() } else { format!("{}K", v / 1024) }
 }
@@ -206,16 +249,6 @@ fn lane_set(lanes: &[u32]) -> String {
         [first, .., last] if lanes.windows(2).all(|w| w[1] == w[0] + 1) => format!("{first}–{last}"),
         _ => format!("×{}", lanes.len()),
     }
-}
-
-fn label(out: &mut String, y: u32, name: &str) {
-    text(out, 12, y + 15, 12, "bold", name);
-}
-
-fn cell(out: &mut String, column: u32, y: u32, fill: &str, content: &str, size: u32) {
-    let x = LEFT + column * CELL;
-    rect(out, x, y, CELL, ROW, fill);
-    text_mid(out, x + CELL / 2, y + 15, size, content);
 }
 
 fn rect(out: &mut String, x: u32, y: u32, w: u32, h: u32, fill: &str) {
@@ -266,7 +299,11 @@ mod tests {
         let svg = draw(&[a]);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("one warp, one instruction, from the emulator"));
-        assert!(svg.contains("32 wavefronts") && svg.contains("32-way bank conflict"), "{svg}");
+        // The words the picture shows, wrapped lines joined again.
+        let shown: Vec<&str> = svg.split('<').filter_map(|p| p.split_once('>')).map(|p| p.1).collect();
+        let shown = shown.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(shown.contains("32 wavefronts") && shown.contains("32-way bank conflict"), "{shown}");
+        assert!(svg.contains("width=\"920\""));
         assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
     }
 }

@@ -65,9 +65,6 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
             return run_emulated(step, args, Some(&why));
         }
     }
-    if args.picture_access.is_some() || args.picture_to.is_some() {
-        bail!("--picture-access draws what the emulator saw of one warp's access, so it needs --emulate");
-    }
     let run = match resolve(step, args, cublas_found)? {
         ControlFlow::Continue(run) => run,
         // --compile-only or --tune ran in the measured run's place.
@@ -130,6 +127,9 @@ fn resolve<'a>(
     args: &'a Args,
     cublas_found: bool,
 ) -> Result<ControlFlow<bool, GpuRun<'a>>> {
+    if args.picture_access.is_some() || args.picture_to.is_some() {
+        bail!("--picture-access draws what the emulator saw of a warp's access, so it needs --emulate");
+    }
     let files = files_of(args)?;
     if args.compile_only {
         // No GPU: the shape and the step's choice as for the largest GPU and an H100's SMs.
