@@ -28,11 +28,11 @@ impl Cluster<'_> {
                 let len = *bytes as usize;
                 let total = len * ds.len();
                 let space = self.resolve(*space, w, addr, exec, &addr_of);
-                if let Some(watch) = self.launch.watch
+                if self.launch.watch.is_some()
                     && matches!(space, Space::Global | Space::Generic | Space::Shared)
                 {
                     let seen = Seen::Plain { space, bytes: total as u32, write: false };
-                    self.watched(watch, inst, pc, w, exec, addr, seen);
+                    self.watched(inst, pc, w, exec, addr, seen);
                 }
                 match space {
                     Space::Param => {
@@ -120,11 +120,11 @@ impl Cluster<'_> {
                     Src::Imm(v) => v,
                 };
                 let space = self.resolve(*space, w, addr, exec, &addr_of);
-                if let Some(watch) = self.launch.watch
+                if self.launch.watch.is_some()
                     && matches!(space, Space::Global | Space::Generic | Space::Shared)
                 {
                     let seen = Seen::Plain { space, bytes: total as u32, write: true };
-                    self.watched(watch, inst, pc, w, exec, addr, seen);
+                    self.watched(inst, pc, w, exec, addr, seen);
                 }
                 match space {
                     Space::Global | Space::Generic => {

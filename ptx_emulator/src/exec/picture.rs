@@ -3,7 +3,7 @@
 
 use crate::inst::{Addr, Inst, Merge, Space, Src};
 use crate::memory::SHARED_WINDOW;
-use crate::watch::{Access, Head, Watch};
+use crate::watch::{Access, Head};
 
 use super::state::{Cluster, Lanes, Warp};
 
@@ -20,16 +20,8 @@ impl Cluster<'_> {
     /// Keeps the access `inst` (at `pc`) makes for the lanes in `exec` of warp `w`, if it is one
     /// the picture asked for. Called before the instruction executes, while its address
     /// registers still hold the addresses.
-    pub(super) fn watched(
-        &self,
-        watch: &Watch,
-        inst: &Inst,
-        pc: u32,
-        w: &Warp,
-        exec: u32,
-        addr: &Addr,
-        seen: Seen,
-    ) {
+    pub(super) fn watched(&self, inst: &Inst, pc: u32, w: &Warp, exec: u32, addr: &Addr, seen: Seen) {
+        let Some(watch) = self.launch.watch else { return };
         let block = self.ctas[self.rank].ctaid;
         if !watch.wants(self.k.files.get(&inst.file), inst.line, block, w.index, pc) {
             return;

@@ -45,14 +45,19 @@ impl Row {
     }
 }
 
-/// `rows` from `y` down, columns 0–15 and then 16–31 below them; returns where it ends.
+/// `rows` from `y` down (the first a header of the columns), columns 0–15 and then 16–31 below
+/// them; a half, or a row of it, with nothing under its header is left out. Returns where it ends.
 fn table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
     for half in 0..2usize {
         let columns = 16 * half..16 * half + 16;
-        if half == 1 && rows.iter().all(|r| r.cells[columns.clone()].iter().all(Option::is_none)) {
-            break;
+        let empty = |r: &Row| r.cells[columns.clone()].iter().all(Option::is_none);
+        if rows.iter().skip(1).all(empty) {
+            continue;
         }
-        for row in rows {
+        for (i, row) in rows.iter().enumerate() {
+            if i > 0 && empty(row) {
+                continue;
+            }
             text(out, 8, y + 15, 12, "bold", &row.label);
             for c in columns.clone() {
                 if let Some((fill, content)) = &row.cells[c] {
@@ -117,7 +122,10 @@ fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
 }
 
 /// The lane table: lane numbers, and the rows `fill` gives each active lane.
-fn lane_rows(a: &Access, rows: &[(&str, &dyn Fn(u64) -> (String, String))]) -> Vec<Row> {
+/// What a row of the lane table shows of a lane's address: a fill and a text.
+type Fill<'a> = &'a dyn Fn(u64) -> (String, String);
+
+fn lane_rows(a: &Access, rows: &[(&str, Fill)]) -> Vec<Row> {
     let mut lane = Row::new("lane");
     for l in 0..32 {
         lane.set(l, "#eeeeee", l.to_string());
