@@ -137,7 +137,8 @@ pub struct Args {
     /// as the run counts them. The warp is warp 0 of block (0,0,0) unless :block=X,Y,Z and
     /// :warp=W follow (kernel.cu:34:warp=4); the picture is of the first launch in which that
     /// warp executes a global or shared load or store (or ldmatrix) at the line, each such
-    /// instruction of the line the first time the warp executes it (at most 4).
+    /// instruction of the line the first time the warp executes it (at most 4; the copies of one
+    /// load that an unrolled loop makes, once).
     #[arg(long, value_name = "FILE.cu:LINE", value_parser = parse_picture)]
     pub picture_access: Option<ptx_emulator::watch::Request>,
 
