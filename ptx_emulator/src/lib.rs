@@ -35,6 +35,7 @@ pub mod sanitize;
 pub mod tensor_arith;
 pub mod tensor_map;
 pub mod traffic;
+pub mod watch;
 
 pub use inst::Refusal;
 pub use parse::ParseError;
@@ -154,6 +155,8 @@ pub struct Machine {
     /// Emulate one block of each kind and multiply its counts out ([`Machine::launch`]): a
     /// large grid's counts in the time of a few blocks, its output left unwritten but for them.
     pub scale: bool,
+    /// A picture of one warp's access to take in the next launches ([`Machine::watch`]).
+    watch: Option<watch::Watch>,
 }
 
 /// The most threads a block may have, as on every GPU the course supports.
@@ -171,8 +174,13 @@ impl Machine {
     /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
     /// refusal for when it is launched.
     pub fn new(ptx: &str) -> Result<Machine, Error> {
-        let mut machine =
-            Machine { kernels: HashMap::new(), global: memory::Global::default(), workers: 1, scale: false };
+        let mut machine = Machine {
+            kernels: HashMap::new(),
+            global: memory::Global::default(),
+            workers: 1,
+            scale: false,
+            watch: None,
+        };
         machine.load(ptx)?;
         Ok(machine)
     }
@@ -260,10 +268,60 @@ impl Machine {
     /// [`Machine::scale`] set, it runs one block of each kind instead ([`Machine::launch_scaled`]).
     pub fn launch(&mut self, name: &str, config: Config, args: &[Arg]) -> Result<Traffic, Error> {
         let launch = self.prepare(name, config, args)?;
-        match self.scale {
+        let ran = match self.scale {
             true => self.launch_scaled(name, &launch),
             false => exec::run(&self.global, &launch).map_err(Error::Fault),
+        };
+        if let Some(w) = &self.watch {
+            w.launched();
         }
+        ran
+    }
+
+    /// Asks for a picture of one warp's access at a `.cu` line (see [`watch`]), kept from the
+    /// first launch in which that warp executes a global or shared load or store there. Refused
+    /// with a sentence where no kernel loaded has such an access at that line.
+    pub fn watch(&mut self, request: watch::Request) -> Result<(), String> {
+        let mut files: Vec<&str> = Vec::new();
+        let mut lines: Vec<u32> = Vec::new();
+        for k in self.kernels.values().filter_map(|k| k.as_ref().ok()) {
+            for inst in &k.insts {
+                let Some(file) = k.files.get(&inst.file) else { continue };
+                if !files.contains(&file.as_str()) {
+                    files.push(file);
+                }
+                if request.names(file) && watch::pictured(&inst.op) {
+                    lines.push(inst.line);
+                }
+            }
+        }
+        if !files.iter().any(|f| request.names(f)) {
+            return Err(format!(
+                "--picture-access names {}, and the kernel was compiled from {}",
+                request.file,
+                files.first().copied().unwrap_or("a file the PTX does not name")
+            ));
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        if !lines.contains(&request.line) {
+            let some: Vec<String> = lines.iter().take(12).map(u32::to_string).collect();
+            return Err(format!(
+                "{}:{} has no global or shared load or store for --picture-access to draw (the lines \
+                 that have one: {})",
+                request.file,
+                request.line,
+                some.join(", ")
+            ));
+        }
+        self.watch = Some(watch::Watch::new(request));
+        Ok(())
+    }
+
+    /// The accesses the picture asked for with [`Machine::watch`] kept (none if the warp has not
+    /// executed the line yet).
+    pub fn watched(&self) -> Vec<watch::Access> {
+        self.watch.as_ref().map(watch::Watch::accesses).unwrap_or_default()
     }
 
     /// Checks a launch against the kernel and builds it.
@@ -324,6 +382,7 @@ impl Machine {
             params,
             sanitize: config.sanitize,
             workers: self.workers,
+            watch: self.watch.as_ref(),
         })
     }
 

@@ -7,6 +7,7 @@ const PARTS: &[(&str, &str)] = &[
     ("shadows", include_str!("../src/exec/shadows.rs")),
     ("order", include_str!("../src/exec/order.rs")),
     ("async_proxy", include_str!("../src/exec/async_proxy.rs")),
+    ("picture", include_str!("../src/exec/picture.rs")),
     ("access", include_str!("../src/exec/access.rs")),
     ("collective", include_str!("../src/exec/collective.rs")),
     ("tensor", include_str!("../src/exec/tensor.rs")),

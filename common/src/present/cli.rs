@@ -130,6 +130,22 @@ pub struct Args {
     #[arg(long, requires = "emulate")]
     pub scaled: bool,
 
+    /// With --emulate: draw one warp's access at a line of the kernel, FILE.cu:LINE (a line the
+    /// PTX gives a load or store: a wrong one is refused with the list), to an SVG
+    /// (--picture-to) and print what it shows: each lane's address, and the 32-byte sectors and
+    /// 128-byte lines of a global access or the banks, conflicts and wavefronts of a shared one,
+    /// as the run counts them. The warp is warp 0 of block (0,0,0) unless :block=X,Y,Z and
+    /// :warp=W follow (kernel.cu:34:warp=4); the picture is of the first launch in which that
+    /// warp executes a global or shared load or store (or ldmatrix) at the line, each such
+    /// instruction of the line the first time the warp executes it (at most 4; the copies of one
+    /// load that an unrolled loop makes, once).
+    #[arg(long, value_name = "FILE.cu:LINE", value_parser = parse_picture)]
+    pub picture_access: Option<ptx_emulator::watch::Request>,
+
+    /// Where --picture-access writes its SVG (default access.svg).
+    #[arg(long, value_name = "FILE.svg")]
+    pub picture_to: Option<std::path::PathBuf>,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
@@ -178,7 +194,7 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 10] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 12] = [
         ("params", "--param"),
         ("tune", "--tune"),
         ("device", "--device"),
@@ -189,6 +205,8 @@ impl Args {
         ("arch", "--arch"),
         ("cubin", "--cubin"),
         ("emulate", "--emulate"),
+        ("picture_access", "--picture-access"),
+        ("picture_to", "--picture-to"),
     ];
 
     /// Which of [`Args::GPU_ONLY`] were given.
@@ -204,6 +222,8 @@ impl Args {
             self.arch.is_some(),
             self.cubin.is_some(),
             self.emulate,
+            self.picture_access.is_some(),
+            self.picture_to.is_some(),
         ];
         Self::GPU_ONLY.iter().zip(given).filter(|(_, g)| *g).map(|((_, flag), _)| *flag).collect()
     }
@@ -299,6 +319,10 @@ fn parse_arch(s: &str) -> Result<String, String> {
             "'{s}' is not an architecture this course compiles for; choose sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100 or sm_120"
         )),
     }
+}
+
+fn parse_picture(s: &str) -> Result<ptx_emulator::watch::Request, String> {
+    ptx_emulator::watch::Request::parse(s)
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {

@@ -3,7 +3,7 @@
 //! (`checker.rs`) or compile it with NVRTC (`nvrtc.rs`), those that run its program
 //! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), and the check that each variant
 //! or stage is its base with its recorded change (`copies.rs`), and those that run a kernel on
-//! the PTX emulator (`emulator.rs`). Every helper is at
+//! the PTX emulator (`emulator.rs`) or draw one warp's access there (`picture.rs`). Every helper is at
 //! `common::testing::` whichever file holds it.
 
 mod checker;
@@ -15,6 +15,7 @@ pub mod exercises;
 pub mod faults;
 mod inputs;
 mod nvrtc;
+pub mod picture;
 mod shapes;
 pub mod thread_tile;
 

@@ -10,6 +10,7 @@ use crate::memory::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, load_bytes, store
 use crate::traffic;
 use crate::{Fault, FaultKind};
 
+use super::picture::Seen;
 use super::state::{Cluster, Lanes, PendingCopy, Warp};
 
 impl Cluster<'_> {
@@ -27,6 +28,12 @@ impl Cluster<'_> {
                 let len = *bytes as usize;
                 let total = len * ds.len();
                 let space = self.resolve(*space, w, addr, exec, &addr_of);
+                if self.launch.watch.is_some()
+                    && matches!(space, Space::Global | Space::Generic | Space::Shared)
+                {
+                    let seen = Seen::Plain { space, bytes: total as u32, write: false };
+                    self.watched(inst, pc, w, exec, addr, seen);
+                }
                 match space {
                     Space::Param => {
                         for l in Lanes(exec) {
@@ -113,6 +120,12 @@ impl Cluster<'_> {
                     Src::Imm(v) => v,
                 };
                 let space = self.resolve(*space, w, addr, exec, &addr_of);
+                if self.launch.watch.is_some()
+                    && matches!(space, Space::Global | Space::Generic | Space::Shared)
+                {
+                    let seen = Seen::Plain { space, bytes: total as u32, write: true };
+                    self.watched(inst, pc, w, exec, addr, seen);
+                }
                 match space {
                     Space::Global | Space::Generic => {
                         self.scratch.clear();

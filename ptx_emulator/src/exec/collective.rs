@@ -135,6 +135,10 @@ pub fn exec(
         Op::Ldmatrix { ds, addr, trans } => {
             members(cluster, inst, w, mask, u32::MAX)?;
             let count = ds.len();
+            if cluster.launch.watch.is_some() {
+                let seen = super::picture::Seen::Matrix { count: count as u32 };
+                cluster.watched(inst, pc, w, exec, addr, seen);
+            }
             // Lanes 8i to 8i+7 give the rows of matrix i.
             let mut rows = [0usize; 32];
             for (lane, row) in rows.iter_mut().enumerate().take(8 * count) {

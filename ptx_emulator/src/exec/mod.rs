@@ -14,7 +14,8 @@
 //!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`access`]
 //!   (loads, stores, atomics, `cp.async`);
 //! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
-//!   cores' use of shared memory, and of what orders what across warps;
+//!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
+//!   picture of one warp's access keeps (see [`crate::watch`]);
 //! - [`state`] and [`shadows`]: what a cluster, a block and a warp hold, what the sanitizer keeps
 //!   beside them, and how a fault names them.
 
@@ -32,6 +33,7 @@ mod collective;
 mod instruction;
 pub mod mbarrier;
 mod order;
+mod picture;
 mod schedule;
 mod shadows;
 pub mod state;

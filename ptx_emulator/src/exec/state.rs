@@ -25,6 +25,8 @@ pub struct Launch<'k> {
     pub sanitize: bool,
     /// Host threads that run clusters.
     pub workers: usize,
+    /// A picture of one warp's access asked for (see [`crate::watch`]).
+    pub watch: Option<&'k crate::watch::Watch>,
 }
 
 impl Launch<'_> {

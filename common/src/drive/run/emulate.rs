@@ -23,6 +23,7 @@ use crate::step::{Extension, Geometry, GpuStep};
 use crate::step_kernel::layout;
 use crate::timing::Stats;
 use crate::verify;
+use ptx_emulator::watch::{Access, Request};
 
 /// The largest side of the shape an emulated run takes when none is given: small enough that
 /// every lab runs in a second or two.
@@ -85,6 +86,13 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     for a in &emulated.advisories {
         println!("{}", a.sentence());
     }
+    match (&args.picture_access, &args.picture_to) {
+        (Some(request), _) => emulated.machine.watch(request.clone()).map_err(|e| anyhow!("{e}"))?,
+        (None, Some(_)) => {
+            bail!("--picture-to says where --picture-access writes, and no --picture-access was given")
+        }
+        (None, None) => {}
+    }
     let inputs = super::inputs_of(args, files, shape);
     if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
         warn_if_long(step, &params, &inputs, verifies)?;
@@ -95,6 +103,9 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     let (c, call_traffic) = emulated.multiply(&inputs, true)?;
     let seconds = started.elapsed().as_secs_f64();
     super::save_c(args, shape, &c)?;
+    if let Some(request) = &args.picture_access {
+        picture(request, &emulated.machine.watched(), args.picture_to.as_deref())?;
+    }
 
     let paths = emulated.paths.take();
     let (verdict, last) = if !verifies {
@@ -125,6 +136,28 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
             .with_paths(paths.map(|p| (p, 0.0)));
     print!("{report}");
     super::outcome(report.verdict.as_ref(), report.last_launch.as_ref())
+}
+
+/// Writes the picture of the accesses `--picture-access` asked for and prints what it shows; a
+/// warp that never executed the line is named.
+fn picture(request: &Request, accesses: &[Access], to: Option<&std::path::Path>) -> Result<()> {
+    if accesses.is_empty() {
+        bail!(
+            "{} never executed its global or shared access there in this run, so there is no picture \
+             (pick another warp or block with :warp=W or :block=X,Y,Z)",
+            request.place()
+        );
+    }
+    let to = to.unwrap_or(std::path::Path::new("access.svg"));
+    std::fs::write(to, ptx_emulator::watch::svg::draw(accesses))
+        .map_err(|e| anyhow!("--picture-to could not write {}: {e}", to.display()))?;
+    for a in accesses {
+        for (i, line) in a.summary().iter().enumerate() {
+            println!("{} {line}", if i == 0 { "picture " } else { "        " });
+        }
+    }
+    println!("         drawn to {}", to.display());
+    Ok(())
 }
 
 /// A whole emulation of more FLOPs than this (1024³ and a little more) is timed first on a

@@ -127,6 +127,9 @@ fn resolve<'a>(
     args: &'a Args,
     cublas_found: bool,
 ) -> Result<ControlFlow<bool, GpuRun<'a>>> {
+    if args.picture_access.is_some() || args.picture_to.is_some() {
+        bail!("--picture-access draws what the emulator saw of a warp's access, so it needs --emulate");
+    }
     let files = files_of(args)?;
     if args.compile_only {
         // No GPU: the shape and the step's choice as for the largest GPU and an H100's SMs.

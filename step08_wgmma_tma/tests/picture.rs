@@ -1,0 +1,31 @@
+//! The picture of one consumer warp's fragment read (`--emulate --picture-access`) in step 08:
+//! the B pairs it reads from the swizzled stage are 8-byte shared loads in two wavefronts, no
+//! bank conflict; read without the swizzle, the same lanes pile into a few banks. (A reaches the
+//! tensor cores through wgmma's descriptor, with no load of the warp's own to draw.)
+
+use common::testing::emulator::planted;
+use common::testing::picture::{Kind, line_of, picture};
+use step08_wgmma_tma::STEP;
+
+/// The line NVRTC gives the first pair's load (the first use of what it loaded), of warp 4: the
+/// first consumer warp (warps 0–3 are the producer's warpgroup).
+fn pair_read() -> String {
+    format!("kernel.cu:{}:warp=4", line_of(STEP.source, "frag[k8][0] = __float_as_uint(lo.x);"))
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_the_swizzled_pairs_have_no_conflict() {
+    let accesses = picture(&STEP, &[], (256, 256, 64), &pair_read()).expect("a picture");
+    let a = &accesses[0];
+    assert_eq!((a.kind, a.warp, a.lanes.len(), a.bytes), (Kind::Shared, 4, 32, 8));
+    assert_eq!((a.wavefronts, a.ways()), (2, 2), "{a:?}");
+}
+
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_pairs_read_without_the_swizzle_conflict() {
+    let plain = planted(&STEP, "4 * ((col / 4) ^ (row % 8))", "4 * (col / 4)");
+    let accesses = picture(&plain, &[], (256, 256, 64), &pair_read()).expect("a picture");
+    assert!(accesses[0].ways() > 2 && accesses[0].wavefronts > 2, "{:?}", accesses[0]);
+}
