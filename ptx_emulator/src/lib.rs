@@ -30,6 +30,7 @@ pub mod inst;
 pub mod joins;
 pub mod memory;
 pub mod parse;
+pub mod picture;
 pub mod predict;
 pub mod sanitize;
 pub mod tensor_arith;
@@ -154,6 +155,10 @@ pub struct Machine {
     /// Emulate one block of each kind and multiply its counts out ([`Machine::launch`]): a
     /// large grid's counts in the time of a few blocks, its output left unwritten but for them.
     pub scale: bool,
+    /// Record the timeline of this block of the kernel of this name in its next launches
+    /// ([`picture::timeline`]); [`Machine::take_timeline`] hands it over.
+    pub timeline: Option<(String, [u32; 3])>,
+    recorded: Option<picture::timeline::Timeline>,
 }
 
 /// The most threads a block may have, as on every GPU the course supports.
@@ -171,8 +176,14 @@ impl Machine {
     /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
     /// refusal for when it is launched.
     pub fn new(ptx: &str) -> Result<Machine, Error> {
-        let mut machine =
-            Machine { kernels: HashMap::new(), global: memory::Global::default(), workers: 1, scale: false };
+        let mut machine = Machine {
+            kernels: HashMap::new(),
+            global: memory::Global::default(),
+            workers: 1,
+            scale: false,
+            timeline: None,
+            recorded: None,
+        };
         machine.load(ptx)?;
         Ok(machine)
     }
@@ -260,10 +271,20 @@ impl Machine {
     /// [`Machine::scale`] set, it runs one block of each kind instead ([`Machine::launch_scaled`]).
     pub fn launch(&mut self, name: &str, config: Config, args: &[Arg]) -> Result<Traffic, Error> {
         let launch = self.prepare(name, config, args)?;
-        match self.scale {
+        let ran = match self.scale {
             true => self.launch_scaled(name, &launch),
             false => exec::run(&self.global, &launch).map_err(Error::Fault),
+        };
+        let recorded = launch.timeline.and_then(|ask| ask.recorded.into_inner().ok().flatten());
+        if recorded.is_some() {
+            self.recorded = recorded;
         }
+        ran
+    }
+
+    /// The timeline recorded by the last launch that recorded one ([`Machine::timeline`]).
+    pub fn take_timeline(&mut self) -> Option<picture::timeline::Timeline> {
+        self.recorded.take()
     }
 
     /// Checks a launch against the kernel and builds it.
@@ -308,6 +329,15 @@ impl Machine {
             }
             params[*at..at + size].copy_from_slice(&bytes);
         }
+        let timeline = match &self.timeline {
+            Some((kernel, block)) if kernel == name => {
+                if let Some(why) = picture::timeline::outside_grid(name, *block, config.grid) {
+                    return Err(Error::Launch(why));
+                }
+                Some(picture::timeline::Ask { block: *block, recorded: Default::default() })
+            }
+            _ => None,
+        };
         let cluster = kernel.cluster.map_or((1, 1, 1), |[x, y, z]| (x, y, z));
         if gx % cluster.0 != 0 || gy % cluster.1 != 0 || gz % cluster.2 != 0 {
             return Err(Error::Launch(format!(
@@ -324,6 +354,7 @@ impl Machine {
             params,
             sanitize: config.sanitize,
             workers: self.workers,
+            timeline,
         })
     }
 

@@ -1,0 +1,356 @@
+//! The timeline drawn: an SVG 1280 pixels wide, a row per role and a column per round, and the
+//! same in a few lines of text.
+
+use std::fmt::Write;
+
+use super::timeline::{Timeline, What};
+use super::timeline_rows::{Item, Kind};
+
+/// The picture's width, and where the rounds start and end across it.
+const WIDTH: f64 = 1280.0;
+const LEFT: f64 = 190.0;
+const RIGHT: f64 = 1264.0;
+/// The most items across a picture shows by default (about 22 pixels an item), the space between
+/// two rounds in items, and the widest an item is drawn.
+pub const SLOTS: f64 = 48.0;
+const GAP: f64 = 0.5;
+const MOST_SLOT: f64 = 72.0;
+const ROW: f64 = 58.0;
+const TOP: f64 = 76.0;
+
+/// A colour per stage, in turn.
+const STAGE_COLOURS: [&str; 8] =
+    ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"];
+
+fn colour(stage: Option<usize>) -> &'static str {
+    stage.map_or("#888888", |s| STAGE_COLOURS[s % STAGE_COLOURS.len()])
+}
+
+impl Timeline {
+    /// The rounds a picture shows: `window` where given (clipped to the run), else the first
+    /// rounds that fit [`SLOTS`] items across.
+    pub fn window(&self, window: Option<(u32, u32)>) -> Result<(u32, u32), String> {
+        let (from, to) = match window {
+            Some((from, to)) => (from, to.min(self.rounds)),
+            None => {
+                let widths = self.widths(0, self.rounds);
+                let mut used = 0.0;
+                let fit = widths.iter().take_while(|&&w| {
+                    used += w as f64 + GAP;
+                    used <= SLOTS
+                });
+                (0, (fit.count() as u32).max(1).min(self.rounds))
+            }
+        };
+        if from >= to {
+            return Err(format!(
+                "block ({}, {}, {}) ran {} rounds, so the window from round {from} holds nothing to \
+                 draw: choose rounds within 0..{}",
+                self.block[0], self.block[1], self.block[2], self.rounds, self.rounds
+            ));
+        }
+        Ok((from, to))
+    }
+
+    /// How many items wide each round of `from..to` is: its busiest row's.
+    fn widths(&self, from: u32, to: u32) -> Vec<usize> {
+        let rows = self.rows(from, to);
+        (0..(to - from) as usize)
+            .map(|r| rows.iter().map(|row| row.rounds[r].len()).max().unwrap_or(0).max(1))
+            .collect()
+    }
+
+    /// The picture of rounds `from..to` as SVG text.
+    pub fn svg(&self, (from, to): (u32, u32)) -> String {
+        let rows = self.rows(from, to);
+        let widths = self.widths(from, to);
+        let units: f64 = widths.iter().map(|&w| w as f64 + GAP).sum();
+        let sw = ((RIGHT - LEFT) / units).min(MOST_SLOT);
+        let bottom = TOP + ROW * rows.len() as f64;
+        let height = bottom + 96.0;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="13">"#
+        );
+        let _ = writeln!(s, r##"<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>"##);
+        let [bx, by, bz] = self.block;
+        let shown = if to - from < self.rounds {
+            format!("rounds {from} to {} of its {}", to - 1, self.rounds)
+        } else {
+            format!("all {} rounds", self.rounds)
+        };
+        let _ = writeln!(
+            s,
+            r#"<text x="16" y="24" font-size="16" font-weight="bold">Block ({bx}, {by}, {bz}) of {}, {shown}</text>"#,
+            self.kernel
+        );
+        let _ = writeln!(
+            s,
+            r##"<text x="16" y="44" fill="#444444">A band per scheduling round of the emulator (its own order of work, not cycles); within a band each row reads left to right in its own order.</text>"##
+        );
+        let mut x = LEFT;
+        for (r, &w) in widths.iter().enumerate() {
+            let band = (w as f64 + GAP) * sw;
+            let fill = if r % 2 == 0 { "#f4f4f4" } else { "#ffffff" };
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x:.1}" y="{TOP}" width="{band:.1}" height="{:.1}" fill="{fill}"/>"#,
+                bottom - TOP
+            );
+            let round = from + r as u32;
+            if band >= 36.0 || round % 5 == 0 {
+                let label = if band >= 60.0 { format!("round {round}") } else { round.to_string() };
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{label}</text>"#,
+                    x + band / 2.0,
+                    TOP - 6.0
+                );
+            }
+            for (i, row) in rows.iter().enumerate() {
+                let y = TOP + ROW * i as f64;
+                for (j, item) in row.rounds[r].iter().enumerate() {
+                    draw_item(&mut s, item, x + GAP / 2.0 * sw + j as f64 * sw, y, sw);
+                }
+            }
+            x += band;
+        }
+        for (i, row) in rows.iter().enumerate() {
+            let y = TOP + ROW * i as f64;
+            let _ =
+                writeln!(s, r#"<text x="12" y="{:.1}">{}</text>"#, y + ROW / 2.0 + 4.0, escape(&row.label));
+            let _ = writeln!(s, r##"<line x1="12" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#bbbbbb"/>"##);
+        }
+        legend(&mut s, self.stages(), bottom + 18.0);
+        s.push_str("</svg>\n");
+        s
+    }
+
+    /// The run in a few lines: what each role did and waited, and how far ahead the producer ran.
+    pub fn summary(&self) -> String {
+        let [bx, by, bz] = self.block;
+        let mut s = format!(
+            "timeline of block ({bx}, {by}, {bz}) of {}: {} rounds of the emulator's schedule (its own order of work, not cycles)\n",
+            self.kernel, self.rounds
+        );
+        let blocked = |of: &dyn Fn(u32) -> bool| {
+            let mut rounds: Vec<u32> = self
+                .events
+                .iter()
+                .filter(|e| matches!(e.what, What::Blocked { .. }) && of(e.who))
+                .map(|e| e.round)
+                .collect();
+            rounds.dedup();
+            rounds.len()
+        };
+        let producers = self.producers();
+        let issued = self.count(|w| matches!(w, What::Issue { .. }));
+        let mut fills: Vec<(usize, u32)> = Vec::new();
+        let mut tensors: Vec<&str> = Vec::new();
+        for e in &self.events {
+            if let What::Issue { bar, phase, tensor, .. } = e.what {
+                if !fills.contains(&(bar, phase)) {
+                    fills.push((bar, phase));
+                }
+                let name = self.names.get(tensor as usize).map_or("?", |n| n.as_str());
+                if !tensors.contains(&name) {
+                    tensors.push(name);
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  producer warp {}: {issued} copies issued from {} ({} fills of {} stages), {} rounds blocked",
+            producers.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", "),
+            tensors.join(" and "),
+            fills.len(),
+            self.stages(),
+            blocked(&|w| producers.contains(&w))
+        );
+        let landed: u64 = self
+            .events
+            .iter()
+            .filter_map(|e| match e.what {
+                What::Land { bytes, .. } => Some(u64::from(bytes)),
+                _ => None,
+            })
+            .sum();
+        let full = self.full_bars();
+        let _ = writeln!(
+            s,
+            "  copy engine: {} copies landed ({landed} bytes), {} phases of full[s] completed",
+            self.count(|w| matches!(w, What::Land { .. })),
+            self.count_phases(&full)
+        );
+        let empty = self.empty_bars();
+        for g in self.consumers() {
+            let of = |w: u32| w != super::timeline::ENGINE && w / 4 == g;
+            let mine =
+                |k: &dyn Fn(&What) -> bool| self.events.iter().filter(|e| of(e.who) && k(&e.what)).count();
+            let _ = writeln!(
+                s,
+                "  consumers, warpgroup {g}: {} wgmma, {} groups committed, {} waits, {} arrivals on empty[s], {} rounds blocked",
+                mine(&|w| matches!(w, What::Wgmma { .. })),
+                mine(&|w| matches!(w, What::Commit)),
+                mine(&|w| matches!(w, What::WaitGroup { .. })),
+                mine(&|w| matches!(w, What::Arrive { bar, .. } if empty.contains(bar))),
+                blocked(&of)
+            );
+        }
+        let peers = self.count_by(super::timeline::PEER, |w| matches!(w, What::Arrive { .. }));
+        if peers > 0 {
+            let _ = writeln!(s, "  the cluster's other blocks: {peers} arrivals on this block's empty[s]");
+        }
+        let stored: Vec<u32> =
+            self.events.iter().filter(|e| matches!(e.what, What::Store { .. })).map(|e| e.round).collect();
+        if let (Some(first), Some(last)) = (stored.first(), stored.last()) {
+            let bytes: u64 = self
+                .events
+                .iter()
+                .filter_map(|e| match e.what {
+                    What::Store { bytes, .. } => Some(u64::from(bytes)),
+                    _ => None,
+                })
+                .sum();
+            let _ = writeln!(
+                s,
+                "  stores to {}: {bytes} bytes in rounds {first} to {last}",
+                self.store_buffers().join(", ")
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  the producer ran at most {} stage fills ahead of the consumers, with {} stages",
+            self.most_ahead(),
+            self.stages()
+        );
+        s
+    }
+
+    fn count_by(&self, who: u32, kind: impl Fn(&What) -> bool) -> usize {
+        self.events.iter().filter(|e| e.who == who && kind(&e.what)).count()
+    }
+
+    fn count_phases(&self, bars: &[usize]) -> usize {
+        self.count(|w| matches!(w, What::Phase { bar, .. } if bars.contains(bar)))
+    }
+}
+
+/// One item: a bar coloured by its stage (grey for a wait, blue-grey for stores) with what it
+/// is written on it, ▲ or ▼ above it for a phase of `full[s]` or `empty[s]` it completed, and
+/// below it the wgmma groups committed (c) and waited for (w) and an arrival on `empty[s]` (●).
+fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
+    let (fill, text_colour) = match item.kind {
+        Kind::Blocked { .. } => ("#cfcfcf", "#000000"),
+        Kind::Store | Kind::Init => ("#6b7b8c", "#ffffff"),
+        _ => (colour(item.stage), "#ffffff"),
+    };
+    let stage = item.stage.map_or(String::new(), |s| s.to_string());
+    let text = match item.kind {
+        Kind::Fill if w >= 34.0 => format!("s{stage} ×{}", item.count),
+        Kind::Fill | Kind::Land | Kind::Consume => format!("s{stage}"),
+        Kind::Arrive => String::new(),
+        Kind::Blocked { on_full } if w >= 40.0 => {
+            format!("{}[{stage}]", if on_full { "full" } else { "empty" })
+        }
+        Kind::Blocked { .. } => "wait".to_owned(),
+        Kind::Store if w >= 40.0 => kib(item.count),
+        Kind::Store => String::new(),
+        Kind::Init if w >= 40.0 => format!("init ×{}", item.count),
+        Kind::Init => "init".to_owned(),
+    };
+    // An arrival alone is a thin bar of its stage's colour.
+    let (top, tall) = if item.kind == Kind::Arrive { (y + 31.0, 6.0) } else { (y + 15.0, 24.0) };
+    let _ = writeln!(
+        s,
+        r#"<rect x="{:.1}" y="{top:.1}" width="{:.1}" height="{tall}" rx="2" fill="{fill}"/>"#,
+        x + 1.5,
+        w - 3.0
+    );
+    if !text.is_empty() && w >= 14.0 {
+        let size = if w >= 30.0 { 11 } else { 9 };
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}" fill="{text_colour}">{text}</text>"#,
+            x + w / 2.0,
+            y + 31.0
+        );
+    }
+    let mut marks = String::new();
+    marks.push_str(&"c".repeat((item.commits > 0) as usize));
+    marks.push_str(&"w".repeat((item.waits > 0) as usize));
+    match item.arrivals {
+        0 => {}
+        1 => marks.push('●'),
+        n => marks.push_str(&format!("{n}●")),
+    }
+    if !marks.is_empty() && w >= 12.0 {
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">{marks}</text>"#,
+            x + w / 2.0,
+            y + ROW - 6.0
+        );
+    }
+    for (done, up) in [(item.full_done, true), (item.empty_done, false)] {
+        if !done {
+            continue;
+        }
+        let (cx, top) = (x + w / 2.0, y + 3.0);
+        let points = if up {
+            format!("{:.1},{:.1} {:.1},{:.1} {cx:.1},{top:.1}", cx - 5.0, top + 9.0, cx + 5.0, top + 9.0)
+        } else {
+            format!("{:.1},{top:.1} {:.1},{top:.1} {cx:.1},{:.1}", cx - 5.0, cx + 5.0, top + 9.0)
+        };
+        let _ = writeln!(
+            s,
+            r##"<polygon points="{points}" fill="{}" stroke="#000000" stroke-width="0.6"/>"##,
+            colour(item.stage)
+        );
+    }
+}
+
+/// Bytes in KiB, for a label.
+fn kib(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1024 => format!("{} KiB", b / 1024),
+        b => format!("{b} B"),
+    }
+}
+
+fn legend(s: &mut String, stages: usize, y: f64) {
+    let mut x = 16.0;
+    let _ = writeln!(s, r#"<text x="{x}" y="{:.1}">stage:</text>"#, y + 12.0);
+    x += 50.0;
+    for stage in 0..stages {
+        let _ = writeln!(
+            s,
+            r##"<rect x="{x}" y="{y:.1}" width="22" height="16" fill="{}"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#ffffff">{stage}</text>"##,
+            colour(Some(stage)),
+            x + 11.0,
+            y + 12.0
+        );
+        x += 26.0;
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}">sN ×k: the producer issues stage N's k copies; the copy engine lands stage N; consumers run wgmma on stage N</text>"#,
+        x + 12.0,
+        y + 12.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{:.1}">grey: waits at a try_wait on full[s] or empty[s] for the rest of the round;  blue-grey: mbarriers initialised, or bytes stored</text>"#,
+        y + 36.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{:.1}">▲ a full[s] phase completes;  ▼ an empty[s] phase completes;  c, w: a wgmma group committed, waited for;  ●: an arrival on empty[s]</text>"#,
+        y + 58.0
+    );
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
