@@ -130,6 +130,19 @@ pub struct Args {
     #[arg(long, requires = "emulate")]
     pub scaled: bool,
 
+    /// With --emulate: draw one block's pipeline (its producer, the copy engine, its consumers
+    /// and its stores) round by round, as the emulator ran it, to FILE.svg, and print its summary.
+    #[arg(long, value_name = "FILE.svg", requires = "emulate")]
+    pub picture_timeline: Option<std::path::PathBuf>,
+
+    /// The block --picture-timeline draws (default 0,0,0).
+    #[arg(long, value_name = "X,Y,Z", requires = "picture_timeline", value_parser = parse_block)]
+    pub timeline_block: Option<[u32; 3]>,
+
+    /// The rounds --picture-timeline draws, FIRST..END (END not included; default the first 100).
+    #[arg(long, value_name = "FIRST..END", requires = "picture_timeline", value_parser = parse_rounds)]
+    pub timeline_rounds: Option<(u32, u32)>,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
@@ -298,6 +311,24 @@ fn parse_arch(s: &str) -> Result<String, String> {
         None => Err(format!(
             "'{s}' is not an architecture this course compiles for; choose sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100 or sm_120"
         )),
+    }
+}
+
+/// A block of the grid: `X,Y,Z`.
+fn parse_block(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<Option<u32>> = s.split(',').map(|p| p.trim().parse().ok()).collect();
+    match parts[..] {
+        [Some(x), Some(y), Some(z)] => Ok([x, y, z]),
+        _ => Err(format!("`{s}` is not a block: give its three coordinates, as 1,0,0")),
+    }
+}
+
+/// Rounds `FIRST..END`, END not included.
+fn parse_rounds(s: &str) -> Result<(u32, u32), String> {
+    let range = s.split_once("..").and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+    match range {
+        Some((a, b)) if a < b => Ok((a, b)),
+        _ => Err(format!("`{s}` is not a window of rounds: give FIRST..END with FIRST below END, as 0..60")),
     }
 }
 
