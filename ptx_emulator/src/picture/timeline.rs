@@ -419,31 +419,43 @@ impl Timeline {
     }
 
     /// Every wgmma that read a stage before the `full[s]` phase of the copies last issued into
-    /// it had completed, as sentences (none in a sound pipeline).
+    /// it had completed (or before any was issued), as sentences (none in a sound pipeline).
     pub fn reads_before_full(&self) -> Vec<String> {
-        let mut last_fill: Vec<(usize, usize, usize, u32)> = Vec::new(); // (dst, end, bar, phase)
+        // Where the copies write: from, to; and the fill each place last had, with its phase.
+        let mut places: Vec<(usize, usize, Option<(usize, u32)>)> = Vec::new();
+        for e in &self.events {
+            if let What::Issue { dst, bytes, .. } = e.what
+                && !places.iter().any(|p| p.0 == dst)
+            {
+                places.push((dst, dst + bytes as usize, None));
+            }
+        }
         let mut done: Vec<(usize, u32)> = Vec::new();
         let mut wrong = Vec::new();
         for e in &self.events {
             match e.what {
-                What::Issue { bar, phase, dst, bytes, .. } => {
-                    last_fill.retain(|f| f.0 != dst);
-                    last_fill.push((dst, dst + bytes as usize, bar, phase));
+                What::Issue { bar, phase, dst, .. } => {
+                    if let Some(p) = places.iter_mut().find(|p| p.0 == dst) {
+                        p.2 = Some((bar, phase));
+                    }
                 }
                 What::Phase { bar, phase } => done.push((bar, phase)),
                 What::Wgmma { b, a } => {
                     for at in std::iter::once(b).chain(a) {
-                        let fill = last_fill.iter().find(|f| (f.0..f.1).contains(&at));
-                        if let Some(&(_, _, bar, phase)) = fill
-                            && !done.contains(&(bar, phase))
-                        {
-                            wrong.push(format!(
-                                "warp {} ran a wgmma reading shared byte {at} in round {} before phase {phase} of {} completed",
-                                e.who,
-                                e.round,
-                                self.bar_name(bar)
-                            ));
-                        }
+                        let Some(&(_, _, fill)) = places.iter().find(|p| (p.0..p.1).contains(&at)) else {
+                            continue;
+                        };
+                        let before = match fill {
+                            None => "before any copy into it was issued".to_owned(),
+                            Some((bar, phase)) if !done.contains(&(bar, phase)) => {
+                                format!("before phase {phase} of {} completed", self.bar_name(bar))
+                            }
+                            Some(_) => continue,
+                        };
+                        wrong.push(format!(
+                            "warp {} ran a wgmma reading shared byte {at} in round {} {before}",
+                            e.who, e.round
+                        ));
                     }
                 }
                 _ => {}
