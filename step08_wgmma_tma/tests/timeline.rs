@@ -79,7 +79,7 @@ fn nvrtc_timeline_sees_a_read_before_the_stage_is_full() {
     assert!(!early.is_empty(), "no early read seen");
     // The consumers run before the producer in the round after the block's first barrier.
     assert_eq!(
-        early[0], "warp 11 ran a wgmma reading shared byte 0 in round 1 before any copy into it was issued",
+        early[0], "warp 11 ran a wgmma reading shared byte 0 in round 1 before any copy into it had landed",
         "{early:?}"
     );
 }

@@ -418,36 +418,43 @@ impl Timeline {
         most
     }
 
-    /// Every wgmma that read a stage before the `full[s]` phase of the copies last issued into
-    /// it had completed (or before any was issued), as sentences (none in a sound pipeline).
+    /// Every wgmma that read a stage before the `full[s]` phase of the copies last landed in it
+    /// had completed (or before any landed there), as sentences (none in a sound pipeline).
     pub fn reads_before_full(&self) -> Vec<String> {
-        // Where the copies write: from, to; and the fill each place last had, with its phase.
+        // Where copies land (from, to), with the phase of the last copy landed there.
         let mut places: Vec<(usize, usize, Option<(usize, u32)>)> = Vec::new();
         for e in &self.events {
-            if let What::Issue { dst, bytes, .. } = e.what
+            if let What::Land { dst, bytes, .. } = e.what
                 && !places.iter().any(|p| p.0 == dst)
             {
                 places.push((dst, dst + bytes as usize, None));
             }
         }
+        // Phases completed so far, per mbarrier.
         let mut done: Vec<(usize, u32)> = Vec::new();
+        let completed =
+            |done: &[(usize, u32)], bar: usize| done.iter().find(|d| d.0 == bar).map_or(0, |d| d.1);
         let mut wrong = Vec::new();
         for e in &self.events {
             match e.what {
-                What::Issue { bar, phase, dst, .. } => {
+                What::Land { bar, dst, .. } => {
+                    let phase = completed(&done, bar);
                     if let Some(p) = places.iter_mut().find(|p| p.0 == dst) {
                         p.2 = Some((bar, phase));
                     }
                 }
-                What::Phase { bar, phase } => done.push((bar, phase)),
+                What::Phase { bar, .. } => match done.iter_mut().find(|d| d.0 == bar) {
+                    Some(d) => d.1 += 1,
+                    None => done.push((bar, 1)),
+                },
                 What::Wgmma { b, a } => {
                     for at in std::iter::once(b).chain(a) {
                         let Some(&(_, _, fill)) = places.iter().find(|p| (p.0..p.1).contains(&at)) else {
                             continue;
                         };
                         let before = match fill {
-                            None => "before any copy into it was issued".to_owned(),
-                            Some((bar, phase)) if !done.contains(&(bar, phase)) => {
+                            None => "before any copy into it had landed".to_owned(),
+                            Some((bar, phase)) if completed(&done, bar) <= phase => {
                                 format!("before phase {phase} of {} completed", self.bar_name(bar))
                             }
                             Some(_) => continue,

@@ -130,7 +130,7 @@ impl Timeline {
 pub(super) struct Bars {
     full: Vec<usize>,
     empty: Vec<usize>,
-    /// Shared memory each stage's copies write: from, to, stage.
+    /// Shared memory each stage's copies land in (this block's and its peers'): from, to, stage.
     places: Vec<(usize, usize, usize)>,
 }
 
@@ -139,7 +139,7 @@ impl Bars {
         let full = t.full_bars();
         let mut places: Vec<(usize, usize, usize)> = Vec::new();
         for e in &t.events {
-            if let What::Issue { bar, dst, bytes, .. } = e.what
+            if let What::Land { bar, dst, bytes } = e.what
                 && let Some(s) = full.iter().position(|&b| b == bar)
                 && !places.iter().any(|p| p.0 == dst)
             {
