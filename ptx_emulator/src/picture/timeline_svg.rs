@@ -1,5 +1,5 @@
-//! The timeline drawn: an SVG 1280 pixels wide, a row per role and a column per round, and the
-//! same in a few lines of text.
+//! The timeline drawn: an SVG 920 pixels wide (a book's column), no text under 11 pixels, a row
+//! per role and a band per round; and the same in a few lines of text.
 
 use std::fmt::Write;
 
@@ -7,12 +7,12 @@ use super::timeline::{Timeline, What};
 use super::timeline_rows::{Item, Kind};
 
 /// The picture's width, and where the rounds start and end across it.
-const WIDTH: f64 = 1280.0;
-const LEFT: f64 = 190.0;
-const RIGHT: f64 = 1264.0;
+const WIDTH: f64 = 920.0;
+const LEFT: f64 = 168.0;
+const RIGHT: f64 = 910.0;
 /// The most items across a picture shows by default (about 22 pixels an item), the space between
 /// two rounds in items, and the widest an item is drawn.
-pub const SLOTS: f64 = 48.0;
+pub const SLOTS: f64 = 30.0;
 const GAP: f64 = 0.5;
 const MOST_SLOT: f64 = 72.0;
 const ROW: f64 = 58.0;
@@ -71,7 +71,7 @@ impl Timeline {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="13">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">"#
         );
         let _ = writeln!(s, r##"<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>"##);
         let [bx, by, bz] = self.block;
@@ -87,7 +87,7 @@ impl Timeline {
         );
         let _ = writeln!(
             s,
-            r##"<text x="16" y="44" fill="#444444">A band per scheduling round of the emulator (its own order of work, not cycles); within a band each row reads left to right in its own order.</text>"##
+            r##"<text x="16" y="44" fill="#444444">Bands: the emulator's scheduling rounds (its order of work, not cycles); each row reads left to right in a band.</text>"##
         );
         let mut x = LEFT;
         for (r, &w) in widths.iter().enumerate() {
@@ -248,7 +248,7 @@ fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
     };
     let stage = item.stage.map_or(String::new(), |s| s.to_string());
     let text = match item.kind {
-        Kind::Fill if w >= 34.0 => format!("s{stage} ×{}", item.count),
+        Kind::Fill if w >= 36.0 => format!("s{stage} ×{}", item.count),
         Kind::Fill | Kind::Land | Kind::Consume => format!("s{stage}"),
         Kind::Arrive => String::new(),
         Kind::Blocked { on_full } if w >= 40.0 => {
@@ -268,8 +268,8 @@ fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
         x + 1.5,
         w - 3.0
     );
-    if !text.is_empty() && w >= 14.0 {
-        let size = if w >= 30.0 { 11 } else { 9 };
+    if !text.is_empty() && w >= 7.0 * text.chars().count() as f64 {
+        let size = 11;
         let _ = writeln!(
             s,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}" fill="{text_colour}">{text}</text>"#,
@@ -280,16 +280,19 @@ fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
     let mut marks = String::new();
     marks.push_str(&"c".repeat((item.commits > 0) as usize));
     marks.push_str(&"w".repeat((item.waits > 0) as usize));
-    match item.arrivals {
-        0 => {}
-        1 => marks.push('●'),
-        n => marks.push_str(&format!("{n}●")),
-    }
-    if !marks.is_empty() && w >= 12.0 {
+    if item.arrivals > 0 {
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">{marks}</text>"#,
-            x + w / 2.0,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="#000000"/>"##,
+            x + w - 5.0,
+            y + ROW - 10.0
+        );
+    }
+    if !marks.is_empty() && w >= 20.0 {
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{marks}</text>"#,
+            x + w / 2.0 - 3.0,
             y + ROW - 6.0
         );
     }
@@ -335,18 +338,18 @@ fn legend(s: &mut String, stages: usize, y: f64) {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{:.1}" y="{:.1}">sN ×k: the producer issues stage N's k copies; the copy engine lands stage N; consumers run wgmma on stage N</text>"#,
+        r#"<text x="{:.1}" y="{:.1}">sN ×k: stage N's k copies issued (producer), landed (copy engine), read by wgmma (consumers)</text>"#,
         x + 12.0,
         y + 12.0
     );
     let _ = writeln!(
         s,
-        r#"<text x="16" y="{:.1}">grey: waits at a try_wait on full[s] or empty[s] for the rest of the round;  blue-grey: mbarriers initialised, or bytes stored</text>"#,
+        r#"<text x="16" y="{:.1}">grey: waiting at a try_wait on full[s] or empty[s] for the rest of the round;  blue-grey: mbarrier init, stores</text>"#,
         y + 36.0
     );
     let _ = writeln!(
         s,
-        r#"<text x="16" y="{:.1}">▲ a full[s] phase completes;  ▼ an empty[s] phase completes;  c, w: a wgmma group committed, waited for;  ●: an arrival on empty[s]</text>"#,
+        r#"<text x="16" y="{:.1}">▲ / ▼: a full[s] / empty[s] phase completes;  c, w: wgmma group committed, waited for;  ●: arrival on empty[s]</text>"#,
         y + 58.0
     );
 }
