@@ -355,6 +355,31 @@ mod tests {
     }
 
     #[test]
+    fn the_timeline_takes_a_file_a_block_and_a_window_with_emulate() {
+        let a = parse(&[
+            "--emulate",
+            "--picture-timeline",
+            "t.svg",
+            "--timeline-block",
+            "1,0,0",
+            "--timeline-rounds",
+            "3..9",
+        ])
+        .unwrap();
+        assert_eq!(a.picture_timeline, Some("t.svg".into()));
+        assert_eq!((a.timeline_block, a.timeline_rounds), (Some([1, 0, 0]), Some((3, 9))));
+        assert!(parse(&["--picture-timeline", "t.svg"]).is_err(), "needs --emulate");
+        assert_eq!(
+            parse_block("1,2").unwrap_err(),
+            "`1,2` is not a block: give its three coordinates, as 1,0,0"
+        );
+        assert_eq!(
+            parse_rounds("9..3").unwrap_err(),
+            "`9..3` is not a window of rounds: give FIRST..END with FIRST below END, as 0..60"
+        );
+    }
+
+    #[test]
     fn defaults() {
         let a = parse(&[]).unwrap();
         assert_eq!(a.shape((4096, 4096, 4096)), (4096, 4096, 4096));

@@ -308,6 +308,9 @@ pub fn outside_grid(name: &str, block: [u32; 3], grid: (u32, u32, u32)) -> Optio
     })
 }
 
+/// The mbarrier a copy is counted on and the phase it completes.
+type Fill = (usize, u32);
+
 impl Timeline {
     /// The mbarriers copies are counted on (`full[s]`), by their byte, in order.
     pub fn full_bars(&self) -> Vec<usize> {
@@ -422,7 +425,7 @@ impl Timeline {
     /// had completed (or before any landed there), as sentences (none in a sound pipeline).
     pub fn reads_before_full(&self) -> Vec<String> {
         // Where copies land (from, to), with the phase of the last copy landed there.
-        let mut places: Vec<(usize, usize, Option<(usize, u32)>)> = Vec::new();
+        let mut places: Vec<(usize, usize, Option<Fill>)> = Vec::new();
         for e in &self.events {
             if let What::Land { dst, bytes, .. } = e.what
                 && !places.iter().any(|p| p.0 == dst)

@@ -357,3 +357,99 @@ fn legend(s: &mut String, stages: usize, y: f64) {
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::timeline::{ENGINE, Event, Timeline, What};
+    use super::super::timeline_rows::Kind;
+
+    /// One stage filled by warp 0, landed, read by warpgroup 1's warp 4, freed, and C stored.
+    fn one_stage() -> Timeline {
+        let (full, empty) = (1024, 1032);
+        let e = |round, who, what| Event { round, who, what };
+        Timeline {
+            kernel: "matmul".into(),
+            block: [0, 0, 0],
+            warps: 8,
+            rounds: 3,
+            events: vec![
+                e(0, 0, What::Init { bar: full, count: 1 }),
+                e(0, 0, What::Init { bar: empty, count: 1 }),
+                e(0, 0, What::Arrive { bar: full, tx: 512 }),
+                e(0, 0, What::Issue { bar: full, phase: 0, dst: 0, bytes: 512, tensor: 0, blocks: 1 }),
+                e(0, 4, What::Blocked { bar: full, parity: 0 }),
+                e(0, ENGINE, What::Land { bar: full, dst: 0, bytes: 512 }),
+                e(0, ENGINE, What::Phase { bar: full, phase: 0 }),
+                e(1, 4, What::Passed { bar: full, parity: 0 }),
+                e(1, 4, What::Wgmma { b: 128, a: None }),
+                e(1, 4, What::Commit),
+                e(1, 4, What::WaitGroup { pending: 0 }),
+                e(1, 4, What::Arrive { bar: empty, tx: 0 }),
+                e(1, 4, What::Phase { bar: empty, phase: 0 }),
+                e(2, 4, What::Store { bytes: 256, buffer: 1, engine: false }),
+            ],
+            names: vec!["A".into(), "C".into()],
+        }
+    }
+
+    #[test]
+    fn rows_read_the_roles_and_stages_from_the_events() {
+        let t = one_stage();
+        assert_eq!((t.producers(), t.consumers(), t.stages()), (vec![0], vec![1], 1));
+        assert_eq!(
+            (t.bar_name(1024), t.bar_name(1032), t.bar_name(8)),
+            ("full[0]".to_owned(), "empty[0]".to_owned(), "the mbarrier at byte 8".to_owned())
+        );
+        let rows = t.rows(0, 3);
+        let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["producer, warp 0", "copy engine", "consumers, warpgroup 1", "stores to C"]);
+        let kinds = |r: usize, round: usize| rows[r].rounds[round].iter().map(|i| i.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(0, 0), [Kind::Init, Kind::Fill]);
+        assert!(rows[1].rounds[0][0].full_done);
+        assert_eq!(kinds(2, 0), [Kind::Blocked { on_full: true }]);
+        let consumed = rows[2].rounds[1][0];
+        assert_eq!(
+            (consumed.kind, consumed.stage, consumed.commits, consumed.waits),
+            (Kind::Consume, Some(0), 1, 1)
+        );
+        assert!(consumed.empty_done && consumed.arrivals == 1);
+        assert_eq!(rows[3].rounds[2][0].count, 256);
+        assert_eq!(t.most_ahead(), 1);
+        assert!(t.reads_before_full().is_empty());
+    }
+
+    /// The wgmma moved before the phase completes: the early read is named.
+    #[test]
+    fn a_read_before_the_phase_is_named() {
+        let mut t = one_stage();
+        let wgmma = t.events.remove(8);
+        t.events.insert(5, Event { round: 0, ..wgmma });
+        assert_eq!(
+            t.reads_before_full(),
+            ["warp 4 ran a wgmma reading shared byte 128 in round 0 before any copy into it had landed"]
+        );
+        let wgmma = t.events.remove(5);
+        t.events.insert(6, wgmma);
+        assert_eq!(
+            t.reads_before_full(),
+            ["warp 4 ran a wgmma reading shared byte 128 in round 0 before phase 0 of full[0] completed"]
+        );
+    }
+
+    #[test]
+    fn the_window_is_checked_and_the_picture_fits_the_column() {
+        let t = one_stage();
+        assert_eq!(t.window(None), Ok((0, 3)));
+        assert_eq!(t.window(Some((1, 99))), Ok((1, 3)));
+        assert_eq!(
+            t.window(Some((5, 9))).unwrap_err(),
+            "block (0, 0, 0) ran 3 rounds, so the window from round 5 holds nothing to draw: choose rounds within 0..3"
+        );
+        let svg = t.svg((0, 3));
+        assert!(svg.starts_with("<svg") && svg.contains(r#"width="920""#) && svg.contains("stores to C"));
+        assert!(!svg.contains(r#"font-size="9""#) && !svg.contains(r#"font-size="10""#));
+        assert!(t.check().is_ok());
+        let empty = Timeline { events: vec![t.events[13]], ..t };
+        assert!(empty.check().unwrap_err().starts_with("matmul uses no mbarriers"));
+    }
+}
