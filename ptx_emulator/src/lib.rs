@@ -30,6 +30,7 @@ pub mod inst;
 pub mod joins;
 pub mod memory;
 pub mod parse;
+pub mod picture;
 pub mod predict;
 pub mod sanitize;
 pub mod tensor_arith;
@@ -157,6 +158,10 @@ pub struct Machine {
     pub scale: bool,
     /// A picture of one warp's access to take in the next launches ([`Machine::watch`]).
     watch: Option<watch::Watch>,
+    /// Record the timeline of this block of the kernel of this name in its next launches
+    /// ([`picture::timeline`]); [`Machine::take_timeline`] hands it over.
+    pub timeline: Option<(String, [u32; 3])>,
+    recorded: Option<picture::timeline::Timeline>,
 }
 
 /// The most threads a block may have, as on every GPU the course supports.
@@ -180,6 +185,8 @@ impl Machine {
             workers: 1,
             scale: false,
             watch: None,
+            timeline: None,
+            recorded: None,
         };
         machine.load(ptx)?;
         Ok(machine)
@@ -272,6 +279,10 @@ impl Machine {
             true => self.launch_scaled(name, &launch),
             false => exec::run(&self.global, &launch).map_err(Error::Fault),
         };
+        let recorded = launch.timeline.and_then(|ask| ask.recorded.into_inner().ok().flatten());
+        if recorded.is_some() {
+            self.recorded = recorded;
+        }
         if let Some(w) = &self.watch {
             w.launched();
         }
@@ -324,6 +335,11 @@ impl Machine {
         self.watch.as_ref().map(watch::Watch::accesses).unwrap_or_default()
     }
 
+    /// The timeline recorded by the last launch that recorded one ([`Machine::timeline`]).
+    pub fn take_timeline(&mut self) -> Option<picture::timeline::Timeline> {
+        self.recorded.take()
+    }
+
     /// Checks a launch against the kernel and builds it.
     fn prepare<'k>(&'k self, name: &str, config: Config, args: &[Arg]) -> Result<exec::Launch<'k>, Error> {
         let kernel = match self.kernels.get(name) {
@@ -366,6 +382,15 @@ impl Machine {
             }
             params[*at..at + size].copy_from_slice(&bytes);
         }
+        let timeline = match &self.timeline {
+            Some((kernel, block)) if kernel == name => {
+                if let Some(why) = picture::timeline::outside_grid(name, *block, config.grid) {
+                    return Err(Error::Launch(why));
+                }
+                Some(picture::timeline::Ask { block: *block, recorded: Default::default() })
+            }
+            _ => None,
+        };
         let cluster = kernel.cluster.map_or((1, 1, 1), |[x, y, z]| (x, y, z));
         if gx % cluster.0 != 0 || gy % cluster.1 != 0 || gz % cluster.2 != 0 {
             return Err(Error::Launch(format!(
@@ -383,6 +408,7 @@ impl Machine {
             sanitize: config.sanitize,
             workers: self.workers,
             watch: self.watch.as_ref(),
+            timeline,
         })
     }
 

@@ -57,6 +57,12 @@ impl Global {
         (self.buffers.len() as u64) << BUFFER_SHIFT
     }
 
+    /// The name of the buffer `address` lies in, if it lies in one.
+    pub fn name(&self, address: u64) -> Option<&str> {
+        let i = self.index(address)?;
+        self.buffers.get(i)?.as_ref().map(|b| b.name.as_str())
+    }
+
     /// Where `len` bytes at an address that is in no buffer lie, for a message: the byte of the
     /// buffer they start at, past its end or running over it, or before every buffer.
     pub fn describe(&self, address: u64, len: usize) -> String {

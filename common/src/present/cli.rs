@@ -146,6 +146,19 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub picture_to: Option<std::path::PathBuf>,
 
+    /// With --emulate: draw one block's pipeline (its producer, the copy engine, its consumers
+    /// and its stores) round by round, as the emulator ran it, to FILE.svg, and print its summary.
+    #[arg(long, value_name = "FILE.svg", requires = "emulate")]
+    pub picture_timeline: Option<std::path::PathBuf>,
+
+    /// The block --picture-timeline draws (default 0,0,0).
+    #[arg(long, value_name = "X,Y,Z", requires = "picture_timeline", value_parser = parse_block)]
+    pub timeline_block: Option<[u32; 3]>,
+
+    /// The rounds --picture-timeline draws, FIRST..END (END not included; default the first 100).
+    #[arg(long, value_name = "FIRST..END", requires = "picture_timeline", value_parser = parse_rounds)]
+    pub timeline_rounds: Option<(u32, u32)>,
+
     /// Search the step's parameter space: compile, verify and time every valid set, then rank
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
@@ -325,6 +338,24 @@ fn parse_picture(s: &str) -> Result<ptx_emulator::watch::Request, String> {
     ptx_emulator::watch::Request::parse(s)
 }
 
+/// A block of the grid: `X,Y,Z`.
+fn parse_block(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<Option<u32>> = s.split(',').map(|p| p.trim().parse().ok()).collect();
+    match parts[..] {
+        [Some(x), Some(y), Some(z)] => Ok([x, y, z]),
+        _ => Err(format!("`{s}` is not a block: give its three coordinates, as 1,0,0")),
+    }
+}
+
+/// Rounds `FIRST..END`, END not included.
+fn parse_rounds(s: &str) -> Result<(u32, u32), String> {
+    let range = s.split_once("..").and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+    match range {
+        Some((a, b)) if a < b => Ok((a, b)),
+        _ => Err(format!("`{s}` is not a window of rounds: give FIRST..END with FIRST below END, as 0..60")),
+    }
+}
+
 fn parse_seed(s: &str) -> Result<u64, String> {
     match s.trim().parse::<i128>() {
         Ok(v) if (0..=i128::from(u64::MAX)).contains(&v) => Ok(v as u64),
@@ -345,6 +376,31 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
         Args::try_parse_from(std::iter::once("step").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_timeline_takes_a_file_a_block_and_a_window_with_emulate() {
+        let a = parse(&[
+            "--emulate",
+            "--picture-timeline",
+            "t.svg",
+            "--timeline-block",
+            "1,0,0",
+            "--timeline-rounds",
+            "3..9",
+        ])
+        .unwrap();
+        assert_eq!(a.picture_timeline, Some("t.svg".into()));
+        assert_eq!((a.timeline_block, a.timeline_rounds), (Some([1, 0, 0]), Some((3, 9))));
+        assert!(parse(&["--picture-timeline", "t.svg"]).is_err(), "needs --emulate");
+        assert_eq!(
+            parse_block("1,2").unwrap_err(),
+            "`1,2` is not a block: give its three coordinates, as 1,0,0"
+        );
+        assert_eq!(
+            parse_rounds("9..3").unwrap_err(),
+            "`9..3` is not a window of rounds: give FIRST..END with FIRST below END, as 0..60"
+        );
     }
 
     #[test]

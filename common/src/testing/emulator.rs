@@ -39,6 +39,24 @@ pub fn emulate_counted(
     Ok((c, verdict, traffic))
 }
 
+/// The timeline of `block` of `step`'s kernel at `shape` (`sanitize`: with the race check), as
+/// `--picture-timeline` records it; the error of the run, or of a block it did not run.
+pub fn timeline(
+    step: &GpuStep,
+    overrides: &[(&str, u32)],
+    shape: Shape,
+    block: [u32; 3],
+    sanitize: bool,
+) -> Result<emulated::Timeline> {
+    let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+    let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
+    let inputs = Inputs::family(shape, 7, Family::Uniform);
+    let mut e = Emulated::new(step, params, shape, false)?;
+    e.machine.timeline = Some((crate::gpu::ENTRY.to_owned(), block));
+    e.multiply(&inputs, sanitize)?;
+    e.machine.take_timeline().ok_or_else(|| anyhow::anyhow!("block {block:?} did not run"))
+}
+
 /// `step` PASSes on the emulator at each of `shapes`.
 pub fn assert_emulated_pass(step: &GpuStep, overrides: &[(&str, u32)], shapes: &[(usize, usize, usize)]) {
     for &(m, n, k) in shapes {

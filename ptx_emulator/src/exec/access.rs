@@ -139,6 +139,8 @@ impl Cluster<'_> {
                                 self.global.store(at, len, value(w, *s, l));
                             }
                         }
+                        let first = self.scratch.first().copied().unwrap_or(0);
+                        self.timeline_store(total * exec.count_ones() as usize, first, false);
                         self.traffic.global_store_requests += 1;
                         self.traffic.global_store_sectors +=
                             traffic::sectors(&mut self.scratch, total as u64);

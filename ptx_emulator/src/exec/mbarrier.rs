@@ -120,6 +120,7 @@ impl Cluster<'_> {
                 done: [zeros.clone(), zeros],
             };
             self.ctas[place.0].mbars.insert(place.1, m);
+            self.timeline_init(place, n);
         }
         Ok(())
     }
@@ -155,6 +156,7 @@ impl Cluster<'_> {
             self.ctas[place.0].mbars.insert(place.1, m);
             self.note_remote(place.0, self.pc_of(inst));
             self.tick();
+            self.timeline_arrive(w, place, tx.map_or(0, |tx| Self::value(w, tx, l)));
             self.complete_phase(place)?;
         }
         Ok(())
@@ -208,6 +210,7 @@ impl Cluster<'_> {
             for cta in &mut self.ctas {
                 cta.shadow.barrier();
             }
+            self.timeline_phase((rank, at));
         }
         Ok(())
     }
@@ -228,6 +231,7 @@ impl Cluster<'_> {
             let place = self.mbar_place(inst, w, l, a)?;
             let m = self.mbar(inst, w, l, place)?;
             let p = (Self::value(w, parity, l) & 1) as u32;
+            self.timeline_wait(w, place, p, m.phase & 1 == p);
             if m.phase & 1 == p {
                 stay |= 1 << l;
                 continue;

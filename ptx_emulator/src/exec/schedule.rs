@@ -89,6 +89,7 @@ impl<'a> Cluster<'a> {
             l1_seen: Default::default(),
             at_start: Traffic::default(),
             pairs: Vec::with_capacity(32),
+            timeline: launch.timeline.as_ref().map(|_| Box::default()),
         }
     }
 
@@ -111,6 +112,7 @@ impl<'a> Cluster<'a> {
             cta.loaded = false;
             cta.computed = false;
         }
+        self.timeline_begin(c);
         self.local.fill(0);
         self.l1_seen.clear();
         self.at_start = self.traffic;
@@ -194,6 +196,7 @@ impl<'a> Cluster<'a> {
             round += 1;
             moved |= self.land_copies()?;
             moved |= self.release_barriers()?;
+            self.timeline_round();
             let mut waits = false;
             for w in &mut self.warps {
                 if w.parked != 0 {
@@ -220,6 +223,7 @@ impl<'a> Cluster<'a> {
 
     /// Every thread has left: what the copy engine still holds must have been waited for.
     fn finish(&mut self) -> Result<(), Fault> {
+        self.timeline_end();
         self.traffic.blocks += self.ctas.len() as u64;
         let (t, s, per) = (&mut self.traffic, &self.at_start, self.ctas.len() as u64);
         t.most_block_instructions =

@@ -27,6 +27,8 @@ pub struct Launch<'k> {
     pub workers: usize,
     /// A picture of one warp's access asked for (see [`crate::watch`]).
     pub watch: Option<&'k crate::watch::Watch>,
+    /// The block whose timeline to record, and where it goes.
+    pub timeline: Option<crate::picture::timeline::Ask>,
 }
 
 impl Launch<'_> {
@@ -300,6 +302,8 @@ pub struct Cluster<'a> {
     /// The counts when the cluster started, for the most one block did.
     pub at_start: Traffic,
     pub pairs: Vec<(u32, u32)>,
+    /// The block's timeline, where the launch asks for one ([`crate::picture::timeline`]).
+    pub timeline: Option<Box<crate::picture::timeline::Recorder>>,
 }
 
 impl Cluster<'_> {

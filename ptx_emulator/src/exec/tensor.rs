@@ -136,6 +136,7 @@ impl Cluster<'_> {
         }
         let b = Descriptor::new(get(w, g.b_desc, lane0));
         let a = g.a_desc.map(|d| Descriptor::new(get(w, d, lane0)));
+        self.timeline_wgmma(w, b.start, a.map(|a| a.start));
         for d in [Some(b), a].into_iter().flatten() {
             if d.base_offset != 0 {
                 return Err(self.fault(
@@ -360,9 +361,11 @@ impl Cluster<'_> {
 
     pub(super) fn wgmma_commit(&mut self) {
         self.pending[self.slot].wgmma_committed += 1;
+        self.timeline_group(None);
     }
 
     pub(super) fn wgmma_wait(&mut self, pending: u32) {
+        self.timeline_group(Some(pending));
         let p = &mut self.pending[self.slot];
         p.wgmma_retired = p.wgmma_retired.max(p.wgmma_committed.saturating_sub(pending));
     }

@@ -223,6 +223,7 @@ impl Cluster<'_> {
                 self.traffic.bulk_estimated += 1;
             }
             self.traffic.multicast_sectors += sectors * ranks.len().saturating_sub(1) as u64;
+            self.timeline_issue(w, (bar_at, dst_at), bytes, tmap.address, ranks.len());
             self.traffic.bulk_load_requests += 1;
             self.traffic.bulk_load_bytes += bytes as u64;
             self.traffic.bulk_load_sectors += sectors;
@@ -273,6 +274,7 @@ impl Cluster<'_> {
                     ),
                 ));
             }
+            self.timeline_land(&c);
             self.complete_phase((c.rank, c.bar_at))?;
         }
         Ok(landed)
@@ -316,6 +318,7 @@ impl Cluster<'_> {
                 self.global.store(p, size, value);
                 written += size as u64;
             }
+            self.timeline_store(written as usize, tmap.address, true);
             self.traffic.bulk_store_requests += 1;
             self.traffic.bulk_store_bytes += written;
             let block = self.linear_block(self.rank);

@@ -93,6 +93,8 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         }
         (None, None) => {}
     }
+    let block = args.timeline_block.unwrap_or([0; 3]);
+    emulated.machine.timeline = args.picture_timeline.as_ref().map(|_| (ENTRY.to_owned(), block));
     let inputs = super::inputs_of(args, files, shape);
     if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
         warn_if_long(step, &params, &inputs, verifies)?;
@@ -102,6 +104,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     let started = Instant::now();
     let (c, call_traffic) = emulated.multiply(&inputs, true)?;
     let seconds = started.elapsed().as_secs_f64();
+    draw_timeline(args, &mut emulated.machine)?;
     super::save_c(args, shape, &c)?;
     if let Some(request) = &args.picture_access {
         picture(request, &emulated.machine.watched(), args.picture_to.as_deref())?;
@@ -157,6 +160,26 @@ fn picture(request: &Request, accesses: &[Access], to: Option<&std::path::Path>)
         }
     }
     println!("         drawn to {}", to.display());
+    Ok(())
+}
+
+/// With --picture-timeline: the block's timeline the run recorded, drawn to the file, and its
+/// summary printed; recording stops for the launches that follow.
+fn draw_timeline(args: &Args, machine: &mut Machine) -> Result<()> {
+    let Some(file) = &args.picture_timeline else { return Ok(()) };
+    machine.timeline = None;
+    let [x, y, z] = args.timeline_block.unwrap_or([0; 3]);
+    let Some(timeline) = machine.take_timeline() else {
+        bail!(
+            "block ({x}, {y}, {z}) did not run in this emulation (a scaled run runs a few blocks), so it has no timeline to draw"
+        );
+    };
+    timeline.check().map_err(|why| anyhow!(why))?;
+    let window = timeline.window(args.timeline_rounds).map_err(|why| anyhow!(why))?;
+    std::fs::write(file, timeline.svg(window))
+        .map_err(|e| anyhow!("could not write the timeline to {}: {e}", file.display()))?;
+    print!("{}", timeline.summary());
+    println!("  rounds {} to {} drawn to {}", window.0, window.1 - 1, file.display());
     Ok(())
 }
 

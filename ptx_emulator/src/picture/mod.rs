@@ -1,0 +1,10 @@
+//! Pictures the emulator draws from a run, as SVG text.
+//!
+//! - [`timeline`]: one block's pipeline round by round (its producer, the copy engine, its
+//!   consumers and its stores), recorded while the block runs and drawn afterwards.
+
+pub mod timeline;
+mod timeline_rows;
+mod timeline_svg;
+
+pub use timeline_rows::{Item, Kind, Row};

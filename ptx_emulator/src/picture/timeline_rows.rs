@@ -1,0 +1,230 @@
+//! The timeline's rows: for each role and each round, what it did in the order it did it, as a
+//! few items (a stage filled, a stage landed, a stage consumed, a wait, the stores), ready to be
+//! drawn.
+
+use super::timeline::{ENGINE, Event, PEER, Timeline, What};
+
+/// What an item is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// mbarriers initialised (`count`).
+    Init,
+    /// The producer issued the copies of a stage (`count`: boxes).
+    Fill,
+    /// The copy engine landed a stage's copies (`count`: boxes).
+    Land,
+    /// Consumers ran wgmma on a stage (`count`: wgmma instructions, a warp's share each).
+    Consume,
+    /// An arrival on `empty[s]` outside a stage's wgmma (a consumer that frees a stage later).
+    Arrive,
+    /// The role found the phase of `full[s]` or `empty[s]` (`stage`, `on_full`) not complete,
+    /// and waits there for the rest of the round.
+    Blocked { on_full: bool },
+    /// Stores to global memory (`count`: bytes).
+    Store,
+}
+
+/// One thing a role did in a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub kind: Kind,
+    pub stage: Option<usize>,
+    pub count: u64,
+    pub commits: u32,
+    pub waits: u32,
+    pub arrivals: u32,
+    /// The item completed a phase of `full[s]` or of `empty[s]`.
+    pub full_done: bool,
+    pub empty_done: bool,
+}
+
+impl Item {
+    fn new(kind: Kind, stage: Option<usize>, count: u64) -> Item {
+        Item { kind, stage, count, commits: 0, waits: 0, arrivals: 0, full_done: false, empty_done: false }
+    }
+
+    /// The same kind of work on the same stage, from another warp of the role.
+    fn merge(&mut self, other: &Item) {
+        self.count += other.count;
+        self.commits += other.commits;
+        self.waits += other.waits;
+        self.arrivals += other.arrivals;
+        self.full_done |= other.full_done;
+        self.empty_done |= other.empty_done;
+    }
+}
+
+/// A role and its items, round by round.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub label: String,
+    pub rounds: Vec<Vec<Item>>,
+}
+
+impl Timeline {
+    /// The rows of rounds `from..to`: the producer, the copy engine, each consumer warpgroup, and
+    /// the stores (where the block stores).
+    pub fn rows(&self, from: u32, to: u32) -> Vec<Row> {
+        let n = (to - from) as usize;
+        let empty_rounds = || vec![Vec::new(); n];
+        let producers = self.producers();
+        let list = |w: &[u32]| w.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ");
+        let mut rows = Vec::new();
+        let label = if producers.len() == 1 { "producer, warp" } else { "producer, warps" };
+        let bars = Bars::of(self);
+        rows.push(self.role(format!("{label} {}", list(&producers)), &producers, (from, to), &bars));
+        rows.push(self.role("copy engine".to_owned(), &[ENGINE], (from, to), &bars));
+        for g in self.consumers() {
+            let warps: Vec<u32> = (4 * g..4 * g + 4).collect();
+            rows.push(self.role(format!("consumers, warpgroup {g}"), &warps, (from, to), &bars));
+        }
+        if self.events.iter().any(|e| e.who == PEER) {
+            rows.push(self.role("the cluster's other blocks".to_owned(), &[PEER], (from, to), &bars));
+        }
+        let buffers = self.store_buffers();
+        if !buffers.is_empty() {
+            let mut stores =
+                Row { label: format!("stores to {}", buffers.join(", ")), rounds: empty_rounds() };
+            for e in self.events.iter().filter(|e| (from..to).contains(&e.round)) {
+                if let What::Store { bytes, .. } = e.what {
+                    let items = &mut stores.rounds[(e.round - from) as usize];
+                    match items.first_mut() {
+                        Some(item) => item.count += u64::from(bytes),
+                        None => items.push(Item::new(Kind::Store, None, u64::from(bytes))),
+                    }
+                }
+            }
+            rows.push(stores);
+        }
+        rows
+    }
+
+    /// A role's row: each warp's items, merged place by place (the warps of a warpgroup run the
+    /// same code, one after another within a round).
+    fn role(&self, label: String, warps: &[u32], (from, to): (u32, u32), bars: &Bars) -> Row {
+        let mut rounds = vec![Vec::<Item>::new(); (to - from) as usize];
+        for &w in warps {
+            let mut by_round: Vec<Vec<&Event>> = vec![Vec::new(); (to - from) as usize];
+            for e in self.events.iter().filter(|e| e.who == w && (from..to).contains(&e.round)) {
+                by_round[(e.round - from) as usize].push(e);
+            }
+            for (merged, events) in rounds.iter_mut().zip(by_round) {
+                let items = bars.items(events.into_iter());
+                for (i, item) in items.into_iter().enumerate() {
+                    // Other blocks' threads are one row: their work merged by stage.
+                    let at =
+                        if w == PEER { merged.iter().position(|m| m.stage == item.stage) } else { Some(i) };
+                    match at.and_then(|i| merged.get_mut(i)) {
+                        Some(m) if m.kind == item.kind && m.stage == item.stage => m.merge(&item),
+                        Some(_) => {}
+                        None => merged.push(item),
+                    }
+                }
+            }
+        }
+        Row { label, rounds }
+    }
+}
+
+/// The mbarriers by their use, and the stages' places in shared memory, found once.
+pub(super) struct Bars {
+    full: Vec<usize>,
+    empty: Vec<usize>,
+    /// Shared memory each stage's copies land in (this block's and its peers'): from, to, stage.
+    places: Vec<(usize, usize, usize)>,
+}
+
+impl Bars {
+    pub(super) fn of(t: &Timeline) -> Bars {
+        let full = t.full_bars();
+        let mut places: Vec<(usize, usize, usize)> = Vec::new();
+        for e in &t.events {
+            if let What::Land { bar, dst, bytes } = e.what
+                && let Some(s) = full.iter().position(|&b| b == bar)
+                && !places.iter().any(|p| p.0 == dst)
+            {
+                places.push((dst, dst + bytes as usize, s));
+            }
+        }
+        Bars { full, empty: t.empty_bars(), places }
+    }
+
+    /// The stage whose copies write shared byte `at`.
+    pub(super) fn stage_of_shared(&self, at: usize) -> Option<usize> {
+        self.places.iter().find(|p| (p.0..p.1).contains(&at)).map(|p| p.2)
+    }
+
+    /// One warp's (or the copy engine's) events of one round as items.
+    fn items<'e>(&self, events: impl Iterator<Item = &'e Event>) -> Vec<Item> {
+        let (full, empty) = (&self.full, &self.empty);
+        let stage_in = |bars: &[usize], bar: usize| bars.iter().position(|&b| b == bar);
+        let mut items: Vec<Item> = Vec::new();
+        for e in events {
+            let last = items.last_mut();
+            match e.what {
+                What::Issue { bar, .. } | What::Land { bar, .. } => {
+                    let kind = if matches!(e.what, What::Issue { .. }) { Kind::Fill } else { Kind::Land };
+                    let stage = stage_in(full, bar);
+                    match last {
+                        Some(l) if l.kind == kind && l.stage == stage && !l.full_done => l.count += 1,
+                        _ => items.push(Item::new(kind, stage, 1)),
+                    }
+                }
+                What::Wgmma { b, .. } => {
+                    let stage = self.stage_of_shared(b);
+                    match last {
+                        Some(l) if l.kind == Kind::Consume && l.stage == stage && l.arrivals == 0 => {
+                            l.count += 1
+                        }
+                        _ => items.push(Item::new(Kind::Consume, stage, 1)),
+                    }
+                }
+                What::Commit | What::WaitGroup { .. } => {
+                    if let Some(l) = last.filter(|l| l.kind == Kind::Consume) {
+                        match e.what {
+                            What::Commit => l.commits += 1,
+                            _ => l.waits += 1,
+                        }
+                    }
+                }
+                What::Arrive { bar, .. } if empty.contains(&bar) => {
+                    let stage = stage_in(empty, bar);
+                    match last {
+                        Some(l) if l.kind == Kind::Consume && l.stage == stage && l.arrivals == 0 => {
+                            l.arrivals = 1
+                        }
+                        Some(l) if l.kind == Kind::Arrive && l.stage == stage && !l.empty_done => {
+                            l.arrivals += 1
+                        }
+                        _ => {
+                            let mut item = Item::new(Kind::Arrive, stage, 0);
+                            item.arrivals = 1;
+                            items.push(item);
+                        }
+                    }
+                }
+                What::Phase { bar, .. } => {
+                    let (on_full, stage) = match stage_in(full, bar) {
+                        Some(s) => (true, Some(s)),
+                        None => (false, stage_in(empty, bar)),
+                    };
+                    if let (Some(l), Some(_)) = (last, stage) {
+                        l.full_done |= on_full;
+                        l.empty_done |= !on_full;
+                    }
+                }
+                What::Init { .. } => match last {
+                    Some(l) if l.kind == Kind::Init => l.count += 1,
+                    _ => items.push(Item::new(Kind::Init, None, 1)),
+                },
+                What::Blocked { bar, .. } => {
+                    let on_full = full.contains(&bar);
+                    let stage = stage_in(full, bar).or(stage_in(empty, bar));
+                    items.push(Item::new(Kind::Blocked { on_full }, stage, 0));
+                }
+                _ => {}
+            }
+        }
+        items
+    }
+}
