@@ -46,6 +46,13 @@ def main():
     body = sum(n for _, n in sass if n in (trip, 2 * trip))
     print(f"main-loop HGMMA lines run {trip} times each; the lines run {trip} or {2 * trip} times: "
           f"{body} warp-instructions, {body / ktiles:.1f} per warp k-tile")
+    ops = collections.Counter()
+    for s, n in sass:
+        if n in (trip, 2 * trip):
+            words = [w for w in s.split() if not w.startswith("@")]
+            ops[words[0].split(".")[0] if words else "?"] += n
+    body_ops = ", ".join(f"{op} {n / ktiles:.1f}" for op, n in ops.most_common(8))
+    print(f"the loop body's opcodes per warp k-tile: {body_ops}")
     polls = sum(n for s, n in sass if "SYNCS" in s and "TRYWAIT" in s)
     print(f"mbarrier try-waits (SYNCS…TRYWAIT): {polls} warp-instructions, {polls / ktiles:.1f} per warp k-tile")
 
