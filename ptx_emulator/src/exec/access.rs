@@ -58,6 +58,12 @@ impl Cluster<'_> {
                                 w.regs[*d as usize][l] = self.global.load(at, len);
                             }
                         }
+                        if self.launch.watching.is_some() {
+                            let addrs = std::mem::take(&mut self.scratch);
+                            let seen = self.seen_read(inst, pc, (w.index, exec), &addrs, total);
+                            self.scratch = addrs;
+                            seen?;
+                        }
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
                         self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
@@ -115,6 +121,13 @@ impl Cluster<'_> {
                 let space = self.resolve(*space, w, addr, exec, &addr_of);
                 match space {
                     Space::Global | Space::Generic => {
+                        if self.launch.watching.is_some() {
+                            let mut addrs = std::mem::take(&mut self.scratch);
+                            addrs.clear();
+                            addrs.extend(Lanes(exec).map(|l| addr_of(w, addr, l)));
+                            self.seen_write(inst, pc, (w.index, exec), &addrs, total);
+                            self.scratch = addrs;
+                        }
                         self.scratch.clear();
                         for l in Lanes(exec) {
                             let a = addr_of(w, addr, l);
@@ -191,6 +204,9 @@ impl Cluster<'_> {
                         ));
                     }
                 }
+                let watched = self.launch.watching.is_some();
+                let addrs = if watched { Lanes(exec).map(|l| addr_of(w, addr, l)).collect() } else { vec![] };
+                self.seen_write(inst, pc, (w.index, exec), &addrs, len);
                 for l in Lanes(exec) {
                     let a = addr_of(w, addr, l);
                     let p = self.global_place(inst, w.index, l, a, len, true)?;
@@ -211,6 +227,7 @@ impl Cluster<'_> {
                         w.regs[*d as usize][l] = old;
                     }
                 }
+                self.seen_read(inst, pc, (w.index, exec), &addrs, len)?;
                 self.traffic.atomic_requests += 1;
                 self.spin(inst, pc, w, exec)?;
             }
