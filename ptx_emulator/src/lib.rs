@@ -173,8 +173,7 @@ impl Machine {
     /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
     /// refusal for when it is launched.
     pub fn new(ptx: &str) -> Result<Machine, Error> {
-        let mut machine =
-            Machine {
+        let mut machine = Machine {
             kernels: HashMap::new(),
             global: memory::Global::default(),
             watch: Default::default(),

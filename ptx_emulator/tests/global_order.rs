@@ -149,7 +149,11 @@ fn a_count_left_for_the_next_product_is_named() {
         )
     };
     let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };
-    for (reset, host, left) in [("", false, true), ("mov.u32 %r2, 0;\n    st.global.u32 [%rd1+8], %r2;", false, false), ("", true, false)] {
+    for (reset, host, left) in [
+        ("", false, true),
+        ("mov.u32 %r2, 0;\n    st.global.u32 [%rd1+8], %r2;", false, false),
+        ("", true, false),
+    ] {
         let mut m = Machine::new(&ptx(reset)).unwrap();
         let ws = m.alloc_workspace(12, "the counts");
         for _ in 0..2 {

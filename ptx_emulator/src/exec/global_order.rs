@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use crate::inst::{Inst, Op};
 use crate::{Fault, FaultKind};
 
-use super::global_watch::{Known, Watched, Watching, Word, WarpSeen, covers, merge};
+use super::global_watch::{Known, WarpSeen, Watched, Watching, Word, covers, merge};
 use super::state::{Cluster, Lanes};
 
 impl Cluster<'_> {
@@ -256,11 +256,17 @@ impl Cluster<'_> {
 
     /// The fault of a load by lane `l` of warp `w` of word `i` of workspace `b`, stored by
     /// `word` in this launch with nothing to order the store before the load.
-    fn unordered(&self, wg: &Watching, (b, word, i): (&Watched, &Word, usize), (inst, w, l): (&Inst, u32, usize)) -> Fault {
+    fn unordered(
+        &self,
+        wg: &Watching,
+        (b, word, i): (&Watched, &Word, usize),
+        (inst, w, l): (&Inst, u32, usize),
+    ) -> Fault {
         let warps = self.warps.len() / self.ctas.len();
         let block = self.launch.ctaid(u64::from(word.cluster), word.slot as usize / warps);
         let (_, stored) = wg.watch.past(word.launch, word.file, word.line);
-        let sync = self.seen.warps[self.slot].sync.map(|(pc, acquired)| (&self.k.insts[pc as usize], acquired));
+        let sync =
+            self.seen.warps[self.slot].sync.map(|(pc, acquired)| (&self.k.insts[pc as usize], acquired));
         let why = match sync {
             Some((s, false)) => format!(
                 ", because the {} at {} is relaxed (the storing side needs a release after the barrier that gathers its group's stores, and this side an acquire that reads what the release wrote)",
