@@ -129,6 +129,13 @@ fn a_barrier_before_the_release_brings_in_the_group_stores() {
     let e = run(&kernel(32, "", ATOM_RELEASE, LD_ACQUIRE), true).expect_err("a race");
     assert!(e.contains("which warp 1 of block (0,0,0) stored at"), "{e}");
     assert!(e.contains("reads no release of it"), "{e}");
+    // Every thread fences, the block meets, one thread counts with a relaxed atomic; the other
+    // side reads relaxed and fences.
+    let fence_meet = format!("fence.acq_rel.gpu;\n    {BAR}");
+    let fenced_wait = format!("{LD_RELAXED}\n    fence.acq_rel.gpu;");
+    assert_eq!(run(&kernel(32, &fence_meet, ATOM_RELAXED, &fenced_wait), true), Ok(42));
+    let e = run(&kernel(32, BAR, ATOM_RELAXED, &fenced_wait), true).expect_err("no fence, a race");
+    assert!(e.contains("which warp 1 of block (0,0,0) stored at"), "{e}");
 }
 
 /// A count the kernel adds to and never resets: the next product reads what the first left.

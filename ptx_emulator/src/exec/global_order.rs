@@ -43,21 +43,35 @@ impl Cluster<'_> {
         self.seen.warps.resize(self.warps.len(), WarpSeen::default());
     }
 
-    /// Warps `slots` met at a barrier: each knows what any of them took from other clusters.
+    /// Warps `slots` met at a barrier: each knows what any of them took from other clusters,
+    /// and a fence of any of them before the barrier serves all: its release for a strong write
+    /// after the barrier, its acquire for a strong read before it (the pattern of a block that
+    /// fences, meets, and has one thread count its arrival).
     pub fn seen_barrier(&mut self, slots: &[usize]) {
         if self.launch.watching.is_none() {
             return;
         }
-        let mut all = Known::new();
+        let (mut known, mut pending, mut fenced) = (Known::new(), Known::new(), None::<Known>);
         let mut sync = None;
         for &s in slots {
-            merge(&mut all, &self.seen.warps[s].known);
-            sync = sync.or(self.seen.warps[s].sync);
+            let w = &self.seen.warps[s];
+            merge(&mut known, &w.known);
+            merge(&mut pending, &w.pending);
+            if let Some(f) = &w.fenced {
+                merge(fenced.get_or_insert_with(Known::new), f);
+            }
+            sync = sync.or(w.sync);
         }
         for &s in slots {
             let w = &mut self.seen.warps[s];
-            if !all.is_empty() {
-                w.known.clone_from(&all);
+            if !known.is_empty() {
+                w.known.clone_from(&known);
+            }
+            if !pending.is_empty() {
+                w.pending.clone_from(&pending);
+            }
+            if fenced.is_some() {
+                w.fenced.clone_from(&fenced);
             }
             w.sync = w.sync.or(sync);
         }
