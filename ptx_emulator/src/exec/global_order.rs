@@ -217,7 +217,7 @@ impl Cluster<'_> {
                 let word = words[i];
                 if word.launch != wg.launch {
                     self.left_behind(wg, (b, &word, i), (inst, w, l), self.word_value(a, i));
-                } else if !(sem.strong && word.strong) && !self.stored_before(&word) {
+                } else if !(sem.strong && word.strong || self.stored_before(&word)) {
                     return Err(self.unordered(wg, (b, &word, i), (inst, w, l)));
                 }
             }
