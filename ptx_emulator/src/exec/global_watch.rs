@@ -97,7 +97,8 @@ struct Past {
 pub struct Watch {
     /// By buffer index (the address's bits from [`BUFFER_SHIFT`], less one).
     buffers: Vec<Option<Watched>>,
-    /// The buffers watched, as bits by index (the first 64), for a quick test on every access.
+    /// The buffers watched among the first 64, as bits by index, for a quick test on every
+    /// access.
     mask: u64,
     launches: Vec<Past>,
     product: u32,
@@ -130,15 +131,14 @@ impl Watch {
     /// of `bytes` bytes.
     pub fn watch(&mut self, address: u64, name: &str, bytes: usize) {
         let i = ((address >> BUFFER_SHIFT) as usize).saturating_sub(1);
-        if i >= 64 {
-            return;
-        }
         if self.buffers.len() <= i {
             self.buffers.resize_with(i + 1, || None);
         }
         let words = Mutex::new(vec![Word::default(); bytes.div_ceil(4)]);
         self.buffers[i] = Some(Watched { name: name.to_owned(), words });
-        self.mask |= 1 << i;
+        if i < 64 {
+            self.mask |= 1 << i;
+        }
     }
 
     /// Stops watching the buffer at `address`.
@@ -146,7 +146,9 @@ impl Watch {
         let i = ((address >> BUFFER_SHIFT) as usize).saturating_sub(1);
         if let Some(slot) = self.buffers.get_mut(i) {
             *slot = None;
-            self.mask &= !(1 << i);
+            if i < 64 {
+                self.mask &= !(1 << i);
+            }
         }
     }
 
@@ -164,15 +166,15 @@ impl Watch {
     #[inline]
     pub fn buffer(&self, address: u64) -> Option<&Watched> {
         let i = ((address >> BUFFER_SHIFT) as usize).checked_sub(1)?;
-        if i >= 64 || self.mask & (1 << i) == 0 {
+        if i < 64 && self.mask & (1 << i) == 0 {
             return None;
         }
-        self.buffers[i].as_ref()
+        self.buffers.get(i)?.as_ref()
     }
 
     /// Whether any buffer is watched.
     pub fn any(&self) -> bool {
-        self.mask != 0
+        self.buffers.iter().any(Option::is_some)
     }
 
     /// A new product begins (the host's calls around one C = A·B).
