@@ -58,12 +58,7 @@ impl Cluster<'_> {
                                 w.regs[*d as usize][l] = self.global.load(at, len);
                             }
                         }
-                        if self.launch.watching.is_some() {
-                            let addrs = std::mem::take(&mut self.scratch);
-                            let seen = self.seen_read(inst, pc, (w.index, exec), &addrs, total);
-                            self.scratch = addrs;
-                            seen?;
-                        }
+                        self.seen_loaded(inst, pc, (w.index, exec), total)?;
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
                         self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
@@ -121,13 +116,7 @@ impl Cluster<'_> {
                 let space = self.resolve(*space, w, addr, exec, &addr_of);
                 match space {
                     Space::Global | Space::Generic => {
-                        if self.launch.watching.is_some() {
-                            let mut addrs = std::mem::take(&mut self.scratch);
-                            addrs.clear();
-                            addrs.extend(Lanes(exec).map(|l| addr_of(w, addr, l)));
-                            self.seen_write(inst, pc, (w.index, exec), &addrs, total);
-                            self.scratch = addrs;
-                        }
+                        self.seen_stores(inst, pc, (w.index, exec), total, |l| addr_of(w, addr, l));
                         self.scratch.clear();
                         for l in Lanes(exec) {
                             let a = addr_of(w, addr, l);

@@ -89,7 +89,7 @@ impl Cluster<'_> {
         known
     }
 
-    /// A fence of the running warp (`inst` at `pc`): at the GPU's scope or wider, it acquires
+    /// A fence of the running warp (at `pc`): at the GPU's scope or wider, it acquires
     /// what its strong reads before it read, and releases for its strong writes after it.
     pub fn seen_fence(&mut self, pc: u32) {
         let launch = self.launch;
@@ -106,6 +106,38 @@ impl Cluster<'_> {
         let published = self.published();
         self.seen.warps[self.slot].fenced = Some(published);
         self.clocks[self.slot][self.slot] += 1;
+    }
+
+    /// [`Cluster::seen_read`] of a load whose lanes' addresses are in `self.scratch`.
+    #[inline]
+    pub fn seen_loaded(&mut self, inst: &Inst, pc: u32, lanes: (u32, u32), len: usize) -> Result<(), Fault> {
+        if self.launch.watching.is_none() {
+            return Ok(());
+        }
+        let addrs = std::mem::take(&mut self.scratch);
+        let seen = self.seen_read(inst, pc, lanes, &addrs, len);
+        self.scratch = addrs;
+        seen
+    }
+
+    /// [`Cluster::seen_write`] of a store, each lane's address from `address`.
+    #[inline]
+    pub fn seen_stores(
+        &mut self,
+        inst: &Inst,
+        pc: u32,
+        (w, exec): (u32, u32),
+        len: usize,
+        address: impl Fn(usize) -> u64,
+    ) {
+        if self.launch.watching.is_none() {
+            return;
+        }
+        let mut addrs = std::mem::take(&mut self.scratch);
+        addrs.clear();
+        addrs.extend(Lanes(exec).map(address));
+        self.seen_write(inst, pc, (w, exec), &addrs, len);
+        self.scratch = addrs;
     }
 
     /// Before a global store or atomic of warp `w` (`inst` at `pc`) writes `len` bytes at each of
