@@ -151,6 +151,8 @@ pub struct Config {
 pub struct Machine {
     kernels: HashMap<String, Result<inst::DecodedKernel, Refusal>>,
     global: memory::Global,
+    /// The sanitizer's watch over the host's workspaces, from launch to launch.
+    workspaces: exec::global_watch::Watch,
     /// Host threads that run blocks (1 by default).
     pub workers: usize,
     /// Emulate one block of each kind and multiply its counts out ([`Machine::launch`]): a
@@ -182,6 +184,7 @@ impl Machine {
         let mut machine = Machine {
             kernels: HashMap::new(),
             global: memory::Global::default(),
+            workspaces: Default::default(),
             workers: 1,
             scale: false,
             watch: None,
@@ -254,12 +257,35 @@ impl Machine {
         self.global.alloc(bytes, name)
     }
 
+    /// As [`Machine::alloc`], for a workspace the host keeps from product to product: with the
+    /// sanitizer on, its words are watched (what orders their stores and loads across clusters,
+    /// and what a launch leaves in them for a later product: see [`Machine::take_finding`]).
+    pub fn alloc_workspace(&mut self, bytes: usize, name: &str) -> u64 {
+        let at = self.global.alloc(bytes, name);
+        self.workspaces.watch(at, name, bytes);
+        at
+    }
+
+    /// A new product begins: the host's launches around one C = A·B, after which a workspace
+    /// must hold no more than its zeros and what the host wrote.
+    pub fn next_product(&mut self) {
+        self.workspaces.next_product();
+    }
+
+    /// The first hazard the launches so far left for a later product (a workspace word left
+    /// non-zero and read by a later product), in one sentence; the launches themselves went on.
+    pub fn take_finding(&mut self) -> Option<String> {
+        self.workspaces.take_finding()
+    }
+
     pub fn free(&mut self, address: u64) {
         self.global.free(address);
+        self.workspaces.forget(address);
     }
 
     pub fn write_f32(&mut self, address: u64, values: &[f32]) -> Result<(), Error> {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.workspaces.host_wrote(address, bytes.len());
         self.global.write(address, &bytes).ok_or_else(|| Error::Launch("a write outside every buffer".into()))
     }
 
@@ -274,7 +300,14 @@ impl Machine {
     /// Runs kernel `name` to completion; returns what it moved and computed. With
     /// [`Machine::scale`] set, it runs one block of each kind instead ([`Machine::launch_scaled`]).
     pub fn launch(&mut self, name: &str, config: Config, args: &[Arg]) -> Result<Traffic, Error> {
-        let launch = self.prepare(name, config, args)?;
+        let watched = config.sanitize && !self.scale && self.workspaces.any();
+        if let (true, Some(Ok(kernel))) = (watched, self.kernels.get(name)) {
+            self.workspaces.begin(kernel);
+        }
+        let mut launch = self.prepare(name, config, args)?;
+        if watched {
+            launch.watching = Some(exec::global_watch::Watching::new(&self.workspaces, launch.kernel));
+        }
         let ran = match self.scale {
             true => self.launch_scaled(name, &launch),
             false => exec::run(&self.global, &launch).map_err(Error::Fault),
@@ -409,6 +442,7 @@ impl Machine {
             workers: self.workers,
             watch: self.watch.as_ref(),
             timeline,
+            watching: None,
         })
     }
 

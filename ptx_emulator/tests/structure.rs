@@ -5,6 +5,8 @@
 const PARTS: &[(&str, &str)] = &[
     ("state", include_str!("../src/exec/state.rs")),
     ("shadows", include_str!("../src/exec/shadows.rs")),
+    ("global_watch", include_str!("../src/exec/global_watch.rs")),
+    ("global_order", include_str!("../src/exec/global_order.rs")),
     ("order", include_str!("../src/exec/order.rs")),
     ("async_proxy", include_str!("../src/exec/async_proxy.rs")),
     ("picture", include_str!("../src/exec/picture.rs")),

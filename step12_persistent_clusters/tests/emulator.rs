@@ -285,5 +285,100 @@ fn nvrtc_emulator_names_a_phase_that_completes_before_its_copies_land() {
                 || message.contains("deliver 4096 bytes more than its expect_tx announced"),
             "the shortfall is not named: {message}"
         );
+
+/// The line (from 1) of the kernel's first line that contains `text`.
+fn line_of(text: &str) -> usize {
+    STEP.source.lines().position(|l| l.contains(text)).expect("a line of the kernel") + 1
+}
+
+/// The line that `message` names right after `before` (`…kernel.cu:` then digits).
+fn line_after(message: &str, before: &str) -> usize {
+    let at = message.find(before).unwrap_or_else(|| panic!("`{before}` missing from: {message}"));
+    let digits: String = message[at + before.len()..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap_or_else(|_| panic!("no line after `{before}` in: {message}"))
+}
+
+/// Shapes whose last round the schedule cuts along K: one unit in 2 pieces, four units with
+/// edges in M, N and K, and two units in runs of 8 k-tiles (PIECE = 8) with edges.
+/// Parameters set apart from their defaults, and a shape.
+type Case = (&'static [(&'static str, u32)], (usize, usize, usize));
+
+const CUT_SHAPES: [Case; 3] = [(&[], CUT), (&[], (300, 260, 2000)), (&[("PIECE", 8)], (200, 300, 1000))];
+
+/// The count of a tile's pieces made relaxed: nothing then orders a piece's sums before the
+/// adder's loads of them (a GPU forgives it mostly, the PTX memory model does not), named at the
+/// adder's load with the piece's store and the atomic.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_count_of_the_pieces_made_relaxed() {
+    let relaxed =
+        emulator::planted(&STEP, "atom.add.acq_rel.gpu.global.u32", "atom.add.relaxed.gpu.global.u32");
+    let file = STEP.file;
+    let (load, store) = (
+        format!("at {file}:{}", line_of("__ldcg(")),
+        format!("stored at {file}:{}", line_of("(mine + j * 512) =")),
+    );
+    for (overrides, shape) in CUT_SHAPES {
+        let message = emulator::assert_fault_named(
+            &relaxed,
+            overrides,
+            shape,
+            &[
+                "global-memory race: thread (",
+                "loads word ",
+                "of the workspace `the pieces' workspace`",
+                &load,
+                &store,
+                "and nothing orders that store before this load, because the atomic at",
+                "is relaxed (the storing side needs a release after the barrier that gathers its group's stores, and this side an acquire that reads what the release wrote)",
+            ],
+        );
+        // The atomic's own line: the asm statement of `arrive`.
+        let atomic = line_after(&message, &format!("because the atomic at {file}:"));
+        let asm = line_of("atom.add.acq_rel.gpu.global.u32");
+        assert!((asm..asm + 3).contains(&atomic), "{shape:?}: the atomic at line {atomic}: {message}");
+    }
+}
+
+/// The reset of a tile's count removed: the next launch reads the count the first left, named
+/// at the read with the first launch's atomic, beside the run's outcome (the next launch's C is
+/// wrong).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_the_count_a_launch_left_for_the_next() {
+    use common::testing::{run_for_output, scratch_file};
+    let reset = "if (adder[role - 1]) *count = 0;  // ready for the next launch";
+    let kernel = scratch_file("count_left.cu", &STEP.source.replace(reset, "if (adder[role - 1]) {}"));
+    let path = kernel.to_str().unwrap();
+    let bin = env!("CARGO_BIN_EXE_step12_persistent_clusters");
+    let asm = line_of("atom.add.acq_rel.gpu.global.u32");
+    for (overrides, (m, n, k)) in CUT_SHAPES {
+        let (m, n, k) = (m.to_string(), n.to_string(), k.to_string());
+        let mut args = vec!["--emulate", "--kernel", path, "-m", &m, "-n", &n, "-k", &k];
+        let params: Vec<String> = overrides.iter().map(|(p, v)| format!("{p}={v}")).collect();
+        for p in &params {
+            args.extend(["--param", p]);
+        }
+        let (code, out, err) = run_for_output(bin, &args);
+        assert_eq!(code, Some(1), "{args:?}: {out}{err}");
+        assert!(out.contains("next launch  FAIL"), "{args:?}: {out}");
+        let finding =
+            err.lines().find(|l| l.contains("in launch 2 of the product")).unwrap_or_else(|| panic!("{err}"));
+        for part in [
+            "error: in launch 2 of the product, thread (",
+            "reads ",
+            "from word ",
+            "of the workspace `the pieces' workspace` at ",
+            "which launch 1 left there with the atomic at ",
+            "and nothing set back to zero: a workspace the host zeroes once must be left zeroed by every launch",
+        ] {
+            assert!(finding.contains(part), "{args:?}: `{part}` missing from: {finding}");
+        }
+        for before in [format!("` at {path}:"), format!("the atomic at {path}:")] {
+            let line = line_after(finding, &before);
+            assert!((asm..asm + 3).contains(&line), "{args:?}: line {line}: {finding}");
+        }
+        // The outcome's own sentence follows.
+        assert!(err.contains("see the next launch line above"), "{args:?}: {err}");
     }
 }

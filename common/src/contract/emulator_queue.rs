@@ -55,6 +55,7 @@ pub struct EmulatorQueue<'q> {
 
 impl<'q> EmulatorQueue<'q> {
     pub fn new(machine: &'q mut Machine, state: &'q mut EmulatorState, sanitize: bool) -> Self {
+        machine.next_product();
         EmulatorQueue { machine, state, sanitize, maps: None }
     }
 
@@ -174,7 +175,8 @@ impl Queue for EmulatorQueue<'_> {
                 if let Some(&(at, _)) = had {
                     self.machine.free(at);
                 }
-                let at = self.machine.alloc(bytes, name);
+                // Watched by the sanitizer: what orders its words, and what a launch leaves.
+                let at = self.machine.alloc_workspace(bytes, name);
                 self.state.workspaces.insert(name, (at, bytes));
                 Ok(at)
             }

@@ -575,6 +575,8 @@ fn instruction(ctx: &Ctx, s: &Statement) -> Result<Op, String> {
                             | "v4"
                             | "volatile"
                             | "weak"
+                            | "acquire"
+                            | "release"
                     )
                     || m.starts_with("L1::")
                     || m.starts_with("L2::"))

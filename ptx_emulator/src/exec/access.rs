@@ -65,6 +65,7 @@ impl Cluster<'_> {
                                 w.regs[*d as usize][l] = self.global.load(at, len);
                             }
                         }
+                        self.seen_loaded(inst, pc, (w.index, exec), total)?;
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
                         self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
@@ -128,6 +129,7 @@ impl Cluster<'_> {
                 }
                 match space {
                     Space::Global | Space::Generic => {
+                        self.seen_stores(inst, pc, (w.index, exec), total, |l| addr_of(w, addr, l));
                         self.scratch.clear();
                         for l in Lanes(exec) {
                             let a = addr_of(w, addr, l);
@@ -206,6 +208,9 @@ impl Cluster<'_> {
                         ));
                     }
                 }
+                let watched = self.launch.watching.is_some();
+                let addrs = if watched { Lanes(exec).map(|l| addr_of(w, addr, l)).collect() } else { vec![] };
+                self.seen_write(inst, pc, (w.index, exec), &addrs, len);
                 for l in Lanes(exec) {
                     let a = addr_of(w, addr, l);
                     let p = self.global_place(inst, w.index, l, a, len, true)?;
@@ -226,6 +231,7 @@ impl Cluster<'_> {
                         w.regs[*d as usize][l] = old;
                     }
                 }
+                self.seen_read(inst, pc, (w.index, exec), &addrs, len)?;
                 self.traffic.atomic_requests += 1;
                 self.spin(inst, pc, w, exec)?;
             }

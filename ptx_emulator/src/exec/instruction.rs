@@ -165,7 +165,10 @@ impl Cluster<'_> {
             Op::Bar { id, count, red } => {
                 return self.arrive_at_barrier(w, slot, pc, exec, (*id, *count, *red));
             }
-            Op::Fence => std::sync::atomic::fence(Ordering::SeqCst),
+            Op::Fence => {
+                std::sync::atomic::fence(Ordering::SeqCst);
+                self.seen_fence(pc);
+            }
             Op::FenceProxyAsync => self.fence_proxy_async(exec),
             Op::SetMaxNReg { .. } => {
                 // The count was checked when decoded; here every warp has all the registers.

@@ -30,6 +30,8 @@ mod access;
 pub mod async_proxy;
 mod cluster;
 mod collective;
+mod global_order;
+pub mod global_watch;
 mod instruction;
 pub mod mbarrier;
 mod order;

@@ -51,6 +51,7 @@ impl Cluster<'_> {
             self.clocks[s].clone_from(&all);
             self.clocks[s][s] += 1;
         }
+        self.seen_barrier(slots);
     }
 
     /// Notes an ordinary access of the running warp to `word` of the running block.

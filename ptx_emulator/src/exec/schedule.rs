@@ -72,6 +72,7 @@ impl<'a> Cluster<'a> {
             clocks: vec![vec![0; warps.len()]; warps.len()],
             cluster_clock: vec![0; warps.len()],
             cluster_released: vec![0; warps.len()],
+            seen: Default::default(),
             warps,
             rank: 0,
             slot: 0,
@@ -125,6 +126,7 @@ impl<'a> Cluster<'a> {
         }
         self.cluster_clock.fill(0);
         self.cluster_released.fill(0);
+        self.seen_reset(c);
         self.cluster_phase = 0;
         self.cluster_arrived = 0;
         let (cx, cy, cz) = self.launch.cluster;

@@ -29,6 +29,8 @@ pub struct Launch<'k> {
     pub watch: Option<&'k crate::watch::Watch>,
     /// The block whose timeline to record, and where it goes.
     pub timeline: Option<crate::picture::timeline::Ask>,
+    /// With the sanitizer on and workspaces watched: the watch over them.
+    pub watching: Option<super::global_watch::Watching<'k>>,
 }
 
 impl Launch<'_> {
@@ -282,6 +284,8 @@ pub struct Cluster<'a> {
     pub clocks: Vec<Vec<u32>>,
     pub cluster_clock: Vec<u32>,
     pub cluster_released: Vec<u32>,
+    /// What each warp knows of other clusters' stores (see [`super::global_order`]).
+    pub seen: super::global_watch::Seen,
     pub local: Vec<u8>,
     pub traffic: Traffic,
     /// The sectors the copy engine delivered to each block (by its linear index), over the

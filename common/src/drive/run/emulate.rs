@@ -138,7 +138,16 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
             .with_last_launch(last)
             .with_paths(paths.map(|p| (p, 0.0)));
     print!("{report}");
-    super::outcome(report.verdict.as_ref(), report.last_launch.as_ref())
+    let outcome = super::outcome(report.verdict.as_ref(), report.last_launch.as_ref());
+    // A workspace word a launch left for the next one, named at the read, beside the outcome.
+    match (emulated.machine.take_finding(), outcome) {
+        (Some(finding), Ok(true)) => Err(anyhow!("{finding}")),
+        (Some(finding), other) => {
+            eprintln!("error: {finding}");
+            other
+        }
+        (None, other) => other,
+    }
 }
 
 /// Writes the picture of the accesses `--picture-access` asked for and prints what it shows; a
