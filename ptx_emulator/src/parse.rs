@@ -18,6 +18,23 @@ pub struct Module {
     pub shared: Vec<Var>,
     /// `.file` numbers and their names.
     pub files: HashMap<u32, String>,
+    /// The names of the inlined functions the line information refers to (`$L__info_stringN` of
+    /// the `.debug_str` section, by N), demangled.
+    pub helpers: HashMap<u32, String>,
+}
+
+/// Where an inlined function's statement was called from: the call's file, line and column in
+/// the kernel (the outermost call, where helpers call helpers), the call one level in (file 0:
+/// none), the function called at the outermost call, and the innermost helper the statement is
+/// in (functions by their `$L__info_stringN` number).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Call {
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+    pub inner: (u32, u32, u32),
+    pub body: u32,
+    pub helper: u32,
 }
 
 /// A variable in a state space: its name, size in bytes and alignment.
@@ -67,6 +84,8 @@ pub struct Statement {
     /// The `.cu` file number and line of the last `.loc` before it (0: none).
     pub file: u32,
     pub line: u32,
+    /// The call it was inlined at, if it is in an inlined function.
+    pub call: Option<Call>,
     /// The line of the PTX text, for messages about the PTX itself.
     pub ptx_line: u32,
 }
@@ -260,8 +279,11 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
             }
             Tok::Word(w) if w == ".section" => {
                 r.at += 1;
-                r.word()?;
-                r.skip_block()?;
+                if r.word()? == ".debug_str" {
+                    module.helpers = debug_strings(&mut r)?;
+                } else {
+                    r.skip_block()?;
+                }
             }
             Tok::Word(w) if w == ".visible" || w == ".weak" || w == ".extern" => {
                 pending_attrs.push(w);
@@ -443,6 +465,9 @@ fn function(r: &mut Reader, entry: bool, declaration: bool) -> Result<Option<Fun
 fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
     let mut scopes: Vec<HashMap<String, String>> = vec![HashMap::new()];
     let (mut file, mut line) = (0u32, 0u32);
+    let mut call: Option<Call> = None;
+    // The outermost call of each inlined place seen so far, for nested calls.
+    let mut outermost: HashMap<(u32, u32, u32), Call> = HashMap::new();
     let mut fresh = 0usize;
     loop {
         let ptx_line = r.line();
@@ -457,12 +482,30 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
             }
             Tok::Punct(';') => {}
             Tok::Word(w) if w == ".loc" => {
-                file = r.word()?.parse().unwrap_or(0);
-                let l: u32 = r.word()?.parse().unwrap_or(0);
-                if l != 0 {
-                    line = l;
+                let loc = location(r, ptx_line);
+                // `.loc 1 0 0` (code of no line) keeps the place before it.
+                if loc.line == 0 {
+                    continue;
                 }
-                r.skip_line(ptx_line);
+                file = loc.file;
+                line = loc.line;
+                call = loc.inlined.map(|(helper, at)| {
+                    let c = match outermost.get(&at) {
+                        // Called from a helper: the outermost call stays, and the call one
+                        // level in is the first call made inside it.
+                        Some(&c) => Call { inner: if c.inner.0 == 0 { at } else { c.inner }, helper, ..c },
+                        None => Call {
+                            file: at.0,
+                            line: at.1,
+                            column: at.2,
+                            inner: (0, 0, 0),
+                            body: helper,
+                            helper,
+                        },
+                    };
+                    outermost.insert((loc.file, loc.line, loc.column), c);
+                    c
+                });
             }
             Tok::Word(w) if w == ".pragma" => r.skip_statement(),
             Tok::Word(w) if w == ".reg" => {
@@ -538,6 +581,7 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
                 s.guard = Some((p, negated));
                 s.file = file;
                 s.line = line;
+                s.call = call;
                 f.body.push(Item::Stmt(s));
             }
             Tok::Word(w) => {
@@ -546,11 +590,105 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
                 let mut s = statement(r, &scopes, ptx_line)?;
                 s.file = file;
                 s.line = line;
+                s.call = call;
                 f.body.push(Item::Stmt(s));
             }
             other => return Err(ParseError { ptx_line, message: format!("unexpected {other:?}") }),
         }
     }
+}
+
+/// A `.loc` directive's fields: `.loc file line column`, then, in an inlined function,
+/// `, function_name $L__info_stringN, inlined_at file line column`.
+struct Loc {
+    file: u32,
+    line: u32,
+    column: u32,
+    /// The helper's string number and the place it was called from.
+    inlined: Option<(u32, (u32, u32, u32))>,
+}
+
+/// Reads a `.loc` directive's fields on PTX line `ptx_line` (what it cannot read counts as 0).
+fn location(r: &mut Reader, ptx_line: u32) -> Loc {
+    let mut fields: Vec<String> = Vec::new();
+    while let Some(t) = r.toks.get(r.at).filter(|t| t.line == ptx_line) {
+        if let Tok::Word(w) = &t.tok {
+            fields.push(w.clone());
+        }
+        r.at += 1;
+    }
+    let number = |i: usize| fields.get(i).and_then(|w| w.parse().ok()).unwrap_or(0u32);
+    let helper = fields
+        .iter()
+        .position(|w| w == "function_name")
+        .and_then(|i| fields.get(i + 1))
+        .and_then(|w| w.strip_prefix("$L__info_string"))
+        .and_then(|n| n.parse().ok());
+    let at =
+        fields.iter().position(|w| w == "inlined_at").map(|i| (number(i + 1), number(i + 2), number(i + 3)));
+    Loc { file: number(0), line: number(1), column: number(2), inlined: helper.zip(at) }
+}
+
+/// The `.debug_str` section's strings (`$L__info_stringN: .b8 95,90,…,0`), by N, demangled.
+fn debug_strings(r: &mut Reader) -> Result<HashMap<u32, String>, ParseError> {
+    r.expect('{')?;
+    let mut out = HashMap::new();
+    let mut current: Option<(u32, Vec<u8>)> = None;
+    loop {
+        match r.next() {
+            Some(Tok::Punct('}')) => break,
+            None => return r.err("unclosed `{`"),
+            Some(Tok::Word(w)) => {
+                if let Some(n) = w.strip_prefix("$L__info_string").and_then(|n| n.parse().ok()) {
+                    if let Some((k, bytes)) = current.take() {
+                        out.insert(k, demangle(&bytes));
+                    }
+                    current = Some((n, Vec::new()));
+                } else if let (Some((_, bytes)), Ok(b)) = (current.as_mut(), w.parse::<u8>()) {
+                    if b != 0 {
+                        bytes.push(b);
+                    }
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some((k, bytes)) = current {
+        out.insert(k, demangle(&bytes));
+    }
+    Ok(out)
+}
+
+/// A function's name as the source writes it, from its mangled name (`_Z8mbar_waitPyj`:
+/// `mbar_wait`; `_ZN2ns4waitEv`: `ns::wait`); a name that is not mangled stays as it is.
+pub fn demangle(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    if let Some(local) = text.strip_prefix("_ZZ") {
+        // An entity local to a function (a lambda's call operator): named by that function.
+        let outer = demangle(format!("_Z{local}").as_bytes());
+        return if local.contains("EUl") || local.contains("ENKUl") {
+            format!("a lambda in {outer}")
+        } else {
+            outer
+        };
+    }
+    let Some(rest) = text.strip_prefix("_Z") else { return text };
+    let (nested, mut rest) = match rest.strip_prefix('N') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(len) = rest[..digits].parse::<usize>() else { break };
+        let Some(name) = rest.get(digits..digits + len) else { break };
+        parts.push(name);
+        rest = &rest[digits + len..];
+        if !nested {
+            break;
+        }
+    }
+    if parts.is_empty() { text } else { parts.join("::") }
 }
 
 /// Whether `name` is a declared register (names without `%` are declared in inline blocks).
@@ -580,7 +718,7 @@ fn statement(
         }
     }
     r.expect(';')?;
-    Ok(Statement { guard: None, opcode, operands, file: 0, line: 0, ptx_line })
+    Ok(Statement { guard: None, opcode, operands, file: 0, line: 0, call: None, ptx_line })
 }
 
 fn operand(r: &mut Reader, scopes: &[HashMap<String, String>]) -> Result<Operand, ParseError> {

@@ -4,6 +4,7 @@
 /// Bottom first.
 const PARTS: &[(&str, &str)] = &[
     ("state", include_str!("../src/exec/state.rs")),
+    ("names", include_str!("../src/exec/names.rs")),
     ("shadows", include_str!("../src/exec/shadows.rs")),
     ("order", include_str!("../src/exec/order.rs")),
     ("async_proxy", include_str!("../src/exec/async_proxy.rs")),

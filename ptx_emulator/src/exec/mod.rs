@@ -15,6 +15,7 @@
 //!   (loads, stores, atomics, `cp.async`);
 //! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
 //!   cores' use of shared memory, and of what orders what across warps;
+//! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does;
 //! - [`state`] and [`shadows`]: what a cluster, a block and a warp hold, what the sanitizer keeps
 //!   beside them, and how a fault names them.
 
@@ -31,6 +32,7 @@ mod cluster;
 mod collective;
 mod instruction;
 pub mod mbarrier;
+mod names;
 mod order;
 mod schedule;
 mod shadows;

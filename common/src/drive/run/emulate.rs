@@ -226,6 +226,8 @@ impl<'a> Emulated<'a> {
             (ptx, h100.and_then(|h| h.join().ok().flatten()))
         });
         let mut machine = Machine::new(&ptx?).map_err(|e| anyhow!("{e}"))?;
+        // The source lets a fault name an mbarrier as the kernel does.
+        machine.source(step.file, step.source);
         machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
             bail!(
