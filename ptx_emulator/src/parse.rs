@@ -883,6 +883,59 @@ $L__BB0_1:
     }
 
     #[test]
+    fn inlined_lines_keep_the_outermost_call_and_the_innermost_helper() {
+        let m = parse(
+            ".visible .entry k()
+{
+	.reg .b32 %r<2>;
+	.loc	1 240 17
+	mov.u32 %r1, 0;
+	.loc	1 85 17, function_name $L__info_string1, inlined_at 1 240 17
+	.loc	1 42 5, function_name $L__info_string0, inlined_at 1 85 17
+	mov.u32 %r1, 1;
+	.loc	1 0 0
+	mov.u32 %r1, 2;
+	.loc	1 86 13, function_name $L__info_string1, inlined_at 1 242 21
+	mov.u32 %r1, 3;
+	.loc	1 243 3
+	ret;
+}
+	.section	.debug_str
+	{
+$L__info_string0:
+.b8 95,90,52,115,109,101,109,80,75,118,0
+$L__info_string1:
+.b8 95,90,56,116,109,97,95,108,111,97,100,80,102,0
+	}
+",
+        )
+        .unwrap();
+        assert_eq!(m.helpers[&0], "smem");
+        assert_eq!(m.helpers[&1], "tma_load");
+        let stmts: Vec<&Statement> = m.functions[0]
+            .body
+            .iter()
+            .filter_map(|i| if let Item::Stmt(s) = i { Some(s) } else { None })
+            .collect();
+        assert_eq!((stmts[0].line, stmts[0].call), (240, None));
+        let nested = Call { file: 1, line: 240, column: 17, inner: (1, 85, 17), body: 1, helper: 0 };
+        assert_eq!((stmts[1].line, stmts[1].call), (42, Some(nested)), "smem, called in tma_load");
+        assert_eq!((stmts[2].line, stmts[2].call), (42, Some(nested)), "`.loc 1 0 0` keeps the place");
+        let direct = Call { file: 1, line: 242, column: 21, inner: (0, 0, 0), body: 1, helper: 1 };
+        assert_eq!((stmts[3].line, stmts[3].call), (86, Some(direct)));
+        assert_eq!((stmts[4].line, stmts[4].call), (243, None));
+    }
+
+    #[test]
+    fn mangled_names_read_as_the_source_writes_them() {
+        assert_eq!(demangle(b"_Z9mbar_waitPyj"), "mbar_wait");
+        assert_eq!(demangle(b"_ZN4sync9mbar_waitEPyj"), "sync::mbar_wait");
+        assert_eq!(demangle(b"_ZZ7productILb0EEviiE_clES6_i"), "product");
+        assert_eq!(demangle(b"_ZZ7productILb0EEviiENKUlRA4_jiE_clES6_i"), "a lambda in product");
+        assert_eq!(demangle(b"matmul"), "matmul");
+    }
+
+    #[test]
     fn refuses_what_it_cannot_read_with_the_line() {
         let e = parse(".version 9.0\n.visible .entry k()\n{\n\t.reg .v4 .f32 %v<2>;\n}\n").unwrap_err();
         assert_eq!(e.ptx_line, 4);
