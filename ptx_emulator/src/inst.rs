@@ -545,8 +545,9 @@ pub struct Inst {
     /// The `.cu` file and line (file 0, line 0: none known).
     pub file: u32,
     pub line: u32,
-    /// The call in the kernel it was inlined at, where it is in a helper.
-    pub call: Option<crate::parse::Call>,
+    /// The call in the kernel it was inlined at, where it is in a helper: an index into
+    /// [`DecodedKernel::calls`] ([`NO_CALL`]: none), which keeps the instruction small.
+    pub call: u32,
     /// The opcode as written, for messages.
     pub opcode: String,
     /// Whether the machine code joins this load with its neighbours into one wider access (for
@@ -626,6 +627,8 @@ pub struct DecodedKernel {
     pub local_bytes: usize,
     /// The `.cu` file of each file number.
     pub files: HashMap<u32, String>,
+    /// The calls the kernel's inlined instructions came from ([`Inst::call`]).
+    pub calls: Vec<crate::parse::Call>,
     /// The names of the inlined helpers ([`crate::parse::Call::helper`]).
     pub helpers: HashMap<u32, String>,
     /// The function inlined into the entry that holds nearly all of its code (a `__global__`
@@ -640,12 +643,15 @@ pub struct DecodedKernel {
     pub cluster: Option<[u32; 3]>,
 }
 
+/// [`Inst::call`] of an instruction of the kernel's own code.
+pub const NO_CALL: u32 = u32::MAX;
+
 impl DecodedKernel {
     /// The call in the kernel's own code that an instruction of an inlined helper came from, as
     /// file, line and column (where the entry only calls the kernel's [`Self::body`], the call
     /// made in the body); None for an instruction of the kernel's own code.
     pub fn call_site(&self, inst: &Inst) -> Option<(u32, u32, u32)> {
-        let c = inst.call.filter(|c| c.line > 0)?;
+        let c = self.calls.get(inst.call as usize).filter(|c| c.line > 0)?;
         if self.body == Some(c.body) {
             (c.inner.0 != 0).then_some(c.inner)
         } else {

@@ -321,7 +321,7 @@ impl Cluster<'_> {
         };
         match self.k.call_site(inst) {
             Some((file, line, _)) if self.k.files.contains_key(&file) => {
-                let helper = inst.call.and_then(|c| self.k.helpers.get(&c.helper));
+                let helper = self.k.calls.get(inst.call as usize).and_then(|c| self.k.helpers.get(&c.helper));
                 let helper = helper.map_or("a helper", String::as_str);
                 let inner = if file == inst.file { String::new() } else { f.clone() };
                 format!("{}:{line}, in {helper} at {inner}:{}", self.k.files[&file], inst.line)
