@@ -545,6 +545,9 @@ pub struct Inst {
     /// The `.cu` file and line (file 0, line 0: none known).
     pub file: u32,
     pub line: u32,
+    /// The call in the kernel it was inlined at, where it is in a helper: an index into
+    /// [`DecodedKernel::calls`] ([`NO_CALL`]: none), which keeps the instruction small.
+    pub call: u32,
     /// The opcode as written, for messages.
     pub opcode: String,
     /// Whether the machine code joins this load with its neighbours into one wider access (for
@@ -624,10 +627,37 @@ pub struct DecodedKernel {
     pub local_bytes: usize,
     /// The `.cu` file of each file number.
     pub files: HashMap<u32, String>,
+    /// The calls the kernel's inlined instructions came from ([`Inst::call`]).
+    pub calls: Vec<crate::parse::Call>,
+    /// The names of the inlined helpers ([`crate::parse::Call::helper`]).
+    pub helpers: HashMap<u32, String>,
+    /// The function inlined into the entry that holds nearly all of its code (a `__global__`
+    /// wrapper that calls the kernel's body): its calls count as the kernel's own.
+    pub body: Option<u32>,
+    /// The text of each file number's source, by line, where the host gave it
+    /// ([`crate::Machine::source`]): for naming the mbarriers a kernel reaches through pointers.
+    pub sources: HashMap<u32, std::sync::Arc<Vec<String>>>,
     /// How many groups of shared loads the back end joins ([`Merge`]).
     pub merge_groups: usize,
     /// The blocks of a cluster the kernel is compiled for (`__cluster_dims__`), if any.
     pub cluster: Option<[u32; 3]>,
+}
+
+/// [`Inst::call`] of an instruction of the kernel's own code.
+pub const NO_CALL: u32 = u32::MAX;
+
+impl DecodedKernel {
+    /// The call in the kernel's own code that an instruction of an inlined helper came from, as
+    /// file, line and column (where the entry only calls the kernel's [`Self::body`], the call
+    /// made in the body); None for an instruction of the kernel's own code.
+    pub fn call_site(&self, inst: &Inst) -> Option<(u32, u32, u32)> {
+        let c = self.calls.get(inst.call as usize).filter(|c| c.line > 0)?;
+        if self.body == Some(c.body) {
+            (c.inner.0 != 0).then_some(c.inner)
+        } else {
+            Some((c.file, c.line, c.column))
+        }
+    }
 }
 
 /// The gap the emulator leaves between static shared arrays.

@@ -232,6 +232,19 @@ impl Machine {
         Ok(())
     }
 
+    /// Gives the emulator the text of the `.cu` file the PTX names `file` (as its `.file`
+    /// directive does, or ending so), so that a fault can name an mbarrier as the kernel does.
+    pub fn source(&mut self, file: &str, text: &str) {
+        let lines = std::sync::Arc::new(text.lines().map(str::to_owned).collect::<Vec<_>>());
+        for k in self.kernels.values_mut().flatten() {
+            let numbers: Vec<u32> =
+                k.files.iter().filter(|(_, name)| name.ends_with(file)).map(|(n, _)| *n).collect();
+            for n in numbers {
+                k.sources.insert(n, lines.clone());
+            }
+        }
+    }
+
     /// Whether the module has a kernel `name`.
     pub fn has_kernel(&self, name: &str) -> bool {
         self.kernels.contains_key(name)

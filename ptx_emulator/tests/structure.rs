@@ -4,6 +4,7 @@
 /// Bottom first.
 const PARTS: &[(&str, &str)] = &[
     ("state", include_str!("../src/exec/state.rs")),
+    ("names", include_str!("../src/exec/names.rs")),
     ("shadows", include_str!("../src/exec/shadows.rs")),
     ("global_watch", include_str!("../src/exec/global_watch.rs")),
     ("global_order", include_str!("../src/exec/global_order.rs")),

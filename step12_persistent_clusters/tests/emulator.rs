@@ -143,7 +143,36 @@ fn nvrtc_emulator_names_a_peer_that_never_arrives() {
         "                if (kt > k_begin && lane < CLUSTER)",
         "                if (kt > k_begin && lane < 1)",
     );
-    emulator::assert_fault_named(&missing, &[], (256, 256, 512), &["deadlock", "arrivals", "would hang"]);
+    emulator::assert_fault_named(
+        &missing,
+        &[],
+        (256, 256, 512),
+        &["deadlock", ", in mbar_wait at :", "of the mbarrier `empty[", "arrivals", "would hang"],
+    );
+}
+
+/// The empty barrier counted for one block's consumers where every block's arrive (without
+/// `× CLUSTER`): it completes at half the arrivals, and the producer refills a stage a peer's
+/// consumers still read. The sentence says so, with the barrier's name, and gives no parity hint.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_stage_refilled_under_its_readers() {
+    let half = emulator::planted(
+        &STEP,
+        "mbar_init(&empty[s], 4 * CONSUMERS * CLUSTER);",
+        "mbar_init(&empty[s], 4 * CONSUMERS);",
+    );
+    let message = emulator::assert_fault_named(
+        &half,
+        &[],
+        (256, 256, 256),
+        &[
+            "of the mbarrier `full[",
+            "the copy engine refilled the stage while this warp still reads it",
+            "in tma_load at :",
+        ],
+    );
+    assert!(!message.contains("parity"), "{message}");
 }
 
 /// A block that leaves while its peer may still arrive on its barriers or copy into it.

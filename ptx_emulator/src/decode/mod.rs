@@ -110,6 +110,7 @@ pub fn decode(
     }
     let ctx = Ctx { regs, labels, symbols };
     let mut insts = Vec::with_capacity(count);
+    let mut calls: Vec<crate::parse::Call> = Vec::new();
     for item in &f.body {
         if let Item::Stmt(s) = item {
             let refuse = |why: String| Refusal {
@@ -128,6 +129,16 @@ pub fn decode(
                 guard,
                 file: s.file,
                 line: s.line,
+                call: match s.call {
+                    Some(c) => match calls.iter().position(|k| *k == c) {
+                        Some(i) => i as u32,
+                        None => {
+                            calls.push(c);
+                            calls.len() as u32 - 1
+                        }
+                    },
+                    None => NO_CALL,
+                },
                 opcode: s.opcode.clone(),
                 merge: Merge::None,
             });
@@ -136,6 +147,12 @@ pub fn decode(
     let max_slot = ctx.regs.values().copied().max().unwrap_or(0) as usize + 1;
     let targets: Vec<usize> = ctx.labels.values().copied().collect();
     let merge_groups = merge_shared_loads(&mut insts, &targets, max_slot);
+    // A body is a function that nine in ten instructions are inlined through.
+    let mut through: HashMap<u32, usize> = HashMap::new();
+    for c in insts.iter().filter_map(|i| calls.get(i.call as usize)) {
+        *through.entry(c.body).or_default() += 1;
+    }
+    let body = through.into_iter().find(|(_, n)| *n * 10 >= insts.len() * 9).map(|(b, _)| b);
     Ok(DecodedKernel {
         merge_groups,
         name: f.name.clone(),
@@ -148,6 +165,10 @@ pub fn decode(
         shared_vars,
         local_bytes: local,
         files: module.files.clone(),
+        helpers: module.helpers.clone(),
+        calls,
+        body,
+        sources: HashMap::new(),
         cluster: f.cluster,
     })
 }

@@ -29,8 +29,9 @@ impl Cluster<'_> {
                 return Err(self.fault(
                     FaultKind::Race,
                     format!(
-                        "the copy engine overwrites {} of block rank {rank}, issued at {}, while the wgmma at {} may still read it (its warp has not waited for it with wgmma.wait_group)",
+                        "the copy engine overwrites {}{}, issued at {}, while the wgmma at {} may still read it (its warp has not waited for it with wgmma.wait_group)",
                         self.shared_place(word * 4),
+                        self.peer_block(rank),
                         self.at(&self.k.insts[pc as usize]),
                         self.at(&self.k.insts[rpc as usize])
                     ),
@@ -99,25 +100,56 @@ impl Cluster<'_> {
         if bar == NONE {
             return Ok(());
         }
-        let seen = self.pending[self.slot]
-            .seen
-            .iter()
-            .find(|(k, _)| *k == (self.rank, bar as usize))
-            .map_or(0, |(_, s)| *s);
-        if seen <= phase {
-            return Err(self.fault(
-                FaultKind::Race,
-                format!(
-                    "{} reads {} at {} while the copy engine may still be filling it: the copy issued at {} completes phase {phase} of the mbarrier at {}, and this warp has not waited for that phase (no mbarrier wait, or one on the wrong parity)",
-                    self.who(w, l),
-                    self.shared_place(word * 4),
-                    self.at(inst),
-                    self.at(&self.k.insts[wd.filled_pc as usize]),
-                    self.shared_place(bar as usize)
-                ),
-            ));
+        let waits = &self.pending[self.slot].seen;
+        let seen = waits.iter().find(|(k, _)| *k == (self.rank, bar as usize)).map(|(_, s)| *s);
+        if seen.is_some_and(|s| s > phase) {
+            return Ok(());
         }
-        Ok(())
+        Err(self.fault(
+            FaultKind::Race,
+            format!(
+                "{} reads {} at {} while the copy engine may still be filling it: the copy issued at {} fills it for phase {phase} of {}, {}",
+                self.who(w, l),
+                self.shared_place(word * 4),
+                self.at(inst),
+                self.at(&self.k.insts[wd.filled_pc as usize]),
+                self.mbar_name(self.rank, bar as usize),
+                self.unseen(seen, phase)
+            ),
+        ))
+    }
+
+    /// What the reading warp saw of the mbarrier (the phases it saw complete, if
+    /// it waited on it) against the phase the copy completes, for [`Self::check_landed`]: a wrong
+    /// parity is named only where the waits show it.
+    fn unseen(&self, seen: Option<u32>, phase: u32) -> String {
+        match seen {
+            None => {
+                let others: Vec<String> = (self.pending[self.slot].seen.iter())
+                    .filter(|((rank, _), _)| *rank == self.rank)
+                    .take(2)
+                    .map(|((rank, at), _)| self.mbar_name(*rank, *at))
+                    .collect();
+                if others.is_empty() {
+                    "and this warp never waited on that mbarrier (no mbarrier wait before the read)".into()
+                } else {
+                    format!(
+                        "but this warp waited on {} and never on that mbarrier: the bytes it reads are not those its waits were for (check the address, or the descriptor, that reads them)",
+                        others.join(" and ")
+                    )
+                }
+            }
+            Some(0) => "and this warp's wait on that mbarrier passed before any of its phases had completed (a wait on the wrong parity)".into(),
+            Some(s) if s == phase => format!(
+                "and this warp waited for phase {} of it, the stage's previous fill: the copy engine refilled the stage while this warp still reads it (the mbarrier that lets the producer refill it completed before every reader was done: check its count and arrivals)",
+                phase - 1
+            ),
+            Some(s) => format!(
+                "and the last phase of it this warp waited for is phase {}, {} phases earlier (no wait for the phases since)",
+                s - 1,
+                phase + 1 - s
+            ),
+        }
     }
 
     /// The tensor cores or the copy engine read `at..at + len` of the running block for the

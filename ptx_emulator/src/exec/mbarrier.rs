@@ -73,9 +73,9 @@ impl Cluster<'_> {
             self.fault(
                 FaultKind::Barrier,
                 format!(
-                    "{} uses the mbarrier at {} before any mbarrier.init of it, at {}",
+                    "{} uses {} before any mbarrier.init of it, at {}",
                     self.who(w.index, l),
-                    self.shared_place(at),
+                    self.mbar_name(rank, at),
                     self.at(inst)
                 ),
             )
@@ -145,7 +145,13 @@ impl Cluster<'_> {
             if m.pending == 0 {
                 return Err(self.fault(
                     FaultKind::Barrier,
-                    format!("{} arrives on the mbarrier at {} more often than its count of {} in one phase, at {}", self.who(w.index, l), self.shared_place(place.1), m.expected, self.at(inst)),
+                    format!(
+                        "{} arrives on {} more often than its count of {} in one phase, at {}",
+                        self.who(w.index, l),
+                        self.mbar_name(place.0, place.1),
+                        m.expected,
+                        self.at(inst)
+                    ),
                 ));
             }
             m.pending -= 1;
@@ -277,15 +283,18 @@ impl Cluster<'_> {
                         let owed =
                             if m.tx > 0 { format!(" and {} bytes of copies", m.tx) } else { String::new() };
                         format!(
-                            "for the phase of parity {p} of the mbarrier at {} (phase {} is under way and still waits for {} of {} arrivals{owed})",
-                            self.shared_place(at),
+                            "for the phase of parity {p} of {} (phase {} is under way and still waits for {} of {} arrivals{owed})",
+                            self.mbar_name_from(w.rank as usize, rank, at),
                             m.phase,
                             m.pending,
                             m.expected
                         )
                     }
                     None => {
-                        format!("on the mbarrier at {}, which was never initialised", self.shared_place(at))
+                        format!(
+                            "on {}, which was never initialised",
+                            self.mbar_name_from(w.rank as usize, rank, at)
+                        )
                     }
                 }
             }

@@ -16,6 +16,7 @@
 //! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
 //!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
 //!   picture of one warp's access keeps (see [`crate::watch`]);
+//! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does;
 //! - [`state`] and [`shadows`]: what a cluster, a block and a warp hold, what the sanitizer keeps
 //!   beside them, and how a fault names them.
 
@@ -34,6 +35,7 @@ mod global_order;
 pub mod global_watch;
 mod instruction;
 pub mod mbarrier;
+mod names;
 mod order;
 mod picture;
 mod schedule;

@@ -330,11 +330,21 @@ impl Cluster<'_> {
         &mut self.ctas[self.rank].shared
     }
 
-    /// Where an instruction came from, as `file:line`.
+    /// Where an instruction came from, as `file:line`; in an inlined helper, the call in the
+    /// kernel and the helper's line: `kernel.cu:259, in mbar_wait at :73` (the outermost call
+    /// and the innermost helper, where helpers call helpers).
     pub fn at(&self, inst: &Inst) -> String {
-        match self.k.files.get(&inst.file) {
-            Some(f) if inst.line > 0 => format!("{f}:{}", inst.line),
-            _ => format!("the PTX instruction `{}`", inst.opcode),
+        let Some(f) = self.k.files.get(&inst.file).filter(|_| inst.line > 0) else {
+            return format!("the PTX instruction `{}`", inst.opcode);
+        };
+        match self.k.call_site(inst) {
+            Some((file, line, _)) if self.k.files.contains_key(&file) => {
+                let helper = self.k.calls.get(inst.call as usize).and_then(|c| self.k.helpers.get(&c.helper));
+                let helper = helper.map_or("a helper", String::as_str);
+                let inner = if file == inst.file { String::new() } else { f.clone() };
+                format!("{}:{line}, in {helper} at {inner}:{}", self.k.files[&file], inst.line)
+            }
+            _ => format!("{f}:{}", inst.line),
         }
     }
 
@@ -463,7 +473,7 @@ impl Cluster<'_> {
         self.fault(
             FaultKind::Race,
             format!(
-                "{} uses the shared memory of block ({},{},{}) of its cluster at {}, after every thread of that block has left (a peer must wait, with barrier.cluster, until the others are done with it)",
+                "{} uses the shared memory of block ({},{},{}), rank {rank} of its cluster, at {}, after every thread of that block has left (a peer must wait, with barrier.cluster, until the others are done with it)",
                 self.who(w.index, l),
                 c[0],
                 c[1],

@@ -267,8 +267,8 @@ impl Cluster<'_> {
                 return Err(self.fault(
                     FaultKind::Barrier,
                     format!(
-                        "the copies counted on the mbarrier at {} deliver {} bytes more than its expect_tx announced, at {}",
-                        self.shared_place(c.bar_at),
+                        "the copies counted on {} deliver {} bytes more than its expect_tx announced, at {}",
+                        self.mbar_name(c.rank, c.bar_at),
                         -tx,
                         self.at(&self.k.insts[c.pc as usize])
                     ),

@@ -320,6 +320,8 @@ impl<'a> Emulated<'a> {
             }
         };
         let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
+        // The source lets a fault name an mbarrier as the kernel does.
+        machine.source(step.file, step.source);
         machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
             bail!(

@@ -8,6 +8,11 @@
 
 use std::collections::HashMap;
 
+mod lines;
+
+pub use lines::demangle;
+use lines::{debug_strings, location};
+
 /// A parsed PTX module.
 #[derive(Debug, Default)]
 pub struct Module {
@@ -18,6 +23,23 @@ pub struct Module {
     pub shared: Vec<Var>,
     /// `.file` numbers and their names.
     pub files: HashMap<u32, String>,
+    /// The names of the inlined functions the line information refers to (`$L__info_stringN` of
+    /// the `.debug_str` section, by N), demangled.
+    pub helpers: HashMap<u32, String>,
+}
+
+/// Where an inlined function's statement was called from: the call's file, line and column in
+/// the kernel (the outermost call, where helpers call helpers), the call one level in (file 0:
+/// none), the function called at the outermost call, and the innermost helper the statement is
+/// in (functions by their `$L__info_stringN` number).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Call {
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+    pub inner: (u32, u32, u32),
+    pub body: u32,
+    pub helper: u32,
 }
 
 /// A variable in a state space: its name, size in bytes and alignment.
@@ -67,6 +89,8 @@ pub struct Statement {
     /// The `.cu` file number and line of the last `.loc` before it (0: none).
     pub file: u32,
     pub line: u32,
+    /// The call it was inlined at, if it is in an inlined function.
+    pub call: Option<Call>,
     /// The line of the PTX text, for messages about the PTX itself.
     pub ptx_line: u32,
 }
@@ -260,8 +284,11 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
             }
             Tok::Word(w) if w == ".section" => {
                 r.at += 1;
-                r.word()?;
-                r.skip_block()?;
+                if r.word()? == ".debug_str" {
+                    module.helpers = debug_strings(&mut r)?;
+                } else {
+                    r.skip_block()?;
+                }
             }
             Tok::Word(w) if w == ".visible" || w == ".weak" || w == ".extern" => {
                 pending_attrs.push(w);
@@ -443,6 +470,9 @@ fn function(r: &mut Reader, entry: bool, declaration: bool) -> Result<Option<Fun
 fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
     let mut scopes: Vec<HashMap<String, String>> = vec![HashMap::new()];
     let (mut file, mut line) = (0u32, 0u32);
+    let mut call: Option<Call> = None;
+    // The outermost call of each inlined place seen so far, for nested calls.
+    let mut outermost: HashMap<(u32, u32, u32), Call> = HashMap::new();
     let mut fresh = 0usize;
     loop {
         let ptx_line = r.line();
@@ -457,12 +487,30 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
             }
             Tok::Punct(';') => {}
             Tok::Word(w) if w == ".loc" => {
-                file = r.word()?.parse().unwrap_or(0);
-                let l: u32 = r.word()?.parse().unwrap_or(0);
-                if l != 0 {
-                    line = l;
+                let loc = location(r, ptx_line);
+                // `.loc 1 0 0` (code of no line) keeps the place before it.
+                if loc.line == 0 {
+                    continue;
                 }
-                r.skip_line(ptx_line);
+                file = loc.file;
+                line = loc.line;
+                call = loc.inlined.map(|(helper, at)| {
+                    let c = match outermost.get(&at) {
+                        // Called from a helper: the outermost call stays, and the call one
+                        // level in is the first call made inside it.
+                        Some(&c) => Call { inner: if c.inner.0 == 0 { at } else { c.inner }, helper, ..c },
+                        None => Call {
+                            file: at.0,
+                            line: at.1,
+                            column: at.2,
+                            inner: (0, 0, 0),
+                            body: helper,
+                            helper,
+                        },
+                    };
+                    outermost.insert((loc.file, loc.line, loc.column), c);
+                    c
+                });
             }
             Tok::Word(w) if w == ".pragma" => r.skip_statement(),
             Tok::Word(w) if w == ".reg" => {
@@ -538,6 +586,7 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
                 s.guard = Some((p, negated));
                 s.file = file;
                 s.line = line;
+                s.call = call;
                 f.body.push(Item::Stmt(s));
             }
             Tok::Word(w) => {
@@ -546,6 +595,7 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
                 let mut s = statement(r, &scopes, ptx_line)?;
                 s.file = file;
                 s.line = line;
+                s.call = call;
                 f.body.push(Item::Stmt(s));
             }
             other => return Err(ParseError { ptx_line, message: format!("unexpected {other:?}") }),
@@ -580,7 +630,7 @@ fn statement(
         }
     }
     r.expect(';')?;
-    Ok(Statement { guard: None, opcode, operands, file: 0, line: 0, ptx_line })
+    Ok(Statement { guard: None, opcode, operands, file: 0, line: 0, call: None, ptx_line })
 }
 
 fn operand(r: &mut Reader, scopes: &[HashMap<String, String>]) -> Result<Operand, ParseError> {

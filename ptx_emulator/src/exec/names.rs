@@ -1,0 +1,130 @@
+//! How a fault's sentence names what the kernel names: an mbarrier as the source calls it
+//! (`full[2]`, from a static `__shared__` array, or from the argument of the call that
+//! initialised it, for barriers a kernel reaches through pointers into its dynamic shared memory),
+//! and a block of the cluster other than the one whose thread the sentence is about. Computed
+//! only when a sentence is made.
+
+use super::state::Cluster;
+
+impl Cluster<'_> {
+    /// The mbarrier at byte `at` of block `rank`, as the kernel names it: "the mbarrier `full[2]`"
+    /// (of another block: "… of block (1,0,0), rank 1 of this cluster"), or by its byte where the
+    /// source does not say.
+    pub fn mbar_name(&self, rank: usize, at: usize) -> String {
+        self.mbar_name_from(self.rank, rank, at)
+    }
+
+    /// The same, for a sentence about a thread of block `from`.
+    pub fn mbar_name_from(&self, from: usize, rank: usize, at: usize) -> String {
+        let name = match self.static_mbar(at).or_else(|| self.initialised_as(rank, at)) {
+            Some(n) => format!("the mbarrier `{n}`"),
+            None => format!("the mbarrier at {}", self.shared_place(at)),
+        };
+        format!("{name}{}", self.peer_block_from(from, rank))
+    }
+
+    /// Nothing for the running block; for another block of the cluster, ` of block (x,y,z), rank
+    /// r of this cluster`.
+    pub fn peer_block(&self, rank: usize) -> String {
+        self.peer_block_from(self.rank, rank)
+    }
+
+    fn peer_block_from(&self, from: usize, rank: usize) -> String {
+        match self.ctas.get(rank) {
+            Some(cta) if rank != from => {
+                let c = cta.ctaid;
+                format!(" of block ({},{},{}), rank {rank} of this cluster", c[0], c[1], c[2])
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// An mbarrier in a static shared array: `name[i]` (`name` alone for a single one).
+    fn static_mbar(&self, at: usize) -> Option<String> {
+        let v = self.k.shared_vars.iter().rev().find(|v| at >= v.start && at < v.end)?;
+        if at >= self.k.dynamic_at && self.k.dynamic_at > v.start {
+            return None;
+        }
+        Some(if v.end - v.start <= 8 {
+            v.name.clone()
+        } else {
+            format!("{}[{}]", v.name, (at - v.start) / 8)
+        })
+    }
+
+    /// An mbarrier named by the first argument of the call that initialised it (`mbar_init(&full[s],
+    /// 1)`: `full`), indexed from the lowest barrier initialised under that name, 8 bytes apart.
+    fn initialised_as(&self, rank: usize, at: usize) -> Option<String> {
+        let mbars = &self.ctas.get(rank)?.mbars;
+        let (base, bare) = self.init_argument(mbars.get(&at)?.init_pc)?;
+        let mut same = mbars
+            .iter()
+            .filter(|(_, m)| self.init_argument(m.init_pc).is_some_and(|(b, _)| b == base))
+            .map(|(a, _)| *a);
+        let lowest = same.clone().min()?;
+        if bare && same.all(|a| a == at) {
+            return Some(base);
+        }
+        Some(format!("{base}[{}]", (at - lowest) / 8))
+    }
+
+    /// The variable the first argument of an inlined call names, and whether the argument is the
+    /// variable alone (no index, no offset).
+    fn init_argument(&self, pc: u32) -> Option<(String, bool)> {
+        let (file, line, column) = self.k.call_site(self.k.insts.get(pc as usize)?)?;
+        let line = self.k.sources.get(&file)?.get(line.checked_sub(1)? as usize)?;
+        let from = line.char_indices().nth(column.saturating_sub(1) as usize).map_or(0, |(i, _)| i);
+        call_argument(&line[from..])
+    }
+}
+
+/// The variable named by the first argument of the call at the start of `text`: `mbar_init(&full[s],
+/// 1)` gives `full`, `init(smem(bar + 2), 1)` gives `bar`; with whether the argument is the bare
+/// variable.
+pub fn call_argument(text: &str) -> Option<(String, bool)> {
+    let open = text.find('(')?;
+    let arg = first_argument(&text[open + 1..])?;
+    let arg = arg.trim().trim_start_matches('&').trim_start();
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    let len = arg.find(|c: char| !ident(c)).unwrap_or(arg.len());
+    let (name, rest) = arg.split_at(len);
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    if rest.trim_start().starts_with('(') {
+        // A call around the barrier's address (`smem(&full[s])`): its own first argument.
+        return call_argument(arg);
+    }
+    Some((name.to_owned(), rest.trim().is_empty()))
+}
+
+/// The text up to the first comma or closing parenthesis outside brackets.
+fn first_argument(text: &str) -> Option<&str> {
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth > 0 => depth -= 1,
+            ')' | ',' if depth == 0 => return Some(&text[..i]),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::call_argument;
+
+    #[test]
+    fn the_barrier_is_the_calls_first_argument() {
+        let arg = |t: &str| call_argument(t).map(|(n, bare)| format!("{n} {bare}"));
+        assert_eq!(arg("mbar_init(&full[s], 1);"), Some("full false".into()));
+        assert_eq!(arg("mbar_init(&empty[(it + 1) % S], 4 * C)"), Some("empty false".into()));
+        assert_eq!(arg("mbar_init(bar, 1)"), Some("bar true".into()));
+        assert_eq!(arg("mbar_init(turn + me, 1)"), Some("turn false".into()));
+        assert_eq!(arg("init(smem(&s.full[2]), 1)"), Some("s.full false".into()));
+        assert_eq!(arg("mbar_init(0, 1)"), None);
+        assert_eq!(arg("no call here"), None);
+    }
+}
