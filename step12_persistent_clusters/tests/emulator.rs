@@ -308,12 +308,14 @@ fn nvrtc_emulator_names_a_phase_that_completes_before_its_copies_land() {
         "mbar_expect_bytes(&full[s], STAGE_BYTES - 4096);",
     );
     for shape in [(64, 64, 64), (256, 256, 256), (130, 260, 40)] {
-        let message = emulator::assert_fault_named(&fewer, &[], shape, &["the mbarrier at "]);
+        let message = emulator::assert_fault_named(&fewer, &[], shape, &["the mbarrier `full["]);
         assert!(
             message.contains("announced 4096 bytes fewer than the phase's copies carry")
                 || message.contains("deliver 4096 bytes more than its expect_tx announced"),
             "the shortfall is not named: {message}"
         );
+    }
+}
 
 /// The line (from 1) of the kernel's first line that contains `text`.
 fn line_of(text: &str) -> usize {
@@ -362,8 +364,10 @@ fn nvrtc_emulator_names_a_count_of_the_pieces_made_relaxed() {
                 "is relaxed (the storing side needs a release after the barrier that gathers its group's stores, and this side an acquire that reads what the release wrote)",
             ],
         );
-        // The atomic's own line: the asm statement of `arrive`.
-        let atomic = line_after(&message, &format!("because the atomic at {file}:"));
+        // The atomic: the call of `arrive` in the kernel, then the helper's asm statement.
+        let call = line_after(&message, &format!("because the atomic at {file}:"));
+        assert_eq!(call, line_of("arrive(count) == cut.y - 1"), "{shape:?}: {message}");
+        let atomic = line_after(&message, &format!("{file}:{call}, in arrive at :"));
         let asm = line_of("atom.add.acq_rel.gpu.global.u32");
         assert!((asm..asm + 3).contains(&atomic), "{shape:?}: the atomic at line {atomic}: {message}");
     }
@@ -403,7 +407,10 @@ fn nvrtc_emulator_names_the_count_a_launch_left_for_the_next() {
         ] {
             assert!(finding.contains(part), "{args:?}: `{part}` missing from: {finding}");
         }
-        for before in [format!("` at {path}:"), format!("the atomic at {path}:")] {
+        // The read: the call of `arrive`, then the helper's asm; launch 1's atomic: the asm.
+        let call = line_after(finding, &format!("` at {path}:"));
+        assert_eq!(call, line_of("arrive(count) == cut.y - 1"), "{args:?}: {finding}");
+        for before in [format!("{path}:{call}, in arrive at :"), format!("the atomic at {path}:")] {
             let line = line_after(finding, &before);
             assert!((asm..asm + 3).contains(&line), "{args:?}: line {line}: {finding}");
         }
