@@ -42,6 +42,7 @@ mod schedule;
 mod shadows;
 pub mod state;
 pub mod tensor;
+mod timeline_hooks;
 pub mod tma;
 
 pub use state::{Cluster, Lanes, Launch, Warp};

@@ -64,6 +64,9 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     if args.scaled && args.save_c.is_some() {
         bail!("--scaled computes only a few blocks of C, so there is no whole C to save");
     }
+    if args.picture_to.is_some() && args.picture_access.is_none() {
+        bail!("--picture-to says where --picture-access writes, and no --picture-access was given");
+    }
     let files = super::files_of(args)?;
     // Every side of the default shape at most SMALL_SIDE: a second or two for any lab.
     let default = (step.default_shape)(&Limits::LARGEST);
@@ -86,12 +89,8 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     for a in &emulated.advisories {
         println!("{}", a.sentence());
     }
-    match (&args.picture_access, &args.picture_to) {
-        (Some(request), _) => emulated.machine.watch(request.clone()).map_err(|e| anyhow!("{e}"))?,
-        (None, Some(_)) => {
-            bail!("--picture-to says where --picture-access writes, and no --picture-access was given")
-        }
-        (None, None) => {}
+    if let Some(request) = &args.picture_access {
+        emulated.machine.watch(request.clone()).map_err(|e| anyhow!("{e}"))?;
     }
     let block = args.timeline_block.unwrap_or([0; 3]);
     emulated.machine.timeline = args.picture_timeline.as_ref().map(|_| (ENTRY.to_owned(), block));
