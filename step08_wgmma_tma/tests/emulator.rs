@@ -230,7 +230,7 @@ fn nvrtc_emulator_names_a_phase_that_completes_before_its_copies_land() {
                 &[],
                 shape,
                 &[
-                    "phase 0 of the mbarrier at ",
+                    "phase 0 of the mbarrier `full[",
                     &format!("completed with {short} bytes of {copies} issued at "),
                     &format!("announced {short} bytes fewer than the phase's copies carry"),
                 ],
@@ -258,7 +258,7 @@ fn nvrtc_emulator_names_an_mbarrier_used_before_its_init_is_ordered() {
             &[],
             shape,
             &[
-                "thread (128,0,0) of block (0,0,0) uses the mbarrier at ",
+                "thread (128,0,0) of block (0,0,0) uses the mbarrier `full[",
                 "with nothing ordering the use after its mbarrier.init by thread (0,0,0) of block (0,0,0) at ",
             ],
         );

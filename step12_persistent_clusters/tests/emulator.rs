@@ -283,7 +283,7 @@ fn nvrtc_emulator_names_a_peer_that_uses_an_mbarrier_before_its_init_is_ordered(
             &[],
             shape,
             &[
-                "uses the mbarrier at ",
+                "uses the mbarrier `",
                 "with nothing ordering the use after its mbarrier.init by thread (0,0,0) of block ",
             ],
         );

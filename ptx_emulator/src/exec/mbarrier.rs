@@ -80,7 +80,7 @@ impl Cluster<'_> {
                 ),
             )
         })?;
-        self.init_happened_before(inst, w, l, at, &m)?;
+        self.init_happened_before(inst, w, l, (rank, at), &m)?;
         Ok(m)
     }
 
@@ -201,7 +201,7 @@ impl Cluster<'_> {
             && !m.flying.is_empty()
         {
             self.rank = rank;
-            return Err(self.completed_early(at, m));
+            return Err(self.completed_early((rank, at), m));
         }
         if let Some(m) = self.ctas[rank].mbars.get_mut(&at)
             && m.pending == 0
@@ -324,7 +324,7 @@ impl Cluster<'_> {
     }
 
     /// Phase `m.phase` of the mbarrier at byte `at` completes with `m.flying` still to land.
-    pub(super) fn completed_early(&self, at: usize, m: &Mbar) -> Fault {
+    pub(super) fn completed_early(&self, (rank, at): (usize, usize), m: &Mbar) -> Fault {
         let bytes: u64 = m.flying.iter().map(|&(_, b)| u64::from(b)).sum();
         let copies = match m.flying.len() {
             1 => "the copy".to_owned(),
@@ -342,9 +342,9 @@ impl Cluster<'_> {
         self.fault(
             FaultKind::Barrier,
             format!(
-                "phase {} of the mbarrier at {} completed with {bytes} bytes of {copies} issued at {} still to land: {cause}, so a thread that waits on the phase may read {boxes}",
+                "phase {} of {} completed with {bytes} bytes of {copies} issued at {} still to land: {cause}, so a thread that waits on the phase may read {boxes}",
                 m.phase,
-                self.shared_place(at),
+                self.mbar_name(rank, at),
                 self.flying_lines(m)
             ),
         )
@@ -371,9 +371,9 @@ impl Cluster<'_> {
                 Err(self.fault(
                     FaultKind::Barrier,
                     format!(
-                        "the copy issued at {} lands its {bytes} bytes on phase {now} of the mbarrier at {}, after phase {phase} it was issued in has completed (or the mbarrier was initialised again), so a thread that waited on that phase may have read its box before it landed",
+                        "the copy issued at {} lands its {bytes} bytes on phase {now} of {}, after phase {phase} it was issued in has completed (or the mbarrier was initialised again), so a thread that waited on that phase may have read its box before it landed",
                         self.at(&self.k.insts[pc as usize]),
-                        self.shared_place(at)
+                        self.mbar_name(rank, at)
                     ),
                 ))
             }

@@ -149,7 +149,7 @@ impl Cluster<'_> {
         inst: &Inst,
         w: &Warp,
         l: usize,
-        at: usize,
+        (rank, at): (usize, usize),
         m: &Mbar,
     ) -> Result<(), Fault> {
         let (s, clock, lane) = m.init;
@@ -161,9 +161,9 @@ impl Cluster<'_> {
         Err(self.fault(
             FaultKind::Race,
             format!(
-                "{} uses the mbarrier at {} at {} with nothing ordering the use after its mbarrier.init by {initialiser} at {} (a thread that did not initialise an mbarrier may use it only after a barrier that follows the init: __syncthreads() in its block, barrier.cluster for a peer block)",
+                "{} uses {} at {} with nothing ordering the use after its mbarrier.init by {initialiser} at {} (a thread that did not initialise an mbarrier may use it only after a barrier that follows the init: __syncthreads() in its block, barrier.cluster for a peer block)",
                 self.who(w.index, l),
-                self.shared_place(at),
+                self.mbar_name(rank, at),
                 self.at(inst),
                 self.at(&self.k.insts[m.init_pc as usize])
             ),
