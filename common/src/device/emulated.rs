@@ -33,21 +33,7 @@ pub const SMS: u32 = ptx_emulator::SMS;
 /// line of every instruction (NVRTC's `--generate-line-info`, which changes no instruction), and
 /// `-D NAME=value` for each define.
 pub fn ptx(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<String> {
-    if !nvrtc_present() {
-        bail!("{NO_NVRTC}");
-    }
-    let mut options = vec![
-        format!("--gpu-architecture={arch}"),
-        "--std=c++17".to_owned(),
-        "--generate-line-info".to_owned(),
-    ];
-    options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
-    gpu::nvrtc_program(source, file, arch, &options, |prog, _| {
-        // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
-        let ptx = unsafe { nvrtc::result::get_ptx(prog) };
-        let ptx = ptx.map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}"))?;
-        Ok(own_file_name(&gpu::c_text(&ptx), file))
-    })
+    Ok(ptx_and_log(source, file, arch, &[], defines)?.0)
 }
 
 /// The H100's machine code of a Hopper kernel and the PTX it was made from, in one compile for
@@ -55,16 +41,27 @@ pub fn ptx(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> R
 /// text a compile for [`HOPPER_PTX_ARCH`] gives) and NVRTC's log, whose ptxas lines hold the
 /// kernel's registers and ptxas's advisories, their PTX line numbers counted in that PTX.
 pub fn hopper_ptx_and_log(source: &str, file: &str, defines: &[(String, u32)]) -> Result<(String, String)> {
+    ptx_and_log(source, file, HOPPER_TARGET, &["--ptxas-options=-v"], defines)
+}
+
+/// One compile for `target` with line information, `extra` options and the defines: the PTX
+/// (its `.file` naming `file`) and NVRTC's log.
+fn ptx_and_log(
+    source: &str,
+    file: &str,
+    target: &str,
+    extra: &[&str],
+    defines: &[(String, u32)],
+) -> Result<(String, String)> {
     if !nvrtc_present() {
         bail!("{NO_NVRTC}");
     }
-    let target = HOPPER_TARGET;
     let mut options = vec![
         format!("--gpu-architecture={target}"),
         "--std=c++17".to_owned(),
         "--generate-line-info".to_owned(),
-        "--ptxas-options=-v".to_owned(),
     ];
+    options.extend(extra.iter().map(|o| (*o).to_owned()));
     options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
     gpu::nvrtc_program(source, file, target, &options, |prog, log| {
         // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
