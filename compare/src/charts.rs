@@ -7,7 +7,7 @@ use common::report::rate;
 use common::{Intensity, Precision};
 
 use crate::svg::{self, Anchor, FONT, LogAxis, Marker, Stroke, Svg, TITLE_FONT, WIDTH, number, text_width};
-use crate::{CUBLAS, CUBLAS_TF32, Cell, Results};
+use crate::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results};
 
 /// The line of a cuBLAS baseline: SGEMM dashed, TF32 dotted (in both charts).
 fn baseline_stroke(name: &str) -> Stroke {
@@ -73,10 +73,12 @@ fn left_margin(ticks: &[f64]) -> f64 {
 }
 
 impl Results {
-    /// Whether row `row` is the lab that runs on the CPU: not a baseline, and no GPU intensity.
+    /// Whether row `row` is the lab that runs on the CPU: neither a baseline nor a GPU step. Told
+    /// by its name, as the record tells each row's arithmetic: a page without a roofline (a
+    /// predicted one) holds no intensities, so a missing intensity does not make a lab the CPU's.
     fn on_cpu(&self, row: usize) -> bool {
         let name = &self.rows[row].0;
-        name != CUBLAS && name != CUBLAS_TF32 && self.intensities.get(row).copied().flatten().is_none()
+        name != CUBLAS && name != CUBLAS_TF32 && !GPU_STEPS.iter().any(|s| s.name == name)
     }
 
     /// Per row, the style index of a GPU lab that has a result (its colour and marker in both
@@ -97,7 +99,8 @@ impl Results {
 
     /// An SVG chart: GFLOP/s against size, one line per GPU lab and cuBLAS baseline that has a
     /// result, both axes logarithmic, the vertical one fitted to them. The CPU lab, far slower,
-    /// is named in a note under the chart with its rates.
+    /// is named in a note under the chart with its rates; a predicted chart says under it what
+    /// its lines are.
     pub fn chart(&self) -> String {
         let styles = self.lab_styles();
         let drawn: Vec<usize> = (0..self.rows.len())
@@ -139,8 +142,10 @@ impl Results {
         let sizes: Vec<f64> = self.sizes.iter().map(|&s| s as f64).collect();
         let x_ticks_at = svg::spaced(&x, &sizes, |s| text_width(s, FONT), 10.0);
 
-        let note = self.cpu_note();
-        let height = bottom + 2.0 * FONT + 20.0 + if note.is_some() { FONT + 14.0 } else { 0.0 } + 10.0;
+        let notes: Vec<String> = self.cpu_note().into_iter().chain(self.predicted_note()).collect();
+        // The first note 14 pixels under the axis title, each further one 6 under the last.
+        let note_at = |i: usize| FONT + 14.0 + i as f64 * (FONT + 6.0);
+        let height = bottom + 2.0 * FONT + 20.0 + notes.len().checked_sub(1).map_or(0.0, note_at) + 10.0;
         let mut svg = Svg::new(WIDTH, height);
         let title = format!("GFLOP/s of each lab against the size, on {}", self.device);
         svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, Anchor::Middle, false);
@@ -150,8 +155,8 @@ impl Results {
         svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, Anchor::Middle, true);
         let x_title = bottom + 2.0 * FONT + 14.0;
         svg.text(((left + right) / 2.0, x_title), "M = N = K", FONT, Anchor::Middle, false);
-        if let Some(note) = note {
-            svg.text((left, x_title + FONT + 14.0), &note, FONT, Anchor::Start, false);
+        for (i, note) in notes.iter().enumerate() {
+            svg.text((left, x_title + note_at(i)), note, FONT, Anchor::Start, false);
         }
 
         // The lines, then the markers: one that falls on an earlier lab's is drawn larger and
@@ -202,6 +207,18 @@ impl Results {
             )
         };
         Some(format!("Not drawn: {name}, on the CPU, far below this range: {rates}."))
+    }
+
+    /// The note under a predicted chart: the labs' lines are the H100 rates the time model
+    /// predicts, computed without a GPU; cuBLAS's are the rates the H100 recorded.
+    fn predicted_note(&self) -> Vec<String> {
+        if !self.predicted {
+            return vec![];
+        }
+        vec![
+            "Labs: H100 rates predicted by the PTX emulator's time model, without a GPU.".to_owned(),
+            "cuBLAS: the rates recorded on the H100.".to_owned(),
+        ]
     }
 
     /// An SVG roofline at [`Results::roofline_size`]: the compute roofs (the FP32 peak, and where
@@ -652,6 +669,36 @@ pub(crate) mod tests {
         assert!(!texts.contains(&"100") && !texts.contains(&"100\u{202f}000"), "{texts:?}");
         // One marker per result of a lab (cuBLAS has lines only), and one per lab in the legend.
         assert_eq!(svg.matches("stroke-width=\"0.75\"").count(), 2 + 2 + 2 + 3);
+    }
+
+    /// A record without a roofline section (a predicted page) holds no intensities: its GPU labs
+    /// are drawn all the same, none taken for the CPU lab.
+    #[test]
+    fn a_record_without_intensities_draws_the_same_labs() {
+        let bare = Results { intensities: vec![None; sample().rows.len()], ..sample() };
+        assert_eq!(bare.chart(), sample().chart());
+    }
+
+    /// A predicted chart says under it that the labs' lines are predicted H100 rates, and
+    /// cuBLAS's the recorded ones, each note within the chart's width; a measured chart does not.
+    #[test]
+    fn a_predicted_chart_says_its_rates_are_predicted() {
+        let predicted = Results { predicted: true, ..sample() };
+        let svg = predicted.chart();
+        assert_legible(&svg);
+        let texts = texts(&svg);
+        let notes = predicted.predicted_note();
+        assert_eq!(notes.len(), 2);
+        for note in &notes {
+            assert!(texts.contains(&note.as_str()), "{note} missing: {texts:?}");
+            assert!(note.contains("H100") && !note.contains("measured"), "{note}");
+            // From the plot's left edge (at most 110 pixels in) to the chart's right.
+            assert!(110.0 + text_width(note, FONT) <= WIDTH, "{note} runs off the chart");
+        }
+        // The CPU lab's note is still the first.
+        let at = |note: &str| texts.iter().position(|t| t.starts_with(note)).unwrap();
+        assert!(at("Not drawn: step01_cpu_naive") < at(&notes[0]));
+        assert!(!sample().chart().contains(&notes[0]));
     }
 
     #[test]

@@ -98,10 +98,15 @@ pub struct Results {
     pub date: String,
     /// The command that produced these results.
     pub command: String,
+    /// Whether the labs' rates are the H100 times the emulator's time model predicts
+    /// (`compare --predicted`, run without a GPU) rather than measured on the device; the
+    /// page says "Predicted" where a measured one says "Measured".
+    pub predicted: bool,
     pub sizes: Vec<usize>,
     pub rows: Vec<(String, Vec<Option<Cell>>)>,
     /// One per row, in the order of `rows`: the step's arithmetic intensity at its default
-    /// parameters; None for the CPU step and cuBLAS.
+    /// parameters; None for the CPU step and cuBLAS, and for every row of a page without a
+    /// roofline (a predicted one), whose record does not hold them.
     pub intensities: Vec<Option<Intensity>>,
     /// One per row: the arithmetic it claims. A TF32 row is set against cuBLAS TF32 and the
     /// TF32 peak; a row of three TF32 products (FP32 accuracy) against cuBLAS SGEMM, under a
@@ -441,6 +446,7 @@ mod tests {
             nvrtc: "13.0".into(),
             date: "2026-11-21".into(),
             command: command_line(&["--sizes".into(), "256,512".into()]),
+            predicted: false,
             sizes: vec![256, 512],
             rows: vec![
                 ("step01_cpu_naive".into(), vec![c(1.0), c(0.5)]),

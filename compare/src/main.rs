@@ -227,6 +227,7 @@ fn run(args: Args, command: String) -> Result<bool> {
         nvrtc,
         date,
         command,
+        predicted: false,
         sizes,
         rows,
         intensities,

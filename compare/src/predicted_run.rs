@@ -65,27 +65,8 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         }
         rows.push((step.name.to_owned(), cells));
     }
-    for (name, tf32) in [(CUBLAS, false), (CUBLAS_TF32, true)] {
-        rows.push((name.to_owned(), sizes.iter().map(|&s| recorded_cublas(s, tf32)).map(cell_of).collect()));
-    }
-    let precision: Vec<Precision> =
-        GPU_STEPS.iter().map(|s| s.precision).chain([Precision::Fp32, Precision::Tf32]).collect();
     let (major, minor) = gpu::nvrtc_version().unwrap_or((0, 0));
-    let results = Results {
-        device: DEVICE.to_owned(),
-        driver: "none".to_owned(),
-        nvrtc: format!("{major}.{minor}"),
-        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
-        command,
-        sizes: sizes.clone(),
-        intensities: vec![None; rows.len()],
-        precision,
-        rows,
-        peak_gflops: 0.0,
-        tf32_peak_gflops: None,
-        dram_gbs: None,
-        smem_gbs: 0.0,
-    };
+    let results = results_of(sizes, rows, format!("{major}.{minor}"), command);
     let table = table(&results, &reference);
     println!("{table}");
     for n in &notes {
@@ -102,6 +83,37 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
     let charts: Vec<String> = charts.iter().map(|p| p.display().to_string()).collect();
     println!("wrote {} and {}", md.display(), charts.join(" and "));
     Ok(true)
+}
+
+/// The results of a predicted run: the labs' predicted `rows` (one per GPU step, in course
+/// order), then the cuBLAS rows as recorded on the H100.
+fn results_of(
+    sizes: Vec<usize>,
+    mut rows: Vec<(String, Vec<Option<Cell>>)>,
+    nvrtc: String,
+    command: String,
+) -> Results {
+    for (name, tf32) in [(CUBLAS, false), (CUBLAS_TF32, true)] {
+        rows.push((name.to_owned(), sizes.iter().map(|&s| recorded_cublas(s, tf32)).map(cell_of).collect()));
+    }
+    let precision: Vec<Precision> =
+        GPU_STEPS.iter().map(|s| s.precision).chain([Precision::Fp32, Precision::Tf32]).collect();
+    Results {
+        device: DEVICE.to_owned(),
+        driver: "none".to_owned(),
+        nvrtc,
+        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_owned(),
+        command,
+        predicted: true,
+        sizes,
+        intensities: vec![None; rows.len()],
+        precision,
+        rows,
+        peak_gflops: 0.0,
+        tf32_peak_gflops: None,
+        dram_gbs: None,
+        smem_gbs: 0.0,
+    }
 }
 
 fn cell_of(gflops: Option<f64>) -> Option<Cell> {
@@ -188,6 +200,57 @@ mod tests {
         assert!(page.contains("step03_single_block at 64³"), "the lab without a prediction says why");
         assert!(out.join("h100-predicted-on-the-cpu.svg").exists());
         std::fs::remove_dir_all(&out).ok();
+    }
+
+    /// The page a predicted run writes, read back as `--redraw` reads it, draws every lab that
+    /// has a prediction as a line of its own beside cuBLAS's, and says under the chart what the
+    /// lines are: predicted H100 rates, not rates measured on the CPU.
+    #[test]
+    fn a_predicted_page_charts_every_lab_as_predicted() {
+        let sizes = vec![256, 1024, 4096];
+        // Step 03 has no prediction at any size, step 10 none at 4096³ (as in a real run).
+        let labs: Vec<(String, Vec<Option<Cell>>)> = GPU_STEPS
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let cells = sizes
+                    .iter()
+                    .map(|&s| {
+                        let none = step.name == "step03_single_block"
+                            || (step.name == "step10_any_shape" && s == 4096);
+                        let gflops = 1000.0 * (i + 1) as f64 * s as f64 / 256.0;
+                        (!none).then_some(Cell { gflops, passed: true, held: None })
+                    })
+                    .collect();
+                (step.name.to_owned(), cells)
+            })
+            .collect();
+        let drawn: Vec<String> =
+            labs.iter().filter(|(_, c)| c.iter().any(Option::is_some)).map(|(n, _)| n.clone()).collect();
+        let cells = labs.iter().flat_map(|(_, c)| c.iter().flatten()).count();
+        let results = results_of(sizes, labs, "13.0".into(), "compare --predicted".into());
+        let reference = Record::parse(REFERENCE).unwrap().results;
+        let page = page(&results, &table(&results, &reference), &[], "x.svg");
+        let record = Record::parse(&page).expect("the page reads back as a record");
+        assert!(record.results.predicted && record.roofline_file.is_none());
+        let svg = record.charts().unwrap().remove(0).1;
+
+        assert_eq!(drawn.len(), GPU_STEPS.len() - 1);
+        for name in drawn.iter().map(String::as_str).chain([CUBLAS, CUBLAS_TF32]) {
+            assert!(svg.contains(&format!(">{name}</text>")), "no legend entry for {name}:\n{svg}");
+        }
+        // A line and a legend key per lab and per cuBLAS baseline; a marker per prediction and
+        // per lab's key (cuBLAS has lines only).
+        assert_eq!(svg.matches("stroke-width=\"2\"").count(), 2 * (drawn.len() + 2), "{svg}");
+        assert_eq!(svg.matches("stroke-width=\"0.75\"").count(), cells + drawn.len(), "{svg}");
+        // The note says the labs' rates are predicted H100 ones; none is called the CPU lab's.
+        assert!(!svg.contains("Not drawn") && !svg.contains(", on the CPU,"), "{svg}");
+        assert!(
+            svg.contains(
+                ">Labs: H100 rates predicted by the PTX emulator's time model, without a GPU.</text>"
+            )
+        );
+        assert!(svg.contains(">cuBLAS: the rates recorded on the H100.</text>"));
     }
 
     #[test]

@@ -60,9 +60,13 @@ impl Record {
         let device = text.lines().next().and_then(|l| l.strip_prefix("# Results on "));
         let device = device.context("not a results record: its first line is not \"# Results on DEVICE\"")?;
         // A GPU run's page says when it was measured; `--predicted`'s, when it was predicted.
-        let measured = text
+        let (measured, predicted) = text
             .lines()
-            .find_map(|l| l.strip_prefix("Measured ").or_else(|| l.strip_prefix("Predicted ")))
+            .find_map(|l| {
+                l.strip_prefix("Measured ")
+                    .map(|rest| (rest, false))
+                    .or_else(|| l.strip_prefix("Predicted ").map(|rest| (rest, true)))
+            })
             .context("the record has no \"Measured\" line")?;
         let (date, rest) = measured.split_once(" with driver ").context("no driver on the Measured line")?;
         let (driver, rest) = rest.split_once(", NVRTC ").context("no NVRTC version on the Measured line")?;
@@ -110,6 +114,7 @@ impl Record {
             nvrtc: nvrtc.to_owned(),
             date: date.to_owned(),
             command: command.to_owned(),
+            predicted,
             sizes,
             precision: rows.iter().map(|(name, _)| precision_of(name)).collect(),
             rows,
