@@ -6,6 +6,9 @@
 #   bash scripts/gpu-model-runs.sh constants  # the microbenchmarks of ptx_emulator/calibration/
 #                                             # throughput.cu (built with nvcc there), and the SM
 #                                             # clock cuBLAS's FP32 and TF32 products hold
+#   bash scripts/gpu-model-runs.sh latency    # the latency microbenchmarks of
+#                                             # ptx_emulator/calibration/latency.cu (built with nvcc
+#                                             # there): cycles a dependent step, by instruction class
 #   bash scripts/gpu-model-runs.sh judged [S] # every lab and stage at 1024³ and 4096³ (or at S³
 #                                             # alone): the times the model's predictions are set beside
 set -uo pipefail
@@ -45,6 +48,15 @@ PY
   } > "$stem-model-constants.log" 2>&1
   cat "$stem-model-constants.log"
   ;;
+latency)
+  {
+    echo "# The time model's latencies: ptx_emulator/calibration/latency.cu on $device, driver $driver, $(date -u +%F)"
+    echo "# Command: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a latency.cu && ./latency (twice)"
+    nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/latency ptx_emulator/calibration/latency.cu 2>&1
+    for run in 1 2; do echo "## run $run"; /tmp/latency 2>&1; done
+  } > "$stem-model-latency.log" 2>&1
+  cat "$stem-model-latency.log"
+  ;;
 judged)
   {
     echo "# Every lab and stage at 1024³ and 4096³ on $device, driver $driver, $(date -u +%F): the times the"
@@ -63,5 +75,5 @@ judged)
   } > "$stem-model-judged${2:+-$2}.log" 2>&1
   cat "$stem-model-judged${2:+-$2}.log"
   ;;
-*) echo "usage: gpu-model-runs.sh constants|judged" >&2; exit 2 ;;
+*) echo "usage: gpu-model-runs.sh constants|latency|judged" >&2; exit 2 ;;
 esac
