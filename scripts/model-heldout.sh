@@ -4,10 +4,11 @@
 # CPU, at 1024³ and 4096³ (the book's appendix "The time model"). The GPU verbs run from a bundle
 # carried as .gpu (scripts/gpu-bundle) and write their records under $OUT (or ./gpu-model).
 #
-#   bash scripts/model-heldout.sh gpu [S...]        # each case's report: time, speed, verify
+#   bash scripts/model-heldout.sh gpu [lessons] [S...] # each case's report: time, speed, verify
+#                                                      (lessons: the pairs the chapters compare)
 #   bash scripts/model-heldout.sh ncu heldout [S...] # each case's busiest units by Nsight Compute
 #   bash scripts/model-heldout.sh ncu labs [S...]    # the same for every lab and stage
-#   scripts/model-heldout.sh predict [S...]          # each case predicted on the CPU (needs NVRTC)
+#   scripts/model-heldout.sh predict [lessons] [S...] # each case predicted on the CPU (needs NVRTC)
 #
 # scripts/model-heldout-table.py sets the three side by side.
 set -uo pipefail
@@ -15,9 +16,17 @@ cd "$(dirname "$0")/.."
 verb=${1:-}
 shift || true
 
-# The held-out cases: "NAME|STEP|ARGUMENTS" a line.
+# The cases of the set asked for (`lessons` as the verb's first argument: the kernels the
+# chapters compare, ptx_emulator/heldout/lessons.txt), "NAME|STEP|ARGUMENTS" a line.
+case_file=ptx_emulator/heldout/cases.txt
+set_name=heldout
+if [ "${1:-}" = lessons ]; then
+    case_file=ptx_emulator/heldout/lessons.txt
+    set_name=lessons
+    shift
+fi
 cases() {
-    grep -v '^#' ptx_emulator/heldout/cases.txt | awk 'NF >= 2 { n = $1; s = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); print n "|" s "|" $0 }'
+    grep -v '^#' "$case_file" | awk 'NF >= 2 { n = $1; s = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); print n "|" s "|" $0 }'
 }
 
 # Every lab and stage, in the same form (the labs the model was built on).
@@ -62,7 +71,7 @@ case "$verb" in
 gpu)
     gpu_header
     {
-        echo "# The time model's held-out set (ptx_emulator/heldout/cases.txt) on $device, driver $driver, $(date -u +%F)."
+        echo "# The time model's $set_name set ($case_file) on $device, driver $driver, $(date -u +%F)."
         echo "# Command: bash .gpu/run bin STEP --size S ARGUMENTS"
         for s in ${@:-1024 4096}; do
             cases | while IFS='|' read -r name step args; do
@@ -71,12 +80,16 @@ gpu)
                 bash .gpu/run bin "$step" --size "$s" $args 2>&1 | grep -E "^  (time|speed|verify|kernel)|rror"
             done
         done
-    } > "$stem-model-heldout.log" 2>&1
-    cat "$stem-model-heldout.log"
+    } > "$stem-model-$set_name.log" 2>&1
+    cat "$stem-model-$set_name.log"
     ;;
 ncu)
-    set_=${1:-heldout}
-    shift || true
+    if [ "$set_name" = lessons ]; then
+        set_=lessons
+    else
+        set_=${1:-heldout}
+        shift || true
+    fi
     gpu_header
     # The bundle unpacks its programs outside the repository on first use; ncu runs them there.
     bash .gpu/run list > /dev/null
