@@ -143,6 +143,7 @@ fn emulated_report() -> Report {
             workers: 2,
             arch: "compute_90a",
             serialized_wgmma: false,
+            recorded: Default::default(),
         })),
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: Some(KernelFacts { why: None, predicted_us: None, ..facts(None) }),

@@ -324,6 +324,14 @@ static char* offset_cycle(size_t bytes, size_t stride) {
     return d;
 }
 
+// A block that spins for `cycles` of its SM's clock and leaves: launched back to back, what a
+// launch adds to a kernel's own time.
+__global__ void spin(long long cycles_to_spin, unsigned* out) {
+    long long start = clock64();
+    while (clock64() - start < cycles_to_spin) {}
+    if (threadIdx.x == 1024) out[0] = 1;
+}
+
 int main() {
     cudaDeviceProp p; CHECK(cudaGetDeviceProperties(&p, 0));
     int sms = p.multiProcessorCount;
@@ -420,6 +428,23 @@ int main() {
         printf("wgmma m64n256k8 tf32 dependent: %.1f cycles a round\n", r1);
         printf("wgmma m64n256k8 tf32, 8 back to back: %.1f cycles a wgmma (%.1f each past the first)\n",
                r8 / 8, (r8 - r1) / 7);
+    }
+    {   // The launch: kernels of a known length back to back, timed by events over 200 launches;
+        // beyond the spin's own time (at the SM clock each spin measured), what a launch adds.
+        for (long long spin_cycles : {0LL, 4000LL, 20000LL, 100000LL}) {
+            for (int blocks : {1, 132}) {
+                cudaEvent_t a, b;
+                CHECK(cudaEventCreate(&a)); CHECK(cudaEventCreate(&b));
+                for (int i = 0; i < 20; i++) spin<<<blocks, 128>>>(spin_cycles, uo);
+                CHECK(cudaEventRecord(a));
+                for (int i = 0; i < 200; i++) spin<<<blocks, 128>>>(spin_cycles, uo);
+                CHECK(cudaEventRecord(b)); CHECK(cudaEventSynchronize(b)); CHECK(cudaGetLastError());
+                float ms = 0; CHECK(cudaEventElapsedTime(&ms, a, b));
+                double us = ms * 1e3 / 200, spin_us = spin_cycles / 1980.0;
+                printf("launch, %d block(s) spinning %lld cycles: %.2f us a launch, %.2f us beyond %.2f us of spin at 1980 MHz\n",
+                       blocks, spin_cycles, us, us - spin_us, spin_us);
+            }
+        }
     }
     CHECK(cudaGetLastError());
     return 0;

@@ -641,6 +641,8 @@ pub struct DecodedKernel {
     pub merge_groups: usize,
     /// The blocks of a cluster the kernel is compiled for (`__cluster_dims__`), if any.
     pub cluster: Option<[u32; 3]>,
+    /// The registers a thread may use under the kernel's launch bounds (255 without).
+    pub register_limit: u32,
 }
 
 /// [`Inst::call`] of an instruction of the kernel's own code.

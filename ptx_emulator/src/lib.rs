@@ -32,6 +32,7 @@ pub mod memory;
 pub mod parse;
 pub mod picture;
 pub mod predict;
+pub mod replay;
 pub mod sanitize;
 pub mod tensor_arith;
 pub mod tensor_map;
@@ -164,6 +165,10 @@ pub struct Machine {
     /// ([`picture::timeline`]); [`Machine::take_timeline`] hands it over.
     pub timeline: Option<(String, [u32; 3])>,
     recorded: Option<picture::timeline::Timeline>,
+    /// Record each launch's busiest cluster for the replay ([`replay`]);
+    /// [`Machine::take_replays`] hands the recordings over.
+    pub record: bool,
+    replays: Vec<replay::Recorded>,
 }
 
 /// The most threads a block may have, as on every GPU the course supports.
@@ -190,6 +195,8 @@ impl Machine {
             watch: None,
             timeline: None,
             recorded: None,
+            record: false,
+            replays: Vec::new(),
         };
         machine.load(ptx)?;
         Ok(machine)
@@ -325,6 +332,13 @@ impl Machine {
             true => self.launch_scaled(name, &launch),
             false => exec::run(&self.global, &launch).map_err(Error::Fault),
         };
+        let replayed = match (&ran, &launch.record) {
+            (Ok(_), Some(ask)) => {
+                let trace = ask.lock().expect("no worker panics holding it").take();
+                trace.map(|trace| replay::Recorded::new(trace, &launch))
+            }
+            _ => None,
+        };
         let recorded = launch.timeline.and_then(|ask| ask.recorded.into_inner().ok().flatten());
         if recorded.is_some() {
             self.recorded = recorded;
@@ -332,6 +346,7 @@ impl Machine {
         if let Some(w) = &self.watch {
             w.launched();
         }
+        self.replays.extend(replayed);
         ran
     }
 
@@ -379,6 +394,11 @@ impl Machine {
     /// executed the line yet).
     pub fn watched(&self) -> Vec<watch::Access> {
         self.watch.as_ref().map(watch::Watch::accesses).unwrap_or_default()
+    }
+
+    /// The recordings of the launches since the last call, for the replay ([`Machine::record`]).
+    pub fn take_replays(&mut self) -> Vec<replay::Recorded> {
+        std::mem::take(&mut self.replays)
     }
 
     /// The timeline recorded by the last launch that recorded one ([`Machine::timeline`]).
@@ -456,6 +476,7 @@ impl Machine {
             watch: self.watch.as_ref(),
             timeline,
             watching: None,
+            record: self.record.then(Default::default),
         })
     }
 

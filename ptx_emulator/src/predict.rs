@@ -45,12 +45,16 @@ pub struct Gpu {
     /// from the L2 (taken as the L2 in full use; the rise between is drawn as a straight line).
     pub latency: f64,
     pub latency_loaded: f64,
-    /// The shortest time a launch takes, back to back (seconds).
+    /// The shortest time a launch takes, back to back (seconds), and what a launch adds to a
+    /// kernel's own time where the kernel is longer.
     pub launch: f64,
+    pub launch_gap: f64,
     /// Cycles the tensor cores stand idle between two wgmma of a warpgroup where ptxas has
     /// serialised them (each waits for the one before it to finish): the pipeline's drain, which
     /// back-to-back wgmma hide.
     pub wgmma_drain: f64,
+    /// One SM, for the replay ([`crate::replay`]).
+    pub sm: crate::replay::Sm,
 }
 
 /// The H100 SXM (80 GB HBM3) the course measures on.
@@ -72,7 +76,9 @@ pub const H100: Gpu = Gpu {
     latency: 283.0,        // measured: a pointer chase through the L2
     latency_loaded: 435.0, // measured: the chase while four blocks of 512 an SM stream the L2, 434 and 436
     launch: 4.0e-6,        // measured: 3.14, 3.19, 4.61 and 5.03 µs a launch of an empty kernel (two records)
+    launch_gap: 1.96e-6,   // measured: latency.cu `spin`, 1.88–1.96 µs beyond 10 and 50 µs kernels
     wgmma_drain: WGMMA_DRAIN_ESTIMATE,
+    sm: crate::replay::H100_SM,
 };
 
 /// The drain of a serialised wgmma, in cycles: an estimate, not yet a measurement (a prediction
@@ -106,6 +112,8 @@ pub struct Shape {
     /// Blocks of the grid, and how many an SM holds at once (its resources allow).
     pub blocks: u64,
     pub resident: u32,
+    /// Registers a thread of the kernel uses (0: not known).
+    pub registers: u32,
     /// The bytes the launch must read from and write to DRAM at least: each operand once.
     pub compulsory_bytes: u64,
 }
@@ -167,7 +175,32 @@ pub struct Prediction {
     pub l2_written_sectors: u64,
     /// Why the number is outside what the model was checked on, if it is.
     pub unchecked: Vec<String>,
+    /// What the replay of the busiest SM found, where the time comes from one.
+    pub replay: Option<Replay>,
 }
+
+/// The replay's side of a prediction.
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    /// The busiest SM's clocks, and the clusters replayed of those it runs.
+    pub cycles: f64,
+    pub replayed: u64,
+    pub clusters: u64,
+    /// The share of the replayed time each unit was busy: issue (of its sustained rate), the
+    /// L1's data path, the busiest tensor core, the SM's share of the L2.
+    pub issue: f64,
+    pub l1: f64,
+    pub tensor: f64,
+    pub l2: f64,
+    /// What the warps waited for, as shares of their waits.
+    pub waits: crate::replay::Waits,
+    /// The L2's latency the replay used.
+    pub l2_latency: f64,
+}
+
+/// The share of its time a unit must be busy for the replay to name it the limit; below it, the
+/// warps' waits are (as Nsight Compute's page reads a kernel none of whose units passes 60%).
+pub const BUSY: f64 = 0.6;
 
 impl Gpu {
     /// The clock a kernel holds: the SIMT clock, lowered toward the tensor clock in proportion
@@ -318,7 +351,83 @@ impl Gpu {
             l2_read_sectors,
             l2_written_sectors,
             unchecked,
+            replay: None,
         }
+    }
+
+    /// The prediction from the replay of the busiest SM's clusters, one recording a launch of
+    /// the kernel (their times add up); the counts' limits are kept beside it for the report. A
+    /// replay that cannot go on (a wait its trace never satisfies) leaves the counts' prediction,
+    /// said so.
+    pub fn predict_replayed(
+        &self,
+        t: &Traffic,
+        shape: Shape,
+        recorded: &[crate::replay::Recorded],
+        serialized_wgmma: bool,
+    ) -> Prediction {
+        let mut p = self.predict_serialized(t, shape, serialized_wgmma);
+        if recorded.is_empty() {
+            return p;
+        }
+        let mut r = Replay::default();
+        let mut replayed_cycles = 0.0;
+        let mut issued = 0.0;
+        let (mut l1, mut tensor, mut l2) = (0.0, 0.0, 0.0);
+        for rec in recorded {
+            let l2_bytes = 32.0
+                * (t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors + t.global_store_sectors)
+                    as f64
+                + t.bulk_store_bytes as f64;
+            let o =
+                rec.replay(&self.sm, self.sms, (shape.resident, shape.registers), serialized_wgmma, l2_bytes);
+            if let Some(why) = o.stuck {
+                p.unchecked.push(format!("its replay stopped ({why}): the time is the counts' limits"));
+                return p;
+            }
+            r.cycles += o.cycles;
+            r.replayed += o.replayed;
+            r.clusters += rec.blocks.div_ceil(u64::from(rec.cluster.max(1)));
+            replayed_cycles += o.replayed_cycles;
+            issued += o.issued;
+            l1 += o.l1_busy;
+            tensor += o.tensor_busy;
+            l2 += o.l2_busy;
+            let w = &mut r.waits;
+            w.memory += o.waited.memory;
+            w.shared += o.waited.shared;
+            w.arithmetic += o.waited.arithmetic;
+            w.barrier += o.waited.barrier;
+            w.asynchronous += o.waited.asynchronous;
+        }
+        let span = replayed_cycles.max(1.0);
+        r.issue = issued / span / self.sm.issue;
+        r.l1 = l1 / span;
+        r.tensor = tensor / span;
+        r.l2 = l2 / span;
+        // The clock: lowered by the share of the time the tensor cores work, where enough SMs
+        // work to hold the GPU at its power limit (a grid of a few blocks leaves it at SIMT's).
+        let filled = (shape.blocks as f64 / f64::from(self.sms)).min(1.0);
+        let mhz = self.clock_mhz(r.tensor * filled);
+        let sm_time = r.cycles / (mhz * 1e6);
+        let dram = shape.compulsory_bytes as f64 / self.dram;
+        let units =
+            [(Limit::Issue, r.issue), (Limit::L1, r.l1), (Limit::TensorCores, r.tensor), (Limit::L2, r.l2)];
+        let (busiest, share) =
+            units.iter().copied().fold((Limit::Latency, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        let mut limit = if share >= BUSY { busiest } else { Limit::Latency };
+        let mut seconds = sm_time + self.launch_gap;
+        if dram > seconds {
+            (limit, seconds) = (Limit::Dram, dram);
+        }
+        if self.launch > seconds {
+            (limit, seconds) = (Limit::Launch, self.launch);
+        }
+        p.seconds = seconds;
+        p.limit = limit;
+        p.clock_mhz = mhz;
+        p.replay = Some(r);
+        p
     }
 }
 
@@ -338,7 +447,8 @@ mod tests {
 
     #[test]
     fn issue_bound_work_takes_its_instructions_over_the_issue_rate() {
-        let p = H100.predict(&fma_launch(), Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        let p = H100
+            .predict(&fma_launch(), Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert_eq!(p.limit, Limit::Issue);
         // Two blocks an SM, 4,000,000 / 3.38 cycles each, at 1980 MHz.
         assert!((p.seconds - 2.0 * 4.0e6 / 3.38 / 1.98e9).abs() < 1e-12, "{}", p.seconds);
@@ -351,7 +461,7 @@ mod tests {
         let mut t = fma_launch();
         t.blocks = 265;
         t.warp_instructions = 265 * 4_000_000;
-        let p = H100.predict(&t, Shape { blocks: 265, resident: 2, compulsory_bytes: 0 });
+        let p = H100.predict(&t, Shape { blocks: 265, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!((p.seconds - 3.0 * 4.0e6 / 3.38 / 1.98e9).abs() < 1e-12, "three blocks on the busiest SM");
         assert!(p.wave_fill < 0.7);
     }
@@ -365,7 +475,7 @@ mod tests {
             load_phases: 132 * 1000,
             ..Default::default()
         };
-        let alone = H100.predict(&t, Shape { blocks: 132, resident: 1, compulsory_bytes: 0 });
+        let alone = H100.predict(&t, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
         assert_eq!(alone.limit, Limit::Latency);
         assert!((alone.seconds - 1000.0 * (100.0 + 283.0) / 1.98e9).abs() < 1e-11);
         // Eight blocks an SM, four at a time: two rounds, each one block's waits and work.
@@ -375,7 +485,7 @@ mod tests {
             load_phases: 1056 * 1000,
             ..Default::default()
         };
-        let four = H100.predict(&t8, Shape { blocks: 1056, resident: 4, compulsory_bytes: 0 });
+        let four = H100.predict(&t8, Shape { blocks: 1056, resident: 4, registers: 0, compulsory_bytes: 0 });
         // Latency: 2 rounds × (283 + 100,000 cycles of waits and work) = 766,000 cycles; issue:
         // 8 blocks × 100,000 = 800,000.
         assert_eq!(four.limit, Limit::Issue, "four blocks side by side cover each other's waits");
@@ -394,7 +504,7 @@ mod tests {
             wgmma_tf32_flops: 132 * 2 * 1000 * 262_144,
             ..Default::default()
         };
-        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let plain = H100.predict(&t, shape);
         assert!(plain.unchecked.is_empty(), "{:?}", plain.unchecked);
         let serial = H100.predict_serialized(&t, shape, true);
@@ -415,16 +525,21 @@ mod tests {
             wgmma_tf32_flops: 132 * 2048 * 1_000_000,
             ..Default::default()
         };
-        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, compulsory_bytes: 0 });
+        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
         assert_eq!(p.limit, Limit::TensorCores);
         assert!((p.clock_mhz - 1420.0).abs() < 1.0, "busy throughout: the tensor clock");
         assert!((p.seconds - 1.0e6 / 1.42e9).abs() < 1e-9);
         let d = Traffic { blocks: 132, warp_instructions: 132, ..Default::default() };
-        let p = H100.predict(&d, Shape { blocks: 132, resident: 1, compulsory_bytes: 3_090_000_000 });
+        let p = H100
+            .predict(&d, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 3_090_000_000 });
         assert_eq!(p.limit, Limit::Dram);
         assert!((p.seconds - 1e-3).abs() < 1e-12);
         assert!(
-            H200.predict(&d, Shape { blocks: 132, resident: 1, compulsory_bytes: 3_090_000_000 }).seconds
+            H200.predict(
+                &d,
+                Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 3_090_000_000 }
+            )
+            .seconds
                 < 1e-3
         );
     }
@@ -440,7 +555,7 @@ mod tests {
             ..Default::default()
         };
         let prefetch = Traffic { overlapped_phases: 132 * 1000, ..plain };
-        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let (a, b) = (H100.predict(&plain, shape), H100.predict(&prefetch, shape));
         assert!((a.seconds - 1000.0 * (283.0 + 100.0) / 1.98e9).abs() < 1e-11);
         assert!((b.seconds - (1000.0 * (283.0 - 100.0) + 100_000.0) / 1.98e9).abs() < 1e-11, "{}", b.seconds);
@@ -458,27 +573,28 @@ mod tests {
             most_block_instructions: 3_380_000,
             ..Default::default()
         };
-        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, compulsory_bytes: 0 });
+        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
         assert!((p.seconds - 1.0e6 / 1.98e9).abs() < 1e-11, "{}", p.seconds);
     }
 
     #[test]
     fn what_the_labs_never_did_is_named_not_hidden() {
         let lab = fma_launch();
-        let p = H100.predict(&lab, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        let p = H100.predict(&lab, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.is_empty(), "{:?}", p.unchecked);
         let atomics = Traffic { atomic_requests: 264 * 100_000, ..fma_launch() };
-        let p = H100.predict(&atomics, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        let p = H100.predict(&atomics, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.iter().any(|u| u.contains("atomic")), "{:?}", p.unchecked);
         // Integer work alone: none of its instructions are FP32, memory or tensor-core ones.
         let scattered = Traffic { global_load_requests: 264, global_lines: 264 * 32, ..fma_launch() };
-        let p = H100.predict(&scattered, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        let p =
+            H100.predict(&scattered, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.iter().any(|u| u.contains("32.0 lines")), "{:?}", p.unchecked);
         let checked = Traffic { global_load_requests: 264, global_lines: 264 * 17, ..fma_launch() };
-        let p = H100.predict(&checked, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        let p = H100.predict(&checked, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.is_empty(), "{:?}", p.unchecked);
         let integer = Traffic { fp32_instructions: 0, ..fma_launch() };
-        let p = H100.predict(&integer, Shape { blocks: 264, resident: 2, compulsory_bytes: 0 });
+        let p = H100.predict(&integer, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.other_share > OTHER_CHECKED_SIMT && p.unchecked.iter().any(|u| u.contains("integer")));
     }
 
@@ -494,7 +610,7 @@ mod tests {
             ..Default::default()
         };
         let row = Traffic { global_lines: 132 * 1000, ..column };
-        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let (c, r) = (H100.predict(&column, shape), H100.predict(&row, shape));
         assert_eq!(c.limit, Limit::L1);
         // 1,000 requests over 0.93 a clock, and 31,000 further lines at one a clock.
@@ -512,7 +628,7 @@ mod tests {
             load_phases: 132 * 1000,
             ..Default::default()
         };
-        let shape = Shape { blocks: 132, resident: 1, compulsory_bytes: 0 };
+        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let p = H100.predict(&quiet, shape);
         assert_eq!(p.load_latency, 283.0, "an idle L2: its idle latency");
         // The same with L2 traffic that takes half the idle time at the L2's bandwidth: the
@@ -527,7 +643,10 @@ mod tests {
 
     #[test]
     fn an_empty_launch_costs_a_launch() {
-        let p = H100.predict(&Traffic::default(), Shape { blocks: 1, resident: 1, compulsory_bytes: 0 });
+        let p = H100.predict(
+            &Traffic::default(),
+            Shape { blocks: 1, resident: 1, registers: 0, compulsory_bytes: 0 },
+        );
         assert_eq!(p.limit, Limit::Launch);
     }
 }

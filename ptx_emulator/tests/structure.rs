@@ -6,6 +6,7 @@ const PARTS: &[(&str, &str)] = &[
     ("state", include_str!("../src/exec/state.rs")),
     ("names", include_str!("../src/exec/names.rs")),
     ("timeline_hooks", include_str!("../src/exec/timeline_hooks.rs")),
+    ("trace_hooks", include_str!("../src/exec/trace_hooks.rs")),
     ("shadows", include_str!("../src/exec/shadows.rs")),
     ("global_watch", include_str!("../src/exec/global_watch.rs")),
     ("global_order", include_str!("../src/exec/global_order.rs")),

@@ -95,7 +95,8 @@ fn nvrtc_serialised_wgmma_are_named_and_raise_the_predicted_time() {
     assert!(verdict.passed());
     // The H100's cycles for the product, without and with the serialisation.
     let cycles = |serialized: bool| {
-        let (p, seconds) = common::predicted::launch(&predict::H100, &traffic, (1, serialized), shape, &[]);
+        let (p, seconds) =
+            common::predicted::launch(&predict::H100, (&traffic, &[]), (1, 0, serialized), shape, &[]);
         (seconds * p.clock_mhz * 1e6, p.unchecked)
     };
     let ((plain, _), (serial, unchecked)) = (cycles(false), cycles(true));

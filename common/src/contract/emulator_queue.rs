@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use anyhow::{Result, anyhow, bail};
 
 use crate::emulated::{
-    self, Arg as EmulatorArg, Config, Machine, Swizzle, TensorMap as EmulatedMap, Traffic,
+    self, Arg as EmulatorArg, Config, Machine, Recorded, Swizzle, TensorMap as EmulatedMap, Traffic,
 };
 use crate::matrix::Shape;
 use crate::pad::padded;
@@ -29,6 +29,9 @@ pub struct EmulatorState {
     pub traffic: Traffic,
     /// What each other kernel moved, launch by launch.
     pub others: Vec<(String, Traffic)>,
+    /// The step's own kernel's launches as the emulator recorded them for the time model's
+    /// replay, where the machine records.
+    pub recorded: Vec<Recorded>,
 }
 
 impl EmulatorState {
@@ -86,7 +89,11 @@ impl<'q> EmulatorQueue<'q> {
         self.machine.scale = scale && own;
         let traffic = self.machine.launch(entry, config, &args).map_err(|e| anyhow!("{e}"));
         self.machine.scale = scale;
+        let recorded = self.machine.take_replays();
         let traffic = traffic?;
+        if own {
+            self.state.recorded.extend(recorded);
+        }
         match own {
             true => self.state.traffic.add(&traffic),
             false => self.state.others.push((entry.to_owned(), traffic)),

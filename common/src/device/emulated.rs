@@ -9,6 +9,7 @@ use cudarc::nvrtc;
 use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 
 pub use ptx_emulator::picture::timeline::{self, Timeline};
+pub use ptx_emulator::replay::Recorded;
 pub use ptx_emulator::{
     Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic, predict,
 };

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use ptx_emulator::Traffic;
 use ptx_emulator::predict::{self, Gpu, Limit, Prediction};
+use ptx_emulator::replay::Recorded;
 
 use crate::matrix::Shape;
 
@@ -37,22 +38,26 @@ fn nearest_square(shape: Shape) -> (usize, f64, f64, bool) {
 /// `serialized`: ptxas serialised the step kernel's wgmma.
 pub fn launch(
     gpu: &Gpu,
-    step: &Traffic,
-    (resident, serialized): (u32, bool),
+    (step, recorded): (&Traffic, &[Recorded]),
+    (resident, registers, serialized): (u32, u32, bool),
     shape: Shape,
     others: &[(String, Traffic)],
 ) -> (Prediction, f64) {
     let compulsory = 4 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) as u64;
-    let main = gpu.predict_serialized(
+    let main = gpu.predict_replayed(
         step,
-        predict::Shape { blocks: step.blocks, resident, compulsory_bytes: compulsory },
+        predict::Shape { blocks: step.blocks, resident, registers, compulsory_bytes: compulsory },
+        recorded,
         serialized,
     );
     let rest: f64 = others
         .iter()
         .map(|(_, t)| {
-            gpu.predict(t, predict::Shape { blocks: t.blocks, resident: u32::MAX, compulsory_bytes: 0 })
-                .seconds
+            gpu.predict(
+                t,
+                predict::Shape { blocks: t.blocks, resident: u32::MAX, registers: 0, compulsory_bytes: 0 },
+            )
+            .seconds
         })
         .sum();
     let whole = main.seconds + rest;
@@ -74,18 +79,14 @@ fn ms(s: f64) -> String {
 /// the limit that sets it and every limit's time, the H200's time, and what the model was not
 /// checked on (a kernel that `spills` registers among it).
 pub fn lines(
-    step: &Traffic,
-    (resident, spills, serialized): (u32, bool, bool),
+    step: (&Traffic, &[Recorded]),
+    (resident, registers, serialized): (u32, u32, bool),
     shape: Shape,
     others: &[(String, Traffic)],
     tf32: bool,
 ) -> String {
-    let (mut p, whole) = launch(&predict::H100, step, (resident, serialized), shape, others);
-    if spills {
-        p.unchecked
-            .push("it spills registers to local memory, whose traffic the model does not count".into());
-    }
-    let (_, h200) = launch(&predict::H200, step, (resident, serialized), shape, others);
+    let (p, whole) = launch(&predict::H100, step, (resident, registers, serialized), shape, others);
+    let (_, h200) = launch(&predict::H200, step, (resident, registers, serialized), shape, others);
     let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
     let (side, sgemm, tf32_rate, exact) = nearest_square(shape);
     let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
@@ -137,6 +138,27 @@ pub fn lines(
         let _ = write!(out, " · the other kernels add {}", ms(whole - p.seconds));
     }
     let _ = writeln!(out);
+    if let Some(r) = &p.replay {
+        let w = &r.waits;
+        let all = (w.memory + w.shared + w.arithmetic + w.barrier + w.asynchronous).max(1e-9);
+        let share = |v: f64| format!("{:.0}%", 100.0 * v / all);
+        let _ = writeln!(
+            out,
+            "            replayed {} of the busiest SM's {} {} in cycles: issue {:.0}% busy · L1 {:.0}% · tensor cores {:.0}% · L2 share {:.0}%; its warps waited on global and local memory {}, shared memory {}, arithmetic {}, barriers {}, copies and mbarriers {}",
+            r.replayed,
+            r.clusters.div_ceil(u64::from(ptx_emulator::SMS)).max(r.replayed),
+            if r.replayed == 1 { "block" } else { "blocks" },
+            100.0 * r.issue,
+            100.0 * r.l1,
+            100.0 * r.tensor,
+            100.0 * r.l2,
+            share(w.memory),
+            share(w.shared),
+            share(w.arithmetic),
+            share(w.barrier),
+            share(w.asynchronous)
+        );
+    }
     let _ = writeln!(
         out,
         "            instructions neither FP32, memory nor tensor-core: {:.0}%",

@@ -35,6 +35,8 @@ pub struct Emulation {
     /// Whether ptxas serialised the kernel's wgmma (its advisories say so), which the time
     /// model counts.
     pub serialized_wgmma: bool,
+    /// The step kernel's launches recorded for the time model's replay.
+    pub recorded: std::sync::Arc<Vec<crate::emulated::Recorded>>,
 }
 
 /// The traffic line: global requests and sectors, shared requests and wavefronts, each with its
@@ -446,12 +448,12 @@ impl fmt::Display for Report {
                 writeln!(f, "           {name}: {}", traffic_line(t))?;
             }
             if let Some(k) = &self.kernel {
-                let (resident, spills) = (k.resources.blocks_per_sm, k.resources.spill_bytes > 0);
+                let (resident, registers) = (k.resources.blocks_per_sm, k.resources.registers);
                 let tf32 = self.precision.is_tf32();
                 let serialized = e.serialized_wgmma;
                 let lines = crate::predicted::lines(
-                    &e.traffic,
-                    (resident, spills, serialized),
+                    (&e.traffic, &e.recorded),
+                    (resident, registers, serialized),
                     self.shape,
                     &e.others,
                     tf32,

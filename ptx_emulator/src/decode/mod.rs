@@ -170,7 +170,17 @@ pub fn decode(
         body,
         sources: HashMap::new(),
         cluster: f.cluster,
+        register_limit: register_limit(f.maxntid, f.minnctapersm),
     })
+}
+
+/// The registers a thread may have, as ptxas reads the launch bounds: 65,536 over the threads
+/// that must fit on an SM at once, in steps of 8, at most 255; 255 without bounds.
+fn register_limit(maxntid: Option<u32>, minnctapersm: Option<u32>) -> u32 {
+    match maxntid {
+        Some(t) if t > 0 => (65_536 / (t * minnctapersm.unwrap_or(1).max(1)) / 8 * 8).clamp(16, 255),
+        _ => 255,
+    }
 }
 
 impl Ctx<'_> {

@@ -80,6 +80,7 @@ impl Cluster<'_> {
     /// `barrier.cluster.arrive`: the lanes count in for the cluster barrier's current phase.
     pub(super) fn cluster_arrive(&mut self, w: &mut Warp, exec: u32) {
         self.cluster_arrived += exec.count_ones();
+        self.trace_cluster(self.cluster_phase);
         for l in Lanes(exec) {
             w.cluster_phase[l] = self.cluster_phase;
         }
@@ -92,6 +93,11 @@ impl Cluster<'_> {
     pub(super) fn cluster_wait(&mut self, w: &Warp, exec: u32) -> u32 {
         let stay =
             Lanes(exec).filter(|&l| w.cluster_phase[l] >= self.cluster_phase).fold(0, |m, l| m | 1 << l);
+        if stay == 0
+            && let Some(l) = Lanes(exec).next()
+        {
+            self.trace_cluster(w.cluster_phase[l]);
+        }
         if stay != exec {
             let released = self.cluster_released.clone();
             super::shadows::join(&mut self.clocks[self.slot], &released);

@@ -163,6 +163,7 @@ impl Cluster<'_> {
             self.note_remote(place.0, self.pc_of(inst));
             self.tick();
             self.timeline_arrive(w, place, tx.map_or(0, |tx| Self::value(w, tx, l)));
+            self.trace_arrive(place);
             self.complete_phase(place)?;
         }
         Ok(())
@@ -245,6 +246,9 @@ impl Cluster<'_> {
             w.regs[d as usize][l] = 1;
             // The phases it now knows complete: up to the last one of parity p.
             let seen = if (m.phase.wrapping_sub(1)) & 1 == p { m.phase } else { m.phase - 1 };
+            if seen > 0 {
+                self.trace_passed(place, seen - 1);
+            }
             super::shadows::join(&mut self.clocks[self.slot], &m.done[p as usize]);
             let pending = &mut self.pending[self.slot];
             match pending.seen.iter_mut().find(|(k, _)| *k == place) {

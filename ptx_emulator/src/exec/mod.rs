@@ -17,6 +17,8 @@
 //!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
 //!   picture of one warp's access keeps (see [`crate::watch`]);
 //! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does;
+//! - `timeline_hooks` and `trace_hooks`: what a block's timeline picture and the time model's
+//!   replay ([`crate::replay`]) record as the warps run;
 //! - [`state`] and [`shadows`]: what a cluster, a block and a warp hold, what the sanitizer keeps
 //!   beside them, and how a fault names them.
 
@@ -44,6 +46,7 @@ pub mod state;
 pub mod tensor;
 mod timeline_hooks;
 pub mod tma;
+mod trace_hooks;
 
 pub use state::{Cluster, Lanes, Launch, Warp};
 

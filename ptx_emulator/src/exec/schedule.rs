@@ -91,6 +91,7 @@ impl<'a> Cluster<'a> {
             at_start: Traffic::default(),
             pairs: Vec::with_capacity(32),
             timeline: launch.timeline.as_ref().map(|_| Box::default()),
+            trace: None,
         }
     }
 
@@ -114,6 +115,7 @@ impl<'a> Cluster<'a> {
             cta.computed = false;
         }
         self.timeline_begin(c);
+        self.trace_begin();
         self.local.fill(0);
         self.l1_seen.clear();
         self.at_start = self.traffic;
@@ -226,6 +228,7 @@ impl<'a> Cluster<'a> {
     /// Every thread has left: what the copy engine still holds must have been waited for.
     fn finish(&mut self) -> Result<(), Fault> {
         self.timeline_end();
+        self.trace_end();
         self.traffic.blocks += self.ctas.len() as u64;
         let (t, s, per) = (&mut self.traffic, &self.at_start, self.ctas.len() as u64);
         t.most_block_instructions =
@@ -451,6 +454,7 @@ impl<'a> Cluster<'a> {
                     m
                 }
             };
+            let before = self.trace_snap();
             let flow = if exec == 0 && !matches!(inst.op, Op::Bra { .. }) {
                 Flow::Next
             } else if mask != (w.running | w.parked) && warp_wide(&inst.op) {
@@ -465,6 +469,9 @@ impl<'a> Cluster<'a> {
                 moved = true;
                 self.traffic.warp_instructions += 1;
                 self.traffic.thread_instructions += u64::from(exec.count_ones());
+                if let Some(before) = before {
+                    self.trace_note(slot, pc, inst, w, exec, before);
+                }
             }
             let uniform = w.uniform.is_some();
             match flow {

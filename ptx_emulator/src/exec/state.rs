@@ -31,6 +31,8 @@ pub struct Launch<'k> {
     pub timeline: Option<crate::picture::timeline::Ask>,
     /// With the sanitizer on and workspaces watched: the watch over them.
     pub watching: Option<super::global_watch::Watching<'k>>,
+    /// Where the replay asks for one: the busiest cluster's recording ([`crate::replay`]).
+    pub record: Option<std::sync::Arc<std::sync::Mutex<Option<crate::replay::trace::Trace>>>>,
 }
 
 impl Launch<'_> {
@@ -308,6 +310,8 @@ pub struct Cluster<'a> {
     pub pairs: Vec<(u32, u32)>,
     /// The block's timeline, where the launch asks for one ([`crate::picture::timeline`]).
     pub timeline: Option<Box<crate::picture::timeline::Recorder>>,
+    /// The cluster's recording for the replay, where the launch asks for one.
+    pub trace: Option<Box<super::trace_hooks::Recorder>>,
 }
 
 impl Cluster<'_> {

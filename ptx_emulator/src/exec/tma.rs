@@ -224,6 +224,7 @@ impl Cluster<'_> {
             }
             self.traffic.multicast_sectors += sectors * ranks.len().saturating_sub(1) as u64;
             self.timeline_issue(w, (bar_at, dst_at), bytes, tmap.address, ranks.len());
+            self.trace_copy(&ranks, bar_at);
             self.traffic.bulk_load_requests += 1;
             self.traffic.bulk_load_bytes += bytes as u64;
             self.traffic.bulk_load_sectors += sectors;

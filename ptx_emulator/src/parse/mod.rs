@@ -63,6 +63,10 @@ pub struct Function {
     pub params: Vec<(String, usize, usize)>,
     /// The blocks of a cluster the kernel asks for (`.reqnctapercluster x, y, z`), if it does.
     pub cluster: Option<[u32; 3]>,
+    /// The launch bounds the kernel declares (`__launch_bounds__`): its most threads a block
+    /// (`.maxntid`, the product of its sides) and its fewest blocks an SM (`.minnctapersm`).
+    pub maxntid: Option<u32>,
+    pub minnctapersm: Option<u32>,
     /// Every register the body may name (scoped ones renamed apart), and its type's name.
     pub regs: Vec<(String, String)>,
     pub shared: Vec<Var>,
@@ -452,6 +456,23 @@ fn function(r: &mut Reader, entry: bool, declaration: bool) -> Result<Option<Fun
                     }
                 }
                 f.cluster = Some(dims);
+            }
+            Tok::Word(w) if w == ".maxntid" || w == ".minnctapersm" => {
+                r.at += 1;
+                let mut product = 1u32;
+                while let Some(Tok::Word(v)) = r.peek() {
+                    let Ok(n) = v.parse::<u32>() else { break };
+                    product = product.saturating_mul(n);
+                    r.at += 1;
+                    if r.is_punct(',') {
+                        r.at += 1;
+                    }
+                }
+                if w == ".maxntid" {
+                    f.maxntid = Some(product);
+                } else {
+                    f.minnctapersm = Some(product);
+                }
             }
             _ => r.at += 1,
         }

@@ -101,7 +101,12 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
 
     let geometry = emulated.geometry;
     let started = Instant::now();
+    // The first product is recorded for the time model's replay; the second (the check of a
+    // second launch) is not.
+    emulated.machine.record = true;
     let (c, call_traffic) = emulated.multiply(&inputs, true)?;
+    emulated.machine.record = false;
+    let recorded = std::sync::Arc::new(std::mem::take(&mut emulated.recorded));
     let seconds = started.elapsed().as_secs_f64();
     draw_timeline(args, &mut emulated.machine)?;
     super::save_c(args, shape, &c)?;
@@ -128,6 +133,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         workers: emulated.machine.workers,
         arch: step.ptx_arch(),
         serialized_wgmma: advisories::serialized(&emulated.advisories),
+        recorded,
     }));
     let fitted = (geometry, emulated.resources);
     let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), false));
@@ -286,6 +292,9 @@ pub struct Emulated<'a> {
     pub advisories: Vec<Advisory>,
     /// What the last product sent down each path, for a step with an FP32 path.
     pub paths: Option<Paths>,
+    /// The step kernel's launches of the last product as the emulator recorded them for the
+    /// time model, where `machine.record` was set.
+    pub recorded: Vec<emulated::Recorded>,
     /// What the step's launch keeps from product to product.
     state: EmulatorState,
 }
@@ -342,6 +351,7 @@ impl<'a> Emulated<'a> {
             advisories,
             paths: None,
             state: EmulatorState::default(),
+            recorded: Vec::new(),
         })
     }
 
@@ -388,7 +398,7 @@ impl<'a> Emulated<'a> {
         };
         let split = matches!(step.extension, Extension::SplitTensorMaps { .. });
         let state = &mut self.state;
-        (state.traffic, state.others) = Default::default();
+        (state.traffic, state.others, state.recorded) = Default::default();
         let mut q = EmulatorQueue::new(machine, state, sanitize);
         if call.common_maps {
             q = q.with_maps((pa, pb), split);
@@ -399,6 +409,7 @@ impl<'a> Emulated<'a> {
             Err(_) => Ok(None),
         };
         let traffic = (std::mem::take(&mut state.traffic), std::mem::take(&mut state.others));
+        self.recorded = std::mem::take(&mut state.recorded);
         let c = machine.read_f32(pc, cells).map_err(fail);
         for p in [pa, pb, pc] {
             machine.free(p);

@@ -34,13 +34,14 @@ pub fn predict(step: &GpuStep, shape: Shape) -> Result<Prediction> {
     let run = |scaled: bool| -> Result<Prediction> {
         let mut e = super::Emulated::new(step, params.clone(), shape, true)?;
         e.machine.scale = scaled;
+        e.machine.record = true;
         let started = Instant::now();
         let (_, (traffic, others)) = e.multiply(&inputs, false)?;
         let emulated_seconds = started.elapsed().as_secs_f64();
         let (p, whole) = predicted::launch(
             &ptx_emulator::predict::H100,
-            &traffic,
-            (e.resources.blocks_per_sm, crate::advisories::serialized(&e.advisories)),
+            (&traffic, &e.recorded),
+            (e.resources.blocks_per_sm, e.resources.registers, crate::advisories::serialized(&e.advisories)),
             shape,
             &others,
         );

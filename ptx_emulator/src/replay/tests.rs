@@ -1,0 +1,158 @@
+//! The replay on traces built by hand, each of which a wrong replay gets wrong: a chain against
+//! independent work, a load hidden by the work after it or not, a barrier, the schedulers, an
+//! mbarrier's phase, ptxas's order and the steady state.
+
+use super::order::schedule;
+use super::sim::{Setup, replay};
+use super::sm::H100_SM;
+use super::trace::{Class, Event, Phase, Static, Trace, Where};
+
+const FMA: u32 = 0; // fma r1 ← r1 (a chain)
+const FMA_FREE: u32 = 1; // fma r2 ← r3 (independent)
+const LOAD: u32 = 2; // ld r4 ← [r5]
+const USE: u32 = 3; // fma r6 ← r4
+const BAR: u32 = 4;
+const WAIT: u32 = 5;
+const COPY: u32 = 6;
+const ADDR: u32 = 7; // add r5 ← r7
+
+fn statics() -> Vec<Static> {
+    let s = |class, reads: &[u32], writes: &[u32]| Static {
+        class,
+        reads: reads.to_vec(),
+        writes: writes.to_vec(),
+    };
+    vec![
+        s(Class::Fp32, &[1], &[1]),
+        s(Class::Fp32, &[3], &[2]),
+        s(Class::GlobalLoad, &[5], &[4]),
+        s(Class::Fp32, &[4], &[6]),
+        s(Class::Barrier, &[], &[]),
+        s(Class::MbarWait, &[], &[8]),
+        s(Class::TmaLoad, &[], &[]),
+        s(Class::Alu, &[7], &[5]),
+    ]
+}
+
+fn at(pc: u32) -> Event {
+    Event { pc, ..Event::default() }
+}
+
+/// A global load that misses the L1 (one L2 sector).
+fn load() -> Event {
+    Event { pc: LOAD, a: 1, b: 1, space: Where::Global, ..Event::default() }
+}
+
+fn trace(streams: Vec<Vec<Event>>, warps_per_block: u32) -> Trace {
+    let links = vec![Vec::new(); streams.len()];
+    Trace { blocks: 1, warps_per_block, streams, links, instructions: 0, local_bytes: 0 }
+}
+
+fn setup() -> Setup {
+    Setup {
+        clusters: 1,
+        resident: 1,
+        busy_sms: 132,
+        shared_bytes: 0,
+        l2_latency: H100_SM.l2,
+        serialized_wgmma: false,
+    }
+}
+
+fn cycles(t: &Trace) -> f64 {
+    let o = replay(t, &statics(), &H100_SM, &setup());
+    assert!(o.stuck.is_none(), "{:?}", o.stuck);
+    o.cycles
+}
+
+#[test]
+fn a_chain_waits_for_each_result_and_independent_work_issues_each_clock() {
+    let chain = cycles(&trace(vec![vec![at(FMA); 100]], 1));
+    let free = cycles(&trace(vec![vec![at(FMA_FREE); 100]], 1));
+    assert!((chain - 100.0 * H100_SM.fp32).abs() < 5.0, "{chain}");
+    let gap = H100_SM.schedulers as f64 / H100_SM.issue;
+    assert!((free - 100.0 * gap).abs() < 5.0, "{free}");
+}
+
+/// The lesson of step 06: the same load and work, the load issued before the work that does not
+/// need it, or after.
+#[test]
+fn a_load_issued_before_the_work_hides_under_it() {
+    let work = vec![at(FMA_FREE); 200];
+    let early: Vec<Event> = [vec![load()], work.clone(), vec![at(USE)]].concat();
+    let late: Vec<Event> = [work, vec![load(), at(USE)]].concat();
+    let (e, l) = (cycles(&trace(vec![early], 1)), cycles(&trace(vec![late], 1)));
+    let gap = H100_SM.schedulers as f64 / H100_SM.issue;
+    assert!(e < 200.0 * gap + 60.0 + H100_SM.l2 - 200.0 * gap + 20.0 && e < l, "early {e}, late {l}");
+    assert!(l > 200.0 * gap + H100_SM.l2, "the late load waits all its latency: {l}");
+}
+
+#[test]
+fn a_barrier_holds_every_warp_until_the_last_arrives() {
+    let long: Vec<Event> = [vec![at(FMA); 100], vec![at(BAR)], vec![at(FMA_FREE)]].concat();
+    let short = vec![at(BAR), at(FMA), at(FMA)];
+    let alone = cycles(&trace(vec![long.clone()], 1));
+    let both = cycles(&trace(vec![long, short], 2));
+    assert!(both > 100.0 * H100_SM.fp32, "{both}");
+    assert!(both >= alone - 1.0, "{both} {alone}");
+    // Without the barrier the short warp would be done long before.
+    let apart = cycles(&trace(vec![vec![at(FMA); 100], vec![at(FMA); 2]], 2));
+    assert!(apart < both, "{apart} {both}");
+}
+
+#[test]
+fn four_schedulers_run_four_warps_at_once_and_a_fifth_shares_one() {
+    let gap = H100_SM.schedulers as f64 / H100_SM.issue;
+    let four = cycles(&trace(vec![vec![at(FMA_FREE); 100]; 4], 4));
+    let eight = cycles(&trace(vec![vec![at(FMA_FREE); 100]; 8], 8));
+    assert!((four - 100.0 * gap).abs() < 5.0, "{four}");
+    assert!((eight - 200.0 * gap).abs() < 5.0, "{eight}");
+}
+
+#[test]
+fn a_copy_releases_the_waiter_on_its_phase_when_it_lands() {
+    let phase = Phase { bar: 8, phase: 0 };
+    let copy = Event { pc: COPY, a: 1024, b: 32, link: 0, links_len: 1, ..Event::default() };
+    let wait = Event { pc: WAIT, link: 1, links_len: 1, ..Event::default() };
+    let mut t = trace(vec![vec![copy, wait, at(FMA)]], 1);
+    t.links = vec![vec![phase, phase]];
+    let c = cycles(&t);
+    assert!(c > H100_SM.tma + H100_SM.mbarrier, "{c}");
+    assert!(c < H100_SM.tma + H100_SM.mbarrier + 60.0, "{c}");
+    // A wait on a phase whose copy comes after it in the same warp never ends: the replay stops
+    // and says so.
+    let mut stuck = trace(vec![vec![Event { link: 0, ..wait }, Event { link: 1, ..copy }]], 1);
+    stuck.links = vec![vec![phase, phase]];
+    assert!(replay(&stuck, &statics(), &H100_SM, &setup()).stuck.is_some());
+}
+
+#[test]
+fn ptxas_moves_loads_up_only_where_registers_are_free() {
+    // An unrolled loop: address, load, use, four times; the loads read the same address register.
+    let body: Vec<Event> = (0..4).flat_map(|_| [at(ADDR), load(), at(USE)]).collect();
+    let kept = schedule(&body, &statics(), 0);
+    assert_eq!(kept, body, "no free registers: the source's order");
+    let moved = schedule(&body, &statics(), 32);
+    assert_eq!(moved.len(), body.len());
+    let first_use = moved.iter().position(|e| e.pc == USE).unwrap();
+    let first_load = moved.iter().position(|e| e.pc == LOAD).unwrap();
+    assert!(first_load < first_use, "{moved:?}");
+    // Every load still follows the address it reads and precedes the use of what it loaded.
+    for (i, _) in moved.iter().enumerate().filter(|(_, e)| e.pc == LOAD) {
+        assert!(moved[..i].iter().any(|p| p.pc == ADDR));
+    }
+    let (slow, fast) = (cycles(&trace(vec![body], 1)), cycles(&trace(vec![moved], 1)));
+    assert!(fast <= slow, "{fast} {slow}");
+}
+
+#[test]
+fn more_clusters_than_the_replay_runs_go_on_at_the_steady_rate() {
+    let t = trace(vec![vec![at(FMA); 50]], 1);
+    let one = replay(&t, &statics(), &H100_SM, &setup());
+    let many = replay(&t, &statics(), &H100_SM, &Setup { clusters: 100, ..setup() });
+    assert!(many.replayed < 100);
+    assert!((many.cycles / one.cycles - 100.0).abs() < 2.0, "{} {}", many.cycles, one.cycles);
+    // Two resident blocks of a chain interleave: half the time each.
+    let two = replay(&t, &statics(), &H100_SM, &Setup { clusters: 100, resident: 2, ..setup() });
+    assert!((two.cycles / one.cycles - 50.0).abs() < 2.0, "{}", two.cycles / one.cycles);
+}
