@@ -6,8 +6,9 @@
 //! first). A load moved up keeps its registers busy for longer, so ptxas moves loads only where
 //! the launch bounds leave registers free: a kernel that uses nearly all of its registers keeps
 //! its loads where the source put them. The replay issues in the order this gives, within each
-//! run of consecutive instructions that a branch, a barrier, a fence or an asynchronous operation
-//! ends. Within a run a load stays after a store to the same memory, and a store after the
+//! run of instructions executed one after the other (a branch not taken, which ptxas turns into
+//! predicates, continues it; one taken ends it, as a barrier, a fence or an asynchronous
+//! operation does). Within a run a load stays after a store to the same memory, and a store after the
 //! loads and the store before it; a global load may pass a shared store, as the machine code's
 //! may.
 
@@ -38,6 +39,7 @@ fn movable(class: Class) -> bool {
             | Class::SharedStore
             | Class::GlobalStore
             | Class::LocalStore
+            | Class::Branch
     )
 }
 

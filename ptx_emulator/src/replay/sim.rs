@@ -453,7 +453,7 @@ fn issue(
     };
     match class {
         Class::Fp32 => set(&mut warps[wi], t + sm.fp32, Cause::Arithmetic),
-        Class::Alu | Class::Control | Class::Joined | Class::WgmmaFence => {
+        Class::Alu | Class::Control | Class::Branch | Class::Joined | Class::WgmmaFence => {
             set(&mut warps[wi], t + sm.alu, Cause::Arithmetic)
         }
         Class::Slow => set(&mut warps[wi], t + sm.slow, Cause::Arithmetic),

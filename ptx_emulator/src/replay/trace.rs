@@ -125,8 +125,10 @@ pub enum Class {
     },
     ClusterArrive,
     ClusterWait,
-    /// Issues, reads nothing, waits for nothing (fences, branches, exits).
+    /// Issues, reads nothing, waits for nothing (fences, exits).
     Control,
+    /// A branch: issues, reads its predicate.
+    Branch,
     /// A shared load the machine code joins into the one before it: no issue of its own.
     Joined,
 }
@@ -269,7 +271,8 @@ fn classify(op: &Op, merge: &Merge) -> (Class, Vec<R>, Vec<R>) {
         }
         Op::Prmt { d, a, b, c } => (Alu, regs(&[*a, *b, *c]), vec![*d]),
         Op::Redux { d, a, .. } => (Exchange, regs(&[*a]), vec![*d]),
-        Op::Bra { .. } | Op::Exit | Op::Trap => (Control, vec![], vec![]),
+        Op::Bra { .. } => (Branch, vec![], vec![]),
+        Op::Exit | Op::Trap => (Control, vec![], vec![]),
         Op::Shfl { d, p, a, b, c, .. } => {
             let mut w = vec![*d];
             w.extend(p.iter().copied());
