@@ -379,8 +379,13 @@ impl Gpu {
                 * (t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors + t.global_store_sectors)
                     as f64
                 + t.bulk_store_bytes as f64;
-            let o =
-                rec.replay(&self.sm, self.sms, (shape.resident, shape.registers), serialized_wgmma, l2_bytes);
+            let o = rec.replay(
+                &self.sm,
+                self.sms,
+                (shape.resident, shape.registers),
+                (serialized_wgmma, 0.0),
+                l2_bytes,
+            );
             if let Some(why) = o.stuck {
                 p.unchecked.push(format!("its replay stopped ({why}): the time is the counts' limits"));
                 return p;

@@ -21,7 +21,7 @@ pub mod sm;
 mod tests;
 pub mod trace;
 
-pub use sim::{Outcome, Setup, Waits};
+pub use sim::{Activity, Outcome, Setup, Span, Waits};
 pub use sm::{H100_SM, Sm};
 pub use trace::{Static, Trace};
 
@@ -61,12 +61,13 @@ impl Recorded {
     /// at the latency its use of the L2 gives (between the idle and the loaded one).
     /// `l2_bytes` is what the whole launch moves through the L2: the SMs that share it are
     /// those that move as much as the busiest does (a persistent grid's idle blocks share none).
+    /// `picture`: keep the first cluster's warps' activity over that many clocks (0: none).
     pub fn replay(
         &self,
         sm: &Sm,
         sms: u32,
         (resident, registers): (u32, u32),
-        serialized_wgmma: bool,
+        (serialized_wgmma, picture): (bool, f64),
         l2_bytes: f64,
     ) -> Outcome {
         let free = if registers == 0 { 0 } else { self.register_limit.saturating_sub(registers) };
@@ -83,6 +84,7 @@ impl Recorded {
             shared_bytes: self.shared_bytes,
             l2_latency: sm.l2,
             serialized_wgmma,
+            picture: 0.0,
         };
         let first = sim::replay(&trace, &self.statics, sm, &setup);
         let per_block = first.l2_bytes / (first.replayed.max(1) * cluster) as f64;
@@ -97,6 +99,7 @@ impl Recorded {
             0.0
         };
         setup.l2_latency = sm.l2 + (sm.l2_loaded - sm.l2) * used;
+        setup.picture = picture;
         sim::replay(&trace, &self.statics, sm, &setup)
     }
 }

@@ -27,6 +27,38 @@ pub struct Setup {
     pub l2_latency: f64,
     /// ptxas made each wgmma wait for the one before it.
     pub serialized_wgmma: bool,
+    /// Keep the first cluster's warps' activity over its first this many clocks, for a picture
+    /// (0: none).
+    pub picture: f64,
+}
+
+/// What a warp did over a stretch of clocks, for the picture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// It issued.
+    Issue,
+    /// Its next instruction was ready, and its scheduler issued another warp's.
+    Ready,
+    /// It waited for a load from global or local memory.
+    Memory,
+    /// For a shared load (or a shuffle).
+    Shared,
+    /// For an arithmetic result (or the tensor cores).
+    Arithmetic,
+    /// At a barrier.
+    Barrier,
+    /// For a copy or an mbarrier's phase.
+    Copies,
+}
+
+/// A stretch of one warp's time: warp `warp` of block `block` of the first cluster.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    pub block: u32,
+    pub warp: u32,
+    pub from: f64,
+    pub to: f64,
+    pub what: Activity,
 }
 
 /// What the replay found.
@@ -50,6 +82,8 @@ pub struct Outcome {
     pub waited: Waits,
     /// Where a replay could not go on (a wait the trace never satisfies).
     pub stuck: Option<String>,
+    /// The first cluster's warps' activity, where the setup asked for a picture.
+    pub spans: Vec<Span>,
 }
 
 /// Clocks warps waited, by what they waited for.
@@ -83,6 +117,21 @@ enum Cause {
     Async,
 }
 
+impl W {
+    /// What the warp's next instruction waited for until `ready`: the gate, or the register
+    /// that was ready last.
+    fn cause_at(&self, ready: f64) -> Cause {
+        if (self.gate - ready).abs() < 1e-9 {
+            return self.gate_cause;
+        }
+        self.ready
+            .iter()
+            .zip(&self.cause)
+            .find(|(r, _)| (**r - ready).abs() < 1e-9)
+            .map_or(self.gate_cause, |(_, c)| *c)
+    }
+}
+
 struct W {
     stream: usize,
     pos: usize,
@@ -96,6 +145,8 @@ struct W {
     gate: f64,
     gate_cause: Cause,
     blocked: Blocked,
+    /// When its last issue ended (for the picture).
+    issued_until: f64,
     /// The arrival index at each named barrier.
     bar_seen: [u32; 16],
     last_shared: f64,
@@ -226,6 +277,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
                 cause: vec![Cause::Arithmetic; nregs],
                 gate: at,
                 gate_cause: Cause::Barrier,
+                issued_until: at,
                 blocked: Blocked::No,
                 bar_seen: [0; 16],
                 last_shared: at,
@@ -320,6 +372,10 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
                 }
             }
         }
+        if setup.picture > 0.0 && warps[wi].instance == 0 && t < setup.picture {
+            picture(&mut out.spans, &warps[wi], trace, (ready, t, t + issue_gap));
+        }
+        warps[wi].issued_until = t + issue_gap;
         let (smi, sched) = (warps[wi].sm, warps[wi].sched);
         sms[smi].sched_free[sched] = t + issue_gap;
         sms[smi].last_warp[sched] = Some(wi);
@@ -403,6 +459,33 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
     }
     out.issued /= blocks as f64;
     out
+}
+
+/// The stretches warp `w` spent between its last issue and this one (waiting until `ready`, then
+/// ready until `t`), and this issue until `end`, added to `spans`, each joined to the warp's last
+/// stretch where it does the same.
+fn picture(spans: &mut Vec<Span>, w: &W, trace: &Trace, (ready, t, end): (f64, f64, f64)) {
+    let per = trace.warps_per_block.max(1);
+    let (block, warp) = (w.stream as u32 / per, w.stream as u32 % per);
+    let waited = match w.cause_at(ready) {
+        Cause::Memory => Activity::Memory,
+        Cause::Shared => Activity::Shared,
+        Cause::Arithmetic => Activity::Arithmetic,
+        Cause::Barrier => Activity::Barrier,
+        Cause::Async => Activity::Copies,
+    };
+    let from = w.issued_until;
+    let stretches =
+        [(from, ready.max(from), waited), (ready.max(from), t, Activity::Ready), (t, end, Activity::Issue)];
+    for (a, b, what) in stretches {
+        if b - a < 1e-9 {
+            continue;
+        }
+        match spans.iter_mut().rev().find(|s| s.block == block && s.warp == warp) {
+            Some(last) if last.what == what && (last.to - a).abs() < 0.5 => last.to = b,
+            _ => spans.push(Span { block, warp, from: a, to: b, what }),
+        }
+    }
 }
 
 /// The latency of a load that the L2 serves, counted on the SM's share of its bandwidth.

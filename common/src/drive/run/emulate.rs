@@ -108,7 +108,10 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     emulated.machine.record = false;
     let recorded = std::sync::Arc::new(std::mem::take(&mut emulated.recorded));
     let seconds = started.elapsed().as_secs_f64();
-    draw_timeline(args, &mut emulated.machine)?;
+    let rounds = draw_timeline(args, &mut emulated.machine)?;
+    let serialized = advisories::serialized(&emulated.advisories);
+    let resources = (emulated.resources.blocks_per_sm, emulated.resources.registers);
+    draw_cycles(args, &recorded, resources, (serialized, rounds))?;
     super::save_c(args, shape, &c)?;
     if let Some(request) = &args.picture_access {
         picture(request, &emulated.machine.watched(), args.picture_to.as_deref())?;
@@ -179,8 +182,8 @@ fn picture(request: &Request, accesses: &[Access], to: Option<&std::path::Path>)
 
 /// With --picture-timeline: the block's timeline the run recorded, drawn to the file, and its
 /// summary printed; recording stops for the launches that follow.
-fn draw_timeline(args: &Args, machine: &mut Machine) -> Result<()> {
-    let Some(file) = &args.picture_timeline else { return Ok(()) };
+fn draw_timeline(args: &Args, machine: &mut Machine) -> Result<bool> {
+    let Some(file) = &args.picture_timeline else { return Ok(false) };
     machine.timeline = None;
     let [x, y, z] = args.timeline_block.unwrap_or([0; 3]);
     let Some(timeline) = machine.take_timeline() else {
@@ -188,12 +191,56 @@ fn draw_timeline(args: &Args, machine: &mut Machine) -> Result<()> {
             "block ({x}, {y}, {z}) did not run in this emulation (a scaled run runs a few blocks), so it has no timeline to draw"
         );
     };
-    timeline.check().map_err(|why| anyhow!(why))?;
+    if let Err(why) = timeline.check() {
+        // A kernel without a pipeline (labs 02–07) has its warps drawn in cycles alone.
+        println!("  timeline {why}: its warps are drawn in the time model's clocks instead");
+        return Ok(false);
+    }
     let window = timeline.window(args.timeline_rounds).map_err(|why| anyhow!(why))?;
     std::fs::write(file, timeline.svg(window))
         .map_err(|e| anyhow!("could not write the timeline to {}: {e}", file.display()))?;
     print!("{}", timeline.summary());
     println!("  rounds {} to {} drawn to {}", window.0, window.1 - 1, file.display());
+    Ok(true)
+}
+
+/// The most clocks the picture in cycles shows: a few rounds of a lab's main loop.
+const PICTURE_CLOCKS: f64 = 20_000.0;
+
+/// With --picture-timeline: the busiest block's warps in the time model's clocks, from the replay
+/// of its first quarter or [`PICTURE_CLOCKS`], the fewer, and what its warps did in one line;
+/// beside the picture in rounds (`NAME-cycles.svg` beside `NAME.svg`) where one was drawn
+/// (`rounds`), else in the file asked for.
+fn draw_cycles(
+    args: &Args,
+    recorded: &[emulated::Recorded],
+    (resident, registers): (u32, u32),
+    (serialized, rounds): (bool, bool),
+) -> Result<()> {
+    let (Some(file), Some(rec)) = (&args.picture_timeline, recorded.first()) else { return Ok(()) };
+    let gpu = &emulated::predict::H100;
+    let whole = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, 0.0), f64::MAX);
+    let one = whole.replayed_cycles / whole.replayed.max(1) as f64;
+    let clocks = (one / 4.0).clamp(1.0, PICTURE_CLOCKS).round();
+    let o = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, clocks), f64::MAX);
+    let to = match rounds {
+        true => file.with_file_name(format!(
+            "{}-cycles.svg",
+            file.file_stem().map_or("timeline".into(), |s| s.to_string_lossy())
+        )),
+        false => file.clone(),
+    };
+    let title = format!(
+        "{}: the busiest block's warps, its first {clocks:.0} clocks as the time model replays them",
+        rec.kernel
+    );
+    std::fs::write(&to, ptx_emulator::picture::cycles::svg(&o.spans, &title, clocks))
+        .map_err(|e| anyhow!("could not write the picture in cycles to {}: {e}", to.display()))?;
+    println!("  cycles   {}", ptx_emulator::picture::cycles::summary(&o.spans));
+    println!(
+        "           the busiest block's first {clocks:.0} clocks of the replay drawn to {}",
+        to.display()
+    );
     Ok(())
 }
 
