@@ -146,8 +146,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub picture_to: Option<std::path::PathBuf>,
 
-    /// With --emulate: draw one block's pipeline (its producer, the copy engine, its consumers
-    /// and its stores) round by round, as the emulator ran it, to FILE.svg, and print its summary.
+    /// With --emulate: draw the busiest block's warps in the time model's clocks (when each
+    /// issued and what it waited for) to FILE.svg, and, for a kernel with a pipeline (labs 08
+    /// on), one block's pipeline round by round as the emulator ran it to FILE.svg, the clocks
+    /// beside it in FILE-cycles.svg; print what each shows.
     #[arg(long, value_name = "FILE.svg", requires = "emulate")]
     pub picture_timeline: Option<std::path::PathBuf>,
 
