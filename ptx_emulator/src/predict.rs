@@ -194,8 +194,8 @@ pub struct Replay {
     pub l2: f64,
     /// What the warps waited for, as shares of their waits.
     pub waits: crate::replay::Waits,
-    /// The L2's latency the replay used.
-    pub l2_latency: f64,
+    /// How long the replay took on this machine (seconds).
+    pub seconds: f64,
 }
 
 /// The share of its time a unit must be busy for the replay to name it the limit; below it, the
@@ -370,6 +370,7 @@ impl Gpu {
         if recorded.is_empty() {
             return p;
         }
+        let started = std::time::Instant::now();
         let mut r = Replay::default();
         let mut replayed_cycles = 0.0;
         let mut issued = 0.0;
@@ -431,6 +432,7 @@ impl Gpu {
         p.seconds = seconds;
         p.limit = limit;
         p.clock_mhz = mhz;
+        r.seconds = started.elapsed().as_secs_f64();
         p.replay = Some(r);
         p
     }

@@ -144,10 +144,11 @@ pub fn lines(
         let share = |v: f64| format!("{:.0}%", 100.0 * v / all);
         let _ = writeln!(
             out,
-            "            replayed {} of the busiest SM's {} {} in cycles: issue {:.0}% busy · L1 {:.0}% · tensor cores {:.0}% · L2 share {:.0}%; its warps waited on global and local memory {}, shared memory {}, arithmetic {}, barriers {}, copies and mbarriers {}",
+            "            replayed {} of the busiest SM's {} {} in cycles ({:.1} s): issue {:.0}% busy · L1 {:.0}% · tensor cores {:.0}% · L2 share {:.0}%; its warps waited on global and local memory {}, shared memory {}, arithmetic {}, barriers {}, copies and mbarriers {}",
             r.replayed,
             r.clusters.div_ceil(u64::from(ptx_emulator::SMS)).max(r.replayed),
             if r.replayed == 1 { "block" } else { "blocks" },
+            r.seconds,
             100.0 * r.issue,
             100.0 * r.l1,
             100.0 * r.tensor,
