@@ -371,50 +371,62 @@ impl Gpu {
             return p;
         }
         let started = std::time::Instant::now();
-        let mut r = Replay::default();
-        let mut replayed_cycles = 0.0;
-        let mut issued = 0.0;
-        let (mut l1, mut tensor, mut l2) = (0.0, 0.0, 0.0);
-        for rec in recorded {
-            let l2_bytes = 32.0
-                * (t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors + t.global_store_sectors)
-                    as f64
-                + t.bulk_store_bytes as f64;
-            let o = rec.replay(
-                &self.sm,
-                self.sms,
-                (shape.resident, shape.registers),
-                (serialized_wgmma, 0.0),
-                l2_bytes,
-            );
-            if let Some(why) = o.stuck {
-                p.unchecked.push(format!("its replay stopped ({why}): the time is the counts' limits"));
-                return p;
-            }
-            r.cycles += o.cycles;
-            r.replayed += o.replayed;
-            r.clusters += rec.blocks.div_ceil(u64::from(rec.cluster.max(1)));
-            replayed_cycles += o.replayed_cycles;
-            issued += o.issued;
-            l1 += o.l1_busy;
-            tensor += o.tensor_busy;
-            l2 += o.l2_busy;
-            let w = &mut r.waits;
-            w.memory += o.waited.memory;
-            w.shared += o.waited.shared;
-            w.arithmetic += o.waited.arithmetic;
-            w.barrier += o.waited.barrier;
-            w.asynchronous += o.waited.asynchronous;
-        }
-        let span = replayed_cycles.max(1.0);
-        r.issue = issued / span / self.sm.issue;
-        r.l1 = l1 / span;
-        r.tensor = tensor / span;
-        r.l2 = l2 / span;
-        // The clock: lowered by the share of the time the tensor cores work, where enough SMs
-        // work to hold the GPU at its power limit (a grid of a few blocks leaves it at SIMT's).
+        let l2_bytes = 32.0
+            * (t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors + t.global_store_sectors)
+                as f64
+            + t.bulk_store_bytes as f64;
+        // The replay at the SIMT clock; where the tensor cores lower the SMs' clock, again with the
+        // L2 at its own clock, faster in the SMs' clocks.
         let filled = (shape.blocks as f64 / f64::from(self.sms)).min(1.0);
-        let mhz = self.clock_mhz(r.tensor * filled);
+        let mut l2_clock = 1.0;
+        let mut tries = 0;
+        let (mut r, mhz) = loop {
+            tries += 1;
+            let mut r = Replay::default();
+            let mut replayed_cycles = 0.0;
+            let mut issued = 0.0;
+            let (mut l1, mut tensor, mut l2) = (0.0, 0.0, 0.0);
+            for rec in recorded {
+                let o = rec.replay(
+                    &self.sm,
+                    self.sms,
+                    (shape.resident, shape.registers),
+                    (serialized_wgmma, 0.0),
+                    (l2_bytes, l2_clock),
+                );
+                if let Some(why) = o.stuck {
+                    p.unchecked.push(format!("its replay stopped ({why}): the time is the counts' limits"));
+                    return p;
+                }
+                r.cycles += o.cycles;
+                r.replayed += o.replayed;
+                r.clusters += rec.blocks.div_ceil(u64::from(rec.cluster.max(1)));
+                replayed_cycles += o.replayed_cycles;
+                issued += o.issued;
+                l1 += o.l1_busy;
+                tensor += o.tensor_busy;
+                l2 += o.l2_busy;
+                let w = &mut r.waits;
+                w.memory += o.waited.memory;
+                w.shared += o.waited.shared;
+                w.arithmetic += o.waited.arithmetic;
+                w.barrier += o.waited.barrier;
+                w.asynchronous += o.waited.asynchronous;
+            }
+            let span = replayed_cycles.max(1.0);
+            r.issue = issued / span / self.sm.issue;
+            r.l1 = l1 / span;
+            r.tensor = tensor / span;
+            r.l2 = l2 / span;
+            // The clock: lowered by the share of the time the tensor cores work, where enough SMs
+            // work to hold the GPU at its power limit (a grid of a few blocks leaves it at SIMT's).
+            let mhz = self.clock_mhz(r.tensor * filled);
+            let wanted = self.simt_mhz / mhz;
+            if (wanted - l2_clock).abs() < 0.01 || tries == 4 {
+                break (r, mhz);
+            }
+            l2_clock = wanted;
+        };
         let sm_time = r.cycles / (mhz * 1e6);
         let dram = shape.compulsory_bytes as f64 / self.dram;
         let units =

@@ -60,7 +60,8 @@ impl Recorded {
     /// issues each warp's instructions ([`order`]), first at the L2's idle latency, then again
     /// at the latency its use of the L2 gives (between the idle and the loaded one).
     /// `l2_bytes` is what the whole launch moves through the L2: the SMs that share it are
-    /// those that move as much as the busiest does (a persistent grid's idle blocks share none).
+    /// those that move as much as the busiest does (a persistent grid's idle blocks share none);
+    /// `l2_clock`, the L2's clock over the SMs' ([`Setup::l2_clock`]).
     /// `picture`: keep the first cluster's warps' activity over that many clocks (0: none).
     pub fn replay(
         &self,
@@ -68,7 +69,7 @@ impl Recorded {
         sms: u32,
         (resident, registers): (u32, u32),
         (serialized_wgmma, picture): (bool, f64),
-        l2_bytes: f64,
+        (l2_bytes, l2_clock): (f64, f64),
     ) -> Outcome {
         let free = if registers == 0 { 0 } else { self.register_limit.saturating_sub(registers) };
         let mut trace = self.trace.clone_counts();
@@ -84,6 +85,7 @@ impl Recorded {
             shared_bytes: self.shared_bytes,
             l2_latency: sm.l2,
             serialized_wgmma,
+            l2_clock,
             picture: 0.0,
         };
         let first = sim::replay(&trace, &self.statics, sm, &setup);

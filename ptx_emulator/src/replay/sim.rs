@@ -27,6 +27,10 @@ pub struct Setup {
     pub l2_latency: f64,
     /// ptxas made each wgmma wait for the one before it.
     pub serialized_wgmma: bool,
+    /// The L2's clock over the SMs' (1 at the SIMT clock; more where the tensor cores lower the
+    /// SMs' clock and the L2 keeps its own): its bytes a clock and its latency in the SMs' clocks
+    /// scale by it.
+    pub l2_clock: f64,
     /// Keep the first cluster's warps' activity over its first this many clocks, for a picture
     /// (0: none).
     pub picture: f64,
@@ -225,7 +229,9 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
     let rounds_cap = MOST_ROUNDS * u64::from(setup.resident.max(1));
     let to_replay = setup.clusters.clamp(1, rounds_cap.max(1));
     let share = sm.l2_rate / f64::from(setup.busy_sms.max(1));
-    let l2_rate = share.min(sm.l2_rate_one_sm);
+    let l2_clock = setup.l2_clock.max(1.0);
+    let l2_rate = share.min(sm.l2_rate_one_sm) * l2_clock;
+    let setup = &Setup { l2_latency: setup.l2_latency / l2_clock, ..*setup };
     // The blocks an SM holds at once: its resident blocks, or fewer where the grid has fewer.
     let at_once = u64::from(setup.resident.max(1)).min(setup.clusters.max(1)) as u32;
     let footprint =
@@ -649,14 +655,14 @@ fn issue(
         }
         Class::TmaStore => {
             let bytes = f64::from(e.a);
-            let done = from_l2(&mut sms[smi], l2_rate, t, bytes, sm.tma, out);
+            let done = from_l2(&mut sms[smi], l2_rate, t, bytes, sm.tma / setup.l2_clock.max(1.0), out);
             let w = &mut warps[wi];
             w.bulk_open = w.bulk_open.max(done);
         }
         Class::TmaLoad => {
             // The copy engine reads the box once (a multicast lands it in every block named).
             let bytes = if e.b > 0 { 32.0 * f64::from(e.b) } else { f64::from(e.a) };
-            let land = from_l2(&mut sms[smi], l2_rate, t, bytes, sm.tma, out);
+            let land = from_l2(&mut sms[smi], l2_rate, t, bytes, sm.tma / setup.l2_clock.max(1.0), out);
             for p in links {
                 contribute(phases, expected, warps, instance, *p, land, sm.mbarrier);
             }

@@ -56,6 +56,7 @@ fn setup() -> Setup {
         shared_bytes: 0,
         l2_latency: H100_SM.l2,
         serialized_wgmma: false,
+        l2_clock: 1.0,
         picture: 0.0,
     }
 }

@@ -219,10 +219,10 @@ fn draw_cycles(
 ) -> Result<()> {
     let (Some(file), Some(rec)) = (&args.picture_timeline, recorded.first()) else { return Ok(()) };
     let gpu = &emulated::predict::H100;
-    let whole = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, 0.0), f64::MAX);
+    let whole = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, 0.0), (f64::MAX, 1.0));
     let one = whole.replayed_cycles / whole.replayed.max(1) as f64;
     let clocks = (one / 4.0).clamp(1.0, PICTURE_CLOCKS).round();
-    let o = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, clocks), f64::MAX);
+    let o = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, clocks), (f64::MAX, 1.0));
     let to = match rounds {
         true => file.with_file_name(format!(
             "{}-cycles.svg",
