@@ -428,7 +428,9 @@ impl Gpu {
             l2_clock = wanted;
         };
         let sm_time = r.cycles / (mhz * 1e6);
-        let dram = shape.compulsory_bytes as f64 / self.dram;
+        // DRAM moves each operand once, and no more than the launch asks of the L2 (a kernel
+        // that reads neither A nor B moves only what it writes).
+        let dram = (shape.compulsory_bytes as f64).min(l2_bytes) / self.dram;
         let units =
             [(Limit::Issue, r.issue), (Limit::L1, r.l1), (Limit::TensorCores, r.tensor), (Limit::L2, r.l2)];
         let (busiest, share) =
