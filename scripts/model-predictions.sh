@@ -11,16 +11,20 @@ cd "$(dirname "$0")/.."
 limit=${1:-300}
 labs="step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch step07_tf32_mma step08_wgmma_tma
       step09_3xtf32 step10_any_shape step11_int8_crt step12_persistent_clusters"
-# shellcheck disable=SC2086
-cargo build --quiet --release $(printf -- '-p %s ' $labs)
+# The programs of target/release, or of $BIN_DIR (a copy, so that a long run keeps one build).
+bin_dir=${BIN_DIR:-target/release}
+if [ -z "${BIN_DIR:-}" ]; then
+    # shellcheck disable=SC2086
+    cargo build --quiet --release $(printf -- '-p %s ' $labs)
+fi
 echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 predict() { # a title, then the lab and its arguments
     local title=$1 start end out
     shift
     start=$(date +%s.%N)
-    out=$(timeout "$limit" target/release/"$@" --emulate --scaled 2>&1)
+    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled 2>&1)
     if echo "$out" | grep -q "^error: .*scaling would guess" && [ "${big:-0}" = 0 ]; then
-        out=$(timeout "$limit" target/release/"$@" --emulate 2>&1) || out="$out
+        out=$(timeout "$limit" "$bin_dir/$@" --emulate 2>&1) || out="$out
 error: the whole emulation did not finish in $limit s"
     fi
     end=$(date +%s.%N)
@@ -31,7 +35,7 @@ error: the whole emulation did not finish in $limit s"
 for s in 1024 4096; do
     big=$([ "$s" -gt 1024 ] && echo 1 || echo 0)
     for lab in $labs; do
-        stages=$(target/release/"$lab" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u)
+        stages=$("$bin_dir/$lab" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u)
         for stage in "" $stages; do
             # shellcheck disable=SC2086
             predict "$lab ${stage:+--stage $stage }--size $s" "$lab" --size "$s" ${stage:+--stage "$stage"}

@@ -52,8 +52,10 @@ pub struct Sm {
     pub l2_rate_one_sm: f64,
 }
 
-/// The H100 SXM's SM. "latency.cu" is `calibration/latency.cu`, its record
-/// `2026-11-28-nvidia-h100-80gb-hbm3-model-latency.log`; "throughput.cu" is
+/// The H100 SXM's SM. "latency.cu" is `calibration/latency.cu`, its records
+/// `2026-11-27-nvidia-h100-80gb-hbm3-model-latency.log` (the constants below) and
+/// `2026-11-28-nvidia-h100-80gb-hbm3-model-latency.log` (the same again with the launch's, where
+/// the L2 chase took 275.7); "throughput.cu" is
 /// `calibration/throughput.cu`, its record `2026-11-27-nvidia-h100-80gb-hbm3-model-constants-2.log`.
 pub const H100_SM: Sm = Sm {
     schedulers: 4,         // published
