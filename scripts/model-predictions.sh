@@ -23,7 +23,7 @@ predict() { # a title, then the lab and its arguments
     shift
     start=$(date +%s.%N)
     out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled 2>&1)
-    if echo "$out" | grep -q "^error: .*scaling would guess" && [ "${big:-0}" = 0 ]; then
+    if echo "$out" | grep -qE "^error: .*(scaling would guess|emulate it whole)" && [ "${big:-0}" = 0 ]; then
         out=$(timeout "$limit" "$bin_dir/$@" --emulate 2>&1) || out="$out
 error: the whole emulation did not finish in $limit s"
     fi

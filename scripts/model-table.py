@@ -133,6 +133,13 @@ def main():
         lines.append(f"- step 10 over the suite: {ok} of {len(suite)} shapes within ±25%; the worst {100 * worst[2]:+.0f}%; "
                      f"{unpredicted} more without a prediction")
 
+    timed = [e[2] for t, e in errors.items() if "--kernel" not in t]
+    if timed:
+        mean = sum(abs(e) for e in timed) / len(timed)
+        lines.append(f"- every lab, stage and shape timed: {len(timed)} cases, mean |error| {100 * mean:.1f}%, "
+                     f"{sum(abs(e) <= 0.25 for e in timed)} within ±25%, {sum(e < 0 for e in timed)} too fast and "
+                     f"{sum(e > 0 for e in timed)} too slow")
+
     lines += ["", "## The order of the stages", "",
               "Each stage beside the one before (the lab's own kernel last): the GPU's change and the model's. "
               f"A GPU change within ±{100 * NOISE:.0f}% is noise: either prediction passes.", "",
