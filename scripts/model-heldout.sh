@@ -69,6 +69,9 @@ if rows:
 
 case "$verb" in
 gpu)
+    # Uncached compiles carry ptxas's report, which tells a kernel's local arrays (the rolled
+    # loops') from spills; a cached one does not, and a run would refuse it as spilling.
+    export CUDA_CACHE_DISABLE=1
     gpu_header
     {
         echo "# The time model's $set_name set ($case_file) on $device, driver $driver, $(date -u +%F)."
