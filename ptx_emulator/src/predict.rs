@@ -182,10 +182,12 @@ pub struct Prediction {
 /// The replay's side of a prediction.
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
-    /// The busiest SM's clocks, and the clusters replayed of those it runs.
+    /// The busiest SM's clocks, and the clusters replayed of those it runs (one block of each
+    /// on an SM of its own); blocks in a cluster.
     pub cycles: f64,
     pub replayed: u64,
     pub clusters: u64,
+    pub cluster: u32,
     /// The share of the replayed time each unit was busy: issue (of its sustained rate), the
     /// L1's data path, the busiest tensor core, the SM's share of the L2.
     pub issue: f64,
@@ -400,7 +402,10 @@ impl Gpu {
                 }
                 r.cycles += o.cycles;
                 r.replayed += o.replayed;
-                r.clusters += rec.blocks.div_ceil(u64::from(rec.cluster.max(1)));
+                let size = u64::from(rec.cluster.max(1));
+                let groups = (u64::from(self.sms) / size).max(1);
+                r.clusters += rec.blocks.div_ceil(size).div_ceil(groups);
+                r.cluster = r.cluster.max(rec.cluster.max(1));
                 replayed_cycles += o.replayed_cycles;
                 issued += o.issued;
                 l1 += o.l1_busy;

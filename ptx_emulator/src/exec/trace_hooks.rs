@@ -105,6 +105,14 @@ impl Cluster<'_> {
         let Some(rec) = self.trace.as_deref_mut() else { return };
         let d = |a: u64, b: u64| (a - b) as u32;
         let mut e = Event { pc, ..Event::default() };
+        if exec == 0 && !matches!(inst.op, Op::Bra { .. }) {
+            // Predicated off in every lane: it issues and does nothing else.
+            e.space = Where::Off;
+            rec.links.clear();
+            rec.trace.streams[slot].push(Event { link: rec.trace.links[slot].len() as u32, ..e });
+            rec.trace.instructions += 1;
+            return;
+        }
         let first = Lanes(exec).next().unwrap_or(0);
         let access = match &inst.op {
             Op::Ld { space, bytes, ds, .. } => Some((*space, *bytes * ds.len() as u32, true)),

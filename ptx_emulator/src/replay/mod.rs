@@ -94,9 +94,11 @@ impl Recorded {
             let moving = (l2_bytes / per_block).round().clamp(1.0, f64::from(setup.busy_sms));
             setup.busy_sms = moving as u32;
         }
-        let share = (sm.l2_rate / f64::from(setup.busy_sms.max(1))).min(sm.l2_rate_one_sm);
+        // The share of one SM's part of the L2 each block of the cluster (an SM each) used.
+        let share =
+            (sm.l2_rate / f64::from(setup.busy_sms.max(1))).min(sm.l2_rate_one_sm) * l2_clock.max(1.0);
         let used = if first.replayed_cycles > 0.0 {
-            (first.l2_bytes / share / first.replayed_cycles).min(1.0)
+            (first.l2_bytes / cluster as f64 / share / first.replayed_cycles).min(1.0)
         } else {
             0.0
         };

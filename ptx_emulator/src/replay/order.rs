@@ -49,6 +49,7 @@ fn memory(e: &Event, class: Class) -> Option<(usize, bool)> {
         Where::Shared => 0,
         Where::Global => 1,
         Where::Local => 2,
+        Where::Off => return None,
         Where::None => match class {
             Class::Ldmatrix => 0,
             _ => return None,

@@ -310,7 +310,8 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
         let mut best: Option<(f64, usize, f64)> = None;
         for &wi in &live {
             let w = &warps[wi];
-            if w.blocked != Blocked::No {
+            // A warp released from a wait that was its stream's last instruction has no more.
+            if w.blocked != Blocked::No || w.pos >= trace.streams[w.stream].len() {
                 continue;
             }
             let e = trace.streams[w.stream][w.pos];
@@ -343,7 +344,10 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
             }
             let w =
                 live.iter().map(|&w| &warps[w]).find(|w| w.blocked != Blocked::Done).expect("a waiting warp");
-            let e = trace.streams[w.stream][w.pos];
+            // A waiting warp has moved past the instruction it waits at.
+            let stream = &trace.streams[w.stream];
+            let at = if w.blocked == Blocked::No { w.pos } else { w.pos.saturating_sub(1) };
+            let e = stream[at.min(stream.len().saturating_sub(1))];
             out.stuck = Some(format!(
                 "warp {} of block {} waits at instruction {} and nothing releases it",
                 w.stream % trace.warps_per_block.max(1) as usize,
@@ -417,7 +421,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
                 }
                 w.pos += 1;
             }
-            if w.pos >= stream.len() {
+            if w.pos >= stream.len() && w.blocked == Blocked::No {
                 w.blocked = Blocked::Done;
             }
         }
@@ -520,6 +524,10 @@ fn issue(
     out: &mut Outcome,
 ) {
     let st = &statics[e.pc as usize];
+    if e.space == Where::Off {
+        // Predicated off in every lane: an issue slot, nothing else.
+        return;
+    }
     let (smi, sched, instance) = (warps[wi].sm, warps[wi].sched, warps[wi].instance);
     let set = |w: &mut W, at: f64, why: Cause| {
         for &r in &st.writes {
@@ -628,9 +636,10 @@ fn issue(
             let open = std::mem::replace(&mut w.cp_open, t);
             w.cp_groups.push_back(open);
         }
-        Class::CpWait { pending } => {
+        Class::CpWait { pending, all } => {
             let w = &mut warps[wi];
-            if pending == 0 {
+            let pending = if all { 0 } else { pending };
+            if all {
                 let open = std::mem::replace(&mut w.cp_open, t);
                 w.cp_groups.push_back(open);
             }

@@ -158,3 +158,25 @@ fn more_clusters_than_the_replay_runs_go_on_at_the_steady_rate() {
     let two = replay(&t, &statics(), &H100_SM, &Setup { clusters: 100, resident: 2, ..setup() });
     assert!((two.cycles / one.cycles - 50.0).abs() < 2.0, "{}", two.cycles / one.cycles);
 }
+
+/// A load predicated off in every lane issues and moves nothing: what follows does not wait for
+/// it, and the L2 sees no bytes.
+#[test]
+fn an_instruction_predicated_off_only_takes_its_issue() {
+    let off = Event { space: Where::Off, ..load() };
+    let with_off = replay(&trace(vec![vec![off, at(USE)]], 1), &statics(), &H100_SM, &setup());
+    let with_load = replay(&trace(vec![vec![load(), at(USE)]], 1), &statics(), &H100_SM, &setup());
+    assert!(with_off.cycles < 20.0, "{}", with_off.cycles);
+    assert!(with_load.cycles > H100_SM.l2, "{}", with_load.cycles);
+    assert_eq!(with_off.l2_bytes, 0.0);
+}
+
+/// A warp whose recorded stream ends at a barrier (a trace made by hand: a kernel's ends at its
+/// exit) leaves the replay to say it cannot finish, without reading past the stream.
+#[test]
+fn a_stream_that_ends_at_a_barrier_is_named_not_read_past() {
+    let t = trace(vec![vec![at(BAR)], vec![at(FMA), at(FMA), at(BAR), at(FMA)]], 2);
+    let o = replay(&t, &statics(), &H100_SM, &setup());
+    let why = o.stuck.expect("warp 0 never finishes");
+    assert!(why.contains("warp 0") && why.contains("instruction 4"), "{why}");
+}

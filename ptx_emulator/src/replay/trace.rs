@@ -30,6 +30,8 @@ pub struct Event {
 pub enum Where {
     #[default]
     None,
+    /// Predicated off in every lane: it issues, and does nothing else.
+    Off,
     Shared,
     Global,
     Local,
@@ -101,8 +103,10 @@ pub enum Class {
     MmaSync,
     CpAsync,
     CpCommit,
+    /// `cp.async.wait_group pending`, or `wait_all` (which commits the open group first).
     CpWait {
         pending: u32,
+        all: bool,
     },
     Barrier,
     MbarArrive,
@@ -256,7 +260,7 @@ fn classify(op: &Op, merge: &Merge) -> (Class, Vec<R>, Vec<R>) {
             (CpAsync, r, vec![])
         }
         Op::CpCommit => (CpCommit, vec![], vec![]),
-        Op::CpWait { pending, all } => (CpWait { pending: if *all { 0 } else { *pending } }, vec![], vec![]),
+        Op::CpWait { pending, all } => (CpWait { pending: *pending, all: *all }, vec![], vec![]),
         Op::Bar { id, count, red } => {
             let mut r = regs(&[*id]);
             r.extend(count.iter().flat_map(|c| regs(&[*c])));
