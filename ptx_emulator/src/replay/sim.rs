@@ -151,6 +151,9 @@ struct W {
     blocked: Blocked,
     /// When its last issue ended (for the picture).
     issued_until: f64,
+    /// When its next instruction's registers and gate allow it to issue, once worked out (its
+    /// own issue, a release or a gate forgets it).
+    head: Option<f64>,
     /// The arrival index at each named barrier.
     bar_seen: [u32; 16],
     last_shared: f64,
@@ -284,6 +287,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
                 gate: at,
                 gate_cause: Cause::Barrier,
                 issued_until: at,
+                head: None,
                 blocked: Blocked::No,
                 bar_seen: [0; 16],
                 last_shared: at,
@@ -307,38 +311,45 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
 
     loop {
         // The warp that can issue soonest, scheduler by scheduler.
-        let mut best: Option<(f64, usize, f64)> = None;
+        let mut best: Option<(f64, usize, f64, usize)> = None;
         for &wi in &live {
-            let w = &warps[wi];
+            let w = &mut warps[wi];
             // A warp released from a wait that was its stream's last instruction has no more.
             if w.blocked != Blocked::No || w.pos >= trace.streams[w.stream].len() {
                 continue;
             }
-            let e = trace.streams[w.stream][w.pos];
-            let st = &statics[e.pc as usize];
-            let mut ready = w.gate;
-            for &r in &st.reads {
-                ready = ready.max(w.ready[r as usize]);
-            }
-            // A register a load or a copy still owes may not be written over; a pipe's results
-            // arrive in order, so arithmetic need not wait for the one before.
-            for &r in &st.writes {
-                if w.cause[r as usize] != Cause::Arithmetic {
-                    ready = ready.max(w.ready[r as usize]);
+            let ready = match w.head {
+                Some(ready) => ready,
+                None => {
+                    let e = trace.streams[w.stream][w.pos];
+                    let st = &statics[e.pc as usize];
+                    let mut ready = w.gate;
+                    for &r in &st.reads {
+                        ready = ready.max(w.ready[r as usize]);
+                    }
+                    // A register a load or a copy still owes may not be written over; a pipe's
+                    // results arrive in order, so arithmetic need not wait for the one before.
+                    for &r in &st.writes {
+                        if w.cause[r as usize] != Cause::Arithmetic {
+                            ready = ready.max(w.ready[r as usize]);
+                        }
+                    }
+                    w.head = Some(ready);
+                    ready
                 }
-            }
+            };
             let s = &sms[w.sm];
             let t = ready.max(s.sched_free[w.sched]);
             let greedy = s.last_warp[w.sched] == Some(wi);
             let better = match best {
                 None => true,
-                Some((bt, bw, _)) => t < bt || (t == bt && greedy && warps[bw].sched == w.sched),
+                Some((bt, _, _, bsched)) => t < bt || (t == bt && greedy && bsched == w.sched),
             };
             if better {
-                best = Some((t, wi, ready));
+                best = Some((t, wi, ready, w.sched));
             }
         }
-        let Some((t, wi, ready)) = best else {
+        let Some((t, wi, ready, _)) = best else {
             if live.iter().all(|&w| warps[w].blocked == Blocked::Done) {
                 break;
             }
@@ -386,6 +397,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
             picture(&mut out.spans, &warps[wi], trace, (ready, t, t + issue_gap));
         }
         warps[wi].issued_until = t + issue_gap;
+        warps[wi].head = None;
         let (smi, sched) = (warps[wi].sm, warps[wi].sched);
         sms[smi].sched_free[sched] = t + issue_gap;
         sms[smi].last_warp[sched] = Some(wi);
@@ -756,6 +768,7 @@ fn issue(
 }
 
 fn gate(w: &mut W, until: f64, why: Cause) {
+    w.head = None;
     if until > w.gate {
         w.gate = until;
         w.gate_cause = why;
