@@ -98,7 +98,6 @@ pub struct Waits {
     pub arithmetic: f64,
     pub barrier: f64,
     pub asynchronous: f64,
-    pub unit: f64,
 }
 
 /// The replay's limit of clusters: beyond it, a steady state is extrapolated.
