@@ -76,8 +76,9 @@ fn ms(s: f64) -> String {
 }
 
 /// The lines the report prints: the H100's time and rate, its share of cuBLAS's recorded rate,
-/// the limit that sets it and every limit's time, the H200's time, and what the model was not
-/// checked on (a kernel that `spills` registers among it).
+/// the limit that sets it and every limit's time, the H200's time, what the replay of the
+/// busiest SM found (where the launch was recorded), and what the model was not checked on.
+/// `registers`: a thread's, from ptxas, for the order the replay issues in.
 pub fn lines(
     step: (&Traffic, &[Recorded]),
     (resident, registers, serialized): (u32, u32, bool),
