@@ -347,12 +347,18 @@ impl Hooks for PersistentHooks {
     fn report_line(&self, p: &Params, s: Shape, grid: (u32, u32, u32)) -> ReportLine {
         let cluster = p.get("CLUSTER");
         let clusters = grid.0 / cluster;
-        let mut line = format!("{clusters} clusters of {cluster} persistent blocks");
+        let mut line = if cluster == 1 {
+            format!("{clusters} persistent blocks, no clusters")
+        } else {
+            format!("{clusters} clusters of {cluster} persistent blocks")
+        };
         let (units, k_tiles) = units(p, s);
         let sharing = Sharing::new(units, clusters.max(1), k_tiles, p.get("PIECE"));
         if clusters > 0 && sharing.cuts(units) {
             let (cut, run) = (units - sharing.whole, sharing.share);
-            line += &format!(" · the last round's {cut} units cut along K into runs of {run}");
+            // A unit is a cluster's tile of C: BM rows, BN·CLUSTER columns.
+            let tiles = if cut == 1 { "cluster tile" } else { "cluster tiles" };
+            line += &format!(" · the last round's {cut} {tiles} of C cut along K into runs of {run}");
             line += &format!(" of their {k_tiles} k-tiles, one per cluster, where the kernel");
             line += &format!(" defines {CUT_ENTRY} (the stages do not)");
         }

@@ -82,6 +82,7 @@ fn ms(s: f64) -> String {
 pub fn lines(
     step: (&Traffic, &[Recorded]),
     (resident, registers, serialized): (u32, u32, bool),
+    (local, spilled): (u32, u32),
     shape: Shape,
     others: &[(String, Traffic)],
     tf32: bool,
@@ -109,19 +110,15 @@ pub fn lines(
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
     }
     let _ = writeln!(out, " at {:.0} MHz · H200 {}", p.clock_mhz, ms(h200));
+    // Where the replay ran, its line below shows what the warps waited for; the counts' latency
+    // term is printed only where the time comes from the counts alone.
     let terms: Vec<String> = p
         .terms
         .iter()
         .filter(|(l, s)| *s > 0.0 && *l != Limit::Launch)
+        .filter(|(l, _)| *l != Limit::Latency || p.replay.is_none())
         .map(|(l, s)| match l {
-            Limit::Latency => format!(
-                "latency {} ({:.0} loading phases a block, {:.0} of them computing; {} blocks an SM at once; {:.0} cycles a load)",
-                ms(*s),
-                p.phases,
-                p.overlapped,
-                p.resident,
-                p.load_latency
-            ),
+            Limit::Latency => latency_term(*s, &p),
             Limit::L2 => format!(
                 "L2 {} ({} sectors read, {} written)",
                 ms(*s),
@@ -171,11 +168,57 @@ pub fn lines(
         "            instructions neither FP32, memory nor tensor-core: {:.0}%",
         100.0 * p.other_share
     );
-    if !p.unchecked.is_empty() {
-        let _ =
-            writeln!(out, "            outside what the model was checked on: {}", p.unchecked.join("; "));
+    let mut unchecked = p.unchecked.clone();
+    if local > 0 {
+        unchecked.push(local_caveat(local, spilled));
+    }
+    if !unchecked.is_empty() {
+        let _ = writeln!(out, "            outside what the model was checked on: {}", unchecked.join("; "));
     }
     out
+}
+
+/// The counts' latency term, in words: the stretches between a block's barriers that load global
+/// memory (each waits for memory at least once), those with work issued after their first load
+/// (work that can hide the wait), and the blocks an SM holds at once.
+fn latency_term(seconds: f64, p: &predict::Prediction) -> String {
+    let plural = |n: f64, one: &str, many: &str| if n == 1.0 { one.to_owned() } else { many.to_owned() };
+    let blocks = plural(f64::from(p.resident), "block", "blocks");
+    if p.phases == 0.0 {
+        return format!(
+            "latency {} (no global loads between barriers: the tiles come by copies; {} {blocks} an SM at once)",
+            ms(seconds),
+            p.resident
+        );
+    }
+    format!(
+        "latency {} (a block's {:.0} {} between barriers that load global memory, {:.0} with work issued after the first load; {} {blocks} an SM at once; {:.0} cycles a load)",
+        ms(seconds),
+        p.phases,
+        plural(p.phases, "stretch", "stretches"),
+        p.overlapped,
+        p.resident,
+        p.load_latency
+    )
+}
+
+/// The caveat for a kernel whose threads keep local memory: the replay times its accesses
+/// through the L1 and, past the L1's room, the L2, but was checked on one such kernel only, and
+/// was too fast there.
+fn local_caveat(local: u32, spilled: u32) -> String {
+    let what = match (local > spilled, spilled > 0) {
+        (true, true) => format!(
+            "{} of arrays and {} of spills",
+            crate::report::bytes(u64::from(local - spilled)),
+            crate::report::bytes(u64::from(spilled))
+        ),
+        (true, false) => "arrays the compiler could not keep in registers".to_owned(),
+        _ => "spilled registers".to_owned(),
+    };
+    format!(
+        "its threads keep {} each in local memory ({what}), which the model was checked on in one kernel only, and predicted too fast there",
+        crate::report::bytes(u64::from(local))
+    )
 }
 
 fn short(l: Limit) -> &'static str {
@@ -214,6 +257,20 @@ mod tests {
         for (i, &(_, s, t)) in RECORDED_CUBLAS.iter().enumerate() {
             assert_eq!((s, t), (sgemm[i], tf32[i]), "size {i}");
         }
+    }
+
+    /// A kernel with local memory is named in the caveat with its bytes a thread, arrays told
+    /// from spills.
+    #[test]
+    fn local_memory_is_a_caveat_with_its_bytes() {
+        let arrays = local_caveat(320, 0);
+        assert!(arrays.starts_with("its threads keep 320 B each in local memory (arrays"), "{arrays}");
+        let both = local_caveat(1024, 64);
+        assert!(
+            both.contains("1.0 KiB each") && both.contains("960 B of arrays and 64 B of spills"),
+            "{both}"
+        );
+        assert!(local_caveat(64, 64).contains("(spilled registers)"));
     }
 
     #[test]

@@ -297,7 +297,21 @@ impl Report {
     }
 }
 
-fn bytes(b: u64) -> String {
+/// What a thread's local memory beyond its spills holds: arrays the compiler could not keep in
+/// registers (indexed where it cannot tell the index at compile time), each access a load or
+/// store through the L1.
+fn local_arrays(local: u32, spilled: u32) -> String {
+    if local > spilled {
+        format!(
+            " ({} of arrays in local memory: every access to them is a load or store through the L1)",
+            bytes(u64::from(local - spilled))
+        )
+    } else {
+        String::new()
+    }
+}
+
+pub(crate) fn bytes(b: u64) -> String {
     match b {
         b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
@@ -410,10 +424,11 @@ impl fmt::Display for Report {
             }
             writeln!(
                 f,
-                "  kernel   {} registers/thread · {} spilled · {} local/thread · resident blocks/SM: {} · occupancy {:.0}%",
+                "  kernel   {} registers/thread · {} spilled · {} local/thread{} · resident blocks/SM: {} · occupancy {:.0}%",
                 r.registers,
                 bytes(u64::from(r.spill_bytes)),
                 bytes(u64::from(r.local_bytes)),
+                local_arrays(r.local_bytes, r.spill_bytes),
                 r.blocks_per_sm,
                 100.0 * r.occupancy
             )?;
@@ -449,11 +464,13 @@ impl fmt::Display for Report {
             }
             if let Some(k) = &self.kernel {
                 let (resident, registers) = (k.resources.blocks_per_sm, k.resources.registers);
+                let local = (k.resources.local_bytes, k.resources.spill_bytes);
                 let tf32 = self.precision.is_tf32();
                 let serialized = e.serialized_wgmma;
                 let lines = crate::predicted::lines(
                     (&e.traffic, &e.recorded),
                     (resident, registers, serialized),
+                    local,
                     self.shape,
                     &e.others,
                     tf32,
@@ -739,5 +756,15 @@ mod tests {
         (stale[5], stale[6]) = (f32::NAN, f32::NAN);
         let last = LastLaunch::of(&first, &stale, judge);
         assert!(matches!(last, LastLaunch::Differs { differ: 2, .. }) && !last.passed(), "{last:?}");
+    }
+
+    /// Local memory beyond the spills is named as arrays, with their bytes; spills alone add
+    /// nothing to the line.
+    #[test]
+    fn local_arrays_are_named_with_their_bytes() {
+        assert!(local_arrays(320, 0).contains("320 B of arrays in local memory"), "{}", local_arrays(320, 0));
+        assert!(local_arrays(400, 80).contains("320 B of arrays"), "{}", local_arrays(400, 80));
+        assert_eq!(local_arrays(80, 80), "");
+        assert_eq!(local_arrays(0, 0), "");
     }
 }
