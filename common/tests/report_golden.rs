@@ -42,6 +42,7 @@ fn h100() -> DeviceInfo {
         l2_bytes: 50 << 20,
         total_mem: 80 << 30,
         driver_version: 13000,
+        nvml: None,
     }
 }
 
@@ -71,7 +72,13 @@ fn facts(adds: Option<(&'static str, String)>) -> KernelFacts {
 }
 
 fn stats(median_ms: f64, sm_mhz: f64) -> Stats {
-    let held = Some(Held { sm_mhz, watts: 690.0, readings: 100, joules: Some(690.0 * median_ms * 1e-3) });
+    let held = Some(Held {
+        sm_mhz,
+        watts: 690.0,
+        readings: 100,
+        joules: Some(690.0 * median_ms * 1e-3),
+        no_energy: None,
+    });
     Stats { median_ms, min_ms: median_ms * 0.98, max_ms: median_ms * 1.05, samples: 240, batch: 20, held }
 }
 

@@ -30,7 +30,8 @@ fn inputs(args: &Args) -> Result<Vec<Inputs>> {
             format!("--pair {pair}: give the two files as A,B (for example --pair a.npy,b.npy)")
         })?;
         let (ma, mb) = (files::read_matrix(a, "A")?, files::read_matrix(b, "B")?);
-        all.push(Inputs::from_matrices(ma, mb, format!("{a}, {b}")).map_err(|e| anyhow!(e))?);
+        let source = format!("{}, {}", ma.named(a), mb.named(b));
+        all.push(Inputs::from_matrices(ma.matrix, mb.matrix, source).map_err(|e| anyhow!(e))?);
     }
     Ok(all)
 }

@@ -495,8 +495,13 @@ mod tests {
     fn a_cell_with_its_energy_shows_joules_per_tflop() {
         let mut r = sample();
         // 256³ is 33.55 MFLOP: 1.0066 mJ a product is 30 J per TFLOP.
-        let held =
-            common::clock::Held { sm_mhz: 1700.0, watts: 300.0, readings: 9, joules: Some(1.00663296e-3) };
+        let held = common::clock::Held {
+            sm_mhz: 1700.0,
+            watts: 300.0,
+            readings: 9,
+            joules: Some(1.00663296e-3),
+            no_energy: None,
+        };
         r.rows[3].1[0] = Some(Cell { gflops: 900.0, passed: true, held: Some(held) });
         let t = r.table();
         assert!(t.contains("| step06_prefetch | 900 (90.0%) · 30.00 J/TFLOP | 2000 (50.0%) FAILED |"), "{t}");

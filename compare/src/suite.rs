@@ -297,7 +297,9 @@ mod tests {
     #[test]
     fn the_clock_each_held_gives_the_share_per_clock() {
         let mut s = suite();
-        let held = |sm_mhz| Some(common::clock::Held { sm_mhz, watts: 650.0, readings: 50, joules: None });
+        let held = |sm_mhz| {
+            Some(common::clock::Held { sm_mhz, watts: 650.0, readings: 50, joules: None, no_energy: None })
+        };
         s.rows[0].1[0] = Some(Cell { gflops: 50.0, passed: true, held: held(1500.0) });
         s.rows[2].1[0] = Some(Cell { gflops: 100.0, passed: true, held: held(1800.0) });
         assert_eq!(s.share(0, 0), Some(50.0));
@@ -308,8 +310,13 @@ mod tests {
         assert!(table.contains("| 50.0 (50.0%) · 1500 MHz, 650 W, 60.0% per clock |"), "{table}");
         assert!(table.contains("| 100 · 1800 MHz, 650 W |"), "{table}");
         // With the energy counter read: 4·4·4·2 = 128 FLOP for 2.56 nJ is 20 J per TFLOP.
-        let with_energy =
-            common::clock::Held { sm_mhz: 1800.0, watts: 650.0, readings: 50, joules: Some(2.56e-9) };
+        let with_energy = common::clock::Held {
+            sm_mhz: 1800.0,
+            watts: 650.0,
+            readings: 50,
+            joules: Some(2.56e-9),
+            no_energy: None,
+        };
         s.rows[2].1[0] = Some(Cell { gflops: 100.0, passed: true, held: Some(with_energy) });
         assert!(s.table().contains("| 100 · 1800 MHz, 650 W, 20.00 J/TFLOP |"), "{}", s.table());
         assert!(s.markdown("x.svg").contains("share per clock"));

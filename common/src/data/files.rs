@@ -15,8 +15,26 @@ use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
 
 use crate::matrix::Matrix;
 
+/// A matrix read from a file, and how its values became f32: None for f32 values, else what
+/// they were and what the conversion did to them (f64 rounds; f16 and bf16 widen exactly).
+#[derive(Debug)]
+pub struct Read {
+    pub matrix: Matrix,
+    pub converted: Option<String>,
+}
+
+impl Read {
+    /// The file as a report names it: `spec`, and how its values became f32 where they were not.
+    pub fn named(&self, spec: &str) -> String {
+        match &self.converted {
+            Some(how) => format!("{spec} ({how})"),
+            None => spec.to_owned(),
+        }
+    }
+}
+
 /// Reads one matrix from `spec` (see the module docs); `name` ("A" or "B") goes into the errors.
-pub fn read_matrix(spec: &str, name: &str) -> Result<Matrix> {
+pub fn read_matrix(spec: &str, name: &str) -> Result<Read> {
     if let Some((path, tensor)) = split_safetensors(spec) {
         return read_safetensors(path, tensor, name);
     }
@@ -42,7 +60,7 @@ fn open(path: &Path, name: &str) -> Result<File> {
     File::open(path).map_err(|e| anyhow!("{name} from {}: the file cannot be opened ({e})", path.display()))
 }
 
-fn read_npy(path: &Path, name: &str) -> Result<Matrix> {
+fn read_npy(path: &Path, name: &str) -> Result<Read> {
     let what = format!("{name} from {}", path.display());
     let npy = NpyFile::new(BufReader::new(open(path, name)?))
         .map_err(|e| anyhow!("{what}: not a readable .npy file ({e})"))?;
@@ -60,23 +78,29 @@ fn read_npy(path: &Path, name: &str) -> Result<Matrix> {
         }
     }
     let unreadable = |e: std::io::Error| anyhow!("{what}: the values cannot be read ({e})");
-    let values: Vec<f32> = match (ty.type_char(), ty.size_field()) {
-        (TypeChar::Float, 4) => npy.into_vec::<f32>().map_err(unreadable)?,
+    let (values, converted): (Vec<f32>, _) = match (ty.type_char(), ty.size_field()) {
+        (TypeChar::Float, 4) => (npy.into_vec::<f32>().map_err(unreadable)?, None),
         (TypeChar::Float, 8) => to_f32(npy.into_vec::<f64>().map_err(unreadable)?, &what)?,
-        (TypeChar::Float, 2) => {
-            npy.into_vec::<half::f16>().map_err(unreadable)?.into_iter().map(f32::from).collect()
-        }
+        (TypeChar::Float, 2) => (
+            npy.into_vec::<half::f16>().map_err(unreadable)?.into_iter().map(f32::from).collect(),
+            Some(WIDENED_F16.to_owned()),
+        ),
         // NumPy has no bf16 type: ml_dtypes' bfloat16 arrays are saved as two-byte raw values.
-        (TypeChar::RawData, 2) => npy
-            .into_vec::<npyz::FixedSizeBytes<2>>()
-            .map_err(unreadable)?
-            .into_iter()
-            .map(|b| half::bf16::from_le_bytes(b.0).to_f32())
-            .collect(),
+        (TypeChar::RawData, 2) => (
+            npy.into_vec::<npyz::FixedSizeBytes<2>>()
+                .map_err(unreadable)?
+                .into_iter()
+                .map(|b| half::bf16::from_le_bytes(b.0).to_f32())
+                .collect(),
+            Some(WIDENED_BF16.to_owned()),
+        ),
         _ => bail!("{what}: values of type '{ty}'; the course reads f32, f16, bf16 and f64 values"),
     };
-    Ok(row_major(values, rows, cols, fortran))
+    Ok(Read { matrix: row_major(values, rows, cols, fortran), converted })
 }
+
+const WIDENED_F16: &str = "f16 values, each exact in f32";
+const WIDENED_BF16: &str = "bf16 values, each exact in f32";
 
 /// The bytes of an element of `dtype` (1 for a structured array, which is refused after).
 fn ty_size(dtype: &DType) -> u64 {
@@ -100,7 +124,7 @@ fn npy_data_bytes(path: &Path) -> Option<u64> {
     file.metadata().ok()?.len().checked_sub(header)
 }
 
-fn read_safetensors(path: &str, tensor: Option<&str>, name: &str) -> Result<Matrix> {
+fn read_safetensors(path: &str, tensor: Option<&str>, name: &str) -> Result<Read> {
     let bytes =
         std::fs::read(path).map_err(|e| anyhow!("{name} from {path}: the file cannot be read ({e})"))?;
     let file =
@@ -127,19 +151,25 @@ fn read_safetensors(path: &str, tensor: Option<&str>, name: &str) -> Result<Matr
     let (rows, cols) = rank_two(&shape, &what)?;
     let data = view.data();
     use safetensors::Dtype;
-    let values: Vec<f32> = match view.dtype() {
-        Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+    let (values, converted): (Vec<f32>, _) = match view.dtype() {
+        Dtype::F32 => {
+            (data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(), None)
+        }
         Dtype::F64 => to_f32(
             data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))).collect(),
             &what,
         )?,
-        Dtype::F16 => data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-        Dtype::BF16 => {
-            data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
-        }
+        Dtype::F16 => (
+            data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            Some(WIDENED_F16.to_owned()),
+        ),
+        Dtype::BF16 => (
+            data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            Some(WIDENED_BF16.to_owned()),
+        ),
         other => bail!("{what}: values of type {other:?}; the course reads F32, F16, BF16 and F64 tensors"),
     };
-    Ok(row_major(values, rows, cols, false))
+    Ok(Read { matrix: row_major(values, rows, cols, false), converted })
 }
 
 /// Why a `.safetensors` file whose header reads is not whole: a tensor whose shape and type need
@@ -198,8 +228,9 @@ fn rank_two(shape: &[u64], what: &str) -> Result<(usize, usize)> {
     }
 }
 
-/// f64 values as f32; a finite value beyond f32's range is refused rather than turned into ∞.
-fn to_f32(values: Vec<f64>, what: &str) -> Result<Vec<f32>> {
+/// f64 values rounded to f32, with how many the rounding changed; a finite value beyond f32's
+/// range is refused rather than turned into ∞.
+fn to_f32(values: Vec<f64>, what: &str) -> Result<(Vec<f32>, Option<String>)> {
     if let Some((i, v)) =
         values.iter().enumerate().find(|(_, v)| v.is_finite() && v.abs() > f64::from(f32::MAX))
     {
@@ -207,7 +238,10 @@ fn to_f32(values: Vec<f64>, what: &str) -> Result<Vec<f32>> {
             "{what}: the value {v:e} (element {i}) is beyond f32's range (±3.4e38); scale the matrix first"
         );
     }
-    Ok(values.into_iter().map(|v| v as f32).collect())
+    let rounded: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+    let changed = values.iter().zip(&rounded).filter(|&(&v, &r)| f64::from(r) != v && !v.is_nan()).count();
+    let note = format!("f64 values rounded to f32, {changed} of {} changed by it", values.len());
+    Ok((rounded, Some(note)))
 }
 
 fn row_major(values: Vec<f32>, rows: usize, cols: usize, fortran: bool) -> Matrix {
@@ -271,17 +305,25 @@ mod tests {
         let want = Matrix { rows: 2, cols: 3, data: vec![1.0, -2.5, 3.0, 0.5, 4.0, -6.0] };
         let p = d.join("c.npy");
         write_npy(&p, 2, 3, &want.data).unwrap();
-        assert_eq!(read_matrix(p.to_str().unwrap(), "A").unwrap(), want);
+        assert_eq!(read_matrix(p.to_str().unwrap(), "A").unwrap().matrix, want);
         // f64 and f16, C order; f32 in Fortran order (columns first).
         let f64s: Vec<f64> = want.data.iter().map(|&v| f64::from(v)).collect();
         npy(&d.join("d.npy"), &[2, 3], Order::C, &f64s);
-        assert_eq!(read_matrix(d.join("d.npy").to_str().unwrap(), "A").unwrap(), want);
+        let f64_read = read_matrix(d.join("d.npy").to_str().unwrap(), "A").unwrap();
+        assert_eq!(f64_read.matrix, want);
+        assert_eq!(f64_read.converted.as_deref(), Some("f64 values rounded to f32, 0 of 6 changed by it"));
+        // Values f32 cannot hold exactly are counted.
+        npy(&d.join("d3.npy"), &[1, 3], Order::C, &[0.1f64, 0.5, 1.0 / 3.0]);
+        let third = read_matrix(d.join("d3.npy").to_str().unwrap(), "A").unwrap();
+        assert_eq!(third.converted.as_deref(), Some("f64 values rounded to f32, 2 of 3 changed by it"));
         let f16s: Vec<half::f16> = want.data.iter().map(|&v| half::f16::from_f32(v)).collect();
         npy(&d.join("h.npy"), &[2, 3], Order::C, &f16s);
-        assert_eq!(read_matrix(d.join("h.npy").to_str().unwrap(), "A").unwrap(), want);
+        let f16_read = read_matrix(d.join("h.npy").to_str().unwrap(), "A").unwrap();
+        assert_eq!((f16_read.matrix, f16_read.converted.as_deref()), (want.clone(), Some(WIDENED_F16)));
         let columns = [1.0f32, 0.5, -2.5, 4.0, 3.0, -6.0];
         npy(&d.join("f.npy"), &[2, 3], Order::Fortran, &columns);
-        assert_eq!(read_matrix(d.join("f.npy").to_str().unwrap(), "A").unwrap(), want);
+        let f32_read = read_matrix(d.join("f.npy").to_str().unwrap(), "A").unwrap();
+        assert_eq!((f32_read.matrix, f32_read.converted), (want, None));
     }
 
     #[test]
@@ -301,10 +343,14 @@ mod tests {
         ];
         std::fs::write(&p, safetensors::serialize(tensors, None).unwrap()).unwrap();
         let s = p.to_str().unwrap();
-        assert_eq!(read_matrix(&format!("{s}:w"), "A").unwrap().data, vals);
-        let m = read_matrix(&format!("{s}:wb"), "A").unwrap();
+        assert_eq!(read_matrix(&format!("{s}:w"), "A").unwrap().matrix.data, vals);
+        let m = read_matrix(&format!("{s}:wb"), "A").unwrap().matrix;
         assert_eq!((m.rows, m.cols, m.data.as_slice()), (1, 4, vals.as_slice()));
-        assert_eq!(read_matrix(&format!("{s}:wd"), "A").unwrap().rows, 4);
+        let wd = read_matrix(&format!("{s}:wd"), "A").unwrap();
+        assert_eq!(
+            (wd.matrix.rows, wd.converted.as_deref()),
+            (4, Some("f64 values rounded to f32, 0 of 4 changed by it"))
+        );
         let err = |spec: String| read_matrix(&spec, "B").unwrap_err().to_string();
         assert!(err(format!("{s}:v")).contains("rank 1"), "{}", err(format!("{s}:v")));
         assert!(err(format!("{s}:nope")).contains("no tensor of that name"));

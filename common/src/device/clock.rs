@@ -68,8 +68,32 @@ pub struct Held {
     pub readings: usize,
     /// The energy of one product in joules: the GPU's energy counter over the stretch divided by
     /// the launches in it (see [`joules_per_launch`]); None where the driver keeps no counter or
-    /// the stretch was too short for it to move twice.
+    /// the stretch was too short for it to move twice, and then [`Held::no_energy`] says which.
     pub joules: Option<f64>,
+    pub no_energy: Option<NoEnergy>,
+}
+
+/// Why a stretch has no energy figure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NoEnergy {
+    /// The driver keeps no energy counter for this GPU (or NVML has no call for it).
+    NoCounter,
+    /// The counter moves in steps about 100 ms apart, and the timed stretch of `stretch_ms` saw
+    /// `steps` of them: two are needed for a power between them.
+    TooShort { steps: usize, stretch_ms: f64 },
+}
+
+impl NoEnergy {
+    /// In words, for the report.
+    pub fn words(self) -> String {
+        match self {
+            NoEnergy::NoCounter => "the driver keeps no energy counter for this GPU".to_owned(),
+            NoEnergy::TooShort { steps, stretch_ms } => format!(
+                "the timed stretch of {stretch_ms:.0} ms saw {steps} {} of the driver's energy counter, which moves about every 100 ms, and two are needed: time more repetitions (--reps)",
+                if steps == 1 { "step" } else { "steps" }
+            ),
+        }
+    }
 }
 
 impl Held {
@@ -201,17 +225,24 @@ impl Clocks {
         let running = Arc::new(AtomicBool::new(true));
         let (clocks, flag) = (self.clone(), running.clone());
         let started = Instant::now();
+        // The first reading is taken here, before any timed launch, so that a stretch shorter
+        // than the thread's start still has one.
+        let mut readings = Readings { held: self.read().into_iter().collect(), ..Readings::default() };
+        let first = self.energy_mj();
+        readings.counter = first.is_some();
         let thread = std::thread::spawn(move || {
-            let mut readings = Readings::default();
-            let mut last = clocks.energy_mj();
-            while flag.load(Ordering::Relaxed) {
+            let mut last = first;
+            loop {
+                std::thread::sleep(EVERY);
+                if !flag.load(Ordering::Relaxed) {
+                    break;
+                }
                 readings.held.extend(clocks.read());
                 let now = clocks.energy_mj();
                 if now != last && last.is_some() {
                     readings.ticks.extend(now.map(|mj| (started.elapsed().as_secs_f64(), mj)));
                 }
                 last = now;
-                std::thread::sleep(EVERY);
             }
             readings
         });
@@ -227,11 +258,13 @@ pub struct Sampler {
     started: Instant,
 }
 
-/// What a sampler read: the clock and power each time, and the energy counter's steps.
+/// What a sampler read: the clock and power each time, and the energy counter's steps, where
+/// the driver keeps the counter.
 #[derive(Default)]
 struct Readings {
     held: Vec<(u32, f64)>,
     ticks: Vec<(f64, u64)>,
+    counter: bool,
 }
 
 impl Sampler {
@@ -243,7 +276,14 @@ impl Sampler {
         let readings = self.thread.take()?.join().ok()?;
         let held = mean(&readings.held)?;
         let joules = joules_per_launch(&readings.ticks, stretch_s, launches);
-        Some(Held { joules, ..held })
+        let no_energy = match (joules, readings.counter) {
+            (Some(_), _) => None,
+            (None, false) => Some(NoEnergy::NoCounter),
+            (None, true) => {
+                Some(NoEnergy::TooShort { steps: readings.ticks.len(), stretch_ms: stretch_s * 1e3 })
+            }
+        };
+        Some(Held { joules, no_energy, ..held })
     }
 }
 
@@ -267,6 +307,7 @@ fn mean(readings: &[(u32, f64)]) -> Option<Held> {
         watts: readings.iter().map(|r| r.1).sum::<f64>() / n,
         readings: readings.len(),
         joules: None,
+        no_energy: None,
     })
 }
 
@@ -276,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_share_per_clock_counts_cycles() {
-        let held = |sm_mhz| Held { sm_mhz, watts: 700.0, readings: 10, joules: None };
+        let held = |sm_mhz| Held { sm_mhz, watts: 700.0, readings: 10, joules: None, no_energy: None };
         // The kernel takes 96% of cuBLAS's rate per second at 1500 MHz against cuBLAS's 1600:
         // it needs fewer cycles than cuBLAS, 102.4% of its rate per clock.
         let share = per_clock(96.0, held(1500.0), held(1600.0));
@@ -327,7 +368,7 @@ mod tests {
     fn the_means_are_of_the_readings() {
         assert_eq!(mean(&[]), None);
         let held = mean(&[(1500, 600.0), (1700, 700.0)]).unwrap();
-        assert_eq!(held, Held { sm_mhz: 1600.0, watts: 650.0, readings: 2, joules: None });
+        assert_eq!(held, Held { sm_mhz: 1600.0, watts: 650.0, readings: 2, joules: None, no_energy: None });
     }
 
     /// The counter's millijoules over the launches, and per TFLOP of the product; a stretch
@@ -340,7 +381,7 @@ mod tests {
         let j = joules_per_launch(&ticks, 0.1, 400).unwrap();
         assert!((j - 0.175).abs() < 1e-12, "{j}");
         assert_eq!(joules_per_launch(&ticks, 0.4, 400), Some(4.0 * j), "a stretch four times as long");
-        let held = Held { sm_mhz: 1600.0, watts: 700.0, readings: 10, joules: Some(j) };
+        let held = Held { sm_mhz: 1600.0, watts: 700.0, readings: 10, joules: Some(j), no_energy: None };
         let per_tflop = held.joules_per_tflop(2.0 * 4096f64.powi(3)).unwrap();
         assert!((per_tflop - 0.175 / 0.137_438_953_472).abs() < 1e-9, "{per_tflop}");
         assert_eq!(joules_per_launch(&ticks[..1], 0.1, 400), None, "one step gives no power");

@@ -94,6 +94,8 @@ pub struct DeviceInfo {
     pub l2_bytes: u32,
     pub total_mem: usize,
     pub driver_version: i32,
+    /// Why NVML cannot read this GPU's clock and power (None where it can).
+    pub nvml: Option<String>,
 }
 
 impl DeviceInfo {
@@ -199,7 +201,7 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
     // orders itself with events: it waits for what this stream queued before it, and this stream
     // waits for it (`Fp32Path::join`) before anything after the product.
     unsafe { ctx.disable_event_tracking() };
-    let info = device_info(&ctx).context("reading the device's attributes")?;
+    let mut info = device_info(&ctx).context("reading the device's attributes")?;
     let stream = ctx.default_stream();
     let pci = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32);
     let clocks = match (
@@ -210,6 +212,7 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
         (Ok(domain), Ok(bus), Ok(device)) => crate::clock::Clocks::open((domain, bus, device)),
         _ => Err("the driver gave no PCI address for the GPU".to_owned()),
     };
+    info.nvml = clocks.as_ref().err().cloned();
     Ok(Gpu { ctx, stream, info, hold: OnceLock::new(), clocks })
 }
 
@@ -235,6 +238,7 @@ fn device_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
         l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
         total_mem: ctx.total_mem()?,
         driver_version,
+        nvml: None,
     })
 }
 
@@ -630,6 +634,7 @@ mod tests {
             l2_bytes: 50 << 20,
             total_mem: 80 << 30,
             driver_version: 13000,
+            nvml: None,
         };
         assert_eq!(h100.arch(), "sm_90");
         assert_eq!(h100.fp32_lanes_per_sm(), 128);

@@ -209,15 +209,15 @@ fn local_caveat(local: u32, spilled: u32) -> String {
     let what = match (local > spilled, spilled > 0) {
         (true, true) => format!(
             "{} of arrays and {} of spills",
-            crate::report::bytes(u64::from(local - spilled)),
-            crate::report::bytes(u64::from(spilled))
+            crate::numbers::bytes(u64::from(local - spilled)),
+            crate::numbers::bytes(u64::from(spilled))
         ),
         (true, false) => "arrays the compiler could not keep in registers".to_owned(),
         _ => "spilled registers".to_owned(),
     };
     format!(
         "its threads keep {} each in local memory ({what}), which the model was checked on in one kernel only, and predicted too fast there",
-        crate::report::bytes(u64::from(local))
+        crate::numbers::bytes(u64::from(local))
     )
 }
 

@@ -7,7 +7,7 @@ use crate::emulated::{DEVICE_LINE, Traffic};
 use crate::gpu::{DeviceInfo, Resources};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
-use crate::numbers::{count, joules};
+use crate::numbers::{bytes, count, joules};
 use crate::params::Params;
 use crate::step::{Choice, Geometry, GpuStep};
 use crate::timing::Stats;
@@ -297,6 +297,15 @@ impl Report {
     }
 }
 
+/// Why a timed run has no clock line: NVML's own reason where it could not open the GPU, else
+/// a sampler that read nothing.
+fn not_held(nvml: Option<&str>) -> String {
+    match nvml {
+        Some(why) => format!("{why}, so the clock, power and energy are not known"),
+        None => "NVML read nothing while the products were timed".to_owned(),
+    }
+}
+
 /// What a thread's local memory beyond its spills holds: arrays the compiler could not keep in
 /// registers (indexed where it cannot tell the index at compile time), each access a load or
 /// store through the L1.
@@ -308,15 +317,6 @@ fn local_arrays(local: u32, spilled: u32) -> String {
         )
     } else {
         String::new()
-    }
-}
-
-pub(crate) fn bytes(b: u64) -> String {
-    match b {
-        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
-        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
-        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
-        b => format!("{b} B"),
     }
 }
 
@@ -553,19 +553,21 @@ impl Report {
     /// the energy its products take.
     fn clock_line(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(mine) = self.time.held else {
-            return writeln!(
-                f,
-                "  clock    not read: NVML (libnvidia-ml, part of the driver) could not read this GPU"
-            );
+            let nvml = match &self.device {
+                Device::Gpu(d) => d.nvml.as_deref(),
+                _ => None,
+            };
+            return writeln!(f, "  clock    not read: {}", not_held(nvml));
         };
         let flops = self.shape.flops();
         let per_tflop = |h: Held| match h.joules_per_tflop(flops) {
             Some(per) => format!("{per:.2} J/TFLOP"),
             None => "energy not read".to_owned(),
         };
-        let product = match mine.joules {
-            Some(j) => format!(" ({} a product)", joules(j)),
-            None => " (the driver gives no energy counter)".to_owned(),
+        let product = match (mine.joules, mine.no_energy) {
+            (Some(j), _) => format!(" ({} a product)", joules(j)),
+            (None, Some(why)) => format!(" ({})", why.words()),
+            (None, None) => String::new(),
         };
         write!(
             f,
@@ -766,5 +768,19 @@ mod tests {
         assert!(local_arrays(400, 80).contains("320 B of arrays"), "{}", local_arrays(400, 80));
         assert_eq!(local_arrays(80, 80), "");
         assert_eq!(local_arrays(0, 0), "");
+    }
+
+    /// A missing clock or energy figure says why, in words that are true for the case: NVML's
+    /// own reason, no counter, or a stretch too short for the counter's steps.
+    #[test]
+    fn a_missing_clock_or_energy_figure_says_why() {
+        let why = "NVML (libnvidia-ml.so.1, part of the NVIDIA driver) was not found";
+        assert!(not_held(Some(why)).starts_with(why), "{}", not_held(Some(why)));
+        assert!(!not_held(None).contains("not found"));
+        use crate::clock::NoEnergy;
+        let short = NoEnergy::TooShort { steps: 1, stretch_ms: 42.4 }.words();
+        assert!(short.contains("42 ms saw 1 step of") && short.contains("--reps"), "{short}");
+        assert!(NoEnergy::TooShort { steps: 0, stretch_ms: 3.0 }.words().contains("0 steps"));
+        assert!(NoEnergy::NoCounter.words().contains("no energy counter"));
     }
 }

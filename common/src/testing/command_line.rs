@@ -115,7 +115,7 @@ pub fn assert_file_round_trip(bin: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains(&format!("M={m} N={n} K={k}")) && stdout.contains("inputs A from"), "{stdout}");
-    let c = crate::files::read_matrix(&c_arg, "C").unwrap();
+    let c = crate::files::read_matrix(&c_arg, "C").unwrap().matrix;
     assert_eq!((c.rows, c.cols), (m, n));
     for i in 0..m {
         for j in 0..n {

@@ -256,10 +256,9 @@ pub(crate) fn shape_of(args: &Args, files: Option<&Inputs>, default: Shape) -> R
 /// dimension given on the command line as well must agree with them.
 pub fn files_of(args: &Args) -> Result<Option<Inputs>> {
     let (Some(a_spec), Some(b_spec)) = (&args.a, &args.b) else { return Ok(None) };
-    let a = files::read_matrix(a_spec, "A")?;
-    let b = files::read_matrix(b_spec, "B")?;
-    let x =
-        Inputs::from_matrices(a, b, format!("A from {a_spec}, B from {b_spec}")).map_err(|e| anyhow!(e))?;
+    let (a, b) = (files::read_matrix(a_spec, "A")?, files::read_matrix(b_spec, "B")?);
+    let source = format!("A from {}, B from {}", a.named(a_spec), b.named(b_spec));
+    let x = Inputs::from_matrices(a.matrix, b.matrix, source).map_err(|e| anyhow!(e))?;
     let s = x.shape;
     for (dim, flag, given, have) in [
         ("M", "-m", args.m.or(args.size), s.m),
