@@ -3,8 +3,9 @@
 // Starts from: this step's kernel, src/kernel.cu, with the thread -> element mapping and the
 // dot product taken out. Every thread now takes element (0, 0), so the result is wrong.
 // To do: TODO 1 (the mapping to use), TODO 2 (the mapping to avoid), TODO 3 (the dot product).
-// Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
-//   ex=step02_gpu_naive/exercises/mapping.cu
+// Run a copy of your own, from the repository's root (git ignores mine/; --emulate runs it on
+// the CPU, with no GPU):
+//   mkdir -p mine && cp step02_gpu_naive/exercises/mapping.cu mine/ && ex=mine/mapping.cu
 //   cargo run --release -p step02_gpu_naive -- --emulate --kernel $ex
 //   cargo run --release -p step02_gpu_naive -- --emulate --kernel $ex -m 67 -n 45 -k 129
 //   (add --param COALESCED=0 to run the mapping of TODO 2)

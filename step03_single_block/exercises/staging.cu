@@ -4,8 +4,9 @@
 // barrier taken out. The compute loop already reads As and Bs, but nothing writes them yet, so
 // the result is wrong.
 // To do: TODO 1 (copy A into As), TODO 2 (copy B into Bs), TODO 3 (the barrier).
-// Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
-//   ex=step03_single_block/exercises/staging.cu
+// Run a copy of your own, from the repository's root (git ignores mine/; --emulate runs it on
+// the CPU, with no GPU):
+//   mkdir -p mine && cp step03_single_block/exercises/staging.cu mine/ && ex=mine/staging.cu
 //   cargo run --release -p step03_single_block -- --emulate --kernel $ex
 //   cargo run --release -p step03_single_block -- --emulate --kernel $ex -m 32 -n 32 -k 908
 //   cargo run --release -p step03_single_block -- --emulate --kernel $ex -m 8 -n 8 -k 3632

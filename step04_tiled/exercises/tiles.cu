@@ -5,8 +5,9 @@
 // the loop walks K one tile at a time, but the loop does nothing yet: C comes out zero.
 // To do: the four TODOs, the four steps of the chapter's idea: stage a tile of A and one
 // of B, wait, add TILE terms of each dot product from shared memory, wait again.
-// Run, from the repository's root (--emulate runs it on the CPU, with no GPU):
-//   ex=step04_tiled/exercises/tiles.cu
+// Run a copy of your own, from the repository's root (git ignores mine/; --emulate runs it on
+// the CPU, with no GPU):
+//   mkdir -p mine && cp step04_tiled/exercises/tiles.cu mine/ && ex=mine/tiles.cu
 //   cargo run --release -p step04_tiled -- --emulate --kernel $ex
 //   cargo run --release -p step04_tiled -- --emulate --kernel $ex -m 67 -n 45 -k 129
 // Check: the verify line reads PASS at both shapes and no race or out-of-bounds access is

@@ -6,10 +6,16 @@
 // compute_tile does nothing, so acc stays zero and so does C.
 // To do: the TODOs in compute_tile. Per k of the staged slice, the thread's TM + TN values
 // from shared memory must feed all TM·TN of its FMAs (the chapter's "The idea").
-// Run:   cargo run --release -p step05_thread_tile -- --emulate
-//            --kernel step05_thread_tile/exercises/outer_product.cu
-//        (on a GPU, without --emulate, the report gives the speed as well)
-// Check: the verify line reads PASS and the kernel line shows 0 B local/thread; try the
+// Run a copy of your own, from the repository's root (git ignores mine/):
+//   mkdir -p mine && cp step05_thread_tile/exercises/outer_product.cu mine/
+//   ex=mine/outer_product.cu
+//   cargo run --release -p step05_thread_tile -- --emulate --kernel $ex
+//   cargo run --release -p step05_thread_tile -- --emulate --kernel $ex -m 67 -n 45 -k 129
+//   cargo run --release -p step05_thread_tile -- --emulate --kernel $ex -m 257 -n 259 -k 133
+//   (on a GPU, without --emulate, the first gives the speed as well). The last shape holds
+//   whole 128×128 tiles, whose slices take the float4 loads, beside edges; N and K are not
+//   multiples of 4.
+// Check: each verify line reads PASS and the kernel line shows 0 B local/thread; try the
 //        one-dimensional parameters of the chapter's "Run it" too (TN = 1). A value read from
 //        the wrong place reads FAIL, with the worst element of C and what it should be.
 // Solution: exercises/outer_product.diff turns this file into src/kernel.cu:

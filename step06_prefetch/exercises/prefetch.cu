@@ -6,10 +6,12 @@
 // To do: the three TODOs in matmul() below. The loads of the next slice must be in flight while
 //   the FMAs of this one run, and the block must pass one barrier a slice, not two (the
 //   chapter's "The idea").
-// Run (no GPU needed; on a GPU, leave out --emulate and the shape to see the speed), at one
-//   block of ten slices, from the repository's root:
-//   ex=step06_prefetch/exercises/prefetch.cu
+// Run a copy of your own (git ignores mine/; no GPU needed; on a GPU, leave out --emulate and
+//   the shape to see the speed), from the repository's root: at one block of ten slices, then
+//   at whole 128×256 tiles beside edges, N and K not multiples of 4:
+//   mkdir -p mine && cp step06_prefetch/exercises/prefetch.cu mine/ && ex=mine/prefetch.cu
 //   cargo run --release -p step06_prefetch -- --emulate -m 128 -n 256 -k 160 --kernel $ex
+//   cargo run --release -p step06_prefetch -- --emulate -m 257 -n 259 -k 133 --kernel $ex
 // Check: `verify PASS` both before and after: the traffic line's barriers fall from two a
 //   slice to one a slice and one more. That count is summed over all blocks, so compare it at
 //   this one-block shape. A buffer overwritten while others read it stops the run with a
