@@ -161,6 +161,8 @@ pub struct Machine {
     pub scale: bool,
     /// A picture of one warp's access to take in the next launches ([`Machine::watch`]).
     watch: Option<watch::Watch>,
+    /// The compile's `-D` values, with which a picture works out the source's array sizes.
+    defines: Vec<(String, i64)>,
     /// Record the timeline of this block of the kernel of this name in its next launches
     /// ([`picture::timeline`]); [`Machine::take_timeline`] hands it over.
     pub timeline: Option<(String, [u32; 3])>,
@@ -193,6 +195,7 @@ impl Machine {
             workers: 1,
             scale: false,
             watch: None,
+            defines: Vec::new(),
             timeline: None,
             recorded: None,
             record: false,
@@ -249,6 +252,15 @@ impl Machine {
             for n in numbers {
                 k.sources.insert(n, lines.clone());
             }
+        }
+    }
+
+    /// Gives the emulator the `-D` values the kernel was compiled with, so that a picture of an
+    /// access ([`Machine::watch`]) can work out the sizes of the shared arrays the source declares.
+    pub fn defines(&mut self, defines: &[(String, u32)]) {
+        self.defines = defines.iter().map(|(n, v)| (n.clone(), i64::from(*v))).collect();
+        if let Some(w) = &mut self.watch {
+            w.defines = self.defines.clone();
         }
     }
 
@@ -386,7 +398,9 @@ impl Machine {
                 some.join(", ")
             ));
         }
-        self.watch = Some(watch::Watch::new(request));
+        let mut w = watch::Watch::new(request);
+        w.defines = self.defines.clone();
+        self.watch = Some(w);
         Ok(())
     }
 

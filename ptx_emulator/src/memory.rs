@@ -87,6 +87,21 @@ impl Global {
         }
     }
 
+    /// Each live buffer: its name, its address, and its 32-bit words in order (for a picture that
+    /// finds which element of a matrix a value is).
+    pub fn buffers(&self) -> impl Iterator<Item = (&str, u64, impl Iterator<Item = u32> + '_)> {
+        self.buffers.iter().enumerate().filter_map(|(i, b)| {
+            let b = b.as_ref()?;
+            let words = b.words.iter().map(|w| w.load(Ordering::Relaxed));
+            Some((b.name.as_str(), (i as u64 + 1) << BUFFER_SHIFT, words))
+        })
+    }
+
+    /// The address of the buffer `address` lies in.
+    pub fn start(&self, address: u64) -> u64 {
+        address & !((1 << BUFFER_SHIFT) - 1)
+    }
+
     /// Frees the buffer at `address` (its address is not given out again).
     pub fn free(&mut self, address: u64) {
         if let Some(slot) = self.index(address).and_then(|i| self.buffers.get_mut(i)) {

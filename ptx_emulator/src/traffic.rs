@@ -271,8 +271,26 @@ pub fn lines(sorted_sectors: &[u64]) -> u64 {
 /// four neighbouring lanes of them, the lanes want at most two distinct pieces; otherwise each part
 /// costs its own passes.
 pub fn shared_wavefronts(lanes: &[(u32, u32)], len: u32) -> u64 {
+    let mut total = 0;
+    each_pass(lanes, len, |_, _, wavefronts| total += wavefronts);
+    total
+}
+
+/// The parts of the warp that [`shared_wavefronts`] serves one after another, in order: each
+/// as the lanes `from..to` it serves and the wavefronts it costs (the most distinct words one bank
+/// holds among those lanes' words); the access costs their sum. One part of 32 lanes for 4-byte
+/// accesses; for wider ones a part of 16 or 8 lanes, or two neighbouring parts served together.
+pub fn shared_passes(lanes: &[(u32, u32)], len: u32) -> Vec<(u32, u32, u64)> {
+    let mut passes = Vec::new();
+    each_pass(lanes, len, |from, to, wavefronts| passes.push((from as u32, to as u32, wavefronts)));
+    passes
+}
+
+/// Calls `pass(from, to, wavefronts)` for each part of the warp served on its own (see
+/// [`shared_wavefronts`]), parts without an active lane left out.
+fn each_pass(lanes: &[(u32, u32)], len: u32, mut pass: impl FnMut(usize, usize, u64)) {
     if lanes.is_empty() {
-        return 0;
+        return;
     }
     // Each lane's piece (its offset in units of `len`), or none for a lane that takes no part.
     let mut piece = [u32::MAX; 32];
@@ -280,21 +298,24 @@ pub fn shared_wavefronts(lanes: &[(u32, u32)], len: u32) -> u64 {
         piece[lane as usize] = offset / len.max(4);
     }
     let words = len.div_ceil(4).max(1);
-    let passes = |from: usize, to: usize| conflict(&piece[from..to], words);
+    let mut serve = |from: usize, to: usize| {
+        if piece[from..to].iter().any(|&p| p != u32::MAX) {
+            pass(from, to, conflict(&piece[from..to], words));
+        }
+    };
     match words {
-        1 => passes(0, 32),
+        1 => serve(0, 32),
         _ => {
             let part = if words == 2 { 16 } else { 8 };
-            let mut total = 0;
             for pair in (0..32).step_by(2 * part) {
                 let together = (pair..pair + 2 * part).step_by(4).all(|g| distinct(&piece[g..g + 4]) <= 2);
-                total += if together {
-                    passes(pair, pair + 2 * part)
+                if together {
+                    serve(pair, pair + 2 * part);
                 } else {
-                    passes(pair, pair + part) + passes(pair + part, pair + 2 * part)
-                };
+                    serve(pair, pair + part);
+                    serve(pair + part, pair + 2 * part);
+                }
             }
-            total
         }
     }
 }
@@ -370,6 +391,22 @@ mod tests {
         let mut same: Vec<u64> = vec![4096; 32];
         sectors(&mut same, 4);
         assert_eq!(lines(&same), 1, "a broadcast: one");
+    }
+
+    /// The parts of the warp served one after another: a quarter of a warp for 16-byte lanes, a
+    /// half for 8-byte ones, two parts together where each four lanes want two pieces at most.
+    #[test]
+    fn wide_accesses_are_served_part_by_part() {
+        let lanes = |offset: &dyn Fn(u32) -> u32| (0..32).map(|l| (l, 4 * offset(l))).collect::<Vec<_>>();
+        let quarters = shared_passes(&lanes(&|l| l * 4), 16);
+        assert_eq!(quarters, [(0, 8, 1), (8, 16, 1), (16, 24, 1), (24, 32, 1)]);
+        assert_eq!(shared_passes(&lanes(&|l| (l / 4) * 4), 16), [(0, 16, 1), (16, 32, 1)]);
+        assert_eq!(shared_passes(&lanes(&|l| l * 8), 16), [(0, 8, 2), (8, 16, 2), (16, 24, 2), (24, 32, 2)]);
+        assert_eq!(shared_passes(&lanes(&|l| l * 2), 8), [(0, 16, 1), (16, 32, 1)]);
+        assert_eq!(shared_passes(&lanes(&|l| l * 32), 4), [(0, 32, 32)]);
+        // Lanes 8–15 alone: one part.
+        let some: Vec<(u32, u32)> = (8..16).map(|l| (l, 16 * l)).collect();
+        assert_eq!(shared_passes(&some, 16), [(8, 16, 1)]);
     }
 
     /// The calibration patterns of `calibration/banks.cu` (lane → offset in floats) and the

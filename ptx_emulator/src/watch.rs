@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::inst::{Op, Space};
 use crate::traffic;
 
+pub mod source;
 pub mod svg;
 
 /// The most accesses one line's picture keeps (an unrolled loop repeats its loads on one line).
@@ -123,6 +124,50 @@ pub struct Access {
     /// A shared load that the machine code joins with its neighbours into one wider load (of
     /// `bytes` a lane, starting at the lanes' offsets here), counted once for them all.
     pub joined: bool,
+    /// The matrix and the source's names for what the lanes reach.
+    pub named: Named,
+    /// Where each lane's first word lies (in the order of `lanes`; empty where nothing is known).
+    pub places: Vec<Place>,
+}
+
+/// What an access reaches, named as the kernel names it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Named {
+    /// The matrix: `A`, `B`, `Bᵀ` or `C` (empty where not known).
+    pub matrix: String,
+    /// The memory, in words: `global memory: the kernel's argument B, a 256×256 matrix…`, `the
+    /// shared array Bs[16][17]`, `the dynamic shared memory smem[]`.
+    pub memory: String,
+    /// The shared array or kernel parameter the address lies in (`Bs`, `B`), if it has a name.
+    pub array: String,
+    /// The `.cu` line the PTX gives the access, `file:line: text`, and the call in the kernel it
+    /// was inlined from (`file:line: text`), if any.
+    pub line: String,
+    pub call: String,
+    /// The expression of the line the access goes through (`Bs[k][tile_col(j, c0)]`).
+    pub variable: String,
+    /// How the lanes' (row, column) of the matrix were found, for the picture's note.
+    pub how: String,
+}
+
+/// Where one lane's first word lies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The element (row, column) of [`Named::matrix`].
+    pub element: Option<(i64, i64)>,
+    /// Its [row][column] in the shared array as the source declares it; or in a swizzled box,
+    /// the row of the box and the column where the swizzle stored it.
+    pub array: Option<(i64, i64)>,
+    /// In a swizzled box: the column of the box before the swizzle.
+    pub unswizzled: Option<i64>,
+}
+
+/// One part of the warp the banks serve on its own: lanes `from..to`, in `wavefronts` passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    pub from: u32,
+    pub to: u32,
+    pub wavefronts: u64,
 }
 
 impl Access {
@@ -157,6 +202,8 @@ impl Access {
             lines: 0,
             wavefronts: 0,
             joined: false,
+            named: Named::default(),
+            places: Vec::new(),
         }
     }
 
@@ -218,6 +265,31 @@ impl Access {
         banks
     }
 
+    /// The parts of the warp the banks serve one after another, as the run counts them
+    /// ([`traffic::shared_passes`]; `ldmatrix`: one part of 8 lanes, one 16-byte row each, per
+    /// matrix); none for a global access.
+    pub fn passes(&self) -> Vec<Pass> {
+        match self.kind {
+            Kind::Global => Vec::new(),
+            Kind::Matrix => (0..self.wavefronts as u32)
+                .map(|m| Pass { from: 8 * m, to: 8 * m + 8, wavefronts: 1 })
+                .collect(),
+            Kind::Shared => {
+                let pairs: Vec<(u32, u32)> = self.lanes.iter().map(|&(l, a)| (l, a as u32)).collect();
+                traffic::shared_passes(&pairs, self.bytes)
+                    .into_iter()
+                    .map(|(from, to, wavefronts)| Pass { from, to, wavefronts })
+                    .collect()
+            }
+        }
+    }
+
+    /// [`Access::bank_words`] of the lanes `from..to` alone: one pass's.
+    pub fn pass_bank_words(&self, pass: &Pass) -> Vec<Vec<(u64, Vec<u32>)>> {
+        let lanes = self.lanes.iter().filter(|(l, _)| (pass.from..pass.to).contains(l)).copied().collect();
+        Access { lanes, places: Vec::new(), named: Named::default(), ..self.clone() }.bank_words()
+    }
+
     /// The most distinct words any one bank holds: the ways of the worst conflict (1: none).
     pub fn ways(&self) -> usize {
         self.bank_words().iter().map(Vec::len).max().unwrap_or(0)
@@ -232,6 +304,13 @@ impl Access {
             "{}: `{}` by warp {} of block ({x},{y},{z}), {lanes} lanes that {verb} {} bytes each",
             self.at, self.opcode, self.warp, self.bytes
         )];
+        if !self.named.memory.is_empty() {
+            let through = match self.named.variable.as_str() {
+                "" => String::new(),
+                v => format!(", through `{v}`"),
+            };
+            out.push(format!("{}{through}", self.named.memory));
+        }
         match self.kind {
             Kind::Global => {
                 let mut distinct: Vec<u64> = self.lanes.iter().map(|l| l.1).collect();
@@ -247,22 +326,6 @@ impl Access {
                 ));
             }
             Kind::Shared | Kind::Matrix => {
-                let ways = self.ways();
-                let banks = self.bank_words();
-                let words: usize = banks.iter().map(Vec::len).sum();
-                let fewest = words.div_ceil(32).max(1);
-                let busiest = banks.iter().position(|b| b.len() == ways).unwrap_or(0);
-                let conflict = if ways > fewest {
-                    // "an 8-way", "an 11-way", "an 18-way": the number as it is said.
-                    let an = ways == 8 || ways == 11 || ways == 18 || (80..90).contains(&ways);
-                    format!(
-                        "{} {ways}-way bank conflict: bank {busiest} holds {ways} distinct words, where \
-                         {fewest} a bank would hold all {words}",
-                        if an { "an" } else { "a" }
-                    )
-                } else {
-                    format!("no bank conflict: its {words} distinct words lie at most {ways} to a bank")
-                };
                 if self.joined {
                     out.push(format!(
                         "the machine code joins this load with its neighbours on the line into one \
@@ -270,16 +333,63 @@ impl Access {
                         self.bytes
                     ));
                 }
-                let how = if self.kind == Kind::Matrix {
-                    "one wavefront per 8×8 matrix, as the emulator counts ldmatrix"
-                } else {
-                    "as the emulator counts them"
-                };
-                let passes = count(self.wavefronts, "wavefront", "wavefronts");
-                out.push(format!("shared memory: 1 request, {passes} ({how}); {conflict}"));
+                out.push(self.served());
             }
         }
         out
+    }
+
+    /// How the banks serve a shared access: its passes, what each costs, and the conflict.
+    fn served(&self) -> String {
+        let passes = self.passes();
+        let total = count(self.wavefronts, "wavefront", "wavefronts");
+        let matrix = self.kind == Kind::Matrix;
+        // The worst pass: its depth, busiest bank, words, and the fewest passes its words need.
+        let worst = passes
+            .iter()
+            .map(|p| {
+                let banks = self.pass_bank_words(p);
+                let ways = banks.iter().map(Vec::len).max().unwrap_or(0);
+                let words: usize = banks.iter().map(Vec::len).sum();
+                let busiest = banks.iter().position(|b| b.len() == ways).unwrap_or(0);
+                (ways, busiest, words, words.div_ceil(32).max(1))
+            })
+            .max_by_key(|&(ways, _, _, fewest)| ways.saturating_sub(fewest))
+            .unwrap_or((0, 0, 0, 1));
+        let (ways, busiest, words, fewest) = worst;
+        let conflict = if ways > fewest {
+            // "an 8-way", "an 11-way", "an 18-way": the number as it is said.
+            let an = ways == 8 || ways == 11 || ways == 18 || (80..90).contains(&ways);
+            let within = if passes.len() > 1 { " within a pass" } else { "" };
+            format!(
+                "{} {ways}-way bank conflict{within}: bank {busiest} holds {ways} distinct words, where \
+                 {fewest} a bank would hold all {words}",
+                if an { "an" } else { "a" }
+            )
+        } else {
+            format!("no bank conflict: a pass's distinct words lie at most {ways} to a bank")
+        };
+        let how = if matrix {
+            "one pass of 8 lanes per 8×8 matrix, a wavefront each, as the emulator counts ldmatrix".to_owned()
+        } else if passes.len() == 1 {
+            let p = passes[0];
+            format!(
+                "one pass for lanes {}–{}, as many wavefronts as its busiest bank holds distinct words",
+                p.from,
+                p.to - 1
+            )
+        } else {
+            let sum: Vec<String> = passes.iter().map(|p| p.wavefronts.to_string()).collect();
+            let part = if self.bytes > 8 { "a quarter warp (8 lanes)" } else { "a half warp (16 lanes)" };
+            format!(
+                "{} bytes a lane are served {part} at a time, two parts together where each 4 lanes want \
+                 at most 2 pieces; {} passes, each as many wavefronts as its busiest bank holds distinct words: {}",
+                self.bytes,
+                passes.len(),
+                sum.join(" + ")
+            )
+        };
+        format!("shared memory: 1 request, {total}: {how}; {conflict}")
     }
 }
 
@@ -302,6 +412,8 @@ pub struct Head {
 #[derive(Debug)]
 pub struct Watch {
     pub request: Request,
+    /// The compile's `-D` values ([`crate::Machine::defines`]).
+    pub defines: Vec<(String, i64)>,
     kept: Mutex<Vec<(u32, Access)>>,
     /// Set after the first launch that kept anything: later launches keep nothing.
     sealed: AtomicBool,
@@ -309,7 +421,7 @@ pub struct Watch {
 
 impl Watch {
     pub fn new(request: Request) -> Watch {
-        Watch { request, kept: Mutex::new(Vec::new()), sealed: AtomicBool::new(false) }
+        Watch { request, defines: Vec::new(), kept: Mutex::new(Vec::new()), sealed: AtomicBool::new(false) }
     }
 
     /// Whether the access at instruction `pc` of `file`, `line`, by `warp` of `block` is one to

@@ -1,17 +1,22 @@
 //! The picture of [`super::Access`]es as SVG text, as wide as the book's column (920 pixels):
-//! for each access the warp's 32 lanes in two rows of 16 with each lane's address, then global
-//! memory's lines and sectors or shared memory's banks, coloured so that a lane and what it
-//! touches share a colour, and the counts.
+//! for each access what it reaches (the matrix, the kernel's argument or shared array, the source
+//! line and its expression), the warp's 32 lanes in two rows of 16 with each lane's address and
+//! (row, column), then global memory's lines and sectors, or the passes in which the banks serve
+//! a shared access, each with all 32 banks, coloured so that a lane and what it touches share a
+//! colour, and the counts.
 
 use std::fmt::Write;
 
-use super::{Access, Kind};
+use super::{Access, Kind, Pass};
 
 const WIDTH: u32 = 920;
 /// Where the columns start (labels to their left), each column's width, a row's height.
 const LEFT: u32 = 72;
 const CELL: u32 = 52;
 const ROW: u32 = 22;
+/// A bank table's 32 columns in one row: where they start and each one's width.
+const BANK_LEFT: u32 = 64;
+const BANK_CELL: u32 = 26;
 /// Characters of a line of running text at 12 pixels.
 const TEXT_CHARS: usize = 128;
 
@@ -73,6 +78,26 @@ fn table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
     y
 }
 
+/// A table of the 32 banks in one row of narrow columns, every bank drawn (empty ones white);
+/// returns where it ends.
+fn bank_table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
+    for row in rows {
+        text(out, 8, y + 15, 11, "bold", &row.label);
+        for c in 0..32u32 {
+            let x = BANK_LEFT + c * BANK_CELL;
+            match &row.cells[c as usize] {
+                Some((fill, content)) => {
+                    rect(out, x, y, BANK_CELL, ROW, fill);
+                    text_mid(out, x + BANK_CELL / 2, y + 15, 10, content);
+                }
+                None => rect(out, x, y, BANK_CELL, ROW, "white"),
+            }
+        }
+        y += ROW;
+    }
+    y + 6
+}
+
 /// Running text from `y` down, wrapped to the width; returns where it ends.
 fn prose(out: &mut String, mut y: u32, size: u32, weight: &str, s: &str) -> u32 {
     // Bold letters are wider.
@@ -97,15 +122,32 @@ fn prose(out: &mut String, mut y: u32, size: u32, weight: &str, s: &str) -> u32 
 /// One access's panel from `y` down; returns where it ends.
 fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
     let [bx, by, bz] = a.block;
-    let title = format!("{} · {} · warp {} of block ({bx},{by},{bz})", a.at, a.opcode, a.warp);
+    let n = &a.named;
+    let what = match (n.matrix.as_str(), n.variable.as_str()) {
+        ("", "") => String::new(),
+        ("", v) => format!("{v} · "),
+        (m, "") => format!("matrix {m} · "),
+        (m, v) => format!("matrix {m}, through {v} · "),
+    };
+    let title = format!("{what}{}", a.opcode);
     let mut y = prose(out, y, 16, "bold", &title);
+    let place = match (n.line.as_str(), n.call.as_str()) {
+        ("", _) => a.at.clone(),
+        (line, "") => format!("line {line}"),
+        (line, call) => format!("line {line}   (inlined from line {call})"),
+    };
+    y = prose(out, y, 12, "normal", &place);
+    if !n.memory.is_empty() {
+        y = prose(out, y, 12, "bold", &n.memory);
+    }
     let what = match a.kind {
         Kind::Global => "global memory",
         Kind::Shared => "shared memory",
         Kind::Matrix => "shared memory, ldmatrix: each lane gives one 16-byte row",
     };
     let sub = format!(
-        "one warp, one instruction, from the emulator: {what}, {} bytes a lane{}, {}",
+        "warp {} of block ({bx},{by},{bz}), one instruction, from the emulator: {what}, {} bytes a lane{}, {}",
+        a.warp,
         a.bytes,
         if a.joined { " (neighbouring loads joined)" } else { "" },
         if a.write { "written" } else { "read" }
@@ -115,17 +157,21 @@ fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
         Kind::Global => global(out, a, y),
         Kind::Shared | Kind::Matrix => shared(out, a, y),
     };
-    for line in a.summary().iter().skip(1) {
+    for line in a.summary().iter().skip(if n.memory.is_empty() { 1 } else { 2 }) {
         y = prose(out, y, 12, "normal", line);
     }
     y
 }
 
-/// The lane table: lane numbers, and the rows `fill` gives each active lane.
-/// What a row of the lane table shows of a lane's address: a fill and a text.
-type Fill<'a> = &'a dyn Fn(u64) -> (String, String);
+/// What a row of the lane table shows of a lane: a fill and a text, from the lane's index in
+/// [`Access::lanes`] and its address.
+type Fill<'a> = &'a dyn Fn(usize, u64) -> Option<(String, String)>;
+type OwnedFill<'a> = Box<dyn Fn(usize, u64) -> Option<(String, String)> + 'a>;
+/// Each bank's distinct words with the lanes that want each.
+type Banks = Vec<Vec<(u64, Vec<u32>)>>;
 
-fn lane_rows(a: &Access, rows: &[(&str, Fill)]) -> Vec<Row> {
+/// The lane table: lane numbers, and the rows `fill` gives each active lane.
+fn lane_rows(a: &Access, rows: &[(String, Fill)]) -> Vec<Row> {
     let mut lane = Row::new("lane");
     for l in 0..32 {
         lane.set(l, "#eeeeee", l.to_string());
@@ -133,29 +179,70 @@ fn lane_rows(a: &Access, rows: &[(&str, Fill)]) -> Vec<Row> {
     let mut out = vec![lane];
     for (label, fill) in rows {
         let mut row = Row::new(label);
-        for &(l, addr) in &a.lanes {
-            let (colour, content) = fill(addr);
-            row.set(l, &colour, content);
+        for (i, &(l, addr)) in a.lanes.iter().enumerate() {
+            if let Some((colour, content)) = fill(i, addr) {
+                row.set(l, &colour, content);
+            }
         }
-        out.push(row);
+        if row.cells.iter().any(Option::is_some) {
+            out.push(row);
+        }
     }
     out
 }
 
-/// The lanes' offsets, sectors and lines, then each line touched as four sectors.
+/// The rows of each lane's (row, column): of the shared array or box (`array`), then of the
+/// matrix, as far as they are known.
+fn place_rows(a: &Access) -> Vec<(String, OwnedFill<'_>)> {
+    let n = &a.named;
+    let white = |v: i64| Some(("white".to_owned(), short_signed(v)));
+    let mut rows: Vec<(String, OwnedFill<'_>)> = Vec::new();
+    let swizzled = a.places.iter().any(|p| p.unswizzled.is_some());
+    if !swizzled && a.places.iter().any(|p| p.array.is_some()) {
+        rows.push((format!("{} row", n.array), Box::new(move |i, _| white(a.places.get(i)?.array?.0))));
+        rows.push((format!("{} col", n.array), Box::new(move |i, _| white(a.places.get(i)?.array?.1))));
+    }
+    if a.places.iter().any(|p| p.element.is_some()) {
+        let m = &n.matrix;
+        rows.push((format!("{m} row"), Box::new(move |i, _| white(a.places.get(i)?.element?.0))));
+        rows.push((format!("{m} col"), Box::new(move |i, _| white(a.places.get(i)?.element?.1))));
+    }
+    if swizzled {
+        rows.push(("box col".to_owned(), Box::new(move |i, _| white(a.places.get(i)?.unswizzled?))));
+        let stored = move |i: usize, _| {
+            let p = a.places.get(i)?;
+            let moved = p.unswizzled? != p.array?.1;
+            Some((if moved { "#fff3c4" } else { "white" }.to_owned(), short_signed(p.array?.1)))
+        };
+        rows.push(("stored".to_owned(), Box::new(stored)));
+    }
+    rows
+}
+
+/// The lanes' offsets, places, sectors and lines, then each line touched as four sectors.
 fn global(out: &mut String, a: &Access, y: u32) -> u32 {
     let sectors = a.sector_list();
     let lines = a.line_list();
     let base = lines.first().copied().unwrap_or(0) * 128;
     let colour = |s: u64| hue(sectors.iter().position(|&x| x == s).unwrap_or(0), sectors.len());
-    let byte = |addr: u64| ("white".to_owned(), short(addr - base));
-    let sector = |addr: u64| (colour(addr >> 5), short((addr >> 5) - base / 32));
-    let line = |addr: u64| ("white".to_owned(), short((addr >> 7) - base / 128));
-    let rows = lane_rows(a, &[("byte (+)", &byte), ("sector", &sector), ("line", &line)]);
-    let mut y = table(out, y, &rows);
+    let byte = |_, addr: u64| Some(("white".to_owned(), short(addr - base)));
+    let sector = |_, addr: u64| Some((colour(addr >> 5), short((addr >> 5) - base / 32)));
+    let line = |_, addr: u64| Some(("white".to_owned(), short((addr >> 7) - base / 128)));
+    let places = place_rows(a);
+    let mut rows: Vec<(String, Fill)> = vec![("byte (+)".to_owned(), &byte)];
+    rows.extend(places.iter().map(|(l, f)| (l.clone(), &**f as Fill)));
+    rows.push(("sector".to_owned(), &sector));
+    rows.push(("line".to_owned(), &line));
+    let mut y = table(out, y, &lane_rows(a, &rows));
+    if !a.named.how.is_empty() {
+        y = prose(out, y, 12, "normal", &format!("{}.", a.named.how));
+    }
     let note = format!(
-        "bytes from address {base:#x}; the {} line{} of 128 bytes touched, numbered from the first \
-         (each 4 sectors of 32 bytes; a coloured sector is {}, with its lanes)",
+        "bytes from address {base:#x}. The warp's {} lanes make 1 request; it fetches each 32-byte \
+         sector once for all the lanes whose bytes lie in it (the sector row above). Below, the {} \
+         line{} of 128 bytes touched, numbered from the first, each as its 4 sectors with the lanes \
+         each serves (coloured: {})",
+        a.lanes.len(),
         lines.len(),
         if lines.len() == 1 { "" } else { "s" },
         if a.write { "written" } else { "read" }
@@ -175,55 +262,117 @@ fn global(out: &mut String, a: &Access, y: u32) -> u32 {
             let fill = if readers.is_empty() { "#f4f4f4".to_owned() } else { colour(s) };
             let x = x0 + k * sector_w;
             rect(out, x, y0 + 16, sector_w, 24, &fill);
-            text_mid(out, x + sector_w / 2, y0 + 33, 12, &lane_set(&readers));
+            text_mid(out, x + sector_w / 2, y0 + 33, 12, &lane_set(&readers, 6));
         }
     }
     y + lines.len().div_ceil(4) as u32 * 46 + 4
 }
 
-/// The lanes' offsets and banks, then the banks with the distinct words each serves.
+/// The lanes' offsets, places, passes and banks, then each pass's 32 banks with the distinct
+/// words each serves in it.
 fn shared(out: &mut String, a: &Access, y: u32) -> u32 {
-    let banks = a.bank_words();
-    // A word's pass through its bank: 0 for the first distinct word a bank serves.
-    let rank = |offset: u64| {
-        let word = offset / 4;
-        banks[(word % 32) as usize].iter().position(|(w, _)| *w == word).unwrap_or(0)
+    let passes = a.passes();
+    let tables: Vec<Banks> = passes.iter().map(|p| a.pass_bank_words(p)).collect();
+    let pass_of = |lane: u32| passes.iter().position(|p| (p.from..p.to).contains(&lane)).unwrap_or(0);
+    // The fewest words a bank must serve in a pass for its distinct words: deeper is a conflict.
+    let fewest =
+        |banks: &[Vec<(u64, Vec<u32>)>]| banks.iter().map(Vec::len).sum::<usize>().div_ceil(32).max(1);
+    // A word's place in its bank's queue within its pass: 0 for the first.
+    let rank = |lane: u32, offset: u64| {
+        let (banks, word) = (&tables[pass_of(lane)], offset / 4);
+        let r = banks[(word % 32) as usize].iter().position(|(w, _)| *w == word).unwrap_or(0);
+        (r, fewest(banks))
     };
-    // The fewest words a bank must serve for this many distinct words: deeper is a conflict.
-    let fewest = banks.iter().map(Vec::len).sum::<usize>().div_ceil(32).max(1);
     let base = a.lanes.iter().map(|l| l.1).min().unwrap_or(0) & !127;
-    let byte = |off: u64| ("white".to_owned(), short(off - base));
-    let bank = |off: u64| {
+    let lane_at = |i: usize| a.lanes[i].0;
+    let byte = |_, off: u64| Some(("white".to_owned(), short(off - base)));
+    let pass = |i: usize, _| {
+        let p = pass_of(lane_at(i));
+        Some((hue(p, passes.len()), (p + 1).to_string()))
+    };
+    let bank = |i: usize, off: u64| {
         let b = a.banks_of(off);
         let name = match (b.first(), b.last()) {
             (Some(f), Some(t)) if b.len() > 1 => format!("{f}–{t}"),
             (Some(f), _) => f.to_string(),
             _ => String::new(),
         };
-        (pass_colour(rank(off), fewest), name)
+        let (r, fewest) = rank(lane_at(i), off);
+        Some((pass_colour(r, fewest), name))
     };
-    let rows = lane_rows(a, &[("byte (+)", &byte), ("bank", &bank)]);
-    let mut y = table(out, y, &rows);
-    let ways = a.ways();
+    let places = place_rows(a);
+    let mut rows: Vec<(String, Fill)> = vec![("byte (+)".to_owned(), &byte)];
+    rows.extend(places.iter().map(|(l, f)| (l.clone(), &**f as Fill)));
+    if passes.len() > 1 {
+        rows.push(("pass".to_owned(), &pass));
+    }
+    rows.push(("bank".to_owned(), &bank));
+    let mut y = table(out, y, &lane_rows(a, &rows));
+    if !a.named.how.is_empty() {
+        y = prose(out, y, 12, "normal", &format!("{}.", a.named.how));
+    }
+    let rule = match (a.kind, passes.len()) {
+        (Kind::Matrix, _) => {
+            "ldmatrix reads one 8×8 matrix a pass: 8 lanes give its 8 rows of 16 bytes".to_owned()
+        }
+        (_, 1) => "one pass serves all the warp's lanes".to_owned(),
+        _ => format!(
+            "{} bytes a lane: the banks serve {} lanes a pass (two parts at once where every 4 lanes \
+             want at most 2 pieces)",
+            a.bytes,
+            if a.bytes > 8 { 8 } else { 16 }
+        ),
+    };
     let note = format!(
-        "bytes from byte {base} of the block's shared memory. The 32 banks (4 bytes wide): each row is \
-         one distinct word a bank serves, with the lanes that want it; {ways} deep, {fewest} the fewest"
+        "bytes from byte {base} of the block's shared memory. {rule}. Each pass below shows the 32 \
+         banks (4 bytes wide), a row for each distinct word a bank serves in it, with the lanes that \
+         want it: a pass costs as many wavefronts as its busiest bank has words"
     );
     y = prose(out, y, 12, "normal", &note) + 8;
+    for (i, (p, banks)) in passes.iter().zip(&tables).enumerate() {
+        y = pass_table(out, y, (i, passes.len()), p, banks, fewest(banks));
+    }
+    let sum: Vec<String> = passes.iter().map(|p| p.wavefronts.to_string()).collect();
+    let total: u64 = passes.iter().map(|p| p.wavefronts).sum();
+    match passes.len() {
+        0 | 1 => y,
+        _ => prose(out, y, 12, "bold", &format!("{} = {total} wavefronts", sum.join(" + "))) + 4,
+    }
+}
+
+/// One pass's heading and its table of the 32 banks; returns where it ends.
+fn pass_table(
+    out: &mut String,
+    y: u32,
+    (i, of): (usize, usize),
+    p: &Pass,
+    banks: &[Vec<(u64, Vec<u32>)>],
+    fewest: usize,
+) -> u32 {
+    let depth = banks.iter().map(Vec::len).max().unwrap_or(0);
+    let heading = format!(
+        "pass {} of {of}: lanes {}–{}, {} (its busiest bank serves {depth} distinct word{})",
+        i + 1,
+        p.from,
+        p.to - 1,
+        if p.wavefronts == 1 { "1 wavefront".to_owned() } else { format!("{} wavefronts", p.wavefronts) },
+        if depth == 1 { "" } else { "s" }
+    );
+    let y = prose(out, y, 12, "bold", &heading) + 6;
     let mut rows = vec![Row::new("bank")];
     for b in 0..32 {
         rows[0].set(b, "#eeeeee", b.to_string());
     }
-    for r in 0..ways {
+    for r in 0..depth {
         let mut row = Row::new(&format!("word {}", r + 1));
         for (b, words) in banks.iter().enumerate() {
             if let Some((_, lanes)) = words.get(r) {
-                row.set(b as u32, &pass_colour(r, fewest), lane_set(lanes));
+                row.set(b as u32, &pass_colour(r, fewest), lane_set(lanes, 4));
             }
         }
         rows.push(row);
     }
-    table(out, y, &rows)
+    bank_table(out, y, &rows)
 }
 
 /// Green for the words a bank must serve anyway (the `fewest` the access's words need), warmer
@@ -248,15 +397,26 @@ fn short(v: u64) -> String {
     if v < 100_000 { v.to_string() } else { format!("{}K", v / 1024) }
 }
 
-/// The lanes that share something: one or two by number, more as a count.
-fn lane_set(lanes: &[u32]) -> String {
-    match lanes {
+/// The lanes that share something in at most `most` characters: by number, a run as
+/// first–last, else as a count.
+fn lane_set(lanes: &[u32], most: usize) -> String {
+    let named = match lanes {
         [] => String::new(),
         [a] => a.to_string(),
         [a, b] => format!("{a},{b}"),
         [first, .., last] if lanes.windows(2).all(|w| w[1] == w[0] + 1) => format!("{first}–{last}"),
-        _ => format!("×{}", lanes.len()),
+        _ => String::new(),
+    };
+    if !named.is_empty() && named.chars().count() <= most || lanes.is_empty() {
+        named
+    } else {
+        format!("×{}", lanes.len())
     }
+}
+
+/// A signed number in at most five characters.
+fn short_signed(v: i64) -> String {
+    if v < 0 { format!("−{}", short(v.unsigned_abs())) } else { short(v as u64) }
 }
 
 fn rect(out: &mut String, x: u32, y: u32, w: u32, h: u32, fill: &str) {
@@ -291,27 +451,77 @@ fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Access, Head};
+    use super::super::{Access, Head, Named, Place};
     use super::*;
+
+    fn head(opcode: &str) -> Head {
+        Head { at: "k.cu:3".into(), opcode: opcode.into(), block: [0; 3], warp: 0, write: false }
+    }
+
+    /// The words the picture shows, wrapped lines joined again.
+    fn shown(svg: &str) -> String {
+        let words: Vec<&str> = svg.split('<').filter_map(|p| p.split_once('>')).map(|p| p.1).collect();
+        words.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+    }
 
     #[test]
     fn a_picture_is_one_svg_document_with_its_counts() {
-        let head = Head {
-            at: "k.cu:3".into(),
-            opcode: "ld.shared.f32".into(),
-            block: [0; 3],
-            warp: 0,
-            write: false,
-        };
-        let a = Access::shared(head, 4, (0..32).map(|l| (l, 128 * u64::from(l))).collect());
+        let a = Access::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 128 * u64::from(l))).collect());
         let svg = draw(&[a]);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert!(svg.contains("one warp, one instruction, from the emulator"));
-        // The words the picture shows, wrapped lines joined again.
-        let shown: Vec<&str> = svg.split('<').filter_map(|p| p.split_once('>')).map(|p| p.1).collect();
-        let shown = shown.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(svg.contains("one instruction, from the emulator"));
+        let shown = shown(&svg);
         assert!(shown.contains("32 wavefronts") && shown.contains("32-way bank conflict"), "{shown}");
         assert!(svg.contains("width=\"920\""));
         assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
+    }
+
+    /// A panel names its matrix, the array and the line's expression, and gives each lane's
+    /// place in both.
+    #[test]
+    fn a_panel_names_its_matrix_and_its_lanes_places() {
+        let mut a =
+            Access::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 132 * u64::from(l))).collect());
+        a.named = Named {
+            matrix: "Bᵀ".into(),
+            memory: "the shared array `Bs[32][33]`, holding elements of Bᵀ".into(),
+            array: "Bs".into(),
+            line: "kernel.cu:50: sum += As[ty][k] * Bs[tx][k];".into(),
+            variable: "Bs[tx][k]".into(),
+            ..Named::default()
+        };
+        a.places =
+            (0..32).map(|l| Place { element: Some((l, 7)), array: Some((l, 0)), unswizzled: None }).collect();
+        let shown = shown(&draw(&[a]));
+        assert!(shown.starts_with("matrix Bᵀ, through Bs[tx][k] · ld.shared.f32"), "{shown}");
+        assert!(shown.contains("line kernel.cu:50: sum += As[ty][k] * Bs[tx][k];"), "{shown}");
+        assert!(shown.contains("the shared array `Bs[32][33]`"), "{shown}");
+        for label in ["Bs row", "Bs col", "Bᵀ row", "Bᵀ col"] {
+            assert!(shown.contains(label), "no {label} row: {shown}");
+        }
+        assert!(shown.contains("Bᵀ col 7 7 7"), "{shown}");
+    }
+
+    /// Every pass is drawn with all 32 banks, and its heading names the lanes it serves.
+    #[test]
+    fn each_pass_is_drawn_with_its_lanes_and_all_32_banks() {
+        // 16 bytes a lane, lane l at byte 16·(l mod 8) + 128·(l / 8): each quarter warp reads
+        // banks 0–31 once, lanes 8 apart share nothing.
+        let lanes = (0..32).map(|l| (l, 16 * u64::from(l % 8) + 128 * u64::from(l / 8))).collect();
+        let a = Access::shared(head("ld.shared.v4.f32"), 16, lanes);
+        assert_eq!(a.passes().len(), 4);
+        let wide = shown(&draw(&[a]));
+        for (i, lanes) in ["0–7", "8–15", "16–23", "24–31"].iter().enumerate() {
+            let heading = format!("pass {} of 4: lanes {lanes}, 1 wavefront", i + 1);
+            assert!(wide.contains(&heading), "no `{heading}`: {wide}");
+        }
+        assert!(wide.contains("1 + 1 + 1 + 1 = 4 wavefronts"), "{wide}");
+        // Banks 0 to 31 in one row under each pass's heading, those of a narrow access too.
+        let banks: String = (0..32).map(|b| format!(" {b}")).collect();
+        assert_eq!(wide.matches(&format!("bank{banks} word 1")).count(), 4, "{wide}");
+        let narrow =
+            Access::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 4 * u64::from(l % 4))).collect());
+        let few = shown(&draw(&[narrow]));
+        assert_eq!(few.matches(&format!("bank{banks} word 1")).count(), 1, "{few}");
     }
 }

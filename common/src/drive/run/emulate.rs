@@ -375,8 +375,9 @@ impl<'a> Emulated<'a> {
             }
         };
         let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
-        // The source lets a fault name an mbarrier as the kernel does.
+        // The source lets a fault name an mbarrier as the kernel does, and a picture an array.
         machine.source(step.file, step.source);
+        machine.defines(&params.defines());
         machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
             bail!(
