@@ -44,3 +44,27 @@ fn nvrtc_a_padded_column_has_no_conflict() {
     banks.dedup();
     assert_eq!(banks.len(), 32, "each lane its own bank");
 }
+
+/// Each panel names its matrix, the shared array and the line's expression, and places each
+/// lane in both: the lane of thread (tx, ty) reads row tx of `Bs`, which holds row tx of Bᵀ (a
+/// column of B), with TILE = 16.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_each_panel_names_its_matrix_and_places_its_lanes() {
+    let overrides = [("BT", 1), ("PAD", 1), ("TILE", 16)];
+    let accesses = picture(&STEP, &overrides, (64, 64, 64), &column_read()).expect("a picture");
+    let names: Vec<(&str, &str, &str)> = accesses
+        .iter()
+        .map(|a| (a.named.matrix.as_str(), a.named.array.as_str(), a.named.variable.as_str()))
+        .collect();
+    assert!(names.contains(&("A", "As", "As[ty][k]")), "{names:?}");
+    assert!(names.contains(&("Bᵀ", "Bs", "Bs[tx][k]")), "{names:?}");
+    let column = accesses.iter().find(|a| a.named.array == "Bs").expect("the column of Bs");
+    assert!(column.named.memory.starts_with("the shared array `Bs[16][17]`"), "{}", column.named.memory);
+    for (&(lane, _), place) in column.lanes.iter().zip(&column.places) {
+        let (row, col) = place.array.expect("each lane's place in Bs");
+        let (b_row, _) = place.element.expect("each lane's element of Bᵀ");
+        let tx = i64::from(lane % 16);
+        assert_eq!((row, b_row), (tx, tx), "lane {lane}, column {col}");
+    }
+}

@@ -20,6 +20,11 @@ fn nvrtc_the_swizzled_pairs_have_no_conflict() {
     let a = &accesses[0];
     assert_eq!((a.kind, a.warp, a.lanes.len(), a.bytes), (Kind::Shared, 4, 32, 8));
     assert_eq!((a.wavefronts, a.ways()), (2, 2), "{a:?}");
+    // The box of B the copy engine wrote: each lane's element, and the column the swizzle moved it to.
+    assert_eq!(a.named.matrix, "B", "{:?}", a.named);
+    assert!(a.named.memory.contains("with the 128-byte swizzle"), "{}", a.named.memory);
+    let moved = a.places.iter().filter(|p| p.array.map(|s| s.1) != p.unswizzled).count();
+    assert!(moved > 0 && a.places.iter().all(|p| p.element.is_some() && p.unswizzled.is_some()), "{a:?}");
 }
 
 #[test]
