@@ -157,7 +157,9 @@ pub struct Args {
     #[arg(long, value_name = "X,Y,Z", requires = "picture_timeline", value_parser = parse_block)]
     pub timeline_block: Option<[u32; 3]>,
 
-    /// The rounds --picture-timeline draws, FIRST..END (END not included; default the first 100).
+    /// The rounds --picture-timeline draws, FIRST..END (END not included). Default: as many of
+    /// the first rounds as fit 30 items across, a round taking its busiest row's items and half
+    /// an item of space, so that every label stays readable (often a few of a run's rounds).
     #[arg(long, value_name = "FIRST..END", requires = "picture_timeline", value_parser = parse_rounds)]
     pub timeline_rounds: Option<(u32, u32)>,
 
@@ -378,6 +380,45 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
         Args::try_parse_from(std::iter::once("step").chain(args.iter().copied()))
+    }
+
+    /// The default window --help states for --timeline-rounds (N items across, a round its
+    /// busiest row's items and half an item more) is the one the timeline draws.
+    #[test]
+    fn the_timeline_rounds_default_is_the_one_the_help_states() {
+        use ptx_emulator::picture::timeline::{Event, Timeline, What};
+        let help = Args::command().render_long_help().to_string();
+        let entry = help.split("--timeline-rounds").nth(1).expect("the option's help");
+        let said =
+            entry.split("Default:").nth(1).expect("a default stated").split_whitespace().collect::<Vec<_>>();
+        let across: f64 = said
+            .windows(3)
+            .find(|w| w[1] == "items" && w[2] == "across,")
+            .and_then(|w| w[0].parse().ok())
+            .expect("the items across");
+        assert!(entry.contains("half an item of space"), "{entry}");
+        // 200 rounds in which the producer issues `items` copies, each to a stage of its own.
+        for items in [1usize, 3] {
+            let events = (0..200u32)
+                .flat_map(|round| {
+                    (0..items).map(move |s| Event {
+                        round,
+                        who: 0,
+                        what: What::Issue {
+                            bar: 8 * s,
+                            phase: round,
+                            dst: 0,
+                            bytes: 16,
+                            tensor: 0,
+                            blocks: 1,
+                        },
+                    })
+                })
+                .collect();
+            let t = Timeline { rounds: 200, events, warps: 4, ..Timeline::default() };
+            let fit = (across / (items as f64 + 0.5)).floor() as u32;
+            assert_eq!(t.window(None), Ok((0, fit)), "{items} items a round, {across} across");
+        }
     }
 
     #[test]

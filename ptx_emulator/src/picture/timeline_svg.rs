@@ -67,7 +67,7 @@ impl Timeline {
         let units: f64 = widths.iter().map(|&w| w as f64 + GAP).sum();
         let sw = ((RIGHT - LEFT) / units).min(MOST_SLOT);
         let bottom = TOP + ROW * rows.len() as f64;
-        let height = bottom + 96.0;
+        let height = bottom + 124.0;
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -322,6 +322,7 @@ fn kib(bytes: u64) -> String {
     }
 }
 
+/// The legend: every mark [`draw_item`] draws, one line each.
 fn legend(s: &mut String, stages: usize, y: f64) {
     let mut x = 16.0;
     let _ = writeln!(s, r#"<text x="{x}" y="{:.1}">stage:</text>"#, y + 12.0);
@@ -338,19 +339,30 @@ fn legend(s: &mut String, stages: usize, y: f64) {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{:.1}" y="{:.1}">sN ×k: stage N's k copies issued (producer), landed (copy engine), read by wgmma (consumers)</text>"#,
-        x + 12.0,
+        r#"<text x="{:.1}" y="{:.1}" font-size="11">sN ×k: stage N's k copies issued (producer), landed (copy engine), its k wgmma (consumers); ×k where it fits</text>"#,
+        x + 8.0,
         y + 12.0
     );
+    let lines = [
+        "a stage twice in a round on one row: its copies landed in two groups, other stages' between; ▲ marks the group that completed full[s]",
+        "grey: waiting at a try_wait on full[s] or empty[s] for the rest of the round (named where it fits);  blue-grey: mbarrier init ×k, stores (bytes)",
+        "▲ / ▼ above a box: a full[s] / empty[s] phase completes;  c, w below: wgmma group committed, waited for;  ●: an arrival on empty[s]",
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<text x="16" y="{:.1}" font-size="11">{}</text>"#,
+            y + 34.0 + 20.0 * i as f64,
+            escape(line)
+        );
+    }
+    // The thin bar, drawn as the rows draw it.
+    let bar_y = y + 34.0 + 20.0 * lines.len() as f64;
     let _ = writeln!(
         s,
-        r#"<text x="16" y="{:.1}">grey: waiting at a try_wait on full[s] or empty[s] for the rest of the round;  blue-grey: mbarrier init, stores</text>"#,
-        y + 36.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="16" y="{:.1}">▲ / ▼: a full[s] / empty[s] phase completes;  c, w: wgmma group committed, waited for;  ●: arrival on empty[s]</text>"#,
-        y + 58.0
+        r#"<rect x="16" y="{:.1}" width="22" height="6" rx="2" fill="{}"/><text x="46" y="{bar_y:.1}" font-size="11">thin bar: an arrival on empty[s] apart from its stage's wgmma (a consumer freeing stage s after issuing s + 1, or the other blocks)</text>"#,
+        bar_y - 8.0,
+        colour(Some(0))
     );
 }
 
