@@ -944,8 +944,10 @@ def scheduler_figure(directory):
 
 
 def multicast_figure(directory):
-    """The two copy engines sit between the blocks, engine 0 above engine 1, and each block's
-    shared memory is listed from engine 0's side to engine 1's: so no two arrows cross."""
+    """The two copy engines sit between the blocks, engine 0 above engine 1, and both blocks'
+    shared memory is listed in the same order (A's box lands at the same place in both): B's
+    tile at the top, A's two halves, full[s] between them, empty[s] at the bottom. Engine 1's
+    arrow up to its block's B crosses engine 0's arrows, drawn over them on a white edge."""
     W, H = 900, 660
     s = legible(W, H, "Step 12: a cluster's two blocks share A's tile by multicast, one stage")
     s.text(W / 2, 28, "One stage of one cluster: each block's copy engine loads half of A and multicasts it", 17,
@@ -962,10 +964,9 @@ def multicast_figure(directory):
     inner = [block_x[0] + box_x + box_w, block_x[1] + box_x]  # the boxes' sides facing the engines
     a_y = [engine_y[0] + 8, engine_y[1] + 8]
     full_y = (a_y[0] + a_y[1]) // 2
-    # block 0 gets its B from engine 0 (above), block 1 from engine 1 (below); empty[s] takes
-    # the slot left over, where no engine's arrow reaches
-    b_y = [a_y[0] - 70, a_y[1] + 70]
-    empty_y = [a_y[1] + 70, a_y[0] - 70]
+    # the same order in both blocks: B at the top, empty[s] at the bottom
+    b_y = [a_y[0] - 70, a_y[0] - 70]
+    empty_y = [a_y[1] + 70, a_y[1] + 70]
     for b in range(CLUSTER):
         x = block_x[b]
         s.rect(x, top, bw, bh, "#fafafa", "#555", 1, rx=6)
@@ -996,18 +997,19 @@ def multicast_figure(directory):
         # A's box: into both blocks, at the same place
         s.line(ex, mid, inner[0] + 2, a_y[e] + box_h / 2 - 8, stroke=teal, width=1.8, arrow=True)
         s.line(ex + ew, mid, inner[1] - 2, a_y[e] + box_h / 2 - 8, stroke=teal, width=1.8, arrow=True)
-        # B's boxes: into its own block only, away from the other engine
-        side = e  # engine 0 feeds block 0 (left), engine 1 block 1 (right)
-        sx = ex if side == 0 else ex + ew
-        by = b_y[e] + box_h / 2
-        sy = y + 6 if e == 0 else y + eh - 6
-        s.line(sx, sy, inner[side] + (2 if side == 0 else -2), by, stroke=grey, width=1.4, arrow=True)
+        # B's boxes: into its own block only (engine 0 feeds block 0, engine 1 block 1); engine
+        # 1's goes up over engine 0's arrows, so it is drawn last (below)
+        if e == 0:
+            s.line(ex, y + 6, inner[0] + 2, b_y[0] + box_h / 2, stroke=grey, width=1.4, arrow=True)
         # complete_tx: the bytes each block received, on that block's full[s]
         fy = full_y + (14 if e == 0 else box_h - 14)
         cy = y + eh if e == 0 else y
         s.line(ex + 30, cy, inner[0] + 2, fy, stroke=green, width=1.4, arrow=True, dash="5,3")
         s.line(ex + ew - 30, cy, inner[1] - 2, fy, stroke=green, width=1.4, arrow=True, dash="5,3")
     s.text(W / 2, full_y + box_h / 2 + 4, "complete_tx", 12, "middle", fill=green, bold=True)
+    up = (ex + ew - 14, engine_y[1], inner[1] - 2, b_y[1] + box_h / 2)
+    s.line(*up, stroke="white", width=6)
+    s.line(*up, stroke=grey, width=1.4, arrow=True)
     ky = top + bh + 28
     keys = [(teal, None, f"A's box ({half} rows): written into both blocks' As[s] at the same place"),
             (grey, None, f"B's {BN // 32} boxes: into the block's own Bs[s] only"),
