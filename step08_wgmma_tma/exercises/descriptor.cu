@@ -4,9 +4,11 @@
 //   wgmma only where the tile starts, and all four 8-deep steps of a stage hand wgmma the same
 //   descriptor. The copies, the barriers, B's fragments and the epilogue are done.
 // To do: TODO 1 in descriptor(), TODO 2 in the consumer's loop in matmul().
-// Run, on an H100 or H200, or on the emulator without a GPU (add --emulate on a machine with
-//   one; it runs at a small shape and predicts an H100's time):
-//   cargo run --release -p step08_wgmma_tma -- --kernel step08_wgmma_tma/exercises/descriptor.cu
+// Run a copy of your own (git ignores mine/), from the repository's root, on an H100 or H200,
+//   or on the emulator without a GPU (add --emulate on a machine with one; it runs at a small
+//   shape and predicts an H100's time):
+//   mkdir -p mine && cp step08_wgmma_tma/exercises/descriptor.cu mine/
+//   cargo run --release -p step08_wgmma_tma -- --kernel mine/descriptor.cu
 // Check: as given, `verify FAIL` on a GPU, a normwise error as large as C (the emulator names the
 //   first element read from the wrong place); when done, `verify PASS · held to TF32 (truncated)
 //   limits`, on a GPU at about step 08's speed (docs/src/step08.md, "Hands-on", shows them).

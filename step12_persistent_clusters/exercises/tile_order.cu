@@ -5,12 +5,13 @@
 //   Everything else is in place: the scheduler, the clusters' multicast, the copies, the
 //   epilogue, Stream-K's pieces.
 // To do: the TODO in tile_origin(): go down groups of GROUP block-rows before moving right.
-// Run, from the repository's root, on an H100 or H200 (the speed) or with --emulate (a predicted
-//   time, and the `tiles` line counts what the first round of units asks of L2):
-//   cargo run --release -p step12_persistent_clusters -- \
-//       --kernel step12_persistent_clusters/exercises/tile_order.cu --size 8192
+// Run a copy of your own (git ignores mine/), from the repository's root, on an H100 or H200
+//   (the speed) or with --emulate (a predicted time, and the `tiles` line counts what the first
+//   round of units asks of L2):
+//   mkdir -p mine && cp step12_persistent_clusters/exercises/tile_order.cu mine/
+//   cargo run --release -p step12_persistent_clusters -- --kernel mine/tile_order.cu --size 8192
 //   cargo run --release -p step12_persistent_clusters -- --emulate -m 1024 -n 8192 -k 32 \
-//       --kernel step12_persistent_clusters/exercises/tile_order.cu
+//       --kernel mine/tile_order.cu
 // Check: before and after, `verify   PASS` (every order computes each tile once). Before, slower
 //   than the kernel at 8192³, and on the emulator more distinct tiles on the `tiles` line than
 //   the kernel's; when done, the kernel's speed and its count (docs/src/step12.md, "Hands-on").
