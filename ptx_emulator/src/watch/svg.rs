@@ -315,7 +315,7 @@ fn shared(out: &mut String, a: &Access, y: u32) -> u32 {
         (Kind::Matrix, _) => {
             "ldmatrix reads one 8×8 matrix a pass: 8 lanes give its 8 rows of 16 bytes".to_owned()
         }
-        (_, 1) => "one pass serves all the warp's lanes".to_owned(),
+        (_, 1) => "One pass serves all the warp's lanes".to_owned(),
         _ => format!(
             "{} bytes a lane: the banks serve {} lanes a pass (two parts at once where every 4 lanes \
              want at most 2 pieces)",
