@@ -88,7 +88,7 @@ fn bank_table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
             match &row.cells[c as usize] {
                 Some((fill, content)) => {
                     rect(out, x, y, BANK_CELL, ROW, fill);
-                    text_mid(out, x + BANK_CELL / 2, y + 15, 10, content);
+                    text_mid(out, x + BANK_CELL / 2, y + 15, 11, content);
                 }
                 None => rect(out, x, y, BANK_CELL, ROW, "white"),
             }
@@ -367,7 +367,7 @@ fn pass_table(
         let mut row = Row::new(&format!("word {}", r + 1));
         for (b, words) in banks.iter().enumerate() {
             if let Some((_, lanes)) = words.get(r) {
-                row.set(b as u32, &pass_colour(r, fewest), lane_set(lanes, 4));
+                row.set(b as u32, &pass_colour(r, fewest), lane_set(lanes, 3));
             }
         }
         rows.push(row);
