@@ -358,7 +358,8 @@ impl Hooks for PersistentHooks {
             let (cut, run) = (units - sharing.whole, sharing.share);
             // A unit is a cluster's tile of C: BM rows, BN·CLUSTER columns.
             let tiles = if cut == 1 { "cluster tile" } else { "cluster tiles" };
-            line += &format!(" · the last round's {cut} {tiles} of C cut along K into runs of {run}");
+            line += &format!(" · the last round's {cut} {tiles} of C cut along K");
+            line += &format!(" into runs of {run}");
             line += &format!(" of their {k_tiles} k-tiles, one per cluster, where the kernel");
             line += &format!(" defines {CUT_ENTRY} (the stages do not)");
         }
