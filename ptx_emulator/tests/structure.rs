@@ -20,6 +20,7 @@ const PARTS: &[(&str, &str)] = &[
     ("tma", include_str!("../src/exec/tma.rs")),
     ("cluster", include_str!("../src/exec/cluster.rs")),
     ("instruction", include_str!("../src/exec/instruction.rs")),
+    ("deadlock", include_str!("../src/exec/deadlock.rs")),
     ("schedule", include_str!("../src/exec/schedule.rs")),
     ("mod", include_str!("../src/exec/mod.rs")),
 ];

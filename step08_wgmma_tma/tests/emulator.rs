@@ -109,11 +109,18 @@ fn nvrtc_emulator_names_expect_tx_that_does_not_match_the_copies() {
         "mbar_expect_bytes(&full[s], STAGE_BYTES);",
         "mbar_expect_bytes(&full[s], STAGE_BYTES + 16);",
     );
+    let expect = line_of("mbar_expect_bytes(&full[s], STAGE_BYTES");
     let message = emulator::assert_fault_named(
         &more,
         &[],
         (64, 64, 64),
-        &["deadlock", "16 bytes of copies", "parity 0"],
+        &[
+            "deadlock",
+            "16 bytes of copies",
+            "parity 0",
+            &format!("the expect_tx at {expect}, in mbar_expect_bytes at :54 announced, "),
+            "have landed and no copy on its way brings the rest",
+        ],
     );
     assert!(message.contains("on a GPU the kernel would hang"), "{message}");
     let fewer = emulator::planted(
@@ -121,15 +128,24 @@ fn nvrtc_emulator_names_expect_tx_that_does_not_match_the_copies() {
         "mbar_expect_bytes(&full[s], STAGE_BYTES);",
         "mbar_expect_bytes(&full[s], STAGE_BYTES - 16);",
     );
-    emulator::assert_fault_named(
-        &fewer,
-        &[],
-        (64, 64, 64),
-        &["the copies counted on the mbarrier `full[0]` deliver 16 bytes more than its expect_tx announced"],
-    );
+    // Named at the copy that brings the bytes over, and at the expect_tx that announced them.
+    for shape in [(64, 64, 64), (256, 256, 256)] {
+        emulator::assert_fault_named(
+            &fewer,
+            &[],
+            shape,
+            &[
+                "the copies counted on the mbarrier `full[0]` deliver 16 bytes more than its expect_tx announced",
+                &format!("the expect_tx at {expect}, in mbar_expect_bytes at :54 announced "),
+                "bytes for the phase, and its copies, this one included, carry ",
+            ],
+        );
+    }
 }
 
-/// An empty barrier that waits for one arrival more than the consumers give: a deadlock, named.
+/// An empty barrier that waits for one arrival more than the consumers give: a deadlock, named
+/// with the init that set the count, and with the consumers that wait for the stage the
+/// producer cannot refill.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulator_names_a_deadlock_instead_of_hanging() {
@@ -138,6 +154,7 @@ fn nvrtc_emulator_names_a_deadlock_instead_of_hanging() {
         "mbar_init(&empty[s], 4 * CONSUMERS);",
         "mbar_init(&empty[s], 4 * CONSUMERS + 1);",
     );
+    let init = line_of("mbar_init(&empty[s], 4 * CONSUMERS);");
     emulator::assert_fault_named(
         &more,
         &[],
@@ -145,7 +162,10 @@ fn nvrtc_emulator_names_a_deadlock_instead_of_hanging() {
         &[
             "deadlock",
             "waits at step08_wgmma_tma/src/kernel.cu:238, in mbar_wait at :",
-            "of the mbarrier `empty[0]` (phase 0 is under way and still waits for 1 of 9 arrivals)",
+            "of the mbarrier `empty[0]` (phase 0 is under way and still waits for 1 of 9 arrivals; ",
+            &format!("the count of 9 was set at the mbarrier.init at {init}, in mbar_init at :47)"),
+            "thread (128,0,0) of block (0,0,0) (and ",
+            "of the mbarrier `full[0]` (phase 1 is under way",
         ],
     );
 }

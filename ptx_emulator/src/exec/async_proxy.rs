@@ -22,25 +22,88 @@ impl Cluster<'_> {
         filled: (u32, u32),
         pc: u32,
     ) -> Result<(), Fault> {
+        // The words of a box were mostly read by one wgmma group: its verdict, kept.
+        let mut last = (NONE, 0);
         for word in at / 4..(at + len).div_ceil(4) {
             let old = self.ctas[rank].async_shadow.words[word];
             let (slot, group, rpc) = old.wgmma;
-            if slot != NONE && group >= self.pending[slot as usize].wgmma_retired {
-                return Err(self.fault(
-                    FaultKind::Race,
-                    format!(
-                        "the copy engine overwrites {}{}, issued at {}, while the wgmma at {} may still read it (its warp has not waited for it with wgmma.wait_group)",
-                        self.shared_place(word * 4),
-                        self.peer_block(rank),
-                        self.at(&self.k.insts[pc as usize]),
-                        self.at(&self.k.insts[rpc as usize])
-                    ),
-                ));
+            if slot != NONE && (slot, group) != last {
+                if let Err(wait) = self.wgmma_done_before(slot as usize, group) {
+                    return Err(self.overwritten_under_wgmma(
+                        (rank, word),
+                        pc,
+                        (slot as usize, group, rpc),
+                        wait,
+                    ));
+                }
+                last = (slot, group);
             }
             let w = &mut self.ctas[rank].async_shadow.words[word];
             *w = Word { filled, filled_pc: pc, ..FRESH };
         }
         Ok(())
+    }
+
+    /// Whether the wgmma of group `group` of warp `slot` is done before what the running warp
+    /// does now: the warp waited for it with `wgmma.wait_group`, and that wait happens before.
+    /// Else the wait (the warp's clock then and its instruction), or None where it has not waited.
+    fn wgmma_done_before(&self, slot: usize, group: u32) -> Result<(), Option<(u32, u32)>> {
+        let p = &self.pending[slot];
+        if group >= p.wgmma_retired {
+            return Err(None);
+        }
+        let at = p.wgmma_waits.partition_point(|&(retired, _, _)| retired <= group);
+        let Some(&(_, clock, wait_pc)) = p.wgmma_waits.get(at) else { return Ok(()) };
+        if self.ordered((slot as u32, clock, wait_pc), self.slot) {
+            Ok(())
+        } else {
+            Err(Some((clock, wait_pc)))
+        }
+    }
+
+    /// The copy issued at `pc` overwrites `word` of block `rank`, which the wgmma at `rpc` of warp
+    /// `slot` (its group `group`) may still read: `wait` is the warp's wait for it, if any. Named
+    /// with the arrival that freed the bytes while the wgmma was in flight, where the copy's
+    /// issuer learnt of one.
+    fn overwritten_under_wgmma(
+        &self,
+        (rank, word): (usize, usize),
+        pc: u32,
+        (slot, group, rpc): (usize, u32, u32),
+        wait: Option<(u32, u32)>,
+    ) -> Fault {
+        let warps = self.warps.len() / self.ctas.len();
+        let known = self.clocks[self.slot][slot];
+        let freed = (self.pending[slot].freed.iter().rev())
+            .find(|f| f.clock <= known && f.retired <= group && group < f.issued);
+        let waited = wait.map(|(_, wait_pc)| {
+            format!("waits for it with the wgmma.wait_group at {}", self.at(&self.k.insts[wait_pc as usize]))
+        });
+        let why = match (freed, waited) {
+            (Some(f), waited) => format!(
+                ": {} freed the bytes with its arrival on {} at {} while that wgmma was still in flight, and its warp {} (on a GPU the tensor cores may still read the stage when the copy lands: arrive after the wait)",
+                self.who_in(slot / warps, (slot % warps) as u32, f.lane as usize),
+                self.mbar_name_from(slot / warps, f.place.0, f.place.1),
+                self.at(&self.k.insts[f.pc as usize]),
+                waited.map_or("has not waited for it with wgmma.wait_group".to_owned(), |w| format!(
+                    "{w}, after the arrival"
+                ))
+            ),
+            (None, Some(waited)) => {
+                format!(" (its warp {waited}, and nothing orders that wait before the copy)")
+            }
+            (None, None) => " (its warp has not waited for it with wgmma.wait_group)".to_owned(),
+        };
+        self.fault(
+            FaultKind::Race,
+            format!(
+                "the copy engine overwrites {}{}, issued at {}, while the wgmma at {} may still read it{why}",
+                self.shared_place(word * 4),
+                self.peer_block(rank),
+                self.at(&self.k.insts[pc as usize]),
+                self.at(&self.k.insts[rpc as usize])
+            ),
+        )
     }
 
     /// An ordinary access of a lane to shared bytes `at..at + len` of the running block, checked
@@ -114,15 +177,20 @@ impl Cluster<'_> {
                 self.at(inst),
                 self.at(&self.k.insts[wd.filled_pc as usize]),
                 self.mbar_name(self.rank, bar as usize),
-                self.unseen(seen, phase)
+                self.unseen(bar as usize, seen, phase)
             ),
         ))
     }
 
-    /// What the reading warp saw of the mbarrier (the phases it saw complete, if
-    /// it waited on it) against the phase the copy completes, for [`Self::check_landed`]: a wrong
-    /// parity is named only where the waits show it.
-    fn unseen(&self, seen: Option<u32>, phase: u32) -> String {
+    /// What the reading warp saw of the mbarrier at byte `bar` (the phases it saw complete, if
+    /// it waited on it) against the phase the copy completes, for [`Self::check_landed`]: a wait
+    /// that passed too early is named with its line, parity and phase where the warp's own waits
+    /// show it.
+    fn unseen(&self, bar: usize, seen: Option<u32>, phase: u32) -> String {
+        let passed = self.pending[self.slot].passed.iter().find(|p| p.place == (self.rank, bar));
+        if let Some(p) = passed.filter(|p| seen.is_some() && p.too_early_for(phase)) {
+            return format!("and {}", self.passed_too_early(p, self.slot, phase));
+        }
         match seen {
             None => {
                 let others: Vec<String> = (self.pending[self.slot].seen.iter())

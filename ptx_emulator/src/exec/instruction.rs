@@ -236,7 +236,7 @@ impl Cluster<'_> {
             }
             Hopper::WgmmaWait { pending } => {
                 collective::whole_warp(self, inst, w, mask, exec)?;
-                self.wgmma_wait(*pending);
+                self.wgmma_wait(pc, *pending);
             }
             Hopper::Wgmma(g) => self.wgmma(inst, pc, w, (mask, exec), g)?,
             Hopper::Mapa { d, a, rank } => {

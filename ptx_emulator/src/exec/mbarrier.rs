@@ -8,7 +8,7 @@
 use crate::inst::{Addr, Inst, Src};
 use crate::{Fault, FaultKind};
 
-use super::state::{Cluster, Lanes, Mbar, Warp};
+use super::state::{Cluster, Freed, Lanes, Mbar, Passed, Warp};
 
 impl Cluster<'_> {
     pub(super) fn address(&self, w: &Warp, a: &Addr, l: usize) -> u64 {
@@ -116,6 +116,10 @@ impl Cluster<'_> {
                 init: (self.slot as u32, self.clocks[self.slot][self.slot], l as u32),
                 expect_pc: None,
                 flying: Vec::new(),
+                announced: 0,
+                completed_by: None,
+                arrivals: Vec::new(),
+                repeated: false,
                 clock: zeros.clone(),
                 done: [zeros.clone(), zeros],
             };
@@ -138,35 +142,72 @@ impl Cluster<'_> {
         for l in Lanes(exec) {
             let place = self.mbar_place(inst, w, l, a)?;
             let mut m = self.mbar(inst, w, l, place)?;
+            self.arrival_after_phase(inst, w, l, place, &m)?;
             if let Some(tx) = tx {
-                m.tx += Self::value(w, tx, l) as u32 as i64;
+                let bytes = Self::value(w, tx, l) as u32 as i64;
+                m.tx += bytes;
+                m.announced += bytes;
                 m.expect_pc = Some(self.pc_of(inst));
             }
             if m.pending == 0 {
                 return Err(self.fault(
                     FaultKind::Barrier,
                     format!(
-                        "{} arrives on {} more often than its count of {} in one phase, at {}",
+                        "{} arrives on {} more often than its count of {} in one phase, set at the mbarrier.init at {}, at {}",
                         self.who(w.index, l),
                         self.mbar_name(place.0, place.1),
                         m.expected,
+                        self.at(&self.k.insts[m.init_pc as usize]),
                         self.at(inst)
                     ),
                 ));
             }
             m.pending -= 1;
+            let phase = m.phase;
             if let Some(d) = state {
                 w.regs[d as usize][l] = u64::from(m.phase);
             }
             super::shadows::join(&mut m.clock, &self.clocks[self.slot]);
+            let step = (self.slot as u32, self.clocks[self.slot][self.slot]);
+            if !m.arrivals.contains(&step) {
+                m.arrivals.push(step);
+            }
             self.ctas[place.0].mbars.insert(place.1, m);
             self.note_remote(place.0, self.pc_of(inst));
-            self.tick();
             self.timeline_arrive(w, place, tx.map_or(0, |tx| Self::value(w, tx, l)));
             self.trace_arrive(place);
+            self.note_freed(inst, l, place);
             self.complete_phase(place)?;
+            let by = (self.slot as u32, l as u32, self.pc_of(inst));
+            if let Some(m) = self.ctas[place.0].mbars.get_mut(&place.1)
+                && m.phase != phase
+            {
+                m.completed_by = Some(by);
+            }
+        }
+        // The lanes' arrivals are one step of the warp: what it did before, each hands on.
+        if exec != 0 {
+            self.tick();
         }
         Ok(())
+    }
+
+    /// An arrival of lane `l` of the running warp while a wgmma of the warp may still read shared
+    /// memory: remembered, for the copy that may overwrite what the wgmma reads.
+    fn note_freed(&mut self, inst: &Inst, l: usize, place: (usize, usize)) {
+        let p = &self.pending[self.slot];
+        if !self.launch.sanitize || p.wgmma_issued <= p.wgmma_retired {
+            return;
+        }
+        let freed = Freed {
+            clock: self.clocks[self.slot][self.slot],
+            pc: self.pc_of(inst),
+            lane: l as u32,
+            place,
+            retired: p.wgmma_retired,
+            issued: p.wgmma_issued,
+        };
+        self.pending[self.slot].freed.push(freed);
     }
 
     pub(super) fn mbar_expect_tx(
@@ -180,7 +221,9 @@ impl Cluster<'_> {
         for l in Lanes(exec) {
             let place = self.mbar_place(inst, w, l, a)?;
             let mut m = self.mbar(inst, w, l, place)?;
-            m.tx += Self::value(w, tx, l) as u32 as i64;
+            let bytes = Self::value(w, tx, l) as u32 as i64;
+            m.tx += bytes;
+            m.announced += bytes;
             m.expect_pc = Some(self.pc_of(inst));
             self.ctas[place.0].mbars.insert(place.1, m);
         }
@@ -209,6 +252,11 @@ impl Cluster<'_> {
             && m.tx == 0
         {
             m.expect_pc = None;
+            m.announced = 0;
+            m.completed_by = None;
+            m.arrivals.sort_unstable();
+            m.repeated = m.arrivals.windows(2).any(|a| a[0].0 == a[1].0);
+            m.arrivals.clear();
             m.done[(m.phase & 1) as usize] = std::mem::replace(&mut m.clock, vec![0; m.done[0].len()]);
             m.phase += 1;
             m.pending = m.expected;
@@ -244,6 +292,26 @@ impl Cluster<'_> {
                 continue;
             }
             w.regs[d as usize][l] = 1;
+            let mut passed = Passed {
+                place,
+                pc: self.pc_of(inst),
+                lane: l as u32,
+                parity: p,
+                phase: m.phase,
+                clock: self.clocks[self.slot][self.slot],
+                wait: self.pending[self.slot].waits + 1,
+                again: false,
+            };
+            let waits = &mut self.pending[self.slot].passed;
+            match waits.iter_mut().find(|x| x.place == place) {
+                // The other lanes of the same wait find what the first did.
+                Some(x) if x.wait == passed.wait => {}
+                Some(x) => {
+                    passed.again = x.found() == passed.found();
+                    *x = passed;
+                }
+                None => waits.push(passed),
+            }
             // The phases it now knows complete: up to the last one of parity p.
             let seen = if (m.phase.wrapping_sub(1)) & 1 == p { m.phase } else { m.phase - 1 };
             if seen > 0 {
@@ -255,6 +323,9 @@ impl Cluster<'_> {
                 Some((_, s)) => *s = (*s).max(seen),
                 None => pending.seen.push((place, seen)),
             }
+        }
+        if stay != exec {
+            self.pending[self.slot].waits += 1;
         }
         Ok(stay)
     }
@@ -286,11 +357,27 @@ impl Cluster<'_> {
                     Some(m) => {
                         let owed =
                             if m.tx > 0 { format!(" and {} bytes of copies", m.tx) } else { String::new() };
+                        let init = self.at(&self.k.insts[m.init_pc as usize]);
+                        let bytes = match m.expect_pc {
+                            Some(pc) if m.tx > 0 => format!(
+                                "; of the {} bytes the expect_tx at {} announced, {} have landed{}",
+                                m.announced,
+                                self.at(&self.k.insts[pc as usize]),
+                                m.announced - m.tx,
+                                if m.flying.is_empty() {
+                                    " and no copy on its way brings the rest"
+                                } else {
+                                    ""
+                                }
+                            ),
+                            _ => String::new(),
+                        };
                         format!(
-                            "for the phase of parity {p} of {} (phase {} is under way and still waits for {} of {} arrivals{owed})",
+                            "for the phase of parity {p} of {} (phase {} is under way and still waits for {} of {} arrivals{owed}; the count of {} was set at the mbarrier.init at {init}{bytes})",
                             self.mbar_name_from(w.rank as usize, rank, at),
                             m.phase,
                             m.pending,
+                            m.expected,
                             m.expected
                         )
                     }

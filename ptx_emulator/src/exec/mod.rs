@@ -7,8 +7,8 @@
 //!
 //! The parts depend one way, each on those below it (`tests/structure.rs` checks it):
 //!
-//! - [`schedule`]: the rounds of a cluster's warps, barriers released, copies landed, deadlocks
-//!   named;
+//! - [`schedule`]: the rounds of a cluster's warps, barriers released, copies landed;
+//! - [`deadlock`]: a round in which no warp gets further named, one line for each thing waited for;
 //! - [`instruction`]: one instruction for the lanes that execute it, handed to the part it belongs to;
 //! - [`cluster`] (the block's and the cluster's barriers, `mapa`), [`tma`] (the copy engine),
 //!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`access`]
@@ -33,6 +33,7 @@ mod access;
 pub mod async_proxy;
 mod cluster;
 mod collective;
+mod deadlock;
 mod global_order;
 pub mod global_watch;
 mod instruction;

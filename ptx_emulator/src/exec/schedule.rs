@@ -217,7 +217,7 @@ impl<'a> Cluster<'a> {
             }
             idle = if moved { 0 } else { idle + 1 };
             if idle > IDLE_ROUNDS {
-                return Err(self.stuck());
+                return Err(self.deadlock());
             }
             if self.stop.load(Ordering::Relaxed) {
                 return Err(self.fault(FaultKind::Stopped, "stopped by another block's fault".into()));
@@ -341,60 +341,6 @@ impl<'a> Cluster<'a> {
             ));
         }
         Ok(())
-    }
-
-    /// No warp can get further: the fault that names what the threads wait for.
-    fn stuck(&mut self) -> Fault {
-        // A block-wide barrier that threads which have left can never complete.
-        for rank in 0..self.ctas.len() {
-            self.rank = rank;
-            let bar = &self.ctas[rank].bars[0];
-            if let (Some(&(wi, lanes, pc)), None) = (bar.arrived.first(), bar.expected) {
-                let gone = self.warps.iter().filter(|w| w.rank as usize == rank).find(|w| w.exited != 0);
-                if let Some(w) = gone {
-                    return self.fault(
-                        FaultKind::Barrier,
-                        format!(
-                            "the barrier at {} is not reached by every thread of the block: {} waits there, but {} has already left the kernel (a __syncthreads() that some threads skip)",
-                            self.at(&self.k.insts[pc as usize]),
-                            self.who(self.warps[wi].index, Lanes(lanes).next().unwrap_or(0)),
-                            self.who(w.index, Lanes(w.exited).next().unwrap_or(0))
-                        ),
-                    );
-                }
-            }
-        }
-        let mut waits = Vec::new();
-        for wi in 0..self.warps.len() {
-            let w = &self.warps[wi];
-            self.rank = w.rank as usize;
-            let lanes = w.running | w.parked | w.waiting;
-            if let Some(l) = Lanes(lanes).next() {
-                let inst = &self.k.insts[w.pc[l] as usize];
-                let what = match &inst.op {
-                    Op::Bar { id, .. } => {
-                        let bar = &self.ctas[self.rank].bars[match id {
-                            crate::inst::Src::Imm(v) => *v as usize,
-                            crate::inst::Src::Reg(r) => w.regs[*r as usize][l] as usize,
-                        }];
-                        let want = bar.expected.unwrap_or_else(|| self.block_threads());
-                        format!("at the barrier ({} of {want} threads arrived)", bar.threads())
-                    }
-                    _ => self.describe_wait(inst, w, l),
-                };
-                waits.push(format!("{} waits at {} {what}", self.who(w.index, l), self.at(inst)));
-            }
-            if waits.len() == 3 {
-                break;
-            }
-        }
-        self.fault(
-            FaultKind::Deadlock,
-            format!(
-                "deadlock: every thread of the cluster waits and none can run: {}; on a GPU the kernel would hang",
-                waits.join("; ")
-            ),
-        )
     }
 
     /// Runs warp `wi` until its lanes wait or leave; returns whether any lane got further.

@@ -178,6 +178,14 @@ pub struct Mbar {
     /// have not landed yet (their instruction and bytes, in the order they land).
     pub expect_pc: Option<u32>,
     pub flying: Vec<(u32, u32)>,
+    /// The bytes the expect_tx of the phase under way announced, and who completed the phase
+    /// before it by arriving (warp slot, lane, instruction; None where a copy's landing did).
+    pub announced: i64,
+    pub completed_by: Option<(u32, u32, u32)>,
+    /// The warps (slot, own clock) that arrived in the phase under way, and whether one of them
+    /// arrived at two steps of its in the phase before (it went round without waiting for it).
+    pub arrivals: Vec<(u32, u32)>,
+    pub repeated: bool,
     /// What the arrivals and copies of the phase under way knew ([`super::order`]), and what
     /// those of the last completed phase of each parity did.
     pub clock: Vec<u32>,
@@ -259,6 +267,64 @@ pub struct Pending {
     pub seen: Vec<((usize, usize), u32)>,
     /// Each lane's `fence.proxy.async` count.
     pub fences: [u32; 32],
+    /// One past the last group a wgmma of the warp was issued in (0: none yet), and each
+    /// `wgmma.wait_group` that retired groups: the groups retired after it, the warp's own clock
+    /// then ([`super::order`]) and the instruction.
+    pub wgmma_issued: u32,
+    pub wgmma_waits: Vec<(u32, u32, u32)>,
+    /// The warp's arrivals on an mbarrier while a wgmma of its had not been waited for.
+    pub freed: Vec<Freed>,
+    /// The last wait that passed on each mbarrier the warp waited on, and how many of the warp's
+    /// waits have passed.
+    pub passed: Vec<Passed>,
+    pub waits: u32,
+}
+
+/// An arrival on an mbarrier while the warp's wgmma of groups `retired..issued` may still read
+/// shared memory: the warp's own clock then, the instruction, the lane and the mbarrier.
+#[derive(Clone, Copy, Debug)]
+pub struct Freed {
+    pub clock: u32,
+    pub pc: u32,
+    pub lane: u32,
+    pub place: (usize, usize),
+    pub retired: u32,
+    pub issued: u32,
+}
+
+/// A `try_wait.parity` that passed: the mbarrier, the instruction, the first lane that passed,
+/// the parity asked for, the phase under way when it passed, the warp's own clock then, which of
+/// the warp's waits it was, and whether the warp's wait before on the same mbarrier had passed
+/// on the same completed phase (it reads one fill twice).
+#[derive(Clone, Copy, Debug)]
+pub struct Passed {
+    pub place: (usize, usize),
+    pub pc: u32,
+    pub lane: u32,
+    pub parity: u32,
+    pub phase: u32,
+    pub clock: u32,
+    pub wait: u32,
+    pub again: bool,
+}
+
+impl Passed {
+    /// The completed phase the wait found: the last one of its parity before the phase under way
+    /// (None: none had completed, a wait for parity 1 in phase 0).
+    pub fn found(&self) -> Option<u32> {
+        let back = if self.phase.wrapping_sub(1) & 1 == self.parity { 1 } else { 2 };
+        self.phase.checked_sub(back)
+    }
+
+    /// Whether the wait, not what freed the stage, is why a read of the bytes of `phase` came too
+    /// early: it passed before any phase completed, on a phase older than the one before
+    /// `phase`, or on the phase it had passed on already.
+    pub fn too_early_for(&self, phase: u32) -> bool {
+        match self.found() {
+            None => true,
+            Some(f) => f + 1 < phase || (self.again && f < phase),
+        }
+    }
 }
 
 /// The blocks of one cluster, run together by one host thread (kept from cluster to cluster).

@@ -214,6 +214,8 @@ impl Cluster<'_> {
                 w.regs[*d as usize][l] = u64::from(out);
             }
         }
+        let p = &mut self.pending[self.slot];
+        p.wgmma_issued = p.wgmma_committed + 1;
         self.traffic.wgmma_instructions += 1;
         self.computed();
         let work = 2 * 16 * (n * k) as u64;
@@ -364,10 +366,18 @@ impl Cluster<'_> {
         self.timeline_group(None);
     }
 
-    pub(super) fn wgmma_wait(&mut self, pending: u32) {
+    /// `wgmma.wait_group` at `pc`: the groups but the last `pending` are done. Where that retires
+    /// groups, the warp's clock then is when their reads end ([`Self::async_write`] orders a copy
+    /// over their bytes after it).
+    pub(super) fn wgmma_wait(&mut self, pc: u32, pending: u32) {
         self.timeline_group(Some(pending));
+        let clock = self.clocks[self.slot][self.slot];
         let p = &mut self.pending[self.slot];
-        p.wgmma_retired = p.wgmma_retired.max(p.wgmma_committed.saturating_sub(pending));
+        let retired = p.wgmma_retired.max(p.wgmma_committed.saturating_sub(pending));
+        if retired > p.wgmma_retired {
+            p.wgmma_retired = retired;
+            p.wgmma_waits.push((retired, clock, pc));
+        }
     }
 }
 

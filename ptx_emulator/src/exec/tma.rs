@@ -184,7 +184,7 @@ impl Cluster<'_> {
                     for i in (0..bytes).step_by(size) {
                         let to = tmap.swizzle.apply(dst_at + i);
                         if i % 4 == 0 {
-                            self.copy_writes(inst, pc, rank, to / 4)?;
+                            self.copy_writes(inst, pc, (rank, to / 4), (bar_at, phase))?;
                         }
                         self.async_write(rank, to, size, (bar_at as u32, phase), pc)?;
                         if i % 16 == 0 {
@@ -265,10 +265,19 @@ impl Cluster<'_> {
             let (tx, pending) = (m.tx, m.pending);
             if tx < 0 && pending == 0 {
                 self.rank = c.rank;
+                let (announced, expect) = (m.announced, m.expect_pc);
+                let expect = match expect {
+                    Some(pc) => format!(
+                        "the expect_tx at {} announced {announced} bytes for the phase, and its copies, this one included, carry {}",
+                        self.at(&self.k.insts[pc as usize]),
+                        announced - tx
+                    ),
+                    None => "no expect_tx of the phase announced them".to_owned(),
+                };
                 return Err(self.fault(
                     FaultKind::Barrier,
                     format!(
-                        "the copies counted on {} deliver {} bytes more than its expect_tx announced, at {}",
+                        "the copies counted on {} deliver {} bytes more than its expect_tx announced, at {}: {expect}",
                         self.mbar_name(c.rank, c.bar_at),
                         -tx,
                         self.at(&self.k.insts[c.pc as usize])

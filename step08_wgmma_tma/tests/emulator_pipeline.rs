@@ -1,0 +1,136 @@
+//! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a stage freed
+//! before its wgmma were waited for (whatever order the emulator's rounds run the copy and the
+//! wait in), a wait on the wrong parity, an `empty` barrier whose init counts fewer arrivals than
+//! the consumers make, and an `expect_tx` short of the copies, named at the expect_tx too.
+
+use common::GpuStep;
+use common::testing::emulator;
+use step08_wgmma_tma::STEP;
+
+/// The `.cu` line (from 1) of `step`'s kernel that holds `text`, as a fault names it.
+fn line_of(step: &GpuStep, text: &str) -> String {
+    let line = step.source.lines().position(|l| l.contains(text)).expect("the text is in the kernel") + 1;
+    format!("{}:{line}", step.file)
+}
+
+/// The consumer's arrival on `empty[s]` moved before its `wgmma.wait_group`.
+const WAIT_THEN_FREE: &str =
+    "            wgmma_wait_all();\n            if (lane == 0) mbar_arrive(&empty[s]);\n";
+const FREE_THEN_WAIT: &str =
+    "            if (lane == 0) mbar_arrive(&empty[s]);\n            wgmma_wait_all();\n";
+
+/// A consumer that frees its stage between `wgmma.commit_group` and `wgmma.wait_group`: the
+/// producer may refill the stage while the tensor cores still read it. The emulator's rounds run
+/// the consumer's wait before the producer's copy, so the copy never meets a wgmma in flight;
+/// the sentence comes from what orders what, and names the arrival, its barrier and the wait
+/// that came after it. The kernel and both variants, at shapes whose stages are refilled.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_stage_freed_before_its_wgmma_are_waited_for() {
+    let variants = [
+        (
+            "step08_wgmma_tma/variants/transposing_prologue.cu",
+            include_str!("../variants/transposing_prologue.cu"),
+        ),
+        (
+            "step08_wgmma_tma/variants/in_pipeline_transpose.cu",
+            include_str!("../variants/in_pipeline_transpose.cu"),
+        ),
+    ];
+    let mut steps = vec![STEP];
+    steps.extend(variants.map(|(file, source)| emulator::with_source(&STEP, file, source.into())));
+    for step in steps {
+        let early = emulator::planted(&step, WAIT_THEN_FREE, FREE_THEN_WAIT);
+        let arrive = line_of(&early, "if (lane == 0) mbar_arrive(&empty[s]);");
+        let wait = line_of(&early, "            wgmma_wait_all();");
+        for shape in [(64, 64, 256), (256, 128, 320)] {
+            let message = emulator::assert_fault_named(
+                &early,
+                &[],
+                shape,
+                &[
+                    "the copy engine overwrites byte ",
+                    "while the wgmma at ",
+                    "freed the bytes with its arrival on the mbarrier `empty[",
+                    &format!("` at {arrive}, in mbar_arrive at :"),
+                    "while that wgmma was still in flight",
+                    &format!("waits for it with the wgmma.wait_group at {wait}, in wgmma_wait_all at :"),
+                    "after the arrival",
+                ],
+            );
+            assert!(!message.contains("has not waited"), "{}: {message}", step.file);
+        }
+    }
+}
+
+/// A consumer that waits on `full[s]` with the parity flipped: the wait passes at once, before
+/// the stage's copies, and the sentence names that wait (its line, the parity, the phase under
+/// way), not a missing one. Flipped only from the second round of stages on, the wait passes on
+/// the fill the warp has read already, and the warps that run ahead arrive on `empty[0]` before
+/// its phase is theirs: named at that arrival, with the wait.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_wait_on_the_wrong_parity() {
+    let right = "mbar_wait(&full[s], (kt / STAGES) % 2);";
+    let wait = line_of(&STEP, right);
+    let flipped = emulator::planted(&STEP, right, "mbar_wait(&full[s], (kt / STAGES + 1) % 2);");
+    for shape in [(64, 64, 64), (256, 256, 256), (128, 256, 320)] {
+        let message = emulator::assert_fault_named(
+            &flipped,
+            &[],
+            shape,
+            &[
+                "race",
+                &format!("its wait at {wait}, in mbar_wait at :"),
+                "for the phase of parity 1 of the mbarrier `full[0]` passed at once in phase 0, before any phase of parity 1 had completed",
+                "a wait on the wrong parity (the bytes read are phase 0's, of parity 0)",
+            ],
+        );
+        assert!(!message.contains("no mbarrier wait"), "{message}");
+    }
+    let later = emulator::planted(&STEP, right, "mbar_wait(&full[s], (kt / STAGES + (kt >= STAGES)) % 2);");
+    for shape in [(64, 64, 256), (128, 256, 320)] {
+        emulator::assert_fault_named(
+            &later,
+            &[],
+            shape,
+            &[
+                &format!("wait of thread (128,0,0) of block (0,0,0) at {wait}, in mbar_wait at :"),
+                "for the phase of parity 0 of the mbarrier `full[0]` passed on phase 0 again, which it had passed on already, while phase 1 was under way",
+                "a wait on the wrong parity (it needed phase 1, of parity 1)",
+            ],
+        );
+    }
+    // No wait at all still reads as no wait.
+    let missing = emulator::planted(&STEP, &format!("            {right}\n"), "");
+    let message = emulator::assert_fault_named(&missing, &[], (256, 256, 256), &["race"]);
+    assert!(!message.contains("parity"), "{message}");
+}
+
+/// `empty[s]` initialised with a count of 1 where eight consumer warps arrive: the second
+/// arrival of one use is not ordered after the first, which completed the phase. Named with the
+/// init's line and count, the arrival and the one that completed the phase.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_an_init_that_counts_fewer_arrivals_than_come() {
+    let one = emulator::planted(&STEP, "mbar_init(&empty[s], 4 * CONSUMERS);", "mbar_init(&empty[s], 1);");
+    let init = line_of(&one, "mbar_init(&empty[s], 1);");
+    let arrive = line_of(&one, "if (lane == 0) mbar_arrive(&empty[s]);");
+    for shape in [(64, 64, 64), (256, 256, 256), (128, 256, 320)] {
+        emulator::assert_fault_named(
+            &one,
+            &[],
+            shape,
+            &[
+                "the mbarrier `empty[",
+                &format!(
+                    "gets 2 arrivals on a phase that counts 1, set at the mbarrier.init at {init}, in mbar_init at :"
+                ),
+                &format!("arrives at {arrive}, in mbar_arrive at :"),
+                "with nothing ordering it after phase ",
+                "which the arrival of thread (",
+                &format!(") at {arrive}, in mbar_arrive at :60 completed"),
+            ],
+        );
+    }
+}
