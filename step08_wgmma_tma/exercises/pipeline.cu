@@ -1,12 +1,11 @@
 // EXERCISE (step 08, hands-on): write the pipeline's bookkeeping.
 //
-// Starts from: this step's kernel with its mbarrier bookkeeping taken out, and a consumer that
-//   keeps one wgmma group in flight: after committing tile kt it waits with wgmma_wait_one()
-//   for tile kt - 1's group only, so the tensor cores may still read tile kt's stage while the
-//   warp goes on to tile kt + 1. The copies, the wgmma and the epilogue are done.
+// Starts from: this step's kernel with its mbarrier bookkeeping taken out, walking the ring of
+//   stages as production pipelines do: the producer and each consumer keep a stage index s and
+//   a phase bit, the parity of the stage's current use, which flips each time s wraps to 0. The
+//   copies, the wgmma (each tile's group waited for in full) and the epilogue are done.
 // To do: TODO 1 (each barrier's arrivals), TODO 2 (the producer: wait for a free stage, announce
-//   its bytes), TODO 3 (a consumer: wait for a full stage), TODO 4 (a consumer: free the stage
-//   the tensor cores have finished with).
+//   its bytes), TODO 3 (a consumer: wait for a full stage), TODO 4 (a consumer: free it).
 // Run a copy of your own, from the repository's root (git ignores mine/; no GPU needed):
 //   mkdir -p mine && cp step08_wgmma_tma/exercises/pipeline.cu mine/ && ex=mine/pipeline.cu
 //   cargo run --release -p step08_wgmma_tma -- --emulate --kernel $ex --size 256
@@ -18,7 +17,7 @@
 //   parity or deadlock named (docs/src/step08.md, "Hands-on: write the pipeline", shows them).
 // Solution: exercises/pipeline.diff; in step08_wgmma_tma/,
 //   patch -o /tmp/solved.cu exercises/pipeline.cu exercises/pipeline.diff
-// gives a kernel of its own, not src/kernel.cu: that one waits for each group before freeing.
+// gives a kernel of its own, not src/kernel.cu: that one derives s and the parity from kt.
 //
 // Step 08: Hopper's own path to the tensor cores. The copy engine (TMA) moves tiles of A and B
 // into shared memory on its own, a producer warpgroup keeps it several stages ahead, and
@@ -128,10 +127,6 @@ __device__ __forceinline__ void wgmma_commit() {
 }
 __device__ __forceinline__ void wgmma_wait_all() {
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-}
-// Waits until at most one committed group, the last, is still running.
-__device__ __forceinline__ void wgmma_wait_one() {
-    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 }
 // ANCHOR_END: descriptor
 
@@ -259,16 +254,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
+            // Tile kt goes to stage s; phase is the parity of that stage's use, kt / STAGES.
+            int s = 0;
+            unsigned phase = 0;
             for (int kt = 0; kt < k_tiles; ++kt) {
-                int s = kt % STAGES;
-                // TODO 2: stage s last held tile kt - STAGES (if kt >= STAGES). Wait until the
-                // consumers have freed it: which phase of empty[s] is that, and what is its
-                // parity? Then arrive on full[s], telling it how many bytes the copies below
-                // will deliver (mbar_expect_bytes).
+                // TODO 2: wait until the consumers have freed stage s from its use before this
+                // one (which parity is that phase of empty[s]? and on the first pass through
+                // the ring, when nothing used the stage yet?). Then arrive on full[s], telling
+                // it how many bytes the copies below will deliver (mbar_expect_bytes).
                 tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0);
                 for (int b = 0; b < BN / 32; ++b) {
                     tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s], col0 + 32 * b, kt * BK);
                 }
+                if (++s == STAGES) { s = 0; phase ^= 1; }
             }
         }
     // ANCHOR_END: producer
@@ -282,10 +280,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int col = fragment_col(g, warp % 2);
         float acc[BM / 2] = {};
 
+        int s = 0;
+        unsigned phase = 0;  // as the producer's: the parity of stage s's current use
         for (int kt = 0; kt < k_tiles; ++kt) {
-            int s = kt % STAGES;
-            // TODO 3: wait until tile kt has landed in stage s: which phase of full[s], and
-            // its parity?
+            // TODO 3: wait until tile kt has landed in stage s: which phase of full[s]?
             const float* bs = Bs + s * B_TILE + box * B_BOX;
             // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
             unsigned frag[BK / 8][4];
@@ -304,13 +302,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));  // 8 floats further along the rows
             }
             wgmma_commit();
-            // One group stays in flight: tile kt's may still read stage s.
-            wgmma_wait_one();
-            // TODO 4: free the stage the tensor cores have finished reading, once per warp
-            // (mbar_arrive on its empty barrier). Which tile's stage is that, and which tile
-            // has none?
+            wgmma_wait_all();
+            // TODO 4: the tensor cores are done with stage s: free it, once per warp
+            // (mbar_arrive on empty[s]).
+            if (++s == STAGES) { s = 0; phase ^= 1; }
         }
-        wgmma_wait_all();  // the last group, before the epilogue reads acc
         // ANCHOR_END: consumer
 
         // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
