@@ -8,7 +8,8 @@
 use crate::inst::{Addr, Inst, Src};
 use crate::{Fault, FaultKind};
 
-use super::state::{Cluster, Freed, Lanes, Mbar, Passed, Warp};
+use super::shadows::{Freed, Passed};
+use super::state::{Cluster, Lanes, Mbar, Warp};
 
 impl Cluster<'_> {
     pub(super) fn address(&self, w: &Warp, a: &Addr, l: usize) -> u64 {

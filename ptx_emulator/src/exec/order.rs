@@ -21,8 +21,8 @@
 use crate::inst::Inst;
 use crate::{Fault, FaultKind};
 
-use super::shadows::{Access, NO_STEP, Step, join};
-use super::state::{Cluster, Mbar, Passed, Warp};
+use super::shadows::{Access, NO_STEP, Passed, Step, join};
+use super::state::{Cluster, Mbar, Warp};
 
 impl Cluster<'_> {
     /// The running warp's step.

@@ -1,7 +1,8 @@
 //! What the sanitizer keeps beside shared memory for Hopper's asynchronous units: for each word,
 //! what the copy engine and the tensor cores did to it ([`AsyncShadow`], used by
 //! [`super::async_proxy`]), and which warp's step last wrote and read it ([`Accesses`], used by
-//! [`super::order`]). Plain data, below every other part of the machine.
+//! [`super::order`]); for each warp, its arrivals while a wgmma was in flight ([`Freed`]) and its
+//! waits that passed ([`Passed`]). Plain data, below every other part of the machine.
 
 use crate::tensor_map::TensorMap;
 
@@ -85,6 +86,53 @@ impl AsyncShadow {
 
     pub fn on(&self) -> bool {
         !self.words.is_empty()
+    }
+}
+
+/// An arrival on an mbarrier while the warp's wgmma of groups `retired..issued` may still read
+/// shared memory: the warp's own clock then, the instruction, the lane and the mbarrier.
+#[derive(Clone, Copy, Debug)]
+pub struct Freed {
+    pub clock: u32,
+    pub pc: u32,
+    pub lane: u32,
+    pub place: (usize, usize),
+    pub retired: u32,
+    pub issued: u32,
+}
+
+/// A `try_wait.parity` that passed: the mbarrier, the instruction, the first lane that passed,
+/// the parity asked for, the phase under way when it passed, the warp's own clock then, which of
+/// the warp's waits it was, and whether the warp's wait before on the same mbarrier had passed
+/// on the same completed phase (it reads one fill twice).
+#[derive(Clone, Copy, Debug)]
+pub struct Passed {
+    pub place: (usize, usize),
+    pub pc: u32,
+    pub lane: u32,
+    pub parity: u32,
+    pub phase: u32,
+    pub clock: u32,
+    pub wait: u32,
+    pub again: bool,
+}
+
+impl Passed {
+    /// The completed phase the wait found: the last one of its parity before the phase under way
+    /// (None: none had completed, a wait for parity 1 in phase 0).
+    pub fn found(&self) -> Option<u32> {
+        let back = if self.phase.wrapping_sub(1) & 1 == self.parity { 1 } else { 2 };
+        self.phase.checked_sub(back)
+    }
+
+    /// Whether the wait, not what freed the stage, is why a read of the bytes of `phase` came too
+    /// early: it passed before any phase completed, on a phase older than the one before
+    /// `phase`, or on the phase it had passed on already.
+    pub fn too_early_for(&self, phase: u32) -> bool {
+        match self.found() {
+            None => true,
+            Some(f) => f + 1 < phase || (self.again && f < phase),
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use crate::sanitize::Shadow;
 use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
-use super::shadows::{Accesses, AsyncShadow};
+use super::shadows::{Accesses, AsyncShadow, Freed, Passed};
 
 /// One launch: the kernel, its shape and its parameter bytes.
 pub struct Launch<'k> {
@@ -278,53 +278,6 @@ pub struct Pending {
     /// waits have passed.
     pub passed: Vec<Passed>,
     pub waits: u32,
-}
-
-/// An arrival on an mbarrier while the warp's wgmma of groups `retired..issued` may still read
-/// shared memory: the warp's own clock then, the instruction, the lane and the mbarrier.
-#[derive(Clone, Copy, Debug)]
-pub struct Freed {
-    pub clock: u32,
-    pub pc: u32,
-    pub lane: u32,
-    pub place: (usize, usize),
-    pub retired: u32,
-    pub issued: u32,
-}
-
-/// A `try_wait.parity` that passed: the mbarrier, the instruction, the first lane that passed,
-/// the parity asked for, the phase under way when it passed, the warp's own clock then, which of
-/// the warp's waits it was, and whether the warp's wait before on the same mbarrier had passed
-/// on the same completed phase (it reads one fill twice).
-#[derive(Clone, Copy, Debug)]
-pub struct Passed {
-    pub place: (usize, usize),
-    pub pc: u32,
-    pub lane: u32,
-    pub parity: u32,
-    pub phase: u32,
-    pub clock: u32,
-    pub wait: u32,
-    pub again: bool,
-}
-
-impl Passed {
-    /// The completed phase the wait found: the last one of its parity before the phase under way
-    /// (None: none had completed, a wait for parity 1 in phase 0).
-    pub fn found(&self) -> Option<u32> {
-        let back = if self.phase.wrapping_sub(1) & 1 == self.parity { 1 } else { 2 };
-        self.phase.checked_sub(back)
-    }
-
-    /// Whether the wait, not what freed the stage, is why a read of the bytes of `phase` came too
-    /// early: it passed before any phase completed, on a phase older than the one before
-    /// `phase`, or on the phase it had passed on already.
-    pub fn too_early_for(&self, phase: u32) -> bool {
-        match self.found() {
-            None => true,
-            Some(f) => f + 1 < phase || (self.again && f < phase),
-        }
-    }
 }
 
 /// The blocks of one cluster, run together by one host thread (kept from cluster to cluster).
