@@ -92,7 +92,8 @@ fn nvrtc_emulated_pipeline_fails_as_given_and_passes_solved() {
 
 /// The wrong answers the chapter shows are each named: the arrival before the wait for the
 /// wgmma, the producer's first wait on parity `phase` (a fresh barrier's phase 0, which only the
-/// consumers can end), no `expect_tx`, and an `empty` count one short of the consumer warps.
+/// consumers can end), a consumer's wait on parity 0 every time, no `expect_tx`, one short of
+/// the copies' bytes, and an `empty` count one short of the consumer warps.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_pipeline_wrong_answers_are_named() {
@@ -117,6 +118,13 @@ fn nvrtc_emulated_pipeline_wrong_answers_are_named() {
             "for the phase of parity 0 of the mbarrier `empty[0]` (phase 0 is under way and still waits for 8 of 8",
         ],
     );
+    let full = pipeline_planted("mbar_wait(&full[s], phase);", "mbar_wait(&full[s], 0);");
+    emulator::assert_fault_named(
+        &full,
+        &[],
+        shape,
+        &["`full[0]` passed on phase 0 again", "a wait on the wrong parity (it needed phase 1, of parity 1)"],
+    );
     let no_bytes = pipeline_planted("                mbar_expect_bytes(&full[s], STAGE_BYTES);\n", "");
     emulator::assert_fault_named(
         &no_bytes,
@@ -124,6 +132,11 @@ fn nvrtc_emulated_pipeline_wrong_answers_are_named() {
         shape,
         &["deadlock", "`full[0]` (phase 0 is under way and still waits for 1 of 1"],
     );
+    let short = pipeline_planted(
+        "mbar_expect_bytes(&full[s], STAGE_BYTES);",
+        "mbar_expect_bytes(&full[s], 4 * A_TILE);",
+    );
+    emulator::assert_fault_named(&short, &[], shape, &["announced 16384 bytes fewer"]);
     let count =
         pipeline_planted("mbar_init(&empty[s], 4 * CONSUMERS);", "mbar_init(&empty[s], 4 * CONSUMERS - 1);");
     emulator::assert_fault_named(&count, &[], shape, &["gets 8 arrivals on a phase that counts 7"]);
