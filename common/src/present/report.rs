@@ -297,6 +297,12 @@ impl Report {
     }
 }
 
+/// A product's work: GFLOP to one decimal from 1 up, MFLOP below (a 256³ product is 33.6 MFLOP,
+/// not "0.0 GFLOP").
+fn gflop(flops: f64) -> String {
+    if flops >= 1e9 { format!("{:.1} GFLOP", flops / 1e9) } else { format!("{:.1} MFLOP", flops / 1e6) }
+}
+
 /// Why a timed run has no clock line: NVML's own reason where it could not open the GPU, else
 /// a sampler that read nothing.
 fn not_held(nvml: Option<&str>) -> String {
@@ -373,9 +379,9 @@ impl fmt::Display for Report {
         }
         writeln!(
             f,
-            "  shape    {} · {:.1} GFLOP · {} of f32 operands · inputs {}",
+            "  shape    {} · {} · {} of f32 operands · inputs {}",
             self.shape,
-            flops / 1e9,
+            gflop(flops),
             bytes(self.shape.f32_bytes()),
             self.inputs
         )?;
@@ -782,5 +788,11 @@ mod tests {
         assert!(short.contains("42 ms saw 1 step of") && short.contains("--reps"), "{short}");
         assert!(NoEnergy::TooShort { steps: 0, stretch_ms: 3.0 }.words().contains("0 steps"));
         assert!(NoEnergy::NoCounter.words().contains("no energy counter"));
+    }
+
+    #[test]
+    fn small_products_are_counted_in_mflop() {
+        assert_eq!(gflop(2.0 * 256f64.powi(3)), "33.6 MFLOP");
+        assert_eq!(gflop(2.0 * 4096f64.powi(3)), "137.4 GFLOP");
     }
 }
