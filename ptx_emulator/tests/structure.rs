@@ -15,6 +15,7 @@ const PARTS: &[(&str, &str)] = &[
     ("picture", include_str!("../src/exec/picture.rs")),
     ("access", include_str!("../src/exec/access.rs")),
     ("collective", include_str!("../src/exec/collective.rs")),
+    ("fragments", include_str!("../src/exec/fragments.rs")),
     ("tensor", include_str!("../src/exec/tensor.rs")),
     ("mbarrier", include_str!("../src/exec/mbarrier.rs")),
     ("tma", include_str!("../src/exec/tma.rs")),

@@ -1,7 +1,8 @@
 //! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a stage freed
 //! before its wgmma were waited for (whatever order the emulator's rounds run the copy and the
 //! wait in), a wait on the wrong parity, an `empty` barrier whose init counts fewer arrivals than
-//! the consumers make, and an `expect_tx` short of the copies, named at the expect_tx too.
+//! the consumers make, an `expect_tx` short of the copies, named at the expect_tx too, and the
+//! next tile's fragments loaded into the registers a wgmma in flight still reads.
 
 use common::GpuStep;
 use common::testing::emulator;
@@ -132,5 +133,48 @@ fn nvrtc_emulator_names_an_init_that_counts_fewer_arrivals_than_come() {
                 &format!(") at {arrive}, in mbar_arrive at :60 completed"),
             ],
         );
+    }
+}
+
+/// The consumer keeps one wgmma group in flight (`wgmma.wait_group 1`, the stage before freed
+/// instead) and loads the next tile's B fragments into the same `frag` registers, which the
+/// wgmma of the group in flight still read as A: the H100 gives a wrong C. The emulator, which
+/// reads them at the issue, names the load, the wgmma and the wait that came after it.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_fragment_written_under_a_wgmma_in_flight() {
+    let wait_all = "__device__ __forceinline__ void wgmma_wait_all() {\n    asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n}\n";
+    let helper = format!(
+        "{wait_all}__device__ __forceinline__ void wgmma_wait_one() {{ asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); }}\n"
+    );
+    let one = emulator::planted(&STEP, wait_all, &helper);
+    let learner = emulator::planted(
+        &one,
+        &format!("{WAIT_THEN_FREE}        }}\n"),
+        "            wgmma_wait_one();\n            if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);\n        }\n        wgmma_wait_all();\n",
+    );
+    let source_line = |text: &str| learner.source.lines().position(|l| l.contains(text)).unwrap() + 1;
+    let (first, last) = (source_line("float2 lo = load_pair("), source_line("frag[k8][3] = "));
+    let wgmma = line_of(&learner, "wgmma(acc, frag[k8]");
+    let wait = line_of(&learner, "            wgmma_wait_one();");
+    for shape in [(256, 256, 256), (300, 259, 133)] {
+        let message = emulator::assert_fault_named(
+            &learner,
+            &[],
+            shape,
+            &[
+                &format!("that the wgmma at {wgmma}, in wgmma at :"),
+                " still reads as A's fragment: ",
+                &format!(
+                    "its warp waits for that wgmma with the wgmma.wait_group at {wait}, in wgmma_wait_one at :"
+                ),
+                ", after the write (on a GPU the tensor cores read A's registers until that wait",
+            ],
+        );
+        // The write: a line of the fragments' loads.
+        let write = message.split(" writes a register at ").nth(1).and_then(|r| r.split(' ').next());
+        let line =
+            write.and_then(|w| w.strip_prefix(&format!("{}:", STEP.file))).and_then(|l| l.parse().ok());
+        assert!(line.is_some_and(|l: usize| (first..=last).contains(&l)), "{message}");
     }
 }

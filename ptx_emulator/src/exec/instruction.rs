@@ -27,6 +27,7 @@ impl Cluster<'_> {
             *v += 1;
             self.visit = *v;
         }
+        self.fragments_written(pc, w.index, exec);
         let r = &mut w.regs;
         macro_rules! each {
             ($d:expr, |$l:ident| $e:expr) => {{
@@ -236,7 +237,7 @@ impl Cluster<'_> {
             }
             Hopper::WgmmaWait { pending } => {
                 collective::whole_warp(self, inst, w, mask, exec)?;
-                self.wgmma_wait(pc, *pending);
+                self.wgmma_wait(pc, *pending)?;
             }
             Hopper::Wgmma(g) => self.wgmma(inst, pc, w, (mask, exec), g)?,
             Hopper::Mapa { d, a, rank } => {

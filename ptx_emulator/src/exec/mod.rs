@@ -13,6 +13,7 @@
 //! - [`cluster`] (the block's and the cluster's barriers, `mapa`), [`tma`] (the copy engine),
 //!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`access`]
 //!   (loads, stores, atomics, `cp.async`);
+//! - [`fragments`]: the sanitizer's check of the registers a wgmma in flight still reads;
 //! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
 //!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
 //!   picture of one warp's access keeps (see [`crate::watch`]);
@@ -34,6 +35,7 @@ pub mod async_proxy;
 mod cluster;
 mod collective;
 mod deadlock;
+mod fragments;
 mod global_order;
 pub mod global_watch;
 mod instruction;

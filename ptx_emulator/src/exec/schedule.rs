@@ -92,6 +92,7 @@ impl<'a> Cluster<'a> {
             pairs: Vec::with_capacity(32),
             timeline: launch.timeline.as_ref().map(|_| Box::default()),
             trace: None,
+            fragment_writes: if launch.sanitize { super::fragments::fragment_writes(k) } else { Vec::new() },
         }
     }
 
@@ -251,7 +252,7 @@ impl<'a> Cluster<'a> {
             self.rank = self.warps[wi].rank as usize;
             self.slot = wi;
             let w = std::mem::replace(&mut self.warps[wi], Warp::placeholder());
-            let result = self.drain_at_exit(&w);
+            let result = self.drain_at_exit(&w).and_then(|()| self.fragments_at_exit());
             self.warps[wi] = w;
             result?;
         }

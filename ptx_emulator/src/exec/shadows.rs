@@ -1,8 +1,10 @@
 //! What the sanitizer keeps beside shared memory for Hopper's asynchronous units: for each word,
 //! what the copy engine and the tensor cores did to it ([`AsyncShadow`], used by
 //! [`super::async_proxy`]), and which warp's step last wrote and read it ([`Accesses`], used by
-//! [`super::order`]); for each warp, its arrivals while a wgmma was in flight ([`Freed`]) and its
-//! waits that passed ([`Passed`]). Plain data, below every other part of the machine.
+//! [`super::order`]); for each warp, its arrivals while a wgmma was in flight ([`Freed`]), its
+//! waits that passed ([`Passed`]), and the registers its wgmma read as A and a write to one of
+//! them before the wait ([`Fragment`], [`Clobber`]). Plain data, below every other part of the
+//! machine.
 
 use crate::tensor_map::TensorMap;
 
@@ -99,6 +101,26 @@ pub struct Freed {
     pub place: (usize, usize),
     pub retired: u32,
     pub issued: u32,
+}
+
+/// A register a wgmma of the warp reads as A's fragment: the wgmma's commit group and
+/// instruction (the latest wgmma to read it).
+#[derive(Clone, Copy, Debug)]
+pub struct Fragment {
+    pub reg: u32,
+    pub group: u32,
+    pub pc: u32,
+}
+
+/// An ordinary write to a [`Fragment`]'s register before the wgmma's group was waited for: the
+/// instruction, the warp's index in its block and the first lane, and the wgmma and its group.
+#[derive(Clone, Copy, Debug)]
+pub struct Clobber {
+    pub pc: u32,
+    pub warp: u32,
+    pub lane: u32,
+    pub wgmma_pc: u32,
+    pub group: u32,
 }
 
 /// A `try_wait.parity` that passed: the mbarrier, the instruction, the first lane that passed,

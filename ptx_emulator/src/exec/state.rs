@@ -11,7 +11,7 @@ use crate::sanitize::Shadow;
 use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
-use super::shadows::{Accesses, AsyncShadow, Freed, Passed};
+use super::shadows::{Accesses, AsyncShadow, Clobber, Fragment, Freed, Passed};
 
 /// One launch: the kernel, its shape and its parameter bytes.
 pub struct Launch<'k> {
@@ -278,6 +278,10 @@ pub struct Pending {
     /// waits have passed.
     pub passed: Vec<Passed>,
     pub waits: u32,
+    /// The registers the warp's wgmma read as A, and the first ordinary write to one of them
+    /// while its wgmma was in flight ([`super::fragments`]).
+    pub fragments: Vec<Fragment>,
+    pub clobbered: Option<Clobber>,
 }
 
 /// The blocks of one cluster, run together by one host thread (kept from cluster to cluster).
@@ -331,6 +335,9 @@ pub struct Cluster<'a> {
     pub timeline: Option<Box<crate::picture::timeline::Recorder>>,
     /// The cluster's recording for the replay, where the launch asks for one.
     pub trace: Option<Box<super::trace_hooks::Recorder>>,
+    /// With the sanitizer on, for each instruction the registers it writes that a wgmma reads as
+    /// A's fragments ([`super::fragments`]); empty when there is nothing to check.
+    pub fragment_writes: Vec<Vec<crate::inst::R>>,
 }
 
 impl Cluster<'_> {

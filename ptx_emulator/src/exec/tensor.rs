@@ -214,6 +214,9 @@ impl Cluster<'_> {
                 w.regs[*d as usize][l] = u64::from(out);
             }
         }
+        if let Some(regs) = &g.a_regs {
+            self.fragments_read(pc, regs);
+        }
         let p = &mut self.pending[self.slot];
         p.wgmma_issued = p.wgmma_committed + 1;
         self.traffic.wgmma_instructions += 1;
@@ -368,8 +371,8 @@ impl Cluster<'_> {
 
     /// `wgmma.wait_group` at `pc`: the groups but the last `pending` are done. Where that retires
     /// groups, the warp's clock then is when their reads end ([`Self::async_write`] orders a copy
-    /// over their bytes after it).
-    pub(super) fn wgmma_wait(&mut self, pc: u32, pending: u32) {
+    /// over their bytes after it), and a register of A written before it is named.
+    pub(super) fn wgmma_wait(&mut self, pc: u32, pending: u32) -> Result<(), Fault> {
         self.timeline_group(Some(pending));
         let clock = self.clocks[self.slot][self.slot];
         let p = &mut self.pending[self.slot];
@@ -377,7 +380,9 @@ impl Cluster<'_> {
         if retired > p.wgmma_retired {
             p.wgmma_retired = retired;
             p.wgmma_waits.push((retired, clock, pc));
+            return self.fragments_waited(pc, retired);
         }
+        Ok(())
     }
 }
 
