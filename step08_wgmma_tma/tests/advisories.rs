@@ -1,7 +1,8 @@
 //! ptxas's advisories on lab 08's wgmma code, which the emulator runs as written: a planted
 //! missing `wgmma.fence` (C7519) and accumulators read before `wgmma.wait_group` (C7517) are each
-//! named with their `.cu` line; ptxas's serialisation of the wgmma (C7518) is named and raises
-//! the predicted H100 time; the lab's own kernel and its variants draw none.
+//! named with their `.cu` line, the latter running on to the GPU's C; ptxas's serialisation of the
+//! wgmma (C7518) is named and raises the predicted H100 time; the lab's own kernel and its
+//! variants draw none.
 
 use common::advisories::{self, Action, Advisory};
 use common::emulated::{self, predict};
@@ -72,6 +73,13 @@ fn nvrtc_accumulators_read_before_the_wait_are_named_at_that_line() {
         "{sentence}"
     );
     assert!(sentence.contains("wgmma_wait_all()"), "{sentence}");
+    // ptxas's wait makes the line run after the wgmma on a GPU, as the emulator, which has the
+    // sums at the issue, runs it: the same C (the H100 passes it too, unlike a write to A's
+    // registers there), so the run goes on with the note rather than stop.
+    for (m, n, k) in [(256, 256, 256), (300, 259, 133)] {
+        let (_, verdict) = emulator::emulate(&planted, &[], Shape { m, n, k }).unwrap();
+        assert!(verdict.passed(), "{m}×{n}×{k}");
+    }
 }
 
 /// Only the lane that arrives waits for the wgmma: ptxas serialises them all and names no line.
