@@ -1,6 +1,6 @@
 //! The registers a wgmma reads after it is issued. On a GPU the tensor cores read A's fragments
 //! from the warp's registers while the wgmma is in flight, up to the `wgmma.wait_group` that
-//! covers its group (PTX ISA §9.7.15.7: accessing them before that wait is undefined); the
+//! covers its group (the PTX ISA makes an access to them before that wait undefined); the
 //! emulator reads them when the wgmma is issued. So an ordinary instruction that writes one of
 //! those registers before the wait gives a GPU's product the new value, or a mix, where the
 //! emulator multiplied the old one: the sanitizer names the write, the wgmma and the wait.
