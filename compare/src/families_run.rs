@@ -1,5 +1,6 @@
-//! `compare --families`: steps 09 and 11 and cuBLAS SGEMM on every input family and on pairs of
-//! files, at one shape (the page is written by [`compare::families`]).
+//! `compare --families`: the steps that claim FP32 from the tensor cores (09 and 11) and cuBLAS
+//! SGEMM on every input family and on pairs of files, at one shape (the page is written by
+//! [`compare::families`]).
 
 use anyhow::{Context, Result, anyhow, bail};
 use common::cublas::{self, Blas};
@@ -13,8 +14,11 @@ use compare::{GPU_STEPS, slug};
 
 use super::{Args, compile_steps, measure_step, open_gpu, versions};
 
-/// The steps whose claim is FP32 from the tensor cores.
-const STEPS: [&str; 2] = ["step09_3xtf32", "step11_int8_crt"];
+/// Whether a step claims FP32 from the tensor cores (labs 09 and 11): these are the steps the
+/// families compare, found from `GPU_STEPS` by their precision.
+fn fp32_from_tensor_cores(precision: Precision) -> bool {
+    matches!(precision, Precision::Tf32x3 | Precision::Int8Crt)
+}
 
 /// Every family at `--size`³, or at `-m/-n/-k` (seed 42), then each `--pair A,B` read from its
 /// files.
@@ -46,7 +50,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
     if !cublas::present() {
         bail!("--families measures shares of cuBLAS SGEMM, and libcublas could not be loaded");
     }
-    let steps: Vec<_> = GPU_STEPS.iter().filter(|s| STEPS.contains(&s.name)).map(|s| (s.name, *s)).collect();
+    let steps: Vec<_> = GPU_STEPS.iter().filter(|s| fp32_from_tensor_cores(s.precision)).map(|s| (s.name, *s)).collect();
     let step_kernels = compile_steps(&gpu, steps.iter().copied())?;
     let blas = Blas::new(gpu.stream.clone())?;
     let recipe = Recipe::timed(Sampling::new(args.reps), true);
