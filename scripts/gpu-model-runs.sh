@@ -63,8 +63,9 @@ judged)
     echo "# emulator's time model is judged against. Each line: the step (and --stage), the size, then its report's"
     echo "# time and speed lines. Command: bash .gpu/run bin STEP --size S [--stage NAME]"
     for s in ${2:-1024 4096}; do
-      for step in step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch step07_tf32_mma \
-                  step08_wgmma_tma step09_3xtf32 step10_any_shape step11_int8_crt step12_persistent_clusters; do
+      # Every lab the emulator runs (labs.tsv, at the root the bundle is run from), but 03, whose
+      # one block holds 32³ at most.
+      for step in $(awk -F'\t' '!/^#/ && $6 == "yes" && $1 != "03" { print $2 }' labs.tsv); do
         stages=$(bash .gpu/run bin "$step" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u)
         for stage in "" $stages; do
           echo "== $step ${stage:+--stage $stage }--size $s"
