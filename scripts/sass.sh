@@ -17,7 +17,9 @@ else echo "sass: neither nvdisasm nor cuobjdump found; set NVDISASM" >&2; exit 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for step in ${STEPS:-step02_gpu_naive step04_tiled step05_thread_tile step06_prefetch step07_tf32_mma step08_wgmma_tma step09_3xtf32}; do
+# Every lab of one GPU (labs.tsv: needs neither the CPU alone nor several GPUs), unless STEPS names some.
+steps=${STEPS:-$(awk -F'\t' '!/^#/ && $5 != "cpu" && $5 != "gpus" { print $2 }' labs.tsv)}
+for step in $steps; do
     echo "\$ cargo run --release -p $step -- --compile-only --arch $arch --cubin k.cubin"
     if ! CUDA_CACHE_DISABLE=1 "$bin/$step" --compile-only --arch "$arch" --cubin "$work/k.cubin" > "$work/out" 2>&1; then
         sed 's/^/  /' "$work/out"; echo
