@@ -18,7 +18,7 @@ stem="$out/$(date -u +%F)-${device:-gpu}"
 # relative paths a learner types (my.cu, step04_tiled/variants/…).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for step in step04_tiled step06_prefetch step07_tf32_mma step08_wgmma_tma step09_3xtf32; do mkdir -p "$work/$step" && cp -r "$step/variants" "$work/$step/"; done
+for dir in step*/variants; do mkdir -p "$work/${dir%/*}" && cp -r "$dir" "$work/${dir%/*}/"; done
 for dir in step*/exercises; do mkdir -p "$work/${dir%/*}" && cp -r "$dir" "$work/${dir%/*}/"; done
 
 run() { # step, then its arguments; a STREAM_K_LAYOUT set for the call is shown and passed on
