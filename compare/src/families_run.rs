@@ -50,7 +50,8 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
     if !cublas::present() {
         bail!("--families measures shares of cuBLAS SGEMM, and libcublas could not be loaded");
     }
-    let steps: Vec<_> = GPU_STEPS.iter().filter(|s| fp32_from_tensor_cores(s.precision)).map(|s| (s.name, *s)).collect();
+    let steps: Vec<_> =
+        GPU_STEPS.iter().filter(|s| fp32_from_tensor_cores(s.precision)).map(|s| (s.name, *s)).collect();
     let step_kernels = compile_steps(&gpu, steps.iter().copied())?;
     let blas = Blas::new(gpu.stream.clone())?;
     let recipe = Recipe::timed(Sampling::new(args.reps), true);

@@ -2,6 +2,7 @@
 //! the workspace, compare's steps, the book's summary, the README's and the introduction's tables,
 //! and the scripts. A lab added in one place only fails here, naming the place that lacks it.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// One line of `labs.tsv`.
@@ -159,11 +160,9 @@ fn crate_names_are_found_in_text() {
     assert!(step_names("stepNN_yours mystep04_tiled step4_x").is_empty());
 }
 
-/// Every crate a script, CI or the figures name is a lab of the list; the scripts that run every
-/// lab the emulator runs (its comparison with the GPU, the sanitizer's and the profiler's
-/// sweeps) name each.
+/// Every crate a script, CI or the figures name is a lab of the list.
 #[test]
-fn the_scripts_name_only_labs_and_the_sweeps_every_one() {
+fn the_scripts_name_only_labs() {
     let labs = labs();
     let known: Vec<&str> = labs.iter().map(|l| l.krate.as_str()).collect();
     let mut files: Vec<PathBuf> =
@@ -183,12 +182,141 @@ fn the_scripts_name_only_labs_and_the_sweeps_every_one() {
             assert!(known, "{} names {name}, which labs.tsv does not list", file.display());
         }
     }
-    for sweep in ["scripts/emulator-vs-gpu.sh", "scripts/sanitize.sh", "scripts/profile.sh"] {
-        let text = read(sweep);
-        for lab in labs.iter().filter(|l| l.emulates) {
-            assert!(text.contains(&lab.krate), "{sweep} does not run {}", lab.krate);
+}
+
+/// The entries of the bash array `name=(` … `)` in `text`, one quoted entry a line; blank lines
+/// and comments are skipped, and anything else is an error that names the line.
+fn bash_array(text: &str, name: &str) -> Result<Vec<String>, String> {
+    let open = format!("{name}=(");
+    let mut lines = text.lines().skip_while(|l| l.trim() != open);
+    if lines.next().is_none() {
+        return Err(format!("no line `{open}`"));
+    }
+    let mut entries = Vec::new();
+    for line in lines {
+        let line = line.trim();
+        if line == ")" {
+            return Ok(entries);
+        }
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        match line.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
+            Some(entry) if !entry.contains('"') => entries.push(entry.to_owned()),
+            _ => return Err(format!("{open} holds `{line}`, which is not one quoted entry")),
         }
     }
+    Err(format!("{open} is not closed by a line `)`"))
+}
+
+#[test]
+fn a_bash_array_is_read_entry_by_entry() {
+    let text =
+        "x=1\nruns=(\n  # step09_3xtf32 in a comment\n  \"step02_gpu_naive|a\"\n\n  \"b|c\"\n)\n\"after\"\n";
+    assert_eq!(bash_array(text, "runs").unwrap(), ["step02_gpu_naive|a", "b|c"]);
+    assert!(bash_array(text, "other").unwrap_err().contains("no line `other=(`"));
+    assert!(bash_array("runs=(\n  step02 \"a\"\n)", "runs").unwrap_err().contains("`step02 \"a\"`"));
+    assert!(bash_array("runs=(\n  \"a\"\n", "runs").unwrap_err().contains("not closed"));
+}
+
+/// The sweeps over every lab the emulator runs (its comparison with the GPU bit for bit, the
+/// sanitizer's and the profiler's): the crate field of their array's entries, as a set, is
+/// exactly labs.tsv's emulated labs. A comment that names a lab does not count.
+#[test]
+fn the_sweeps_run_every_emulated_lab_and_no_other() {
+    let labs = labs();
+    let want: BTreeSet<&str> = labs.iter().filter(|l| l.emulates).map(|l| l.krate.as_str()).collect();
+    for (file, array, field) in [
+        ("scripts/emulator-vs-gpu.sh", "bit_cases", 0),
+        ("scripts/sanitize.sh", "configs", 0),
+        ("scripts/profile.sh", "profiles", 1),
+    ] {
+        let entries = bash_array(&read(file), array).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let got: BTreeSet<&str> = entries
+            .iter()
+            .map(|e| e.split('|').nth(field).unwrap_or_else(|| panic!("{file}: `{e}` has no field {field}")))
+            .collect();
+        let missing: Vec<_> = want.difference(&got).collect();
+        let extra: Vec<_> = got.difference(&want).collect();
+        assert!(missing.is_empty(), "{file}'s {array}=( does not run {missing:?}, which labs.tsv emulates");
+        assert!(extra.is_empty(), "{file}'s {array}=( runs {extra:?}, which labs.tsv does not emulate");
+    }
+}
+
+/// The labs of each table headed `| lab |` in `text`, in order: a row's first cell is a lab's
+/// number, or its number linked to its chapter (`[04](step04.md)`); rows of another kind (a
+/// lab's second line, cuBLAS) are not labs.
+fn lab_tables(text: &str) -> Vec<Vec<String>> {
+    let mut tables: Vec<Vec<String>> = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("| lab |") {
+            tables.push(Vec::new());
+            inside = true;
+            continue;
+        }
+        inside &= line.starts_with('|');
+        let Some(table) = tables.last_mut().filter(|_| inside) else { continue };
+        let cell = line.split('|').nth(1).unwrap_or("").trim();
+        let number = match cell.strip_prefix('[').and_then(|c| c.split_once("](")) {
+            Some((n, link)) => {
+                assert_eq!(link, format!("step{n}.md)"), "a row links another lab's chapter: {line}");
+                n
+            }
+            None => cell,
+        };
+        if number.len() == 2 && number.bytes().all(|b| b.is_ascii_digit()) {
+            table.push(number.to_owned());
+        }
+    }
+    tables
+}
+
+#[test]
+fn a_tables_labs_are_its_rows_numbers() {
+    let text = "| lab | x |\n| --- | --- |\n| [02](step02.md) | a |\n| | b |\n| 04 | c |\n| cuBLAS | d |\n\n| 05 | e |\n";
+    assert_eq!(lab_tables(text), [["02", "04"]]);
+}
+
+/// The page "Without a GPU" gives every lab a row, and its script times every lab that runs
+/// without a GPU (on the CPU, or on the emulator), in the list's order.
+#[test]
+fn the_page_without_a_gpu_and_its_script_cover_every_lab() {
+    let labs = labs();
+    let file = "scripts/without-a-gpu.sh";
+    let text = read(file);
+    let runs = text.split("<<'RUNS'\n").nth(1).and_then(|r| r.split("\nRUNS").next());
+    let mut crates: Vec<&str> = runs
+        .unwrap_or_else(|| panic!("{file}: no here-document <<'RUNS'"))
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    crates.dedup();
+    let want: Vec<&str> =
+        labs.iter().filter(|l| l.needs == "cpu" || l.emulates).map(|l| l.krate.as_str()).collect();
+    assert_eq!(crates, want, "{file}'s RUNS against labs.tsv's labs of the CPU or the emulator");
+    let file = "docs/src/without-a-gpu.md";
+    let all: Vec<&str> = labs.iter().map(|l| l.number.as_str()).collect();
+    assert_eq!(lab_tables(&read(file)), [all], "{file}'s table against every lab of labs.tsv");
+}
+
+/// The results page's tables: the main run's rates (every lab of one GPU or the CPU), the roofline's
+/// intensities and the predicted shares (every lab of one GPU); lab 03 has no row in any, since
+/// it serves only products that fit one block.
+#[test]
+fn the_results_page_gives_each_lab_its_rows() {
+    let labs = labs();
+    let numbers = |keep: fn(&Lab) -> bool| -> Vec<String> {
+        labs.iter().filter(|l| l.number != "03" && keep(l)).map(|l| l.number.clone()).collect()
+    };
+    let rates = numbers(|l| l.needs != "gpus");
+    let one_gpu = numbers(|l| l.needs != "gpus" && l.needs != "cpu");
+    let file = "docs/src/results.md";
+    assert_eq!(
+        lab_tables(&read(file)),
+        [rates, one_gpu.clone(), one_gpu],
+        "{file}'s three tables (the rates, the roofline's intensities, the predicted shares) against labs.tsv"
+    );
 }
 
 /// `scripts/README.md` names every script in the folder, and no script that is not there.
