@@ -189,7 +189,8 @@ fn shapes() -> impl Iterator<Item = (usize, usize, usize)> {
 /// One level, seven moduli: the model fails per element on `identity+noise` and `wide` inputs, as
 /// the GPU did, and passes on the default inputs.
 #[test]
-fn one_level_loses_fp32_on_spread_out_rows_as_the_gpu_did() {
+#[ignore = "slow unoptimised: .ci/run runs it in release"]
+fn slow_one_level_loses_fp32_on_spread_out_rows_as_the_gpu_did() {
     for (m, n, k) in shapes() {
         let x = Inputs::family(Shape::new(m, n, k).unwrap(), 7, Family::Uniform);
         let v = check(&x, &model(&x, 7, 1));

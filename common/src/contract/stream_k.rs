@@ -212,7 +212,8 @@ mod tests {
     }
 
     #[test]
-    fn the_layout_stays_within_the_grid_and_the_turn_table() {
+    #[ignore = "slow unoptimised: .ci/run runs it in release"]
+    fn slow_the_layout_stays_within_the_grid_and_the_turn_table() {
         for (tm, tn, p) in [
             (512, 1, 132),
             (1, 1024, 132),
