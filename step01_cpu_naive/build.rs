@@ -8,10 +8,14 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo::rerun-if-env-changed=STEP01_LOOP");
     let crate_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let file = match std::env::var_os("STEP01_LOOP") {
+    // An empty variable is no variable: the lab's own loop.
+    let file = match std::env::var_os("STEP01_LOOP").filter(|v| !v.is_empty()) {
         None => crate_dir.join("src/matmul.rs"),
         Some(named) => crate_dir.join("..").join(&named),
     };
+    // Run again when the file changes or goes, so that a file deleted after a build is refused
+    // in the sentence below rather than by the compiler.
+    println!("cargo::rerun-if-changed={}", file.display());
     if !file.is_file() {
         let named = std::env::var("STEP01_LOOP").unwrap_or_default();
         println!(

@@ -225,11 +225,12 @@ impl Clocks {
         let running = Arc::new(AtomicBool::new(true));
         let (clocks, flag) = (self.clone(), running.clone());
         let started = Instant::now();
-        // The first reading is taken here, before any timed launch, so that a stretch shorter
-        // than the thread's start still has one.
-        let mut readings = Readings { held: self.read().into_iter().collect(), ..Readings::default() };
+        // A reading taken here, before the first timed launch, stands in only for a stretch
+        // that ends before the thread reads at all: the GPU is between the warm-up and the
+        // samples then, so the thread's own readings are the stretch's wherever there are any.
+        let before = self.read();
         let first = self.energy_mj();
-        readings.counter = first.is_some();
+        let mut readings = Readings { counter: first.is_some(), ..Readings::default() };
         let thread = std::thread::spawn(move || {
             let mut last = first;
             loop {
@@ -243,6 +244,9 @@ impl Clocks {
                     readings.ticks.extend(now.map(|mj| (started.elapsed().as_secs_f64(), mj)));
                 }
                 last = now;
+            }
+            if readings.held.is_empty() {
+                readings.held.extend(before);
             }
             readings
         });

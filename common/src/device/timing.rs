@@ -140,9 +140,10 @@ pub const RETRIES: usize = 2;
 /// the launch gaps average out, and queued behind a [`Hold`] so that the host's launch calls
 /// stay outside the measured time. A sample is the mean time of one launch in its batch; one
 /// that the host outlasted its hold for is taken again. While the samples are timed, NVML reads
-/// the SM clock and the power on a thread of their own ([`crate::clock`]), and the driver's
-/// energy counter is read at both ends: its difference over the launches is one product's
-/// energy (the short holds between batches included).
+/// the SM clock and the power on a thread of their own ([`crate::clock`]), and each step of
+/// the driver's energy counter: the mean power between its first and last step in the stretch,
+/// over the stretch's time and its launches, is one product's energy (the short holds between
+/// batches included; see [`crate::clock::joules_per_launch`]).
 pub fn time_gpu(gpu: &Gpu, sampling: Sampling, mut launch: impl FnMut() -> Result<()>) -> Result<Stats> {
     // The host's time per launch call, measured on each batch; a generous guess to start.
     let mut host_per_launch = 0.02;
