@@ -6,7 +6,7 @@ use std::fmt;
 /// The arithmetic a step claims to perform, and so the limits it is held to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
-    /// f32 operands, products and sums: steps 01–06 and cuBLAS SGEMM.
+    /// f32 operands, products and sums: steps 01–06 and 10, and cuBLAS SGEMM.
     Fp32,
     /// Operands rounded to TF32 (round to nearest), products summed by the tensor cores: their
     /// TF32 mode as step 07 and cuBLAS use it.
