@@ -102,6 +102,8 @@ fn the_books_summary_lists_every_chapter_in_order() {
 #[test]
 fn the_readme_and_the_introduction_list_every_lab() {
     let labs = labs();
+    // Every file is compared before any failure is reported, so that one run names them all.
+    let mut wrong = Vec::new();
     for file in ["README.md", "docs/readme.md"] {
         let rows: Vec<String> = read(file)
             .lines()
@@ -110,13 +112,23 @@ fn the_readme_and_the_introduction_list_every_lab() {
             .collect();
         let want: Vec<String> =
             labs.iter().map(|l| format!("| {} | `{}` | {}", l.number, l.krate, l.idea)).collect();
-        assert_eq!(rows, want, "{file}'s table against labs.tsv");
+        if rows != want {
+            wrong.push(format!("{file}'s table against labs.tsv: has {rows:#?}, wants {want:#?}"));
+        }
     }
     let intro = read("docs/src/introduction.md");
-    let rows: Vec<&str> =
-        intro.lines().filter(|l| l.starts_with("| [")).map(|l| l.split(" | ").next().unwrap()).collect();
+    let rows: Vec<String> = intro
+        .lines()
+        .filter(|l| l.starts_with("| ["))
+        .map(|l| l.split(" | ").next().unwrap().to_owned())
+        .collect();
     let want: Vec<String> = labs.iter().map(|l| format!("| [{}](step{}.md)", l.number, l.number)).collect();
-    assert_eq!(rows, want, "docs/src/introduction.md's table against labs.tsv");
+    if rows != want {
+        wrong.push(format!(
+            "docs/src/introduction.md's table against labs.tsv: has {rows:#?}, wants {want:#?}"
+        ));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// Every `stepNN_name` in `text` (`step`, two digits, `_`, then lower-case letters, digits and
