@@ -142,7 +142,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE.cu:LINE", value_parser = parse_picture)]
     pub picture_access: Option<ptx_emulator::watch::Request>,
 
-    /// Where --picture-access writes its SVG (default access.svg).
+    /// Where --picture-access writes its SVG (default access.svg in the system's scratch folder, /tmp on Linux).
     #[arg(long, value_name = "FILE.svg")]
     pub picture_to: Option<std::path::PathBuf>,
 

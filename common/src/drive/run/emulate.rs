@@ -168,7 +168,9 @@ fn picture(request: &Request, accesses: &[Access], to: Option<&std::path::Path>)
             request.place()
         );
     }
-    let to = to.unwrap_or(std::path::Path::new("access.svg"));
+    // By default the picture goes to the system's scratch folder, never into the checkout.
+    let scratch = std::env::temp_dir().join("access.svg");
+    let to = to.unwrap_or(&scratch);
     std::fs::write(to, ptx_emulator::watch::svg::draw(accesses))
         .map_err(|e| anyhow!("--picture-to could not write {}: {e}", to.display()))?;
     for a in accesses {
