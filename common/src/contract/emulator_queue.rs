@@ -1,22 +1,19 @@
 //! [`Queue`] on the PTX emulator: each kernel run to completion on the CPU as it is queued,
 //! workspaces kept from product to product in [`EmulatorState`] (so a second launch reads what
 //! the first left, as on a GPU), tensor maps encoded by the emulator from the parameters the host
-//! gives the driver on a GPU, and common's maps of A and B built as on a GPU: rows padded to 16
-//! bytes where they are not (on the host here; common's padding kernel on a GPU), the step's
-//! prologue (`split_a`, `transpose_b`) run in front of the kernel.
+//! gives the driver on a GPU. What the emulator alone adds hangs off it: the sanitizer, the
+//! traffic of each kernel, and the launches recorded for the time model's replay.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 
 use crate::emulated::{
     self, Arg as EmulatorArg, Config, Machine, Recorded, Swizzle, TensorMap as EmulatedMap, Traffic,
 };
-use crate::matrix::Shape;
-use crate::pad::padded;
 use crate::queue::{Arg, Launch, Module, Queue};
-use crate::tma::{Element, Marks, SPLIT_ENTRY, TRANSPOSE_ENTRY, TensorMap, TmaBox};
+use crate::tma::{Element, TensorMap, TmaBox};
 
 /// What an emulated step keeps from product to product, and what its launches moved.
 #[derive(Default)]
@@ -43,29 +40,18 @@ impl EmulatorState {
     }
 }
 
-/// The launch of the grid-stride prologues, as on a GPU (`tma.rs`): 1024 blocks of 256 threads.
-const GRID_STRIDE: (u32, u32) = (1024, 256);
-
 /// One product's queue on the emulator.
 pub struct EmulatorQueue<'q> {
     machine: &'q mut Machine,
     state: &'q mut EmulatorState,
     /// Watch shared memory for races.
     sanitize: bool,
-    /// For a kernel whose maps common builds: A and B, and whether A is split first.
-    maps: Option<((u64, u64), bool)>,
 }
 
 impl<'q> EmulatorQueue<'q> {
     pub fn new(machine: &'q mut Machine, state: &'q mut EmulatorState, sanitize: bool) -> Self {
         machine.next_product();
-        EmulatorQueue { machine, state, sanitize, maps: None }
-    }
-
-    /// The queue of a product on A and B whose maps common builds (A split first where `split`).
-    pub fn with_maps(mut self, operands: (u64, u64), split: bool) -> Self {
-        self.maps = Some((operands, split));
-        self
+        EmulatorQueue { machine, state, sanitize }
     }
 
     fn config(&self, launch: Launch) -> Config {
@@ -99,32 +85,6 @@ impl<'q> EmulatorQueue<'q> {
             false => self.state.others.push((entry.to_owned(), traffic)),
         }
         Ok(())
-    }
-
-    /// A grid-stride prologue of the step's module, run in front of the kernel.
-    fn prologue(&mut self, entry: &str, args: &[Arg]) -> Result<()> {
-        if !self.machine.has_kernel(entry) {
-            bail!("the kernel defines no `{entry}`, which its tensor maps need");
-        }
-        self.run(entry, Launch::of((GRID_STRIDE.0, 1, 1), GRID_STRIDE.1, 0), args, false)
-    }
-
-    /// `src` (rows×cols) itself when its rows are 16-byte multiples, else a copy with padded rows
-    /// (made on the host: on a GPU common's padding kernel makes it).
-    fn padded(&mut self, src: u64, rows: usize, cols: usize, name: &'static str) -> Result<(u64, usize)> {
-        let pitch = padded(cols);
-        if pitch == cols {
-            return Ok((src, cols));
-        }
-        let fail = |e: emulated::EmulatorError| anyhow!("{e}");
-        let data = self.machine.read_f32(src, rows * cols).map_err(fail)?;
-        let mut out = vec![0.0f32; rows * pitch];
-        for r in 0..rows {
-            out[r * pitch..r * pitch + cols].copy_from_slice(&data[r * cols..(r + 1) * cols]);
-        }
-        let dst = self.workspace(name, 4 * rows * pitch)?;
-        self.machine.write_f32(dst, &out).map_err(fail)?;
-        Ok((dst, pitch))
     }
 }
 
@@ -208,51 +168,19 @@ impl Queue for EmulatorQueue<'_> {
         encode(element, ptr, dims, bx)
     }
 
-    fn maps(
-        &mut self,
-        shape: Shape,
-        (a_box, b_box): (TmaBox, TmaBox),
-        marks: Option<Marks>,
-    ) -> Result<[TensorMap; 2]> {
-        let Some(((a, b), split)) = self.maps else {
-            bail!("common builds no tensor maps for this step's kernel");
-        };
-        let Shape { m, n, k } = shape;
-        let (a_ptr, a_rows, a_pitch, parts) = if split {
-            let pitch = padded(k);
-            let parts = self.workspace("A's parts", 4 * 2 * m * pitch)?;
-            let mut args = vec![
-                Arg::Ptr(a),
-                Arg::Ptr(parts),
-                Arg::I32(m as i32),
-                Arg::I32(k as i32),
-                Arg::I32(pitch as i32),
-            ];
-            if let Some(Marks { marks, exps, col_least }) = marks {
-                args.extend([marks, exps, col_least].map(Arg::Ptr));
-            }
-            self.prologue(SPLIT_ENTRY, &args)?;
-            (parts, m, pitch, 2)
-        } else {
-            let (ptr, pitch) = self.padded(a, m, k, "A padded")?;
-            (ptr, m, pitch, 1)
-        };
-        let transposed = self.machine.has_kernel(TRANSPOSE_ENTRY);
-        let (b_ptr, b_rows, b_cols, b_pitch, b_box) = if transposed {
-            let pitch = padded(k);
-            let bt = self.workspace("Bᵀ", 4 * n * pitch)?;
-            let args =
-                [Arg::Ptr(b), Arg::Ptr(bt), Arg::I32(k as i32), Arg::I32(n as i32), Arg::I32(pitch as i32)];
-            self.prologue(TRANSPOSE_ENTRY, &args)?;
-            (bt, n, k, pitch, TmaBox { rows: b_box.cols, cols: b_box.rows })
-        } else {
-            let (ptr, pitch) = self.padded(b, k, n, "B padded")?;
-            (ptr, k, n, pitch, b_box)
-        };
-        Ok([
-            encode(Element::F32, a_ptr, [a_rows, k, a_pitch, parts], a_box)?,
-            encode(Element::F32, b_ptr, [b_rows, b_cols, b_pitch, 1], b_box)?,
-        ])
+    fn upload(&mut self, name: &'static str, data: &[f32]) -> Result<u64> {
+        let at = self.machine.alloc(4 * data.len(), name);
+        self.machine.write_f32(at, data).map_err(|e| anyhow!("{e}"))?;
+        Ok(at)
+    }
+
+    fn download(&mut self, ptr: u64, len: usize) -> Result<Vec<f32>> {
+        self.machine.read_f32(ptr, len).map_err(|e| anyhow!("{e}"))
+    }
+
+    fn free(&mut self, ptr: u64) -> Result<()> {
+        self.machine.free(ptr);
+        Ok(())
     }
 
     fn fork(&mut self) -> Result<()> {

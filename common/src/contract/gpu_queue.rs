@@ -13,9 +13,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::gpu::{Compiled, Gpu, Kernel};
-use crate::matrix::Shape;
 use crate::queue::{Arg, Launch, Module, Queue};
-use crate::tma::{Element, Marks, Prologue, TensorMap, Tma, TmaBox, encode_as};
+use crate::tma::{Element, TensorMap, TmaBox, encode_as};
 
 /// What a step kernel's queue keeps from product to product on the GPU.
 #[derive(Default)]
@@ -27,6 +26,8 @@ pub struct GpuState {
     /// Modules loaded beside the step's, by file.
     modules: Vec<(String, Compiled, Arc<CudaModule>)>,
     workspaces: HashMap<&'static str, CudaSlice<u8>>,
+    /// The buffers [`Queue::upload`] made, by address.
+    buffers: HashMap<u64, CudaSlice<f32>>,
     /// The maps encoded last, and what each was encoded for.
     maps: Vec<(MapKey, TensorMap)>,
     /// The second stream, made at the first fork; whether kernels go to it now, and whether
@@ -65,42 +66,25 @@ impl GpuState {
     }
 }
 
-/// One product's queue on the GPU: the step's kernel, the state it keeps, and common's tensor
-/// maps of A and B for a kernel that reads through them.
+/// One product's queue on the GPU: the step's kernel and the state it keeps.
 pub struct GpuQueue<'q> {
     gpu: &'q Gpu,
-    /// The step's kernel (None for a queue of modules loaded alone, in a test).
+    /// The step's kernel (None for a queue of modules loaded alone).
     kernel: Option<&'q Kernel>,
     state: &'q mut GpuState,
-    /// Common's maps and the step's prologue, with A and B, for a product that has them.
-    tma: Option<CommonMaps<'q>>,
 }
-
-/// Common's tensor maps, the step's prologue, and A and B.
-type CommonMaps<'q> = (&'q Tma, Option<&'q Prologue>, (&'q CudaSlice<f32>, &'q CudaSlice<f32>));
 
 /// Compiled modules by file, architecture and source.
 type CompileCache = Mutex<HashMap<(String, String, String), Compiled>>;
 
 impl<'q> GpuQueue<'q> {
     pub fn new(gpu: &'q Gpu, kernel: &'q Kernel, state: &'q mut GpuState) -> Self {
-        GpuQueue { gpu, kernel: Some(kernel), state, tma: None }
+        GpuQueue { gpu, kernel: Some(kernel), state }
     }
 
     /// A queue with no step kernel, for modules loaded into it alone ([`Queue::load`]).
     pub fn bare(gpu: &'q Gpu, state: &'q mut GpuState) -> Self {
-        GpuQueue { gpu, kernel: None, state, tma: None }
-    }
-
-    /// The queue of a product on A and B, whose maps common builds with `tma` (and `prologue`).
-    pub fn with_maps(
-        mut self,
-        tma: &'q Tma,
-        prologue: Option<&'q Prologue>,
-        operands: (&'q CudaSlice<f32>, &'q CudaSlice<f32>),
-    ) -> Self {
-        self.tma = Some((tma, prologue, operands));
-        self
+        GpuQueue { gpu, kernel: None, state }
     }
 
     fn stream(&self) -> &Arc<CudaStream> {
@@ -260,16 +244,36 @@ impl Queue for GpuQueue<'_> {
         Ok(map)
     }
 
-    fn maps(
-        &mut self,
-        shape: Shape,
-        boxes: (TmaBox, TmaBox),
-        marks: Option<Marks>,
-    ) -> Result<[TensorMap; 2]> {
-        let Some((tma, prologue, operands)) = self.tma else {
-            bail!("common builds no tensor maps for this step's kernel");
+    fn upload(&mut self, name: &'static str, data: &[f32]) -> Result<u64> {
+        let buffer = self
+            .gpu
+            .stream
+            .clone_htod(data)
+            .map_err(|e| anyhow!("copying {name} to the GPU failed: {e:?}"))?;
+        let ptr = buffer.device_ptr(&self.gpu.stream).0;
+        self.state.buffers.insert(ptr, buffer);
+        Ok(ptr)
+    }
+
+    fn download(&mut self, ptr: u64, len: usize) -> Result<Vec<f32>> {
+        let Some(buffer) = self.state.buffers.get(&ptr) else {
+            bail!("no buffer the queue made starts at {ptr:#x}");
         };
-        tma.maps(self.gpu, shape, operands, boxes, prologue, marks)
+        if len > buffer.len() {
+            bail!("reading {len} floats of a buffer of {}", buffer.len());
+        }
+        let mut out = vec![0.0f32; len];
+        self.gpu
+            .stream
+            .memcpy_dtoh(&buffer.slice(..len), &mut out)
+            .map_err(|e| anyhow!("copying a result back from the GPU failed: {e:?}"))?;
+        self.gpu.stream.synchronize().map_err(|e| anyhow!("copying a result back: {e:?}"))?;
+        Ok(out)
+    }
+
+    fn free(&mut self, ptr: u64) -> Result<()> {
+        self.state.buffers.remove(&ptr);
+        Ok(())
     }
 
     fn fork(&mut self) -> Result<()> {

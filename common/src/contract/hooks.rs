@@ -13,10 +13,11 @@
 
 use anyhow::Result;
 
+pub use crate::call::Call;
 use crate::matrix::Shape;
 use crate::params::{Param, Params};
 pub use crate::paths::Paths;
-pub use crate::queue::{Arg, Call, Launch, Module, Queue};
+pub use crate::queue::{Arg, Launch, Module, Queue};
 
 /// What a step's launch adds to the report: a label and one line, or None.
 pub type ReportLine = Option<(&'static str, String)>;

@@ -3,6 +3,7 @@
 //! to it, the refusal of spilled registers; tensor maps and row padding. Depends on the layers
 //! below.
 
+pub mod call;
 pub mod emulator_queue;
 pub mod gpu_queue;
 pub mod hooks;

@@ -11,15 +11,10 @@
 //! to the sums. The tensor-map steps pad A and B the same way for the copy engine (see
 //! [`crate::tma`]).
 
-use std::sync::{Mutex, OnceLock};
+use anyhow::Result;
 
-use anyhow::{Result, anyhow};
-use cudarc::driver::{
-    CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
-};
-
-use crate::gpu::{self, Gpu};
 use crate::matrix::Shape;
+use crate::queue::{Arg, Launch, Module, Queue};
 
 /// Floats per row once padded to a 16-byte multiple.
 pub fn padded(cols: usize) -> usize {
@@ -50,16 +45,19 @@ extern "C" __global__ void copy_rows(const float* src, int src_pitch, int rows, 
 }
 "#;
 
+/// The module of the copy, loaded beside the step's on whichever device runs the product.
+const COPY: Module = Module { source: COPY_SOURCE, file: "common/src/contract/pad.rs" };
+
 /// The copy's launch for an out_rows×out_cols destination: 256 threads a block, up to 32 blocks
 /// across a row, and about 2048 blocks in all, enough to fill an H200 several times over.
-fn copy_launch(out_rows: usize, out_cols: usize) -> LaunchConfig {
+fn copy_launch(out_rows: usize, out_cols: usize) -> Launch {
     let across = out_cols.div_ceil(256).clamp(1, 32);
     let down = (2048 / across).min(out_rows).max(1);
-    LaunchConfig { grid_dim: (across as u32, down as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+    Launch::of((across as u32, down as u32, 1), 256, 0)
 }
 
-/// One operand of a [`Copier::copy`]: a matrix of `rows`×`cols` floats whose rows are `pitch`
-/// floats apart.
+/// One operand of a [`copy`]: a matrix of `rows`×`cols` floats whose rows are `pitch` floats
+/// apart, at a device address.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
     pub rows: usize,
@@ -67,70 +65,42 @@ pub struct Layout {
     pub pitch: usize,
 }
 
-/// The copy kernel, compiled on first use.
-#[derive(Default)]
-pub struct Copier {
-    kernel: OnceLock<CudaFunction>,
+/// Queues `dst` = `src`, zeros where `dst` reaches beyond `src` (see `COPY_SOURCE`), on `q`.
+pub fn copy(q: &mut dyn Queue, (src, from): (u64, Layout), (dst, to): (u64, Layout)) -> Result<()> {
+    if from.cols > from.pitch || to.cols > to.pitch {
+        anyhow::bail!("a padding copy was given rows longer than their pitch");
+    }
+    q.load(COPY)?;
+    let int = |v: usize| Arg::I32(v as i32);
+    let args = [
+        Arg::Ptr(src),
+        int(from.pitch),
+        int(from.rows),
+        int(from.cols),
+        Arg::Ptr(dst),
+        int(to.pitch),
+        int(to.rows),
+        int(to.cols),
+    ];
+    q.launch("copy_rows", copy_launch(to.rows, to.cols), &args)
 }
 
-impl Copier {
-    fn kernel(&self, gpu: &Gpu) -> Result<&CudaFunction> {
-        if let Some(f) = self.kernel.get() {
-            return Ok(f);
-        }
-        let compiled = gpu::compile(COPY_SOURCE, "common/src/contract/pad.rs", &gpu.info.arch(), &[])?;
-        let f = gpu::Kernel::load_entry(gpu, compiled, "copy_rows")?.func;
-        Ok(self.kernel.get_or_init(|| f))
+/// `src` (rows×cols) itself when its rows are 16-byte multiples, else a copy with padded rows in
+/// workspace `name`, queued on `q`: the address and the pitch the kernel reads.
+pub fn rows_padded(
+    q: &mut dyn Queue,
+    src: u64,
+    (rows, cols): (usize, usize),
+    name: &'static str,
+) -> Result<(u64, usize)> {
+    let pitch = padded(cols);
+    if pitch == cols {
+        return Ok((src, cols));
     }
-
-    /// Queues `dst` = `src`, zeros where `dst` reaches beyond `src` (see `COPY_SOURCE`).
-    pub fn copy(
-        &self,
-        gpu: &Gpu,
-        (src, from): (&CudaSlice<f32>, Layout),
-        (dst, to): (&mut CudaSlice<f32>, Layout),
-    ) -> Result<()> {
-        let fits = |l: Layout, len: usize| {
-            l.cols <= l.pitch && (l.rows == 0 || (l.rows - 1) * l.pitch + l.cols <= len)
-        };
-        if !fits(from, src.len()) || !fits(to, dst.len()) {
-            return Err(anyhow!("a padding copy was given buffers smaller than its shapes"));
-        }
-        let [sp, r, c, dp, or, oc] =
-            [from.pitch, from.rows, from.cols, to.pitch, to.rows, to.cols].map(|v| v as i32);
-        let mut builder = gpu.stream.launch_builder(self.kernel(gpu)?);
-        builder.arg(src).arg(&sp).arg(&r).arg(&c).arg(&mut *dst).arg(&dp).arg(&or).arg(&oc);
-        // SAFETY: the arguments match `copy_rows(const float*, int, int, int, float*, int, int,
-        // int)`, and both buffers hold every element their layouts address (checked above).
-        unsafe { builder.launch(copy_launch(to.rows, to.cols)) }
-            .map_err(|e| anyhow!("the padding copy failed to launch: {e:?}"))?;
-        Ok(())
-    }
-}
-
-/// The workspace in `slot`, reallocated (zeroed) when it holds fewer than `need` floats.
-pub fn workspace<'s, T: DeviceRepr + ValidAsZeroBits>(
-    gpu: &Gpu,
-    slot: &'s mut Option<CudaSlice<T>>,
-    need: usize,
-) -> Result<&'s mut CudaSlice<T>> {
-    if slot.as_ref().is_none_or(|w| w.len() < need) {
-        *slot = None;
-        *slot = Some(
-            gpu.stream
-                .alloc_zeros::<T>(need)
-                .map_err(|e| anyhow!("allocating a workspace of {need} elements: {e:?}"))?,
-        );
-    }
-    Ok(slot.as_mut().expect("allocated above"))
-}
-
-/// A [`workspace`] of ints zeroed on the stream (before what is queued next), and its address.
-pub fn zeroed(gpu: &Gpu, slot: &mut Option<CudaSlice<i32>>, need: usize) -> Result<u64> {
-    let w = workspace(gpu, slot, need.max(1))?;
-    gpu.stream.memset_zeros(w).map_err(|e| anyhow!("zeroing a workspace of {need} ints: {e:?}"))?;
-    let (ptr, _sync) = w.device_ptr(&gpu.stream);
-    Ok(ptr)
+    let dst = q.workspace(name, 4 * rows * pitch)?;
+    let from = Layout { rows, cols, pitch: cols };
+    copy(q, (src, from), (dst, Layout { rows, cols: pitch, pitch }))?;
+    Ok((dst, pitch))
 }
 
 /// Bytes of the padded copies of A, B and C a launch that multiplies `padded` allocates (0 for
@@ -139,50 +109,37 @@ pub fn workspace_bytes(padded: Option<Shape>) -> u64 {
     padded.map_or(0, |p| 4 * (p.m * p.k + p.k * p.n + p.m * p.n) as u64)
 }
 
-/// The padded copies of A, B and C a padding launch keeps from launch to launch.
-#[derive(Default)]
-pub struct Padding {
-    copier: Copier,
-    workspaces: Mutex<[Option<CudaSlice<f32>>; 3]>,
-}
-
-impl Padding {
-    /// Runs `product(padded, A′, B′, C′)` on padded copies when `padded` (the shape
-    /// [`padded_shape`] gives for `shape`, or None for a launch that does not pad) is Some:
-    /// copies of A and B queued in front of it, C′ copied into C behind it. Else
-    /// `product(shape, A, B, C)`.
-    pub fn run(
-        &self,
-        gpu: &Gpu,
-        shape: Shape,
-        padded: Option<Shape>,
-        (a, b, c): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
-        product: impl FnOnce(Shape, &CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>) -> Result<()>,
-    ) -> Result<()> {
-        let Some(p) = padded else {
-            return product(shape, a, b, c);
-        };
-        let mut slots =
-            self.workspaces.lock().map_err(|_| anyhow!("the padding workspaces' lock was poisoned"))?;
-        let [wa, wb, wc] = &mut *slots;
-        let plain = |rows, cols| Layout { rows, cols, pitch: cols };
-        let a = if p.k != shape.k {
-            let wa = workspace(gpu, wa, p.m * p.k)?;
-            self.copier.copy(gpu, (a, plain(shape.m, shape.k)), (&mut *wa, plain(p.m, p.k)))?;
-            &*wa
-        } else {
-            a
-        };
-        let wb = workspace(gpu, wb, p.k * p.n)?;
-        self.copier.copy(gpu, (b, plain(shape.k, shape.n)), (&mut *wb, plain(p.k, p.n)))?;
-        if p.n == shape.n {
-            return product(p, a, wb, c);
-        }
-        let wc = workspace(gpu, wc, p.m * p.n)?;
-        product(p, a, wb, wc)?;
-        let back = Layout { rows: shape.m, cols: shape.n, pitch: p.n };
-        self.copier.copy(gpu, (wc, back), (c, plain(shape.m, shape.n)))
+/// Runs `product(q, padded, (A′, B′, C′))` on padded copies kept in the queue's workspaces when
+/// `padded` (the shape [`padded_shape`] gives for `shape`, or None for a launch that does not
+/// pad) is Some: copies of A and B queued in front of it, C′ copied into C behind it. Else
+/// `product(q, shape, (A, B, C))`.
+pub fn around(
+    q: &mut dyn Queue,
+    shape: Shape,
+    padded: Option<Shape>,
+    (a, b, c): (u64, u64, u64),
+    product: impl FnOnce(&mut dyn Queue, Shape, (u64, u64, u64)) -> Result<()>,
+) -> Result<()> {
+    let Some(p) = padded else {
+        return product(q, shape, (a, b, c));
+    };
+    let plain = |rows, cols| Layout { rows, cols, pitch: cols };
+    let a = if p.k != shape.k {
+        let wa = q.workspace("A′", 4 * p.m * p.k)?;
+        copy(q, (a, plain(shape.m, shape.k)), (wa, plain(p.m, p.k)))?;
+        wa
+    } else {
+        a
+    };
+    let wb = q.workspace("B′", 4 * p.k * p.n)?;
+    copy(q, (b, plain(shape.k, shape.n)), (wb, plain(p.k, p.n)))?;
+    if p.n == shape.n {
+        return product(q, p, (a, wb, c));
     }
+    let wc = q.workspace("C′", 4 * p.m * p.n)?;
+    product(q, p, (a, wb, wc))?;
+    let back = Layout { rows: shape.m, cols: shape.n, pitch: p.n };
+    copy(q, (wc, back), (c, plain(shape.m, shape.n)))
 }
 
 #[cfg(test)]
@@ -213,7 +170,7 @@ mod tests {
 
     #[test]
     fn copies_are_spread_over_rows_and_columns() {
-        let grid = |r, c| copy_launch(r, c).grid_dim;
+        let grid = |r, c| copy_launch(r, c).grid;
         assert_eq!(grid(4095, 4096), (16, 128, 1));
         assert_eq!(grid(64, 65536), (32, 64, 1), "few long rows: blocks across them");
         assert_eq!(grid(65536, 64), (1, 2048, 1), "many short rows: a block down each");

@@ -8,11 +8,9 @@
 //! product to product and grown when a product needs more, as a GPU run keeps it: what one
 //! launch leaves in it, the next launch reads, on the emulator as on the GPU.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
-use crate::matrix::Shape;
-use crate::params::Params;
-use crate::tma::{Element, Marks, TensorMap, TmaBox};
+use crate::tma::{Element, TensorMap, TmaBox};
 
 /// One argument of a kernel, pushed by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,11 +79,15 @@ pub trait Queue {
     /// the 128-byte swizzle.
     fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<TensorMap>;
 
-    /// The tensor maps common builds of A and B for a kernel with `boxes` at `shape` (rows padded
-    /// to 16 bytes where they are not; A through the kernel's `split_a` first, given `marks`
-    /// where the step marks rows apart; B through `transpose_b` where the kernel defines it).
-    fn maps(&mut self, shape: Shape, boxes: (TmaBox, TmaBox), marks: Option<Marks>)
-    -> Result<[TensorMap; 2]>;
+    /// A new buffer named `name` (in messages) holding `data`: an operand of the product.
+    fn upload(&mut self, name: &'static str, data: &[f32]) -> Result<u64>;
+
+    /// The `len` floats at `ptr`, a buffer [`Queue::upload`] made, once every kernel queued so
+    /// far has finished.
+    fn download(&mut self, ptr: u64, len: usize) -> Result<Vec<f32>>;
+
+    /// Frees a buffer [`Queue::upload`] made.
+    fn free(&mut self, ptr: u64) -> Result<()>;
 
     /// What is queued from here to [`Queue::resume`] runs on a second stream, after what was
     /// queued before, where the device has one (the emulator runs everything in the order it is
@@ -108,68 +110,4 @@ pub trait Queue {
     /// The milliseconds from [`Queue::time_from`] to [`Queue::time_to`] of the last product that
     /// timed them (read once); None where none did, and on the emulator.
     fn timed_ms(&mut self) -> Result<Option<f64>>;
-}
-
-/// One product as common hands it to a step's hooks: the shape the buffers hold (padded where the
-/// launch pads rows), the parameters, the step kernel's launch and the operands' addresses.
-#[derive(Clone, Copy, Debug)]
-pub struct Call<'c> {
-    pub shape: Shape,
-    pub params: &'c Params,
-    pub launch: Launch,
-    /// The rows of whole tiles of a Stream-K layout (None without one).
-    pub whole: Option<u32>,
-    /// The boxes of A's and B's tensor maps, for a kernel that reads through them.
-    pub boxes: Option<(TmaBox, TmaBox)>,
-    /// Whether common builds A's and B's maps (a step with maps of its own workspaces builds
-    /// them itself).
-    pub common_maps: bool,
-    /// The addresses of A, B and C.
-    pub operands: (u64, u64, u64),
-}
-
-impl Call<'_> {
-    /// The standard arguments: `M, N, K, A, B, C`, and `whole` for a launch with a Stream-K layout.
-    pub fn args(&self) -> Vec<Arg> {
-        let Shape { m, n, k } = self.shape;
-        let (a, b, c) = self.operands;
-        let mut args = vec![
-            Arg::I32(m as i32),
-            Arg::I32(n as i32),
-            Arg::I32(k as i32),
-            Arg::Ptr(a),
-            Arg::Ptr(b),
-            Arg::Ptr(c),
-        ];
-        args.extend(self.whole.map(|w| Arg::I32(w as i32)));
-        args
-    }
-
-    /// Whether the launch has a Stream-K layout (`whole` follows the six standard arguments).
-    pub fn has_layout(&self) -> bool {
-        self.whole.is_some()
-    }
-
-    /// The tensor maps of A and B as common builds them ([`Queue::maps`]).
-    pub fn maps(&self, q: &mut dyn Queue, marks: Option<Marks>) -> Result<[TensorMap; 2]> {
-        match (self.common_maps, self.boxes) {
-            (true, Some(boxes)) => q.maps(self.shape, boxes, marks),
-            _ => bail!("common builds no tensor maps for this step's kernel"),
-        }
-    }
-
-    /// The plain launch: `matmul` with the standard arguments, then the tensor maps of A and B
-    /// where the kernel reads through them.
-    pub fn plain(&self, q: &mut dyn Queue) -> Result<()> {
-        let mut args = self.args();
-        if self.boxes.is_some() {
-            if !self.common_maps {
-                bail!(
-                    "this kernel reads tensor maps of the step's own workspaces, and the step's hooks gave no product that builds them"
-                );
-            }
-            args.extend(self.maps(q, None)?.map(Arg::Map));
-        }
-        q.product(crate::gpu::ENTRY, self.launch, &args)
-    }
 }

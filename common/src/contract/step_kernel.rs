@@ -6,29 +6,21 @@ use std::sync::Mutex;
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaSlice, DevicePtr};
 
+use crate::call::Call;
 use crate::gpu::{DeviceInfo, Gpu, Kernel, Resources};
 use crate::gpu_queue::{GpuQueue, GpuState};
 use crate::hooks::Paths;
-use crate::matrix::Shape;
-use crate::pad::Padding;
+use crate::matrix::{Inputs, Shape, transpose};
 use crate::params::Params;
-use crate::queue::{Call, Launch, Queue};
+use crate::queue::{Launch, Queue};
 use crate::step::{Extension, Geometry, GpuStep, Schedule};
 use crate::stream_k::{SHARE, forced_layout, stream_k_layout};
-use crate::tma::{Prologue, SPLIT_ENTRY, TRANSPOSE_ENTRY, Tma};
 
 /// A step's kernel compiled for the present GPU with one parameter set.
 pub struct StepKernel<'a> {
     pub step: &'a GpuStep,
     pub params: Params,
     pub kernel: Kernel,
-    /// The tensor maps and workspaces of a step with that extension (unused by the others).
-    tma: Tma,
-    /// The kernel that splits A, for a step with split tensor maps, or that transposes B, for
-    /// a tensor-map kernel that defines one.
-    prologue: Option<Prologue>,
-    /// The padded copies of a step whose launch pads rows (unused by the others).
-    padding: Padding,
     /// What the step's launch keeps from product to product (its workspaces, its entry points).
     state: Mutex<GpuState>,
     /// The shape the last product's kernel multiplied (padded where the launch pads rows), for
@@ -66,27 +58,9 @@ impl<'a> StepKernel<'a> {
         }
     }
 
-    /// Wraps a kernel already compiled and loaded for `step` with `params` (and finds the entry
-    /// point that splits A, for a step that has one, or that transposes B, where the kernel
-    /// defines one).
+    /// Wraps a kernel already compiled and loaded for `step` with `params`.
     pub fn with_kernel(step: &'a GpuStep, params: Params, kernel: Kernel) -> Result<Self> {
-        let prologue = match step.extension {
-            Extension::SplitTensorMaps { .. } => Some(Prologue::SplitA(kernel.entry(SPLIT_ENTRY)?)),
-            Extension::TensorMaps { .. } if kernel.has_entry(TRANSPOSE_ENTRY) => {
-                Some(Prologue::TransposeB(kernel.entry(TRANSPOSE_ENTRY)?))
-            }
-            Extension::TensorMaps { .. } | Extension::OwnMaps { .. } | Extension::None => None,
-        };
-        Ok(Self {
-            step,
-            params,
-            kernel,
-            tma: Tma::default(),
-            prologue,
-            padding: Padding::default(),
-            state: Mutex::default(),
-            last: Mutex::default(),
-        })
+        Ok(Self { step, params, kernel, state: Mutex::default(), last: Mutex::default() })
     }
 
     /// The geometry for `shape` on this device (the parameters checked at that shape first), and
@@ -117,10 +91,8 @@ impl<'a> StepKernel<'a> {
         Ok((geometry, resources))
     }
 
-    /// Queues one launch computing C = A·B (asynchronous: errors may surface at the next sync):
-    /// for a step that pads rows and a shape that needs it, the padding copies and the kernel on
-    /// the padded shape, whose grid and layout are those `plan` gave for `shape` (BN and BK are
-    /// multiples of 4, so padding K and N to multiples of 4 adds no tile and no slice).
+    /// Queues one launch computing C = A·B on this GPU's stream (asynchronous: errors may
+    /// surface at the next sync): [`product`] on buffers that hold `shape`.
     pub fn enqueue(
         &self,
         gpu: &Gpu,
@@ -133,52 +105,83 @@ impl<'a> StepKernel<'a> {
         if a.len() < shape.m * shape.k || b.len() < shape.k * shape.n || c.len() < shape.m * shape.n {
             bail!("device buffers are smaller than the shape {shape} needs");
         }
-        let padded = self.step.padded_shape(&self.params, shape);
-        self.padding.run(gpu, shape, padded, (a, b, c), |shape, a, b, c| {
-            self.kernel_launch(gpu, geometry, shape, a, b, c)
-        })
-    }
-
-    /// Queues the kernel itself on buffers that hold `shape` (checked by `enqueue`).
-    fn kernel_launch(
-        &self,
-        gpu: &Gpu,
-        geometry: Geometry,
-        shape: Shape,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        c: &mut CudaSlice<f32>,
-    ) -> Result<()> {
-        let launch = Launch { grid: geometry.grid, block: geometry.block, smem: geometry.dynamic_smem };
-        // Common builds the maps of A and B; a step with maps of its own builds them itself.
-        let boxes = self.step.extension.boxes().map(|(a, b)| (a(&self.params), b(&self.params)));
-        let common_maps =
-            matches!(self.step.extension, Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. });
+        let poisoned = || anyhow!("the launch's state was poisoned by a failed launch");
+        let mut state = self.state.lock().map_err(|_| poisoned())?;
         let ptr = |s: &CudaSlice<f32>| s.device_ptr(&gpu.stream).0;
+        let mut q = GpuQueue::new(gpu, &self.kernel, &mut state);
+        let ran = product(&mut q, self.step, &self.params, geometry, shape, (ptr(a), ptr(b), ptr(c)));
+        state.end_product();
+        *self.last.lock().map_err(|_| poisoned())? = Some(ran?);
+        Ok(())
+    }
+}
+
+// ANCHOR: product
+/// One product on `q`, the one launch both devices run: for a step that pads rows at a shape
+/// that needs it, the padding copies around the kernel ([`crate::pad::around`]); the [`Call`]
+/// of the step's kernel on the shape it multiplies, with `geometry` (the grid and layout planned
+/// for `shape`: BN and BK are multiples of 4, so padding K and N to multiples of 4 adds no tile
+/// and no slice); then the step's hooks. What the hooks forked joins the product's stream before
+/// C is copied back, even where a launch failed. Returns the shape the kernel multiplied.
+pub fn product(
+    q: &mut dyn Queue,
+    step: &GpuStep,
+    params: &Params,
+    geometry: Geometry,
+    shape: Shape,
+    operands: (u64, u64, u64),
+) -> Result<Shape> {
+    let padded = step.padded_shape(params, shape);
+    let mut ran = shape;
+    crate::pad::around(q, shape, padded, operands, |q, shape, operands| {
+        ran = shape;
         let call = Call {
             shape,
-            params: &self.params,
-            launch,
+            params,
+            launch: Launch { grid: geometry.grid, block: geometry.block, smem: geometry.dynamic_smem },
             whole: geometry.whole_rows,
-            boxes,
-            common_maps,
-            operands: (ptr(a), ptr(b), ptr(c)),
+            boxes: step.extension.boxes().map(|(a, b)| (a(params), b(params))),
+            common_maps: matches!(
+                step.extension,
+                Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. }
+            ),
+            split: matches!(step.extension, Extension::SplitTensorMaps { .. }),
+            operands,
         };
-        let mut state =
-            self.state.lock().map_err(|_| anyhow!("the launch's state was poisoned by a failed launch"))?;
-        *self.last.lock().map_err(|_| anyhow!("the launch's state was poisoned by a failed launch"))? =
-            Some(shape);
-        let mut q = GpuQueue::new(gpu, &self.kernel, &mut state);
-        if common_maps {
-            q = q.with_maps(&self.tma, self.prologue.as_ref(), (a, b));
-        }
-        let queued = self.step.hooks.product(&mut q, &call);
-        // What was forked joins the product's stream even where a launch failed; a part timed
-        // apart is timed once.
-        let joined = q.join();
-        state.end_product();
-        queued.and(joined)
+        let queued = step.hooks.product(q, &call);
+        queued.and(q.join())
+    })?;
+    Ok(ran)
+}
+// ANCHOR_END: product
+
+/// One product of `inputs` on `q` from the host's memory: A, B (Bᵀ where the kernel takes it)
+/// and C poisoned with NaN uploaded, [`product`] queued, C read back at the problem's shape, the
+/// buffers freed (also where the product failed). Returns C and the shape the kernel multiplied.
+pub fn multiply(
+    q: &mut dyn Queue,
+    step: &GpuStep,
+    params: &Params,
+    geometry: Geometry,
+    inputs: &Inputs,
+) -> Result<(Vec<f32>, Shape)> {
+    let shape = inputs.shape;
+    let transposed = (step.b_transposed)(params);
+    if transposed && step.padded_shape(params, shape).is_some() {
+        bail!("{}: a kernel that takes Bᵀ does not pad its rows", step.name);
     }
+    let a = q.upload("A", &inputs.a.data)?;
+    let b = match transposed {
+        true => q.upload("Bᵀ", &transpose(&inputs.b.data, shape.k, shape.n)),
+        false => q.upload("B", &inputs.b.data),
+    };
+    let c = b.and_then(|b| Ok((b, q.upload("C", &vec![f32::from_bits(u32::MAX); shape.m * shape.n])?)));
+    let ran = c.and_then(|(b, c)| {
+        let ran = product(q, step, params, geometry, shape, (a, b, c));
+        let out = ran.and_then(|ran| Ok((q.download(c, shape.m * shape.n)?, ran)));
+        q.free(b).and(q.free(c)).and(out)
+    });
+    q.free(a).and(ran)
 }
 
 /// The grid of a step whose schedule shares tiles, laid out for a device that holds `slots`

@@ -22,23 +22,16 @@
 //! every launch (timed as well) to write Bᵀ, N rows of K floats, into a workspace, and B's map
 //! is the map of Bᵀ, whose coordinates are `{k, n}`.
 
-use std::sync::Mutex;
-
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::sys::{
     self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
     CUtensorMapSwizzle,
 };
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
-
-use crate::gpu::Gpu;
-use crate::matrix::Shape;
-use crate::pad::{Copier, Layout, padded, workspace};
 
 /// The entry point that splits A for a step with split tensor maps (step 09).
 pub const SPLIT_ENTRY: &str = "split_a";
 
-/// The optional entry point of a tensor-map kernel that transposes B (see [`Prologue`]).
+/// The optional entry point of a tensor-map kernel that transposes B (see [`crate::call::maps`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
@@ -144,163 +137,6 @@ pub fn encode_as(
     Ok(map.opaque)
 }
 
-/// A kernel of the step's own that rewrites an operand in front of every launch, as
-/// `f(const float* src, float* dst, int rows, int cols, int pitch)` for the rows×cols operand
-/// `src`, launched on 1024 blocks of 256 threads that stride over the work; `dst` has rows of
-/// `pitch` floats (16-byte multiples).
-pub enum Prologue {
-    /// `split_a(A, parts, M, K, pitch[, marks, exps, col_least])`: A's two parts, 2·M rows, mapped with a third
-    /// coordinate, the part.
-    SplitA(CudaFunction),
-    /// `transpose_b(B, Bt, K, N, pitch)`: Bᵀ, N rows of K floats, mapped in B's place (its box
-    /// read with rows and columns exchanged: rows of Bᵀ are columns of B).
-    TransposeB(CudaFunction),
-}
-
-impl Prologue {
-    /// The entry point's name in the step's kernel.
-    pub fn entry(&self) -> &'static str {
-        match self {
-            Prologue::SplitA(_) => SPLIT_ENTRY,
-            Prologue::TransposeB(_) => TRANSPOSE_ENTRY,
-        }
-    }
-
-    fn function(&self) -> &CudaFunction {
-        match self {
-            Prologue::SplitA(f) | Prologue::TransposeB(f) => f,
-        }
-    }
-
-    /// What it writes for a rows×cols operand: rows and columns of each part, and the parts.
-    fn output(&self, rows: usize, cols: usize) -> (usize, usize, usize) {
-        match self {
-            Prologue::SplitA(_) => (rows, cols, 2),
-            Prologue::TransposeB(_) => (cols, rows, 1),
-        }
-    }
-}
-
-/// What a kernel with tensor-map arguments needs besides its own code, kept from launch to
-/// launch: the maps of the last launch, and the padding kernel and the workspaces of A and B
-/// (padded copies, or A's parts), made on the first launch that needs them.
-#[derive(Default)]
-pub struct Tma {
-    copier: Copier,
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    /// Padded A (or A's parts) and padded B, reallocated when a launch needs more room.
-    workspace: [Option<CudaSlice<f32>>; 2],
-    /// The maps of the last launch and what they were encoded for: the addresses mapped (A and
-    /// B or their workspaces), the shape and the boxes. A launch with the same key reuses them.
-    last: Option<(Key, [TensorMap; 2])>,
-}
-
-type Key = (sys::CUdeviceptr, sys::CUdeviceptr, Shape, TmaBox, TmaBox);
-
-/// Where a launch's map of one operand points: the matrix itself or a workspace.
-struct Mapped {
-    ptr: sys::CUdeviceptr,
-    rows: usize,
-    cols: usize,
-    pitch: usize,
-    parts: usize,
-}
-
-impl Tma {
-    /// The two tensor maps of one launch on `shape`: A (M×K) in boxes `a_box`, B (K×N, or Bᵀ)
-    /// in boxes `b_box`. Queues on the stream whatever must run before the kernel: the step's
-    /// prologue when there is one, and a padded copy of a matrix whose rows are not 16-byte
-    /// multiples.
-    pub fn maps(
-        &self,
-        gpu: &Gpu,
-        shape: Shape,
-        (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
-        (a_box, b_box): (TmaBox, TmaBox),
-        prologue: Option<&Prologue>,
-        marks: Option<Marks>,
-    ) -> Result<[TensorMap; 2]> {
-        let mut state = self.state.lock().map_err(|_| anyhow!("the TMA state lock was poisoned"))?;
-        let [wa, wb] = &mut state.workspace;
-        let a = match prologue {
-            Some(p @ Prologue::SplitA(_)) => Self::rewrite(gpu, p, a, [shape.m, shape.k], wa, marks)?,
-            _ => self.padded(gpu, a, shape.m, shape.k, wa)?,
-        };
-        let (b, b_box) = match prologue {
-            Some(p @ Prologue::TransposeB(_)) => (
-                Self::rewrite(gpu, p, b, [shape.k, shape.n], wb, None)?,
-                TmaBox { rows: b_box.cols, cols: b_box.rows },
-            ),
-            _ => (self.padded(gpu, b, shape.k, shape.n, wb)?, b_box),
-        };
-        let key = (a.ptr, b.ptr, shape, a_box, b_box);
-        if let Some((last, maps)) = &state.last
-            && *last == key
-        {
-            return Ok(*maps);
-        }
-        let maps = [
-            encode(a.ptr, a.rows, a.cols, a.pitch, a.parts, a_box)?,
-            encode(b.ptr, b.rows, b.cols, b.pitch, b.parts, b_box)?,
-        ];
-        state.last = Some((key, maps));
-        Ok(maps)
-    }
-
-    /// `src` itself when its rows are 16-byte multiples, else a padded copy queued on the stream.
-    fn padded(
-        &self,
-        gpu: &Gpu,
-        src: &CudaSlice<f32>,
-        rows: usize,
-        cols: usize,
-        slot: &mut Option<CudaSlice<f32>>,
-    ) -> Result<Mapped> {
-        let pitch = padded(cols);
-        if pitch == cols {
-            let (ptr, _sync) = src.device_ptr(&gpu.stream);
-            return Ok(Mapped { ptr, rows, cols, pitch, parts: 1 });
-        }
-        let dst = workspace(gpu, slot, rows * pitch)?;
-        let from = Layout { rows, cols, pitch: cols };
-        self.copier.copy(gpu, (src, from), (&mut *dst, Layout { rows, cols: pitch, pitch }))?;
-        let (ptr, _sync) = dst.device_ptr(&gpu.stream);
-        Ok(Mapped { ptr, rows, cols, pitch, parts: 1 })
-    }
-
-    /// A rows×cols operand rewritten by the step's prologue into a workspace, queued on the stream.
-    fn rewrite(
-        gpu: &Gpu,
-        prologue: &Prologue,
-        src: &CudaSlice<f32>,
-        [rows, cols]: [usize; 2],
-        slot: &mut Option<CudaSlice<f32>>,
-        marks: Option<Marks>,
-    ) -> Result<Mapped> {
-        let (out_rows, out_cols, parts) = prologue.output(rows, cols);
-        let pitch = padded(out_cols);
-        let dst = workspace(gpu, slot, parts * out_rows * pitch)?;
-        let [r, c, p] = [rows, cols, pitch].map(|v| v as i32);
-        let mut builder = gpu.stream.launch_builder(prologue.function());
-        builder.arg(src).arg(&mut *dst).arg(&r).arg(&c).arg(&p);
-        if let Some(Marks { marks, exps, col_least }) = &marks {
-            builder.arg(marks).arg(exps).arg(col_least);
-        }
-        // SAFETY: the arguments match the prologue's `(const float*, float*, int, int, int)`,
-        // followed by `int* marks, int* exps, const int* col_least` where the step marks rows
-        // apart (M + N ints each, and one); `src`
-        // holds rows·cols floats (the caller's shape check) and `dst` the parts it writes.
-        unsafe { builder.launch(GRID_STRIDE) }
-            .map_err(|e| anyhow!("the prologue {} failed to launch: {e:?}", prologue.entry()))?;
-        let (ptr, _sync) = dst.device_ptr(&gpu.stream);
-        Ok(Mapped { ptr, rows: out_rows, cols: out_cols, pitch, parts })
-    }
-}
-
 /// Where a launch's marks and exponents lie (M + N ints each), for `split_a` and `matmul`, and
 /// the one int `split_a` reads besides: the least scaled entry of the columns B keeps.
 #[derive(Clone, Copy)]
@@ -309,11 +145,6 @@ pub struct Marks {
     pub exps: sys::CUdeviceptr,
     pub col_least: sys::CUdeviceptr,
 }
-
-/// The launch of the step's prologues, grid-stride kernels: enough blocks to fill an H200
-/// several times over.
-const GRID_STRIDE: LaunchConfig =
-    LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
 
 #[cfg(test)]
 mod tests {

@@ -352,6 +352,18 @@ impl Inputs {
     }
 }
 
+/// Bᵀ (N×K, row-major) of a row-major K×N matrix `b`.
+pub fn transpose(b: &[f32], k: usize, n: usize) -> Vec<f32> {
+    assert_eq!(b.len(), k * n, "B must hold K·N elements");
+    let mut bt = vec![0.0f32; k * n];
+    for (p, row) in b.chunks_exact(n.max(1)).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            bt[j * k + p] = v;
+        }
+    }
+    bt
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

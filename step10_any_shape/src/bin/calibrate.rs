@@ -17,8 +17,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
+use common::gpu_queue::{GpuQueue, GpuState};
 use common::measure::{self, Buffers, Recipe};
-use common::pad::{Copier, Layout};
+use common::pad::{self, Layout};
+use common::queue::Queue;
 use common::step_kernel::StepKernel;
 use common::timing::{self, Sampling};
 use common::{Params, Shape, gpu};
@@ -204,20 +206,20 @@ impl Bench<'_> {
     /// (a C′ of 512 MiB copied back into a C of rows 3 floats shorter) and from the L2 cache (the
     /// same in 45% of it).
     fn copy_rates(&self, l2: f64, launch: f64) -> Result<Rates> {
-        let copier = Copier::default();
-        let stream = &self.gpu.stream;
+        let mut state = GpuState::default();
         let mut rates = [0.0; 2];
         let pitch = 16384;
         let in_l2 = ((0.45 * l2 / 8.0) as usize / pitch).max(1);
         for (rate, (rows, from)) in rates.iter_mut().zip([(8192, "memory"), (in_l2, "L2 cache")]) {
             let cols = pitch - 3;
-            let err = |e| anyhow!("allocating a copy of {rows}×{pitch}: {e:?}");
-            let src = stream.clone_htod(&vec![0.5f32; rows * pitch]).map_err(err)?;
-            let mut dst = stream.alloc_zeros::<f32>(rows * cols).map_err(err)?;
+            let mut q = GpuQueue::bare(self.gpu, &mut state);
+            let src = q.upload("the copy's source", &vec![0.5f32; rows * pitch])?;
+            let dst = q.upload("the copy's destination", &vec![0.0f32; rows * cols])?;
             let (from_l, to_l) = (Layout { rows, cols, pitch }, Layout { rows, cols, pitch: cols });
             let t = timing::time_gpu(self.gpu, Sampling::new(None), || {
-                copier.copy(self.gpu, (&src, from_l), (&mut dst, to_l))
+                pad::copy(&mut q, (src, from_l), (dst, to_l))
             })?;
+            q.free(src).and(q.free(dst))?;
             let us = 1e3 * t.median_ms;
             *rate = 8.0 * (rows * cols) as f64 / (us - launch);
             println!(

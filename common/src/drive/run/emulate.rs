@@ -3,9 +3,12 @@
 //! kernel moved through memory (the `traffic` line), and a race, an out-of-bounds access or a
 //! barrier some threads miss stops the run with one sentence naming the `.cu` line.
 
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
+
+use super::{Device, Products};
 
 use crate::advisories::{self, Advisory};
 use crate::cli::Args;
@@ -14,15 +17,13 @@ use crate::emulator_queue::{EmulatorQueue, EmulatorState};
 use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
-use crate::measure::transpose;
 use crate::params::Params;
-use crate::queue::{Call, Launch};
 use crate::reference;
-use crate::report::{Device, Emulation, KernelFacts, LastLaunch, Report};
-use crate::step::{Extension, Geometry, GpuStep};
-use crate::step_kernel::layout;
+use crate::reference::Reference;
+use crate::report::{Device as ReportDevice, Emulation};
+use crate::step::{Geometry, GpuStep};
+use crate::step_kernel::{layout, multiply};
 use crate::timing::Stats;
-use crate::verify;
 use ptx_emulator::watch::{Access, Request};
 
 /// The largest side of the shape an emulated run takes when none is given: small enough that
@@ -51,110 +52,138 @@ fn workers() -> usize {
         .unwrap_or(cores)
 }
 
-/// The run: `reason` says why it emulates when it was not asked to (it then takes a small
-/// default shape). Returns whether verification passed.
-pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result<bool> {
-    if args.reps.is_some() {
-        bail!("--reps sets how often a GPU run is timed; an emulated run is not timed");
-    }
-    if args.device.is_some() {
-        bail!("--device chooses a GPU; an emulated run uses none");
-    }
-    super::check_compile_only_options(args)?;
-    if args.scaled && args.save_c.is_some() {
-        bail!("--scaled computes only a few blocks of C, so there is no whole C to save");
-    }
-    if args.picture_to.is_some() && args.picture_access.is_none() {
-        bail!("--picture-to says where --picture-access writes, and no --picture-access was given");
-    }
-    let files = super::files_of(args)?;
-    // Every side of the default shape at most SMALL_SIDE: a second or two for any lab.
-    let default = (step.default_shape)(&Limits::LARGEST);
-    let small =
-        Shape { m: default.m.min(SMALL_SIDE), n: default.n.min(SMALL_SIDE), k: default.k.min(SMALL_SIDE) };
-    let (shape, params, choice) = super::asked(step, args, files.as_ref(), small, emulated::SMS)?;
-    let verifies = !args.no_verify && !args.scaled;
-    super::check_host(step, &params, shape, (false, verifies))?;
-    if let Some(why) = reason {
-        let size = if args.shape_given() || files.is_some() {
-            String::new()
-        } else {
-            format!(", at a small {shape}")
-        };
-        println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
-    }
-    // The parameters are checked at this shape once, before the compile, by Emulated::new.
-    let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
-    emulated.machine.scale = args.scaled;
-    for a in &emulated.advisories {
-        println!("{}", a.sentence());
-    }
-    if let Some(request) = &args.picture_access {
-        emulated.machine.watch(request.clone()).map_err(|e| anyhow!("{e}"))?;
-    }
-    let block = args.timeline_block.unwrap_or([0; 3]);
-    emulated.machine.timeline = args.picture_timeline.as_ref().map(|_| (ENTRY.to_owned(), block));
-    let inputs = super::inputs_of(args, files, shape);
-    if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
-        warn_if_long(step, &params, &inputs, verifies)?;
+/// An emulated run: the step compiled to PTX and loaded in the emulator once the run knows its
+/// parameters; `reason` says why it emulates where it was not asked to (it then takes a small
+/// default shape, and says so).
+pub(super) struct Counted<'a> {
+    emulated: Option<Emulated<'a>>,
+    reason: Option<String>,
+}
+
+impl<'a> Counted<'a> {
+    /// Refuses what an emulated run cannot do.
+    pub(super) fn open(args: &Args, reason: Option<String>) -> Result<Self> {
+        if args.reps.is_some() {
+            bail!("--reps sets how often a GPU run is timed; an emulated run is not timed");
+        }
+        if args.device.is_some() {
+            bail!("--device chooses a GPU; an emulated run uses none");
+        }
+        super::check_compile_only_options(args)?;
+        if args.scaled && args.save_c.is_some() {
+            bail!("--scaled computes only a few blocks of C, so there is no whole C to save");
+        }
+        if args.picture_to.is_some() && args.picture_access.is_none() {
+            bail!("--picture-to says where --picture-access writes, and no --picture-access was given");
+        }
+        Ok(Counted { emulated: None, reason })
     }
 
-    let geometry = emulated.geometry;
-    let started = Instant::now();
-    // The first product is recorded for the time model's replay; the second (the check of a
-    // second launch) is not.
-    emulated.machine.record = true;
-    let (c, call_traffic) = emulated.multiply(&inputs, true)?;
-    emulated.machine.record = false;
-    let recorded = std::sync::Arc::new(std::mem::take(&mut emulated.recorded));
-    let seconds = started.elapsed().as_secs_f64();
-    let rounds = draw_timeline(args, &mut emulated.machine)?;
-    let serialized = advisories::serialized(&emulated.advisories);
-    let resources = (emulated.resources.blocks_per_sm, emulated.resources.registers);
-    draw_cycles(args, &recorded, resources, (serialized, rounds))?;
-    super::save_c(args, shape, &c)?;
-    if let Some(request) = &args.picture_access {
-        picture(request, &emulated.machine.watched(), args.picture_to.as_deref())?;
+    fn emulated(&mut self) -> Result<&mut Emulated<'a>> {
+        match &mut self.emulated {
+            Some(e) => Ok(e),
+            None => bail!("the run multiplied before its kernel was compiled"),
+        }
+    }
+}
+
+impl<'a> Device<'a> for Counted<'a> {
+    /// Every side of the step's default shape at most [`SMALL_SIDE`]: a second or two for any lab.
+    fn default_shape(&self, step: &GpuStep) -> Shape {
+        let default = (step.default_shape)(&Limits::LARGEST);
+        Shape { m: default.m.min(SMALL_SIDE), n: default.n.min(SMALL_SIDE), k: default.k.min(SMALL_SIDE) }
     }
 
-    let paths = emulated.paths.take();
-    let (verdict, last) = if !verifies {
-        (None, None)
-    } else {
-        let r = reference::cpu(&inputs);
-        let verdict = verify::verify(shape, &c, &r, step.precision);
+    fn sms(&self) -> u32 {
+        emulated::SMS
+    }
+
+    fn with_cublas(&self) -> bool {
+        false
+    }
+
+    fn prepare(
+        &mut self,
+        step: &'a GpuStep,
+        args: &'a Args,
+        params: Params,
+        inputs: &Inputs,
+    ) -> Result<ControlFlow<bool, (Geometry, Resources)>> {
+        let shape = inputs.shape;
+        if let Some(why) = &self.reason {
+            let given = args.shape_given() || args.a.is_some();
+            let size = if given { String::new() } else { format!(", at a small {shape}") };
+            println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
+        }
+        // The parameters are checked at this shape once, before the compile, by Emulated::new.
+        let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
+        emulated.machine.scale = args.scaled;
+        for a in &emulated.advisories {
+            println!("{}", a.sentence());
+        }
+        if let Some(request) = &args.picture_access {
+            emulated.machine.watch(request.clone()).map_err(|e| anyhow!("{e}"))?;
+        }
+        let block = args.timeline_block.unwrap_or([0; 3]);
+        emulated.machine.timeline = args.picture_timeline.as_ref().map(|_| (ENTRY.to_owned(), block));
+        if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
+            warn_if_long(step, &params, inputs, !args.no_verify)?;
+        }
+        let fitted = (emulated.geometry, emulated.resources);
+        self.emulated = Some(emulated);
+        Ok(ControlFlow::Continue(fitted))
+    }
+
+    fn products(&mut self, args: &Args, inputs: &Inputs, next: bool) -> Result<Products> {
+        let emulated = self.emulated()?;
+        let started = Instant::now();
+        // The first product is recorded for the time model's replay; the second (the check of a
+        // second launch) is not.
+        emulated.machine.record = true;
+        let (first, call_traffic) = emulated.multiply(inputs, true)?;
+        emulated.machine.record = false;
+        let recorded = std::sync::Arc::new(std::mem::take(&mut emulated.recorded));
+        let seconds = started.elapsed().as_secs_f64();
+        let rounds = draw_timeline(args, &mut emulated.machine)?;
+        let serialized = advisories::serialized(&emulated.advisories);
+        let resources = (emulated.resources.blocks_per_sm, emulated.resources.registers);
+        draw_cycles(args, &recorded, resources, (serialized, rounds))?;
+        if let Some(request) = &args.picture_access {
+            picture(request, &emulated.machine.watched(), args.picture_to.as_deref())?;
+        }
+        let paths = emulated.paths.take().map(|p| (p, 0.0));
         // As a GPU run does: one more launch on C poisoned again, which reads what the first left
         // in the step's workspaces.
-        let (again, _) = emulated.multiply(&inputs, true).map_err(|e| anyhow!("the second launch: {e}"))?;
-        let last = LastLaunch::of(&c, &again, |again| verify::verify(shape, again, &r, step.precision));
-        (Some(verdict), Some(last))
-    };
-    let device = Device::Emulated(Box::new(Emulation {
-        traffic: call_traffic.0,
-        others: call_traffic.1,
-        seconds,
-        workers: emulated.machine.workers,
-        arch: step.ptx_arch(),
-        serialized_wgmma: advisories::serialized(&emulated.advisories),
-        recorded,
-    }));
-    let fitted = (geometry, emulated.resources);
-    let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), false));
-    let report =
-        Report::new(super::step_label(step, args), device, &inputs, step.precision, Stats::UNTIMED, verdict)
-            .with_kernel(facts)
-            .with_last_launch(last)
-            .with_paths(paths.map(|p| (p, 0.0)));
-    print!("{report}");
-    let outcome = super::outcome(report.verdict.as_ref(), report.last_launch.as_ref());
-    // A workspace word a launch left for the next one, named at the read, beside the outcome.
-    match (emulated.machine.take_finding(), outcome) {
-        (Some(finding), Ok(true)) => Err(anyhow!("{finding}")),
-        (Some(finding), other) => {
-            eprintln!("error: {finding}");
-            other
+        let next = match next {
+            true => Some(emulated.multiply(inputs, true).map_err(|e| anyhow!("the second launch: {e}"))?.0),
+            false => None,
+        };
+        let device = ReportDevice::Emulated(Box::new(Emulation {
+            traffic: call_traffic.0,
+            others: call_traffic.1,
+            seconds,
+            workers: emulated.machine.workers,
+            arch: emulated.step.ptx_arch(),
+            serialized_wgmma: serialized,
+            recorded,
+        }));
+        Ok(Products { first, next, time: Stats::UNTIMED, device, paths })
+    }
+
+    fn reference(&mut self, inputs: &Inputs) -> Result<Reference> {
+        Ok(reference::cpu(inputs))
+    }
+
+    /// A workspace word a launch left for the next one, named at the read, beside the outcome.
+    fn outcome(&mut self, outcome: Result<bool>) -> Result<bool> {
+        match (self.emulated()?.machine.take_finding(), outcome) {
+            (Some(finding), Ok(true)) => Err(anyhow!("{finding}")),
+            (Some(finding), other) => {
+                eprintln!("error: {finding}");
+                other
+            }
+            (None, other) => other,
         }
-        (None, other) => other,
     }
 }
 
@@ -405,83 +434,24 @@ impl<'a> Emulated<'a> {
         })
     }
 
-    /// One product on the emulator, through the step's hooks: A, B (transposed where the kernel
-    /// wants Bᵀ) and C poisoned with NaN, rows padded to 16 bytes where the launch pads them; C
-    /// comes back at the problem's shape. `sanitize` watches shared memory for races.
+    /// One product on the emulator ([`multiply`]): C comes back at the problem's shape, with what
+    /// the launches moved. `sanitize` watches shared memory for races.
     pub fn multiply(&mut self, inputs: &Inputs, sanitize: bool) -> Result<(Vec<f32>, CallTraffic)> {
-        let (step, params, machine) = (self.step, &self.params, &mut self.machine);
-        let shape = inputs.shape;
-        let run_shape = step.padded_shape(params, shape).unwrap_or(shape);
-        let transposed = (step.b_transposed)(params);
-        if transposed && run_shape != shape {
-            bail!("{}: a kernel that takes Bᵀ does not pad its rows", step.name);
-        }
-        let a = pad_rows(&inputs.a.data, shape.m, shape.k, run_shape.m, run_shape.k);
-        let b = if transposed {
-            transpose(&inputs.b.data, shape.k, shape.n)
-        } else {
-            pad_rows(&inputs.b.data, shape.k, shape.n, run_shape.k, run_shape.n)
-        };
-        let cells = run_shape.m * run_shape.n;
-        let b_name = if transposed { "Bᵀ" } else { "B" };
-        let (pa, pb, pc) = (
-            machine.alloc(4 * a.len(), "A"),
-            machine.alloc(4 * b.len(), b_name),
-            machine.alloc(4 * cells, "C"),
-        );
-        let fail = |e: emulated::EmulatorError| anyhow!("{e}");
-        machine.write_f32(pa, &a).map_err(fail)?;
-        machine.write_f32(pb, &b).map_err(fail)?;
-        machine.write_f32(pc, &vec![f32::from_bits(u32::MAX); cells]).map_err(fail)?;
-        let g = self.geometry;
-        let call = Call {
-            shape: run_shape,
-            params,
-            launch: Launch { grid: g.grid, block: g.block, smem: g.dynamic_smem },
-            whole: g.whole_rows,
-            boxes: step.extension.boxes().map(|(a, b)| (a(params), b(params))),
-            common_maps: matches!(
-                step.extension,
-                Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. }
-            ),
-            operands: (pa, pb, pc),
-        };
-        let split = matches!(step.extension, Extension::SplitTensorMaps { .. });
+        let (step, params) = (self.step, &self.params);
         let state = &mut self.state;
         (state.traffic, state.others, state.recorded) = Default::default();
-        let mut q = EmulatorQueue::new(machine, state, sanitize);
-        if call.common_maps {
-            q = q.with_maps((pa, pb), split);
-        }
-        let ran = step.hooks.product(&mut q, &call);
-        let paths = match ran {
-            Ok(()) => step.hooks.paths(&mut q, run_shape, params),
+        let mut q = EmulatorQueue::new(&mut self.machine, state, sanitize);
+        let ran = multiply(&mut q, step, params, self.geometry, inputs);
+        let paths = match &ran {
+            Ok((_, shape)) => step.hooks.paths(&mut q, *shape, params),
             Err(_) => Ok(None),
         };
         let traffic = (std::mem::take(&mut state.traffic), std::mem::take(&mut state.others));
         self.recorded = std::mem::take(&mut state.recorded);
-        let c = machine.read_f32(pc, cells).map_err(fail);
-        for p in [pa, pb, pc] {
-            machine.free(p);
-        }
-        ran?;
+        let (c, _) = ran?;
         self.paths = paths?;
-        Ok((pad_rows(&c?, run_shape.m, run_shape.n, shape.m, shape.n), traffic))
+        Ok((c, traffic))
     }
-}
-
-/// `rows`×`cols` of `m` (rows of `from_cols`) into a `rows`×`to_cols` matrix: cut or padded with
-/// zeros on the right, and with zero rows below up to `to_rows`.
-fn pad_rows(m: &[f32], rows: usize, from_cols: usize, to_rows: usize, to_cols: usize) -> Vec<f32> {
-    if rows == to_rows && from_cols == to_cols {
-        return m.to_vec();
-    }
-    let mut out = vec![0.0f32; to_rows * to_cols];
-    let keep = from_cols.min(to_cols);
-    for r in 0..rows.min(to_rows) {
-        out[r * to_cols..r * to_cols + keep].copy_from_slice(&m[r * from_cols..r * from_cols + keep]);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -493,13 +463,5 @@ mod tests {
         assert_eq!(duration(40.4), "40 s");
         assert_eq!(duration(420.0), "7 min");
         assert_eq!(duration(7800.0), "2 h 10 min");
-    }
-
-    #[test]
-    fn rows_are_padded_with_zeros_and_cut_back() {
-        let m = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2×3
-        let p = pad_rows(&m, 2, 3, 3, 4);
-        assert_eq!(p, vec![1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
-        assert_eq!(pad_rows(&p, 3, 4, 2, 3), m.to_vec());
     }
 }

@@ -1,6 +1,9 @@
-//! What a GPU step's `main` does, in its order: resolve the step, the shape and the parameters
-//! from the command line, measure the kernel, run the cuBLAS baselines, verify, report. The
-//! memory budget is in `run/memory.rs` and a CPU step's run in `run/cpu.rs`.
+//! What a GPU step's `main` does, in its order, once for either device: resolve the step, the
+//! shape and the parameters from the command line, multiply (the first product, and the next on
+//! C poisoned again), verify both, report. The device is a GPU, which times the products beside
+//! cuBLAS (`run/timed.rs`), or the PTX emulator, which counts what they move and predicts an
+//! H100's time (`run/emulate.rs`): each is a [`Device`] the run is handed. The memory budget is in
+//! `run/memory.rs` and a CPU step's run in `run/cpu.rs`.
 
 use std::ops::ControlFlow;
 use std::process::ExitCode;
@@ -9,28 +12,28 @@ use anyhow::{Result, anyhow, bail};
 
 use crate::cli::Args;
 use crate::compile_only;
-use crate::cublas::{self, Blas};
-use crate::device::watch::Watch;
+use crate::cublas;
 use crate::files;
-use crate::gpu::{self, Gpu, Limits, Resources};
+use crate::gpu::Resources;
+use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
-use crate::measure::{self, Buffers, Measured, Recipe, reference};
 use crate::params::Params;
-use crate::report::{Device, KernelFacts, LastLaunch, Report};
+use crate::reference::Reference;
+use crate::report::{Device as ReportDevice, KernelFacts, LastLaunch, Report};
 use crate::step::{Choice, Geometry, GpuStep};
-use crate::step_kernel::StepKernel;
-use crate::timing::{Sampling, Stats};
-use crate::verify::{self, Precision, Verdict};
+use crate::timing::Stats;
+use crate::verify::{self, Verdict};
 
 mod cpu;
 mod emulate;
 mod memory;
 mod predict;
+mod timed;
 
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
-pub use emulate::{CallTraffic, Emulated, SMALL_SIDE, no_gpu, run_emulated};
+pub use emulate::{CallTraffic, Emulated, SMALL_SIDE, no_gpu};
+use memory::transposed_b_bytes;
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
-use memory::{check_memory, device_workspace_bytes, transposed_b_bytes};
 pub use predict::{Prediction, WHOLE_UP_TO, predict};
 
 /// The `main` of every GPU step.
@@ -56,59 +59,106 @@ pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
 pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
     let edited = edited(step, args)?;
     let step = edited.as_ref().unwrap_or(step);
-    if args.emulate {
-        return run_emulated(step, args, None);
-    }
     // Without a GPU the lab is emulated, and says so.
-    if !args.compile_only && !args.tune {
-        if let Some(why) = no_gpu() {
-            return run_emulated(step, args, Some(&why));
-        }
+    let no_gpu = (!args.emulate && !args.compile_only && !args.tune).then(no_gpu).flatten();
+    if args.emulate || no_gpu.is_some() {
+        return run(step, args, &mut emulate::Counted::open(args, no_gpu)?);
     }
-    let run = match resolve(step, args, cublas_found)? {
-        ControlFlow::Continue(run) => run,
-        // --compile-only or --tune ran in the measured run's place.
-        ControlFlow::Break(outcome) => return Ok(outcome),
-    };
-
-    let kernel = format!("{} of {}", gpu::ENTRY, step_label(step, args));
-    crate::device::watch::set(Some(match args.timeout {
-        Some(seconds) => Watch::given(&kernel, seconds),
-        None => Watch::expected(&kernel, run.shape.flops()),
-    }));
-    let mut bufs = Buffers::upload(&run.gpu, &run.inputs)?;
-    let recipe = Recipe::timed(Sampling::new(args.reps), !args.no_verify);
-    let fitted = (run.geometry, run.resources);
-    let measured = measure::measure_fitted(&run.gpu, &run.step_kernel, fitted, &mut bufs, recipe)?;
-    save_c(args, run.shape, &measured.c)?;
-    let Baselines { blas, sgemm_time, tf32_time, results } = baselines(&run, &bufs, recipe)?;
-    drop(bufs);
-    let (verdict, last, baseline_errors) = verify_results(&run, &measured, blas.as_ref(), results)?;
-    let outcome = outcome(verdict.as_ref(), last.as_ref());
-    let times = (sgemm_time, tf32_time);
-    print!("{}", report(&run, measured, times, (verdict, last), baseline_errors)?);
-    outcome
+    match timed::Timed::open(step, args, cublas_found)? {
+        ControlFlow::Continue(mut gpu) => run(step, args, &mut gpu),
+        // --compile-only ran in the measured run's place.
+        ControlFlow::Break(outcome) => Ok(outcome),
+    }
 }
 // ANCHOR_END: run_gpu
 
-/// A GPU run resolved from its command line: the step on the GPU, compiled and its geometry fitted to the
-/// shape, and the inputs it runs on.
-struct GpuRun<'a> {
-    step: &'a GpuStep,
-    args: &'a Args,
-    /// Declared before `gpu`, so dropped before it: the kernel goes before the context it was
-    /// loaded in.
-    step_kernel: StepKernel<'a>,
-    gpu: Gpu,
-    shape: Shape,
-    inputs: Inputs,
-    /// Why the step chose its parameters, for a step that chooses per shape.
-    choice: Option<Choice>,
-    geometry: Geometry,
-    resources: Resources,
-    /// Whether cuBLAS runs: asked for and found.
-    with_cublas: bool,
+/// What the run needs of the device it multiplies on: a GPU ([`timed::Timed`]) or the PTX
+/// emulator ([`emulate::Counted`]).
+trait Device<'a> {
+    /// The shape a run takes where the command line leaves a side out.
+    fn default_shape(&self, step: &GpuStep) -> Shape;
+
+    /// The SMs a step that chooses its parameters per shape plans for.
+    fn sms(&self) -> u32;
+
+    /// Whether the run keeps cuBLAS's results beside its own (the host memory they take).
+    fn with_cublas(&self) -> bool;
+
+    /// Everything this device checks of the run before it compiles, the compile and the
+    /// geometry fitted to the shape; or the outcome of what ran in the run's place (--tune).
+    fn prepare(
+        &mut self,
+        step: &'a GpuStep,
+        args: &'a Args,
+        params: Params,
+        inputs: &Inputs,
+    ) -> Result<ControlFlow<bool, (Geometry, Resources)>>;
+
+    /// The first product, on C poisoned with NaN, and, where `next`, one more on C poisoned
+    /// again, which reads what the first left in the step's workspaces; with what the device
+    /// measured of them.
+    fn products(&mut self, args: &Args, inputs: &Inputs, next: bool) -> Result<Products>;
+
+    /// The f64 reference the products are verified against.
+    fn reference(&mut self, inputs: &Inputs) -> Result<Reference>;
+
+    /// The report with the device's own parts added: the baselines, beside `reference`.
+    fn finish(&mut self, report: Report, reference: Option<&Reference>) -> Result<Report> {
+        let _ = reference;
+        Ok(report)
+    }
+
+    /// The run's outcome, once its report is printed, as the device judges it.
+    fn outcome(&mut self, outcome: Result<bool>) -> Result<bool> {
+        outcome
+    }
 }
+
+/// What a device's products gave: the two C's, the time (untimed on the emulator), the device's
+/// part of the report, and what the FP32 path took.
+struct Products {
+    first: Vec<f32>,
+    next: Option<Vec<f32>>,
+    time: Stats,
+    device: ReportDevice,
+    paths: Option<(Paths, f64)>,
+}
+
+// ANCHOR: run
+/// The one run, on either device: resolve, multiply, verify both products, report.
+fn run<'a>(step: &'a GpuStep, args: &'a Args, device: &mut dyn Device<'a>) -> Result<bool> {
+    let files = files_of(args)?;
+    let (shape, params, choice) =
+        asked(step, args, files.as_ref(), device.default_shape(step), device.sms())?;
+    let verifies = !args.no_verify && !args.scaled;
+    check_host(step, &params, shape, (device.with_cublas(), verifies))?;
+    let inputs = inputs_of(args, files, shape);
+    let fitted = match device.prepare(step, args, params.clone(), &inputs)? {
+        ControlFlow::Continue(fitted) => fitted,
+        ControlFlow::Break(outcome) => return Ok(outcome),
+    };
+    let products = device.products(args, &inputs, verifies)?;
+    save_c(args, shape, &products.first)?;
+    let reference = if verifies { Some(device.reference(&inputs)?) } else { None };
+    let judge = |c: &[f32], r: &Reference| verify::verify(shape, c, r, step.precision);
+    let verdict = reference.as_ref().map(|r| judge(&products.first, r));
+    let last = match (&products.next, &reference) {
+        (Some(next), Some(r)) => Some(LastLaunch::of(&products.first, next, |c| judge(c, r))),
+        _ => None,
+    };
+    let timed = products.time.samples > 0;
+    let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), timed));
+    let report =
+        Report::new(step_label(step, args), products.device, &inputs, step.precision, products.time, verdict)
+            .with_kernel(facts)
+            .with_last_launch(last)
+            .with_paths(products.paths);
+    let report = device.finish(report, reference.as_ref())?;
+    print!("{report}");
+    let outcome = outcome(report.verdict.as_ref(), report.last_launch.as_ref());
+    device.outcome(outcome)
+}
+// ANCHOR_END: run
 
 /// The step with the kernel of --kernel or the stage of --stage in place of its own (None
 /// without either).
@@ -118,71 +168,6 @@ fn edited(step: &GpuStep, args: &Args) -> Result<Option<GpuStep>> {
         (None, Some(name)) => Some(step.stage(name)?),
         (None, None) => None,
     })
-}
-
-/// The run the command line asks for, ready to measure; or, with --compile-only or --tune, the
-/// outcome of that run instead.
-fn resolve<'a>(
-    step: &'a GpuStep,
-    args: &'a Args,
-    cublas_found: bool,
-) -> Result<ControlFlow<bool, GpuRun<'a>>> {
-    if args.picture_access.is_some() || args.picture_to.is_some() {
-        bail!("--picture-access draws what the emulator saw of a warp's access, so it needs --emulate");
-    }
-    let files = files_of(args)?;
-    if args.compile_only {
-        // No GPU: the shape and the step's choice as for the largest GPU and an H100's SMs.
-        let asked = shape_of(args, files.as_ref(), (step.default_shape)(&Limits::LARGEST))?;
-        let (params, choice) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
-        let why = choice.as_ref().map(|c| c.why.as_str());
-        return compile_only::run(step, args, &params, asked, why).map(ControlFlow::Break);
-    }
-    check_compile_only_options(args)?;
-    let gpu = match open_gpu(step, args) {
-        Ok(gpu) => gpu,
-        // A machine without the GPU still hears of a problem in the command line first.
-        Err(no_gpu) => {
-            return Err(without_gpu(step, args, files.as_ref(), cublas_found).err().unwrap_or(no_gpu));
-        }
-    };
-    let default = (step.default_shape)(&gpu.info.limits);
-    let (shape, params, choice) = asked(step, args, files.as_ref(), default, gpu.info.sms)?;
-    let with_cublas = !args.no_cublas && cublas_found;
-    check_host(step, &params, shape, (with_cublas, !args.no_verify))?;
-    check_memory(&gpu, shape, with_cublas, device_workspace_bytes(step, &params, shape))?;
-    let inputs = inputs_of(args, files, shape);
-    if args.tune {
-        return crate::tune::run(step, args, &gpu, &inputs).map(ControlFlow::Break);
-    }
-    // The one check of the parameters at this shape on this GPU, before the (slower) compile.
-    let geometry = step.validate(&params, shape, &gpu.info.limits)?;
-    let step_kernel = StepKernel::new(&gpu, step, params)?;
-    let (geometry, resources) = step_kernel.fit_validated(&gpu.info, shape, geometry)?;
-    Ok(ControlFlow::Continue(GpuRun {
-        step,
-        args,
-        step_kernel,
-        gpu,
-        shape,
-        inputs,
-        choice,
-        geometry,
-        resources,
-        with_cublas,
-    }))
-}
-
-/// What a machine without the GPU refuses of the command line: a parameter set the step cannot
-/// take at the shape asked for (against the most any GPU allows), and a shape beyond the host's
-/// memory.
-fn without_gpu(step: &GpuStep, args: &Args, files: Option<&Inputs>, cublas_found: bool) -> Result<()> {
-    let default = (step.default_shape)(&Limits::LARGEST);
-    let (shape, params, _) = asked(step, args, files, default, crate::step::SMS_BEFORE_OPENING)?;
-    if !args.tune {
-        step.validate(&params, shape, &Limits::LARGEST)?;
-    }
-    check_host(step, &params, shape, (!args.no_cublas && cublas_found, !args.no_verify))
 }
 
 /// The shape the command line asks for (the files' where A and B come from files; `default` for
@@ -232,16 +217,6 @@ fn check_compile_only_options(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// The GPU the command line names, refused when the step cannot run on it or NVRTC is missing.
-fn open_gpu(step: &GpuStep, args: &Args) -> Result<Gpu> {
-    let gpu = gpu::open(step.name, args.ordinal())?;
-    step.check_compute(gpu.info.compute_capability, &gpu.info.name)?;
-    if !gpu::nvrtc_present() {
-        bail!("{}", gpu::NO_NVRTC);
-    }
-    Ok(gpu)
-}
-
 /// The shape asked for: the files' when A and B come from files, else the command line's, with
 /// `default` for what it leaves out.
 pub(crate) fn shape_of(args: &Args, files: Option<&Inputs>, default: Shape) -> Result<Shape> {
@@ -286,102 +261,6 @@ pub(crate) fn save_c(args: &Args, shape: Shape, c: &[f32]) -> Result<()> {
         Some(path) => files::write_npy(path, shape.m, shape.n, c),
         None => Ok(()),
     }
-}
-
-/// cuBLAS on the same inputs: SGEMM's handle (the reference's DGEMM runs on it too), the times,
-/// and each baseline's C when verifying.
-struct Baselines {
-    blas: Option<Blas>,
-    sgemm_time: Option<Stats>,
-    tf32_time: Option<Stats>,
-    results: Results,
-}
-
-/// SGEMM's C, then TF32's, each named (None where not kept or not run).
-type Results = [(&'static str, Option<Vec<f32>>); 2];
-
-/// Each baseline's name and ‖ΔC‖/‖C‖.
-type Errors = Vec<(&'static str, f64)>;
-
-/// cuBLAS SGEMM timed on the run's buffers, and cuBLAS TF32 too for a step that uses the tensor
-/// cores; nothing without cuBLAS.
-fn baselines(run: &GpuRun, bufs: &Buffers, recipe: Recipe) -> Result<Baselines> {
-    let gpu = &run.gpu;
-    // The baselines' results are kept when verifying, to show their own errors beside the step's.
-    let keep = !run.args.no_verify;
-    let blas = if run.with_cublas { Some(Blas::new(gpu.stream.clone())?) } else { None };
-    let (sgemm_c, sgemm_time) = match &blas {
-        Some(blas) => {
-            let (c, t) = measure::measure_cublas(gpu, blas, bufs, recipe)?;
-            (keep.then_some(c), t)
-        }
-        None => (None, None),
-    };
-    // A step that uses the tensor cores is also set against cuBLAS allowed to do the same.
-    let (tf32_c, tf32_time) = if run.with_cublas && run.step.precision.tensor_cores() {
-        let tf32 = Blas::tf32(gpu.stream.clone())?;
-        let (c, t) = measure::measure_cublas(gpu, &tf32, bufs, recipe)?;
-        (keep.then_some(c), t)
-    } else {
-        (None, None)
-    };
-    let results = [("cuBLAS SGEMM", sgemm_c), ("cuBLAS TF32", tf32_c)];
-    Ok(Baselines { blas, sgemm_time, tf32_time, results })
-}
-
-/// The step's C held to its claimed precision's limits against the f64 reference, and each
-/// baseline's ‖ΔC‖/‖C‖ against the same reference; nothing with --no-verify.
-fn verify_results(
-    run: &GpuRun,
-    measured: &Measured,
-    blas: Option<&Blas>,
-    baselines: Results,
-) -> Result<(Option<Verdict>, Option<LastLaunch>, Errors)> {
-    let mut baseline_errors = Vec::new();
-    if run.args.no_verify {
-        return Ok((None, None, baseline_errors));
-    }
-    let r = reference(&run.gpu, blas, &run.inputs)?;
-    for (name, c) in baselines {
-        if let Some(c) = c {
-            baseline_errors
-                .push((name, verify::verify(run.shape, &c, &r, Precision::Fp32).normwise.relative()));
-        }
-    }
-    let (verdict, last) = measured.verify(&r, run.step.precision);
-    Ok((Some(verdict), last, baseline_errors))
-}
-
-/// The printed block: the step (with the kernel or stage it ran), the GPU, the kernel's facts,
-/// the times beside cuBLAS's (SGEMM's, TF32's), the verdict and the baselines' errors.
-fn report(
-    run: &GpuRun,
-    measured: Measured,
-    cublas: (Option<Stats>, Option<Stats>),
-    (verdict, last_launch): (Option<Verdict>, Option<LastLaunch>),
-    baseline_errors: Errors,
-) -> Result<Report> {
-    let (step, args, params) = (run.step, run.args, &run.step_kernel.params);
-    let facts =
-        KernelFacts::of(step, params, (run.geometry, run.resources), run.shape, (run.choice.as_ref(), true));
-    let time = measured.stats()?;
-    let mut report = Report::new(
-        step_label(step, args),
-        Device::Gpu(run.gpu.info.clone()),
-        &run.inputs,
-        step.precision,
-        time,
-        verdict,
-    )
-    .with_kernel(facts)
-    .with_baselines(cublas, baseline_errors)
-    .with_last_launch(last_launch)
-    .with_paths(measured.paths);
-    if !args.no_cublas && !run.with_cublas {
-        let note = "cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU";
-        report = report.with_note(note.to_owned());
-    }
-    Ok(report)
 }
 
 /// The step as the report names it, with the kernel or stage it ran.
