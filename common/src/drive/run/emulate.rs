@@ -81,13 +81,14 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         } else {
             format!(", at a small {shape}")
         };
-        println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
+        let note = format!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
+        crate::emit::aside(args, &note);
     }
     // The parameters are checked at this shape once, before the compile, by Emulated::new.
     let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
     emulated.machine.scale = args.scaled;
     for a in &emulated.advisories {
-        println!("{}", a.sentence());
+        crate::emit::aside(args, &a.sentence());
     }
     if let Some(request) = &args.picture_access {
         emulated.machine.watch(request.clone()).map_err(|e| anyhow!("{e}"))?;
@@ -96,7 +97,7 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
     emulated.machine.timeline = args.picture_timeline.as_ref().map(|_| (ENTRY.to_owned(), block));
     let inputs = super::inputs_of(args, files, shape);
     if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
-        warn_if_long(step, &params, &inputs, verifies)?;
+        warn_if_long(step, &params, &inputs, verifies, args)?;
     }
 
     let geometry = emulated.geometry;
@@ -144,8 +145,9 @@ pub fn run_emulated(step: &GpuStep, args: &Args, reason: Option<&str>) -> Result
         Report::new(super::step_label(step, args), device, &inputs, step.precision, Stats::UNTIMED, verdict)
             .with_kernel(facts)
             .with_last_launch(last)
-            .with_paths(paths.map(|p| (p, 0.0)));
-    print!("{report}");
+            .with_paths(paths.map(|p| (p, 0.0)))
+            .with_prediction();
+    crate::emit::emit(&report, args)?;
     let outcome = super::outcome(report.verdict.as_ref(), report.last_launch.as_ref());
     // A workspace word a launch left for the next one, named at the read, beside the outcome.
     match (emulated.machine.take_finding(), outcome) {
@@ -260,7 +262,7 @@ const SURE_SECONDS: f64 = 600.0;
 /// Estimates how long the whole emulation of `inputs` will take on this machine from a scaled run
 /// of the same launch (one block of each kind, a second or two), and, where it is more than a
 /// minute, says so before it starts, with the faster choices. `verifies`: a second launch follows.
-fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool) -> Result<()> {
+fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool, args: &Args) -> Result<()> {
     let mut probe = Emulated::new(step, params.clone(), inputs.shape, false)?;
     probe.machine.scale = true;
     let workers = probe.machine.workers;
@@ -284,11 +286,12 @@ fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool
     let total = if verifies { 2.0 * whole } else { whole };
     if total > LONG_SECONDS {
         let launches = if verifies { ", for each of the two launches a verifying run makes" } else { "" };
-        println!(
+        let note = format!(
             "note: emulating {} whole takes about {} on {workers} threads here{launches} ({how}); --scaled predicts the H100's time in seconds where it can, and a smaller shape (--size 512) verifies in seconds",
             inputs.shape,
             duration(whole),
         );
+        crate::emit::aside(args, &note);
     }
     Ok(())
 }

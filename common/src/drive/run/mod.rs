@@ -86,7 +86,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     let (verdict, last, baseline_errors) = verify_results(&run, &measured, blas.as_ref(), results)?;
     let outcome = outcome(verdict.as_ref(), last.as_ref());
     let times = (sgemm_time, tf32_time);
-    print!("{}", report(&run, measured, times, (verdict, last), baseline_errors)?);
+    crate::emit::emit(&report(&run, measured, times, (verdict, last), baseline_errors)?, args)?;
     outcome
 }
 // ANCHOR_END: run_gpu
