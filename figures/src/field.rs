@@ -59,12 +59,16 @@ impl Field {
             };
             steps.push(step);
             rest = match tail.strip_prefix('.') {
-                Some(more) if more.is_empty() => {
+                Some("") => {
                     return Err(format!("the field path \"{path}\" ends with a dot"));
                 }
                 Some(more) => more,
                 None if tail.is_empty() || tail.starts_with('[') => tail,
-                None => return Err(format!("the field path \"{path}\" runs on after a ]: separate fields with dots")),
+                None => {
+                    return Err(format!(
+                        "the field path \"{path}\" runs on after a ]: separate fields with dots"
+                    ));
+                }
             };
         }
         Ok(Field { text: path.trim().to_owned(), steps })
@@ -87,7 +91,7 @@ impl Field {
                 Step::Where(key, value) => at.as_array().and_then(|items| {
                     items.iter().find(|item| match item.get(key.as_str()) {
                         Some(Value::String(s)) => s == value,
-                        Some(other) => other.to_string() == *value,
+                        Some(other) => serde_json::from_str::<Value>(value).ok().as_ref() == Some(other),
                         None => false,
                     })
                 }),
@@ -139,11 +143,12 @@ mod tests {
     fn a_path_walks_names_positions_and_matches() {
         let json = serde_json::json!([
             {"command": "step01 --size 256", "wall_s": 0.7, "report": {"derived": {"gflops": 0.35}}},
-            {"command": "step02 --emulate", "wall_s": 2.55, "report": {"derived": {"gflops": null}},
+            {"command": "step02 --emulate", "exit": 1, "wall_s": 2.55, "report": {"derived": {"gflops": null}},
              "list": [1, 2.5]},
         ]);
         assert_eq!(pick("[command=step02 --emulate].wall_s", &json), Ok(2.55));
         assert_eq!(pick("0.report.derived.gflops", &json), Ok(0.35));
+        assert_eq!(pick("[exit=1].wall_s", &json), Ok(2.55));
         assert_eq!(pick("1.list.1", &json), Ok(2.5));
         assert_eq!(pick("[command=step01 --size 256].report.derived.gflops", &json), Ok(0.35));
         let err = |p: &str| pick(p, &json).unwrap_err();
