@@ -84,6 +84,8 @@ pub struct Predicted {
     /// reason the figure is outside what the model was checked on, a thread's local memory
     /// included.
     pub h100: Prediction,
+    /// The limit that sets the kernel's time, named as the report names it.
+    pub limit: &'static str,
     /// The whole launch (the step's kernel and the other kernels it launches), in seconds.
     pub h100_seconds: f64,
     pub h200_seconds: f64,
@@ -132,6 +134,7 @@ impl Predicted {
             h100.unchecked.push(local_caveat(local, spilled));
         }
         Predicted {
+            limit: h100.limit.name(),
             h100,
             h100_seconds: whole,
             h200_seconds: h200,
@@ -147,8 +150,16 @@ impl Predicted {
 /// the limit that sets it and every limit's time, the H200's time, what the replay of the
 /// busiest SM found (where the launch was recorded), and what the model was not checked on.
 pub fn lines(predicted: &Predicted) -> String {
-    let Predicted { h100: p, h100_seconds: whole, h200_seconds: h200, gflops, baseline, share, others } =
-        predicted;
+    let Predicted {
+        h100: p,
+        limit,
+        h100_seconds: whole,
+        h200_seconds: h200,
+        gflops,
+        baseline,
+        share,
+        others,
+    } = predicted;
     let Baseline { name, side, exact, .. } = baseline;
     let at = if *exact {
         format!("at {side}³")
@@ -158,9 +169,8 @@ pub fn lines(predicted: &Predicted) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "  predicted H100 {} · {gflops:.0} GFLOP/s · {share:.0}% of {name}'s recorded rate {at} · set by {}",
+        "  predicted H100 {} · {gflops:.0} GFLOP/s · {share:.0}% of {name}'s recorded rate {at} · set by {limit}",
         ms(*whole),
-        p.limit.name()
     );
     if p.limit == Limit::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
