@@ -95,7 +95,11 @@ impl Entry {
         let (id, form) = (&self.id, self.form.to_string());
         if let Selector::Field(field) = &self.selector {
             let path = field.as_str();
-            return format!("{id:id_width$} | {form:form_width$} | {} | {} {path}", self.record, field::PREFIX);
+            return format!(
+                "{id:id_width$} | {form:form_width$} | {} | {} {path}",
+                self.record,
+                field::PREFIX
+            );
         }
         let selector = self.selector.as_str();
         let lead = selector.len() - selector.trim_start().len();
@@ -217,7 +221,9 @@ mod tests {
             c.wall | 0.0 | runs/c.log | json [command=step01 --size 256].wall_s\n";
         let catalog = Catalog::parse(text).unwrap();
         assert_eq!(catalog.entries.len(), 4);
-        assert!(matches!(&catalog.get("c.wall").unwrap().selector, Selector::Field(f) if f.as_str() == "[command=step01 --size 256].wall_s"));
+        assert!(
+            matches!(&catalog.get("c.wall").unwrap().selector, Selector::Field(f) if f.as_str() == "[command=step01 --size 256].wall_s")
+        );
         assert_eq!(catalog.get("a.tflops").unwrap().selector.as_str(), r"\x20speed +(\d+)\x20");
         assert_eq!(catalog.get("b.x").unwrap().selector.as_str(), r"\| x \| (\d+)");
         assert_eq!(catalog.get("b.x").unwrap().line, 5);

@@ -58,7 +58,8 @@ impl Records {
         let root = &self.root;
         let json = self.jsons.entry(path.to_owned()).or_insert_with(|| crate::field::sibling(root, path));
         let json = json.as_ref().map_err(Clone::clone)?;
-        let value = field.pick(json).map_err(|why| format!("{why} (json {}) beside {path}", field.as_str()))?;
+        let value =
+            field.pick(json).map_err(|why| format!("{why} (json {}) beside {path}", field.as_str()))?;
         Ok(Picked { value, text: value.to_string(), span: 0..0 })
     }
 }
