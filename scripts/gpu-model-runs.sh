@@ -58,6 +58,10 @@ latency)
   cat "$stem-model-latency.log"
   ;;
 judged)
+  # Each run's report as JSON beside the log (scripts/record-json.sh), which model-table.py reads.
+  source scripts/record-json.sh
+  jsonl="$stem-model-judged${2:+-$2}.jsonl"
+  : > "$jsonl"
   {
     echo "# Every lab and stage at 1024³ and 4096³ on $device, driver $driver, $(date -u +%F): the times the"
     echo "# emulator's time model is judged against. Each line: the step (and --stage), the size, then its report's"
@@ -69,7 +73,9 @@ judged)
         stages=$(bash .gpu/run bin "$step" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u)
         for stage in "" $stages; do
           echo "== $step ${stage:+--stage $stage }--size $s"
-          bash .gpu/run bin "$step" --size "$s" ${stage:+--stage "$stage"} 2>&1 | grep -E "^  (time|speed|verify)|rror"
+          bash .gpu/run bin "$step" --size "$s" ${stage:+--stage "$stage"} --json-to "$json_report" 2>&1 \
+            | grep -E "^  (time|speed|verify)|rror"
+          json_line "$jsonl" "$step ${stage:+--stage $stage }--size $s" "${PIPESTATUS[0]}"
         done
       done
     done

@@ -5,13 +5,16 @@
 #   cargo build --release && scripts/lessons.sh                      # programs from target/release
 #   scripts/lessons.sh .gpu/bin docs/src/results/runs                # or from another folder
 #
-# Writes <out>/<date>-<device>-<lesson>.log for each lesson below; a lesson runs every
-# measurement twice, so a reader can see how far two runs agree.
+# Writes <out>/<date>-<device>-<lesson>.log for each lesson below, and beside it <lesson>.jsonl,
+# each run's report as JSON (scripts/record-json.sh); a lesson runs every measurement twice, so
+# a reader can see how far two runs agree.
 set -uo pipefail
 # Both folders are read relative to where the script is called from, before it moves to the root.
 bin=$(cd "${1:-target/release}" 2>/dev/null && pwd) || { echo "lessons: no folder ${1:-target/release}" >&2; exit 2; }
 mkdir -p "${2:-docs/src/results/runs}" && out=$(cd "${2:-docs/src/results/runs}" && pwd)
 cd "$(dirname "$0")/.."
+source scripts/record-json.sh
+jsonl=/dev/null
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr 'A-Z ' 'a-z-')
 stem="$out/$(date -u +%F)-${device:-gpu}"
 # Every run starts in a scratch folder that holds the variants, so that the records show the
@@ -23,10 +26,15 @@ for dir in step*/exercises; do mkdir -p "$work/${dir%/*}" && cp -r "$dir" "$work
 
 run() { # step, then its arguments; a STREAM_K_LAYOUT set for the call is shown and passed on
     local step=$1; shift
-    echo "\$ ${STREAM_K_LAYOUT:+STREAM_K_LAYOUT=$STREAM_K_LAYOUT }cargo run --release -p $step${*:+ -- $*}"
-    (cd "$work" && timeout 120 "$bin/$step" "$@" 2>&1)
-    echo "(exit status $?)"
+    local shown="${STREAM_K_LAYOUT:+STREAM_K_LAYOUT=$STREAM_K_LAYOUT }cargo run --release -p $step${*:+ -- $*}"
+    local more status
+    mapfile -t more < <(json_flags "$@")
+    echo "\$ $shown"
+    (cd "$work" && timeout 120 "$bin/$step" "$@" "${more[@]}" 2>&1)
+    status=$?
+    echo "(exit status $status)"
     echo
+    json_line "$jsonl" "$shown" "$status"
 }
 twice() { run "$@"; run "$@"; }
 kernels() { # step, size, a kernel file or -, then the kernels one launch runs: each one's GPU time
@@ -54,6 +62,8 @@ one_d="--param BM=64 --param BN=64 --param BK=8 --param WM=8 --param WN=32 --par
 lesson() { # name, then the commands (a function) that measure it
     local name=$1; shift
     echo "lessons: $name" >&2
+    jsonl="$stem-$name.jsonl"
+    : > "$jsonl"
     { header "$name"; "$@"; } > "$stem-$name.log"
 }
 

@@ -8,6 +8,8 @@ and writes the table as a record (the book's appendix "The time model" quotes it
 GPU.log: scripts/model-heldout.sh gpu, or scripts/gpu-model-runs.sh judged ("== case" then the
 report's lines). NCU.log: scripts/model-heldout.sh ncu. PRED.log: scripts/model-heldout.sh
 predict, or scripts/model-predictions.sh. A case is its title, e.g. "blocktile_2d --size 4096".
+Where a log keeps its reports as JSON beside it (NAME.jsonl), the times and predictions are read
+from their fields; an older log is read as text.
 
 Nsight Compute's limit: the busiest of the units the model weighs, each as a share of its peak
 over the launch: SM issue (issue slots, or the FMA pipe where that is busier), the tensor pipe,
@@ -17,6 +19,8 @@ import csv
 import re
 import sys
 from pathlib import Path
+
+import report_json
 
 BUSY = 60.0
 # The model's limits, as its prediction line names them, and the unit each stands for.
@@ -58,6 +62,13 @@ def times(paths):
     than the time's three decimals, which a launch of a few microseconds needs), else the time."""
     out = {}
     for p in paths:
+        runs = report_json.runs(p)
+        if runs is not None:
+            for title, e in runs.items():
+                ms = report_json.measured_ms(e["report"])
+                if ms is not None and title not in out:
+                    out[title] = ms
+            continue
         for title, lines in blocks(p):
             size = re.search(r"--size (\d+)", title)
             for line in lines:
@@ -96,6 +107,15 @@ def predictions(paths):
     """title -> (ms or None, limit or the refusal)."""
     out = {}
     for p in paths:
+        runs = report_json.runs(p)
+        if runs is not None:
+            for title, e in runs.items():
+                ms = report_json.predicted_ms(e["report"])
+                if ms is not None:
+                    out[title] = (ms, e["report"]["predicted"]["limit"])
+                elif title not in out or out[title][0] is None:
+                    out[title] = (None, e.get("error") or "no prediction")
+            continue
         for title, lines in blocks(p):
             text = "\n".join(lines)
             m = re.search(r"predicted H100 ([\d.]+) (ms|µs) .*? set by (.+?)(?: \(\d+% of it FP32\))? at (\d+) MHz", text)

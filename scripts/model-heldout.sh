@@ -8,11 +8,13 @@
 #                                                      (lessons: the pairs the chapters compare)
 #   bash scripts/model-heldout.sh ncu heldout [S...] # each case's busiest units by Nsight Compute
 #   bash scripts/model-heldout.sh ncu labs [S...]    # the same for every lab and stage
-#   scripts/model-heldout.sh predict [lessons] [S...] # each case predicted on the CPU (needs NVRTC)
+#   scripts/model-heldout.sh predict [lessons] [S...] > NAME.log # each case predicted on the CPU (needs NVRTC)
 #
-# scripts/model-heldout-table.py sets the three side by side.
+# scripts/model-heldout-table.py sets the three side by side. `gpu` and `predict` keep each
+# case's report as JSON beside their log, NAME.jsonl (scripts/record-json.sh), which it reads.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/record-json.sh
 verb=${1:-}
 shift || true
 
@@ -73,6 +75,8 @@ gpu)
     # loops') from spills; a cached one does not, and a run would refuse it as spilling.
     export CUDA_CACHE_DISABLE=1
     gpu_header
+    jsonl="$stem-model-$set_name.jsonl"
+    : > "$jsonl"
     {
         echo "# The time model's $set_name set ($case_file) on $device, driver $driver, $(date -u +%F)."
         echo "# Command: bash .gpu/run bin STEP --size S ARGUMENTS"
@@ -80,7 +84,9 @@ gpu)
             cases | while IFS='|' read -r name step args; do
                 echo "== $name --size $s"
                 # shellcheck disable=SC2086
-                bash .gpu/run bin "$step" --size "$s" $args 2>&1 | grep -E "^  (time|speed|verify|kernel)|rror"
+                bash .gpu/run bin "$step" --size "$s" $args --json-to "$json_report" 2>&1 \
+                    | grep -E "^  (time|speed|verify|kernel)|rror"
+                json_line "$jsonl" "$name --size $s" "${PIPESTATUS[0]}"
             done
         done
     } > "$stem-model-$set_name.log" 2>&1
@@ -121,21 +127,26 @@ predict)
         # shellcheck disable=SC2046
         cargo build --quiet --release $(cases | cut -d'|' -f2 | sort -u | sed 's/^/-p /')
     fi
+    jsonl=$(json_beside_stdout)
     echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
     for s in ${@:-1024 4096}; do
         cases | while IFS='|' read -r name step args; do
             start=$(date +%s.%N)
             # shellcheck disable=SC2086
-            got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --scaled 2>&1)
+            got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --scaled --json-to "$json_report" 2>&1)
+            status=$?
             # A grid a few blocks cannot stand for runs whole where that is short (1024³ or less).
             if echo "$got" | grep -q "emulate it whole" && [ "$s" -le 1024 ]; then
                 # shellcheck disable=SC2086
-                got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --no-verify 2>&1)
+                got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --no-verify --json-to "$json_report" 2>&1)
+                status=$?
             fi
             end=$(date +%s.%N)
             echo "== $name --size $s"
             echo "$got" | grep -E "^  (predicted|scaled|kernel) |^            |^error"
             echo "-- $(echo "$end - $start" | bc) s"
+            json_line "$jsonl" "$name --size $s" "$status" "$(printf '%.2f' "$(echo "$end - $start" | bc)")" \
+                "$(echo "$got" | grep -m1 '^error: ' | cut -c8-)"
         done
     done
     ;;

@@ -4,10 +4,13 @@
 # scaled run is refused), then step 10 over the suite of shapes of
 # the H100 suite record. Prints each case's predicted lines and how long the emulation took.
 # Needs NVRTC; builds the labs in release. scripts/model-table.py sets the predictions beside
-# the GPU's times.
-#   scripts/model-predictions.sh [LIMIT_SECONDS]    (default 300: the longest a whole emulation may take)
+# the GPU's times. Written to NAME.log, it keeps each case's report as JSON beside it, in
+# NAME.jsonl (scripts/record-json.sh), which model-table.py reads.
+#   scripts/model-predictions.sh [LIMIT_SECONDS] > NAME.log   (default 300: the longest a whole emulation may take)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/record-json.sh
+jsonl=$(json_beside_stdout)
 limit=${1:-300}
 # Every lab the emulator runs (labs.tsv), but 03, whose one block holds 32³ at most.
 labs=$(awk -F'\t' '!/^#/ && $6 == "yes" && $1 != "03" { print $2 }' labs.tsv)
@@ -19,18 +22,23 @@ if [ -z "${BIN_DIR:-}" ]; then
 fi
 echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 predict() { # a title, then the lab and its arguments
-    local title=$1 start end out
+    local title=$1 start end out status
     shift
     start=$(date +%s.%N)
-    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled 2>&1)
+    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled --json-to "$json_report" 2>&1)
+    status=$?
     if echo "$out" | grep -qE "^error: .*(scaling would guess|emulate it whole)" && [ "${big:-0}" = 0 ]; then
-        out=$(timeout "$limit" "$bin_dir/$@" --emulate 2>&1) || out="$out
+        out=$(timeout "$limit" "$bin_dir/$@" --emulate --json-to "$json_report" 2>&1)
+        status=$?
+        [ "$status" = 0 ] || out="$out
 error: the whole emulation did not finish in $limit s"
     fi
     end=$(date +%s.%N)
     echo "== $title"
     echo "$out" | grep -E "^  (predicted|scaled|verify) |^            |^error" | grep -v "per element\|normwise"
     echo "-- $(echo "$end - $start" | bc) s"
+    json_line "$jsonl" "$title" "$status" "$(printf '%.2f' "$(echo "$end - $start" | bc)")" \
+        "$(echo "$out" | grep -m1 '^error: ' | cut -c8-)"
 }
 for s in 1024 4096; do
     big=$([ "$s" -gt 1024 ] && echo 1 || echo 0)

@@ -18,6 +18,8 @@ import re
 import sys
 from pathlib import Path
 
+import report_json
+
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "docs/src/results/runs"
 JUDGED = ["2026-11-27-nvidia-h100-80gb-hbm3-model-judged-1024.log",
@@ -48,9 +50,14 @@ def label(numbers, order):
 
 
 def measured():
-    """Case title -> measured ms, from the judged logs and step 10's column of the suite."""
+    """Case title -> measured ms, from the judged logs (their reports' JSON where they keep it,
+    else their text) and step 10's column of the suite."""
     times = {}
     for name in JUDGED:
+        runs = report_json.runs(RUNS / name)
+        if runs is not None:
+            times.update({t: ms for t, e in runs.items() if (ms := report_json.measured_ms(e["report"]))})
+            continue
         title = None
         for line in (RUNS / name).read_text().splitlines():
             if line.startswith("== "):
@@ -76,7 +83,20 @@ def measured():
 
 
 def predicted(path):
-    """Case title -> (predicted ms, limit, emulation seconds, note)."""
+    """Case title -> (predicted ms, limit, emulation seconds, note): from the reports' JSON beside
+    the log where it keeps them, else from its text."""
+    runs = report_json.runs(path)
+    if runs is not None:
+        out = {}
+        for title, e in runs.items():
+            report = e["report"]
+            ms = report_json.predicted_ms(report)
+            if ms is None:
+                out[title] = (None, (e.get("error") or "no prediction")[:90], None, "")
+            else:
+                note = "scaled" if report_json.scaled(report) else "whole"
+                out[title] = (ms, report["predicted"]["limit"], e["wall_s"], note)
+        return out
     out, title, block = {}, None, []
 
     def close():

@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # The commands of the book's page "Without a GPU", each run once on this machine's cores as the
-# page gives them: the wall-clock time of each, for the page's table.
-#   scripts/without-a-gpu.sh [BIN_DIR] > docs/src/results/runs/DATE-cpu-without-a-gpu.log
-#   (BIN_DIR default target/release; build it first; NVRTC on the library path)
+# page gives them: the wall-clock time of each, for the page's table. Writes the record's log,
+# RECORD.log (the report lines a reader looks at), and beside it RECORD.jsonl: a line a run, its
+# command, exit status, wall time and whole report as JSON, which the page's figures read.
+#   scripts/without-a-gpu.sh [BIN_DIR] [RECORD]
+#   (BIN_DIR default target/release; build it first; NVRTC on the library path;
+#    RECORD default docs/src/results/runs/DATE-cpu-without-a-gpu)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release}
+record=${2:-docs/src/results/runs/$(date -u +%Y-%m-%d)-cpu-without-a-gpu}
+source scripts/record-json.sh
+: > "$record.jsonl"
+{
 echo "# $(date -u +%Y-%m-%d) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 while read -r run; do
   [ -z "$run" ] && continue
   echo "\$ $run"
+  # shellcheck disable=SC2086
+  mapfile -t more < <(json_flags $run)
   start=$(date +%s.%N)
   # shellcheck disable=SC2086
-  "$bin"/$run 2>&1 | grep -E '^(step|  predicted|  verify|error)'
-  printf 'wall %.2f s\n' "$(echo "$(date +%s.%N) - $start" | bc)"
+  "$bin"/$run "${more[@]}" > "$json_report.out" 2>&1
+  status=$?
+  wall=$(printf '%.2f' "$(echo "$(date +%s.%N) - $start" | bc)")
+  grep -E '^(step|  predicted|  verify|error)' "$json_report.out"
+  rm -f "$json_report.out"
+  echo "wall $wall s"
+  json_line "$record.jsonl" "$run" "$status" "$wall"
 done <<'RUNS'
 step01_cpu_naive --size 256
 step02_gpu_naive --emulate --size 256
@@ -35,3 +49,4 @@ step11_int8_crt --emulate --size 256
 step12_persistent_clusters --emulate --size 512
 step12_persistent_clusters --emulate --size 1024
 RUNS
+} | tee "$record.log"

@@ -37,6 +37,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (3, "stream_k", include_str!("contract/stream_k.rs")),
     (3, "tma", include_str!("contract/tma.rs")),
     (4, "cli", include_str!("present/cli.rs")),
+    (4, "emit", include_str!("present/emit.rs")),
     (4, "numbers", include_str!("present/numbers.rs")),
     (4, "predicted", include_str!("present/predicted.rs")),
     (4, "report", include_str!("present/report.rs")),

@@ -1,12 +1,17 @@
 //! The report pinned: a GPU run's, an emulated run's and the CPU step's report, each built from
-//! fixed facts and a verdict on fixed inputs, rendered and compared whole with the text under
-//! `tests/golden/`. The records, the book's figure selectors and the GPU scripts read these
-//! lines; a change of their format must be made here on purpose, not found in the next record.
+//! fixed facts and a verdict on fixed inputs, rendered as text and as JSON and compared whole
+//! with `tests/golden/NAME.txt` and `NAME.json`. The older records and their figure selectors
+//! read the text's lines, the newer ones and the scripts the JSON's fields; a change of either
+//! form must be made here on purpose, not found in the next record. The text and the JSON are
+//! two views of one report: each figure the text shows is checked against the JSON's field.
 //!
 //! After an intended change: `UPDATE_GOLDEN=1 cargo test -p common --test report_golden`, then
-//! read the diff of `tests/golden/` and update `docs/figures.txt`'s selectors that read the line.
+//! read the diff of `tests/golden/`; update `docs/figures.txt`'s selectors that read the line or
+//! the field (and raise `common::emit::SCHEMA` where a field was renamed or removed).
 
 use std::path::PathBuf;
+
+use serde_json::Value;
 
 use common::clock::Held;
 use common::emulated::Traffic;
@@ -101,6 +106,7 @@ fn gpu_report() -> Report {
         baseline_errors: vec![("cuBLAS SGEMM", 5.7e-7), ("cuBLAS TF32", 2.6e-4)],
         notes: vec!["cuBLAS (libcublas) was not found: a note for the test".into()],
         paths: Some((Paths { own: "split in two".into(), ..Paths::new(3, 1, Some(0.004)) }, 0.02)),
+        predicted: None,
     }
 }
 
@@ -165,6 +171,7 @@ fn emulated_report() -> Report {
         paths: None,
         ..gpu_report()
     }
+    .with_prediction()
 }
 
 /// Step 01's report: the CPU, no kernel, no cuBLAS.
@@ -185,24 +192,28 @@ fn cpu_report() -> Report {
     }
 }
 
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden").join(format!("{name}.txt"))
+fn golden(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden").join(file)
 }
 
-/// The report rendered equals its golden text, line for line (or, with UPDATE_GOLDEN set,
-/// becomes it).
+/// The report rendered as text and as JSON (indented, as `--format json` prints it) equals its
+/// golden files, line for line (or, with UPDATE_GOLDEN set, becomes them).
 fn assert_golden(name: &str, report: &Report) {
-    let got = report.to_string();
+    assert_golden_file(&format!("{name}.txt"), &report.to_string());
+    assert_golden_file(&format!("{name}.json"), &format!("{}\n", common::emit::json_text(report, true)));
+}
+
+fn assert_golden_file(name: &str, got: &str) {
     let path = golden(name);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &got).unwrap();
+        std::fs::write(&path, got).unwrap();
         return;
     }
     let want = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
     for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
-        assert_eq!(g, w, "{name} report, line {}: the format changed (see this file's docs)", i + 1);
+        assert_eq!(g, w, "{name}, line {}: the report's form changed (see this file's docs)", i + 1);
     }
     assert_eq!(got.lines().count(), want.lines().count(), "{name} report: lines added or lost\n{got}");
 }
@@ -220,4 +231,99 @@ fn the_emulated_report_is_pinned() {
 #[test]
 fn the_cpu_report_is_pinned() {
     assert_golden("cpu", &cpu_report());
+}
+
+/// The text line whose label (`time`, `per element`, …) is `label`.
+fn line<'a>(text: &'a str, label: &str) -> Option<&'a str> {
+    text.lines().find(|l| l.trim_start().strip_prefix(label).is_some_and(|rest| rest.starts_with(' ')))
+}
+
+fn number(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{v} is not a number"))
+}
+
+/// Each figure the text shows that the JSON holds, as the text prints it, beside the label of
+/// the line it is on; the checks that fail, in words.
+fn disagreements(text: &str, json: &Value) -> Vec<String> {
+    let mut want: Vec<(&str, String)> = Vec::new();
+    let s = &json["shape"];
+    want.push(("shape", format!("M={} N={} K={}", s["m"], s["n"], s["k"])));
+    want.push(("shape", format!("inputs {}", json["inputs"].as_str().unwrap())));
+    if let Some(r) = json["kernel"]["resources"].as_object() {
+        want.push(("kernel", format!("{} registers/thread", r["registers"])));
+        want.push(("kernel", format!("resident blocks/SM: {}", r["blocks_per_sm"])));
+    }
+    let d = &json["derived"];
+    if json["time"]["samples"].as_u64().unwrap() > 0 {
+        want.push(("time", format!("{:.3} ms median", number(&json["time"]["median_ms"]))));
+        want.push(("time", format!("{} samples", json["time"]["samples"])));
+        want.push(("speed", format!("{} GFLOP/s", common::report::rate(number(&d["gflops"])))));
+    }
+    if !d["share_of_cublas_sgemm"].is_null() {
+        want.push(("speed", format!("{:.1}% of cuBLAS SGEMM", number(&d["share_of_cublas_sgemm"]))));
+    }
+    if !d["share_of_fp32_peak"].is_null() {
+        want.push(("speed", format!("{:.1}% of FP32 peak", number(&d["share_of_fp32_peak"]))));
+    }
+    if let Some(held) = json["time"]["held"].as_object() {
+        want.push((
+            "clock",
+            format!("SM {:.0} MHz, {:.0} W", number(&held["sm_mhz"]), number(&held["watts"])),
+        ));
+    }
+    if let Some(v) = json["verdict"].as_object() {
+        let pass = if d["passed"].as_bool().unwrap() { "PASS" } else { "FAIL" };
+        want.push(("verify", format!("verify   {pass} ·")));
+        want.push(("per element", format!("{} of {} outside", v["outside"], v["checked"])));
+        let w = &v["worst"];
+        want.push(("per element", format!("worst C[{},{}]", w["row"], w["col"])));
+        want.push(("normwise", format!("‖ΔC‖/‖C‖ = {:.1e}", number(&d["relative_error"]))));
+        want.push(("normwise", format!("limit {:.1e}", number(&d["relative_limit"]))));
+    }
+    if let Some(t) = json["device"]["emulated"]["traffic"].as_object() {
+        let count = |k: &str| common::numbers::count(t[k].as_u64().unwrap());
+        want.push(("traffic", format!("global loads {} requests", count("global_load_requests"))));
+        want.push(("traffic", format!("{} sectors (", count("global_load_sectors"))));
+        want.push(("traffic", format!("{} barriers", count("barriers"))));
+    }
+    if let Some(p) = json["predicted"].as_object() {
+        want.push(("predicted", format!("· {:.0} GFLOP/s ·", number(&p["gflops"]))));
+        want.push((
+            "predicted",
+            format!("· {:.0}% of {}", number(&p["share"]), p["baseline"]["name"].as_str().unwrap()),
+        ));
+        want.push(("predicted", format!("at {:.0} MHz", number(&p["h100"]["clock_mhz"]))));
+    }
+    want.into_iter()
+        .filter(|(label, shown)| !line(text, label).is_some_and(|l| l.contains(shown.as_str())))
+        .map(|(label, shown)| format!("the {label} line does not show \"{shown}\""))
+        .collect()
+}
+
+/// The JSON holds what the text shows: its schema, and each figure checked against the text's
+/// line; a field broken on purpose is caught at its line.
+#[test]
+fn the_json_holds_what_the_text_shows() {
+    for (name, report) in [("gpu", gpu_report()), ("emulated", emulated_report()), ("cpu", cpu_report())] {
+        let json = common::emit::json(&report);
+        assert_eq!(json["schema"], common::emit::SCHEMA, "{name}");
+        assert_eq!(json["step"], report.step.as_str(), "{name}");
+        let text = report.to_string();
+        let wrong = disagreements(&text, &json);
+        assert!(wrong.is_empty(), "{name}: {wrong:?}\n{text}\n{json:#}");
+    }
+    // Faults planted in the JSON: each is found at the line that shows the field.
+    let mut gpu = common::emit::json(&gpu_report());
+    gpu["time"]["median_ms"] = Value::from(2.932);
+    gpu["verdict"]["checked"] = Value::from(4095);
+    let wrong = disagreements(&gpu_report().to_string(), &gpu);
+    assert_eq!(wrong.len(), 2, "{wrong:?}");
+    assert!(
+        wrong[0].starts_with("the time line") && wrong[1].starts_with("the per element line"),
+        "{wrong:?}"
+    );
+    let mut emulated = common::emit::json(&emulated_report());
+    emulated["predicted"]["gflops"] = Value::from(61.0);
+    let wrong = disagreements(&emulated_report().to_string(), &emulated);
+    assert!(wrong.len() == 1 && wrong[0].starts_with("the predicted line"), "{wrong:?}");
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use regex::Regex;
 
+use crate::field::{self, Field};
 use crate::form::Form;
 use crate::record::{self, Picked, Records};
 
@@ -27,7 +28,10 @@ pub const HEADER: &str = "\
 #           Fixed forms round half away from zero, scientific ones as Rust's {:e} does.
 # RECORD    a results page or a run's log, relative to docs/src/.
 # SELECTOR  a regular expression (Rust's regex crate) whose one group is the figure, a whole
-#           number, in the record; a space at either end is written \\x20.
+#           number, in the record; a space at either end is written \\x20. Or, for a record that
+#           keeps the runs' JSON beside it (NAME.json, or NAME.jsonl: one a line), json PATH:
+#           the number at that field path, names and positions separated by dots, [KEY=VALUE]
+#           picking the first element whose KEY is VALUE (json 0.report.derived.gflops).
 #
 # After a record is measured again, nothing here changes: the pages follow the record, and
 # `cargo run -p figures -- readme` writes README.md again. A selector that no longer matches
@@ -41,15 +45,45 @@ pub struct Entry {
     pub form: Form,
     /// Relative to `docs/src`.
     pub record: String,
-    pub selector: Regex,
+    pub selector: Selector,
     /// The line of the catalog it is on (0 for a new entry).
     pub line: usize,
+}
+
+/// How a figure is found in its record.
+#[derive(Clone, Debug)]
+pub enum Selector {
+    /// A regular expression over the record's text, whose one group is the figure.
+    Text(Regex),
+    /// A field of the JSON the record keeps beside it.
+    Field(Field),
+}
+
+impl Selector {
+    /// `json PATH`, or else a regular expression; the error says what is wrong with it.
+    pub fn parse(text: &str) -> Result<Selector, String> {
+        match text.strip_prefix(field::PREFIX) {
+            Some(path) if path.starts_with(' ') => Field::parse(path).map(Selector::Field),
+            _ => record::selector(text).map(Selector::Text),
+        }
+    }
+
+    /// The regular expression, or the field path.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Selector::Text(re) => re.as_str(),
+            Selector::Field(f) => f.as_str(),
+        }
+    }
 }
 
 impl Entry {
     /// The figure as the record says it.
     pub fn pick(&self, records: &mut Records) -> Result<Picked, String> {
-        records.pick(&self.record, &self.selector)
+        match &self.selector {
+            Selector::Text(re) => records.pick(&self.record, re),
+            Selector::Field(field) => records.pick_field(&self.record, field),
+        }
     }
 
     /// The figure printed in its form.
@@ -58,12 +92,20 @@ impl Entry {
     }
 
     fn line_text(&self, id_width: usize, form_width: usize) -> String {
+        let (id, form) = (&self.id, self.form.to_string());
+        if let Selector::Field(field) = &self.selector {
+            let path = field.as_str();
+            return format!(
+                "{id:id_width$} | {form:form_width$} | {} | {} {path}",
+                self.record,
+                field::PREFIX
+            );
+        }
         let selector = self.selector.as_str();
         let lead = selector.len() - selector.trim_start().len();
         let tail = selector.len() - selector.trim_end().len();
         let core = &selector[lead..selector.len() - tail];
         let selector = format!("{}{core}{}", r"\x20".repeat(lead), r"\x20".repeat(tail));
-        let (id, form) = (&self.id, self.form.to_string());
         format!("{id:id_width$} | {form:form_width$} | {} | {selector}", self.record)
     }
 }
@@ -118,7 +160,7 @@ impl Catalog {
             {
                 return Err(format!("{n}: \"{record}\" is not a path inside docs/src"));
             }
-            let selector = record::selector(selector).map_err(|why| format!("{n}: {why}"))?;
+            let selector = Selector::parse(selector).map_err(|why| format!("{n}: {why}"))?;
             let entry = Entry { id: id.to_owned(), form, record: record.to_owned(), selector, line: n };
             catalog.add(entry).map_err(|why| format!("{n}: {why}"))?;
         }
@@ -175,9 +217,13 @@ mod tests {
         let text = "# a header\n\n\
             a.share | 0.0%      | runs/a.log | · ([\\d.]+)% of\n\
             a.tflops | 0.0 /1000 | runs/a.log | \\x20speed +(\\d+)\\x20\n\
-            b.x | 0 grouped | b.md | \\| x \\| (\\d+)\n";
+            b.x | 0 grouped | b.md | \\| x \\| (\\d+)\n\
+            c.wall | 0.0 | runs/c.log | json [command=step01 --size 256].wall_s\n";
         let catalog = Catalog::parse(text).unwrap();
-        assert_eq!(catalog.entries.len(), 3);
+        assert_eq!(catalog.entries.len(), 4);
+        assert!(
+            matches!(&catalog.get("c.wall").unwrap().selector, Selector::Field(f) if f.as_str() == "[command=step01 --size 256].wall_s")
+        );
         assert_eq!(catalog.get("a.tflops").unwrap().selector.as_str(), r"\x20speed +(\d+)\x20");
         assert_eq!(catalog.get("b.x").unwrap().selector.as_str(), r"\| x \| (\d+)");
         assert_eq!(catalog.get("b.x").unwrap().line, 5);
@@ -197,6 +243,7 @@ mod tests {
         assert!(err("a | 0 | ../r.log | (x)\n").contains("not a path inside docs/src"));
         assert!(err("a | 0 | r.log | x\n").contains("exactly one group"));
         assert!(err("a | 0 | r.log | (x\n").contains("not a regular expression"));
+        assert!(err("a | 0 | r.log | json a..b\n").contains("an empty field"));
         assert!(
             err("# h\na | 0 | r.log | (x)\na | 0 | s.log | (y)\n")
                 .starts_with("3: the id a is already on line 2")

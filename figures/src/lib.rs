@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub mod book;
 pub mod catalog;
+pub mod field;
 pub mod form;
 pub mod mentions;
 pub mod readme;

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::field::Field;
+
 /// A figure as its record says it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Picked {
@@ -13,7 +15,7 @@ pub struct Picked {
     pub value: f64,
     /// The text it was read from.
     pub text: String,
-    /// Where that text is in the record.
+    /// Where that text is in the record (empty for a field of its JSON).
     pub span: Range<usize>,
 }
 
@@ -21,12 +23,14 @@ pub struct Picked {
 pub struct Records {
     root: PathBuf,
     texts: HashMap<String, Result<String, String>>,
+    /// The JSON beside each record, read once.
+    jsons: HashMap<String, Result<serde_json::Value, String>>,
 }
 
 impl Records {
     /// Records whose paths are relative to `root`.
     pub fn new(root: &Path) -> Records {
-        Records { root: root.to_owned(), texts: HashMap::new() }
+        Records { root: root.to_owned(), texts: HashMap::new(), jsons: HashMap::new() }
     }
 
     /// The folder the records' paths are relative to.
@@ -47,6 +51,16 @@ impl Records {
     /// The figure `selector`'s one group picks out of the record at `path`.
     pub fn pick(&mut self, path: &str, selector: &Regex) -> Result<Picked, String> {
         pick(self.text(path)?, selector).map_err(|why| format!("{why} in {path}"))
+    }
+
+    /// The figure at `field` in the JSON beside the record at `path`.
+    pub fn pick_field(&mut self, path: &str, field: &Field) -> Result<Picked, String> {
+        let root = &self.root;
+        let json = self.jsons.entry(path.to_owned()).or_insert_with(|| crate::field::sibling(root, path));
+        let json = json.as_ref().map_err(Clone::clone)?;
+        let value =
+            field.pick(json).map_err(|why| format!("{why} (json {}) beside {path}", field.as_str()))?;
+        Ok(Picked { value, text: value.to_string(), span: 0..0 })
     }
 }
 

@@ -119,7 +119,8 @@ pub struct Shape {
 }
 
 /// The limits the model weighs, each in seconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Limit {
     /// Instruction issue (its FP32 share is given beside it).
     Issue,
@@ -149,7 +150,7 @@ impl Limit {
 }
 
 /// One launch's predicted time.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Prediction {
     pub seconds: f64,
     pub limit: Limit,
@@ -180,7 +181,7 @@ pub struct Prediction {
 }
 
 /// The replay's side of a prediction.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Replay {
     /// The busiest SM's clocks, and the clusters replayed of those it runs (one block of each
     /// on an SM of its own); blocks in a cluster.

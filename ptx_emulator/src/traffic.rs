@@ -11,7 +11,7 @@
 //!   bank take a pass each (a bank conflict). See [`shared_wavefronts`] for wider accesses.
 
 /// What one launch moved, and what it computed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Traffic {
     pub global_load_requests: u64,
     pub global_load_sectors: u64,

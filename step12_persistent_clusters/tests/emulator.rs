@@ -246,7 +246,7 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
-    use common::testing::{run_for_output, scratch_file};
+    use common::testing::{run_for_report, scratch_file};
     let reset = "if (adder[role - 1]) *count = 0;  // ready for the next launch";
     assert_eq!(STEP.source.matches(reset).count(), 1);
     let kernel = scratch_file("never_reset.cu", &STEP.source.replace(reset, "if (adder[role - 1]) {}"));
@@ -254,16 +254,20 @@ fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
     for shape in [["256", "256", "2048"], ["300", "260", "2000"]] {
         let [m, n, k] = shape;
         let args = ["--emulate", "--kernel", kernel.to_str().unwrap(), "-m", m, "-n", n, "-k", k];
-        let (code, out, err) = run_for_output(bin, &args);
-        assert_eq!(code, Some(1), "{shape:?}: {out}{err}");
-        assert!(out.contains("verify   PASS"), "{shape:?}: the first launch is right: {out}");
+        let ran = run_for_report(bin, &args, &[]);
+        let (out, err) = (&ran.out, &ran.err);
+        assert_eq!(ran.code, Some(1), "{shape:?}: {out}{err}");
+        let derived = &ran.report.as_ref().expect("the report as JSON")["derived"];
+        assert_eq!(derived["passed"], true, "{shape:?}: the first launch is right: {out}");
+        assert_eq!(derived["next_launch_passed"], false, "{shape:?}: {out}");
         assert!(out.contains("next launch  FAIL · a second launch"), "{shape:?}: {out}");
         assert!(err.contains("see the next launch line above"), "{shape:?}: {err}");
     }
     // The kernel as it is passes both launches.
-    let (code, out, err) = run_for_output(bin, &["--emulate", "-m", "256", "-n", "256", "-k", "2048"]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("next launch  PASS · a second launch"), "{out}");
+    let ran = run_for_report(bin, &["--emulate", "-m", "256", "-n", "256", "-k", "2048"], &[]);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.out, ran.err);
+    let derived = &ran.report.as_ref().expect("the report as JSON")["derived"];
+    assert!(derived["passed"] == true && derived["next_launch_passed"] == true, "{}", ran.out);
 }
 
 /// Barriers set up in each block and ordered by the block's own barrier only: a peer's

@@ -3,7 +3,7 @@
 
 /// Where each row of A and column of B went in one product of a step that sends some of them
 /// down a path of their own (steps 09 and 11's FP32 path), for the report.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Paths {
     /// Rows of A on the FP32 path, and columns of B.
     pub rows: usize,

@@ -24,7 +24,7 @@ fn check_tile_room(s: Shape) -> Result<()> {
 }
 
 /// The geometry of one launch: grid, block and dynamic shared memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Geometry {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),

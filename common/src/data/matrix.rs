@@ -56,7 +56,7 @@ pub fn held_out_from(seed: u64, count: usize) -> Vec<(usize, usize, usize)> {
 }
 
 /// The shape of C = A·B: A is M×K, B is K×N, C is M×N.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Shape {
     pub m: usize,
     pub n: usize,

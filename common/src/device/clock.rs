@@ -60,7 +60,7 @@ pub const EVERY: Duration = Duration::from_millis(2);
 
 /// What the GPU held over a timed stretch: the mean SM clock and the GPU's power of the readings
 /// taken in it (the stretch's short holds between batches included).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Held {
     pub sm_mhz: f64,
     pub watts: f64,
@@ -74,7 +74,8 @@ pub struct Held {
 }
 
 /// Why a stretch has no energy figure.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NoEnergy {
     /// The driver keeps no energy counter for this GPU (or NVML has no call for it).
     NoCounter,

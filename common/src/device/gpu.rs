@@ -12,7 +12,7 @@ use cudarc::nvrtc::{self, Ptx};
 use crate::stream_hold::Hold;
 
 /// The device limits that decide whether a kernel configuration can launch at all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Limits {
     pub max_threads_per_block: u32,
     /// Shared memory one block may use once it opts in above the 48 KB default.
@@ -79,7 +79,7 @@ pub fn compute_capability_of(arch: &str) -> Option<(i32, i32)> {
 pub const DEFAULT_SMEM_PER_BLOCK: u32 = 48 * 1024;
 
 /// Facts about the device that the report and the checks use.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct DeviceInfo {
     pub ordinal: usize,
     pub name: String,
@@ -417,7 +417,7 @@ unsafe fn get_cubin(prog: nvrtc::sys::nvrtcProgram) -> Result<Vec<u8>> {
 }
 
 /// What one launch configuration of a loaded kernel costs on the device.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Resources {
     pub registers: u32,
     pub static_smem: u32,

@@ -10,7 +10,7 @@ use crate::gpu::Gpu;
 pub use crate::stream_hold::{HOLD_MAX_MS, HOLD_MIN_MS, Hold};
 
 /// Median and spread of repeated timings, in milliseconds per launch.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Stats {
     pub median_ms: f64,
     pub min_ms: f64,

@@ -167,6 +167,31 @@ pub struct Args {
     /// them. Parameters given with --param stay fixed; --no-verify ranks unverified sets.
     #[arg(long)]
     pub tune: bool,
+
+    /// How the report is printed: text (the default), or json, the same report as one JSON
+    /// object with a schema version (the book's "Measuring correctly" describes it).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        conflicts_with_all = ["tune", "compile_only", "picture_access", "picture_timeline"]
+    )]
+    pub format: Option<Format>,
+
+    /// Also write the report as JSON, on one line, to FILE, while it is printed as --format
+    /// says: how a record keeps its JSON beside its log.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tune", "compile_only"])]
+    pub json_to: Option<std::path::PathBuf>,
+}
+
+/// How a run prints its report.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The block a learner reads.
+    #[default]
+    Text,
+    /// The same report as one JSON object.
+    Json,
 }
 
 impl Args {

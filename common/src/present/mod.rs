@@ -2,6 +2,7 @@
 //! Depends on the layers below.
 
 pub mod cli;
+pub mod emit;
 pub mod numbers;
 pub mod predicted;
 pub mod report;

@@ -75,24 +75,93 @@ fn ms(s: f64) -> String {
     }
 }
 
+/// The H100's and H200's predicted times of an emulated launch, as the run computed them: what
+/// the report's `predicted` lines show, and its JSON carries.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Predicted {
+    /// The H100's prediction for the step's kernel: its time, the limit that sets it, every
+    /// limit's time, and what the replay of the busiest SM found. Its `unchecked` holds every
+    /// reason the figure is outside what the model was checked on, a thread's local memory
+    /// included.
+    pub h100: Prediction,
+    /// The limit that sets the kernel's time, named as the report names it.
+    pub limit: &'static str,
+    /// The whole launch (the step's kernel and the other kernels it launches), in seconds.
+    pub h100_seconds: f64,
+    pub h200_seconds: f64,
+    /// The launch's rate on the H100, in GFLOP/s.
+    pub gflops: f64,
+    /// The cuBLAS rate it is set beside: recorded on an H100 at a square size.
+    pub baseline: Baseline,
+    /// `gflops` as a share of the baseline's rate, in percent.
+    pub share: f64,
+    /// How many other kernels the launch has (their time is `h100_seconds` less `h100.seconds`).
+    pub others: usize,
+}
+
+/// cuBLAS's rate recorded on an H100 ([`RECORDED_CUBLAS`]) that a prediction is set beside.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Baseline {
+    /// "cuBLAS SGEMM", or "cuBLAS TF32" for a step held to TF32.
+    pub name: &'static str,
+    /// The recorded square's side, its rate (GFLOP/s), and whether it is the shape itself
+    /// (otherwise the square nearest in FLOPs).
+    pub side: usize,
+    pub gflops: f64,
+    pub exact: bool,
+}
+
+impl Predicted {
+    /// The model applied to an emulated launch: the step's kernel's counts and recorded launches
+    /// (`step`), a block's residency, registers and serialised wgmma, a thread's local memory
+    /// and spills (`local`), the product's shape, the launch's other kernels, and whether the
+    /// step is held to TF32 (which cuBLAS it is set beside).
+    pub fn of(
+        step: (&Traffic, &[Recorded]),
+        (resident, registers, serialized): (u32, u32, bool),
+        (local, spilled): (u32, u32),
+        shape: Shape,
+        others: &[(String, Traffic)],
+        tf32: bool,
+    ) -> Predicted {
+        let (mut h100, whole) =
+            launch(&predict::H100, step, (resident, registers, serialized), shape, others);
+        let (_, h200) = launch(&predict::H200, step, (resident, registers, serialized), shape, others);
+        let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
+        let (side, sgemm, tf32_rate, exact) = nearest_square(shape);
+        let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
+        if local > 0 {
+            h100.unchecked.push(local_caveat(local, spilled));
+        }
+        Predicted {
+            limit: h100.limit.name(),
+            h100,
+            h100_seconds: whole,
+            h200_seconds: h200,
+            gflops,
+            baseline: Baseline { name, side, gflops: base, exact },
+            share: 100.0 * gflops / base,
+            others: others.len(),
+        }
+    }
+}
+
 /// The lines the report prints: the H100's time and rate, its share of cuBLAS's recorded rate,
 /// the limit that sets it and every limit's time, the H200's time, what the replay of the
 /// busiest SM found (where the launch was recorded), and what the model was not checked on.
-/// `registers`: a thread's, from ptxas, for the order the replay issues in.
-pub fn lines(
-    step: (&Traffic, &[Recorded]),
-    (resident, registers, serialized): (u32, u32, bool),
-    (local, spilled): (u32, u32),
-    shape: Shape,
-    others: &[(String, Traffic)],
-    tf32: bool,
-) -> String {
-    let (p, whole) = launch(&predict::H100, step, (resident, registers, serialized), shape, others);
-    let (_, h200) = launch(&predict::H200, step, (resident, registers, serialized), shape, others);
-    let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
-    let (side, sgemm, tf32_rate, exact) = nearest_square(shape);
-    let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
-    let at = if exact {
+pub fn lines(predicted: &Predicted) -> String {
+    let Predicted {
+        h100: p,
+        limit,
+        h100_seconds: whole,
+        h200_seconds: h200,
+        gflops,
+        baseline,
+        share,
+        others,
+    } = predicted;
+    let Baseline { name, side, exact, .. } = baseline;
+    let at = if *exact {
         format!("at {side}³")
     } else {
         format!("at {side}³, the recorded square nearest in FLOPs")
@@ -100,16 +169,13 @@ pub fn lines(
     let mut out = String::new();
     let _ = write!(
         out,
-        "  predicted H100 {} · {:.0} GFLOP/s · {:.0}% of {name}'s recorded rate {at} · set by {}",
-        ms(whole),
-        gflops,
-        100.0 * gflops / base,
-        p.limit.name()
+        "  predicted H100 {} · {gflops:.0} GFLOP/s · {share:.0}% of {name}'s recorded rate {at} · set by {limit}",
+        ms(*whole),
     );
     if p.limit == Limit::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
     }
-    let _ = writeln!(out, " at {:.0} MHz · H200 {}", p.clock_mhz, ms(h200));
+    let _ = writeln!(out, " at {:.0} MHz · H200 {}", p.clock_mhz, ms(*h200));
     // Where the replay ran, its line below shows what the warps waited for; the counts' latency
     // term is printed only where the time comes from the counts alone.
     let terms: Vec<String> = p
@@ -118,7 +184,7 @@ pub fn lines(
         .filter(|(l, s)| *s > 0.0 && *l != Limit::Launch)
         .filter(|(l, _)| *l != Limit::Latency || p.replay.is_none())
         .map(|(l, s)| match l {
-            Limit::Latency => latency_term(*s, &p),
+            Limit::Latency => latency_term(*s, p),
             Limit::L2 => format!(
                 "L2 {} ({} sectors read, {} written)",
                 ms(*s),
@@ -132,7 +198,7 @@ pub fn lines(
     if p.wave_fill < 0.95 {
         let _ = write!(out, " · the busiest SM's blocks keep {:.0}% of the SMs busy", 100.0 * p.wave_fill);
     }
-    if !others.is_empty() {
+    if *others > 0 {
         let _ = write!(out, " · the other kernels add {}", ms(whole - p.seconds));
     }
     let _ = writeln!(out);
@@ -168,12 +234,9 @@ pub fn lines(
         "            instructions neither FP32, memory nor tensor-core: {:.0}%",
         100.0 * p.other_share
     );
-    let mut unchecked = p.unchecked.clone();
-    if local > 0 {
-        unchecked.push(local_caveat(local, spilled));
-    }
-    if !unchecked.is_empty() {
-        let _ = writeln!(out, "            outside what the model was checked on: {}", unchecked.join("; "));
+    if !p.unchecked.is_empty() {
+        let _ =
+            writeln!(out, "            outside what the model was checked on: {}", p.unchecked.join("; "));
     }
     out
 }

@@ -1,6 +1,10 @@
-//! The block every step prints: one screen a learner reads at a glance.
+//! The block every step prints: one screen a learner reads at a glance. The report is a typed
+//! value: the text is one view of it ([`fmt::Display`]), its JSON (`--format json`, `--json-to`,
+//! written by `emit`, with a schema version) another.
 
 use std::fmt;
+
+use serde::{Serialize, Serializer};
 
 use crate::clock::Held;
 use crate::emulated::{DEVICE_LINE, Traffic};
@@ -9,12 +13,14 @@ use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::numbers::{bytes, count, joules};
 use crate::params::Params;
+use crate::predicted::Predicted;
 use crate::step::{Choice, Geometry, GpuStep};
 use crate::timing::Stats;
 use crate::verify::{Precision, Verdict, share};
 
 /// Where the step ran.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Device {
     Gpu(DeviceInfo),
     Cpu,
@@ -24,7 +30,7 @@ pub enum Device {
 
 /// An emulated run: the traffic of the step's kernel, the other kernels of its launch, and the
 /// emulator's own time and threads.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Emulation {
     pub traffic: Traffic,
     pub others: Vec<(String, Traffic)>,
@@ -35,7 +41,9 @@ pub struct Emulation {
     /// Whether ptxas serialised the kernel's wgmma (its advisories say so), which the time
     /// model counts.
     pub serialized_wgmma: bool,
-    /// The step kernel's launches recorded for the time model's replay.
+    /// The step kernel's launches recorded for the time model's replay (not in the JSON: the
+    /// prediction made from them is, [`Report::predicted`]).
+    #[serde(skip)]
     pub recorded: std::sync::Arc<Vec<crate::emulated::Recorded>>,
 }
 
@@ -122,8 +130,9 @@ pub fn traffic_line(t: &Traffic) -> String {
 }
 
 /// The kernel's launch shape and what it costs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct KernelFacts {
+    #[serde(serialize_with = "params_map")]
     pub params: Params,
     pub geometry: Geometry,
     pub resources: Resources,
@@ -167,7 +176,8 @@ impl KernelFacts {
 /// The launch after the timed ones, on output poisoned again: its C beside the first launch's
 /// (the one the verdict judges), so that what a launch leaves behind for the next (a count never
 /// reset, a workspace read before it is written) shows.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LastLaunch {
     /// The same C, bit for bit.
     Same,
@@ -195,7 +205,14 @@ impl LastLaunch {
     }
 }
 
-#[derive(Clone, Debug)]
+/// A kernel's parameters in the JSON: an object of names and values, in the step's order.
+fn params_map<S: Serializer>(params: &Params, to: S) -> Result<S::Ok, S::Error> {
+    to.collect_map(params.defines())
+}
+
+/// One run's report: every figure the text shows is a field here, or is computed from fields by
+/// [`Derived`] (rates and shares, which the JSON carries beside the fields).
+#[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub step: String,
     pub device: Device,
@@ -220,6 +237,9 @@ pub struct Report {
     /// For a step with an FP32 path: the rows and columns it took, and the whole time of the
     /// launch that timed it apart (milliseconds).
     pub paths: Option<(Paths, f64)>,
+    /// The H100's and H200's times the emulator's time model predicts (an emulated run), made
+    /// by the run ([`Report::with_prediction`]).
+    pub predicted: Option<Predicted>,
 }
 
 impl Report {
@@ -249,6 +269,7 @@ impl Report {
             baseline_errors: Vec::new(),
             notes: Vec::new(),
             paths: None,
+            predicted: None,
         }
     }
 
@@ -274,6 +295,22 @@ impl Report {
     /// With what the FP32 path took and the whole time of the product that timed it apart.
     pub fn with_paths(self, paths: Option<(Paths, f64)>) -> Report {
         Report { paths, ..self }
+    }
+
+    /// With the time model's prediction, for an emulated run with its kernel's facts: the
+    /// model applied to what the emulator counted and recorded (nothing otherwise).
+    pub fn with_prediction(self) -> Report {
+        let (Device::Emulated(e), Some(k)) = (&self.device, &self.kernel) else { return self };
+        let r = &k.resources;
+        let predicted = Predicted::of(
+            (&e.traffic, &e.recorded),
+            (r.blocks_per_sm, r.registers, e.serialized_wgmma),
+            (r.local_bytes, r.spill_bytes),
+            self.shape,
+            &e.others,
+            self.precision.is_tf32(),
+        );
+        Report { predicted: Some(predicted), ..self }
     }
 
     /// With a note on a missing column.
@@ -468,20 +505,8 @@ impl fmt::Display for Report {
             for (name, t) in &e.others {
                 writeln!(f, "           {name}: {}", traffic_line(t))?;
             }
-            if let Some(k) = &self.kernel {
-                let (resident, registers) = (k.resources.blocks_per_sm, k.resources.registers);
-                let local = (k.resources.local_bytes, k.resources.spill_bytes);
-                let tf32 = self.precision.is_tf32();
-                let serialized = e.serialized_wgmma;
-                let lines = crate::predicted::lines(
-                    (&e.traffic, &e.recorded),
-                    (resident, registers, serialized),
-                    local,
-                    self.shape,
-                    &e.others,
-                    tf32,
-                );
-                write!(f, "{lines}")?;
+            if let Some(predicted) = &self.predicted {
+                write!(f, "{}", crate::predicted::lines(predicted))?;
             }
         } else {
             self.time_lines(f)?;

@@ -43,6 +43,45 @@ pub fn run_for_output(bin: &str, args: &[&str]) -> (Option<i32>, String, String)
     run_command(std::process::Command::new(program(bin)).args(args), &[("CUDA_CACHE_DISABLE", "1")])
 }
 
+/// A run's outcome: its exit code, standard output and error, and the report it wrote as JSON
+/// (`--json-to`; None where it wrote none).
+pub struct Ran {
+    pub code: Option<i32>,
+    pub out: String,
+    pub err: String,
+    pub report: Option<serde_json::Value>,
+}
+
+impl Ran {
+    /// Whether the report says every check passed (`derived.passed`).
+    pub fn passed(&self) -> bool {
+        self.report.as_ref().and_then(|r| r["derived"]["passed"].as_bool()) == Some(true)
+    }
+
+    /// Whether the report says the check of C failed.
+    pub fn failed(&self) -> bool {
+        self.report.as_ref().and_then(|r| r["derived"]["passed"].as_bool()) == Some(false)
+    }
+}
+
+/// Runs `bin` with `args` and extra environment, NVRTC's cache off, asking for its report as
+/// JSON beside the text (`--json-to`), and reads that report back.
+pub fn run_for_report(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Ran {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = std::path::Path::new(bin).file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let json =
+        std::env::temp_dir().join(format!("matmul-course-report-{name}-{}-{n}.json", std::process::id()));
+    let mut command = std::process::Command::new(program(bin));
+    command.args(args).arg("--json-to").arg(&json).env("CUDA_CACHE_DISABLE", "1");
+    let (code, out, err) = run_command(&mut command, env);
+    let report = std::fs::read_to_string(&json).ok().map(|text| {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON ({e}):\n{text}", json.display()))
+    });
+    let _ = std::fs::remove_file(&json);
+    Ran { code, out, err, report }
+}
+
 fn run_command(command: &mut std::process::Command, env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let out = command
         .envs(env.iter().copied())
@@ -154,10 +193,10 @@ pub fn assert_npy_inputs_pass(bin: &str) {
         crate::files::write_npy(&a, x.a.rows, x.a.cols, &x.a.data).unwrap();
         crate::files::write_npy(&b, x.b.rows, x.b.cols, &x.b.data).unwrap();
         let (a, b) = (a.to_str().unwrap().to_owned(), b.to_str().unwrap().to_owned());
-        let (code, out, err) = run_for_output(bin, &["--a", &a, "--b", &b, "--reps", "1", "--no-cublas"]);
-        println!("{name}:\n{out}{err}");
-        assert_eq!(code, Some(0), "{name}: {err}");
-        assert!(out.contains("verify   PASS"), "{name}: {out}");
+        let ran = run_for_report(bin, &["--a", &a, "--b", &b, "--reps", "1", "--no-cublas"], &[]);
+        println!("{name}:\n{}{}", ran.out, ran.err);
+        assert_eq!(ran.code, Some(0), "{name}: {}", ran.err);
+        assert!(ran.passed(), "{name}: {}", ran.out);
     }
 }
 
@@ -221,19 +260,18 @@ pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::Fault) {
     // 32³: a shape every step serves, step03's one block included.
     let same = format!("// a learner's copy\n{}", step.source);
     let same = scratch_file(&format!("{}-same.cu", step.name), &same);
-    let (code, out, err) = run_for_output(bin, &["--size", "32", "--kernel", same.to_str().unwrap()]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(
-        out.contains("verify   PASS") && out.contains(&format!("kernel from {}", same.display())),
-        "{out}"
-    );
+    let ran = run_for_report(bin, &["--size", "32", "--kernel", same.to_str().unwrap()], &[]);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.out, ran.err);
+    let step_field = ran.report.as_ref().and_then(|r| r["step"].as_str().map(str::to_owned));
+    let label = format!("{} (kernel from {})", step.name, same.display());
+    assert!(ran.passed() && step_field.as_deref() == Some(label.as_str()), "{}", ran.out);
     let wrong = scratch_file(&format!("{}-wrong.cu", step.name), &faults::apply(step.source, fault).unwrap());
-    let (code, out, err) = run_for_output(bin, &["--size", "32", "--kernel", wrong.to_str().unwrap()]);
+    let ran = run_for_report(bin, &["--size", "32", "--kernel", wrong.to_str().unwrap()], &[]);
     for file in [same, wrong] {
         std::fs::remove_file(file).unwrap();
     }
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("verify   FAIL") && err.starts_with("error: the result is wrong"), "{out}{err}");
+    assert_eq!(ran.code, Some(1), "{}{}", ran.out, ran.err);
+    assert!(ran.failed() && ran.err.starts_with("error: the result is wrong"), "{}{}", ran.out, ran.err);
 }
 
 /// `bin --help` names everything in `says` and lists none of the options in `absent`.
@@ -281,15 +319,26 @@ pub fn assert_run_without_a_gpu(bin: &str, emulated: bool) {
     if !emulated {
         assert_clear_error(bin, &[], &no_gpu, "needs an");
     } else if crate::gpu::nvrtc_present() {
+        let ran = run_for_report(bin, &["-m", "33", "-n", "31", "-k", "33"], &no_gpu);
+        let out = &ran.out;
+        assert_eq!(ran.code, Some(0), "{out}{}", ran.err);
+        let first = out.lines().next().unwrap_or_default();
+        assert!(first.starts_with("note: ") && first.contains("runs on the PTX emulator"), "{out}");
+        assert!(out.contains("emulated on the CPU") && ran.passed(), "{out}");
+        let report = ran.report.as_ref().unwrap();
+        let traffic = &report["device"]["emulated"]["traffic"];
+        assert!(traffic["global_load_requests"].as_u64().is_some_and(|n| n > 0), "{report:#}");
+        assert!(report["predicted"]["h100_seconds"].as_f64().is_some_and(|s| s > 0.0), "{report:#}");
+        // With --format json standard output is the report alone; the note goes to standard error.
         let (code, out, err) = run_command(
-            std::process::Command::new(program(bin)).args(["-m", "33", "-n", "31", "-k", "33"]),
+            std::process::Command::new(program(bin))
+                .args(["-m", "33", "-n", "31", "-k", "33", "--format", "json"]),
             &no_gpu,
         );
         assert_eq!(code, Some(0), "{out}{err}");
-        let first = out.lines().next().unwrap_or_default();
-        assert!(first.starts_with("note: ") && first.contains("runs on the PTX emulator"), "{out}");
-        assert!(out.contains("emulated on the CPU") && out.contains("verify   PASS"), "{out}");
-        assert!(out.contains("traffic  global loads"), "{out}");
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+        assert_eq!(json["schema"], crate::emit::SCHEMA, "{out}");
+        assert!(err.starts_with("note: ") && err.contains("runs on the PTX emulator"), "{err}");
     } else {
         assert_clear_error(bin, &[], &no_gpu, "NVRTC (libnvrtc) was not found");
     }

@@ -24,10 +24,10 @@ pub use checker::{
     errors_beside_sgemm, gpu_check, gpu_property, gpu_property_with, verified_run,
 };
 pub use command_line::{
-    assert_bad_sets_refused_without_a_gpu, assert_clear_error, assert_clear_outcome,
+    Ran, assert_bad_sets_refused_without_a_gpu, assert_clear_error, assert_clear_outcome,
     assert_common_bad_inputs_refused, assert_compile_only, assert_file_round_trip, assert_help,
     assert_kernel_option, assert_npy_inputs_pass, assert_run_without_a_gpu, program, run_for_output,
-    run_program, run_program_limited, scratch_file,
+    run_for_report, run_program, run_program_limited, scratch_file,
 };
 pub use edits::{apply_edits, edited};
 pub use inputs::{random_shapes, real_looking_inputs, special_inputs};

@@ -91,7 +91,7 @@ pub struct Outcome {
 }
 
 /// Clocks warps waited, by what they waited for.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct Waits {
     pub memory: f64,
     pub shared: f64,

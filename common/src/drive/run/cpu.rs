@@ -86,7 +86,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     let verdict: Option<Verdict> =
         (!args.no_verify).then(|| verify::verify(shape, &c, &reference::cpu(&inputs), Precision::Fp32));
     let report = Report::new(name.to_owned(), Device::Cpu, &inputs, Precision::Fp32, time, verdict);
-    print!("{report}");
+    crate::emit::emit(&report, args)?;
     Ok(verdict.is_none_or(|v| v.passed()))
 }
 

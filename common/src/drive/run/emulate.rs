@@ -20,7 +20,7 @@ use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::reference;
 use crate::reference::Reference;
-use crate::report::{Device as ReportDevice, Emulation};
+use crate::report::{Device as ReportDevice, Emulation, Report};
 use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::{layout, multiply};
 use crate::timing::Stats;
@@ -113,13 +113,14 @@ impl<'a> Device<'a> for Counted<'a> {
         if let Some(why) = &self.reason {
             let given = args.shape_given() || args.a.is_some();
             let size = if given { String::new() } else { format!(", at a small {shape}") };
-            println!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
+            let note = format!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
+            crate::emit::aside(args, &note);
         }
         // The parameters are checked at this shape once, before the compile, by Emulated::new.
         let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
         emulated.machine.scale = args.scaled;
         for a in &emulated.advisories {
-            println!("{}", a.sentence());
+            crate::emit::aside(args, &a.sentence());
         }
         if let Some(request) = &args.picture_access {
             emulated.machine.watch(request.clone()).map_err(|e| anyhow!("{e}"))?;
@@ -127,7 +128,7 @@ impl<'a> Device<'a> for Counted<'a> {
         let block = args.timeline_block.unwrap_or([0; 3]);
         emulated.machine.timeline = args.picture_timeline.as_ref().map(|_| (ENTRY.to_owned(), block));
         if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
-            warn_if_long(step, &params, inputs, !args.no_verify)?;
+            warn_if_long(step, &params, inputs, !args.no_verify, args)?;
         }
         let fitted = (emulated.geometry, emulated.resources);
         self.emulated = Some(emulated);
@@ -172,6 +173,11 @@ impl<'a> Device<'a> for Counted<'a> {
 
     fn reference(&mut self, inputs: &Inputs) -> Result<Reference> {
         Ok(reference::cpu(inputs))
+    }
+
+    /// The report with the H100's time the model predicts from what the products moved.
+    fn finish(&mut self, report: Report, _: Option<&Reference>) -> Result<Report> {
+        Ok(report.with_prediction())
     }
 
     /// A workspace word a launch left for the next one, named at the read, beside the outcome.
@@ -289,7 +295,7 @@ const SURE_SECONDS: f64 = 600.0;
 /// Estimates how long the whole emulation of `inputs` will take on this machine from a scaled run
 /// of the same launch (one block of each kind, a second or two), and, where it is more than a
 /// minute, says so before it starts, with the faster choices. `verifies`: a second launch follows.
-fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool) -> Result<()> {
+fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool, args: &Args) -> Result<()> {
     let mut probe = Emulated::new(step, params.clone(), inputs.shape, false)?;
     probe.machine.scale = true;
     let workers = probe.machine.workers;
@@ -313,11 +319,12 @@ fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool
     let total = if verifies { 2.0 * whole } else { whole };
     if total > LONG_SECONDS {
         let launches = if verifies { ", for each of the two launches a verifying run makes" } else { "" };
-        println!(
+        let note = format!(
             "note: emulating {} whole takes about {} on {workers} threads here{launches} ({how}); --scaled predicts the H100's time in seconds where it can, and a smaller shape (--size 512) verifies in seconds",
             inputs.shape,
             duration(whole),
         );
+        crate::emit::aside(args, &note);
     }
     Ok(())
 }

@@ -154,7 +154,7 @@ fn run<'a>(step: &'a GpuStep, args: &'a Args, device: &mut dyn Device<'a>) -> Re
             .with_last_launch(last)
             .with_paths(products.paths);
     let report = device.finish(report, reference.as_ref())?;
-    print!("{report}");
+    crate::emit::emit(&report, args)?;
     let outcome = outcome(report.verdict.as_ref(), report.last_launch.as_ref());
     device.outcome(outcome)
 }

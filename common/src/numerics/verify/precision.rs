@@ -4,7 +4,8 @@
 use std::fmt;
 
 /// The arithmetic a step claims to perform, and so the limits it is held to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Precision {
     /// f32 operands, products and sums: steps 01–06 and 10, and cuBLAS SGEMM.
     Fp32,

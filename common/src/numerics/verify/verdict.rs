@@ -8,7 +8,7 @@ use crate::matrix::Shape;
 use crate::reference::Reference;
 
 /// The element that came closest to, or went furthest past, its bound.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Worst {
     pub row: usize,
     pub col: usize,
@@ -74,7 +74,7 @@ fn ratio(got: f64, want: f64, bound: f64) -> f64 {
 }
 
 /// The normwise check: ‖ΔC‖_F against λ(n)·ρ·S.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Normwise {
     /// ‖C − C_ref‖_F (infinite when an element is NaN or infinite).
     pub error: f64,
@@ -112,7 +112,7 @@ impl Normwise {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Verdict {
     /// The arithmetic the limits were derived for.
     pub precision: Precision,
