@@ -331,17 +331,39 @@ pub struct Compiled {
     pub ptxas: Option<PtxasInfo>,
     /// NVRTC's log, with ptxas's report.
     pub log: String,
+    /// The names of the machine code's `.text.NAME` sections, read once: a launch may ask for an
+    /// entry point every time, and scanning the whole cubin for one it lacks takes a fraction of
+    /// a millisecond, long enough to leave the GPU idle between short kernels.
+    pub functions: Vec<String>,
 }
 
 impl Compiled {
+    pub fn new(arch: &str, cubin: Vec<u8>, ptxas: Option<PtxasInfo>, log: String) -> Compiled {
+        let functions = text_sections(&cubin);
+        Compiled { arch: arch.to_owned(), cubin, ptxas, log, functions }
+    }
+
     /// Whether the machine code has a function `name`: a section `.text.name`. (Asking the
     /// driver for a missing function is an API error, which compute-sanitizer reports.) A
     /// `__device__` function of that name that the compiler did not inline has one too; loading
     /// it as an entry point then fails with its own message.
     pub fn has_function(&self, name: &str) -> bool {
-        let section = format!(".text.{name}\0");
-        self.cubin.windows(section.len()).any(|w| w == section.as_bytes())
+        self.functions.iter().any(|f| f == name)
     }
+}
+
+/// Every name that follows `.text.` in the cubin up to its terminating NUL (the section names).
+fn text_sections(cubin: &[u8]) -> Vec<String> {
+    const TAG: &[u8] = b".text.";
+    let mut names = Vec::new();
+    let mut from = 0;
+    while let Some(at) = cubin[from..].windows(TAG.len()).position(|w| w == TAG) {
+        let start = from + at + TAG.len();
+        let Some(len) = cubin[start..].iter().position(|&b| b == 0) else { break };
+        names.push(String::from_utf8_lossy(&cubin[start..start + len]).into_owned());
+        from = start + len;
+    }
+    names
 }
 
 /// Compiles `source` with NVRTC for `arch` (e.g. `sm_90`), with `-D NAME=value` for each define.
@@ -360,7 +382,7 @@ fn compile_once(source: &str, file: &str, arch: &str, defines: &[(String, u32)])
     nvrtc_program(source, file, arch, &options, |prog, log| {
         // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
         let cubin = unsafe { get_cubin(prog) }?;
-        Ok(Compiled { arch: arch.to_owned(), cubin, ptxas: PtxasInfo::parse(log), log: log.to_owned() })
+        Ok(Compiled::new(arch, cubin, PtxasInfo::parse(log), log.to_owned()))
     })
 }
 
@@ -572,6 +594,21 @@ pub fn nvrtc_version() -> Option<(i32, i32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The functions are the `.text.NAME` sections' names, whole: a name that only begins
+    /// another, or a section that is not code, is not one.
+    #[test]
+    fn a_cubins_functions_are_its_text_sections() {
+        let cubin =
+            b"\x7fELF\0.shstrtab\0.text.matmul_cut\0.nv.shared.sum\0.rel.text.matmul\0.text.sum_few\0"
+                .to_vec();
+        let c = Compiled::new("sm_90a", cubin, None, String::new());
+        assert_eq!(c.functions, ["matmul_cut", "matmul", "sum_few"]);
+        assert!(c.has_function("matmul") && c.has_function("matmul_cut") && c.has_function("sum_few"));
+        assert!(!c.has_function("matmul_c") && !c.has_function("sum") && !c.has_function("shstrtab"));
+        // A name cut off by the end of the data is not a function.
+        assert!(Compiled::new("sm_90a", b".text.matmul".to_vec(), None, String::new()).functions.is_empty());
+    }
 
     #[test]
     fn architecture_names_give_their_compute_capability() {

@@ -239,7 +239,7 @@ pub fn assert_compile_only(bin: &str, step: &GpuStep) {
     assert!(out.contains("written to") && out.contains("cuobjdump -sass"), "{out}");
     let code = std::fs::read(&cubin).unwrap();
     std::fs::remove_file(&cubin).unwrap();
-    let compiled = gpu::Compiled { arch: target.to_owned(), cubin: code, ptxas: None, log: String::new() };
+    let compiled = gpu::Compiled::new(target, code, None, String::new());
     assert!(
         compiled.cubin.starts_with(b"\x7fELF") && compiled.has_function("matmul"),
         "not a cubin with matmul"
