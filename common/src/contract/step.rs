@@ -198,7 +198,7 @@ pub enum Extension {
     /// Tensor maps of A and of B for Hopper's copy engine, built on the host for each launch
     /// (see [`crate::tma`]), copied in the boxes these functions give. The kernel is compiled
     /// for the architecture-specific target (sm_90a), which runs on compute capability 9.0 only.
-    /// A kernel that also defines `transpose_b` (see [`crate::call::maps`]) gets a map of Bᵀ
+    /// A kernel that also defines `transpose_b` (see [`crate::product::maps`]) gets a map of Bᵀ
     /// in B's place, written by that kernel in front of every launch (timing counts it): how
     /// step08 measures a transposing prologue.
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },

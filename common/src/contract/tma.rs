@@ -31,7 +31,7 @@ use cudarc::driver::sys::{
 /// The entry point that splits A for a step with split tensor maps (step 09).
 pub const SPLIT_ENTRY: &str = "split_a";
 
-/// The optional entry point of a tensor-map kernel that transposes B (see [`crate::call::maps`]).
+/// The optional entry point of a tensor-map kernel that transposes B (see [`crate::product::maps`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
@@ -44,7 +44,7 @@ pub struct TmaBox {
 }
 
 /// An encoded tensor map: 128 opaque bytes, passed to the kernel by value.
-pub type TensorMap = [u64; 16];
+pub type EncodedMap = [u64; 16];
 
 /// Encodes the map of `parts` row-major `rows`×`cols` f32 matrices stored one after the other
 /// at device address `ptr`, whose rows are `pitch` floats apart, copied in boxes of `bx` (a
@@ -56,7 +56,7 @@ pub fn encode(
     pitch: usize,
     parts: usize,
     bx: TmaBox,
-) -> Result<TensorMap> {
+) -> Result<EncodedMap> {
     encode_as(Element::F32, ptr, [rows, cols, pitch, parts], bx)
 }
 
@@ -88,7 +88,7 @@ pub fn encode_as(
     ptr: sys::CUdeviceptr,
     [rows, cols, pitch, parts]: [usize; 4],
     bx: TmaBox,
-) -> Result<TensorMap> {
+) -> Result<EncodedMap> {
     let size = element.bytes();
     if (pitch * size) % 16 != 0 || pitch < cols {
         bail!(
