@@ -1,5 +1,5 @@
 //! Step 09's own product (its hooks, `ApartHooks`): A's rows and B's columns scaled by
-//! powers of two before the split, and the rows and columns the split cannot carry sent down the
+//! powers of two before the decomposition, and the rows and columns it cannot carry sent down the
 //! FP32 path, around common's launch of the kernel with its tensor maps.
 
 use anyhow::Result;
@@ -39,11 +39,11 @@ pub fn split_k(params: &Params, k: usize, tiles: u32, slots: u32) -> u32 {
 }
 // ANCHOR_END: split_k
 
-/// The entry point of a split step that marks the columns its split cannot carry (see [`Apart`]).
+/// The entry point of a step of two parts that marks the columns its decomposition cannot carry (see [`Apart`]).
 pub const MARK_ENTRY: &str = "mark_cols";
 
-/// Step 09's launch: a split step's power-of-two scaling of A's rows and B's columns, and the
-/// rows and columns its split cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
+/// Step 09's launch: a two-part step's power-of-two scaling of A's rows and B's columns, and the
+/// rows and columns its decomposition cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
 /// span too many binades), computed on the FP32 path ([`crate::fp32_path`]). A kernel that
 /// defines `mark_cols` gets, on every launch (timed with it):
 ///
@@ -56,7 +56,7 @@ pub const MARK_ENTRY: &str = "mark_cols";
 ///     largest and least magnitudes into its part of cols (P parts of 2N ints)
 /// scale_cols(const int* cols, int parts, int* marks, int* exps, int N, int* col_least)
 ///     blocks of 256 threads, 32 columns a block (marks + M and exps + M are passed): the P
-///     parts met, column j's exponent, and marks[M + j] = 1 for a column the split cannot carry;
+///     parts met, column j's exponent, and marks[M + j] = 1 for a column the decomposition cannot carry;
 ///     the least scaled entry of the columns it carries into *col_least
 /// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps,
 ///         const int* col_least)
@@ -145,7 +145,7 @@ pub struct ApartHooks;
 
 impl Hooks for ApartHooks {
     // ANCHOR: product
-    /// A kernel that defines `mark_cols`: the marks and exponents, A split with its rows scaled,
+    /// A kernel that defines `mark_cols`: the marks and exponents, A decomposed with its rows scaled,
     /// the FP32 path of the marked rows and columns beside the product, which leaves their
     /// elements of C to it. One that does not (an edited copy without it): common's plain launch.
     fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {

@@ -7,7 +7,7 @@ use crate::matrix::Shape;
 use crate::pad::{padded, rows_padded};
 use crate::params::Params;
 use crate::queue::{KernelArg, LaunchShape, Queue};
-use crate::tma::{Element, EncodedMap, Marks, SPLIT_ENTRY, TRANSPOSE_ENTRY, TmaBox};
+use crate::tma::{Element, EncodedMap, Marks, PARTS_ENTRY, TRANSPOSE_ENTRY, TmaBox};
 
 /// One product as common hands it to a step's hooks: the shape the buffers hold (padded where the
 /// launch pads rows), the parameters, the step kernel's launch and the operands' addresses.
@@ -24,7 +24,7 @@ pub struct Product<'c> {
     /// them itself).
     pub common_maps: bool,
     /// Whether A's map is of its two parts, which the step's `split_a` writes first.
-    pub split: bool,
+    pub parts: bool,
     /// The addresses of A, B and C.
     pub operands: (u64, u64, u64),
 }
@@ -57,7 +57,7 @@ impl Product<'_> {
         match (self.common_maps, self.boxes) {
             (true, Some(boxes)) => {
                 let (a, b, _) = self.operands;
-                maps(q, self.shape, (a, b), boxes, self.split, marks)
+                maps(q, self.shape, (a, b), boxes, self.parts, marks)
             }
             _ => bail!("common builds no tensor maps for this step's kernel"),
         }
@@ -85,7 +85,7 @@ impl Product<'_> {
 /// cols, int pitch)` on 1024 blocks of 256 threads striding over the work, and a padded copy of
 /// a matrix whose rows are not 16-byte multiples ([`crate::pad`]).
 ///
-/// - `split`: `split_a(A, parts, M, K, pitch[, marks, exps, col_least])` writes A's two parts,
+/// - `in_parts`: `split_a(A, parts, M, K, pitch[, marks, exps, col_least])` writes A's two parts,
 ///   2·M rows, mapped with a third coordinate, the part.
 /// - else, where the kernel defines `transpose_b(B, Bt, K, N, pitch)`: Bᵀ, N rows of K floats,
 ///   mapped in B's place (its box read with rows and columns exchanged: rows of Bᵀ are columns
@@ -95,25 +95,25 @@ pub fn maps(
     shape: Shape,
     (a, b): (u64, u64),
     (a_box, b_box): (TmaBox, TmaBox),
-    split: bool,
+    in_parts: bool,
     marks: Option<Marks>,
 ) -> Result<[EncodedMap; 2]> {
     let Shape { m, n, k } = shape;
     let int = |v: usize| KernelArg::I32(v as i32);
-    let (a_ptr, a_pitch, parts) = if split {
+    let (a_ptr, a_pitch, parts) = if in_parts {
         let pitch = padded(k);
         let parts = q.workspace("A's parts", 4 * 2 * m * pitch)?;
         let mut args = vec![KernelArg::Ptr(a), KernelArg::Ptr(parts), int(m), int(k), int(pitch)];
         if let Some(Marks { marks, exps, col_least }) = marks {
             args.extend([marks, exps, col_least].map(KernelArg::Ptr));
         }
-        prologue(q, SPLIT_ENTRY, &args)?;
+        prologue(q, PARTS_ENTRY, &args)?;
         (parts, pitch, 2)
     } else {
         let (ptr, pitch) = rows_padded(q, a, (m, k), "A padded")?;
         (ptr, pitch, 1)
     };
-    let (b_ptr, b_rows, b_cols, b_pitch, b_box) = if !split && q.has_entry(TRANSPOSE_ENTRY) {
+    let (b_ptr, b_rows, b_cols, b_pitch, b_box) = if !in_parts && q.has_entry(TRANSPOSE_ENTRY) {
         let pitch = padded(k);
         let bt = q.workspace("Bᵀ", 4 * n * pitch)?;
         prologue(q, TRANSPOSE_ENTRY, &[KernelArg::Ptr(b), KernelArg::Ptr(bt), int(k), int(n), int(pitch)])?;

@@ -143,9 +143,9 @@ pub fn product(
             boxes: step.extension.boxes().map(|(a, b)| (a(params), b(params))),
             common_maps: matches!(
                 step.extension,
-                Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. }
+                Extension::TensorMaps { .. } | Extension::PartTensorMaps { .. }
             ),
-            split: matches!(step.extension, Extension::SplitTensorMaps { .. }),
+            parts: matches!(step.extension, Extension::PartTensorMaps { .. }),
             operands,
         };
         let queued = step.hooks.product(q, &product);

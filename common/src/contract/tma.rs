@@ -13,7 +13,7 @@
 //! copy is part of the launch, so timing counts it. Rows and columns beyond the matrix are outside the map, and the copy
 //! engine fills them with zeros.
 //!
-//! A step may also split A before its product ([`crate::Extension::SplitTensorMaps`]): its own
+//! A step may also decompose A into parts before its product ([`crate::Extension::PartTensorMaps`]): its own
 //! `split_a` kernel, queued in front of every launch (so timing counts it too), writes two
 //! M×K matrices whose sum is A (or A with its rows scaled, for a step that marks rows apart: see [`Marks`]) into one
 //! workspace, and A's map gains a third coordinate that picks the part: `{k, row, part}`.
@@ -28,8 +28,8 @@ use cudarc::driver::sys::{
     CUtensorMapSwizzle,
 };
 
-/// The entry point that splits A for a step with split tensor maps (step 09).
-pub const SPLIT_ENTRY: &str = "split_a";
+/// The entry point that writes A's two parts for a step with part tensor maps (step 09).
+pub const PARTS_ENTRY: &str = "split_a";
 
 /// The optional entry point of a tensor-map kernel that transposes B (see [`crate::product::maps`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
