@@ -23,7 +23,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (2, "error_model", include_str!("numerics/verify/error_model.rs")),
     (2, "precision", include_str!("numerics/verify/precision.rs")),
     (2, "verdict", include_str!("numerics/verify/verdict.rs")),
-    (3, "call", include_str!("contract/call.rs")),
+    (3, "product", include_str!("contract/product.rs")),
     (3, "emulator_queue", include_str!("contract/emulator_queue.rs")),
     (3, "gpu_queue", include_str!("contract/gpu_queue.rs")),
     (3, "hooks", include_str!("contract/hooks.rs")),

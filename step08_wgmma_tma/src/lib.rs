@@ -5,7 +5,7 @@ use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, 
 
 // ANCHOR: params
 /// The block computes a BM×BN tile of C: BN/64 consumer warpgroups, each a 64-column strip
-/// with one m64nBMk8 wgmma per 8-deep step, and a producer warpgroup that keeps STAGES tiles
+/// with one m64nBMk8 wgmma per 8 deep of K, and a producer warpgroup that keeps STAGES tiles
 /// of A (BM×32) and B (32×BN) in flight. Blocks are handed tiles GROUP block-rows at a time.
 pub const PARAMS: &[Param] = &[
     Param { name: "BM", default: 256, help: "rows of C per block: the N of each wgmma (128 or 256)" },

@@ -93,7 +93,7 @@ fn nvrtc_emulator_names_a_descriptor_advanced_in_bytes() {
 /// the tensor cores may still read it.
 #[test]
 #[ignore = "needs libnvrtc"]
-fn nvrtc_emulator_names_a_stage_refilled_under_a_wgmma() {
+fn nvrtc_emulator_names_a_buffer_refilled_under_a_wgmma() {
     let early = emulator::planted(&STEP, "            wgmma_wait_all();\n", "");
     emulator::assert_fault_named(&early, &[], (64, 64, 256), &["while the wgmma at", "wgmma.wait_group"]);
 }

@@ -27,7 +27,7 @@ const FREE_THEN_WAIT: &str =
 /// that came after it. The kernel and both variants, at shapes whose stages are refilled.
 #[test]
 #[ignore = "needs libnvrtc"]
-fn nvrtc_emulator_names_a_stage_freed_before_its_wgmma_are_waited_for() {
+fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
     let variants = [
         (
             "step08_wgmma_tma/variants/transposing_prologue.cu",

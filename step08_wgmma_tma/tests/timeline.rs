@@ -71,7 +71,7 @@ fn nvrtc_timeline_holds_at_odd_shapes_and_other_blocks() {
 /// copies have not completed.
 #[test]
 #[ignore = "needs libnvrtc"]
-fn nvrtc_timeline_sees_a_read_before_the_stage_is_full() {
+fn nvrtc_timeline_sees_a_read_before_the_buffer_is_full() {
     let missing = emulator::planted(&STEP, "            mbar_wait(&full[s], (kt / STAGES) % 2);\n", "");
     let shape = Shape { m: 256, n: 256, k: 128 };
     let t = emulator::timeline(&missing, &[("STAGES", 4)], shape, [0, 0, 0], false).unwrap();

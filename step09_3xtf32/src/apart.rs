@@ -1,11 +1,11 @@
 //! Step 09's own product (its hooks, `ApartHooks`): A's rows and B's columns scaled by
-//! powers of two before the split, and the rows and columns the split cannot carry sent down the
+//! powers of two before the decomposition, and the rows and columns it cannot carry sent down the
 //! FP32 path, around common's launch of the kernel with its tensor maps.
 
 use anyhow::Result;
 
 use common::Shape;
-use common::hooks::{Arg, Call, Hooks, Launch, Paths, Queue, ReportLine};
+use common::hooks::{Hooks, KernelArg, LaunchShape, Paths, Product, Queue, ReportLine};
 use common::params::{Param, Params};
 use common::tma::Marks;
 
@@ -39,11 +39,11 @@ pub fn split_k(params: &Params, k: usize, tiles: u32, slots: u32) -> u32 {
 }
 // ANCHOR_END: split_k
 
-/// The entry point of a split step that marks the columns its split cannot carry (see [`Apart`]).
+/// The entry point of a step of two parts that marks the columns its decomposition cannot carry (see [`Apart`]).
 pub const MARK_ENTRY: &str = "mark_cols";
 
-/// Step 09's launch: a split step's power-of-two scaling of A's rows and B's columns, and the
-/// rows and columns its split cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
+/// Step 09's launch: a two-part step's power-of-two scaling of A's rows and B's columns, and the
+/// rows and columns its decomposition cannot carry (step 09: NaN and infinities, whose two parts make ∞ − ∞, and vectors that
 /// span too many binades), computed on the FP32 path ([`crate::fp32_path`]). A kernel that
 /// defines `mark_cols` gets, on every launch (timed with it):
 ///
@@ -56,7 +56,7 @@ pub const MARK_ENTRY: &str = "mark_cols";
 ///     largest and least magnitudes into its part of cols (P parts of 2N ints)
 /// scale_cols(const int* cols, int parts, int* marks, int* exps, int N, int* col_least)
 ///     blocks of 256 threads, 32 columns a block (marks + M and exps + M are passed): the P
-///     parts met, column j's exponent, and marks[M + j] = 1 for a column the split cannot carry;
+///     parts met, column j's exponent, and marks[M + j] = 1 for a column the decomposition cannot carry;
 ///     the least scaled entry of the columns it carries into *col_least
 /// split_a(const float* A, float* parts, int M, int K, int pitch, int* marks, int* exps,
 ///         const int* col_least)
@@ -122,12 +122,19 @@ impl Apart {
         let parts = mark_parts(shape.k);
         // The columns' ranges, which mark_cols writes whole.
         let ranges = q.workspace("the columns' ranges", 4 * 2 * shape.n * parts)?;
-        let [ki, ni, pi] = [shape.k, shape.n, parts].map(|v| Arg::I32(v as i32));
-        let mark = Launch::of((shape.n.div_ceil(256) as u32, parts as u32, 1), 256, 0);
-        q.launch(MARK_ENTRY, mark, &[Arg::Ptr(b), Arg::Ptr(ranges), ki, ni])?;
+        let [ki, ni, pi] = [shape.k, shape.n, parts].map(|v| KernelArg::I32(v as i32));
+        let mark = LaunchShape::of((shape.n.div_ceil(256) as u32, parts as u32, 1), 256, 0);
+        q.launch(MARK_ENTRY, mark, &[KernelArg::Ptr(b), KernelArg::Ptr(ranges), ki, ni])?;
         let (col_marks, col_exps) = (marks + 4 * m, exps + 4 * m);
-        let scaled = [Arg::Ptr(ranges), pi, Arg::Ptr(col_marks), Arg::Ptr(col_exps), ni, Arg::Ptr(col_least)];
-        q.launch(SCALE_ENTRY, Launch::of((shape.n.div_ceil(32) as u32, 1, 1), 256, 0), &scaled)?;
+        let scaled = [
+            KernelArg::Ptr(ranges),
+            pi,
+            KernelArg::Ptr(col_marks),
+            KernelArg::Ptr(col_exps),
+            ni,
+            KernelArg::Ptr(col_least),
+        ];
+        q.launch(SCALE_ENTRY, LaunchShape::of((shape.n.div_ceil(32) as u32, 1, 1), 256, 0), &scaled)?;
         Ok((Marks { marks, exps, col_least }, arrivals))
     }
 }
@@ -138,27 +145,27 @@ pub struct ApartHooks;
 
 impl Hooks for ApartHooks {
     // ANCHOR: product
-    /// A kernel that defines `mark_cols`: the marks and exponents, A split with its rows scaled,
+    /// A kernel that defines `mark_cols`: the marks and exponents, A decomposed with its rows scaled,
     /// the FP32 path of the marked rows and columns beside the product, which leaves their
     /// elements of C to it. One that does not (an edited copy without it): common's plain launch.
-    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
+    fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {
         if !q.has_entry(MARK_ENTRY) {
-            return call.plain(q);
+            return product.plain(q);
         }
-        let (a, b, c) = call.operands;
-        let (gx, gy, _) = call.launch.grid;
-        let (marks, arrivals) = Apart::before(q, b, call.shape, (gx * gy) as usize)?;
-        let [a_map, b_map] = call.maps(q, Some(marks))?;
-        let floats = slice_floats(call.params.get("BN") as usize, call.launch.grid);
+        let (a, b, c) = product.operands;
+        let (gx, gy, _) = product.launch.grid;
+        let (marks, arrivals) = Apart::before(q, b, product.shape, (gx * gy) as usize)?;
+        let [a_map, b_map] = product.maps(q, Some(marks))?;
+        let floats = slice_floats(product.params.get("BN") as usize, product.launch.grid);
         let slices = q.workspace("the slices", 4 * floats)?;
         q.fork()?;
-        crate::fp32_path::queue(q, crate::fp32_path::MODULE, (a, b, c), marks.marks, call.shape)?;
+        crate::fp32_path::queue(q, crate::fp32_path::MODULE, (a, b, c), marks.marks, product.shape)?;
         q.resume()?;
-        let mut args = call.args();
-        args.extend([Arg::Map(a_map), Arg::Map(b_map)]);
-        args.extend([marks.exps, marks.marks, slices, arrivals].map(Arg::Ptr));
+        let mut args = product.args();
+        args.extend([KernelArg::Map(a_map), KernelArg::Map(b_map)]);
+        args.extend([marks.exps, marks.marks, slices, arrivals].map(KernelArg::Ptr));
         // The product's stream waits for the FP32 path even where the product failed to launch.
-        let launched = q.product(common::gpu::ENTRY, call.launch, &args);
+        let launched = q.launch_matmul(common::gpu::ENTRY, product.launch, &args);
         launched.and(q.join())
     }
     // ANCHOR_END: product

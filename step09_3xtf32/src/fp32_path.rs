@@ -34,7 +34,7 @@
 
 use anyhow::Result;
 
-use common::hooks::{Arg, Launch, Module, Paths, Queue};
+use common::hooks::{CudaSource, KernelArg, LaunchShape, Paths, Queue};
 use common::matrix::Shape;
 
 /// The kernels' source.
@@ -113,7 +113,7 @@ pub fn workspace_bytes(shape: Shape) -> u64 {
 }
 
 /// The FP32 path's module, loaded beside the step's on its first product.
-pub const MODULE: Module = Module { source: SOURCE, file: FILE };
+pub const MODULE: CudaSource = CudaSource { source: SOURCE, file: FILE };
 
 /// The path's workspaces, kept from product to product.
 const COUNTS_AT: &str = "the FP32 path's counts";
@@ -127,7 +127,7 @@ const LISTS_AT: &str = "the FP32 path's lists";
 /// apart). `module` is [`MODULE`] (a test plants faults in a copy).
 pub fn queue(
     q: &mut dyn Queue,
-    module: Module,
+    module: CudaSource,
     (a, b, c): (u64, u64, u64),
     marks: u64,
     shape: Shape,
@@ -136,14 +136,15 @@ pub fn queue(
     let counts = q.zeroed(COUNTS_AT, 4 * COUNTS)?;
     let part = q.workspace(PART_AT, 4 * part_len(shape))?;
     let lists = q.workspace(LISTS_AT, 4 * lists_len(shape))?;
-    let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| Arg::I32(v as i32));
+    let [m, n, k] = [shape.m, shape.n, shape.k].map(|v| KernelArg::I32(v as i32));
     q.time_from()?;
-    let list = [Arg::Ptr(marks), Arg::Ptr(lists), Arg::Ptr(counts), m, n];
-    q.launch(LIST_ENTRY, Launch::of((list_blocks(shape), 1, 1), 256, 0), &list)?;
-    let args: Vec<Arg> = [a, b, c, lists, counts, part].map(Arg::Ptr).into_iter().chain([m, n, k]).collect();
+    let list = [KernelArg::Ptr(marks), KernelArg::Ptr(lists), KernelArg::Ptr(counts), m, n];
+    q.launch(LIST_ENTRY, LaunchShape::of((list_blocks(shape), 1, 1), 256, 0), &list)?;
+    let args: Vec<KernelArg> =
+        [a, b, c, lists, counts, part].map(KernelArg::Ptr).into_iter().chain([m, n, k]).collect();
     for entry in PRODUCTS {
         let (grid, threads, smem) = product_geometry(entry, shape);
-        q.launch(entry, Launch::of(grid, threads, smem), &args)?;
+        q.launch(entry, LaunchShape::of(grid, threads, smem), &args)?;
     }
     q.time_to()
 }
@@ -198,7 +199,7 @@ mod gpu_tests {
     use cudarc::driver::DevicePtr;
 
     fn check(
-        module: Module,
+        module: CudaSource,
         gpu: &Gpu,
         (m, n, k, every): (usize, usize, usize, usize),
     ) -> Result<(), String> {
@@ -310,7 +311,7 @@ mod gpu_tests {
             assert_eq!(SOURCE.matches(find).count(), 1, "{what}: {find:?}");
             let edited = SOURCE.replace(find, replace);
             for &shape in shapes {
-                let outcome = check(Module { source: &edited, file: FILE }, &gpu, shape);
+                let outcome = check(CudaSource { source: &edited, file: FILE }, &gpu, shape);
                 println!("{what}, {shape:?}: {outcome:?}");
                 assert!(outcome.is_err(), "{what} passed on {shape:?}");
             }

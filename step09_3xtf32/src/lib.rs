@@ -112,7 +112,7 @@ pub const STEP: GpuStep = GpuStep {
     precision: Precision::Tf32x3,
     intensity,
     min_compute: (9, 0),
-    extension: Extension::SplitTensorMaps { a: a_box, b: b_box },
+    extension: Extension::PartTensorMaps { a: a_box, b: b_box },
     hooks: &apart::ApartHooks,
     ..GpuStep::DEFAULT
 };

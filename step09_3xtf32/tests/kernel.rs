@@ -93,7 +93,7 @@ fn set(v: [u32; 3]) -> Params {
 #[test]
 fn the_step_claims_fp32_from_three_tf32_products_on_hopper_alone() {
     assert_eq!(STEP.precision, Precision::Tf32x3);
-    assert!(matches!(STEP.extension, Extension::SplitTensorMaps { .. }));
+    assert!(matches!(STEP.extension, Extension::PartTensorMaps { .. }));
     for (cc, device) in [((8, 0), "A100"), ((8, 9), "L4"), ((10, 0), "B200")] {
         let err = STEP.check_compute(cc, device).unwrap_err().to_string();
         assert!(err.starts_with("step09_3xtf32 needs a GPU of compute capability 9.0 exactly"), "{err}");

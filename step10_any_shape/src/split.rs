@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 
 use common::Shape;
 use common::gpu::ENTRY;
-use common::hooks::{Arg, Call, Hooks, Launch, Queue, ReportLine};
+use common::hooks::{Hooks, KernelArg, LaunchShape, Product, Queue, ReportLine};
 use common::params::{Param, Params};
 use common::stream_k::SHARE;
 
@@ -64,25 +64,30 @@ pub struct SplitHooks;
 
 impl Hooks for SplitHooks {
     /// The kernel with its workspace, then, where K is split, the sum of the slices.
-    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
-        if !call.has_layout() {
+    fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {
+        if !product.has_layout() {
             let why = "step 10's kernel takes `whole` before its workspace";
             bail!("{why}: launch it with the plan's layout");
         }
-        let shape = call.shape;
-        let slices = call.launch.grid.2 as usize;
+        let shape = product.shape;
+        let slices = product.launch.grid.2 as usize;
         // One float stands in for the workspace of an unsplit launch, which never reads it.
         let floats = if slices > 1 { slices * shape.m * shape.n } else { 1 };
         let partials = q.workspace("the split's workspace", 4 * floats)?;
-        let mut args = call.args();
-        args.push(Arg::Ptr(partials));
-        q.product(ENTRY, call.launch, &args)?;
+        let mut args = product.args();
+        args.push(KernelArg::Ptr(partials));
+        q.launch_matmul(ENTRY, product.launch, &args)?;
         if slices > 1 {
             let (entry, blocks) = sum_launch(shape, slices);
-            let c = call.operands.2;
+            let c = product.operands.2;
             let count = (shape.m * shape.n) as i64;
-            let args = [Arg::Ptr(partials), Arg::Ptr(c), Arg::I64(count), Arg::I32(slices as i32)];
-            q.launch(entry, Launch::of((blocks, 1, 1), 256, 0), &args)?;
+            let args = [
+                KernelArg::Ptr(partials),
+                KernelArg::Ptr(c),
+                KernelArg::I64(count),
+                KernelArg::I32(slices as i32),
+            ];
+            q.launch(entry, LaunchShape::of((blocks, 1, 1), 256, 0), &args)?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 use anyhow::{Result, anyhow};
 
 use common::Shape;
-use common::hooks::{Call, Hooks, Paths, Queue, ReportLine, StepOption};
+use common::hooks::{Hooks, Paths, Product, Queue, ReportLine, StepOption};
 use common::params::Params;
 
 use crate::MODULI;
@@ -18,11 +18,11 @@ pub struct ResidueHooks;
 impl Hooks for ResidueHooks {
     // ANCHOR: product
     /// The sequence ([`crate::sequence::sequence`]), played on the device.
-    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
+    fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {
         let boxes =
-            call.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
+            product.boxes.ok_or_else(|| anyhow!("step 11's launch needs the boxes of its tensor maps"))?;
         let rebuilds = q.has_entry(RECONSTRUCT_ENTRY);
-        play(q, call, &sequence(call.shape, rebuilds, boxes))
+        play(q, product, &sequence(product.shape, rebuilds, boxes))
     }
     // ANCHOR_END: product
 

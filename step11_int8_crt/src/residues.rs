@@ -109,7 +109,7 @@ pub const MAGNITUDE_COLS_ENTRY: &str = "magnitudes_cols";
 pub const BOUND_ENTRY: &str = "bound";
 pub const CHOOSE_ENTRY: &str = "choose_moduli";
 
-/// The bound's tiles (kernel.cu's BM × BOUND_BN, 64 bf16 deep) and its four stages of them in
+/// The bound's tiles (kernel.cu's BM × BOUND_BN, 64 bf16 deep) and its four pipeline buffers of them in
 /// shared memory, with their barriers and the swizzle's alignment.
 pub(crate) const BOUND_ROWS: u32 = 128;
 pub(crate) const BOUND_COLS: u32 = 256;

@@ -6,7 +6,7 @@
 use anyhow::Result;
 
 use common::Shape;
-use common::hooks::{Arg, Call, Launch, Queue};
+use common::hooks::{KernelArg, LaunchShape, Product, Queue};
 use common::tma::{Element, TmaBox};
 
 use crate::residues::{
@@ -272,8 +272,8 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
 
 /// Queues one product: each workspace of the sequence (kept from product to product, the
 /// statistics zeroed), then its items in order, each map encoded for its workspace.
-pub fn play(q: &mut dyn Queue, call: &Call, items: &[Item]) -> Result<()> {
-    let shape = call.shape;
+pub fn play(q: &mut dyn Queue, product: &Product, items: &[Item]) -> Result<()> {
+    let shape = product.shape;
     let rebuilds = items.iter().any(|i| matches!(i, Item::Kernel { entry: RECONSTRUCT_ENTRY, .. }));
     let mut at = [0u64; Work::ALL.len()];
     for (i, work) in Work::ALL.into_iter().enumerate() {
@@ -283,20 +283,20 @@ pub fn play(q: &mut dyn Queue, call: &Call, items: &[Item]) -> Result<()> {
             false => q.workspace(work.name(), bytes)?,
         };
     }
-    let (a, b, c) = call.operands;
+    let (a, b, c) = product.operands;
     let address = |buf: Buf| match buf {
         Buf::A => a,
         Buf::B => b,
         Buf::C => c,
         Buf::Work(work, offset) => at[work as usize] + offset as u64,
     };
-    let resolve = |q: &mut dyn Queue, vals: &[Val]| -> Result<Vec<Arg>> {
+    let resolve = |q: &mut dyn Queue, vals: &[Val]| -> Result<Vec<KernelArg>> {
         vals.iter()
             .map(|v| match *v {
-                Val::I32(i) => Ok(Arg::I32(i)),
-                Val::Ptr(buf) => Ok(Arg::Ptr(address(buf))),
+                Val::I32(i) => Ok(KernelArg::I32(i)),
+                Val::Ptr(buf) => Ok(KernelArg::Ptr(address(buf))),
                 Val::Map { element, of, dims, bx } => {
-                    q.encode(element, at[of as usize], dims, bx).map(Arg::Map)
+                    q.encode(element, at[of as usize], dims, bx).map(KernelArg::Map)
                 }
             })
             .collect()
@@ -305,16 +305,16 @@ pub fn play(q: &mut dyn Queue, call: &Call, items: &[Item]) -> Result<()> {
         match item {
             Item::Kernel { entry, grid, block, smem, args } => {
                 let args = resolve(q, args)?;
-                q.launch(entry, Launch::of(*grid, *block, *smem), &args)?;
+                q.launch(entry, LaunchShape::of(*grid, *block, *smem), &args)?;
             }
             Item::Product { args } => {
-                let mut all = call.args();
+                let mut all = product.args();
                 all.extend(resolve(q, args)?);
-                q.product(common::gpu::ENTRY, call.launch, &all)?;
+                q.launch_matmul(common::gpu::ENTRY, product.launch, &all)?;
             }
             Item::Fp32Path { marks } => {
                 use step09_3xtf32::fp32_path::{MODULE, queue};
-                queue(q, MODULE, call.operands, address(*marks), shape)?;
+                queue(q, MODULE, product.operands, address(*marks), shape)?;
             }
         }
     }

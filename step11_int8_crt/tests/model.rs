@@ -440,7 +440,7 @@ fn slow_the_bound_holds_fp32_on_every_family_and_a_lenient_one_fails() {
     assert!(!v.passed(), "a bound 2¹² too lenient passed with {l} moduli: {}", v.summary());
 }
 
-/// The kernel's `reconstruct`, emulated operation for operation: the sum of weights times
+/// The kernel's `reconstruct`, simulated operation for operation: the sum of weights times
 /// residues in doubles (fused multiply-adds), the nearest multiple of P taken away, and the last
 /// bits from the same sum modulo 2³² in unsigned integers, the integers read from the low words of
 /// doubles rounded by adding 1.5·2⁵² and 1.5·2⁶⁴.

@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 
 use common::gpu::Limits;
-use common::hooks::{Arg, Call, Hooks, Queue, ReportLine};
+use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
 use common::tma::Element;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, Stage, TmaBox,
@@ -300,27 +300,27 @@ impl Hooks for PersistentHooks {
 
     /// A's, B's and C's maps, the schedule's sharing, the workspace of the pieces, and
     /// `matmul_cut` in place of `matmul` where the sharing cuts units.
-    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
-        let [a_map, b_map] = call.maps(q, None)?;
-        let Shape { m, n, .. } = call.shape;
-        let c = call.operands.2;
+    fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {
+        let [a_map, b_map] = product.maps(q, None)?;
+        let Shape { m, n, .. } = product.shape;
+        let c = product.operands.2;
         // Rows of C that are not 16-byte multiples cannot be mapped: the kernel stores those
         // directly and never reads the map.
         let c_map = match n % 4 {
             0 => q.encode(Element::F32, c, [m, n, n, 1], c_box())?,
             _ => [0; 16],
         };
-        let blocks = call.launch.grid.0;
-        let cluster = call.params.get("CLUSTER");
+        let blocks = product.launch.grid.0;
+        let cluster = product.params.get("CLUSTER");
         let clusters = blocks / cluster;
         if clusters == 0 {
             bail!("the GPU holds no cluster of {cluster} of these blocks at once; lower CLUSTER");
         }
-        let (units, k_tiles) = units(call.params, call.shape);
+        let (units, k_tiles) = units(product.params, product.shape);
         // The stages define no `matmul_cut` and never cut.
         let twin = q.has_entry(CUT_ENTRY);
         let sharing = match twin {
-            true => Sharing::new(units, clusters, k_tiles, call.params.get("PIECE")),
+            true => Sharing::new(units, clusters, k_tiles, product.params.get("PIECE")),
             false => Sharing { whole: units, share: k_tiles },
         };
         let cuts = twin && sharing.cuts(units);
@@ -328,18 +328,23 @@ impl Hooks for PersistentHooks {
         // a whole 128-byte line; then two BM×BN tiles of sums per block. The counts' region never
         // moves into old sums: one kernel has one BN and one grid (the blocks the GPU holds),
         // whatever the shape.
-        let tile = (call.params.get("BM") * call.params.get("BN")) as usize;
-        let (blocks, consumers) = (blocks as usize, (call.params.get("BN") / 64) as usize);
+        let tile = (product.params.get("BM") * product.params.get("BN")) as usize;
+        let (blocks, consumers) = (blocks as usize, (product.params.get("BN") / 64) as usize);
         let counts = (consumers * blocks).next_multiple_of(32);
         let floats = if cuts { counts + 2 * tile * blocks } else { 1 };
         let partial = q.workspace("the pieces' workspace", 4 * floats)?;
-        let mut args = call.args();
-        args.extend([Arg::Map(a_map), Arg::Map(b_map), Arg::Map(c_map), Arg::Ptr(partial)]);
-        args.extend([sharing.whole, sharing.share].map(|v| Arg::I32(v as i32)));
+        let mut args = product.args();
+        args.extend([
+            KernelArg::Map(a_map),
+            KernelArg::Map(b_map),
+            KernelArg::Map(c_map),
+            KernelArg::Ptr(partial),
+        ]);
+        args.extend([sharing.whole, sharing.share].map(|v| KernelArg::I32(v as i32)));
         // `matmul` and `matmul_cut(int, int, int, const float*, const float*, float*,
         // CUtensorMap, CUtensorMap, CUtensorMap, float*, int, int)`; a stage declares fewer.
         let entry = if cuts { CUT_ENTRY } else { common::gpu::ENTRY };
-        q.product(entry, call.launch, &args)
+        q.launch_matmul(entry, product.launch, &args)
     }
 
     /// The clusters, and where the launch cuts the last round: how many units, in runs of how

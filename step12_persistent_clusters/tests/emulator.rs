@@ -156,7 +156,7 @@ fn nvrtc_emulator_names_a_peer_that_never_arrives() {
 /// consumers still read. The sentence says so, with the barrier's name, and gives no parity hint.
 #[test]
 #[ignore = "needs libnvrtc"]
-fn nvrtc_emulator_names_a_stage_refilled_under_its_readers() {
+fn nvrtc_emulator_names_a_buffer_refilled_under_its_readers() {
     let half = emulator::planted(
         &STEP,
         "mbar_init(&empty[s], 4 * CONSUMERS * CLUSTER);",

@@ -47,7 +47,7 @@ fn every_kernel() -> Vec<GpuStep> {
 /// stage and in both variants.
 #[test]
 #[ignore = "needs libnvrtc"]
-fn nvrtc_emulator_names_a_stage_freed_before_its_wgmma_are_waited_for() {
+fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
     for step in every_kernel() {
         let early = emulator::with_source(&step, step.file, free_before_waiting(step.source));
         let message = emulator::assert_fault_named(

@@ -9,11 +9,9 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Result, anyhow};
 
-use crate::emulated::{
-    self, Arg as EmulatorArg, Config, Machine, Recorded, Swizzle, TensorMap as EmulatedMap, Traffic,
-};
-use crate::queue::{Arg, Launch, Module, Queue};
-use crate::tma::{Element, TensorMap, TmaBox};
+use crate::emulated::{self, Arg, Config, Machine, Recorded, Swizzle, TensorMap, Traffic};
+use crate::queue::{CudaSource, KernelArg, LaunchShape, Queue};
+use crate::tma::{Element, EncodedMap, TmaBox};
 
 /// What an emulated step keeps from product to product, and what its launches moved.
 #[derive(Default)]
@@ -54,7 +52,7 @@ impl<'q> EmulatorQueue<'q> {
         EmulatorQueue { machine, state, sanitize }
     }
 
-    fn config(&self, launch: Launch) -> Config {
+    fn config(&self, launch: LaunchShape) -> Config {
         Config {
             grid: launch.grid,
             block: launch.block,
@@ -63,8 +61,8 @@ impl<'q> EmulatorQueue<'q> {
         }
     }
 
-    fn run(&mut self, entry: &str, launch: Launch, args: &[Arg], own: bool) -> Result<()> {
-        let mut args: Vec<EmulatorArg> = args.iter().map(|&a| emulator_arg(a)).collect();
+    fn run(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg], own: bool) -> Result<()> {
+        let mut args: Vec<Arg> = args.iter().map(|&a| emulator_arg(a)).collect();
         if own {
             // A stage declares fewer parameters: it is given those it declares, as on a GPU.
             args.truncate(self.machine.parameters(entry).unwrap_or(args.len()));
@@ -88,17 +86,17 @@ impl<'q> EmulatorQueue<'q> {
     }
 }
 
-fn emulator_arg(arg: Arg) -> EmulatorArg {
+fn emulator_arg(arg: KernelArg) -> Arg {
     match arg {
-        Arg::I32(v) => EmulatorArg::I32(v),
-        Arg::I64(v) => EmulatorArg::I64(v),
-        Arg::Ptr(p) => EmulatorArg::Ptr(p),
-        Arg::Map(m) => EmulatorArg::Map(m),
+        KernelArg::I32(v) => Arg::I32(v),
+        KernelArg::I64(v) => Arg::I64(v),
+        KernelArg::Ptr(p) => Arg::Ptr(p),
+        KernelArg::Map(m) => Arg::Map(m),
     }
 }
 
 /// `module`'s PTX, compiled once per source.
-fn ptx(module: Module) -> Result<String> {
+fn ptx(module: CudaSource) -> Result<String> {
     static CACHE: OnceLock<Mutex<HashMap<(String, String), String>>> = OnceLock::new();
     let key = (module.file.to_owned(), module.source.to_owned());
     let cache = CACHE.get_or_init(Mutex::default);
@@ -115,7 +113,7 @@ impl Queue for EmulatorQueue<'_> {
         self.machine.has_kernel(entry)
     }
 
-    fn load(&mut self, module: Module) -> Result<()> {
+    fn load(&mut self, module: CudaSource) -> Result<()> {
         if self.state.loaded.iter().any(|f| f == module.file) {
             return Ok(());
         }
@@ -124,11 +122,11 @@ impl Queue for EmulatorQueue<'_> {
         Ok(())
     }
 
-    fn launch(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()> {
+    fn launch(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
         self.run(entry, launch, args, false)
     }
 
-    fn product(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()> {
+    fn launch_matmul(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
         self.run(entry, launch, args, true)
     }
 
@@ -164,7 +162,7 @@ impl Queue for EmulatorQueue<'_> {
         Ok(Some(floats.into_iter().map(|f| f.to_bits() as i32).collect()))
     }
 
-    fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<TensorMap> {
+    fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<EncodedMap> {
         encode(element, ptr, dims, bx)
     }
 
@@ -216,9 +214,9 @@ pub fn encode(
     ptr: u64,
     [rows, cols, pitch, parts]: [usize; 4],
     bx: TmaBox,
-) -> Result<TensorMap> {
+) -> Result<EncodedMap> {
     let s = element.bytes() as u64;
-    let map = EmulatedMap {
+    let map = TensorMap {
         address: ptr,
         element: s as u32,
         rank: if parts > 1 { 3 } else { 2 },

@@ -13,8 +13,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::gpu::{Compiled, Gpu, Kernel};
-use crate::queue::{Arg, Launch, Module, Queue};
-use crate::tma::{Element, TensorMap, TmaBox, encode_as};
+use crate::queue::{CudaSource, KernelArg, LaunchShape, Queue};
+use crate::tma::{Element, EncodedMap, TmaBox, encode_as};
 
 /// What a step kernel's queue keeps from product to product on the GPU.
 #[derive(Default)]
@@ -29,7 +29,7 @@ pub struct GpuState {
     /// The buffers [`Queue::upload`] made, by address.
     buffers: HashMap<u64, CudaSlice<f32>>,
     /// The maps encoded last, and what each was encoded for.
-    maps: Vec<(MapKey, TensorMap)>,
+    maps: Vec<(MapKey, EncodedMap)>,
     /// The second stream, made at the first fork; whether kernels go to it now, and whether
     /// it has work the product's stream has not waited for.
     side: Option<Side>,
@@ -123,15 +123,15 @@ impl<'q> GpuQueue<'q> {
         Ok(function.clone())
     }
 
-    fn queue(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()> {
+    fn queue(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
         let function = self.function(entry, launch.smem)?;
         let mut builder = self.stream().launch_builder(&function);
         for arg in args {
             match arg {
-                Arg::I32(v) => builder.arg(v),
-                Arg::I64(v) => builder.arg(v),
-                Arg::Ptr(p) => builder.arg(p),
-                Arg::Map(m) => builder.arg(m),
+                KernelArg::I32(v) => builder.arg(v),
+                KernelArg::I64(v) => builder.arg(v),
+                KernelArg::Ptr(p) => builder.arg(p),
+                KernelArg::Map(m) => builder.arg(m),
             };
         }
         let cfg =
@@ -166,7 +166,7 @@ impl<'q> GpuQueue<'q> {
 }
 
 /// Compiles `module` for `arch` once per source.
-fn compiled(module: Module, arch: &str) -> Result<Compiled> {
+fn compiled(module: CudaSource, arch: &str) -> Result<Compiled> {
     static CACHE: OnceLock<CompileCache> = OnceLock::new();
     let key = (module.file.to_owned(), arch.to_owned(), module.source.to_owned());
     let cache = CACHE.get_or_init(Mutex::default);
@@ -184,7 +184,7 @@ impl Queue for GpuQueue<'_> {
             || self.state.modules.iter().any(|(_, c, _)| c.has_function(entry))
     }
 
-    fn load(&mut self, module: Module) -> Result<()> {
+    fn load(&mut self, module: CudaSource) -> Result<()> {
         if self.state.modules.iter().any(|(file, _, _)| file == module.file) {
             return Ok(());
         }
@@ -198,11 +198,11 @@ impl Queue for GpuQueue<'_> {
         Ok(())
     }
 
-    fn launch(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()> {
+    fn launch(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
         self.queue(entry, launch, args)
     }
 
-    fn product(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()> {
+    fn launch_matmul(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
         // The driver passes a kernel the parameters it declares: a stage's fewer are fine.
         self.queue(entry, launch, args)
     }
@@ -233,7 +233,7 @@ impl Queue for GpuQueue<'_> {
         Ok(Some(bytes.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
     }
 
-    fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<TensorMap> {
+    fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<EncodedMap> {
         let key = (element, ptr, dims, bx);
         if let Some((_, map)) = self.state.maps.iter().find(|(k, _)| *k == key) {
             return Ok(*map);

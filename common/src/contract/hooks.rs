@@ -8,16 +8,16 @@
 //! - step 12 adds C's tensor map, its schedule's sharing and the kernel that cuts units.
 //!
 //! A step's product ([`Hooks::product`]) is written once, against [`Queue`]: common hands it a
-//! queue on the GPU or on the PTX emulator, and a [`Call`] with the shape, the parameters, the
+//! queue on the GPU or on the PTX emulator, and a [`Product`] with the shape, the parameters, the
 //! kernel's launch and the operands.
 
 use anyhow::Result;
 
-pub use crate::call::Call;
 use crate::matrix::Shape;
 use crate::params::{Param, Params};
 pub use crate::paths::Paths;
-pub use crate::queue::{Arg, Launch, Module, Queue};
+pub use crate::product::Product;
+pub use crate::queue::{CudaSource, KernelArg, LaunchShape, Queue};
 
 /// What a step's launch adds to the report: a label and one line, or None.
 pub type ReportLine = Option<(&'static str, String)>;
@@ -44,8 +44,8 @@ pub trait Hooks: Sync {
 
     // ANCHOR: product
     /// One product C = A·B on either device: common's plain launch by default.
-    fn product(&self, q: &mut dyn Queue, call: &Call) -> Result<()> {
-        call.plain(q)
+    fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {
+        product.plain(q)
     }
 
     /// What the last product of `shape` with `params` sent down each path, read after it has

@@ -3,13 +3,13 @@
 //! to it, the refusal of spilled registers; tensor maps and row padding. Depends on the layers
 //! below.
 
-pub mod call;
 pub mod emulator_queue;
 pub mod gpu_queue;
 pub mod hooks;
 pub mod pad;
 pub mod params;
 pub mod paths;
+pub mod product;
 pub mod queue;
 pub mod spills;
 pub mod step;

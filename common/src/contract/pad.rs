@@ -14,7 +14,7 @@
 use anyhow::Result;
 
 use crate::matrix::Shape;
-use crate::queue::{Arg, Launch, Module, Queue};
+use crate::queue::{CudaSource, KernelArg, LaunchShape, Queue};
 
 /// Floats per row once padded to a 16-byte multiple.
 pub fn padded(cols: usize) -> usize {
@@ -46,14 +46,14 @@ extern "C" __global__ void copy_rows(const float* src, int src_pitch, int rows, 
 "#;
 
 /// The module of the copy, loaded beside the step's on whichever device runs the product.
-const COPY: Module = Module { source: COPY_SOURCE, file: "common/src/contract/pad.rs" };
+const COPY: CudaSource = CudaSource { source: COPY_SOURCE, file: "common/src/contract/pad.rs" };
 
 /// The copy's launch for an out_rows×out_cols destination: 256 threads a block, up to 32 blocks
 /// across a row, and about 2048 blocks in all, enough to fill an H200 several times over.
-fn copy_launch(out_rows: usize, out_cols: usize) -> Launch {
+fn copy_launch(out_rows: usize, out_cols: usize) -> LaunchShape {
     let across = out_cols.div_ceil(256).clamp(1, 32);
     let down = (2048 / across).min(out_rows).max(1);
-    Launch::of((across as u32, down as u32, 1), 256, 0)
+    LaunchShape::of((across as u32, down as u32, 1), 256, 0)
 }
 
 /// One operand of a [`copy`]: a matrix of `rows`×`cols` floats whose rows are `pitch` floats
@@ -71,13 +71,13 @@ pub fn copy(q: &mut dyn Queue, (src, from): (u64, Layout), (dst, to): (u64, Layo
         anyhow::bail!("a padding copy was given rows longer than their pitch");
     }
     q.load(COPY)?;
-    let int = |v: usize| Arg::I32(v as i32);
+    let int = |v: usize| KernelArg::I32(v as i32);
     let args = [
-        Arg::Ptr(src),
+        KernelArg::Ptr(src),
         int(from.pitch),
         int(from.rows),
         int(from.cols),
-        Arg::Ptr(dst),
+        KernelArg::Ptr(dst),
         int(to.pitch),
         int(to.rows),
         int(to.cols),

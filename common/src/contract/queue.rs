@@ -10,38 +10,38 @@
 
 use anyhow::Result;
 
-use crate::tma::{Element, TensorMap, TmaBox};
+use crate::tma::{Element, EncodedMap, TmaBox};
 
 /// One argument of a kernel, pushed by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arg {
+pub enum KernelArg {
     I32(i32),
     I64(i64),
     /// A device address: an operand, a workspace, or a place inside one.
     Ptr(u64),
     /// A tensor map, passed as a `const __grid_constant__ CUtensorMap`.
-    Map(TensorMap),
+    Map(EncodedMap),
 }
 
 /// A launch's grid, threads per block (x, y, z) and bytes of dynamic shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Launch {
+pub struct LaunchShape {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub smem: u32,
 }
 
-impl Launch {
+impl LaunchShape {
     /// `grid` of one-dimensional blocks of `threads`, with `smem` bytes of dynamic shared memory.
-    pub fn of(grid: (u32, u32, u32), threads: u32, smem: u32) -> Launch {
-        Launch { grid, block: (threads, 1, 1), smem }
+    pub fn of(grid: (u32, u32, u32), threads: u32, smem: u32) -> LaunchShape {
+        LaunchShape { grid, block: (threads, 1, 1), smem }
     }
 }
 
 /// A CUDA source of its own, loaded beside the step's module (step 09's FP32 path): its kernels
 /// run on the same memory. `file` names it in messages and tells modules apart.
 #[derive(Clone, Copy, Debug)]
-pub struct Module<'s> {
+pub struct CudaSource<'s> {
     pub source: &'s str,
     pub file: &'s str,
 }
@@ -53,15 +53,15 @@ pub trait Queue {
     fn has_entry(&self, entry: &str) -> bool;
 
     /// Loads `module` beside the step's, once (a second call with the same file does nothing).
-    fn load(&mut self, module: Module) -> Result<()>;
+    fn load(&mut self, module: CudaSource) -> Result<()>;
 
     /// Queues kernel `entry` on `launch` with `args`: a kernel around the step's product.
-    fn launch(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()>;
+    fn launch(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()>;
 
-    /// Queues the step's product itself, `matmul` or a twin the launch runs in its place (step
+    /// Queues the step kernel itself, `matmul` or a twin the product runs in its place (step
     /// 12's `matmul_cut`): the kernel the report's traffic and a scaled run are about. A kernel
     /// that declares fewer parameters than `args` (a stage) is given those it declares.
-    fn product(&mut self, entry: &str, launch: Launch, args: &[Arg]) -> Result<()>;
+    fn launch_matmul(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()>;
 
     /// The workspace called `name`, of at least `bytes`: kept from product to product (what a
     /// launch leaves in it the next one reads), zeroed when it is first made or grown.
@@ -77,7 +77,7 @@ pub trait Queue {
     /// The tensor map of `parts` row-major matrices of `element`s at `ptr`, each `rows`×`cols`
     /// with rows `pitch` elements apart (`[rows, cols, pitch, parts]`), in boxes of `bx`, with
     /// the 128-byte swizzle.
-    fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<TensorMap>;
+    fn encode(&mut self, element: Element, ptr: u64, dims: [usize; 4], bx: TmaBox) -> Result<EncodedMap>;
 
     /// A new buffer named `name` (in messages) holding `data`: an operand of the product.
     fn upload(&mut self, name: &'static str, data: &[f32]) -> Result<u64>;

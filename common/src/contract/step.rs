@@ -198,7 +198,7 @@ pub enum Extension {
     /// Tensor maps of A and of B for Hopper's copy engine, built on the host for each launch
     /// (see [`crate::tma`]), copied in the boxes these functions give. The kernel is compiled
     /// for the architecture-specific target (sm_90a), which runs on compute capability 9.0 only.
-    /// A kernel that also defines `transpose_b` (see [`crate::call::maps`]) gets a map of Bᵀ
+    /// A kernel that also defines `transpose_b` (see [`crate::product::maps`]) gets a map of Bᵀ
     /// in B's place, written by that kernel in front of every launch (timing counts it): how
     /// step08 measures a transposing prologue.
     TensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
@@ -207,7 +207,7 @@ pub enum Extension {
     /// that marks rows apart, see [`crate::tma::Marks`]), queued on 1024 blocks in front of every launch (timing
     /// counts it), which writes two M×K parts whose sum is A, or A's rows scaled by powers of two;
     /// A's map has a third coordinate, the part (see [`crate::tma`]).
-    SplitTensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
+    PartTensorMaps { a: fn(&Params) -> TmaBox, b: fn(&Params) -> TmaBox },
     /// Tensor maps of the step's own workspaces, which its own product ([`Hooks::own_product`])
     /// builds in boxes of these sizes (step 11: maps of residue bytes, columns counted in bytes);
     /// common builds none. Compiled for sm_90a, as `TensorMaps`.
@@ -223,7 +223,7 @@ impl Extension {
         match self {
             Extension::None => None,
             Extension::TensorMaps { a, b }
-            | Extension::SplitTensorMaps { a, b }
+            | Extension::PartTensorMaps { a, b }
             | Extension::OwnMaps { a, b } => Some((a, b)),
         }
     }

@@ -6,13 +6,13 @@ use std::sync::Mutex;
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use crate::call::Call;
 use crate::gpu::{DeviceInfo, Gpu, Kernel, Resources};
 use crate::gpu_queue::{GpuQueue, GpuState};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape, transpose};
 use crate::params::Params;
-use crate::queue::{Launch, Queue};
+use crate::product::Product;
+use crate::queue::{LaunchShape, Queue};
 use crate::step::{Extension, Geometry, GpuStep, Schedule};
 use crate::stream_k::{SHARE, forced_layout, stream_k_layout};
 
@@ -118,7 +118,7 @@ impl<'a> StepKernel<'a> {
 
 // ANCHOR: product
 /// One product on `q`, the one launch both devices run: for a step that pads rows at a shape
-/// that needs it, the padding copies around the kernel ([`crate::pad::around`]); the [`Call`]
+/// that needs it, the padding copies around the kernel ([`crate::pad::around`]); the [`Product`]
 /// of the step's kernel on the shape it multiplies, with `geometry` (the grid and layout planned
 /// for `shape`: BN and BK are multiples of 4, so padding K and N to multiples of 4 adds no tile
 /// and no slice); then the step's hooks. What the hooks forked joins the product's stream before
@@ -135,20 +135,20 @@ pub fn product(
     let mut ran = shape;
     crate::pad::around(q, shape, padded, operands, |q, shape, operands| {
         ran = shape;
-        let call = Call {
+        let product = Product {
             shape,
             params,
-            launch: Launch { grid: geometry.grid, block: geometry.block, smem: geometry.dynamic_smem },
+            launch: LaunchShape { grid: geometry.grid, block: geometry.block, smem: geometry.dynamic_smem },
             whole: geometry.whole_rows,
             boxes: step.extension.boxes().map(|(a, b)| (a(params), b(params))),
             common_maps: matches!(
                 step.extension,
-                Extension::TensorMaps { .. } | Extension::SplitTensorMaps { .. }
+                Extension::TensorMaps { .. } | Extension::PartTensorMaps { .. }
             ),
-            split: matches!(step.extension, Extension::SplitTensorMaps { .. }),
+            parts: matches!(step.extension, Extension::PartTensorMaps { .. }),
             operands,
         };
-        let queued = step.hooks.product(q, &call);
+        let queued = step.hooks.product(q, &product);
         queued.and(q.join())
     })?;
     Ok(ran)

@@ -13,7 +13,7 @@
 //! copy is part of the launch, so timing counts it. Rows and columns beyond the matrix are outside the map, and the copy
 //! engine fills them with zeros.
 //!
-//! A step may also split A before its product ([`crate::Extension::SplitTensorMaps`]): its own
+//! A step may also decompose A into parts before its product ([`crate::Extension::PartTensorMaps`]): its own
 //! `split_a` kernel, queued in front of every launch (so timing counts it too), writes two
 //! M×K matrices whose sum is A (or A with its rows scaled, for a step that marks rows apart: see [`Marks`]) into one
 //! workspace, and A's map gains a third coordinate that picks the part: `{k, row, part}`.
@@ -28,10 +28,10 @@ use cudarc::driver::sys::{
     CUtensorMapSwizzle,
 };
 
-/// The entry point that splits A for a step with split tensor maps (step 09).
-pub const SPLIT_ENTRY: &str = "split_a";
+/// The entry point that writes A's two parts for a step with part tensor maps (step 09).
+pub const PARTS_ENTRY: &str = "split_a";
 
-/// The optional entry point of a tensor-map kernel that transposes B (see [`crate::call::maps`]).
+/// The optional entry point of a tensor-map kernel that transposes B (see [`crate::product::maps`]).
 pub const TRANSPOSE_ENTRY: &str = "transpose_b";
 
 /// A box of `rows` × `cols` floats, the unit one copy moves into shared memory, where each row
@@ -44,7 +44,7 @@ pub struct TmaBox {
 }
 
 /// An encoded tensor map: 128 opaque bytes, passed to the kernel by value.
-pub type TensorMap = [u64; 16];
+pub type EncodedMap = [u64; 16];
 
 /// Encodes the map of `parts` row-major `rows`×`cols` f32 matrices stored one after the other
 /// at device address `ptr`, whose rows are `pitch` floats apart, copied in boxes of `bx` (a
@@ -56,7 +56,7 @@ pub fn encode(
     pitch: usize,
     parts: usize,
     bx: TmaBox,
-) -> Result<TensorMap> {
+) -> Result<EncodedMap> {
     encode_as(Element::F32, ptr, [rows, cols, pitch, parts], bx)
 }
 
@@ -88,7 +88,7 @@ pub fn encode_as(
     ptr: sys::CUdeviceptr,
     [rows, cols, pitch, parts]: [usize; 4],
     bx: TmaBox,
-) -> Result<TensorMap> {
+) -> Result<EncodedMap> {
     let size = element.bytes();
     if (pitch * size) % 16 != 0 || pitch < cols {
         bail!(

@@ -78,12 +78,12 @@ impl Cluster<'_> {
     }
 
     /// What the running warp publishes with a release: what it took from other clusters, and
-    /// every step of its cluster's warps that its clock has reached.
+    /// every epoch of its cluster's warps that its clock has reached.
     fn published(&self) -> Known {
         let mut known = self.seen.warps[self.slot].known.clone();
         let own: Known = (self.clocks[self.slot].iter().enumerate())
-            .filter(|&(_, &step)| step > 0)
-            .map(|(s, &step)| (self.seen.cluster, s as u32, step))
+            .filter(|&(_, &epoch)| epoch > 0)
+            .map(|(s, &epoch)| (self.seen.cluster, s as u32, epoch))
             .collect();
         merge(&mut known, &own);
         known
@@ -154,7 +154,7 @@ impl Cluster<'_> {
             return;
         }
         let slot = self.slot;
-        let step = self.clocks[slot][slot];
+        let epoch = self.clocks[slot][slot];
         let publish = match sem {
             s if s.release => Some(self.published()),
             s if s.strong => self.seen.warps[slot].fenced.clone(),
@@ -190,7 +190,7 @@ impl Cluster<'_> {
         let word = Word {
             launch: wg.launch,
             cluster: self.seen.cluster,
-            step,
+            epoch,
             line: inst.line,
             slot: slot as u16,
             file: inst.file as u16,
@@ -260,8 +260,8 @@ impl Cluster<'_> {
     /// Whether the running warp knows of the store `word` of this launch.
     fn stored_before(&self, word: &Word) -> bool {
         let (slot, s) = (self.slot, word.slot as usize);
-        (word.cluster == self.seen.cluster && (s == slot || self.clocks[slot][s] >= word.step))
-            || covers(&self.seen.warps[slot].known, word.cluster, u32::from(word.slot), word.step)
+        (word.cluster == self.seen.cluster && (s == slot || self.clocks[slot][s] >= word.epoch))
+            || covers(&self.seen.warps[slot].known, word.cluster, u32::from(word.slot), word.epoch)
     }
 
     /// The value of word `i` of the buffer at whose word `a` lies (for a message).

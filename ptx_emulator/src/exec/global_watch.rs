@@ -1,5 +1,5 @@
 //! What the sanitizer keeps beside the host's workspaces in global memory, from launch to launch
-//! (used by [`super::global_order`]): for each word, the launch, cluster, warp and step that last
+//! (used by [`super::global_order`]): for each word, the launch, cluster, warp and epoch that last
 //! wrote it, and the `.cu` line; for each address a release wrote to, what that release
 //! published; and the first hazard a launch left for a later one. Plain data, held by the
 //! machine and lent to each launch.
@@ -11,34 +11,34 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::inst::{DecodedKernel, Inst, Op};
 use crate::memory::BUFFER_SHIFT;
 
-/// What a warp knows of the stores before it, by cluster and warp slot: `(cluster, slot, step)`
-/// says that every store of that warp at that step or before is visible. Sorted by cluster and
+/// What a warp knows of the stores before it, by cluster and warp slot: `(cluster, slot, epoch)`
+/// says that every store of that warp at that epoch or before is visible. Sorted by cluster and
 /// slot, one entry each.
 pub type Known = Vec<(u32, u32, u32)>;
 
 /// `into` learns what `from` knows.
 pub fn merge(into: &mut Known, from: &[(u32, u32, u32)]) {
-    for &(c, s, step) in from {
+    for &(c, s, epoch) in from {
         match into.binary_search_by_key(&(c, s), |&(c, s, _)| (c, s)) {
-            Ok(i) => into[i].2 = into[i].2.max(step),
-            Err(i) => into.insert(i, (c, s, step)),
+            Ok(i) => into[i].2 = into[i].2.max(epoch),
+            Err(i) => into.insert(i, (c, s, epoch)),
         }
     }
 }
 
-/// Whether `known` holds the store of warp `slot` of cluster `cluster` at `step`.
-pub fn covers(known: &Known, cluster: u32, slot: u32, step: u32) -> bool {
-    known.binary_search_by_key(&(cluster, slot), |&(c, s, _)| (c, s)).is_ok_and(|i| known[i].2 >= step)
+/// Whether `known` holds the store of warp `slot` of cluster `cluster` at `epoch`.
+pub fn covers(known: &Known, cluster: u32, slot: u32, epoch: u32) -> bool {
+    known.binary_search_by_key(&(cluster, slot), |&(c, s, _)| (c, s)).is_ok_and(|i| known[i].2 >= epoch)
 }
 
 /// The last write of one word of a workspace: its launch (0: the host's, or none), the cluster
-/// (by its index in launch order), the warp's slot in it and its step then, the `.cu` file and
+/// (by its index in launch order), the warp's slot in it and its epoch then, the `.cu` file and
 /// line of the instruction, and whether it was an atomic.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Word {
     pub launch: u32,
     pub cluster: u32,
-    pub step: u32,
+    pub epoch: u32,
     pub line: u32,
     pub slot: u16,
     pub file: u16,

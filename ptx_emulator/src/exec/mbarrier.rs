@@ -169,9 +169,9 @@ impl Cluster<'_> {
                 w.regs[d as usize][l] = u64::from(m.phase);
             }
             super::shadows::join(&mut m.clock, &self.clocks[self.slot]);
-            let step = (self.slot as u32, self.clocks[self.slot][self.slot]);
-            if !m.arrivals.contains(&step) {
-                m.arrivals.push(step);
+            let epoch = (self.slot as u32, self.clocks[self.slot][self.slot]);
+            if !m.arrivals.contains(&epoch) {
+                m.arrivals.push(epoch);
             }
             self.ctas[place.0].mbars.insert(place.1, m);
             self.note_remote(place.0, self.pc_of(inst));
@@ -186,7 +186,7 @@ impl Cluster<'_> {
                 m.completed_by = Some(by);
             }
         }
-        // The lanes' arrivals are one step of the warp: what it did before, each hands on.
+        // The lanes' arrivals are one epoch of the warp: what it did before, each hands on.
         if exec != 0 {
             self.tick();
         }

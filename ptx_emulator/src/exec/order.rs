@@ -2,11 +2,11 @@
 //! [`crate::sanitize`] orders accesses by the block's barriers alone; Hopper's kernels order
 //! them by mbarriers, copies and the cluster barrier too).
 //!
-//! Each warp counts its own steps; a synchronisation hands on what the warps before it knew:
+//! Each warp counts its own epochs; a synchronisation hands on what the warps before it knew:
 //! a block's barrier joins its threads' clocks, an arrival on an mbarrier gives the arriving
 //! warp's clock to the phase and a wait that sees the phase complete takes it, a copy's landing
 //! gives its issuing warp's clock to its mbarrier, and the cluster barrier joins everyone's. An
-//! access *happens before* another when the second warp's clock has reached the first's step.
+//! access *happens before* another when the second warp's clock has reached the first's epoch.
 //!
 //! Three hazards are checked with it, which the order the emulator happens to run warps in
 //! would hide:
@@ -21,21 +21,21 @@
 use crate::inst::Inst;
 use crate::{Fault, FaultKind};
 
-use super::shadows::{Access, NO_STEP, Passed, Step, join};
+use super::shadows::{Access, Epoch, NO_EPOCH, Passed, join};
 use super::state::{Cluster, Mbar, Warp};
 
 impl Cluster<'_> {
-    /// The running warp's step.
-    fn step(&self, pc: u32) -> Step {
+    /// The running warp's epoch.
+    fn epoch(&self, pc: u32) -> Epoch {
         (self.slot as u32, self.clocks[self.slot][self.slot], pc)
     }
 
-    /// Whether a warp's step happens before what warp `slot` does now.
-    pub(super) fn ordered(&self, (s, clock, _): Step, slot: usize) -> bool {
+    /// Whether a warp's epoch happens before what warp `slot` does now.
+    pub(super) fn ordered(&self, (s, clock, _): Epoch, slot: usize) -> bool {
         s == u32::MAX || s as usize == slot || self.clocks[slot][s as usize] >= clock
     }
 
-    /// The running warp moves on a step (after it has handed its clock to a synchronisation).
+    /// The running warp moves on an epoch (after it has handed its clock to a synchronisation).
     pub fn tick(&mut self) {
         let s = self.slot;
         self.clocks[s][s] += 1;
@@ -59,14 +59,14 @@ impl Cluster<'_> {
         if !self.ctas[self.rank].accesses.on() {
             return;
         }
-        let step = self.step(pc);
+        let epoch = self.epoch(pc);
         let a = &mut self.ctas[self.rank].accesses.words[word];
         if write {
-            *a = Access { write: step, reads: [NO_STEP; 2] };
-        } else if a.reads[0].0 == step.0 || a.reads[0].0 == u32::MAX {
-            a.reads[0] = step;
+            *a = Access { write: epoch, reads: [NO_EPOCH; 2] };
+        } else if a.reads[0].0 == epoch.0 || a.reads[0].0 == u32::MAX {
+            a.reads[0] = epoch;
         } else {
-            a.reads[1] = step;
+            a.reads[1] = epoch;
         }
     }
 
@@ -116,8 +116,8 @@ impl Cluster<'_> {
                 ));
             }
         }
-        let step = self.step(pc);
-        self.ctas[rank].accesses.words[word] = Access { write: step, reads: [NO_STEP; 2] };
+        let epoch = self.epoch(pc);
+        self.ctas[rank].accesses.words[word] = Access { write: epoch, reads: [NO_EPOCH; 2] };
         Ok(())
     }
 
@@ -126,11 +126,11 @@ impl Cluster<'_> {
         if rank == self.rank || !self.ctas[rank].accesses.on() {
             return;
         }
-        let step = self.step(pc);
+        let epoch = self.epoch(pc);
         let remote = &mut self.ctas[rank].accesses.remote;
-        match remote.iter_mut().find(|r| r.0 == step.0) {
-            Some(r) => *r = step,
-            None => remote.push(step),
+        match remote.iter_mut().find(|r| r.0 == epoch.0) {
+            Some(r) => *r = epoch,
+            None => remote.push(epoch),
         }
     }
 

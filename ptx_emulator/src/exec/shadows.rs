@@ -1,6 +1,6 @@
 //! What the sanitizer keeps beside shared memory for Hopper's asynchronous units: for each word,
 //! what the copy engine and the tensor cores did to it ([`AsyncShadow`], used by
-//! [`super::async_proxy`]), and which warp's step last wrote and read it ([`Accesses`], used by
+//! [`super::async_proxy`]), and which warp's epoch last wrote and read it ([`Accesses`], used by
 //! [`super::order`]); for each warp, its arrivals while a wgmma was in flight ([`Freed`]), its
 //! waits that passed ([`Passed`]), and the registers its wgmma read as A and a write to one of
 //! them before the wait ([`Fragment`], [`Clobber`]). Plain data, below every other part of the
@@ -158,25 +158,26 @@ impl Passed {
     }
 }
 
-/// A warp's step that accessed a word: its slot, its clock then, and the instruction.
-pub type Step = (u32, u32, u32);
+/// A warp's epoch when it accessed a word (the word vector-clock race checks use: the warp's
+/// slot and its own clock's count then), and the instruction.
+pub type Epoch = (u32, u32, u32);
 
-pub const NO_STEP: Step = (u32::MAX, 0, 0);
+pub const NO_EPOCH: Epoch = (u32::MAX, 0, 0);
 
 /// The last write and the last two reads (by different warps) of each word of a block's shared
 /// memory.
 #[derive(Clone, Copy, Debug)]
 pub struct Access {
-    pub write: Step,
-    pub reads: [Step; 2],
+    pub write: Epoch,
+    pub reads: [Epoch; 2],
 }
 
-pub const FRESH_ACCESS: Access = Access { write: NO_STEP, reads: [NO_STEP; 2] };
+pub const FRESH_ACCESS: Access = Access { write: NO_EPOCH, reads: [NO_EPOCH; 2] };
 
 /// A block's accesses (empty when the sanitizer is off).
 pub struct Accesses {
     pub words: Vec<Access>,
-    /// The latest step of each warp that used this block's memory from another block.
+    /// The latest epoch of each warp that used this block's memory from another block.
     pub remote: Vec<(u32, u32, u32)>,
 }
 
@@ -195,7 +196,7 @@ impl Accesses {
     }
 }
 
-/// `a` takes the later of each of its steps and `b`'s.
+/// `a` takes the later of each of its epochs and `b`'s.
 pub fn join(a: &mut [u32], b: &[u32]) {
     for (x, y) in a.iter_mut().zip(b) {
         *x = (*x).max(*y);

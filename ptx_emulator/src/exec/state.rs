@@ -183,7 +183,7 @@ pub struct Mbar {
     pub announced: i64,
     pub completed_by: Option<(u32, u32, u32)>,
     /// The warps (slot, own clock) that arrived in the phase under way, and whether one of them
-    /// arrived at two steps of its in the phase before (it went round without waiting for it).
+    /// arrived at two epochs of its in the phase before (it went round without waiting for it).
     pub arrivals: Vec<(u32, u32)>,
     pub repeated: bool,
     /// What the arrivals and copies of the phase under way knew ([`super::order`]), and what
@@ -236,7 +236,7 @@ pub struct Cta {
     pub shadow: Shadow,
     /// What the copy engine and the tensor cores did to each word of shared memory.
     pub async_shadow: AsyncShadow,
-    /// Which warp's step last wrote and read each word, and its peers' uses of it.
+    /// Which warp's epoch last wrote and read each word, and its peers' uses of it.
     pub accesses: Accesses,
     /// Whether its peers' uses were checked against its end.
     pub exit_checked: bool,

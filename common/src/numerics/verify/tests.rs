@@ -679,11 +679,11 @@ fn the_tail_of_one_f32_dot_product_is_as_the_limit_assumes() {
     assert!(m2 < 1.0 && variance < 7.0, "{m2} {variance}");
 }
 
-/// Step 09's arithmetic: A and B split into two TF32 parts each; per 32-deep stage the
+/// Step 09's arithmetic: A and B split into two TF32 parts each; per 32-deep slice the
 /// tensor cores add, for every group of 8 terms, the three products big·small, small·big and
-/// big·big into the stage's sum, rounding toward zero after each; an f32 add rounded to
-/// nearest takes each stage's sum.
-fn three_product_stages(x: &Inputs) -> Vec<f32> {
+/// big·big into the slice's sum, rounding toward zero after each; an f32 add rounded to
+/// nearest takes each slice's sum.
+fn three_product_slices(x: &Inputs) -> Vec<f32> {
     let Shape { m, n, k } = x.shape;
     let split = |v: f32| (tf32(v), tf32(v - tf32(v)));
     let mut c = vec![0.0f32; m * n];
@@ -719,7 +719,7 @@ fn three_product_stages(x: &Inputs) -> Vec<f32> {
 fn the_three_product_model_covers_step_09s_stages() {
     for &(m, n, k) in &[(64, 64, 1), (64, 64, 32), (32, 32, 1024), (8, 8, 16384)] {
         let x = inputs(m, n, k);
-        let c = three_product_stages(&x);
+        let c = three_product_slices(&x);
         let r = rho(&x, &c) / Precision::Tf32x3.expected(k);
         println!("{m}×{n}×{k}: {r:.3} of the model");
         assert!(r < 0.9, "{m}×{n}×{k}: {r}");

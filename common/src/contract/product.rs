@@ -1,4 +1,4 @@
-//! One product as common hands it to a step's hooks ([`Call`]), and the tensor maps of A and B
+//! One product as common hands it to a step's hooks ([`Product`]), and the tensor maps of A and B
 //! common builds for it, with the kernels that must run before it, queued on either device.
 
 use anyhow::{Result, bail};
@@ -6,16 +6,16 @@ use anyhow::{Result, bail};
 use crate::matrix::Shape;
 use crate::pad::{padded, rows_padded};
 use crate::params::Params;
-use crate::queue::{Arg, Launch, Queue};
-use crate::tma::{Element, Marks, SPLIT_ENTRY, TRANSPOSE_ENTRY, TensorMap, TmaBox};
+use crate::queue::{KernelArg, LaunchShape, Queue};
+use crate::tma::{Element, EncodedMap, Marks, PARTS_ENTRY, TRANSPOSE_ENTRY, TmaBox};
 
 /// One product as common hands it to a step's hooks: the shape the buffers hold (padded where the
 /// launch pads rows), the parameters, the step kernel's launch and the operands' addresses.
 #[derive(Clone, Copy, Debug)]
-pub struct Call<'c> {
+pub struct Product<'c> {
     pub shape: Shape,
     pub params: &'c Params,
-    pub launch: Launch,
+    pub launch: LaunchShape,
     /// The rows of whole tiles of a Stream-K layout (None without one).
     pub whole: Option<u32>,
     /// The boxes of A's and B's tensor maps, for a kernel that reads through them.
@@ -24,25 +24,25 @@ pub struct Call<'c> {
     /// them itself).
     pub common_maps: bool,
     /// Whether A's map is of its two parts, which the step's `split_a` writes first.
-    pub split: bool,
+    pub parts: bool,
     /// The addresses of A, B and C.
     pub operands: (u64, u64, u64),
 }
 
-impl Call<'_> {
+impl Product<'_> {
     /// The standard arguments: `M, N, K, A, B, C`, and `whole` for a launch with a Stream-K layout.
-    pub fn args(&self) -> Vec<Arg> {
+    pub fn args(&self) -> Vec<KernelArg> {
         let Shape { m, n, k } = self.shape;
         let (a, b, c) = self.operands;
         let mut args = vec![
-            Arg::I32(m as i32),
-            Arg::I32(n as i32),
-            Arg::I32(k as i32),
-            Arg::Ptr(a),
-            Arg::Ptr(b),
-            Arg::Ptr(c),
+            KernelArg::I32(m as i32),
+            KernelArg::I32(n as i32),
+            KernelArg::I32(k as i32),
+            KernelArg::Ptr(a),
+            KernelArg::Ptr(b),
+            KernelArg::Ptr(c),
         ];
-        args.extend(self.whole.map(|w| Arg::I32(w as i32)));
+        args.extend(self.whole.map(|w| KernelArg::I32(w as i32)));
         args
     }
 
@@ -53,11 +53,11 @@ impl Call<'_> {
 
     /// The tensor maps of A and B as common builds them ([`maps`]), given `marks`
     /// where the step marks rows apart.
-    pub fn maps(&self, q: &mut dyn Queue, marks: Option<Marks>) -> Result<[TensorMap; 2]> {
+    pub fn maps(&self, q: &mut dyn Queue, marks: Option<Marks>) -> Result<[EncodedMap; 2]> {
         match (self.common_maps, self.boxes) {
             (true, Some(boxes)) => {
                 let (a, b, _) = self.operands;
-                maps(q, self.shape, (a, b), boxes, self.split, marks)
+                maps(q, self.shape, (a, b), boxes, self.parts, marks)
             }
             _ => bail!("common builds no tensor maps for this step's kernel"),
         }
@@ -73,9 +73,9 @@ impl Call<'_> {
                     "this kernel reads tensor maps of the step's own workspaces, and the step's hooks gave no product that builds them"
                 );
             }
-            args.extend(self.maps(q, None)?.map(Arg::Map));
+            args.extend(self.maps(q, None)?.map(KernelArg::Map));
         }
-        q.product(crate::gpu::ENTRY, self.launch, &args)
+        q.launch_matmul(crate::gpu::ENTRY, self.launch, &args)
     }
 }
 
@@ -85,7 +85,7 @@ impl Call<'_> {
 /// cols, int pitch)` on 1024 blocks of 256 threads striding over the work, and a padded copy of
 /// a matrix whose rows are not 16-byte multiples ([`crate::pad`]).
 ///
-/// - `split`: `split_a(A, parts, M, K, pitch[, marks, exps, col_least])` writes A's two parts,
+/// - `in_parts`: `split_a(A, parts, M, K, pitch[, marks, exps, col_least])` writes A's two parts,
 ///   2·M rows, mapped with a third coordinate, the part.
 /// - else, where the kernel defines `transpose_b(B, Bt, K, N, pitch)`: Bᵀ, N rows of K floats,
 ///   mapped in B's place (its box read with rows and columns exchanged: rows of Bᵀ are columns
@@ -95,28 +95,28 @@ pub fn maps(
     shape: Shape,
     (a, b): (u64, u64),
     (a_box, b_box): (TmaBox, TmaBox),
-    split: bool,
+    in_parts: bool,
     marks: Option<Marks>,
-) -> Result<[TensorMap; 2]> {
+) -> Result<[EncodedMap; 2]> {
     let Shape { m, n, k } = shape;
-    let int = |v: usize| Arg::I32(v as i32);
-    let (a_ptr, a_pitch, parts) = if split {
+    let int = |v: usize| KernelArg::I32(v as i32);
+    let (a_ptr, a_pitch, parts) = if in_parts {
         let pitch = padded(k);
         let parts = q.workspace("A's parts", 4 * 2 * m * pitch)?;
-        let mut args = vec![Arg::Ptr(a), Arg::Ptr(parts), int(m), int(k), int(pitch)];
+        let mut args = vec![KernelArg::Ptr(a), KernelArg::Ptr(parts), int(m), int(k), int(pitch)];
         if let Some(Marks { marks, exps, col_least }) = marks {
-            args.extend([marks, exps, col_least].map(Arg::Ptr));
+            args.extend([marks, exps, col_least].map(KernelArg::Ptr));
         }
-        prologue(q, SPLIT_ENTRY, &args)?;
+        prologue(q, PARTS_ENTRY, &args)?;
         (parts, pitch, 2)
     } else {
         let (ptr, pitch) = rows_padded(q, a, (m, k), "A padded")?;
         (ptr, pitch, 1)
     };
-    let (b_ptr, b_rows, b_cols, b_pitch, b_box) = if !split && q.has_entry(TRANSPOSE_ENTRY) {
+    let (b_ptr, b_rows, b_cols, b_pitch, b_box) = if !in_parts && q.has_entry(TRANSPOSE_ENTRY) {
         let pitch = padded(k);
         let bt = q.workspace("Bᵀ", 4 * n * pitch)?;
-        prologue(q, TRANSPOSE_ENTRY, &[Arg::Ptr(b), Arg::Ptr(bt), int(k), int(n), int(pitch)])?;
+        prologue(q, TRANSPOSE_ENTRY, &[KernelArg::Ptr(b), KernelArg::Ptr(bt), int(k), int(n), int(pitch)])?;
         (bt, n, k, pitch, TmaBox { rows: b_box.cols, cols: b_box.rows })
     } else {
         let (ptr, pitch) = rows_padded(q, b, (k, n), "B padded")?;
@@ -130,10 +130,10 @@ pub fn maps(
 
 /// The launch of the step's prologues, grid-stride kernels: enough blocks to fill an H200
 /// several times over.
-const GRID_STRIDE: Launch = Launch { grid: (1024, 1, 1), block: (256, 1, 1), smem: 0 };
+const GRID_STRIDE: LaunchShape = LaunchShape { grid: (1024, 1, 1), block: (256, 1, 1), smem: 0 };
 
 /// A grid-stride prologue of the step's module, queued in front of the kernel.
-fn prologue(q: &mut dyn Queue, entry: &str, args: &[Arg]) -> Result<()> {
+fn prologue(q: &mut dyn Queue, entry: &str, args: &[KernelArg]) -> Result<()> {
     if !q.has_entry(entry) {
         bail!("the kernel defines no `{entry}`, which its tensor maps need");
     }
