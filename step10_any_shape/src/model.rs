@@ -116,8 +116,8 @@ impl Calibration {
             && let Some(padded) = common::pad::padded_shape(s)
         {
             // A′ where K is padded, B′ always, and C′ back where N is.
-            let copy =
-                |rows: usize, cols: usize, elements: usize| self.pad_copy(8.0 * elements as f64, rows, cols);
+            // A copy of `floats` floats into rows×cols: 8 bytes each, read and written.
+            let copy = |rows, cols, floats: usize| self.pad_copy(8.0 * floats as f64, rows, cols);
             time += if padded.k != s.k { copy(s.m, padded.k, s.m * padded.k) } else { 0.0 };
             time += copy(padded.k, padded.n, padded.k * padded.n);
             time += if padded.n != s.n { copy(s.m, s.n, s.m * padded.n) } else { 0.0 };

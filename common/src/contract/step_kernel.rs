@@ -133,12 +133,14 @@ pub fn product(
 ) -> Result<Shape> {
     let padded = step.padded_shape(params, shape);
     let mut ran = shape;
+    let (grid, block, smem) = (geometry.grid, geometry.block, geometry.dynamic_smem);
+    let launch = LaunchShape { grid, block, smem };
     crate::pad::around(q, shape, padded, operands, |q, shape, operands| {
         ran = shape;
         let product = Product {
             shape,
             params,
-            launch: LaunchShape { grid: geometry.grid, block: geometry.block, smem: geometry.dynamic_smem },
+            launch,
             whole: geometry.whole_rows,
             boxes: step.extension.boxes().map(|(a, b)| (a(params), b(params))),
             common_maps: matches!(

@@ -148,11 +148,11 @@ fn run<'a>(step: &'a GpuStep, args: &'a Args, device: &mut dyn Device<'a>) -> Re
     };
     let timed = products.time.samples > 0;
     let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), timed));
-    let report =
-        Report::new(step_label(step, args), products.device, &inputs, step.precision, products.time, verdict)
-            .with_kernel(facts)
-            .with_last_launch(last)
-            .with_paths(products.paths);
+    let (label, time) = (step_label(step, args), products.time);
+    let report = Report::new(label, products.device, &inputs, step.precision, time, verdict)
+        .with_kernel(facts)
+        .with_last_launch(last)
+        .with_paths(products.paths);
     let report = device.finish(report, reference.as_ref())?;
     crate::emit::emit(&report, args)?;
     let outcome = outcome(report.verdict.as_ref(), report.last_launch.as_ref());
