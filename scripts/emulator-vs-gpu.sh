@@ -176,11 +176,13 @@ EOF
     ncu --clock-control none -k regex:matmul --launch-count 1 --metrics "$metrics" --csv \
       bash .gpu/run bin "$step" "$@" --no-cublas --no-verify --reps 1 > "$out/log/$id-ncu.csv" 2> "$out/log/$id-ncu.err"
   fi
+  rm -f "$out/log/$id-emu.json"
   [ "${NCU_ONLY:-0}" = 1 ] && { mkdir -p "$out/ncu" && cp "$out/log/$id-ncu.csv" "$out/ncu/"; : > "$out/log/$id-emu.log"; }
-  [ "${NCU_ONLY:-0}" = 1 ] || bin "$step" "$@" --emulate --no-verify > "$out/log/$id-emu.log" 2>&1
-  python3 - "$id" "$step $*" "$out/log/$id-ncu.csv" "$out/log/$id-emu.log" <<'EOF'
-import csv, re, sys
-id, what, ncu_csv, emu_log = sys.argv[1:5]
+  [ "${NCU_ONLY:-0}" = 1 ] ||
+    bin "$step" "$@" --emulate --no-verify --json-to "$out/log/$id-emu.json" > "$out/log/$id-emu.log" 2>&1
+  python3 - "$id" "$step $*" "$out/log/$id-ncu.csv" "$out/log/$id-emu.json" <<'EOF'
+import csv, json, os, sys
+id, what, ncu_csv, emu_json = sys.argv[1:5]
 ncu = {}
 with open(ncu_csv) as f:
     rows = [r for r in csv.reader(l for l in f if l.startswith('"'))]
@@ -190,18 +192,19 @@ if rows:
         d = dict(zip(head, r))
         if "Metric Name" in d:
             ncu[d["Metric Name"]] = float(d["Metric Value"].replace(",", ""))
-text = open(emu_log).read()
-line = next((l for l in text.splitlines() if l.strip().startswith("traffic")), "")
-num = lambda pat: float(re.search(pat, line).group(1).replace(",", "")) if re.search(pat, line) else float("nan")
+# The emulator's counts: the report's traffic fields (NaN where the run wrote no report).
+report = json.load(open(emu_json)) if os.path.exists(emu_json) else {}
+traffic = report.get("device", {}).get("emulated", {}).get("traffic", {})
+num = lambda field: float(traffic.get(field, float("nan")))
 emu = {
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": num(r"global loads ([\d,]+) requests"),
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": num(r"requests · ([\d,]+) sectors"),
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": num(r"· stores ([\d,]+) · [\d,]+ sectors"),
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": num(r"· stores [\d,]+ · ([\d,]+) sectors"),
-    "smsp__inst_executed_op_shared_ld.sum": num(r"shared loads ([\d,]+)"),
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": num(r"shared loads [\d,]+ · ([\d,]+) wavefronts"),
-    "smsp__inst_executed_op_shared_st.sum": num(r"wavefronts \([\d.]+\) · stores ([\d,]+) · [\d,]+ wavefronts"),
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": num(r"stores [\d,]+ · ([\d,]+) wavefronts \([\d.]+\) · (?:cp|[\d,]+ barriers)"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": num("global_load_requests"),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": num("global_load_sectors"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": num("global_store_requests"),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": num("global_store_sectors"),
+    "smsp__inst_executed_op_shared_ld.sum": num("shared_load_requests"),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": num("shared_load_wavefronts"),
+    "smsp__inst_executed_op_shared_st.sum": num("shared_store_requests"),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": num("shared_store_wavefronts"),
 }
 for k, e in emu.items():
     g = ncu.get(k, float("nan"))
