@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes the book's pictures of one warp's access (docs/src/figures/access-*.svg) and their
 # record; run from the repository root after `cargo build --release` of steps 02, 04, 05, 07, 08.
+# Labs: 02, 04, 05, 07 and 08, the chapters that show a warp's access (a figure each, not every lab).
 set -euo pipefail
 BIN=${BIN_DIR:-target/release}
 LOG=docs/src/results/runs/2026-11-27-emulator-access-pictures.log

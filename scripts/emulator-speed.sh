@@ -5,6 +5,8 @@
 # wall-clock time (NVRTC's compiles for the PTX and for the report's registers, the reference and
 # the verdict included).
 #   scripts/emulator-speed.sh [BIN_DIR]      (default target/release; build it first)
+# Labs: every lab the emulator runs but 09 and 11 (whose products launch several kernels); a new
+# emulated lab joins the list by hand.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lab 12's levers on the GPU (issue: lab 12 past cuBLAS TF32), from the repository root with the
+# Lab 12's levers on the GPU (toward cuBLAS TF32), from the repository root with the
 # bundle of scripts/gpu-bundle in .gpu/. Every share is of cuBLAS TF32 timed in the same
 # program run, with the SM clock and power NVML read while each product was timed.
 #   bash scripts/gpu-step12-levers.sh shapes FAMILY [RUN]  compare: labs 08 and 12 (with lab 12's
@@ -13,6 +13,7 @@
 #                                                         one's counters (raw CSV) and its SASS with
 #                                                         the instructions each executed (CSV)
 # Output goes to $OUT (or /tmp).
+# Labs: 12, and 08 beside it as the kernel lab 12 starts from.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Labs: 08, 09 and 12, the Hopper chapters these figures belong to.
 """Draws the figures of the Hopper chapters (steps 08 and 09) into the directory given:
 
     wgmma-fragments.svg        step 08: the warpgroup's fragments of wgmma.m64nBMk8 (TF32): which

@@ -8,6 +8,8 @@
 # Writes <out>/<date>-<device>-<lesson>.log for each lesson below, and beside it <lesson>.jsonl,
 # each run's report as JSON (scripts/record-json.sh); a lesson runs every measurement twice, so
 # a reader can see how far two runs agree.
+# Labs: 02 to 10, the chapters that quote a lesson measured here (the others' chapters quote
+# records of their own scripts).
 set -uo pipefail
 # Both folders are read relative to where the script is called from, before it moves to the root.
 bin=$(cd "${1:-target/release}" 2>/dev/null && pwd) || { echo "lessons: no folder ${1:-target/release}" >&2; exit 2; }

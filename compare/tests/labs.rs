@@ -360,3 +360,46 @@ fn the_scripts_index_lists_every_script() {
     sorted.sort();
     assert_eq!(sorted, present, "scripts/README.md against the folder");
 }
+
+/// The scripts whose lists of labs a test above checks against labs.tsv.
+const CHECKED: [&str; 4] =
+    ["scripts/emulator-vs-gpu.sh", "scripts/sanitize.sh", "scripts/profile.sh", "scripts/without-a-gpu.sh"];
+
+/// Where `text`, a script, names two labs or more and neither reads labs.tsv nor says which labs
+/// it runs and why in a line `# Labs: …`: Some(the labs' numbers it names).
+fn unowned_list(text: &str) -> Option<BTreeSet<String>> {
+    let numbers: BTreeSet<String> = step_names(text).iter().map(|(name, _)| name[4..6].to_owned()).collect();
+    let owned = text.contains("labs.tsv") || text.lines().any(|l| l.starts_with("# Labs: "));
+    (numbers.len() >= 2 && !owned).then_some(numbers)
+}
+
+#[test]
+fn a_list_without_labs_tsv_or_a_labs_line_is_found() {
+    let list = "run step02_gpu_naive; run step04_tiled\n";
+    assert_eq!(unowned_list(list).map(|n| n.len()), Some(2));
+    assert_eq!(unowned_list(&format!("# Labs: 02 and 04, the coalescing pair.\n{list}")), None);
+    assert_eq!(unowned_list(&format!("labs=$(cut -f2 labs.tsv)\n{list}")), None);
+    assert_eq!(unowned_list("run step02_gpu_naive twice: step02_gpu_naive\n"), None);
+}
+
+/// Every script that names labs owns its list: drawn from labs.tsv, checked above, or a subset
+/// it declares in a line `# Labs: …` (which labs and why), so that a new lab is missed nowhere
+/// unnoticed.
+#[test]
+fn every_script_that_names_labs_owns_its_list() {
+    let mut wrong = Vec::new();
+    for entry in std::fs::read_dir(root().join("scripts")).unwrap().flatten() {
+        let path = entry.path();
+        let name = format!("scripts/{}", path.file_name().unwrap().to_string_lossy());
+        if CHECKED.contains(&name.as_str()) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        if let Some(numbers) = unowned_list(&text) {
+            wrong.push(format!(
+                "{name} names labs {numbers:?} but neither reads labs.tsv nor says in a `# Labs: …` line which labs it runs and why"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
