@@ -132,16 +132,32 @@ EOF
     IFS='|' read -r step id args <<< "$c"
     [[ "$id" =~ ${ONLY:-.} ]] || continue
     # shellcheck disable=SC2086
-    bin "$step" $args --no-cublas --reps 1 --save-c "$out/c/$id-gpu.npy" > "$out/log/$id-gpu.log" 2>&1
+    rm -f "$out/log/$id-gpu.json" "$out/log/$id-emu.json"
+    bin "$step" $args --no-cublas --reps 1 --save-c "$out/c/$id-gpu.npy" --json-to "$out/log/$id-gpu.json" \
+      > "$out/log/$id-gpu.log" 2>&1
     # One launch on each side: C is compared here, so the emulated run need not verify (and launch
     # a second time to check what the first left behind).
     # shellcheck disable=SC2086
-    bin "$step" $args --emulate --no-verify --save-c "$out/c/$id-emu.npy" > "$out/log/$id-emu.log" 2>&1
-    launch() { grep -m1 -E '^  launch' "$1" | sed 's/^  launch *//; s/ · shared.*//'; }
-    share() { grep -m1 -E '^  share' "$1" | sed 's/.*grid rows 0–\([0-9]*\).*/whole rows 0–\1/'; }
-    python3 - "$step" "$args" "$out/c/$id-gpu.npy" "$out/c/$id-emu.npy" "$(launch "$out/log/$id-gpu.log") $(share "$out/log/$id-gpu.log")" "$(launch "$out/log/$id-emu.log") $(share "$out/log/$id-emu.log")" <<'EOF'
-import sys, numpy as np
-step, args, g, e, gl, el = sys.argv[1:7]
+    bin "$step" $args --emulate --no-verify --save-c "$out/c/$id-emu.npy" --json-to "$out/log/$id-emu.json" \
+      > "$out/log/$id-emu.log" 2>&1
+    python3 - "$step" "$args" "$out/c/$id-gpu.npy" "$out/c/$id-emu.npy" "$out/log/$id-gpu.json" "$out/log/$id-emu.json" <<'EOF'
+import json, os, sys, numpy as np
+step, args, g, e, gj, ej = sys.argv[1:7]
+
+def launch(report):
+    """The launch from the report's geometry: the grid and block, and the rows of whole tiles
+    where a Stream-K layout shares the others (empty where the run wrote no report)."""
+    if not os.path.exists(report):
+        return ""
+    geo = json.load(open(report))["kernel"]["geometry"]
+    (gx, gy, gz), (bx, by, bz) = geo["grid"], geo["block"]
+    text = f"grid {gx}×{gy}×{gz} · block {bx}×{by}×{bz} ({bx * by * bz} threads)"
+    whole = geo.get("whole_rows")
+    if whole is not None and whole < gy:
+        text += f" whole rows 0–{whole - 1}" if whole else " every tile shared"
+    return text
+
+gl, el = launch(gj), launch(ej)
 try:
     a, b = np.load(g), np.load(e)
 except Exception as x:
