@@ -27,6 +27,9 @@ pub struct EmulatorState {
     /// The step's own kernel's launches as the emulator recorded them for the time model's
     /// replay, where the machine records.
     pub recorded: Vec<Recorded>,
+    /// The seconds the emulation of the step's own kernel took, over its launches (the rest of
+    /// a product, copies and uploads, runs whole in a scaled run too).
+    pub own_seconds: f64,
 }
 
 impl EmulatorState {
@@ -71,7 +74,11 @@ impl<'q> EmulatorQueue<'q> {
         // A scaled run scales the step's own kernel; the kernels around it run whole.
         let scale = self.machine.scale;
         self.machine.scale = scale && own;
+        let started = std::time::Instant::now();
         let traffic = self.machine.launch(entry, config, &args).map_err(|e| anyhow!("{e}"));
+        if own {
+            self.state.own_seconds += started.elapsed().as_secs_f64();
+        }
         self.machine.scale = scale;
         let recorded = self.machine.take_replays();
         let traffic = traffic?;
@@ -152,6 +159,14 @@ impl Queue for EmulatorQueue<'_> {
         let at = self.workspace(name, bytes)?;
         let floats = self.state.workspaces[name].1 / 4;
         self.machine.write_f32(at, &vec![0.0; floats]).map_err(|e| anyhow!("zeroing {name}: {e}"))?;
+        Ok(at)
+    }
+
+    fn poisoned(&mut self, name: &'static str, bytes: usize) -> Result<u64> {
+        let at = self.workspace(name, bytes)?;
+        let floats = self.state.workspaces[name].1 / 4;
+        let nan = vec![f32::from_bits(u32::MAX); floats];
+        self.machine.write_f32(at, &nan).map_err(|e| anyhow!("poisoning {name}: {e}"))?;
         Ok(at)
     }
 

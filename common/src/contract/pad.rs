@@ -136,7 +136,7 @@ pub fn around(
     if p.n == shape.n {
         return product(q, p, (a, wb, c));
     }
-    let wc = q.workspace("C′", 4 * p.m * p.n)?;
+    let wc = q.poisoned("C′", 4 * p.m * p.n)?;
     product(q, p, (a, wb, wc))?;
     let back = Layout { rows: shape.m, cols: shape.n, pitch: p.n };
     copy(q, (wc, back), (c, plain(shape.m, shape.n)))

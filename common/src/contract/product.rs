@@ -52,7 +52,8 @@ impl Product<'_> {
     }
 
     /// The tensor maps of A and B as common builds them ([`maps`]), given `marks`
-    /// where the step marks rows apart.
+    /// where the step marks rows apart. Their prologue and padding copies are queued where the
+    /// queue is: call it before [`Queue::fork`], so that the kernel's stream has them.
     pub fn maps(&self, q: &mut dyn Queue, marks: Option<Marks>) -> Result<[EncodedMap; 2]> {
         match (self.common_maps, self.boxes) {
             (true, Some(boxes)) => {

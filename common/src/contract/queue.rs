@@ -70,6 +70,12 @@ pub trait Queue {
     /// As [`Queue::workspace`], zeroed in stream order before this product's kernels.
     fn zeroed(&mut self, name: &'static str, bytes: usize) -> Result<u64>;
 
+    /// As [`Queue::workspace`], for a result the product writes whole before it reads it (the
+    /// padded C′): on the emulator filled with NaN first, so that an element no thread writes
+    /// fails as never written, as in C; on a GPU as it is (a fill would be timed with the
+    /// product).
+    fn poisoned(&mut self, name: &'static str, bytes: usize) -> Result<u64>;
+
     /// `len` ints from int `from` of workspace `name`, once every kernel queued so far has
     /// finished; None where no product has made that workspace.
     fn read_i32(&mut self, name: &'static str, from: usize, len: usize) -> Result<Option<Vec<i32>>>;

@@ -177,11 +177,14 @@ pub fn multiply(
         true => q.upload("Bᵀ", &transpose(&inputs.b.data, shape.k, shape.n)),
         false => q.upload("B", &inputs.b.data),
     };
-    let c = b.and_then(|b| Ok((b, q.upload("C", &vec![f32::from_bits(u32::MAX); shape.m * shape.n])?)));
-    let ran = c.and_then(|(b, c)| {
-        let ran = product(q, step, params, geometry, shape, (a, b, c));
-        let out = ran.and_then(|ran| Ok((q.download(c, shape.m * shape.n)?, ran)));
-        q.free(b).and(q.free(c)).and(out)
+    let ran = b.and_then(|b| {
+        let c = q.upload("C", &vec![f32::from_bits(u32::MAX); shape.m * shape.n]);
+        let ran = c.and_then(|c| {
+            let ran = product(q, step, params, geometry, shape, (a, b, c));
+            let out = ran.and_then(|ran| Ok((q.download(c, shape.m * shape.n)?, ran)));
+            q.free(c).and(out)
+        });
+        q.free(b).and(ran)
     });
     q.free(a).and(ran)
 }

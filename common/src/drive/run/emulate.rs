@@ -306,8 +306,9 @@ fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool
     let scaled = (at_least <= SURE_SECONDS).then(|| probe.multiply(inputs, true));
     let seconds = started.elapsed().as_secs_f64();
     let (whole, how) = match scaled {
+        // The step's own kernel scaled up; what runs whole around it (copies, uploads) as it was.
         Some(Ok((_, (own, _)))) if own.scaled_ran > 0 => (
-            seconds * own.scaled_of as f64 / own.scaled_ran as f64,
+            seconds + probe.own_seconds * (own.scaled_of as f64 / own.scaled_ran as f64 - 1.0),
             format!("a scaled run of {} of its {} blocks took {seconds:.1} s", own.scaled_ran, own.scaled_of),
         ),
         // A launch the scaled run cannot take (a side whose clusters all differ): from its FLOPs.
@@ -380,6 +381,8 @@ pub struct Emulated<'a> {
     /// The step kernel's launches of the last product as the emulator recorded them for the
     /// time model, where `machine.record` was set.
     pub recorded: Vec<emulated::Recorded>,
+    /// The seconds the last product's own kernel took to emulate (its copies and uploads apart).
+    pub own_seconds: f64,
     /// What the step's launch keeps from product to product.
     state: EmulatorState,
 }
@@ -437,6 +440,7 @@ impl<'a> Emulated<'a> {
             advisories,
             paths: None,
             state: EmulatorState::default(),
+            own_seconds: 0.0,
             recorded: Vec::new(),
         })
     }
@@ -446,7 +450,7 @@ impl<'a> Emulated<'a> {
     pub fn multiply(&mut self, inputs: &Inputs, sanitize: bool) -> Result<(Vec<f32>, CallTraffic)> {
         let (step, params) = (self.step, &self.params);
         let state = &mut self.state;
-        (state.traffic, state.others, state.recorded) = Default::default();
+        (state.traffic, state.others, state.recorded, state.own_seconds) = Default::default();
         let mut q = EmulatorQueue::new(&mut self.machine, state, sanitize);
         let ran = multiply(&mut q, step, params, self.geometry, inputs);
         let paths = match &ran {
@@ -455,6 +459,7 @@ impl<'a> Emulated<'a> {
         };
         let traffic = (std::mem::take(&mut state.traffic), std::mem::take(&mut state.others));
         self.recorded = std::mem::take(&mut state.recorded);
+        self.own_seconds = state.own_seconds;
         let (c, _) = ran?;
         self.paths = paths?;
         Ok((c, traffic))
