@@ -190,10 +190,8 @@ pub struct Measured {
 impl Measured {
     /// C held to `precision`'s limits against `reference`, and the next product beside it.
     pub fn verify(&self, reference: &Reference, precision: Precision) -> (Verdict, Next) {
-        let shape = self.shape;
-        let judge = |c: &[f32]| verify::verify(shape, c, reference, precision);
-        let next = self.c_next.as_ref().map(|next| LastLaunch::of(&self.c, next, judge));
-        (judge(&self.c), next)
+        let judge = |c: &[f32]| verify::verify(self.shape, c, reference, precision);
+        LastLaunch::judge_both(&self.c, self.c_next.as_deref(), judge)
     }
 
     /// The verdict that decides: the first product's, or the next's where that one differs and

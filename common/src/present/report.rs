@@ -186,6 +186,16 @@ pub enum LastLaunch {
 }
 
 impl LastLaunch {
+    /// The first launch's verdict, and the next launch's C beside it where there is one: the
+    /// check every run and measurement makes of its two products.
+    pub fn judge_both(
+        first: &[f32],
+        next: Option<&[f32]>,
+        judge: impl Fn(&[f32]) -> Verdict,
+    ) -> (Verdict, Option<LastLaunch>) {
+        (judge(first), next.map(|next| LastLaunch::of(first, next, &judge)))
+    }
+
     /// `first` (verified) and `last` compared bit for bit; `judge` gives the last C's verdict
     /// where they differ.
     pub fn of(first: &[f32], last: &[f32], judge: impl FnOnce(&[f32]) -> Verdict) -> LastLaunch {

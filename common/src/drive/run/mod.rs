@@ -140,11 +140,13 @@ fn run<'a>(step: &'a GpuStep, args: &'a Args, device: &mut dyn Device<'a>) -> Re
     let products = device.products(args, &inputs, verifies)?;
     save_c(args, shape, &products.first)?;
     let reference = if verifies { Some(device.reference(&inputs)?) } else { None };
-    let judge = |c: &[f32], r: &Reference| verify::verify(shape, c, r, step.precision);
-    let verdict = reference.as_ref().map(|r| judge(&products.first, r));
-    let last = match (&products.next, &reference) {
-        (Some(next), Some(r)) => Some(LastLaunch::of(&products.first, next, |c| judge(c, r))),
-        _ => None,
+    let (verdict, last) = match &reference {
+        Some(r) => {
+            let judge = |c: &[f32]| verify::verify(shape, c, r, step.precision);
+            let (verdict, last) = LastLaunch::judge_both(&products.first, products.next.as_deref(), judge);
+            (Some(verdict), last)
+        }
+        None => (None, None),
     };
     let timed = products.time.samples > 0;
     let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), timed));

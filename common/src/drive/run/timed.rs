@@ -6,9 +6,7 @@ use std::ops::ControlFlow;
 use anyhow::{Result, bail};
 
 use super::memory::{check_memory, device_workspace_bytes};
-use super::{
-    Device, Products, asked, check_compile_only_options, check_host, files_of, shape_of, step_label,
-};
+use super::{Device, Products, asked, check_compile_only_options, check_host, files_of, step_label};
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::Blas;
@@ -19,7 +17,7 @@ use crate::measure::{self, Buffers, Recipe, reference};
 use crate::params::Params;
 use crate::reference::Reference;
 use crate::report::{Device as ReportDevice, Report};
-use crate::step::{Geometry, GpuStep};
+use crate::step::{Choice, Geometry, GpuStep};
 use crate::step_kernel::StepKernel;
 use crate::timing::{Sampling, Stats};
 use crate::verify::{self, Precision};
@@ -50,10 +48,7 @@ impl<'a> Timed<'a> {
             bail!("--picture-access draws what the emulator saw of a warp's access, so it needs --emulate");
         }
         if args.compile_only {
-            // No GPU: the shape and the step's choice as for the largest GPU and an H100's SMs.
-            let files = files_of(args)?;
-            let asked = shape_of(args, files.as_ref(), (step.default_shape)(&Limits::LARGEST))?;
-            let (params, choice) = step.params_for(asked, crate::step::SMS_BEFORE_OPENING, &args.params)?;
+            let (asked, params, choice) = before_opening(step, args)?;
             let why = choice.as_ref().map(|c| c.why.as_str());
             return compile_only::run(step, args, &params, asked, why).map(ControlFlow::Break);
         }
@@ -199,11 +194,17 @@ fn open_gpu(step: &GpuStep, args: &Args) -> Result<Gpu> {
 /// take at the shape asked for (against the most any GPU allows), and a shape beyond the host's
 /// memory.
 fn without_gpu(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<()> {
-    let files = files_of(args)?;
-    let default = (step.default_shape)(&Limits::LARGEST);
-    let (shape, params, _) = asked(step, args, files.as_ref(), default, crate::step::SMS_BEFORE_OPENING)?;
+    let (shape, params, _) = before_opening(step, args)?;
     if !args.tune {
         step.validate(&params, shape, &Limits::LARGEST)?;
     }
     check_host(step, &params, shape, (!args.no_cublas && cublas_found, !args.no_verify))
+}
+
+/// The shape and the step's choice for it before a GPU is open: as for the largest GPU and an
+/// H100's SMs.
+fn before_opening(step: &GpuStep, args: &Args) -> Result<(Shape, Params, Option<Choice>)> {
+    let files = files_of(args)?;
+    let default = (step.default_shape)(&Limits::LARGEST);
+    asked(step, args, files.as_ref(), default, crate::step::SMS_BEFORE_OPENING)
 }
