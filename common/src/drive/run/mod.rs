@@ -143,7 +143,8 @@ fn run<'a>(step: &'a GpuStep, args: &'a Args, device: &mut dyn Device<'a>) -> Re
     let (verdict, last) = match &reference {
         Some(r) => {
             let judge = |c: &[f32]| verify::verify(shape, c, r, step.precision);
-            let (verdict, last) = LastLaunch::judge_both(&products.first, products.next.as_deref(), judge);
+            let (first, next) = (&products.first, products.next.as_deref());
+            let (verdict, last) = LastLaunch::judge_both(first, next, judge);
             (Some(verdict), last)
         }
         None => (None, None),
