@@ -4,7 +4,10 @@
 //! The JSON is the report's own fields ([`Report`]'s `Serialize`), with two more at the top
 //! level: `schema`, the version of the form ([`SCHEMA`]), and `derived`, the rates and shares
 //! the text computes from the fields ([`Derived`]), so that a reader need not compute them again.
+//! A step with a report of its own (step 13's) implements [`Emit`] and is printed and written
+//! by the same functions.
 
+use std::fmt;
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
@@ -89,9 +92,27 @@ struct Json<'a> {
 /// `report`'s JSON text, its fields in the order of the types that hold them, indented
 /// (`pretty`) or on one line. Non-finite numbers, which JSON has not, become null.
 pub fn json_text(report: &Report, pretty: bool) -> String {
-    let whole = Json { schema: SCHEMA, report, derived: Derived::of(report) };
-    let text = if pretty { serde_json::to_string_pretty(&whole) } else { serde_json::to_string(&whole) };
+    to_json_text(&Json { schema: SCHEMA, report, derived: Derived::of(report) }, pretty)
+}
+
+/// Any report's JSON text, as [`json_text`] writes a step's: indented (`pretty`) or on one line,
+/// non-finite numbers as null.
+pub fn to_json_text<T: Serialize>(value: &T, pretty: bool) -> String {
+    let text = if pretty { serde_json::to_string_pretty(value) } else { serde_json::to_string(value) };
     text.expect("a report is plain data")
+}
+
+/// A report as a run prints it: its text ([`fmt::Display`]) and its JSON, which carries
+/// `schema` ([`SCHEMA`]) among its top-level fields.
+pub trait Emit: fmt::Display {
+    /// The JSON text, indented (`pretty`) or on one line.
+    fn json_text(&self, pretty: bool) -> String;
+}
+
+impl Emit for Report {
+    fn json_text(&self, pretty: bool) -> String {
+        json_text(self, pretty)
+    }
 }
 
 /// `report` as a JSON value, to read its fields.
@@ -102,20 +123,36 @@ pub fn json(report: &Report) -> serde_json::Value {
 /// Prints `report` as `--format` asks (the text, or its JSON, indented) and writes its JSON, on
 /// one line, to `--json-to`'s file where one was given.
 pub fn emit(report: &Report, args: &Args) -> Result<()> {
-    match args.format.unwrap_or_default() {
+    emit_as(report, args.format.unwrap_or_default(), args.json_to.as_deref())
+}
+
+/// Prints `report` in `format` and writes its JSON, on one line, to `json_to` where given: what
+/// [`emit`] does with a step's arguments, for a report of another type.
+pub fn emit_as(report: &impl Emit, format: Format, json_to: Option<&Path>) -> Result<()> {
+    match format {
         Format::Text => print!("{report}"),
-        Format::Json => println!("{}", json_text(report, true)),
+        Format::Json => println!("{}", report.json_text(true)),
     }
-    if let Some(path) = &args.json_to {
+    if let Some(path) = json_to {
         write_json(report, path)?;
     }
     Ok(())
 }
 
 /// Writes `report`'s JSON to `path`, one line and a newline.
-pub fn write_json(report: &Report, path: &Path) -> Result<()> {
-    std::fs::write(path, format!("{}\n", json_text(report, false)))
-        .map_err(|e| anyhow!("--json-to could not write {}: {e}", path.display()))
+pub fn write_json(report: &impl Emit, path: &Path) -> Result<()> {
+    std::fs::write(path, format!("{}\n", report.json_text(false))).map_err(|e| json_to_error(path, e))
+}
+
+/// Makes `path` an empty file, for a run long enough that a `--json-to` it cannot write should
+/// stop it before it starts rather than after; [`write_json`] fills it at the end.
+pub fn claim_json_to(path: &Path) -> Result<()> {
+    std::fs::File::create(path).map(drop).map_err(|e| json_to_error(path, e))
+}
+
+/// The sentence for a `--json-to` file that cannot be written.
+fn json_to_error(path: &Path, e: std::io::Error) -> anyhow::Error {
+    anyhow!("--json-to could not write {}: {e}", path.display())
 }
 
 /// Prints a line of a run that is not its report (a note before it): on standard output beside
