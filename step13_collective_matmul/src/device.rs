@@ -12,8 +12,9 @@ use common::{Geometry, Params, Precision, Shape};
 /// Lab 12's kernel, the course's fastest TF32 product, as each GPU's own.
 static LAB12: common::GpuStep = step12_persistent_clusters::STEP;
 
-/// Which product each GPU runs on its shards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which product each GPU runs on its shards (in the JSON, as --product names it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Product {
     /// Lab 12's persistent, clustered kernel.
     Lab12,

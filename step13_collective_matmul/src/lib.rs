@@ -5,7 +5,8 @@
 //!
 //! The schedule ([`schedule`]) and the model ([`model`]) need no GPU; [`nccl`] loads NCCL at
 //! run time; each GPU and its products are in `device`, the ranks' buffers, streams and
-//! the two ways in `ranks`, the program in `run`.
+//! the two ways in `ranks`, the program in `run`, and what it prints, as text or JSON, in
+//! `report`.
 
 use std::process::ExitCode;
 
@@ -15,6 +16,7 @@ mod device;
 pub mod model;
 pub mod nccl;
 mod ranks;
+mod report;
 mod run;
 pub mod schedule;
 
@@ -28,7 +30,11 @@ pub fn main() -> ExitCode {
     match run::run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            eprintln!("error: a result is wrong (see the verify lines above)");
+            let see = match args.format.unwrap_or_default() {
+                common::cli::Format::Text => "the verify lines above",
+                common::cli::Format::Json => "the checks that did not pass in the report",
+            };
+            eprintln!("error: a result is wrong (see {see})");
             ExitCode::FAILURE
         }
         Err(e) => {

@@ -7,7 +7,7 @@
 //! the ring faster than that: it is the bound the ring's time is set against.
 
 /// The parts of a run, each timed alone on every GPU at once (milliseconds, the slowest GPU's).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Parts {
     /// One shard's product on each GPU: M/G × N/G × K.
     pub product: f64,
@@ -17,6 +17,26 @@ pub struct Parts {
     pub all_gather: f64,
     /// The product of the gathered A on each GPU: M × N/G × K.
     pub whole: f64,
+}
+
+/// What bounds the ring's rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// A product takes longer than an exchange: the exchange hides under it.
+    Products,
+    /// An exchange takes longer than a product: the product hides under it.
+    Exchanges,
+}
+
+impl Limit {
+    /// As the report says it.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            Limit::Products => "the products: the exchange hides under them",
+            Limit::Exchanges => "the exchanges: the products hide under them",
+        }
+    }
 }
 
 // ANCHOR: model
@@ -34,10 +54,10 @@ impl Parts {
     }
 
     /// What bounds the ring's rounds: the products, or the exchanges.
-    pub fn ring_limit(&self) -> &'static str {
+    pub fn ring_limit(&self) -> Limit {
         match self.product >= self.exchange {
-            true => "the products: the exchange hides under them",
-            false => "the exchanges: the products hide under them",
+            true => Limit::Products,
+            false => Limit::Exchanges,
         }
     }
 
@@ -67,11 +87,11 @@ mod tests {
     fn the_ring_is_bound_by_the_slower_of_product_and_exchange() {
         // Products slower than the exchange: G products.
         assert!((PARTS.ring_bound(4) - 0.32).abs() < 1e-12);
-        assert_eq!(PARTS.ring_limit(), "the products: the exchange hides under them");
+        assert_eq!(PARTS.ring_limit().sentence(), "the products: the exchange hides under them");
         // An exchange slower than a product: one product, then G − 1 exchanges.
         let slow = Parts { exchange: 0.1, ..PARTS };
         assert!((slow.ring_bound(4) - (0.08 + 3.0 * 0.1)).abs() < 1e-12);
-        assert_eq!(slow.ring_limit(), "the exchanges: the products hide under them");
+        assert_eq!(slow.ring_limit().sentence(), "the exchanges: the products hide under them");
         // One GPU: one product, nothing to exchange.
         assert!((PARTS.ring_bound(1) - 0.08).abs() < 1e-12);
     }

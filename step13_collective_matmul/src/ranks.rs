@@ -26,8 +26,9 @@ pub struct Link {
     pub ring: Via,
 }
 
-/// What moves the ring's shards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What moves A's shards between ranks (in the JSON, as --exchange names it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Via {
     /// NCCL's send and receive: kernels, on SMs the products then lack.
     Nccl,

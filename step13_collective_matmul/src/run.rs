@@ -1,6 +1,7 @@
 //! The program: the ranks set up, each way run once and verified, then timed with its parts,
-//! and one report.
+//! and one report ([`Report`]), its text printed block by block as the products finish.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -8,14 +9,17 @@ use clap::Parser;
 use cudarc::driver::CudaEvent;
 use cudarc::driver::sys::CUevent_flags;
 
+use common::cli::Format;
+use common::emit::Emit;
 use common::matrix::Family;
 use common::reference::Reference;
 use common::timing::Stats;
 use common::{Inputs, Matrix, Shape};
 
 use crate::device::{Device, Product};
-use crate::model::{Parts, overhead_per_round};
+use crate::model::Parts;
 use crate::ranks::{Link, Ranks, Via};
+use crate::report::{Check, Exchange, Failure, Header, ProductRun, Report, Run, Way};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -65,6 +69,14 @@ pub struct Args {
     /// Timed samples of each way and part.
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(3..=1000))]
     pub reps: u32,
+    /// How the report is printed: text (the default), or json, the same report as one JSON
+    /// object with a schema version (the chapter describes it).
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    pub format: Option<Format>,
+    /// Also write the report as JSON, on one line, to FILE, while it is printed as --format
+    /// says: how a record keeps its JSON beside its log.
+    #[arg(long, value_name = "FILE")]
+    pub json_to: Option<PathBuf>,
 }
 
 fn ring_param(s: &str) -> Result<(String, u32), String> {
@@ -75,6 +87,10 @@ fn ring_param(s: &str) -> Result<(String, u32), String> {
 
 /// Runs the program; Ok(false) where a result failed verification.
 pub fn run(args: &Args) -> Result<bool> {
+    // A file that cannot be written stops the run before it starts, not after.
+    if let Some(path) = &args.json_to {
+        common::emit::claim_json_to(path)?;
+    }
     let products: Vec<Product> = match args.product.as_str() {
         "lab12" => vec![Product::Lab12],
         "cublas" => vec![Product::Cublas],
@@ -135,20 +151,44 @@ pub fn run(args: &Args) -> Result<bool> {
     let (a_shards, b_shards) = shards(&inputs, g);
     let mut ranks = Ranks::new(devices, &placement, link, shard, (&a_shards, &b_shards))?;
 
-    print_header(&ranks, &inputs, simulated)?;
-    let blocks = ranks.devices[0]
-        .lab12_blocks()
-        .map_or(String::new(), |b| format!("; lab 12 runs {b} persistent blocks"));
-    println!(
-        "sms      {} of each GPU's {} SMs left to the exchange{blocks}",
-        leave, ranks.devices[0].gpu.info.sms
-    );
-    let references = references(&ranks, &inputs, &b_shards)?;
-    let mut passed = true;
-    for product in products {
-        passed &= measure(&mut ranks, product, &references, args.reps as usize)?;
+    let info = &ranks.devices[0].gpu.info;
+    let header = Header {
+        step: crate::NAME.to_owned(),
+        ranks: g,
+        gpus: ranks.devices.len(),
+        simulated,
+        gpu: info.name.clone(),
+        sms: info.sms,
+        nccl: if simulated { None } else { Some(crate::nccl::version()?) },
+        exchange: Exchange { gather: if ranks.link().0 { Via::Nccl } else { Via::Copies }, ring },
+        global,
+        shard,
+        inputs: inputs.source.clone(),
+        sms_left: leave,
+        lab12_blocks: ranks.devices[0].lab12_blocks(),
+    };
+    // The text streams, the header now and each product's block once it is measured; the JSON
+    // is one value, printed at the end.
+    let text = args.format.unwrap_or_default() == Format::Text;
+    if text {
+        print!("{header}");
     }
-    Ok(passed)
+    let mut report = Report { header, products: Vec::new() };
+    let references = references(&ranks, &inputs, &b_shards)?;
+    for product in products {
+        let run = measure(&mut ranks, product, &references, args.reps as usize)?;
+        if text {
+            print!("{}", report.block(&run));
+        }
+        report.products.push(run);
+    }
+    if !text {
+        println!("{}", report.json_text(true));
+    }
+    if let Some(path) = &args.json_to {
+        common::emit::write_json(&report, path)?;
+    }
+    Ok(report.passed())
 }
 
 fn gpu_count() -> Result<usize> {
@@ -184,48 +224,17 @@ fn references(ranks: &Ranks, inputs: &Inputs, b_shards: &[Vec<f32>]) -> Result<V
         .collect()
 }
 
-fn print_header(ranks: &Ranks, inputs: &Inputs, simulated: bool) -> Result<()> {
-    let info = &ranks.devices[0].gpu.info;
-    let g = ranks.ring.ranks;
-    let Shape { m, n, k } = ranks.shard;
-    println!("{} · C = A·B over several GPUs, the exchange hidden under the products", crate::NAME);
-    match simulated {
-        true => println!(
-            "device   {g} ranks simulated on one {} (copies stand in for NCCL; times are not a multi-GPU speed)",
-            info.name
-        ),
-        false => {
-            let by = match ranks.link().1 {
-                Via::Copies => "the copy engines",
-                Via::Nccl => "NCCL's send and receive",
-            };
-            println!("devices  {g} × {} · NCCL {}", info.name, crate::nccl::version()?);
-            println!("exchange the baseline's all-gather by NCCL; the ring's shards by {by}");
-        }
-    }
-    println!(
-        "shape    M={} N={} K={k}: A's rows and B's columns in {g} shards of {m}×{k} and {k}×{n}",
-        g * m,
-        g * n
-    );
-    println!("         each rank ends with C's columns of its B, {} rows × {n}", g * m);
-    println!("inputs   {}", inputs.source);
-    Ok(())
-}
-
 /// Both ways run once and verified, then timed beside their parts; the report's block.
-fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: usize) -> Result<bool> {
-    let g = ranks.ring.ranks;
-    println!("\nproduct  {} on every rank", product.name());
-    let mut passed = true;
-    for ring in [false, true] {
+fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: usize) -> Result<ProductRun> {
+    let mut checks = Vec::with_capacity(4);
+    for way in [Way::Baseline, Way::Ring] {
         ranks.poison()?;
-        match ring {
-            false => ranks.baseline(product)?,
-            true => ranks.ring(product)?,
+        match way {
+            Way::Baseline => ranks.baseline(product)?,
+            Way::Ring => ranks.ring(product)?,
         }
         ranks.synchronize()?;
-        passed &= verify(ranks, product, references, ring, "first run")?;
+        checks.push(verify(ranks, product, references, way, Run::First)?);
     }
     let parts = Parts {
         product: time(ranks, reps, |r| r.products_alone(product))?.median_ms,
@@ -235,87 +244,31 @@ fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: 
     };
     ranks.poison()?;
     let baseline = time(ranks, reps, |r| r.baseline(product))?;
-    passed &= verify(ranks, product, references, false, "last timed run")?;
+    checks.push(verify(ranks, product, references, Way::Baseline, Run::LastTimed)?);
     ranks.poison()?;
     let ring = time(ranks, reps, |r| r.ring(product))?;
-    passed &= verify(ranks, product, references, true, "last timed run")?;
-
-    let bytes = (4 * ranks.shard.m * ranks.shard.k) as f64;
-    let tflops = |ms: f64| (g as f64 * ranks.whole_shape().flops()) / (ms * 1e9);
-    println!("parts    alone, slowest GPU, median of {reps}:");
-    println!("         a shard's product   {:8.3} ms", parts.product);
-    let per = if ranks.devices.len() == 1 { "a rank, the ranks sharing one GPU" } else { "a GPU each way" };
-    println!(
-        "         a ring step         {:8.3} ms  ({:.0} GB/s {per})",
-        parts.exchange,
-        bytes / parts.exchange / 1e6
-    );
-    let gather = if ranks.link().0 { "NCCL's all-gather " } else { "all-gather, copies" };
-    println!("         {gather}  {:8.3} ms", parts.all_gather);
-    println!("         the gathered product {:8.3} ms", parts.whole);
-    println!(
-        "baseline all-gather, then product   {} · {:.0} TFLOP/s in all",
-        spread(&baseline),
-        tflops(baseline.median_ms)
-    );
-    println!(
-        "ring     product under exchange     {} · {:.0} TFLOP/s in all",
-        spread(&ring),
-        tflops(ring.median_ms)
-    );
-    println!(
-        "speedup  {:.2}× the baseline (the parts alone allow {:.2}×)",
-        baseline.median_ms / ring.median_ms,
-        parts.best_speedup(g)
-    );
-    let bound = parts.ring_bound(g);
-    println!(
-        "model    ring ≥ product + (G−1)·max(product, ring step) = {bound:.3} ms (the parts' medians), set by {}",
-        parts.ring_limit()
-    );
-    println!(
-        "         the ring at {:.1}% of its bound; {:.1} µs a round beyond it",
-        100.0 * ring.median_ms / bound,
-        1e3 * overhead_per_round(ring.median_ms, bound, g)
-    );
-    Ok(passed)
+    checks.push(verify(ranks, product, references, Way::Ring, Run::LastTimed)?);
+    Ok(ProductRun { product, checks, reps, parts, baseline, ring })
 }
 
-/// Every rank's column block of C checked against its reference; one line.
-fn verify(
-    ranks: &Ranks,
-    product: Product,
-    references: &[Reference],
-    ring: bool,
-    which: &str,
-) -> Result<bool> {
-    let way = if ring { "ring" } else { "baseline" };
-    let mut worst = None;
-    let mut passed = true;
+/// Every rank's column block of C checked against its reference: the report's line.
+fn verify(ranks: &Ranks, product: Product, references: &[Reference], way: Way, run: Run) -> Result<Check> {
+    let mut worst = (0.0f64, "");
+    let mut failures = Vec::new();
     for (r, reference) in references.iter().enumerate() {
-        let c = ranks.result(r, ring)?;
+        let c = ranks.result(r, way == Way::Ring)?;
         let shape = Shape { m: ranks.whole_shape().m, ..ranks.shard };
         let verdict = common::verify::verify(shape, &c, reference, product.precision());
-        if !verdict.passed() {
-            println!("verify   {way} ({which}), rank {r}: FAIL · {}", verdict.summary());
-            passed = false;
-        }
         let ratio = verdict.normwise.relative() / verdict.normwise.relative_limit();
-        if worst.is_none_or(|(w, _)| ratio > w) {
-            worst = Some((ratio, verdict));
+        if r == 0 || ratio > worst.0 {
+            worst = (ratio, verdict.source);
+        }
+        if !verdict.passed() {
+            failures.push(Failure { rank: r, summary: verdict.summary(), verdict });
         }
     }
-    if let (true, Some((ratio, verdict))) = (passed, worst) {
-        println!(
-            "verify   {way} ({which}): PASS on every rank · worst ‖ΔC‖ at {ratio:.2} of the limit · {}",
-            verdict.source
-        );
-    }
-    Ok(passed)
-}
-
-fn spread(s: &Stats) -> String {
-    format!("{:8.3} ms (min {:.3}, max {:.3})", s.median_ms, s.min_ms, s.max_ms)
+    let (worst_normwise, reference) = (worst.0, worst.1.to_owned());
+    Ok(Check { way, run, passed: failures.is_empty(), worst_normwise, reference, failures })
 }
 
 // ANCHOR: time
