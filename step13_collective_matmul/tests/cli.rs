@@ -60,9 +60,52 @@ fn a_simulated_ring_by_nccl_is_refused_in_one_sentence() {
 fn help_names_the_default_shard_and_the_chapter() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    for want in ["Default shard: 1024×4096×4096", "Chapter: docs/src/step13.md", "--simulate", "--gpus"] {
+    for want in [
+        "Default shard: 1024×4096×4096",
+        "Chapter: docs/src/step13.md",
+        "--simulate",
+        "--gpus",
+        "--format <FORMAT>",
+        "--json-to <FILE>",
+    ] {
         assert!(out.contains(want), "{want} missing from:\n{out}");
     }
+}
+
+/// A report format it does not know: clap's refusal, naming the ones it does, before any GPU.
+#[test]
+fn an_unknown_format_is_refused_naming_the_known_ones() {
+    let (code, out, err) = run(&["--simulate", "2", "--format", "xml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.starts_with("error: invalid value 'xml' for '--format <FORMAT>'"), "{err}");
+    assert!(err.contains("[possible values: text, json]") && !err.contains("panicked"), "{err}");
+}
+
+/// A --json-to file that cannot be written (in a folder that does not exist, or a folder
+/// itself) stops the run in one sentence before it looks for a GPU.
+#[test]
+fn a_json_to_that_cannot_be_written_is_refused_in_one_sentence() {
+    let folder = std::env::temp_dir();
+    let missing = folder.join(format!("step13-no-such-folder-{}", std::process::id())).join("report.json");
+    for (path, why) in [(&missing, "No such file or directory"), (&folder, "Is a directory")] {
+        for args in [&[][..], &["--simulate", "2", "--format", "json"][..]] {
+            let out = Command::new(common::testing::program(BIN))
+                .args(args)
+                .arg("--json-to")
+                .arg(path)
+                .env("CUDA_VISIBLE_DEVICES", "")
+                .output()
+                .expect("the program starts");
+            let (code, err) = (out.status.code(), String::from_utf8_lossy(&out.stderr));
+            assert_eq!(code, Some(1), "{path:?} {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{path:?} {args:?}: {err}");
+            let want = format!("error: --json-to could not write {}: {why}", path.display());
+            assert!(err.starts_with(&want) && !err.contains("panicked"), "{want}\n{err}");
+            assert!(out.stdout.is_empty(), "{path:?} {args:?}");
+        }
+    }
+    assert!(!missing.exists());
 }
 
 /// Asserts a run passed every verification, of both ways, first and last timed.
@@ -106,4 +149,47 @@ fn gpu_nccl_rings_over_two_gpus_match_the_reference() {
     assert!(out.contains("NCCL 2.") && out.contains("by NCCL's send and receive"), "{out}");
     let out = assert_passed(&["--gpus", "2", "--reps", "3", "--product", "lab12"]);
     assert!(out.contains("by the copy engines"), "{out}");
+}
+
+/// A simulated run's report as JSON: standard output is one JSON object, --json-to's file holds
+/// the same one, and every check of both ways of every product passed.
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_simulated_ring_reports_json() {
+    let path = std::env::temp_dir().join(format!("step13-report-{}.json", std::process::id()));
+    let file = path.to_str().expect("a temporary path in UTF-8");
+    let args = ["--simulate", "2", "-m", "33", "-n", "130", "-k", "70", "--reps", "3"];
+    let (code, out, err) = run(&[&args[..], &["--format", "json", "--json-to", file]].concat());
+    let written = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 0, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+    let written = written.expect("--json-to's file");
+    assert_eq!(written.lines().count(), 1, "{written}");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&written).expect("the file's JSON"), json);
+
+    assert_eq!(json["schema"], 1, "{out}");
+    assert_eq!((&json["ranks"], &json["gpus"], &json["simulated"]), (&2.into(), &1.into(), &true.into()));
+    assert_eq!((&json["nccl"], &json["exchange"]["ring"]), (&serde_json::Value::Null, &"copies".into()));
+    assert_eq!(
+        (&json["shard"]["m"], &json["shard"]["n"], &json["shard"]["k"]),
+        (&33.into(), &130.into(), &70.into())
+    );
+    assert_eq!((&json["global"]["m"], &json["global"]["n"]), (&66.into(), &260.into()));
+    assert_eq!(json["derived"]["passed"], true, "{out}");
+    let products = json["products"].as_array().expect("products");
+    assert!(!products.is_empty() && products.iter().any(|p| p["product"] == "cublas"), "{out}");
+    for p in products {
+        let checks = p["checks"].as_array().expect("checks");
+        assert_eq!(checks.len(), 4, "{p}");
+        for c in checks {
+            assert_eq!((&c["passed"], &c["failures"]), (&true.into(), &serde_json::json!([])), "{c}");
+            assert!(c["worst_normwise"].as_f64().is_some_and(|r| r <= 1.0), "{c}");
+        }
+        assert_eq!(
+            (&p["reps"], &p["ring"]["samples"], &p["derived"]["passed"]),
+            (&3.into(), &3.into(), &true.into())
+        );
+        assert!(p["derived"]["speedup"].as_f64().is_some_and(|s| s > 0.0), "{p}");
+    }
 }
