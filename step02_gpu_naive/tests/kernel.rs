@@ -103,7 +103,7 @@ fn gpu_runs_and_verifies_without_cublas() {
     let args =
         common::cli::Args::try_parse_from(["step02_gpu_naive", "-m", "129", "-n", "65", "-k", "33"]).unwrap();
     // As on a machine where libcublas is missing: the run verifies against the CPU reference.
-    assert!(common::run::run_gpu_with(&STEP, &args, false).unwrap());
+    assert!(common::run::run_gpu_with(&STEP, &args, || false).unwrap());
 }
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step02_gpu_naive"));

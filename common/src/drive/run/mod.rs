@@ -50,13 +50,14 @@ pub fn gpu_main(step: &GpuStep) -> ExitCode {
 
 /// The whole run of a GPU step. Returns whether verification passed (true when skipped).
 pub fn run_gpu(step: &GpuStep, args: &Args) -> Result<bool> {
-    run_gpu_with(step, args, cublas::present())
+    run_gpu_with(step, args, cublas::present)
 }
 
 // ANCHOR: run_gpu
-/// [`run_gpu`] with the answer to "could libcublas be loaded?" given, so that a test can take
-/// the path of a machine without cuBLAS: no baseline, the reference on the CPU, and a note.
-pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<bool> {
+/// [`run_gpu`] with the question "could libcublas be loaded?" given, so that a test can take
+/// the path of a machine without cuBLAS: no baseline, the reference on the CPU, and a note. Only
+/// a run on a GPU asks it: the emulator has no cuBLAS to look for.
+pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: fn() -> bool) -> Result<bool> {
     let edited = edited(step, args)?;
     let step = edited.as_ref().unwrap_or(step);
     // Without a GPU the lab is emulated, and says so.
@@ -64,7 +65,7 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<b
     if args.emulate || no_gpu.is_some() {
         return run(step, args, &mut emulate::Counted::open(args, no_gpu)?);
     }
-    match timed::Timed::open(step, args, cublas_found)? {
+    match timed::Timed::open(step, args, cublas_found())? {
         ControlFlow::Continue(mut gpu) => run(step, args, &mut gpu),
         // --compile-only ran in the measured run's place.
         ControlFlow::Break(outcome) => Ok(outcome),
