@@ -16,10 +16,12 @@
 # The development shapes are drawn like the held-out ones (M, N, K log-uniform over [1, 16384],
 # M·N·K ≤ 2³⁶) from another seed (20261123), with the short-side shapes of gpu-check-short-side.sh;
 # the model is looked at on them, never on the held-out shapes. Each run prints the rule's choice,
-# the predicted and measured time, and the share of cuBLAS SGEMM in its own run.
+# the predicted and measured time, and the share of cuBLAS SGEMM in its own run; each run's whole
+# report is kept as JSON beside its log (NAME.jsonl, a line a run: scripts/record-json.sh).
 set -uo pipefail
 part=${1:-}
 . "$(dirname "$0")/gpu-check-common.sh"
+. "$(dirname "$0")/record-json.sh"
 DEVELOP="1518,6058,576 5,2664,2 3940,43,6 573,2,62 14,3,2442 15,93,24 9975,1565,2 2922,1550,13596 7,5762,103
 3,483,2343 51,36,5391 559,58,1122 184,3115,153 20,3,25 46,684,936 13,2328,4786 467,131,198 18,6,455 6654,77,868
 475,5,52 1130,3,12 3,12937,169 27,1048,478 11,4853,25
@@ -30,11 +32,16 @@ DEVELOP="1518,6058,576 5,2664,2 3940,43,6 573,2,62 14,3,2442 15,93,24 9975,1565,
 MIDDLE="70,1874,249 5451,9378,490 13837,194,12978 7753,12160,151 56,1513,4666 121,673,16162 3697,42,10018
 1596,216,10697 33,35,16165 5037,450,890 465,262,1150 109,320,13841 15390,2055,154 3378,2890,1281 6365,312,15414
 1001,3330,1632 3470,74,929 5241,1071,812 577,271,317 2808,409,203"
+# develop SHAPES JSONL: each shape run, the lines of its report that the log keeps; its JSON in JSONL.
 develop() {
-  for s in ${1:-$DEVELOP}; do
+  : > "$2"
+  for s in $1; do
     IFS=, read -r m n k <<< "$s"
     echo "== $m×$n×$k"
-    bash .gpu/run bin step10_any_shape -m "$m" -n "$n" -k "$k" 2>&1 | grep -E "params|choice|model|speed|verify|error" | sed 's/ · [0-9.]*% of FP32 peak.*//'
+    args=(-m "$m" -n "$n" -k "$k")
+    mapfile -t more < <(json_flags "${args[@]}")
+    bash .gpu/run bin step10_any_shape "${args[@]}" "${more[@]}" 2>&1 | grep -E "params|choice|model|speed|verify|error" | sed 's/ · [0-9.]*% of FP32 peak.*//'
+    json_line "$2" "bash .gpu/run bin step10_any_shape ${args[*]}" "${PIPESTATUS[0]}"
   done
 }
 fail=0
@@ -44,7 +51,7 @@ case "$part" in
     bash .gpu/run bin calibrate --out "$out/calibration.txt" >> "$out/calibrate.log" 2>&1 || fail=1
     cat "$out/calibrate.log"
     header develop.log
-    STEP10_CALIBRATION="$out/calibration.txt" develop >> "$out/develop.log"
+    STEP10_CALIBRATION="$out/calibration.txt" develop "$DEVELOP" "$out/develop.jsonl" >> "$out/develop.log"
     grep -E "^==|model|speed" "$out/develop.log"
     t=$(holding gpu_forced_paths_and_splits_match_the_reference)
     header paths.log
@@ -52,11 +59,11 @@ case "$part" in
     grep -E "test result|panicked" "$out/paths.log" ;;
   develop)
     header develop.log
-    develop >> "$out/develop.log"
+    develop "$DEVELOP" "$out/develop.jsonl" >> "$out/develop.log"
     grep -E "^==|model|speed" "$out/develop.log" ;;
   middle)
     header middle.log
-    develop "$MIDDLE" >> "$out/middle.log"
+    develop "$MIDDLE" "$out/middle.jsonl" >> "$out/middle.log"
     grep -E "^==|model|speed" "$out/middle.log" ;;
   measure)
     # One run of each, cuBLAS SGEMM in the same run: call with 1, then again with 2 (each fits a call).

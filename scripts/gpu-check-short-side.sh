@@ -12,10 +12,20 @@
 #
 # speed: at each shape, the step's choice, then the short side's kernel (--param PATH=1 where M is
 # short, PATH=2 where N is) with K split 1, 8 and 64 ways; each run against cuBLAS SGEMM in its
-# own run; the choice and the first split verified, the others timed only.
+# own run; the choice and the first split verified, the others timed only. The log keeps the
+# lines that matter; each run's whole report is kept as JSON beside it (speed.jsonl, a line a run:
+# scripts/record-json.sh).
 set -uo pipefail
 part=${1:-}
 . "$(dirname "$0")/gpu-check-common.sh"
+. "$(dirname "$0")/record-json.sh"
+# speed_run LINES ARGS...: step 10 run with ARGS, the lines matching LINES shown, its JSON kept.
+speed_run() {
+  local lines=$1; shift
+  mapfile -t more < <(json_flags "$@")
+  bash .gpu/run bin step10_any_shape "$@" "${more[@]}" 2>&1 | grep -E "$lines"
+  json_line "$out/speed.jsonl" "bash .gpu/run bin step10_any_shape $*" "${PIPESTATUS[0]}"
+}
 fail=0
 case "$part" in
   tests)
@@ -58,17 +68,18 @@ case "$part" in
     fi ;;
   speed)
     header speed.log
+    : > "$out/speed.jsonl"
     for s in 1,4096,4096 2,4096,4096 8,4096,4096 4096,1,4096 4096,4,4096 4096,8,4096 4099,3,2049 3,4099,2049 \
              2,2,1048576 1,1,1048576 8,8,65536 1,14336,4096 4096,2,11008; do
       IFS=, read -r m n k <<< "$s"
       path=$([ "$n" -le 8 ] && echo 2 || echo 1)
       echo "== $m×$n×$k choice"
-      bash .gpu/run bin step10_any_shape -m "$m" -n "$n" -k "$k" 2>&1 | grep -E "params|choice|speed|verify|error"
+      speed_run "params|choice|speed|verify|error" -m "$m" -n "$n" -k "$k"
       for split in 1 8 64; do
         echo "== $m×$n×$k PATH=$path SPLIT=$split"
         verify=$([ "$split" = 1 ] || echo --no-verify)
-        bash .gpu/run bin step10_any_shape -m "$m" -n "$n" -k "$k" --param PATH=$path --param SPLIT=$split $verify 2>&1 \
-          | grep -E "params|speed|verify|error"
+        # shellcheck disable=SC2086
+        speed_run "params|speed|verify|error" -m "$m" -n "$n" -k "$k" --param PATH=$path --param SPLIT=$split $verify
       done
     done >> "$out/speed.log"
     grep -E "^==|speed" "$out/speed.log" | sed 's/ · [0-9.]*% of FP32 peak.*//' ;;
