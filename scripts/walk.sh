@@ -7,9 +7,10 @@
 #                                         # profile; needs `rustup component add llvm-tools`)
 #   scripts/walk.sh run NAME ARGS...      # run program NAME once; its profile in target/walk/profiles
 #   scripts/walk.sh files PROFILE...      # the files those profiles ran, a line each, by crate
-#   scripts/walk.sh pack                  # the instrumented programs packed into .walk/ to carry to
-#                                         # a GPU machine; there: bash .walk/run NAME ARGS... writes
-#                                         # NAME.profraw into $OUT; back here: walk.sh files PROFILE
+#   scripts/walk.sh pack [NAME...]        # the instrumented programs (or those named) packed into
+#                                         # .walk/ to carry to a GPU machine; there: bash .walk/run
+#                                         # NAME ARGS... writes NAME.profraw into $OUT; back here:
+#                                         # walk.sh files PROFILE (the programs built here map it)
 #
 # Example, the walk of step 04 emulated and on a GPU:
 #   scripts/walk.sh build && scripts/walk.sh run step04_tiled --emulate --size 32
@@ -73,8 +74,15 @@ print(f"in all: {len(files)} files")
     rm -rf .walk && mkdir -p .walk
     exclude=$(git rev-parse --git-path info/exclude)
     grep -qxF '/.walk/' "$exclude" 2>/dev/null || echo '/.walk/' >> "$exclude"
-    tar -C "$bin" -cf - $(cd "$bin" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n') |
-      xz -T0 -6 > .walk/pack.tar.xz
+    names=("$@")
+    [ ${#names[@]} -gt 0 ] || mapfile -t names < <(cd "$bin" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n')
+    # Stripped of symbols: the counters' map is read from the programs here, not from the pack.
+    mkdir -p .walk/bin
+    for n in "${names[@]}"; do
+      [ -x "$bin/$n" ] || { echo "walk: $bin/$n is not built" >&2; exit 1; }
+      strip -o ".walk/bin/$n" "$bin/$n"
+    done
+    tar -C .walk/bin -cf - . | xz -T0 -6 > .walk/pack.tar.xz && rm -rf .walk/bin
     cat > .walk/run <<'EOF'
 #!/usr/bin/env bash
 # Runs one instrumented program of the pack; its profile goes to $OUT/NAME.profraw.
@@ -87,5 +95,5 @@ LLVM_PROFILE_FILE="${OUT:-.}/$name.profraw" "$dir/$name" "$@"
 EOF
     chmod +x .walk/run
     du -sh .walk >&2 ;;
-  *) echo "usage: scripts/walk.sh build | run NAME ARGS... | files PROFILE... | pack" >&2; exit 2 ;;
+  *) echo "usage: scripts/walk.sh build | run NAME ARGS... | files PROFILE... | pack [NAME...]" >&2; exit 2 ;;
 esac
