@@ -19,8 +19,9 @@ set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 target=target/walk
-bin=$target/release
-tools=$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin
+host=$(rustc -vV | sed -n 's/^host: //p')
+bin=$target/$host/release
+tools=$(rustc --print sysroot)/lib/rustlib/$host/bin
 
 need_tools() {
   [ -x "$tools/llvm-profdata" ] || {
@@ -32,8 +33,10 @@ need_tools() {
 verb=${1:-}; shift || true
 case "$verb" in
   build)
-    # Instrumented apart from every other build: its own target folder.
-    RUSTFLAGS="-C instrument-coverage" CARGO_TARGET_DIR=$target cargo build --release --workspace --bins ;;
+    # Instrumented apart from every other build: its own target folder. Naming the target keeps
+    # RUSTFLAGS off the build scripts and macros, which would otherwise leave profiles behind.
+    RUSTFLAGS="-C instrument-coverage" CARGO_TARGET_DIR=$target \
+      cargo build --release --workspace --bins --target "$host" ;;
   run)
     name=${1:?walk: say which program to run}; shift
     [ -x "$bin/$name" ] || { echo "walk: $bin/$name is not built; run: scripts/walk.sh build" >&2; exit 1; }
