@@ -89,7 +89,7 @@ fn nvrtc_emulator_names_a_descriptor_advanced_in_bytes() {
     assert!(!message.contains("parity"), "{message}");
 }
 
-/// A consumer that frees its stage before its wgmma are done: the copy engine refills it while
+/// A consumer that frees its buffer before its wgmma are done: the copy engine refills it while
 /// the tensor cores may still read it.
 #[test]
 #[ignore = "needs libnvrtc"]

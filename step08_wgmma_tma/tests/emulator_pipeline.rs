@@ -1,4 +1,4 @@
-//! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a stage freed
+//! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a buffer freed
 //! before its wgmma were waited for (whatever order the emulator's rounds run the copy and the
 //! wait in), a wait on the wrong parity, an `empty` barrier whose init counts fewer arrivals than
 //! the consumers make, an `expect_tx` short of the copies, named at the expect_tx too, and the
@@ -20,11 +20,11 @@ const WAIT_THEN_FREE: &str =
 const FREE_THEN_WAIT: &str =
     "            if (lane == 0) mbar_arrive(&empty[s]);\n            wgmma_wait_all();\n";
 
-/// A consumer that frees its stage between `wgmma.commit_group` and `wgmma.wait_group`: the
-/// producer may refill the stage while the tensor cores still read it. The emulator's rounds run
+/// A consumer that frees its buffer between `wgmma.commit_group` and `wgmma.wait_group`: the
+/// producer may refill the buffer while the tensor cores still read it. The emulator's rounds run
 /// the consumer's wait before the producer's copy, so the copy never meets a wgmma in flight;
 /// the sentence comes from what orders what, and names the arrival, its barrier and the wait
-/// that came after it. The kernel and both variants, at shapes whose stages are refilled.
+/// that came after it. The kernel and both variants, at shapes whose buffers are refilled.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
@@ -57,6 +57,7 @@ fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
                     "while that wgmma was still in flight",
                     &format!("waits for it with the wgmma.wait_group at {wait}, in wgmma_wait_all at :"),
                     "after the arrival",
+                    "the tensor cores may still read the buffer when the copy lands",
                 ],
             );
             assert!(!message.contains("has not waited"), "{}: {message}", step.file);

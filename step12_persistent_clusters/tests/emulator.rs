@@ -152,7 +152,7 @@ fn nvrtc_emulator_names_a_peer_that_never_arrives() {
 }
 
 /// The empty barrier counted for one block's consumers where every block's arrive (without
-/// `× CLUSTER`): it completes at half the arrivals, and the producer refills a stage a peer's
+/// `× CLUSTER`): it completes at half the arrivals, and the producer refills a buffer a peer's
 /// consumers still read. The sentence says so, with the barrier's name, and gives no parity hint.
 #[test]
 #[ignore = "needs libnvrtc"]
@@ -168,7 +168,7 @@ fn nvrtc_emulator_names_a_buffer_refilled_under_its_readers() {
         (256, 256, 256),
         &[
             "of the mbarrier `full[",
-            "the copy engine refilled the stage while this warp still reads it",
+            "the copy engine refilled the buffer while this warp still reads it",
             "in tma_load at :",
         ],
     );
