@@ -66,8 +66,8 @@ fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
 }
 
 /// A consumer that waits on `full[s]` with the parity flipped: the wait passes at once, before
-/// the stage's copies, and the sentence names that wait (its line, the parity, the phase under
-/// way), not a missing one. Flipped only from the second round of stages on, the wait passes on
+/// the buffer's copies, and the sentence names that wait (its line, the parity, the phase under
+/// way), not a missing one. Flipped only from the second round of buffers on, the wait passes on
 /// the fill the warp has read already, and the warps that run ahead arrive on `empty[0]` before
 /// its phase is theirs: named at that arrival, with the wait.
 #[test]
@@ -137,7 +137,7 @@ fn nvrtc_emulator_names_an_init_that_counts_fewer_arrivals_than_come() {
     }
 }
 
-/// The consumer keeps one wgmma group in flight (`wgmma.wait_group 1`, the stage before freed
+/// The consumer keeps one wgmma group in flight (`wgmma.wait_group 1`, the buffer before freed
 /// instead) and loads the next tile's B fragments into the same `frag` registers, which the
 /// wgmma of the group in flight still read as A: the H100 gives a wrong C. The emulator, which
 /// reads them at the issue, names the load, the wgmma and the wait that came after it.
