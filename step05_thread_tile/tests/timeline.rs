@@ -10,7 +10,7 @@ use step05_thread_tile::STEP;
 fn nvrtc_timeline_of_a_kernel_without_a_pipeline_says_so() {
     let t = emulator::timeline(&STEP, &[], Shape { m: 64, n: 64, k: 64 }, [0, 0, 0], true).unwrap();
     assert!(t.rounds > 0, "the block ran");
-    assert!(t.producers().is_empty() && t.consumers().is_empty() && t.stages() == 0);
+    assert!(t.producers().is_empty() && t.consumers().is_empty() && t.buffers() == 0);
     assert_eq!(t.store_buffers(), vec!["C"], "its stores are seen");
     assert_eq!(
         t.check().unwrap_err(),

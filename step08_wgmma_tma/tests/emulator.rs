@@ -39,7 +39,7 @@ fn nvrtc_emulated_variants_match_the_reference() {
 }
 
 /// What the copy engine and the tensor cores did, counted: one copy of A's box and BN/32 of B's
-/// per stage, the bytes of whole boxes, and a wgmma per warp and 8-deep step.
+/// per buffer fill, the bytes of whole boxes, and a wgmma per warp and 8-deep step.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_copies_and_products_are_counted() {
@@ -52,8 +52,8 @@ fn nvrtc_emulated_copies_and_products_are_counted() {
     assert_eq!(t.flops, 2 * 256 * 256 * 96);
 }
 
-/// A consumer that reads a stage without waiting for its copies: the sanitizer names the read
-/// and the copy, on the first stage, before anything could go wrong by luck.
+/// A consumer that reads a buffer without waiting for its copies: the sanitizer names the read
+/// and the copy, on the first buffer, before anything could go wrong by luck.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulator_names_a_read_before_the_copy_has_landed() {
@@ -68,7 +68,7 @@ fn nvrtc_emulator_names_a_read_before_the_copy_has_landed() {
     emulator::assert_fault_named(&parity, &[], (64, 64, 64), &["race", "kernel.cu:275, in wgmma at :"]);
 }
 
-/// A descriptor advanced by bytes instead of 16-byte units reads the next stage's bytes, which
+/// A descriptor advanced by bytes instead of 16-byte units reads the next buffer's bytes, which
 /// the warp never waited for: the sentence names the barrier the bytes belong to and the one the
 /// warp waited on, and gives no parity hint (the wait was right; the address is not).
 #[test]
@@ -89,7 +89,7 @@ fn nvrtc_emulator_names_a_descriptor_advanced_in_bytes() {
     assert!(!message.contains("parity"), "{message}");
 }
 
-/// A consumer that frees its stage before its wgmma are done: the copy engine refills it while
+/// A consumer that frees its buffer before its wgmma are done: the copy engine refills it while
 /// the tensor cores may still read it.
 #[test]
 #[ignore = "needs libnvrtc"]
@@ -144,7 +144,7 @@ fn nvrtc_emulator_names_expect_tx_that_does_not_match_the_copies() {
 }
 
 /// An empty barrier that waits for one arrival more than the consumers give: a deadlock, named
-/// with the init that set the count, and with the consumers that wait for the stage the
+/// with the init that set the count, and with the consumers that wait for the buffer the
 /// producer cannot refill.
 #[test]
 #[ignore = "needs libnvrtc"]

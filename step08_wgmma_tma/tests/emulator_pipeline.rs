@@ -1,4 +1,4 @@
-//! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a stage freed
+//! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a buffer freed
 //! before its wgmma were waited for (whatever order the emulator's rounds run the copy and the
 //! wait in), a wait on the wrong parity, an `empty` barrier whose init counts fewer arrivals than
 //! the consumers make, an `expect_tx` short of the copies, named at the expect_tx too, and the
@@ -20,11 +20,11 @@ const WAIT_THEN_FREE: &str =
 const FREE_THEN_WAIT: &str =
     "            if (lane == 0) mbar_arrive(&empty[s]);\n            wgmma_wait_all();\n";
 
-/// A consumer that frees its stage between `wgmma.commit_group` and `wgmma.wait_group`: the
-/// producer may refill the stage while the tensor cores still read it. The emulator's rounds run
+/// A consumer that frees its buffer between `wgmma.commit_group` and `wgmma.wait_group`: the
+/// producer may refill the buffer while the tensor cores still read it. The emulator's rounds run
 /// the consumer's wait before the producer's copy, so the copy never meets a wgmma in flight;
 /// the sentence comes from what orders what, and names the arrival, its barrier and the wait
-/// that came after it. The kernel and both variants, at shapes whose stages are refilled.
+/// that came after it. The kernel and both variants, at shapes whose buffers are refilled.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
@@ -57,6 +57,7 @@ fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
                     "while that wgmma was still in flight",
                     &format!("waits for it with the wgmma.wait_group at {wait}, in wgmma_wait_all at :"),
                     "after the arrival",
+                    "the tensor cores may still read the buffer when the copy lands",
                 ],
             );
             assert!(!message.contains("has not waited"), "{}: {message}", step.file);
@@ -65,8 +66,8 @@ fn nvrtc_emulator_names_a_buffer_freed_before_its_wgmma_are_waited_for() {
 }
 
 /// A consumer that waits on `full[s]` with the parity flipped: the wait passes at once, before
-/// the stage's copies, and the sentence names that wait (its line, the parity, the phase under
-/// way), not a missing one. Flipped only from the second round of stages on, the wait passes on
+/// the buffer's copies, and the sentence names that wait (its line, the parity, the phase under
+/// way), not a missing one. Flipped only from the second round of buffers on, the wait passes on
 /// the fill the warp has read already, and the warps that run ahead arrive on `empty[0]` before
 /// its phase is theirs: named at that arrival, with the wait.
 #[test]
@@ -136,7 +137,7 @@ fn nvrtc_emulator_names_an_init_that_counts_fewer_arrivals_than_come() {
     }
 }
 
-/// The consumer keeps one wgmma group in flight (`wgmma.wait_group 1`, the stage before freed
+/// The consumer keeps one wgmma group in flight (`wgmma.wait_group 1`, the buffer before freed
 /// instead) and loads the next tile's B fragments into the same `frag` registers, which the
 /// wgmma of the group in flight still read as A: the H100 gives a wrong C. The emulator, which
 /// reads them at the issue, names the load, the wgmma and the wait that came after it.

@@ -1,5 +1,5 @@
 //! The picture of one consumer warp's fragment read (`--emulate --picture-access`) in step 08:
-//! the B pairs it reads from the swizzled stage are 8-byte shared loads in two wavefronts, no
+//! the B pairs it reads from the swizzled buffer are 8-byte shared loads in two wavefronts, no
 //! bank conflict; read without the swizzle, the same lanes pile into a few banks. (A reaches the
 //! tensor cores through wgmma's descriptor, with no load of the warp's own to draw.)
 

@@ -1,5 +1,5 @@
 //! The timeline `--picture-timeline` draws, pinned through the events it is drawn from: the
-//! producer never more than STAGES fills ahead of the consumers, no wgmma reading a stage before
+//! producer never more than STAGES fills ahead of the consumers, no wgmma reading a buffer before
 //! its `full[s]` phase completed, and the copies, landings, phases and wgmma groups of a block
 //! counted; a consumer that skips its wait on `full[s]` is seen reading early; a block outside
 //! the grid is refused in one sentence.
@@ -18,7 +18,7 @@ fn nvrtc_timeline_counts_the_pipeline_of_a_block() {
     for stages in [2u32, 4] {
         let t = emulator::timeline(&STEP, &[("STAGES", stages)], shape, [0, 0, 0], true).unwrap();
         let stages = stages as usize;
-        assert_eq!(t.stages(), stages);
+        assert_eq!(t.buffers(), stages);
         assert_eq!(t.producers(), vec![0], "thread 0 issues the copies");
         assert_eq!(t.consumers(), vec![1, 2], "BN / 64 consumer warpgroups after the producer's");
         assert_eq!(t.count(|w| matches!(w, What::Issue { .. })), 8 * 5, "8 k-tiles of 5 boxes");
@@ -32,8 +32,8 @@ fn nvrtc_timeline_counts_the_pipeline_of_a_block() {
         let empty = t.empty_bars();
         assert_eq!(empty.len(), stages);
         let arrivals = t.count(|w| matches!(w, What::Arrive { bar, .. } if empty.contains(bar)));
-        assert_eq!(arrivals, 2 * 4 * 8, "a consumer warp frees each stage it used");
-        assert_eq!(t.most_ahead(), stages, "the producer fills every stage ahead, and no more");
+        assert_eq!(arrivals, 2 * 4 * 8, "a consumer warp frees each buffer it used");
+        assert_eq!(t.most_ahead(), stages, "the producer fills every buffer ahead, and no more");
         assert_eq!(t.reads_before_full(), Vec::<String>::new());
         assert_eq!(t.store_buffers(), vec!["C"]);
         assert!(t.svg(t.window(None).unwrap()).contains("consumers, warpgroup 2"));
@@ -51,10 +51,10 @@ fn nvrtc_timeline_holds_at_odd_shapes_and_other_blocks() {
         let t = emulator::timeline(&STEP, &[], Shape { m, n, k }, block, true).unwrap();
         let at = format!("{m}×{n}×{k}, block {block:?}");
         assert!(
-            t.most_ahead() <= t.stages(),
-            "{at}: {} fills ahead of {} stages",
+            t.most_ahead() <= t.buffers(),
+            "{at}: {} fills ahead of {} buffers",
             t.most_ahead(),
-            t.stages()
+            t.buffers()
         );
         assert_eq!(t.reads_before_full(), Vec::<String>::new(), "{at}");
         let fills = k.div_ceil(32);
@@ -66,8 +66,8 @@ fn nvrtc_timeline_holds_at_odd_shapes_and_other_blocks() {
 }
 
 /// A consumer that does not wait for `full[s]`, run without the race check (which would stop it
-/// first) and with no more k-tiles than stages (more would deadlock, the consumers freeing
-/// stages the producer has not filled): the timeline shows its wgmma reading stages whose
+/// first) and with no more k-tiles than buffers (more would deadlock, the consumers freeing
+/// buffers the producer has not filled): the timeline shows its wgmma reading buffers whose
 /// copies have not completed.
 #[test]
 #[ignore = "needs libnvrtc"]

@@ -34,7 +34,7 @@ const FAULTS: &[Fault] = &[
     },
     Fault {
         class: Class::DropBSmall,
-        // The next product takes over overwriting `part` on the stage's first step.
+        // The next product takes over overwriting `part` on the slice's first step.
         edits: &[(
             "wgmma(part, small[k8], a_big + k, k8);   // the two corrections first,\n                wgmma(part, big[k8], a_small + k, 1);",
             "wgmma(part, big[k8], a_small + k, k8);",

@@ -60,8 +60,8 @@ fn nvrtc_emulated_variants_match_the_reference() {
     emulator::assert_emulated_pass(&variant("multicast_b"), &three, &[EMULATED_SHAPES[1], MANY]);
 }
 
-/// A ping-pong consumer that starts on its tile without its turn may wait on a stage's fill one
-/// phase early (the parity of fill f is that of fill f − 2): it reads a stage the copy engine is
+/// A ping-pong consumer that starts on its tile without its turn may wait on a buffer's fill one
+/// phase early (the parity of fill f is that of fill f − 2): it reads a buffer the copy engine is
 /// still writing. Without the warpgroup's meeting after its leader's wait, the other warps start
 /// on their own and do the same.
 #[test]
@@ -133,7 +133,7 @@ fn nvrtc_emulator_names_a_tma_store_without_its_proxy_fence() {
     }
 }
 
-/// A consumer that never frees its stage in the peer block: the peer's producer waits for ever.
+/// A consumer that never frees its buffer in the peer block: the peer's producer waits for ever.
 /// On a GPU the kernel hangs; here the emulator names the barrier and who waits.
 #[test]
 #[ignore = "needs libnvrtc"]
@@ -152,7 +152,7 @@ fn nvrtc_emulator_names_a_peer_that_never_arrives() {
 }
 
 /// The empty barrier counted for one block's consumers where every block's arrive (without
-/// `× CLUSTER`): it completes at half the arrivals, and the producer refills a stage a peer's
+/// `× CLUSTER`): it completes at half the arrivals, and the producer refills a buffer a peer's
 /// consumers still read. The sentence says so, with the barrier's name, and gives no parity hint.
 #[test]
 #[ignore = "needs libnvrtc"]
@@ -168,7 +168,7 @@ fn nvrtc_emulator_names_a_buffer_refilled_under_its_readers() {
         (256, 256, 256),
         &[
             "of the mbarrier `full[",
-            "the copy engine refilled the stage while this warp still reads it",
+            "the copy engine refilled the buffer while this warp still reads it",
             "in tma_load at :",
         ],
     );
@@ -300,7 +300,7 @@ fn nvrtc_emulator_names_a_peer_that_uses_an_mbarrier_before_its_init_is_ordered(
     }
 }
 
-/// An expect_tx short by one box of B, where the stage's bytes come from both blocks of the
+/// An expect_tx short by one box of B, where the buffer's bytes come from both blocks of the
 /// cluster: named as the phase that completes with a box still in flight, or, where the peer's
 /// box lands once the block's own have completed the count, as bytes beyond those announced.
 #[test]

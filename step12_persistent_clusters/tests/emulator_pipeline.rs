@@ -1,4 +1,4 @@
-//! Step 12's pipeline mistakes on the PTX emulator, each named at its cause: a stage freed
+//! Step 12's pipeline mistakes on the PTX emulator, each named at its cause: a buffer freed
 //! before its wgmma were waited for, in the kernel, every stage and every variant; and the
 //! deadlocks of a multicast mask that leaves a block out and of a peer's missing arrival, which
 //! list every barrier and phase someone waits on, and so read differently.
@@ -7,7 +7,7 @@ use common::GpuStep;
 use common::testing::emulator;
 use step12_persistent_clusters::{STAGES, STEP, VARIANTS};
 
-/// `source` with its consumer's first `wgmma.wait_group` after the stage's wait moved below the
+/// `source` with its consumer's first `wgmma.wait_group` after the buffer's wait moved below the
 /// arrival on `empty` that follows it (the comments between stay where they are).
 fn free_before_waiting(source: &str) -> String {
     let lines: Vec<&str> = source.lines().collect();
@@ -41,9 +41,9 @@ fn every_kernel() -> Vec<GpuStep> {
     steps
 }
 
-/// A consumer that frees a stage (arrives on `empty`, in every block of the cluster from stage
+/// A consumer that frees a buffer (arrives on `empty`, in every block of the cluster from stage
 /// 2 on) before its `wgmma.wait_group` for the products that read it: named at the copy that
-/// refills the stage, with the arrival and the wait that came after it, in the kernel, in every
+/// refills the buffer, with the arrival and the wait that came after it, in the kernel, in every
 /// stage and in both variants.
 #[test]
 #[ignore = "needs libnvrtc"]

@@ -118,7 +118,7 @@ const FAULTS: &[Fault] = &[
     int first = tile / (GROUP * units_n) * GROUP;",
         )],
     },
-    // A block frees each stage in its peer as soon as its own copies have landed, before its
+    // A block frees each buffer in its peer as soon as its own copies have landed, before its
     // products have read them: the peer's next box of A may land while they still read.
     Fault {
         class: Class::PeerNotAwaited,

@@ -1,5 +1,5 @@
 //! Step 12's pipeline as `--picture-timeline` records it, for both blocks of a cluster: the
-//! producer at most STAGES fills ahead, no wgmma before its stage's `full[s]` phase (the peer's
+//! producer at most STAGES fills ahead, no wgmma before its buffer's `full[s]` phase (the peer's
 //! half of A included), the peer's arrivals on this block's `empty[s]`, and C stored.
 
 use common::Shape;
@@ -12,7 +12,7 @@ use step12_persistent_clusters::STEP;
 fn nvrtc_timeline_of_both_blocks_of_a_cluster() {
     for block in [[0, 0, 0], [1, 0, 0]] {
         let t = emulator::timeline(&STEP, &[], Shape { m: 256, n: 256, k: 256 }, block, true).unwrap();
-        assert_eq!(t.stages(), 4, "{block:?}");
+        assert_eq!(t.buffers(), 4, "{block:?}");
         assert_eq!(t.most_ahead(), 4, "{block:?}");
         assert_eq!(t.reads_before_full(), Vec::<String>::new(), "{block:?}");
         // Eight k-tiles: this block's half of A and B's four boxes issued, the peer's half landing.

@@ -422,7 +422,7 @@ mod tests {
             .and_then(|w| w[0].parse().ok())
             .expect("the items across");
         assert!(entry.contains("half an item of space"), "{entry}");
-        // 200 rounds in which the producer issues `items` copies, each to a stage of its own.
+        // 200 rounds in which the producer issues `items` copies, each to a buffer of its own.
         for items in [1usize, 3] {
             let events = (0..200u32)
                 .flat_map(|round| {

@@ -71,7 +71,7 @@ pub enum Class {
     /// Of a persistent kernel's schedule, one tile handed out twice and the tile it stands in
     /// for never.
     TileTwice,
-    /// Of a cluster that shares a tile by multicast, a block refilling a stage without waiting
+    /// Of a cluster that shares a tile by multicast, a block refilling a buffer without waiting
     /// for its peers to be done with it.
     PeerNotAwaited,
 }
@@ -79,7 +79,7 @@ pub enum Class {
 const S4096: (usize, usize, usize) = (4096, 4096, 4096);
 
 /// Where the precision faults run: every shape has at least 2¹⁸ terms, one has K = 65536, one
-/// is a single 32-deep stage (where step 09's tensor-core sums weigh most), and one fits in a
+/// is a single 32-deep slice (where step 09's tensor-core sums weigh most), and one fits in a
 /// block of step 03. At each, every precision's limit fails the next lower precision by a
 /// margin of two (`verify`'s tests check the model says so).
 const PRECISION_SHAPES: &[(usize, usize, usize)] =
@@ -124,7 +124,7 @@ impl Class {
             }
             // A tile done twice in place of another needs two tiles.
             Class::TileTwice => &[S4096, (4097, 4097, 4097), (1024, 1024, 4096), (300, 700, 129)],
-            // Deep products, where blocks drift apart over many stages. (At 2048×2048×8192 the
+            // Deep products, where blocks drift apart over many slices. (At 2048×2048×8192 the
             // blocks of a cluster stayed in step on every run on an H100: no shape there.)
             Class::PeerNotAwaited => &[S4096, (1024, 1024, 32768), (4097, 4097, 4097)],
             Class::DropModulus | Class::WrongWeight => {
@@ -173,7 +173,7 @@ impl Class {
             Class::WrongWeight => "a wrong reconstruction weight",
             Class::TileSkipped => "a tile never scheduled",
             Class::TileTwice => "a tile scheduled twice",
-            Class::PeerNotAwaited => "a stage refilled before the peer is done",
+            Class::PeerNotAwaited => "a buffer refilled before the peer is done",
         }
     }
 

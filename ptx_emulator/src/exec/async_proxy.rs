@@ -81,7 +81,7 @@ impl Cluster<'_> {
         });
         let why = match (freed, waited) {
             (Some(f), waited) => format!(
-                ": {} freed the bytes with its arrival on {} at {} while that wgmma was still in flight, and its warp {} (on a GPU the tensor cores may still read the stage when the copy lands: arrive after the wait)",
+                ": {} freed the bytes with its arrival on {} at {} while that wgmma was still in flight, and its warp {} (on a GPU the tensor cores may still read the buffer when the copy lands: arrive after the wait)",
                 self.who_in(slot / warps, (slot % warps) as u32, f.lane as usize),
                 self.mbar_name_from(slot / warps, f.place.0, f.place.1),
                 self.at(&self.k.insts[f.pc as usize]),
@@ -209,7 +209,7 @@ impl Cluster<'_> {
             }
             Some(0) => "and this warp's wait on that mbarrier passed before any of its phases had completed (a wait on the wrong parity)".into(),
             Some(s) if s == phase => format!(
-                "and this warp waited for phase {} of it, the stage's previous fill: the copy engine refilled the stage while this warp still reads it (the mbarrier that lets the producer refill it completed before every reader was done: check its count and arrivals)",
+                "and this warp waited for phase {} of it, the buffer's previous fill: the copy engine refilled the buffer while this warp still reads it (the mbarrier that lets the producer refill it completed before every reader was done: check its count and arrivals)",
                 phase - 1
             ),
             Some(s) => format!(

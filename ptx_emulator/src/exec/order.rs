@@ -14,7 +14,7 @@
 //!   arrival) by a warp that its `mbarrier.init` does not happen before: a block's barrier after
 //!   the init orders it for the block, the cluster barrier for the cluster;
 //! - a copy engine write that no synchronisation orders after another warp's access to the same
-//!   bytes (a stage refilled while a warp may still read it, or read before the copy is issued);
+//!   bytes (a buffer refilled while a warp may still read it, or read before the copy is issued);
 //! - an access of a block's shared memory by a peer of its cluster (an arrival, a multicast
 //!   copy) that is not ordered before the block's last thread leaves.
 

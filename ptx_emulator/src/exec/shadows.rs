@@ -147,7 +147,7 @@ impl Passed {
         self.phase.checked_sub(back)
     }
 
-    /// Whether the wait, not what freed the stage, is why a read of the bytes of `phase` came too
+    /// Whether the wait, not what freed the buffer, is why a read of the bytes of `phase` came too
     /// early: it passed before any phase completed, on a phase older than the one before
     /// `phase`, or on the phase it had passed on already.
     pub fn too_early_for(&self, phase: u32) -> bool {

@@ -170,7 +170,7 @@ impl Timeline {
         bars
     }
 
-    /// The mbarriers the consumers arrive on to free a stage (`empty[s]`), by their byte.
+    /// The mbarriers the consumers arrive on to free a buffer (`empty[s]`), by their byte.
     pub fn empty_bars(&self) -> Vec<usize> {
         let (full, consumers) = (self.full_bars(), self.consumers());
         let mut bars: Vec<usize> = self
@@ -201,8 +201,8 @@ impl Timeline {
         }
     }
 
-    /// The stages: as many as the mbarriers copies are counted on.
-    pub fn stages(&self) -> usize {
+    /// The pipeline buffers: as many as the mbarriers copies are counted on.
+    pub fn buffers(&self) -> usize {
         self.full_bars().len()
     }
 
@@ -246,9 +246,9 @@ impl Timeline {
         }
     }
 
-    /// The most stages the producer had filled (copies issued) and the consumers not yet freed
-    /// (an `empty[s]` phase completed) at the end of any round: at most the stages, in a
-    /// pipeline that waits on `empty[s]` before it refills stage s.
+    /// The most buffers the producer had filled (copies issued) and the consumers not yet freed
+    /// (an `empty[s]` phase completed) at the end of any round: at most the buffers, in a
+    /// pipeline that waits on `empty[s]` before it refills buffer s.
     pub fn most_ahead(&self) -> usize {
         let empty = self.empty_bars();
         let mut fills: Vec<(usize, u32)> = Vec::new();
@@ -264,7 +264,7 @@ impl Timeline {
         most
     }
 
-    /// Every wgmma that read a stage before the `full[s]` phase of the copies last landed in it
+    /// Every wgmma that read a buffer before the `full[s]` phase of the copies last landed in it
     /// had completed (or before any landed there), as sentences (none in a sound pipeline).
     pub fn reads_before_full(&self) -> Vec<String> {
         // Where copies land (from, to), with the phase of the last copy landed there.

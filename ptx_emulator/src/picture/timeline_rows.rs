@@ -1,5 +1,5 @@
 //! The timeline's rows: for each role and each round, what it did in the order it did it, as a
-//! few items (a stage filled, a stage landed, a stage consumed, a wait, the stores), ready to be
+//! few items (a buffer filled, a buffer landed, a buffer consumed, a wait, the stores), ready to be
 //! drawn.
 
 use super::timeline::{ENGINE, Event, PEER, Timeline, What};
@@ -9,15 +9,15 @@ use super::timeline::{ENGINE, Event, PEER, Timeline, What};
 pub enum Kind {
     /// mbarriers initialised (`count`).
     Init,
-    /// The producer issued the copies of a stage (`count`: boxes).
+    /// The producer issued the copies of a buffer (`count`: boxes).
     Fill,
-    /// The copy engine landed a stage's copies (`count`: boxes).
+    /// The copy engine landed a buffer's copies (`count`: boxes).
     Land,
-    /// Consumers ran wgmma on a stage (`count`: wgmma instructions, a warp's share each).
+    /// Consumers ran wgmma on a buffer (`count`: wgmma instructions, a warp's share each).
     Consume,
-    /// An arrival on `empty[s]` outside a stage's wgmma (a consumer that frees a stage later).
+    /// An arrival on `empty[s]` outside a buffer's wgmma (a consumer that frees a buffer later).
     Arrive,
-    /// The role found the phase of `full[s]` or `empty[s]` (`stage`, `on_full`) not complete,
+    /// The role found the phase of `full[s]` or `empty[s]` (`buffer`, `on_full`) not complete,
     /// and waits there for the rest of the round.
     Blocked { on_full: bool },
     /// Stores to global memory (`count`: bytes).
@@ -28,7 +28,8 @@ pub enum Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Item {
     pub kind: Kind,
-    pub stage: Option<usize>,
+    /// The pipeline buffer it filled, landed, read, freed or waited for (`s` of `full[s]`).
+    pub buffer: Option<usize>,
     pub count: u64,
     pub commits: u32,
     pub waits: u32,
@@ -39,11 +40,11 @@ pub struct Item {
 }
 
 impl Item {
-    fn new(kind: Kind, stage: Option<usize>, count: u64) -> Item {
-        Item { kind, stage, count, commits: 0, waits: 0, arrivals: 0, full_done: false, empty_done: false }
+    fn new(kind: Kind, buffer: Option<usize>, count: u64) -> Item {
+        Item { kind, buffer, count, commits: 0, waits: 0, arrivals: 0, full_done: false, empty_done: false }
     }
 
-    /// The same kind of work on the same stage, from another warp of the role.
+    /// The same kind of work on the same buffer, from another warp of the role.
     fn merge(&mut self, other: &Item) {
         self.count += other.count;
         self.commits += other.commits;
@@ -81,10 +82,10 @@ impl Timeline {
         if self.events.iter().any(|e| e.who == PEER) {
             rows.push(self.role("the cluster's other blocks".to_owned(), &[PEER], (from, to), &bars));
         }
-        let buffers = self.store_buffers();
-        if !buffers.is_empty() {
+        let stored = self.store_buffers();
+        if !stored.is_empty() {
             let mut stores =
-                Row { label: format!("stores to {}", buffers.join(", ")), rounds: empty_rounds() };
+                Row { label: format!("stores to {}", stored.join(", ")), rounds: empty_rounds() };
             for e in self.events.iter().filter(|e| (from..to).contains(&e.round)) {
                 if let What::Store { bytes, .. } = e.what {
                     let items = &mut stores.rounds[(e.round - from) as usize];
@@ -111,11 +112,11 @@ impl Timeline {
             for (merged, events) in rounds.iter_mut().zip(by_round) {
                 let items = bars.items(events.into_iter());
                 for (i, item) in items.into_iter().enumerate() {
-                    // Other blocks' threads are one row: their work merged by stage.
+                    // Other blocks' threads are one row: their work merged by buffer.
                     let at =
-                        if w == PEER { merged.iter().position(|m| m.stage == item.stage) } else { Some(i) };
+                        if w == PEER { merged.iter().position(|m| m.buffer == item.buffer) } else { Some(i) };
                     match at.and_then(|i| merged.get_mut(i)) {
-                        Some(m) if m.kind == item.kind && m.stage == item.stage => m.merge(&item),
+                        Some(m) if m.kind == item.kind && m.buffer == item.buffer => m.merge(&item),
                         Some(_) => {}
                         None => merged.push(item),
                     }
@@ -126,11 +127,11 @@ impl Timeline {
     }
 }
 
-/// The mbarriers by their use, and the stages' places in shared memory, found once.
+/// The mbarriers by their use, and the buffers' places in shared memory, found once.
 pub(super) struct Bars {
     full: Vec<usize>,
     empty: Vec<usize>,
-    /// Shared memory each stage's copies land in (this block's and its peers'): from, to, stage.
+    /// Shared memory each buffer's copies land in (this block's and its peers'): from, to, buffer.
     places: Vec<(usize, usize, usize)>,
 }
 
@@ -149,34 +150,34 @@ impl Bars {
         Bars { full, empty: t.empty_bars(), places }
     }
 
-    /// The stage whose copies write shared byte `at`.
-    pub(super) fn stage_of_shared(&self, at: usize) -> Option<usize> {
+    /// The buffer whose copies write shared byte `at`.
+    pub(super) fn buffer_of_shared(&self, at: usize) -> Option<usize> {
         self.places.iter().find(|p| (p.0..p.1).contains(&at)).map(|p| p.2)
     }
 
     /// One warp's (or the copy engine's) events of one round as items.
     fn items<'e>(&self, events: impl Iterator<Item = &'e Event>) -> Vec<Item> {
         let (full, empty) = (&self.full, &self.empty);
-        let stage_in = |bars: &[usize], bar: usize| bars.iter().position(|&b| b == bar);
+        let buffer_in = |bars: &[usize], bar: usize| bars.iter().position(|&b| b == bar);
         let mut items: Vec<Item> = Vec::new();
         for e in events {
             let last = items.last_mut();
             match e.what {
                 What::Issue { bar, .. } | What::Land { bar, .. } => {
                     let kind = if matches!(e.what, What::Issue { .. }) { Kind::Fill } else { Kind::Land };
-                    let stage = stage_in(full, bar);
+                    let buffer = buffer_in(full, bar);
                     match last {
-                        Some(l) if l.kind == kind && l.stage == stage && !l.full_done => l.count += 1,
-                        _ => items.push(Item::new(kind, stage, 1)),
+                        Some(l) if l.kind == kind && l.buffer == buffer && !l.full_done => l.count += 1,
+                        _ => items.push(Item::new(kind, buffer, 1)),
                     }
                 }
                 What::Wgmma { b, .. } => {
-                    let stage = self.stage_of_shared(b);
+                    let buffer = self.buffer_of_shared(b);
                     match last {
-                        Some(l) if l.kind == Kind::Consume && l.stage == stage && l.arrivals == 0 => {
+                        Some(l) if l.kind == Kind::Consume && l.buffer == buffer && l.arrivals == 0 => {
                             l.count += 1
                         }
-                        _ => items.push(Item::new(Kind::Consume, stage, 1)),
+                        _ => items.push(Item::new(Kind::Consume, buffer, 1)),
                     }
                 }
                 What::Commit | What::WaitGroup { .. } => {
@@ -188,27 +189,27 @@ impl Bars {
                     }
                 }
                 What::Arrive { bar, .. } if empty.contains(&bar) => {
-                    let stage = stage_in(empty, bar);
+                    let buffer = buffer_in(empty, bar);
                     match last {
-                        Some(l) if l.kind == Kind::Consume && l.stage == stage && l.arrivals == 0 => {
+                        Some(l) if l.kind == Kind::Consume && l.buffer == buffer && l.arrivals == 0 => {
                             l.arrivals = 1
                         }
-                        Some(l) if l.kind == Kind::Arrive && l.stage == stage && !l.empty_done => {
+                        Some(l) if l.kind == Kind::Arrive && l.buffer == buffer && !l.empty_done => {
                             l.arrivals += 1
                         }
                         _ => {
-                            let mut item = Item::new(Kind::Arrive, stage, 0);
+                            let mut item = Item::new(Kind::Arrive, buffer, 0);
                             item.arrivals = 1;
                             items.push(item);
                         }
                     }
                 }
                 What::Phase { bar, .. } => {
-                    let (on_full, stage) = match stage_in(full, bar) {
+                    let (on_full, buffer) = match buffer_in(full, bar) {
                         Some(s) => (true, Some(s)),
-                        None => (false, stage_in(empty, bar)),
+                        None => (false, buffer_in(empty, bar)),
                     };
-                    if let (Some(l), Some(_)) = (last, stage) {
+                    if let (Some(l), Some(_)) = (last, buffer) {
                         l.full_done |= on_full;
                         l.empty_done |= !on_full;
                     }
@@ -219,8 +220,8 @@ impl Bars {
                 },
                 What::Blocked { bar, .. } => {
                     let on_full = full.contains(&bar);
-                    let stage = stage_in(full, bar).or(stage_in(empty, bar));
-                    items.push(Item::new(Kind::Blocked { on_full }, stage, 0));
+                    let buffer = buffer_in(full, bar).or(buffer_in(empty, bar));
+                    items.push(Item::new(Kind::Blocked { on_full }, buffer, 0));
                 }
                 _ => {}
             }

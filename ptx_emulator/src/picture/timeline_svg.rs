@@ -18,12 +18,12 @@ const MOST_SLOT: f64 = 72.0;
 const ROW: f64 = 58.0;
 const TOP: f64 = 76.0;
 
-/// A colour per stage, in turn.
-const STAGE_COLOURS: [&str; 8] =
+/// A colour per buffer, in turn.
+const BUFFER_COLOURS: [&str; 8] =
     ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"];
 
-fn colour(stage: Option<usize>) -> &'static str {
-    stage.map_or("#888888", |s| STAGE_COLOURS[s % STAGE_COLOURS.len()])
+fn colour(buffer: Option<usize>) -> &'static str {
+    buffer.map_or("#888888", |b| BUFFER_COLOURS[b % BUFFER_COLOURS.len()])
 }
 
 impl Timeline {
@@ -122,7 +122,7 @@ impl Timeline {
                 writeln!(s, r#"<text x="12" y="{:.1}">{}</text>"#, y + ROW / 2.0 + 4.0, escape(&row.label));
             let _ = writeln!(s, r##"<line x1="12" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#bbbbbb"/>"##);
         }
-        legend(&mut s, self.stages(), bottom + 18.0);
+        legend(&mut s, self.buffers(), bottom + 18.0);
         s.push_str("</svg>\n");
         s
     }
@@ -161,11 +161,11 @@ impl Timeline {
         }
         let _ = writeln!(
             s,
-            "  producer warp {}: {issued} copies issued from {} ({} fills of {} stages), {} rounds blocked",
+            "  producer warp {}: {issued} copies issued from {} ({} fills of {} buffers), {} rounds blocked",
             producers.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", "),
             tensors.join(" and "),
             fills.len(),
-            self.stages(),
+            self.buffers(),
             blocked(&|w| producers.contains(&w))
         );
         let landed: u64 = self
@@ -221,9 +221,9 @@ impl Timeline {
         }
         let _ = writeln!(
             s,
-            "  the producer ran at most {} stage fills ahead of the consumers, with {} stages",
+            "  the producer ran at most {} fills ahead of the consumers, with {} buffers",
             self.most_ahead(),
-            self.stages()
+            self.buffers()
         );
         s
     }
@@ -237,22 +237,22 @@ impl Timeline {
     }
 }
 
-/// One item: a bar coloured by its stage (grey for a wait, blue-grey for stores) with what it
+/// One item: a bar coloured by its buffer (grey for a wait, blue-grey for stores) with what it
 /// is written on it, ▲ or ▼ above it for a phase of `full[s]` or `empty[s]` it completed, and
 /// below it the wgmma groups committed (c) and waited for (w) and an arrival on `empty[s]` (●).
 fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
     let (fill, text_colour) = match item.kind {
         Kind::Blocked { .. } => ("#cfcfcf", "#000000"),
         Kind::Store | Kind::Init => ("#6b7b8c", "#ffffff"),
-        _ => (colour(item.stage), "#ffffff"),
+        _ => (colour(item.buffer), "#ffffff"),
     };
-    let stage = item.stage.map_or(String::new(), |s| s.to_string());
+    let buffer = item.buffer.map_or(String::new(), |b| b.to_string());
     let text = match item.kind {
-        Kind::Fill if w >= 36.0 => format!("s{stage} ×{}", item.count),
-        Kind::Fill | Kind::Land | Kind::Consume => format!("s{stage}"),
+        Kind::Fill if w >= 36.0 => format!("b{buffer} ×{}", item.count),
+        Kind::Fill | Kind::Land | Kind::Consume => format!("b{buffer}"),
         Kind::Arrive => String::new(),
         Kind::Blocked { on_full } if w >= 40.0 => {
-            format!("{}[{stage}]", if on_full { "full" } else { "empty" })
+            format!("{}[{buffer}]", if on_full { "full" } else { "empty" })
         }
         Kind::Blocked { .. } => "wait".to_owned(),
         Kind::Store if w >= 40.0 => kib(item.count),
@@ -260,7 +260,7 @@ fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
         Kind::Init if w >= 40.0 => format!("init ×{}", item.count),
         Kind::Init => "init".to_owned(),
     };
-    // An arrival alone is a thin bar of its stage's colour.
+    // An arrival alone is a thin bar of its buffer's colour.
     let (top, tall) = if item.kind == Kind::Arrive { (y + 31.0, 6.0) } else { (y + 15.0, 24.0) };
     let _ = writeln!(
         s,
@@ -309,7 +309,7 @@ fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
         let _ = writeln!(
             s,
             r##"<polygon points="{points}" fill="{}" stroke="#000000" stroke-width="0.6"/>"##,
-            colour(item.stage)
+            colour(item.buffer)
         );
     }
 }
@@ -323,15 +323,15 @@ fn kib(bytes: u64) -> String {
 }
 
 /// The legend: every mark [`draw_item`] draws, one line each.
-fn legend(s: &mut String, stages: usize, y: f64) {
+fn legend(s: &mut String, buffers: usize, y: f64) {
     let mut x = 16.0;
-    let _ = writeln!(s, r#"<text x="{x}" y="{:.1}">stage:</text>"#, y + 12.0);
+    let _ = writeln!(s, r#"<text x="{x}" y="{:.1}">buffer:</text>"#, y + 12.0);
     x += 50.0;
-    for stage in 0..stages {
+    for buffer in 0..buffers {
         let _ = writeln!(
             s,
-            r##"<rect x="{x}" y="{y:.1}" width="22" height="16" fill="{}"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#ffffff">{stage}</text>"##,
-            colour(Some(stage)),
+            r##"<rect x="{x}" y="{y:.1}" width="22" height="16" fill="{}"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#ffffff">{buffer}</text>"##,
+            colour(Some(buffer)),
             x + 11.0,
             y + 12.0
         );
@@ -339,12 +339,12 @@ fn legend(s: &mut String, stages: usize, y: f64) {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{:.1}" y="{:.1}" font-size="11">sN ×k: stage N's k copies issued (producer), landed (copy engine), its k wgmma (consumers); ×k where it fits</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" font-size="11">bN ×k: buffer N's k copies issued (producer), landed (copy engine), its k wgmma (consumers); ×k where it fits</text>"#,
         x + 8.0,
         y + 12.0
     );
     let lines = [
-        "a stage twice in a round on one row: its copies landed in two groups, other stages' between; ▲ marks the group that completed full[s]",
+        "a buffer twice in a round on one row: its copies landed in two groups, other buffers' between; ▲ marks the group that completed full[s]",
         "grey: waiting at a try_wait on full[s] or empty[s] for the rest of the round (named where it fits);  blue-grey: mbarrier init ×k, stores (bytes)",
         "▲ / ▼ above a box: a full[s] / empty[s] phase completes;  c, w below: wgmma group committed, waited for;  ●: an arrival on empty[s]",
     ];
@@ -360,7 +360,7 @@ fn legend(s: &mut String, stages: usize, y: f64) {
     let bar_y = y + 34.0 + 20.0 * lines.len() as f64;
     let _ = writeln!(
         s,
-        r#"<rect x="16" y="{:.1}" width="22" height="6" rx="2" fill="{}"/><text x="46" y="{bar_y:.1}" font-size="11">thin bar: an arrival on empty[s] apart from its stage's wgmma (a consumer freeing stage s after issuing s + 1, or the other blocks)</text>"#,
+        r#"<rect x="16" y="{:.1}" width="22" height="6" rx="2" fill="{}"/><text x="46" y="{bar_y:.1}" font-size="11">thin bar: an arrival on empty[s] apart from its buffer's wgmma (a consumer freeing buffer s after issuing s + 1, or the other blocks)</text>"#,
         bar_y - 8.0,
         colour(Some(0))
     );
@@ -375,8 +375,8 @@ mod tests {
     use super::super::timeline::{ENGINE, Event, Timeline, What};
     use super::super::timeline_rows::Kind;
 
-    /// One stage filled by warp 0, landed, read by warpgroup 1's warp 4, freed, and C stored.
-    fn one_stage() -> Timeline {
+    /// One buffer filled by warp 0, landed, read by warpgroup 1's warp 4, freed, and C stored.
+    fn one_buffer() -> Timeline {
         let (full, empty) = (1024, 1032);
         let e = |round, who, what| Event { round, who, what };
         Timeline {
@@ -405,9 +405,9 @@ mod tests {
     }
 
     #[test]
-    fn rows_read_the_roles_and_stages_from_the_events() {
-        let t = one_stage();
-        assert_eq!((t.producers(), t.consumers(), t.stages()), (vec![0], vec![1], 1));
+    fn rows_read_the_roles_and_buffers_from_the_events() {
+        let t = one_buffer();
+        assert_eq!((t.producers(), t.consumers(), t.buffers()), (vec![0], vec![1], 1));
         assert_eq!(
             (t.bar_name(1024), t.bar_name(1032), t.bar_name(8)),
             ("full[0]".to_owned(), "empty[0]".to_owned(), "the mbarrier at byte 8".to_owned())
@@ -421,7 +421,7 @@ mod tests {
         assert_eq!(kinds(2, 0), [Kind::Blocked { on_full: true }]);
         let consumed = rows[2].rounds[1][0];
         assert_eq!(
-            (consumed.kind, consumed.stage, consumed.commits, consumed.waits),
+            (consumed.kind, consumed.buffer, consumed.commits, consumed.waits),
             (Kind::Consume, Some(0), 1, 1)
         );
         assert!(consumed.empty_done && consumed.arrivals == 1);
@@ -433,7 +433,7 @@ mod tests {
     /// The wgmma moved before the phase completes: the early read is named.
     #[test]
     fn a_read_before_the_phase_is_named() {
-        let mut t = one_stage();
+        let mut t = one_buffer();
         let wgmma = t.events.remove(8);
         t.events.insert(5, Event { round: 0, ..wgmma });
         assert_eq!(
@@ -448,9 +448,24 @@ mod tests {
         );
     }
 
+    /// The places the copy engine fills in turn are buffers, in the picture and in the summary:
+    /// a stage is one of a lab's kernels built up an idea at a time (the book's glossary).
+    #[test]
+    fn the_picture_and_the_summary_name_buffers() {
+        let t = one_buffer();
+        let svg = t.svg((0, 3));
+        assert!(svg.contains(">buffer:</text>") && svg.contains(">b0</text>"), "{svg}");
+        assert!(svg.contains("bN ×k: buffer N's k copies issued"), "{svg}");
+        let summary = t.summary();
+        let line = |start: &str| summary.lines().find(|l| l.starts_with(start)).unwrap_or_default();
+        assert!(line("  producer warp 0:").contains(" fills of 1 buffers), "), "{summary}");
+        assert!(line("  the producer ran at most 1 fills ahead").ends_with(", with 1 buffers"), "{summary}");
+        assert!(!svg.to_lowercase().contains("stage") && !summary.contains("stage"), "{svg}\n{summary}");
+    }
+
     #[test]
     fn the_window_is_checked_and_the_picture_fits_the_column() {
-        let t = one_stage();
+        let t = one_buffer();
         assert_eq!(t.window(None), Ok((0, 3)));
         assert_eq!(t.window(Some((1, 99))), Ok((1, 3)));
         assert_eq!(

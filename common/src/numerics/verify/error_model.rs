@@ -28,7 +28,7 @@ pub const C_RN: f64 = 0.45;
 /// products: ρ_sum = C_RZ·u·√((g + 1)(2g + 1)/6), g = ⌈K/8⌉.
 pub const C_RZ: f64 = 0.8;
 /// The expected error of three TF32 products beyond that of f32 sums, relative: what the split
-/// leaves out (simulated: 1.1·u) and the tensor cores' truncating adds within one 32-deep stage
+/// leaves out (simulated: 1.1·u) and the tensor cores' truncating adds within one 32-deep slice
 /// (simulated: 4.7·u), 5·u together.
 pub const SPLIT_RHO: f64 = 5.0 * U32;
 /// The normwise limit's margin over the expected error, for a large C (see the module docs).
@@ -124,7 +124,7 @@ impl Rounding {
 /// How the products are summed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sums {
-    /// f32 adds rounded to nearest (the FMA units, or the stage sums of step 09).
+    /// f32 adds rounded to nearest (the FMA units, or the slice sums of step 09).
     Nearest,
     /// The tensor cores' adds: a group of [`GROUP`] products at a time, rounded toward zero.
     TensorCores,

@@ -716,7 +716,7 @@ fn three_product_slices(x: &Inputs) -> Vec<f32> {
 }
 
 #[test]
-fn the_three_product_model_covers_step_09s_stages() {
+fn the_three_product_model_covers_step_09s_slices() {
     for &(m, n, k) in &[(64, 64, 1), (64, 64, 32), (32, 32, 1024), (8, 8, 16384)] {
         let x = inputs(m, n, k);
         let c = three_product_slices(&x);
