@@ -175,23 +175,27 @@ pub const NO_NVRTC: &str = "NVRTC (libnvrtc) was not found, and GPU steps compil
      ~/.cache/matmul-course/nvrtc-13.0.88 nvidia-cuda-nvrtc==13.0.88` and add \
      ~/.cache/matmul-course/nvrtc-13.0.88/nvidia/cu13/lib to LD_LIBRARY_PATH (the README's set-up)";
 
+/// How many GPUs this machine has, or why it has none, in words that end a sentence.
+pub fn count() -> std::result::Result<usize, String> {
+    if !driver_present() {
+        return Err("no NVIDIA driver (libcuda) was found on this machine".to_owned());
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => Ok(n as usize),
+        Ok(_) => Err("the driver reports no GPU on this machine".to_owned()),
+        Err(e) => Err(format!("the driver found no usable GPU ({e:?})")),
+    }
+}
+
 /// Opens device `ordinal`, with one sentence a learner can act on when there is none.
 pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
-    let no_gpu = |why: &str| {
+    let count = count().map_err(|why| {
         anyhow!(
             "{step} needs an NVIDIA GPU and its driver, and {why}; \
              step01_cpu_naive runs without one (cargo run --release -p step01_cpu_naive)"
         )
-    };
-    if !driver_present() {
-        return Err(no_gpu("no NVIDIA driver (libcuda) was found on this machine"));
-    }
-    let count = CudaContext::device_count()
-        .map_err(|e| no_gpu(&format!("the driver found no usable GPU ({e:?})")))?;
-    if count <= 0 {
-        return Err(no_gpu("the driver reports no GPU on this machine"));
-    }
-    if ordinal >= count as usize {
+    })?;
+    if ordinal >= count {
         bail!("--device {ordinal} does not exist: this machine has {count} GPU(s), numbered from 0");
     }
     let ctx = CudaContext::new(ordinal).map_err(|e| anyhow!("could not open GPU {ordinal}: {e:?}"))?;

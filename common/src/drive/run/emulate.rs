@@ -30,18 +30,6 @@ use ptx_emulator::watch::{Access, Request};
 /// every lab runs in a second or two.
 pub const SMALL_SIDE: usize = 256;
 
-/// Why a run emulates without being asked: None when a GPU is there to run on.
-pub fn no_gpu() -> Option<String> {
-    if !crate::gpu::driver_present() {
-        return Some("no NVIDIA driver (libcuda) was found".to_owned());
-    }
-    match cudarc::driver::CudaContext::device_count() {
-        Ok(n) if n > 0 => None,
-        Ok(_) => Some("the driver reports no GPU".to_owned()),
-        Err(e) => Some(format!("the driver found no usable GPU ({e:?})")),
-    }
-}
-
 /// The host threads that run blocks: `PTX_EMULATOR_THREADS`, or every core.
 fn workers() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -31,10 +31,15 @@ mod predict;
 mod timed;
 
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
-pub use emulate::{CallTraffic, Emulated, SMALL_SIDE, no_gpu};
+pub use emulate::{CallTraffic, Emulated, SMALL_SIDE};
 use memory::transposed_b_bytes;
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 pub use predict::{Prediction, WHOLE_UP_TO, predict};
+
+/// Why a run emulates without being asked: None when a GPU is there to run on.
+pub fn no_gpu() -> Option<String> {
+    crate::gpu::count().err()
+}
 
 /// The `main` of every GPU step.
 pub fn gpu_main(step: &GpuStep) -> ExitCode {
