@@ -4,12 +4,16 @@
 # thread-instructions and the seconds of the emulation alone, the line after it the whole run's
 # wall-clock time (NVRTC's compiles for the PTX and for the report's registers, the reference and
 # the verdict included).
-#   scripts/emulator-speed.sh [BIN_DIR]      (default target/release; build it first)
+#   scripts/emulator-speed.sh [BIN_DIR] > RECORD.log   (default target/release; build it first)
+# Each run's whole report is kept as JSON beside the log (RECORD.jsonl, a line a run, with its
+# wall-clock seconds: scripts/record-json.sh).
 # Labs: every lab the emulator runs but 09 and 11 (whose products launch several kernels); a new
 # emulated lab joins the list by hand.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release}
+source scripts/record-json.sh
+jsonl=$(json_beside_stdout)
 echo "# $(date -u +%Y-%m-%d) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 for run in "step02_gpu_naive --size 256" "step03_single_block --size 32" "step04_tiled --size 256" \
            "step05_thread_tile --size 256" "step06_prefetch --size 256" "step10_any_shape --size 256" \
@@ -18,9 +22,14 @@ for run in "step02_gpu_naive --size 256" "step03_single_block --size 32" "step04
   for i in 1 2 3; do
     echo "\$ $run --emulate"
     # shellcheck disable=SC2086
+    mapfile -t more < <(json_flags $run --emulate)
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    "$bin"/$run --emulate | sed -n 1p
-    echo "wall $(echo "$(date +%s.%N) - $start" | bc) s"
+    "$bin"/$run --emulate "${more[@]}" | sed -n 1p
+    status=${PIPESTATUS[0]}
+    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    echo "wall $wall s"
+    wall=$(printf '%.3f' "$wall")  # bc writes .5 for 0.5, which JSON refuses
+    json_line "$jsonl" "$run --emulate" "$status" "$wall"
   done
 done
