@@ -6,7 +6,9 @@
 #   scripts/walk.sh build                 # the programs, instrumented, in target/walk (release
 #                                         # profile; needs `rustup component add llvm-tools`)
 #   scripts/walk.sh run NAME ARGS...      # run program NAME once; its profile in target/walk/profiles
-#   scripts/walk.sh files PROFILE...      # the files those profiles ran, a line each, by crate
+#   scripts/walk.sh files PROFILE...      # the files those profiles ran, a line each, by crate,
+#                                         # with the lines of code of each that ran (comments,
+#                                         # blank lines and tests not counted)
 #   scripts/walk.sh pack [NAME...]        # the instrumented programs (or those named) packed into
 #                                         # .walk/ to carry to a GPU machine; there: bash .walk/run
 #                                         # NAME ARGS... writes NAME.profraw into $OUT; back here:
@@ -59,19 +61,19 @@ case "$verb" in
 import json, os, sys
 root = sys.argv[1]
 files = sorted(
-    os.path.relpath(f["filename"], root)
+    (os.path.relpath(f["filename"], root), f["summary"]["lines"]["covered"], f["summary"]["lines"]["count"])
     for d in json.load(sys.stdin)["data"]
     for f in d["files"]
     if f["summary"]["lines"]["covered"] > 0 and f["filename"].startswith(root + "/")
 )
 crates = {}
-for f in files:
-    crates.setdefault(f.split("/")[0], []).append(f)
+for name, ran, count in files:
+    crates.setdefault(name.split("/")[0], []).append((name, ran, count))
 for crate, fs in crates.items():
-    print(f"{crate}: {len(fs)} files")
-    for f in fs:
-        print(f"  {f}")
-print(f"in all: {len(files)} files")
+    print(f"{crate}: {len(fs)} files, {sum(r for _, r, _ in fs)} lines of code run")
+    for name, ran, count in fs:
+        print(f"  {name}  ({ran} of its {count} lines of code)")
+print(f"in all: {len(files)} files, {sum(r for _, r, _ in files)} lines of code run")
 ' "$root" ;;
   pack)
     rm -rf .walk && mkdir -p .walk
