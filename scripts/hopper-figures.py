@@ -6,7 +6,7 @@
                                lane holds which element of the 64×8 first operand (Bᵀ) and of the
                                64×BM accumulator strip (Cᵀ), cell by cell for one warp, with the
                                lane the chapter follows outlined
-    tma-pipeline.svg           step 08: the ring of STAGES shared-memory stages with a full and an
+    tma-pipeline.svg           step 08: the ring of STAGES shared-memory buffers with a full and an
                                empty mbarrier each, the producer, the copy engine and the
                                consumers, and a timeline of copies running ahead of the multiplies
     step08-registers.svg       step 08: the SM's registers at launch and after setmaxnreg
@@ -39,7 +39,7 @@ DARK = "#333"
 BM, BN, STAGES, BK = 256, 128, 4, 32
 CONSUMERS = BN // 64
 THREADS = 128 * (CONSUMERS + 1)
-STAGE_BYTES = 4 * (BM * BK + BK * BN)
+BUFFER_BYTES = 4 * (BM * BK + BK * BN)
 PRODUCER_REGS = 40
 BLOCK_REGS = THREADS * ((65536 // THREADS) // 8 * 8)
 CONSUMER_REGS = min((BLOCK_REGS - 128 * PRODUCER_REGS) // (128 * CONSUMERS) // 8 * 8, 240)
@@ -290,11 +290,11 @@ def simulate(tiles, copy_time, mma_time, issue_gap):
 
 def pipeline_figure(directory):
     W, H = 900, 850
-    s = legible(W, H, "Step 08: the producer, the copy engine, STAGES stages with full and empty mbarriers, "
+    s = legible(W, H, "Step 08: the producer, the copy engine, STAGES buffers with full and empty mbarriers, "
                 "and the consumers")
-    s.text(W / 2, 26, f"STAGES = {STAGES} stages in a ring, each with a full and an empty mbarrier", 17, "middle",
+    s.text(W / 2, 26, f"STAGES = {STAGES} buffers in a ring, each with a full and an empty mbarrier", 17, "middle",
            bold=True)
-    s.text(W / 2, 47, f"defaults BM = {BM}, BN = {BN}, {THREADS} threads · tile kt goes to stage s = kt mod STAGES, "
+    s.text(W / 2, 47, f"defaults BM = {BM}, BN = {BN}, {THREADS} threads · tile kt goes to buffer s = kt mod STAGES, "
            "as its use u = kt / STAGES", 12, "middle")
 
     # The producer on the left, the consumers on the right, the copy engine above the ring.
@@ -326,13 +326,13 @@ def pipeline_figure(directory):
         s.text(x + colw / 2, row_full + 17, f"full[{st}]", 12, "middle")
         s.rect(x, row_empty, colw, 24, "#fee2e2", "#555", 0.8, rx=4)
         s.text(x + colw / 2, row_empty + 17, f"empty[{st}]", 12, "middle")
-        s.text(x + colw / 2, row_empty + 41, f"stage {st}", 12, "middle", fill="#444")
-    # tile kt + STAGES comes back to the stage of tile kt
+        s.text(x + colw / 2, row_empty + 41, f"buffer {st}", 12, "middle", fill="#444")
+    # tile kt + STAGES comes back to the buffer of tile kt
     last = rx + (STAGES - 1) * (colw + gap) + colw / 2
     yb = row_empty + 48
     s.path(f"M{last},{yb + 2} C{last},{yb + 24} {rx + colw / 2},{yb + 24} {rx + colw / 2},{yb + 4}",
            stroke="#777", width=1, arrow=True)
-    s.text(rx + ring_w / 2, yb + 38, f"tile kt + {STAGES} refills the stage of tile kt", 12, "middle", fill="#444")
+    s.text(rx + ring_w / 2, yb + 38, f"tile kt + {STAGES} refills the buffer of tile kt", 12, "middle", fill="#444")
 
     # Data: copy engine down into the buffers, buffers out to the consumers.
     teal, green, red = "#0e7490", "#15803d", "#b91c1c"
@@ -357,12 +357,12 @@ def pipeline_figure(directory):
     s.text(rx + ring_w + 16, row_empty + 29, "arrive", 11, fill=red)
 
     # The two kinds of warpgroup.
-    stage_bytes = f"{STAGE_BYTES:,}".replace(",", " ")
+    buffer_bytes = f"{BUFFER_BYTES:,}".replace(",", " ")
     for bx, bw, lines in ((px, pw, [("producer warpgroup", True), (f"warps 0–3, {PRODUCER_REGS} registers", False),
                                     ("thread 0 alone works.", False), ("For each tile kt:", False),
                                     ("1. wait empty[s], parity", False),
                                     (f"    (u − 1) mod 2, if kt ≥ {STAGES}", False),
-                                    ("2. expect_tx on full[s]:", False), (f"    {stage_bytes} bytes", False),
+                                    ("2. expect_tx on full[s]:", False), (f"    {buffer_bytes} bytes", False),
                                     ("3. copy A's tile → As[s]", False),
                                     (f"    and {BN // 32} boxes of B → Bs[s]", False)]),
                           (cx, cw, [(f"{CONSUMERS} consumer warpgroups", True),
@@ -378,7 +378,7 @@ def pipeline_figure(directory):
             s.text(bx + 10 + indent, py + 24 + 24 * i, line.lstrip(), 13 if bold else 12, bold=bold)
 
     ny = yb + 78
-    s.text(W / 2, ny, f"full[s] completes after 1 arrival (the producer's expect_tx) and all {stage_bytes} bytes; "
+    s.text(W / 2, ny, f"full[s] completes after 1 arrival (the producer's expect_tx) and all {buffer_bytes} bytes; "
            f"empty[s] after {4 * CONSUMERS} arrivals,", 12, "middle")
     s.text(W / 2, ny + 19, "one per consumer warp. A barrier's phases alternate, so each wait names the parity of "
            "the use it waits for.", 12, "middle")
@@ -391,7 +391,7 @@ def pipeline_figure(directory):
     assert tx + unit * (end[-1] + 0.3) <= W - 8
     s.text(W / 2, ty - 28, f"Over time, in a model: the copies run up to STAGES = {STAGES} tiles ahead of the "
            "multiplies", 14, "middle", bold=True)
-    labels = ["producer"] + [f"stage {st}" for st in range(STAGES)] + ["consumers"]
+    labels = ["producer"] + [f"buffer {st}" for st in range(STAGES)] + ["consumers"]
     for i, lab in enumerate(labels):
         s.text(tx - 10, ty + i * rowh + 17, lab, 12, "end")
         s.line(tx, ty + i * rowh + rowh - 4, tx + unit * (end[-1] + 0.3), ty + i * rowh + rowh - 4, stroke="#ddd",
@@ -424,7 +424,7 @@ def pipeline_figure(directory):
     x = tx + unit * moment
     ybot = ty + (2 + STAGES) * rowh
     s.line(x, ty - 8, x, ybot + 2, stroke=HIGHLIGHT, width=1, dash="4 3")
-    s.text(x + 4, ybot + 17, f"here tiles {held[0]}–{held[-1]} occupy the stages: {len(held)} = STAGES, "
+    s.text(x + 4, ybot + 17, f"here tiles {held[0]}–{held[-1]} occupy the buffers: {len(held)} = STAGES, "
            "as far ahead as the ring allows", 12, fill=HIGHLIGHT)
     ly = ybot + 38
     items = [(COLORS[0], "copy in flight (TMA)"), ("#fef9c3", "landed (full[s] complete), not yet used"),
@@ -850,7 +850,7 @@ def split_figure(directory):
     err_big = float(abs(terms[0][1] - exact) / exact)
     err_f32 = float(abs(Fraction(f32(a * b)) - exact) / exact)
     lines = [
-        "Per 8-deep step the kernel issues the two corrections first, then big·big, all into the stage's part (the first "
+        "Per 8-deep step the kernel issues the two corrections first, then big·big, all into the slice's part (the first "
         "wgmma,",
         "k8 = 0, overwrites it). A product of two TF32 numbers has at most 22 significant bits: exact in FP32.",
         f"Relative error against the exact a·b: big·big alone {err_big:.1e}, the three products {err_three:.1e}, "
@@ -950,8 +950,8 @@ def multicast_figure(directory):
     tile at the top, A's two halves, full[s] between them, empty[s] at the bottom. Engine 1's
     arrow up to its block's B crosses engine 0's arrows, drawn over them on a white edge."""
     W, H = 900, 660
-    s = legible(W, H, "Step 12: a cluster's two blocks share A's tile by multicast, one stage")
-    s.text(W / 2, 28, "One stage of one cluster: each block's copy engine loads half of A and multicasts it", 17,
+    s = legible(W, H, "Step 12: a cluster's two blocks share A's tile by multicast, one buffer's fill")
+    s.text(W / 2, 28, "One buffer's fill in a cluster: each block's copy engine loads half of A and multicasts it", 17,
            "middle", bold=True)
     s.text(W / 2, 50, f"CLUSTER = {CLUSTER}, BM = {BM}, BN = {BN}, BK = {BK}: the unit is two tiles side by side, "
            "with the same rows of A", 12, "middle")
@@ -984,7 +984,7 @@ def multicast_figure(directory):
         s.text(bx + box_w / 2, b_y[b] + 37, f"{BN // 32} boxes by its own copy engine", 11, "middle", fill="#444")
         s.rect(bx, full_y, box_w, box_h, "#dcfce7", green, 1.2, rx=4)
         s.text(bx + box_w / 2, full_y + 19, "full[s]", 12, "middle", bold=True)
-        s.text(bx + box_w / 2, full_y + 37, f"expect_tx: 1 arrival + {STAGE_BYTES // 1024} KiB", 11, "middle")
+        s.text(bx + box_w / 2, full_y + 37, f"expect_tx: 1 arrival + {BUFFER_BYTES // 1024} KiB", 11, "middle")
         s.rect(bx, empty_y[b], box_w, box_h, "#fee2e2", "#b91c1c", 1.2, rx=4)
         s.text(bx + box_w / 2, empty_y[b] + 19, "empty[s]", 12, "middle", bold=True)
         s.text(bx + box_w / 2, empty_y[b] + 37, f"{EMPTY_ARRIVALS} consumer-warp arrivals", 11, "middle")
@@ -1018,12 +1018,12 @@ def multicast_figure(directory):
     for i, (col, dash, t) in enumerate(keys):
         s.line(40, ky + 18 * i - 4, 80, ky + 18 * i - 4, stroke=col, width=1.6, arrow=True, dash=dash)
         s.text(90, ky + 18 * i, t, 12)
-    s.text(40, ky + 64, "full[s] completes when its producer's expect_tx has arrived and all the stage's bytes "
+    s.text(40, ky + 64, "full[s] completes when its producer's expect_tx has arrived and all the buffer's bytes "
            "have landed: its own box of A,", 12)
     s.text(40, ky + 82, "its peer's and its own B. Block b's empty[s] takes lane b of every consumer warp of both "
            f"blocks (the peer's by mapa), {4 * CONSUMERS} + {4 * CONSUMERS} = {EMPTY_ARRIVALS},", 12)
-    s.text(40, ky + 100, "once the warp's products of the stage are done (wgmma.wait_group); the producer waits "
-           "on it before refilling stage s.", 12)
+    s.text(40, ky + 100, "once the warp's products of the buffer are done (wgmma.wait_group); the producer waits "
+           "on it before refilling buffer s.", 12)
     s.save(directory, "step12-multicast.svg")
 
 
@@ -1052,7 +1052,7 @@ def store_figure(directory):
         "3. every thread writes its accumulators of rows 32q … 32q + 31 into the boxes (st.shared);",
         "4. fence.proxy.async.shared::cta: the ordinary writes become visible to the copy engine;",
         "5. bar.sync, then thread 0 hands the two boxes to the copy engine (tma_store, a bulk group each).",
-        "Meanwhile the producer fills the stages of the next tile. Before the block exits, thread 0 of each",
+        "Meanwhile the producer fills the buffers of the next tile. Before the block exits, thread 0 of each",
         "warpgroup waits for all its bulk groups (cp.async.bulk.wait_group 0): shared memory must outlive the reads.",
     ]
     for i, t in enumerate(steps):
