@@ -13,7 +13,8 @@
 #   jsonl=$(json_beside_stdout)  # NAME.jsonl where standard output is the file NAME.log
 #                                # (script > NAME.log), else /dev/null
 #
-# The command is written as the log shows it (without --json-to), so a line is found by it.
+# The command is written as the log shows it (without --json-to), so a line is found by it; a
+# script whose log heads each run with a title instead writes the program and its arguments.
 
 # Where a run writes its report: a name alone, the file made by the run and removed once read.
 json_report="${TMPDIR:-/tmp}/record-json-$$.json"

@@ -14,6 +14,9 @@
 #                                         # NAME ARGS... writes NAME.profraw into $OUT; back here:
 #                                         # walk.sh files PROFILE (the programs built here map it)
 #
+# A program that starts itself again (step 13, to find NCCL) keeps only the counters of its
+# second start: exec leaves no exit at which the first would write them.
+#
 # Example, the walk of step 04 emulated and on a GPU:
 #   scripts/walk.sh build && scripts/walk.sh run step04_tiled --emulate --size 32
 #   scripts/walk.sh files target/walk/profiles/step04_tiled.profraw

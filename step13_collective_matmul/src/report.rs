@@ -189,6 +189,17 @@ impl Report {
     pub fn block<'a>(&'a self, run: &'a ProductRun) -> impl fmt::Display + 'a {
         Block { header: &self.header, run }
     }
+
+    /// The part of a product's block after its checks: the parts, both ways and the model. A run
+    /// that streams its text prints [`opening`] and each [`Check`] as it comes, then this.
+    pub fn timed<'a>(&'a self, run: &'a ProductRun) -> impl fmt::Display + 'a {
+        Timed { header: &self.header, run }
+    }
+}
+
+/// The line that opens a product's block, with the blank line before it.
+pub fn opening(product: Product) -> String {
+    format!("\nproduct  {} on every rank\n", product.name())
 }
 
 impl fmt::Display for Report {
@@ -258,12 +269,24 @@ struct Block<'a> {
 
 impl fmt::Display for Block<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (header, run) = (self.header, self.run);
-        let (parts, d) = (&run.parts, Derived::of(header, run));
-        writeln!(f, "\nproduct  {} on every rank", run.product.name())?;
-        for check in &run.checks {
+        write!(f, "{}", opening(self.run.product))?;
+        for check in &self.run.checks {
             write!(f, "{check}")?;
         }
+        write!(f, "{}", Timed { header: self.header, run: self.run })
+    }
+}
+
+/// A product's block after its checks.
+struct Timed<'a> {
+    header: &'a Header,
+    run: &'a ProductRun,
+}
+
+impl fmt::Display for Timed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (header, run) = (self.header, self.run);
+        let (parts, d) = (&run.parts, Derived::of(header, run));
         writeln!(f, "parts    alone, slowest GPU, median of {}:", run.reps)?;
         writeln!(f, "         a shard's product   {:8.3} ms", parts.product)?;
         let per = if header.gpus == 1 { "a rank, the ranks sharing one GPU" } else { "a GPU each way" };

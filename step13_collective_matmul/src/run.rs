@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use cudarc::driver::CudaEvent;
 use cudarc::driver::sys::CUevent_flags;
@@ -19,7 +19,7 @@ use common::{Inputs, Matrix, Shape};
 use crate::device::{Device, Product};
 use crate::model::Parts;
 use crate::ranks::{Link, Ranks, Via};
-use crate::report::{Check, Exchange, Failure, Header, ProductRun, Report, Run, Way};
+use crate::report::{Check, Exchange, Failure, Header, ProductRun, Report, Run, Way, opening};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -87,10 +87,19 @@ fn ring_param(s: &str) -> Result<(String, u32), String> {
 
 /// Runs the program; Ok(false) where a result failed verification.
 pub fn run(args: &Args) -> Result<bool> {
-    // A file that cannot be written stops the run before it starts, not after.
-    if let Some(path) = &args.json_to {
-        common::emit::claim_json_to(path)?;
+    // A file that cannot be written stops the run before it starts, not after; a run that fails
+    // leaves no empty report where it made the file.
+    let Some(path) = &args.json_to else { return run_claimed(args) };
+    let made = common::emit::claim_json_to(path)?;
+    let outcome = run_claimed(args);
+    if outcome.is_err() {
+        common::emit::release_json_to(path, made);
     }
+    outcome
+}
+
+/// [`run`], once `--json-to`'s file is known to be writable.
+fn run_claimed(args: &Args) -> Result<bool> {
     let products: Vec<Product> = match args.product.as_str() {
         "lab12" => vec![Product::Lab12],
         "cublas" => vec![Product::Cublas],
@@ -167,8 +176,9 @@ pub fn run(args: &Args) -> Result<bool> {
         sms_left: leave,
         lab12_blocks: ranks.devices[0].lab12_blocks(),
     };
-    // The text streams, the header now and each product's block once it is measured; the JSON
-    // is one value, printed at the end.
+    // The text streams as the run goes: the header now, each check as it is made (a run that
+    // stops in its timing still shows how its first runs verified), each product's timed part
+    // once measured. The JSON is one value, printed at the end.
     let text = args.format.unwrap_or_default() == Format::Text;
     if text {
         print!("{header}");
@@ -176,9 +186,9 @@ pub fn run(args: &Args) -> Result<bool> {
     let mut report = Report { header, products: Vec::new() };
     let references = references(&ranks, &inputs, &b_shards)?;
     for product in products {
-        let run = measure(&mut ranks, product, &references, args.reps as usize)?;
+        let run = measure(&mut ranks, product, &references, args.reps as usize, text)?;
         if text {
-            print!("{}", report.block(&run));
+            print!("{}", report.timed(&run));
         }
         report.products.push(run);
     }
@@ -192,10 +202,8 @@ pub fn run(args: &Args) -> Result<bool> {
 }
 
 fn gpu_count() -> Result<usize> {
-    if let Some(why) = common::run::no_gpu() {
-        bail!("{} needs NVIDIA GPUs and their driver, and {why}", crate::NAME);
-    }
-    Ok(cudarc::driver::CudaContext::device_count().context("counting the GPUs")? as usize)
+    common::gpu::count()
+        .map_err(|why| anyhow!("{} needs NVIDIA GPUs and their driver, and {why}", crate::NAME))
 }
 
 /// A's rows and B's columns, one shard each per rank.
@@ -224,9 +232,25 @@ fn references(ranks: &Ranks, inputs: &Inputs, b_shards: &[Vec<f32>]) -> Result<V
         .collect()
 }
 
-/// Both ways run once and verified, then timed beside their parts; the report's block.
-fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: usize) -> Result<ProductRun> {
+/// Both ways run once and verified, then timed beside their parts; the report's block. Where
+/// `text`, the block's opening line and each check are printed as they come.
+fn measure(
+    ranks: &mut Ranks,
+    product: Product,
+    references: &[Reference],
+    reps: usize,
+    text: bool,
+) -> Result<ProductRun> {
     let mut checks = Vec::with_capacity(4);
+    let mut check = |c: Check| {
+        if text {
+            print!("{c}");
+        }
+        checks.push(c);
+    };
+    if text {
+        print!("{}", opening(product));
+    }
     for way in [Way::Baseline, Way::Ring] {
         ranks.poison()?;
         match way {
@@ -234,7 +258,7 @@ fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: 
             Way::Ring => ranks.ring(product)?,
         }
         ranks.synchronize()?;
-        checks.push(verify(ranks, product, references, way, Run::First)?);
+        check(verify(ranks, product, references, way, Run::First)?);
     }
     let parts = Parts {
         product: time(ranks, reps, |r| r.products_alone(product))?.median_ms,
@@ -244,10 +268,10 @@ fn measure(ranks: &mut Ranks, product: Product, references: &[Reference], reps: 
     };
     ranks.poison()?;
     let baseline = time(ranks, reps, |r| r.baseline(product))?;
-    checks.push(verify(ranks, product, references, Way::Baseline, Run::LastTimed)?);
+    check(verify(ranks, product, references, Way::Baseline, Run::LastTimed)?);
     ranks.poison()?;
     let ring = time(ranks, reps, |r| r.ring(product))?;
-    checks.push(verify(ranks, product, references, Way::Ring, Run::LastTimed)?);
+    check(verify(ranks, product, references, Way::Ring, Run::LastTimed)?);
     Ok(ProductRun { product, checks, reps, parts, baseline, ring })
 }
 

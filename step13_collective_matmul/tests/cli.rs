@@ -108,6 +108,31 @@ fn a_json_to_that_cannot_be_written_is_refused_in_one_sentence() {
     assert!(!missing.exists());
 }
 
+/// A run that fails after --json-to's file was found writable (here: no GPU is visible) leaves
+/// no empty report behind where there was none, and a report already there as it was.
+#[test]
+fn a_run_that_fails_leaves_json_to_as_it_found_it() {
+    let dir = std::env::temp_dir();
+    let new = dir.join(format!("step13-fails-new-{}.json", std::process::id()));
+    let old = dir.join(format!("step13-fails-old-{}.json", std::process::id()));
+    std::fs::write(&old, "{\"an\": \"earlier report\"}\n").expect("a file in the temporary folder");
+    for path in [&new, &old] {
+        let out = Command::new(common::testing::program(BIN))
+            .args(["--gpus", "2", "--json-to"])
+            .arg(path)
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .expect("the program starts");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{path:?}: {err}");
+        assert!(err.starts_with("error: ") && !err.contains("--json-to"), "{path:?}: {err}");
+    }
+    assert!(!new.exists(), "an empty report was left at {new:?}");
+    let kept = std::fs::read_to_string(&old).expect("the earlier report");
+    std::fs::remove_file(&old).ok();
+    assert_eq!(kept, "{\"an\": \"earlier report\"}\n");
+}
+
 /// Asserts a run passed every verification, of both ways, first and last timed.
 fn assert_passed(args: &[&str]) -> String {
     let (code, out, err) = run(args);

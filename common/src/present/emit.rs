@@ -144,10 +144,27 @@ pub fn write_json(report: &impl Emit, path: &Path) -> Result<()> {
     std::fs::write(path, format!("{}\n", report.json_text(false))).map_err(|e| json_to_error(path, e))
 }
 
-/// Makes `path` an empty file, for a run long enough that a `--json-to` it cannot write should
-/// stop it before it starts rather than after; [`write_json`] fills it at the end.
-pub fn claim_json_to(path: &Path) -> Result<()> {
-    std::fs::File::create(path).map(drop).map_err(|e| json_to_error(path, e))
+/// Checks that `path` can be written, for a run long enough that a `--json-to` it cannot write
+/// should stop it before it starts rather than after, leaving a file already there as it is;
+/// [`write_json`] writes it at the end. Returns whether the check made the file (empty), which
+/// a run that then fails removes ([`release_json_to`]): no empty report is left behind.
+pub fn claim_json_to(path: &Path) -> Result<bool> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| json_to_error(path, e))?;
+    Ok(!existed)
+}
+
+/// Removes the file [`claim_json_to`] made, where it made one, for a run that ended in an error.
+pub fn release_json_to(path: &Path, made: bool) {
+    if made {
+        // Nothing more to do where it cannot be removed: the run's own error is what is told.
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// The sentence for a `--json-to` file that cannot be written.
