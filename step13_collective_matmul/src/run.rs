@@ -89,13 +89,7 @@ fn ring_param(s: &str) -> Result<(String, u32), String> {
 pub fn run(args: &Args) -> Result<bool> {
     // A file that cannot be written stops the run before it starts, not after; a run that fails
     // leaves no empty report where it made the file.
-    let Some(path) = &args.json_to else { return run_claimed(args) };
-    let made = common::emit::claim_json_to(path)?;
-    let outcome = run_claimed(args);
-    if outcome.is_err() {
-        common::emit::release_json_to(path, made);
-    }
-    outcome
+    common::emit::guarding_json_to(args.json_to.as_deref(), || run_claimed(args))
 }
 
 /// [`run`], once `--json-to`'s file is known to be writable.

@@ -147,8 +147,8 @@ pub fn write_json(report: &impl Emit, path: &Path) -> Result<()> {
 /// Checks that `path` can be written, for a run long enough that a `--json-to` it cannot write
 /// should stop it before it starts rather than after, leaving a file already there as it is;
 /// [`write_json`] writes it at the end. Returns whether the check made the file (empty), which
-/// a run that then fails removes ([`release_json_to`]): no empty report is left behind.
-pub fn claim_json_to(path: &Path) -> Result<bool> {
+/// a run that then fails removes ([`guarding_json_to`]): no empty report is left behind.
+fn claim_json_to(path: &Path) -> Result<bool> {
     let existed = path.exists();
     std::fs::OpenOptions::new()
         .append(true)
@@ -159,12 +159,19 @@ pub fn claim_json_to(path: &Path) -> Result<bool> {
     Ok(!existed)
 }
 
-/// Removes the file [`claim_json_to`] made, where it made one, for a run that ended in an error.
-pub fn release_json_to(path: &Path, made: bool) {
-    if made {
-        // Nothing more to do where it cannot be removed: the run's own error is what is told.
+/// Runs `run` with `--json-to`'s file, where one is given, checked first ([`claim_json_to`]),
+/// and left as it was found where the run fails or writes no report (`--tune`,
+/// `--compile-only`): no empty report is left behind, and an earlier one is not lost.
+pub fn guarding_json_to<T>(json_to: Option<&Path>, run: impl FnOnce() -> Result<T>) -> Result<T> {
+    let Some(path) = json_to else { return run() };
+    let made = claim_json_to(path)?;
+    let outcome = run();
+    let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
+    if made && (outcome.is_err() || empty) {
+        // Nothing more to do where it cannot be removed: the run's own outcome is what is told.
         let _ = std::fs::remove_file(path);
     }
+    outcome
 }
 
 /// The sentence for a `--json-to` file that cannot be written.
@@ -179,5 +186,46 @@ pub fn aside(args: &Args, line: &str) {
     match args.format.unwrap_or_default() {
         Format::Text => println!("{line}"),
         Format::Json => eprintln!("{line}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("emit-{name}-{}.json", std::process::id()))
+    }
+
+    #[test]
+    fn a_failed_run_leaves_json_to_as_it_found_it() {
+        let (new, old) = (temp("new"), temp("old"));
+        std::fs::write(&old, "earlier\n").unwrap();
+        for path in [&new, &old] {
+            let outcome: Result<()> = guarding_json_to(Some(path), || Err(anyhow!("the run failed")));
+            assert!(outcome.is_err());
+        }
+        assert!(!new.exists(), "an empty report was left behind");
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "earlier\n");
+        // A run that writes no report (--compile-only, --tune) leaves none either.
+        guarding_json_to(Some(&new), || Ok(())).unwrap();
+        assert!(!new.exists(), "an empty report was left behind");
+        // A run that writes its report keeps it.
+        guarding_json_to(Some(&old), || std::fs::write(&old, "{}\n").map_err(anyhow::Error::from)).unwrap();
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "{}\n");
+        std::fs::remove_file(&old).unwrap();
+    }
+
+    #[test]
+    fn a_json_to_that_cannot_be_written_stops_the_run_before_it_starts() {
+        let path = temp("folder").join("report.json");
+        let mut ran = false;
+        let e = guarding_json_to(Some(&path), || {
+            ran = true;
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(!ran && e.starts_with("--json-to could not write"), "{e}");
     }
 }

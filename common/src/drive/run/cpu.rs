@@ -25,7 +25,9 @@ pub fn cpu_main(name: &str, idea: &str, default_size: usize, matmul: CpuMatmul) 
         chapter(name)
     );
     let args = Args::parse_for(idea, help, &Args::GPU_ONLY.map(|(id, _)| id), None);
-    exit_code(run_cpu(name, default_size, matmul, &args))
+    exit_code(crate::emit::guarding_json_to(args.json_to.as_deref(), || {
+        run_cpu(name, default_size, matmul, &args)
+    }))
 }
 
 /// Runs the CPU `matmul` over bands of rows, so a progress bar can follow a long run. A row of

@@ -50,7 +50,7 @@ pub fn gpu_main(step: &GpuStep) -> ExitCode {
     if let (Some(option), Some(value)) = (option, args.step_option) {
         (option.apply)(value, &mut args.params);
     }
-    exit_code(run_gpu(step, &args))
+    exit_code(crate::emit::guarding_json_to(args.json_to.as_deref(), || run_gpu(step, &args)))
 }
 
 /// The whole run of a GPU step. Returns whether verification passed (true when skipped).
