@@ -148,7 +148,7 @@ __global__ void bulk(const char* in, size_t bytes, int rounds, unsigned chunk, S
             for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, issued++) {
                 int s = issued % 4;
                 unsigned b = (unsigned)__cvta_generic_to_shared(&bar[s]);
-                if (issued >= 4) {  // wait for this stage's last copy before reusing it
+                if (issued >= 4) {  // wait for the last copy into part s before reusing it
                     asm volatile("{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
                                  " @!p bra W;\n}" :: "r"(b), "r"(phase[s]));
                     phase[s] ^= 1;

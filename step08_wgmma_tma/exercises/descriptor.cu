@@ -1,7 +1,7 @@
 // EXERCISE (step 08, hands-on): describe A's tile to the tensor cores.
 //
 // Starts from: this step's kernel with the descriptor of A's tile left out. descriptor() tells
-//   wgmma only where the tile starts, and all four 8-deep steps of a stage hand wgmma the same
+//   wgmma only where the tile starts, and all four 8-deep steps of a slice hand wgmma the same
 //   descriptor. The copies, the barriers, B's fragments and the epilogue are done.
 // To do: TODO 1 in descriptor(), TODO 2 in the consumer's loop in matmul().
 // Run a copy of your own (git ignores mine/), from the repository's root, on an H100 or H200,
@@ -17,20 +17,20 @@
 // gives src/kernel.cu.
 //
 // Step 08: Hopper's own path to the tensor cores. The copy engine (TMA) moves tiles of A and B
-// into shared memory on its own, a producer warpgroup keeps it several stages ahead, and
+// into shared memory on its own, a producer warpgroup keeps it several buffers ahead, and
 // consumer warpgroups multiply with wgmma, one instruction per warpgroup for a 64×BM×8 product.
 //
 // Idea: step 07's warps wait on the chain that feeds each mma.sync: addresses, cp.async,
 // ldmatrix, conversions, a barrier per slice, one instruction per 16×8×8 product. Here one thread
 // issues each tile's copies (a tensor map tells the engine the matrix's shape, so edges come
-// back as zeros), mbarriers say when a stage has landed and when it is free again, and one
+// back as zeros), mbarriers say when a buffer has landed and when it is free again, and one
 // wgmma does the work of 128 mma.sync. TF32 wgmma reads operands from shared memory only in
 // K-major order: A (row-major, M×K) is, B (K×N) is not. So each block computes its tile of
 // Cᵀ = Bᵀ·Aᵀ: the B tile goes through registers as the instruction's first operand, and A's
 // tile, K-major as it lies, is the shared-memory operand.
 //
 // What it buys: close to cuBLAS TF32's speed, far beyond step 07's (docs/src/step08.md measures
-// both), with 256×128 block tiles, 4 stages and blocks handed out 8 block-rows at a time.
+// both), with 256×128 block tiles, 4 buffers and blocks handed out 8 block-rows at a time.
 
 // BM, BN, STAGES, GROUP are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -38,9 +38,9 @@
 constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // floats of one stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;             // floats of one buffer's A tile (BM rows of BK)
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
-constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
+constexpr int B_TILE = BK * BN;             // floats of one buffer's B tile
 constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg):
 // the block's registers, less the producer's, split among the consumers, in steps of 8.
@@ -258,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x == 0) {
             for (int kt = 0; kt < k_tiles; ++kt) {
                 int s = kt % STAGES;
-                // Stage s was last filled for tile kt - STAGES; wait until it has been used.
+                // Buffer s was last filled for tile kt - STAGES; wait until it has been used.
                 if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);
                 mbar_expect_bytes(&full[s], STAGE_BYTES);
                 tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0);
@@ -294,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
             wgmma_fence();
             unsigned long long desc = descriptor(As + s * A_TILE);
-            // TODO 2 (one slice per step): as written, all four wgmmas of a stage read the same
+            // TODO 2 (one slice per step): as written, all four wgmmas of a slice read the same
             // 8 columns of A's tile. Make step k8 read columns 8·k8 to 8·k8 + 7 of every row:
             // which field of the descriptor moves, and by how much in its unit? The swizzle
             // permutes the 16-byte pieces of each row; decide whether your offset has to allow

@@ -1,11 +1,11 @@
 // EXERCISE (step 08, hands-on): write the pipeline's bookkeeping.
 //
 // Starts from: this step's kernel with its mbarrier bookkeeping taken out, walking the ring of
-//   stages as production pipelines do: the producer and each consumer keep a stage index s and
-//   a phase bit, the parity of the stage's current use, which flips each time s wraps to 0. The
-//   copies, the wgmma (each tile's group waited for in full) and the epilogue are done.
-// To do: TODO 1 (each barrier's arrivals), TODO 2 (the producer: wait for a free stage, announce
-//   its bytes), TODO 3 (a consumer: wait for a full stage), TODO 4 (a consumer: free it).
+//   buffers as production pipelines do: the producer and each consumer keep a buffer index s
+//   and a phase bit, the parity of the buffer's current use, which flips each time s wraps to 0.
+//   The copies, the wgmma (each tile's group waited for in full) and the epilogue are done.
+// To do: TODO 1 (each barrier's arrivals), TODO 2 (the producer: wait for a free buffer, announce
+//   its bytes), TODO 3 (a consumer: wait for a full buffer), TODO 4 (a consumer: free it).
 // Run a copy of your own, from the repository's root (git ignores mine/; no GPU needed):
 //   mkdir -p mine && cp step08_wgmma_tma/exercises/pipeline.cu mine/ && ex=mine/pipeline.cu
 //   cargo run --release -p step08_wgmma_tma -- --emulate --kernel $ex --size 256
@@ -20,20 +20,20 @@
 // gives a kernel of its own, not src/kernel.cu: that one derives s and the parity from kt.
 //
 // Step 08: Hopper's own path to the tensor cores. The copy engine (TMA) moves tiles of A and B
-// into shared memory on its own, a producer warpgroup keeps it several stages ahead, and
+// into shared memory on its own, a producer warpgroup keeps it several buffers ahead, and
 // consumer warpgroups multiply with wgmma, one instruction per warpgroup for a 64×BM×8 product.
 //
 // Idea: step 07's warps wait on the chain that feeds each mma.sync: addresses, cp.async,
 // ldmatrix, conversions, a barrier per slice, one instruction per 16×8×8 product. Here one thread
 // issues each tile's copies (a tensor map tells the engine the matrix's shape, so edges come
-// back as zeros), mbarriers say when a stage has landed and when it is free again, and one
+// back as zeros), mbarriers say when a buffer has landed and when it is free again, and one
 // wgmma does the work of 128 mma.sync. TF32 wgmma reads operands from shared memory only in
 // K-major order: A (row-major, M×K) is, B (K×N) is not. So each block computes its tile of
 // Cᵀ = Bᵀ·Aᵀ: the B tile goes through registers as the instruction's first operand, and A's
 // tile, K-major as it lies, is the shared-memory operand.
 //
 // What it buys: close to cuBLAS TF32's speed, far beyond step 07's (docs/src/step08.md measures
-// both), with 256×128 block tiles, 4 stages and blocks handed out 8 block-rows at a time.
+// both), with 256×128 block tiles, 4 buffers and blocks handed out 8 block-rows at a time.
 
 // BM, BN, STAGES, GROUP are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -41,9 +41,9 @@
 constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // floats of one stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;             // floats of one buffer's A tile (BM rows of BK)
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
-constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
+constexpr int B_TILE = BK * BN;             // floats of one buffer's B tile
 constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg):
 // the block's registers, less the producer's, split among the consumers, in steps of 8.
@@ -254,13 +254,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
-            // Tile kt goes to stage s; phase is the parity of that stage's use, kt / STAGES.
+            // Tile kt goes to buffer s; phase is the parity of that buffer's use, kt / STAGES.
             int s = 0;
             unsigned phase = 0;
             for (int kt = 0; kt < k_tiles; ++kt) {
-                // TODO 2: wait until the consumers have freed stage s from its use before this
+                // TODO 2: wait until the consumers have freed buffer s from its use before this
                 // one (which parity is that phase of empty[s]? and on the first pass through
-                // the ring, when nothing used the stage yet?). Then arrive on full[s], telling
+                // the ring, when nothing used the buffer yet?). Then arrive on full[s], telling
                 // it how many bytes the copies below will deliver (mbar_expect_bytes).
                 tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0);
                 for (int b = 0; b < BN / 32; ++b) {
@@ -281,9 +281,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         float acc[BM / 2] = {};
 
         int s = 0;
-        unsigned phase = 0;  // as the producer's: the parity of stage s's current use
+        unsigned phase = 0;  // as the producer's: the parity of buffer s's current use
         for (int kt = 0; kt < k_tiles; ++kt) {
-            // TODO 3: wait until tile kt has landed in stage s: which phase of full[s]?
+            // TODO 3: wait until tile kt has landed in buffer s: which phase of full[s]?
             const float* bs = Bs + s * B_TILE + box * B_BOX;
             // Fragments of Bᵀ: rows g, g + 8 are columns col, col + 1 of B; k is t and t + 4.
             unsigned frag[BK / 8][4];
@@ -303,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
             wgmma_commit();
             wgmma_wait_all();
-            // TODO 4: the tensor cores are done with stage s: free it, once per warp
+            // TODO 4: the tensor cores are done with buffer s: free it, once per warp
             // (mbar_arrive on empty[s]).
             if (++s == STAGES) { s = 0; phase ^= 1; }
         }

@@ -35,7 +35,7 @@ fn threads(p: &Params) -> u32 {
     128 * (p.get("BN") / 64 + 1)
 }
 
-/// STAGES tiles of A and B, a full and an empty barrier per stage, and 1024 bytes to align the
+/// STAGES tiles of A and B, a full and an empty barrier per buffer, and 1024 bytes to align the
 /// tiles for the swizzle.
 fn smem_bytes(p: &Params) -> u32 {
     p.get("STAGES") * (4 * BK * (p.get("BM") + p.get("BN")) + 16) + 1024

@@ -108,7 +108,7 @@ fn nvrtc_serialised_wgmma_are_named_and_raise_the_predicted_time() {
         (seconds * p.clock_mhz * 1e6, p.unchecked)
     };
     let ((plain, _), (serial, unchecked)) = (cycles(false), cycles(true));
-    // Two blocks, one an SM: each block's 2 consumers × 8 stages × 4 wgmma add a drain each.
+    // Two blocks, one an SM: each block's 2 consumers × 8 slices × 4 wgmma add a drain each.
     assert_eq!(traffic.wgmma_instructions / traffic.blocks / 4, 2 * 8 * 4);
     let drains = (2 * 8 * 4) as f64 * predict::WGMMA_DRAIN_ESTIMATE;
     assert!((serial - plain - drains).abs() < 0.01 * drains, "{plain} cycles, serialised {serial}");

@@ -45,10 +45,10 @@ fn nvrtc_emulated_variants_match_the_reference() {
 fn nvrtc_emulated_copies_and_products_are_counted() {
     let (_, verdict, t) = emulator::emulate_counted(&STEP, &[], Shape { m: 256, n: 256, k: 96 }).unwrap();
     assert!(verdict.passed());
-    // Two blocks (BN = 128), three 32-deep stages each: a box of A (256×32) and four of B.
+    // Two blocks (BN = 128), three 32-deep slices each: a box of A (256×32) and four of B.
     assert_eq!(t.bulk_load_requests, 2 * 3 * 5);
     assert_eq!(t.bulk_load_bytes, 2 * 3 * 4 * (256 * 32 + 128 * 32));
-    assert_eq!(t.wgmma_instructions, 2 * 2 * 4 * 3 * 4, "blocks × consumers × warps × stages × k8 steps");
+    assert_eq!(t.wgmma_instructions, 2 * 2 * 4 * 3 * 4, "blocks × consumers × warps × slices × k8 steps");
     assert_eq!(t.flops, 2 * 256 * 256 * 96);
 }
 

@@ -32,7 +32,7 @@ fn nvrtc_emulated_starting_file_fails() {
 }
 
 /// The pipeline exercise: lab 08's kernel without its mbarrier bookkeeping, walking the ring of
-/// stages with a running stage index and phase bit, so that its answer is a kernel of its own.
+/// buffers with a running buffer index and phase bit, so that its answer is a kernel of its own.
 const PIPELINE: &str = include_str!("../exercises/pipeline.cu");
 const PIPELINE_FILE: &str = "step08_wgmma_tma/exercises/pipeline.cu";
 
@@ -64,7 +64,7 @@ fn the_pipelines_solution_applies_and_is_not_the_labs_kernel() {
             2,
             "{name}: the producer and the consumers each flip a phase bit"
         );
-        assert!(!text.contains("% STAGES"), "{name} takes the stage from kt");
+        assert!(!text.contains("% STAGES"), "{name} takes the buffer from kt");
         let commits: Vec<_> = text.match_indices("wgmma_commit();").collect();
         assert_eq!(commits.len(), 1, "{name}: one wgmma_commit");
         let after = text[commits[0].0..].lines().nth(1).unwrap_or_default().trim();
@@ -77,7 +77,7 @@ fn the_pipelines_solution_applies_and_is_not_the_labs_kernel() {
 }
 
 /// As given, the starting file stops at its first use of a barrier no one initialised; solved,
-/// it passes with 4, 3 and 2 stages (the phases of every barrier wrap) and at an odd shape.
+/// it passes with 4, 3 and 2 buffers (the phases of every barrier wrap) and at an odd shape.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_pipeline_fails_as_given_and_passes_solved() {

@@ -26,14 +26,14 @@
 // registers as they are loaded (two conversions and a subtraction per float). A is the
 // shared-memory operand, so its parts must lie in shared memory: split_a, queued before every
 // launch, writes A's big and small parts to a workspace, and the copy engine brings a tile of
-// each per stage, picked by a third coordinate of A's tensor map. Both parts are rounded to
+// each per slice, picked by a third coordinate of A's tensor map. Both parts are rounded to
 // TF32 already, so the tensor cores' truncation of what they read changes nothing. Every row of
 // A and column of B is scaled by a power of two first, so that tiny and huge data split as
 // well as data near 1 (see scaling).
 //
 // What it buys: FP32 accuracy (an error below cuBLAS SGEMM's from K of about a thousand on) at
 // well beyond SGEMM's speed (docs/src/step09.md measures both). 128-row blocks, so that each
-// consumer has room for the stage's sum, a running sum and a total (see the accumulators).
+// consumer has room for the slice's sum, a running sum and a total (see the accumulators).
 
 // BN, STAGES, GROUP are set at compile time (-D NAME=value) from the step's lib.rs.
 
@@ -42,10 +42,10 @@ constexpr int BM = 128;                     // rows of C per block: the N of eac
 constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;  // floats of one part of a stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;  // floats of one part of a buffer's A tile (BM rows of BK)
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
-constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
-constexpr int FLUSH = 32;  // stages summed in registers before the total takes them
+constexpr int B_TILE = BK * BN;             // floats of one buffer's B tile
+constexpr int FLUSH = 32;  // slices summed in registers before the total takes them
 constexpr unsigned STAGE_BYTES = 4 * (2 * A_TILE + B_TILE);  // both parts of A, and B
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg):
 // the block's registers, less the producer's, split among the consumers, in steps of 8.
@@ -492,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x == 0) {
             for (int kt = kt_begin; kt < kt_end; ++kt) {
                 int it = kt - kt_begin, s = it % STAGES;
-                // Stage s was last filled for tile it - STAGES; wait until it has been used.
+                // Buffer s was last filled for tile it - STAGES; wait until it has been used.
                 if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
                 mbar_expect_bytes(&full[s], STAGE_BYTES);
                 for (int part = 0; part < 2; ++part) {
@@ -513,10 +513,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int col = fragment_col(g, warp % 2);
         // ANCHOR: consumer_wait
         // The tensor cores' adds drop the bits beyond the accumulator's 24 (they round toward
-        // zero), and over thousands of adds that bias grows with K. So each stage's products go
-        // to `part`, which the first wgmma of the stage overwrites; `acc` takes each part with an
+        // zero), and over thousands of adds that bias grows with K. So each slice's products go
+        // to `part`, which the first wgmma of the slice overwrites; `acc` takes each part with an
         // ordinary FP32 add, rounded to nearest, and hands its sum to `total` every FLUSH
-        // stages, so that no sum of FP32 adds grows longer than K/1024 or 32 terms.
+        // slices, so that no sum of FP32 adds grows longer than K/1024 or 32 terms.
         float total[BM / 2] = {}, acc[BM / 2] = {}, part[BM / 2] = {};
 
         for (int kt = kt_begin; kt < kt_end; ++kt) {
@@ -524,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             mbar_wait(&full[s], (it / STAGES) % 2);
             const float* bs = Bs + s * B_TILE + box * B_BOX;
             // The thread's two columns of B scaled as they arrive (see scaling); their factors
-            // are read again each stage, from shared memory, to keep registers free.
+            // are read again each slice, from shared memory, to keep registers free.
             float2 f = *reinterpret_cast<const float2*>(&col_scale[32 * box + col]);
             // ANCHOR_END: consumer_wait
             // ANCHOR: consumer_split
@@ -550,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             // TODO 3 (three products per term): each 8-deep step issues big·big alone, so the
             // small parts never reach part. Issue the products of the chapter's "The idea", the
             // two corrections before the leading one. wgmma's last argument is scale-d (0
-            // overwrites part, 1 adds to it): which of the stage's wgmmas may overwrite?
+            // overwrites part, 1 adds to it): which of the slice's wgmmas may overwrite?
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; ++k8) {
                 unsigned long long k = 8 * k8 * 4 >> 4;  // 8 floats further along the rows

@@ -28,7 +28,7 @@ pub const SEARCH: &[(&str, &[u32])] =
     &[("BN", &[64, 128]), ("STAGES", &[2, 3, 4, 5]), ("GROUP", &[1, 4, 8, 16])];
 
 /// Rows of C per block: the N of the kernel's wgmma. Each consumer thread holds three sets of
-/// BM/2 accumulators (the stage's part, the running sum and the total): 192 registers at 128
+/// BM/2 accumulators (the slice's part, the running sum and the total): 192 registers at 128
 /// rows; at 256 rows two sets alone, 256 registers, would exceed the 255 a thread may have.
 pub(crate) const BM: u32 = 128;
 
@@ -40,7 +40,7 @@ fn threads(p: &Params) -> u32 {
     128 * (p.get("BN") / 64 + 1)
 }
 
-/// STAGES tiles of A (two parts) and B, a full and an empty barrier per stage, and 1024 bytes
+/// STAGES tiles of A (two parts) and B, a full and an empty barrier per buffer, and 1024 bytes
 /// to align the tiles for the swizzle.
 fn smem_bytes(p: &Params) -> u32 {
     p.get("STAGES") * (4 * BK * (2 * BM + p.get("BN")) + 16) + 1024

@@ -854,8 +854,8 @@ constexpr int BN = 256;                     // columns of C per block: the N of 
 constexpr int BK = 128;                     // bytes of one row in the 128-byte swizzle: 128 of K
 constexpr int CONSUMERS = BM / 64;          // consumer warpgroups, one 64-row strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // bytes of one stage's A tile (BM rows of BK)
-constexpr int B_TILE = BN * BK;             // bytes of one stage's B tile (BN rows of Bᵀ)
+constexpr int A_TILE = BM * BK;             // bytes of one buffer's A tile (BM rows of BK)
+constexpr int B_TILE = BN * BK;             // bytes of one buffer's B tile (BN rows of Bᵀ)
 constexpr unsigned STAGE_BYTES = A_TILE + B_TILE;
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg).
 constexpr int PRODUCER_REGS = 40;
@@ -1084,7 +1084,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             if (threadIdx.x == 0) {
                 for (int it = it0; it < it0 + k_tiles; ++it) {
                     int s = it % STAGES, kt = it - it0;
-                    // Stage s was last filled for tile it - STAGES; wait until it has been used.
+                    // Buffer s was last filled for tile it - STAGES; wait until it has been used.
                     if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
                     mbar_expect_bytes(&full[s], STAGE_BYTES);
                     tma_load(As + s * A_TILE, &a_map, &full[s], kt * BK, row0, z);
@@ -1116,7 +1116,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                           1);  // 32 bytes further along the rows
                 }
                 wgmma_commit();
-                // The products of the tile before have now read their stage: hand it back.
+                // The products of the tile before have now read their buffer: hand it back.
                 wgmma_wait<1>();
                 if (it > it0 && lane == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
             }
@@ -1199,14 +1199,14 @@ __device__ __forceinline__ void wgmma_bf16(float (&d)[128], unsigned long long a
         : "l"(a), "l"(b), "r"(1));
 }
 
-// The bound's tiles, whatever matmul's: 128×256, four stages of 64 of K (128 bytes a row).
+// The bound's tiles, whatever matmul's: 128×256, four buffers of 64 of K (128 bytes a row).
 constexpr int BOUND_BN = 256;
 constexpr int BOUND_STAGES = 4;
 constexpr int BOUND_B_TILE = BOUND_BN * BK;
 constexpr unsigned BOUND_STAGE_BYTES = A_TILE + BOUND_B_TILE;
 
 // Where the flag is set, the product of the magnitudes (magnitudes_rows and _cols) on the bf16
-// tensor cores, with matmul's pipeline and launch order, a tile 64 deep (128 bytes) a stage; each
+// tensor cores, with matmul's pipeline and launch order, a tile 64 deep (128 bytes) a buffer; each
 // element's ratios (bound_rule) raised into its row's and its column's, by atomicMax on the bits of
 // a positive float. The maps are of the magnitudes, two coordinates {k, row}.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)

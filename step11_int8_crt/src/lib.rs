@@ -48,7 +48,7 @@ pub const PARAMS: &[Param] = &[
 /// The values the tuner tries (`--tune`); MODULI stays as given (it sets the accuracy).
 pub const SEARCH: &[(&str, &[u32])] = &[("STAGES", &[2, 3, 4]), ("GROUP", &[1, 4, 8, 16])];
 
-/// The one-pass variant's parameters: its 128×128 tiles leave room for six stages, and FUSED
+/// The one-pass variant's parameters: its 128×128 tiles leave room for six buffers, and FUSED
 /// (which only the launch reads) gives it its own grid, one block per tile for all the moduli.
 pub const FUSED_PARAMS: &[Param] = &[
     Param {
@@ -122,7 +122,7 @@ pub fn moduli_for(bits: i32, k: usize) -> Option<usize> {
 /// A producer warpgroup and two consumers.
 const THREADS: u32 = 384;
 
-/// STAGES tiles of A's and Bᵀ's residues, a full and an empty barrier per stage, and 1024 bytes to
+/// STAGES tiles of A's and Bᵀ's residues, a full and an empty barrier per buffer, and 1024 bytes to
 /// align the tiles for the swizzle.
 fn smem_bytes(p: &Params) -> u32 {
     p.get("STAGES") * (BK * (BM + bn(p)) + 16) + 1024

@@ -31,7 +31,7 @@ fn emulate(step: &GpuStep, overrides: &[(&str, u32)], inputs: &Inputs) -> (Vec<f
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_kernel_matches_the_reference() {
     emulator::assert_emulated_pass(&STEP, &[], EMULATED_SHAPES);
-    // Two stages and block-rows that do not divide the grid; eight moduli in the first pass.
+    // Two buffers and block-rows that do not divide the grid; eight moduli in the first pass.
     emulator::assert_emulated_pass(&STEP, &[("STAGES", 2), ("GROUP", 3)], &EMULATED_SHAPES[..2]);
     emulator::assert_emulated_pass(&STEP, &[(MODULI.name, 8)], &[(67, 45, 129)]);
 }

@@ -845,8 +845,8 @@ constexpr int BN = 128;                     // variant: columns of C per block: 
 constexpr int BK = 128;                     // bytes of one row in the 128-byte swizzle: 128 of K
 constexpr int CONSUMERS = BM / 64;          // consumer warpgroups, one 64-row strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // bytes of one stage's A tile (BM rows of BK)
-constexpr int B_TILE = BN * BK;             // bytes of one stage's B tile (BN rows of Bᵀ)
+constexpr int A_TILE = BM * BK;             // bytes of one buffer's A tile (BM rows of BK)
+constexpr int B_TILE = BN * BK;             // bytes of one buffer's B tile (BN rows of Bᵀ)
 constexpr unsigned STAGE_BYTES = A_TILE + B_TILE;
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg).
 constexpr int PRODUCER_REGS = 40;
@@ -1182,14 +1182,14 @@ __device__ __forceinline__ void wgmma_bf16(float (&d)[128], unsigned long long a
         : "l"(a), "l"(b), "r"(1));
 }
 
-// The bound's tiles, whatever matmul's: 128×256, four stages of 64 of K (128 bytes a row).
+// The bound's tiles, whatever matmul's: 128×256, four buffers of 64 of K (128 bytes a row).
 constexpr int BOUND_BN = 256;
 constexpr int BOUND_STAGES = 4;
 constexpr int BOUND_B_TILE = BOUND_BN * BK;
 constexpr unsigned BOUND_STAGE_BYTES = A_TILE + BOUND_B_TILE;
 
 // Where the flag is set, the product of the magnitudes (magnitudes_rows and _cols) on the bf16
-// tensor cores, with matmul's pipeline and launch order, a tile 64 deep (128 bytes) a stage; each
+// tensor cores, with matmul's pipeline and launch order, a tile 64 deep (128 bytes) a buffer; each
 // element's ratios (bound_rule) raised into its row's and its column's, by atomicMax on the bits of
 // a positive float. The maps are of the magnitudes, two coordinates {k, row}.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)

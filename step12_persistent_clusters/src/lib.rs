@@ -222,7 +222,7 @@ pub const STAGES: &[Stage] = &[
     },
     Stage {
         name: "4_in_flight",
-        idea: "a consumer keeps one stage's products in flight while it loads the next",
+        idea: "a consumer keeps one slice's products in flight while it loads the next",
         file: "step12_persistent_clusters/stages/4_in_flight.cu",
         source: include_str!("../stages/4_in_flight.cu"),
     },

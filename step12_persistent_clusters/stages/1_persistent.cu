@@ -5,7 +5,7 @@
 // Idea: step 08 launches a block per tile, and every block pays for its start (barriers set up,
 // the pipeline filled, registers redistributed) and its end (the tensor cores idle while C is
 // stored, the SM idle until the next block lands). A block that stays for many tiles pays the
-// start once, and its producer fills the stages of the next tile while the consumers store C.
+// start once, and its producer fills the buffers for the next tile while the consumers store C.
 //
 // What it buys: docs/src/step12.md measures every stage of this lab beside cuBLAS TF32.
 
@@ -15,10 +15,10 @@
 constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // floats of one stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;             // floats of one buffer's A tile (BM rows of BK)
 constexpr int A_BOX = BM / CLUSTER * BK;    // floats of one box of A, BM / CLUSTER rows
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
-constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
+constexpr int B_TILE = BK * BN;             // floats of one buffer's B tile
 constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg):
 // the block's registers, less the producer's, split among the consumers, in steps of 8.
@@ -238,8 +238,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // ANCHOR: producer
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers,
-        // from one tile of C into the next. `it` counts the stages filled since the launch, so
-        // the stage and its parity carry on across tiles.
+        // from one tile of C into the next. `it` counts the buffers filled since the launch, so
+        // the buffer and its parity carry on across tiles.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
@@ -247,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 int2 origin = tile_origin(tile, tiles_m, tiles_n);
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     int s = it % STAGES;
-                    // Stage s was last filled STAGES fills ago; wait until it has been used.
+                    // Buffer s was last filled STAGES fills ago; wait until it has been used.
                     if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
                     mbar_expect_bytes(&full[s], STAGE_BYTES);
                     for (int a = 0; a < CLUSTER; ++a) {
@@ -306,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             // ANCHOR: epilogue
             // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
             // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box. The producer is
-            // meanwhile filling the stages of the next tile.
+            // meanwhile filling the buffers for the next tile.
             int n = origin.y + 32 * box + col;
 #pragma unroll
             for (int j = 0; j < BM / 8; ++j) {

@@ -4,7 +4,7 @@
 //
 // Idea: in stage 1 every block reads its own copy of A's tile from L2; with clusters of two, L2
 // sends each box of A once for two blocks, and the traffic of A falls by half. The price: a
-// block may refill a stage only when the consumers of every block in the cluster are done with
+// block may refill a buffer only when the consumers of every block in the cluster are done with
 // it, so the consumers arrive on their peers' barriers as well as their own.
 //
 // What it buys: docs/src/step12.md measures every stage of this lab beside cuBLAS TF32.
@@ -15,10 +15,10 @@
 constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // floats of one stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;             // floats of one buffer's A tile (BM rows of BK)
 constexpr int A_BOX = BM / CLUSTER * BK;    // floats of one box of A, BM / CLUSTER rows
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
-constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
+constexpr int B_TILE = BK * BN;             // floats of one buffer's B tile
 constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);
 // Registers per thread after the producer hands its share to the consumers (setmaxnreg):
 // the block's registers, less the producer's, split among the consumers, in steps of 8.
@@ -279,8 +279,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     // ANCHOR: producer
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers,
-        // from one tile of C into the next. `it` counts the stages filled since the launch, so
-        // the stage and its parity carry on across tiles.
+        // from one tile of C into the next. `it` counts the buffers filled since the launch, so
+        // the buffer and its parity carry on across tiles.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
@@ -289,10 +289,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 origin.y = origin.y * CLUSTER + rank * BN;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     int s = it % STAGES;
-                    // Stage s was last filled STAGES fills ago; wait until every block of the
+                    // Buffer s was last filled STAGES fills ago; wait until every block of the
                     // cluster has used it, since this block's box of A lands in all of them.
                     if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
-                    // The whole stage arrives here: this block's box of A and its peers', and B.
+                    // The whole buffer arrives here: this block's box of A and its peers', and B.
                     mbar_expect_bytes(&full[s], STAGE_BYTES);
                     tma_load_multicast(As + s * A_TILE + rank * A_BOX, &a_map, &full[s], kt * BK,
                                        origin.x + rank * BM / CLUSTER);
@@ -342,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 }
                 wgmma_commit();
                 wgmma_wait_all();
-                // The stage is free in this block: say so to every block of the cluster.
+                // The buffer is free in this block: say so to every block of the cluster.
                 if (lane < CLUSTER) mbar_arrive_cluster(&empty[s], lane);
             }
             // ANCHOR_END: consumer
@@ -350,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
             // ANCHOR: epilogue
             // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
             // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box. The producer is
-            // meanwhile filling the stages of the next tile.
+            // meanwhile filling the buffers for the next tile.
             int n = origin.y + 32 * box + col;
 #pragma unroll
             for (int j = 0; j < BM / 8; ++j) {

@@ -36,7 +36,7 @@ fn nvrtc_emulated_stages_match_the_reference() {
 }
 
 /// A shape where every cluster walks three tiles or more and each tile has as many k-tiles as
-/// the stages (so a ping-pong consumer's first stage was last filled for the other consumer's
+/// the buffers (so a ping-pong consumer's first buffer was last filled for the other consumer's
 /// tile), with edges in M, N and K.
 const MANY: (usize, usize, usize) = (3000, 2100, 97);
 
@@ -93,7 +93,7 @@ fn nvrtc_emulator_names_b_multicast_to_the_wrong_peer() {
 fn nvrtc_emulated_multicast_is_counted() {
     let (_, verdict, t) = emulator::emulate_counted(&STEP, &[], Shape { m: 256, n: 256, k: 64 }).unwrap();
     assert!(verdict.passed());
-    // One cluster of two blocks, two 32-deep stages: each block copies half of A's 256×32 box
+    // One cluster of two blocks, two 32-deep slices: each block copies half of A's 256×32 box
     // to both, and four 32×32 boxes of B to itself.
     let a_half = 128 * 32 * 4;
     assert_eq!(t.multicast_bytes, 2 * 2 * a_half);

@@ -6,7 +6,7 @@
 // loads its own B tile. Here a cluster is a 2×2 square of tiles: the two blocks of a row share
 // A's tile (each loads half of it into both), the two blocks of a column share B's (each loads
 // half of it into both). A block asks L2 for half its A tile and half its B tile: 24 KiB a
-// stage at BM = 256, BN = 128, against stage 4's 32 KiB with clusters of two.
+// slice at BM = 256, BN = 128, against stage 4's 32 KiB with clusters of two.
 //
 // What it buys: docs/src/performance.md measures it beside the kernel and cuBLAS TF32.
 
@@ -19,10 +19,10 @@ constexpr unsigned short COLUMN_PEERS = 0x5;  // ranks 0 and 2: its first column
 constexpr int BK = 32;                      // floats in one 128-byte row: the swizzle's width
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, one 64-column strip of C each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // floats of one stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;             // floats of one buffer's A tile (BM rows of BK)
 constexpr int A_BOX = BM / CLUSTER * BK;    // floats of one box of A, BM / CLUSTER rows
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
-constexpr int B_TILE = BK * BN;             // floats of one stage's B tile
+constexpr int B_TILE = BK * BN;             // floats of one buffer's B tile
 constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);
 constexpr int C_ROWS = 32;                  // rows of C a consumer stores at a time
 constexpr int C_BOX = C_ROWS * 32;          // floats of one box of C (C_ROWS rows of 32)
@@ -311,8 +311,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     // ANCHOR: producer
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers,
-        // from one tile of C into the next. `it` counts the stages filled since the launch, so
-        // the stage and its parity carry on across tiles.
+        // from one tile of C into the next. `it` counts the buffers filled since the launch, so
+        // the buffer and its parity carry on across tiles.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
@@ -322,10 +322,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 origin.y += column * BN;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     int s = it % STAGES;
-                    // Stage s was last filled STAGES fills ago; wait until every block of the
+                    // Buffer s was last filled STAGES fills ago; wait until every block of the
                     // cluster has used it, since this block's box of A lands in all of them.
                     if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
-                    // The whole stage arrives here: this block's half of A's tile and its row
+                    // The whole buffer arrives here: this block's half of A's tile and its row
                     // peer's, this block's half of B's and its column peer's.
                     mbar_expect_bytes(&full[s], STAGE_BYTES);
                     for (int h = 0; h < 2; ++h) {
@@ -387,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 } else {
                     issue(frag1, kt);
                 }
-                // The products of the stage before are done: free it in every block of the cluster.
+                // The slice before is done: free its buffer in every block of the cluster.
                 wgmma_wait_one();
                 if (kt > 0 && lane < CLUSTER)
                     mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);
@@ -399,7 +399,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
             // ANCHOR: epilogue
             // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
             // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box. The producer is
-            // meanwhile filling the stages of the next tile.
+            // meanwhile filling the buffers for the next tile.
             if (N % 4 == 0) {
                 // C_ROWS rows at a time: the warpgroup writes its two boxes (32 columns each),
                 // and its first thread hands them to the copy engine.

@@ -4,8 +4,8 @@
 // products; kept to measure that schedule against stage 4's.
 //
 // Idea: in stage 4 the consumers share each tile (a 64-column strip each) and store C together:
-// while they store, the tensor cores wait (the producer only fills stages ahead). Here the
-// producer fills the stages tile after tile, and a consumer starts on its tile's stages only
+// while they store, the tensor cores wait (the producer only fills buffers ahead). Here the
+// producer fills the buffers tile after tile, and a consumer starts on its tile's slices only
 // when the consumer before it has waited for its last (a turn barrier per consumer): the
 // consumers' products follow one another, and each one's stores of C run under the next one's
 // products. The price: a tile of BM×64 reads its B tile and its A tile for half the products of
@@ -21,10 +21,10 @@ constexpr int BK = 32;                      // floats in one 128-byte row: the s
 constexpr int CONSUMERS = BN / 64;          // consumer warpgroups, each on whole tiles of its own
 constexpr int TILE_N = 64;                  // columns of C in one tile: one consumer's
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_TILE = BM * BK;             // floats of one stage's A tile (BM rows of BK)
+constexpr int A_TILE = BM * BK;             // floats of one buffer's A tile (BM rows of BK)
 constexpr int A_BOX = BM / CLUSTER * BK;    // floats of one box of A, BM / CLUSTER rows
 constexpr int B_BOX = BK * 32;              // floats of one 32-column box of B (BK rows of 32)
-constexpr int B_TILE = BK * TILE_N;         // floats of one stage's B tile (two boxes)
+constexpr int B_TILE = BK * TILE_N;         // floats of one buffer's B tile (two boxes)
 constexpr unsigned STAGE_BYTES = 4 * (A_TILE + B_TILE);
 constexpr int C_ROWS = 32;                  // rows of C a consumer stores at a time
 constexpr int C_BOX = C_ROWS * 32;          // floats of one box of C (C_ROWS rows of 32)
@@ -287,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     float* Cs = Bs + STAGES * B_TILE;  // two boxes of C per consumer
     unsigned long long* full = reinterpret_cast<unsigned long long*>(Cs + CONSUMERS * 2 * C_BOX);
     unsigned long long* empty = full + STAGES;
-    // turn[c]: consumer c may wait for its tile's stages (its count of turns given, as parity).
+    // turn[c]: consumer c may wait for its tile's slices (its count of turns given, as parity).
     unsigned long long* turn = empty + STAGES;
 
     // Cluster c takes units c, c + clusters, c + 2·clusters, ...: the launch has as many blocks
@@ -317,8 +317,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     // ANCHOR: producer
     if (role == 0) {
         // The producer: one thread keeps the copy engine STAGES tiles ahead of the consumers,
-        // from one tile of C into the next. `it` counts the stages filled since the launch, so
-        // the stage and its parity carry on across tiles.
+        // from one tile of C into the next. `it` counts the buffers filled since the launch, so
+        // the buffer and its parity carry on across tiles.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
@@ -327,10 +327,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 origin.y = origin.y * CLUSTER + rank * TILE_N;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     int s = it % STAGES;
-                    // Stage s was last filled STAGES fills ago; wait until every block of the
+                    // Buffer s was last filled STAGES fills ago; wait until every block of the
                     // cluster has used it, since this block's box of A lands in all of them.
                     if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) % 2);
-                    // The whole stage arrives here: this block's box of A and its peers', and B.
+                    // The whole buffer arrives here: this block's box of A and its peers', and B.
                     mbar_expect_bytes(&full[s], STAGE_BYTES);
                     tma_load_multicast(As + s * A_TILE + rank * A_BOX, &a_map, &full[s], kt * BK,
                                        origin.x + rank * BM / CLUSTER);
@@ -355,8 +355,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
         for (int n = me;; n += CONSUMERS) {
             int unit = cluster + n * clusters;
             if (unit >= units) break;
-            // The stages of tile n follow those of every tile before it: its first is stage
-            // n·k_tiles. Wait for the turn: the consumer of tile n - 1 has seen its last stage
+            // The fills of tile n follow those of every tile before it: its first is fill
+            // n·k_tiles. Wait for the turn: the consumer of tile n - 1 has seen its last buffer
             // full, so every fill before ours is complete and no parity below is one phase
             // early. The leader waits and the warpgroup meets after it, so that no warp is
             // still waiting for a turn when the next one is given.
@@ -400,12 +400,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
                 } else {
                     issue(frag1, kt);
                 }
-                // The products of the stage before are done: free it in every block of the cluster.
+                // The slice before is done: free its buffer in every block of the cluster.
                 wgmma_wait_one();
                 if (kt > 0 && lane < CLUSTER)
                     mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);
             }
-            // The leader has seen every stage of this tile full, so every fill up to its last
+            // The leader has seen every buffer of this tile full, so every fill up to its last
             // is complete: the next consumer's turn.
             if (leader) mbar_arrive(&turn[next]);
             wgmma_wait_all();
@@ -415,7 +415,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
             // ANCHOR: epilogue
             // acc[4j + 2h + v] is Cᵀ at row g + 8h, column 8j + 2t + v of the strip: C's row
             // row0 + 8j + 2t + v, column col (+1 when h = 1) of the warp's box. The producer is
-            // meanwhile filling the stages of the next tile.
+            // meanwhile filling the buffers for the next tile.
             if (N % 4 == 0) {
                 // C_ROWS rows at a time: the warpgroup writes its two boxes (32 columns each),
                 // and its first thread hands them to the copy engine.

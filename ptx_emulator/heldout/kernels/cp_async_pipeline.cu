@@ -1,11 +1,11 @@
 // Held-out kernel, written independently for the course's time-model held-out set in the
 // manner of the public Ampere-style "cp.async multistage" SGEMM kernels (shared tiles filled
-// with 16-byte cp.async.cg copies, commit_group / wait_group, a 3-stage ring of buffers,
+// with 16-byte cp.async.cg copies, commit_group / wait_group, a ring of 3 buffers,
 // 8x8 register blocking split into four 4x4 quadrants); not copied from any source.
 // Launch: step05_thread_tile --param BM=128 --param BN=128 --param BK=8 --param WM=64
 //         --param WN=32 --param TM=8 --param TN=8 --param MINB=1
 //         (256 threads as a 16x16 grid; thread (ty,tx) owns rows {4ty..4ty+3, 64+4ty..} and
-//          cols {4tx..4tx+3, 64+4tx..}; stages live in static __shared__ arrays, A kept
+//          cols {4tx..4tx+3, 64+4tx..}; buffers live in static __shared__ arrays, A kept
 //          row-major with a 4-float pad, the runner's dynamic shared memory is unused).
 // Assumes: M % 128 == 0, N % 128 == 0, K % 8 == 0 (no bounds checks), 16-byte aligned rows,
 //          sm_80 or newer (cp.async).
