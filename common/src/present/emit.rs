@@ -160,14 +160,15 @@ fn claim_json_to(path: &Path) -> Result<bool> {
 }
 
 /// Runs `run` with `--json-to`'s file, where one is given, checked first ([`claim_json_to`]),
-/// and left as it was found where the run fails or writes no report (`--tune`,
-/// `--compile-only`): no empty report is left behind, and an earlier one is not lost.
+/// and left as it was found where the run writes no report (it failed before its report, or
+/// it was `--tune`): no empty report is left behind, and an earlier one is not lost. A run that
+/// wrote its report and then failed (a verification) keeps it.
 pub fn guarding_json_to<T>(json_to: Option<&Path>, run: impl FnOnce() -> Result<T>) -> Result<T> {
     let Some(path) = json_to else { return run() };
     let made = claim_json_to(path)?;
     let outcome = run();
     let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
-    if made && (outcome.is_err() || empty) {
+    if made && empty {
         // Nothing more to do where it cannot be removed: the run's own outcome is what is told.
         let _ = std::fs::remove_file(path);
     }
@@ -210,10 +211,17 @@ mod tests {
         // A run that writes no report (--compile-only, --tune) leaves none either.
         guarding_json_to(Some(&new), || Ok(())).unwrap();
         assert!(!new.exists(), "an empty report was left behind");
-        // A run that writes its report keeps it.
+        // A run that writes its report keeps it, also where it then fails (a verification).
         guarding_json_to(Some(&old), || std::fs::write(&old, "{}\n").map_err(anyhow::Error::from)).unwrap();
         assert_eq!(std::fs::read_to_string(&old).unwrap(), "{}\n");
+        let failed: Result<()> = guarding_json_to(Some(&new), || {
+            std::fs::write(&new, "{}\n")?;
+            Err(anyhow!("verification failed"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read_to_string(&new).unwrap(), "{}\n", "a written report was removed");
         std::fs::remove_file(&old).unwrap();
+        std::fs::remove_file(&new).unwrap();
     }
 
     #[test]
