@@ -147,7 +147,7 @@ pub fn write_json(report: &impl Emit, path: &Path) -> Result<()> {
 /// Checks that `path` can be written, for a run long enough that a `--json-to` it cannot write
 /// should stop it before it starts rather than after, leaving a file already there as it is;
 /// [`write_json`] writes it at the end. Returns whether the check made the file (empty), which
-/// a run that then fails removes ([`guarding_json_to`]): no empty report is left behind.
+/// [`guarding_json_to`] removes where the run writes no report: no empty report is left behind.
 fn claim_json_to(path: &Path) -> Result<bool> {
     let existed = path.exists();
     std::fs::OpenOptions::new()

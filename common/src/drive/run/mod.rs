@@ -36,11 +36,6 @@ use memory::transposed_b_bytes;
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 pub use predict::{Prediction, WHOLE_UP_TO, predict};
 
-/// Why a run emulates without being asked: None when a GPU is there to run on.
-pub fn no_gpu() -> Option<String> {
-    crate::gpu::count().err()
-}
-
 /// The `main` of every GPU step.
 pub fn gpu_main(step: &GpuStep) -> ExitCode {
     // A step without parameters refuses --param and --tune: its help does not offer them.
@@ -66,7 +61,8 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: fn() -> bool) -> 
     let edited = edited(step, args)?;
     let step = edited.as_ref().unwrap_or(step);
     // Without a GPU the lab is emulated, and says so.
-    let no_gpu = (!args.emulate && !args.compile_only && !args.tune).then(no_gpu).flatten();
+    let looks = !args.emulate && !args.compile_only && !args.tune;
+    let no_gpu = looks.then(|| crate::gpu::count().err()).flatten();
     if args.emulate || no_gpu.is_some() {
         return run(step, args, &mut emulate::Counted::open(args, no_gpu)?);
     }
