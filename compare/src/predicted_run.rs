@@ -5,13 +5,13 @@
 //! on the H100, and beside each lab's share the share it measured in the H100's reference run.
 
 use anyhow::{Context, Result, anyhow};
-use common::predicted::RECORDED_CUBLAS;
 use common::{Precision, Shape, gpu, run};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Record, Results, slug};
 
 use super::{Args, sizes};
 
-/// The H100 reference run the predictions are set beside (the record `RECORDED_CUBLAS` holds to).
+/// The H100 reference run the predictions are set beside (the record the H100 profile's cuBLAS
+/// rates are held to).
 const REFERENCE: &str =
     include_str!("../../docs/src/results/runs/2026-11-26-nvidia-h100-80gb-hbm3-reference.md");
 const REFERENCE_NAME: &str = "2026-11-26-nvidia-h100-80gb-hbm3-reference.md";
@@ -21,7 +21,12 @@ pub const DEVICE: &str = "H100 (predicted on the CPU)";
 
 /// cuBLAS's recorded rate at `size`³ (SGEMM, or TF32 tensor-op math), where the table has the size.
 fn recorded_cublas(size: usize, tf32: bool) -> Option<f64> {
-    RECORDED_CUBLAS.iter().find(|r| r.0 == size).map(|r| if tf32 { r.2 } else { r.1 })
+    common::emulated::profile::H100
+        .cublas
+        .rates
+        .iter()
+        .find(|r| r.0 == size)
+        .map(|r| if tf32 { r.2 } else { r.1 })
 }
 
 /// The share lab `name` measured at `size`³ in the H100's reference run, in percent.

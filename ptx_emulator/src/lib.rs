@@ -32,6 +32,7 @@ pub mod memory;
 pub mod parse;
 pub mod picture;
 pub mod predict;
+pub mod profile;
 pub mod replay;
 pub mod sanitize;
 pub mod tensor_arith;
@@ -173,11 +174,29 @@ pub struct Machine {
     replays: Vec<replay::Recorded>,
 }
 
+/// What the launch's first clusters read ([`replay::Footprint`]), from the sectors they recorded.
+fn footprint(launch: &exec::Launch) -> replay::Footprint {
+    let (gx, gy, _) = launch.grid;
+    let (cx, cy, _) = launch.cluster;
+    let mut f = replay::Footprint { side_x: gx / cx, side_y: gy / cy, ..Default::default() };
+    let Some(prints) = &launch.footprints else { return f };
+    let got = prints.got.lock().expect("no worker panics holding it");
+    let of = |c: u64| got.iter().find(|(i, _)| *i == c).map(|(_, s)| s.as_slice());
+    let Some(first) = of(0) else { return f };
+    let new = |other: Option<&[u64]>| {
+        other.map_or(0, |o| o.iter().filter(|s| first.binary_search(s).is_err()).count() as u64)
+    };
+    f.sectors = first.len() as u64;
+    f.new_along_x = if f.side_x > 1 { new(of(1)) } else { 0 };
+    f.new_along_y = if f.side_y > 1 { new(of(u64::from(f.side_x))) } else { 0 };
+    f
+}
+
 /// The most threads a block may have, as on every GPU the course supports.
 pub const MAX_THREADS: u32 = 1024;
 
-/// The SMs the emulator deals a grid's blocks to when it counts per SM (an H100's).
-pub const SMS: u32 = 132;
+/// The SMs the emulator deals a grid's blocks to when it counts per SM: the default profile's.
+pub const SMS: u32 = profile::DEFAULT.sms;
 /// The most clusters along a side of a grid that a scaled run runs one by one, where the side's
 /// clusters count differently (work dealt unevenly along it).
 pub const FULL_SIDE: u32 = 32;
@@ -347,7 +366,10 @@ impl Machine {
         let replayed = match (&ran, &launch.record) {
             (Ok(_), Some(ask)) => {
                 let trace = ask.lock().expect("no worker panics holding it").take();
-                trace.map(|trace| replay::Recorded::new(trace, &launch))
+                trace.map(|trace| replay::Recorded {
+                    footprint: footprint(&launch),
+                    ..replay::Recorded::new(trace, &launch)
+                })
             }
             _ => None,
         };
@@ -491,6 +513,14 @@ impl Machine {
             timeline,
             watching: None,
             record: self.record.then(Default::default),
+            // Cluster (0, 0), its neighbour along x and its neighbour along y.
+            footprints: self.record.then(|| {
+                let across = u64::from(gx / cluster.0);
+                std::sync::Arc::new(exec::state::Footprints {
+                    wanted: vec![0, 1, across],
+                    ..Default::default()
+                })
+            }),
         })
     }
 

@@ -14,81 +14,7 @@
 
 use crate::Traffic;
 
-/// What the model needs of one GPU.
-#[derive(Clone, Copy, Debug)]
-pub struct Gpu {
-    pub name: &'static str,
-    pub sms: u32,
-    /// The SM clock (MHz) held under SIMT work, and under the tensor cores at full rate: a GPU
-    /// at its power limit lowers its clock (see [`Gpu::clock_mhz`]).
-    pub simt_mhz: f64,
-    pub tensor_mhz: f64,
-    /// Warp-instructions an SM issues a clock: four schedulers, one each at most, fewer sustained.
-    pub issue: f64,
-    /// Tensor-core work an SM does a clock: TF32 `mma.sync` FLOPs, `wgmma` FLOPs of TF32 and
-    /// 16-bit operands, INT8 operations.
-    pub mma_sync: f64,
-    pub wgmma_tf32: f64,
-    pub wgmma_16bit: f64,
-    pub wgmma_int8: f64,
-    /// Passes (wavefronts) the L1's data path makes a clock, of 128 bytes of shared memory; global
-    /// requests of one 128-byte line it serves a clock; and the further lines of requests whose
-    /// lanes touch several, a clock.
-    pub l1: f64,
-    pub l1_global: f64,
-    pub l1_lines: f64,
-    /// Bytes a second the L2 delivers to the SMs, the whole GPU (its clock is not the SMs').
-    pub l2: f64,
-    /// DRAM bytes a second.
-    pub dram: f64,
-    /// Cycles from a global load to its data, served by the L2: idle, and while every SM streams
-    /// from the L2 (taken as the L2 in full use; the rise between is drawn as a straight line).
-    pub latency: f64,
-    pub latency_loaded: f64,
-    /// The shortest time a launch takes, back to back (seconds), and what a launch adds to a
-    /// kernel's own time where the kernel is longer.
-    pub launch: f64,
-    pub launch_gap: f64,
-    /// Cycles the tensor cores stand idle between two wgmma of a warpgroup where ptxas has
-    /// serialised them (each waits for the one before it to finish): the pipeline's drain, which
-    /// back-to-back wgmma hide.
-    pub wgmma_drain: f64,
-    /// One SM, for the replay ([`crate::replay`]).
-    pub sm: crate::replay::Sm,
-}
-
-/// The H100 SXM (80 GB HBM3) the course measures on.
-pub const H100: Gpu = Gpu {
-    name: "H100",
-    sms: 132,              // published
-    simt_mhz: 1980.0,      // measured: cuBLAS SGEMM and the FMA microbenchmarks hold 1959–1987
-    tensor_mhz: 1420.0,    // measured: cuBLAS TF32 at 8192³ holds 1245–1515 at 700 W, 1424 on average
-    issue: 3.38,           // measured: an outer product of FMAs sustains 3.38 (four schedulers)
-    mma_sync: 1350.0,      // measured: TF32 m16n8k8, 1348–1352 FLOP a clock an SM
-    wgmma_tf32: 2048.0,    // published: 494.7 TFLOP/s dense at 1830 MHz over 132 SMs
-    wgmma_16bit: 4096.0,   // published: 989.4 TFLOP/s dense at 1830 MHz
-    wgmma_int8: 8192.0,    // published: 1978.9 TOPS dense at 1830 MHz
-    l1: 1.0,               // published: 128 bytes a clock an SM
-    l1_global: 0.93,       // measured: global requests that hit the L1, 0.929 a clock an SM
-    l1_lines: 1.0,         // measured: requests over 2 to 32 lines that hit the L1, 0.995–0.999 lines a clock
-    l2: 7.07e12,           // measured: the copy engine reads 7041–7107 GB/s from the L2
-    dram: 3.09e12,         // measured: a 2 GiB read, 3087–3099 GB/s
-    latency: 283.0,        // measured: a pointer chase through the L2
-    latency_loaded: 435.0, // measured: the chase while four blocks of 512 an SM stream the L2, 434 and 436
-    launch: 4.0e-6,        // measured: 3.14, 3.19, 4.61 and 5.03 µs a launch of an empty kernel (two records)
-    launch_gap: 1.96e-6,   // measured: latency.cu `spin`, 1.88–1.96 µs beyond 10 and 50 µs kernels
-    wgmma_drain: WGMMA_DRAIN_ESTIMATE,
-    sm: crate::replay::H100_SM,
-};
-
-/// The drain of a serialised wgmma, in cycles: an estimate, not yet a measurement (a prediction
-/// that counts it says so). It takes the tensor cores' pipeline to be as deep as one of the labs'
-/// wgmma is long: an m64n256k8 TF32 product is 262,144 FLOPs, 128 cycles at 2048 a clock.
-pub const WGMMA_DRAIN_ESTIMATE: f64 = 128.0;
-
-/// The H200: the H100's SMs and clocks with faster memory (published 4.8 TB/s, taken at the share
-/// of its published 3.35 TB/s the H100's microbenchmark reaches).
-pub const H200: Gpu = Gpu { name: "H200", dram: 4.8e12 * (3.09 / 3.35), ..H100 };
+pub use crate::profile::{H100, H200, Profile, WGMMA_DRAIN_ESTIMATE};
 
 /// The FLOPs of one TF32 `mma.sync` m16n8k8: 16·8 products of depth 8, two FLOPs each.
 const MMA_SYNC_FLOPS: u64 = 2 * 16 * 8 * 8;
@@ -176,6 +102,10 @@ pub struct Prediction {
     pub l2_written_sectors: u64,
     /// Why the number is outside what the model was checked on, if it is.
     pub unchecked: Vec<String>,
+    /// Whether a floor of the whole GPU (the L2's bytes or DRAM's) sets the time rather than the
+    /// SM's own work: a change inside the SM (buffers, registers, the order of its instructions)
+    /// then cannot move the prediction, and the model cannot rank such changes.
+    pub floor: bool,
     /// What the replay of the busiest SM found, where the time comes from one.
     pub replay: Option<Replay>,
 }
@@ -189,6 +119,11 @@ pub struct Replay {
     pub replayed: u64,
     pub clusters: u64,
     pub cluster: u32,
+    /// The share of the L2's reads taken to come from DRAM, and the cycles a load waited for
+    /// the L2 and for DRAM at the load the launch puts on them (the SMs' clocks at SIMT's).
+    pub l2_miss: f64,
+    pub l2_latency: f64,
+    pub dram_latency: f64,
     /// The share of the replayed time each unit was busy: issue (of its sustained rate), the
     /// L1's data path, the busiest tensor core, the SM's share of the L2.
     pub issue: f64,
@@ -205,13 +140,7 @@ pub struct Replay {
 /// warps' waits are (as Nsight Compute's page reads a kernel none of whose units passes 60%).
 pub const BUSY: f64 = 0.6;
 
-impl Gpu {
-    /// The clock a kernel holds: the SIMT clock, lowered toward the tensor clock in proportion
-    /// to the share of the time the tensor cores are busy (`busy` in 0..=1).
-    pub fn clock_mhz(&self, busy: f64) -> f64 {
-        self.simt_mhz - (self.simt_mhz - self.tensor_mhz) * busy.clamp(0.0, 1.0)
-    }
-
+impl Profile {
     /// The model, for a launch of `shape` that counted `t`.
     pub fn predict(&self, t: &Traffic, shape: Shape) -> Prediction {
         self.predict_serialized(t, shape, false)
@@ -229,11 +158,11 @@ impl Gpu {
         let per_block = |v: u64| v as f64 / blocks;
 
         // Cycles one block needs of each of the SM's units.
-        let issue = per_block(t.warp_instructions) / self.issue;
-        let tensor_work = per_block(t.mma_sync_flops) / self.mma_sync
-            + per_block(t.wgmma_tf32_flops) / self.wgmma_tf32
-            + per_block(t.wgmma_16bit_flops) / self.wgmma_16bit
-            + per_block(t.wgmma_int8_ops) / self.wgmma_int8;
+        let issue = per_block(t.warp_instructions) / self.sm.issue;
+        let tensor_work = per_block(t.mma_sync_flops) / self.sm.mma_sync_rate
+            + per_block(t.wgmma_tf32_flops) / self.sm.wgmma_tf32
+            + per_block(t.wgmma_16bit_flops) / self.sm.wgmma_half
+            + per_block(t.wgmma_int8_ops) / self.sm.wgmma_int8;
         // Serialised wgmma: after each of a warpgroup's (a warpgroup's instruction counts four
         // warps'), the tensor cores wait out the pipeline's drain before the next may start.
         let drains = if serialized_wgmma { per_block(t.wgmma_instructions) / 4.0 } else { 0.0 };
@@ -244,9 +173,9 @@ impl Gpu {
         // its lanes touch.
         let requests = t.global_load_requests + t.global_store_requests + t.async_copy_requests;
         let further_lines = t.global_lines.saturating_sub(requests);
-        let l1 = per_block(t.shared_load_wavefronts + t.shared_store_wavefronts) / self.l1
-            + per_block(requests) / self.l1_global
-            + per_block(further_lines) / self.l1_lines;
+        let l1 = per_block(t.shared_load_wavefronts + t.shared_store_wavefronts) / self.sm.wavefronts
+            + per_block(requests) / self.sm.requests
+            + per_block(further_lines) / self.sm.lines;
         let busiest = issue.max(tensor).max(l1);
         // Each loading phase waits once, all of the latency, or what is left of it after the
         // phase's work where the block computes after its loads (a prefetch); `r` blocks side by
@@ -257,26 +186,25 @@ impl Gpu {
         let wait_at = |l: f64| (phases - overlapped) * l + overlapped * (l - work_a_phase).max(0.0);
 
         // Where blocks differ, the busiest SM holds at least the busiest block.
-        let most_issue = t.most_block_instructions as f64 / self.issue;
-        let most_tensor = t.most_block_mma_sync_flops as f64 / self.mma_sync
-            + t.most_block_wgmma_tf32_flops as f64 / self.wgmma_tf32
-            + t.most_block_wgmma_16bit_flops as f64 / self.wgmma_16bit
-            + t.most_block_wgmma_int8_ops as f64 / self.wgmma_int8;
+        let most_issue = t.most_block_instructions as f64 / self.sm.issue;
+        let most_tensor = t.most_block_mma_sync_flops as f64 / self.sm.mma_sync_rate
+            + t.most_block_wgmma_tf32_flops as f64 / self.sm.wgmma_tf32
+            + t.most_block_wgmma_16bit_flops as f64 / self.sm.wgmma_half
+            + t.most_block_wgmma_int8_ops as f64 / self.sm.wgmma_int8;
         let sm_cycles = |c: f64| n * c;
         let (issue_sm, tensor_sm) = (sm_cycles(issue).max(most_issue), sm_cycles(tensor).max(most_tensor));
         let l2_read_sectors = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
         let l2_written_sectors = t.global_store_sectors + t.bulk_store_bytes.div_ceil(32);
         let l2_bytes = 32 * (l2_read_sectors + l2_written_sectors);
-        let l2_time = l2_bytes as f64 / self.l2;
+        let l2_time = l2_bytes as f64 / self.memory.l2_rate;
 
-        // A busy L2 answers later: the latency grows from its idle value toward its loaded one
-        // with the share of the L2's bandwidth the launch uses, that share taken once at the idle
-        // latency and the SIMT clock.
+        // A busy L2 answers later: the latency is read off the profile's curve at the load the
+        // launch puts on the L2, that load taken once at the idle latency and the SIMT clock.
         let simt_hz = self.simt_mhz * 1e6;
         let sm_at = |l: f64| issue_sm.max(tensor_sm).max(sm_cycles(l1)).max(rounds * (wait_at(l) + busiest));
-        let idle_time = (sm_at(self.latency) / simt_hz).max(l2_time).max(self.launch);
+        let idle_time = (sm_at(self.memory.l2_latency.idle()) / simt_hz).max(l2_time).max(self.launch);
         let l2_share = if idle_time > 0.0 { (l2_time / idle_time).min(1.0) } else { 0.0 };
-        let load_latency = self.latency + (self.latency_loaded - self.latency) * l2_share;
+        let load_latency = self.memory.l2_latency.at(l2_share * self.l2_bytes_a_clock());
         let latency_cycles = rounds * (wait_at(load_latency) + busiest);
 
         // The clock: the tensor cores' share of the busiest SM's time lowers it.
@@ -290,7 +218,7 @@ impl Gpu {
             (Limit::TensorCores, tensor_sm / hz),
             (Limit::L1, sm_cycles(l1) / hz),
             (Limit::L2, l2_time),
-            (Limit::Dram, shape.compulsory_bytes as f64 / self.dram),
+            (Limit::Dram, shape.compulsory_bytes as f64 / self.memory.dram_rate),
             (Limit::Latency, latency_cycles / hz),
             (Limit::Launch, self.launch),
         ];
@@ -354,8 +282,24 @@ impl Gpu {
             l2_read_sectors,
             l2_written_sectors,
             unchecked,
+            floor: matches!(limit, Limit::L2 | Limit::Dram),
             replay: None,
         }
+    }
+
+    /// The share of `rec`'s L2 reads that come from DRAM: its footprint's estimate
+    /// ([`crate::replay::Footprint::misses`]) for the clusters the GPU runs at once.
+    pub fn l2_miss(&self, rec: &crate::replay::Recorded, t: &Traffic, shape: Shape) -> f64 {
+        let cluster = u64::from(rec.cluster.max(1));
+        let wave = (u64::from(self.sms) / cluster).max(1) * u64::from(shape.resident.max(1));
+        let reads = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
+        rec.footprint.misses(
+            rec.blocks.div_ceil(cluster),
+            wave,
+            shape.compulsory_bytes,
+            self.memory.l2_size,
+            reads,
+        )
     }
 
     /// The prediction from the replay of the busiest SM's clusters, one recording a launch of
@@ -390,12 +334,13 @@ impl Gpu {
             let mut issued = 0.0;
             let (mut l1, mut tensor, mut l2) = (0.0, 0.0, 0.0);
             for rec in recorded {
+                let miss = self.l2_miss(rec, t, shape);
+                r.l2_miss = r.l2_miss.max(miss);
                 let o = rec.replay(
-                    &self.sm,
-                    self.sms,
+                    self,
                     (shape.resident, shape.registers),
                     (serialized_wgmma, 0.0),
-                    (l2_bytes, l2_clock),
+                    (l2_bytes, miss, l2_clock),
                 );
                 if let Some(why) = o.stuck {
                     p.unchecked.push(format!("its replay stopped ({why}): the time is the counts' limits"));
@@ -403,6 +348,8 @@ impl Gpu {
                 }
                 r.cycles += o.cycles;
                 r.replayed += o.replayed;
+                r.l2_latency = r.l2_latency.max(o.l2_latency);
+                r.dram_latency = r.dram_latency.max(o.dram_latency);
                 let size = u64::from(rec.cluster.max(1));
                 let groups = (u64::from(self.sms) / size).max(1);
                 r.clusters += rec.blocks.div_ceil(size).div_ceil(groups);
@@ -436,7 +383,7 @@ impl Gpu {
         let sm_time = r.cycles / (mhz * 1e6);
         // DRAM moves each operand once, and no more than the launch asks of the L2 (a kernel
         // that reads neither A nor B moves only what it writes).
-        let dram = (shape.compulsory_bytes as f64).min(l2_bytes) / self.dram;
+        let dram = (shape.compulsory_bytes as f64).min(l2_bytes) / self.memory.dram_rate;
         let units =
             [(Limit::Issue, r.issue), (Limit::L1, r.l1), (Limit::TensorCores, r.tensor), (Limit::L2, r.l2)];
         let (busiest, share) =
@@ -451,6 +398,7 @@ impl Gpu {
         }
         p.seconds = seconds;
         p.limit = limit;
+        p.floor = matches!(limit, Limit::L2 | Limit::Dram);
         p.clock_mhz = mhz;
         r.seconds = started.elapsed().as_secs_f64();
         p.replay = Some(r);
@@ -504,7 +452,7 @@ mod tests {
         };
         let alone = H100.predict(&t, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
         assert_eq!(alone.limit, Limit::Latency);
-        assert!((alone.seconds - 1000.0 * (100.0 + 283.0) / 1.98e9).abs() < 1e-11);
+        assert!((alone.seconds - 1000.0 * (100.0 + 284.0) / 1.98e9).abs() < 1e-11);
         // Eight blocks an SM, four at a time: two rounds, each one block's waits and work.
         let t8 = Traffic {
             blocks: 1056,
@@ -513,7 +461,7 @@ mod tests {
             ..Default::default()
         };
         let four = H100.predict(&t8, Shape { blocks: 1056, resident: 4, registers: 0, compulsory_bytes: 0 });
-        // Latency: 2 rounds × (283 + 100,000 cycles of waits and work) = 766,000 cycles; issue:
+        // Latency: 2 rounds × (284 + 100,000 cycles of waits and work) = 766,000 cycles; issue:
         // 8 blocks × 100,000 = 800,000.
         assert_eq!(four.limit, Limit::Issue, "four blocks side by side cover each other's waits");
         assert!((four.seconds - 8.0 * 100_000.0 / 1.98e9).abs() < 1e-11);
@@ -573,8 +521,8 @@ mod tests {
 
     #[test]
     fn a_phase_that_computes_after_its_loads_waits_only_what_its_work_leaves() {
-        // One block an SM, 1,000 phases of 100 cycles each: without overlap each waits 283;
-        // with every phase computing, each waits 283 − 100.
+        // One block an SM, 1,000 phases of 100 cycles each: without overlap each waits 284;
+        // with every phase computing, each waits 284 − 100.
         let plain = Traffic {
             blocks: 132,
             warp_instructions: 132 * 338_000,
@@ -584,8 +532,8 @@ mod tests {
         let prefetch = Traffic { overlapped_phases: 132 * 1000, ..plain };
         let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let (a, b) = (H100.predict(&plain, shape), H100.predict(&prefetch, shape));
-        assert!((a.seconds - 1000.0 * (283.0 + 100.0) / 1.98e9).abs() < 1e-11);
-        assert!((b.seconds - (1000.0 * (283.0 - 100.0) + 100_000.0) / 1.98e9).abs() < 1e-11, "{}", b.seconds);
+        assert!((a.seconds - 1000.0 * (284.0 + 100.0) / 1.98e9).abs() < 1e-11);
+        assert!((b.seconds - (1000.0 * (284.0 - 100.0) + 100_000.0) / 1.98e9).abs() < 1e-11, "{}", b.seconds);
         // Work longer than the latency hides it all: the issue term sets the time.
         let long = Traffic { warp_instructions: 132 * 3_380_000, ..prefetch };
         assert_eq!(H100.predict(&long, shape).limit, Limit::Issue);
@@ -657,14 +605,14 @@ mod tests {
         };
         let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let p = H100.predict(&quiet, shape);
-        assert_eq!(p.load_latency, 283.0, "an idle L2: its idle latency");
+        assert_eq!(p.load_latency, H100.memory.l2_latency.idle(), "an idle L2: its idle latency");
         // The same with L2 traffic that takes half the idle time at the L2's bandwidth: the
         // latency lies halfway to the loaded one.
-        let idle = 1000.0 * (283.0 + 100.0) / 1.98e9;
+        let idle = 1000.0 * (284.0 + 100.0) / 1.98e9;
         let sectors = (0.5 * idle * 7.07e12 / 32.0) as u64;
         let busy = Traffic { l1_miss_sectors: sectors, ..quiet };
         let p = H100.predict(&busy, shape);
-        assert!((p.load_latency - (283.0 + 0.5 * (435.0 - 283.0))).abs() < 0.1, "{}", p.load_latency);
+        assert!((p.load_latency - (284.0 + 0.5 * (435.0 - 284.0))).abs() < 0.1, "{}", p.load_latency);
         assert!((p.seconds - 1000.0 * (p.load_latency + 100.0) / 1.98e9).abs() < 1e-11, "{}", p.seconds);
     }
 

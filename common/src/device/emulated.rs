@@ -11,7 +11,7 @@ use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 pub use ptx_emulator::picture::timeline::{self, Timeline};
 pub use ptx_emulator::replay::Recorded;
 pub use ptx_emulator::{
-    Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic, predict,
+    Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic, predict, profile,
 };
 
 /// The architecture whose PTX the emulator runs for labs 02–07 and 10: the H100's, the GPU it
@@ -94,17 +94,11 @@ fn own_file_name(ptx: &str, file: &str) -> String {
     out
 }
 
-/// The blocks of one kernel an H100 SM holds at once, from the kernel's registers per thread,
-/// its threads per block and its shared memory per block, as the CUDA occupancy calculator
-/// counts them: registers are given to warps in units of 256, an SM has 65536 of them, 64 warps,
-/// 32 blocks and 228 KiB of shared memory, of which each block also takes 1 KiB for the system.
+/// The blocks of one kernel an SM of the model's GPU holds at once, from the kernel's registers
+/// per thread, its threads per block and its shared memory per block, as the CUDA occupancy
+/// calculator counts them (the profile's SM: [`ptx_emulator::replay::Sm::resident_blocks`]).
 pub fn blocks_per_sm(registers: u32, threads: u32, shared: u32) -> u32 {
-    let warps = threads.div_ceil(32).max(1);
-    let per_warp = (registers.max(1) * 32).next_multiple_of(256);
-    let by_registers = (65_536 / per_warp) / warps;
-    let by_warps = 64 / warps;
-    let by_shared = 233_472 / (shared + 1024);
-    by_registers.min(by_warps).min(by_shared).min(32)
+    profile::DEFAULT.sm.resident_blocks(registers, threads, shared)
 }
 
 #[cfg(test)]

@@ -130,6 +130,11 @@ pub struct Args {
     #[arg(long, requires = "emulate")]
     pub scaled: bool,
 
+    /// With --emulate: the GPU whose time the model predicts, by its profile (H100 or H200; the
+    /// H100 unless named). The report names it; the other GPUs' times follow on the same line.
+    #[arg(long, value_name = "NAME", requires = "emulate", value_parser = parse_gpu)]
+    pub gpu: Option<String>,
+
     /// With --emulate: draw one warp's access at a line of the kernel, FILE.cu:LINE (a line the
     /// PTX gives a load or store: a wrong one is refused with the list), to an SVG
     /// (--picture-to) and print what it shows: each lane's address, and the 32-byte sectors and
@@ -359,6 +364,16 @@ fn parse_arch(s: &str) -> Result<String, String> {
         Some(_) => Ok(s.to_owned()),
         None => Err(format!(
             "'{s}' is not an architecture this course compiles for; choose sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100 or sm_120"
+        )),
+    }
+}
+
+fn parse_gpu(s: &str) -> Result<String, String> {
+    match ptx_emulator::profile::by_name(s) {
+        Some(p) => Ok(p.name.to_owned()),
+        None => Err(format!(
+            "'{s}' is no GPU the time model has a profile of; choose {}",
+            ptx_emulator::profile::PROFILES.map(|p| p.name).join(" or ")
         )),
     }
 }

@@ -1,31 +1,23 @@
 //! The `predicted` lines of an emulated run: the emulator's time model
 //! ([`ptx_emulator::predict`]) applied to the counts of the step's kernel and of the other
-//! kernels of its launch, set beside cuBLAS's rate recorded on an H100.
+//! kernels of its launch for the GPU asked for (`--gpu`, a profile of
+//! [`ptx_emulator::profile`]), set beside cuBLAS's rate recorded on that GPU.
 
 use std::fmt::Write;
 
 use ptx_emulator::Traffic;
-use ptx_emulator::predict::{self, Gpu, Limit, Prediction};
+use ptx_emulator::predict::{self, Limit, Prediction};
+use ptx_emulator::profile::{self, Profile};
 use ptx_emulator::replay::Recorded;
 
 use crate::matrix::Shape;
 
-/// cuBLAS's rates (GFLOP/s) on the H100 at the square sizes of the course's reference run,
-/// `docs/src/results/runs/2026-11-26-nvidia-h100-80gb-hbm3-reference.md` (a test holds them to
-/// it): SGEMM, and TF32 tensor-op math.
-pub const RECORDED_CUBLAS: [(usize, f64, f64); 6] = [
-    (256, 3950.0, 6070.0),
-    (512, 18761.0, 34473.0),
-    (1024, 39341.0, 146436.0),
-    (2048, 49989.0, 352275.0),
-    (4096, 51620.0, 363170.0),
-    (8192, 51808.0, 372593.0),
-];
-
 /// The recorded square nearest `shape` in FLOPs (on a log scale), and whether it is the shape.
-fn nearest_square(shape: Shape) -> (usize, f64, f64, bool) {
+fn nearest_square(gpu: &Profile, shape: Shape) -> (usize, f64, f64, bool) {
     let side = (shape.m as f64 * shape.n as f64 * shape.k as f64).cbrt();
-    let &(s, sgemm, tf32) = RECORDED_CUBLAS
+    let &(s, sgemm, tf32) = gpu
+        .cublas
+        .rates
         .iter()
         .min_by(|a, b| (side / a.0 as f64).ln().abs().total_cmp(&(side / b.0 as f64).ln().abs()))
         .expect("a table");
@@ -37,7 +29,7 @@ fn nearest_square(shape: Shape) -> (usize, f64, f64, bool) {
 /// counts). Returns the step kernel's prediction and the launch's whole time.
 /// `serialized`: ptxas serialised the step kernel's wgmma.
 pub fn launch(
-    gpu: &Gpu,
+    gpu: &Profile,
     (step, recorded): (&Traffic, &[Recorded]),
     (resident, registers, serialized): (u32, u32, bool),
     shape: Shape,
@@ -75,31 +67,32 @@ fn ms(s: f64) -> String {
     }
 }
 
-/// The H100's and H200's predicted times of an emulated launch, as the run computed them: what
-/// the report's `predicted` lines show, and its JSON carries.
+/// The predicted times of an emulated launch, as the run computed them: what the report's
+/// `predicted` lines show, and its JSON carries.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Predicted {
-    /// The H100's prediction for the step's kernel: its time, the limit that sets it, every
-    /// limit's time, and what the replay of the busiest SM found. Its `unchecked` holds every
-    /// reason the figure is outside what the model was checked on, a thread's local memory
-    /// included.
-    pub h100: Prediction,
+    /// The GPU predicted for (its profile's name), and the prediction for the step's kernel: its
+    /// time, the limit that sets it, every limit's time, and what the replay of the busiest SM
+    /// found. Its `unchecked` holds every reason the figure is outside what the model was
+    /// checked on, a thread's local memory included.
+    pub gpu: &'static str,
+    pub prediction: Prediction,
     /// The limit that sets the kernel's time, named as the report names it.
     pub limit: &'static str,
-    /// The whole launch (the step's kernel and the other kernels it launches), in seconds.
-    pub h100_seconds: f64,
-    pub h200_seconds: f64,
-    /// The launch's rate on the H100, in GFLOP/s.
+    /// The whole launch (the step's kernel and the other kernels it launches) on each GPU the
+    /// model has a profile of, in seconds, by the GPU's name.
+    pub seconds: std::collections::BTreeMap<&'static str, f64>,
+    /// The launch's rate on the GPU predicted for, in GFLOP/s.
     pub gflops: f64,
-    /// The cuBLAS rate it is set beside: recorded on an H100 at a square size.
+    /// The cuBLAS rate it is set beside: recorded on that GPU at a square size.
     pub baseline: Baseline,
     /// `gflops` as a share of the baseline's rate, in percent.
     pub share: f64,
-    /// How many other kernels the launch has (their time is `h100_seconds` less `h100.seconds`).
+    /// How many other kernels the launch has (their time is the launch's less the kernel's).
     pub others: usize,
 }
 
-/// cuBLAS's rate recorded on an H100 ([`RECORDED_CUBLAS`]) that a prediction is set beside.
+/// cuBLAS's rate recorded on the GPU ([`Profile::cublas`]) that a prediction is set beside.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Baseline {
     /// "cuBLAS SGEMM", or "cuBLAS TF32" for a step held to TF32.
@@ -117,6 +110,7 @@ impl Predicted {
     /// and spills (`local`), the product's shape, the launch's other kernels, and whether the
     /// step is held to TF32 (which cuBLAS it is set beside).
     pub fn of(
+        gpu: &Profile,
         step: (&Traffic, &[Recorded]),
         (resident, registers, serialized): (u32, u32, bool),
         (local, spilled): (u32, u32),
@@ -124,20 +118,26 @@ impl Predicted {
         others: &[(String, Traffic)],
         tf32: bool,
     ) -> Predicted {
-        let (mut h100, whole) =
-            launch(&predict::H100, step, (resident, registers, serialized), shape, others);
-        let (_, h200) = launch(&predict::H200, step, (resident, registers, serialized), shape, others);
+        let (mut prediction, whole) = launch(gpu, step, (resident, registers, serialized), shape, others);
+        let mut seconds = std::collections::BTreeMap::new();
+        for other in profile::PROFILES {
+            let s = match other.name == gpu.name {
+                true => whole,
+                false => launch(other, step, (resident, registers, serialized), shape, others).1,
+            };
+            seconds.insert(other.name, s);
+        }
         let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
-        let (side, sgemm, tf32_rate, exact) = nearest_square(shape);
+        let (side, sgemm, tf32_rate, exact) = nearest_square(gpu, shape);
         let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
         if local > 0 {
-            h100.unchecked.push(local_caveat(local, spilled));
+            prediction.unchecked.push(local_caveat(local, spilled));
         }
         Predicted {
-            limit: h100.limit.name(),
-            h100,
-            h100_seconds: whole,
-            h200_seconds: h200,
+            gpu: gpu.name,
+            limit: prediction.limit.name(),
+            prediction,
+            seconds,
             gflops,
             baseline: Baseline { name, side, gflops: base, exact },
             share: 100.0 * gflops / base,
@@ -146,20 +146,12 @@ impl Predicted {
     }
 }
 
-/// The lines the report prints: the H100's time and rate, its share of cuBLAS's recorded rate,
-/// the limit that sets it and every limit's time, the H200's time, what the replay of the
+/// The lines the report prints: the GPU's time and rate, its share of cuBLAS's recorded rate,
+/// the limit that sets it and every limit's time, the other GPUs' times, what the replay of the
 /// busiest SM found (where the launch was recorded), and what the model was not checked on.
 pub fn lines(predicted: &Predicted) -> String {
-    let Predicted {
-        h100: p,
-        limit,
-        h100_seconds: whole,
-        h200_seconds: h200,
-        gflops,
-        baseline,
-        share,
-        others,
-    } = predicted;
+    let Predicted { gpu, prediction: p, limit, seconds, gflops, baseline, share, others } = predicted;
+    let whole = &seconds.get(gpu).copied().unwrap_or(p.seconds);
     let Baseline { name, side, exact, .. } = baseline;
     let at = if *exact {
         format!("at {side}³")
@@ -169,13 +161,17 @@ pub fn lines(predicted: &Predicted) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "  predicted H100 {} · {gflops:.0} GFLOP/s · {share:.0}% of {name}'s recorded rate {at} · set by {limit}",
+        "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {share:.0}% of {name}'s recorded rate {at} · set by {limit}",
         ms(*whole),
     );
     if p.limit == Limit::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
     }
-    let _ = writeln!(out, " at {:.0} MHz · H200 {}", p.clock_mhz, ms(*h200));
+    let _ = write!(out, " at {:.0} MHz", p.clock_mhz);
+    for (name, s) in seconds.iter().filter(|(n, _)| *n != gpu) {
+        let _ = write!(out, " · {name} {}", ms(*s));
+    }
+    let _ = writeln!(out);
     // Where the replay ran, its line below shows what the warps waited for; the counts' latency
     // term is printed only where the time comes from the counts alone.
     let terms: Vec<String> = p
@@ -208,7 +204,7 @@ pub fn lines(predicted: &Predicted) -> String {
         let share = |v: f64| format!("{:.0}%", 100.0 * v / all);
         let _ = writeln!(
             out,
-            "            replayed {} of the busiest SM's {} {} in cycles ({:.1} s): issue {:.0}% busy · L1 {:.0}% · tensor cores {:.0}% · L2 share {:.0}%; its warps waited on global and local memory {}, shared memory {}, arithmetic {}, barriers {}, copies and mbarriers {}",
+            "            replayed {} of the busiest SM's {} {} in cycles ({:.1} s): issue {:.0}% busy · L1 {:.0}% · tensor cores {:.0}% · L2 share {:.0}%; its warps waited on global and local memory {}, shared memory {}, arithmetic {}, barriers {}, copies and mbarriers {}; a load waited {:.0} cycles in the L2, {:.0} from DRAM ({:.0}% of its sectors)",
             r.replayed,
             r.clusters.max(r.replayed),
             match (r.cluster > 1, r.clusters.max(r.replayed) == 1) {
@@ -226,7 +222,17 @@ pub fn lines(predicted: &Predicted) -> String {
             share(w.shared),
             share(w.arithmetic),
             share(w.barrier),
-            share(w.asynchronous)
+            share(w.asynchronous),
+            r.l2_latency,
+            r.dram_latency,
+            100.0 * r.l2_miss
+        );
+    }
+    if p.floor {
+        let _ = writeln!(
+            out,
+            "            a floor sets this time: the whole GPU's {} for this launch's bytes, which no change inside the SM (buffers, registers, the order of its work) moves, so the model cannot rank such changes here; fewer bytes (larger tiles, multicast) or another size can",
+            if p.limit == Limit::Dram { "DRAM bandwidth" } else { "L2 bandwidth" }
         );
     }
     let _ = writeln!(
@@ -300,25 +306,25 @@ fn short(l: Limit) -> &'static str {
 mod tests {
     use super::*;
 
-    /// The table above is the reference run's: each rate read back from the record.
+    /// Each profile's cuBLAS rates are its record's: each rate read back from the record.
     #[test]
-    fn recorded_rates_are_the_reference_runs() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../docs/src/results/runs/2026-11-26-nvidia-h100-80gb-hbm3-reference.md"
-        );
-        let record = std::fs::read_to_string(path).expect("the reference record");
-        let row = |name: &str| -> Vec<f64> {
-            let line = record.lines().find(|l| l.starts_with(&format!("| {name} |"))).expect("a row");
-            line.split('|')
-                .skip(2)
-                .filter(|c| !c.trim().is_empty())
-                .map(|c| c.trim().parse().expect("a rate"))
-                .collect()
-        };
-        let (sgemm, tf32) = (row("cublas_sgemm"), row("cublas_tf32"));
-        for (i, &(_, s, t)) in RECORDED_CUBLAS.iter().enumerate() {
-            assert_eq!((s, t), (sgemm[i], tf32[i]), "size {i}");
+    fn recorded_rates_are_each_gpus_reference_run() {
+        for gpu in profile::PROFILES {
+            let path = format!("{}/../docs/src/results/{}", env!("CARGO_MANIFEST_DIR"), gpu.cublas.record);
+            let record = std::fs::read_to_string(&path).expect("the reference record");
+            let row = |name: &str| -> Vec<f64> {
+                let line = record.lines().find(|l| l.starts_with(&format!("| {name} |"))).expect("a row");
+                line.split('|')
+                    .skip(2)
+                    .filter(|c| !c.trim().is_empty())
+                    .map(|c| c.trim().parse().expect("a rate"))
+                    .collect()
+            };
+            let (sgemm, tf32) = (row("cublas_sgemm"), row("cublas_tf32"));
+            assert_eq!(gpu.cublas.rates.len(), sgemm.len(), "{}", gpu.name);
+            for (i, &(_, s, t)) in gpu.cublas.rates.iter().enumerate() {
+                assert_eq!((s, t), (sgemm[i], tf32[i]), "{}, size {i}", gpu.name);
+            }
         }
     }
 
@@ -338,8 +344,8 @@ mod tests {
 
     #[test]
     fn a_shape_off_the_squares_is_set_beside_the_nearest() {
-        let (side, ..) = nearest_square(Shape { m: 1024, n: 1024, k: 4096 });
+        let (side, ..) = nearest_square(&profile::H100, Shape { m: 1024, n: 1024, k: 4096 });
         assert_eq!(side, 2048, "1024·1024·4096 is 1625³, nearer 2048 than 1024 by ratio");
-        assert!(nearest_square(Shape { m: 4096, n: 4096, k: 4096 }).3);
+        assert!(nearest_square(&profile::H200, Shape { m: 4096, n: 4096, k: 4096 }).3);
     }
 }

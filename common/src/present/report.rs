@@ -38,6 +38,8 @@ pub struct Emulation {
     pub workers: usize,
     /// The architecture of the PTX the emulator ran.
     pub arch: &'static str,
+    /// The GPU whose time the model predicts (a profile's name, `--gpu`).
+    pub gpu: &'static str,
     /// Whether ptxas serialised the kernel's wgmma (its advisories say so), which the time
     /// model counts.
     pub serialized_wgmma: bool,
@@ -312,7 +314,9 @@ impl Report {
     pub fn with_prediction(self) -> Report {
         let (Device::Emulated(e), Some(k)) = (&self.device, &self.kernel) else { return self };
         let r = &k.resources;
+        let gpu = ptx_emulator::profile::by_name(e.gpu).unwrap_or(ptx_emulator::profile::DEFAULT);
         let predicted = Predicted::of(
+            gpu,
             (&e.traffic, &e.recorded),
             (r.blocks_per_sm, r.registers, e.serialized_wgmma),
             (r.local_bytes, r.spill_bytes),

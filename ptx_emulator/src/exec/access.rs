@@ -69,6 +69,11 @@ impl Cluster<'_> {
                         self.traffic.global_load_requests += 1;
                         self.traffic.global_load_sectors += traffic::sectors(&mut self.scratch, total as u64);
                         self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
+                        if self.footprint.is_some() {
+                            let sectors = std::mem::take(&mut self.scratch);
+                            self.footprint_read(sectors.iter().copied());
+                            self.scratch = sectors;
+                        }
                         self.ctas[self.rank].loaded = true;
                         // `sectors` turned the addresses into sector indices (duplicates left,
                         // which the set skips): count those new to the block.
@@ -275,6 +280,11 @@ impl Cluster<'_> {
                 self.traffic.async_copy_requests += 1;
                 self.traffic.async_copy_sectors += traffic::sectors(&mut self.scratch, u64::from(*size));
                 self.traffic.global_lines += traffic::lines(&self.scratch).max(1);
+                if self.footprint.is_some() {
+                    let sectors = std::mem::take(&mut self.scratch);
+                    self.footprint_read(sectors.iter().copied());
+                    self.scratch = sectors;
+                }
             }
             Op::CpCommit => {
                 let group = std::mem::take(&mut w.open);

@@ -92,6 +92,7 @@ impl<'a> Cluster<'a> {
             pairs: Vec::with_capacity(32),
             timeline: launch.timeline.as_ref().map(|_| Box::default()),
             trace: None,
+            footprint: None,
             fragment_writes: if launch.sanitize { super::fragments::fragment_writes(k) } else { Vec::new() },
         }
     }
@@ -117,6 +118,7 @@ impl<'a> Cluster<'a> {
         }
         self.timeline_begin(c);
         self.trace_begin();
+        self.footprint_begin(c);
         self.local.fill(0);
         self.l1_seen.clear();
         self.at_start = self.traffic;
@@ -230,6 +232,7 @@ impl<'a> Cluster<'a> {
     fn finish(&mut self) -> Result<(), Fault> {
         self.timeline_end();
         self.trace_end();
+        self.footprint_end();
         self.traffic.blocks += self.ctas.len() as u64;
         let (t, s, per) = (&mut self.traffic, &self.at_start, self.ctas.len() as u64);
         t.most_block_instructions =

@@ -33,6 +33,16 @@ pub struct Launch<'k> {
     pub watching: Option<super::global_watch::Watching<'k>>,
     /// Where the replay asks for one: the busiest cluster's recording ([`crate::replay`]).
     pub record: Option<std::sync::Arc<std::sync::Mutex<Option<crate::replay::trace::Trace>>>>,
+    /// Where the replay asks for one: the sectors the first clusters read ([`Footprints`]).
+    pub footprints: Option<std::sync::Arc<Footprints>>,
+}
+
+/// The global sectors read by the clusters `wanted` names (by index in launch order), for the
+/// time model's estimate of the L2's misses ([`crate::replay::Footprint`]).
+#[derive(Debug, Default)]
+pub struct Footprints {
+    pub wanted: Vec<u64>,
+    pub got: std::sync::Mutex<Vec<(u64, Vec<u64>)>>,
 }
 
 impl Launch<'_> {
@@ -335,6 +345,9 @@ pub struct Cluster<'a> {
     pub timeline: Option<Box<crate::picture::timeline::Recorder>>,
     /// The cluster's recording for the replay, where the launch asks for one.
     pub trace: Option<Box<super::trace_hooks::Recorder>>,
+    /// The sectors this cluster reads from global memory, where its launch asks for them, and
+    /// the cluster's index.
+    pub footprint: Option<(u64, std::collections::HashSet<u64>)>,
     /// With the sanitizer on, for each instruction the registers it writes that a wgmma reads as
     /// A's fragments ([`super::fragments`]); empty when there is nothing to check.
     pub fragment_writes: Vec<Vec<crate::inst::R>>,

@@ -146,6 +146,11 @@ impl Cluster<'_> {
             }
             let elements = Self::box_elements(&tmap, &at);
             let size = tmap.element as usize;
+            if self.footprint.is_some() {
+                let sectors: Vec<u64> =
+                    elements.iter().filter_map(|&(_, from)| from).map(|o| (tmap.address + o) / 32).collect();
+                self.footprint_read(sectors);
+            }
             // The box as the copy engine reads it: elements outside the tensor are zeros.
             let mut data = vec![0u8; bytes];
             for &(byte, from) in &elements {

@@ -92,6 +92,30 @@ impl Cluster<'_> {
         }
     }
 
+    /// Cluster `c` starts: its footprint is kept where the launch asks for it.
+    pub fn footprint_begin(&mut self, c: u64) {
+        self.footprint = match &self.launch.footprints {
+            Some(f) if f.wanted.contains(&c) => Some((c, Default::default())),
+            _ => None,
+        };
+    }
+
+    /// The global sectors (indices of 32 bytes) a read touched, where a footprint is kept.
+    #[inline]
+    pub fn footprint_read(&mut self, sectors: impl IntoIterator<Item = u64>) {
+        if let Some((_, set)) = &mut self.footprint {
+            set.extend(sectors);
+        }
+    }
+
+    /// The cluster has ended without a fault: its footprint goes to the launch.
+    pub fn footprint_end(&mut self) {
+        let (Some(f), Some((c, set))) = (&self.launch.footprints, self.footprint.take()) else { return };
+        let mut sectors: Vec<u64> = set.into_iter().collect();
+        sectors.sort_unstable();
+        f.got.lock().expect("no worker panics holding it").push((c, sectors));
+    }
+
     /// The counters before an instruction runs, where a recording is on.
     #[inline]
     pub fn trace_snap(&self) -> Option<Snap> {

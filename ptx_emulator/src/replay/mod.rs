@@ -22,7 +22,7 @@ mod tests;
 pub mod trace;
 
 pub use sim::{Activity, Outcome, Setup, Span, Waits};
-pub use sm::{H100_SM, Sm};
+pub use sm::Sm;
 pub use trace::{Static, Trace};
 
 /// One launch's recording: the busiest cluster's trace, what its instructions are, and the
@@ -38,6 +38,8 @@ pub struct Recorded {
     pub shared_bytes: u32,
     /// The registers a thread may use under the kernel's launch bounds.
     pub register_limit: u32,
+    /// What the launch's first blocks read, for the L2's misses.
+    pub footprint: Footprint,
 }
 
 impl Recorded {
@@ -52,38 +54,43 @@ impl Recorded {
             cluster: launch.cluster_size() as u32,
             shared_bytes: (k.dynamic_at.max(k.static_shared) + launch.dynamic_shared) as u32,
             register_limit: k.register_limit,
+            footprint: Footprint::default(),
         }
     }
 
-    /// The launch replayed on `sm` of a GPU of `sms` SMs, `resident` blocks an SM, its kernel
-    /// using `registers` a thread (0: not known): the busiest SM's clusters, in the order ptxas
-    /// issues each warp's instructions ([`order`]), first at the L2's idle latency, then again
-    /// at the latency its use of the L2 gives (between the idle and the loaded one).
-    /// `l2_bytes` is what the whole launch moves through the L2: the SMs that share it are
-    /// those that move as much as the busiest does (a persistent grid's idle blocks share none);
+    /// The launch replayed on one SM of `gpu`, `resident` blocks an SM, its kernel using
+    /// `registers` a thread (0: not known): the busiest SM's clusters, in the order ptxas issues
+    /// each warp's instructions ([`order`]), first at the memory's idle latencies, then again at
+    /// the latencies its own load on the L2 and DRAM gives ([`crate::profile::Curve`]).
+    /// `l2_bytes` is what the whole launch moves through the L2: the SMs that share it are those
+    /// that move as much as the busiest does (a persistent grid's idle blocks share none);
+    /// `l2_miss`, the share of the L2's sectors that come from DRAM ([`Footprint::misses`]);
     /// `l2_clock`, the L2's clock over the SMs' ([`Setup::l2_clock`]).
     /// `picture`: keep the first cluster's warps' activity over that many clocks (0: none).
     pub fn replay(
         &self,
-        sm: &Sm,
-        sms: u32,
+        gpu: &crate::profile::Profile,
         (resident, registers): (u32, u32),
         (serialized_wgmma, picture): (bool, f64),
-        (l2_bytes, l2_clock): (f64, f64),
+        (l2_bytes, l2_miss, l2_clock): (f64, f64, f64),
     ) -> Outcome {
+        let (sm, memory) = (&gpu.sm, &gpu.memory);
         let free = if registers == 0 { 0 } else { self.register_limit.saturating_sub(registers) };
         let mut trace = self.trace.clone_counts();
         trace.streams = self.trace.streams.iter().map(|s| order::schedule(s, &self.statics, free)).collect();
         trace.links = self.trace.links.clone();
         let cluster = u64::from(self.cluster.max(1));
         let clusters = self.blocks.div_ceil(cluster);
-        let groups = (u64::from(sms) / cluster).max(1);
+        let groups = (u64::from(gpu.sms) / cluster).max(1);
         let mut setup = Setup {
             clusters: clusters.div_ceil(groups),
             resident: resident.max(1),
-            busy_sms: self.blocks.min(u64::from(sms)) as u32,
+            busy_sms: self.blocks.min(u64::from(gpu.sms)) as u32,
             shared_bytes: self.shared_bytes,
-            l2_latency: sm.l2,
+            l2_rate: gpu.l2_bytes_a_clock(),
+            l2_latency: memory.l2_latency.idle(),
+            l2_miss: l2_miss.clamp(0.0, 1.0),
+            dram_latency: memory.dram_latency.idle(),
             serialized_wgmma,
             l2_clock,
             picture: 0.0,
@@ -94,16 +101,68 @@ impl Recorded {
             let moving = (l2_bytes / per_block).round().clamp(1.0, f64::from(setup.busy_sms));
             setup.busy_sms = moving as u32;
         }
-        // The share of one SM's part of the L2 each block of the cluster (an SM each) used.
-        let share =
-            (sm.l2_rate / f64::from(setup.busy_sms.max(1))).min(sm.l2_rate_one_sm) * l2_clock.max(1.0);
-        let used = if first.replayed_cycles > 0.0 {
-            (first.l2_bytes / cluster as f64 / share / first.replayed_cycles).min(1.0)
+        // The load the whole GPU puts on the L2, and on DRAM, in bytes a clock: each busy SM
+        // moving what the replayed one did (a block of a cluster an SM) over the replayed time.
+        let load = if first.replayed_cycles > 0.0 {
+            first.l2_bytes / cluster as f64 / first.replayed_cycles * f64::from(setup.busy_sms)
         } else {
             0.0
         };
-        setup.l2_latency = sm.l2 + (sm.l2_loaded - sm.l2) * used;
+        setup.l2_latency = memory.l2_latency.at(load);
+        setup.dram_latency = memory.dram_latency.at(load * setup.l2_miss).max(setup.l2_latency);
         setup.picture = picture;
-        sim::replay(&trace, &self.statics, sm, &setup)
+        let mut o = sim::replay(&trace, &self.statics, sm, &setup);
+        (o.l2_latency, o.dram_latency) = (setup.l2_latency, setup.dram_latency);
+        o
+    }
+}
+
+/// The global sectors the first blocks of a launch read, from which the share of the L2's reads
+/// that miss it is estimated: what block (0, 0) reads, and what its neighbours along x and y
+/// read that it does not. Blocks start in launch order, x fastest, `wave` at a time; while a
+/// wave runs, its blocks read what the first block does plus each neighbour's new sectors, once
+/// (the L2 holds what the wave shares); a later wave reads its own again from DRAM where the
+/// launch's operands do not fit in the L2. A sample, stated: the grid's other blocks are taken to
+/// read as these three do.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Footprint {
+    pub sectors: u64,
+    pub new_along_x: u64,
+    pub new_along_y: u64,
+    /// Clusters along x and y of the grid.
+    pub side_x: u32,
+    pub side_y: u32,
+}
+
+impl Footprint {
+    /// The share of `l2_read_sectors` that come from DRAM, for a launch of `clusters` clusters,
+    /// `wave` of them at once over the GPU, whose operands take `compulsory` bytes, on an L2 of
+    /// `l2_size` bytes.
+    pub fn misses(
+        &self,
+        clusters: u64,
+        wave: u64,
+        compulsory: u64,
+        l2_size: u64,
+        l2_read_sectors: u64,
+    ) -> f64 {
+        if l2_read_sectors == 0 || self.sectors == 0 {
+            return 0.0;
+        }
+        let first_time = compulsory.div_ceil(32);
+        let dram = if compulsory <= l2_size / 2 {
+            // Every operand fits: each sector comes from DRAM once.
+            first_time
+        } else {
+            let wave = wave.clamp(1, clusters.max(1));
+            let along_x = wave.min(u64::from(self.side_x.max(1)));
+            let along_y = wave.div_ceil(u64::from(self.side_x.max(1))).min(u64::from(self.side_y.max(1)));
+            let a_wave = self.sectors
+                + (along_x - 1) * self.new_along_x
+                + along_y.saturating_sub(1) * self.new_along_y;
+            let waves = clusters as f64 / wave as f64;
+            ((a_wave as f64 * waves) as u64).max(first_time)
+        };
+        (dram as f64 / l2_read_sectors as f64).min(1.0)
     }
 }

@@ -23,8 +23,14 @@ pub struct Setup {
     pub busy_sms: u32,
     /// A block's shared memory, for the L1 left as a cache.
     pub shared_bytes: u32,
-    /// The cycles a load the L2 serves takes (between the idle and the loaded latency).
+    /// Bytes a clock the L2 gives all SMs together.
+    pub l2_rate: f64,
+    /// The cycles a load the L2 serves takes, at the load the launch puts on it.
     pub l2_latency: f64,
+    /// The share of the L2's sectors that miss it and come from DRAM, and the cycles a load
+    /// waits then.
+    pub l2_miss: f64,
+    pub dram_latency: f64,
     /// ptxas made each wgmma wait for the one before it.
     pub serialized_wgmma: bool,
     /// The L2's clock over the SMs' (1 at the SIMT clock; more where the tensor cores lower the
@@ -86,6 +92,9 @@ pub struct Outcome {
     pub waited: Waits,
     /// Where a replay could not go on (a wait the trace never satisfies).
     pub stuck: Option<String>,
+    /// The cycles a load waited for the L2, and for DRAM where it missed, in this replay.
+    pub l2_latency: f64,
+    pub dram_latency: f64,
     /// The first cluster's warps' activity, where the setup asked for a picture.
     pub spans: Vec<Span>,
 }
@@ -230,10 +239,14 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
     }
     let rounds_cap = MOST_ROUNDS * u64::from(setup.resident.max(1));
     let to_replay = setup.clusters.clamp(1, rounds_cap.max(1));
-    let share = sm.l2_rate / f64::from(setup.busy_sms.max(1));
+    let share = setup.l2_rate / f64::from(setup.busy_sms.max(1));
     let l2_clock = setup.l2_clock.max(1.0);
     let l2_rate = share.min(sm.l2_rate_one_sm) * l2_clock;
-    let setup = &Setup { l2_latency: setup.l2_latency / l2_clock, ..*setup };
+    let setup = &Setup {
+        l2_latency: setup.l2_latency / l2_clock,
+        dram_latency: setup.dram_latency / l2_clock,
+        ..*setup
+    };
     // The blocks an SM holds at once: its resident blocks, or fewer where the grid has fewer.
     let at_once = u64::from(setup.resident.max(1)).min(setup.clusters.max(1)) as u32;
     let footprint =
@@ -509,6 +522,24 @@ fn picture(spans: &mut Vec<Span>, w: &W, trace: &Trace, (ready, t, end): (f64, f
     }
 }
 
+/// The latency of a global read of `sectors` sectors: the L2's, or DRAM's where one of its
+/// sectors misses the L2. Which requests miss is drawn, the same on every replay, from the warp,
+/// its place in its stream and its block's instance, so that a warp waiting on several requests
+/// waits for the slowest as on the GPU, not for an average.
+fn read_latency(setup: &Setup, w: &W, sectors: u32) -> f64 {
+    if setup.l2_miss <= 0.0 {
+        return setup.l2_latency;
+    }
+    let any = 1.0 - (1.0 - setup.l2_miss.min(1.0)).powi(sectors.max(1) as i32);
+    // SplitMix64 of the request's place: a uniform draw in [0, 1).
+    let mut z = (w.stream as u64) << 40 ^ (w.pos as u64) << 8 ^ u64::from(w.instance) ^ 0x9E37_79B9_7F4A_7C15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+    if u < any { setup.dram_latency } else { setup.l2_latency }
+}
+
 /// The latency of a load that the L2 serves, counted on the SM's share of its bandwidth.
 fn from_l2(s: &mut SmState, l2_rate: f64, start: f64, bytes: f64, latency: f64, out: &mut Outcome) -> f64 {
     out.l2_bytes += bytes;
@@ -585,14 +616,8 @@ fn issue(
             let done = if e.b == 0 && class == Class::GlobalLoad {
                 start + cost + sm.l1_hit
             } else {
-                from_l2(
-                    &mut sms[smi],
-                    l2_rate,
-                    start + cost,
-                    32.0 * f64::from(e.b.max(1)),
-                    setup.l2_latency,
-                    out,
-                )
+                let latency = read_latency(setup, &warps[wi], e.b.max(1));
+                from_l2(&mut sms[smi], l2_rate, start + cost, 32.0 * f64::from(e.b.max(1)), latency, out)
             };
             set(&mut warps[wi], done, Cause::Memory);
         }
@@ -631,14 +656,9 @@ fn issue(
         }
         Class::CpAsync => {
             let (start, cost) = request(&mut sms[smi], e.a.max(1));
-            let land = from_l2(
-                &mut sms[smi],
-                l2_rate,
-                start + cost,
-                32.0 * f64::from(e.b.max(1)),
-                setup.l2_latency,
-                out,
-            );
+            let latency = read_latency(setup, &warps[wi], e.b.max(1));
+            let land =
+                from_l2(&mut sms[smi], l2_rate, start + cost, 32.0 * f64::from(e.b.max(1)), latency, out);
             let w = &mut warps[wi];
             w.cp_open = w.cp_open.max(land);
         }

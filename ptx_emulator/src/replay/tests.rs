@@ -4,7 +4,10 @@
 
 use super::order::schedule;
 use super::sim::{Setup, replay};
-use super::sm::H100_SM;
+use crate::profile::H100;
+
+const H100_SM: super::Sm = H100.sm;
+const L2_IDLE: f64 = 284.0;
 use super::trace::{Class, Event, Phase, Static, Trace, Where};
 
 const FMA: u32 = 0; // fma r1 ← r1 (a chain)
@@ -50,11 +53,14 @@ fn trace(streams: Vec<Vec<Event>>, warps_per_block: u32) -> Trace {
 
 fn setup() -> Setup {
     Setup {
+        l2_miss: 0.0,
+        dram_latency: 600.0,
         clusters: 1,
         resident: 1,
         busy_sms: 132,
         shared_bytes: 0,
-        l2_latency: H100_SM.l2,
+        l2_rate: 7.07e12 / 1.98e9,
+        l2_latency: L2_IDLE,
         serialized_wgmma: false,
         l2_clock: 1.0,
         picture: 0.0,
@@ -85,8 +91,8 @@ fn a_load_issued_before_the_work_hides_under_it() {
     let late: Vec<Event> = [work, vec![load(), at(USE)]].concat();
     let (e, l) = (cycles(&trace(vec![early], 1)), cycles(&trace(vec![late], 1)));
     let gap = H100_SM.schedulers as f64 / H100_SM.issue;
-    assert!(e < 200.0 * gap + 60.0 + H100_SM.l2 - 200.0 * gap + 20.0 && e < l, "early {e}, late {l}");
-    assert!(l > 200.0 * gap + H100_SM.l2, "the late load waits all its latency: {l}");
+    assert!(e < 200.0 * gap + 60.0 + L2_IDLE - 200.0 * gap + 20.0 && e < l, "early {e}, late {l}");
+    assert!(l > 200.0 * gap + L2_IDLE, "the late load waits all its latency: {l}");
 }
 
 #[test]
@@ -167,7 +173,7 @@ fn an_instruction_predicated_off_only_takes_its_issue() {
     let with_off = replay(&trace(vec![vec![off, at(USE)]], 1), &statics(), &H100_SM, &setup());
     let with_load = replay(&trace(vec![vec![load(), at(USE)]], 1), &statics(), &H100_SM, &setup());
     assert!(with_off.cycles < 20.0, "{}", with_off.cycles);
-    assert!(with_load.cycles > H100_SM.l2, "{}", with_load.cycles);
+    assert!(with_load.cycles > L2_IDLE, "{}", with_load.cycles);
     assert_eq!(with_off.l2_bytes, 0.0);
 }
 
@@ -179,4 +185,51 @@ fn a_stream_that_ends_at_a_barrier_is_named_not_read_past() {
     let o = replay(&t, &statics(), &H100_SM, &setup());
     let why = o.stuck.expect("warp 0 never finishes");
     assert!(why.contains("warp 0") && why.contains("instruction 4"), "{why}");
+}
+
+/// A request waits for its slowest sector: with a share of the L2's sectors missing to DRAM, a
+/// request of 128 sectors nearly always holds one miss and waits DRAM's latency, not the mean of
+/// the two; requests of one sector miss now and then, and warps of them wait longer on average.
+#[test]
+fn a_request_waits_for_its_slowest_sector() {
+    let run = |sectors: u32, warps: usize, miss: f64| {
+        let streams: Vec<Vec<Event>> =
+            (0..warps).map(|_| vec![Event { b: sectors, ..load() }, at(USE)]).collect();
+        let t = trace(streams, warps as u32);
+        let o = replay(&t, &statics(), &H100_SM, &Setup { l2_miss: miss, dram_latency: 900.0, ..setup() });
+        assert!(o.stuck.is_none());
+        o.cycles
+    };
+    let hits = run(128, 1, 0.0);
+    assert!(hits < L2_IDLE + 200.0, "{hits}");
+    // 1 − 0.9^128: such a request meets a miss.
+    let wide = run(128, 1, 0.1);
+    assert!(wide > 900.0, "{wide}");
+    // Sixty-four warps of one sector each: some of them miss, and the last waits for DRAM.
+    let (quiet, some) = (run(1, 64, 0.0), run(1, 64, 0.1));
+    assert!(quiet < L2_IDLE + 100.0 && some > 900.0, "{quiet} {some}");
+}
+
+/// The share of the L2's reads from DRAM, from the first blocks' footprints: a grid whose
+/// operands fit in the L2 reads each sector from DRAM once; one that does not reads each wave's
+/// sectors again, a wave's being the first block's and each neighbour's new ones.
+#[test]
+fn a_footprint_gives_the_l2_misses_by_wave() {
+    // A GEMM's block reads a panel of A (along y) and one of B (along x), 1000 sectors each: the
+    // neighbour along x shares A and reads a new B panel, the one along y the reverse. The
+    // operands are 32 panels of each, 64,000 sectors (2 MB).
+    let f = super::Footprint { sectors: 2000, new_along_x: 1000, new_along_y: 1000, side_x: 32, side_y: 32 };
+    let clusters = 32 * 32;
+    let reads = clusters * 2000;
+    let compulsory = 64_000 * 32;
+    // An L2 that holds them: each sector read from DRAM once.
+    let fits = f.misses(clusters, 132, compulsory, 60 << 20, reads);
+    assert!((fits - 64_000.0 / reads as f64).abs() < 1e-12, "{fits}");
+    // An L2 of a quarter of them: a wave of 132 blocks covers 32 along x and 5 along y, reading
+    // 2000 + 31·1000 + 4·1000 sectors; 1024 / 132 waves of it.
+    let small = f.misses(clusters, 132, compulsory, 512 << 10, reads);
+    let want = (37_000.0 * clusters as f64 / 132.0).floor() / reads as f64;
+    assert!((small - want).abs() < 1e-9, "{small} {want}");
+    // No footprint recorded: no misses drawn.
+    assert_eq!(super::Footprint::default().misses(clusters, 132, compulsory, 512 << 10, reads), 0.0);
 }

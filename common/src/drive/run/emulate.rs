@@ -153,6 +153,7 @@ impl<'a> Device<'a> for Counted<'a> {
             seconds,
             workers: emulated.machine.workers,
             arch: emulated.step.ptx_arch(),
+            gpu: gpu_of(args).name,
             serialized_wgmma: serialized,
             recorded,
         }));
@@ -229,6 +230,11 @@ fn draw_timeline(args: &Args, machine: &mut Machine) -> Result<bool> {
     Ok(true)
 }
 
+/// The GPU profile the run predicts for (`--gpu`, else the default).
+fn gpu_of(args: &Args) -> &'static emulated::profile::Profile {
+    args.gpu.as_deref().and_then(emulated::profile::by_name).unwrap_or(emulated::profile::DEFAULT)
+}
+
 /// The most clocks the picture in cycles shows: a few rounds of a lab's main loop.
 const PICTURE_CLOCKS: f64 = 20_000.0;
 
@@ -243,11 +249,12 @@ fn draw_cycles(
     (serialized, rounds): (bool, bool),
 ) -> Result<()> {
     let (Some(file), Some(rec)) = (&args.picture_timeline, recorded.first()) else { return Ok(()) };
-    let gpu = &emulated::predict::H100;
-    let whole = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, 0.0), (f64::MAX, 1.0));
+    // The picture's loads all hit the L2: it shows the order of the warps' work, not DRAM's draws.
+    let gpu = gpu_of(args);
+    let whole = rec.replay(gpu, (resident, registers), (serialized, 0.0), (f64::MAX, 0.0, 1.0));
     let one = whole.replayed_cycles / whole.replayed.max(1) as f64;
     let clocks = (one / 4.0).clamp(1.0, PICTURE_CLOCKS).round();
-    let o = rec.replay(&gpu.sm, gpu.sms, (resident, registers), (serialized, clocks), (f64::MAX, 1.0));
+    let o = rec.replay(gpu, (resident, registers), (serialized, clocks), (f64::MAX, 0.0, 1.0));
     let to = match rounds {
         true => file.with_file_name(format!(
             "{}-cycles.svg",
@@ -344,7 +351,8 @@ fn resources(ptxas: Option<PtxasInfo>, threads: u32, static_smem: u32, dynamic_s
         spill_bytes: ptxas.map_or(0, |p| p.spill_bytes()),
         threads_per_block: threads,
         blocks_per_sm,
-        occupancy: f64::from(blocks_per_sm * threads.div_ceil(32)) / 64.0,
+        occupancy: f64::from(blocks_per_sm * threads.div_ceil(32))
+            / f64::from(emulated::profile::DEFAULT.sm.warps),
         resident_blocks: emulated::SMS * blocks_per_sm,
     }
 }

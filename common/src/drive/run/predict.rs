@@ -39,7 +39,7 @@ pub fn predict(step: &GpuStep, shape: Shape) -> Result<Prediction> {
         let (_, (traffic, others)) = e.multiply(&inputs, false)?;
         let emulated_seconds = started.elapsed().as_secs_f64();
         let (p, whole) = predicted::launch(
-            &ptx_emulator::predict::H100,
+            ptx_emulator::profile::DEFAULT,
             (&traffic, &e.recorded),
             (e.resources.blocks_per_sm, e.resources.registers, crate::advisories::serialized(&e.advisories)),
             shape,
