@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 # The versions of the report's JSON these scripts read (common::emit::SCHEMA).
-SCHEMAS = {1}
+SCHEMAS = {1, 2}
 
 
 def runs(log):
@@ -29,9 +29,15 @@ def runs(log):
 
 
 def predicted_ms(report):
-    """The H100's predicted time of the launch in milliseconds, or None."""
+    """The predicted time of the launch in milliseconds on the GPU the run predicted for, or None.
+    Schema 1 kept the H100's alone, as `h100_seconds`; from schema 2 on, `seconds` holds every
+    profile's by name and `gpu` names the one asked for."""
     p = (report or {}).get("predicted")
-    return None if p is None else p["h100_seconds"] * 1e3
+    if p is None:
+        return None
+    if "seconds" in p:
+        return p["seconds"][p["gpu"]] * 1e3
+    return p["h100_seconds"] * 1e3
 
 
 def scaled(report):

@@ -155,6 +155,7 @@ fn emulated_report() -> Report {
             seconds: 1.25,
             workers: 2,
             arch: "compute_90a",
+            gpu: "H200",
             serialized_wgmma: false,
             recorded: Default::default(),
         })),
@@ -292,7 +293,14 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
             "predicted",
             format!("· {:.0}% of {}", number(&p["share"]), p["baseline"]["name"].as_str().unwrap()),
         ));
-        want.push(("predicted", format!("at {:.0} MHz", number(&p["h100"]["clock_mhz"]))));
+        want.push(("predicted", format!("at {:.0} MHz", number(&p["prediction"]["clock_mhz"]))));
+        let gpu = p["gpu"].as_str().unwrap();
+        want.push(("predicted", format!("predicted {gpu} ")));
+        for (name, s) in p["seconds"].as_object().unwrap().iter().filter(|(n, _)| *n != gpu) {
+            let s = number(s);
+            let shown = if s >= 1e-4 { format!("{:.3} ms", s * 1e3) } else { format!("{:.1} µs", s * 1e6) };
+            want.push(("predicted", format!("· {name} {shown}")));
+        }
     }
     want.into_iter()
         .filter(|(label, shown)| !line(text, label).is_some_and(|l| l.contains(shown.as_str())))

@@ -20,7 +20,7 @@ use crate::report::{Device, Report};
 /// field is renamed or removed, or a value changes its meaning or unit, so that a reader written
 /// for one version can refuse another; a field added leaves it as it is (readers ignore fields
 /// they do not know). `common/tests/golden/*.json` pins the form.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// The figures the text computes from the report's fields: the product's work, its rate and its
 /// shares of the baselines and of the peak, and the verdict's summary numbers. A share is in
