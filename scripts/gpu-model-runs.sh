@@ -9,6 +9,8 @@
 #   bash scripts/gpu-model-runs.sh latency    # the latency microbenchmarks of
 #                                             # ptx_emulator/calibration/latency.cu (built with nvcc
 #                                             # there): cycles a dependent step, by instruction class
+#   bash scripts/gpu-model-runs.sh loaded     # ptx_emulator/calibration/loaded.cu (built with nvcc
+#                                             # there): the L2's and DRAM's latency at several loads
 #   bash scripts/gpu-model-runs.sh judged [S] # every lab and stage at 1024³ and 4096³ (or at S³
 #                                             # alone): the times the model's predictions are set beside
 set -uo pipefail
@@ -57,6 +59,15 @@ latency)
   } > "$stem-model-latency.log" 2>&1
   cat "$stem-model-latency.log"
   ;;
+loaded)
+  {
+    echo "# The memory system under load: ptx_emulator/calibration/loaded.cu on $device, driver $driver, $(date -u +%F)"
+    echo "# Command: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a loaded.cu && ./loaded (twice)"
+    nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/loaded ptx_emulator/calibration/loaded.cu 2>&1
+    for run in 1 2; do echo "## run $run"; /tmp/loaded 2>&1; done
+  } > "$stem-model-loaded.log" 2>&1
+  cat "$stem-model-loaded.log"
+  ;;
 judged)
   # Each run's report as JSON beside the log (scripts/record-json.sh), which model-table.py reads.
   source scripts/record-json.sh
@@ -82,5 +93,5 @@ judged)
   } > "$stem-model-judged${2:+-$2}.log" 2>&1
   cat "$stem-model-judged${2:+-$2}.log"
   ;;
-*) echo "usage: gpu-model-runs.sh constants|latency|judged" >&2; exit 2 ;;
+*) echo "usage: gpu-model-runs.sh constants|latency|loaded|judged" >&2; exit 2 ;;
 esac

@@ -8,7 +8,8 @@
 #                                                      (lessons: the pairs the chapters compare)
 #   bash scripts/model-heldout.sh ncu heldout [S...] # each case's busiest units by Nsight Compute
 #   bash scripts/model-heldout.sh ncu labs [S...]    # the same for every lab and stage
-#   scripts/model-heldout.sh predict [lessons] [S...] > NAME.log # each case predicted on the CPU (needs NVRTC)
+#   scripts/model-heldout.sh predict [lessons] [S...] > NAME.log # each case predicted on the CPU (needs NVRTC;
+#                                                      MODEL_GPU=H200 predicts for the H200)
 #
 # scripts/model-heldout-table.py sets the three side by side. `gpu` and `predict` keep each
 # case's report as JSON beside their log, NAME.jsonl (scripts/record-json.sh), which it reads.
@@ -133,12 +134,12 @@ predict)
         cases | while IFS='|' read -r name step args; do
             start=$(date +%s.%N)
             # shellcheck disable=SC2086
-            got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --scaled --json-to "$json_report" 2>&1)
+            got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --scaled --gpu "${MODEL_GPU:-H100}" --json-to "$json_report" 2>&1)
             status=$?
             # A grid a few blocks cannot stand for runs whole where that is short (1024³ or less).
             if echo "$got" | grep -q "emulate it whole" && [ "$s" -le 1024 ]; then
                 # shellcheck disable=SC2086
-                got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --no-verify --json-to "$json_report" 2>&1)
+                got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --no-verify --gpu "${MODEL_GPU:-H100}" --json-to "$json_report" 2>&1)
                 status=$?
             fi
             end=$(date +%s.%N)
