@@ -4,6 +4,7 @@
 # and by the copy engine, the share that hit, and DRAM's bytes, one launch each. Run on the
 # device from the repository root with the bundle of scripts/gpu-bundle in .gpu/.
 #   bash scripts/gpu-model-memory.sh [SIZE ...]      (default: 1024 4096)
+# Labs: 06, 07 and 08, which hide a global wait, and 12, whose copy engine reads with multicast.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export CUDA_CACHE_DISABLE=1
@@ -16,6 +17,6 @@ for s in ${@:-1024 4096}; do
   for step in step06_prefetch step07_tf32_mma step08_wgmma_tma step12_persistent_clusters; do
     echo "== $step --size $s"
     ncu --clock-control none -k regex:matmul --launch-count 1 --csv --metrics "$metrics" \
-      "$bin/$step" --size "$s" --reps 1 --no-verify --no-cublas 2>&1 | grep -E '^"[0-9]' | awk -F'","' '{ print $(NF-2) " " $NF }' | tr -d '"'
+      "$bin/$step" --size "$s" --reps 1 --no-verify --no-cublas 2>&1 | grep -E '^"[0-9]' | awk -F'","' '{ print $(NF-2) " " $NF }' | tr -d '",'
   done
 done

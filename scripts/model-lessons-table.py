@@ -5,9 +5,10 @@ the time model predicts it, at each size both were run at. A lesson holds where 
 ratio lies on the GPU's side of 1 (where the GPU's differs from 1 by more than 3%: less is noise,
 and has no side) and within ±10% of the GPU's ratio.
 
-    python3 scripts/model-lessons-table.py --times GPU.log --predicted PRED.log [...] --out OUT.md
+    python3 scripts/model-lessons-table.py --times GPU.log --predicted PRED.log [...] [--gpu NAME] --out OUT.md
 
-GPU.log: scripts/model-heldout.sh gpu lessons; PRED.log: scripts/model-heldout.sh predict lessons.
+GPU.log: scripts/model-heldout.sh gpu lessons; PRED.log: scripts/model-heldout.sh predict lessons
+(MODEL_GPU set to the GPU that GPU.log was timed on). --gpu names it in the table (H100 unless given).
 """
 import importlib.util
 import sys
@@ -31,7 +32,7 @@ def pairs():
 
 
 def main():
-    opts, key = {"--times": [], "--predicted": [], "--out": []}, None
+    opts, key = {"--times": [], "--predicted": [], "--out": [], "--gpu": []}, None
     for a in sys.argv[1:]:
         if a in opts:
             key = a
@@ -41,6 +42,7 @@ def main():
             sys.exit(__doc__)
     if len(opts["--out"]) != 1 or not opts["--times"] or not opts["--predicted"]:
         sys.exit(__doc__)
+    gpu_name = (opts["--gpu"] or ["H100"])[0]
     measured = table.times(opts["--times"])
     predicted = {c: p for c, (p, _) in table.predictions(opts["--predicted"]).items() if p is not None}
     rows, held, judged = [], 0, 0
@@ -60,13 +62,13 @@ def main():
             else:
                 cell = "– | – | not predicted"
             rows.append(f"| {chapter} | `{first}` / `{second}` | {size}³ | {gpu:.3f} | {cell} |")
-    lines = ["# The lessons table: each comparison a chapter makes, on the H100 and predicted", "",
+    lines = [f"# The lessons table: each comparison a chapter makes, on the {gpu_name} and predicted", "",
              "Times: " + ", ".join(f"`{Path(p).name}`" for p in opts["--times"]) + ". Predictions: "
              + ", ".join(f"`{Path(p).name}`" for p in opts["--predicted"]) + ". Ratio: the first kernel's time over "
-             "the second's. A lesson holds where the predicted ratio is on the same side of 1 as the H100's (where "
-             f"the H100's differs from 1 by more than {100 * NOISE:.0f}%) and within ±{100 * TOLERANCE:.0f}% of it. "
+             "the second's. A lesson holds where the predicted ratio is on the same side of 1 as the "
+             f"{gpu_name}'s (where the {gpu_name}'s differs from 1 by more than {100 * NOISE:.0f}%) and within ±{100 * TOLERANCE:.0f}% of it. "
              "Written by scripts/model-lessons-table.py.", "",
-             "| chapter | pair | size | H100 ratio | predicted ratio | off by | holds |",
+             f"| chapter | pair | size | {gpu_name} ratio | predicted ratio | off by | holds |",
              "| --- | --- | --- | ---: | ---: | ---: | --- |"] + rows
     lines += ["", f"Holds in {held} of {judged} comparisons predicted."]
     Path(opts["--out"][0]).write_text("\n".join(lines) + "\n")

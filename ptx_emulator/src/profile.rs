@@ -122,10 +122,9 @@ pub const DEFAULT: &Profile = &H100;
 /// wgmma is long: an m64n256k8 TF32 product is 262,144 FLOPs, 128 cycles at 2048 a clock.
 pub const WGMMA_DRAIN_ESTIMATE: f64 = 128.0;
 
-/// The H100 SXM (80 GB HBM3). Its latencies under load could not be measured on it (no H100 has
-/// been lent since `loaded.cu` was written): its L2 curve joins its two measured points, and its
-/// DRAM curve is the H200's (the same SMs and L2 design, HBM3e for HBM3), said so in the book's
-/// table of constants.
+/// The H100 SXM (80 GB HBM3). Its latencies under load have not been measured on an H100 by
+/// `loaded.cu` yet: its L2 curve joins its two measured points, and its DRAM curve is the H200's
+/// (the same SMs and L2 design, HBM3e for HBM3), as the book's appendix says.
 pub const H100: Profile = Profile {
     name: "H100",
     device_name: "NVIDIA H100 80GB HBM3",
