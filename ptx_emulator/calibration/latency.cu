@@ -69,6 +69,8 @@ CHAIN(setp_selp_chain, unsigned, asm volatile("{\n.reg .pred p;\nsetp.lt.u32 p, 
                                              : "+r"(a) : "r"(v[i % 4]), "r"(v[(i + 1) % 4])))
 // On sm_90 ptxas writes this conversion as three instructions (FSETP, a predicated IADD, LOP3).
 CHAIN(cvt_tf32_chain, unsigned, asm volatile("{\n.reg .f32 t;\nmov.b32 t, %0;\ncvt.rna.tf32.f32 %0, t;\n}" : "+r"(a)))
+// The rounding to nearest that labs 07 and 09 use from sm_90 on (one instruction there).
+CHAIN(cvt_rn_tf32_chain, unsigned, asm volatile("{\n.reg .f32 t;\nmov.b32 t, %0;\ncvt.rn.tf32.f32 %0, t;\n}" : "+r"(a)))
 // Each lane reads lane (its own + v) mod 32.
 CHAIN(shfl_chain, unsigned, asm volatile("shfl.sync.idx.b32 %0, %0, %1, 0x1f, 0xffffffff;"
                                          : "+r"(a) : "r"((threadIdx.x + v[i % 4]) & 31)))
@@ -355,6 +357,7 @@ int main() {
         printf("setp+selp dependent: %.1f cycles a pair\n",
                cycles([&] { setp_selp_chain<<<1, 32>>>(uo, iters, 3, 5, 7, 9, spans); }, spans, 1) / steps);
         alu("cvt.rna.tf32.f32 dependent", cycles([&] { cvt_tf32_chain<<<1, 32>>>(uo, iters, 0x3F9E0419u, 0, 0, 0, spans); }, spans, 1));
+        alu("cvt.rn.tf32.f32 dependent", cycles([&] { cvt_rn_tf32_chain<<<1, 32>>>(uo, iters, 0x3F9E0419u, 0, 0, 0, spans); }, spans, 1));
         alu("mov via shfl.sync dependent", cycles([&] { shfl_chain<<<1, 32>>>(uo, iters, 1, 7, 19, 30, spans); }, spans, 1));
     }
     {   // Shared memory, one warp, every lane at the same address (no bank conflict).

@@ -43,6 +43,25 @@ __global__ void ffma(float* out, int iters, Span* spans) {
     if (s == 12345.0f) out[0] = s;
 }
 
+// TF32 rounding as labs 07 and 09 issue it (cvt.rn.tf32.f32, sm_90 on): independent
+// conversions, 8 per thread, each of a value an add keeps changing, `iters` rounds.
+__global__ void cvt_tf32(float* out, int iters, Span* spans) {
+    float a[8];
+    unsigned r[8];
+    for (int i = 0; i < 8; i++) a[i] = threadIdx.x * 0.001f + i;
+    OPEN
+    for (int n = 0; n < iters; n++) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            asm volatile("cvt.rn.tf32.f32 %0, %1;" : "=r"(r[i]) : "f"(a[i]));
+            a[i] += __uint_as_float(r[i]);
+        }
+    }
+    CLOSE
+    float s = 0; for (int i = 0; i < 8; i++) s += a[i];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // FP32 as a matrix product issues it: an 8×8 outer product a thread, every FMA reading three
 // registers (the accumulator, a value of A's column, one of B's row), the operands refreshed each
 // round by one add apiece so that nothing is hoisted. 16 FMA-and-add rounds of 64 FMAs.
@@ -316,6 +335,13 @@ int main() {
         double ops = double(blocks) * 256 * 8 * iters;
         printf("ffma: %.3f ms, SM clock %.0f MHz, %.1f FP32 warp-instructions a clock an SM, %.0f GFLOP/s\n",
                r.ms, r.mhz, ops / 32 / sms / (r.ms * 1e-3 * r.mhz * 1e6), 2 * ops / r.ms / 1e6);
+    }
+    {   // TF32 rounding: 4 blocks of 256 threads a SM, a conversion and an add each step.
+        int blocks = 4 * sms, iters = 1 << 14;
+        auto r = timed([&] { cvt_tf32<<<blocks, 256>>>(out, iters, spans); }, spans, blocks);
+        double cvts = double(blocks) * 256 * 8 * iters;
+        printf("cvt.rn.tf32.f32 with an add each: %.3f ms, SM clock %.0f MHz, %.2f conversion warp-instructions a clock an SM\n",
+               r.ms, r.mhz, cvts / 32 / sms / (r.ms * 1e-3 * r.mhz * 1e6));
     }
     {   // FP32 as a product issues it: 2 and 4 blocks of 256 threads a SM.
         int iters = 1 << 12;

@@ -140,6 +140,8 @@ pub const H100: Profile = Profile {
         fp32: 4.1,             // latency.cu: ffma and fadd dependent, 4.1
         alu: 4.1,              // latency.cu: imad, iadd, lop3 and shf dependent, 4.1 each
         slow: 22.1,            // latency.cu: cvt.rna.tf32.f32 dependent (three machine instructions)
+        convert: 4.1,          // PLACEHOLDER
+        convert_rate: 4.0,     // PLACEHOLDER
         param: 4.1,            // estimate: ptxas folds parameters into constant operands
         exchange: 26.0,        // latency.cu: shfl.sync dependent, 26.0
         shared: 23.0,          // latency.cu: shared load dependent, 23.0 (23.4 at 128 bits)
@@ -248,6 +250,7 @@ pub const H200: Profile = Profile {
         ],
     },
 };
+
 /// loaded.cu's L2 chase on the H200: idle (279.4 and 279.5, `…-model-loaded.log`), then beside
 /// a stream of rising rate, the mean of the two runs of `…-model-loaded-2.log` (whose four loads
 /// in flight a thread reach the L2's rate; the first version's one at a time queued on the stream's
@@ -255,3 +258,41 @@ pub const H200: Profile = Profile {
 /// longer, up to 806 cycles.
 const H200_L2_POINTS: &[(f64, f64)] =
     &[(0.0, 279.5), (557.4, 314.5), (1110.8, 351.0), (2214.0, 445.5), (2838.4, 533.3), (2962.5, 568.3)];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_curve_is_read_between_its_points_and_held_beyond() {
+        let c = Curve { points: &[(0.0, 100.0), (100.0, 200.0), (200.0, 400.0)], most: 500.0 };
+        assert_eq!(c.at(0.0), 100.0);
+        assert_eq!(c.at(50.0), 150.0);
+        assert_eq!(c.at(150.0), 300.0);
+        // Beyond the last point: the last segment's slope, up to the most measured.
+        assert_eq!(c.at(240.0), 480.0);
+        assert_eq!(c.at(1000.0), 500.0);
+        assert_eq!(c.idle(), 100.0);
+    }
+
+    #[test]
+    fn profiles_are_found_by_short_and_driver_names() {
+        assert_eq!(by_name("h200").map(|p| p.name), Some("H200"));
+        assert_eq!(by_name("NVIDIA H100 80GB HBM3").map(|p| p.name), Some("H100"));
+        assert!(by_name("A100").is_none());
+        // Each profile is its own GPU's: the H200's memory is not the H100's.
+        assert!(H200.memory.dram_rate > H100.memory.dram_rate);
+        assert!(H200.memory.l2_size > H100.memory.l2_size);
+    }
+
+    /// Every curve's loads rise, so that reading it between two points is reading a line.
+    #[test]
+    fn every_curve_rises_in_load() {
+        for p in PROFILES {
+            for c in [p.memory.l2_latency, p.memory.dram_latency] {
+                assert!(c.points.windows(2).all(|w| w[0].0 < w[1].0), "{}: {:?}", p.name, c.points);
+                assert!(c.most >= c.points.last().unwrap().1, "{}", p.name);
+            }
+        }
+    }
+}
