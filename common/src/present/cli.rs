@@ -54,8 +54,10 @@ pub struct Args {
     pub exact: bool,
 
     /// The family of random inputs: uniform (in [-1, 1], the default), normal, positive (uniform
-    /// in [0, 1]), lognormal:σ, wide:E (exponents from -E to E), gram (B = Aᵀ), identity+noise:ε
-    /// or integers (the same as --exact).
+    /// in [0, 1]), lognormal:σ, wide:E (exponents from -E to E), gram (B = Aᵀ), identity+noise:ε,
+    /// integers (the same as --exact), tiny:E (positive times 2^-E: E = 66 puts every product
+    /// among FP32's subnormals) or kscaled:E (uniform, A's column p times 2^s and B's row p times
+    /// 2^-s, s from -E to E: A·B unchanged).
     #[arg(long, value_name = "KIND", value_parser = Family::parse)]
     pub inputs: Option<Family>,
 
