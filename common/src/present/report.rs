@@ -643,16 +643,21 @@ impl Report {
                 let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
                 writeln!(
                     f,
-                    "  verify   {} · held to {} limits{} · reference: {}",
+                    "  verify   {} · held to {} limits{}{} · reference: {}",
                     verdict(v.passed()),
-                    v.precision,
+                    v.precision.held_to(),
+                    if v.precision.held_to() == v.precision {
+                        String::new()
+                    } else {
+                        format!(", a strict FP32 product's, as {} claims", v.precision)
+                    },
                     if v.separates {
                         String::new()
                     } else {
+                        let held = v.precision.held_to();
                         format!(
-                            ", which at this shape cannot tell {} from {} (--exact checks every term)",
-                            v.precision,
-                            v.precision.lower().0
+                            ", which at this shape cannot tell {held} from {} (--exact checks every term)",
+                            held.lower().0
                         )
                     },
                     v.source
