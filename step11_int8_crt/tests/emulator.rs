@@ -163,7 +163,14 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
         let verdict = verify::verify(x.shape, &c, &reference::cpu(&x), STEP.precision);
         let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
         assert!(verdict.passed(), "kscaled:{e} {m}×{n}×{k}: {}", verdict.summary());
-        assert!(needs.contains("along K: A's column k times 2^s"), "kscaled:{e}: {needs}");
+        // The device's shifts are the host's (`equilibrate::shifts`).
+        let shifts = step11_int8_crt::equilibrate::shifts(&x);
+        let moved = shifts.iter().filter(|&&s| s != 0).count();
+        let (lo, hi) = (shifts.iter().min().unwrap(), shifts.iter().max().unwrap());
+        let says = format!(
+            "along K: A's column k times 2^s and B's row k times 2^−s on {moved} of {k} (s from {lo} to {hi})"
+        );
+        assert!(needs.contains(&says), "kscaled:{e}: {needs}, not {says}");
         let (_, planted, _) = emulate(&short, &[], &x);
         assert!(!planted.passed(), "a modulus short, kscaled:{e} {m}×{n}×{k}: {}", planted.summary());
     }
