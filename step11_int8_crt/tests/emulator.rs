@@ -174,6 +174,24 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
         let (_, planted, _) = emulate(&short, &[], &x);
         assert!(!planted.passed(), "a modulus short, kscaled:{e} {m}×{n}×{k}: {}", planted.summary());
     }
+    // Every significand bit drawn (the integers then round), scaled along K by 2^±12 and 2^±40:
+    // FP32's limits still hold, and one modulus short still fails.
+    for e in [12, 40] {
+        let mut x = Inputs::random_full(Shape::new(64, 64, 1024).unwrap(), 23);
+        let base = Inputs::family(x.shape, 23, Family::KScaled(e));
+        let uniform = Inputs::random(x.shape, 23);
+        for p in 0..1024 {
+            // The same 2^s_p as kscaled:E: its entry over the uniform family's (both nonzero).
+            let i = (0..64).find(|&i| uniform.a.at(i, p) != 0.0).unwrap();
+            let up = base.a.at(i, p) / uniform.a.at(i, p);
+            (0..64).for_each(|i| x.a.data[i * 1024 + p] *= up);
+            x.b.data[p * 64..(p + 1) * 64].iter_mut().for_each(|v| *v /= up);
+        }
+        let (_, verdict, _) = emulate(&STEP, &[], &x);
+        assert!(verdict.passed(), "full bits, scaled by 2^±{e}: {}", verdict.summary());
+        let (_, planted, _) = emulate(&short, &[], &x);
+        assert!(!planted.passed(), "a modulus short, full bits, 2^±{e}: {}", planted.summary());
+    }
     // The uniform family needs no shift, and the report says none was made.
     let x = Inputs::random(Shape::new(64, 64, 256).unwrap(), 3);
     let (params, _) = STEP.params_for(x.shape, emulated::SMS, &[]).unwrap();
