@@ -54,6 +54,30 @@ fn gpu_cublas_tf32_passes_tf32_limits_with_room_up_to_k_2_20() {
     baseline_passes(&gpu, &Blas::tf32(gpu.stream.clone()).unwrap(), "cuBLAS TF32", Precision::Tf32);
 }
 
+/// Every product among FP32's subnormals, C normal (`tiny:66`), at several K and shapes up to
+/// 4096³: cuBLAS SGEMM passes FP32's limits with room, and cuBLAS TF32 (TF32 operands: the fault
+/// the check exists for) fails them.
+#[test]
+#[ignore = "needs an NVIDIA GPU and cuBLAS"]
+fn gpu_cublas_sgemm_passes_on_subnormal_products_and_tf32_fails() {
+    use common::matrix::Family;
+    let gpu = gpu::open("common", 0).unwrap();
+    let (sgemm, tf32) = (Blas::new(gpu.stream.clone()).unwrap(), Blas::tf32(gpu.stream.clone()).unwrap());
+    for (m, n, k) in [(256, 256, 256), (1000, 17, 1000), (64, 64, 65536), (4096, 4096, 4096)] {
+        let inputs = Inputs::family(Shape::new(m, n, k).unwrap(), 79, Family::Tiny(66));
+        let bufs = Buffers::upload(&gpu, &inputs).unwrap();
+        let reference = sgemm.reference(&inputs).unwrap();
+        let (c, _) = measure::measure_cublas(&gpu, &sgemm, &bufs, Recipe::checked()).unwrap();
+        let v = verify::verify(inputs.shape, &c, &reference, Precision::Fp32);
+        println!("cuBLAS SGEMM tiny:66 {}: {}", inputs.shape, v.summary());
+        assert!(v.passed() && v.normwise.ratio() < verify::ROOM, "{}: {}", inputs.shape, v.summary());
+        let (c, _) = measure::measure_cublas(&gpu, &tf32, &bufs, Recipe::checked()).unwrap();
+        let v = verify::verify(inputs.shape, &c, &reference, Precision::Fp32);
+        println!("cuBLAS TF32 held to FP32, tiny:66 {}: {}", inputs.shape, v.summary());
+        assert!(!v.passed(), "TF32 passed as FP32 at {}: {}", inputs.shape, v.summary());
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU and cuBLAS"]
 fn gpu_dgemm_reference_agrees_with_the_cpu_reference() {

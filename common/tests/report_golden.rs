@@ -64,6 +64,8 @@ fn facts(adds: Option<(&'static str, String)>) -> KernelFacts {
             dynamic_smem: 0,
             local_bytes: 0,
             spill_bytes: 0,
+            spill_stores: 0,
+            spill_loads: 0,
             threads_per_block: 1024,
             blocks_per_sm: 2,
             occupancy: 1.0,

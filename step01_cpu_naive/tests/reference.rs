@@ -54,3 +54,20 @@ fn banded_runs_compute_the_same_product() {
     run::cpu_product(shape, &inputs, &mut banded, step01_cpu_naive::matmul, false);
     assert_eq!(product(&inputs), banded);
 }
+
+/// Every product among FP32's subnormals while C stays normal (`tiny:66`): the triple loop, the
+/// course's definition, passes with room at several K and shapes, and with the last term of every
+/// dot product dropped it fails.
+#[test]
+fn products_in_the_subnormal_range_pass_and_a_dropped_term_fails() {
+    for (m, n, k) in [(16, 16, 256), (7, 33, 1000), (4, 3, 4096)] {
+        let inputs = Inputs::family(Shape::new(m, n, k).unwrap(), 9, Family::Tiny(66));
+        let r = reference::cpu(&inputs);
+        let v = verify::verify(inputs.shape, &product(&inputs), &r, Precision::Fp32);
+        assert!(v.passed() && v.normwise.ratio() < ROOM, "{m}×{n}×{k}: {}", v.summary());
+        let mut short = inputs.clone();
+        (0..m).for_each(|i| short.a.data[i * k + k - 1] = 0.0);
+        let f = verify::verify(inputs.shape, &product(&short), &r, Precision::Fp32);
+        assert!(!f.passed(), "dropped term at {m}×{n}×{k}: {}", f.summary());
+    }
+}

@@ -33,3 +33,12 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
         &[(300, 200, 96), (256, 256, 256)],
     );
 }
+
+/// Every product among FP32's subnormals, C normal: the kernel passes, and with the first term
+/// of each dot product dropped it fails.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_products_in_the_subnormal_range_pass_and_a_dropped_term_fails() {
+    let dropped = emulator::planted(&STEP, "for (int k = 0; k < K; ++k) {", "for (int k = 1; k < K; ++k) {");
+    emulator::assert_tiny_products_pass_and_a_fault_fails(&STEP, &dropped);
+}

@@ -92,3 +92,16 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
         &[(300, 200, 96), (512, 512, 128)],
     );
 }
+
+/// Every product among FP32's subnormals, C normal: the kernel passes, and with A's operands cut
+/// to TF32's 10 fraction bits it fails.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_products_in_the_subnormal_range_pass_and_tf32_operands_fail() {
+    let tf32 = emulator::planted(
+        &STEP,
+        "acc[i][j] += a[i] * b[j];",
+        "acc[i][j] += __uint_as_float(__float_as_uint(a[i]) & 0xffffe000u) * b[j];",
+    );
+    emulator::assert_tiny_products_pass_and_a_fault_fails(&STEP, &tf32);
+}

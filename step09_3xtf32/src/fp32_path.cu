@@ -58,6 +58,15 @@ extern "C" __global__ void list_paths(const int* marks, int* lists, int* counts,
     }
 }
 
+// Every row of A marked for the FP32 path (marks[i] = 1, i < M): where a step's own arithmetic
+// cannot reach FP32's accuracy at this shape (step 09 at short K), all of C is the FP32 path's.
+extern "C" __global__ void mark_every_row(int* marks, int M)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < M; i += gridDim.x * blockDim.x) {
+        marks[i] = 1;
+    }
+}
+
 // Row (column) of the block tile of a thread's i-th accumulator row (column), as in step 06.
 __device__ __forceinline__ int tile_row(int i, int r0) {
     return r0 + (i / 4) * (4 * (WM / TM)) + i % 4;

@@ -6,6 +6,9 @@
 //! marked rows and columns of C alone; the emulator runs it first.
 //!
 //! ```text
+//! mark_every_row(int* marks, int M)
+//!     queued by a step before the path where its own arithmetic cannot reach FP32's accuracy
+//!     (step 09 at short K): every row of A marked, so that all of C is the path's
 //! (counts zeroed: 3 ints, then a count of finished pieces for each of WORK tiles)
 //! list_paths(const int* marks, int* lists, int* counts, int M, int N)
 //!     marks: M + N ints, not zero for a row of A (i) or column of B (M + j) on the FP32 path;
@@ -41,6 +44,7 @@ use common::matrix::Shape;
 pub const SOURCE: &str = include_str!("fp32_path.cu");
 pub const FILE: &str = "step09_3xtf32/src/fp32_path.cu";
 pub const LIST_ENTRY: &str = "list_paths";
+pub const MARK_EVERY_ROW_ENTRY: &str = "mark_every_row";
 pub const ROWS_ENTRY: &str = "fp32_rows";
 pub const COLS_ENTRY: &str = "fp32_cols";
 pub const ROWS_SPLIT_ENTRY: &str = "fp32_rows_split";
@@ -150,6 +154,14 @@ pub fn queue(
 }
 // ANCHOR_END: queue
 
+/// Marks every row of A (`marks`, M + N ints) for the FP32 path: all of C is then the path's.
+pub fn mark_every_row(q: &mut dyn Queue, module: CudaSource, marks: u64, shape: Shape) -> Result<()> {
+    q.load(module)?;
+    let blocks = shape.m.div_ceil(256).clamp(1, 1024) as u32;
+    let args = [KernelArg::Ptr(marks), KernelArg::I32(shape.m as i32)];
+    q.launch(MARK_EVERY_ROW_ENTRY, LaunchShape::of((blocks, 1, 1), 256, 0), &args)
+}
+
 /// How many rows and columns the last product sent down the path, read from its counts after it
 /// has finished (None before any product took the path).
 pub fn paths(q: &mut dyn Queue) -> Result<Option<Paths>> {
@@ -170,6 +182,7 @@ mod tests {
             let c = common::gpu::compile(SOURCE, FILE, arch, &[]).unwrap();
             for entry in [
                 LIST_ENTRY,
+                MARK_EVERY_ROW_ENTRY,
                 ROWS_ENTRY,
                 COLS_ENTRY,
                 ROWS_SPLIT_ENTRY,

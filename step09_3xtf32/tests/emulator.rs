@@ -198,7 +198,7 @@ fn nvrtc_emulated_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() 
 /// run through the same launch: Kahan's compensated sum, one running sum, and the split done in the
 /// pipeline (each warp's split handed to the consumers after `__syncwarp()`) keep FP32's limits;
 /// letting the tensor cores sum all of K does not (their adds round toward zero), which the check
-/// catches already at a K of 129.
+/// catches at a K of 300 (below 256 every row takes the FP32 path: `SPLIT_FROM_K`).
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_variants_match_the_reference_but_the_tensor_cores_own_sums() {
@@ -213,7 +213,7 @@ fn nvrtc_emulated_variants_match_the_reference_but_the_tensor_cores_own_sums() {
         emulator::assert_emulated_pass(&variant(name, diff), &[], &EMULATED_SHAPES[..3]);
     }
     let one = variant("one_accumulator", include_str!("../variants/one_accumulator.diff"));
-    let (_, verdict, _) = emulate(&one, &[], &Inputs::random(Shape::new(67, 45, 129).unwrap(), 7));
+    let (_, verdict, _) = emulate(&one, &[], &Inputs::random(Shape::new(67, 45, 300).unwrap(), 7));
     assert!(!verdict.passed(), "{}: the tensor cores' own sums passed: {}", one.file, verdict.summary());
 }
 
@@ -264,4 +264,31 @@ fn nvrtc_emulated_planted_faults_fail() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
     common::testing::emulator::assert_scaled_counts_match(&step09_3xtf32::STEP, &[(256, 256, 128)]);
+}
+
+/// Below `SPLIT_FROM_K` three TF32 products cannot reach a strict FP32 product's accuracy (their
+/// error stays near four units of roundoff of each term while FP32's sums err less at short K):
+/// every row takes the FP32 path there, and C passes FP32's limits; from `SPLIT_FROM_K` on, the
+/// split computes C and passes them too, on the uniform family and on data scaled along K.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_short_k_takes_the_fp32_path_and_every_k_holds_fp32s_limits() {
+    use common::matrix::Family;
+    for (k, apart) in [(9, true), (40, true), (255, true), (256, false), (300, false)] {
+        for family in [Family::Uniform, Family::KScaled(12)] {
+            let x = Inputs::family(Shape::new(130, 67, k).unwrap(), 5, family);
+            let (_, verdict, fp32) = emulate(&STEP, &[], &x);
+            assert!(verdict.passed(), "{family} at K = {k}: {}", verdict.summary());
+            // The FP32 path's FLOPs count whole tiles: at least the product's where every row
+            // goes there, none on uniform data where none does.
+            let whole = 2 * 130 * 67 * k as u64;
+            let says = format!("{family} at K = {k}: {fp32} FLOPs on the FP32 path, of {whole}");
+            match (apart, family) {
+                (true, _) => assert!(fp32 >= whole, "{says}"),
+                (false, Family::Uniform) => assert_eq!(fp32, 0, "{says}"),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(step09_3xtf32::apart::SPLIT_FROM_K, 256);
 }

@@ -35,8 +35,11 @@ impl Hooks for ResidueHooks {
         let read = |from, len| {
             q.read_i32(stats, from, len)?.ok_or_else(|| anyhow!("the product left no statistics to read"))
         };
-        let moduli = moduli_taken(read, shape, first, forced)?;
-        Ok(Some(with_moduli(paths, Some(moduli))))
+        let (taken, mut needs) = moduli_taken(read, shape, first, forced)?;
+        if let Some(along_k) = crate::equilibrate::taken(q, Work::Summary.name(), shape.k)? {
+            needs = format!("{needs} · {along_k}");
+        }
+        Ok(Some(with_moduli(paths, Some((taken, needs)))))
     }
 
     /// `--moduli N`: N moduli forced on every row and column.

@@ -96,6 +96,7 @@ const BN: u32 = 256;
 const BK: u32 = 128;
 
 pub mod coherent;
+pub mod equilibrate;
 pub mod hooks;
 pub mod residues;
 pub mod sequence;

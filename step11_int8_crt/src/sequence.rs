@@ -60,10 +60,20 @@ pub enum Work {
     Stats,
     /// One mark per row of A and column of B (ints).
     Marks,
+    /// The equilibration's magnitudes along K: four ints per k (A's column, B's row).
+    Range,
+    /// The equilibration's shift of each k (ints).
+    Shift,
+    /// What it did: the most negative shift (as −s), the largest, how many are not 0; and the
+    /// sum and count of the half-differences whose mean is taken out.
+    Summary,
+    /// A and B equilibrated along K (f32, as A and B).
+    AEq,
+    BEq,
 }
 
 impl Work {
-    pub const ALL: [Work; 12] = [
+    pub const ALL: [Work; 17] = [
         Work::ARes,
         Work::BRes,
         Work::CRes,
@@ -76,6 +86,11 @@ impl Work {
         Work::MagB,
         Work::Stats,
         Work::Marks,
+        Work::Range,
+        Work::Shift,
+        Work::Summary,
+        Work::AEq,
+        Work::BEq,
     ];
 
     /// Bytes the workspace holds for `shape` (one at least; saturated, for the budget of shapes
@@ -98,6 +113,11 @@ impl Work {
             Work::MagA => (2 * m).saturating_mul(kb),
             Work::MagB => (2 * n).saturating_mul(kb),
             Work::Stats => 4 * stats_len(shape) as u64,
+            Work::Range => 16 * k,
+            Work::Shift => 4 * k,
+            Work::Summary => 20,
+            Work::AEq => (4 * m).saturating_mul(k),
+            Work::BEq => (4 * k).saturating_mul(n),
         };
         bytes.max(1)
     }
@@ -105,7 +125,7 @@ impl Work {
     /// Whether the workspace is zeroed before every product (the statistics, which the kernels
     /// add into); the others are written before they are read.
     pub fn zeroed(self) -> bool {
-        self == Work::Stats
+        matches!(self, Work::Stats | Work::Range | Work::Summary)
     }
 
     /// The workspace's name, in messages.
@@ -123,6 +143,11 @@ impl Work {
             Work::MagB => "B's magnitudes",
             Work::Stats => "the statistics",
             Work::Marks => "the marks",
+            Work::Range => "the magnitudes along K",
+            Work::Shift => "the shifts along K",
+            Work::Summary => "the equilibration's summary",
+            Work::AEq => "A equilibrated",
+            Work::BEq => "B equilibrated",
         }
     }
 }
@@ -140,6 +165,7 @@ pub enum Buf {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Val {
     I32(i32),
+    I64(i64),
     Ptr(Buf),
     /// A tensor map of a workspace of `element`s: `[rows, cols, pitch, parts]` in elements, in
     /// boxes of `bx`, with the 128-byte swizzle.
@@ -162,6 +188,8 @@ pub enum Item {
     Product { args: Vec<Val> },
     /// The FP32 path of the rows and columns the marks mark (step 09's `fp32_path`).
     Fp32Path { marks: Buf },
+    /// Loads the equilibration's module ([`crate::equilibrate`]) beside the step's.
+    LoadEquilibration,
 }
 
 fn blocks(count: usize, per_block: usize) -> u32 {
@@ -178,7 +206,8 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
     let (kp, kb) = (pitch(k), bf16_pitch(k));
     let [mi, ni, ki, kpi, kbi] = [m, n, k, kp, kb].map(|v| I32(v as i32));
     let w = |work| Ptr(Buf::Work(work, 0));
-    let (a, b, c) = (Ptr(Buf::A), Ptr(Buf::B), Ptr(Buf::C));
+    // The residues are cut from A and B equilibrated along K (the same product).
+    let (a, b, c) = (w(Work::AEq), w(Work::BEq), Ptr(Buf::C));
     let (a_res, b_res, exps, stats, squares, l1) =
         (w(Work::ARes), w(Work::BRes), w(Work::Exps), w(Work::Stats), w(Work::Squares), w(Work::L1));
     let b_exps = Ptr(Buf::Work(Work::Exps, 4 * m));
@@ -196,7 +225,8 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
         bx: TmaBox { rows: bx_rows, cols: BOUND_DEPTH },
     };
     let res_map = |of, rows, bx| Val::Map { element: Element::U8, of, dims: [rows, k, kp, MOST], bx };
-    let mut items = vec![
+    let mut items = equilibration(shape);
+    items.extend([
         kernel(
             ROWS_ENTRY,
             (blocks(m, 1), 1, 1),
@@ -257,7 +287,7 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
                 res_map(Work::BRes, n, b_box),
             ],
         },
-    ];
+    ]);
     if rebuilds {
         let across = blocks(n, 256 * REBUILD_COLS);
         let args = vec![w(Work::CRes), exps, marks, stats, c, mi, ni];
@@ -269,6 +299,47 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
     items
 }
 // ANCHOR_END: sequence
+
+/// The equilibration along K ([`crate::equilibrate`]): the magnitudes of A's columns and B's
+/// rows, a shift for each k, and A and B scaled by them into their workspaces.
+fn equilibration(shape: Shape) -> Vec<Item> {
+    use crate::equilibrate::{
+        CENTER_ENTRY, CHUNK, RANGE_A_ENTRY, RANGE_B_ENTRY, RANGE_BLOCKS_Y, SCALE_BLOCKS, SCALE_ENTRY,
+        SHIFTS_ENTRY,
+    };
+    use Val::{I32, I64, Ptr};
+    let Shape { m, n, k } = shape;
+    let w = |work| Ptr(Buf::Work(work, 0));
+    let (range, shift) = (w(Work::Range), w(Work::Shift));
+    let kernel = |entry, grid, args: Vec<Val>| Item::Kernel { entry, grid, block: 256, smem: 0, args };
+    let scale_blocks = |len: usize| blocks(len, 256).min(SCALE_BLOCKS as u32);
+    let [mi, ni, ki] = [m, n, k].map(|v| I32(v as i32));
+    vec![
+        Item::LoadEquilibration,
+        kernel(
+            RANGE_A_ENTRY,
+            (blocks(k, 256), blocks(m, CHUNK).min(RANGE_BLOCKS_Y as u32), 1),
+            vec![Ptr(Buf::A), range, mi, ki],
+        ),
+        kernel(
+            RANGE_B_ENTRY,
+            (k as u32, blocks(n, 256).min(RANGE_BLOCKS_Y as u32), 1),
+            vec![Ptr(Buf::B), range, ki, ni],
+        ),
+        kernel(SHIFTS_ENTRY, (blocks(k, 256), 1, 1), vec![range, w(Work::Summary), ki]),
+        kernel(CENTER_ENTRY, (blocks(k, 256), 1, 1), vec![range, shift, w(Work::Summary), ki]),
+        kernel(
+            SCALE_ENTRY,
+            (scale_blocks(m * k), 1, 1),
+            vec![Ptr(Buf::A), shift, w(Work::AEq), I64(m as i64), ki, I32(1), I32(0)],
+        ),
+        kernel(
+            SCALE_ENTRY,
+            (scale_blocks(k * n), 1, 1),
+            vec![Ptr(Buf::B), shift, w(Work::BEq), I64(k as i64), ni, I32(-1), I32(1)],
+        ),
+    ]
+}
 
 /// Queues one product: each workspace of the sequence (kept from product to product, the
 /// statistics zeroed), then its items in order, each map encoded for its workspace.
@@ -294,6 +365,7 @@ pub fn play(q: &mut dyn Queue, product: &Product, items: &[Item]) -> Result<()> 
         vals.iter()
             .map(|v| match *v {
                 Val::I32(i) => Ok(KernelArg::I32(i)),
+                Val::I64(i) => Ok(KernelArg::I64(i)),
                 Val::Ptr(buf) => Ok(KernelArg::Ptr(address(buf))),
                 Val::Map { element, of, dims, bx } => {
                     q.encode(element, at[of as usize], dims, bx).map(KernelArg::Map)
@@ -312,6 +384,7 @@ pub fn play(q: &mut dyn Queue, product: &Product, items: &[Item]) -> Result<()> 
                 all.extend(resolve(q, args)?);
                 q.launch_matmul(common::gpu::ENTRY, product.launch, &all)?;
             }
+            Item::LoadEquilibration => q.load(crate::equilibrate::MODULE)?,
             Item::Fp32Path { marks } => {
                 use step09_3xtf32::fp32_path::{MODULE, queue};
                 queue(q, MODULE, product.operands, address(*marks), shape)?;
@@ -344,6 +417,12 @@ mod tests {
                 + 2 * 8 * 8
                 + 3 * 8 * 5
                 + 4 * (11 + 3 + 256 + 16 * 128 * 256)
+                // The equilibration: four magnitudes and a shift for each k, its summary, and A
+                // and B scaled.
+                + 16 * 7
+                + 4 * 7
+                + 20
+                + 4 * (3 * 7 + 7 * 5)
         );
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);

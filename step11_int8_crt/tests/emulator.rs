@@ -110,9 +110,11 @@ fn nvrtc_emulated_starting_file_fails_with_a_normwise_error_of_one() {
 
 /// Inputs whose scaled entries are half-integers that rounding to nearest would take ½ from each
 /// time while C cancels (`coherent`): the step passes them, in A and in B, at the rule's seven
-/// moduli and at counts forced past it, each well inside its limit. With its scaled entries
+/// moduli and at counts forced past it, each well inside FP32's limit. With its scaled entries
 /// rounded to nearest instead (the planted fault), C is off by about itself, and it fails at
-/// seven moduli.
+/// seven moduli where entries of one size set the scale (K = 256). At K = 129 a large first entry
+/// sets it, against zeros in the other operand: the equilibration along K scales that column of
+/// zero products down, the others then fit their integers exactly, and nothing is left to round.
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_coherent_half_integers_pass_and_rounding_to_nearest_fails() {
@@ -130,10 +132,71 @@ fn nvrtc_emulated_coherent_half_integers_pass_and_rounding_to_nearest_fails() {
                 verdict.summary()
             );
             assert_eq!(taken, moduli, "{}, {m}×{n}×{k}: the moduli the product took", x.source);
-            if moduli == 7 {
+            if moduli == 7 && k >= 256 {
                 let (_, verdict, _) = emulate(&nearest, &forced, &x);
                 assert!(!verdict.passed(), "{}, {m}×{n}×{k}, to nearest: {}", x.source, verdict.summary());
             }
         }
     }
+}
+
+/// Every vector carried at one modulus fewer than the count the product takes (the fault of
+/// tests/kernel.rs's `ONE_MODULUS_SHORT`).
+const ONE_MODULUS_SHORT: (&str, &str) = (
+    "double limit = sqrt(0.5 * TABLE.product[L]) * (1.0 - MARGIN);",
+    "double limit = sqrt(0.5 * TABLE.product[L - 1]) * (1.0 - MARGIN);",
+);
+
+/// Data scaled along K (A's column p times 2^s_p, B's row p times 2^−s_p, s_p from −E to E),
+/// whose product is the uniform family's: held to a strict FP32 product's limits, the step
+/// passes at E = 12 and E = 40 (the equilibration along K takes the spread back out, and the
+/// report says so), and one modulus fewer than the count the product takes fails.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() {
+    let short = emulator::planted(&STEP, ONE_MODULUS_SHORT.0, ONE_MODULUS_SHORT.1);
+    for (e, (m, n, k)) in [(12, (64, 64, 1024)), (40, (64, 64, 1024)), (12, (33, 70, 1000))] {
+        let x = Inputs::family(Shape::new(m, n, k).unwrap(), 21, Family::KScaled(e));
+        let (params, _) = STEP.params_for(x.shape, emulated::SMS, &[]).unwrap();
+        let mut run = Emulated::new(&STEP, params, x.shape, false).unwrap();
+        let (c, _) = run.multiply(&x, true).unwrap();
+        let verdict = verify::verify(x.shape, &c, &reference::cpu(&x), STEP.precision);
+        let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
+        assert!(verdict.passed(), "kscaled:{e} {m}×{n}×{k}: {}", verdict.summary());
+        // The device's shifts are the host's (`equilibrate::shifts`).
+        let shifts = step11_int8_crt::equilibrate::shifts(&x);
+        let moved = shifts.iter().filter(|&&s| s != 0).count();
+        let (lo, hi) = (shifts.iter().min().unwrap(), shifts.iter().max().unwrap());
+        let says = format!(
+            "along K: A's column k times 2^s and B's row k times 2^−s on {moved} of {k} (s from {lo} to {hi})"
+        );
+        assert!(needs.contains(&says), "kscaled:{e}: {needs}, not {says}");
+        let (_, planted, _) = emulate(&short, &[], &x);
+        assert!(!planted.passed(), "a modulus short, kscaled:{e} {m}×{n}×{k}: {}", planted.summary());
+    }
+    // Every significand bit drawn (the integers then round), scaled along K by 2^±12 and 2^±40:
+    // FP32's limits still hold, and one modulus short still fails.
+    for e in [12, 40] {
+        let mut x = Inputs::random_full(Shape::new(64, 64, 1024).unwrap(), 23);
+        let base = Inputs::family(x.shape, 23, Family::KScaled(e));
+        let uniform = Inputs::random(x.shape, 23);
+        for p in 0..1024 {
+            // The same 2^s_p as kscaled:E: its entry over the uniform family's (both nonzero).
+            let i = (0..64).find(|&i| uniform.a.at(i, p) != 0.0).unwrap();
+            let up = base.a.at(i, p) / uniform.a.at(i, p);
+            (0..64).for_each(|i| x.a.data[i * 1024 + p] *= up);
+            x.b.data[p * 64..(p + 1) * 64].iter_mut().for_each(|v| *v /= up);
+        }
+        let (_, verdict, _) = emulate(&STEP, &[], &x);
+        assert!(verdict.passed(), "full bits, scaled by 2^±{e}: {}", verdict.summary());
+        let (_, planted, _) = emulate(&short, &[], &x);
+        assert!(!planted.passed(), "a modulus short, full bits, 2^±{e}: {}", planted.summary());
+    }
+    // The uniform family needs no shift, and the report says none was made.
+    let x = Inputs::random(Shape::new(64, 64, 256).unwrap(), 3);
+    let (params, _) = STEP.params_for(x.shape, emulated::SMS, &[]).unwrap();
+    let mut run = Emulated::new(&STEP, params, x.shape, false).unwrap();
+    run.multiply(&x, true).unwrap();
+    let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
+    assert!(needs.contains("none scaled"), "{needs}");
 }

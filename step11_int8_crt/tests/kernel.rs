@@ -571,8 +571,7 @@ fn gpu_every_family_passes_and_the_faults_only_a_family_exposes_fail() {
 /// Half-integers that rounding to nearest takes ½ from each time while C cancels (`coherent`), in
 /// A and in B: the step passes them at the rule's seven moduli at the shapes people use, and at
 /// eight and nine moduli forced (a large first entry sets the scale there). Rounded to nearest
-/// (the planted fault), C is off by about itself and fails at seven moduli, and at eight where K
-/// is long enough for the limit, which allows for seven moduli's units, to see it.
+/// (the planted fault), C is off by about itself and fails at seven moduli.
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_coherent_half_integers_pass_and_rounding_to_nearest_fails() {
@@ -580,7 +579,9 @@ fn gpu_coherent_half_integers_pass_and_rounding_to_nearest_fails() {
         ((256, 256, 4096), 7, true),
         ((1000, 1000, 1000), 7, true),
         ((127, 129, 65536), 7, true),
-        ((256, 256, 16384), 8, true),
+        // A forced count's ties are set by a large first entry against zeros, which the
+        // equilibration along K scales out of the rows' length: nothing left to round to nearest.
+        ((256, 256, 16384), 8, false),
         ((130, 257, 4096), 9, false),
     ];
     let mut failed = Vec::new();

@@ -506,8 +506,9 @@ fn slow_the_rebuild_is_exact_where_the_doubles_alone_are_not() {
 
 /// Inputs whose scaled entries are half-integers that rounding to nearest takes ½ from, each
 /// time, while C cancels (`coherent`): at the rule's seven moduli and at counts forced past it,
-/// in A or in B, at shapes of several sizes, the step's unbiased rounding holds FP32's limits
-/// with room to spare. Rounding to nearest puts C off by about itself and fails at seven moduli;
+/// in A or in B, at shapes of several sizes, the step's unbiased rounding (of A and B equilibrated
+/// along K, as the step cuts them) holds FP32's limits with room to spare. Rounding to nearest
+/// puts C off by about itself and fails at seven moduli where K is 256 or more;
 /// at a forced count its units are 16 times finer than the seven moduli the limit allows for, and
 /// it fails only from K of several thousand on (the GPU's tests run it there).
 #[test]
@@ -525,10 +526,17 @@ fn coherent_half_integers_pass_unbiased_and_fail_to_nearest() {
     for ((m, n, k), moduli) in cases {
         for ties in [Ties::A, Ties::B] {
             let x = coherent(Shape::new(m, n, k).unwrap(), moduli, ties).unwrap();
-            let unbiased = check(&x, &model_rounded(&x, moduli, 1, true));
+            // The residues are cut from A and B equilibrated along K, as the step cuts them.
+            let e = step11_int8_crt::equilibrate::equilibrated(&x);
+            let unbiased = check(&x, &model_rounded(&e, moduli, 1, true));
             assert!(unbiased.passed(), "{}, {m}×{n}×{k}: {}", x.source, unbiased.summary());
             assert!(unbiased.normwise.ratio() < 0.75, "{}, {m}×{n}×{k}: {}", x.source, unbiased.summary());
-            let nearest = check(&x, &model_rounded(&x, moduli, 1, false));
+            let nearest = check(&x, &model_rounded(&e, moduli, 1, false));
+            // Below K = 256 a large first entry sets the scale against zeros in the other
+            // operand: equilibrated, that column no longer counts, and nothing is left to round.
+            if k < 256 {
+                continue;
+            }
             assert!(nearest.normwise.relative() > 0.5, "{}, {m}×{n}×{k}: {}", x.source, nearest.summary());
             if moduli == 7 {
                 assert!(!nearest.passed(), "{}, {m}×{n}×{k}, to nearest: {}", x.source, nearest.summary());

@@ -1,8 +1,10 @@
 //! Registers spilled to local memory, in every entry point of a step's compiled kernel: `matmul`
-//! and the others a product may queue (prologues, the step's own kernels, twins). A run refuses a
-//! set whose kernels spill, since the local-memory traffic would dominate whatever the parameters
-//! were meant to show; a step may allow an entry point a few bytes by name
-//! ([`GpuStep::spill_allowance`]). `--compile-only` and the tuner apply the same rule.
+//! and the others a product may queue (prologues, the step's own kernels, twins). A kernel that
+//! spills still launches, so a run runs it, on a GPU as on the emulator, and its report names the
+//! spill (bytes stored and loaded a thread, from ptxas's report) and what its traffic costs: a
+//! learner measures what the emulator showed them. The tuner, which ranks sets, leaves out one
+//! whose kernels spill, unless the step allows an entry point a few bytes by name
+//! ([`GpuStep::spill_allowance`]); `--compile-only` names what it would leave out.
 
 use anyhow::{Result, anyhow, bail};
 
@@ -35,13 +37,29 @@ pub fn spilling(kernel: &Kernel) -> Result<Vec<(String, u32)>> {
     Ok(found)
 }
 
+/// A note for each entry point other than `matmul` that spills (the report's `spills` line names
+/// `matmul`'s): its bytes stored and loaded a thread by spill code, from ptxas's report.
+pub fn notes(compiled: &Compiled) -> Vec<String> {
+    PtxasInfo::entries(&compiled.log)
+        .into_iter()
+        .filter(|(name, p)| name != ENTRY && p.spill_bytes() > 0)
+        .map(|(name, p)| {
+            format!(
+                "`{name}` spills registers to local memory: {} bytes stored and {} loaded a thread by spill code \
+                 (ptxas's report); it runs, and their traffic is counted in the time above",
+                p.spill_stores, p.spill_loads
+            )
+        })
+        .collect()
+}
+
 /// The bytes `step` allows `entry` to spill (0 unless it names the entry).
 pub fn allowance(step: &GpuStep, entry: &str) -> u32 {
     step.spill_allowance.iter().find(|(name, _)| *name == entry).map_or(0, |&(_, bytes)| bytes)
 }
 
-/// Refuses `params` when an entry point of `spilling` spills more than `step` allows it, in one
-/// sentence that names the entry point and its bytes.
+/// Why the tuner leaves `params` out when an entry point of `spilling` spills more than `step`
+/// allows it, in one sentence that names the entry point and its bytes.
 pub fn refuse(step: &GpuStep, params: &Params, spilling: &[(String, u32)]) -> Result<()> {
     for (entry, bytes) in spilling {
         let allowed = allowance(step, entry);
@@ -59,13 +77,13 @@ pub fn refuse(step: &GpuStep, params: &Params, spilling: &[(String, u32)]) -> Re
         let with = if params.is_empty() { String::new() } else { format!("with {params} ") };
         bail!(
             "{with}the kernel's entry point `{entry}` spills {bytes} bytes of registers to local memory{beyond}, \
-             whose traffic would dominate the time; {fix}"
+             which a run reports and the tuner leaves out; {fix}"
         );
     }
     Ok(())
 }
 
-/// Refuses `params` when the loaded kernel spills ([`spilling`], [`refuse`]).
+/// Why the tuner leaves `params` out when the loaded kernel spills ([`spilling`], [`refuse`]).
 pub fn check(step: &GpuStep, params: &Params, kernel: &Kernel) -> Result<()> {
     refuse(step, params, &spilling(kernel)?)
 }

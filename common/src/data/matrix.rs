@@ -151,7 +151,21 @@ pub enum Family {
     IdentityNoise(f64),
     /// Whole numbers from −3 to 3, for which f32 arithmetic is exact (see [`Inputs::integers`]).
     Integers,
+    /// Uniform in [0, 1] times 2^−E: every product lies below 2^−2E, among FP32's subnormals
+    /// (below 2⁻¹²⁶) for E ≥ 63, while C = Σ of K positive products stays normal once K·2^−2E/4
+    /// passes 2⁻¹²⁶ (E = 66 from K = 256).
+    Tiny(i32),
+    /// Uniform in [−1, 1], then A's column p times 2^s_p and B's row p times 2^−s_p, s_p a whole
+    /// number drawn uniformly from −E to E: A·B's terms are the uniform family's exactly, but the
+    /// rows of A and the columns of B spread over 2E binades along K, as moving scales between
+    /// activations and weights leaves them.
+    KScaled(i32),
 }
+
+/// The largest E of `tiny:E`: products of 2^−2E − 1 and below round to zero in FP32.
+pub const TINY_MAX: i32 = 75;
+/// The largest E of `kscaled:E`: entries stay below 2^61, far inside FP32's range.
+pub const KSCALED_MAX: i32 = 60;
 
 /// The largest E of `wide:E`: products reach 2^(2E+2), and sums of 2²⁰ of them must stay finite.
 pub const WIDE_MAX: i32 = 50;
@@ -172,8 +186,8 @@ impl Family {
     /// Parses `uniform`, `normal`, `positive`, `lognormal:σ`, `wide:E`, `gram`,
     /// `identity+noise:ε` or `integers`, or says in one sentence what it takes.
     pub fn parse(s: &str) -> Result<Family, String> {
-        const KINDS: &str =
-            "uniform, normal, positive, lognormal:σ, wide:E, gram, identity+noise:ε or integers";
+        const KINDS: &str = "uniform, normal, positive, lognormal:σ, wide:E, gram, identity+noise:ε, \
+                             integers, tiny:E or kscaled:E";
         let (name, arg) = match s.trim().split_once(':') {
             Some((n, a)) => (n, Some(a)),
             None => (s.trim(), None),
@@ -196,12 +210,22 @@ impl Family {
             "gram" => plain(Family::Gram),
             "integers" => plain(Family::Integers),
             "lognormal" => number("σ", 0.0, 4.0).map(Family::LogNormal),
-            "wide" => {
-                let e = number("E", 0.0, f64::from(WIDE_MAX))?;
+            "wide" | "tiny" | "kscaled" => {
+                let max = match name {
+                    "wide" => WIDE_MAX,
+                    "tiny" => TINY_MAX,
+                    _ => KSCALED_MAX,
+                };
+                let e = number("E", 0.0, f64::from(max))?;
                 if e.fract() != 0.0 {
-                    return Err(format!("the E of wide, '{e}', must be a whole number of binades"));
+                    return Err(format!("the E of {name}, '{e}', must be a whole number of binades"));
                 }
-                Ok(Family::Wide(e as i32))
+                let e = e as i32;
+                Ok(match name {
+                    "wide" => Family::Wide(e),
+                    "tiny" => Family::Tiny(e),
+                    _ => Family::KScaled(e),
+                })
             }
             "identity+noise" => number("ε", 0.0, 1.0).map(Family::IdentityNoise),
             _ => Err(format!("'{s}' is not a family of inputs; choose {KINDS}")),
@@ -211,7 +235,8 @@ impl Family {
     fn draw(self, rng: &mut StdRng) -> f32 {
         let sign = |rng: &mut StdRng| if rng.random::<bool>() { 1.0 } else { -1.0 };
         match self {
-            Family::Uniform => rng.random_range(-1.0f32..=1.0),
+            Family::Uniform | Family::KScaled(_) => rng.random_range(-1.0f32..=1.0),
+            Family::Tiny(e) => (rng.random_range(0.0f64..=1.0) * 2f64.powi(-e)) as f32,
             Family::Normal => normal(rng) as f32,
             Family::Positive | Family::Gram => rng.random_range(0.0f64..=1.0) as f32,
             Family::LogNormal(sigma) => (sign(rng) * (sigma * normal(rng)).exp()) as f32,
@@ -236,6 +261,8 @@ impl fmt::Display for Family {
             Family::Gram => f.write_str("gram"),
             Family::IdentityNoise(e) => write!(f, "identity+noise:{e}"),
             Family::Integers => f.write_str("integers"),
+            Family::Tiny(e) => write!(f, "tiny:{e}"),
+            Family::KScaled(e) => write!(f, "kscaled:{e}"),
         }
     }
 }
@@ -334,6 +361,15 @@ impl Inputs {
             }
             for j in 0..k.min(n) {
                 b.data[j * n + j] += 1.0;
+            }
+        }
+        if let Family::KScaled(e) = family {
+            // Powers of two: each scaled entry and each product is exact, and a_ip·b_pj unchanged.
+            for p in 0..k {
+                let s = rng.random_range(-e..=e);
+                let (up, down) = (2f32.powi(s), 2f32.powi(-s));
+                (0..m).for_each(|i| a.data[i * k + p] *= up);
+                b.data[p * n..(p + 1) * n].iter_mut().for_each(|v| *v *= down);
             }
         }
         Self { shape, a, b, exact: family == Family::Integers, source: format!("{family}, seed {seed}") }
@@ -436,7 +472,7 @@ mod tests {
 
     #[test]
     fn every_family_parses_from_what_it_prints_and_bad_kinds_say_why() {
-        for f in Family::ALL {
+        for f in Family::ALL.into_iter().chain([Family::Tiny(66), Family::KScaled(40)]) {
             assert_eq!(Family::parse(&f.to_string()), Ok(f));
         }
         assert_eq!(Family::parse("lognormal:1.5"), Ok(Family::LogNormal(1.5)));
@@ -448,6 +484,9 @@ mod tests {
             ("lognormal:x", "must be a number"),
             ("identity+noise:2", "from 0 to 1"),
             ("gram:3", "takes no value"),
+            ("tiny:76", "from 0 to 75"),
+            ("kscaled:61", "from 0 to 60"),
+            ("kscaled:1.5", "whole number"),
         ] {
             let e = Family::parse(bad).unwrap_err();
             assert!(e.contains(says) && !e.contains('\n'), "{bad}: {e}");
@@ -483,6 +522,18 @@ mod tests {
             }
         }
         assert!(Inputs::family(s, 1, Family::Integers).exact && !gram.exact);
+        // Tiny: every product among FP32's subnormals.
+        let tiny = Inputs::family(s, 1, Family::Tiny(66));
+        assert!(all(&tiny, |v| (0.0..=2f32.powi(-66)).contains(&v)));
+        // K-scaled: the products are the uniform family's, bit for bit; the entries are not.
+        let (ks, u) = (Inputs::family(s, 1, Family::KScaled(12)), Inputs::random(s, 1));
+        assert_ne!(ks.a, u.a);
+        for (i, j, p) in [(0, 0, 0), (39, 29, 49), (5, 7, 11)] {
+            assert_eq!(ks.a.at(i, p) * ks.b.at(p, j), u.a.at(i, p) * u.b.at(p, j));
+        }
+        let exps: std::collections::BTreeSet<i32> =
+            ks.a.data.iter().map(|v| v.abs().log2().floor() as i32).collect();
+        assert!(exps.len() > 15, "{exps:?}");
         assert_eq!(gram.source, "gram, seed 1");
         // The default is the same matrices as before the families existed.
         assert_eq!(Inputs::random(s, 9).a, Inputs::new(s, 9, false).a);

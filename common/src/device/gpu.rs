@@ -452,6 +452,9 @@ pub struct Resources {
     pub local_bytes: u32,
     /// Bytes spilled to local memory per ptxas; the driver's local bytes when ptxas said nothing.
     pub spill_bytes: u32,
+    /// Of them, the bytes spill code stores and loads a thread (ptxas; 0 and 0 without its report).
+    pub spill_stores: u32,
+    pub spill_loads: u32,
     pub threads_per_block: u32,
     pub blocks_per_sm: u32,
     /// Resident warps over the SM's maximum.
@@ -550,6 +553,8 @@ impl Kernel {
             dynamic_smem,
             local_bytes,
             spill_bytes: self.compiled.ptxas.map_or(local_bytes, |p| p.spill_bytes()),
+            spill_stores: self.compiled.ptxas.map_or(0, |p| p.spill_stores),
+            spill_loads: self.compiled.ptxas.map_or(0, |p| p.spill_loads),
             threads_per_block,
             blocks_per_sm,
             occupancy: f64::from(blocks_per_sm * warps_per_block) / f64::from(max_warps),

@@ -127,10 +127,10 @@ fn compile_and_report(
                     spills_of(e)
                 );
             }
-            // Every entry point's spills, as a run refuses them.
+            // Every entry point's spills: a run runs the set and names them; the tuner leaves it out.
             let spilling = spills::reported(&compiled).unwrap_or_default();
             if let Err(e) = spills::refuse(step, params, &spilling) {
-                let _ = writeln!(r, "  note     a run refuses this set: {e}");
+                let _ = writeln!(r, "  note     a run runs this set and its report names the spill: {e}");
             }
             for (entry, bytes) in spilling.iter().filter(|(n, b)| *b <= spills::allowance(step, n)) {
                 let allowed = spills::allowance(step, entry);

@@ -5,8 +5,11 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use crate::hooks::StepOption;
 use crate::matrix::Family;
 
-/// Largest accepted dimension; device memory is checked separately once the GPU is known.
-pub const MAX_DIM: usize = 1 << 20;
+/// Largest accepted dimension: the largest `int`, which a kernel's M, N and K arguments are.
+/// Nothing else caps one dimension: a shape whose matrices pass what the kernels index is refused
+/// by [`Shape::new`](crate::matrix::Shape::new), and one that does not fit in memory by the
+/// memory check, each naming what does not fit.
+pub const MAX_DIM: usize = i32::MAX as usize;
 
 /// clap's id of a step's own option.
 const STEP_OPTION: &str = "step_option";
@@ -54,8 +57,10 @@ pub struct Args {
     pub exact: bool,
 
     /// The family of random inputs: uniform (in [-1, 1], the default), normal, positive (uniform
-    /// in [0, 1]), lognormal:σ, wide:E (exponents from -E to E), gram (B = Aᵀ), identity+noise:ε
-    /// or integers (the same as --exact).
+    /// in [0, 1]), lognormal:σ, wide:E (exponents from -E to E), gram (B = Aᵀ), identity+noise:ε,
+    /// integers (the same as --exact), tiny:E (positive times 2^-E: E = 66 puts every product
+    /// among FP32's subnormals) or kscaled:E (uniform, A's column p times 2^s and B's row p times
+    /// 2^-s, s from -E to E: A·B unchanged).
     #[arg(long, value_name = "KIND", value_parser = Family::parse)]
     pub inputs: Option<Family>,
 
@@ -321,7 +326,9 @@ pub fn parse_dim(s: &str) -> Result<usize, String> {
         return Err(format!("a dimension must be at least 1, not {v}"));
     }
     if v > MAX_DIM as i128 {
-        return Err(format!("{v} is larger than the {MAX_DIM} this course accepts for one dimension"));
+        return Err(format!(
+            "{v} is larger than {MAX_DIM}, the largest `int`, which a kernel takes its M, N and K as"
+        ));
     }
     Ok(v as usize)
 }
@@ -560,7 +567,7 @@ mod tests {
             (&["--size", "-4"][..], "at least 1"),
             (&["-m", "abc"][..], "not a whole number"),
             (&["--size", "1.5"][..], "not a whole number"),
-            (&["-k", "99999999999"][..], "larger than"),
+            (&["-k", "99999999999"][..], "larger than 2147483647, the largest `int`"),
             (&["--reps", "0"][..], "from 1 to"),
             (&["--param", "TILE"][..], "NAME=VALUE"),
             (&["--param", "TILE=x"][..], "whole number"),
@@ -577,6 +584,24 @@ mod tests {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(says), "{args:?}: {err}");
         }
+    }
+
+    /// A dimension of millions is taken as it is (what does not fit is refused by the shape and
+    /// the memory check, naming it); one past the largest `int` is refused, naming the `int`.
+    #[test]
+    fn dimensions_of_millions_are_taken_and_one_past_an_int_is_refused() {
+        for (m, n, k) in [(1_724_256, 132, 2), (13_074_999, 2, 1), (1 << 21, 8, 8)] {
+            let [ms, ns, ks] = [m, n, k].map(|v: usize| v.to_string());
+            let a = parse(&["-m", &ms, "-n", &ns, "-k", &ks]).unwrap();
+            assert_eq!(a.shape((1, 1, 1)), (m, n, k));
+            assert!(crate::matrix::Shape::new(m, n, k).is_ok(), "{m}×{n}×{k}");
+        }
+        assert_eq!(parse_dim("2147483647"), Ok(2_147_483_647));
+        let e = parse_dim("2147483648").unwrap_err();
+        assert!(e.contains("largest `int`") && !e.contains('\n'), "{e}");
+        // A matrix past what 32-bit indices address is refused by the shape, naming it.
+        let e = crate::matrix::Shape::new(3_000_000, 1000, 1).unwrap_err();
+        assert!(e.contains("C would have 3000000×1000 elements") && e.contains("32-bit"), "{e}");
     }
 
     #[test]

@@ -363,6 +363,29 @@ fn not_held(nvml: Option<&str>) -> String {
     }
 }
 
+/// The spill of a kernel that spills, for the report: the bytes spill code stores and loads a
+/// thread (ptxas), and their cost, the local-memory traffic of `blocks` blocks of `threads` each
+/// time the spill code runs once, which the time above includes. None where nothing spills.
+pub fn spill_line(r: &crate::gpu::Resources, threads: u32, blocks: u64) -> Option<String> {
+    if r.spill_bytes == 0 {
+        return None;
+    }
+    let each = if r.spill_stores + r.spill_loads > 0 {
+        format!(
+            "{} stored and {} loaded a thread by spill code (ptxas's report)",
+            bytes(u64::from(r.spill_stores)),
+            bytes(u64::from(r.spill_loads))
+        )
+    } else {
+        format!("{} of local memory a thread (the driver's figure)", bytes(u64::from(r.spill_bytes)))
+    };
+    let traffic = u64::from(r.spill_bytes) * u64::from(threads) * blocks;
+    Some(format!(
+        "registers spilled to local memory: {each} · {} of local-memory traffic through L1 each time the grid runs the spill code, which the run's time includes; the same kernel without the spill shows what it costs",
+        bytes(traffic)
+    ))
+}
+
 /// What a thread's local memory beyond its spills holds: arrays the compiler could not keep in
 /// registers (indexed where it cannot tell the index at compile time), each access a load or
 /// store through the L1.
@@ -489,6 +512,9 @@ impl fmt::Display for Report {
                 r.blocks_per_sm,
                 100.0 * r.occupancy
             )?;
+            if let Some(line) = spill_line(r, k.geometry.threads(), k.geometry.blocks()) {
+                writeln!(f, "  spills   {line}")?;
+            }
         }
         if let Some((p, total)) = &self.paths {
             writeln!(f, "{}", paths_line(self.shape, p, *total))?;
@@ -647,16 +673,21 @@ impl Report {
                 let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
                 writeln!(
                     f,
-                    "  verify   {} · held to {} limits{} · reference: {}",
+                    "  verify   {} · held to {} limits{}{} · reference: {}",
                     verdict(v.passed()),
-                    v.precision,
+                    v.precision.held_to(),
+                    if v.precision.held_to() == v.precision {
+                        String::new()
+                    } else {
+                        format!(", a strict FP32 product's, as {} claims", v.precision)
+                    },
                     if v.separates {
                         String::new()
                     } else {
+                        let held = v.precision.held_to();
                         format!(
-                            ", which at this shape cannot tell {} from {} (--exact checks every term)",
-                            v.precision,
-                            v.precision.lower().0
+                            ", which at this shape cannot tell {held} from {} (--exact checks every term)",
+                            held.lower().0
                         )
                     },
                     v.source
@@ -803,6 +834,32 @@ mod tests {
         (stale[5], stale[6]) = (f32::NAN, f32::NAN);
         let last = LastLaunch::of(&first, &stale, judge);
         assert!(matches!(last, LastLaunch::Differs { differ: 2, .. }) && !last.passed(), "{last:?}");
+    }
+
+    /// A kernel that spills gets a line naming the bytes stored and loaded a thread and their
+    /// traffic over the grid; one that does not, none.
+    #[test]
+    fn a_spill_is_named_with_its_stores_loads_and_traffic() {
+        let mut r = crate::gpu::Resources {
+            registers: 255,
+            static_smem: 0,
+            dynamic_smem: 0,
+            local_bytes: 32,
+            spill_bytes: 32,
+            spill_stores: 16,
+            spill_loads: 16,
+            threads_per_block: 384,
+            blocks_per_sm: 1,
+            occupancy: 0.19,
+            resident_blocks: 132,
+        };
+        let line = spill_line(&r, 384, 1000).unwrap();
+        assert!(line.contains("16 B stored and 16 B loaded a thread by spill code"), "{line}");
+        assert!(line.contains("11.7 MiB of local-memory traffic"), "{line}");
+        (r.spill_stores, r.spill_loads) = (0, 0);
+        assert!(spill_line(&r, 384, 1000).unwrap().contains("the driver's figure"));
+        r.spill_bytes = 0;
+        assert_eq!(spill_line(&r, 384, 1000), None);
     }
 
     /// Local memory beyond the spills is named as arrays, with their bytes; spills alone add

@@ -39,6 +39,32 @@ pub fn emulate_counted(
     Ok((c, verdict, traffic))
 }
 
+/// `step`'s C on the emulator for `inputs` (its parameters for their shape), with the race check
+/// on, and its verdict against the reference of those inputs.
+pub fn emulate_inputs(step: &GpuStep, inputs: &Inputs) -> Result<(Vec<f32>, Verdict)> {
+    let (params, _) = step.params_for(inputs.shape, emulated::SMS, &[])?;
+    let (c, _) = Emulated::new(step, params, inputs.shape, false)?.multiply(inputs, true)?;
+    let verdict = verify::verify(inputs.shape, &c, &reference::cpu(inputs), step.precision);
+    Ok((c, verdict))
+}
+
+/// Products among FP32's subnormals (`tiny:66`, C normal) at shapes from K = 256 to 1000.
+pub const TINY_SHAPES: &[(usize, usize, usize)] = &[(32, 32, 256), (33, 17, 1000)];
+
+/// `step` PASSes on the emulator where every product is subnormal (`tiny:66`) at
+/// [`TINY_SHAPES`], and `faulty` (the step with a planted fault) FAILs there.
+pub fn assert_tiny_products_pass_and_a_fault_fails(step: &GpuStep, faulty: &GpuStep) {
+    for &(m, n, k) in TINY_SHAPES {
+        let inputs = Inputs::family(Shape { m, n, k }, 5, Family::Tiny(66));
+        let v = emulate_inputs(step, &inputs).map(|(_, v)| v);
+        let v = v.unwrap_or_else(|e| panic!("{} on tiny:66 at {}: {e}", step.name, inputs.shape));
+        assert!(v.passed(), "{} on tiny:66 at {}: {}", step.name, inputs.shape, v.summary());
+        let f = emulate_inputs(faulty, &inputs).map(|(_, v)| v);
+        let f = f.unwrap_or_else(|e| panic!("{} (planted) on tiny:66 at {}: {e}", step.name, inputs.shape));
+        assert!(!f.passed(), "{} (planted) on tiny:66 at {}: {}", step.name, inputs.shape, f.summary());
+    }
+}
+
 /// The timeline of `block` of `step`'s kernel at `shape` (`sanitize`: with the race check), as
 /// `--picture-timeline` records it; the error of the run, or of a block it did not run.
 pub fn timeline(
@@ -180,7 +206,9 @@ pub fn fault_shapes(class: Class) -> &'static [(usize, usize, usize)] {
     match class {
         Class::DropTerm => &[(32, 32, 900)],
         Class::DropSlice => &[(64, 64, 4096), (67, 45, 1000)],
-        Class::Zero | Class::Row | Class::Column => &[(17, 33, 9), (130, 257, 40)],
+        // K of 256 and more: below it step 09's FP32 path computes every row, around the kernel
+        // these faults are planted in.
+        Class::Zero | Class::Row | Class::Column => &[(17, 33, 257), (130, 257, 260)],
         Class::SplitDropped | Class::SplitDoubled => &[(256, 256, 2048), (300, 260, 2000)],
         Class::TileSkipped => &[(300, 700, 129), (17, 33, 9)],
         Class::TileTwice => &[(300, 700, 129)],

@@ -349,6 +349,8 @@ fn resources(ptxas: Option<PtxasInfo>, threads: u32, static_smem: u32, dynamic_s
         dynamic_smem,
         local_bytes: ptxas.map_or(0, |p| p.stack_frame),
         spill_bytes: ptxas.map_or(0, |p| p.spill_bytes()),
+        spill_stores: ptxas.map_or(0, |p| p.spill_stores),
+        spill_loads: ptxas.map_or(0, |p| p.spill_loads),
         threads_per_block: threads,
         blocks_per_sm,
         occupancy: f64::from(blocks_per_sm * threads.div_ceil(32))

@@ -171,6 +171,12 @@ impl<'a> Device<'a> for Timed<'a> {
             None => Vec::new(),
         };
         let mut report = report.with_baselines(self.times, errors);
+        // The other entry points that spill (the report's `spills` line names `matmul`'s).
+        if let Ok((k, _)) = self.step_kernel() {
+            for note in crate::spills::notes(&k.kernel.compiled) {
+                report = report.with_note(note);
+            }
+        }
         if self.asked_cublas && !self.with_cublas {
             let note =
                 "cuBLAS (libcublas) was not found: no baseline column, and the reference runs on the CPU";

@@ -157,7 +157,26 @@ pub fn expected_error(a: Rounding, b: Rounding, sums: Sums, extra: f64, terms: u
             ((c * U32).powi(2) * g.coherent_sq, -2.0 * c * U32 * bias * g.coherent_dot)
         }
     };
-    (op + sum + together + extra * extra * s2.max(g.norm_sq)).max(0.0).sqrt()
+    let under = underflow_sq(sums, terms, g.k, g.elements);
+    (op + sum + together + extra * extra * s2.max(g.norm_sq) + under).max(0.0).sqrt()
+}
+
+/// What FP32's underflow may add to ‖ΔC‖² in expectation over `elements` elements of C, each a
+/// dot product of `k` terms of `terms` products each, summed by `sums`: the normwise twin of the
+/// per-element bound's [`underflow`]. That bound allows each element 2·terms·K + 2 roundings in
+/// the subnormal range (every product and every partial sum, and the result), each erring by an
+/// absolute amount of up to η = 2⁻¹⁵⁰ whatever its size. Rounded to nearest, such an error is
+/// spread evenly over [−η, η]: of mean zero and mean square η²/3, independent from rounding to
+/// rounding, so they add in squares. The tensor cores' adds round toward zero, by up to 2η each
+/// in the direction of the sum: their ⌈K/8⌉ + 1 adds may add up, a mean of η each.
+pub fn underflow_sq(sums: Sums, terms: usize, k: usize, elements: f64) -> f64 {
+    let eta = f64::from(f32::from_bits(1)) / 2.0;
+    let roundings = (2 * terms * k + 2) as f64;
+    let coherent = match sums {
+        Sums::Nearest => 0.0,
+        Sums::TensorCores => ((k.div_ceil(GROUP) + 1) as f64 * eta).powi(2),
+    };
+    elements * (roundings * eta * eta / 3.0 + coherent)
 }
 
 /// The expected ‖ΔC‖/S for independent inputs of mean zero and dot products of length k: the

@@ -36,7 +36,10 @@
 //! Near zero FP32's errors are absolute, not relative: a product or a sum that falls among the
 //! subnormals (below 2⁻¹²⁶) rounds by up to half the smallest one, η = 2⁻¹⁵⁰, whatever its size,
 //! and one below 2⁻¹⁵⁰ becomes zero. The per-element bound therefore adds (K + 1)·2⁻¹⁴⁹
-//! ([`underflow`]): room for 2K + 2 such roundings, which no result of normal size notices.
+//! ([`underflow`]): room for 2K + 2 such roundings, which no result of normal size notices. The
+//! normwise limit carries the same roundings ([`underflow_sq`]): each of mean square η²/3 when
+//! rounded to nearest, independent, so that M·N·(2K + 2)·η²/3 joins the expected ‖ΔC‖². Where
+//! every product is subnormal (A and B near 10⁻²⁰), it is most of what a correct product errs by.
 //!
 //! # Where each part is
 //!
@@ -51,10 +54,12 @@ mod verdict;
 pub use error_model::{
     C_RN, C_RZ, GROUP, INT8_CRT_PRODUCT, KAPPA, ROOM, Rounding, SPLIT_RHO, SPLIT_TF32, Sums, U32, U64, UTF32,
     UTF32_TRUNCATED, expected, expected_error, gamma, independent, integer_exponent, integer_rounding_sq,
-    lambda, underflow,
+    lambda, underflow, underflow_sq,
 };
 pub use precision::{Precision, shared_roof};
 pub use verdict::{Class, Normwise, Verdict, Worst, share, verify};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod underflow;

@@ -27,6 +27,16 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// The precision whose limits a result of this claim is held to. A claim of FP32's accuracy
+    /// (3×TF32, INT8 residues) is held to the limits of a strict FP32 product of the same inputs:
+    /// its own error model may explain a result, never widen what it must reach.
+    pub fn held_to(self) -> Precision {
+        match self {
+            Precision::Tf32x3 | Precision::Int8Crt => Precision::Fp32,
+            p => p,
+        }
+    }
+
     /// Whether the result is held to TF32's limits (and its share is of cuBLAS TF32).
     pub fn is_tf32(self) -> bool {
         matches!(self, Precision::Tf32 | Precision::Tf32Truncated)

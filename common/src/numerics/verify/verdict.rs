@@ -114,7 +114,7 @@ impl Normwise {
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Verdict {
-    /// The arithmetic the limits were derived for.
+    /// The arithmetic the step claims; its limits are those of [`Precision::held_to`].
     pub precision: Precision,
     pub checked: usize,
     /// Elements outside the per-element bound; NaN and infinity count here.
@@ -157,9 +157,11 @@ impl Verdict {
     }
 }
 
-/// Compares `got` (row-major M×N) with the reference under the limits of `precision`; every
-/// element is checked.
+/// Compares `got` (row-major M×N) with the reference under the limits `precision` is held to
+/// ([`Precision::held_to`]: FP32's for any claim of FP32's accuracy); every element is checked.
 pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Precision) -> Verdict {
+    let claim = precision;
+    let precision = claim.held_to();
     assert_eq!(got.len(), shape.m * shape.n, "C has the wrong number of elements");
     assert_eq!(reference.c.len(), got.len(), "the reference has the wrong number of elements");
     let factor = precision.elementwise_factor(shape.k);
@@ -198,7 +200,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
     }
     let i = worst.map_or(0, |(_, i)| i);
     Verdict {
-        precision,
+        precision: claim,
         checked: got.len(),
         outside,
         worst: Worst {
