@@ -140,8 +140,6 @@ pub const H100: Profile = Profile {
         fp32: 4.1,             // latency.cu: ffma and fadd dependent, 4.1
         alu: 4.1,              // latency.cu: imad, iadd, lop3 and shf dependent, 4.1 each
         slow: 22.1,            // latency.cu: cvt.rna.tf32.f32 dependent (three machine instructions)
-        convert: 4.1,          // PLACEHOLDER
-        convert_rate: 4.0,     // PLACEHOLDER
         param: 4.1,            // estimate: ptxas folds parameters into constant operands
         exchange: 26.0,        // latency.cu: shfl.sync dependent, 26.0
         shared: 23.0,          // latency.cu: shared load dependent, 23.0 (23.4 at 128 bits)

@@ -29,7 +29,6 @@ fn movable(class: Class) -> bool {
         Class::Fp32
             | Class::Alu
             | Class::Slow
-            | Class::Convert
             | Class::Param
             | Class::GlobalLoad
             | Class::SharedLoad
@@ -64,12 +63,7 @@ fn memory(e: &Event, class: Class) -> Option<(usize, bool)> {
 fn planned(class: Class) -> u32 {
     match class {
         Class::GlobalLoad | Class::LocalLoad => 200,
-        Class::SharedLoad
-        | Class::Ldmatrix
-        | Class::Exchange
-        | Class::MmaSync
-        | Class::Slow
-        | Class::Convert => 24,
+        Class::SharedLoad | Class::Ldmatrix | Class::Exchange | Class::MmaSync | Class::Slow => 24,
         _ => 4,
     }
 }

@@ -198,7 +198,6 @@ struct SmState {
     l2: Unit,
     tensor: Vec<Unit>,
     mma: Vec<Unit>,
-    convert: Vec<Unit>,
     /// The L1's hit rate for local memory, from the footprint of the resident blocks.
     local_hit: f64,
 }
@@ -262,7 +261,6 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
             l2: Unit::default(),
             tensor: (0..sm.schedulers).map(|_| Unit::default()).collect(),
             mma: (0..sm.schedulers).map(|_| Unit::default()).collect(),
-            convert: (0..sm.schedulers).map(|_| Unit::default()).collect(),
             local_hit,
         })
         .collect();
@@ -598,12 +596,6 @@ fn issue(
             set(&mut warps[wi], t + sm.alu, Cause::Arithmetic)
         }
         Class::Slow => set(&mut warps[wi], t + sm.slow, Cause::Arithmetic),
-        Class::Convert => {
-            // The conversion pipe: each scheduler's share of the SM's rate.
-            let cost = sm.schedulers as f64 / sm.convert_rate;
-            let start = sms[smi].convert[sched].take(t, cost);
-            set(&mut warps[wi], start + sm.convert, Cause::Arithmetic)
-        }
         Class::Param => set(&mut warps[wi], t + sm.param, Cause::Arithmetic),
         Class::Exchange => set(&mut warps[wi], t + sm.exchange, Cause::Shared),
         Class::SharedLoad | Class::Ldmatrix => {

@@ -13,9 +13,6 @@ pub struct Sm {
     pub fp32: f64,
     pub alu: f64,
     pub slow: f64,
-    /// Rounding to TF32: its latency, and the warp-instructions an SM does a clock.
-    pub convert: f64,
-    pub convert_rate: f64,
     pub param: f64,
     pub exchange: f64,
     pub shared: f64,
