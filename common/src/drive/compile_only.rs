@@ -130,11 +130,11 @@ fn compile_and_report(
             if let Err(e) = spills::refuse(step, params, &spilling) {
                 let _ = writeln!(r, "  note     a run refuses this set: {e}");
             }
-            for (entry, bytes) in spilling.iter().filter(|(n, b)| *b <= spills::allowance(step, n)) {
+            for (entry, spill) in spilling.iter().filter(|(n, s)| s.bytes() <= spills::allowance(step, n)) {
                 let allowed = spills::allowance(step, entry);
                 let _ = writeln!(
                     r,
-                    "  note     `{entry}` spills {bytes} bytes, within the {allowed} the step allows it"
+                    "  note     `{entry}` spills {spill}, within the {allowed} bytes stored and loaded that the step allows it"
                 );
             }
             if let Some(why) = emulated::too_many_registers(p.registers, geometry.threads()) {
