@@ -99,6 +99,31 @@ fn nvrtc_emulator_names_a_missing_wait() {
     emulator::assert_fault_named(&missing, &[], (64, 64, 64), &["before the cp.async of", "has landed"]);
 }
 
+/// The barrier moved from the end of the loop to after the next trip's copies: a warp's copy
+/// into the other buffer is issued while other warps still read it (a write-after-read between
+/// buffers, which no wait fixes). The fault names the copy and the barrier missing before it.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_copy_into_a_buffer_still_read() {
+    let early = emulator::planted(
+        &STEP,
+        "                        Bs + (buf ^ 1) * B_TILE);\n        compute_tile",
+        "                        Bs + (buf ^ 1) * B_TILE);\n        __syncthreads();\n        compute_tile",
+    );
+    let early = emulator::planted(
+        &early,
+        "        wait_copies();\n        __syncthreads();\n        buf ^= 1;",
+        "        wait_copies();\n        buf ^= 1;",
+    );
+    let message = emulator::assert_fault_named(
+        &early,
+        &[],
+        (64, 64, 128),
+        &["no barrier between the last reads of the buffer and the copy into it"],
+    );
+    assert!(!message.contains("wait_group"), "no wait in the reading thread fixes it: {message}");
+}
+
 /// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
 #[test]
 #[ignore = "needs libnvrtc"]

@@ -448,18 +448,19 @@ impl Cluster<'_> {
             self.note_access(word, pc, write);
             let shadow = &mut self.ctas[self.rank].shadow;
             // A copy still in flight to the word, or another warp's access since the last barrier.
-            let (other, other_pc, other_trip, what) = match shadow.in_flight(word) {
-                Some((t, p)) => (t, p, 0, "before the cp.async of"),
+            let (other, other_pc, other_trip, what, tail) = match shadow.in_flight(word) {
+                Some(p) if shadow.overwrites_reads(&p) => {
+                    return Err(self.overwrite(inst, (w, l), word, (p.thread, p.pc), false));
+                }
+                Some(p) => (p.thread, p.pc, 0, "before the cp.async of", COPY_NOT_WAITED),
                 None => match shadow.access(word, thread, (pc, self.visit), write) {
-                    Some(o) if o.write => (o.thread, o.pc, o.trip, "which was written by"),
-                    Some(o) => (o.thread, o.pc, o.trip, "which was read by"),
+                    Some(o) if !o.write && matches!(inst.op, Op::CpAsync { .. }) => {
+                        return Err(self.overwrite(inst, (w, l), word, (o.thread, o.pc), true));
+                    }
+                    Some(o) if o.write => (o.thread, o.pc, o.trip, "which was written by", NO_BARRIER),
+                    Some(o) => (o.thread, o.pc, o.trip, "which was read by", NO_BARRIER),
                     None => continue,
                 },
-            };
-            let tail = if what.starts_with("before") {
-                "that writes it has landed (no cp.async.wait_group between)"
-            } else {
-                "with no barrier between"
             };
             // Two accesses in different trips of a loop (a barrier missing at the loop's end, say)
             // say so; counted per warp and instruction, an unrolled copy of the body counts apart.
@@ -483,6 +484,41 @@ impl Cluster<'_> {
             ));
         }
         Ok(())
+    }
+}
+
+/// The end of a race with a copy issued before the barrier that makes its bytes visible.
+const COPY_NOT_WAITED: &str = "that writes it has landed (no cp.async.wait_group between)";
+
+/// The end of a race between two ordinary accesses.
+const NO_BARRIER: &str = "with no barrier between";
+
+impl Cluster<'_> {
+    /// A `cp.async` that overwrites a word another warp reads in the same epoch: the buffer's
+    /// last reads and the copy into it have no barrier between them. `inst` (by lane `l` of warp
+    /// `w`) is the copy where `copying`, and `other` (a thread and instruction) the read before
+    /// it; otherwise `inst` is a read and `other` the copy in flight.
+    fn overwrite(
+        &self,
+        inst: &Inst,
+        (w, l): (u32, usize),
+        word: usize,
+        other: (u32, u32),
+        copying: bool,
+    ) -> Fault {
+        let place = self.shared_place(word * 4);
+        let me = (self.who(w, l), self.at(inst));
+        let them =
+            (self.who(other.0 / 32, (other.0 % 32) as usize), self.at(&self.k.insts[other.1 as usize]));
+        let ((copier, copy_at), (reader, read_at), reads) =
+            if copying { (me, them, "read") } else { (them, me, "still reads") };
+        self.fault(
+            FaultKind::Race,
+            format!(
+                "shared-memory race: the cp.async of {copier} at {copy_at} overwrites {place}, which {reader} \
+                 {reads} at {read_at}, with no barrier between the last reads of the buffer and the copy into it"
+            ),
+        )
     }
 }
 
