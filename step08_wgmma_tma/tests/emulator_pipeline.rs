@@ -1,8 +1,9 @@
 //! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a buffer freed
 //! before its wgmma were waited for (whatever order the emulator's rounds run the copy and the
 //! wait in), a wait on the wrong parity, an `empty` barrier whose init counts fewer arrivals than
-//! the consumers make, an `expect_tx` short of the copies, named at the expect_tx too, and the
-//! next tile's fragments loaded into the registers a wgmma in flight still reads.
+//! the consumers make, an `expect_tx` short of the copies, named at the expect_tx too, the
+//! next tile's fragments loaded into the registers a wgmma in flight still reads, and a producer
+//! that refills a buffer without waiting on its `empty` barrier.
 
 use common::GpuStep;
 use common::testing::emulator;
@@ -177,5 +178,29 @@ fn nvrtc_emulator_names_a_fragment_written_under_a_wgmma_in_flight() {
         let line =
             write.and_then(|w| w.strip_prefix(&format!("{}:", STEP.file))).and_then(|l| l.parse().ok());
         assert!(line.is_some_and(|l: usize| (first..=last).contains(&l)), "{message}");
+    }
+}
+
+/// The producer without its wait on `empty[s]`: it goes round the ring and arrives on `full[0]`
+/// (its expect_tx) again before phase 0 completed. Named as the wait it skips, not as too many
+/// arrivals on `full[0]`, whose count is right.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_refill_that_skips_the_wait_on_empty() {
+    let wait = "                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);\n";
+    let skipped = emulator::planted(&STEP, wait, "");
+    let expect = line_of(&skipped, "mbar_expect_bytes(&full[s], STAGE_BYTES);");
+    for shape in [(256, 256, 256), (128, 256, 320)] {
+        let message = emulator::assert_fault_named(
+            &skipped,
+            &[],
+            shape,
+            &[
+                &format!("arrives on the mbarrier `full[0]` at {expect}"),
+                "a second time in its phase 0, before that phase completed",
+                "it fills the buffer again before the buffer is freed, skipping its wait on the mbarrier `empty[0]`",
+            ],
+        );
+        assert!(!message.contains("more often than its count"), "{message}");
     }
 }

@@ -150,6 +150,9 @@ impl Cluster<'_> {
                 m.announced += bytes;
                 m.expect_pc = Some(self.pc_of(inst));
             }
+            if m.pending == 0 && m.arrivals.iter().any(|a| a.0 == self.slot as u32) {
+                return Err(self.refill_before_freed(inst, w.index, l, place, &m));
+            }
             if m.pending == 0 {
                 return Err(self.fault(
                     FaultKind::Barrier,
