@@ -308,7 +308,7 @@ impl Cluster<'_> {
             a.named.matrix = m.clone();
             a.named.memory = format!("{}, holding elements of {m}", a.named.memory);
             a.named.how = format!(
-                "a lane's (row, column) of {m}: the element of A and B whose value its first word holds \
+                "a lane's (row, column) of {m}: the element of {m} whose value its first word holds \
                  (of two that hold it, the one nearest a neighbouring lane's)"
             );
         } else {
