@@ -204,3 +204,17 @@ fn nvrtc_emulator_names_a_refill_that_skips_the_wait_on_empty() {
         assert!(!message.contains("more often than its count"), "{message}");
     }
 }
+
+/// Lab 08 launches no clusters: its barriers' inits reach the block's threads through
+/// `__syncthreads()`, and the copies come from the thread that initialised them, so the kernel
+/// without its `fence.mbarrier_init` is right, as the book says, and the emulator says nothing.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_lab_08_without_its_init_fence_is_right() {
+    let fence = "        asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n";
+    let unfenced = emulator::planted(&STEP, fence, "");
+    for (m, n, k) in [(256, 256, 256), (128, 256, 320)] {
+        let (_, verdict) = emulator::emulate(&unfenced, &[], common::Shape { m, n, k }).unwrap();
+        assert!(verdict.passed(), "at {m}×{n}×{k}");
+    }
+}

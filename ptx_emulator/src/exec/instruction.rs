@@ -169,6 +169,9 @@ impl Cluster<'_> {
             Op::Fence => {
                 std::sync::atomic::fence(Ordering::SeqCst);
                 self.seen_fence(pc);
+                if super::cluster::releases_to_the_cluster(&inst.opcode) {
+                    self.release_to_the_cluster();
+                }
             }
             Op::FenceProxyAsync => self.fence_proxy_async(exec),
             Op::SetMaxNReg { .. } => {
@@ -245,7 +248,7 @@ impl Cluster<'_> {
                     w.regs[*d as usize][l] = v;
                 }
             }
-            Hopper::ClusterArrive => self.cluster_arrive(w, exec),
+            Hopper::ClusterArrive => self.cluster_arrive(inst, pc, w, exec),
             Hopper::ClusterWait => {
                 let stay = self.cluster_wait(w, exec);
                 if stay != 0 {

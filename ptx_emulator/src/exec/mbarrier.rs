@@ -125,6 +125,7 @@ impl Cluster<'_> {
                 done: [zeros.clone(), zeros],
             };
             self.ctas[place.0].mbars.insert(place.1, m);
+            self.released[self.slot].init_since = true;
             self.timeline_init(place, n);
         }
         Ok(())

@@ -72,6 +72,7 @@ impl<'a> Cluster<'a> {
             clocks: vec![vec![0; warps.len()]; warps.len()],
             cluster_clock: vec![0; warps.len()],
             cluster_released: vec![0; warps.len()],
+            released: vec![Default::default(); warps.len()],
             seen: Default::default(),
             warps,
             rank: 0,
@@ -129,6 +130,7 @@ impl<'a> Cluster<'a> {
         }
         self.cluster_clock.fill(0);
         self.cluster_released.fill(0);
+        self.released.fill(Default::default());
         self.seen_reset(c);
         self.cluster_phase = 0;
         self.cluster_arrived = 0;
