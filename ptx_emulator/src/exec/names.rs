@@ -41,6 +41,33 @@ impl Cluster<'_> {
         )
     }
 
+    /// A `cp.async` that overwrites a word another warp reads in the same epoch: the buffer's
+    /// last reads and the copy into it have no barrier between them. `inst` (by lane `l` of warp
+    /// `w`) is the copy where `copying`, and `other` (a thread and instruction) the read before
+    /// it; otherwise `inst` is a read and `other` the copy in flight.
+    pub(super) fn overwrite(
+        &self,
+        inst: &Inst,
+        (w, l): (u32, usize),
+        word: usize,
+        other: (u32, u32),
+        copying: bool,
+    ) -> Fault {
+        let place = self.shared_place(word * 4);
+        let me = (self.who(w, l), self.at(inst));
+        let them =
+            (self.who(other.0 / 32, (other.0 % 32) as usize), self.at(&self.k.insts[other.1 as usize]));
+        let ((copier, copy_at), (reader, read_at), reads) =
+            if copying { (me, them, "read") } else { (them, me, "still reads") };
+        self.fault(
+            FaultKind::Race,
+            format!(
+                "shared-memory race: the cp.async of {copier} at {copy_at} overwrites {place}, which {reader} \
+                 {reads} at {read_at}, with no barrier between the last reads of the buffer and the copy into it"
+            ),
+        )
+    }
+
     /// The mbarrier at byte `at` of block `rank`, as the kernel names it: "the mbarrier `full[2]`"
     /// (of another block: "… of block (1,0,0), rank 1 of this cluster"), or by its byte where the
     /// source does not say.
