@@ -90,6 +90,10 @@ impl Cluster<'_> {
                                 self.shared_lane(inst, pc, (w.index, l), addr_of(w, addr, l), total, false)?;
                             for (i, d) in ds.iter().enumerate() {
                                 w.regs[*d as usize][l] = load_bytes(self.shared(), at + i * len, len);
+                                if self.launch.sanitize && len == 4 {
+                                    let bits = w.regs[*d as usize][l] as u32;
+                                    self.tag_loaded(pc, *d, l, at + i * len, bits);
+                                }
                             }
                         }
                         self.count_shared_load(inst, total as u32);
@@ -308,6 +312,9 @@ impl Cluster<'_> {
                             };
                             self.shared_mut()[c.dst + i] = byte;
                         }
+                        if self.launch.sanitize {
+                            self.tag_copy(c.dst, c.src, (c.size as usize, c.src_size as usize), c.inst);
+                        }
                     }
                 }
             }
@@ -444,6 +451,9 @@ impl Cluster<'_> {
     ) -> Result<(), Fault> {
         let thread = w * 32 + l as u32;
         self.check_async(inst, pc, (w, l), at, len, write)?;
+        if write && !matches!(inst.op, Op::CpAsync { .. }) {
+            self.untag_words(at, len);
+        }
         for word in at / 4..(at + len).div_ceil(4) {
             self.note_access(word, pc, write);
             let shadow = &mut self.ctas[self.rank].shadow;

@@ -48,7 +48,10 @@ impl Cluster<'_> {
         match &inst.op {
             Op::Mov { d, a, bits } => {
                 let m = if *bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                each!(*d, |l| get(r, *a, l) & m)
+                each!(*d, |l| get(r, *a, l) & m);
+                if self.launch.sanitize {
+                    self.operands.carry(slot, *d, *a, exec, r);
+                }
             }
             Op::Pack { d, parts, part_bits } => {
                 each!(*d, |l| parts.iter().enumerate().fold(0u64, |v, (i, p)| v
@@ -123,7 +126,10 @@ impl Cluster<'_> {
                 each!(*d, |l| alu::bit_extract(*ty, get(r, *a, l), get(r, *pos, l), get(r, *len, l)))
             }
             Op::Cvt { d, a, to, from, round, ftz } => {
-                each!(*d, |l| alu::convert(*to, *from, *round, *ftz, get(r, *a, l)))
+                each!(*d, |l| alu::convert(*to, *from, *round, *ftz, get(r, *a, l)));
+                if self.launch.sanitize {
+                    self.operands.carry(slot, *d, *a, exec, r);
+                }
             }
             Op::Cvta { d, a, space, to } => {
                 let window = match space {

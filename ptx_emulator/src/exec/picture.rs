@@ -104,7 +104,7 @@ impl Cluster<'_> {
     }
 
     /// M, N and K, the kernel's first three arguments, where they are 4-byte integers.
-    fn shape(&self) -> Option<[i64; 3]> {
+    pub(super) fn shape(&self) -> Option<[i64; 3]> {
         let p = &self.launch.kernel.params;
         let int = |i: usize| {
             let &(at, _) = p.get(i).filter(|x| x.1 == 4)?;
