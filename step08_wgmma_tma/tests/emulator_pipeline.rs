@@ -218,3 +218,32 @@ fn nvrtc_lab_08_without_its_init_fence_is_right() {
         assert!(verdict.passed(), "at {m}×{n}×{k}");
     }
 }
+
+/// B's fragments read without the swizzle (`load_pair` at the place the piece had before it):
+/// every row but the first of each eight holds other columns of B. Traced from the copy engine's
+/// record of what it put where, the wgmma's first operand is named at its line, with the lane, the
+/// register, the element needed and held, and the copy, where verification alone said FAIL.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_b_read_without_its_swizzle() {
+    let unswizzled = emulator::planted(
+        &STEP,
+        "box + row * 32 + 4 * ((col / 4) ^ (row % 8)) + col % 4",
+        "box + row * 32 + 4 * (col / 4) + col % 4",
+    );
+    let wgmma = line_of(&unswizzled, "wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));");
+    let copy = line_of(&unswizzled, "tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s]");
+    for shape in [(256, 256, 256), (128, 256, 320)] {
+        emulator::assert_fault_named(
+            &unswizzled,
+            &[],
+            shape,
+            &[
+                &format!("reads, at {wgmma}, in wgmma at :"),
+                "its first operand's register ",
+                "where the fragment layout needs B[",
+                &format!("its bytes were copied there at {copy}, in tma_load at :"),
+            ],
+        );
+    }
+}

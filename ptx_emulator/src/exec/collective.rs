@@ -189,7 +189,7 @@ pub fn exec(
             if cluster.launch.sanitize
                 && let (Ok(pa), Ok(pb)) = (regs_of(a), regs_of(b))
             {
-                cluster.check_operands(inst, w.index, (&pa, &pb), &w.regs)?;
+                cluster.check_operands(inst, w.index, (&pa[..], &pb[..]), &w.regs)?;
             }
             // The fragments of A (16×8), B (8×8) and C (16×8) gathered from the lanes, as bits:
             // the tensor core reads TF32 from them itself (crate::tensor_arith).
@@ -248,7 +248,7 @@ pub fn exec(
 }
 
 /// The registers of an operand that are all registers (an immediate operand is not traced).
-fn regs_of<const N: usize>(operand: &[Src; N]) -> Result<[u32; N], ()> {
+pub(super) fn regs_of<const N: usize>(operand: &[Src; N]) -> Result<[u32; N], ()> {
     let mut out = [0; N];
     for (o, s) in out.iter_mut().zip(operand) {
         match s {

@@ -1,6 +1,8 @@
-//! Operands traced to their elements, for `ldmatrix` and `mma.sync`. A `cp.async` that lands
-//! bytes of the kernel's A or B in shared memory tags each 4-byte word with the element it holds
-//! (its row and column) and the copy; an `ldmatrix` hands a word's tag to the register it fills,
+//! Operands traced to their elements, for `mma.sync` and a `wgmma` whose A is in registers. A
+//! `cp.async` that lands bytes of the kernel's A or B in shared memory tags each 4-byte word with
+//! the element it holds (its row and column) and the copy (the copy engine's words have theirs in
+//! the sanitizer's record of the async proxy); an `ldmatrix` hands a word's tag to the register
+//! it fills,
 //! and `mov` and `cvt` carry a register's tag on. A tag holds only while the word or register still
 //! has the bits it was tagged with: anything else that writes it leaves it untraced, and an
 //! untraced operand is never checked. An `ld.shared` of 32-bit words tags its registers too. `ld.shared` of 32-bit words tags its registers the same way.
@@ -147,11 +149,13 @@ impl Cluster<'_> {
     /// `ldmatrix` (not transposed) at `pc` filled register `d` of lane `lane` with the word at
     /// byte `at` of the running block, now `bits`: the register takes the word's tag.
     pub(super) fn tag_loaded(&mut self, pc: u32, d: u32, lane: usize, at: usize, bits: u32) {
-        // Nothing to do in a kernel that copies nothing of A or B with cp.async.
-        if self.operands.regs.is_empty() && self.operands.words.get(self.rank).is_none_or(Vec::is_empty) {
+        // Nothing to do in a kernel that copies nothing of A or B.
+        let copied = self.operands.words.get(self.rank).is_some_and(|w| !w.is_empty());
+        if self.operands.regs.is_empty() && !copied && !self.ctas[self.rank].async_shadow.on() {
             return;
         }
-        let tag = self.operands.word(self.rank, at / 4, bits).map(|t| Tag { load_pc: pc, ..t });
+        let tag = self.operands.word(self.rank, at / 4, bits).or_else(|| self.copied(at, bits));
+        let tag = tag.map(|t| Tag { load_pc: pc, ..t });
         match tag {
             Some(t) => {
                 self.operands.regs.insert((self.slot, d, lane), t);
@@ -162,18 +166,31 @@ impl Cluster<'_> {
         }
     }
 
+    /// The element of A or B the copy engine put at byte `at` of the running block (from the
+    /// sanitizer's record of the async proxy), for a matrix's two-dimensional map.
+    fn copied(&self, at: usize, bits: u32) -> Option<Tag> {
+        let shadow = &self.ctas[self.rank].async_shadow;
+        let o = shadow.origin(at)?;
+        let map = &shadow.maps[o.map as usize];
+        let name = self.global.name(map.address)?;
+        let matrix = name.chars().next().filter(|_| (name == "A" || name == "B") && map.rank == 2)?;
+        let col = (i64::from(o.at[0]) + (at % 16) as i64) / i64::from(map.element.max(1));
+        let copy_pc = shadow.words[at / 4].filled_pc;
+        Some(Tag { matrix, row: i64::from(o.at[1]), col, bits, copy_pc, load_pc: 0 })
+    }
+
     /// `mma.sync.m16n8k8` reads the first operand from registers `a` and the second from `b` of
-    /// the running warp: each operand's traced registers must hold one tile of their matrix, as
-    /// the fragment layout places it, and the two tiles the same k.
+    /// the running warp (a `wgmma` with A in registers: `a` alone, the same layout for the warp's
+    /// 16 rows): their traced registers must hold what the fragment layout needs.
     pub(super) fn check_operands(
         &self,
         inst: &Inst,
         warp: u32,
-        (a, b): (&[u32; 4], &[u32; 2]),
+        (a, b): (&[u32], &[u32]),
         regs: &[[u64; 32]],
     ) -> Result<(), Fault> {
         let mut operands = [Vec::new(), Vec::new()];
-        for (operand, registers) in [(0usize, &a[..]), (1, &b[..])] {
+        for (operand, registers) in [(0usize, a), (1, b)] {
             for (register, &reg) in registers.iter().enumerate() {
                 for (lane, &value) in regs[reg as usize].iter().enumerate() {
                     let (g, t) = ((lane / 4) as i64, (lane % 4) as i64);
@@ -206,7 +223,7 @@ impl Cluster<'_> {
         self.fault(
             FaultKind::Layout,
             format!(
-                "{} (lane {}) reads, at {}, {what} holding {m}[{}][{}] where the fragment layout needs {m}[{row}][{col}]: its bytes were copied by the cp.async at {} and loaded into the register at {}",
+                "{} (lane {}) reads, at {}, {what} holding {m}[{}][{}] where the fragment layout needs {m}[{row}][{col}]: its bytes were copied there at {} and loaded into the register at {}",
                 self.who(warp, p.lane),
                 p.lane,
                 self.at(inst),
@@ -262,8 +279,11 @@ fn first_misplaced(operands: &[Vec<(Place, Tag)>; 2]) -> Option<(Place, (i64, i6
     for traced in operands {
         for (p, t) in traced {
             let (k, other) = split(t);
-            let right_k = traced.iter().filter(|(q, u)| q.row == p.row && split(u).0 - q.k == k0);
-            let other = most(right_k.map(|(_, u)| split(u).1)).map_or(other, |(o, _)| o);
+            // The row's element across K: the one most of its registers with the right k hold,
+            // else the one at its lowest k.
+            let right_k = || traced.iter().filter(|(q, u)| q.row == p.row && split(u).0 - q.k == k0);
+            let lowest = right_k().min_by_key(|(q, _)| q.k).map_or(other, |(_, u)| split(u).1);
+            let other = most(right_k().map(|(_, u)| split(u).1)).map_or(lowest, |(o, _)| o);
             let needed = join(t.matrix, k0 + p.k, other);
             if (t.row, t.col) != needed || k - p.k != k0 {
                 return Some((*p, needed, *t));
