@@ -161,7 +161,7 @@ fn nvrtc_emulator_names_an_operand_from_swapped_ldmatrix_lanes() {
             &format!("reads, at {call}, in mma at :"),
             "its second operand's register 1 (k 4, column 0) holding A[",
             "where the fragment layout needs A[",
-            "its bytes were copied by the cp.async at ",
+            "its bytes were copied there at ",
             &format!("and loaded into the register at {call}, in load_a at :"),
         ],
     );
