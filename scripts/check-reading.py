@@ -3,7 +3,7 @@
 
 - a step chapter, an appendix, the introduction or "Your data": at most 3,000 words outside code
   blocks; "Measuring correctly": at most 1,500;
-- README.md: at most 150 lines and 20 links;
+- README.md: at most 150 lines and 20 links, its two set-up commands within its first 40 lines;
 - no commit hash in the text a reader sees of those pages and the README (history goes to the
   performance log and the records);
 - no line wider than 100 columns in a kernel (every .cu of a step: its kernel, stages, variants
@@ -33,6 +33,7 @@ ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__)
 SRC = ROOT / "docs" / "src"
 WORDS, MEASURING_WORDS, README_LINES, README_LINKS, COLUMNS = 3000, 1500, 150, 20, 100
 SIDEBAR_ENTRIES = 40
+README_SETUP_LINE = 40
 RUNNING_FIGURES = 8
 LAB = re.compile(r"step\d\d\.md$")
 # Words of the workshop, not of the course: each a phrase, matched across line breaks, any case.
@@ -160,6 +161,11 @@ def main():
     links = len(re.findall(r"\]\([^)]+\)", readme))
     if lines > README_LINES:
         faults.append(f"README.md: {lines} lines, over {README_LINES} (details go to the book or CONTRIBUTING.md)")
+    # The two set-up commands, where a reader finds them without scrolling.
+    for command in ("cargo run --release -p step01_cpu_naive ", "cargo test --workspace "):
+        at = next((n for n, line in enumerate(readme.split("\n"), 1) if line.startswith(command)), None)
+        if at is None or at > README_SETUP_LINE:
+            faults.append(f"README.md: `{command.strip()}` at line {at}, not within its first {README_SETUP_LINE}")
     if links > README_LINKS:
         faults.append(f"README.md: {links} links, over {README_LINKS}")
     for h in sorted(set(hashes(visible(readme, keep_code=True)))):

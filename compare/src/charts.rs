@@ -142,7 +142,28 @@ impl Results {
         let sizes: Vec<f64> = self.sizes.iter().map(|&s| s as f64).collect();
         let x_ticks_at = svg::spaced(&x, &sizes, |s| text_width(s, FONT), 10.0);
 
-        let notes: Vec<String> = self.cpu_note().into_iter().chain(self.predicted_note()).collect();
+        // The markers: one that falls on an earlier lab's is drawn larger and beneath it, so that
+        // two labs at one rate both show, and a note under the chart says so.
+        let mut markers = Vec::new();
+        let mut lines = Vec::new();
+        for (&r, key) in drawn.iter().zip(&keys) {
+            let points: Vec<(f64, f64)> = self
+                .sizes
+                .iter()
+                .zip(&self.rows[r].1)
+                .filter_map(|(&s, c)| c.map(|c| (x.at(s as f64), y.at(c.gflops))))
+                .collect();
+            if let Some(marker) = key.marker {
+                markers.extend(points.iter().map(|&p| (p, marker)));
+            }
+            lines.push((points, key.stroke));
+        }
+        let at: Vec<(i32, i32)> = markers.iter().map(|&((px, py), _)| (px as i32, py as i32)).collect();
+        let radii = marker_radii(&at, MARKER, 5.0);
+        let larger = radii.iter().any(|&r| r > MARKER).then(|| LARGER_MARKER.to_owned());
+
+        let notes: Vec<String> =
+            self.cpu_note().into_iter().chain(self.predicted_note()).chain(larger).collect();
         // The first note 14 pixels under the axis title, each further one 6 under the last.
         let note_at = |i: usize| FONT + 14.0 + i as f64 * (FONT + 6.0);
         let height = bottom + 2.0 * FONT + 20.0 + notes.len().checked_sub(1).map_or(0.0, note_at) + 10.0;
@@ -159,25 +180,12 @@ impl Results {
             svg.text((left, x_title + note_at(i)), note, FONT, Anchor::Start, false);
         }
 
-        // The lines, then the markers: one that falls on an earlier lab's is drawn larger and
-        // beneath it, so that two labs at one rate both show.
-        let mut markers = Vec::new();
-        for (&r, key) in drawn.iter().zip(&keys) {
-            let points: Vec<(f64, f64)> = self
-                .sizes
-                .iter()
-                .zip(&self.rows[r].1)
-                .filter_map(|(&s, c)| c.map(|c| (x.at(s as f64), y.at(c.gflops))))
-                .collect();
-            if let Some(stroke) = key.stroke {
-                svg.line(&points, stroke);
-            }
-            if let Some(marker) = key.marker {
-                markers.extend(points.into_iter().map(|p| (p, marker)));
+        // The lines, then the markers, the larger beneath.
+        for (points, stroke) in &lines {
+            if let Some(stroke) = stroke {
+                svg.line(points, *stroke);
             }
         }
-        let at: Vec<(i32, i32)> = markers.iter().map(|&((px, py), _)| (px as i32, py as i32)).collect();
-        let radii = marker_radii(&at, 4, 5.0);
         let mut order: Vec<usize> = (0..markers.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(radii[i]));
         for i in order {
@@ -317,7 +325,8 @@ impl Results {
         x_ticks(&mut svg, &x, &x_ticks_at, (top, bottom));
         svg.frame((left, top), (right, bottom), "#888888");
         svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, Anchor::Middle, true);
-        let x_title = "FLOP per byte (filled marker: global memory, hollow marker: shared memory)";
+        let x_title =
+            "FLOP per byte (filled marker: global memory, hollow: shared; a larger one lies under another)";
         svg.text(((left + right) / 2.0, bottom + 2.0 * FONT + 14.0), x_title, FONT, Anchor::Middle, false);
 
         for (value, stroke, _) in &flat {
@@ -583,6 +592,13 @@ fn place_in_order(
 /// The radius of each of `points` (pixels) so that none hides another: a marker that falls
 /// within `near` pixels of markers before it grows by 4 pixels for each, and is drawn beneath
 /// them (larger first).
+/// The radius of a marker in the size chart, where no other lies under it.
+const MARKER: i32 = 4;
+
+/// The size chart's note on the markers drawn larger.
+const LARGER_MARKER: &str =
+    "A larger marker lies under another lab's at nearly the same rate, so that both show.";
+
 pub(crate) fn marker_radii(points: &[(i32, i32)], radius: i32, near: f64) -> Vec<i32> {
     points
         .iter()
@@ -699,6 +715,21 @@ pub(crate) mod tests {
         let at = |note: &str| texts.iter().position(|t| t.starts_with(note)).unwrap();
         assert!(at("Not drawn: step01_cpu_naive") < at(&notes[0]));
         assert!(!sample().chart().contains(&notes[0]));
+    }
+
+    /// Markers of two labs at one rate are drawn in two sizes, and a note under the chart says
+    /// why; a chart whose markers all lie apart has no such note.
+    #[test]
+    fn a_chart_with_a_larger_marker_says_why() {
+        assert!(!texts(&sample().chart()).contains(&LARGER_MARKER), "no markers overlap in the sample");
+        let mut same = sample();
+        let row = |name: &str| same.rows.iter().position(|r| r.0 == name).unwrap();
+        let (from, to) = (row("step07_tf32_mma"), row("step06_prefetch"));
+        same.rows[to].1 = same.rows[from].1.clone();
+        let svg = same.chart();
+        assert_legible(&svg);
+        assert!(texts(&svg).contains(&LARGER_MARKER), "{:?}", texts(&svg));
+        assert!(110.0 + text_width(LARGER_MARKER, FONT) <= WIDTH, "the note runs off the chart");
     }
 
     #[test]

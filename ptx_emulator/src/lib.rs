@@ -63,7 +63,8 @@ pub enum FaultKind {
     Trap,
     Unsupported,
     /// A wgmma's descriptor that reads another layout than the copy engine wrote (or copies that
-    /// did not fill the layout it reads).
+    /// did not fill the layout it reads), or an `mma.sync` operand register that holds another
+    /// element than its fragment layout needs.
     Layout,
     /// Another block's fault stopped this one.
     Stopped,

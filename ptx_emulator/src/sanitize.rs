@@ -46,40 +46,60 @@ const FRESH: Word = Word {
 pub struct Shadow {
     words: Vec<Word>,
     epoch: u32,
-    /// For each word, the thread (and instruction) of a `cp.async` that will write it and has
-    /// not landed yet (NONE: none).
-    pending: Vec<(u32, u32)>,
+    /// For each word, the `cp.async` that will write it and has not landed yet (thread NONE:
+    /// none).
+    pending: Vec<Pending>,
 }
+
+/// A `cp.async` in flight to a word: its thread and instruction, the epoch it was issued in, and
+/// whether the word had been read in that epoch before it (the copy overwrites a buffer whose
+/// reads no barrier has ended yet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending {
+    pub thread: u32,
+    pub pc: u32,
+    pub epoch: u32,
+    pub after_reads: bool,
+}
+
+const NO_COPY: Pending = Pending { thread: NONE, pc: 0, epoch: 0, after_reads: false };
 
 impl Shadow {
     pub fn new(words: usize) -> Self {
-        Shadow { words: vec![FRESH; words], epoch: 0, pending: vec![(NONE, 0); words] }
+        Shadow { words: vec![FRESH; words], epoch: 0, pending: vec![NO_COPY; words] }
     }
 
     /// A new block: nobody has touched anything.
     pub fn reset(&mut self) {
         self.words.fill(FRESH);
-        self.pending.fill((NONE, 0));
+        self.pending.fill(NO_COPY);
         self.epoch = 0;
     }
 
     /// A `cp.async` of `thread` at instruction `pc` will write `word` when its group lands.
     pub fn issue(&mut self, word: usize, thread: u32, pc: u32) {
+        let after_reads = self.words.get(word).is_some_and(|w| w.read_epoch == self.epoch);
         if let Some(p) = self.pending.get_mut(word) {
-            *p = (thread, pc);
+            *p = Pending { thread, pc, epoch: self.epoch, after_reads };
         }
     }
 
     /// The copy that was to write `word` has landed.
     pub fn land(&mut self, word: usize) {
         if let Some(p) = self.pending.get_mut(word) {
-            *p = (NONE, 0);
+            *p = NO_COPY;
         }
     }
 
-    /// The thread and instruction of a copy in flight to `word`, if there is one.
-    pub fn in_flight(&self, word: usize) -> Option<(u32, u32)> {
-        self.pending.get(word).copied().filter(|(t, _)| *t != NONE)
+    /// The copy in flight to `word`, if there is one.
+    pub fn in_flight(&self, word: usize) -> Option<Pending> {
+        self.pending.get(word).copied().filter(|p| p.thread != NONE)
+    }
+
+    /// Whether a copy in flight was issued after reads of its word that no barrier has ended
+    /// since: a read of the word now is one of those reads, not a read of the copy's bytes.
+    pub fn overwrites_reads(&self, p: &Pending) -> bool {
+        p.after_reads && p.epoch == self.epoch
     }
 
     /// Every thread passed a barrier.
@@ -168,5 +188,20 @@ mod tests {
         s.barrier();
         assert_eq!(s.access(1, 1, (1, 3), true), None);
         assert_eq!(s.access(1, 33, (2, 3), true), other(1, 1, 3, true), "two writes");
+    }
+
+    #[test]
+    fn a_copy_issued_after_reads_of_its_epoch_overwrites_them() {
+        let mut s = Shadow::new(4);
+        assert_eq!(s.access(0, 3, (10, 1), false), None);
+        s.issue(0, 3, 20);
+        s.issue(1, 3, 20);
+        let (read, fresh) = (s.in_flight(0).unwrap(), s.in_flight(1).unwrap());
+        assert!(s.overwrites_reads(&read), "word 0 was read in this epoch before the copy");
+        assert!(!s.overwrites_reads(&fresh), "word 1 was not");
+        s.barrier();
+        assert!(!s.overwrites_reads(&read), "a barrier since the issue: the copy's bytes are awaited");
+        s.land(0);
+        assert_eq!(s.in_flight(0), None);
     }
 }

@@ -13,6 +13,7 @@ const PARTS: &[(&str, &str)] = &[
     ("order", include_str!("../src/exec/order.rs")),
     ("async_proxy", include_str!("../src/exec/async_proxy.rs")),
     ("picture", include_str!("../src/exec/picture.rs")),
+    ("operands", include_str!("../src/exec/operands.rs")),
     ("access", include_str!("../src/exec/access.rs")),
     ("collective", include_str!("../src/exec/collective.rs")),
     ("fragments", include_str!("../src/exec/fragments.rs")),

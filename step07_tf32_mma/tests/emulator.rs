@@ -99,6 +99,31 @@ fn nvrtc_emulator_names_a_missing_wait() {
     emulator::assert_fault_named(&missing, &[], (64, 64, 64), &["before the cp.async of", "has landed"]);
 }
 
+/// The barrier moved from the end of the loop to after the next trip's copies: a warp's copy
+/// into the other buffer is issued while other warps still read it (a write-after-read between
+/// buffers, which no wait fixes). The fault names the copy and the barrier missing before it.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_copy_into_a_buffer_still_read() {
+    let early = emulator::planted(
+        &STEP,
+        "                        Bs + (buf ^ 1) * B_TILE);\n        compute_tile",
+        "                        Bs + (buf ^ 1) * B_TILE);\n        __syncthreads();\n        compute_tile",
+    );
+    let early = emulator::planted(
+        &early,
+        "        wait_copies();\n        __syncthreads();\n        buf ^= 1;",
+        "        wait_copies();\n        buf ^= 1;",
+    );
+    let message = emulator::assert_fault_named(
+        &early,
+        &[],
+        (64, 64, 128),
+        &["no barrier between the last reads of the buffer and the copy into it"],
+    );
+    assert!(!message.contains("wait_group"), "no wait in the reading thread fixes it: {message}");
+}
+
 /// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts.
 #[test]
 #[ignore = "needs libnvrtc"]
@@ -107,4 +132,38 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
         &step07_tf32_mma::STEP,
         &[(300, 200, 96), (256, 256, 256)],
     );
+}
+
+/// ldmatrix's lane addresses with matrices 1 and 2 swapped (lanes 8–15 give the second strip's
+/// rows, lanes 16–23 the first strip's four columns on): each lane's second register holds an
+/// element of A from the wrong row and k. The emulator, which traces each register to the
+/// element the cp.async put in shared memory, names the MMA's line, the lane and register, the
+/// element needed and held, the copy and the ldmatrix, where verification alone said FAIL.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_an_operand_from_swapped_ldmatrix_lanes() {
+    let swapped = emulator::planted(
+        &STEP,
+        "(wr + lane % 8 + (lane / 16) * 8) * AS + (lane / 8) % 2 * 4",
+        "(wr + lane % 8 + (lane / 8) % 2 * 8) * AS + (lane / 16) * 4",
+    );
+    let line = |text: &str| {
+        let at = swapped.source.lines().position(|l| l.contains(text)).expect("in the kernel") + 1;
+        format!("{}:{at}", swapped.file)
+    };
+    // Named, as every fault, at the kernel's line (the call in `matmul`) and the helper's.
+    let call = line("compute_tile(As + buf * A_TILE, Bs + buf * B_TILE, wr, wc, acc);");
+    let message = emulator::assert_fault_named(
+        &swapped,
+        &[],
+        (128, 128, 64),
+        &[
+            &format!("reads, at {call}, in mma at :"),
+            "its second operand's register 1 (k 4, column 0) holding A[",
+            "where the fragment layout needs A[",
+            "its bytes were copied there at ",
+            &format!("and loaded into the register at {call}, in load_a at :"),
+        ],
+    );
+    assert!(!message.contains("verify"), "{message}");
 }

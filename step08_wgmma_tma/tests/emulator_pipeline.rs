@@ -1,8 +1,9 @@
 //! Step 08's pipeline mistakes on the PTX emulator, each named at its cause: a buffer freed
 //! before its wgmma were waited for (whatever order the emulator's rounds run the copy and the
 //! wait in), a wait on the wrong parity, an `empty` barrier whose init counts fewer arrivals than
-//! the consumers make, an `expect_tx` short of the copies, named at the expect_tx too, and the
-//! next tile's fragments loaded into the registers a wgmma in flight still reads.
+//! the consumers make, an `expect_tx` short of the copies, named at the expect_tx too, the
+//! next tile's fragments loaded into the registers a wgmma in flight still reads, and a producer
+//! that refills a buffer without waiting on its `empty` barrier.
 
 use common::GpuStep;
 use common::testing::emulator;
@@ -177,5 +178,72 @@ fn nvrtc_emulator_names_a_fragment_written_under_a_wgmma_in_flight() {
         let line =
             write.and_then(|w| w.strip_prefix(&format!("{}:", STEP.file))).and_then(|l| l.parse().ok());
         assert!(line.is_some_and(|l: usize| (first..=last).contains(&l)), "{message}");
+    }
+}
+
+/// The producer without its wait on `empty[s]`: it goes round the ring and arrives on `full[0]`
+/// (its expect_tx) again before phase 0 completed. Named as the wait it skips, not as too many
+/// arrivals on `full[0]`, whose count is right.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_a_refill_that_skips_the_wait_on_empty() {
+    let wait = "                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES - 1) % 2);\n";
+    let skipped = emulator::planted(&STEP, wait, "");
+    let expect = line_of(&skipped, "mbar_expect_bytes(&full[s], STAGE_BYTES);");
+    for shape in [(256, 256, 256), (128, 256, 320)] {
+        let message = emulator::assert_fault_named(
+            &skipped,
+            &[],
+            shape,
+            &[
+                &format!("arrives on the mbarrier `full[0]` at {expect}"),
+                "a second time in its phase 0, before that phase completed",
+                "it fills the buffer again before the buffer is freed, skipping its wait on the mbarrier `empty[0]`",
+            ],
+        );
+        assert!(!message.contains("more often than its count"), "{message}");
+    }
+}
+
+/// Lab 08 launches no clusters: its barriers' inits reach the block's threads through
+/// `__syncthreads()`, and the copies come from the thread that initialised them, so the kernel
+/// without its `fence.mbarrier_init` is right, as the book says, and the emulator says nothing.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_lab_08_without_its_init_fence_is_right() {
+    let fence = "        asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n";
+    let unfenced = emulator::planted(&STEP, fence, "");
+    for (m, n, k) in [(256, 256, 256), (128, 256, 320)] {
+        let (_, verdict) = emulator::emulate(&unfenced, &[], common::Shape { m, n, k }).unwrap();
+        assert!(verdict.passed(), "at {m}×{n}×{k}");
+    }
+}
+
+/// B's fragments read without the swizzle (`load_pair` at the place the piece had before it):
+/// every row but the first of each eight holds other columns of B. Traced from the copy engine's
+/// record of what it put where, the wgmma's first operand is named at its line, with the lane, the
+/// register, the element needed and held, and the copy, where verification alone said FAIL.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_b_read_without_its_swizzle() {
+    let unswizzled = emulator::planted(
+        &STEP,
+        "box + row * 32 + 4 * ((col / 4) ^ (row % 8)) + col % 4",
+        "box + row * 32 + 4 * (col / 4) + col % 4",
+    );
+    let wgmma = line_of(&unswizzled, "wgmma(acc, frag[k8], desc + (8 * k8 * 4 >> 4));");
+    let copy = line_of(&unswizzled, "tma_load(Bs + s * B_TILE + b * B_BOX, &b_map, &full[s]");
+    for shape in [(256, 256, 256), (128, 256, 320)] {
+        emulator::assert_fault_named(
+            &unswizzled,
+            &[],
+            shape,
+            &[
+                &format!("reads, at {wgmma}, in wgmma at :"),
+                "its first operand's register ",
+                "where the fragment layout needs B[",
+                &format!("its bytes were copied there at {copy}, in tma_load at :"),
+            ],
+        );
     }
 }

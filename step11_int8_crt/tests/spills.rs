@@ -2,8 +2,9 @@
 //! sets and at every MODULI, and a spill planted in `reconstruct` named (the tuner leaves such a
 //! set out; a run runs it and its report names the spill).
 
+use common::Params;
+use common::spills::{self, Spill};
 use common::testing;
-use common::{Params, spills};
 use step11_int8_crt::{MODULI, STEP};
 
 const BIN: &str = env!("CARGO_BIN_EXE_step11_int8_crt");
@@ -48,10 +49,15 @@ fn nvrtc_a_spill_planted_in_reconstruct_is_named() {
     let params = Params::defaults(STEP.params);
     let compiled = planted.compile(&params, "sm_90").unwrap();
     let spilling = spills::reported(&compiled).unwrap();
-    let bytes = spilling.iter().find(|(n, _)| n == "reconstruct").map(|(_, b)| *b);
-    let bytes = bytes.unwrap_or_else(|| panic!("the plant spills nothing: {spilling:?}\n{}", compiled.log));
+    let spill = spilling.iter().find(|(n, _)| n == "reconstruct").map(|(_, s)| *s);
+    let spill = spill.unwrap_or_else(|| panic!("the plant spills nothing: {spilling:?}\n{}", compiled.log));
+    let Spill::Code { stores, loads } = spill else {
+        panic!("ptxas's report gives stores and loads: {spill:?}")
+    };
     let err = spills::refuse(&planted, &params, &spilling).unwrap_err().to_string();
-    let says = format!("the kernel's entry point `reconstruct` spills {bytes} bytes of registers");
+    let says = format!(
+        "the kernel's entry point `reconstruct` spills registers to local memory ({stores} bytes stored and {loads} loaded by spill code)"
+    );
     assert!(err.contains(&says) && !err.contains('\n'), "{err}");
 
     let path = testing::scratch_file("spilling_reconstruct.cu", planted.source);

@@ -1,7 +1,8 @@
 //! Step 12's pipeline mistakes on the PTX emulator, each named at its cause: a buffer freed
 //! before its wgmma were waited for, in the kernel, every stage and every variant; and the
 //! deadlocks of a multicast mask that leaves a block out and of a peer's missing arrival, which
-//! list every barrier and phase someone waits on, and so read differently.
+//! list every barrier and phase someone waits on, and so read differently; and the fence after
+//! the barriers' inits, which a relaxed cluster barrier needs and a release one does not.
 
 use common::GpuStep;
 use common::testing::emulator;
@@ -135,5 +136,35 @@ fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arr
         distinct.dedup();
         assert_eq!(distinct.len(), phases.len(), "a phase listed twice: {message}");
         assert!(phases.iter().any(|p| p.contains("block (1,0,0)")), "block 1 is not listed: {message}");
+    }
+}
+
+/// The setup's cluster barrier made relaxed: without `fence.mbarrier_init.release.cluster` a
+/// peer's arrival on a block's `empty` barrier is not ordered after its init, and the fault names
+/// the relaxed arrive and the fence; with the fence, or with the kernel's release arrive and no
+/// fence, the product is right.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_the_init_fence_a_relaxed_cluster_barrier_needs() {
+    let fence = "        asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n";
+    let sync = "    cluster_sync();\n    // ANCHOR_END: setup";
+    let relaxed = "    asm volatile(\"barrier.cluster.arrive.relaxed;\\nbarrier.cluster.wait;\" ::: \"memory\");\n    // ANCHOR_END: setup";
+    let fenced_relaxed = emulator::planted(&STEP, sync, relaxed);
+    let unfenced_relaxed = emulator::planted(&fenced_relaxed, fence, "");
+    let shape = (256, 256, 256);
+    emulator::assert_fault_named(
+        &unfenced_relaxed,
+        &[],
+        shape,
+        &[
+            "with nothing ordering the use after its mbarrier.init by thread (0,0,0) of block (",
+            "the barrier.cluster.arrive.relaxed at step12_persistent_clusters/src/kernel.cu:",
+            "releases nothing, and no fence.mbarrier_init.release.cluster comes between the init and that arrive",
+        ],
+    );
+    let (m, n, k) = shape;
+    for right in [fenced_relaxed, emulator::planted(&STEP, fence, "")] {
+        let (_, verdict) = emulator::emulate(&right, &[], common::Shape { m, n, k }).unwrap();
+        assert!(verdict.passed(), "{}", right.file);
     }
 }

@@ -1,7 +1,8 @@
 use common::gpu::{Limits, PtxasInfo};
+use common::spills::{self, Spill};
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
-use common::{GpuStep, Params, Precision, Shape, spills};
+use common::{GpuStep, Params, Precision, Shape};
 use step12_persistent_clusters::{CUT_ENTRY, CUT_SPILL_MOST, STAGES, STEP, VARIANTS};
 
 /// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
@@ -224,10 +225,14 @@ fn nvrtc_compiles_documented_sets_and_stages_for_sm90a_without_spills() {
         spills::refuse(&STEP, &set(v), &spilling).unwrap_or_else(|e| panic!("{v:?}: {e}"));
     }
     // Beyond the allowance, or in the kernel itself, a spill is refused.
-    let over = [(CUT_ENTRY.to_owned(), CUT_SPILL_MOST + 1)];
+    let over =
+        [(CUT_ENTRY.to_owned(), Spill::Code { stores: CUT_SPILL_MOST / 2, loads: CUT_SPILL_MOST / 2 + 1 })];
     let err = spills::refuse(&STEP, &set(SETS[0]), &over).unwrap_err().to_string();
-    assert!(err.contains(&format!("`{CUT_ENTRY}` spills {} bytes", CUT_SPILL_MOST + 1)), "{err}");
-    assert!(spills::refuse(&STEP, &set(SETS[0]), &[("matmul".to_owned(), 4)]).is_err());
+    let says =
+        format!("({} bytes stored and {} loaded by spill code)", CUT_SPILL_MOST / 2, CUT_SPILL_MOST / 2 + 1);
+    assert!(err.contains(&format!("`{CUT_ENTRY}` spills registers to local memory {says}")), "{err}");
+    let matmul = [("matmul".to_owned(), Spill::Code { stores: 4, loads: 4 })];
+    assert!(spills::refuse(&STEP, &set(SETS[0]), &matmul).is_err());
 }
 
 #[test]

@@ -12,18 +12,48 @@ use crate::gpu::{Compiled, ENTRY, Kernel, PtxasInfo};
 use crate::params::Params;
 use crate::step::GpuStep;
 
-/// The entry points that spill, with their bytes stored and loaded by spill code, from ptxas's
+/// What one entry point spills: the bytes its spill code stores and loads, as ptxas reports
+/// them, or, where no report came (a cached compile), the driver's local bytes per thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spill {
+    Code { stores: u32, loads: u32 },
+    Local(u32),
+}
+
+impl Spill {
+    /// The bytes an allowance is held to: stores and loads together, or the local bytes.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Spill::Code { stores, loads } => stores + loads,
+            Spill::Local(bytes) => bytes,
+        }
+    }
+}
+
+impl std::fmt::Display for Spill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Spill::Code { stores, loads } => {
+                write!(f, "{stores} bytes stored and {loads} loaded by spill code")
+            }
+            Spill::Local(bytes) => write!(f, "{bytes} bytes of local memory per thread"),
+        }
+    }
+}
+
+/// The entry points that spill, with what their spill code stores and loads, from ptxas's
 /// report in the compile's log; None when the log has no report (a cached compile).
-pub fn reported(compiled: &Compiled) -> Option<Vec<(String, u32)>> {
+pub fn reported(compiled: &Compiled) -> Option<Vec<(String, Spill)>> {
     compiled.ptxas?;
     let entries = PtxasInfo::entries(&compiled.log).into_iter();
-    Some(entries.filter(|(_, p)| p.spill_bytes() > 0).map(|(name, p)| (name, p.spill_bytes())).collect())
+    let spill = |p: &PtxasInfo| Spill::Code { stores: p.spill_stores, loads: p.spill_loads };
+    Some(entries.filter(|(_, p)| p.spill_bytes() > 0).map(|(name, p)| (name, spill(&p))).collect())
 }
 
 /// The entry points of a loaded kernel that spill: ptxas's report where there is one, else the
 /// driver's local memory per thread (stack frame and spills) of each entry point the machine code
 /// defines.
-pub fn spilling(kernel: &Kernel) -> Result<Vec<(String, u32)>> {
+pub fn spilling(kernel: &Kernel) -> Result<Vec<(String, Spill)>> {
     if let Some(found) = reported(&kernel.compiled) {
         return Ok(found);
     }
@@ -31,7 +61,7 @@ pub fn spilling(kernel: &Kernel) -> Result<Vec<(String, u32)>> {
     for name in entry_points(&kernel.compiled.cubin) {
         let bytes = kernel.local_bytes(&name)?;
         if bytes > 0 {
-            found.push((name, bytes));
+            found.push((name, Spill::Local(bytes)));
         }
     }
     Ok(found)
@@ -59,16 +89,16 @@ pub fn allowance(step: &GpuStep, entry: &str) -> u32 {
 }
 
 /// Why the tuner leaves `params` out when an entry point of `spilling` spills more than `step`
-/// allows it, in one sentence that names the entry point and its bytes.
-pub fn refuse(step: &GpuStep, params: &Params, spilling: &[(String, u32)]) -> Result<()> {
-    for (entry, bytes) in spilling {
+/// allows it, in one sentence that names the entry point, its bytes stored and its bytes loaded.
+pub fn refuse(step: &GpuStep, params: &Params, spilling: &[(String, Spill)]) -> Result<()> {
+    for (entry, spill) in spilling {
         let allowed = allowance(step, entry);
-        if *bytes <= allowed {
+        if spill.bytes() <= allowed {
             continue;
         }
         let beyond = match allowed {
             0 => String::new(),
-            n => format!(", more than the {n} the step allows it"),
+            n => format!(", more than the {n} bytes stored and loaded that the step allows it"),
         };
         let fix = match entry.as_str() {
             ENTRY => "choose smaller per-thread tiles",
@@ -76,7 +106,7 @@ pub fn refuse(step: &GpuStep, params: &Params, spilling: &[(String, u32)]) -> Re
         };
         let with = if params.is_empty() { String::new() } else { format!("with {params} ") };
         bail!(
-            "{with}the kernel's entry point `{entry}` spills {bytes} bytes of registers to local memory{beyond}, \
+            "{with}the kernel's entry point `{entry}` spills registers to local memory ({spill}){beyond}, \
              which a run reports and the tuner leaves out; {fix}"
         );
     }
@@ -142,27 +172,39 @@ mod tests {
         GpuStep { name: "step99", spill_allowance: allowance, ..GpuStep::DEFAULT }
     }
 
-    fn spills(list: &[(&str, u32)]) -> Vec<(String, u32)> {
-        list.iter().map(|&(n, b)| (n.to_owned(), b)).collect()
+    fn spills(list: &[(&str, u32, u32)]) -> Vec<(String, Spill)> {
+        list.iter().map(|&(n, stores, loads)| (n.to_owned(), Spill::Code { stores, loads })).collect()
     }
 
     #[test]
     fn every_entry_point_that_spills_is_refused_in_one_sentence() {
         let params = Params::defaults(&[]);
         refuse(&step(&[]), &params, &[]).unwrap();
-        let err = refuse(&step(&[]), &params, &spills(&[("reconstruct", 16)])).unwrap_err().to_string();
-        assert!(err.contains("`reconstruct` spills 16 bytes") && !err.contains('\n'), "{err}");
-        let err = refuse(&step(&[]), &params, &spills(&[(ENTRY, 8)])).unwrap_err().to_string();
-        assert!(err.contains("`matmul` spills 8 bytes") && err.contains("per-thread tiles"), "{err}");
+        let err = refuse(&step(&[]), &params, &spills(&[("reconstruct", 4, 12)])).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "`reconstruct` spills registers to local memory (4 bytes stored and 12 loaded by spill code)"
+            ) && !err.contains('\n'),
+            "{err}"
+        );
+        let err = refuse(&step(&[]), &params, &spills(&[(ENTRY, 8, 8)])).unwrap_err().to_string();
+        assert!(err.contains("8 bytes stored and 8 loaded") && err.contains("per-thread tiles"), "{err}");
+        let local = [(ENTRY.to_owned(), Spill::Local(24))];
+        let err = refuse(&step(&[]), &params, &local).unwrap_err().to_string();
+        assert!(err.contains("(24 bytes of local memory per thread)"), "{err}");
     }
 
     #[test]
     fn an_allowance_covers_its_entry_point_alone_and_up_to_its_bytes() {
         let (params, allowed) = (Params::defaults(&[]), step(&[("matmul_cut", 128)]));
-        refuse(&allowed, &params, &spills(&[("matmul_cut", 128)])).unwrap();
-        let err = refuse(&allowed, &params, &spills(&[("matmul_cut", 129)])).unwrap_err().to_string();
-        assert!(err.contains("129 bytes") && err.contains("more than the 128 the step allows it"), "{err}");
-        assert!(refuse(&allowed, &params, &spills(&[("matmul_cut", 4), ("matmul", 4)])).is_err());
+        refuse(&allowed, &params, &spills(&[("matmul_cut", 64, 64)])).unwrap();
+        let err = refuse(&allowed, &params, &spills(&[("matmul_cut", 64, 65)])).unwrap_err().to_string();
+        assert!(
+            err.contains("64 bytes stored and 65 loaded")
+                && err.contains("more than the 128 bytes stored and loaded"),
+            "{err}"
+        );
+        assert!(refuse(&allowed, &params, &spills(&[("matmul_cut", 2, 2), ("matmul", 2, 2)])).is_err());
     }
 
     /// The entry points of machine code NVRTC made: the `__global__` functions, not a device

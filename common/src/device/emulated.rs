@@ -101,6 +101,26 @@ pub fn blocks_per_sm(registers: u32, threads: u32, shared: u32) -> u32 {
     profile::DEFAULT.sm.resident_blocks(registers, threads, shared)
 }
 
+/// Registers of one SM on every architecture the course compiles for (sm_75 to sm_120).
+pub const REGISTERS_PER_SM: u32 = 65_536;
+
+/// The registers a block of `threads` threads of `registers` registers each takes, given to its
+/// warps in units of 256 as [`blocks_per_sm`] counts them.
+pub fn block_registers(registers: u32, threads: u32) -> u32 {
+    threads.div_ceil(32).max(1) * (registers.max(1) * 32).next_multiple_of(256)
+}
+
+/// The sentence that says why no SM can hold one block of the kernel, for `--compile-only` and
+/// an emulated run alike; `None` where one fits.
+pub fn too_many_registers(registers: u32, threads: u32) -> Option<String> {
+    let needed = block_registers(registers, threads);
+    (needed > REGISTERS_PER_SM).then(|| {
+        format!(
+            "a block of {threads} threads needs at least {needed} registers, more than the {REGISTERS_PER_SM} of an SM: it cannot launch"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +143,20 @@ mod tests {
         assert_eq!(blocks_per_sm(32, 1024, 0), 2);
         // 100 KiB of shared memory: two blocks.
         assert_eq!(blocks_per_sm(32, 128, 102_400), 2);
+    }
+
+    #[test]
+    fn a_block_beyond_the_registers_of_an_sm_is_named() {
+        assert_eq!(too_many_registers(128, 512), None);
+        assert_eq!(blocks_per_sm(168, 512, 0), 0);
+        assert_eq!(
+            too_many_registers(168, 512).as_deref(),
+            Some(
+                "a block of 512 threads needs at least 86016 registers, more than the 65536 of an SM: it cannot launch"
+            )
+        );
+        // 170 registers × 384 threads is 65280, but warps take registers in units of 256.
+        assert_eq!(blocks_per_sm(170, 384, 0), 0);
+        assert!(too_many_registers(170, 384).is_some_and(|s| s.contains("67584 registers")));
     }
 }

@@ -8,15 +8,13 @@ use std::path::Path;
 use anyhow::{Result, anyhow, bail};
 
 use crate::cli::Args;
+use crate::emulated;
 use crate::gpu::{self, Limits};
 use crate::matrix::Shape;
 use crate::params::Params;
 use crate::patch;
 use crate::spills;
 use crate::step::GpuStep;
-
-/// Registers of one SM on every architecture `--compile-only` knows (sm_75 to sm_120).
-pub const REGISTERS_PER_SM: u32 = 65_536;
 
 /// The architecture `--compile-only` uses when none is named: the GPU present, else sm_90.
 pub const DEFAULT_ARCH: &str = "sm_90";
@@ -132,20 +130,15 @@ fn compile_and_report(
             if let Err(e) = spills::refuse(step, params, &spilling) {
                 let _ = writeln!(r, "  note     a run runs this set and its report names the spill: {e}");
             }
-            for (entry, bytes) in spilling.iter().filter(|(n, b)| *b <= spills::allowance(step, n)) {
+            for (entry, spill) in spilling.iter().filter(|(n, s)| s.bytes() <= spills::allowance(step, n)) {
                 let allowed = spills::allowance(step, entry);
                 let _ = writeln!(
                     r,
-                    "  note     `{entry}` spills {bytes} bytes, within the {allowed} the step allows it"
+                    "  note     `{entry}` spills {spill}, within the {allowed} bytes stored and loaded that the step allows it"
                 );
             }
-            let block_registers = p.registers * geometry.threads();
-            if block_registers > REGISTERS_PER_SM {
-                let _ = writeln!(
-                    r,
-                    "  note     a block of {} threads needs at least {block_registers} registers, more than the {REGISTERS_PER_SM} of an SM: it cannot launch",
-                    geometry.threads()
-                );
+            if let Some(why) = emulated::too_many_registers(p.registers, geometry.threads()) {
+                let _ = writeln!(r, "  note     {why}");
             }
         }
         None => {

@@ -95,6 +95,10 @@ impl Cluster<'_> {
                                 self.shared_lane(inst, pc, (w.index, l), addr_of(w, addr, l), total, false)?;
                             for (i, d) in ds.iter().enumerate() {
                                 w.regs[*d as usize][l] = load_bytes(self.shared(), at + i * len, len);
+                                if self.launch.sanitize && len == 4 {
+                                    let bits = w.regs[*d as usize][l] as u32;
+                                    self.tag_loaded(pc, *d, l, at + i * len, bits);
+                                }
                             }
                         }
                         self.count_shared_load(inst, total as u32);
@@ -318,6 +322,9 @@ impl Cluster<'_> {
                             };
                             self.shared_mut()[c.dst + i] = byte;
                         }
+                        if self.launch.sanitize {
+                            self.tag_copy(c.dst, c.src, (c.size as usize, c.src_size as usize), c.inst);
+                        }
                     }
                 }
             }
@@ -454,22 +461,26 @@ impl Cluster<'_> {
     ) -> Result<(), Fault> {
         let thread = w * 32 + l as u32;
         self.check_async(inst, pc, (w, l), at, len, write)?;
+        if write && !matches!(inst.op, Op::CpAsync { .. }) {
+            self.untag_words(at, len);
+        }
         for word in at / 4..(at + len).div_ceil(4) {
             self.note_access(word, pc, write);
             let shadow = &mut self.ctas[self.rank].shadow;
             // A copy still in flight to the word, or another warp's access since the last barrier.
-            let (other, other_pc, other_trip, what) = match shadow.in_flight(word) {
-                Some((t, p)) => (t, p, 0, "before the cp.async of"),
+            let (other, other_pc, other_trip, what, tail) = match shadow.in_flight(word) {
+                Some(p) if shadow.overwrites_reads(&p) => {
+                    return Err(self.overwrite(inst, (w, l), word, (p.thread, p.pc), false));
+                }
+                Some(p) => (p.thread, p.pc, 0, "before the cp.async of", COPY_NOT_WAITED),
                 None => match shadow.access(word, thread, (pc, self.visit), write) {
-                    Some(o) if o.write => (o.thread, o.pc, o.trip, "which was written by"),
-                    Some(o) => (o.thread, o.pc, o.trip, "which was read by"),
+                    Some(o) if !o.write && matches!(inst.op, Op::CpAsync { .. }) => {
+                        return Err(self.overwrite(inst, (w, l), word, (o.thread, o.pc), true));
+                    }
+                    Some(o) if o.write => (o.thread, o.pc, o.trip, "which was written by", NO_BARRIER),
+                    Some(o) => (o.thread, o.pc, o.trip, "which was read by", NO_BARRIER),
                     None => continue,
                 },
-            };
-            let tail = if what.starts_with("before") {
-                "that writes it has landed (no cp.async.wait_group between)"
-            } else {
-                "with no barrier between"
             };
             // Two accesses in different trips of a loop (a barrier missing at the loop's end, say)
             // say so; counted per warp and instruction, an unrolled copy of the body counts apart.
@@ -495,6 +506,12 @@ impl Cluster<'_> {
         Ok(())
     }
 }
+
+/// The end of a race with a copy issued before the barrier that makes its bytes visible.
+const COPY_NOT_WAITED: &str = "that writes it has landed (no cp.async.wait_group between)";
+
+/// The end of a race between two ordinary accesses.
+const NO_BARRIER: &str = "with no barrier between";
 
 pub(super) fn space_was_generic(inst: &Inst) -> bool {
     !inst.opcode.contains(".shared")

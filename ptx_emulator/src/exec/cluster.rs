@@ -8,7 +8,7 @@
 //! a byte of the block's shared memory into the address of the same byte in another block of
 //! the cluster.
 
-use crate::inst::Src;
+use crate::inst::{Inst, Src};
 use crate::{Fault, FaultKind};
 
 use super::schedule::Flow;
@@ -77,16 +77,38 @@ impl Cluster<'_> {
         Ok(Flow::Wait(exec))
     }
 
-    /// `barrier.cluster.arrive`: the lanes count in for the cluster barrier's current phase.
-    pub(super) fn cluster_arrive(&mut self, w: &mut Warp, exec: u32) {
+    /// `barrier.cluster.arrive`: the lanes count in for the cluster barrier's current phase. The
+    /// arrival releases what the warp did before it to the threads that wait for the phase; with
+    /// `.relaxed` it releases nothing, and the waiting threads learn only what the warp's last
+    /// fence of the cluster's scope released (`fence.mbarrier_init.release.cluster` after its
+    /// mbarrier inits, say).
+    pub(super) fn cluster_arrive(&mut self, inst: &Inst, pc: u32, w: &mut Warp, exec: u32) {
         self.cluster_arrived += exec.count_ones();
         self.trace_cluster(self.cluster_phase);
         for l in Lanes(exec) {
             w.cluster_phase[l] = self.cluster_phase;
         }
-        let clock = self.clocks[self.slot].clone();
-        super::shadows::join(&mut self.cluster_clock, &clock);
+        if inst.opcode.split('.').any(|m| m == "relaxed") {
+            let released = &mut self.released[self.slot];
+            if released.init_since {
+                released.relaxed_arrive = Some(pc);
+            }
+            let clock = released.clock.clone();
+            super::shadows::join(&mut self.cluster_clock, &clock);
+        } else {
+            self.release_to_the_cluster();
+            let clock = self.clocks[self.slot].clone();
+            super::shadows::join(&mut self.cluster_clock, &clock);
+        }
         self.tick();
+    }
+
+    /// The warp releases what it has done to the cluster's scope: a later relaxed
+    /// `barrier.cluster.arrive` hands it on.
+    pub(super) fn release_to_the_cluster(&mut self) {
+        let released = &mut self.released[self.slot];
+        released.clock.clone_from(&self.clocks[self.slot]);
+        released.init_since = false;
     }
 
     /// `barrier.cluster.wait`: the lanes whose phase has completed go on; the rest stay.
@@ -159,4 +181,15 @@ impl Cluster<'_> {
             p.fences[l] += 1;
         }
     }
+}
+
+/// Whether a fence (`fence…`, `membar…`) releases to the cluster's scope or wider:
+/// `fence.mbarrier_init.release.cluster` (its inits), `fence.acq_rel.cluster`, `fence.sc.gpu`,
+/// `membar.gl`, … but not a fence of the block's scope, nor an acquire alone.
+pub(super) fn releases_to_the_cluster(opcode: &str) -> bool {
+    let has = |m: &str| opcode.split('.').any(|x| x == m);
+    if opcode.starts_with("membar") {
+        return has("gl") || has("sys");
+    }
+    !has("proxy") && !has("acquire") && (has("cluster") || has("gpu") || has("sys"))
 }

@@ -167,6 +167,14 @@ pub fn exec(
                     w.regs[*d as usize][l] = value;
                 }
             }
+            if cluster.launch.sanitize && !*trans {
+                for l in Lanes(exec) {
+                    for (i, d) in ds.iter().enumerate() {
+                        let at = rows[i * 8 + l / 4] + (l % 4) * 4;
+                        cluster.tag_loaded(pc, *d, l, at, w.regs[*d as usize][l] as u32);
+                    }
+                }
+            }
             cluster.traffic.shared_load_requests += 1;
             cluster.traffic.shared_load_wavefronts += count as u64;
         }
@@ -177,6 +185,11 @@ pub fn exec(
                     FaultKind::Divergence,
                     format!("`{}` at {} needs all 32 lanes of the warp", inst.opcode, cluster.at(inst)),
                 ));
+            }
+            if cluster.launch.sanitize
+                && let (Ok(pa), Ok(pb)) = (regs_of(a), regs_of(b))
+            {
+                cluster.check_operands(inst, w.index, (&pa[..], &pb[..]), &w.regs)?;
             }
             // The fragments of A (16×8), B (8×8) and C (16×8) gathered from the lanes, as bits:
             // the tensor core reads TF32 from them itself (crate::tensor_arith).
@@ -232,4 +245,16 @@ pub fn exec(
         _ => unreachable!("collective::exec only gets warp-wide instructions"),
     }
     Ok(())
+}
+
+/// The registers of an operand that are all registers (an immediate operand is not traced).
+pub(super) fn regs_of<const N: usize>(operand: &[Src; N]) -> Result<[u32; N], ()> {
+    let mut out = [0; N];
+    for (o, s) in out.iter_mut().zip(operand) {
+        match s {
+            Src::Reg(r) => *o = *r,
+            Src::Imm(_) => return Err(()),
+        }
+    }
+    Ok(out)
 }

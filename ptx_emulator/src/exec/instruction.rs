@@ -48,7 +48,10 @@ impl Cluster<'_> {
         match &inst.op {
             Op::Mov { d, a, bits } => {
                 let m = if *bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                each!(*d, |l| get(r, *a, l) & m)
+                each!(*d, |l| get(r, *a, l) & m);
+                if self.launch.sanitize {
+                    self.operands.carry(slot, *d, *a, exec, r);
+                }
             }
             Op::Pack { d, parts, part_bits } => {
                 each!(*d, |l| parts.iter().enumerate().fold(0u64, |v, (i, p)| v
@@ -123,7 +126,10 @@ impl Cluster<'_> {
                 each!(*d, |l| alu::bit_extract(*ty, get(r, *a, l), get(r, *pos, l), get(r, *len, l)))
             }
             Op::Cvt { d, a, to, from, round, ftz } => {
-                each!(*d, |l| alu::convert(*to, *from, *round, *ftz, get(r, *a, l)))
+                each!(*d, |l| alu::convert(*to, *from, *round, *ftz, get(r, *a, l)));
+                if self.launch.sanitize {
+                    self.operands.carry(slot, *d, *a, exec, r);
+                }
             }
             Op::Cvta { d, a, space, to } => {
                 let window = match space {
@@ -169,6 +175,9 @@ impl Cluster<'_> {
             Op::Fence => {
                 std::sync::atomic::fence(Ordering::SeqCst);
                 self.seen_fence(pc);
+                if super::cluster::releases_to_the_cluster(&inst.opcode) {
+                    self.release_to_the_cluster();
+                }
             }
             Op::FenceProxyAsync => self.fence_proxy_async(exec),
             Op::SetMaxNReg { .. } => {
@@ -245,7 +254,7 @@ impl Cluster<'_> {
                     w.regs[*d as usize][l] = v;
                 }
             }
-            Hopper::ClusterArrive => self.cluster_arrive(w, exec),
+            Hopper::ClusterArrive => self.cluster_arrive(inst, pc, w, exec),
             Hopper::ClusterWait => {
                 let stay = self.cluster_wait(w, exec);
                 if stay != 0 {

@@ -125,6 +125,7 @@ impl Cluster<'_> {
                 done: [zeros.clone(), zeros],
             };
             self.ctas[place.0].mbars.insert(place.1, m);
+            self.released[self.slot].init_since = true;
             self.timeline_init(place, n);
         }
         Ok(())
@@ -149,6 +150,9 @@ impl Cluster<'_> {
                 m.tx += bytes;
                 m.announced += bytes;
                 m.expect_pc = Some(self.pc_of(inst));
+            }
+            if m.pending == 0 && m.arrivals.iter().any(|a| a.0 == self.slot as u32) {
+                return Err(self.refill_before_freed(inst, w.index, l, place, &m));
             }
             if m.pending == 0 {
                 return Err(self.fault(

@@ -14,6 +14,7 @@
 //!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`access`]
 //!   (loads, stores, atomics, `cp.async`);
 //! - [`fragments`]: the sanitizer's check of the registers a wgmma in flight still reads;
+//! - [`operands`]: the sanitizer's trace of `mma.sync`'s operands to the elements of A and B;
 //! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
 //!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
 //!   picture of one warp's access keeps (see [`crate::watch`]);
@@ -41,6 +42,7 @@ pub mod global_watch;
 mod instruction;
 pub mod mbarrier;
 mod names;
+mod operands;
 mod order;
 mod picture;
 mod schedule;

@@ -4,9 +4,70 @@
 //! and a block of the cluster other than the one whose thread the sentence is about. Computed
 //! only when a sentence is made.
 
-use super::state::Cluster;
+use super::state::{Cluster, Mbar};
+use crate::inst::Inst;
+use crate::{Fault, FaultKind};
 
 impl Cluster<'_> {
+    /// A warp that arrives on an mbarrier a second time in one phase, its count already reached:
+    /// it went round its loop before the phase completed, so it fills a buffer again before the
+    /// consumers freed it. Names the wait on the partner barrier that is missing (`empty[0]`
+    /// beside `full[0]`), where the block has one.
+    pub(super) fn refill_before_freed(
+        &self,
+        inst: &Inst,
+        warp: u32,
+        l: usize,
+        place: (usize, usize),
+        m: &Mbar,
+    ) -> Fault {
+        let missing = match self.partner_mbar(place.0, place.1) {
+            Some(partner) => format!("skipping its wait on {partner}"),
+            None => "waiting for nothing between its two arrivals".to_owned(),
+        };
+        self.fault(
+            FaultKind::Barrier,
+            format!(
+                "{} arrives on {} at {} a second time in its phase {}, before that phase completed (its count of {}, \
+                 set at the mbarrier.init at {}, already reached): it fills the buffer again before the buffer is \
+                 freed, {missing}",
+                self.who(warp, l),
+                self.mbar_name(place.0, place.1),
+                self.at(inst),
+                m.phase,
+                m.expected,
+                self.at(&self.k.insts[m.init_pc as usize]),
+            ),
+        )
+    }
+
+    /// A `cp.async` that overwrites a word another warp reads in the same epoch: the buffer's
+    /// last reads and the copy into it have no barrier between them. `inst` (by lane `l` of warp
+    /// `w`) is the copy where `copying`, and `other` (a thread and instruction) the read before
+    /// it; otherwise `inst` is a read and `other` the copy in flight.
+    pub(super) fn overwrite(
+        &self,
+        inst: &Inst,
+        (w, l): (u32, usize),
+        word: usize,
+        other: (u32, u32),
+        copying: bool,
+    ) -> Fault {
+        let place = self.shared_place(word * 4);
+        let me = (self.who(w, l), self.at(inst));
+        let them =
+            (self.who(other.0 / 32, (other.0 % 32) as usize), self.at(&self.k.insts[other.1 as usize]));
+        let ((copier, copy_at), (reader, read_at), reads) =
+            if copying { (me, them, "read") } else { (them, me, "still reads") };
+        self.fault(
+            FaultKind::Race,
+            format!(
+                "shared-memory race: the cp.async of {copier} at {copy_at} overwrites {place}, which {reader} \
+                 {reads} at {read_at}, with no barrier between the last reads of the buffer and the copy into it"
+            ),
+        )
+    }
+
     /// The mbarrier at byte `at` of block `rank`, as the kernel names it: "the mbarrier `full[2]`"
     /// (of another block: "… of block (1,0,0), rank 1 of this cluster"), or by its byte where the
     /// source does not say.
@@ -66,6 +127,24 @@ impl Cluster<'_> {
             return Some(base);
         }
         Some(format!("{base}[{}]", (at - lowest) / 8))
+    }
+
+    /// The mbarrier at the same index of the block's one other array of mbarriers, named by their
+    /// inits (`empty[0]` beside `full[0]`): the barrier that says a buffer was freed, beside the
+    /// one that says it was filled. None where the block initialised no other array, or several.
+    pub(super) fn partner_mbar(&self, rank: usize, at: usize) -> Option<String> {
+        let mbars = &self.ctas.get(rank)?.mbars;
+        let base_of = |a: &usize| mbars.get(a).and_then(|m| self.init_argument(m.init_pc)).map(|(b, _)| b);
+        let lowest =
+            |name: &str| mbars.keys().filter(|a| base_of(a).is_some_and(|b| b == name)).min().copied();
+        let base = base_of(&at)?;
+        let index = (at - lowest(&base)?) / 8;
+        let mut others: Vec<String> = mbars.keys().filter_map(base_of).filter(|b| *b != base).collect();
+        others.sort();
+        others.dedup();
+        let [other] = &others[..] else { return None };
+        let partner = lowest(other)? + 8 * index;
+        mbars.contains_key(&partner).then(|| format!("the mbarrier `{other}[{index}]`"))
     }
 
     /// The variable the first argument of an inlined call names, and whether the argument is the

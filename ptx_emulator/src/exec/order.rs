@@ -301,6 +301,19 @@ impl Cluster<'_> {
         }
         let warps = self.warps.len() / self.ctas.len();
         let initialiser = self.who_in(s as usize / warps, s % warps as u32, lane as usize);
+        if let Some(arrive) = self.released[s as usize].relaxed_arrive {
+            return Err(self.fault(
+                FaultKind::Race,
+                format!(
+                    "{} uses {} at {} with nothing ordering the use after its mbarrier.init by {initialiser} at {}: the barrier.cluster.arrive.relaxed at {} releases nothing, and no fence.mbarrier_init.release.cluster comes between the init and that arrive",
+                    self.who(w.index, l),
+                    self.mbar_name(rank, at),
+                    self.at(inst),
+                    self.at(&self.k.insts[m.init_pc as usize]),
+                    self.at(&self.k.insts[arrive as usize])
+                ),
+            ));
+        }
         Err(self.fault(
             FaultKind::Race,
             format!(

@@ -104,7 +104,7 @@ impl Cluster<'_> {
     }
 
     /// M, N and K, the kernel's first three arguments, where they are 4-byte integers.
-    fn shape(&self) -> Option<[i64; 3]> {
+    pub(super) fn shape(&self) -> Option<[i64; 3]> {
         let p = &self.launch.kernel.params;
         let int = |i: usize| {
             let &(at, _) = p.get(i).filter(|x| x.1 == 4)?;
@@ -308,7 +308,7 @@ impl Cluster<'_> {
             a.named.matrix = m.clone();
             a.named.memory = format!("{}, holding elements of {m}", a.named.memory);
             a.named.how = format!(
-                "a lane's (row, column) of {m}: the element of A and B whose value its first word holds \
+                "a lane's (row, column) of {m}: the element of {m} whose value its first word holds \
                  (of two that hold it, the one nearest a neighbouring lane's)"
             );
         } else {

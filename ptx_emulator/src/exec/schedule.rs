@@ -72,6 +72,8 @@ impl<'a> Cluster<'a> {
             clocks: vec![vec![0; warps.len()]; warps.len()],
             cluster_clock: vec![0; warps.len()],
             cluster_released: vec![0; warps.len()],
+            released: vec![Default::default(); warps.len()],
+            operands: Default::default(),
             seen: Default::default(),
             warps,
             rank: 0,
@@ -131,6 +133,8 @@ impl<'a> Cluster<'a> {
         }
         self.cluster_clock.fill(0);
         self.cluster_released.fill(0);
+        self.released.fill(Default::default());
+        self.operands.reset();
         self.seen_reset(c);
         self.cluster_phase = 0;
         self.cluster_arrived = 0;

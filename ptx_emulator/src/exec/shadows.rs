@@ -158,6 +158,17 @@ impl Passed {
     }
 }
 
+/// What a warp has released to the cluster's scope (see [`super::cluster`]): its clock at its last
+/// release of that scope (a fence of cluster scope or wider, `fence.mbarrier_init` among them, or a
+/// `barrier.cluster.arrive` without `.relaxed`), whether it initialised an mbarrier since, and a
+/// relaxed `barrier.cluster.arrive` it made while such an init was unreleased.
+#[derive(Clone, Debug, Default)]
+pub struct Released {
+    pub clock: Vec<u32>,
+    pub init_since: bool,
+    pub relaxed_arrive: Option<u32>,
+}
+
 /// A warp's epoch when it accessed a word (the word vector-clock race checks use: the warp's
 /// slot and its own clock's count then), and the instruction.
 pub type Epoch = (u32, u32, u32);

@@ -319,6 +319,10 @@ pub struct Cluster<'a> {
     pub clocks: Vec<Vec<u32>>,
     pub cluster_clock: Vec<u32>,
     pub cluster_released: Vec<u32>,
+    /// What each warp has released to the cluster's scope, by slot.
+    pub released: Vec<super::shadows::Released>,
+    /// The elements of A and B in shared words and operand registers.
+    pub operands: super::operands::Operands,
     /// What each warp knows of other clusters' stores (see [`super::global_order`]).
     pub seen: super::global_watch::Seen,
     pub local: Vec<u8>,

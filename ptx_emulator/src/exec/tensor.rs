@@ -159,6 +159,12 @@ impl Cluster<'_> {
         let mut am = vec![0u32; 16 * k];
         match (&g.a_regs, a) {
             (Some(regs), _) => {
+                if self.launch.sanitize
+                    && let Ok(four) = <[Src; 4]>::try_from(regs.as_slice())
+                    && let Ok(four) = collective::regs_of(&four)
+                {
+                    self.check_operands(inst, w.index, (&four[..], &[]), &w.regs)?;
+                }
                 // The fragment of mma.m16n8k8: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
                 for l in 0..32 {
                     let (gr, t) = (l / 4, l % 4);

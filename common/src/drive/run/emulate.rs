@@ -427,6 +427,10 @@ impl<'a> Emulated<'a> {
         }
         let static_smem = machine.static_shared(ENTRY).unwrap_or(0) as u32;
         let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
+        // Where the H100's compile was asked for, a kernel no SM could hold does not run here either.
+        if let Some(why) = ptxas.and_then(|p| emulated::too_many_registers(p.registers, geometry.threads())) {
+            bail!("{}: {why}", step.file);
+        }
         // At least a block per SM, where the estimate of the registers fits none.
         let geometry = layout(step, &params, shape, geometry, resources.resident_blocks.max(emulated::SMS))?;
         Ok(Emulated {
