@@ -118,7 +118,7 @@ def predictions(paths):
             continue
         for title, lines in blocks(p):
             text = "\n".join(lines)
-            m = re.search(r"predicted H100 ([\d.]+) (ms|µs) .*? set by (.+?)(?: \(\d+% of it FP32\))? at (\d+) MHz", text)
+            m = re.search(r"predicted H[12]00 ([\d.]+) (ms|µs) .*? set by (.+?)(?: \(\d+% of it FP32\))? at (\d+) MHz", text)
             if m:
                 ms = float(m.group(1)) / (1000 if m.group(2) == "µs" else 1)
                 out[title] = (ms, m.group(3))
@@ -142,6 +142,7 @@ def main():
     args = opts["--out"]
     measured, profiled, predicted = times(opts["--times"]), ncu(opts["--ncu"]), predictions(opts["--predicted"])
     title = " ".join(opts["--title"]) or "The time model beside the H100"
+    gpu = "H200" if "H200" in title else "H100"
     rows, errs, agree, compared = [], [], 0, 0
     # Every case timed or predicted: a timed case without a prediction is a refusal.
     cases = list(predicted) + [c for c in measured if c not in predicted]
@@ -173,7 +174,7 @@ def main():
              "Error: predicted over measured, less one. Nsight Compute's limit: the busiest of SM issue, the tensor "
              f"pipe, L1/shared, L2 and DRAM as a share of its peak, or latency where none reaches {BUSY:.0f}%. "
              "Written by scripts/model-heldout-table.py.", "",
-             "| case | H100 ms | predicted ms | error | the model's limit | Nsight Compute's | same |",
+             f"| case | {gpu} ms | predicted ms | error | the model's limit | Nsight Compute's | same |",
              "| --- | ---: | ---: | ---: | --- | --- | --- |"] + rows
     lines += ["", "## Summary", ""]
     for size in ("256", "1024", "4096", ""):
