@@ -22,6 +22,25 @@ pub fn picture(
     picture_counted(step, overrides, shape, spec).map(|(accesses, _)| accesses)
 }
 
+/// [`picture`] without the sanitizer: for a kernel whose planted edit the sanitizer would stop at
+/// (an operand read from the wrong element) where the test pictures another effect of the same
+/// edit (the banks it reads). The accesses' elements are then not named.
+pub fn picture_unsanitized(
+    step: &GpuStep,
+    overrides: &[(&str, u32)],
+    (m, n, k): (usize, usize, usize),
+    spec: &str,
+) -> Result<Vec<Access>> {
+    let shape = Shape { m, n, k };
+    let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
+    let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
+    let mut run = Emulated::new(step, params, shape, false)?;
+    let request = Request::parse(spec).map_err(|e| anyhow!("{e}"))?;
+    run.machine.watch(request).map_err(|e| anyhow!("{e}"))?;
+    run.multiply(&Inputs::family(shape, 7, Family::Uniform), false)?;
+    Ok(run.machine.watched())
+}
+
 /// [`picture`], with the traffic the step's kernel moved in the same run.
 pub fn picture_counted(
     step: &GpuStep,
