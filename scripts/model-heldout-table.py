@@ -3,7 +3,7 @@
 and writes the table as a record (the book's appendix "The time model" quotes it).
 
     python3 scripts/model-heldout-table.py --times GPU.log [...] --ncu NCU.log [...] \
-        --predicted PRED.log [...] [--title TITLE] --out OUT.md
+        --predicted PRED.log [...] [--title TITLE] [--gpu NAME] --out OUT.md
 
 GPU.log: scripts/model-heldout.sh gpu, or scripts/gpu-model-runs.sh judged ("== case" then the
 report's lines). NCU.log: scripts/model-heldout.sh ncu. PRED.log: scripts/model-heldout.sh
@@ -129,7 +129,7 @@ def predictions(paths):
 
 
 def main():
-    opts, key = {"--times": [], "--ncu": [], "--predicted": [], "--title": [], "--out": []}, None
+    opts, key = {"--times": [], "--ncu": [], "--predicted": [], "--title": [], "--out": [], "--gpu": []}, None
     for a in sys.argv[1:]:
         if a in opts:
             key = a
@@ -141,8 +141,8 @@ def main():
         sys.exit(__doc__)
     args = opts["--out"]
     measured, profiled, predicted = times(opts["--times"]), ncu(opts["--ncu"]), predictions(opts["--predicted"])
-    title = " ".join(opts["--title"]) or "The time model beside the H100"
-    gpu = "H200" if "H200" in title else "H100"
+    gpu = (opts["--gpu"] or ["H100"])[0]
+    title = " ".join(opts["--title"]) or f"The time model beside the {gpu}"
     rows, errs, agree, compared = [], [], 0, 0
     # Every case timed or predicted: a timed case without a prediction is a refusal.
     cases = list(predicted) + [c for c in measured if c not in predicted]

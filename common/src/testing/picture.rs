@@ -28,25 +28,30 @@ pub fn picture(
 pub fn picture_unsanitized(
     step: &GpuStep,
     overrides: &[(&str, u32)],
-    (m, n, k): (usize, usize, usize),
+    shape: (usize, usize, usize),
     spec: &str,
 ) -> Result<Vec<Access>> {
-    let shape = Shape { m, n, k };
-    let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-    let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
-    let mut run = Emulated::new(step, params, shape, false)?;
-    let request = Request::parse(spec).map_err(|e| anyhow!("{e}"))?;
-    run.machine.watch(request).map_err(|e| anyhow!("{e}"))?;
-    run.multiply(&Inputs::family(shape, 7, Family::Uniform), false)?;
-    Ok(run.machine.watched())
+    watched(step, overrides, shape, spec, false).map(|(accesses, _)| accesses)
 }
 
 /// [`picture`], with the traffic the step's kernel moved in the same run.
 pub fn picture_counted(
     step: &GpuStep,
     overrides: &[(&str, u32)],
+    shape: (usize, usize, usize),
+    spec: &str,
+) -> Result<(Vec<Access>, emulated::Traffic)> {
+    // With the sanitizer, as a run asked for a picture does: it knows what each copy put where.
+    watched(step, overrides, shape, spec, true)
+}
+
+/// One product of `step` with `spec`'s access watched, the sanitizer on or off.
+fn watched(
+    step: &GpuStep,
+    overrides: &[(&str, u32)],
     (m, n, k): (usize, usize, usize),
     spec: &str,
+    sanitize: bool,
 ) -> Result<(Vec<Access>, emulated::Traffic)> {
     let shape = Shape { m, n, k };
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
@@ -54,8 +59,7 @@ pub fn picture_counted(
     let mut run = Emulated::new(step, params, shape, false)?;
     let request = Request::parse(spec).map_err(|e| anyhow!("{e}"))?;
     run.machine.watch(request).map_err(|e| anyhow!("{e}"))?;
-    // With the sanitizer, as a run asked for a picture does: it knows what each copy put where.
-    let (_, (traffic, _)) = run.multiply(&Inputs::family(shape, 7, Family::Uniform), true)?;
+    let (_, (traffic, _)) = run.multiply(&Inputs::family(shape, 7, Family::Uniform), sanitize)?;
     Ok((run.machine.watched(), traffic))
 }
 
