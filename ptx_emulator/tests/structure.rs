@@ -5,6 +5,7 @@
 const PARTS: &[(&str, &str)] = &[
     ("state", include_str!("../src/exec/state.rs")),
     ("names", include_str!("../src/exec/names.rs")),
+    ("operand_tags", include_str!("../src/exec/operand_tags.rs")),
     ("timeline_hooks", include_str!("../src/exec/timeline_hooks.rs")),
     ("trace_hooks", include_str!("../src/exec/trace_hooks.rs")),
     ("shadows", include_str!("../src/exec/shadows.rs")),

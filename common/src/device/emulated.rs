@@ -96,7 +96,7 @@ fn own_file_name(ptx: &str, file: &str) -> String {
 
 /// The blocks of one kernel an SM of the model's GPU holds at once, from the kernel's registers
 /// per thread, its threads per block and its shared memory per block, as the CUDA occupancy
-/// calculator counts them (the profile's SM: [`ptx_emulator::replay::Sm::resident_blocks`]).
+/// calculator counts them (the profile's SM: [`ptx_emulator::profile::Sm::resident_blocks`]).
 pub fn blocks_per_sm(registers: u32, threads: u32, shared: u32) -> u32 {
     profile::DEFAULT.sm.resident_blocks(registers, threads, shared)
 }

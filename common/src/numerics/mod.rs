@@ -2,5 +2,6 @@
 //! and DGEMM for the reference). Depends on data.
 
 pub mod cublas;
+pub mod integer_rounding;
 pub mod reference;
 pub mod verify;

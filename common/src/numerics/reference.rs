@@ -63,7 +63,7 @@ pub struct Growth {
     pub spread: f64,
     /// What rounding A's rows and B's columns to integers, without bias, at the scale of a
     /// product of seven moduli may add to ‖ΔC‖² in expectation (step 11's operands:
-    /// [`integer_rounding_sq`](crate::verify::integer_rounding_sq)).
+    /// [`integer_rounding_sq`](crate::numerics::integer_rounding::integer_rounding_sq)).
     pub integer_rounding_sq: f64,
     /// The elements the normwise check sums (those of C within f32's range): each may lose to
     /// FP32's underflow what [`underflow_sq`](crate::verify::underflow_sq) counts.
@@ -90,7 +90,8 @@ impl Growth {
             // Inputs uniform in [−1, 1] with every bit drawn: ‖a‖² = K/3 for every row and column,
             // so R = ½·M·N·(K/3)·4^−e against S² = M·N·K/9. (The default inputs, multiples of 2⁻²²,
             // are held exactly up to K = 4096, and round less beyond.)
-            integer_rounding_sq: 1.5 * 4f64.powi(-crate::verify::integer_exponent(k / 3.0, shape.k)),
+            integer_rounding_sq: 1.5
+                * 4f64.powi(-crate::numerics::integer_rounding::integer_exponent(k / 3.0, shape.k)),
             // Per unit of S², underflow's absolute errors are of no size.
             elements: 0.0,
             k: shape.k,
@@ -219,7 +220,7 @@ pub fn compute(engine: &mut dyn Engine, inputs: &Inputs, source: &'static str) -
         bias: rounding_bias(inputs),
         tc_bias: tensor_core_bias(inputs),
         spread: if sum_g2 > 0.0 { sum_g * sum_g / sum_g2 } else { (m * n) as f64 },
-        integer_rounding_sq: crate::verify::integer_rounding_sq(whole),
+        integer_rounding_sq: crate::numerics::integer_rounding::integer_rounding_sq(whole),
         elements: c.iter().filter(|v| v.abs() <= f64::from(f32::MAX)).count() as f64,
         k,
     };

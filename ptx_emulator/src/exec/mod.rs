@@ -42,6 +42,7 @@ pub mod global_watch;
 mod instruction;
 pub mod mbarrier;
 mod names;
+mod operand_tags;
 mod operands;
 mod order;
 mod picture;

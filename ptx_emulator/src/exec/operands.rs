@@ -2,10 +2,10 @@
 //! `cp.async` that lands bytes of the kernel's A or B in shared memory tags each 4-byte word with
 //! the element it holds (its row and column) and the copy (the copy engine's words have theirs in
 //! the sanitizer's record of the async proxy); an `ldmatrix` hands a word's tag to the register
-//! it fills,
-//! and `mov` and `cvt` carry a register's tag on. A tag holds only while the word or register still
-//! has the bits it was tagged with: anything else that writes it leaves it untraced, and an
-//! untraced operand is never checked. An `ld.shared` of 32-bit words tags its registers too. `ld.shared` of 32-bit words tags its registers the same way.
+//! it fills, an `ld.shared` of 32-bit words does the same, and `mov` and `cvt` carry a register's
+//! tag on. A tag holds only while the word or register still has the bits it was tagged with:
+//! anything else that writes it leaves it untraced, and an untraced operand is never checked.
+//! The tags themselves are kept in `operand_tags.rs`, beside the machine's state.
 //!
 //! At `mma.sync.m16n8k8` the traced operand registers must hold what the instruction's fragment
 //! layout needs (see [`first_misplaced`]): the same stretch of K in both operands, and one row of
@@ -15,85 +15,11 @@
 
 use std::collections::HashMap;
 
-use crate::inst::{Inst, Src};
+use crate::inst::Inst;
 use crate::{Fault, FaultKind};
 
-use super::state::{Cluster, Lanes};
-
-/// The element of the kernel's A or B a word or register holds: the matrix (`A` or `B`), its
-/// row and column, the bits it held when tagged, the `cp.async` that wrote its bytes and the
-/// `ldmatrix` that read them into a register (0 until then).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tag {
-    pub matrix: char,
-    pub row: i64,
-    pub col: i64,
-    pub bits: u32,
-    pub copy_pc: u32,
-    pub load_pc: u32,
-}
-
-/// Every block's tagged words and every warp's tagged registers (empty when the sanitizer is
-/// off).
-#[derive(Default)]
-pub struct Operands {
-    words: Vec<Vec<Option<Tag>>>,
-    regs: HashMap<(usize, u32, usize), Tag>,
-}
-
-impl Operands {
-    pub fn reset(&mut self) {
-        self.words.iter_mut().for_each(|w| w.fill(None));
-        self.regs.clear();
-    }
-
-    fn set_word(&mut self, rank: usize, word: usize, tag: Option<Tag>) {
-        if self.words.len() <= rank {
-            self.words.resize_with(rank + 1, Vec::new);
-        }
-        let words = &mut self.words[rank];
-        if words.len() <= word {
-            if tag.is_none() {
-                return;
-            }
-            words.resize(word + 1, None);
-        }
-        words[word] = tag;
-    }
-
-    /// The tag of a word that still holds `bits`.
-    fn word(&self, rank: usize, word: usize, bits: u32) -> Option<Tag> {
-        self.words.get(rank)?.get(word).copied().flatten().filter(|t| t.bits == bits)
-    }
-
-    /// The tag of a register that still holds `bits`.
-    fn reg(&self, slot: usize, reg: u32, lane: usize, bits: u32) -> Option<Tag> {
-        self.regs.get(&(slot, reg, lane)).copied().filter(|t| t.bits == bits)
-    }
-
-    /// `mov` or `cvt` wrote register `d` from `a` for the lanes of `exec`: a traced source carries
-    /// its tag on, with the bits the destination now holds.
-    pub fn carry(&mut self, slot: usize, d: u32, a: Src, exec: u32, regs: &[[u64; 32]]) {
-        if self.regs.is_empty() {
-            return;
-        }
-        for l in Lanes(exec) {
-            let traced = match a {
-                Src::Reg(x) => self.reg(slot, x, l, regs[x as usize][l] as u32).filter(|_| x != d),
-                Src::Imm(_) => None,
-            };
-            match traced {
-                Some(t) => {
-                    let bits = regs[d as usize][l] as u32;
-                    self.regs.insert((slot, d, l), Tag { bits, ..t });
-                }
-                None => {
-                    self.regs.remove(&(slot, d, l));
-                }
-            }
-        }
-    }
-}
+use super::operand_tags::Tag;
+use super::state::Cluster;
 
 /// Which operand of `mma.sync.m16n8k8` a register is, and where its element sits: the first
 /// operand's (row, k) or the second's (k, column).

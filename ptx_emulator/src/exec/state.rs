@@ -322,7 +322,7 @@ pub struct Cluster<'a> {
     /// What each warp has released to the cluster's scope, by slot.
     pub released: Vec<super::shadows::Released>,
     /// The elements of A and B in shared words and operand registers.
-    pub operands: super::operands::Operands,
+    pub operands: super::operand_tags::Operands,
     /// What each warp knows of other clusters' stores (see [`super::global_order`]).
     pub seen: super::global_watch::Seen,
     pub local: Vec<u8>,
@@ -348,7 +348,7 @@ pub struct Cluster<'a> {
     /// The block's timeline, where the launch asks for one ([`crate::picture::timeline`]).
     pub timeline: Option<Box<crate::picture::timeline::Recorder>>,
     /// The cluster's recording for the replay, where the launch asks for one.
-    pub trace: Option<Box<super::trace_hooks::Recorder>>,
+    pub trace: Option<Box<crate::replay::trace::TraceRecorder>>,
     /// The sectors this cluster reads from global memory, where its launch asks for them, and
     /// the cluster's index.
     pub footprint: Option<(u64, std::collections::HashSet<u64>)>,

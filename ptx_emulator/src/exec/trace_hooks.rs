@@ -4,18 +4,10 @@
 //! asked for.
 
 use crate::inst::{Inst, Op, Space, Src};
-use crate::replay::trace::{CLUSTER_BARRIER, Event, Phase, Trace, Where};
+use crate::replay::trace::{CLUSTER_BARRIER, Event, Phase, Trace, TraceRecorder, Where};
 use crate::traffic::Traffic;
 
 use super::state::{Cluster, Lanes, Warp};
-
-/// What a cluster's recording holds while it runs.
-#[derive(Default)]
-pub struct Recorder {
-    pub trace: Trace,
-    /// The phases the running instruction has named so far.
-    links: Vec<Phase>,
-}
 
 /// The counters an instruction's event is read from, before it runs.
 #[derive(Clone, Copy)]
@@ -80,7 +72,7 @@ impl Cluster<'_> {
             instructions: 0,
             local_bytes: self.k.local_bytes as u32,
         };
-        self.trace = Some(Box::new(Recorder { trace, links: Vec::new() }));
+        self.trace = Some(Box::new(TraceRecorder { trace, links: Vec::new() }));
     }
 
     /// The cluster has ended without a fault: its recording is kept if it is the busiest yet.

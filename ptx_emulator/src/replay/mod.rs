@@ -3,7 +3,7 @@
 //! it, a loop left rolled, a second block an SM) moves the predicted time as it moves the GPU's.
 //!
 //! ```text
-//! emulation ──▶ the busiest cluster's trace ──▶ [`trace::statics`] ──▶ [`sim::replay`] on [`sm::Sm`] ──▶ clocks
+//! emulation ──▶ the busiest cluster's trace ──▶ [`trace::statics`] ──▶ [`sim::replay`] on [`crate::profile::Sm`] ──▶ clocks
 //! ```
 //!
 //! The emulator records, for the busiest cluster of a launch, each warp's instructions in the
@@ -16,13 +16,11 @@
 
 pub mod order;
 pub mod sim;
-pub mod sm;
 #[cfg(test)]
 mod tests;
 pub mod trace;
 
 pub use sim::{Activity, Outcome, Setup, Span, Waits};
-pub use sm::Sm;
 pub use trace::{Static, Trace};
 
 /// One launch's recording: the busiest cluster's trace, what its instructions are, and the

@@ -9,8 +9,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::sm::Sm;
 use super::trace::{CLUSTER_BARRIER, Class, Event, Operands, Phase, Static, Trace, Where};
+use crate::profile::Sm;
 
 /// What the replay needs besides the trace.
 #[derive(Clone, Copy, Debug)]

@@ -6,7 +6,7 @@ use super::order::schedule;
 use super::sim::{Setup, replay};
 use crate::profile::H100;
 
-const H100_SM: super::Sm = H100.sm;
+const H100_SM: crate::profile::Sm = H100.sm;
 const L2_IDLE: f64 = 284.0;
 use super::trace::{Class, Event, Phase, Static, Trace, Where};
 

@@ -50,6 +50,14 @@ pub struct Phase {
 /// The key of the cluster barrier among the mbarriers'.
 pub const CLUSTER_BARRIER: u32 = u32::MAX;
 
+/// What a cluster's recording holds while it runs: its trace so far, and the phases the running
+/// instruction has named. The emulator's hooks fill it (`exec/trace_hooks.rs`).
+#[derive(Default)]
+pub struct TraceRecorder {
+    pub trace: Trace,
+    pub links: Vec<Phase>,
+}
+
 /// One cluster's warps as the emulator ran them.
 #[derive(Clone, Debug, Default)]
 pub struct Trace {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 
 use super::memory::{check_host_fits, host_memory_available};
-use super::{exit_code, files_of, inputs_of, save_c, shape_of};
+use super::shared::{exit_code, files_of, inputs_of, save_c, shape_of};
 use crate::cli::Args;
 use crate::matrix::{Inputs, Shape};
 use crate::reference;

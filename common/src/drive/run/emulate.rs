@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::{Device, Products};
+use super::device::{Device, Products};
+use super::shared::check_compile_only_options;
 
 use crate::advisories::{self, Advisory};
 use crate::cli::Args;
@@ -57,7 +58,7 @@ impl<'a> Counted<'a> {
         if args.device.is_some() {
             bail!("--device chooses a GPU; an emulated run uses none");
         }
-        super::check_compile_only_options(args)?;
+        check_compile_only_options(args)?;
         if args.scaled && args.save_c.is_some() {
             bail!("--scaled computes only a few blocks of C, so there is no whole C to save");
         }

@@ -5,8 +5,9 @@ use std::ops::ControlFlow;
 
 use anyhow::{Result, bail};
 
+use super::device::{Device, Products};
 use super::memory::{check_memory, device_workspace_bytes};
-use super::{Device, Products, asked, check_compile_only_options, check_host, files_of, step_label};
+use super::shared::{asked, check_compile_only_options, check_host, files_of, step_label};
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::Blas;

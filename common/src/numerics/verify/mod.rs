@@ -51,10 +51,10 @@ mod error_model;
 mod precision;
 mod verdict;
 
+pub use crate::numerics::integer_rounding::{INT8_CRT_PRODUCT, integer_exponent, integer_rounding_sq};
 pub use error_model::{
-    C_RN, C_RZ, GROUP, INT8_CRT_PRODUCT, KAPPA, ROOM, Rounding, SPLIT_RHO, SPLIT_TF32, Sums, U32, U64, UTF32,
-    UTF32_TRUNCATED, expected, expected_error, gamma, independent, integer_exponent, integer_rounding_sq,
-    lambda, underflow, underflow_sq,
+    C_RN, C_RZ, GROUP, KAPPA, ROOM, Rounding, SPLIT_RHO, SPLIT_TF32, Sums, U32, U64, UTF32, UTF32_TRUNCATED,
+    expected, expected_error, gamma, independent, lambda, underflow, underflow_sq,
 };
 pub use precision::{Precision, shared_roof};
 pub use verdict::{Class, Normwise, Verdict, Worst, share, verify};

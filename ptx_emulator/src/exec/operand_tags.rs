@@ -1,0 +1,82 @@
+//! The tags of [operands](super::operands): which element of the kernel's A or B each word of
+//! shared memory and each register holds, while it still holds it. The machine's state keeps
+//! them; the hooks in `operands.rs` set them and check `mma.sync`'s operands against them.
+
+use std::collections::HashMap;
+
+use crate::inst::Src;
+
+/// The element of the kernel's A or B a word or register holds: the matrix (`A` or `B`), its
+/// row and column, the bits it held when tagged, the `cp.async` that wrote its bytes and the
+/// `ldmatrix` that read them into a register (0 until then).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tag {
+    pub matrix: char,
+    pub row: i64,
+    pub col: i64,
+    pub bits: u32,
+    pub copy_pc: u32,
+    pub load_pc: u32,
+}
+
+/// Every block's tagged words and every warp's tagged registers (empty when the sanitizer is
+/// off).
+#[derive(Default)]
+pub struct Operands {
+    pub(super) words: Vec<Vec<Option<Tag>>>,
+    pub(super) regs: HashMap<(usize, u32, usize), Tag>,
+}
+
+impl Operands {
+    pub fn reset(&mut self) {
+        self.words.iter_mut().for_each(|w| w.fill(None));
+        self.regs.clear();
+    }
+
+    pub(super) fn set_word(&mut self, rank: usize, word: usize, tag: Option<Tag>) {
+        if self.words.len() <= rank {
+            self.words.resize_with(rank + 1, Vec::new);
+        }
+        let words = &mut self.words[rank];
+        if words.len() <= word {
+            if tag.is_none() {
+                return;
+            }
+            words.resize(word + 1, None);
+        }
+        words[word] = tag;
+    }
+
+    /// The tag of a word that still holds `bits`.
+    pub(super) fn word(&self, rank: usize, word: usize, bits: u32) -> Option<Tag> {
+        self.words.get(rank)?.get(word).copied().flatten().filter(|t| t.bits == bits)
+    }
+
+    /// The tag of a register that still holds `bits`.
+    pub(super) fn reg(&self, slot: usize, reg: u32, lane: usize, bits: u32) -> Option<Tag> {
+        self.regs.get(&(slot, reg, lane)).copied().filter(|t| t.bits == bits)
+    }
+
+    /// `mov` or `cvt` wrote register `d` from `a` for the lanes of `exec`: a traced source carries
+    /// its tag on, with the bits the destination now holds.
+    pub fn carry(&mut self, slot: usize, d: u32, a: Src, exec: u32, regs: &[[u64; 32]]) {
+        if self.regs.is_empty() {
+            return;
+        }
+        for l in (0..32).filter(|l| exec >> l & 1 == 1) {
+            let traced = match a {
+                Src::Reg(x) => self.reg(slot, x, l, regs[x as usize][l] as u32).filter(|_| x != d),
+                Src::Imm(_) => None,
+            };
+            match traced {
+                Some(t) => {
+                    let bits = regs[d as usize][l] as u32;
+                    self.regs.insert((slot, d, l), Tag { bits, ..t });
+                }
+                None => {
+                    self.regs.remove(&(slot, d, l));
+                }
+            }
+        }
+    }
+}
