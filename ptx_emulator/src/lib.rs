@@ -88,6 +88,9 @@ pub enum Error {
     NoKernel(String),
     /// The launch itself is wrong (arguments, shape, shared memory).
     Launch(String),
+    /// A scaled run (a few clusters standing for the grid) cannot stand for this launch, which
+    /// must be emulated whole: its clusters count differently, or its blocks wait for one another.
+    NotScalable(String),
     /// The kernel ran and faulted.
     Fault(Fault),
 }
@@ -108,7 +111,7 @@ impl std::fmt::Display for Error {
                 }
             }
             Error::NoKernel(name) => write!(f, "the module has no kernel `{name}`"),
-            Error::Launch(why) => write!(f, "{why}"),
+            Error::Launch(why) | Error::NotScalable(why) => write!(f, "{why}"),
             Error::Fault(fault) => write!(f, "{}", fault.message),
         }
     }
@@ -546,7 +549,7 @@ impl Machine {
             // Every side found irregular in this pass runs whole in the next: two passes at most.
             for &(axis, first, p) in &irregular {
                 if sides[axis] > FULL_SIDE {
-                    return Err(Error::Launch(format!(
+                    return Err(Error::NotScalable(format!(
                         "the clusters at {first} and {p} along {} of {name}'s grid count differently, so \
                          its {} clusters along that side would each have to run (more than the {FULL_SIDE} a \
                          scaled run takes): emulate it whole",
@@ -611,7 +614,7 @@ impl Machine {
         let counts = exec::run_each(&self.global, launch, &list).map_err(|f| match f.kind {
             // A block that waits for another block's write (Stream-K's turns) cannot run with
             // only a few of its peers: that is the grid's shape, not the kernel's fault.
-            FaultKind::WaitsForBlock => Error::Launch(format!(
+            FaultKind::WaitsForBlock => Error::NotScalable(format!(
                 "{name}'s blocks wait for one another ({}), so a few of them cannot run alone and \
                  scaling would guess: emulate it whole",
                 f.message

@@ -180,7 +180,9 @@ fn a_scaled_launch_counts_what_the_whole_launch_counts_or_refuses() {
         assert!(scaled.scaled_ran < u64::from(grid.0 * grid.1), "{}", scaled.scaled_ran);
     }
     // A longer one is refused, saying what predicting it would take.
-    let e = stores(1, (40, 2, 1), true).expect_err("40 blocks along x differ").to_string();
+    let e = stores(1, (40, 2, 1), true).expect_err("40 blocks along x differ");
+    assert!(matches!(e, ptx_emulator::Error::NotScalable(_)), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("its 40 clusters along that side") && e.contains("emulate it whole"), "{e}");
     // The fault the check exists for: scaling the skewed grid without it would have guessed.
     let (whole, first) = (stores(1, (7, 2, 1), false).unwrap(), stores(1, (1, 1, 1), false).unwrap());
@@ -217,7 +219,9 @@ wait:
         m.launch("turn", config, &[Arg::Ptr(flag)]).map(|_| words(&m, flag, 1)[0])
     };
     assert_eq!(run(false).unwrap(), 7, "every block took its turn");
-    let e = run(true).expect_err("a few blocks cannot take turns alone").to_string();
+    let e = run(true).expect_err("a few blocks cannot take turns alone");
+    assert!(matches!(e, ptx_emulator::Error::NotScalable(_)), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("wait for one another") && e.contains("emulate it whole"), "{e}");
 }
 

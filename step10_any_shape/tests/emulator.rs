@@ -39,3 +39,13 @@ fn nvrtc_emulated_scaling_refuses_pieces_of_unequal_depth() {
     let why = common::testing::emulator::scaled_refusal(&step10_any_shape::STEP, (64, 64, 4096));
     assert!(why.contains("count differently") && why.contains("emulate it whole"), "{why}");
 }
+
+/// Where a scaled run is refused (the pieces of unequal depth above), a prediction emulates the
+/// launch whole rather than failing: the refusal is told apart by its kind, not its words.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_a_prediction_a_scaled_run_refuses_is_emulated_whole() {
+    let shape = common::Shape::new(64, 64, 4096).unwrap();
+    let p = common::run::predict(&step10_any_shape::STEP, shape).expect("a whole emulation");
+    assert!(p.whole && p.seconds > 0.0, "{p:?}");
+}

@@ -75,7 +75,9 @@ impl<'q> EmulatorQueue<'q> {
         let scale = self.machine.scale;
         self.machine.scale = scale && own;
         let started = std::time::Instant::now();
-        let traffic = self.machine.launch(entry, config, &args).map_err(|e| anyhow!("{e}"));
+        // The emulator's own error is kept (not its text alone), so that a caller can tell a
+        // scaled run it cannot take ([`emulated::EmulatorError::NotScalable`]) from a fault.
+        let traffic = self.machine.launch(entry, config, &args).map_err(anyhow::Error::from);
         if own {
             self.state.own_seconds += started.elapsed().as_secs_f64();
         }

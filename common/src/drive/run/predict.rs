@@ -48,7 +48,7 @@ pub fn predict(step: &GpuStep, shape: Shape) -> Result<Prediction> {
         Ok(Prediction { seconds: whole, limit: p.limit.name(), emulated_seconds, whole: !scaled })
     };
     match run(true) {
-        Err(e) if e.to_string().contains("emulate it whole") => {
+        Err(e) if matches!(e.downcast_ref(), Some(emulated::EmulatorError::NotScalable(_))) => {
             let size = shape.m as u64 * shape.n as u64 * shape.k as u64;
             if size <= WHOLE_UP_TO {
                 run(false)
