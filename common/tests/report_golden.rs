@@ -112,8 +112,68 @@ fn gpu_report() -> Report {
     }
 }
 
+/// A naive 64×64×64 product in PTX (a thread a C element, K loads of A and of B each), run once
+/// on the emulator with its warps recorded: what the time model's replay runs on. The replay is
+/// deterministic (its hits and misses are drawn from a hash), so its figures can be pinned.
+fn recorded_launch() -> Vec<common::emulated::Recorded> {
+    use common::emulated::{Arg, Config, Machine};
+    const PTX: &str = "
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry matmul(.param .u64 pa, .param .u64 pb, .param .u64 pc)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<10>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    mov.u32 %r1, %ctaid.y;
+    mov.u32 %r2, %tid.y;
+    mad.lo.s32 %r3, %r1, 32, %r2;
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %tid.x;
+    mad.lo.s32 %r6, %r4, 32, %r5;
+    mul.lo.s32 %r7, %r3, 64;
+    mov.u32 %r8, %r6;
+    mov.u32 %r9, 0;
+    mov.f32 %f1, 0f00000000;
+LOOP:
+    mul.wide.s32 %rd4, %r7, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    ld.global.f32 %f2, [%rd5];
+    mul.wide.s32 %rd6, %r8, 4;
+    add.s64 %rd7, %rd2, %rd6;
+    ld.global.f32 %f3, [%rd7];
+    fma.rn.f32 %f1, %f2, %f3, %f1;
+    add.s32 %r7, %r7, 1;
+    add.s32 %r8, %r8, 64;
+    add.s32 %r9, %r9, 1;
+    setp.lt.s32 %p1, %r9, 64;
+    @%p1 bra LOOP;
+    mad.lo.s32 %r10, %r3, 64, %r6;
+    mul.wide.s32 %rd8, %r10, 4;
+    add.s64 %rd9, %rd3, %rd8;
+    st.global.f32 [%rd9], %f1;
+    ret;
+}
+";
+    let mut m = Machine::new(PTX).expect("the PTX reads");
+    let bytes = 64 * 64 * 4;
+    let (a, b, c) = (m.alloc(bytes, "A"), m.alloc(bytes, "B"), m.alloc(bytes, "C"));
+    m.record = true;
+    let grid = Config { grid: (2, 2, 1), block: (32, 32, 1), dynamic_shared: 0, sanitize: false };
+    m.launch("matmul", grid, &[Arg::Ptr(a), Arg::Ptr(b), Arg::Ptr(c)]).expect("the launch runs");
+    let recorded = m.take_replays();
+    assert!(!recorded.is_empty(), "the launch was recorded");
+    recorded
+}
+
 /// The emulated report: the traffic line of the step's kernel (shared, copy engine, multicast,
-/// stores, wgmma), another kernel's line, the first round's tiles, and the predicted time.
+/// stores, wgmma), another kernel's line, the first round's tiles, and the predicted time with
+/// the replay's figures (of [`recorded_launch`]).
 fn emulated_report() -> Report {
     let traffic = Traffic {
         global_load_requests: 1024,
@@ -150,7 +210,7 @@ fn emulated_report() -> Report {
     };
     let other =
         Traffic { global_load_requests: 16, global_load_sectors: 64, blocks: 1, ..Traffic::default() };
-    Report {
+    let mut report = Report {
         device: Device::Emulated(Box::new(Emulation {
             traffic,
             others: vec![("split_a".into(), other)],
@@ -159,7 +219,7 @@ fn emulated_report() -> Report {
             arch: "compute_90a",
             gpu: "H200",
             serialized_wgmma: false,
-            recorded: Default::default(),
+            recorded: std::sync::Arc::new(recorded_launch()),
         })),
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: Some(KernelFacts { why: None, predicted_us: None, ..facts(None) }),
@@ -174,7 +234,11 @@ fn emulated_report() -> Report {
         paths: None,
         ..gpu_report()
     }
-    .with_prediction()
+    .with_prediction();
+    // How long the replay took is this machine's, like the emulation's seconds above: fixed.
+    let replay = report.predicted.as_mut().and_then(|p| p.prediction.replay.as_mut());
+    replay.expect("the recorded launch was replayed").seconds = 0.0;
+    report
 }
 
 /// Step 01's report: the CPU, no kernel, no cuBLAS.
@@ -298,6 +362,17 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
         want.push(("predicted", format!("at {:.0} MHz", number(&p["prediction"]["clock_mhz"]))));
         let gpu = p["gpu"].as_str().unwrap();
         want.push(("predicted", format!("predicted {gpu} ")));
+        if let Some(r) = p["prediction"]["replay"].as_object() {
+            let share = |k: &str| 100.0 * number(&r[k]);
+            want.push(("replayed", format!("replayed {} of", r["replayed"])));
+            want.push(("replayed", format!("issue {:.0}% busy · L1 {:.0}%", share("issue"), share("l1"))));
+            want.push(("replayed", format!("L2 share {:.0}%", share("l2"))));
+            want.push(("replayed", format!("waited {:.0} cycles in the L2", number(&r["l2_latency"]))));
+            want.push((
+                "replayed",
+                format!("{:.0} from DRAM ({:.0}% of", number(&r["dram_latency"]), share("l2_miss")),
+            ));
+        }
         for (name, s) in p["seconds"].as_object().unwrap().iter().filter(|(n, _)| *n != gpu) {
             let s = number(s);
             let shown = if s >= 1e-4 { format!("{:.3} ms", s * 1e3) } else { format!("{:.1} µs", s * 1e6) };
