@@ -6,8 +6,9 @@ text.
 import json
 from pathlib import Path
 
-# The versions of the report's JSON these scripts read (common::emit::SCHEMA).
-SCHEMAS = {1, 2}
+# The versions of the report's JSON these scripts read (common::emit::SCHEMA). Schema 3 renamed
+# the replay's busy shares (`issue_busy`, `l1_busy`, `tensor_busy`, `l2_busy`), which they do not read.
+SCHEMAS = {1, 2, 3}
 
 
 def runs(log):

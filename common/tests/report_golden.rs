@@ -17,7 +17,7 @@ use common::clock::Held;
 use common::emulated::Traffic;
 use common::gpu::{DeviceInfo, Limits, Resources};
 use common::hooks::Paths;
-use common::report::{Device, Emulation, KernelFacts, LastLaunch, Report};
+use common::report::{EmulatorInfo, KernelFacts, LastLaunch, RanOn, Report};
 use common::timing::Stats;
 use common::verify::{self, Precision};
 use common::{Geometry, Inputs, Param, Params, Shape, reference};
@@ -95,7 +95,7 @@ fn stats(median_ms: f64, sm_mhz: f64) -> Stats {
 fn gpu_report() -> Report {
     Report {
         step: "step04_tiled".into(),
-        device: Device::Gpu(h100()),
+        device: RanOn::Gpu(h100()),
         shape: Shape::new(4096, 4096, 4096).unwrap(),
         inputs: "uniform, seed 42".into(),
         kernel: Some(facts(Some(("schedule", "66 clusters of 2 persistent blocks".into())))),
@@ -116,7 +116,7 @@ fn gpu_report() -> Report {
 /// on the emulator with its warps recorded: what the time model's replay runs on. The replay is
 /// deterministic (its hits and misses are drawn from a hash), so its figures can be pinned.
 fn recorded_launch() -> Vec<common::emulated::Recorded> {
-    use common::emulated::{Arg, Config, Machine};
+    use common::emulated::{Arg, Config, Emulator};
     const PTX: &str = "
 .version 8.0
 .target sm_90
@@ -160,7 +160,7 @@ LOOP:
     ret;
 }
 ";
-    let mut m = Machine::new(PTX).expect("the PTX reads");
+    let mut m = Emulator::new(PTX).expect("the PTX reads");
     let bytes = 64 * 64 * 4;
     let (a, b, c) = (m.alloc(bytes, "A"), m.alloc(bytes, "B"), m.alloc(bytes, "C"));
     m.record = true;
@@ -211,7 +211,7 @@ fn emulated_report() -> Report {
     let other =
         Traffic { global_load_requests: 16, global_load_sectors: 64, blocks: 1, ..Traffic::default() };
     let mut report = Report {
-        device: Device::Emulated(Box::new(Emulation {
+        device: RanOn::Emulated(Box::new(EmulatorInfo {
             traffic,
             others: vec![("split_a".into(), other)],
             seconds: 1.25,
@@ -245,7 +245,7 @@ fn emulated_report() -> Report {
 fn cpu_report() -> Report {
     Report {
         step: "step01_cpu_naive".into(),
-        device: Device::Cpu,
+        device: RanOn::Cpu,
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: None,
         time: Stats { median_ms: 12.5, min_ms: 12.0, max_ms: 13.0, samples: 40, batch: 1, held: None },
@@ -365,8 +365,8 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
         if let Some(r) = p["prediction"]["replay"].as_object() {
             let share = |k: &str| 100.0 * number(&r[k]);
             want.push(("replayed", format!("replayed {} of", r["replayed"])));
-            want.push(("replayed", format!("issue {:.0}% busy · L1 {:.0}%", share("issue"), share("l1"))));
-            want.push(("replayed", format!("L2 share {:.0}%", share("l2"))));
+            want.push(("replayed", format!("issue {:.0}% busy · L1 {:.0}%", share("issue_busy"), share("l1_busy"))));
+            want.push(("replayed", format!("L2 share {:.0}%", share("l2_busy"))));
             want.push(("replayed", format!("waited {:.0} cycles in the L2", number(&r["l2_latency"]))));
             want.push((
                 "replayed",

@@ -6,7 +6,9 @@ use anyhow::{Context, Result};
 use common::report::rate;
 use common::{Intensity, Precision};
 
-use crate::svg::{self, Anchor, FONT, LogAxis, Marker, Stroke, Svg, TITLE_FONT, WIDTH, number, text_width};
+use crate::svg::{
+    self, FONT, LogAxis, Marker, Stroke, Svg, TITLE_FONT, TextAnchor, WIDTH, number, text_width,
+};
 use crate::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results};
 
 /// The line of a cuBLAS baseline: SGEMM dashed, TF32 dotted (in both charts).
@@ -37,7 +39,7 @@ fn legend(svg: &mut Svg, (x, y): (f64, f64), keys: &[Key]) {
         if let Some((shape, colour)) = key.marker {
             svg.marker(shape, (x + 16.0, mid), 5.0, colour, true);
         }
-        svg.text((x + 42.0, mid + FONT * 0.35), &key.label, FONT, Anchor::Start, false);
+        svg.text((x + 42.0, mid + FONT * 0.35), &key.label, FONT, TextAnchor::Start, false);
     }
 }
 
@@ -52,7 +54,7 @@ fn y_ticks(svg: &mut Svg, axis: &LogAxis, ticks: &[f64], (left, right): (f64, f6
     for &t in ticks {
         let y = axis.at(t);
         svg.line(&[(left, y), (right, y)], GRID);
-        svg.text((left - 6.0, y + FONT * 0.35), &number(t), FONT, Anchor::End, false);
+        svg.text((left - 6.0, y + FONT * 0.35), &number(t), FONT, TextAnchor::End, false);
     }
 }
 
@@ -62,7 +64,7 @@ fn x_ticks(svg: &mut Svg, axis: &LogAxis, ticks: &[f64], (top, bottom): (f64, f6
     for &t in ticks {
         let x = axis.at(t);
         svg.line(&[(x, top), (x, bottom)], GRID);
-        svg.text((x, bottom + 6.0 + FONT), &number(t), FONT, Anchor::Middle, false);
+        svg.text((x, bottom + 6.0 + FONT), &number(t), FONT, TextAnchor::Middle, false);
     }
 }
 
@@ -169,15 +171,15 @@ impl Results {
         let height = bottom + 2.0 * FONT + 20.0 + notes.len().checked_sub(1).map_or(0.0, note_at) + 10.0;
         let mut svg = Svg::new(WIDTH, height);
         let title = format!("GFLOP/s of each lab against the size, on {}", self.device);
-        svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, Anchor::Middle, false);
+        svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, TextAnchor::Middle, false);
         y_ticks(&mut svg, &y, &y_ticks_at, (left, right));
         x_ticks(&mut svg, &x, &x_ticks_at, (top, bottom));
         svg.frame((left, top), (right, bottom), "#888888");
-        svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, Anchor::Middle, true);
+        svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, TextAnchor::Middle, true);
         let x_title = bottom + 2.0 * FONT + 14.0;
-        svg.text(((left + right) / 2.0, x_title), "M = N = K", FONT, Anchor::Middle, false);
+        svg.text(((left + right) / 2.0, x_title), "M = N = K", FONT, TextAnchor::Middle, false);
         for (i, note) in notes.iter().enumerate() {
-            svg.text((left, x_title + note_at(i)), note, FONT, Anchor::Start, false);
+            svg.text((left, x_title + note_at(i)), note, FONT, TextAnchor::Start, false);
         }
 
         // The lines, then the markers, the larger beneath.
@@ -320,14 +322,20 @@ impl Results {
         let rows = lines.len() as f64;
         let mut svg = Svg::new(WIDTH, legend_top + rows * KEY_STEP);
         let title = format!("The roofline at {size}³ on {}", self.device);
-        svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, Anchor::Middle, false);
+        svg.text(((left + right) / 2.0, 24.0), &title, TITLE_FONT, TextAnchor::Middle, false);
         y_ticks(&mut svg, &y, &y_ticks_at, (left, right));
         x_ticks(&mut svg, &x, &x_ticks_at, (top, bottom));
         svg.frame((left, top), (right, bottom), "#888888");
-        svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, Anchor::Middle, true);
+        svg.text((16.0 + FONT, (top + bottom) / 2.0), "GFLOP/s", FONT, TextAnchor::Middle, true);
         let x_title =
             "FLOP per byte (filled marker: global memory, hollow: shared; a larger one lies under another)";
-        svg.text(((left + right) / 2.0, bottom + 2.0 * FONT + 14.0), x_title, FONT, Anchor::Middle, false);
+        svg.text(
+            ((left + right) / 2.0, bottom + 2.0 * FONT + 14.0),
+            x_title,
+            FONT,
+            TextAnchor::Middle,
+            false,
+        );
 
         for (value, stroke, _) in &flat {
             svg.line(&[(left, y.at(*value)), (right, y.at(*value))], *stroke);

@@ -62,7 +62,7 @@ pub(crate) struct Stroke {
 
 /// Where a text's anchor is: its start, middle or end.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Anchor {
+pub(crate) enum TextAnchor {
     Start,
     Middle,
     End,
@@ -110,11 +110,11 @@ impl Svg {
 
     /// `text` with its baseline at `y`, anchored at `x`; turned a quarter anticlockwise when
     /// `upright` (an axis title beside a vertical axis).
-    pub fn text(&mut self, (x, y): (f64, f64), text: &str, size: f64, anchor: Anchor, upright: bool) {
+    pub fn text(&mut self, (x, y): (f64, f64), text: &str, size: f64, anchor: TextAnchor, upright: bool) {
         let anchor = match anchor {
-            Anchor::Start => "start",
-            Anchor::Middle => "middle",
-            Anchor::End => "end",
+            TextAnchor::Start => "start",
+            TextAnchor::Middle => "middle",
+            TextAnchor::End => "end",
         };
         let turn = if upright { format!(" transform=\"rotate(-90 {x:.1} {y:.1})\"") } else { String::new() };
         let _ = writeln!(

@@ -132,8 +132,10 @@ fn per_element(c: &[f32], reference: &common::reference::Reference, than: Option
     let u = f64::powi(2.0, -24);
     let err = |x: f32, e: usize| (f64::from(x) - reference.c[e]).abs();
     let (mut worst, mut beyond) = (0.0f64, 0);
-    for (e, &x) in
-        c.iter().enumerate().filter(|(e, _)| verify::Class::of(reference.c[*e]) == verify::Class::Finite)
+    for (e, &x) in c
+        .iter()
+        .enumerate()
+        .filter(|(e, _)| verify::ValueClass::of(reference.c[*e]) == verify::ValueClass::Finite)
     {
         let d = err(x, e);
         worst = worst.max(if d == 0.0 { 0.0 } else { d / (u * reference.abs[e]) });

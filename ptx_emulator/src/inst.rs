@@ -635,7 +635,7 @@ pub struct DecodedKernel {
     /// wrapper that calls the kernel's body): its calls count as the kernel's own.
     pub body: Option<u32>,
     /// The text of each file number's source, by line, where the host gave it
-    /// ([`crate::Machine::source`]): for naming the mbarriers a kernel reaches through pointers.
+    /// ([`crate::Emulator::source`]): for naming the mbarriers a kernel reaches through pointers.
     pub sources: HashMap<u32, std::sync::Arc<Vec<String>>>,
     /// How many groups of shared loads the back end joins ([`Merge`]).
     pub merge_groups: usize,

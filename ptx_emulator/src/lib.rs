@@ -12,7 +12,7 @@
 //! refused when the kernel is loaded, in one sentence naming the instruction and its `.cu` line.
 //!
 //! ```text
-//! Machine::new(ptx) ──▶ alloc/write A, B, C ──▶ launch("matmul", Config, args) ──▶ Traffic, or a Fault
+//! Emulator::new(ptx) ──▶ alloc/write A, B, C ──▶ launch("matmul", Config, args) ──▶ Traffic, or a Fault
 //! ```
 //!
 //! The layers: [`parse`] reads the text, [`decode`] turns statements into [`inst`]ructions
@@ -125,7 +125,7 @@ pub enum Arg {
     I32(i32),
     I64(i64),
     F32(f32),
-    /// An address from [`Machine::alloc`].
+    /// An address from [`Emulator::alloc`].
     Ptr(u64),
     /// A tensor map ([`TensorMap::encode`]), passed by value as a `__grid_constant__` parameter.
     Map([u64; 16]),
@@ -149,31 +149,31 @@ pub struct Config {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub dynamic_shared: u32,
-    /// Watch shared memory for races (a little slower).
+    /// PictureWatch shared memory for races (a little slower).
     pub sanitize: bool,
 }
 
 /// The loaded modules' kernels and the global memory they run on.
-pub struct Machine {
+pub struct Emulator {
     kernels: HashMap<String, Result<inst::DecodedKernel, Refusal>>,
     global: memory::Global,
     /// The sanitizer's watch over the host's workspaces, from launch to launch.
-    workspaces: exec::global_watch::Watch,
+    workspaces: exec::global_watch::WorkspaceWatch,
     /// Host threads that run blocks (1 by default).
     pub workers: usize,
-    /// Emulate one block of each kind and multiply its counts out ([`Machine::launch`]): a
+    /// Emulate one block of each kind and multiply its counts out ([`Emulator::launch`]): a
     /// large grid's counts in the time of a few blocks, its output left unwritten but for them.
     pub scale: bool,
-    /// A picture of one warp's access to take in the next launches ([`Machine::watch`]).
-    watch: Option<watch::Watch>,
+    /// A picture of one warp's access to take in the next launches ([`Emulator::watch`]).
+    watch: Option<watch::PictureWatch>,
     /// The compile's `-D` values, with which a picture works out the source's array sizes.
     defines: Vec<(String, i64)>,
     /// Record the timeline of this block of the kernel of this name in its next launches
-    /// ([`picture::timeline`]); [`Machine::take_timeline`] hands it over.
+    /// ([`picture::timeline`]); [`Emulator::take_timeline`] hands it over.
     pub timeline: Option<(String, [u32; 3])>,
     recorded: Option<picture::timeline::Timeline>,
     /// Record each launch's busiest cluster for the replay ([`replay`]);
-    /// [`Machine::take_replays`] hands the recordings over.
+    /// [`Emulator::take_replays`] hands the recordings over.
     pub record: bool,
     replays: Vec<replay::Recorded>,
 }
@@ -207,11 +207,11 @@ pub const FULL_SIDE: u32 = 32;
 /// The most shared memory a block may have (an H100's).
 pub const MAX_SHARED: u32 = 232_448;
 
-impl Machine {
+impl Emulator {
     /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
     /// refusal for when it is launched.
-    pub fn new(ptx: &str) -> Result<Machine, Error> {
-        let mut machine = Machine {
+    pub fn new(ptx: &str) -> Result<Emulator, Error> {
+        let mut machine = Emulator {
             kernels: HashMap::new(),
             global: memory::Global::default(),
             workspaces: Default::default(),
@@ -279,7 +279,7 @@ impl Machine {
     }
 
     /// Gives the emulator the `-D` values the kernel was compiled with, so that a picture of an
-    /// access ([`Machine::watch`]) can work out the sizes of the shared arrays the source declares.
+    /// access ([`Emulator::watch`]) can work out the sizes of the shared arrays the source declares.
     pub fn defines(&mut self, defines: &[(String, u32)]) {
         self.defines = defines.iter().map(|(n, v)| (n.clone(), i64::from(*v))).collect();
         if let Some(w) = &mut self.watch {
@@ -312,9 +312,9 @@ impl Machine {
         self.global.alloc(bytes, name)
     }
 
-    /// As [`Machine::alloc`], for a workspace the host keeps from product to product: with the
+    /// As [`Emulator::alloc`], for a workspace the host keeps from product to product: with the
     /// sanitizer on, its words are watched (what orders their stores and loads across clusters,
-    /// and what a launch leaves in them for a later product: see [`Machine::take_finding`]).
+    /// and what a launch leaves in them for a later product: see [`Emulator::take_finding`]).
     pub fn alloc_workspace(&mut self, bytes: usize, name: &str) -> u64 {
         let at = self.global.alloc(bytes, name);
         self.workspaces.watch(at, name, bytes);
@@ -353,7 +353,7 @@ impl Machine {
     }
 
     /// Runs kernel `name` to completion; returns what it moved and computed. With
-    /// [`Machine::scale`] set, it runs one block of each kind instead ([`Machine::launch_scaled`]).
+    /// [`Emulator::scale`] set, it runs one block of each kind instead ([`Emulator::launch_scaled`]).
     pub fn launch(&mut self, name: &str, config: Config, args: &[Arg]) -> Result<Traffic, Error> {
         let watched = config.sanitize && !self.scale && self.workspaces.any();
         if let (true, Some(Ok(kernel))) = (watched, self.kernels.get(name)) {
@@ -424,24 +424,24 @@ impl Machine {
                 some.join(", ")
             ));
         }
-        let mut w = watch::Watch::new(request);
+        let mut w = watch::PictureWatch::new(request);
         w.defines = self.defines.clone();
         self.watch = Some(w);
         Ok(())
     }
 
-    /// The accesses the picture asked for with [`Machine::watch`] kept (none if the warp has not
+    /// The accesses the picture asked for with [`Emulator::watch`] kept (none if the warp has not
     /// executed the line yet).
-    pub fn watched(&self) -> Vec<watch::Access> {
-        self.watch.as_ref().map(watch::Watch::accesses).unwrap_or_default()
+    pub fn watched(&self) -> Vec<watch::WarpAccess> {
+        self.watch.as_ref().map(watch::PictureWatch::accesses).unwrap_or_default()
     }
 
-    /// The recordings of the launches since the last call, for the replay ([`Machine::record`]).
+    /// The recordings of the launches since the last call, for the replay ([`Emulator::record`]).
     pub fn take_replays(&mut self) -> Vec<replay::Recorded> {
         std::mem::take(&mut self.replays)
     }
 
-    /// The timeline recorded by the last launch that recorded one ([`Machine::timeline`]).
+    /// The timeline recorded by the last launch that recorded one ([`Emulator::timeline`]).
     pub fn take_timeline(&mut self) -> Option<picture::timeline::Timeline> {
         self.recorded.take()
     }
@@ -695,7 +695,7 @@ mod tests {
     ret;
 }
 ";
-        let mut m = Machine::new(ptx).unwrap();
+        let mut m = Emulator::new(ptx).unwrap();
         let buf = m.alloc(8, "the words");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };
         m.launch("both", one, &[Arg::Ptr(buf)]).unwrap();
@@ -707,7 +707,7 @@ mod tests {
     /// variable of the same name; a kernel of a name already loaded is refused.
     #[test]
     fn a_second_module_runs_on_the_same_memory_with_its_own_variables() {
-        let mut m = Machine::new(&module("first", 5)).unwrap();
+        let mut m = Emulator::new(&module("first", 5)).unwrap();
         m.load(&module("second", 40)).unwrap();
         let buf = m.alloc(4, "the word");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };

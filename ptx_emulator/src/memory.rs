@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Buffer `i` starts at `(i + 1) << BUFFER_SHIFT`; buffer 0 holds the module's own variables.
+/// Allocation `i` starts at `(i + 1) << BUFFER_SHIFT`; buffer 0 holds the module's own variables.
 pub const BUFFER_SHIFT: u32 = 36;
 /// Where the module's `.global` variables live.
 pub const GLOBALS_BASE: u64 = 1 << BUFFER_SHIFT;
@@ -20,16 +20,16 @@ pub const LOCAL_WINDOW: u64 = 1 << 57;
 pub const PARAM_WINDOW: u64 = 3 << 56;
 
 /// One allocation of global memory.
-pub struct Buffer {
+pub struct Allocation {
     words: Box<[AtomicU32]>,
     bytes: usize,
     /// What the host calls it (`A`, `B`, `C`), for messages.
     name: String,
 }
 
-impl Buffer {
+impl Allocation {
     fn new(bytes: usize, name: &str) -> Self {
-        Buffer {
+        Allocation {
             words: (0..bytes.div_ceil(4)).map(|_| AtomicU32::new(0)).collect(),
             bytes,
             name: name.to_owned(),
@@ -40,12 +40,12 @@ impl Buffer {
 /// Every global buffer, found from an address in constant time.
 #[derive(Default)]
 pub struct Global {
-    buffers: Vec<Option<Buffer>>,
+    buffers: Vec<Option<Allocation>>,
 }
 
 /// Where a global access landed: the buffer and the byte offset in it.
 #[derive(Clone, Copy, Debug)]
-pub struct Place {
+pub struct BufferOffset {
     buffer: usize,
     offset: usize,
 }
@@ -53,7 +53,7 @@ pub struct Place {
 impl Global {
     /// A new buffer of `bytes` zeroed bytes called `name`, and its address.
     pub fn alloc(&mut self, bytes: usize, name: &str) -> u64 {
-        self.buffers.push(Some(Buffer::new(bytes, name)));
+        self.buffers.push(Some(Allocation::new(bytes, name)));
         (self.buffers.len() as u64) << BUFFER_SHIFT
     }
 
@@ -115,21 +115,21 @@ impl Global {
 
     /// Where `len` bytes at `address` are, if they lie inside one live buffer.
     #[inline]
-    pub fn place(&self, address: u64, len: usize) -> Option<Place> {
+    pub fn place(&self, address: u64, len: usize) -> Option<BufferOffset> {
         let buffer = self.index(address)?;
         let b = self.buffers.get(buffer)?.as_ref()?;
         let offset = (address & ((1 << BUFFER_SHIFT) - 1)) as usize;
-        (offset + len <= b.bytes).then_some(Place { buffer, offset })
+        (offset + len <= b.bytes).then_some(BufferOffset { buffer, offset })
     }
 
     #[inline]
-    fn word(&self, p: Place, i: usize) -> &AtomicU32 {
+    fn word(&self, p: BufferOffset, i: usize) -> &AtomicU32 {
         &self.buffers[p.buffer].as_ref().expect("placed in a live buffer").words[p.offset / 4 + i]
     }
 
     /// Reads `len` (1, 2, 4 or 8) bytes at an aligned place.
     #[inline]
-    pub fn load(&self, p: Place, len: usize) -> u64 {
+    pub fn load(&self, p: BufferOffset, len: usize) -> u64 {
         match len {
             4 => u64::from(self.word(p, 0).load(Ordering::Relaxed)),
             8 => {
@@ -146,7 +146,7 @@ impl Global {
 
     /// Writes the low `len` bytes of `v` at an aligned place.
     #[inline]
-    pub fn store(&self, p: Place, len: usize, v: u64) {
+    pub fn store(&self, p: BufferOffset, len: usize, v: u64) {
         match len {
             4 => self.word(p, 0).store(v as u32, Ordering::Relaxed),
             8 => {
@@ -165,12 +165,12 @@ impl Global {
 
     /// An atomic read-modify-write of the 4-byte word at an aligned place: `f` gives the new
     /// value from the old, which is returned.
-    pub fn update32(&self, p: Place, f: impl Fn(u32) -> u32) -> u32 {
+    pub fn update32(&self, p: BufferOffset, f: impl Fn(u32) -> u32) -> u32 {
         self.word(p, 0).fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| Some(f(w))).unwrap_or_else(|w| w)
     }
 
     /// The same for an 8-byte word (two 4-byte halves, under a lock-free retry on the low one).
-    pub fn update64(&self, p: Place, f: impl Fn(u64) -> u64) -> u64 {
+    pub fn update64(&self, p: BufferOffset, f: impl Fn(u64) -> u64) -> u64 {
         loop {
             let old = self.load(p, 8);
             let new = f(old);

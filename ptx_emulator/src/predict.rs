@@ -34,7 +34,7 @@ pub const LINES_CHECKED: f64 = 17.0;
 
 /// What the model needs of a launch besides its counts.
 #[derive(Clone, Copy, Debug)]
-pub struct Shape {
+pub struct LaunchFacts {
     /// Blocks of the grid, and how many an SM holds at once (its resources allow).
     pub blocks: u64,
     pub resident: u32,
@@ -47,7 +47,7 @@ pub struct Shape {
 /// The limits the model weighs, each in seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Limit {
+pub enum Bottleneck {
     /// Instruction issue (its FP32 share is given beside it).
     Issue,
     TensorCores,
@@ -61,16 +61,16 @@ pub enum Limit {
     Launch,
 }
 
-impl Limit {
+impl Bottleneck {
     pub fn name(self) -> &'static str {
         match self {
-            Limit::Issue => "instruction issue",
-            Limit::TensorCores => "tensor-core issue",
-            Limit::L1 => "shared-memory and L1 wavefronts",
-            Limit::L2 => "L2 bytes",
-            Limit::Dram => "DRAM bytes",
-            Limit::Latency => "latency at this occupancy",
-            Limit::Launch => "the launch itself",
+            Bottleneck::Issue => "instruction issue",
+            Bottleneck::TensorCores => "tensor-core issue",
+            Bottleneck::L1 => "shared-memory and L1 wavefronts",
+            Bottleneck::L2 => "L2 bytes",
+            Bottleneck::Dram => "DRAM bytes",
+            Bottleneck::Latency => "latency at this occupancy",
+            Bottleneck::Launch => "the launch itself",
         }
     }
 }
@@ -79,9 +79,9 @@ impl Limit {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Prediction {
     pub seconds: f64,
-    pub limit: Limit,
-    /// Every limit's time, in the order of [`Limit`].
-    pub terms: Vec<(Limit, f64)>,
+    pub limit: Bottleneck,
+    /// Every limit's time, in the order of [`Bottleneck`].
+    pub terms: Vec<(Bottleneck, f64)>,
     pub clock_mhz: f64,
     /// The share of FP32 instructions among those issued, and of those that are neither FP32,
     /// memory nor tensor-core instructions.
@@ -126,12 +126,12 @@ pub struct Replay {
     pub dram_latency: f64,
     /// The share of the replayed time each unit was busy: issue (of its sustained rate), the
     /// L1's data path, the busiest tensor core, the SM's share of the L2.
-    pub issue: f64,
-    pub l1: f64,
-    pub tensor: f64,
-    pub l2: f64,
+    pub issue_busy: f64,
+    pub l1_busy: f64,
+    pub tensor_busy: f64,
+    pub l2_busy: f64,
     /// What the warps waited for, as shares of their waits.
-    pub waits: crate::replay::Waits,
+    pub waits: crate::replay::WaitClocks,
     /// How long the replay took on this machine (seconds).
     pub seconds: f64,
 }
@@ -142,13 +142,13 @@ pub const BUSY: f64 = 0.6;
 
 impl Profile {
     /// The model, for a launch of `shape` that counted `t`.
-    pub fn predict(&self, t: &Traffic, shape: Shape) -> Prediction {
+    pub fn predict(&self, t: &Traffic, shape: LaunchFacts) -> Prediction {
         self.predict_serialized(t, shape, false)
     }
 
     /// [`Gpu::predict`], where `serialized_wgmma` says ptxas serialised the kernel's wgmma (its
     /// advisories say so): each waits for the one before it of its warpgroup.
-    pub fn predict_serialized(&self, t: &Traffic, shape: Shape, serialized_wgmma: bool) -> Prediction {
+    pub fn predict_serialized(&self, t: &Traffic, shape: LaunchFacts, serialized_wgmma: bool) -> Prediction {
         let blocks = shape.blocks.max(1) as f64;
         let sms = f64::from(self.sms);
         // The busiest SM's blocks, and the rounds of resident blocks it runs them in.
@@ -160,9 +160,9 @@ impl Profile {
         // Cycles one block needs of each of the SM's units.
         let issue = per_block(t.warp_instructions) / self.sm.issue;
         let tensor_work = per_block(t.mma_sync_flops) / self.sm.mma_sync_rate
-            + per_block(t.wgmma_tf32_flops) / self.sm.wgmma_tf32
-            + per_block(t.wgmma_16bit_flops) / self.sm.wgmma_half
-            + per_block(t.wgmma_int8_ops) / self.sm.wgmma_int8;
+            + per_block(t.wgmma_tf32_flops) / self.sm.wgmma_tf32_rate
+            + per_block(t.wgmma_16bit_flops) / self.sm.wgmma_16bit_rate
+            + per_block(t.wgmma_int8_ops) / self.sm.wgmma_int8_rate;
         // Serialised wgmma: after each of a warpgroup's (a warpgroup's instruction counts four
         // warps'), the tensor cores wait out the pipeline's drain before the next may start.
         let drains = if serialized_wgmma { per_block(t.wgmma_instructions) / 4.0 } else { 0.0 };
@@ -173,9 +173,9 @@ impl Profile {
         // its lanes touch.
         let requests = t.global_load_requests + t.global_store_requests + t.async_copy_requests;
         let further_lines = t.global_lines.saturating_sub(requests);
-        let l1 = per_block(t.shared_load_wavefronts + t.shared_store_wavefronts) / self.sm.wavefronts
-            + per_block(requests) / self.sm.requests
-            + per_block(further_lines) / self.sm.lines;
+        let l1 = per_block(t.shared_load_wavefronts + t.shared_store_wavefronts) / self.sm.l1_wavefront_rate
+            + per_block(requests) / self.sm.l1_request_rate
+            + per_block(further_lines) / self.sm.l1_line_rate;
         let busiest = issue.max(tensor).max(l1);
         // Each loading phase waits once, all of the latency, or what is left of it after the
         // phase's work where the block computes after its loads (a prefetch); `r` blocks side by
@@ -188,9 +188,9 @@ impl Profile {
         // Where blocks differ, the busiest SM holds at least the busiest block.
         let most_issue = t.most_block_instructions as f64 / self.sm.issue;
         let most_tensor = t.most_block_mma_sync_flops as f64 / self.sm.mma_sync_rate
-            + t.most_block_wgmma_tf32_flops as f64 / self.sm.wgmma_tf32
-            + t.most_block_wgmma_16bit_flops as f64 / self.sm.wgmma_half
-            + t.most_block_wgmma_int8_ops as f64 / self.sm.wgmma_int8;
+            + t.most_block_wgmma_tf32_flops as f64 / self.sm.wgmma_tf32_rate
+            + t.most_block_wgmma_16bit_flops as f64 / self.sm.wgmma_16bit_rate
+            + t.most_block_wgmma_int8_ops as f64 / self.sm.wgmma_int8_rate;
         let sm_cycles = |c: f64| n * c;
         let (issue_sm, tensor_sm) = (sm_cycles(issue).max(most_issue), sm_cycles(tensor).max(most_tensor));
         let l2_read_sectors = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
@@ -214,16 +214,16 @@ impl Profile {
         let hz = mhz * 1e6;
 
         let terms = vec![
-            (Limit::Issue, issue_sm / hz),
-            (Limit::TensorCores, tensor_sm / hz),
-            (Limit::L1, sm_cycles(l1) / hz),
-            (Limit::L2, l2_time),
-            (Limit::Dram, shape.compulsory_bytes as f64 / self.memory.dram_rate),
-            (Limit::Latency, latency_cycles / hz),
-            (Limit::Launch, self.launch),
+            (Bottleneck::Issue, issue_sm / hz),
+            (Bottleneck::TensorCores, tensor_sm / hz),
+            (Bottleneck::L1, sm_cycles(l1) / hz),
+            (Bottleneck::L2, l2_time),
+            (Bottleneck::Dram, shape.compulsory_bytes as f64 / self.memory.dram_rate),
+            (Bottleneck::Latency, latency_cycles / hz),
+            (Bottleneck::Launch, self.launch),
         ];
         let (limit, seconds) =
-            terms.iter().copied().fold((Limit::Launch, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+            terms.iter().copied().fold((Bottleneck::Launch, 0.0), |a, b| if b.1 > a.1 { b } else { a });
 
         // Instructions that are none of the FP32 pipe's, the memories' or the tensor cores': the
         // integer and control work the labs' kernels do little of.
@@ -282,14 +282,14 @@ impl Profile {
             l2_read_sectors,
             l2_written_sectors,
             unchecked,
-            floor: matches!(limit, Limit::L2 | Limit::Dram),
+            floor: matches!(limit, Bottleneck::L2 | Bottleneck::Dram),
             replay: None,
         }
     }
 
     /// The share of `rec`'s L2 reads that come from DRAM: its footprint's estimate
     /// ([`crate::replay::Footprint::misses`]) for the clusters the GPU runs at once.
-    pub fn l2_miss(&self, rec: &crate::replay::Recorded, t: &Traffic, shape: Shape) -> f64 {
+    pub fn l2_miss(&self, rec: &crate::replay::Recorded, t: &Traffic, shape: LaunchFacts) -> f64 {
         let cluster = u64::from(rec.cluster.max(1));
         let wave = (u64::from(self.sms) / cluster).max(1) * u64::from(shape.resident.max(1));
         let reads = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
@@ -309,7 +309,7 @@ impl Profile {
     pub fn predict_replayed(
         &self,
         t: &Traffic,
-        shape: Shape,
+        shape: LaunchFacts,
         recorded: &[crate::replay::Recorded],
         serialized_wgmma: bool,
     ) -> Prediction {
@@ -367,13 +367,13 @@ impl Profile {
                 w.asynchronous += o.waited.asynchronous;
             }
             let span = replayed_cycles.max(1.0);
-            r.issue = issued / span / self.sm.issue;
-            r.l1 = l1 / span;
-            r.tensor = tensor / span;
-            r.l2 = l2 / span;
+            r.issue_busy = issued / span / self.sm.issue;
+            r.l1_busy = l1 / span;
+            r.tensor_busy = tensor / span;
+            r.l2_busy = l2 / span;
             // The clock: lowered by the share of the time the tensor cores work, where enough SMs
             // work to hold the GPU at its power limit (a grid of a few blocks leaves it at SIMT's).
-            let mhz = self.clock_mhz(r.tensor * filled);
+            let mhz = self.clock_mhz(r.tensor_busy * filled);
             let wanted = self.simt_mhz / mhz;
             if (wanted - l2_clock).abs() < 0.01 || tries == 4 {
                 break (r, mhz);
@@ -384,21 +384,25 @@ impl Profile {
         // DRAM moves each operand once, and no more than the launch asks of the L2 (a kernel
         // that reads neither A nor B moves only what it writes).
         let dram = (shape.compulsory_bytes as f64).min(l2_bytes) / self.memory.dram_rate;
-        let units =
-            [(Limit::Issue, r.issue), (Limit::L1, r.l1), (Limit::TensorCores, r.tensor), (Limit::L2, r.l2)];
+        let units = [
+            (Bottleneck::Issue, r.issue_busy),
+            (Bottleneck::L1, r.l1_busy),
+            (Bottleneck::TensorCores, r.tensor_busy),
+            (Bottleneck::L2, r.l2_busy),
+        ];
         let (busiest, share) =
-            units.iter().copied().fold((Limit::Latency, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-        let mut limit = if share >= BUSY { busiest } else { Limit::Latency };
+            units.iter().copied().fold((Bottleneck::Latency, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        let mut limit = if share >= BUSY { busiest } else { Bottleneck::Latency };
         let mut seconds = sm_time + self.launch_gap;
         if dram > seconds {
-            (limit, seconds) = (Limit::Dram, dram);
+            (limit, seconds) = (Bottleneck::Dram, dram);
         }
         if self.launch > seconds {
-            (limit, seconds) = (Limit::Launch, self.launch);
+            (limit, seconds) = (Bottleneck::Launch, self.launch);
         }
         p.seconds = seconds;
         p.limit = limit;
-        p.floor = matches!(limit, Limit::L2 | Limit::Dram);
+        p.floor = matches!(limit, Bottleneck::L2 | Bottleneck::Dram);
         p.clock_mhz = mhz;
         r.seconds = started.elapsed().as_secs_f64();
         p.replay = Some(r);
@@ -422,9 +426,11 @@ mod tests {
 
     #[test]
     fn issue_bound_work_takes_its_instructions_over_the_issue_rate() {
-        let p = H100
-            .predict(&fma_launch(), Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
-        assert_eq!(p.limit, Limit::Issue);
+        let p = H100.predict(
+            &fma_launch(),
+            LaunchFacts { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 },
+        );
+        assert_eq!(p.limit, Bottleneck::Issue);
         // Two blocks an SM, 4,000,000 / 3.38 cycles each, at 1980 MHz.
         assert!((p.seconds - 2.0 * 4.0e6 / 3.38 / 1.98e9).abs() < 1e-12, "{}", p.seconds);
         assert!((p.fp32_share - 0.75).abs() < 1e-12);
@@ -436,7 +442,7 @@ mod tests {
         let mut t = fma_launch();
         t.blocks = 265;
         t.warp_instructions = 265 * 4_000_000;
-        let p = H100.predict(&t, Shape { blocks: 265, resident: 2, registers: 0, compulsory_bytes: 0 });
+        let p = H100.predict(&t, LaunchFacts { blocks: 265, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!((p.seconds - 3.0 * 4.0e6 / 3.38 / 1.98e9).abs() < 1e-12, "three blocks on the busiest SM");
         assert!(p.wave_fill < 0.7);
     }
@@ -450,8 +456,9 @@ mod tests {
             load_phases: 132 * 1000,
             ..Default::default()
         };
-        let alone = H100.predict(&t, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
-        assert_eq!(alone.limit, Limit::Latency);
+        let alone =
+            H100.predict(&t, LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
+        assert_eq!(alone.limit, Bottleneck::Latency);
         assert!((alone.seconds - 1000.0 * (100.0 + 284.0) / 1.98e9).abs() < 1e-11);
         // Eight blocks an SM, four at a time: two rounds, each one block's waits and work.
         let t8 = Traffic {
@@ -460,10 +467,11 @@ mod tests {
             load_phases: 1056 * 1000,
             ..Default::default()
         };
-        let four = H100.predict(&t8, Shape { blocks: 1056, resident: 4, registers: 0, compulsory_bytes: 0 });
+        let four =
+            H100.predict(&t8, LaunchFacts { blocks: 1056, resident: 4, registers: 0, compulsory_bytes: 0 });
         // Latency: 2 rounds × (284 + 100,000 cycles of waits and work) = 766,000 cycles; issue:
         // 8 blocks × 100,000 = 800,000.
-        assert_eq!(four.limit, Limit::Issue, "four blocks side by side cover each other's waits");
+        assert_eq!(four.limit, Bottleneck::Issue, "four blocks side by side cover each other's waits");
         assert!((four.seconds - 8.0 * 100_000.0 / 1.98e9).abs() < 1e-11);
     }
 
@@ -479,11 +487,11 @@ mod tests {
             wgmma_tf32_flops: 132 * 2 * 1000 * 262_144,
             ..Default::default()
         };
-        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
+        let shape = LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let plain = H100.predict(&t, shape);
         assert!(plain.unchecked.is_empty(), "{:?}", plain.unchecked);
         let serial = H100.predict_serialized(&t, shape, true);
-        assert_eq!(serial.limit, Limit::TensorCores);
+        assert_eq!(serial.limit, Bottleneck::TensorCores);
         let cycles = |p: &Prediction| p.seconds * p.clock_mhz * 1e6;
         let drains = 2.0 * 1000.0 * WGMMA_DRAIN_ESTIMATE;
         assert!((cycles(&serial) - cycles(&plain) - drains).abs() < 1.0, "{plain:?} {serial:?}");
@@ -500,19 +508,21 @@ mod tests {
             wgmma_tf32_flops: 132 * 2048 * 1_000_000,
             ..Default::default()
         };
-        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
-        assert_eq!(p.limit, Limit::TensorCores);
+        let p = H100.predict(&t, LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
+        assert_eq!(p.limit, Bottleneck::TensorCores);
         assert!((p.clock_mhz - 1420.0).abs() < 1.0, "busy throughout: the tensor clock");
         assert!((p.seconds - 1.0e6 / 1.42e9).abs() < 1e-9);
         let d = Traffic { blocks: 132, warp_instructions: 132, ..Default::default() };
-        let p = H100
-            .predict(&d, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 3_090_000_000 });
-        assert_eq!(p.limit, Limit::Dram);
+        let p = H100.predict(
+            &d,
+            LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 3_090_000_000 },
+        );
+        assert_eq!(p.limit, Bottleneck::Dram);
         assert!((p.seconds - 1e-3).abs() < 1e-12);
         assert!(
             H200.predict(
                 &d,
-                Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 3_090_000_000 }
+                LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 3_090_000_000 }
             )
             .seconds
                 < 1e-3
@@ -530,13 +540,13 @@ mod tests {
             ..Default::default()
         };
         let prefetch = Traffic { overlapped_phases: 132 * 1000, ..plain };
-        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
+        let shape = LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let (a, b) = (H100.predict(&plain, shape), H100.predict(&prefetch, shape));
         assert!((a.seconds - 1000.0 * (284.0 + 100.0) / 1.98e9).abs() < 1e-11);
         assert!((b.seconds - (1000.0 * (284.0 - 100.0) + 100_000.0) / 1.98e9).abs() < 1e-11, "{}", b.seconds);
         // Work longer than the latency hides it all: the issue term sets the time.
         let long = Traffic { warp_instructions: 132 * 3_380_000, ..prefetch };
-        assert_eq!(H100.predict(&long, shape).limit, Limit::Issue);
+        assert_eq!(H100.predict(&long, shape).limit, Bottleneck::Issue);
     }
 
     #[test]
@@ -548,28 +558,32 @@ mod tests {
             most_block_instructions: 3_380_000,
             ..Default::default()
         };
-        let p = H100.predict(&t, Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
+        let p = H100.predict(&t, LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
         assert!((p.seconds - 1.0e6 / 1.98e9).abs() < 1e-11, "{}", p.seconds);
     }
 
     #[test]
     fn what_the_labs_never_did_is_named_not_hidden() {
         let lab = fma_launch();
-        let p = H100.predict(&lab, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
+        let p =
+            H100.predict(&lab, LaunchFacts { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.is_empty(), "{:?}", p.unchecked);
         let atomics = Traffic { atomic_requests: 264 * 100_000, ..fma_launch() };
-        let p = H100.predict(&atomics, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
+        let p = H100
+            .predict(&atomics, LaunchFacts { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.iter().any(|u| u.contains("atomic")), "{:?}", p.unchecked);
         // Integer work alone: none of its instructions are FP32, memory or tensor-core ones.
         let scattered = Traffic { global_load_requests: 264, global_lines: 264 * 32, ..fma_launch() };
-        let p =
-            H100.predict(&scattered, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
+        let p = H100
+            .predict(&scattered, LaunchFacts { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.iter().any(|u| u.contains("32.0 lines")), "{:?}", p.unchecked);
         let checked = Traffic { global_load_requests: 264, global_lines: 264 * 17, ..fma_launch() };
-        let p = H100.predict(&checked, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
+        let p = H100
+            .predict(&checked, LaunchFacts { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.unchecked.is_empty(), "{:?}", p.unchecked);
         let integer = Traffic { fp32_instructions: 0, ..fma_launch() };
-        let p = H100.predict(&integer, Shape { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
+        let p = H100
+            .predict(&integer, LaunchFacts { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 });
         assert!(p.other_share > OTHER_CHECKED_SIMT && p.unchecked.iter().any(|u| u.contains("integer")));
     }
 
@@ -585,9 +599,9 @@ mod tests {
             ..Default::default()
         };
         let row = Traffic { global_lines: 132 * 1000, ..column };
-        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
+        let shape = LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let (c, r) = (H100.predict(&column, shape), H100.predict(&row, shape));
-        assert_eq!(c.limit, Limit::L1);
+        assert_eq!(c.limit, Bottleneck::L1);
         // 1,000 requests over 0.93 a clock, and 31,000 further lines at one a clock.
         let cycles = 1000.0 / 0.93 + 31_000.0;
         assert!((c.seconds - cycles / 1.98e9).abs() < 1e-12, "{}", c.seconds);
@@ -603,7 +617,7 @@ mod tests {
             load_phases: 132 * 1000,
             ..Default::default()
         };
-        let shape = Shape { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
+        let shape = LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let p = H100.predict(&quiet, shape);
         assert_eq!(p.load_latency, H100.memory.l2_latency.idle(), "an idle L2: its idle latency");
         // The same with L2 traffic that takes half the idle time at the L2's bandwidth: the
@@ -620,8 +634,8 @@ mod tests {
     fn an_empty_launch_costs_a_launch() {
         let p = H100.predict(
             &Traffic::default(),
-            Shape { blocks: 1, resident: 1, registers: 0, compulsory_bytes: 0 },
+            LaunchFacts { blocks: 1, resident: 1, registers: 0, compulsory_bytes: 0 },
         );
-        assert_eq!(p.limit, Limit::Launch);
+        assert_eq!(p.limit, Bottleneck::Launch);
     }
 }

@@ -133,36 +133,36 @@ pub const H100: Profile = Profile {
     launch_gap: 1.96e-6, // latency.cu `spin`: 1.88–1.96 µs beyond 10 and 50 µs kernels
     wgmma_drain: WGMMA_DRAIN_ESTIMATE,
     sm: Sm {
-        schedulers: 4,         // published
-        issue: 3.38,           // throughput.cu `outer`: 3.38–3.39 instructions a clock
-        fp32: 4.1,             // latency.cu: ffma and fadd dependent, 4.1
-        alu: 4.1,              // latency.cu: imad, iadd, lop3 and shf dependent, 4.1 each
-        slow: 22.1,            // latency.cu: cvt.rna.tf32.f32 dependent (three machine instructions)
-        param: 4.1,            // estimate: ptxas folds parameters into constant operands
-        exchange: 26.0,        // latency.cu: shfl.sync dependent, 26.0
-        shared: 23.0,          // latency.cu: shared load dependent, 23.0 (23.4 at 128 bits)
-        l1_hit: 32.0,          // latency.cu: L1 hit dependent, 32.0
-        local_l1: 29.0,        // latency.cu: local memory dependent (L1), 29.0
-        mma_sync: 24.4,        // latency.cu: mma.sync m16n8k8 tf32 dependent, 24.4
-        mma_sync_rate: 1350.0, // throughput.cu `mma_sync`: 1348–1351 FLOPs a clock
-        wgmma_tf32: 2048.0,    // published: 494.7 TFLOP/s dense at 1830 MHz over 132 SMs
-        wgmma_half: 4096.0,    // published: 989.4 TFLOP/s dense
-        wgmma_int8: 8192.0,    // published: 1978.9 TOPS dense
-        wgmma_latency: 60.0,   // latency.cu: a round less the pipe's cycles, 118.0 − 64.3, 195.3 − 127.9
-        barrier: 12.3,         // latency.cu: bar.sync, 28.3 cycles at 8 warps and 76.3 at 32:
-        barrier_per_warp: 2.0, //   12.3 + 2.0 a warp
-        mbarrier: 120.0,       // latency.cu: mbarrier arrive + try_wait, 120.1 a round
-        tma: 273.0,            // latency.cu: 1 KiB bulk copy + mbarrier, 425.5 a round, less the
+        schedulers: 4,            // published
+        issue: 3.38,              // throughput.cu `outer`: 3.38–3.39 instructions a clock
+        fp32: 4.1,                // latency.cu: ffma and fadd dependent, 4.1
+        alu: 4.1,                 // latency.cu: imad, iadd, lop3 and shf dependent, 4.1 each
+        slow: 22.1,               // latency.cu: cvt.rna.tf32.f32 dependent (three machine instructions)
+        param: 4.1,               // estimate: ptxas folds parameters into constant operands
+        exchange: 26.0,           // latency.cu: shfl.sync dependent, 26.0
+        shared: 23.0,             // latency.cu: shared load dependent, 23.0 (23.4 at 128 bits)
+        l1_hit: 32.0,             // latency.cu: L1 hit dependent, 32.0
+        local_l1: 29.0,           // latency.cu: local memory dependent (L1), 29.0
+        mma_sync_latency: 24.4,   // latency.cu: mma.sync m16n8k8 tf32 dependent, 24.4
+        mma_sync_rate: 1350.0,    // throughput.cu `mma_sync`: 1348–1351 FLOPs a clock
+        wgmma_tf32_rate: 2048.0,  // published: 494.7 TFLOP/s dense at 1830 MHz over 132 SMs
+        wgmma_16bit_rate: 4096.0, // published: 989.4 TFLOP/s dense
+        wgmma_int8_rate: 8192.0,  // published: 1978.9 TOPS dense
+        wgmma_latency: 60.0,      // latency.cu: a round less the pipe's cycles, 118.0 − 64.3, 195.3 − 127.9
+        barrier: 12.3,            // latency.cu: bar.sync, 28.3 cycles at 8 warps and 76.3 at 32:
+        barrier_per_warp: 2.0,    //   12.3 + 2.0 a warp
+        mbarrier: 120.0,          // latency.cu: mbarrier arrive + try_wait, 120.1 a round
+        tma: 273.0,               // latency.cu: 1 KiB bulk copy + mbarrier, 425.5 a round, less the
         //                        shared read (23.0), the bytes (9.4) and the mbarrier (120.0)
-        wavefronts: 1.0,       // published: 128 bytes a clock an SM
-        requests: 0.93,        // throughput.cu `l1_requests`: 0.929 a clock
-        lines: 1.0,            // throughput.cu `l1_lines`: 0.995–0.999 a clock
-        l1_bytes: 256 * 1024,  // published
-        l2_rate_one_sm: 109.0, // latency.cu: bulk copies of 1 and 16 KiB, (565.6 − 425.5) clocks for 15 KiB
-        registers: 65_536,     // published: per SM
-        warps: 64,             // published: resident warps per SM
-        shared_bytes: 233_472, // published: 228 KiB of shared memory per SM
-        blocks: 32,            // published: resident blocks per SM
+        l1_wavefront_rate: 1.0, // published: 128 bytes a clock an SM
+        l1_request_rate: 0.93,  // throughput.cu `l1_requests`: 0.929 a clock
+        l1_line_rate: 1.0,      // throughput.cu `l1_lines`: 0.995–0.999 a clock
+        l1_bytes: 256 * 1024,   // published
+        l2_rate_one_sm: 109.0,  // latency.cu: bulk copies of 1 and 16 KiB, (565.6 − 425.5) clocks for 15 KiB
+        registers: 65_536,      // published: per SM
+        warps: 64,              // published: resident warps per SM
+        shared_bytes: 233_472,  // published: 228 KiB of shared memory per SM
+        blocks: 32,             // published: resident blocks per SM
         carveouts: &[0, 8, 16, 32, 64, 100, 132, 164, 196, 228], // published: KiB
     },
     memory: Memory {
@@ -309,13 +309,13 @@ pub struct Sm {
     pub l1_hit: f64,
     pub local_l1: f64,
     /// `mma.sync` m16n8k8 (TF32): its latency, and the FLOPs an SM does a clock.
-    pub mma_sync: f64,
+    pub mma_sync_latency: f64,
     pub mma_sync_rate: f64,
     /// wgmma: FLOPs (operations for INT8) an SM does a clock by operand kind, and the cycles
     /// from the tensor cores finishing a product to its group's wait seeing it.
-    pub wgmma_tf32: f64,
-    pub wgmma_half: f64,
-    pub wgmma_int8: f64,
+    pub wgmma_tf32_rate: f64,
+    pub wgmma_16bit_rate: f64,
+    pub wgmma_int8_rate: f64,
     pub wgmma_latency: f64,
     /// A `bar.sync`: from the last warp's arrival to the warps going on, a base and a warp.
     pub barrier: f64,
@@ -326,9 +326,9 @@ pub struct Sm {
     pub tma: f64,
     /// The L1's data path: shared wavefronts a clock, global requests a clock, and the further
     /// 128-byte lines of a request a clock.
-    pub wavefronts: f64,
-    pub requests: f64,
-    pub lines: f64,
+    pub l1_wavefront_rate: f64,
+    pub l1_request_rate: f64,
+    pub l1_line_rate: f64,
     /// The L1's bytes (256 KiB shared with shared memory), what a block's shared memory takes of
     /// it is rounded up to the carve-outs.
     pub l1_bytes: u32,

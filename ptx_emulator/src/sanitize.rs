@@ -9,7 +9,7 @@
 
 /// Who touched one word in which epoch (`NONE` for nobody).
 #[derive(Clone, Copy)]
-struct Word {
+struct WordTouch {
     write_epoch: u32,
     writer: u32,
     write_pc: u32,
@@ -28,7 +28,7 @@ struct Word {
 
 const NONE: u32 = u32::MAX;
 
-const FRESH: Word = Word {
+const FRESH: WordTouch = WordTouch {
     write_epoch: NONE,
     writer: NONE,
     write_pc: 0,
@@ -44,25 +44,25 @@ const FRESH: Word = Word {
 
 /// The shadow of a block's shared memory.
 pub struct Shadow {
-    words: Vec<Word>,
+    words: Vec<WordTouch>,
     epoch: u32,
     /// For each word, the `cp.async` that will write it and has not landed yet (thread NONE:
     /// none).
-    pending: Vec<Pending>,
+    pending: Vec<CopyInFlight>,
 }
 
 /// A `cp.async` in flight to a word: its thread and instruction, the epoch it was issued in, and
 /// whether the word had been read in that epoch before it (the copy overwrites a buffer whose
 /// reads no barrier has ended yet).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pending {
+pub struct CopyInFlight {
     pub thread: u32,
     pub pc: u32,
     pub epoch: u32,
     pub after_reads: bool,
 }
 
-const NO_COPY: Pending = Pending { thread: NONE, pc: 0, epoch: 0, after_reads: false };
+const NO_COPY: CopyInFlight = CopyInFlight { thread: NONE, pc: 0, epoch: 0, after_reads: false };
 
 impl Shadow {
     pub fn new(words: usize) -> Self {
@@ -80,7 +80,7 @@ impl Shadow {
     pub fn issue(&mut self, word: usize, thread: u32, pc: u32) {
         let after_reads = self.words.get(word).is_some_and(|w| w.read_epoch == self.epoch);
         if let Some(p) = self.pending.get_mut(word) {
-            *p = Pending { thread, pc, epoch: self.epoch, after_reads };
+            *p = CopyInFlight { thread, pc, epoch: self.epoch, after_reads };
         }
     }
 
@@ -92,13 +92,13 @@ impl Shadow {
     }
 
     /// The copy in flight to `word`, if there is one.
-    pub fn in_flight(&self, word: usize) -> Option<Pending> {
+    pub fn in_flight(&self, word: usize) -> Option<CopyInFlight> {
         self.pending.get(word).copied().filter(|p| p.thread != NONE)
     }
 
     /// Whether a copy in flight was issued after reads of its word that no barrier has ended
     /// since: a read of the word now is one of those reads, not a read of the copy's bytes.
-    pub fn overwrites_reads(&self, p: &Pending) -> bool {
+    pub fn overwrites_reads(&self, p: &CopyInFlight) -> bool {
         p.after_reads && p.epoch == self.epoch
     }
 

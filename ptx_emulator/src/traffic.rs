@@ -97,7 +97,7 @@ pub struct Traffic {
     /// Instructions executed, counted once per warp and once per active thread.
     pub warp_instructions: u64,
     pub thread_instructions: u64,
-    /// For a scaled launch ([`crate::Machine::scale`]): the blocks emulated, and the blocks of the
+    /// For a scaled launch ([`crate::Emulator::scale`]): the blocks emulated, and the blocks of the
     /// grid their counts were multiplied out to; both 0 for a launch emulated whole.
     pub scaled_ran: u64,
     pub scaled_of: u64,

@@ -89,7 +89,7 @@ pub fn pictured(op: &Op) -> bool {
 
 /// What a picture shows of memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum PictureKind {
     /// A global load or store (or a generic one that lands in global memory), or a `cp.async`'s
     /// global read.
     Global,
@@ -101,13 +101,13 @@ pub enum Kind {
 
 /// One warp's one instruction, as the emulator executed and counted it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Access {
+pub struct WarpAccess {
     /// `file:line`, and the PTX instruction.
     pub at: String,
     pub opcode: String,
     pub block: [u32; 3],
     pub warp: u32,
-    pub kind: Kind,
+    pub kind: PictureKind,
     pub write: bool,
     /// Bytes each lane moves (as the emulator counts the access: a shared load that the machine
     /// code joins with its neighbours counts the joined width).
@@ -127,7 +127,7 @@ pub struct Access {
     /// The matrix and the source's names for what the lanes reach.
     pub named: Named,
     /// Where each lane's first word lies (in the order of `lanes`; empty where nothing is known).
-    pub places: Vec<Place>,
+    pub places: Vec<LaneWord>,
 }
 
 /// What an access reaches, named as the kernel names it.
@@ -152,7 +152,7 @@ pub struct Named {
 
 /// Where one lane's first word lies.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Place {
+pub struct LaneWord {
     /// The element (row, column) of [`Named::matrix`].
     pub element: Option<(i64, i64)>,
     /// Its [row][column] in the shared array as the source declares it; or in a swizzled box,
@@ -170,30 +170,45 @@ pub struct Pass {
     pub wavefronts: u64,
 }
 
-impl Access {
+impl WarpAccess {
     /// A global access of `bytes` a lane at `lanes`' addresses, counted as the run counts it.
-    pub fn global(head: Head, bytes: u32, lanes: Vec<(u32, u64)>) -> Access {
+    pub fn global(head: Head, bytes: u32, lanes: Vec<(u32, u64)>) -> WarpAccess {
         let mut scratch: Vec<u64> = lanes.iter().map(|&(_, a)| a).collect();
         let sectors = traffic::sectors(&mut scratch, u64::from(bytes));
         let lines = traffic::lines(&scratch).max(1);
-        Access { kind: Kind::Global, bytes, lanes, requests: 1, sectors, lines, ..Access::empty(head) }
+        WarpAccess {
+            kind: PictureKind::Global,
+            bytes,
+            lanes,
+            requests: 1,
+            sectors,
+            lines,
+            ..WarpAccess::empty(head)
+        }
     }
 
     /// A shared access of `bytes` a lane at `lanes`' offsets, counted as the run counts it.
-    pub fn shared(head: Head, bytes: u32, lanes: Vec<(u32, u64)>) -> Access {
+    pub fn shared(head: Head, bytes: u32, lanes: Vec<(u32, u64)>) -> WarpAccess {
         let pairs: Vec<(u32, u32)> = lanes.iter().map(|&(l, a)| (l, a as u32)).collect();
         let wavefronts = traffic::shared_wavefronts(&pairs, bytes);
-        Access { kind: Kind::Shared, bytes, lanes, requests: 1, wavefronts, ..Access::empty(head) }
+        WarpAccess {
+            kind: PictureKind::Shared,
+            bytes,
+            lanes,
+            requests: 1,
+            wavefronts,
+            ..WarpAccess::empty(head)
+        }
     }
 
     /// The head and nothing counted.
-    pub fn empty(head: Head) -> Access {
-        Access {
+    pub fn empty(head: Head) -> WarpAccess {
+        WarpAccess {
             at: head.at,
             opcode: head.opcode,
             block: head.block,
             warp: head.warp,
-            kind: Kind::Shared,
+            kind: PictureKind::Shared,
             write: head.write,
             bytes: 0,
             lanes: Vec::new(),
@@ -209,8 +224,8 @@ impl Access {
 
     /// Whether `other` is the same access moved: the same kind, width and lanes, each lane's
     /// address moved by the same amount.
-    pub fn same_pattern(&self, other: &Access) -> bool {
-        let moved = |a: &Access| -> Vec<(u32, u64)> {
+    pub fn same_pattern(&self, other: &WarpAccess) -> bool {
+        let moved = |a: &WarpAccess| -> Vec<(u32, u64)> {
             let first = a.lanes.first().map_or(0, |l| l.1);
             a.lanes.iter().map(|&(l, x)| (l, x.wrapping_sub(first))).collect()
         };
@@ -270,11 +285,11 @@ impl Access {
     /// matrix); none for a global access.
     pub fn passes(&self) -> Vec<Pass> {
         match self.kind {
-            Kind::Global => Vec::new(),
-            Kind::Matrix => (0..self.wavefronts as u32)
+            PictureKind::Global => Vec::new(),
+            PictureKind::Matrix => (0..self.wavefronts as u32)
                 .map(|m| Pass { from: 8 * m, to: 8 * m + 8, wavefronts: 1 })
                 .collect(),
-            Kind::Shared => {
+            PictureKind::Shared => {
                 let pairs: Vec<(u32, u32)> = self.lanes.iter().map(|&(l, a)| (l, a as u32)).collect();
                 traffic::shared_passes(&pairs, self.bytes)
                     .into_iter()
@@ -284,10 +299,10 @@ impl Access {
         }
     }
 
-    /// [`Access::bank_words`] of the lanes `from..to` alone: one pass's.
+    /// [`WarpAccess::bank_words`] of the lanes `from..to` alone: one pass's.
     pub fn pass_bank_words(&self, pass: &Pass) -> Vec<Vec<(u64, Vec<u32>)>> {
         let lanes = self.lanes.iter().filter(|(l, _)| (pass.from..pass.to).contains(l)).copied().collect();
-        Access { lanes, places: Vec::new(), named: Named::default(), ..self.clone() }.bank_words()
+        WarpAccess { lanes, places: Vec::new(), named: Named::default(), ..self.clone() }.bank_words()
     }
 
     /// The most distinct words any one bank holds: the ways of the worst conflict (1: none).
@@ -312,7 +327,7 @@ impl Access {
             out.push(format!("{}{through}", self.named.memory));
         }
         match self.kind {
-            Kind::Global => {
+            PictureKind::Global => {
                 let mut distinct: Vec<u64> = self.lanes.iter().map(|l| l.1).collect();
                 distinct.sort_unstable();
                 distinct.dedup();
@@ -325,7 +340,7 @@ impl Access {
                     count(need.div_ceil(32).max(1), "sector", "sectors"),
                 ));
             }
-            Kind::Shared | Kind::Matrix => {
+            PictureKind::Shared | PictureKind::Matrix => {
                 if self.joined {
                     out.push(format!(
                         "the machine code joins this load with its neighbours on the line into one \
@@ -343,7 +358,7 @@ impl Access {
     fn served(&self) -> String {
         let passes = self.passes();
         let total = count(self.wavefronts, "wavefront", "wavefronts");
-        let matrix = self.kind == Kind::Matrix;
+        let matrix = self.kind == PictureKind::Matrix;
         // The worst pass: its depth, busiest bank, words, and the fewest passes its words need.
         let worst = passes
             .iter()
@@ -410,18 +425,23 @@ pub struct Head {
 
 /// A picture asked for, and the accesses kept for it.
 #[derive(Debug)]
-pub struct Watch {
+pub struct PictureWatch {
     pub request: Request,
-    /// The compile's `-D` values ([`crate::Machine::defines`]).
+    /// The compile's `-D` values ([`crate::Emulator::defines`]).
     pub defines: Vec<(String, i64)>,
-    kept: Mutex<Vec<(u32, Access)>>,
+    kept: Mutex<Vec<(u32, WarpAccess)>>,
     /// Set after the first launch that kept anything: later launches keep nothing.
     sealed: AtomicBool,
 }
 
-impl Watch {
-    pub fn new(request: Request) -> Watch {
-        Watch { request, defines: Vec::new(), kept: Mutex::new(Vec::new()), sealed: AtomicBool::new(false) }
+impl PictureWatch {
+    pub fn new(request: Request) -> PictureWatch {
+        PictureWatch {
+            request,
+            defines: Vec::new(),
+            kept: Mutex::new(Vec::new()),
+            sealed: AtomicBool::new(false),
+        }
     }
 
     /// Whether the access at instruction `pc` of `file`, `line`, by `warp` of `block` is one to
@@ -441,7 +461,7 @@ impl Watch {
 
     /// Keeps `access` made at `pc`, unless one kept already has its pattern (an unrolled loop's
     /// next copy of a load, its lanes' addresses moved all by the same amount).
-    pub fn keep(&self, pc: u32, access: Access) {
+    pub fn keep(&self, pc: u32, access: WarpAccess) {
         let mut kept = self.kept.lock().expect("no thread panics holding it");
         let again = kept.iter().any(|(_, a)| a.same_pattern(&access));
         if !again && kept.len() < MOST_ACCESSES && kept.iter().all(|(p, _)| *p != pc) {
@@ -457,7 +477,7 @@ impl Watch {
     }
 
     /// The accesses kept, in the order the warp executed them.
-    pub fn accesses(&self) -> Vec<Access> {
+    pub fn accesses(&self) -> Vec<WarpAccess> {
         self.kept.lock().expect("no thread panics holding it").iter().map(|(_, a)| a.clone()).collect()
     }
 }
@@ -485,13 +505,13 @@ mod tests {
 
     #[test]
     fn a_row_and_a_column_count_as_the_run_does() {
-        let row = Access::global(head(), 4, (0..32).map(|l| (l, 4096 + 4 * u64::from(l))).collect());
+        let row = WarpAccess::global(head(), 4, (0..32).map(|l| (l, 4096 + 4 * u64::from(l))).collect());
         assert_eq!((row.sectors, row.lines, row.sector_list().len(), row.line_list().len()), (4, 1, 4, 1));
-        let column = Access::global(head(), 4, (0..32).map(|l| (l, 4096 * u64::from(l))).collect());
+        let column = WarpAccess::global(head(), 4, (0..32).map(|l| (l, 4096 * u64::from(l))).collect());
         assert_eq!((column.sectors, column.lines, column.sector_list().len()), (32, 32, 32));
-        let banked = Access::shared(head(), 4, (0..32).map(|l| (l, 128 * u64::from(l))).collect());
+        let banked = WarpAccess::shared(head(), 4, (0..32).map(|l| (l, 128 * u64::from(l))).collect());
         assert_eq!((banked.wavefronts, banked.ways()), (32, 32));
-        let padded = Access::shared(head(), 4, (0..32).map(|l| (l, 132 * u64::from(l))).collect());
+        let padded = WarpAccess::shared(head(), 4, (0..32).map(|l| (l, 132 * u64::from(l))).collect());
         assert_eq!((padded.wavefronts, padded.ways()), (1, 1));
     }
 }

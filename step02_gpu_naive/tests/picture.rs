@@ -3,7 +3,7 @@
 //! a broadcast; with it down a column, A's 32 rows take 32 sectors in 32 lines. A line without a
 //! load, and an argument that names no line, are refused with a sentence.
 
-use common::testing::picture::{Kind, line_of, picture, picture_counted};
+use common::testing::picture::{PictureKind, line_of, picture, picture_counted};
 use common::testing::{self, assert_clear_error};
 use step02_gpu_naive::STEP;
 
@@ -23,7 +23,7 @@ fn nvrtc_a_coalesced_warp_reads_four_sectors_of_one_line() {
     let drawn: u64 = accesses.iter().map(|a| a.sectors).sum();
     assert_eq!(drawn * traffic.global_load_requests, 2 * traffic.global_load_sectors);
     let row = accesses.iter().find(|a| a.sectors == 4).expect("B's row");
-    assert_eq!((row.kind, row.requests, row.lines, row.lanes.len()), (Kind::Global, 1, 1, 32));
+    assert_eq!((row.kind, row.requests, row.lines, row.lanes.len()), (PictureKind::Global, 1, 1, 32));
     assert_eq!(row.sector_list().len(), 4);
     let broadcast = accesses.iter().find(|a| a.sectors == 1).expect("A's element, one for the warp");
     assert!(broadcast.lanes.iter().all(|l| l.1 == broadcast.lanes[0].1));

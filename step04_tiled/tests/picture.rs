@@ -2,7 +2,7 @@
 //! with B transposed: unpadded, the warp's column of Bs lies in one bank, a 32-way conflict in 32
 //! wavefronts; padded by one float, the lanes spread over the 32 banks.
 
-use common::testing::picture::{Kind, line_of, picture, picture_counted};
+use common::testing::picture::{PictureKind, line_of, picture, picture_counted};
 use step04_tiled::STEP;
 
 fn column_read() -> String {
@@ -21,7 +21,7 @@ fn nvrtc_an_unpadded_column_is_a_thirty_two_way_conflict() {
     let column = accesses.iter().find(|a| a.ways() > 1).expect("the column of Bs");
     assert_eq!(
         (column.kind, column.lanes.len(), column.ways(), column.wavefronts),
-        (Kind::Shared, 32, 32, 32)
+        (PictureKind::Shared, 32, 32, 32)
     );
     // Every lane's first word in the same bank.
     let banks: Vec<u32> = column.lanes.iter().map(|&(_, off)| column.banks_of(off)[0]).collect();

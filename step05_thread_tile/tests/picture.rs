@@ -2,7 +2,7 @@
 //! step 05: the banks serve a quarter of the warp a pass, and each quarter's 8 lanes read 4
 //! distinct 16-byte pieces (lanes 4 apart read the same), so 4 passes of one wavefront each.
 
-use common::testing::picture::{Kind, line_of, picture};
+use common::testing::picture::{PictureKind, line_of, picture};
 use step05_thread_tile::STEP;
 
 #[test]
@@ -11,7 +11,7 @@ fn nvrtc_bs_load_is_served_a_quarter_warp_a_pass() {
     let spec = format!("kernel.cu:{}", line_of(STEP.source, "(&Bs[k][tile_col(j, c0)])"));
     let accesses = picture(&STEP, &[], (256, 256, 256), &spec).expect("a picture");
     let a = accesses.iter().find(|a| a.bytes == 16).expect("B's 16-byte load");
-    assert_eq!((a.kind, a.named.matrix.as_str()), (Kind::Shared, "B"), "{:?}", a.named);
+    assert_eq!((a.kind, a.named.matrix.as_str()), (PictureKind::Shared, "B"), "{:?}", a.named);
     assert_eq!(a.named.variable, "Bs[k][tile_col(j, c0)]");
     let passes: Vec<(u32, u32, u64)> = a.passes().iter().map(|p| (p.from, p.to, p.wavefronts)).collect();
     assert_eq!(passes, [(0, 8, 1), (8, 16, 1), (16, 24, 1), (24, 32, 1)]);

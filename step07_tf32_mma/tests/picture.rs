@@ -3,7 +3,7 @@
 //! conflict thanks to the padded rows of As; B's pairs are 8-byte loads in two.
 
 use common::testing::emulator::planted;
-use common::testing::picture::{Kind, line_of, picture};
+use common::testing::picture::{PictureKind, line_of, picture};
 use step07_tf32_mma::STEP;
 
 fn ldmatrix(source: &str) -> String {
@@ -15,12 +15,12 @@ fn ldmatrix(source: &str) -> String {
 fn nvrtc_ldmatrix_reads_four_matrices_without_a_conflict() {
     let accesses = picture(&STEP, &[], (128, 128, 128), &ldmatrix(STEP.source)).expect("a picture");
     let a = &accesses[0];
-    assert_eq!((a.kind, a.lanes.len(), a.bytes, a.wavefronts), (Kind::Matrix, 32, 16, 4));
+    assert_eq!((a.kind, a.lanes.len(), a.bytes, a.wavefronts), (PictureKind::Matrix, 32, 16, 4));
     assert_eq!(a.ways(), 4, "128 words, four to a bank: {a:?}");
     let b =
         format!("kernel.cu:{}", line_of(STEP.source, "float2 lo = *reinterpret_cast<const float2*>(row);"));
     let b = picture(&STEP, &[], (128, 128, 128), &b).expect("a picture");
-    assert_eq!((b[0].kind, b[0].bytes, b[0].wavefronts, b[0].ways()), (Kind::Shared, 8, 2, 2));
+    assert_eq!((b[0].kind, b[0].bytes, b[0].wavefronts, b[0].ways()), (PictureKind::Shared, 8, 2, 2));
 }
 
 /// Rows of As without their padding put the eight rows of each matrix in the same banks.

@@ -6,7 +6,7 @@
 
 use common::advisories::{self, Action, Advisory};
 use common::emulated::{self, predict};
-use common::run::Emulated;
+use common::run::EmulatorStep;
 use common::testing::emulator;
 use common::testing::{run_for_output, run_for_report, scratch_file};
 use common::{GpuStep, Shape};
@@ -17,7 +17,7 @@ use step08_wgmma_tma::STEP;
 fn advisories_of(step: &GpuStep) -> Vec<Advisory> {
     let shape = Shape { m: 256, n: 256, k: 256 };
     let (params, _) = step.params_for(shape, emulated::SMS, &[]).unwrap();
-    Emulated::new(step, params, shape, true).unwrap().advisories
+    EmulatorStep::new(step, params, shape, true).unwrap().advisories
 }
 
 /// The 1-based line of `source` that holds `text` (the first such line).
@@ -136,7 +136,7 @@ fn nvrtc_the_labs_kernels_draw_no_advisories() {
     for set in [&[("BM", 128), ("BN", 64), ("STAGES", 2)][..], &[("BM", 128), ("BN", 192), ("STAGES", 3)]] {
         let overrides: Vec<(String, u32)> = set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
         let (params, _) = STEP.params_for(shape, emulated::SMS, &overrides).unwrap();
-        assert_eq!(Emulated::new(&STEP, params, shape, true).unwrap().advisories, vec![], "{set:?}");
+        assert_eq!(EmulatorStep::new(&STEP, params, shape, true).unwrap().advisories, vec![], "{set:?}");
     }
 }
 

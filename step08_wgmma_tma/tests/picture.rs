@@ -4,7 +4,7 @@
 //! tensor cores through wgmma's descriptor, with no load of the warp's own to draw.)
 
 use common::testing::emulator::planted;
-use common::testing::picture::{Kind, line_of, picture, picture_unsanitized};
+use common::testing::picture::{PictureKind, line_of, picture, picture_unsanitized};
 use step08_wgmma_tma::STEP;
 
 /// The line NVRTC gives the first pair's load (the first use of what it loaded), of warp 4: the
@@ -18,7 +18,7 @@ fn pair_read() -> String {
 fn nvrtc_the_swizzled_pairs_have_no_conflict() {
     let accesses = picture(&STEP, &[], (256, 256, 64), &pair_read()).expect("a picture");
     let a = &accesses[0];
-    assert_eq!((a.kind, a.warp, a.lanes.len(), a.bytes), (Kind::Shared, 4, 32, 8));
+    assert_eq!((a.kind, a.warp, a.lanes.len(), a.bytes), (PictureKind::Shared, 4, 32, 8));
     assert_eq!((a.wavefronts, a.ways()), (2, 2), "{a:?}");
     // The box of B the copy engine wrote: each lane's element, and the column the swizzle moved it to.
     assert_eq!(a.named.matrix, "B", "{:?}", a.named);

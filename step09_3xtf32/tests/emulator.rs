@@ -5,7 +5,7 @@
 //! file and planted faults failing where they must.
 
 use common::emulated::{self, Traffic};
-use common::run::Emulated;
+use common::run::EmulatorStep;
 use common::testing::emulator::{self, EMULATED_SHAPES};
 use common::testing::exercises::Exercise;
 use common::verify::{self, Verdict};
@@ -31,7 +31,7 @@ fn emulate_held(
     let shape = inputs.shape;
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
     let (params, _) = step.params_for(shape, emulated::SMS, &overrides).unwrap();
-    let run = Emulated::new(step, params, shape, false).and_then(|mut e| e.multiply(inputs, true));
+    let run = EmulatorStep::new(step, params, shape, false).and_then(|mut e| e.multiply(inputs, true));
     let (c, (_, others)) = run.unwrap_or_else(|e| panic!("{} at {shape}: {e}", step.file));
     let verdict = verify::verify(shape, &c, &reference::cpu(inputs), precision);
     (c, verdict, fp32_flops(&others))
@@ -60,7 +60,7 @@ fn nvrtc_emulated_kernel_matches_the_reference() {
 fn nvrtc_emulated_split_of_k_matches_the_reference() {
     let shape = Shape::new(130, 257, 1030).unwrap();
     let (params, _) = STEP.params_for(shape, emulated::SMS, &[]).unwrap();
-    let geometry = Emulated::new(&STEP, params, shape, false).unwrap().geometry;
+    let geometry = EmulatorStep::new(&STEP, params, shape, false).unwrap().geometry;
     assert_eq!(geometry.grid, (3, 2, 4), "the launch's own split of K");
     let (_, verdict, flops) = emulate(&STEP, &[], &Inputs::random(shape, 3));
     assert!(verdict.passed(), "{shape}: {}", verdict.summary());
@@ -177,7 +177,7 @@ fn nvrtc_emulated_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() 
     let shape = Shape::new(320, 288, 512).unwrap();
     let x = edge::inputs(shape);
     let (params, _) = STEP.params_for(shape, emulated::SMS, &[]).unwrap();
-    assert_eq!(Emulated::new(&STEP, params, shape, false).unwrap().geometry.grid, (3, 3, 2));
+    assert_eq!(EmulatorStep::new(&STEP, params, shape, false).unwrap().geometry.grid, (3, 3, 2));
     let carried = "return finite && (largest == 0.0f || (low >= 0x1p-100f && low * met >= 0x1p-100f));";
     let split_alone = emulator::planted(&STEP, carried, "return true;  // fault: nothing apart");
     let alone = "return finite && (largest == 0.0f || low >= 0x1p-100f);  // fault: met ignored";

@@ -6,7 +6,7 @@
 
 use common::emulated;
 use common::matrix::Family;
-use common::run::Emulated;
+use common::run::EmulatorStep;
 use common::testing::emulator::{self, EMULATED_SHAPES};
 use common::testing::exercises::Exercise;
 use common::verify::{self, Verdict};
@@ -20,7 +20,7 @@ fn emulate(step: &GpuStep, overrides: &[(&str, u32)], inputs: &Inputs) -> (Vec<f
     let shape = inputs.shape;
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
     let (params, _) = step.params_for(shape, emulated::SMS, &overrides).unwrap();
-    let mut run = Emulated::new(step, params, shape, false).unwrap();
+    let mut run = EmulatorStep::new(step, params, shape, false).unwrap();
     let (c, _) = run.multiply(inputs, true).unwrap_or_else(|e| panic!("{} at {shape}: {e}", step.file));
     let moduli = run.paths.as_ref().and_then(|p| p.products).expect("the product's moduli");
     let verdict = verify::verify(shape, &c, &reference::cpu(inputs), step.precision);
@@ -158,7 +158,7 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
     for (e, (m, n, k)) in [(12, (64, 64, 1024)), (40, (64, 64, 1024)), (12, (33, 70, 1000))] {
         let x = Inputs::family(Shape::new(m, n, k).unwrap(), 21, Family::KScaled(e));
         let (params, _) = STEP.params_for(x.shape, emulated::SMS, &[]).unwrap();
-        let mut run = Emulated::new(&STEP, params, x.shape, false).unwrap();
+        let mut run = EmulatorStep::new(&STEP, params, x.shape, false).unwrap();
         let (c, _) = run.multiply(&x, true).unwrap();
         let verdict = verify::verify(x.shape, &c, &reference::cpu(&x), STEP.precision);
         let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
@@ -195,7 +195,7 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
     // The uniform family needs no shift, and the report says none was made.
     let x = Inputs::random(Shape::new(64, 64, 256).unwrap(), 3);
     let (params, _) = STEP.params_for(x.shape, emulated::SMS, &[]).unwrap();
-    let mut run = Emulated::new(&STEP, params, x.shape, false).unwrap();
+    let mut run = EmulatorStep::new(&STEP, params, x.shape, false).unwrap();
     run.multiply(&x, true).unwrap();
     let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
     assert!(needs.contains("none scaled"), "{needs}");

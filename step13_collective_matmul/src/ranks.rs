@@ -16,7 +16,7 @@ use common::Shape;
 
 use crate::device::{Device, Product};
 use crate::nccl::Comms;
-use crate::schedule::{Buffer, Ring};
+use crate::schedule::{Ring, ShardBuffer};
 
 /// How shards travel: the baseline's all-gather by NCCL where there is a communicator (by copies
 /// between ranks that share one GPU), and the ring's exchange by NCCL's kernels or by the copy
@@ -216,8 +216,8 @@ impl Ranks {
                 let shard = self.ring.shard(r, round);
                 let (device, rank) = (&self.devices[self.ranks[r].device], &mut self.ranks[r]);
                 let a = match self.ring.buffer(round) {
-                    Buffer::Own => &rank.own,
-                    Buffer::Landing(l) => &rank.landing[l],
+                    ShardBuffer::Own => &rank.own,
+                    ShardBuffer::Landing(l) => &rank.landing[l],
                 };
                 device.multiply(product, (self.shard, true), a, &rank.b, &mut rank.blocks[shard])?;
                 rank.done[round].record(&device.gpu.stream)?;
@@ -245,8 +245,8 @@ impl Ranks {
     /// The buffer rank `r` multiplies, and sends on, in `round`.
     fn held(&self, r: usize, round: usize) -> &CudaSlice<f32> {
         match self.ring.buffer(round) {
-            Buffer::Own => &self.ranks[r].own,
-            Buffer::Landing(l) => &self.ranks[r].landing[l],
+            ShardBuffer::Own => &self.ranks[r].own,
+            ShardBuffer::Landing(l) => &self.ranks[r].landing[l],
         }
     }
     // ANCHOR_END: ring

@@ -9,7 +9,7 @@
 /// Where a rank keeps the shard it multiplies in a round: its own, or one of two landing buffers
 /// the exchange writes into, used in turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Buffer {
+pub enum ShardBuffer {
     Own,
     Landing(usize),
 }
@@ -40,10 +40,10 @@ impl Ring {
 
     /// The buffer that holds that shard: the rank's own in round 0, then the landing buffers in
     /// turn.
-    pub fn buffer(&self, round: usize) -> Buffer {
+    pub fn buffer(&self, round: usize) -> ShardBuffer {
         match round {
-            0 => Buffer::Own,
-            t => Buffer::Landing((t - 1) % 2),
+            0 => ShardBuffer::Own,
+            t => ShardBuffer::Landing((t - 1) % 2),
         }
     }
 
@@ -98,11 +98,12 @@ mod tests {
                 match ring.landing(round) {
                     Some(landing) => {
                         // The landing buffer is not the one this round reads, but the next.
-                        assert_ne!(ring.buffer(round), Buffer::Landing(landing));
-                        assert_eq!(ring.buffer(round + 1), Buffer::Landing(landing));
+                        assert_ne!(ring.buffer(round), ShardBuffer::Landing(landing));
+                        assert_eq!(ring.buffer(round + 1), ShardBuffer::Landing(landing));
                         // The exchange waits for the last round that read it.
-                        let readers: Vec<usize> =
-                            (0..=round).filter(|&t| ring.buffer(t) == Buffer::Landing(landing)).collect();
+                        let readers: Vec<usize> = (0..=round)
+                            .filter(|&t| ring.buffer(t) == ShardBuffer::Landing(landing))
+                            .collect();
                         assert_eq!(ring.reader_before(round), readers.last().copied());
                     }
                     None => assert_eq!(round + 1, ranks, "only the last round passes nothing on"),

@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Result, anyhow};
 
-use crate::emulated::{self, Arg, Config, Machine, Recorded, Swizzle, TensorMap, Traffic};
+use crate::emulated::{self, Arg, Config, Emulator, Recorded, Swizzle, TensorMap, Traffic};
 use crate::queue::{CudaSource, KernelArg, LaunchShape, Queue};
 use crate::tma::{Element, EncodedMap, TmaBox};
 
@@ -34,7 +34,7 @@ pub struct EmulatorState {
 
 impl EmulatorState {
     /// Frees every workspace.
-    pub fn free(&mut self, machine: &mut Machine) {
+    pub fn free(&mut self, machine: &mut Emulator) {
         for (_, (at, _)) in self.workspaces.drain() {
             machine.free(at);
         }
@@ -43,14 +43,14 @@ impl EmulatorState {
 
 /// One product's queue on the emulator.
 pub struct EmulatorQueue<'q> {
-    machine: &'q mut Machine,
+    machine: &'q mut Emulator,
     state: &'q mut EmulatorState,
     /// Watch shared memory for races.
     sanitize: bool,
 }
 
 impl<'q> EmulatorQueue<'q> {
-    pub fn new(machine: &'q mut Machine, state: &'q mut EmulatorState, sanitize: bool) -> Self {
+    pub fn new(machine: &'q mut Emulator, state: &'q mut EmulatorState, sanitize: bool) -> Self {
         machine.next_product();
         EmulatorQueue { machine, state, sanitize }
     }

@@ -59,14 +59,14 @@ fn copy_launch(out_rows: usize, out_cols: usize) -> LaunchShape {
 /// One operand of a [`copy`]: a matrix of `rows`×`cols` floats whose rows are `pitch` floats
 /// apart, at a device address.
 #[derive(Clone, Copy, Debug)]
-pub struct Layout {
+pub struct Pitched {
     pub rows: usize,
     pub cols: usize,
     pub pitch: usize,
 }
 
 /// Queues `dst` = `src`, zeros where `dst` reaches beyond `src` (see `COPY_SOURCE`), on `q`.
-pub fn copy(q: &mut dyn Queue, (src, from): (u64, Layout), (dst, to): (u64, Layout)) -> Result<()> {
+pub fn copy(q: &mut dyn Queue, (src, from): (u64, Pitched), (dst, to): (u64, Pitched)) -> Result<()> {
     if from.cols > from.pitch || to.cols > to.pitch {
         anyhow::bail!("a padding copy was given rows longer than their pitch");
     }
@@ -98,8 +98,8 @@ pub fn rows_padded(
         return Ok((src, cols));
     }
     let dst = q.workspace(name, 4 * rows * pitch)?;
-    let from = Layout { rows, cols, pitch: cols };
-    copy(q, (src, from), (dst, Layout { rows, cols: pitch, pitch }))?;
+    let from = Pitched { rows, cols, pitch: cols };
+    copy(q, (src, from), (dst, Pitched { rows, cols: pitch, pitch }))?;
     Ok((dst, pitch))
 }
 
@@ -123,7 +123,7 @@ pub fn around(
     let Some(p) = padded else {
         return product(q, shape, (a, b, c));
     };
-    let plain = |rows, cols| Layout { rows, cols, pitch: cols };
+    let plain = |rows, cols| Pitched { rows, cols, pitch: cols };
     let a = if p.k != shape.k {
         let wa = q.workspace("A′", 4 * p.m * p.k)?;
         copy(q, (a, plain(shape.m, shape.k)), (wa, plain(p.m, p.k)))?;
@@ -138,7 +138,7 @@ pub fn around(
     }
     let wc = q.poisoned("C′", 4 * p.m * p.n)?;
     product(q, p, (a, wb, wc))?;
-    let back = Layout { rows: shape.m, cols: shape.n, pitch: p.n };
+    let back = Pitched { rows: shape.m, cols: shape.n, pitch: p.n };
     copy(q, (wc, back), (c, plain(shape.m, shape.n)))
 }
 

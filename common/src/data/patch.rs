@@ -12,16 +12,16 @@ use anyhow::{Result, anyhow, bail};
 /// One hunk's header, `@@ -START,LEN +START,LEN @@`: where it sits in the old text and how many
 /// lines it holds of each side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Header {
+struct HunkHeader {
     old_start: usize,
     old_len: usize,
     new_len: usize,
 }
 
-impl Header {
+impl HunkHeader {
     /// The header of `line`, or None when it is not one. A side's length may be left out (`-5`
     /// stands for `-5,1`), and text after the closing `@@` (a function's name) is not read.
-    fn parse(line: &str) -> Option<Header> {
+    fn parse(line: &str) -> Option<HunkHeader> {
         let ranges = line.strip_prefix("@@ -")?;
         let (ranges, _) = ranges.split_once(" @@")?;
         let (old, new) = ranges.split_once(" +")?;
@@ -32,7 +32,7 @@ impl Header {
             }
         };
         let ((old_start, old_len), (_, new_len)) = (range(old)?, range(new)?);
-        Some(Header { old_start, old_len, new_len })
+        Some(HunkHeader { old_start, old_len, new_len })
     }
 }
 
@@ -62,7 +62,7 @@ pub fn apply(text: &str, diff: &str) -> Result<String> {
             bail!("hunk {hunk} holds more lines than its header counts (line {} of the diff)", number + 1);
         }
         hunk += 1;
-        let header = Header::parse(line).ok_or_else(|| {
+        let header = HunkHeader::parse(line).ok_or_else(|| {
             anyhow!(
                 "line {} of the diff, `{line}`, is neither a hunk's header (`@@ -N,M +N,M @@`) nor in a hunk",
                 number + 1

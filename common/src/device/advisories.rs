@@ -10,7 +10,7 @@ use std::collections::HashMap;
 /// Where in the source an advisory points: a `.cu` file and line, and the line of the call that
 /// inlined it there, if it was inlined.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Place {
+pub struct SourceLine {
     pub file: String,
     pub line: u32,
     pub call_site: Option<(String, u32)>,
@@ -36,7 +36,7 @@ pub struct Advisory {
     pub code: String,
     pub action: Action,
     pub function: String,
-    pub place: Option<Place>,
+    pub place: Option<SourceLine>,
     pub text: String,
 }
 
@@ -97,19 +97,19 @@ fn file_names(ptx: &[&str]) -> HashMap<u32, String> {
 }
 
 /// The `.cu` place of PTX line `n` (counted from 1): the last `.loc` at or before it.
-fn place_of(ptx: &[&str], n: usize, files: &HashMap<u32, String>) -> Option<Place> {
+fn place_of(ptx: &[&str], n: usize, files: &HashMap<u32, String>) -> Option<SourceLine> {
     let upto = n.min(ptx.len());
     ptx[..upto].iter().rev().find_map(|l| loc(l, files))
 }
 
 /// A `.loc FILE LINE COL[, function_name NAME, inlined_at FILE LINE COL]` directive as a place.
-fn loc(line: &str, files: &HashMap<u32, String>) -> Option<Place> {
+fn loc(line: &str, files: &HashMap<u32, String>) -> Option<SourceLine> {
     let rest = line.trim_start().strip_prefix(".loc")?;
     let mut parts = rest.split(',');
     let (file, line) = file_and_line(parts.next()?, files)?;
     let call_site =
         parts.filter_map(|p| p.trim_start().strip_prefix("inlined_at")).find_map(|p| file_and_line(p, files));
-    Some(Place { file, line, call_site })
+    Some(SourceLine { file, line, call_site })
 }
 
 fn file_and_line(words: &str, files: &HashMap<u32, String>) -> Option<(String, u32)> {
@@ -120,7 +120,7 @@ fn file_and_line(words: &str, files: &HashMap<u32, String>) -> Option<(String, u
     (line > 0).then(|| (files.get(&index).cloned().unwrap_or_else(|| format!("file {index}")), line))
 }
 
-impl Place {
+impl SourceLine {
     /// `FILE:LINE`, with the call site that inlined it: `FILE:153 (inlined at line 275)`.
     pub fn describe(&self) -> String {
         match &self.call_site {

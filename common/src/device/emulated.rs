@@ -11,7 +11,7 @@ use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 pub use ptx_emulator::picture::timeline::{self, Timeline};
 pub use ptx_emulator::replay::Recorded;
 pub use ptx_emulator::{
-    Arg, Config, Error as EmulatorError, FaultKind, Machine, Swizzle, TensorMap, Traffic, predict, profile,
+    Arg, Config, Emulator, Error as EmulatorError, FaultKind, Swizzle, TensorMap, Traffic, predict, profile,
 };
 
 /// The architecture whose PTX the emulator runs for labs 02–07 and 10: the H100's, the GPU it

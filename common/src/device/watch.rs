@@ -5,7 +5,7 @@
 //! one sentence that names the kernel and the likely cause.
 //!
 //! The bound is [`set`] once per run: `--timeout SECONDS`, or by default a second plus a hundred
-//! times the product's time at a pessimistic rate ([`Watch::expected`]), so that no correct
+//! times the product's time at a pessimistic rate ([`WaitWatch::expected`]), so that no correct
 //! kernel of the course comes near it.
 
 use std::sync::Mutex;
@@ -19,7 +19,7 @@ use super::gpu::Gpu;
 /// What the waits of a run watch for: the kernel's name and the longest a wait for one launch
 /// may take.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Watch {
+pub struct WaitWatch {
     pub kernel: String,
     pub per_launch: Duration,
     /// Whether `--timeout` gave the bound (the sentence then says so).
@@ -30,17 +30,17 @@ pub struct Watch {
 /// times (step 02's naive kernel runs near 0.5 TFLOP/s at 4096³ on an H100).
 pub const SLOW_FLOPS: f64 = 1e11;
 
-impl Watch {
+impl WaitWatch {
     /// The default watch for `kernel` on a product of `flops`: a second plus a hundred times the
     /// product at [`SLOW_FLOPS`].
-    pub fn expected(kernel: &str, flops: f64) -> Watch {
+    pub fn expected(kernel: &str, flops: f64) -> WaitWatch {
         let seconds = 1.0 + 100.0 * flops / SLOW_FLOPS;
-        Watch { kernel: kernel.to_owned(), per_launch: Duration::from_secs_f64(seconds), given: false }
+        WaitWatch { kernel: kernel.to_owned(), per_launch: Duration::from_secs_f64(seconds), given: false }
     }
 
     /// The watch `--timeout SECONDS` gives.
-    pub fn given(kernel: &str, seconds: f64) -> Watch {
-        Watch { kernel: kernel.to_owned(), per_launch: Duration::from_secs_f64(seconds), given: true }
+    pub fn given(kernel: &str, seconds: f64) -> WaitWatch {
+        WaitWatch { kernel: kernel.to_owned(), per_launch: Duration::from_secs_f64(seconds), given: true }
     }
 
     /// The sentence for a wait of `launches` launches that outlasted its bound.
@@ -57,10 +57,10 @@ impl Watch {
     }
 }
 
-static WATCH: Mutex<Option<Watch>> = Mutex::new(None);
+static WATCH: Mutex<Option<WaitWatch>> = Mutex::new(None);
 
 /// Sets the run's watch (None: waits without a bound, as a library caller may want).
-pub fn set(watch: Option<Watch>) {
+pub fn set(watch: Option<WaitWatch>) {
     if let Ok(mut w) = WATCH.lock() {
         *w = watch;
     }
@@ -68,7 +68,7 @@ pub fn set(watch: Option<Watch>) {
 
 /// Waits for the work queued on `gpu`'s stream so far, `launches` launches of the watched kernel
 /// among it. A fault inside a kernel is returned as the error it is; a wait past the bound ends
-/// the process (exit code 1) with [`Watch::sentence`], since the GPU cannot be given back while
+/// the process (exit code 1) with [`WaitWatch::sentence`], since the GPU cannot be given back while
 /// the kernel runs.
 pub fn wait(gpu: &Gpu, launches: usize) -> Result<()> {
     let watch = WATCH.lock().ok().and_then(|w| w.clone());
@@ -109,9 +109,9 @@ mod tests {
     /// bound's origin and the way to wait longer, in one line.
     #[test]
     fn the_bound_follows_the_product_and_the_sentence_names_the_kernel() {
-        let w = Watch::expected("matmul of step12_persistent_clusters", 2.0 * 4096f64.powi(3));
+        let w = WaitWatch::expected("matmul of step12_persistent_clusters", 2.0 * 4096f64.powi(3));
         assert!((w.per_launch.as_secs_f64() - (1.0 + 100.0 * 2.0 * 4096f64.powi(3) / 1e11)).abs() < 1e-6);
-        assert!(Watch::expected("k", 2.0 * 64f64.powi(3)).per_launch < Duration::from_millis(1100));
+        assert!(WaitWatch::expected("k", 2.0 * 64f64.powi(3)).per_launch < Duration::from_millis(1100));
         let s = w.sentence(1, Duration::from_secs_f64(140.04));
         assert!(
             s.starts_with("the kernel `matmul of step12_persistent_clusters` had not finished after 140.0 s"),
@@ -122,7 +122,7 @@ mod tests {
             "{s}"
         );
         assert_eq!(s.lines().count(), 1);
-        let given = Watch::given("matmul", 2.5).sentence(20, Duration::from_secs(50));
+        let given = WaitWatch::given("matmul", 2.5).sentence(20, Duration::from_secs(50));
         assert!(given.contains("(the bound --timeout gave, for 20 launches)"), "{given}");
     }
 }

@@ -259,15 +259,20 @@ pub fn measure_cublas(
 }
 
 /// A product that writes `c`.
-type Product<'p> = dyn FnMut(&mut CudaSlice<f32>) -> Result<()> + 'p;
+type ProductFn<'p> = dyn FnMut(&mut CudaSlice<f32>) -> Result<()> + 'p;
 
 /// What the recipe's steps gave: the first C, the time, the next C.
-type Outcome = (Vec<f32>, Option<Stats>, Option<Vec<f32>>);
+type RecipeResult = (Vec<f32>, Option<Stats>, Option<Vec<f32>>);
 
 /// The recipe's steps on any product: the first on poisoned output, read back; the timed ones;
 /// the next on poisoned output, read back.
-fn recipe_on(gpu: &Gpu, c: &mut CudaSlice<f32>, product: &mut Product, recipe: Recipe) -> Result<Outcome> {
-    let poisoned = |c: &mut CudaSlice<f32>, product: &mut Product| -> Result<Vec<f32>> {
+fn recipe_on(
+    gpu: &Gpu,
+    c: &mut CudaSlice<f32>,
+    product: &mut ProductFn,
+    recipe: Recipe,
+) -> Result<RecipeResult> {
+    let poisoned = |c: &mut CudaSlice<f32>, product: &mut ProductFn| -> Result<Vec<f32>> {
         poison(gpu, c)?;
         product(c)?;
         sync(gpu)?;

@@ -46,7 +46,7 @@ pub fn candidates(step: &GpuStep, base: &[(&str, u32)], fixed: &[(String, u32)])
 }
 
 /// One measured candidate.
-struct Row {
+struct Candidate {
     params: Params,
     registers: u32,
     smem: u32,
@@ -150,7 +150,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         };
         let (t, res) = (measured.stats()?, measured.resources);
         let passed = reference.as_ref().map(|r| measured.decisive(r, step.precision).passed());
-        rows.push(Row {
+        rows.push(Candidate {
             params,
             registers: res.registers,
             smem: res.static_smem + res.dynamic_smem,
@@ -178,7 +178,7 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
     let cublas_ms = cublas.map(|t| t.median_ms);
 
     // Verified sets first (then unverified ones), each group fastest first.
-    let rank = |r: &Row| match r.passed {
+    let rank = |r: &Candidate| match r.passed {
         Some(true) => 0,
         None => 1,
         Some(false) => 2,

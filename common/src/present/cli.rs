@@ -433,7 +433,7 @@ mod tests {
     /// busiest row's items and half an item more) is the one the timeline draws.
     #[test]
     fn the_timeline_rounds_default_is_the_one_the_help_states() {
-        use ptx_emulator::picture::timeline::{Event, Timeline, What};
+        use ptx_emulator::picture::timeline::{Timeline, TimelineEvent, What};
         let help = Args::command().render_long_help().to_string();
         let entry = help.split("--timeline-rounds").nth(1).expect("the option's help");
         let said =
@@ -448,7 +448,7 @@ mod tests {
         for items in [1usize, 3] {
             let events = (0..200u32)
                 .flat_map(|round| {
-                    (0..items).map(move |s| Event {
+                    (0..items).map(move |s| TimelineEvent {
                         round,
                         who: 0,
                         what: What::Issue {

@@ -14,13 +14,13 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 
 use crate::cli::{Args, Format};
-use crate::report::{Device, Report};
+use crate::report::{RanOn, Report};
 
 /// The version of the report's JSON form, its top-level `schema` field. It goes up by one when a
 /// field is renamed or removed, or a value changes its meaning or unit, so that a reader written
 /// for one version can refuse another; a field added leaves it as it is (readers ignore fields
 /// they do not know). `common/tests/golden/*.json` pins the form.
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 /// The figures the text computes from the report's fields: the product's work, its rate and its
 /// shares of the baselines and of the peak, and the verdict's summary numbers. A share is in
@@ -56,7 +56,7 @@ impl Derived {
         let flops = report.shape.flops();
         let timed = report.time.samples > 0;
         let peak = match &report.device {
-            Device::Gpu(d) => Some(d.peak_gflops()),
+            RanOn::Gpu(d) => Some(d.peak_gflops()),
             _ => None,
         };
         let v = report.verdict.as_ref();
@@ -82,7 +82,7 @@ impl Derived {
 
 /// The report's JSON: `schema`, the report's fields, then `derived`.
 #[derive(Serialize)]
-struct Json<'a> {
+struct ReportJson<'a> {
     schema: u32,
     #[serde(flatten)]
     report: &'a Report,
@@ -92,7 +92,7 @@ struct Json<'a> {
 /// `report`'s JSON text, its fields in the order of the types that hold them, indented
 /// (`pretty`) or on one line. Non-finite numbers, which JSON has not, become null.
 pub fn json_text(report: &Report, pretty: bool) -> String {
-    to_json_text(&Json { schema: SCHEMA, report, derived: Derived::of(report) }, pretty)
+    to_json_text(&ReportJson { schema: SCHEMA, report, derived: Derived::of(report) }, pretty)
 }
 
 /// Any report's JSON text, as [`json_text`] writes a step's: indented (`pretty`) or on one line,

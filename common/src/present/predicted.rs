@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use ptx_emulator::Traffic;
-use ptx_emulator::predict::{self, Limit, Prediction};
+use ptx_emulator::predict::{self, Bottleneck, Prediction};
 use ptx_emulator::profile::{self, Profile};
 use ptx_emulator::replay::Recorded;
 
@@ -38,7 +38,7 @@ pub fn launch(
     let compulsory = 4 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) as u64;
     let main = gpu.predict_replayed(
         step,
-        predict::Shape { blocks: step.blocks, resident, registers, compulsory_bytes: compulsory },
+        predict::LaunchFacts { blocks: step.blocks, resident, registers, compulsory_bytes: compulsory },
         recorded,
         serialized,
     );
@@ -47,7 +47,12 @@ pub fn launch(
         .map(|(_, t)| {
             gpu.predict(
                 t,
-                predict::Shape { blocks: t.blocks, resident: u32::MAX, registers: 0, compulsory_bytes: 0 },
+                predict::LaunchFacts {
+                    blocks: t.blocks,
+                    resident: u32::MAX,
+                    registers: 0,
+                    compulsory_bytes: 0,
+                },
             )
             .seconds
         })
@@ -164,7 +169,7 @@ pub fn lines(predicted: &Predicted) -> String {
         "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {share:.0}% of {name}'s recorded rate {at} · set by {limit}",
         ms(*whole),
     );
-    if p.limit == Limit::Issue {
+    if p.limit == Bottleneck::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
     }
     let _ = write!(out, " at {:.0} MHz", p.clock_mhz);
@@ -177,11 +182,11 @@ pub fn lines(predicted: &Predicted) -> String {
     let terms: Vec<String> = p
         .terms
         .iter()
-        .filter(|(l, s)| *s > 0.0 && *l != Limit::Launch)
-        .filter(|(l, _)| *l != Limit::Latency || p.replay.is_none())
+        .filter(|(l, s)| *s > 0.0 && *l != Bottleneck::Launch)
+        .filter(|(l, _)| *l != Bottleneck::Latency || p.replay.is_none())
         .map(|(l, s)| match l {
-            Limit::Latency => latency_term(*s, p),
-            Limit::L2 => format!(
+            Bottleneck::Latency => latency_term(*s, p),
+            Bottleneck::L2 => format!(
                 "L2 {} ({} sectors read, {} written)",
                 ms(*s),
                 crate::numbers::count(p.l2_read_sectors),
@@ -214,10 +219,10 @@ pub fn lines(predicted: &Predicted) -> String {
                 (false, false) => "blocks",
             },
             r.seconds,
-            100.0 * r.issue,
-            100.0 * r.l1,
-            100.0 * r.tensor,
-            100.0 * r.l2,
+            100.0 * r.issue_busy,
+            100.0 * r.l1_busy,
+            100.0 * r.tensor_busy,
+            100.0 * r.l2_busy,
             share(w.memory),
             share(w.shared),
             share(w.arithmetic),
@@ -232,7 +237,7 @@ pub fn lines(predicted: &Predicted) -> String {
         let _ = writeln!(
             out,
             "            a floor sets this time: the whole GPU's {} for this launch's bytes, which no change inside the SM (buffers, registers, the order of its work) moves, so the model cannot rank such changes here; fewer bytes (larger tiles, multicast) or another size can",
-            if p.limit == Limit::Dram { "DRAM bandwidth" } else { "L2 bandwidth" }
+            if p.limit == Bottleneck::Dram { "DRAM bandwidth" } else { "L2 bandwidth" }
         );
     }
     let _ = writeln!(
@@ -290,15 +295,15 @@ fn local_caveat(local: u32, spilled: u32) -> String {
     )
 }
 
-fn short(l: Limit) -> &'static str {
+fn short(l: Bottleneck) -> &'static str {
     match l {
-        Limit::Issue => "issue",
-        Limit::TensorCores => "tensor cores",
-        Limit::L1 => "L1 wavefronts",
-        Limit::L2 => "L2",
-        Limit::Dram => "DRAM",
-        Limit::Latency => "latency",
-        Limit::Launch => "launch",
+        Bottleneck::Issue => "issue",
+        Bottleneck::TensorCores => "tensor cores",
+        Bottleneck::L1 => "L1 wavefronts",
+        Bottleneck::L2 => "L2",
+        Bottleneck::Dram => "DRAM",
+        Bottleneck::Latency => "latency",
+        Bottleneck::Launch => "launch",
     }
 }
 

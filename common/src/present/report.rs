@@ -21,17 +21,17 @@ use crate::verify::{Precision, Verdict, share};
 /// Where the step ran.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Device {
+pub enum RanOn {
     Gpu(DeviceInfo),
     Cpu,
     /// On the PTX emulator: what it counted, and how long it took.
-    Emulated(Box<Emulation>),
+    Emulated(Box<EmulatorInfo>),
 }
 
 /// An emulated run: the traffic of the step's kernel, the other kernels of its launch, and the
 /// emulator's own time and threads.
 #[derive(Clone, Debug, Serialize)]
-pub struct Emulation {
+pub struct EmulatorInfo {
     pub traffic: Traffic,
     pub others: Vec<(String, Traffic)>,
     pub seconds: f64,
@@ -227,7 +227,7 @@ fn params_map<S: Serializer>(params: &Params, to: S) -> Result<S::Ok, S::Error> 
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub step: String,
-    pub device: Device,
+    pub device: RanOn,
     pub shape: Shape,
     /// What A and B are: a family and its seed, or the files they came from.
     pub inputs: String,
@@ -260,7 +260,7 @@ impl Report {
     /// `with_` methods add the rest.
     pub fn new(
         step: String,
-        device: Device,
+        device: RanOn,
         inputs: &Inputs,
         precision: Precision,
         time: Stats,
@@ -312,7 +312,7 @@ impl Report {
     /// With the time model's prediction, for an emulated run with its kernel's facts: the
     /// model applied to what the emulator counted and recorded (nothing otherwise).
     pub fn with_prediction(self) -> Report {
-        let (Device::Emulated(e), Some(k)) = (&self.device, &self.kernel) else { return self };
+        let (RanOn::Emulated(e), Some(k)) = (&self.device, &self.kernel) else { return self };
         let r = &k.resources;
         let gpu = ptx_emulator::profile::by_name(e.gpu).unwrap_or(ptx_emulator::profile::DEFAULT);
         let predicted = Predicted::of(
@@ -417,7 +417,7 @@ fn dims((x, y, z): (u32, u32, u32)) -> String {
 impl Report {
     /// Whether the run emulated a few blocks and scaled their counts (`--scaled`).
     fn scaled(&self) -> bool {
-        matches!(&self.device, Device::Emulated(e) if e.traffic.scaled_of > 0)
+        matches!(&self.device, RanOn::Emulated(e) if e.traffic.scaled_of > 0)
     }
 }
 
@@ -425,7 +425,7 @@ impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let flops = self.shape.flops();
         match &self.device {
-            Device::Gpu(d) => writeln!(
+            RanOn::Gpu(d) => writeln!(
                 f,
                 "{} on {} ({}, {} SMs at {} MHz, FP32 peak {:.1} TFLOP/s)",
                 self.step,
@@ -435,8 +435,8 @@ impl fmt::Display for Report {
                 d.clock_mhz,
                 d.peak_gflops() / 1e3
             )?,
-            Device::Cpu => writeln!(f, "{} on the CPU (one thread)", self.step)?,
-            Device::Emulated(e) => writeln!(
+            RanOn::Cpu => writeln!(f, "{} on the CPU (one thread)", self.step)?,
+            RanOn::Emulated(e) => writeln!(
                 f,
                 "{} {DEVICE_LINE} (its PTX for {}: {} thread-instructions{} in {:.2} s on {} thread{})",
                 self.step,
@@ -519,7 +519,7 @@ impl fmt::Display for Report {
         if let Some((p, total)) = &self.paths {
             writeln!(f, "{}", paths_line(self.shape, p, *total))?;
         }
-        if let Device::Emulated(e) = &self.device {
+        if let RanOn::Emulated(e) = &self.device {
             writeln!(f, "  traffic  {}", traffic_line(&e.traffic))?;
             if e.traffic.scaled_of > 0 {
                 writeln!(
@@ -565,7 +565,7 @@ impl Report {
             t.median_ms, t.min_ms, t.max_ms, t.samples
         )?;
         match (&self.device, t.batch) {
-            (Device::Cpu, _) => writeln!(f)?,
+            (RanOn::Cpu, _) => writeln!(f)?,
             (_, 1) => writeln!(f, " of 1 launch")?,
             (_, b) => writeln!(f, ", each the mean of {b} back-to-back launches")?,
         }
@@ -587,7 +587,7 @@ impl Report {
                 c.median_ms
             )?;
         }
-        if let Device::Gpu(d) = &self.device {
+        if let RanOn::Gpu(d) = &self.device {
             // Every step off the TF32 path is set against the FP32 peak; one on the tensor cores
             // also (or only, for TF32) against its own roof.
             if !self.precision.is_tf32() {
@@ -604,7 +604,7 @@ impl Report {
             }
         }
         writeln!(f)?;
-        if let Device::Gpu(_) = &self.device {
+        if let RanOn::Gpu(_) = &self.device {
             self.clock_line(f)?;
         }
         if let Some(p) = self.kernel.as_ref().and_then(|k| k.predicted_us) {
@@ -625,7 +625,7 @@ impl Report {
     fn clock_line(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(mine) = self.time.held else {
             let nvml = match &self.device {
-                Device::Gpu(d) => d.nvml.as_deref(),
+                RanOn::Gpu(d) => d.nvml.as_deref(),
                 _ => None,
             };
             return writeln!(f, "  clock    not read: {}", not_held(nvml));
@@ -743,7 +743,7 @@ impl Report {
                 }
                 // A GPU run launches again after the timed ones; an emulated run, once more.
                 let next = match self.device {
-                    Device::Emulated(_) => "a second launch",
+                    RanOn::Emulated(_) => "a second launch",
                     _ => "a launch after the timed ones",
                 };
                 match &self.last_launch {
@@ -774,7 +774,7 @@ impl Report {
                 }
             }
         }
-        if let Device::Gpu(d) = &self.device {
+        if let RanOn::Gpu(d) = &self.device {
             let operands = self.shape.f32_bytes();
             if operands <= u64::from(d.l2_bytes) {
                 writeln!(

@@ -177,7 +177,7 @@ pub fn beside_sgemm(checker: &Checker, inputs: &Inputs) -> Result<Beside> {
 /// The elements of C whose class (NaN, +∞, −∞, finite) differs from cuBLAS SGEMM's, each named,
 /// and how many of SGEMM's elements are not finite.
 pub fn class_mismatches(c: &[f32], sgemm_c: &[f32], n: usize) -> (Vec<String>, usize) {
-    let class = |x: f32| verify::Class::of(f64::from(x));
+    let class = |x: f32| verify::ValueClass::of(f64::from(x));
     let wrong = c
         .iter()
         .zip(sgemm_c)

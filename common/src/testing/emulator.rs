@@ -9,7 +9,7 @@ use anyhow::Result;
 use crate::emulated;
 use crate::matrix::{Family, Inputs, Shape};
 use crate::reference;
-use crate::run::Emulated;
+use crate::run::EmulatorStep;
 use crate::step::GpuStep;
 use crate::testing::exercises::Exercise;
 use crate::testing::faults::{self, Class, Fault};
@@ -34,7 +34,7 @@ pub fn emulate_counted(
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
     let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
     let inputs = Inputs::family(shape, 7, Family::Uniform);
-    let (c, (traffic, _)) = Emulated::new(step, params, shape, false)?.multiply(&inputs, true)?;
+    let (c, (traffic, _)) = EmulatorStep::new(step, params, shape, false)?.multiply(&inputs, true)?;
     let verdict = verify::verify(shape, &c, &reference::cpu(&inputs), step.precision);
     Ok((c, verdict, traffic))
 }
@@ -43,7 +43,7 @@ pub fn emulate_counted(
 /// on, and its verdict against the reference of those inputs.
 pub fn emulate_inputs(step: &GpuStep, inputs: &Inputs) -> Result<(Vec<f32>, Verdict)> {
     let (params, _) = step.params_for(inputs.shape, emulated::SMS, &[])?;
-    let (c, _) = Emulated::new(step, params, inputs.shape, false)?.multiply(inputs, true)?;
+    let (c, _) = EmulatorStep::new(step, params, inputs.shape, false)?.multiply(inputs, true)?;
     let verdict = verify::verify(inputs.shape, &c, &reference::cpu(inputs), step.precision);
     Ok((c, verdict))
 }
@@ -77,7 +77,7 @@ pub fn timeline(
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
     let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
     let inputs = Inputs::family(shape, 7, Family::Uniform);
-    let mut e = Emulated::new(step, params, shape, false)?;
+    let mut e = EmulatorStep::new(step, params, shape, false)?;
     e.machine.timeline = Some((crate::gpu::ENTRY.to_owned(), block));
     e.multiply(&inputs, sanitize)?;
     e.machine.take_timeline().ok_or_else(|| anyhow::anyhow!("block {block:?} did not run"))
@@ -112,7 +112,7 @@ pub fn assert_scaled_counts_match(step: &GpuStep, shapes: &[(usize, usize, usize
         let inputs = Inputs::family(shape, 7, Family::Uniform);
         let counted = |scale: bool| -> Result<(emulated::Traffic, Vec<emulated::Traffic>)> {
             let (params, _) = step.params_for(shape, emulated::SMS, &[])?;
-            let mut e = Emulated::new(step, params, shape, false)?;
+            let mut e = EmulatorStep::new(step, params, shape, false)?;
             e.machine.scale = scale;
             let (_, (own, others)) = e.multiply(&inputs, false)?;
             Ok((own, others.iter().map(|(_, t)| t.additive()).collect()))
@@ -135,7 +135,7 @@ pub fn scaled_refusal(step: &GpuStep, shape: (usize, usize, usize)) -> String {
     let shape = Shape { m: shape.0, n: shape.1, k: shape.2 };
     let inputs = Inputs::family(shape, 7, Family::Uniform);
     let (params, _) = step.params_for(shape, emulated::SMS, &[]).expect("the step serves the shape");
-    let mut e = Emulated::new(step, params, shape, false).expect("it compiles");
+    let mut e = EmulatorStep::new(step, params, shape, false).expect("it compiles");
     e.machine.scale = true;
     match e.multiply(&inputs, false) {
         Ok(_) => panic!("{} at {shape}: scaled, though its grid is not regular", step.name),

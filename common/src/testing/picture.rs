@@ -6,10 +6,10 @@ use anyhow::{Result, anyhow};
 
 use crate::emulated;
 use crate::matrix::{Family, Inputs, Shape};
-use crate::run::Emulated;
+use crate::run::EmulatorStep;
 use crate::step::GpuStep;
 
-pub use ptx_emulator::watch::{Access, Kind, Request};
+pub use ptx_emulator::watch::{PictureKind, Request, WarpAccess};
 
 /// The accesses `spec` (`FILE.cu:LINE[:block=X,Y,Z][:warp=W]`) asks for, from one product of
 /// `step` at `(m, n, k)` with `overrides` on its parameters; or the sentence that refuses it.
@@ -18,7 +18,7 @@ pub fn picture(
     overrides: &[(&str, u32)],
     shape: (usize, usize, usize),
     spec: &str,
-) -> Result<Vec<Access>> {
+) -> Result<Vec<WarpAccess>> {
     picture_counted(step, overrides, shape, spec).map(|(accesses, _)| accesses)
 }
 
@@ -30,7 +30,7 @@ pub fn picture_unsanitized(
     overrides: &[(&str, u32)],
     shape: (usize, usize, usize),
     spec: &str,
-) -> Result<Vec<Access>> {
+) -> Result<Vec<WarpAccess>> {
     watched(step, overrides, shape, spec, false).map(|(accesses, _)| accesses)
 }
 
@@ -40,7 +40,7 @@ pub fn picture_counted(
     overrides: &[(&str, u32)],
     shape: (usize, usize, usize),
     spec: &str,
-) -> Result<(Vec<Access>, emulated::Traffic)> {
+) -> Result<(Vec<WarpAccess>, emulated::Traffic)> {
     // With the sanitizer, as a run asked for a picture does: it knows what each copy put where.
     watched(step, overrides, shape, spec, true)
 }
@@ -52,11 +52,11 @@ fn watched(
     (m, n, k): (usize, usize, usize),
     spec: &str,
     sanitize: bool,
-) -> Result<(Vec<Access>, emulated::Traffic)> {
+) -> Result<(Vec<WarpAccess>, emulated::Traffic)> {
     let shape = Shape { m, n, k };
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
     let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
-    let mut run = Emulated::new(step, params, shape, false)?;
+    let mut run = EmulatorStep::new(step, params, shape, false)?;
     let request = Request::parse(spec).map_err(|e| anyhow!("{e}"))?;
     run.machine.watch(request).map_err(|e| anyhow!("{e}"))?;
     let (_, (traffic, _)) = run.multiply(&Inputs::family(shape, 7, Family::Uniform), sanitize)?;

@@ -10,7 +10,7 @@ use crate::inst::*;
 mod hopper;
 use crate::joins::merge_shared_loads;
 use crate::memory::GLOBALS_BASE;
-use crate::parse::{Function, Item, Module, Operand, Statement, Var};
+use crate::parse::{BodyItem, Function, Module, Operand, Statement, Var};
 
 /// The source's name of a variable NVRTC mangled as a function's static: `_ZZ6matmulE2As` → `As`.
 pub fn demangle(name: &str) -> String {
@@ -65,10 +65,10 @@ pub fn decode(
     let mut count = 0usize;
     for item in &f.body {
         match item {
-            Item::Label(l) => {
+            BodyItem::Label(l) => {
                 labels.insert(l.as_str(), count);
             }
-            Item::Stmt(_) => count += 1,
+            BodyItem::Stmt(_) => count += 1,
         }
     }
     let mut symbols = HashMap::new();
@@ -112,7 +112,7 @@ pub fn decode(
     let mut insts = Vec::with_capacity(count);
     let mut calls: Vec<crate::parse::Call> = Vec::new();
     for item in &f.body {
-        if let Item::Stmt(s) = item {
+        if let BodyItem::Stmt(s) = item {
             let refuse = |why: String| Refusal {
                 what: s.opcode.clone(),
                 file: module.files.get(&s.file).cloned().unwrap_or_else(|| "the kernel".into()),

@@ -10,7 +10,7 @@ use crate::memory::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, load_bytes, store
 use crate::traffic;
 use crate::{Fault, FaultKind};
 
-use super::picture::Seen;
+use super::picture::AccessKind;
 use super::state::{Cluster, Lanes, PendingCopy, Warp};
 
 impl Cluster<'_> {
@@ -31,7 +31,7 @@ impl Cluster<'_> {
                 if self.launch.watch.is_some()
                     && matches!(space, Space::Global | Space::Generic | Space::Shared)
                 {
-                    let seen = Seen::Plain { space, bytes: total as u32, write: false };
+                    let seen = AccessKind::Plain { space, bytes: total as u32, write: false };
                     self.watched(inst, pc, w, exec, addr, seen);
                 }
                 match space {
@@ -133,7 +133,7 @@ impl Cluster<'_> {
                 if self.launch.watch.is_some()
                     && matches!(space, Space::Global | Space::Generic | Space::Shared)
                 {
-                    let seen = Seen::Plain { space, bytes: total as u32, write: true };
+                    let seen = AccessKind::Plain { space, bytes: total as u32, write: true };
                     self.watched(inst, pc, w, exec, addr, seen);
                 }
                 match space {
@@ -227,7 +227,7 @@ impl Cluster<'_> {
                         Src::Reg(x) => w.regs[x as usize][l],
                         Src::Imm(v) => v,
                     };
-                    // Operands of the atomic's width (a 32-bit immediate -1 is 0xffffffff).
+                    // OperandTags of the atomic's width (a 32-bit immediate -1 is 0xffffffff).
                     let width = if len == 8 { u64::MAX } else { u64::from(u32::MAX) };
                     let (bv, cv) = (get(*b) & width, get(*c) & width);
                     let f = |old: u64| -> u64 { atom(*op, *ty, old, bv, cv) };

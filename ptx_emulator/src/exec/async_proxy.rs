@@ -8,7 +8,7 @@
 use crate::inst::Inst;
 use crate::{Fault, FaultKind};
 
-use super::shadows::{FRESH, NONE, Word};
+use super::shadows::{FRESH, NONE, ProxyWord};
 use super::state::Cluster;
 
 impl Cluster<'_> {
@@ -39,7 +39,7 @@ impl Cluster<'_> {
                 last = (slot, group);
             }
             let w = &mut self.ctas[rank].async_shadow.words[word];
-            *w = Word { filled, filled_pc: pc, ..FRESH };
+            *w = ProxyWord { filled, filled_pc: pc, ..FRESH };
         }
         Ok(())
     }
@@ -151,14 +151,20 @@ impl Cluster<'_> {
                 }
                 let fences = self.pending[slot].fences[l];
                 let entry = &mut self.ctas[self.rank].async_shadow.words[word];
-                *entry = Word { written: (thread, fences, pc), ..FRESH };
+                *entry = ProxyWord { written: (thread, fences, pc), ..FRESH };
             }
         }
         Ok(())
     }
 
     /// A read of `word` by the running warp: the copy that filled it must have been seen to land.
-    fn check_landed(&self, inst: &Inst, (w, l): (u32, usize), word: usize, wd: Word) -> Result<(), Fault> {
+    fn check_landed(
+        &self,
+        inst: &Inst,
+        (w, l): (u32, usize),
+        word: usize,
+        wd: ProxyWord,
+    ) -> Result<(), Fault> {
         let (bar, phase) = wd.filled;
         if bar == NONE {
             return Ok(());

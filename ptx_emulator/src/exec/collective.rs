@@ -136,7 +136,7 @@ pub fn exec(
             members(cluster, inst, w, mask, u32::MAX)?;
             let count = ds.len();
             if cluster.launch.watch.is_some() {
-                let seen = super::picture::Seen::Matrix { count: count as u32 };
+                let seen = super::picture::AccessKind::Matrix { count: count as u32 };
                 cluster.watched(inst, pc, w, exec, addr, seen);
             }
             // Lanes 8i to 8i+7 give the rows of matrix i.

@@ -14,7 +14,7 @@ use super::state::{Cluster, Lanes, Warp};
 /// What a waiting lane waits for: an mbarrier's phase (block, byte, parity), a block's barrier
 /// (block, id), the cluster barrier, or anything else (block, instruction).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Waits {
+enum WaitsFor {
     Phase(usize, usize, u32),
     Barrier(usize, usize),
     Cluster,
@@ -28,7 +28,7 @@ impl Cluster<'_> {
             return f;
         }
         // Each thing waited for, with its first waiter (warp slot, lane) and how many wait.
-        let mut waits: Vec<(Waits, (usize, usize), u32)> = Vec::new();
+        let mut waits: Vec<(WaitsFor, (usize, usize), u32)> = Vec::new();
         for wi in 0..self.warps.len() {
             let w = &self.warps[wi];
             self.rank = w.rank as usize;
@@ -46,7 +46,7 @@ impl Cluster<'_> {
             self.rank = w.rank as usize;
             let inst = &self.k.insts[w.pc[l] as usize];
             let described = match what {
-                Waits::Barrier(rank, id) => {
+                WaitsFor::Barrier(rank, id) => {
                     let bar = &self.ctas[rank].bars[id];
                     let want = bar.expected.unwrap_or_else(|| self.block_threads());
                     format!("at the barrier ({} of {want} threads arrived)", bar.threads())
@@ -70,20 +70,20 @@ impl Cluster<'_> {
     }
 
     /// What lane `l` of warp `w` (of the running block) waits for.
-    fn waits_for(&self, w: &Warp, l: usize) -> Waits {
+    fn waits_for(&self, w: &Warp, l: usize) -> WaitsFor {
         let pc = w.pc[l];
         let value = |s: Src| match s {
             Src::Imm(v) => v,
             Src::Reg(r) => w.regs[r as usize][l],
         };
         match &self.k.insts[pc as usize].op {
-            Op::Bar { id, .. } => Waits::Barrier(self.rank, value(*id) as usize),
+            Op::Bar { id, .. } => WaitsFor::Barrier(self.rank, value(*id) as usize),
             Op::Hopper(Hopper::MbarTryWait { addr, parity, .. }) => {
                 let (rank, at) = self.cluster_address(self.address(w, addr, l));
-                Waits::Phase(rank, at, (value(*parity) & 1) as u32)
+                WaitsFor::Phase(rank, at, (value(*parity) & 1) as u32)
             }
-            Op::Hopper(Hopper::ClusterWait) => Waits::Cluster,
-            _ => Waits::Other(self.rank, pc),
+            Op::Hopper(Hopper::ClusterWait) => WaitsFor::Cluster,
+            _ => WaitsFor::Other(self.rank, pc),
         }
     }
 

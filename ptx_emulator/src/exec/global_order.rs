@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use crate::inst::{Inst, Op};
 use crate::{Fault, FaultKind};
 
-use super::global_watch::{Known, WarpSeen, Watched, Watching, Word, covers, merge};
+use super::global_watch::{Known, WarpSeen, Watched, Watching, WordWrite, covers, merge};
 use super::state::{Cluster, Lanes};
 
 impl Cluster<'_> {
@@ -187,7 +187,7 @@ impl Cluster<'_> {
         if !watched {
             return;
         }
-        let word = Word {
+        let word = WordWrite {
             launch: wg.launch,
             cluster: self.seen.cluster,
             epoch,
@@ -258,7 +258,7 @@ impl Cluster<'_> {
     }
 
     /// Whether the running warp knows of the store `word` of this launch.
-    fn stored_before(&self, word: &Word) -> bool {
+    fn stored_before(&self, word: &WordWrite) -> bool {
         let (slot, s) = (self.slot, word.slot as usize);
         (word.cluster == self.seen.cluster && (s == slot || self.clocks[slot][s] >= word.epoch))
             || covers(&self.seen.warps[slot].known, word.cluster, u32::from(word.slot), word.epoch)
@@ -275,7 +275,7 @@ impl Cluster<'_> {
     fn left_behind(
         &self,
         wg: &Watching,
-        (b, word, i): (&Watched, &Word, usize),
+        (b, word, i): (&Watched, &WordWrite, usize),
         (inst, w, l): (&Inst, u32, usize),
         value: u32,
     ) {
@@ -305,7 +305,7 @@ impl Cluster<'_> {
     fn unordered(
         &self,
         wg: &Watching,
-        (b, word, i): (&Watched, &Word, usize),
+        (b, word, i): (&Watched, &WordWrite, usize),
         (inst, w, l): (&Inst, u32, usize),
     ) -> Fault {
         let warps = self.warps.len() / self.ctas.len();

@@ -35,7 +35,7 @@ pub fn covers(known: &Known, cluster: u32, slot: u32, epoch: u32) -> bool {
 /// (by its index in launch order), the warp's slot in it and its epoch then, the `.cu` file and
 /// line of the instruction, and whether it was an atomic.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Word {
+pub struct WordWrite {
     pub launch: u32,
     pub cluster: u32,
     pub epoch: u32,
@@ -50,7 +50,7 @@ pub struct Word {
 /// A workspace the sanitizer watches.
 pub struct Watched {
     pub name: String,
-    pub words: Mutex<Vec<Word>>,
+    pub words: Mutex<Vec<WordWrite>>,
 }
 
 /// What an instruction means to the memory model: a strong access (relaxed or stronger:
@@ -94,7 +94,7 @@ struct Past {
 
 /// The machine's watch over its workspaces (see the module's text).
 #[derive(Default)]
-pub struct Watch {
+pub struct WorkspaceWatch {
     /// By buffer index (the address's bits from [`BUFFER_SHIFT`], less one).
     buffers: Vec<Option<Watched>>,
     /// The buffers watched among the first 64, as bits by index, for a quick test on every
@@ -112,21 +112,21 @@ pub struct Watch {
 /// A launch's view of the watch: the watch, its own number and product, and each instruction's
 /// meaning.
 pub struct Watching<'k> {
-    pub watch: &'k Watch,
+    pub watch: &'k WorkspaceWatch,
     pub launch: u32,
     pub product: u32,
     pub sems: Vec<Sem>,
 }
 
 impl<'k> Watching<'k> {
-    /// The running launch's view of `watch` (after [`Watch::begin`]).
-    pub fn new(watch: &'k Watch, kernel: &DecodedKernel) -> Self {
+    /// The running launch's view of `watch` (after [`WorkspaceWatch::begin`]).
+    pub fn new(watch: &'k WorkspaceWatch, kernel: &DecodedKernel) -> Self {
         let sems = kernel.insts.iter().map(Sem::of).collect();
         Watching { watch, launch: watch.launches.len() as u32, product: watch.product, sems }
     }
 }
 
-impl Watch {
+impl WorkspaceWatch {
     /// Watches the buffer at `address` (from [`crate::memory::Global::alloc`]), called `name`,
     /// of `bytes` bytes.
     pub fn watch(&mut self, address: u64, name: &str, bytes: usize) {
@@ -134,7 +134,7 @@ impl Watch {
         if self.buffers.len() <= i {
             self.buffers.resize_with(i + 1, || None);
         }
-        let words = Mutex::new(vec![Word::default(); bytes.div_ceil(4)]);
+        let words = Mutex::new(vec![WordWrite::default(); bytes.div_ceil(4)]);
         self.buffers[i] = Some(Watched { name: name.to_owned(), words });
         if i < 64 {
             self.mask |= 1 << i;
@@ -158,7 +158,7 @@ impl Watch {
             let at = (address & ((1 << BUFFER_SHIFT) - 1)) as usize / 4;
             let mut words = b.words.lock().expect("no launch panics holding it");
             let end = (at + bytes.div_ceil(4)).min(words.len());
-            words[at.min(end)..end].fill(Word::default());
+            words[at.min(end)..end].fill(WordWrite::default());
         }
     }
 
@@ -231,7 +231,7 @@ pub struct WarpSeen {
 
 /// The running cluster's index in launch order and its warps' [`WarpSeen`].
 #[derive(Debug, Default)]
-pub struct Seen {
+pub struct ClusterSeen {
     pub cluster: u32,
     pub warps: Vec<WarpSeen>,
 }

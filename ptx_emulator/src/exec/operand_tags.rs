@@ -22,12 +22,12 @@ pub struct Tag {
 /// Every block's tagged words and every warp's tagged registers (empty when the sanitizer is
 /// off).
 #[derive(Default)]
-pub struct Operands {
+pub struct OperandTags {
     pub(super) words: Vec<Vec<Option<Tag>>>,
     pub(super) regs: HashMap<(usize, u32, usize), Tag>,
 }
 
-impl Operands {
+impl OperandTags {
     pub fn reset(&mut self) {
         self.words.iter_mut().for_each(|w| w.fill(None));
         self.regs.clear();

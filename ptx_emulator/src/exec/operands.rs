@@ -1,4 +1,4 @@
-//! Operands traced to their elements, for `mma.sync` and a `wgmma` whose A is in registers. A
+//! OperandTags traced to their elements, for `mma.sync` and a `wgmma` whose A is in registers. A
 //! `cp.async` that lands bytes of the kernel's A or B in shared memory tags each 4-byte word with
 //! the element it holds (its row and column) and the copy (the copy engine's words have theirs in
 //! the sanitizer's record of the async proxy); an `ldmatrix` hands a word's tag to the register
@@ -24,7 +24,7 @@ use super::state::Cluster;
 /// Which operand of `mma.sync.m16n8k8` a register is, and where its element sits: the first
 /// operand's (row, k) or the second's (k, column).
 #[derive(Clone, Copy)]
-struct Place {
+struct OperandSite {
     operand: usize,
     register: usize,
     lane: usize,
@@ -127,7 +127,7 @@ impl Cluster<'_> {
                         _ => (g, t + 4 * register as i64),
                     };
                     if let Some(tag) = self.operands.reg(self.slot, reg, lane, value as u32) {
-                        operands[operand].push((Place { operand, register, lane, row, k }, tag));
+                        operands[operand].push((OperandSite { operand, register, lane, row, k }, tag));
                     }
                 }
             }
@@ -140,7 +140,7 @@ impl Cluster<'_> {
         }
     }
 
-    fn misplaced(&self, inst: &Inst, warp: u32, p: Place, (row, col): (i64, i64), held: Tag) -> Fault {
+    fn misplaced(&self, inst: &Inst, warp: u32, p: OperandSite, (row, col): (i64, i64), held: Tag) -> Fault {
         let what = match p.operand {
             0 => format!("its first operand's register {} (row {}, k {})", p.register, p.row, p.k),
             _ => format!("its second operand's register {} (k {}, column {})", p.register, p.k, p.row),
@@ -190,7 +190,7 @@ fn most(values: impl Iterator<Item = i64>) -> Option<(i64, usize)> {
 /// operand's row (first operand) or column (second) must hold the same one, the one most of its
 /// registers with the right k hold. None where the registers come from several matrices, from
 /// neither A nor B, or agree on no k0 by a majority.
-fn first_misplaced(operands: &[Vec<(Place, Tag)>; 2]) -> Option<(Place, (i64, i64), Tag)> {
+fn first_misplaced(operands: &[Vec<(OperandSite, Tag)>; 2]) -> Option<(OperandSite, (i64, i64), Tag)> {
     for traced in operands {
         let matrix = traced.first().map(|(_, t)| t.matrix);
         if traced.iter().any(|(_, t)| Some(t.matrix) != matrix || !matches!(t.matrix, 'A' | 'B')) {

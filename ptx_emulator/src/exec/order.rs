@@ -21,7 +21,7 @@
 use crate::inst::Inst;
 use crate::{Fault, FaultKind};
 
-use super::shadows::{Access, Epoch, NO_EPOCH, Passed, join};
+use super::shadows::{Epoch, NO_EPOCH, Passed, WordEpochs, join};
 use super::state::{Cluster, Mbar, Warp};
 
 impl Cluster<'_> {
@@ -62,7 +62,7 @@ impl Cluster<'_> {
         let epoch = self.epoch(pc);
         let a = &mut self.ctas[self.rank].accesses.words[word];
         if write {
-            *a = Access { write: epoch, reads: [NO_EPOCH; 2] };
+            *a = WordEpochs { write: epoch, reads: [NO_EPOCH; 2] };
         } else if a.reads[0].0 == epoch.0 || a.reads[0].0 == u32::MAX {
             a.reads[0] = epoch;
         } else {
@@ -117,7 +117,7 @@ impl Cluster<'_> {
             }
         }
         let epoch = self.epoch(pc);
-        self.ctas[rank].accesses.words[word] = Access { write: epoch, reads: [NO_EPOCH; 2] };
+        self.ctas[rank].accesses.words[word] = WordEpochs { write: epoch, reads: [NO_EPOCH; 2] };
         Ok(())
     }
 

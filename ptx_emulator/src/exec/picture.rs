@@ -9,13 +9,13 @@ use std::collections::HashMap;
 use crate::inst::{Addr, Inst, Merge, Space, Src};
 use crate::memory::SHARED_WINDOW;
 use crate::tensor_map::Swizzle;
-use crate::watch::{Access, Head, Kind, Place, source};
+use crate::watch::{Head, LaneWord, PictureKind, WarpAccess, source};
 
 use super::state::{Cluster, Lanes, Warp};
 
 /// What kind of access the instruction makes, as the picture tells them apart.
 #[derive(Clone, Copy)]
-pub enum Seen {
+pub enum AccessKind {
     /// A load or store of `bytes` a lane in `space` (resolved where the instruction names none).
     Plain { space: Space, bytes: u32, write: bool },
     /// `ldmatrix` of `count` 8×8 matrices.
@@ -26,7 +26,7 @@ impl Cluster<'_> {
     /// Keeps the access `inst` (at `pc`) makes for the lanes in `exec` of warp `w`, if it is one
     /// the picture asked for. Called before the instruction executes, while its address
     /// registers still hold the addresses.
-    pub(super) fn watched(&self, inst: &Inst, pc: u32, w: &Warp, exec: u32, addr: &Addr, seen: Seen) {
+    pub(super) fn watched(&self, inst: &Inst, pc: u32, w: &Warp, exec: u32, addr: &Addr, seen: AccessKind) {
         let Some(watch) = self.launch.watch else { return };
         let block = self.ctas[self.rank].ctaid;
         if !watch.wants(self.k.files.get(&inst.file), inst.line, block, w.index, pc) {
@@ -41,30 +41,30 @@ impl Cluster<'_> {
         };
         let generic = !inst.opcode.contains(".shared");
         let shared = |l: usize| address(l).wrapping_sub(if generic { SHARED_WINDOW } else { 0 });
-        let write = matches!(seen, Seen::Plain { write: true, .. });
+        let write = matches!(seen, AccessKind::Plain { write: true, .. });
         let head = Head { at: self.at(inst), opcode: inst.opcode.clone(), block, warp: w.index, write };
         let access = match seen {
-            Seen::Plain { space: Space::Shared, bytes, write } => {
+            AccessKind::Plain { space: Space::Shared, bytes, write } => {
                 let lanes: Vec<(u32, u64)> = Lanes(exec).map(|l| (l as u32, shared(l))).collect();
                 // Counted as the machine code makes it (see `count_shared_load`).
                 match (write, inst.merge) {
                     (false, Merge::Leader { bytes, from, .. }) => {
                         let lanes =
                             lanes.into_iter().map(|(l, a)| (l, u64::from((a as u32).wrapping_sub(from))));
-                        Access { joined: true, ..Access::shared(head, bytes, lanes.collect()) }
+                        WarpAccess { joined: true, ..WarpAccess::shared(head, bytes, lanes.collect()) }
                     }
                     // Counted with the group's first load, and drawn there.
                     (false, Merge::Follower { .. }) => return,
-                    _ => Access::shared(head, bytes, lanes),
+                    _ => WarpAccess::shared(head, bytes, lanes),
                 }
             }
-            Seen::Plain { bytes, .. } => {
-                Access::global(head, bytes, Lanes(exec).map(|l| (l as u32, address(l))).collect())
+            AccessKind::Plain { bytes, .. } => {
+                WarpAccess::global(head, bytes, Lanes(exec).map(|l| (l as u32, address(l))).collect())
             }
-            Seen::Matrix { count } => {
+            AccessKind::Matrix { count } => {
                 let lanes: Vec<(u32, u64)> = (0..8 * count as usize).map(|l| (l as u32, shared(l))).collect();
-                let mut access = Access::shared(head, 16, lanes);
-                access.kind = crate::watch::Kind::Matrix;
+                let mut access = WarpAccess::shared(head, 16, lanes);
+                access.kind = crate::watch::PictureKind::Matrix;
                 access.wavefronts = u64::from(count);
                 access
             }
@@ -75,7 +75,7 @@ impl Cluster<'_> {
     }
 
     /// Fills in what `access` reaches, as the kernel names it, and each lane's place.
-    fn name_access(&self, inst: &Inst, a: &mut Access, defines: &[(String, i64)]) {
+    fn name_access(&self, inst: &Inst, a: &mut WarpAccess, defines: &[(String, i64)]) {
         let empty = Vec::new();
         let text = |file: u32, line: u32| -> &str {
             let lines = self.k.sources.get(&file).map_or(&empty, |l| &**l);
@@ -89,10 +89,10 @@ impl Cluster<'_> {
             a.named.call = format!("{}:{line}: {}", short(file), text(file, line));
         }
         let source = self.k.sources.get(&inst.file).cloned().unwrap_or_default();
-        a.places = vec![Place::default(); a.lanes.len()];
+        a.places = vec![LaneWord::default(); a.lanes.len()];
         match a.kind {
-            Kind::Global => self.name_global(a),
-            Kind::Shared | Kind::Matrix => self.name_shared(a, &source, defines),
+            PictureKind::Global => self.name_global(a),
+            PictureKind::Shared | PictureKind::Matrix => self.name_shared(a, &source, defines),
         }
         let mut found = source::expressions(inner, a.write);
         if found.is_empty()
@@ -129,7 +129,7 @@ impl Cluster<'_> {
 
     /// A global access: the kernel argument its addresses lie in, and each lane's (row, column)
     /// from the matrix's columns.
-    fn name_global(&self, a: &mut Access) {
+    fn name_global(&self, a: &mut WarpAccess) {
         let Some(&(_, first)) = a.lanes.first() else { return };
         let Some(name) = self.global.name(first) else { return };
         let start = self.global.start(first);
@@ -154,7 +154,7 @@ impl Cluster<'_> {
     /// A shared access: the shared array its first lane's offset lies in (its declared shape
     /// gives each lane's [row][column]), or the dynamic shared memory; and the element of A or B
     /// each lane's first word holds, from the copy that put it there or from its value.
-    fn name_shared(&self, a: &mut Access, source: &[String], defines: &[(String, i64)]) {
+    fn name_shared(&self, a: &mut WarpAccess, source: &[String], defines: &[(String, i64)]) {
         let Some(&(_, first)) = a.lanes.first() else { return };
         let dynamic = self.k.dynamic_at;
         let var =
@@ -189,7 +189,7 @@ impl Cluster<'_> {
     /// The tensor element the copy engine put at each lane's first word, where a copy put it
     /// there (the sanitizer's record of the async proxy); for a swizzled box, also the column
     /// the swizzle stored it at and the column before it. Whether any lane's was found.
-    fn name_copied(&self, a: &mut Access) -> bool {
+    fn name_copied(&self, a: &mut WarpAccess) -> bool {
         let shadow = &self.ctas[self.rank].async_shadow;
         if !shadow.on() {
             return false;
@@ -236,7 +236,7 @@ impl Cluster<'_> {
 
     /// Each lane's first word found by its value among the elements of A and B (where exactly
     /// one element holds it; a zero, or a value two elements share, is left unknown).
-    fn name_by_value(&self, a: &mut Access) {
+    fn name_by_value(&self, a: &mut WarpAccess) {
         let shared = self.shared();
         let value = |off: u64| crate::memory::load_bytes(shared, off as usize, 4) as u32;
         let mut wanted: HashMap<u32, Vec<(String, i64)>> = a

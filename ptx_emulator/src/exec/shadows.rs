@@ -12,7 +12,7 @@ pub const NONE: u32 = u32::MAX;
 
 /// What the asynchronous proxy did to one word of shared memory (see the module's text).
 #[derive(Clone, Copy, Debug)]
-pub struct Word {
+pub struct ProxyWord {
     /// The mbarrier (byte) and phase whose completion says a copy's bytes have landed here.
     pub filled: (u32, u32),
     pub filled_pc: u32,
@@ -37,12 +37,17 @@ pub struct Origin {
 
 pub const NO_ORIGIN: Origin = Origin { map: NONE, at: [0; 3] };
 
-pub const FRESH: Word =
-    Word { filled: (NONE, 0), filled_pc: 0, written: (NONE, 0, 0), wgmma: (NONE, 0, 0), bulk: (NONE, 0, 0) };
+pub const FRESH: ProxyWord = ProxyWord {
+    filled: (NONE, 0),
+    filled_pc: 0,
+    written: (NONE, 0, 0),
+    wgmma: (NONE, 0, 0),
+    bulk: (NONE, 0, 0),
+};
 
 /// The async proxy's shadow of a block's shared memory (empty when the sanitizer is off).
 pub struct AsyncShadow {
-    pub words: Vec<Word>,
+    pub words: Vec<ProxyWord>,
     /// For each 16-byte piece (a copy writes whole pieces, and a swizzle moves them whole), the
     /// element of a tensor the copy engine put at its start, for the check that a wgmma's
     /// descriptor reads the layout the copy wrote. It holds while the piece's first word says a
@@ -178,16 +183,16 @@ pub const NO_EPOCH: Epoch = (u32::MAX, 0, 0);
 /// The last write and the last two reads (by different warps) of each word of a block's shared
 /// memory.
 #[derive(Clone, Copy, Debug)]
-pub struct Access {
+pub struct WordEpochs {
     pub write: Epoch,
     pub reads: [Epoch; 2],
 }
 
-pub const FRESH_ACCESS: Access = Access { write: NO_EPOCH, reads: [NO_EPOCH; 2] };
+pub const FRESH_ACCESS: WordEpochs = WordEpochs { write: NO_EPOCH, reads: [NO_EPOCH; 2] };
 
 /// A block's accesses (empty when the sanitizer is off).
 pub struct Accesses {
-    pub words: Vec<Access>,
+    pub words: Vec<WordEpochs>,
     /// The latest epoch of each warp that used this block's memory from another block.
     pub remote: Vec<(u32, u32, u32)>,
 }

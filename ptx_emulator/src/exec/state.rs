@@ -26,7 +26,7 @@ pub struct Launch<'k> {
     /// Host threads that run clusters.
     pub workers: usize,
     /// A picture of one warp's access asked for (see [`crate::watch`]).
-    pub watch: Option<&'k crate::watch::Watch>,
+    pub watch: Option<&'k crate::watch::PictureWatch>,
     /// The block whose timeline to record, and where it goes.
     pub timeline: Option<crate::picture::timeline::Ask>,
     /// With the sanitizer on and workspaces watched: the watch over them.
@@ -266,7 +266,7 @@ pub struct Cta {
 /// What one warp has in flight with the tensor cores and the copy engine, and what it has seen
 /// of the mbarriers: kept beside the warp, where other warps' accesses can check them.
 #[derive(Clone, Debug, Default)]
-pub struct Pending {
+pub struct InFlight {
     /// `wgmma.commit_group` groups committed, and those the warp has waited for.
     pub wgmma_committed: u32,
     pub wgmma_retired: u32,
@@ -311,7 +311,7 @@ pub struct Cluster<'a> {
     pub visits: Vec<u32>,
     pub visit: u32,
     /// Each warp's work in flight, by slot.
-    pub pending: Vec<Pending>,
+    pub pending: Vec<InFlight>,
     /// The copy engine's copies issued this round, landing at its end.
     pub in_flight: Vec<Landing>,
     /// Each warp's vector clock (see [`super::order`]); the cluster barrier's phase under way
@@ -322,9 +322,9 @@ pub struct Cluster<'a> {
     /// What each warp has released to the cluster's scope, by slot.
     pub released: Vec<super::shadows::Released>,
     /// The elements of A and B in shared words and operand registers.
-    pub operands: super::operand_tags::Operands,
+    pub operands: super::operand_tags::OperandTags,
     /// What each warp knows of other clusters' stores (see [`super::global_order`]).
-    pub seen: super::global_watch::Seen,
+    pub seen: super::global_watch::ClusterSeen,
     pub local: Vec<u8>,
     pub traffic: Traffic,
     /// The sectors the copy engine delivered to each block (by its linear index), over the
@@ -346,7 +346,7 @@ pub struct Cluster<'a> {
     pub at_start: Traffic,
     pub pairs: Vec<(u32, u32)>,
     /// The block's timeline, where the launch asks for one ([`crate::picture::timeline`]).
-    pub timeline: Option<Box<crate::picture::timeline::Recorder>>,
+    pub timeline: Option<Box<crate::picture::timeline::TimelineRecorder>>,
     /// The cluster's recording for the replay, where the launch asks for one.
     pub trace: Option<Box<crate::replay::trace::TraceRecorder>>,
     /// The sectors this cluster reads from global memory, where its launch asks for them, and
@@ -484,7 +484,7 @@ impl Cluster<'_> {
         address: u64,
         len: usize,
         write: bool,
-    ) -> Result<crate::memory::Place, Fault> {
+    ) -> Result<crate::memory::BufferOffset, Fault> {
         if address % len as u64 != 0 {
             return Err(self.misaligned(inst, w, l, address, len, "global"));
         }

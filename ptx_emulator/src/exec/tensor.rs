@@ -78,7 +78,7 @@ impl Descriptor {
 /// the byte along the tensor's row, the row and the third coordinate. The element (r, k') of the
 /// operand is then at byte `inner + k'·len` of row `outer + r`.
 #[derive(Clone, Copy, Debug)]
-struct Anchor {
+struct TensorAnchor {
     row: usize,
     k: usize,
     map: u32,
@@ -244,7 +244,7 @@ impl Cluster<'_> {
         &mut self,
         inst: &Inst,
         pc: u32,
-        (lane, which, anchor): (usize, &str, &mut Option<Anchor>),
+        (lane, which, anchor): (usize, &str, &mut Option<TensorAnchor>),
         d: &Descriptor,
         row: usize,
         byte: usize,
@@ -279,14 +279,14 @@ impl Cluster<'_> {
         (which, d): (&str, &Descriptor),
         (row, k, len): (usize, usize, usize),
         at: usize,
-        anchor: &mut Option<Anchor>,
+        anchor: &mut Option<TensorAnchor>,
     ) -> Result<(), Fault> {
         let Some(o) = self.ctas[self.rank].async_shadow.origin(at) else {
             return Ok(());
         };
         let inner = i64::from(o.at[0]) + (at % 16) as i64;
         let Some(a) = *anchor else {
-            *anchor = Some(Anchor {
+            *anchor = Some(TensorAnchor {
                 row,
                 k,
                 map: o.map,
@@ -313,7 +313,7 @@ impl Cluster<'_> {
         (which, d): (&str, &Descriptor),
         (row, k, len): (usize, usize, usize),
         at: usize,
-        a: Anchor,
+        a: TensorAnchor,
     ) -> Result<(), Fault> {
         let shadow = &self.ctas[self.rank].async_shadow;
         let (word, o) = (shadow.words[at / 4], shadow.origins[at / 16]);

@@ -8,7 +8,7 @@ use crate::picture::timeline::*;
 impl Cluster<'_> {
     /// The recorder, where it is on and the event concerns block `rank` of the cluster.
     #[inline]
-    fn recorder(&mut self, rank: usize) -> Option<&mut Recorder> {
+    fn recorder(&mut self, rank: usize) -> Option<&mut TimelineRecorder> {
         self.timeline.as_deref_mut().filter(|t| t.on && t.rank == rank)
     }
 
@@ -17,7 +17,7 @@ impl Cluster<'_> {
         let Some(ask) = &self.launch.timeline else { return };
         let rank = (0..self.ctas.len()).find(|&r| self.launch.ctaid(c, r) == ask.block);
         let Some(t) = self.timeline.as_deref_mut() else { return };
-        *t = Recorder { on: rank.is_some(), rank: rank.unwrap_or(0), ..Recorder::default() };
+        *t = TimelineRecorder { on: rank.is_some(), rank: rank.unwrap_or(0), ..TimelineRecorder::default() };
     }
 
     /// The scheduler's round has ended.

@@ -4,7 +4,7 @@
 //! asked for.
 
 use crate::inst::{Inst, Op, Space, Src};
-use crate::replay::trace::{CLUSTER_BARRIER, Event, Phase, Trace, TraceRecorder, Where};
+use crate::replay::trace::{CLUSTER_BARRIER, Phase, Trace, TraceEvent, TraceRecorder, Where};
 use crate::traffic::Traffic;
 
 use super::state::{Cluster, Lanes, Warp};
@@ -120,12 +120,12 @@ impl Cluster<'_> {
         let now = Snap::of(&self.traffic);
         let Some(rec) = self.trace.as_deref_mut() else { return };
         let d = |a: u64, b: u64| (a - b) as u32;
-        let mut e = Event { pc, ..Event::default() };
+        let mut e = TraceEvent { pc, ..TraceEvent::default() };
         if exec == 0 && !matches!(inst.op, Op::Bra { .. }) {
             // Predicated off in every lane: it issues and does nothing else.
             e.space = Where::Off;
             rec.links.clear();
-            rec.trace.streams[slot].push(Event { link: rec.trace.links[slot].len() as u32, ..e });
+            rec.trace.streams[slot].push(TraceEvent { link: rec.trace.links[slot].len() as u32, ..e });
             rec.trace.instructions += 1;
             return;
         }

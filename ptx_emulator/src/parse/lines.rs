@@ -101,7 +101,7 @@ pub fn demangle(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Call, Item, Statement, parse};
+    use super::super::{BodyItem, Call, Statement, parse};
     use super::demangle;
 
     #[test]
@@ -137,7 +137,7 @@ $L__info_string1:
         let stmts: Vec<&Statement> = m.functions[0]
             .body
             .iter()
-            .filter_map(|i| if let Item::Stmt(s) = i { Some(s) } else { None })
+            .filter_map(|i| if let BodyItem::Stmt(s) = i { Some(s) } else { None })
             .collect();
         assert_eq!((stmts[0].line, stmts[0].call), (240, None));
         let nested = Call { file: 1, line: 240, column: 17, inner: (1, 85, 17), body: 1, helper: 0 };

@@ -73,12 +73,12 @@ pub struct Function {
     /// The dynamic shared array (`.extern .shared`), if any, with its alignment.
     pub dynamic_shared: Option<Var>,
     pub local: Vec<Var>,
-    pub body: Vec<Item>,
+    pub body: Vec<BodyItem>,
 }
 
 /// One item of a function body.
 #[derive(Debug, Clone)]
-pub enum Item {
+pub enum BodyItem {
     Label(String),
     Stmt(Statement),
 }
@@ -139,12 +139,12 @@ enum Tok {
 }
 
 #[derive(Debug, Clone)]
-struct Token {
+struct PtxToken {
     tok: Tok,
     line: u32,
 }
 
-fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
+fn tokenize(text: &str) -> Result<Vec<PtxToken>, ParseError> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let (mut i, mut line) = (0usize, 1u32);
@@ -173,7 +173,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
             while i < bytes.len() && bytes[i] != b'"' {
                 i += 1;
             }
-            out.push(Token { tok: Tok::Str(text[start..i.min(bytes.len())].to_owned()), line });
+            out.push(PtxToken { tok: Tok::Str(text[start..i.min(bytes.len())].to_owned()), line });
             i += 1;
         } else if word_char(c) {
             let start = i;
@@ -183,9 +183,9 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
             {
                 i += if bytes[i] == b':' { 2 } else { 1 };
             }
-            out.push(Token { tok: Tok::Word(text[start..i].to_owned()), line });
+            out.push(PtxToken { tok: Tok::Word(text[start..i].to_owned()), line });
         } else if b",;:[]{}()+-@!<>|=".contains(&c) {
-            out.push(Token { tok: Tok::Punct(c as char), line });
+            out.push(PtxToken { tok: Tok::Punct(c as char), line });
             i += 1;
         } else {
             return Err(ParseError {
@@ -198,7 +198,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
 }
 
 struct Reader {
-    toks: Vec<Token>,
+    toks: Vec<PtxToken>,
     at: usize,
 }
 
@@ -595,7 +595,7 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
             }
             Tok::Word(w) if r.is_punct(':') => {
                 r.at += 1;
-                f.body.push(Item::Label(w));
+                f.body.push(BodyItem::Label(w));
             }
             Tok::Punct('@') => {
                 let negated = r.is_punct('!');
@@ -608,7 +608,7 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
                 s.file = file;
                 s.line = line;
                 s.call = call;
-                f.body.push(Item::Stmt(s));
+                f.body.push(BodyItem::Stmt(s));
             }
             Tok::Word(w) => {
                 r.at -= 1;
@@ -617,7 +617,7 @@ fn body(r: &mut Reader, f: &mut Function) -> Result<(), ParseError> {
                 s.file = file;
                 s.line = line;
                 s.call = call;
-                f.body.push(Item::Stmt(s));
+                f.body.push(BodyItem::Stmt(s));
             }
             other => return Err(ParseError { ptx_line, message: format!("unexpected {other:?}") }),
         }
@@ -794,7 +794,7 @@ $L__BB0_1:
         assert_eq!(f.shared[0].bytes, 128);
         assert!(f.regs.iter().any(|(n, _)| n == "s#1"), "the block's own `s` is renamed apart");
         let stmts: Vec<&Statement> =
-            f.body.iter().filter_map(|i| if let Item::Stmt(s) = i { Some(s) } else { None }).collect();
+            f.body.iter().filter_map(|i| if let BodyItem::Stmt(s) = i { Some(s) } else { None }).collect();
         assert_eq!(stmts[0].line, 7);
         assert_eq!(stmts[1].guard, Some(("%p1".to_owned(), true)));
         assert_eq!(stmts[2].operands[0], Operand::Reg("s#1".into()));
@@ -809,10 +809,10 @@ $L__BB0_1:
         let m = parse(".visible .entry k()\n{\n\t.reg .b32 %r<2>;\n$L1:\n\tld.shared::cta.u32 %r1, [%r1];\n\t{ .reg .b32 %r<2>; mov.u32 %r1, 0; }\n\tret;\n}\n").unwrap();
         let f = &m.functions[0];
         let stmts: Vec<&Statement> =
-            f.body.iter().filter_map(|i| if let Item::Stmt(s) = i { Some(s) } else { None }).collect();
+            f.body.iter().filter_map(|i| if let BodyItem::Stmt(s) = i { Some(s) } else { None }).collect();
         assert_eq!(stmts[0].opcode, "ld.shared::cta.u32");
         assert_eq!(stmts[1].operands[0], Operand::Reg("%r1#2".into()), "the block's own %r1");
-        assert!(matches!(f.body[0], Item::Label(_)));
+        assert!(matches!(f.body[0], BodyItem::Label(_)));
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub enum What {
 
 /// One thing that happened: the round, who, what.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Event {
+pub struct TimelineEvent {
     pub round: u32,
     pub who: u32,
     pub what: What,
@@ -96,13 +96,13 @@ pub struct Ask {
 
 /// A cluster's recorder: off for clusters that do not hold the block.
 #[derive(Default)]
-pub struct Recorder {
+pub struct TimelineRecorder {
     pub(crate) on: bool,
     pub(crate) rank: usize,
     pub(crate) round: u32,
     /// The phase completing next is the copy engine's (a copy has just landed).
     pub(crate) engine: bool,
-    pub(crate) events: Vec<Event>,
+    pub(crate) events: Vec<TimelineEvent>,
     pub(crate) names: Vec<String>,
 }
 
@@ -115,12 +115,12 @@ pub struct Timeline {
     pub warps: u32,
     /// Rounds the block's cluster ran.
     pub rounds: u32,
-    pub events: Vec<Event>,
+    pub events: Vec<TimelineEvent>,
     /// The global buffers' names (tensors copied, buffers stored to).
     pub names: Vec<String>,
 }
 
-impl Recorder {
+impl TimelineRecorder {
     pub(crate) fn name(&mut self, name: String) -> u16 {
         match self.names.iter().position(|n| *n == name) {
             Some(i) => i as u16,
@@ -132,7 +132,7 @@ impl Recorder {
     }
 
     pub(crate) fn note(&mut self, who: u32, what: What) {
-        self.events.push(Event { round: self.round, who, what });
+        self.events.push(TimelineEvent { round: self.round, who, what });
     }
 }
 
@@ -152,7 +152,7 @@ pub fn outside_grid(name: &str, block: [u32; 3], grid: (u32, u32, u32)) -> Optio
 }
 
 /// The mbarrier a copy is counted on and the phase it completes.
-type Fill = (usize, u32);
+type CopyFill = (usize, u32);
 
 impl Timeline {
     /// The mbarriers copies are counted on (`full[s]`), by their byte, in order.
@@ -268,7 +268,7 @@ impl Timeline {
     /// had completed (or before any landed there), as sentences (none in a sound pipeline).
     pub fn reads_before_full(&self) -> Vec<String> {
         // Where copies land (from, to), with the phase of the last copy landed there.
-        let mut places: Vec<(usize, usize, Option<Fill>)> = Vec::new();
+        let mut places: Vec<(usize, usize, Option<CopyFill>)> = Vec::new();
         for e in &self.events {
             if let What::Land { dst, bytes, .. } = e.what
                 && !places.iter().any(|p| p.0 == dst)

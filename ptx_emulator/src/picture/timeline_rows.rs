@@ -2,15 +2,15 @@
 //! few items (a buffer filled, a buffer landed, a buffer consumed, a wait, the stores), ready to be
 //! drawn.
 
-use super::timeline::{ENGINE, Event, PEER, Timeline, What};
+use super::timeline::{ENGINE, PEER, Timeline, TimelineEvent, What};
 
 /// What an item is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum ItemKind {
     /// mbarriers initialised (`count`).
     Init,
     /// The producer issued the copies of a buffer (`count`: boxes).
-    Fill,
+    CopyFill,
     /// The copy engine landed a buffer's copies (`count`: boxes).
     Land,
     /// Consumers ran wgmma on a buffer (`count`: wgmma instructions, a warp's share each).
@@ -26,8 +26,8 @@ pub enum Kind {
 
 /// One thing a role did in a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Item {
-    pub kind: Kind,
+pub struct RowItem {
+    pub kind: ItemKind,
     /// The pipeline buffer it filled, landed, read, freed or waited for (`s` of `full[s]`).
     pub buffer: Option<usize>,
     pub count: u64,
@@ -39,13 +39,22 @@ pub struct Item {
     pub empty_done: bool,
 }
 
-impl Item {
-    fn new(kind: Kind, buffer: Option<usize>, count: u64) -> Item {
-        Item { kind, buffer, count, commits: 0, waits: 0, arrivals: 0, full_done: false, empty_done: false }
+impl RowItem {
+    fn new(kind: ItemKind, buffer: Option<usize>, count: u64) -> RowItem {
+        RowItem {
+            kind,
+            buffer,
+            count,
+            commits: 0,
+            waits: 0,
+            arrivals: 0,
+            full_done: false,
+            empty_done: false,
+        }
     }
 
     /// The same kind of work on the same buffer, from another warp of the role.
-    fn merge(&mut self, other: &Item) {
+    fn merge(&mut self, other: &RowItem) {
         self.count += other.count;
         self.commits += other.commits;
         self.waits += other.waits;
@@ -59,7 +68,7 @@ impl Item {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub label: String,
-    pub rounds: Vec<Vec<Item>>,
+    pub rounds: Vec<Vec<RowItem>>,
 }
 
 impl Timeline {
@@ -91,7 +100,7 @@ impl Timeline {
                     let items = &mut stores.rounds[(e.round - from) as usize];
                     match items.first_mut() {
                         Some(item) => item.count += u64::from(bytes),
-                        None => items.push(Item::new(Kind::Store, None, u64::from(bytes))),
+                        None => items.push(RowItem::new(ItemKind::Store, None, u64::from(bytes))),
                     }
                 }
             }
@@ -103,9 +112,9 @@ impl Timeline {
     /// A role's row: each warp's items, merged place by place (the warps of a warpgroup run the
     /// same code, one after another within a round).
     fn role(&self, label: String, warps: &[u32], (from, to): (u32, u32), bars: &Bars) -> Row {
-        let mut rounds = vec![Vec::<Item>::new(); (to - from) as usize];
+        let mut rounds = vec![Vec::<RowItem>::new(); (to - from) as usize];
         for &w in warps {
-            let mut by_round: Vec<Vec<&Event>> = vec![Vec::new(); (to - from) as usize];
+            let mut by_round: Vec<Vec<&TimelineEvent>> = vec![Vec::new(); (to - from) as usize];
             for e in self.events.iter().filter(|e| e.who == w && (from..to).contains(&e.round)) {
                 by_round[(e.round - from) as usize].push(e);
             }
@@ -156,32 +165,36 @@ impl Bars {
     }
 
     /// One warp's (or the copy engine's) events of one round as items.
-    fn items<'e>(&self, events: impl Iterator<Item = &'e Event>) -> Vec<Item> {
+    fn items<'e>(&self, events: impl Iterator<Item = &'e TimelineEvent>) -> Vec<RowItem> {
         let (full, empty) = (&self.full, &self.empty);
         let buffer_in = |bars: &[usize], bar: usize| bars.iter().position(|&b| b == bar);
-        let mut items: Vec<Item> = Vec::new();
+        let mut items: Vec<RowItem> = Vec::new();
         for e in events {
             let last = items.last_mut();
             match e.what {
                 What::Issue { bar, .. } | What::Land { bar, .. } => {
-                    let kind = if matches!(e.what, What::Issue { .. }) { Kind::Fill } else { Kind::Land };
+                    let kind = if matches!(e.what, What::Issue { .. }) {
+                        ItemKind::CopyFill
+                    } else {
+                        ItemKind::Land
+                    };
                     let buffer = buffer_in(full, bar);
                     match last {
                         Some(l) if l.kind == kind && l.buffer == buffer && !l.full_done => l.count += 1,
-                        _ => items.push(Item::new(kind, buffer, 1)),
+                        _ => items.push(RowItem::new(kind, buffer, 1)),
                     }
                 }
                 What::Wgmma { b, .. } => {
                     let buffer = self.buffer_of_shared(b);
                     match last {
-                        Some(l) if l.kind == Kind::Consume && l.buffer == buffer && l.arrivals == 0 => {
+                        Some(l) if l.kind == ItemKind::Consume && l.buffer == buffer && l.arrivals == 0 => {
                             l.count += 1
                         }
-                        _ => items.push(Item::new(Kind::Consume, buffer, 1)),
+                        _ => items.push(RowItem::new(ItemKind::Consume, buffer, 1)),
                     }
                 }
                 What::Commit | What::WaitGroup { .. } => {
-                    if let Some(l) = last.filter(|l| l.kind == Kind::Consume) {
+                    if let Some(l) = last.filter(|l| l.kind == ItemKind::Consume) {
                         match e.what {
                             What::Commit => l.commits += 1,
                             _ => l.waits += 1,
@@ -191,14 +204,14 @@ impl Bars {
                 What::Arrive { bar, .. } if empty.contains(&bar) => {
                     let buffer = buffer_in(empty, bar);
                     match last {
-                        Some(l) if l.kind == Kind::Consume && l.buffer == buffer && l.arrivals == 0 => {
+                        Some(l) if l.kind == ItemKind::Consume && l.buffer == buffer && l.arrivals == 0 => {
                             l.arrivals = 1
                         }
-                        Some(l) if l.kind == Kind::Arrive && l.buffer == buffer && !l.empty_done => {
+                        Some(l) if l.kind == ItemKind::Arrive && l.buffer == buffer && !l.empty_done => {
                             l.arrivals += 1
                         }
                         _ => {
-                            let mut item = Item::new(Kind::Arrive, buffer, 0);
+                            let mut item = RowItem::new(ItemKind::Arrive, buffer, 0);
                             item.arrivals = 1;
                             items.push(item);
                         }
@@ -215,13 +228,13 @@ impl Bars {
                     }
                 }
                 What::Init { .. } => match last {
-                    Some(l) if l.kind == Kind::Init => l.count += 1,
-                    _ => items.push(Item::new(Kind::Init, None, 1)),
+                    Some(l) if l.kind == ItemKind::Init => l.count += 1,
+                    _ => items.push(RowItem::new(ItemKind::Init, None, 1)),
                 },
                 What::Blocked { bar, .. } => {
                     let on_full = full.contains(&bar);
                     let buffer = buffer_in(full, bar).or(buffer_in(empty, bar));
-                    items.push(Item::new(Kind::Blocked { on_full }, buffer, 0));
+                    items.push(RowItem::new(ItemKind::Blocked { on_full }, buffer, 0));
                 }
                 _ => {}
             }

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::timeline::{Timeline, What};
-use super::timeline_rows::{Item, Kind};
+use super::timeline_rows::{ItemKind, RowItem};
 
 /// The picture's width, and where the rounds start and end across it.
 const WIDTH: f64 = 920.0;
@@ -240,28 +240,28 @@ impl Timeline {
 /// One item: a bar coloured by its buffer (grey for a wait, blue-grey for stores) with what it
 /// is written on it, ▲ or ▼ above it for a phase of `full[s]` or `empty[s]` it completed, and
 /// below it the wgmma groups committed (c) and waited for (w) and an arrival on `empty[s]` (●).
-fn draw_item(s: &mut String, item: &Item, x: f64, y: f64, w: f64) {
+fn draw_item(s: &mut String, item: &RowItem, x: f64, y: f64, w: f64) {
     let (fill, text_colour) = match item.kind {
-        Kind::Blocked { .. } => ("#cfcfcf", "#000000"),
-        Kind::Store | Kind::Init => ("#6b7b8c", "#ffffff"),
+        ItemKind::Blocked { .. } => ("#cfcfcf", "#000000"),
+        ItemKind::Store | ItemKind::Init => ("#6b7b8c", "#ffffff"),
         _ => (colour(item.buffer), "#ffffff"),
     };
     let buffer = item.buffer.map_or(String::new(), |b| b.to_string());
     let text = match item.kind {
-        Kind::Fill if w >= 36.0 => format!("b{buffer} ×{}", item.count),
-        Kind::Fill | Kind::Land | Kind::Consume => format!("b{buffer}"),
-        Kind::Arrive => String::new(),
-        Kind::Blocked { on_full } if w >= 40.0 => {
+        ItemKind::CopyFill if w >= 36.0 => format!("b{buffer} ×{}", item.count),
+        ItemKind::CopyFill | ItemKind::Land | ItemKind::Consume => format!("b{buffer}"),
+        ItemKind::Arrive => String::new(),
+        ItemKind::Blocked { on_full } if w >= 40.0 => {
             format!("{}[{buffer}]", if on_full { "full" } else { "empty" })
         }
-        Kind::Blocked { .. } => "wait".to_owned(),
-        Kind::Store if w >= 40.0 => kib(item.count),
-        Kind::Store => String::new(),
-        Kind::Init if w >= 40.0 => format!("init ×{}", item.count),
-        Kind::Init => "init".to_owned(),
+        ItemKind::Blocked { .. } => "wait".to_owned(),
+        ItemKind::Store if w >= 40.0 => kib(item.count),
+        ItemKind::Store => String::new(),
+        ItemKind::Init if w >= 40.0 => format!("init ×{}", item.count),
+        ItemKind::Init => "init".to_owned(),
     };
     // An arrival alone is a thin bar of its buffer's colour.
-    let (top, tall) = if item.kind == Kind::Arrive { (y + 31.0, 6.0) } else { (y + 15.0, 24.0) };
+    let (top, tall) = if item.kind == ItemKind::Arrive { (y + 31.0, 6.0) } else { (y + 15.0, 24.0) };
     let _ = writeln!(
         s,
         r#"<rect x="{:.1}" y="{top:.1}" width="{:.1}" height="{tall}" rx="2" fill="{fill}"/>"#,
@@ -372,13 +372,13 @@ fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::timeline::{ENGINE, Event, Timeline, What};
-    use super::super::timeline_rows::Kind;
+    use super::super::timeline::{ENGINE, Timeline, TimelineEvent, What};
+    use super::super::timeline_rows::ItemKind;
 
     /// One buffer filled by warp 0, landed, read by warpgroup 1's warp 4, freed, and C stored.
     fn one_buffer() -> Timeline {
         let (full, empty) = (1024, 1032);
-        let e = |round, who, what| Event { round, who, what };
+        let e = |round, who, what| TimelineEvent { round, who, what };
         Timeline {
             kernel: "matmul".into(),
             block: [0, 0, 0],
@@ -416,13 +416,13 @@ mod tests {
         let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["producer, warp 0", "copy engine", "consumers, warpgroup 1", "stores to C"]);
         let kinds = |r: usize, round: usize| rows[r].rounds[round].iter().map(|i| i.kind).collect::<Vec<_>>();
-        assert_eq!(kinds(0, 0), [Kind::Init, Kind::Fill]);
+        assert_eq!(kinds(0, 0), [ItemKind::Init, ItemKind::CopyFill]);
         assert!(rows[1].rounds[0][0].full_done);
-        assert_eq!(kinds(2, 0), [Kind::Blocked { on_full: true }]);
+        assert_eq!(kinds(2, 0), [ItemKind::Blocked { on_full: true }]);
         let consumed = rows[2].rounds[1][0];
         assert_eq!(
             (consumed.kind, consumed.buffer, consumed.commits, consumed.waits),
-            (Kind::Consume, Some(0), 1, 1)
+            (ItemKind::Consume, Some(0), 1, 1)
         );
         assert!(consumed.empty_done && consumed.arrivals == 1);
         assert_eq!(rows[3].rounds[2][0].count, 256);
@@ -435,7 +435,7 @@ mod tests {
     fn a_read_before_the_phase_is_named() {
         let mut t = one_buffer();
         let wgmma = t.events.remove(8);
-        t.events.insert(5, Event { round: 0, ..wgmma });
+        t.events.insert(5, TimelineEvent { round: 0, ..wgmma });
         assert_eq!(
             t.reads_before_full(),
             ["warp 4 ran a wgmma reading shared byte 128 in round 0 before any copy into it had landed"]

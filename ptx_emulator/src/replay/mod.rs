@@ -20,7 +20,7 @@ pub mod sim;
 mod tests;
 pub mod trace;
 
-pub use sim::{Activity, Outcome, Setup, Span, Waits};
+pub use sim::{Activity, ReplayOutcome, Setup, Span, WaitClocks};
 pub use trace::{Static, Trace};
 
 /// One launch's recording: the busiest cluster's trace, what its instructions are, and the
@@ -71,7 +71,7 @@ impl Recorded {
         (resident, registers): (u32, u32),
         (serialized_wgmma, picture): (bool, f64),
         (l2_bytes, l2_miss, l2_clock): (f64, f64, f64),
-    ) -> Outcome {
+    ) -> ReplayOutcome {
         let (sm, memory) = (&gpu.sm, &gpu.memory);
         let free = if registers == 0 { 0 } else { self.register_limit.saturating_sub(registers) };
         let mut trace = self.trace.clone_counts();

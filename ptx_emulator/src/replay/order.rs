@@ -14,7 +14,7 @@
 
 use std::collections::BinaryHeap;
 
-use super::trace::{Class, Event, R, Static, Where};
+use super::trace::{InstClass, R, Static, TraceEvent, Where};
 
 /// The longest run scheduled as one (a longer one is cut).
 pub const LONGEST_RUN: usize = 1024;
@@ -23,53 +23,57 @@ pub const LONGEST_RUN: usize = 1024;
 pub const FREE_TO_MOVE: u32 = 4;
 
 /// Whether an instruction of `class` may move within a run; the others end it.
-fn movable(class: Class) -> bool {
+fn movable(class: InstClass) -> bool {
     matches!(
         class,
-        Class::Fp32
-            | Class::Alu
-            | Class::Slow
-            | Class::Param
-            | Class::GlobalLoad
-            | Class::SharedLoad
-            | Class::LocalLoad
-            | Class::Ldmatrix
-            | Class::Exchange
-            | Class::MmaSync
-            | Class::SharedStore
-            | Class::GlobalStore
-            | Class::LocalStore
-            | Class::Branch
+        InstClass::Fp32
+            | InstClass::Alu
+            | InstClass::Slow
+            | InstClass::Param
+            | InstClass::GlobalLoad
+            | InstClass::SharedLoad
+            | InstClass::LocalLoad
+            | InstClass::Ldmatrix
+            | InstClass::Exchange
+            | InstClass::MmaSync
+            | InstClass::SharedStore
+            | InstClass::GlobalStore
+            | InstClass::LocalStore
+            | InstClass::Branch
     )
 }
 
 /// The memory an access of a run reads or writes (shared, global, local), and whether it writes.
-fn memory(e: &Event, class: Class) -> Option<(usize, bool)> {
+fn memory(e: &TraceEvent, class: InstClass) -> Option<(usize, bool)> {
     let space = match e.space {
         Where::Shared => 0,
         Where::Global => 1,
         Where::Local => 2,
         Where::Off => return None,
         Where::None => match class {
-            Class::Ldmatrix => 0,
+            InstClass::Ldmatrix => 0,
             _ => return None,
         },
     };
-    let write = matches!(class, Class::SharedStore | Class::GlobalStore | Class::LocalStore);
+    let write = matches!(class, InstClass::SharedStore | InstClass::GlobalStore | InstClass::LocalStore);
     Some((space, write))
 }
 
 /// The cycles the scheduler plans an instruction's result for (its guess, not the replay's).
-fn planned(class: Class) -> u32 {
+fn planned(class: InstClass) -> u32 {
     match class {
-        Class::GlobalLoad | Class::LocalLoad => 200,
-        Class::SharedLoad | Class::Ldmatrix | Class::Exchange | Class::MmaSync | Class::Slow => 24,
+        InstClass::GlobalLoad | InstClass::LocalLoad => 200,
+        InstClass::SharedLoad
+        | InstClass::Ldmatrix
+        | InstClass::Exchange
+        | InstClass::MmaSync
+        | InstClass::Slow => 24,
         _ => 4,
     }
 }
 
 /// `stream` in the order ptxas would issue it, where the kernel has `free` registers.
-pub fn schedule(stream: &[Event], statics: &[Static], free: u32) -> Vec<Event> {
+pub fn schedule(stream: &[TraceEvent], statics: &[Static], free: u32) -> Vec<TraceEvent> {
     if free < FREE_TO_MOVE {
         return stream.to_vec();
     }
@@ -82,7 +86,7 @@ pub fn schedule(stream: &[Event], statics: &[Static], free: u32) -> Vec<Event> {
             && end - start < LONGEST_RUN
             && movable(statics[stream[end].pc as usize].class)
             && (end == start || stream[end].pc == stream[end - 1].pc + 1)
-            && !stream.get(end + 1).is_some_and(|n| statics[n.pc as usize].class == Class::Joined)
+            && !stream.get(end + 1).is_some_and(|n| statics[n.pc as usize].class == InstClass::Joined)
         {
             end += 1;
         }
@@ -100,7 +104,7 @@ pub fn schedule(stream: &[Event], statics: &[Static], free: u32) -> Vec<Event> {
 /// One run by its critical path: each instruction's height is its planned latency and the
 /// tallest of what depends on it; the tallest ready instruction issues first, the earlier in the
 /// source among equals.
-fn run(events: &[Event], statics: &[Static], out: &mut Vec<Event>) {
+fn run(events: &[TraceEvent], statics: &[Static], out: &mut Vec<TraceEvent>) {
     let n = events.len();
     let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut preds = vec![0u32; n];

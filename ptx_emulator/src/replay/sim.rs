@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::trace::{CLUSTER_BARRIER, Class, Event, Operands, Phase, Static, Trace, Where};
+use super::trace::{CLUSTER_BARRIER, InstClass, Phase, Static, Trace, TraceEvent, WgmmaInputs, Where};
 use crate::profile::Sm;
 
 /// What the replay needs besides the trace.
@@ -73,7 +73,7 @@ pub struct Span {
 
 /// What the replay found.
 #[derive(Clone, Debug, Default)]
-pub struct Outcome {
+pub struct ReplayOutcome {
     /// SM clocks for the busiest SM's clusters, all of them.
     pub cycles: f64,
     /// Clusters replayed (the rest extrapolated from the last of them at a steady state).
@@ -89,7 +89,7 @@ pub struct Outcome {
     pub replayed_cycles: f64,
     /// Clocks each of a warp's stall reasons cost (summed over warps, the time a warp's next
     /// instruction waited past its scheduler being free), for the picture and the limit.
-    pub waited: Waits,
+    pub waited: WaitClocks,
     /// Where a replay could not go on (a wait the trace never satisfies).
     pub stuck: Option<String>,
     /// The cycles a load waited for the L2, and for DRAM where it missed, in this replay.
@@ -101,7 +101,7 @@ pub struct Outcome {
 
 /// Clocks warps waited, by what they waited for.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
-pub struct Waits {
+pub struct WaitClocks {
     pub memory: f64,
     pub shared: f64,
     pub arithmetic: f64,
@@ -217,7 +217,7 @@ struct BarState {
 }
 
 /// Replays `trace` (whose instructions `statics` describes) on `sm` as `setup` lays it out.
-pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outcome {
+pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> ReplayOutcome {
     let blocks = trace.blocks.max(1) as usize;
     let nregs = statics
         .iter()
@@ -230,7 +230,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
     for (stream, links) in trace.streams.iter().zip(&trace.links) {
         for e in stream {
             let class = statics[e.pc as usize].class;
-            if matches!(class, Class::MbarArrive | Class::TmaLoad | Class::ClusterArrive) {
+            if matches!(class, InstClass::MbarArrive | InstClass::TmaLoad | InstClass::ClusterArrive) {
                 for p in &links[e.link as usize..(e.link + e.links_len) as usize] {
                     *expected.entry(*p).or_default() += 1;
                 }
@@ -272,7 +272,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
     let mut finished: Vec<f64> = Vec::new();
     let mut left_in: HashMap<u32, usize> = HashMap::new();
     let mut launched = 0u64;
-    let mut out = Outcome::default();
+    let mut out = ReplayOutcome::default();
 
     let launch = |instance: u32,
                   at: f64,
@@ -438,7 +438,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Outc
             let w = &mut warps[wi];
             let stream = &trace.streams[w.stream];
             w.pos += 1;
-            while w.pos < stream.len() && statics[stream[w.pos].pc as usize].class == Class::Joined {
+            while w.pos < stream.len() && statics[stream[w.pos].pc as usize].class == InstClass::Joined {
                 for &r in &statics[stream[w.pos].pc as usize].writes {
                     w.ready[r as usize] = w.last_shared;
                     w.cause[r as usize] = Cause::Shared;
@@ -541,7 +541,14 @@ fn read_latency(setup: &Setup, w: &W, sectors: u32) -> f64 {
 }
 
 /// The latency of a load that the L2 serves, counted on the SM's share of its bandwidth.
-fn from_l2(s: &mut SmState, l2_rate: f64, start: f64, bytes: f64, latency: f64, out: &mut Outcome) -> f64 {
+fn from_l2(
+    s: &mut SmState,
+    l2_rate: f64,
+    start: f64,
+    bytes: f64,
+    latency: f64,
+    out: &mut ReplayOutcome,
+) -> f64 {
     out.l2_bytes += bytes;
     let begin = s.l2.take(start, bytes / l2_rate);
     (start + latency).max(begin + bytes / l2_rate)
@@ -556,14 +563,14 @@ fn issue(
     warps: &mut [W],
     wi: usize,
     t: f64,
-    e: Event,
+    e: TraceEvent,
     links: &[Phase],
     statics: &[Static],
     phases: &mut HashMap<(u32, Phase), PhaseState>,
     bars: &mut HashMap<(u32, u32, u32, u32), BarState>,
     expected: &HashMap<Phase, u32>,
     trace: &Trace,
-    out: &mut Outcome,
+    out: &mut ReplayOutcome,
 ) {
     let st = &statics[e.pc as usize];
     if e.space == Where::Off {
@@ -579,41 +586,43 @@ fn issue(
     };
     // A global or local access on the L1's data path: its start.
     let request = |s: &mut SmState, lines: u32| {
-        let cost = 1.0 / sm.requests + f64::from(lines.saturating_sub(1)) / sm.lines;
+        let cost = 1.0 / sm.l1_request_rate + f64::from(lines.saturating_sub(1)) / sm.l1_line_rate;
         (s.l1.take(t, cost), cost)
     };
     let class = match (st.class, e.space) {
         // A generic access resolved at run time.
-        (Class::GlobalLoad, Where::Shared) => Class::SharedLoad,
-        (Class::GlobalStore, Where::Shared) => Class::SharedStore,
-        (Class::GlobalLoad, Where::Local) => Class::LocalLoad,
-        (Class::GlobalStore, Where::Local) => Class::LocalStore,
+        (InstClass::GlobalLoad, Where::Shared) => InstClass::SharedLoad,
+        (InstClass::GlobalStore, Where::Shared) => InstClass::SharedStore,
+        (InstClass::GlobalLoad, Where::Local) => InstClass::LocalLoad,
+        (InstClass::GlobalStore, Where::Local) => InstClass::LocalStore,
         (c, _) => c,
     };
     match class {
-        Class::Fp32 => set(&mut warps[wi], t + sm.fp32, Cause::Arithmetic),
-        Class::Alu | Class::Control | Class::Branch | Class::Joined | Class::WgmmaFence => {
-            set(&mut warps[wi], t + sm.alu, Cause::Arithmetic)
-        }
-        Class::Slow => set(&mut warps[wi], t + sm.slow, Cause::Arithmetic),
-        Class::Param => set(&mut warps[wi], t + sm.param, Cause::Arithmetic),
-        Class::Exchange => set(&mut warps[wi], t + sm.exchange, Cause::Shared),
-        Class::SharedLoad | Class::Ldmatrix => {
-            let cost = f64::from(e.a.max(1)) / sm.wavefronts;
+        InstClass::Fp32 => set(&mut warps[wi], t + sm.fp32, Cause::Arithmetic),
+        InstClass::Alu
+        | InstClass::Control
+        | InstClass::Branch
+        | InstClass::Joined
+        | InstClass::WgmmaFence => set(&mut warps[wi], t + sm.alu, Cause::Arithmetic),
+        InstClass::Slow => set(&mut warps[wi], t + sm.slow, Cause::Arithmetic),
+        InstClass::Param => set(&mut warps[wi], t + sm.param, Cause::Arithmetic),
+        InstClass::Exchange => set(&mut warps[wi], t + sm.exchange, Cause::Shared),
+        InstClass::SharedLoad | InstClass::Ldmatrix => {
+            let cost = f64::from(e.a.max(1)) / sm.l1_wavefront_rate;
             let start = sms[smi].l1.take(t, cost);
-            let done = start + cost - 1.0 / sm.wavefronts + sm.shared;
+            let done = start + cost - 1.0 / sm.l1_wavefront_rate + sm.shared;
             warps[wi].last_shared = done;
             set(&mut warps[wi], done, Cause::Shared);
         }
-        Class::SharedStore => {
-            let cost = f64::from(e.a.max(1)) / sm.wavefronts;
+        InstClass::SharedStore => {
+            let cost = f64::from(e.a.max(1)) / sm.l1_wavefront_rate;
             let start = sms[smi].l1.take(t, cost);
             let w = &mut warps[wi];
             w.last_store = w.last_store.max(start + cost);
         }
-        Class::GlobalLoad | Class::Atomic => {
+        InstClass::GlobalLoad | InstClass::Atomic => {
             let (start, cost) = request(&mut sms[smi], e.a.max(1));
-            let done = if e.b == 0 && class == Class::GlobalLoad {
+            let done = if e.b == 0 && class == InstClass::GlobalLoad {
                 start + cost + sm.l1_hit
             } else {
                 let latency = read_latency(setup, &warps[wi], e.b.max(1));
@@ -621,7 +630,7 @@ fn issue(
             };
             set(&mut warps[wi], done, Cause::Memory);
         }
-        Class::GlobalStore => {
+        InstClass::GlobalStore => {
             let (start, cost) = request(&mut sms[smi], e.a.max(1));
             let bytes = 32.0 * f64::from(e.b);
             out.l2_bytes += bytes;
@@ -629,12 +638,12 @@ fn issue(
             let w = &mut warps[wi];
             w.last_store = w.last_store.max(start + cost);
         }
-        Class::LocalLoad | Class::LocalStore => {
+        InstClass::LocalLoad | InstClass::LocalStore => {
             let lines = e.a.max(1);
             let (start, cost) = request(&mut sms[smi], lines);
             let hit = sms[smi].local_hit;
             let bytes = 128.0 * f64::from(lines) * (1.0 - hit);
-            if class == Class::LocalLoad {
+            if class == InstClass::LocalLoad {
                 let l2 = if bytes > 0.0 {
                     from_l2(&mut sms[smi], l2_rate, start + cost, bytes, setup.l2_latency, out)
                 } else {
@@ -649,12 +658,12 @@ fn issue(
                 w.last_store = w.last_store.max(start + cost);
             }
         }
-        Class::MmaSync => {
+        InstClass::MmaSync => {
             let cost = 2048.0 / (sm.mma_sync_rate / sm.schedulers as f64);
             let start = sms[smi].mma[sched].take(t, cost);
-            set(&mut warps[wi], start + sm.mma_sync, Cause::Arithmetic);
+            set(&mut warps[wi], start + sm.mma_sync_latency, Cause::Arithmetic);
         }
-        Class::CpAsync => {
+        InstClass::CpAsync => {
             let (start, cost) = request(&mut sms[smi], e.a.max(1));
             let latency = read_latency(setup, &warps[wi], e.b.max(1));
             let land =
@@ -662,12 +671,12 @@ fn issue(
             let w = &mut warps[wi];
             w.cp_open = w.cp_open.max(land);
         }
-        Class::CpCommit => {
+        InstClass::CpCommit => {
             let w = &mut warps[wi];
             let open = std::mem::replace(&mut w.cp_open, t);
             w.cp_groups.push_back(open);
         }
-        Class::CpWait { pending, all } => {
+        InstClass::CpWait { pending, all } => {
             let w = &mut warps[wi];
             let pending = if all { 0 } else { pending };
             if all {
@@ -680,12 +689,12 @@ fn issue(
             }
             gate(w, until, Cause::Memory);
         }
-        Class::BulkCommit => {
+        InstClass::BulkCommit => {
             let w = &mut warps[wi];
             let open = std::mem::replace(&mut w.bulk_open, t);
             w.bulk_groups.push_back(open);
         }
-        Class::BulkWait { pending } => {
+        InstClass::BulkWait { pending } => {
             let w = &mut warps[wi];
             let mut until = t;
             while w.bulk_groups.len() > pending as usize {
@@ -693,13 +702,13 @@ fn issue(
             }
             gate(w, until, Cause::Async);
         }
-        Class::TmaStore => {
+        InstClass::TmaStore => {
             let bytes = f64::from(e.a);
             let done = from_l2(&mut sms[smi], l2_rate, t, bytes, sm.tma / setup.l2_clock.max(1.0), out);
             let w = &mut warps[wi];
             w.bulk_open = w.bulk_open.max(done);
         }
-        Class::TmaLoad => {
+        InstClass::TmaLoad => {
             // The copy engine reads the box once (a multicast lands it in every block named).
             let bytes = if e.b > 0 { 32.0 * f64::from(e.b) } else { f64::from(e.a) };
             let land = from_l2(&mut sms[smi], l2_rate, t, bytes, sm.tma / setup.l2_clock.max(1.0), out);
@@ -707,13 +716,13 @@ fn issue(
                 contribute(phases, expected, warps, instance, *p, land, sm.mbarrier);
             }
         }
-        Class::MbarArrive | Class::ClusterArrive => {
+        InstClass::MbarArrive | InstClass::ClusterArrive => {
             let at = t.max(warps[wi].last_store);
             for p in links {
                 contribute(phases, expected, warps, instance, *p, at, sm.mbarrier);
             }
         }
-        Class::MbarWait | Class::ClusterWait => {
+        InstClass::MbarWait | InstClass::ClusterWait => {
             if let Some(p) = links.first() {
                 let done = expected.get(p).copied().unwrap_or(0);
                 let state = phases.entry((instance, *p)).or_default();
@@ -727,7 +736,7 @@ fn issue(
                 }
             }
         }
-        Class::Barrier => {
+        InstClass::Barrier => {
             let w = &mut warps[wi];
             let id = e.a.min(15);
             let k = w.bar_seen[id as usize];
@@ -753,11 +762,11 @@ fn issue(
                 }
             }
         }
-        Class::Wgmma { flops, kind } => {
+        InstClass::Wgmma { flops, kind } => {
             let rate = match kind {
-                Operands::Tf32 => sm.wgmma_tf32,
-                Operands::Half => sm.wgmma_half,
-                Operands::Int8 => sm.wgmma_int8,
+                WgmmaInputs::Tf32 => sm.wgmma_tf32_rate,
+                WgmmaInputs::Bits16 => sm.wgmma_16bit_rate,
+                WgmmaInputs::Int8 => sm.wgmma_int8_rate,
             };
             // Each warp of the warpgroup works a quarter of the product on its scheduler's
             // tensor core.
@@ -770,12 +779,12 @@ fn issue(
             w.wg_open = w.wg_open.max(done);
             w.wg_last = done;
         }
-        Class::WgmmaCommit => {
+        InstClass::WgmmaCommit => {
             let w = &mut warps[wi];
             let open = std::mem::replace(&mut w.wg_open, t);
             w.wg_groups.push_back(open);
         }
-        Class::WgmmaWait { pending } => {
+        InstClass::WgmmaWait { pending } => {
             let w = &mut warps[wi];
             let mut until = t;
             while w.wg_groups.len() > pending as usize {

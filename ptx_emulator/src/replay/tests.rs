@@ -8,7 +8,7 @@ use crate::profile::H100;
 
 const H100_SM: crate::profile::Sm = H100.sm;
 const L2_IDLE: f64 = 284.0;
-use super::trace::{Class, Event, Phase, Static, Trace, Where};
+use super::trace::{InstClass, Phase, Static, Trace, TraceEvent, Where};
 
 const FMA: u32 = 0; // fma r1 ← r1 (a chain)
 const FMA_FREE: u32 = 1; // fma r2 ← r3 (independent)
@@ -26,27 +26,27 @@ fn statics() -> Vec<Static> {
         writes: writes.to_vec(),
     };
     vec![
-        s(Class::Fp32, &[1], &[1]),
-        s(Class::Fp32, &[3], &[2]),
-        s(Class::GlobalLoad, &[5], &[4]),
-        s(Class::Fp32, &[4], &[6]),
-        s(Class::Barrier, &[], &[]),
-        s(Class::MbarWait, &[], &[8]),
-        s(Class::TmaLoad, &[], &[]),
-        s(Class::Alu, &[7], &[5]),
+        s(InstClass::Fp32, &[1], &[1]),
+        s(InstClass::Fp32, &[3], &[2]),
+        s(InstClass::GlobalLoad, &[5], &[4]),
+        s(InstClass::Fp32, &[4], &[6]),
+        s(InstClass::Barrier, &[], &[]),
+        s(InstClass::MbarWait, &[], &[8]),
+        s(InstClass::TmaLoad, &[], &[]),
+        s(InstClass::Alu, &[7], &[5]),
     ]
 }
 
-fn at(pc: u32) -> Event {
-    Event { pc, ..Event::default() }
+fn at(pc: u32) -> TraceEvent {
+    TraceEvent { pc, ..TraceEvent::default() }
 }
 
 /// A global load that misses the L1 (one L2 sector).
-fn load() -> Event {
-    Event { pc: LOAD, a: 1, b: 1, space: Where::Global, ..Event::default() }
+fn load() -> TraceEvent {
+    TraceEvent { pc: LOAD, a: 1, b: 1, space: Where::Global, ..TraceEvent::default() }
 }
 
-fn trace(streams: Vec<Vec<Event>>, warps_per_block: u32) -> Trace {
+fn trace(streams: Vec<Vec<TraceEvent>>, warps_per_block: u32) -> Trace {
     let links = vec![Vec::new(); streams.len()];
     Trace { blocks: 1, warps_per_block, streams, links, instructions: 0, local_bytes: 0 }
 }
@@ -87,8 +87,8 @@ fn a_chain_waits_for_each_result_and_independent_work_issues_each_clock() {
 #[test]
 fn a_load_issued_before_the_work_hides_under_it() {
     let work = vec![at(FMA_FREE); 200];
-    let early: Vec<Event> = [vec![load()], work.clone(), vec![at(USE)]].concat();
-    let late: Vec<Event> = [work, vec![load(), at(USE)]].concat();
+    let early: Vec<TraceEvent> = [vec![load()], work.clone(), vec![at(USE)]].concat();
+    let late: Vec<TraceEvent> = [work, vec![load(), at(USE)]].concat();
     let (e, l) = (cycles(&trace(vec![early], 1)), cycles(&trace(vec![late], 1)));
     let gap = H100_SM.schedulers as f64 / H100_SM.issue;
     assert!(e < 200.0 * gap + 60.0 + L2_IDLE - 200.0 * gap + 20.0 && e < l, "early {e}, late {l}");
@@ -97,7 +97,7 @@ fn a_load_issued_before_the_work_hides_under_it() {
 
 #[test]
 fn a_barrier_holds_every_warp_until_the_last_arrives() {
-    let long: Vec<Event> = [vec![at(FMA); 100], vec![at(BAR)], vec![at(FMA_FREE)]].concat();
+    let long: Vec<TraceEvent> = [vec![at(FMA); 100], vec![at(BAR)], vec![at(FMA_FREE)]].concat();
     let short = vec![at(BAR), at(FMA), at(FMA)];
     let alone = cycles(&trace(vec![long.clone()], 1));
     let both = cycles(&trace(vec![long, short], 2));
@@ -120,8 +120,8 @@ fn four_schedulers_run_four_warps_at_once_and_a_fifth_shares_one() {
 #[test]
 fn a_copy_releases_the_waiter_on_its_phase_when_it_lands() {
     let phase = Phase { bar: 8, phase: 0 };
-    let copy = Event { pc: COPY, a: 1024, b: 32, link: 0, links_len: 1, ..Event::default() };
-    let wait = Event { pc: WAIT, link: 1, links_len: 1, ..Event::default() };
+    let copy = TraceEvent { pc: COPY, a: 1024, b: 32, link: 0, links_len: 1, ..TraceEvent::default() };
+    let wait = TraceEvent { pc: WAIT, link: 1, links_len: 1, ..TraceEvent::default() };
     let mut t = trace(vec![vec![copy, wait, at(FMA)]], 1);
     t.links = vec![vec![phase, phase]];
     let c = cycles(&t);
@@ -129,7 +129,7 @@ fn a_copy_releases_the_waiter_on_its_phase_when_it_lands() {
     assert!(c < H100_SM.tma + H100_SM.mbarrier + 60.0, "{c}");
     // A wait on a phase whose copy comes after it in the same warp never ends: the replay stops
     // and says so.
-    let mut stuck = trace(vec![vec![Event { link: 0, ..wait }, Event { link: 1, ..copy }]], 1);
+    let mut stuck = trace(vec![vec![TraceEvent { link: 0, ..wait }, TraceEvent { link: 1, ..copy }]], 1);
     stuck.links = vec![vec![phase, phase]];
     assert!(replay(&stuck, &statics(), &H100_SM, &setup()).stuck.is_some());
 }
@@ -137,7 +137,7 @@ fn a_copy_releases_the_waiter_on_its_phase_when_it_lands() {
 #[test]
 fn ptxas_moves_loads_up_only_where_registers_are_free() {
     // An unrolled loop: address, load, use, four times; the loads read the same address register.
-    let body: Vec<Event> = (0..4).flat_map(|_| [at(ADDR), load(), at(USE)]).collect();
+    let body: Vec<TraceEvent> = (0..4).flat_map(|_| [at(ADDR), load(), at(USE)]).collect();
     let kept = schedule(&body, &statics(), 0);
     assert_eq!(kept, body, "no free registers: the source's order");
     let moved = schedule(&body, &statics(), 32);
@@ -169,7 +169,7 @@ fn more_clusters_than_the_replay_runs_go_on_at_the_steady_rate() {
 /// it, and the L2 sees no bytes.
 #[test]
 fn an_instruction_predicated_off_only_takes_its_issue() {
-    let off = Event { space: Where::Off, ..load() };
+    let off = TraceEvent { space: Where::Off, ..load() };
     let with_off = replay(&trace(vec![vec![off, at(USE)]], 1), &statics(), &H100_SM, &setup());
     let with_load = replay(&trace(vec![vec![load(), at(USE)]], 1), &statics(), &H100_SM, &setup());
     assert!(with_off.cycles < 20.0, "{}", with_off.cycles);
@@ -193,8 +193,8 @@ fn a_stream_that_ends_at_a_barrier_is_named_not_read_past() {
 #[test]
 fn a_request_waits_for_its_slowest_sector() {
     let run = |sectors: u32, warps: usize, miss: f64| {
-        let streams: Vec<Vec<Event>> =
-            (0..warps).map(|_| vec![Event { b: sectors, ..load() }, at(USE)]).collect();
+        let streams: Vec<Vec<TraceEvent>> =
+            (0..warps).map(|_| vec![TraceEvent { b: sectors, ..load() }, at(USE)]).collect();
         let t = trace(streams, warps as u32);
         let o = replay(&t, &statics(), &H100_SM, &Setup { l2_miss: miss, dram_latency: 900.0, ..setup() });
         assert!(o.stuck.is_none());

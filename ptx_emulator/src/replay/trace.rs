@@ -8,7 +8,7 @@ use crate::inst::{DecodedKernel, Hopper, Merge, Op, Space, Src, WgmmaKind};
 
 /// One instruction a warp executed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Event {
+pub struct TraceEvent {
     /// The instruction (its index in the kernel).
     pub pc: u32,
     /// What it did, by class: shared wavefronts; a global request's lines; local memory's active
@@ -65,7 +65,7 @@ pub struct Trace {
     pub blocks: u32,
     pub warps_per_block: u32,
     /// Every warp's events, block by block, and the phases they name.
-    pub streams: Vec<Vec<Event>>,
+    pub streams: Vec<Vec<TraceEvent>>,
     pub links: Vec<Vec<Phase>>,
     /// Warp-instructions in all, for choosing the busiest cluster.
     pub instructions: u64,
@@ -89,7 +89,7 @@ impl Trace {
 
 /// What an instruction is to the SM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
+pub enum InstClass {
     /// FP32 arithmetic: the FMA pipes.
     Fp32,
     /// Integer, logic, moves, predicates, conversions: issue only.
@@ -129,7 +129,7 @@ pub enum Class {
     /// A warpgroup's product: its FLOPs (operations for INT8) and its operands' kind.
     Wgmma {
         flops: u64,
-        kind: Operands,
+        kind: WgmmaInputs,
     },
     WgmmaCommit,
     WgmmaWait {
@@ -147,16 +147,16 @@ pub enum Class {
 
 /// The operands of a wgmma, which set the tensor cores' rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operands {
+pub enum WgmmaInputs {
     Tf32,
-    Half,
+    Bits16,
     Int8,
 }
 
 /// One instruction of the kernel as the replay sees it.
 #[derive(Clone, Debug)]
 pub struct Static {
-    pub class: Class,
+    pub class: InstClass,
     pub reads: Vec<R>,
     pub writes: Vec<R>,
 }
@@ -188,8 +188,8 @@ fn addr(a: &crate::inst::Addr) -> Vec<R> {
     regs(&[a.base])
 }
 
-fn classify(op: &Op, merge: &Merge) -> (Class, Vec<R>, Vec<R>) {
-    use Class::*;
+fn classify(op: &Op, merge: &Merge) -> (InstClass, Vec<R>, Vec<R>) {
+    use InstClass::*;
     let space_load = |space: Space| match space {
         Space::Shared => SharedLoad,
         Space::Local => LocalLoad,
@@ -349,9 +349,9 @@ fn classify(op: &Op, merge: &Merge) -> (Class, Vec<R>, Vec<R>) {
                 // replay orders them by the group, not by the registers.
                 let flops = 2 * 64 * u64::from(g.n) * u64::from(g.k);
                 let kind = match g.kind {
-                    WgmmaKind::Tf32 => Operands::Tf32,
-                    WgmmaKind::Bf16 => Operands::Half,
-                    WgmmaKind::Int8 { .. } => Operands::Int8,
+                    WgmmaKind::Tf32 => WgmmaInputs::Tf32,
+                    WgmmaKind::Bf16 => WgmmaInputs::Bits16,
+                    WgmmaKind::Int8 { .. } => WgmmaInputs::Int8,
                 };
                 (Wgmma { flops, kind }, r, vec![])
             }

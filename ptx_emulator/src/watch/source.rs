@@ -179,13 +179,13 @@ pub fn eval(expr: &str, source: &[String], defines: &[(String, i64)], depth: u32
 }
 
 #[derive(Clone, Debug, PartialEq)]
-enum Token {
+enum SourceToken {
     Number(i64),
     Name(String),
     Op(char),
 }
 
-fn tokens(expr: &str) -> Option<Vec<Token>> {
+fn tokens(expr: &str) -> Option<Vec<SourceToken>> {
     let mut out = Vec::new();
     let chars: Vec<char> = expr.chars().collect();
     let mut i = 0;
@@ -199,15 +199,15 @@ fn tokens(expr: &str) -> Option<Vec<Token>> {
                 i += 1;
             }
             let text: String = chars[s..i].iter().collect();
-            out.push(Token::Number(text.trim_end_matches(['u', 'U', 'l', 'L']).parse().ok()?));
+            out.push(SourceToken::Number(text.trim_end_matches(['u', 'U', 'l', 'L']).parse().ok()?));
         } else if ident_char(c) {
             let s = i;
             while i < chars.len() && ident_char(chars[i]) {
                 i += 1;
             }
-            out.push(Token::Name(chars[s..i].iter().collect()));
+            out.push(SourceToken::Name(chars[s..i].iter().collect()));
         } else if "+-*/%()".contains(c) {
-            out.push(Token::Op(c));
+            out.push(SourceToken::Op(c));
             i += 1;
         } else {
             return None;
@@ -217,7 +217,7 @@ fn tokens(expr: &str) -> Option<Vec<Token>> {
 }
 
 struct Parser<'s> {
-    tokens: Vec<Token>,
+    tokens: Vec<SourceToken>,
     at: usize,
     source: &'s [String],
     defines: &'s [(String, i64)],
@@ -227,7 +227,7 @@ struct Parser<'s> {
 impl Parser<'_> {
     fn op(&mut self, ops: &str) -> Option<char> {
         match self.tokens.get(self.at) {
-            Some(Token::Op(c)) if ops.contains(*c) => {
+            Some(SourceToken::Op(c)) if ops.contains(*c) => {
                 self.at += 1;
                 Some(*c)
             }
@@ -269,9 +269,9 @@ impl Parser<'_> {
         let token = self.tokens.get(self.at)?.clone();
         self.at += 1;
         match token {
-            Token::Number(n) => Some(n),
-            Token::Name(name) => self.value(&name),
-            Token::Op(_) => None,
+            SourceToken::Number(n) => Some(n),
+            SourceToken::Name(name) => self.value(&name),
+            SourceToken::Op(_) => None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! The picture of [`super::Access`]es as SVG text, as wide as the book's column (920 pixels):
+//! The picture of [`super::WarpAccess`]es as SVG text, as wide as the book's column (920 pixels):
 //! for each access what it reaches (the matrix, the kernel's argument or shared array, the source
 //! line and its expression), the warp's 32 lanes in two rows of 16 with each lane's address and
 //! (row, column), then global memory's lines and sectors, or the passes in which the banks serve
@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::{Access, Kind, Pass};
+use super::{Pass, PictureKind, WarpAccess};
 
 const WIDTH: u32 = 920;
 /// Where the columns start (labels to their left), each column's width, a row's height.
@@ -21,7 +21,7 @@ const BANK_CELL: u32 = 26;
 const TEXT_CHARS: usize = 128;
 
 /// The SVG document of `accesses` (one panel each, in the order the warp executed them).
-pub fn draw(accesses: &[Access]) -> String {
+pub fn draw(accesses: &[WarpAccess]) -> String {
     let mut body = String::new();
     let mut y = 8;
     for a in accesses {
@@ -120,7 +120,7 @@ fn prose(out: &mut String, mut y: u32, size: u32, weight: &str, s: &str) -> u32 
 }
 
 /// One access's panel from `y` down; returns where it ends.
-fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
+fn panel(out: &mut String, a: &WarpAccess, y: u32) -> u32 {
     let [bx, by, bz] = a.block;
     let n = &a.named;
     let what = match (n.matrix.as_str(), n.variable.as_str()) {
@@ -141,9 +141,9 @@ fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
         y = prose(out, y, 12, "bold", &n.memory);
     }
     let what = match a.kind {
-        Kind::Global => "global memory",
-        Kind::Shared => "shared memory",
-        Kind::Matrix => "shared memory, ldmatrix: each lane gives one 16-byte row",
+        PictureKind::Global => "global memory",
+        PictureKind::Shared => "shared memory",
+        PictureKind::Matrix => "shared memory, ldmatrix: each lane gives one 16-byte row",
     };
     let sub = format!(
         "warp {} of block ({bx},{by},{bz}), one instruction, from the emulator: {what}, {} bytes a lane{}, {}",
@@ -154,8 +154,8 @@ fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
     );
     y = prose(out, y, 12, "normal", &sub) + 10;
     y = match a.kind {
-        Kind::Global => global(out, a, y),
-        Kind::Shared | Kind::Matrix => shared(out, a, y),
+        PictureKind::Global => global(out, a, y),
+        PictureKind::Shared | PictureKind::Matrix => shared(out, a, y),
     };
     for line in a.summary().iter().skip(if n.memory.is_empty() { 1 } else { 2 }) {
         y = prose(out, y, 12, "normal", line);
@@ -164,14 +164,14 @@ fn panel(out: &mut String, a: &Access, y: u32) -> u32 {
 }
 
 /// What a row of the lane table shows of a lane: a fill and a text, from the lane's index in
-/// [`Access::lanes`] and its address.
-type Fill<'a> = &'a dyn Fn(usize, u64) -> Option<(String, String)>;
+/// [`WarpAccess::lanes`] and its address.
+type LaneFill<'a> = &'a dyn Fn(usize, u64) -> Option<(String, String)>;
 type OwnedFill<'a> = Box<dyn Fn(usize, u64) -> Option<(String, String)> + 'a>;
 /// Each bank's distinct words with the lanes that want each.
 type Banks = Vec<Vec<(u64, Vec<u32>)>>;
 
 /// The lane table: lane numbers, and the rows `fill` gives each active lane.
-fn lane_rows(a: &Access, rows: &[(String, Fill)]) -> Vec<Row> {
+fn lane_rows(a: &WarpAccess, rows: &[(String, LaneFill)]) -> Vec<Row> {
     let mut lane = Row::new("lane");
     for l in 0..32 {
         lane.set(l, "#eeeeee", l.to_string());
@@ -193,7 +193,7 @@ fn lane_rows(a: &Access, rows: &[(String, Fill)]) -> Vec<Row> {
 
 /// The rows of each lane's (row, column): of the shared array or box (`array`), then of the
 /// matrix, as far as they are known.
-fn place_rows(a: &Access) -> Vec<(String, OwnedFill<'_>)> {
+fn place_rows(a: &WarpAccess) -> Vec<(String, OwnedFill<'_>)> {
     let n = &a.named;
     let white = |v: i64| Some(("white".to_owned(), short_signed(v)));
     let mut rows: Vec<(String, OwnedFill<'_>)> = Vec::new();
@@ -220,7 +220,7 @@ fn place_rows(a: &Access) -> Vec<(String, OwnedFill<'_>)> {
 }
 
 /// The lanes' offsets, places, sectors and lines, then each line touched as four sectors.
-fn global(out: &mut String, a: &Access, y: u32) -> u32 {
+fn global(out: &mut String, a: &WarpAccess, y: u32) -> u32 {
     let sectors = a.sector_list();
     let lines = a.line_list();
     let base = lines.first().copied().unwrap_or(0) * 128;
@@ -229,8 +229,8 @@ fn global(out: &mut String, a: &Access, y: u32) -> u32 {
     let sector = |_, addr: u64| Some((colour(addr >> 5), short((addr >> 5) - base / 32)));
     let line = |_, addr: u64| Some(("white".to_owned(), short((addr >> 7) - base / 128)));
     let places = place_rows(a);
-    let mut rows: Vec<(String, Fill)> = vec![("byte (+)".to_owned(), &byte)];
-    rows.extend(places.iter().map(|(l, f)| (l.clone(), &**f as Fill)));
+    let mut rows: Vec<(String, LaneFill)> = vec![("byte (+)".to_owned(), &byte)];
+    rows.extend(places.iter().map(|(l, f)| (l.clone(), &**f as LaneFill)));
     rows.push(("sector".to_owned(), &sector));
     rows.push(("line".to_owned(), &line));
     let mut y = table(out, y, &lane_rows(a, &rows));
@@ -270,7 +270,7 @@ fn global(out: &mut String, a: &Access, y: u32) -> u32 {
 
 /// The lanes' offsets, places, passes and banks, then each pass's 32 banks with the distinct
 /// words each serves in it.
-fn shared(out: &mut String, a: &Access, y: u32) -> u32 {
+fn shared(out: &mut String, a: &WarpAccess, y: u32) -> u32 {
     let passes = a.passes();
     let tables: Vec<Banks> = passes.iter().map(|p| a.pass_bank_words(p)).collect();
     let pass_of = |lane: u32| passes.iter().position(|p| (p.from..p.to).contains(&lane)).unwrap_or(0);
@@ -301,8 +301,8 @@ fn shared(out: &mut String, a: &Access, y: u32) -> u32 {
         Some((pass_colour(r, fewest), name))
     };
     let places = place_rows(a);
-    let mut rows: Vec<(String, Fill)> = vec![("byte (+)".to_owned(), &byte)];
-    rows.extend(places.iter().map(|(l, f)| (l.clone(), &**f as Fill)));
+    let mut rows: Vec<(String, LaneFill)> = vec![("byte (+)".to_owned(), &byte)];
+    rows.extend(places.iter().map(|(l, f)| (l.clone(), &**f as LaneFill)));
     if passes.len() > 1 {
         rows.push(("pass".to_owned(), &pass));
     }
@@ -312,7 +312,7 @@ fn shared(out: &mut String, a: &Access, y: u32) -> u32 {
         y = prose(out, y, 12, "normal", &format!("{}.", a.named.how));
     }
     let rule = match (a.kind, passes.len()) {
-        (Kind::Matrix, _) => {
+        (PictureKind::Matrix, _) => {
             "ldmatrix reads one 8×8 matrix a pass: 8 lanes give its 8 rows of 16 bytes".to_owned()
         }
         (_, 1) => "One pass serves all the warp's lanes".to_owned(),
@@ -451,7 +451,7 @@ fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Access, Head, Named, Place};
+    use super::super::{Head, LaneWord, Named, WarpAccess};
     use super::*;
 
     fn head(opcode: &str) -> Head {
@@ -466,7 +466,8 @@ mod tests {
 
     #[test]
     fn a_picture_is_one_svg_document_with_its_counts() {
-        let a = Access::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 128 * u64::from(l))).collect());
+        let a =
+            WarpAccess::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 128 * u64::from(l))).collect());
         let svg = draw(&[a]);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("one instruction, from the emulator"));
@@ -481,7 +482,7 @@ mod tests {
     #[test]
     fn a_panel_names_its_matrix_and_its_lanes_places() {
         let mut a =
-            Access::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 132 * u64::from(l))).collect());
+            WarpAccess::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 132 * u64::from(l))).collect());
         a.named = Named {
             matrix: "Bᵀ".into(),
             memory: "the shared array `Bs[32][33]`, holding elements of Bᵀ".into(),
@@ -490,8 +491,9 @@ mod tests {
             variable: "Bs[tx][k]".into(),
             ..Named::default()
         };
-        a.places =
-            (0..32).map(|l| Place { element: Some((l, 7)), array: Some((l, 0)), unswizzled: None }).collect();
+        a.places = (0..32)
+            .map(|l| LaneWord { element: Some((l, 7)), array: Some((l, 0)), unswizzled: None })
+            .collect();
         let shown = shown(&draw(&[a]));
         assert!(shown.starts_with("matrix Bᵀ, through Bs[tx][k] · ld.shared.f32"), "{shown}");
         assert!(shown.contains("line kernel.cu:50: sum += As[ty][k] * Bs[tx][k];"), "{shown}");
@@ -508,7 +510,7 @@ mod tests {
         // 16 bytes a lane, lane l at byte 16·(l mod 8) + 128·(l / 8): each quarter warp reads
         // banks 0–31 once, lanes 8 apart share nothing.
         let lanes = (0..32).map(|l| (l, 16 * u64::from(l % 8) + 128 * u64::from(l / 8))).collect();
-        let a = Access::shared(head("ld.shared.v4.f32"), 16, lanes);
+        let a = WarpAccess::shared(head("ld.shared.v4.f32"), 16, lanes);
         assert_eq!(a.passes().len(), 4);
         let wide = shown(&draw(&[a]));
         for (i, lanes) in ["0–7", "8–15", "16–23", "24–31"].iter().enumerate() {
@@ -519,8 +521,11 @@ mod tests {
         // Banks 0 to 31 in one row under each pass's heading, those of a narrow access too.
         let banks: String = (0..32).map(|b| format!(" {b}")).collect();
         assert_eq!(wide.matches(&format!("bank{banks} word 1")).count(), 4, "{wide}");
-        let narrow =
-            Access::shared(head("ld.shared.f32"), 4, (0..32).map(|l| (l, 4 * u64::from(l % 4))).collect());
+        let narrow = WarpAccess::shared(
+            head("ld.shared.f32"),
+            4,
+            (0..32).map(|l| (l, 4 * u64::from(l % 4))).collect(),
+        );
         let few = shown(&draw(&[narrow]));
         assert_eq!(few.matches(&format!("bank{banks} word 1")).count(), 1, "{few}");
     }

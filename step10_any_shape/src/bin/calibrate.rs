@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use common::gpu_queue::{GpuQueue, GpuState};
 use common::measure::{self, Buffers, Recipe};
-use common::pad::{self, Layout};
+use common::pad::{self, Pitched};
 use common::queue::Queue;
 use common::step_kernel::StepKernel;
 use common::timing::{self, Sampling};
@@ -215,7 +215,7 @@ impl Bench<'_> {
             let mut q = GpuQueue::bare(self.gpu, &mut state);
             let src = q.upload("the copy's source", &vec![0.5f32; rows * pitch])?;
             let dst = q.upload("the copy's destination", &vec![0.0f32; rows * cols])?;
-            let (from_l, to_l) = (Layout { rows, cols, pitch }, Layout { rows, cols, pitch: cols });
+            let (from_l, to_l) = (Pitched { rows, cols, pitch }, Pitched { rows, cols, pitch: cols });
             let t = timing::time_gpu(self.gpu, Sampling::new(None), || {
                 pad::copy(&mut q, (src, from_l), (dst, to_l))
             })?;

@@ -10,7 +10,7 @@ use super::shared::{exit_code, files_of, inputs_of, save_c, shape_of};
 use crate::cli::Args;
 use crate::matrix::{Inputs, Shape};
 use crate::reference;
-use crate::report::{Device, Report};
+use crate::report::{RanOn, Report};
 use crate::step::chapter;
 use crate::timing::{self, Sampling};
 use crate::verify::{self, Precision, Verdict};
@@ -87,7 +87,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     save_c(args, shape, &c)?;
     let verdict: Option<Verdict> =
         (!args.no_verify).then(|| verify::verify(shape, &c, &reference::cpu(&inputs), Precision::Fp32));
-    let report = Report::new(name.to_owned(), Device::Cpu, &inputs, Precision::Fp32, time, verdict);
+    let report = Report::new(name.to_owned(), RanOn::Cpu, &inputs, Precision::Fp32, time, verdict);
     crate::emit::emit(&report, args)?;
     Ok(verdict.is_none_or(|v| v.passed()))
 }

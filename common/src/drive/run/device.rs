@@ -12,12 +12,12 @@ use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::reference::Reference;
-use crate::report::{Device as ReportDevice, Report};
+use crate::report::{RanOn, Report};
 use crate::step::{Geometry, GpuStep};
 use crate::timing::Stats;
 
-/// What the run needs of the device it multiplies on: a GPU ([`timed::Timed`]) or the PTX
-/// emulator ([`emulate::Counted`]).
+/// What the run needs of the device it multiplies on: a GPU ([`timed::GpuRun`]) or the PTX
+/// emulator ([`emulate::EmulatorRun`]).
 pub(super) trait Device<'a> {
     /// The shape a run takes where the command line leaves a side out.
     fn default_shape(&self, step: &GpuStep) -> Shape;
@@ -64,6 +64,6 @@ pub(super) struct Products {
     pub first: Vec<f32>,
     pub next: Option<Vec<f32>>,
     pub time: Stats,
-    pub device: ReportDevice,
+    pub device: RanOn,
     pub paths: Option<(Paths, f64)>,
 }

@@ -13,7 +13,7 @@ use super::shared::check_compile_only_options;
 
 use crate::advisories::{self, Advisory};
 use crate::cli::Args;
-use crate::emulated::{self, Machine};
+use crate::emulated::{self, Emulator};
 use crate::emulator_queue::{EmulatorQueue, EmulatorState};
 use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
 use crate::hooks::Paths;
@@ -21,11 +21,11 @@ use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::reference;
 use crate::reference::Reference;
-use crate::report::{Device as ReportDevice, Emulation, Report};
+use crate::report::{EmulatorInfo, RanOn, Report};
 use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::{layout, multiply};
 use crate::timing::Stats;
-use ptx_emulator::watch::{Access, Request};
+use ptx_emulator::watch::{Request, WarpAccess};
 
 /// The largest side of the shape an emulated run takes when none is given: small enough that
 /// every lab runs in a second or two.
@@ -44,12 +44,12 @@ fn workers() -> usize {
 /// An emulated run: the step compiled to PTX and loaded in the emulator once the run knows its
 /// parameters; `reason` says why it emulates where it was not asked to (it then takes a small
 /// default shape, and says so).
-pub(super) struct Counted<'a> {
-    emulated: Option<Emulated<'a>>,
+pub(super) struct EmulatorRun<'a> {
+    emulated: Option<EmulatorStep<'a>>,
     reason: Option<String>,
 }
 
-impl<'a> Counted<'a> {
+impl<'a> EmulatorRun<'a> {
     /// Refuses what an emulated run cannot do.
     pub(super) fn open(args: &Args, reason: Option<String>) -> Result<Self> {
         if args.reps.is_some() {
@@ -65,10 +65,10 @@ impl<'a> Counted<'a> {
         if args.picture_to.is_some() && args.picture_access.is_none() {
             bail!("--picture-to says where --picture-access writes, and no --picture-access was given");
         }
-        Ok(Counted { emulated: None, reason })
+        Ok(EmulatorRun { emulated: None, reason })
     }
 
-    fn emulated(&mut self) -> Result<&mut Emulated<'a>> {
+    fn emulated(&mut self) -> Result<&mut EmulatorStep<'a>> {
         match &mut self.emulated {
             Some(e) => Ok(e),
             None => bail!("the run multiplied before its kernel was compiled"),
@@ -76,7 +76,7 @@ impl<'a> Counted<'a> {
     }
 }
 
-impl<'a> Device<'a> for Counted<'a> {
+impl<'a> Device<'a> for EmulatorRun<'a> {
     /// Every side of the step's default shape at most [`SMALL_SIDE`]: a second or two for any lab.
     fn default_shape(&self, step: &GpuStep) -> Shape {
         let default = (step.default_shape)(&Limits::LARGEST);
@@ -105,8 +105,8 @@ impl<'a> Device<'a> for Counted<'a> {
             let note = format!("note: {why}, so {} runs on the PTX emulator on the CPU{size}", step.name);
             crate::emit::aside(args, &note);
         }
-        // The parameters are checked at this shape once, before the compile, by Emulated::new.
-        let mut emulated = Emulated::new(step, params.clone(), shape, true)?;
+        // The parameters are checked at this shape once, before the compile, by EmulatorStep::new.
+        let mut emulated = EmulatorStep::new(step, params.clone(), shape, true)?;
         emulated.machine.scale = args.scaled;
         for a in &emulated.advisories {
             crate::emit::aside(args, &a.sentence());
@@ -148,7 +148,7 @@ impl<'a> Device<'a> for Counted<'a> {
             true => Some(emulated.multiply(inputs, true).map_err(|e| anyhow!("the second launch: {e}"))?.0),
             false => None,
         };
-        let device = ReportDevice::Emulated(Box::new(Emulation {
+        let device = RanOn::Emulated(Box::new(EmulatorInfo {
             traffic: call_traffic.0,
             others: call_traffic.1,
             seconds,
@@ -185,7 +185,7 @@ impl<'a> Device<'a> for Counted<'a> {
 
 /// Writes the picture of the accesses `--picture-access` asked for and prints what it shows; a
 /// warp that never executed the line is named.
-fn picture(request: &Request, accesses: &[Access], to: Option<&std::path::Path>) -> Result<()> {
+fn picture(request: &Request, accesses: &[WarpAccess], to: Option<&std::path::Path>) -> Result<()> {
     if accesses.is_empty() {
         bail!(
             "{} never executed its global or shared access there in this run, so there is no picture \
@@ -209,7 +209,7 @@ fn picture(request: &Request, accesses: &[Access], to: Option<&std::path::Path>)
 
 /// With --picture-timeline: the block's timeline the run recorded, drawn to the file, and its
 /// summary printed; recording stops for the launches that follow.
-fn draw_timeline(args: &Args, machine: &mut Machine) -> Result<bool> {
+fn draw_timeline(args: &Args, machine: &mut Emulator) -> Result<bool> {
     let Some(file) = &args.picture_timeline else { return Ok(false) };
     machine.timeline = None;
     let [x, y, z] = args.timeline_block.unwrap_or([0; 3]);
@@ -292,7 +292,7 @@ const SURE_SECONDS: f64 = 600.0;
 /// of the same launch (one block of each kind, a second or two), and, where it is more than a
 /// minute, says so before it starts, with the faster choices. `verifies`: a second launch follows.
 fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool, args: &Args) -> Result<()> {
-    let mut probe = Emulated::new(step, params.clone(), inputs.shape, false)?;
+    let mut probe = EmulatorStep::new(step, params.clone(), inputs.shape, false)?;
     probe.machine.scale = true;
     let workers = probe.machine.workers;
     // At the fastest lab's rate, the least it can take: far beyond a minute, the probe itself
@@ -365,10 +365,10 @@ pub type CallTraffic = (emulated::Traffic, Vec<(String, emulated::Traffic)>);
 
 /// A step compiled to PTX for one parameter set and shape, loaded in the emulator with the
 /// launch it takes there.
-pub struct Emulated<'a> {
+pub struct EmulatorStep<'a> {
     pub step: &'a GpuStep,
     pub params: Params,
-    pub machine: Machine,
+    pub machine: Emulator,
     pub geometry: Geometry,
     /// What the kernel costs on an H100, from its compile for sm_90 (registers 0 where that
     /// compile was not asked for).
@@ -386,7 +386,7 @@ pub struct Emulated<'a> {
     state: EmulatorState,
 }
 
-impl<'a> Emulated<'a> {
+impl<'a> EmulatorStep<'a> {
     /// Compiles and loads `step` with `params` for `shape`. `h100_compile` also compiles it for
     /// sm_90, for the registers the report shows; a schedule that shares tiles always does, since
     /// its layout is cut for the blocks an H100 holds at once.
@@ -414,7 +414,7 @@ impl<'a> Emulated<'a> {
                 (ptx?, ptxas, Vec::new())
             }
         };
-        let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
+        let mut machine = Emulator::new(&ptx).map_err(|e| anyhow!("{e}"))?;
         // The source lets a fault name an mbarrier as the kernel does, and a picture an array.
         machine.source(step.file, step.source);
         machine.defines(&params.defines());
@@ -434,7 +434,7 @@ impl<'a> Emulated<'a> {
         }
         // At least a block per SM, where the estimate of the registers fits none.
         let geometry = layout(step, &params, shape, geometry, resources.resident_blocks.max(emulated::SMS))?;
-        Ok(Emulated {
+        Ok(EmulatorStep {
             step,
             params,
             machine,

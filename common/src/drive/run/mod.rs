@@ -27,9 +27,9 @@ mod shared;
 mod timed;
 
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
-pub use emulate::{CallTraffic, Emulated, SMALL_SIDE};
+pub use emulate::{CallTraffic, EmulatorStep, SMALL_SIDE};
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
-pub use predict::{Prediction, WHOLE_UP_TO, predict};
+pub use predict::{StepPrediction, WHOLE_UP_TO, predict};
 pub use shared::files_of;
 
 use device::Device;
@@ -63,9 +63,9 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: fn() -> bool) -> 
     let looks = !args.emulate && !args.compile_only && !args.tune;
     let no_gpu = looks.then(|| crate::gpu::count().err()).flatten();
     if args.emulate || no_gpu.is_some() {
-        return run(step, args, &mut emulate::Counted::open(args, no_gpu)?);
+        return run(step, args, &mut emulate::EmulatorRun::open(args, no_gpu)?);
     }
-    match timed::Timed::open(step, args, cublas_found())? {
+    match timed::GpuRun::open(step, args, cublas_found())? {
         ControlFlow::Continue(mut gpu) => run(step, args, &mut gpu),
         // --compile-only ran in the measured run's place.
         ControlFlow::Break(outcome) => Ok(outcome),

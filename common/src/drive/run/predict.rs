@@ -17,7 +17,7 @@ pub const WHOLE_UP_TO: u64 = 1 << 30;
 
 /// One prediction.
 #[derive(Clone, Debug)]
-pub struct Prediction {
+pub struct StepPrediction {
     /// The launch's predicted H100 time, and the limit that sets its kernel's.
     pub seconds: f64,
     pub limit: &'static str,
@@ -28,11 +28,11 @@ pub struct Prediction {
 
 /// The H100's predicted time for `step` at its defaults for `shape` (or the parameters it
 /// chooses for the shape), on uniform inputs.
-pub fn predict(step: &GpuStep, shape: Shape) -> Result<Prediction> {
+pub fn predict(step: &GpuStep, shape: Shape) -> Result<StepPrediction> {
     let (params, _) = step.params_for(shape, emulated::SMS, &[])?;
     let inputs = Inputs::family(shape, 42, Family::Uniform);
-    let run = |scaled: bool| -> Result<Prediction> {
-        let mut e = super::Emulated::new(step, params.clone(), shape, true)?;
+    let run = |scaled: bool| -> Result<StepPrediction> {
+        let mut e = super::EmulatorStep::new(step, params.clone(), shape, true)?;
         e.machine.scale = scaled;
         e.machine.record = true;
         let started = Instant::now();
@@ -45,7 +45,7 @@ pub fn predict(step: &GpuStep, shape: Shape) -> Result<Prediction> {
             shape,
             &others,
         );
-        Ok(Prediction { seconds: whole, limit: p.limit.name(), emulated_seconds, whole: !scaled })
+        Ok(StepPrediction { seconds: whole, limit: p.limit.name(), emulated_seconds, whole: !scaled })
     };
     match run(true) {
         Err(e) if matches!(e.downcast_ref(), Some(emulated::EmulatorError::NotScalable(_))) => {

@@ -11,13 +11,13 @@ use super::shared::{asked, check_compile_only_options, check_host, files_of, ste
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::Blas;
-use crate::device::watch::Watch;
+use crate::device::watch::WaitWatch;
 use crate::gpu::{self, Gpu, Limits, Resources};
 use crate::matrix::{Inputs, Shape};
 use crate::measure::{self, Buffers, Recipe, reference};
 use crate::params::Params;
 use crate::reference::Reference;
-use crate::report::{Device as ReportDevice, Report};
+use crate::report::{RanOn, Report};
 use crate::step::{Choice, Geometry, GpuStep};
 use crate::step_kernel::StepKernel;
 use crate::timing::{Sampling, Stats};
@@ -25,7 +25,7 @@ use crate::verify::{self, Precision};
 
 /// A GPU run: the GPU, the step kernel compiled for it, and cuBLAS's results kept beside the
 /// step's to show their errors.
-pub(super) struct Timed<'a> {
+pub(super) struct GpuRun<'a> {
     /// Declared before `gpu`, so dropped before it: the kernel goes before the context it was
     /// loaded in.
     step_kernel: Option<StepKernel<'a>>,
@@ -41,7 +41,7 @@ pub(super) struct Timed<'a> {
     results: [(&'static str, Option<Vec<f32>>); 2],
 }
 
-impl<'a> Timed<'a> {
+impl<'a> GpuRun<'a> {
     /// The GPU the command line names; or, with --compile-only, the outcome of that run in the
     /// measured run's place. Without the GPU, a problem in the command line is named first.
     pub(super) fn open(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<ControlFlow<bool, Self>> {
@@ -59,7 +59,7 @@ impl<'a> Timed<'a> {
             // A machine without the GPU still hears of a problem in the command line first.
             Err(no_gpu) => return Err(without_gpu(step, args, cublas_found).err().unwrap_or(no_gpu)),
         };
-        Ok(ControlFlow::Continue(Timed {
+        Ok(ControlFlow::Continue(GpuRun {
             step_kernel: None,
             fitted: None,
             gpu,
@@ -101,7 +101,7 @@ impl<'a> Timed<'a> {
     }
 }
 
-impl<'a> Device<'a> for Timed<'a> {
+impl<'a> Device<'a> for GpuRun<'a> {
     fn default_shape(&self, step: &GpuStep) -> Shape {
         (step.default_shape)(&self.gpu.info.limits)
     }
@@ -132,8 +132,8 @@ impl<'a> Device<'a> for Timed<'a> {
         let (geometry, resources) = step_kernel.fit_validated(&self.gpu.info, shape, geometry)?;
         let kernel = format!("{} of {}", gpu::ENTRY, step_label(step, args));
         crate::device::watch::set(Some(match args.timeout {
-            Some(seconds) => Watch::given(&kernel, seconds),
-            None => Watch::expected(&kernel, shape.flops()),
+            Some(seconds) => WaitWatch::given(&kernel, seconds),
+            None => WaitWatch::expected(&kernel, shape.flops()),
         }));
         self.step_kernel = Some(step_kernel);
         self.fitted = Some((geometry, resources));
@@ -151,7 +151,7 @@ impl<'a> Device<'a> for Timed<'a> {
             time: measured.stats()?,
             first: measured.c,
             next: measured.c_next,
-            device: ReportDevice::Gpu(self.gpu.info.clone()),
+            device: RanOn::Gpu(self.gpu.info.clone()),
             paths: measured.paths,
         })
     }

@@ -26,7 +26,7 @@
 //! Where the reference is finite, a NaN or infinite result fails, which is why the output is
 //! filled with NaN before the verified launch: an element no thread wrote cannot pass. Where the
 //! inputs hold NaN or ±∞, the reference (f64, of the same inputs) is NaN or ±∞ in the elements they
-//! reach, and a result passes there only with the same class ([`Class`]: an f64 beyond f32's
+//! reach, and a result passes there only with the same class ([`ValueClass`]: an f64 beyond f32's
 //! largest value counts as the infinity of its sign), as cuBLAS SGEMM gives; the normwise error
 //! and its limit are taken over the finite part (the reference's growth is measured on the inputs
 //! with their NaN and infinities set to zero, which leaves the finite elements unchanged).
@@ -57,7 +57,7 @@ pub use error_model::{
     expected, expected_error, gamma, independent, lambda, underflow, underflow_sq,
 };
 pub use precision::{Precision, shared_roof};
-pub use verdict::{Class, Normwise, Verdict, Worst, share, verify};
+pub use verdict::{Normwise, ValueClass, Verdict, Worst, share, verify};
 
 #[cfg(test)]
 mod tests;

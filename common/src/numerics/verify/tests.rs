@@ -412,7 +412,7 @@ fn nan_where_the_reference_is_nan_is_counted_and_said() {
     let text = |x: &Inputs, v: Verdict| {
         crate::report::Report::new(
             "step".to_owned(),
-            crate::report::Device::Cpu,
+            crate::report::RanOn::Cpu,
             x,
             Precision::Fp32,
             crate::timing::Stats::UNTIMED,

@@ -28,21 +28,21 @@ impl Worst {
 /// The class of a value as an f32 result: NaN, +∞ or −∞ (an f64 beyond f32's largest finite
 /// value is the infinity f32 arithmetic reaches), or finite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
+pub enum ValueClass {
     Finite,
     Nan,
     PlusInfinity,
     MinusInfinity,
 }
 
-impl Class {
-    pub fn of(x: f64) -> Class {
+impl ValueClass {
+    pub fn of(x: f64) -> ValueClass {
         if x.is_nan() {
-            Class::Nan
+            ValueClass::Nan
         } else if x.abs() > f64::from(f32::MAX) {
-            if x > 0.0 { Class::PlusInfinity } else { Class::MinusInfinity }
+            if x > 0.0 { ValueClass::PlusInfinity } else { ValueClass::MinusInfinity }
         } else {
-            Class::Finite
+            ValueClass::Finite
         }
     }
 }
@@ -65,12 +65,16 @@ pub fn share(ratio: f64, digits: usize, of: &str) -> String {
 }
 
 fn ratio(got: f64, want: f64, bound: f64) -> f64 {
-    let (g, w) = (Class::of(got), Class::of(want));
-    if w != Class::Finite && g == w {
+    let (g, w) = (ValueClass::of(got), ValueClass::of(want));
+    if w != ValueClass::Finite && g == w {
         return 0.0;
     }
     let err = (got - want).abs();
-    if !err.is_finite() || g != Class::Finite { f64::INFINITY } else { err / bound.max(f64::MIN_POSITIVE) }
+    if !err.is_finite() || g != ValueClass::Finite {
+        f64::INFINITY
+    } else {
+        err / bound.max(f64::MIN_POSITIVE)
+    }
 }
 
 /// The normwise check: ‖ΔC‖_F against λ(n)·ρ·S.
@@ -178,13 +182,13 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
         if r > 1.0 {
             outside += 1;
         }
-        let class = Class::of(want);
-        if g64 != want && !(class != Class::Finite && Class::of(g64) == class) {
+        let class = ValueClass::of(want);
+        if g64 != want && !(class != ValueClass::Finite && ValueClass::of(g64) == class) {
             mismatched += 1;
         }
-        match (class, Class::of(g64) == class) {
-            (Class::Nan, true) => nan += 1,
-            (Class::PlusInfinity | Class::MinusInfinity, true) => infinite += 1,
+        match (class, ValueClass::of(g64) == class) {
+            (ValueClass::Nan, true) => nan += 1,
+            (ValueClass::PlusInfinity | ValueClass::MinusInfinity, true) => infinite += 1,
             _ => {}
         }
         if worst.is_none_or(|(w, _)| r > w) {
@@ -192,7 +196,7 @@ pub fn verify(shape: Shape, got: &[f32], reference: &Reference, precision: Preci
         }
         // The normwise error is over the finite part of C; a result that is not finite there
         // makes it infinite.
-        if class == Class::Finite {
+        if class == ValueClass::Finite {
             let err = (g64 - want).abs();
             diff2 += if err.is_finite() { err * err } else { f64::INFINITY };
             ref2 += want * want;
