@@ -365,7 +365,10 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
         if let Some(r) = p["prediction"]["replay"].as_object() {
             let share = |k: &str| 100.0 * number(&r[k]);
             want.push(("replayed", format!("replayed {} of", r["replayed"])));
-            want.push(("replayed", format!("issue {:.0}% busy · L1 {:.0}%", share("issue_busy"), share("l1_busy"))));
+            want.push((
+                "replayed",
+                format!("issue {:.0}% busy · L1 {:.0}%", share("issue_busy"), share("l1_busy")),
+            ));
             want.push(("replayed", format!("L2 share {:.0}%", share("l2_busy"))));
             want.push(("replayed", format!("waited {:.0} cycles in the L2", number(&r["l2_latency"]))));
             want.push((

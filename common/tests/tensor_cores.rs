@@ -146,7 +146,7 @@ impl Draw {
 /// A family of random problems: how A's, B's and C's elements are drawn, and whether the k's
 /// go in nearly cancelling pairs: a at k = 2j + 1 is −a at 2j with its last TF32 bits changed,
 /// and B's row 2j + 1 is a copy of row 2j, so each pair of products almost cancels.
-struct Family {
+struct ProblemFamily {
     name: &'static str,
     a: Draw,
     b: Draw,
@@ -154,13 +154,13 @@ struct Family {
     pairs: bool,
 }
 
-const fn family(name: &'static str, a: Draw, b: Draw, c: Draw, pairs: bool) -> Family {
-    Family { name, a, b, c, pairs }
+const fn family(name: &'static str, a: Draw, b: Draw, c: Draw, pairs: bool) -> ProblemFamily {
+    ProblemFamily { name, a, b, c, pairs }
 }
 
 use Draw::*;
 
-const FAMILIES: &[Family] = &[
+const FAMILIES: &[ProblemFamily] = &[
     family("like sizes: exponents −4…4", Exp(-4, 4), Exp(-4, 4), Exp(-4, 4), false),
     family("wide: exponents −40…40, c's −60…60", Exp(-40, 40), Exp(-40, 40), Exp(-60, 60), false),
     family("wide, in cancelling pairs: −12…12", Exp(-12, 12), Exp(-12, 12), Exp(-30, 30), true),
@@ -178,7 +178,7 @@ const FAMILIES: &[Family] = &[
 ];
 
 /// One problem of `family`, as the kernel reads it.
-fn random_problem(family: &Family, rng: &mut StdRng) -> [u32; PROBLEM_WORDS] {
+fn random_problem(family: &ProblemFamily, rng: &mut StdRng) -> [u32; PROBLEM_WORDS] {
     let mut words = [0; PROBLEM_WORDS];
     let (a, rest) = words.split_at_mut(A_WORDS);
     let (b, c) = rest.split_at_mut(B_WORDS);
@@ -319,7 +319,7 @@ fn problems(per_family: usize) -> (Vec<u32>, Vec<usize>) {
 
 /// One element of D: its inputs, what the two instructions gave, and what the models say.
 #[derive(Clone, Copy, Debug)]
-struct Element {
+struct ProductElement {
     problem: usize,
     row: usize,
     col: usize,
@@ -332,13 +332,13 @@ struct Element {
     exact: u32,
 }
 
-impl Element {
+impl ProductElement {
     fn new(problem: usize, input: &[u32], result: &[u32], row: usize, col: usize) -> Self {
         let a: [u32; 8] = std::array::from_fn(|k| input[row * K + k]);
         let b: [u32; 8] = std::array::from_fn(|k| input[A_WORDS + k * COLS + col]);
         let c = input[A_WORDS + B_WORDS + row * COLS + col];
         let (mma, wgmma) = (result[row * COLS + col], result[C_WORDS + row * COLS + col]);
-        Element {
+        ProductElement {
             problem,
             row,
             col,
@@ -369,7 +369,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, e: &Element) {
+    fn add(&mut self, e: &ProductElement) {
         self.elements += 1;
         self.mma_model += usize::from(e.mma == e.model);
         self.wgmma_model += usize::from(e.wgmma == e.model);
@@ -392,10 +392,10 @@ const SHOWN: usize = 10;
 
 /// Compares every element of every problem with the models, on every core: the tallies per
 /// group, and the first mismatches.
-fn compare(inputs: &[u32], results: &[u32], groups: &[usize]) -> (Vec<Tally>, Vec<Element>) {
+fn compare(inputs: &[u32], results: &[u32], groups: &[usize]) -> (Vec<Tally>, Vec<ProductElement>) {
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
     let per_thread = groups.len().div_ceil(threads);
-    let parts: Vec<(Vec<Tally>, Vec<Element>)> = std::thread::scope(|s| {
+    let parts: Vec<(Vec<Tally>, Vec<ProductElement>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..groups.len())
             .step_by(per_thread)
             .map(|start| {
@@ -409,7 +409,7 @@ fn compare(inputs: &[u32], results: &[u32], groups: &[usize]) -> (Vec<Tally>, Ve
                         tally.problems += 1;
                         for row in 0..ROWS {
                             for col in 0..COLS {
-                                let e = Element::new(p, input, result, row, col);
+                                let e = ProductElement::new(p, input, result, row, col);
                                 tally.add(&e);
                                 if !e.agrees() && mismatches.len() < SHOWN {
                                     mismatches.push(e);
@@ -465,7 +465,7 @@ fn hand_table(inputs: &[u32], results: &[u32]) -> String {
     );
     for (p, case) in HAND.iter().enumerate() {
         let input = &inputs[p * PROBLEM_WORDS..(p + 1) * PROBLEM_WORDS];
-        let e = Element::new(p, input, &results[p * RESULT_WORDS..(p + 1) * RESULT_WORDS], 0, 0);
+        let e = ProductElement::new(p, input, &results[p * RESULT_WORDS..(p + 1) * RESULT_WORDS], 0, 0);
         out += &format!(
             "| {} | {:08x} | {:08x} | {:08x} | {:08x} |\n",
             case.what, e.mma, e.wgmma, e.model, e.exact
@@ -582,7 +582,7 @@ fn the_problems_hold_what_they_are_named_for() {
     assert_eq!(groups.len(), HAND.len() + FAMILIES.len() * EACH);
     assert_eq!(inputs.len(), groups.len() * PROBLEM_WORDS);
     for (p, case) in HAND.iter().enumerate() {
-        let e = Element::new(p, &inputs[p * PROBLEM_WORDS..], &[0; RESULT_WORDS], 0, 0);
+        let e = ProductElement::new(p, &inputs[p * PROBLEM_WORDS..], &[0; RESULT_WORDS], 0, 0);
         assert_eq!((e.a, e.b, e.c), (case.a, case.b, case.c), "{}", case.what);
     }
     let family = |name: &str| {

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 /// One step (or SGEMM) on one input.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Entry {
+pub struct FamilyEntry {
     pub passed: bool,
     /// The worst element's share of its per-element bound.
     pub element: f64,
@@ -23,10 +23,10 @@ pub struct Entry {
 
 /// One input: what it is, then an entry per step (None: the step does not serve it), and SGEMM.
 #[derive(Clone, Debug)]
-pub struct Row {
+pub struct FamilyRow {
     pub input: String,
-    pub steps: Vec<Option<Entry>>,
-    pub sgemm: Entry,
+    pub steps: Vec<Option<FamilyEntry>>,
+    pub sgemm: FamilyEntry,
 }
 
 /// A run of `compare --families`.
@@ -40,7 +40,7 @@ pub struct Families {
     /// M×N×K, as the page prints it.
     pub shape: String,
     pub steps: Vec<String>,
-    pub rows: Vec<Row>,
+    pub rows: Vec<FamilyRow>,
 }
 
 impl Families {
@@ -74,7 +74,7 @@ impl Families {
         md += &" --- | ---: | ---: | ---: |".repeat(self.steps.len());
         md.push('\n');
         for r in &self.rows {
-            let verdict = |e: &Entry| if e.passed { "PASS" } else { "**FAIL**" };
+            let verdict = |e: &FamilyEntry| if e.passed { "PASS" } else { "**FAIL**" };
             let _ = write!(
                 md,
                 "| {} | {} | {:.3} | {:.0} |",
@@ -141,12 +141,12 @@ impl Families {
 mod tests {
     use super::*;
 
-    fn entry(passed: bool, gflops: f64) -> Entry {
-        Entry { passed, element: 0.25, normwise: 0.5, gflops, fp32: None, moduli: None }
+    fn entry(passed: bool, gflops: f64) -> FamilyEntry {
+        FamilyEntry { passed, element: 0.25, normwise: 0.5, gflops, fp32: None, moduli: None }
     }
 
     fn sample() -> Families {
-        let row = |input: &str, a: Option<Entry>, b: Option<Entry>| Row {
+        let row = |input: &str, a: Option<FamilyEntry>, b: Option<FamilyEntry>| FamilyRow {
             input: input.to_owned(),
             steps: vec![a, b],
             sgemm: entry(true, 100.0),
@@ -162,7 +162,7 @@ mod tests {
             rows: vec![
                 row(
                     "uniform",
-                    Some(Entry { fp32: Some((0, 7)), ..entry(true, 200.0) }),
+                    Some(FamilyEntry { fp32: Some((0, 7)), ..entry(true, 200.0) }),
                     Some(entry(true, 300.0)),
                 ),
                 row("lognormal:2", Some(entry(true, 50.0)), Some(entry(false, 1.0))),

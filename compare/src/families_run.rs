@@ -9,10 +9,10 @@ use common::matrix::{Family, Inputs, Shape};
 use common::measure::{self, Buffers, Recipe};
 use common::timing::Sampling;
 use common::{Precision, files, verify};
-use compare::families::{Entry, Families, Row};
+use compare::families::{Families, FamilyEntry, FamilyRow};
 use compare::{GPU_STEPS, slug};
 
-use super::{Args, compile_steps, measure_step, open_gpu, versions};
+use super::{CompareArgs, compile_steps, measure_step, open_gpu, versions};
 
 /// Whether a step claims FP32 from the tensor cores (labs 09 and 11): these are the steps the
 /// families compare, found from `GPU_STEPS` by their precision.
@@ -22,7 +22,7 @@ fn fp32_from_tensor_cores(precision: Precision) -> bool {
 
 /// Every family at `--size`³, or at `-m/-n/-k` (seed 42), then each `--pair A,B` read from its
 /// files.
-fn inputs(args: &Args) -> Result<Vec<Inputs>> {
+fn inputs(args: &CompareArgs) -> Result<Vec<Inputs>> {
     let shape = match (args.m, args.n, args.k) {
         (Some(m), Some(n), Some(k)) => Shape::new(m, n, k),
         _ => Shape::square(args.size),
@@ -45,7 +45,7 @@ fn name(inputs: &Inputs) -> String {
     inputs.source.split(", seed").next().unwrap_or(&inputs.source).to_owned()
 }
 
-pub fn run(args: &Args, command: String) -> Result<bool> {
+pub fn run(args: &CompareArgs, command: String) -> Result<bool> {
     let gpu = open_gpu(args.device)?;
     if !cublas::present() {
         bail!("--families measures shares of cuBLAS SGEMM, and libcublas could not be loaded");
@@ -66,7 +66,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
             if !verdict.passed() {
                 bar.suspend(|| println!("{}, {}: {}", name(inputs), verdict.precision, verdict.summary()));
             }
-            Entry {
+            FamilyEntry {
                 passed: verdict.passed(),
                 element: verdict.worst.ratio(),
                 normwise: verdict.normwise.ratio(),
@@ -94,7 +94,7 @@ pub fn run(args: &Args, command: String) -> Result<bool> {
         let sgemm = verify::verify(shape, &c, &reference, Precision::Fp32);
         let sgemm = entry(sgemm, t.context("cuBLAS was not timed")?, None);
         bar.inc(1);
-        rows.push(Row { input: name(inputs), steps: cells, sgemm });
+        rows.push(FamilyRow { input: name(inputs), steps: cells, sgemm });
     }
     bar.finish_and_clear();
     let (driver, nvrtc, date) = versions(&gpu);

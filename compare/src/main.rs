@@ -30,7 +30,7 @@ mod predicted_run;
     about = "Runs every step and cuBLAS (SGEMM, and TF32 where the GPU has it) over square sizes, verifies each, and \
              writes a table and a chart"
 )]
-struct Args {
+struct CompareArgs {
     /// Square sizes to run, comma-separated (run in increasing order).
     #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096", value_parser = parse_dim)]
     sizes: Vec<usize>,
@@ -132,7 +132,7 @@ fn main() -> ExitCode {
     let command = command_line(
         &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
     );
-    let args = Args::parse();
+    let args = CompareArgs::parse();
     let result = if let Some(record) = &args.redraw {
         compare::redraw(record).map(|written| {
             written.iter().for_each(|p| println!("wrote {}", p.display()));
@@ -160,7 +160,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args, command: String) -> Result<bool> {
+fn run(args: CompareArgs, command: String) -> Result<bool> {
     let sizes = sizes(&args);
     let gpu = open_gpu(args.device)?;
     let step_kernels = compile_steps(&gpu, GPU_STEPS.iter().map(|s| (s.name, *s)))?;
@@ -258,7 +258,7 @@ fn run(args: Args, command: String) -> Result<bool> {
 /// `--suite` (or `--held-out`): every GPU step at its defaults, step06's variants beside it, and
 /// the cuBLAS baselines at each shape of [`compare::suite::SHAPES`] (or of
 /// [`common::matrix::held_out`]).
-fn run_suite(args: &Args, command: String) -> Result<bool> {
+fn run_suite(args: &CompareArgs, command: String) -> Result<bool> {
     let gpu = open_gpu(args.device)?;
     if !cublas::present() {
         bail!("the suite measures shares of cuBLAS, and libcublas could not be loaded");
@@ -454,7 +454,7 @@ fn versions(gpu: &Gpu) -> (String, String, String) {
 }
 
 /// The sizes to run, smallest first, each once; --large adds 8192.
-fn sizes(args: &Args) -> Vec<usize> {
+fn sizes(args: &CompareArgs) -> Vec<usize> {
     let mut sizes = args.sizes.clone();
     if args.large {
         sizes.push(8192);
@@ -497,8 +497,8 @@ fn parse_seed(s: &str) -> Result<u64, String> {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
-        Args::try_parse_from(std::iter::once("compare").chain(args.iter().copied()))
+    fn parse(args: &[&str]) -> Result<CompareArgs, clap::Error> {
+        CompareArgs::try_parse_from(std::iter::once("compare").chain(args.iter().copied()))
     }
 
     #[test]

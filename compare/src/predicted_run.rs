@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow};
 use common::{Precision, Shape, gpu, run};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Record, Results, slug};
 
-use super::{Args, sizes};
+use super::{CompareArgs, sizes};
 
 /// The H100 reference run the predictions are set beside (the record the H100 profile's cuBLAS
 /// rates are held to).
@@ -37,7 +37,7 @@ fn measured_share(reference: &Results, name: &str, size: usize) -> Option<f64> {
     reference.share(row, cell, col)
 }
 
-pub fn run(args: &Args, command: String) -> Result<bool> {
+pub fn run(args: &CompareArgs, command: String) -> Result<bool> {
     if !gpu::nvrtc_present() {
         return Err(anyhow!("{}", gpu::NO_NVRTC));
     }
@@ -192,9 +192,15 @@ mod tests {
     #[ignore = "needs NVRTC"]
     fn nvrtc_the_predicted_table_is_written_without_a_gpu() {
         let out = std::env::temp_dir().join(format!("predicted-{}", std::process::id()));
-        let args =
-            Args::try_parse_from(["compare", "--predicted", "--sizes", "64", "--out", out.to_str().unwrap()])
-                .unwrap();
+        let args = CompareArgs::try_parse_from([
+            "compare",
+            "--predicted",
+            "--sizes",
+            "64",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .unwrap();
         assert!(run(&args, "compare --predicted --sizes 64".into()).unwrap());
         let page = std::fs::read_to_string(out.join("h100-predicted-on-the-cpu.md")).unwrap();
         let record = Record::parse(&page).expect("the page reads back as a record");

@@ -14,14 +14,14 @@ fn shapes() -> Vec<(usize, usize, usize)> {
 }
 
 #[derive(Default, Clone, Copy)]
-struct Cell {
+struct FamilyCell {
     shapes: usize,
     failed: usize,
     normwise: f64,
     element: f64,
 }
 
-impl Cell {
+impl FamilyCell {
     fn add(&mut self, v: &Verdict) {
         self.shapes += 1;
         self.failed += usize::from(!v.passed());
@@ -43,7 +43,7 @@ impl Cell {
 fn gpu_every_step_and_sgemm_pass_on_every_family() {
     let checkers: Vec<Checker> = GPU_STEPS.iter().map(|s| Checker::defaults(s).unwrap()).collect();
     let gpu = checkers[0].gpu();
-    let mut table = vec![vec![Cell::default(); GPU_STEPS.len() + 1]; Family::ALL.len()];
+    let mut table = vec![vec![FamilyCell::default(); GPU_STEPS.len() + 1]; Family::ALL.len()];
     let mut failures = Vec::new();
     for (f, family) in Family::ALL.into_iter().enumerate() {
         for (i, &(m, n, k)) in shapes().iter().enumerate() {
@@ -79,7 +79,7 @@ fn gpu_every_step_and_sgemm_pass_on_every_family() {
     println!("{head} cuBLAS SGEMM |");
     println!("|---|{}", "---|".repeat(GPU_STEPS.len() + 1));
     for (f, family) in Family::ALL.into_iter().enumerate() {
-        let cells: Vec<String> = table[f].iter().map(Cell::show).collect();
+        let cells: Vec<String> = table[f].iter().map(FamilyCell::show).collect();
         println!("| {family} | {} |", cells.join(" | "));
     }
     println!(

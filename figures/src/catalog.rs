@@ -40,7 +40,7 @@ pub const HEADER: &str = "\
 
 /// One figure of the catalog.
 #[derive(Clone, Debug)]
-pub struct Entry {
+pub struct FigureEntry {
     pub id: String,
     pub form: Form,
     /// Relative to `docs/src`.
@@ -77,7 +77,7 @@ impl Selector {
     }
 }
 
-impl Entry {
+impl FigureEntry {
     /// The figure as the record says it.
     pub fn pick(&self, records: &mut Records) -> Result<Picked, String> {
         match &self.selector {
@@ -114,7 +114,7 @@ impl Entry {
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
     pub header: String,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<FigureEntry>,
     index: HashMap<String, usize>,
 }
 
@@ -161,7 +161,7 @@ impl Catalog {
                 return Err(format!("{n}: \"{record}\" is not a path inside docs/src"));
             }
             let selector = Selector::parse(selector).map_err(|why| format!("{n}: {why}"))?;
-            let entry = Entry { id: id.to_owned(), form, record: record.to_owned(), selector, line: n };
+            let entry = FigureEntry { id: id.to_owned(), form, record: record.to_owned(), selector, line: n };
             catalog.add(entry).map_err(|why| format!("{n}: {why}"))?;
         }
         if catalog.header.trim().is_empty() {
@@ -171,12 +171,12 @@ impl Catalog {
     }
 
     /// The entry of `id`.
-    pub fn get(&self, id: &str) -> Option<&Entry> {
+    pub fn get(&self, id: &str) -> Option<&FigureEntry> {
         self.index.get(id).map(|&i| &self.entries[i])
     }
 
     /// Adds an entry whose id is new.
-    pub fn add(&mut self, entry: Entry) -> Result<(), String> {
+    pub fn add(&mut self, entry: FigureEntry) -> Result<(), String> {
         if let Some(&i) = self.index.get(&entry.id) {
             return Err(format!("the id {} is already on line {}", entry.id, self.entries[i].line));
         }
@@ -188,7 +188,7 @@ impl Catalog {
     /// The catalog's text: its header, then the entries by record, columns aligned within
     /// each record.
     pub fn text(&self) -> String {
-        let mut by_record: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+        let mut by_record: BTreeMap<&str, Vec<&FigureEntry>> = BTreeMap::new();
         for entry in &self.entries {
             by_record.entry(&entry.record).or_default().push(entry);
         }

@@ -15,7 +15,7 @@ pub const PREFIX: &str = "json";
 
 /// One step of a path.
 #[derive(Clone, Debug, PartialEq)]
-enum Step {
+enum PathStep {
     Key(String),
     Index(usize),
     Where(String, String),
@@ -25,7 +25,7 @@ enum Step {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     text: String,
-    steps: Vec<Step>,
+    steps: Vec<PathStep>,
 }
 
 impl Field {
@@ -44,7 +44,7 @@ impl Field {
                 let Some((key, value)) = inner[..end].split_once('=') else {
                     return Err(format!("the field path \"{path}\" has a [...] that is not [KEY=VALUE]"));
                 };
-                (Step::Where(key.trim().to_owned(), value.trim().to_owned()), &inner[end + 1..])
+                (PathStep::Where(key.trim().to_owned(), value.trim().to_owned()), &inner[end + 1..])
             } else {
                 let end = rest.find(['.', '[']).unwrap_or(rest.len());
                 let name = &rest[..end];
@@ -52,8 +52,8 @@ impl Field {
                     return Err(format!("the field path \"{path}\" has an empty field"));
                 }
                 let step = match name.parse::<usize>() {
-                    Ok(i) => Step::Index(i),
-                    Err(_) => Step::Key(name.to_owned()),
+                    Ok(i) => PathStep::Index(i),
+                    Err(_) => PathStep::Key(name.to_owned()),
                 };
                 (step, &rest[end..])
             };
@@ -86,9 +86,9 @@ impl Field {
         let mut walked = String::new();
         for step in &self.steps {
             let next = match step {
-                Step::Key(key) => at.get(key.as_str()),
-                Step::Index(i) => at.get(*i),
-                Step::Where(key, value) => at.as_array().and_then(|items| {
+                PathStep::Key(key) => at.get(key.as_str()),
+                PathStep::Index(i) => at.get(*i),
+                PathStep::Where(key, value) => at.as_array().and_then(|items| {
                     items.iter().find(|item| match item.get(key.as_str()) {
                         Some(Value::String(s)) => s == value,
                         Some(other) => serde_json::from_str::<Value>(value).ok().as_ref() == Some(other),
@@ -97,9 +97,9 @@ impl Field {
                 }),
             };
             let shown = match step {
-                Step::Key(key) => key.clone(),
-                Step::Index(i) => i.to_string(),
-                Step::Where(key, value) => format!("[{key}={value}]"),
+                PathStep::Key(key) => key.clone(),
+                PathStep::Index(i) => i.to_string(),
+                PathStep::Where(key, value) => format!("[{key}={value}]"),
             };
             walked += &if walked.is_empty() || shown.starts_with('[') { shown } else { format!(".{shown}") };
             at = next.ok_or_else(|| format!("the JSON has no field {walked}"))?;

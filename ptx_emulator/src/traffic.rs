@@ -414,8 +414,8 @@ mod tests {
     #[test]
     fn the_calibrated_patterns_cost_what_the_gpu_counted() {
         /// Bytes a lane, the lane's offset in floats, the wavefronts counted.
-        type Case = (u32, fn(u32) -> u32, u64);
-        let cases: &[Case] = &[
+        type PatternCase = (u32, fn(u32) -> u32, u64);
+        let cases: &[PatternCase] = &[
             (4, |l| l, 1),
             (4, |_| 0, 1),
             (4, |l| l * 32, 32),

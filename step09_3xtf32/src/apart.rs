@@ -85,19 +85,19 @@ pub(crate) fn mark_parts(k: usize) -> usize {
 
 /// The launch's zeroed ints and where each lies, in bytes from the first: the marks (M + N), the
 /// exponents (M + N), the columns' least entry (one) and the tiles' arrivals (one a tile).
-pub(crate) struct Layout {
+pub(crate) struct MarksLayout {
     pub ints: usize,
     pub exps: u64,
     pub col_least: u64,
     pub arrivals: u64,
 }
 
-impl Layout {
-    pub(crate) fn of(shape: Shape, tiles: usize) -> Layout {
+impl MarksLayout {
+    pub(crate) fn of(shape: Shape, tiles: usize) -> MarksLayout {
         let (m, n) = (shape.m as u64, shape.n as u64);
         let exps = 4 * (m + n);
         let col_least = exps + 4 * (m + n);
-        Layout { ints: 2 * shape.m + 2 * shape.n + 1 + tiles, exps, col_least, arrivals: col_least + 4 }
+        MarksLayout { ints: 2 * shape.m + 2 * shape.n + 1 + tiles, exps, col_least, arrivals: col_least + 4 }
     }
 }
 
@@ -123,7 +123,7 @@ impl Apart {
     /// where the marks and the exponents lie, for `split_a`, `matmul` and the FP32 path, and where
     /// the arrivals do.
     fn before(q: &mut dyn Queue, b: u64, shape: Shape, tiles: usize) -> Result<(Marks, u64)> {
-        let (m, layout) = (shape.m as u64, Layout::of(shape, tiles));
+        let (m, layout) = (shape.m as u64, MarksLayout::of(shape, tiles));
         let marks = q.zeroed("the marks and exponents", 4 * layout.ints)?;
         let (exps, col_least) = (marks + layout.exps, marks + layout.col_least);
         let arrivals = marks + layout.arrivals;

@@ -179,7 +179,7 @@ pub enum Val {
 
 /// One item of a product's sequence.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Item {
+pub enum SequenceItem {
     /// Entry point `entry` on `grid`, with `block` threads, `smem` bytes of dynamic shared
     /// memory and `args`.
     Kernel { entry: &'static str, grid: (u32, u32, u32), block: u32, smem: u32, args: Vec<Val> },
@@ -200,7 +200,7 @@ fn blocks(count: usize, per_block: usize) -> u32 {
 /// The kernels one product C = A·B of `shape` queues, in stream order; `rebuilds` whether the
 /// kernel leaves C to `reconstruct` and `reconstruct_wide`; `boxes` those of A's and Bᵀ's
 /// residue maps.
-pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) -> Vec<Item> {
+pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) -> Vec<SequenceItem> {
     use Val::{I32, Ptr};
     let Shape { m, n, k } = shape;
     let (kp, kb) = (pitch(k), bf16_pitch(k));
@@ -212,7 +212,8 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
         (w(Work::ARes), w(Work::BRes), w(Work::Exps), w(Work::Stats), w(Work::Squares), w(Work::L1));
     let b_exps = Ptr(Buf::Work(Work::Exps, 4 * m));
     let (marks, scaled_l1) = (w(Work::Marks), w(Work::ScaledL1));
-    let kernel = |entry, grid, block, args: Vec<Val>| Item::Kernel { entry, grid, block, smem: 0, args };
+    let kernel =
+        |entry, grid, block, args: Vec<Val>| SequenceItem::Kernel { entry, grid, block, smem: 0, args };
     // A row a block: 16 entries a thread, up to 256 threads (fewer for a short row, so that more
     // rows are in flight at once).
     let row_threads = (k.div_ceil(16).div_ceil(32) * 32).clamp(32, 256) as u32;
@@ -254,7 +255,7 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
             256,
             vec![b, exps, l1, stats, w(Work::MagB), scaled_l1, mi, ni, ki, kbi],
         ),
-        Item::Kernel {
+        SequenceItem::Kernel {
             entry: BOUND_ENTRY,
             grid: (blocks(n, BOUND_COLS as usize), blocks(m, BOUND_ROWS as usize), 1),
             block: 384,
@@ -277,7 +278,7 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
             256,
             vec![b, b_res, b_exps, stats, squares, mi, ki, ni, kpi],
         ),
-        Item::Product {
+        SequenceItem::Product {
             args: vec![
                 w(Work::CRes),
                 exps,
@@ -295,14 +296,14 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
         items.push(kernel(RECONSTRUCT_ENTRY, (across, m.clamp(1, 65_535) as u32, 1), 256, args.clone()));
         items.push(kernel(RECONSTRUCT_WIDE_ENTRY, (across, rows, 1), 256, args));
     }
-    items.push(Item::Fp32Path { marks: Buf::Work(Work::Marks, 0) });
+    items.push(SequenceItem::Fp32Path { marks: Buf::Work(Work::Marks, 0) });
     items
 }
 // ANCHOR_END: sequence
 
 /// The equilibration along K ([`crate::equilibrate`]): the magnitudes of A's columns and B's
 /// rows, a shift for each k, and A and B scaled by them into their workspaces.
-fn equilibration(shape: Shape) -> Vec<Item> {
+fn equilibration(shape: Shape) -> Vec<SequenceItem> {
     use crate::equilibrate::{
         CENTER_ENTRY, CHUNK, RANGE_A_ENTRY, RANGE_B_ENTRY, RANGE_BLOCKS_Y, SCALE_BLOCKS, SCALE_ENTRY,
         SHIFTS_ENTRY,
@@ -311,11 +312,12 @@ fn equilibration(shape: Shape) -> Vec<Item> {
     let Shape { m, n, k } = shape;
     let w = |work| Ptr(Buf::Work(work, 0));
     let (range, shift) = (w(Work::Range), w(Work::Shift));
-    let kernel = |entry, grid, args: Vec<Val>| Item::Kernel { entry, grid, block: 256, smem: 0, args };
+    let kernel =
+        |entry, grid, args: Vec<Val>| SequenceItem::Kernel { entry, grid, block: 256, smem: 0, args };
     let scale_blocks = |len: usize| blocks(len, 256).min(SCALE_BLOCKS as u32);
     let [mi, ni, ki] = [m, n, k].map(|v| I32(v as i32));
     vec![
-        Item::LoadEquilibration,
+        SequenceItem::LoadEquilibration,
         kernel(
             RANGE_A_ENTRY,
             (blocks(k, 256), blocks(m, CHUNK).min(RANGE_BLOCKS_Y as u32), 1),
@@ -343,9 +345,9 @@ fn equilibration(shape: Shape) -> Vec<Item> {
 
 /// Queues one product: each workspace of the sequence (kept from product to product, the
 /// statistics zeroed), then its items in order, each map encoded for its workspace.
-pub fn play(q: &mut dyn Queue, product: &Product, items: &[Item]) -> Result<()> {
+pub fn play(q: &mut dyn Queue, product: &Product, items: &[SequenceItem]) -> Result<()> {
     let shape = product.shape;
-    let rebuilds = items.iter().any(|i| matches!(i, Item::Kernel { entry: RECONSTRUCT_ENTRY, .. }));
+    let rebuilds = items.iter().any(|i| matches!(i, SequenceItem::Kernel { entry: RECONSTRUCT_ENTRY, .. }));
     let mut at = [0u64; Work::ALL.len()];
     for (i, work) in Work::ALL.into_iter().enumerate() {
         let bytes = usize::try_from(work.bytes(shape, rebuilds))?;
@@ -375,17 +377,17 @@ pub fn play(q: &mut dyn Queue, product: &Product, items: &[Item]) -> Result<()> 
     };
     for item in items {
         match item {
-            Item::Kernel { entry, grid, block, smem, args } => {
+            SequenceItem::Kernel { entry, grid, block, smem, args } => {
                 let args = resolve(q, args)?;
                 q.launch(entry, LaunchShape::of(*grid, *block, *smem), &args)?;
             }
-            Item::Product { args } => {
+            SequenceItem::Product { args } => {
                 let mut all = product.args();
                 all.extend(resolve(q, args)?);
                 q.launch_matmul(common::gpu::ENTRY, product.launch, &all)?;
             }
-            Item::LoadEquilibration => q.load(crate::equilibrate::MODULE)?,
-            Item::Fp32Path { marks } => {
+            SequenceItem::LoadEquilibration => q.load(crate::equilibrate::MODULE)?,
+            SequenceItem::Fp32Path { marks } => {
                 use step09_3xtf32::fp32_path::{MODULE, queue};
                 queue(q, MODULE, product.operands, address(*marks), shape)?;
             }

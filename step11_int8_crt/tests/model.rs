@@ -34,17 +34,15 @@ fn coins(key_of_run: u32, count: usize) -> Vec<f64> {
 /// Which operand a vector belongs to: the kernel's `key_a` and `key_b` give the place of entry
 /// k of row i of A, or of column j of B.
 #[derive(Clone, Copy)]
-enum Operand {
+enum OperandSide {
     A,
     B,
 }
 
-fn key(operand: Operand, vector: usize, k: usize) -> u32 {
+fn key(operand: OperandSide, vector: usize, k: usize) -> u32 {
     match operand {
-        Operand::A => (vector as u32).wrapping_mul(0x9E37_79B9).wrapping_add(k as u32),
-        Operand::B => {
-            (vector as u32).wrapping_mul(0x7FEB_352D).wrapping_add(k as u32).wrapping_add(0x68E3_1DA4)
-        }
+        OperandSide::A => (vector as u32).wrapping_mul(0x9E37_79B9).wrapping_add(k as u32),
+        OperandSide::B => (vector as u32).wrapping_mul(0x7FEB_352D).wrapping_add(k as u32).wrapping_add(0x68E3_1DA4),
     }
 }
 
@@ -52,7 +50,7 @@ fn key(operand: Operand, vector: usize, k: usize) -> u32 {
 /// entry of magnitude 1 or more rounds up where 1 + its fraction is above its coin (that of its
 /// place in the first pass's runs of 16), and every other entry rounds to nearest; with `on`
 /// false, every entry rounds to nearest.
-fn unbiased(v: f64, operand: Operand, vector: usize, k_of: usize, k: usize, on: bool) -> i64 {
+fn unbiased(v: f64, operand: OperandSide, vector: usize, k_of: usize, k: usize, on: bool) -> i64 {
     if !on || k < 4 || v.abs() < 1.0 {
         return v.round_ties_even() as i64;
     }
@@ -68,7 +66,7 @@ struct Scaled {
     exps: Vec<i32>,
 }
 
-fn scale(rows: &[Vec<f64>], operand: Operand, k: usize, moduli: usize, unbiased_on: bool) -> Scaled {
+fn scale(rows: &[Vec<f64>], operand: OperandSide, k: usize, moduli: usize, unbiased_on: bool) -> Scaled {
     let exps: Vec<i32> =
         rows.iter().map(|r| exponent_for(r.iter().map(|v| v * v).sum(), k, moduli)).collect();
     let ints = rows
@@ -104,13 +102,12 @@ fn model_rounded(x: &Inputs, moduli: usize, levels: usize, unbiased: bool) -> Ve
     let Shape { m, n, k } = x.shape;
     let rows: Vec<Vec<f64>> = (0..m).map(|i| (0..k).map(|p| f64::from(x.a.at(i, p))).collect()).collect();
     let cols: Vec<Vec<f64>> = (0..n).map(|j| (0..k).map(|p| f64::from(x.b.at(p, j))).collect()).collect();
-    let (a1, b1) =
-        (scale(&rows, Operand::A, k, moduli, unbiased), scale(&cols, Operand::B, k, moduli, unbiased));
+    let (a1, b1) = (scale(&rows, OperandSide::A, k, moduli, unbiased), scale(&cols, OperandSide::B, k, moduli, unbiased));
     let mut parts = vec![(&a1, &b1)];
     let (a2, b2);
     if levels == 2 {
-        a2 = scale(&residue(&rows, &a1), Operand::A, k, moduli, unbiased);
-        b2 = scale(&residue(&cols, &b1), Operand::B, k, moduli, unbiased);
+        a2 = scale(&residue(&rows, &a1), OperandSide::A, k, moduli, unbiased);
+        b2 = scale(&residue(&cols, &b1), OperandSide::B, k, moduli, unbiased);
         parts.push((&a1, &b2));
         parts.push((&a2, &b1));
     }
@@ -556,7 +553,7 @@ fn a_runs_coins_leave_no_direction_of_larger_variance() {
         let runs = 20_000;
         let mut cov = [[0.0f64; 16]; 16];
         for r in 0..runs {
-            let c = coins(key(Operand::A, r, 16 * r), 16);
+            let c = coins(key(OperandSide::A, r, 16 * r), 16);
             let e: Vec<f64> = c.iter().map(|&c| f64::from(u8::from(1.0 + fraction > c)) - fraction).collect();
             for i in 0..16 {
                 for j in 0..16 {

@@ -336,9 +336,9 @@ fn line_after(message: &str, before: &str) -> usize {
 /// Shapes whose last round the schedule cuts along K: one unit in 2 pieces, four units with
 /// edges in M, N and K, and two units in runs of 8 k-tiles (PIECE = 8) with edges.
 /// Parameters set apart from their defaults, and a shape.
-type Case = (&'static [(&'static str, u32)], (usize, usize, usize));
+type ParamCase = (&'static [(&'static str, u32)], (usize, usize, usize));
 
-const CUT_SHAPES: [Case; 3] = [(&[], CUT), (&[], (300, 260, 2000)), (&[("PIECE", 8)], (200, 300, 1000))];
+const CUT_SHAPES: [ParamCase; 3] = [(&[], CUT), (&[], (300, 260, 2000)), (&[("PIECE", 8)], (200, 300, 1000))];
 
 /// The count of a tile's pieces made relaxed: nothing then orders a piece's sums before the
 /// adder's loads of them (a GPU forgives it mostly, the PTX memory model does not), named at the

@@ -15,40 +15,40 @@ static LAB12: common::GpuStep = step12_persistent_clusters::STEP;
 /// Which product each GPU runs on its shards (in the JSON, as --product names it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Product {
+pub enum ShardKernel {
     /// Lab 12's persistent, clustered kernel.
     Lab12,
     /// cuBLAS in its TF32 tensor-core mode.
     Cublas,
 }
 
-impl Product {
+impl ShardKernel {
     pub fn name(self) -> &'static str {
         match self {
-            Product::Lab12 => "lab 12's kernel",
-            Product::Cublas => "cuBLAS TF32",
+            ShardKernel::Lab12 => "lab 12's kernel",
+            ShardKernel::Cublas => "cuBLAS TF32",
         }
     }
 
     /// The arithmetic it claims, and so the limits its C is held to.
     pub fn precision(self) -> Precision {
         match self {
-            Product::Lab12 => LAB12.precision,
-            Product::Cublas => Precision::Tf32,
+            ShardKernel::Lab12 => LAB12.precision,
+            ShardKernel::Cublas => Precision::Tf32,
         }
     }
 }
 
 /// One GPU: its handle, lab 12 compiled for it (None before Hopper), and cuBLAS in TF32 twice:
 /// on the SMs the ring's products may use, and on all of them for the baseline.
-pub struct Device {
+pub struct RankGpu {
     pub gpu: Gpu,
     /// Lab 12 for the ring's products and for the baseline's, each with its geometry.
     lab12: Option<[(StepKernel<'static>, Shape, Geometry); 2]>,
     blas: [Blas; 2],
 }
 
-impl Device {
+impl RankGpu {
     /// Opens GPU `ordinal`, ready to multiply a shard (`shard`) on all its SMs but `leave`, which
     /// stay free for the exchange's kernels that run beside it, and the gathered A (`whole`), which
     /// runs alone, on all of them.
@@ -57,7 +57,7 @@ impl Device {
         (shard, whole): (Shape, Shape),
         leave: u32,
         ring_params: &[(String, u32)],
-    ) -> Result<Device> {
+    ) -> Result<RankGpu> {
         let gpu = common::gpu::open(crate::NAME, ordinal)?;
         let sms = gpu.info.sms.saturating_sub(leave).max(1);
         let lab12 = match gpu.info.compute_capability >= LAB12.min_compute {
@@ -81,7 +81,7 @@ impl Device {
         if leave > 0 {
             blas[0].set_sm_count_target(sms)?;
         }
-        Ok(Device { gpu, lab12, blas })
+        Ok(RankGpu { gpu, lab12, blas })
     }
 
     /// The blocks lab 12 launches for a shard (its persistent grid), where it runs.
@@ -89,15 +89,15 @@ impl Device {
         self.lab12.as_ref().map(|k| k[0].2.grid.0)
     }
 
-    pub fn has(&self, product: Product) -> bool {
-        product == Product::Cublas || self.lab12.is_some()
+    pub fn has(&self, product: ShardKernel) -> bool {
+        product == ShardKernel::Cublas || self.lab12.is_some()
     }
 
     /// Queues C = A·B on this GPU's stream: a product that runs `beside` the exchange (the
     /// ring's, of a shard) on the SMs the exchange leaves it, any other on all of them.
     pub fn multiply(
         &self,
-        product: Product,
+        product: ShardKernel,
         (shape, beside): (Shape, bool),
         a: &CudaSlice<f32>,
         b: &CudaSlice<f32>,
@@ -106,15 +106,15 @@ impl Device {
         self.gpu.ctx.bind_to_thread()?;
         let which = usize::from(!beside);
         match (product, &self.lab12) {
-            (Product::Cublas, _) => self.blas[which].sgemm(shape, a, b, c),
-            (Product::Lab12, Some(kernels)) => {
+            (ShardKernel::Cublas, _) => self.blas[which].sgemm(shape, a, b, c),
+            (ShardKernel::Lab12, Some(kernels)) => {
                 let (kernel, fitted, geometry) = &kernels[which];
                 if *fitted != shape {
                     bail!("lab 12 was fitted to {fitted}, not {shape}");
                 }
                 kernel.enqueue(&self.gpu, *geometry, shape, a, b, c)
             }
-            (Product::Lab12, None) => Err(anyhow!("lab 12's kernel needs a Hopper GPU (sm_90)")),
+            (ShardKernel::Lab12, None) => Err(anyhow!("lab 12's kernel needs a Hopper GPU (sm_90)")),
         }
     }
 }
@@ -123,12 +123,12 @@ impl Device {
 /// one, so that the copy engines move shards without staging them in the host's memory. The
 /// buffers come from each GPU's memory pool (stream-ordered allocation), whose memory a peer
 /// reaches only where the pool grants it, besides the contexts' peer access.
-pub fn enable_peer_access(devices: &[Device]) -> Result<()> {
+pub fn enable_peer_access(devices: &[RankGpu]) -> Result<()> {
     use cudarc::driver::sys::{self, CUresult};
     for d in devices {
         d.gpu.ctx.bind_to_thread()?;
         let ordinal = d.gpu.info.ordinal;
-        let peers: Vec<&Device> = devices.iter().filter(|p| p.gpu.info.ordinal != ordinal).collect();
+        let peers: Vec<&RankGpu> = devices.iter().filter(|p| p.gpu.info.ordinal != ordinal).collect();
         for peer in &peers {
             // SAFETY: both contexts are live; access already enabled is not an error here.
             match unsafe { sys::cuCtxEnablePeerAccess(peer.gpu.ctx.cu_ctx(), 0) } {

@@ -20,13 +20,13 @@ mod report;
 mod run;
 pub mod schedule;
 
-pub use run::Args;
+pub use run::RingArgs;
 
 pub const NAME: &str = "step13_collective_matmul";
 
 /// The program: exit 0 when every result passed, 1 with one sentence otherwise.
 pub fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = RingArgs::parse();
     match run::run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {

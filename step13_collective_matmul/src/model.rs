@@ -22,19 +22,19 @@ pub struct Parts {
 /// What bounds the ring's rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Limit {
+pub enum RoundBottleneck {
     /// A product takes longer than an exchange: the exchange hides under it.
     Products,
     /// An exchange takes longer than a product: the product hides under it.
     Exchanges,
 }
 
-impl Limit {
+impl RoundBottleneck {
     /// As the report says it.
     pub fn sentence(self) -> &'static str {
         match self {
-            Limit::Products => "the products: the exchange hides under them",
-            Limit::Exchanges => "the exchanges: the products hide under them",
+            RoundBottleneck::Products => "the products: the exchange hides under them",
+            RoundBottleneck::Exchanges => "the exchanges: the products hide under them",
         }
     }
 }
@@ -54,10 +54,10 @@ impl Parts {
     }
 
     /// What bounds the ring's rounds: the products, or the exchanges.
-    pub fn ring_limit(&self) -> Limit {
+    pub fn ring_limit(&self) -> RoundBottleneck {
         match self.product >= self.exchange {
-            true => Limit::Products,
-            false => Limit::Exchanges,
+            true => RoundBottleneck::Products,
+            false => RoundBottleneck::Exchanges,
         }
     }
 

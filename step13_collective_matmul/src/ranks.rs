@@ -14,7 +14,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 
 use common::Shape;
 
-use crate::device::{Device, Product};
+use crate::device::{RankGpu, ShardKernel};
 use crate::nccl::Comms;
 use crate::schedule::{Ring, ShardBuffer};
 
@@ -71,7 +71,7 @@ unsafe fn copy(stream: &CudaStream, src: u64, dst: u64, floats: usize) -> Result
 
 /// Every rank, on its GPU, and the link between them.
 pub struct Ranks {
-    pub devices: Vec<Device>,
+    pub devices: Vec<RankGpu>,
     pub ranks: Vec<Rank>,
     link: Link,
     pub ring: Ring,
@@ -82,7 +82,7 @@ pub struct Ranks {
 impl Ranks {
     /// Rank r on `devices[placement[r]]`, holding `a_shards[r]` and `b_shards[r]`.
     pub fn new(
-        devices: Vec<Device>,
+        devices: Vec<RankGpu>,
         placement: &[usize],
         link: Link,
         shard: Shape,
@@ -148,7 +148,7 @@ impl Ranks {
 
     // ANCHOR: baseline
     /// The baseline on every rank: all-gather A's shards, then one product of the gathered A.
-    pub fn baseline(&mut self, product: Product) -> Result<()> {
+    pub fn baseline(&mut self, product: ShardKernel) -> Result<()> {
         self.gather()?;
         for r in 0..self.ranks.len() {
             let (device, rank) = (&self.devices[self.ranks[r].device], &mut self.ranks[r]);
@@ -197,7 +197,7 @@ impl Ranks {
     // ANCHOR: ring
     /// The ring on every rank: in each round, every rank multiplies the shard it holds while that
     /// shard travels on to the next rank.
-    pub fn ring(&mut self, product: Product) -> Result<()> {
+    pub fn ring(&mut self, product: ShardKernel) -> Result<()> {
         self.start()?;
         let rounds = self.ring.ranks;
         for round in 0..rounds {
@@ -309,7 +309,7 @@ impl Ranks {
     // ANCHOR_END: copies
 
     /// One shard's product on every rank, alone (for the model).
-    pub fn products_alone(&mut self, product: Product) -> Result<()> {
+    pub fn products_alone(&mut self, product: ShardKernel) -> Result<()> {
         for rank in &mut self.ranks {
             let device = &self.devices[rank.device];
             device.multiply(product, (self.shard, true), &rank.own, &rank.b, &mut rank.blocks[0])?;
@@ -341,7 +341,7 @@ impl Ranks {
     }
 
     /// The baseline's product of the gathered A, alone (for the model).
-    pub fn whole_alone(&mut self, product: Product) -> Result<()> {
+    pub fn whole_alone(&mut self, product: ShardKernel) -> Result<()> {
         let shape = self.whole_shape();
         for rank in &mut self.ranks {
             let device = &self.devices[rank.device];

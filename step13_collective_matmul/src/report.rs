@@ -12,8 +12,8 @@ use common::emit::Emit;
 use common::timing::Stats;
 use common::verify::Verdict;
 
-use crate::device::Product;
-use crate::model::{Limit, Parts, overhead_per_round};
+use crate::device::ShardKernel;
+use crate::model::{Parts, RoundBottleneck, overhead_per_round};
 use crate::ranks::Via;
 
 /// The version of this report's JSON form, its top-level `schema` field: it goes up by one when
@@ -22,15 +22,15 @@ pub const SCHEMA: u32 = 1;
 
 /// One run: where and how it ran, then one block for each product.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct RingReport {
     #[serde(flatten)]
-    pub header: Header,
+    pub header: RunHeader,
     pub products: Vec<ProductRun>,
 }
 
 /// Where the ranks ran, what they multiplied, and how shards travelled between them.
 #[derive(Clone, Debug, Serialize)]
-pub struct Header {
+pub struct RunHeader {
     pub step: String,
     /// Ranks, each holding one shard of A and one of B.
     pub ranks: usize,
@@ -65,7 +65,7 @@ pub struct Exchange {
 /// One product on every rank: both ways checked, the parts and both ways timed.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProductRun {
-    pub product: Product,
+    pub product: ShardKernel,
     /// Each way's first run, then its last timed one, in the order they ran.
     pub checks: Vec<Check>,
     /// Timed samples of each way and part.
@@ -79,7 +79,7 @@ pub struct ProductRun {
 /// Every rank's C of one run of one way, against the rank's own f64 reference.
 #[derive(Clone, Debug, Serialize)]
 pub struct Check {
-    pub way: Way,
+    pub way: RingWay,
     pub run: Run,
     pub passed: bool,
     /// The largest ‖ΔC‖ of the ranks as a share of its limit, and the reference it was
@@ -101,7 +101,7 @@ pub struct Failure {
 /// The two ways: gather, then multiply; or the ring, multiplying while passing shards on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Way {
+pub enum RingWay {
     Baseline,
     Ring,
 }
@@ -114,11 +114,11 @@ pub enum Run {
     LastTimed,
 }
 
-impl Way {
+impl RingWay {
     pub fn name(self) -> &'static str {
         match self {
-            Way::Baseline => "baseline",
-            Way::Ring => "ring",
+            RingWay::Baseline => "baseline",
+            RingWay::Ring => "ring",
         }
     }
 }
@@ -135,7 +135,7 @@ impl Run {
 /// The figures a product's text computes from its fields and the header's, which the JSON
 /// carries beside them. Rates are of the whole product on every GPU; a share is in percent.
 #[derive(Clone, Copy, Debug, Serialize)]
-pub struct Derived {
+pub struct ProductDerived {
     /// Whether every check of both ways passed.
     pub passed: bool,
     /// One shard of A over a ring step's time, each GPU sending one and receiving one.
@@ -147,16 +147,16 @@ pub struct Derived {
     pub best_speedup: f64,
     /// The least the ring can take, from the parts' medians (milliseconds), and what sets it.
     pub bound_ms: f64,
-    pub limit: Limit,
+    pub limit: RoundBottleneck,
     /// The ring's median as a share of its bound, and its time beyond the bound in each of the
     /// G − 1 later rounds (microseconds).
     pub ring_of_bound: f64,
     pub beyond_us_a_round: f64,
 }
 
-impl Derived {
+impl ProductDerived {
     /// What `run`'s text computes, on the ranks and shapes of `header`.
-    pub fn of(header: &Header, run: &ProductRun) -> Derived {
+    pub fn of(header: &RunHeader, run: &ProductRun) -> ProductDerived {
         let g = header.ranks;
         let shard = header.shard;
         let whole = Shape { m: header.global.m, ..shard };
@@ -164,7 +164,7 @@ impl Derived {
         let bytes = (4 * shard.m * shard.k) as f64;
         let (parts, ring) = (&run.parts, run.ring.median_ms);
         let bound = parts.ring_bound(g);
-        Derived {
+        ProductDerived {
             passed: run.checks.iter().all(|c| c.passed),
             ring_step_gb_s: bytes / parts.exchange / 1e6,
             baseline_tflops: tflops(run.baseline.median_ms),
@@ -179,7 +179,7 @@ impl Derived {
     }
 }
 
-impl Report {
+impl RingReport {
     /// Whether every check of every product passed.
     pub fn passed(&self) -> bool {
         self.products.iter().all(|p| p.checks.iter().all(|c| c.passed))
@@ -193,16 +193,16 @@ impl Report {
     /// The part of a product's block after its checks: the parts, both ways and the model. A run
     /// that streams its text prints [`opening`] and each [`Check`] as it comes, then this.
     pub fn timed<'a>(&'a self, run: &'a ProductRun) -> impl fmt::Display + 'a {
-        Timed { header: &self.header, run }
+        CheckedProduct { header: &self.header, run }
     }
 }
 
 /// The line that opens a product's block, with the blank line before it.
-pub fn opening(product: Product) -> String {
+pub fn opening(product: ShardKernel) -> String {
     format!("\nproduct  {} on every rank\n", product.name())
 }
 
-impl fmt::Display for Report {
+impl fmt::Display for RingReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.header)?;
         for run in &self.products {
@@ -212,7 +212,7 @@ impl fmt::Display for Report {
     }
 }
 
-impl fmt::Display for Header {
+impl fmt::Display for RunHeader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (g, gpu) = (self.ranks, &self.gpu);
         let Shape { m, n, k } = self.shard;
@@ -263,7 +263,7 @@ impl fmt::Display for Check {
 
 /// One product's block of the text: it needs the header's ranks and shapes.
 struct Block<'a> {
-    header: &'a Header,
+    header: &'a RunHeader,
     run: &'a ProductRun,
 }
 
@@ -273,20 +273,20 @@ impl fmt::Display for Block<'_> {
         for check in &self.run.checks {
             write!(f, "{check}")?;
         }
-        write!(f, "{}", Timed { header: self.header, run: self.run })
+        write!(f, "{}", CheckedProduct { header: self.header, run: self.run })
     }
 }
 
 /// A product's block after its checks.
-struct Timed<'a> {
-    header: &'a Header,
+struct CheckedProduct<'a> {
+    header: &'a RunHeader,
     run: &'a ProductRun,
 }
 
-impl fmt::Display for Timed<'_> {
+impl fmt::Display for CheckedProduct<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (header, run) = (self.header, self.run);
-        let (parts, d) = (&run.parts, Derived::of(header, run));
+        let (parts, d) = (&run.parts, ProductDerived::of(header, run));
         writeln!(f, "parts    alone, slowest GPU, median of {}:", run.reps)?;
         writeln!(f, "         a shard's product   {:8.3} ms", parts.product)?;
         let per = if header.gpus == 1 { "a rank, the ranks sharing one GPU" } else { "a GPU each way" };
@@ -339,10 +339,10 @@ fn spread(s: &Stats) -> String {
 /// The report's JSON: `schema`, the header's fields, each product with its `derived` figures,
 /// and `derived` for the whole run.
 #[derive(Serialize)]
-struct Json<'a> {
+struct RingJson<'a> {
     schema: u32,
     #[serde(flatten)]
-    header: &'a Header,
+    header: &'a RunHeader,
     products: Vec<ProductJson<'a>>,
     derived: RunDerived,
 }
@@ -351,7 +351,7 @@ struct Json<'a> {
 struct ProductJson<'a> {
     #[serde(flatten)]
     run: &'a ProductRun,
-    derived: Derived,
+    derived: ProductDerived,
 }
 
 /// The whole run's verdict: whether every check of every product passed.
@@ -360,14 +360,14 @@ struct RunDerived {
     passed: bool,
 }
 
-impl Emit for Report {
+impl Emit for RingReport {
     fn json_text(&self, pretty: bool) -> String {
         let products = self
             .products
             .iter()
-            .map(|run| ProductJson { run, derived: Derived::of(&self.header, run) })
+            .map(|run| ProductJson { run, derived: ProductDerived::of(&self.header, run) })
             .collect();
-        let json = Json {
+        let json = RingJson {
             schema: SCHEMA,
             header: &self.header,
             products,

@@ -16,10 +16,10 @@ use common::reference::Reference;
 use common::timing::Stats;
 use common::{Inputs, Matrix, Shape};
 
-use crate::device::{Device, Product};
+use crate::device::{RankGpu, ShardKernel};
 use crate::model::Parts;
 use crate::ranks::{Link, Ranks, Via};
-use crate::report::{Check, Exchange, Failure, Header, ProductRun, Report, Run, Way, opening};
+use crate::report::{Check, Exchange, Failure, ProductRun, RingReport, RingWay, Run, RunHeader, opening};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -29,7 +29,7 @@ use crate::report::{Check, Exchange, Failure, Header, ProductRun, Report, Run, W
     after_help = "Default shard: 1024×4096×4096 per GPU (-m rows of A, -n columns of B, depth -k).\n\
                   Chapter: docs/src/step13.md"
 )]
-pub struct Args {
+pub struct RingArgs {
     /// GPUs to spread the product over, one rank each (default: every GPU of the machine).
     #[arg(long, value_name = "G", value_parser = clap::value_parser!(u32).range(2..=64))]
     pub gpus: Option<u32>,
@@ -86,18 +86,18 @@ fn ring_param(s: &str) -> Result<(String, u32), String> {
 }
 
 /// Runs the program; Ok(false) where a result failed verification.
-pub fn run(args: &Args) -> Result<bool> {
+pub fn run(args: &RingArgs) -> Result<bool> {
     // A file that cannot be written stops the run before it starts, not after; a run that fails
     // leaves no empty report where it made the file.
     common::emit::guarding_json_to(args.json_to.as_deref(), || run_claimed(args))
 }
 
 /// [`run`], once `--json-to`'s file is known to be writable.
-fn run_claimed(args: &Args) -> Result<bool> {
-    let products: Vec<Product> = match args.product.as_str() {
-        "lab12" => vec![Product::Lab12],
-        "cublas" => vec![Product::Cublas],
-        _ => vec![Product::Lab12, Product::Cublas],
+fn run_claimed(args: &RingArgs) -> Result<bool> {
+    let products: Vec<ShardKernel> = match args.product.as_str() {
+        "lab12" => vec![ShardKernel::Lab12],
+        "cublas" => vec![ShardKernel::Cublas],
+        _ => vec![ShardKernel::Lab12, ShardKernel::Cublas],
     };
     // Where the ranks run, and how shards travel between them.
     let (ordinals, placement, simulated) = match args.simulate {
@@ -129,9 +129,10 @@ fn run_claimed(args: &Args) -> Result<bool> {
     let leave = args.leave_sms.unwrap_or(if simulated || args.exchange == "copies" { 0 } else { 16 });
     let devices = ordinals
         .iter()
-        .map(|&o| Device::open(o, (shard, whole), leave, &args.ring_params))
+        .map(|&o| RankGpu::open(o, (shard, whole), leave, &args.ring_params))
         .collect::<Result<Vec<_>>>()?;
-    let products: Vec<Product> = products.into_iter().filter(|&p| devices.iter().all(|d| d.has(p))).collect();
+    let products: Vec<ShardKernel> =
+        products.into_iter().filter(|&p| devices.iter().all(|d| d.has(p))).collect();
     if products.is_empty() {
         bail!("lab 12's kernel needs a Hopper GPU (sm_90); run with --product cublas on this one");
     }
@@ -155,7 +156,7 @@ fn run_claimed(args: &Args) -> Result<bool> {
     let mut ranks = Ranks::new(devices, &placement, link, shard, (&a_shards, &b_shards))?;
 
     let info = &ranks.devices[0].gpu.info;
-    let header = Header {
+    let header = RunHeader {
         step: crate::NAME.to_owned(),
         ranks: g,
         gpus: ranks.devices.len(),
@@ -177,7 +178,7 @@ fn run_claimed(args: &Args) -> Result<bool> {
     if text {
         print!("{header}");
     }
-    let mut report = Report { header, products: Vec::new() };
+    let mut report = RingReport { header, products: Vec::new() };
     let references = references(&ranks, &inputs, &b_shards)?;
     for product in products {
         let run = measure(&mut ranks, product, &references, args.reps as usize, text)?;
@@ -230,7 +231,7 @@ fn references(ranks: &Ranks, inputs: &Inputs, b_shards: &[Vec<f32>]) -> Result<V
 /// `text`, the block's opening line and each check are printed as they come.
 fn measure(
     ranks: &mut Ranks,
-    product: Product,
+    product: ShardKernel,
     references: &[Reference],
     reps: usize,
     text: bool,
@@ -245,11 +246,11 @@ fn measure(
     if text {
         print!("{}", opening(product));
     }
-    for way in [Way::Baseline, Way::Ring] {
+    for way in [RingWay::Baseline, RingWay::Ring] {
         ranks.poison()?;
         match way {
-            Way::Baseline => ranks.baseline(product)?,
-            Way::Ring => ranks.ring(product)?,
+            RingWay::Baseline => ranks.baseline(product)?,
+            RingWay::Ring => ranks.ring(product)?,
         }
         ranks.synchronize()?;
         check(verify(ranks, product, references, way, Run::First)?);
@@ -262,19 +263,25 @@ fn measure(
     };
     ranks.poison()?;
     let baseline = time(ranks, reps, |r| r.baseline(product))?;
-    check(verify(ranks, product, references, Way::Baseline, Run::LastTimed)?);
+    check(verify(ranks, product, references, RingWay::Baseline, Run::LastTimed)?);
     ranks.poison()?;
     let ring = time(ranks, reps, |r| r.ring(product))?;
-    check(verify(ranks, product, references, Way::Ring, Run::LastTimed)?);
+    check(verify(ranks, product, references, RingWay::Ring, Run::LastTimed)?);
     Ok(ProductRun { product, checks, reps, parts, baseline, ring })
 }
 
 /// Every rank's column block of C checked against its reference: the report's line.
-fn verify(ranks: &Ranks, product: Product, references: &[Reference], way: Way, run: Run) -> Result<Check> {
+fn verify(
+    ranks: &Ranks,
+    product: ShardKernel,
+    references: &[Reference],
+    way: RingWay,
+    run: Run,
+) -> Result<Check> {
     let mut worst = (0.0f64, "");
     let mut failures = Vec::new();
     for (r, reference) in references.iter().enumerate() {
-        let c = ranks.result(r, way == Way::Ring)?;
+        let c = ranks.result(r, way == RingWay::Ring)?;
         let shape = Shape { m: ranks.whole_shape().m, ..ranks.shard };
         let verdict = common::verify::verify(shape, &c, reference, product.precision());
         let ratio = verdict.normwise.relative() / verdict.normwise.relative_limit();

@@ -10,4 +10,4 @@ pub mod timeline;
 mod timeline_rows;
 mod timeline_svg;
 
-pub use timeline_rows::{ItemKind, Row, RowItem};
+pub use timeline_rows::{ItemKind, RoleRow, RowItem};

@@ -66,7 +66,7 @@ impl RowItem {
 
 /// A role and its items, round by round.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Row {
+pub struct RoleRow {
     pub label: String,
     pub rounds: Vec<Vec<RowItem>>,
 }
@@ -74,7 +74,7 @@ pub struct Row {
 impl Timeline {
     /// The rows of rounds `from..to`: the producer, the copy engine, each consumer warpgroup, and
     /// the stores (where the block stores).
-    pub fn rows(&self, from: u32, to: u32) -> Vec<Row> {
+    pub fn rows(&self, from: u32, to: u32) -> Vec<RoleRow> {
         let n = (to - from) as usize;
         let empty_rounds = || vec![Vec::new(); n];
         let producers = self.producers();
@@ -94,7 +94,7 @@ impl Timeline {
         let stored = self.store_buffers();
         if !stored.is_empty() {
             let mut stores =
-                Row { label: format!("stores to {}", stored.join(", ")), rounds: empty_rounds() };
+                RoleRow { label: format!("stores to {}", stored.join(", ")), rounds: empty_rounds() };
             for e in self.events.iter().filter(|e| (from..to).contains(&e.round)) {
                 if let What::Store { bytes, .. } = e.what {
                     let items = &mut stores.rounds[(e.round - from) as usize];
@@ -111,7 +111,7 @@ impl Timeline {
 
     /// A role's row: each warp's items, merged place by place (the warps of a warpgroup run the
     /// same code, one after another within a round).
-    fn role(&self, label: String, warps: &[u32], (from, to): (u32, u32), bars: &Bars) -> Row {
+    fn role(&self, label: String, warps: &[u32], (from, to): (u32, u32), bars: &Bars) -> RoleRow {
         let mut rounds = vec![Vec::<RowItem>::new(); (to - from) as usize];
         for &w in warps {
             let mut by_round: Vec<Vec<&TimelineEvent>> = vec![Vec::new(); (to - from) as usize];
@@ -132,7 +132,7 @@ impl Timeline {
                 }
             }
         }
-        Row { label, rounds }
+        RoleRow { label, rounds }
     }
 }
 

@@ -35,14 +35,14 @@ pub fn draw(accesses: &[WarpAccess]) -> String {
 }
 
 /// One row of a table of 32 columns: its label, and each column's fill and text (or nothing).
-struct Row {
+struct LaneRow {
     label: String,
     cells: Vec<Option<(String, String)>>,
 }
 
-impl Row {
-    fn new(label: &str) -> Row {
-        Row { label: label.to_owned(), cells: vec![None; 32] }
+impl LaneRow {
+    fn new(label: &str) -> LaneRow {
+        LaneRow { label: label.to_owned(), cells: vec![None; 32] }
     }
 
     fn set(&mut self, column: u32, fill: &str, text: String) {
@@ -52,10 +52,10 @@ impl Row {
 
 /// `rows` from `y` down (the first a header of the columns), columns 0–15 and then 16–31 below
 /// them; a half, or a row of it, with nothing under its header is left out. Returns where it ends.
-fn table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
+fn table(out: &mut String, mut y: u32, rows: &[LaneRow]) -> u32 {
     for half in 0..2usize {
         let columns = 16 * half..16 * half + 16;
-        let empty = |r: &Row| r.cells[columns.clone()].iter().all(Option::is_none);
+        let empty = |r: &LaneRow| r.cells[columns.clone()].iter().all(Option::is_none);
         if rows.iter().skip(1).all(empty) {
             continue;
         }
@@ -80,7 +80,7 @@ fn table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
 
 /// A table of the 32 banks in one row of narrow columns, every bank drawn (empty ones white);
 /// returns where it ends.
-fn bank_table(out: &mut String, mut y: u32, rows: &[Row]) -> u32 {
+fn bank_table(out: &mut String, mut y: u32, rows: &[LaneRow]) -> u32 {
     for row in rows {
         text(out, 8, y + 15, 11, "bold", &row.label);
         for c in 0..32u32 {
@@ -171,14 +171,14 @@ type OwnedFill<'a> = Box<dyn Fn(usize, u64) -> Option<(String, String)> + 'a>;
 type Banks = Vec<Vec<(u64, Vec<u32>)>>;
 
 /// The lane table: lane numbers, and the rows `fill` gives each active lane.
-fn lane_rows(a: &WarpAccess, rows: &[(String, LaneFill)]) -> Vec<Row> {
-    let mut lane = Row::new("lane");
+fn lane_rows(a: &WarpAccess, rows: &[(String, LaneFill)]) -> Vec<LaneRow> {
+    let mut lane = LaneRow::new("lane");
     for l in 0..32 {
         lane.set(l, "#eeeeee", l.to_string());
     }
     let mut out = vec![lane];
     for (label, fill) in rows {
-        let mut row = Row::new(label);
+        let mut row = LaneRow::new(label);
         for (i, &(l, addr)) in a.lanes.iter().enumerate() {
             if let Some((colour, content)) = fill(i, addr) {
                 row.set(l, &colour, content);
@@ -359,12 +359,12 @@ fn pass_table(
         if depth == 1 { "" } else { "s" }
     );
     let y = prose(out, y, 12, "bold", &heading) + 6;
-    let mut rows = vec![Row::new("bank")];
+    let mut rows = vec![LaneRow::new("bank")];
     for b in 0..32 {
         rows[0].set(b, "#eeeeee", b.to_string());
     }
     for r in 0..depth {
-        let mut row = Row::new(&format!("word {}", r + 1));
+        let mut row = LaneRow::new(&format!("word {}", r + 1));
         for (b, words) in banks.iter().enumerate() {
             if let Some((_, lanes)) = words.get(r) {
                 row.set(b as u32, &pass_colour(r, fewest), lane_set(lanes, 3));

@@ -11,16 +11,16 @@ fn stats(median_ms: f64, min_ms: f64, max_ms: f64) -> Stats {
     Stats { median_ms, min_ms, max_ms, samples: 20, batch: 4, held: None }
 }
 
-fn check(way: Way, run: Run) -> Check {
+fn check(way: RingWay, run: Run) -> Check {
     Check { way, run, passed: true, worst_normwise: 0.66, reference: "cuBLAS DGEMM".into(), failures: vec![] }
 }
 
 /// Two H100s at the default shard, lab 12 as the product: the figures of the record
 /// docs/src/results/runs/2026-11-27-4x-nvidia-h100-80gb-hbm3-step13.log (--gpus 2, run a), the
 /// medians chosen so that what the text computes rounds to what that run printed.
-fn two_h100s() -> Report {
+fn two_h100s() -> RingReport {
     let shard = Shape { m: 1024, n: 4096, k: 4096 };
-    let header = Header {
+    let header = RunHeader {
         step: crate::NAME.into(),
         ranks: 2,
         gpus: 2,
@@ -36,19 +36,19 @@ fn two_h100s() -> Report {
         lab12_blocks: Some(132),
     };
     let run = ProductRun {
-        product: Product::Lab12,
+        product: ShardKernel::Lab12,
         checks: vec![
-            check(Way::Baseline, Run::First),
-            check(Way::Ring, Run::First),
-            check(Way::Baseline, Run::LastTimed),
-            check(Way::Ring, Run::LastTimed),
+            check(RingWay::Baseline, Run::First),
+            check(RingWay::Ring, Run::First),
+            check(RingWay::Baseline, Run::LastTimed),
+            check(RingWay::Ring, Run::LastTimed),
         ],
         reps: 20,
         parts: Parts { product: 0.090945, exchange: 0.0582, all_gather: 0.103, whole: 0.178 },
         baseline: stats(0.28051, 0.279, 0.283),
         ring: stats(0.19089, 0.190, 0.191),
     };
-    Report { header, products: vec![run] }
+    RingReport { header, products: vec![run] }
 }
 
 /// The record's lines, but for the two that the program has worded since ("the parts alone
@@ -97,7 +97,7 @@ fn the_text_is_the_recorded_block_line_for_line() {
     assert!(report.passed());
 }
 
-fn json(report: &Report) -> Value {
+fn json(report: &RingReport) -> Value {
     let value: Value = serde_json::from_str(&report.json_text(false)).expect("the report's JSON");
     let pretty: Value = serde_json::from_str(&report.json_text(true)).expect("the report's JSON, indented");
     assert_eq!(value, pretty);
@@ -201,7 +201,7 @@ fn a_failed_check_names_its_rank_in_the_text_and_the_json() {
     (h.shard, h.global, h.lab12_blocks) =
         (Shape { m: 32, n: 96, k: 128 }, Shape { m: 96, n: 288, k: 128 }, None);
     let run = &mut report.products[0];
-    run.product = Product::Cublas;
+    run.product = ShardKernel::Cublas;
     let verdict = nan_verdict();
     let failure = Failure { rank: 1, summary: verdict.summary(), verdict };
     run.checks[3] = Check {
