@@ -16,7 +16,6 @@ mod svg;
 pub use record::{Record, redraw};
 pub(crate) use suite::drawing;
 
-/// The GPU steps, in course order.
 /// The compute roof of a row of `precision`: as [`Precision::roof`] gives it, and for step 11's
 /// INT8 products from residues the INT8 peak shared among the seven products of its default.
 pub fn roof(precision: Precision, fp32_peak: f64, tf32_peak: Option<f64>) -> (&'static str, Option<f64>) {
@@ -26,6 +25,7 @@ pub fn roof(precision: Precision, fp32_peak: f64, tf32_peak: Option<f64>) -> (&'
     }
 }
 
+/// The GPU steps, in course order.
 pub const GPU_STEPS: [&GpuStep; 11] = [
     &step02_gpu_naive::STEP,
     &step03_single_block::STEP,
