@@ -416,3 +416,21 @@ fn a_name_handed_on_leads_to_its_module() {
         graph(&[("", true, "mod a;\nuse a::f;\npub struct Fault;\n"), ("a", false, "use crate::Fault;\n")]);
     assert_eq!(circle(&g), None, "the root holds `a`: its use of the root is no tie");
 }
+
+/// One module layout: a module with modules of its own is a folder with its `mod.rs`, never a
+/// file `NAME.rs` beside a folder `NAME/`.
+#[test]
+fn a_module_with_modules_is_a_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for (member, _) in crates() {
+        sources(&root.join(member).join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "{} files read", files.len());
+    let beside: Vec<String> = files
+        .iter()
+        .filter(|f| f.with_extension("").is_dir())
+        .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
+        .collect();
+    assert!(beside.is_empty(), "a file beside its folder (make it the folder's mod.rs): {beside:?}");
+}

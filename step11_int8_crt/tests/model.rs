@@ -42,7 +42,9 @@ enum OperandSide {
 fn key(operand: OperandSide, vector: usize, k: usize) -> u32 {
     match operand {
         OperandSide::A => (vector as u32).wrapping_mul(0x9E37_79B9).wrapping_add(k as u32),
-        OperandSide::B => (vector as u32).wrapping_mul(0x7FEB_352D).wrapping_add(k as u32).wrapping_add(0x68E3_1DA4),
+        OperandSide::B => {
+            (vector as u32).wrapping_mul(0x7FEB_352D).wrapping_add(k as u32).wrapping_add(0x68E3_1DA4)
+        }
     }
 }
 
@@ -102,7 +104,10 @@ fn model_rounded(x: &Inputs, moduli: usize, levels: usize, unbiased: bool) -> Ve
     let Shape { m, n, k } = x.shape;
     let rows: Vec<Vec<f64>> = (0..m).map(|i| (0..k).map(|p| f64::from(x.a.at(i, p))).collect()).collect();
     let cols: Vec<Vec<f64>> = (0..n).map(|j| (0..k).map(|p| f64::from(x.b.at(p, j))).collect()).collect();
-    let (a1, b1) = (scale(&rows, OperandSide::A, k, moduli, unbiased), scale(&cols, OperandSide::B, k, moduli, unbiased));
+    let (a1, b1) = (
+        scale(&rows, OperandSide::A, k, moduli, unbiased),
+        scale(&cols, OperandSide::B, k, moduli, unbiased),
+    );
     let mut parts = vec![(&a1, &b1)];
     let (a2, b2);
     if levels == 2 {
