@@ -1,6 +1,7 @@
 //! The crate's layers, checked: every module uses only modules of its own layer or those below,
-//! and no two modules use each other, directly or through others. The table is the map in the
-//! crate's documentation; a module missing from it fails the test.
+//! and no two modules use each other, directly or through others. The table below is the map of
+//! `ARCHITECTURE.md` ("`common`'s layers"), which names each module in its layer; a module
+//! missing from either fails the test.
 
 use std::collections::BTreeMap;
 
@@ -181,4 +182,23 @@ fn a_use_from_below_is_caught() {
     let planted = "use crate::run::Buffers;\n// crate::step in a comment does not count\n";
     assert_eq!(uses(planted, "verify"), ["run"]);
     assert!(uses("let s: crate::Shape = todo!();", "tma").contains(&"matrix"));
+}
+
+/// The map in `ARCHITECTURE.md` names each module of the table in the row of its layer.
+#[test]
+fn the_architecture_page_maps_every_module_in_its_layer() {
+    let page = include_str!("../../ARCHITECTURE.md");
+    let section = page.split("### `common`'s layers").nth(1).expect("the page's section on common's layers");
+    let rows: Vec<&str> =
+        section.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| layer")).collect();
+    for &(layer, name, _) in MODULES {
+        let row = rows
+            .iter()
+            .find(|r| r.starts_with(&format!("| {layer} |")))
+            .unwrap_or_else(|| panic!("ARCHITECTURE.md has no row for layer {layer}"));
+        assert!(
+            row.contains(&format!("`{name}`")),
+            "ARCHITECTURE.md does not name `{name}` in layer {layer}'s row"
+        );
+    }
 }

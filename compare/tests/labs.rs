@@ -179,7 +179,9 @@ fn the_scripts_name_only_labs() {
     let known: Vec<&str> = labs.iter().map(|l| l.krate.as_str()).collect();
     let mut files: Vec<PathBuf> =
         std::fs::read_dir(root().join("scripts")).unwrap().flatten().map(|e| e.path()).collect();
-    files.extend([".ci/run", "docs/figures.txt", "CONTRIBUTING.md"].map(|f| root().join(f)));
+    files.extend(
+        [".ci/run", "docs/figures.txt", "CONTRIBUTING.md", "ARCHITECTURE.md"].map(|f| root().join(f)),
+    );
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
         for (name, crate_only) in step_names(&text) {
