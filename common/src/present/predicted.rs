@@ -13,9 +13,9 @@ use ptx_emulator::replay::Recorded;
 use crate::matrix::Shape;
 
 /// The recorded square nearest `shape` in FLOPs (on a log scale), and whether it is the shape.
-fn nearest_square(gpu: &Profile, shape: Shape) -> (usize, f64, f64, bool) {
+fn nearest_square(profile: &Profile, shape: Shape) -> (usize, f64, f64, bool) {
     let side = (shape.m as f64 * shape.n as f64 * shape.k as f64).cbrt();
-    let &(s, sgemm, tf32) = gpu
+    let &(s, sgemm, tf32) = profile
         .cublas
         .rates
         .iter()
@@ -29,14 +29,14 @@ fn nearest_square(gpu: &Profile, shape: Shape) -> (usize, f64, f64, bool) {
 /// counts). Returns the step kernel's prediction and the launch's whole time.
 /// `serialized`: ptxas serialised the step kernel's wgmma.
 pub fn launch(
-    gpu: &Profile,
+    profile: &Profile,
     (step, recorded): (&Traffic, &[Recorded]),
     (resident, registers, serialized): (u32, u32, bool),
     shape: Shape,
     others: &[(String, Traffic)],
 ) -> (Prediction, f64) {
     let compulsory = 4 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) as u64;
-    let main = gpu.predict_replayed(
+    let main = profile.predict_replayed(
         step,
         predict::LaunchFacts { blocks: step.blocks, resident, registers, compulsory_bytes: compulsory },
         recorded,
@@ -45,16 +45,17 @@ pub fn launch(
     let rest: f64 = others
         .iter()
         .map(|(_, t)| {
-            gpu.predict(
-                t,
-                predict::LaunchFacts {
-                    blocks: t.blocks,
-                    resident: u32::MAX,
-                    registers: 0,
-                    compulsory_bytes: 0,
-                },
-            )
-            .seconds
+            profile
+                .predict(
+                    t,
+                    predict::LaunchFacts {
+                        blocks: t.blocks,
+                        resident: u32::MAX,
+                        registers: 0,
+                        compulsory_bytes: 0,
+                    },
+                )
+                .seconds
         })
         .sum();
     let whole = main.seconds + rest;
@@ -115,7 +116,7 @@ impl Predicted {
     /// and spills (`local`), the product's shape, the launch's other kernels, and whether the
     /// step is held to TF32 (which cuBLAS it is set beside).
     pub fn of(
-        gpu: &Profile,
+        profile: &Profile,
         step: (&Traffic, &[Recorded]),
         (resident, registers, serialized): (u32, u32, bool),
         (local, spilled): (u32, u32),
@@ -123,23 +124,23 @@ impl Predicted {
         others: &[(String, Traffic)],
         tf32: bool,
     ) -> Predicted {
-        let (mut prediction, whole) = launch(gpu, step, (resident, registers, serialized), shape, others);
+        let (mut prediction, whole) = launch(profile, step, (resident, registers, serialized), shape, others);
         let mut seconds = std::collections::BTreeMap::new();
         for other in profile::PROFILES {
-            let s = match other.name == gpu.name {
+            let s = match other.name == profile.name {
                 true => whole,
                 false => launch(other, step, (resident, registers, serialized), shape, others).1,
             };
             seconds.insert(other.name, s);
         }
         let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
-        let (side, sgemm, tf32_rate, exact) = nearest_square(gpu, shape);
+        let (side, sgemm, tf32_rate, exact) = nearest_square(profile, shape);
         let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
         if local > 0 {
             prediction.unchecked.push(local_caveat(local, spilled));
         }
         Predicted {
-            gpu: gpu.name,
+            gpu: profile.name,
             limit: prediction.limit.name(),
             prediction,
             seconds,
@@ -314,8 +315,9 @@ mod tests {
     /// Each profile's cuBLAS rates are its record's: each rate read back from the record.
     #[test]
     fn recorded_rates_are_each_gpus_reference_run() {
-        for gpu in profile::PROFILES {
-            let path = format!("{}/../docs/src/results/{}", env!("CARGO_MANIFEST_DIR"), gpu.cublas.record);
+        for profile in profile::PROFILES {
+            let path =
+                format!("{}/../docs/src/results/{}", env!("CARGO_MANIFEST_DIR"), profile.cublas.record);
             let record = std::fs::read_to_string(&path).expect("the reference record");
             let row = |name: &str| -> Vec<f64> {
                 let line = record.lines().find(|l| l.starts_with(&format!("| {name} |"))).expect("a row");
@@ -326,9 +328,9 @@ mod tests {
                     .collect()
             };
             let (sgemm, tf32) = (row("cublas_sgemm"), row("cublas_tf32"));
-            assert_eq!(gpu.cublas.rates.len(), sgemm.len(), "{}", gpu.name);
-            for (i, &(_, s, t)) in gpu.cublas.rates.iter().enumerate() {
-                assert_eq!((s, t), (sgemm[i], tf32[i]), "{}, size {i}", gpu.name);
+            assert_eq!(profile.cublas.rates.len(), sgemm.len(), "{}", profile.name);
+            for (i, &(_, s, t)) in profile.cublas.rates.iter().enumerate() {
+                assert_eq!((s, t), (sgemm[i], tf32[i]), "{}, size {i}", profile.name);
             }
         }
     }

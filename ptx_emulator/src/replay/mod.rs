@@ -67,25 +67,25 @@ impl Recorded {
     /// `picture`: keep the first cluster's warps' activity over that many clocks (0: none).
     pub fn replay(
         &self,
-        gpu: &crate::profile::Profile,
+        profile: &crate::profile::Profile,
         (resident, registers): (u32, u32),
         (serialized_wgmma, picture): (bool, f64),
         (l2_bytes, l2_miss, l2_clock): (f64, f64, f64),
     ) -> ReplayOutcome {
-        let (sm, memory) = (&gpu.sm, &gpu.memory);
+        let (sm, memory) = (&profile.sm, &profile.memory);
         let free = if registers == 0 { 0 } else { self.register_limit.saturating_sub(registers) };
         let mut trace = self.trace.clone_counts();
         trace.streams = self.trace.streams.iter().map(|s| order::schedule(s, &self.statics, free)).collect();
         trace.links = self.trace.links.clone();
         let cluster = u64::from(self.cluster.max(1));
         let clusters = self.blocks.div_ceil(cluster);
-        let groups = (u64::from(gpu.sms) / cluster).max(1);
+        let groups = (u64::from(profile.sms) / cluster).max(1);
         let mut setup = Setup {
             clusters: clusters.div_ceil(groups),
             resident: resident.max(1),
-            busy_sms: self.blocks.min(u64::from(gpu.sms)) as u32,
+            busy_sms: self.blocks.min(u64::from(profile.sms)) as u32,
             shared_bytes: self.shared_bytes,
-            l2_rate: gpu.l2_bytes_a_clock(),
+            l2_rate: profile.l2_bytes_a_clock(),
             l2_latency: memory.l2_latency.idle(),
             l2_miss: l2_miss.clamp(0.0, 1.0),
             dram_latency: memory.dram_latency.idle(),
