@@ -56,7 +56,7 @@ impl Recorded {
         }
     }
 
-    /// The launch replayed on one SM of `gpu`, `resident` blocks an SM, its kernel using
+    /// The launch replayed on one SM of `profile`, `resident` blocks an SM, its kernel using
     /// `registers` a thread (0: not known): the busiest SM's clusters, in the order ptxas issues
     /// each warp's instructions ([`order`]), first at the memory's idle latencies, then again at
     /// the latencies its own load on the L2 and DRAM gives ([`crate::profile::Curve`]).
