@@ -35,6 +35,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (3, "spills", include_str!("contract/spills.rs")),
     (3, "step", include_str!("contract/step.rs")),
     (3, "stream_k", include_str!("contract/stream_k.rs")),
+    (3, "tile_checks", include_str!("contract/tile_checks.rs")),
     (3, "tma", include_str!("contract/tma.rs")),
     (4, "cli", include_str!("present/cli.rs")),
     (4, "emit", include_str!("present/emit.rs")),
