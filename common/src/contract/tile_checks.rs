@@ -1,7 +1,7 @@
 //! The parameter rules that more than one step's kernel obeys, written once: the thread tile of
-//! steps 05 and 06 (and step 10, which launches step 06's kernel). A step's `check` calls the
-//! rule its kernel follows and adds its own; each refusal is one sentence that names the set and
-//! says why.
+//! steps 05 and 06 (and step 10, which launches step 06's kernel), and the warp-specialised
+//! wgmma tile of step 08, which step 12 keeps. A step's `check` calls the rule its kernel
+//! follows and adds its own; each refusal is one sentence that names the set and says why.
 
 use crate::gpu::Limits;
 use crate::params::Params;
@@ -41,6 +41,33 @@ pub fn thread_tile(
         return Err(format!("{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"));
     }
     limits.check_warp_tiled_block(p, threads(p), smem_bytes(p))
+}
+
+/// Refuses a set (BM, BN, STAGES, GROUP) that step 08's warp-specialised wgmma kernel, and
+/// step 12's made from it, cannot serve: BM is the N of its wgmma instruction, BN one 64-column
+/// strip per consumer warpgroup, STAGES the depth of the pipeline, GROUP the block-rows the
+/// order walks down, and three consumers of BM = 256 have no room in an SM's registers. The
+/// shared memory a set needs is the step's own to check.
+pub fn wgmma_tile(p: &Params) -> Result<(), String> {
+    let [bm, bn, stages, group] = ["BM", "BN", "STAGES", "GROUP"].map(|n| p.get(n));
+    if bm != 128 && bm != 256 {
+        return Err(format!("{p}: BM is the N of the kernel's wgmma instruction, written for 128 or 256"));
+    }
+    if ![64, 128, 192].contains(&bn) {
+        return Err(format!("{p}: BN must be 64, 128 or 192, one 64-column strip per consumer warpgroup"));
+    }
+    if !(2..=8).contains(&stages) {
+        return Err(format!("{p}: STAGES must be 2 to 8"));
+    }
+    if !(1..=64).contains(&group) {
+        return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
+    }
+    if bm == 256 && bn == 192 {
+        return Err(format!(
+            "{p}: three consumers of 128 accumulators each do not fit in an SM's registers beside the producer"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -86,6 +113,29 @@ mod tests {
         ] {
             let err =
                 thread_tile(&with(THREAD_TILE, name, value), &Limits::SM90, threads, smem_bytes).unwrap_err();
+            assert!(err.contains(says), "{name}={value}: {err}");
+        }
+    }
+
+    const WGMMA_TILE: &[Param] = &[
+        Param { name: "BM", default: 256, help: "" },
+        Param { name: "BN", default: 128, help: "" },
+        Param { name: "STAGES", default: 4, help: "" },
+        Param { name: "GROUP", default: 8, help: "" },
+    ];
+
+    /// Each rule refuses its own mistake; shared memory is left to the step.
+    #[test]
+    fn each_wgmma_tile_rule_refuses_its_set() {
+        wgmma_tile(&Params::defaults(WGMMA_TILE)).unwrap();
+        for (name, value, says) in [
+            ("BM", 64, "written for 128 or 256"),
+            ("BN", 96, "BN must be 64, 128 or 192"),
+            ("STAGES", 9, "STAGES must be 2 to 8"),
+            ("GROUP", 0, "GROUP must be 1 to 64"),
+            ("BN", 192, "do not fit in an SM's registers"),
+        ] {
+            let err = wgmma_tile(&with(WGMMA_TILE, name, value)).unwrap_err();
             assert!(err.contains(says), "{name}={value}: {err}");
         }
     }
