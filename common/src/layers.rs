@@ -60,6 +60,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (6, "inputs", include_str!("testing/inputs.rs")),
     (6, "nvrtc", include_str!("testing/nvrtc.rs")),
     (6, "picture", include_str!("testing/picture.rs")),
+    (6, "sets", include_str!("testing/sets.rs")),
     (6, "shapes", include_str!("testing/shapes.rs")),
     (6, "faults", include_str!("testing/faults.rs")),
     (6, "thread_tile", include_str!("testing/thread_tile.rs")),

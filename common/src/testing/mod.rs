@@ -1,9 +1,10 @@
 //! Helpers for the steps' tests, a file for each kind: the shapes every kernel must get right
 //! (`shapes.rs`), text edits of a kernel (`edits.rs`), the checks that run a step on the GPU
 //! (`checker.rs`) or compile it with NVRTC (`nvrtc.rs`), those that run its program
-//! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), and the check that each variant
-//! or stage is its base with its recorded change (`copies.rs`), and those that run a kernel on
-//! the PTX emulator (`emulator.rs`) or draw one warp's access there (`picture.rs`). Every helper is at
+//! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), a step's documented parameter
+//! sets checked, compiled and run (`sets.rs`), the check that each variant or stage is its base
+//! with its recorded change (`copies.rs`), and those that run a kernel on the PTX emulator
+//! (`emulator.rs`) or draw one warp's access there (`picture.rs`). Every helper is at
 //! `common::testing::` whichever file holds it.
 
 mod checker;
@@ -16,6 +17,7 @@ pub mod faults;
 mod inputs;
 mod nvrtc;
 pub mod picture;
+mod sets;
 mod shapes;
 pub mod thread_tile;
 
@@ -34,4 +36,5 @@ pub use inputs::{random_shapes, real_looking_inputs, special_inputs};
 pub use nvrtc::{
     ARCHS, archs, assert_archs_refused_or_served, assert_kernel_agrees, nvrtc_check, tuner_sets,
 };
+pub use sets::Sets;
 pub use shapes::{DEEP, SHAPES, named_params};
