@@ -405,21 +405,14 @@ mod tests {
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_host_and_the_kernel_agree_on_the_tile() {
-        let sets = common::testing::tuner_sets(&STEP, "BN", "sm_90");
-        assert!(sets.len() >= 2, "{} of the tuner's widths checked", sets.len());
-        for params in sets {
+        common::testing::assert_kernel_agrees_at_tuner_sets(&STEP, "BN", "sm_90", |params| {
             let bn = params.get("BN");
-            common::testing::assert_kernel_agrees(
-                &STEP,
-                &params,
-                "sm_90",
-                [
-                    ("BK", "lib.rs's BK".to_owned(), BK),
-                    ("A_BOX", "a_box's rows * cols".to_owned(), a_box(&params).rows * a_box(&params).cols),
-                    ("C_BOX", "c_box's rows * cols".to_owned(), c_box().rows * c_box().cols),
-                    ("THREADS", format!("threads() at BN = {bn}"), threads(&params)),
-                ],
-            );
-        }
+            [
+                ("BK", "lib.rs's BK".to_owned(), BK),
+                ("A_BOX", "a_box's rows * cols".to_owned(), a_box(params).rows * a_box(params).cols),
+                ("C_BOX", "c_box's rows * cols".to_owned(), c_box().rows * c_box().cols),
+                ("THREADS", format!("threads() at BN = {bn}"), threads(params)),
+            ]
+        });
     }
 }

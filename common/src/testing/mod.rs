@@ -34,7 +34,8 @@ pub use command_line::{
 pub use edits::{apply_edits, edited};
 pub use inputs::{random_shapes, real_looking_inputs, special_inputs};
 pub use nvrtc::{
-    ARCHS, archs, assert_archs_refused_or_served, assert_kernel_agrees, nvrtc_check, tuner_sets,
+    ARCHS, archs, assert_archs_refused_or_served, assert_kernel_agrees, assert_kernel_agrees_at_tuner_sets,
+    nvrtc_check, tuner_sets,
 };
 pub use sets::Sets;
 pub use shapes::{DEEP, SHAPES, named_params};
