@@ -105,18 +105,8 @@ fn gpu_every_stage_matches_the_reference_and_a_planted_fault_fails() {
 
 /// Lines that differ between two texts (removed plus added), as `diff` counts them.
 fn changed_lines(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
-    // Longest common subsequence of lines, row by row.
-    let mut row = vec![0usize; b.len() + 1];
-    for x in &a {
-        let mut diag = 0;
-        for (j, y) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
-            diag = up;
-        }
-    }
-    a.len() + b.len() - 2 * row[b.len()]
+    let (removed, added) = testing::lines_removed_and_added(a, b);
+    removed + added
 }
 
 /// A learner diffs step 04's kernel with the first stage, each stage with the next and the last

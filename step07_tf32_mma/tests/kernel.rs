@@ -164,22 +164,6 @@ fn the_stages_are_in_order_and_each_differs_from_the_next() {
     }
 }
 
-/// Lines added by the change from `a` to `b`, as `diff` counts them (the longest common
-/// subsequence of lines stays; every other line of `b` is added).
-fn added_lines(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
-    let mut row = vec![0usize; b.len() + 1];
-    for x in &a {
-        let mut diag = 0;
-        for (j, y) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
-            diag = up;
-        }
-    }
-    b.len() - row[b.len()]
-}
-
 /// A learner diffs step 06's kernel with the first stage, each stage with the next and the last
 /// with the step's kernel: each diff adds one idea, at most 120 lines (the cp.async stage
 /// removes more, step 06's whole copy path).
@@ -191,10 +175,10 @@ fn each_diff_of_the_chain_is_short() {
         .chain([("kernel", STEP.source)])
         .collect();
     for pair in chain.windows(2) {
-        let n = added_lines(pair[0].1, pair[1].1);
+        let (_, n) = testing::lines_removed_and_added(pair[0].1, pair[1].1);
         assert!(n <= 120, "{} → {}: {n} lines added", pair[0].0, pair[1].0);
     }
-    assert_eq!(added_lines("a\nb\nc\n", "a\nx\nc\nd\n"), 2);
+    assert_eq!(testing::lines_removed_and_added("a\nb\nc\n", "a\nx\nc\nd\n").1, 2);
 }
 
 /// Every stage compiles for every architecture the step serves at the documented sets without
