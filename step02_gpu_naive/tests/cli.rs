@@ -4,15 +4,7 @@ use common::testing;
 
 const BIN: &str = env!("CARGO_BIN_EXE_step02_gpu_naive");
 
-#[test]
-fn bad_inputs_are_refused_in_one_sentence() {
-    testing::assert_common_bad_inputs_refused(BIN);
-}
-
-#[test]
-fn without_a_gpu_it_runs_on_the_emulator() {
-    testing::assert_run_without_a_gpu(BIN, true);
-}
+common::program_tests!(BIN);
 
 #[test]
 fn bad_parameters_are_named_without_a_gpu() {

@@ -70,11 +70,7 @@ fn rejects_blocks_larger_than_the_device_allows() {
     assert!(err.to_string().contains("BLOCK must be from 1 to 32"), "{err}");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
@@ -88,12 +84,6 @@ fn gpu_uncoalesced_mapping_matches_the_reference() {
 fn gpu_small_blocks_match_the_reference() {
     let p = Params::with_overrides(STEP.params, &[("BLOCK".into(), 8)]).unwrap();
     testing::assert_all_pass(&testing::gpu_check(&STEP, p, &SHAPES[..12]).unwrap());
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
 
 #[test]

@@ -4,15 +4,7 @@ use common::testing;
 
 const BIN: &str = env!("CARGO_BIN_EXE_step03_single_block");
 
-#[test]
-fn bad_inputs_are_refused_in_one_sentence() {
-    testing::assert_common_bad_inputs_refused(BIN);
-}
-
-#[test]
-fn without_a_gpu_it_runs_on_the_emulator() {
-    testing::assert_run_without_a_gpu(BIN, true);
-}
+common::program_tests!(BIN);
 
 #[test]
 fn shapes_beyond_one_block_are_refused_without_a_gpu() {

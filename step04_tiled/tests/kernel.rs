@@ -97,11 +97,7 @@ fn tiles_larger_than_a_block_are_refused() {
     assert!(STEP.validate(&tile(0), Shape::square(64).unwrap(), &Limits::SM90).is_err());
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
@@ -123,12 +119,6 @@ fn gpu_b_transposed_by_the_host_with_and_without_padding_matches_the_reference()
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_the_l1_cache_variant_matches_the_reference() {
     testing::assert_all_pass(&testing::gpu_check(&L1_CACHE, Params::defaults(STEP.params), SHAPES).unwrap());
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step04_tiled"));

@@ -1,6 +1,7 @@
 //! Step 05: each thread computes a TM×TN tile of C in registers (outer products).
 
 use common::gpu::Limits;
+use common::tile_checks;
 use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, Stage};
 
 // ANCHOR: params
@@ -56,31 +57,10 @@ fn geometry(p: &Params, s: Shape) -> Geometry {
 // ANCHOR_END: geometry
 
 // ANCHOR: check
+/// Refuses a set the kernel cannot serve, in one sentence: the thread tile's rules, which step 06
+/// shares, against this block's threads and shared memory.
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
-    let [bm, bn, bk, wm, wn, tm, tn, minb] =
-        ["BM", "BN", "BK", "WM", "WN", "TM", "TN", "MINB"].map(|n| p.get(n));
-    if [bm, bn, bk, wm, wn, tm, tn, minb].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
-        return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
-    }
-    if minb > 32 {
-        return Err(format!("{p}: MINB is a number of blocks per SM, at most 32"));
-    }
-    if bm % wm != 0 || bn % wn != 0 || wm % tm != 0 || wn % tn != 0 {
-        return Err(format!(
-            "{p}: the block tile must be a whole number of warp regions and a warp region a whole number of \
-             thread tiles (WM divides BM, WN divides BN, TM divides WM, TN divides WN)"
-        ));
-    }
-    if (wm / tm) * (wn / tn) != 32 {
-        return Err(format!(
-            "{p}: a warp region must hold exactly 32 thread tiles, but (WM/TM)·(WN/TN) = {}",
-            (wm / tm) * (wn / tn)
-        ));
-    }
-    if bm % 4 != 0 || bn % 4 != 0 || bk % 4 != 0 {
-        return Err(format!("{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"));
-    }
-    limits.check_warp_tiled_block(p, threads(p), smem_bytes(p))
+    tile_checks::thread_tile(p, limits, threads, smem_bytes)
 }
 // ANCHOR_END: check
 

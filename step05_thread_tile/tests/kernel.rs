@@ -20,22 +20,12 @@ fn nvrtc_an_edit_that_does_not_compile_shows_the_log() {
     thread_tile::assert_broken_edit_reported(&STEP);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
     thread_tile::assert_sets_correct_on_gpu(&STEP);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
 
 common::planted_fault_tests!(
@@ -115,18 +105,8 @@ fn gpu_every_stage_matches_the_reference_and_a_planted_fault_fails() {
 
 /// Lines that differ between two texts (removed plus added), as `diff` counts them.
 fn changed_lines(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
-    // Longest common subsequence of lines, row by row.
-    let mut row = vec![0usize; b.len() + 1];
-    for x in &a {
-        let mut diag = 0;
-        for (j, y) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
-            diag = up;
-        }
-    }
-    a.len() + b.len() - 2 * row[b.len()]
+    let (removed, added) = testing::lines_removed_and_added(a, b);
+    removed + added
 }
 
 /// A learner diffs step 04's kernel with the first stage, each stage with the next and the last

@@ -1,6 +1,7 @@
 //! Step 06: step 05 with two shared-memory buffers, the next slice loaded while this one is computed.
 
 use common::gpu::Limits;
+use common::tile_checks;
 use common::{Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape};
 
 // ANCHOR: params
@@ -59,30 +60,7 @@ pub fn geometry(p: &Params, s: Shape) -> Geometry {
 // ANCHOR: check
 /// Refuses a set the kernel cannot serve, in one sentence (step 10 checks its sets the same way).
 pub fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
-    let [bm, bn, bk, wm, wn, tm, tn, minb] =
-        ["BM", "BN", "BK", "WM", "WN", "TM", "TN", "MINB"].map(|n| p.get(n));
-    if [bm, bn, bk, wm, wn, tm, tn, minb].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
-        return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));
-    }
-    if minb > 32 {
-        return Err(format!("{p}: MINB is a number of blocks per SM, at most 32"));
-    }
-    if bm % wm != 0 || bn % wn != 0 || wm % tm != 0 || wn % tn != 0 {
-        return Err(format!(
-            "{p}: the block tile must be a whole number of warp regions and a warp region a whole number of \
-             thread tiles (WM divides BM, WN divides BN, TM divides WM, TN divides WN)"
-        ));
-    }
-    if (wm / tm) * (wn / tn) != 32 {
-        return Err(format!(
-            "{p}: a warp region must hold exactly 32 thread tiles, but (WM/TM)·(WN/TN) = {}",
-            (wm / tm) * (wn / tn)
-        ));
-    }
-    if bm % 4 != 0 || bn % 4 != 0 || bk % 4 != 0 {
-        return Err(format!("{p}: BM, BN and BK must be multiples of 4, the width of the 16-byte loads"));
-    }
-    limits.check_warp_tiled_block(p, threads(p), smem_bytes(p))
+    tile_checks::thread_tile(p, limits, threads, smem_bytes)
 }
 // ANCHOR_END: check
 

@@ -1,4 +1,3 @@
-use common::Params;
 use common::testing::thread_tile::{self, FAULTS};
 use common::testing::{self, DEEP, SHAPES};
 use step06_prefetch::{STEP, VARIANTS};
@@ -20,22 +19,12 @@ fn nvrtc_an_edit_that_does_not_compile_shows_the_log() {
     thread_tile::assert_broken_edit_reported(&STEP);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
     thread_tile::assert_sets_correct_on_gpu(&STEP);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step06_prefetch"));

@@ -1,7 +1,7 @@
 use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
-use common::{GpuStep, Params, Precision, Shape};
+use common::{GpuStep, Params, Precision};
 use step07_tf32_mma::{STAGES, STEP};
 
 /// A's fragments rounded to bf16 instead of TF32.
@@ -68,8 +68,12 @@ const SETS: &[[u32; 5]] = &[
     [64, 64, 32, 32, 32],
 ];
 
+/// The documented sets, as the tests check, compile and run them.
+const DOCUMENTED: testing::Sets<5> =
+    testing::Sets { step: &STEP, names: ["BM", "BN", "BK", "WM", "WN"], sets: SETS };
+
 fn set(v: [u32; 5]) -> Params {
-    testing::named_params(&STEP, ["BM", "BN", "BK", "WM", "WN"], v)
+    DOCUMENTED.params(v)
 }
 
 #[test]
@@ -83,57 +87,32 @@ fn the_step_computes_in_tf32_on_sm80_and_newer() {
 
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
-    let s = Shape::square(4096).unwrap();
-    for &v in SETS {
-        STEP.validate(&set(v), s, &Limits::SM80).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-    }
-    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
-    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
-    assert!(err.contains("32-bit index limit"), "{err}");
-    for (v, says) in [
-        ([128, 128, 32, 24, 32], "multiples of 16"),
-        ([128, 128, 12, 64, 32], "WM and WN multiples of 16, BK of 8"),
-        ([128, 128, 32, 48, 32], "whole number of warp regions"),
-        ([128, 128, 32, 64, 24], "WM and WN multiples of 16"),
-        ([128, 128, 24, 64, 32], "BK/4 and BN/4 must divide"),
-        ([256, 256, 32, 32, 32], "threads per block"),
-        ([256, 256, 256, 64, 64], "bytes of A and B in shared memory"),
-    ] {
-        let err = STEP.validate(&set(v), s, &Limits::SM90).unwrap_err().to_string();
-        assert!(err.contains(says), "{v:?}: {err}");
-    }
+    DOCUMENTED.assert_checked(
+        &Limits::SM80,
+        &[
+            ([128, 128, 32, 24, 32], "multiples of 16"),
+            ([128, 128, 12, 64, 32], "WM and WN multiples of 16, BK of 8"),
+            ([128, 128, 32, 48, 32], "whole number of warp regions"),
+            ([128, 128, 32, 64, 24], "WM and WN multiples of 16"),
+            ([128, 128, 24, 64, 32], "BK/4 and BN/4 must divide"),
+            ([256, 256, 32, 32, 32], "threads per block"),
+            ([256, 256, 256, 64, 64], "bytes of A and B in shared memory"),
+        ],
+    );
 }
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_documented_sets_without_spills() {
-    for (arch, _) in testing::archs(&STEP) {
-        for &v in SETS {
-            let info =
-                testing::nvrtc_check(&STEP, &set(v), arch).unwrap_or_else(|e| panic!("{arch} {v:?}: {e}"));
-            assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{arch} {v:?}: {info:?}");
-        }
-    }
+    DOCUMENTED.assert_compile_without_spills(testing::archs(&STEP).into_iter().map(|(arch, _)| arch));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
-    for &v in SETS {
-        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), SHAPES).unwrap());
-    }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+    DOCUMENTED.assert_pass_on_gpu(SHAPES);
 }
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step07_tf32_mma"));
@@ -185,22 +164,6 @@ fn the_stages_are_in_order_and_each_differs_from_the_next() {
     }
 }
 
-/// Lines added by the change from `a` to `b`, as `diff` counts them (the longest common
-/// subsequence of lines stays; every other line of `b` is added).
-fn added_lines(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
-    let mut row = vec![0usize; b.len() + 1];
-    for x in &a {
-        let mut diag = 0;
-        for (j, y) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
-            diag = up;
-        }
-    }
-    b.len() - row[b.len()]
-}
-
 /// A learner diffs step 06's kernel with the first stage, each stage with the next and the last
 /// with the step's kernel: each diff adds one idea, at most 120 lines (the cp.async stage
 /// removes more, step 06's whole copy path).
@@ -212,10 +175,10 @@ fn each_diff_of_the_chain_is_short() {
         .chain([("kernel", STEP.source)])
         .collect();
     for pair in chain.windows(2) {
-        let n = added_lines(pair[0].1, pair[1].1);
+        let (_, n) = testing::lines_removed_and_added(pair[0].1, pair[1].1);
         assert!(n <= 120, "{} → {}: {n} lines added", pair[0].0, pair[1].0);
     }
-    assert_eq!(added_lines("a\nb\nc\n", "a\nx\nc\nd\n"), 2);
+    assert_eq!(testing::lines_removed_and_added("a\nb\nc\n", "a\nx\nc\nd\n").1, 2);
 }
 
 /// Every stage compiles for every architecture the step serves at the documented sets without
@@ -284,11 +247,6 @@ fn the_mma_only_variant_keeps_the_kernels_tiles_mmas_and_columns() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_the_mma_only_variant_without_spills() {
-    for (arch, _) in testing::archs(&STEP) {
-        for &v in SETS {
-            let info = testing::nvrtc_check(&MMA_ONLY, &set(v), arch)
-                .unwrap_or_else(|e| panic!("{arch} {v:?}: {e}"));
-            assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{arch} {v:?}: {info:?}");
-        }
-    }
+    let archs = testing::archs(&STEP).into_iter().map(|(arch, _)| arch);
+    testing::Sets { step: &MMA_ONLY, ..DOCUMENTED }.assert_compile_without_spills(archs);
 }

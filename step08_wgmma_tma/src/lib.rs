@@ -1,6 +1,7 @@
 //! Step 08: Hopper's wgmma, fed by the tensor memory accelerator through an mbarrier pipeline.
 
 use common::gpu::Limits;
+use common::tile_checks;
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};
 
 // ANCHOR: params
@@ -62,25 +63,10 @@ fn b_box(_: &Params) -> TmaBox {
 // ANCHOR_END: geometry
 
 // ANCHOR: check
+/// Refuses a set the kernel cannot serve, in one sentence: the wgmma tile's rules, which step 12
+/// keeps, then the shared memory this kernel needs.
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
-    let [bm, bn, stages, group] = ["BM", "BN", "STAGES", "GROUP"].map(|n| p.get(n));
-    if bm != 128 && bm != 256 {
-        return Err(format!("{p}: BM is the N of the kernel's wgmma instruction, written for 128 or 256"));
-    }
-    if ![64, 128, 192].contains(&bn) {
-        return Err(format!("{p}: BN must be 64, 128 or 192, one 64-column strip per consumer warpgroup"));
-    }
-    if !(2..=8).contains(&stages) {
-        return Err(format!("{p}: STAGES must be 2 to 8"));
-    }
-    if !(1..=64).contains(&group) {
-        return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
-    }
-    if bm == 256 && bn == 192 {
-        return Err(format!(
-            "{p}: three consumers of 128 accumulators each do not fit in an SM's registers beside the producer"
-        ));
-    }
+    tile_checks::wgmma_tile(p)?;
     if smem_bytes(p) > limits.max_smem_per_block {
         return Err(format!(
             "{p} keeps {} bytes of tiles and barriers in shared memory, more than the {} bytes a block may have; \
@@ -130,20 +116,13 @@ mod tests {
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_host_and_the_kernel_agree_on_the_tile() {
-        let sets = common::testing::tuner_sets(&STEP, "BN", "sm_90");
-        assert!(sets.len() >= 2, "{} of the tuner's widths checked", sets.len());
-        for params in sets {
+        common::testing::assert_kernel_agrees_at_tuner_sets(&STEP, "BN", "sm_90", |params| {
             let bn = params.get("BN");
-            common::testing::assert_kernel_agrees(
-                &STEP,
-                &params,
-                "sm_90",
-                [
-                    ("BK", "lib.rs's BK".to_owned(), BK),
-                    ("B_BOX", "b_box's rows * cols".to_owned(), b_box(&params).rows * b_box(&params).cols),
-                    ("THREADS", format!("threads() at BN = {bn}"), threads(&params)),
-                ],
-            );
-        }
+            [
+                ("BK", "lib.rs's BK".to_owned(), BK),
+                ("B_BOX", "b_box's rows * cols".to_owned(), b_box(params).rows * b_box(params).cols),
+                ("THREADS", format!("threads() at BN = {bn}"), threads(params)),
+            ]
+        });
     }
 }

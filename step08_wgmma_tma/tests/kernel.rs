@@ -2,7 +2,7 @@ use common::gpu::Limits;
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
 use common::tma::TRANSPOSE_ENTRY;
-use common::{GpuStep, Params, Precision, Shape};
+use common::{GpuStep, Params, Precision};
 use step08_wgmma_tma::STEP;
 
 /// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
@@ -75,8 +75,12 @@ const SETS: &[[u32; 4]] = &[
     [256, 64, 5, 64],
 ];
 
+/// The documented sets, as the tests check, compile and run them.
+const DOCUMENTED: testing::Sets<4> =
+    testing::Sets { step: &STEP, names: ["BM", "BN", "STAGES", "GROUP"], sets: SETS };
+
 fn set(v: [u32; 4]) -> Params {
-    testing::named_params(&STEP, ["BM", "BN", "STAGES", "GROUP"], v)
+    DOCUMENTED.params(v)
 }
 
 #[test]
@@ -96,53 +100,31 @@ fn the_step_computes_in_tf32_on_hopper_alone() {
 
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
-    let s = Shape::square(4096).unwrap();
-    for &v in SETS {
-        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-    }
-    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
-    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
-    assert!(err.contains("32-bit index limit"), "{err}");
-    for (v, says) in [
-        ([64, 128, 4, 8], "written for 128 or 256"),
-        ([256, 96, 4, 8], "BN must be 64, 128 or 192"),
-        ([256, 128, 1, 8], "STAGES must be 2 to 8"),
-        ([256, 128, 4, 0], "GROUP must be 1 to 64"),
-        ([256, 192, 4, 8], "do not fit in an SM's registers"),
-        ([256, 128, 6, 8], "lower STAGES, BM or BN"),
-    ] {
-        let err = STEP.validate(&set(v), s, &Limits::SM90).unwrap_err().to_string();
-        assert!(err.contains(says), "{v:?}: {err}");
-    }
+    DOCUMENTED.assert_checked(
+        &Limits::SM90,
+        &[
+            ([64, 128, 4, 8], "written for 128 or 256"),
+            ([256, 96, 4, 8], "BN must be 64, 128 or 192"),
+            ([256, 128, 1, 8], "STAGES must be 2 to 8"),
+            ([256, 128, 4, 0], "GROUP must be 1 to 64"),
+            ([256, 192, 4, 8], "do not fit in an SM's registers"),
+            ([256, 128, 6, 8], "lower STAGES, BM or BN"),
+        ],
+    );
 }
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_documented_sets_for_sm90a_without_spills() {
-    for &v in SETS {
-        let info = testing::nvrtc_check(&STEP, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
-        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{v:?}: {info:?}");
-    }
+    DOCUMENTED.assert_compile_without_spills(["sm_90"]);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
-    for &v in SETS {
-        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), SHAPES).unwrap());
-    }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+    DOCUMENTED.assert_pass_on_gpu(SHAPES);
 }
 
 common::planted_fault_tests!(STEP, FAULTS, &[SHAPES, DEEP].concat(), env!("CARGO_BIN_EXE_step08_wgmma_tma"));
@@ -172,10 +154,7 @@ fn the_variants_are_the_kernel_with_their_diffs() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_the_variants_for_sm90a_without_spills() {
     for v in VARIANTS {
-        for &set_ in SETS {
-            let info = testing::nvrtc_check(v, &set(set_), "sm_90").unwrap();
-            assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{} {set_:?}: {info:?}", v.file);
-        }
+        testing::Sets { step: v, ..DOCUMENTED }.assert_compile_without_spills(["sm_90"]);
     }
 }
 

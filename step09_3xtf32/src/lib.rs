@@ -139,21 +139,14 @@ mod tests {
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_host_and_the_kernel_agree_on_the_tile() {
-        let sets = common::testing::tuner_sets(&STEP, "BN", "sm_90");
-        assert!(sets.len() >= 2, "{} of the tuner's widths checked", sets.len());
-        for params in sets {
+        common::testing::assert_kernel_agrees_at_tuner_sets(&STEP, "BN", "sm_90", |params| {
             let bn = params.get("BN");
-            common::testing::assert_kernel_agrees(
-                &STEP,
-                &params,
-                "sm_90",
-                [
-                    ("BM", "lib.rs's BM".to_owned(), BM),
-                    ("BK", "lib.rs's BK".to_owned(), BK),
-                    ("B_BOX", "b_box's rows * cols".to_owned(), b_box(&params).rows * b_box(&params).cols),
-                    ("THREADS", format!("threads() at BN = {bn}"), threads(&params)),
-                ],
-            );
-        }
+            [
+                ("BM", "lib.rs's BM".to_owned(), BM),
+                ("BK", "lib.rs's BK".to_owned(), BK),
+                ("B_BOX", "b_box's rows * cols".to_owned(), b_box(params).rows * b_box(params).cols),
+                ("THREADS", format!("threads() at BN = {bn}"), threads(params)),
+            ]
+        });
     }
 }

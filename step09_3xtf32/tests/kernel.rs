@@ -86,9 +86,9 @@ const FAULTS: &[Fault] = &[
 /// that do and do not divide the grid.
 const SETS: &[[u32; 3]] = &[[128, 4, 8], [128, 4, 1], [64, 5, 3], [128, 2, 64], [64, 2, 16]];
 
-fn set(v: [u32; 3]) -> Params {
-    testing::named_params(&STEP, ["BN", "STAGES", "GROUP"], v)
-}
+/// The documented sets, as the tests check, compile and run them.
+const DOCUMENTED: testing::Sets<3> =
+    testing::Sets { step: &STEP, names: ["BN", "STAGES", "GROUP"], sets: SETS };
 
 #[test]
 fn the_step_claims_fp32_from_three_tf32_products_on_hopper_alone() {
@@ -108,51 +108,29 @@ fn the_step_claims_fp32_from_three_tf32_products_on_hopper_alone() {
 
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
-    let s = Shape::square(4096).unwrap();
-    for &v in SETS {
-        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-    }
-    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
-    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
-    assert!(err.contains("32-bit index limit"), "{err}");
-    for (v, says) in [
-        ([192, 4, 8], "BN must be 64 or 128"),
-        ([128, 1, 8], "STAGES must be 2 to 8"),
-        ([128, 4, 0], "GROUP must be 1 to 64"),
-        ([128, 5, 8], "lower STAGES or BN"),
-    ] {
-        let err = STEP.validate(&set(v), s, &Limits::SM90).unwrap_err().to_string();
-        assert!(err.contains(says), "{v:?}: {err}");
-    }
+    DOCUMENTED.assert_checked(
+        &Limits::SM90,
+        &[
+            ([192, 4, 8], "BN must be 64 or 128"),
+            ([128, 1, 8], "STAGES must be 2 to 8"),
+            ([128, 4, 0], "GROUP must be 1 to 64"),
+            ([128, 5, 8], "lower STAGES or BN"),
+        ],
+    );
 }
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_documented_sets_for_sm90a_without_spills() {
-    for &v in SETS {
-        let info = testing::nvrtc_check(&STEP, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
-        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{v:?}: {info:?}");
-    }
+    DOCUMENTED.assert_compile_without_spills(["sm_90"]);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
-    for &v in SETS {
-        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), SHAPES).unwrap());
-    }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
+    DOCUMENTED.assert_pass_on_gpu(SHAPES);
 }
 
 /// The accuracy the step exists for: on the same inputs, its ‖ΔC‖/‖C‖ no larger than cuBLAS

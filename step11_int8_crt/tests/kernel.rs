@@ -130,8 +130,12 @@ const FAULTS: &[Fault] = &[
 /// see the error against the number of moduli.)
 const SETS: &[[u32; 3]] = &[[4, 8, 7], [4, 8, 8], [3, 8, 7], [2, 1, 7], [4, 16, 7]];
 
+/// The documented sets, as the tests check, compile and run them.
+const DOCUMENTED: testing::Sets<3> =
+    testing::Sets { step: &STEP, names: ["STAGES", "GROUP", MODULI.name], sets: SETS };
+
 fn set(v: [u32; 3]) -> Params {
-    testing::named_params(&STEP, ["STAGES", "GROUP", MODULI.name], v)
+    DOCUMENTED.params(v)
 }
 
 /// The shapes of `shapes` whose K the step serves.
@@ -153,10 +157,8 @@ fn the_step_claims_fp32_from_int8_residues_on_hopper_alone() {
 
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
+    DOCUMENTED.assert_valid(&Limits::SM90);
     let s = Shape::square(4096).unwrap();
-    for &v in SETS {
-        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-    }
     for (v, shape, says) in [
         ([4, 8, 9], s, "MODULI must be 2 to 8"),
         ([5, 8, 7], s, "STAGES must be 2 to 4"),
@@ -174,10 +176,7 @@ fn documented_sets_are_valid_and_bad_ones_refused() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_documented_sets_for_sm90a_without_spills() {
-    for &v in SETS {
-        let info = testing::nvrtc_check(&STEP, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
-        assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{v:?}: {info:?}");
-    }
+    DOCUMENTED.assert_compile_without_spills(["sm_90"]);
 }
 
 #[test]
@@ -189,9 +188,7 @@ fn gpu_matches_the_reference_on_many_shapes() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
-    for &v in SETS {
-        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), &served(SHAPES)).unwrap());
-    }
+    DOCUMENTED.assert_pass_on_gpu(&served(SHAPES));
 }
 
 #[test]

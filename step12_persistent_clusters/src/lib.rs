@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 
 use common::gpu::Limits;
 use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
+use common::tile_checks;
 use common::tma::Element;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, Stage, TmaBox,
@@ -99,31 +100,16 @@ fn c_box() -> TmaBox {
 // ANCHOR_END: geometry
 
 // ANCHOR: check
+/// Refuses a set the kernel cannot serve, in one sentence: the schedule's PIECE, step 08's wgmma
+/// tile rules, the cluster, then the shared memory this kernel needs.
 fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
-    let [bm, bn, stages, group, cluster] = ["BM", "BN", "STAGES", "GROUP", "CLUSTER"].map(|n| p.get(n));
     if !(4..=256).contains(&p.get("PIECE")) {
         return Err(format!("{p}: PIECE must be 4 to 256 k-tiles"));
     }
-    if bm != 128 && bm != 256 {
-        return Err(format!("{p}: BM is the N of the kernel's wgmma instruction, written for 128 or 256"));
-    }
-    if ![64, 128, 192].contains(&bn) {
-        return Err(format!("{p}: BN must be 64, 128 or 192, one 64-column strip per consumer warpgroup"));
-    }
-    if !(2..=8).contains(&stages) {
-        return Err(format!("{p}: STAGES must be 2 to 8"));
-    }
-    if !(1..=64).contains(&group) {
-        return Err(format!("{p}: GROUP must be 1 to 64 block-rows"));
-    }
-    if ![1, 2, 4].contains(&cluster) {
+    tile_checks::wgmma_tile(p)?;
+    if ![1, 2, 4].contains(&p.get("CLUSTER")) {
         return Err(format!(
             "{p}: CLUSTER must be 1, 2 or 4 blocks, each loading an equal share of A's tile"
-        ));
-    }
-    if bm == 256 && bn == 192 {
-        return Err(format!(
-            "{p}: three consumers of 128 accumulators each do not fit in an SM's registers beside the producer"
         ));
     }
     if smem_bytes(p) > limits.max_smem_per_block {
@@ -419,21 +405,14 @@ mod tests {
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_host_and_the_kernel_agree_on_the_tile() {
-        let sets = common::testing::tuner_sets(&STEP, "BN", "sm_90");
-        assert!(sets.len() >= 2, "{} of the tuner's widths checked", sets.len());
-        for params in sets {
+        common::testing::assert_kernel_agrees_at_tuner_sets(&STEP, "BN", "sm_90", |params| {
             let bn = params.get("BN");
-            common::testing::assert_kernel_agrees(
-                &STEP,
-                &params,
-                "sm_90",
-                [
-                    ("BK", "lib.rs's BK".to_owned(), BK),
-                    ("A_BOX", "a_box's rows * cols".to_owned(), a_box(&params).rows * a_box(&params).cols),
-                    ("C_BOX", "c_box's rows * cols".to_owned(), c_box().rows * c_box().cols),
-                    ("THREADS", format!("threads() at BN = {bn}"), threads(&params)),
-                ],
-            );
-        }
+            [
+                ("BK", "lib.rs's BK".to_owned(), BK),
+                ("A_BOX", "a_box's rows * cols".to_owned(), a_box(params).rows * a_box(params).cols),
+                ("C_BOX", "c_box's rows * cols".to_owned(), c_box().rows * c_box().cols),
+                ("THREADS", format!("threads() at BN = {bn}"), threads(params)),
+            ]
+        });
     }
 }

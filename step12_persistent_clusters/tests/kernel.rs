@@ -2,7 +2,7 @@ use common::gpu::{Limits, PtxasInfo};
 use common::spills::{self, Spill};
 use common::testing::faults::{Class, Fault};
 use common::testing::{self, DEEP, SHAPES};
-use common::{GpuStep, Params, Precision, Shape};
+use common::{GpuStep, Params, Precision};
 use step12_persistent_clusters::{CUT_ENTRY, CUT_SPILL_MOST, STAGES, STEP, VARIANTS};
 
 /// A's tile cut to bf16 (truncated, as the tensor cores cut it to TF32) in shared memory, by all
@@ -150,8 +150,12 @@ const SETS: &[[u32; 5]] = &[
     [256, 64, 5, 64, 4],
 ];
 
+/// The documented sets, as the tests check, compile and run them.
+const DOCUMENTED: testing::Sets<5> =
+    testing::Sets { step: &STEP, names: ["BM", "BN", "STAGES", "GROUP", "CLUSTER"], sets: SETS };
+
 fn set(v: [u32; 5]) -> Params {
-    testing::named_params(&STEP, ["BM", "BN", "STAGES", "GROUP", "CLUSTER"], v)
+    DOCUMENTED.params(v)
 }
 
 /// The stages as steps of their own, for the tests that run every stage.
@@ -179,35 +183,25 @@ fn the_step_computes_in_tf32_on_hopper_alone() {
 
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
-    let s = Shape::square(4096).unwrap();
-    for &v in SETS {
-        STEP.validate(&set(v), s, &Limits::SM90).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-    }
-    let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
-    let err = STEP.validate(&set(SETS[0]), near_limit, &Limits::SM90).unwrap_err().to_string();
-    assert!(err.contains("32-bit index limit"), "{err}");
-    for (v, says) in [
-        ([64, 128, 4, 8, 2], "written for 128 or 256"),
-        ([256, 96, 4, 8, 2], "BN must be 64, 128 or 192"),
-        ([256, 128, 1, 8, 2], "STAGES must be 2 to 8"),
-        ([256, 128, 4, 0, 2], "GROUP must be 1 to 64"),
-        ([256, 128, 4, 8, 3], "CLUSTER must be 1, 2 or 4"),
-        ([256, 192, 4, 8, 2], "do not fit in an SM's registers"),
-        ([256, 128, 5, 8, 2], "lower STAGES, BM or BN"),
-    ] {
-        let err = STEP.validate(&set(v), s, &Limits::SM90).unwrap_err().to_string();
-        assert!(err.contains(says), "{v:?}: {err}");
-    }
+    DOCUMENTED.assert_checked(
+        &Limits::SM90,
+        &[
+            ([64, 128, 4, 8, 2], "written for 128 or 256"),
+            ([256, 96, 4, 8, 2], "BN must be 64, 128 or 192"),
+            ([256, 128, 1, 8, 2], "STAGES must be 2 to 8"),
+            ([256, 128, 4, 0, 2], "GROUP must be 1 to 64"),
+            ([256, 128, 4, 8, 3], "CLUSTER must be 1, 2 or 4"),
+            ([256, 192, 4, 8, 2], "do not fit in an SM's registers"),
+            ([256, 128, 5, 8, 2], "lower STAGES, BM or BN"),
+        ],
+    );
 }
 
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_compiles_documented_sets_and_stages_for_sm90a_without_spills() {
     for step in std::iter::once(STEP).chain(stages()) {
-        for &v in SETS {
-            let info = testing::nvrtc_check(&step, &set(v), "sm_90").unwrap_or_else(|e| panic!("{v:?}: {e}"));
-            assert_eq!((info.spill_bytes(), info.stack_frame), (0, 0), "{} {v:?}: {info:?}", step.file);
-        }
+        testing::Sets { step: &step, ..DOCUMENTED }.assert_compile_without_spills(["sm_90"]);
     }
     // The kernel's twin that cuts units, too: nothing at the default set; at the others, at
     // most a few words of the pieces' bookkeeping (108 bytes stored and loaded at one set), what
@@ -235,18 +229,12 @@ fn nvrtc_compiles_documented_sets_and_stages_for_sm90a_without_spills() {
     assert!(spills::refuse(&STEP, &set(SETS[0]), &matmul).is_err());
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_matches_the_reference_on_many_shapes() {
-    testing::assert_defaults_pass(&STEP, SHAPES);
-}
+common::reference_tests!(STEP);
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpu_documented_sets_match_the_reference() {
-    for &v in SETS {
-        testing::assert_all_pass(&testing::gpu_check(&STEP, set(v), SHAPES).unwrap());
-    }
+    DOCUMENTED.assert_pass_on_gpu(SHAPES);
 }
 
 /// Every stage, with clusters of one, two and four.
@@ -277,12 +265,6 @@ fn gpu_variants_match_the_reference() {
         let p = testing::named_params(&ping_pong, ["BM", "BN", "STAGES", "GROUP", "CLUSTER"], v);
         testing::assert_all_pass(&testing::gpu_check(&ping_pong, p, &many).unwrap());
     }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn gpu_random_shapes_match_the_reference() {
-    testing::gpu_property(&STEP, Params::defaults(STEP.params), 500, testing::random_shapes());
 }
 
 common::planted_fault_tests!(

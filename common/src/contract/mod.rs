@@ -1,7 +1,7 @@
 //! Layer 3, the step contract: what a GPU step's `lib.rs` fills in (kernel, parameters, launch,
-//! checks), the Stream-K plan, the launch and the hooks through which a step adds its own kernels
-//! to it, the refusal of spilled registers; tensor maps and row padding. Depends on the layers
-//! below.
+//! checks, and the tile rules several steps' kernels share), the Stream-K plan, the launch and the
+//! hooks through which a step adds its own kernels to it, the refusal of spilled registers; tensor
+//! maps and row padding. Depends on the layers below.
 
 pub mod emulator_queue;
 pub mod gpu_queue;
@@ -15,4 +15,5 @@ pub mod spills;
 pub mod step;
 pub mod step_kernel;
 pub mod stream_k;
+pub mod tile_checks;
 pub mod tma;

@@ -253,3 +253,27 @@ pub fn gpu_property_with(
         })
         .unwrap();
 }
+
+/// The GPU tests of a step's defaults that most steps run alike, written once:
+/// `common::reference_tests!(STEP);` in the step's `tests/kernel.rs`. It adds
+/// `gpu_matches_the_reference_on_many_shapes` ([`assert_defaults_pass`] at [`SHAPES`]) and
+/// `gpu_random_shapes_match_the_reference` ([`gpu_property`] on 500 random shapes).
+///
+/// [`SHAPES`]: super::SHAPES
+#[macro_export]
+macro_rules! reference_tests {
+    ($step:expr) => {
+        #[test]
+        #[ignore = "needs an NVIDIA GPU"]
+        fn gpu_matches_the_reference_on_many_shapes() {
+            $crate::testing::assert_defaults_pass(&$step, $crate::testing::SHAPES);
+        }
+
+        #[test]
+        #[ignore = "needs an NVIDIA GPU"]
+        fn gpu_random_shapes_match_the_reference() {
+            let defaults = $crate::Params::defaults($step.params);
+            $crate::testing::gpu_property(&$step, defaults, 500, $crate::testing::random_shapes());
+        }
+    };
+}

@@ -350,3 +350,24 @@ pub fn assert_run_without_a_gpu(bin: &str, emulated: bool) {
         assert_clear_error(bin, &[], &no_gpu, "NVRTC (libnvrtc) was not found");
     }
 }
+
+/// The tests of a step's program that every GPU step passes alike, written once:
+/// `common::program_tests!(BIN);` in the step's `tests/cli.rs`, where `BIN` is the path Cargo
+/// gives the tests (`env!("CARGO_BIN_EXE_…")`). It adds `bad_inputs_are_refused_in_one_sentence`
+/// ([`assert_common_bad_inputs_refused`]) and `without_a_gpu_it_runs_on_the_emulator`
+/// ([`assert_run_without_a_gpu`]); the step's own refusals and `--help` stay in its file.
+#[macro_export]
+macro_rules! program_tests {
+    ($bin:expr) => {
+        #[test]
+        fn bad_inputs_are_refused_in_one_sentence() {
+            $crate::testing::assert_common_bad_inputs_refused($bin);
+        }
+
+        /// Without a GPU the step runs on the PTX emulator (or, without NVRTC, says it needs it).
+        #[test]
+        fn without_a_gpu_it_runs_on_the_emulator() {
+            $crate::testing::assert_run_without_a_gpu($bin, true);
+        }
+    };
+}

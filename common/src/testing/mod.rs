@@ -1,9 +1,10 @@
 //! Helpers for the steps' tests, a file for each kind: the shapes every kernel must get right
 //! (`shapes.rs`), text edits of a kernel (`edits.rs`), the checks that run a step on the GPU
 //! (`checker.rs`) or compile it with NVRTC (`nvrtc.rs`), those that run its program
-//! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), and the check that each variant
-//! or stage is its base with its recorded change (`copies.rs`), and those that run a kernel on
-//! the PTX emulator (`emulator.rs`) or draw one warp's access there (`picture.rs`). Every helper is at
+//! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), a step's documented parameter
+//! sets checked, compiled and run (`sets.rs`), the check that each variant or stage is its base
+//! with its recorded change (`copies.rs`), and those that run a kernel on the PTX emulator
+//! (`emulator.rs`) or draw one warp's access there (`picture.rs`). Every helper is at
 //! `common::testing::` whichever file holds it.
 
 mod checker;
@@ -16,6 +17,7 @@ pub mod faults;
 mod inputs;
 mod nvrtc;
 pub mod picture;
+mod sets;
 mod shapes;
 pub mod thread_tile;
 
@@ -29,9 +31,11 @@ pub use command_line::{
     assert_kernel_option, assert_npy_inputs_pass, assert_run_without_a_gpu, program, run_for_output,
     run_for_report, run_program, run_program_limited, scratch_file,
 };
-pub use edits::{apply_edits, edited};
+pub use edits::{apply_edits, edited, lines_removed_and_added};
 pub use inputs::{random_shapes, real_looking_inputs, special_inputs};
 pub use nvrtc::{
-    ARCHS, archs, assert_archs_refused_or_served, assert_kernel_agrees, nvrtc_check, tuner_sets,
+    ARCHS, archs, assert_archs_refused_or_served, assert_kernel_agrees, assert_kernel_agrees_at_tuner_sets,
+    nvrtc_check, tuner_sets,
 };
+pub use sets::Sets;
 pub use shapes::{DEEP, SHAPES, named_params};

@@ -89,3 +89,20 @@ pub fn tuner_sets(step: &GpuStep, name: &str, arch: &str) -> Vec<Params> {
         .filter(|params| (step.check)(params, shape, &limits).is_ok())
         .collect()
 }
+
+/// [`assert_kernel_agrees`] at each of `step`'s [`tuner_sets`] for `name` on `arch`, of which
+/// there must be two at least, with the numbers `shared` gives for that set.
+pub fn assert_kernel_agrees_at_tuner_sets<K: Display, H: Display, V: Display, I>(
+    step: &GpuStep,
+    name: &str,
+    arch: &str,
+    shared: impl Fn(&Params) -> I,
+) where
+    I: IntoIterator<Item = (K, H, V)>,
+{
+    let sets = tuner_sets(step, name, arch);
+    assert!(sets.len() >= 2, "{} of the tuner's values of {name} checked", sets.len());
+    for params in sets {
+        assert_kernel_agrees(step, &params, arch, shared(&params));
+    }
+}
