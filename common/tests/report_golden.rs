@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use common::clock::Held;
 use common::emulated::Traffic;
-use common::gpu::{DeviceInfo, Limits, Resources};
+use common::gpu::{DeviceInfo, LaunchLimits, Resources};
 use common::hooks::Paths;
 use common::report::{EmulatorInfo, KernelFacts, LastLaunch, RanOn, Report};
 use common::timing::Stats;
@@ -39,7 +39,7 @@ fn h100() -> DeviceInfo {
         compute_capability: (9, 0),
         sms: 132,
         clock_mhz: 1980,
-        limits: Limits::SM90,
+        limits: LaunchLimits::SM90,
         smem_per_sm: 233_472,
         regs_per_sm: 65_536,
         max_threads_per_sm: 2048,

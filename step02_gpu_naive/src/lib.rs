@@ -1,6 +1,6 @@
 //! Step 02: the naive GPU kernel, one thread per element of C.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape};
 
 // ANCHOR: params
@@ -27,7 +27,7 @@ fn geometry(p: &Params, s: Shape) -> Geometry {
 }
 // ANCHOR_END: geometry
 
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     if p.get("COALESCED") > 1 {
         return Err(format!("COALESCED={} must be 1 (threadIdx.x along a row) or 0", p.get("COALESCED")));
     }

@@ -1,36 +1,45 @@
-use common::testing::faults::{Class, Fault};
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::testing::{self, DEEP, SHAPES};
 use common::{Params, Shape};
 use step02_gpu_naive::STEP;
 
 /// The planted faults of this kernel (see `common::testing::faults`).
-const FAULTS: &[Fault] = &[
-    Fault {
-        class: Class::Tf32,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault {
+        class: FaultClass::Tf32,
         edits: &[(
             "sum += A[row * K + k] * B[k * N + col];",
             "sum += fault_tf32(A[row * K + k]) * fault_tf32(B[k * N + col]);",
         )],
     },
-    Fault {
-        class: Class::Bf16,
+    PlantedFault {
+        class: FaultClass::Bf16,
         edits: &[(
             "sum += A[row * K + k] * B[k * N + col];",
             "sum += fault_bf16(A[row * K + k]) * fault_bf16(B[k * N + col]);",
         )],
     },
-    Fault {
-        class: Class::DropTerm,
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 1; ++k)")],
     },
     // No slices here: the last 16 terms stand in for one.
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 16; ++k)")],
     },
-    Fault { class: Class::Zero, edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")] },
-    Fault { class: Class::Row, edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")] },
-    Fault { class: Class::Column, edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")] },
+    PlantedFault {
+        class: FaultClass::Zero,
+        edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")],
+    },
+    PlantedFault {
+        class: FaultClass::Row,
+        edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")],
+    },
+    PlantedFault {
+        class: FaultClass::Column,
+        edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")],
+    },
 ];
 
 #[test]
@@ -66,7 +75,7 @@ fn launch_covers_c_with_one_thread_per_element() {
 #[test]
 fn rejects_blocks_larger_than_the_device_allows() {
     let p = Params::with_overrides(STEP.params, &[("BLOCK".into(), 33)]).unwrap();
-    let err = STEP.validate(&p, Shape::square(64).unwrap(), &common::gpu::Limits::SM90).unwrap_err();
+    let err = STEP.validate(&p, Shape::square(64).unwrap(), &common::gpu::LaunchLimits::SM90).unwrap_err();
     assert!(err.to_string().contains("BLOCK must be from 1 to 32"), "{err}");
 }
 

@@ -1,6 +1,6 @@
 //! Step 03: all of A and B in one block's shared memory.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::{Geometry, GpuStep, Intensity, Params, Precision, Shape};
 
 /// Shared memory for all of A and B, in bytes.
@@ -21,7 +21,7 @@ fn geometry(_: &Params, s: Shape) -> Geometry {
 // ANCHOR_END: geometry
 
 // ANCHOR: check
-fn check(_: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+fn check(_: &Params, s: Shape, limits: &LaunchLimits) -> Result<(), String> {
     let threads = (s.m * s.n) as u64;
     if threads > u64::from(limits.max_threads_per_block) {
         return Err(format!(
@@ -43,7 +43,7 @@ fn check(_: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
 // ANCHOR_END: check
 
 /// The largest square problem one block can hold: the thread limit sets the side.
-fn default_shape(limits: &Limits) -> Shape {
+fn default_shape(limits: &LaunchLimits) -> Shape {
     let mut side = 1;
     while (side + 1) * (side + 1) <= limits.max_threads_per_block as usize
         && 8 * (side + 1) * (side + 1) <= limits.max_smem_per_block as usize

@@ -1,38 +1,47 @@
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::testing;
-use common::testing::faults::{Class, Fault};
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::{Params, Shape};
 use proptest::prelude::*;
 use step03_single_block::STEP;
 
 /// The planted faults of this kernel (see `common::testing::faults`).
-const FAULTS: &[Fault] = &[
-    Fault {
-        class: Class::Tf32,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault {
+        class: FaultClass::Tf32,
         edits: &[(
             "sum += As[row * K + k] * Bs[k * N + col];",
             "sum += fault_tf32(As[row * K + k]) * fault_tf32(Bs[k * N + col]);",
         )],
     },
-    Fault {
-        class: Class::Bf16,
+    PlantedFault {
+        class: FaultClass::Bf16,
         edits: &[(
             "sum += As[row * K + k] * Bs[k * N + col];",
             "sum += fault_bf16(As[row * K + k]) * fault_bf16(Bs[k * N + col]);",
         )],
     },
-    Fault {
-        class: Class::DropTerm,
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 1; ++k)")],
     },
     // No slices here: the last 16 terms stand in for one.
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         edits: &[("for (int k = 0; k < K; ++k)", "for (int k = 0; k < K - 16; ++k)")],
     },
-    Fault { class: Class::Zero, edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")] },
-    Fault { class: Class::Row, edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")] },
-    Fault { class: Class::Column, edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")] },
+    PlantedFault {
+        class: FaultClass::Zero,
+        edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")],
+    },
+    PlantedFault {
+        class: FaultClass::Row,
+        edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")],
+    },
+    PlantedFault {
+        class: FaultClass::Column,
+        edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")],
+    },
 ];
 
 /// Shapes one block can hold: M·N ≤ 1024 threads, and A and B within shared memory.
@@ -66,19 +75,23 @@ fn params() -> Params {
 
 #[test]
 fn default_shape_is_the_largest_square_one_block_holds() {
-    assert_eq!((STEP.default_shape)(&Limits::SM90), Shape { m: 32, n: 32, k: 32 });
+    assert_eq!((STEP.default_shape)(&LaunchLimits::SM90), Shape { m: 32, n: 32, k: 32 });
 }
 
 #[test]
 fn shapes_beyond_one_block_are_refused_with_the_limit_and_the_next_step() {
-    let err =
-        STEP.validate(&params(), Shape::new(33, 32, 8).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    let err = STEP
+        .validate(&params(), Shape::new(33, 32, 8).unwrap(), &LaunchLimits::SM90)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("1056 threads") && err.contains("step04_tiled"), "{err}");
-    let err =
-        STEP.validate(&params(), Shape::new(32, 32, 1000).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    let err = STEP
+        .validate(&params(), Shape::new(32, 32, 1000).unwrap(), &LaunchLimits::SM90)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("shared memory") && err.contains("step04_tiled"), "{err}");
     for &(m, n, k) in SHAPES {
-        STEP.validate(&params(), Shape::new(m, n, k).unwrap(), &Limits::SM90).unwrap();
+        STEP.validate(&params(), Shape::new(m, n, k).unwrap(), &LaunchLimits::SM90).unwrap();
     }
 }
 

@@ -1,6 +1,6 @@
 //! Step 04: TILE×TILE tiles of A and B in shared memory, any M, N, K.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape};
 
 // ANCHOR: params
@@ -29,7 +29,7 @@ fn geometry(p: &Params, s: Shape) -> Geometry {
 }
 // ANCHOR_END: geometry
 
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     if p.get("BT") > 1 {
         return Err(format!("BT={} must be 0 (B as it is) or 1 (B transposed by the host)", p.get("BT")));
     }

@@ -1,30 +1,39 @@
-use common::gpu::Limits;
-use common::testing::faults::{Class, Fault};
+use common::gpu::LaunchLimits;
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::testing::{self, DEEP, SHAPES};
 use common::{GpuStep, Params, Shape};
 use step04_tiled::STEP;
 
 /// The planted faults of this kernel (see `common::testing::faults`).
-const FAULTS: &[Fault] = &[
-    Fault {
-        class: Class::Tf32,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault {
+        class: FaultClass::Tf32,
         edits: &[("sum += As[ty][k] * Bs[k][tx];", "sum += fault_tf32(As[ty][k]) * fault_tf32(Bs[k][tx]);")],
     },
-    Fault {
-        class: Class::Bf16,
+    PlantedFault {
+        class: FaultClass::Bf16,
         edits: &[("sum += As[ty][k] * Bs[k][tx];", "sum += fault_bf16(As[ty][k]) * fault_bf16(Bs[k][tx]);")],
     },
-    Fault {
-        class: Class::DropTerm,
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[("(row < M && k0 + tx < K) ?", "(row < M && k0 + tx < K - 1) ?")],
     },
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         edits: &[("for (int k0 = 0; k0 < K; k0 += TILE)", "for (int k0 = 0; k0 < K - TILE; k0 += TILE)")],
     },
-    Fault { class: Class::Zero, edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")] },
-    Fault { class: Class::Row, edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")] },
-    Fault { class: Class::Column, edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")] },
+    PlantedFault {
+        class: FaultClass::Zero,
+        edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")],
+    },
+    PlantedFault {
+        class: FaultClass::Row,
+        edits: &[("if (row < M && col < N) {", "if (row < M - 1 && col < N) {")],
+    },
+    PlantedFault {
+        class: FaultClass::Column,
+        edits: &[("if (row < M && col < N) {", "if (row < M && col < N - 1) {")],
+    },
 ];
 
 fn tile(t: u32) -> Params {
@@ -63,7 +72,7 @@ fn only_the_transposed_b_tile_without_padding_conflicts() {
     assert_eq!((STEP.intensity)(&tile(16)).global, 4.0);
     assert!((STEP.b_transposed)(&transposed(0)) && !(STEP.b_transposed)(&Params::defaults(STEP.params)));
     let bad = Params::with_overrides(STEP.params, &[("BT".into(), 2)]).unwrap();
-    let err = STEP.validate(&bad, Shape::square(64).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    let err = STEP.validate(&bad, Shape::square(64).unwrap(), &LaunchLimits::SM90).unwrap_err().to_string();
     assert!(err.contains("BT=2 must be 0"), "{err}");
 }
 
@@ -92,9 +101,10 @@ fn nvrtc_compiles_every_tile_size_without_spills() {
 
 #[test]
 fn tiles_larger_than_a_block_are_refused() {
-    let err = STEP.validate(&tile(64), Shape::square(64).unwrap(), &Limits::SM90).unwrap_err().to_string();
+    let err =
+        STEP.validate(&tile(64), Shape::square(64).unwrap(), &LaunchLimits::SM90).unwrap_err().to_string();
     assert!(err.contains("4096 threads") && err.contains("from 1 to 32"), "{err}");
-    assert!(STEP.validate(&tile(0), Shape::square(64).unwrap(), &Limits::SM90).is_err());
+    assert!(STEP.validate(&tile(0), Shape::square(64).unwrap(), &LaunchLimits::SM90).is_err());
 }
 
 common::reference_tests!(STEP);

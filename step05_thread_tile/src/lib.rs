@@ -1,6 +1,6 @@
 //! Step 05: each thread computes a TM×TN tile of C in registers (outer products).
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::tile_checks;
 use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, Stage};
 
@@ -59,7 +59,7 @@ fn geometry(p: &Params, s: Shape) -> Geometry {
 // ANCHOR: check
 /// Refuses a set the kernel cannot serve, in one sentence: the thread tile's rules, which step 06
 /// shares, against this block's threads and shared memory.
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     tile_checks::thread_tile(p, limits, threads, smem_bytes)
 }
 // ANCHOR_END: check

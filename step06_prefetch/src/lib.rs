@@ -1,6 +1,6 @@
 //! Step 06: step 05 with two shared-memory buffers, the next slice loaded while this one is computed.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::tile_checks;
 use common::{Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape};
 
@@ -59,7 +59,7 @@ pub fn geometry(p: &Params, s: Shape) -> Geometry {
 
 // ANCHOR: check
 /// Refuses a set the kernel cannot serve, in one sentence (step 10 checks its sets the same way).
-pub fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+pub fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     tile_checks::thread_tile(p, limits, threads, smem_bytes)
 }
 // ANCHOR_END: check

@@ -1,6 +1,6 @@
 //! Step 07: TF32 on the tensor cores (mma.sync.m16n8k8), tiles staged with cp.async.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::{Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, Stage};
 
 // ANCHOR: params
@@ -47,7 +47,7 @@ fn geometry(p: &Params, s: Shape) -> Geometry {
 // ANCHOR_END: geometry
 
 // ANCHOR: check
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     let [bm, bn, bk, wm, wn] = ["BM", "BN", "BK", "WM", "WN"].map(|n| p.get(n));
     if [bm, bn, bk, wm, wn].contains(&0) || [bm, bn, bk].iter().any(|&v| v > 1024) {
         return Err(format!("{p}: every parameter must be at least 1, and BM, BN, BK at most 1024"));

@@ -1,5 +1,5 @@
-use common::gpu::Limits;
-use common::testing::faults::{Class, Fault};
+use common::gpu::LaunchLimits;
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::testing::{self, DEEP, SHAPES};
 use common::{GpuStep, Params, Precision};
 use step07_tf32_mma::{STAGES, STEP};
@@ -27,30 +27,36 @@ const DROP_SLICE: &[(&str, &str)] =
 
 /// The planted faults of this kernel (see `common::testing::faults`): the precisions below TF32
 /// rounded to nearest, and what is summed or written.
-const FAULTS: &[Fault] = &[
-    Fault { class: Class::Bf16A, edits: &[BF16_A] },
-    Fault { class: Class::Bf16B, edits: &BF16_B },
-    Fault { class: Class::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1]] },
-    Fault {
-        class: Class::Truncated,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault { class: FaultClass::Bf16A, edits: &[BF16_A] },
+    PlantedFault { class: FaultClass::Bf16B, edits: &BF16_B },
+    PlantedFault { class: FaultClass::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1]] },
+    PlantedFault {
+        class: FaultClass::Truncated,
         // No conversion: the tensor cores ignore the 13 low bits of what they read.
         edits: &[
             ("asm(\"cvt.rn.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(__uint_as_float(x)));", "r = x;"),
             ("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(__uint_as_float(x)));", "r = x;"),
         ],
     },
-    Fault {
-        class: Class::DropTerm,
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[
             // B's last row (k = K - 1) counts as outside, so its copies store zeros.
             ("B, k0 + s.row(i), col0 + s.c, K, N);", "B, k0 + s.row(i), col0 + s.c, K - 1, N);"),
         ],
     },
-    Fault { class: Class::DropSlice, edits: DROP_SLICE },
-    Fault { class: Class::Zero, edits: &[("C[row * N + col] = acc[j][i][e];", "C[row * N + col] = 0.0f;")] },
-    Fault { class: Class::Row, edits: &[("if (row < M && col < N) C[", "if (row < M - 1 && col < N) C[")] },
-    Fault {
-        class: Class::Column,
+    PlantedFault { class: FaultClass::DropSlice, edits: DROP_SLICE },
+    PlantedFault {
+        class: FaultClass::Zero,
+        edits: &[("C[row * N + col] = acc[j][i][e];", "C[row * N + col] = 0.0f;")],
+    },
+    PlantedFault {
+        class: FaultClass::Row,
+        edits: &[("if (row < M && col < N) C[", "if (row < M - 1 && col < N) C[")],
+    },
+    PlantedFault {
+        class: FaultClass::Column,
         edits: &[("if (row < M && col < N) C[", "if (row < M && col < N - 1) C[")],
     },
 ];
@@ -88,7 +94,7 @@ fn the_step_computes_in_tf32_on_sm80_and_newer() {
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
     DOCUMENTED.assert_checked(
-        &Limits::SM80,
+        &LaunchLimits::SM80,
         &[
             ([128, 128, 32, 24, 32], "multiples of 16"),
             ([128, 128, 12, 64, 32], "WM and WN multiples of 16, BK of 8"),

@@ -1,6 +1,6 @@
 //! Step 08: Hopper's wgmma, fed by the tensor memory accelerator through an mbarrier pipeline.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::tile_checks;
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};
 
@@ -65,7 +65,7 @@ fn b_box(_: &Params) -> TmaBox {
 // ANCHOR: check
 /// Refuses a set the kernel cannot serve, in one sentence: the wgmma tile's rules, which step 12
 /// keeps, then the shared memory this kernel needs.
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     tile_checks::wgmma_tile(p)?;
     if smem_bytes(p) > limits.max_smem_per_block {
         return Err(format!(

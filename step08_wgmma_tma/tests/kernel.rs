@@ -1,5 +1,5 @@
-use common::gpu::Limits;
-use common::testing::faults::{Class, Fault};
+use common::gpu::LaunchLimits;
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::testing::{self, DEEP, SHAPES};
 use common::tma::TRANSPOSE_ENTRY;
 use common::{GpuStep, Params, Precision};
@@ -27,12 +27,12 @@ const BF16_B: [(&str, &str); 4] = [
 
 /// The planted faults of this kernel (see `common::testing::faults`): bf16 in place of the
 /// truncated TF32 it claims, and what is summed or written.
-const FAULTS: &[Fault] = &[
-    Fault { class: Class::Bf16A, edits: &[BF16_A] },
-    Fault { class: Class::Bf16B, edits: &BF16_B },
-    Fault { class: Class::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1], BF16_B[2], BF16_B[3]] },
-    Fault {
-        class: Class::DropTerm,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault { class: FaultClass::Bf16A, edits: &[BF16_A] },
+    PlantedFault { class: FaultClass::Bf16B, edits: &BF16_B },
+    PlantedFault { class: FaultClass::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1], BF16_B[2], BF16_B[3]] },
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[(
             "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);",
             "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
@@ -40,21 +40,21 @@ const FAULTS: &[Fault] = &[
                 if (kt * BK + 8 * k8 + t + 4 == K - 1) hi = make_float2(0.0f, 0.0f);",
         )],
     },
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
     },
-    Fault {
-        class: Class::Zero,
+    PlantedFault {
+        class: FaultClass::Zero,
         edits: &[
             ("make_float2(acc[4 * j + v], acc[4 * j + 2 + v]);", "make_float2(0.0f, 0.0f);"),
             ("if (n < N) c[0] = acc[4 * j + v];", "if (n < N) c[0] = 0.0f;"),
             ("if (n + 1 < N) c[1] = acc[4 * j + 2 + v];", "if (n + 1 < N) c[1] = 0.0f;"),
         ],
     },
-    Fault { class: Class::Row, edits: &[("if (m >= M) continue;", "if (m >= M - 1) continue;")] },
-    Fault {
-        class: Class::Column,
+    PlantedFault { class: FaultClass::Row, edits: &[("if (m >= M) continue;", "if (m >= M - 1) continue;")] },
+    PlantedFault {
+        class: FaultClass::Column,
         edits: &[
             ("if (N % 2 == 0 && n + 1 < N) {", "if (N % 2 == 0 && n + 1 < N - 1) {"),
             ("if (n < N) c[0]", "if (n < N - 1) c[0]"),
@@ -101,7 +101,7 @@ fn the_step_computes_in_tf32_on_hopper_alone() {
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
     DOCUMENTED.assert_checked(
-        &Limits::SM90,
+        &LaunchLimits::SM90,
         &[
             ([64, 128, 4, 8], "written for 128 or 256"),
             ([256, 96, 4, 8], "BN must be 64, 128 or 192"),

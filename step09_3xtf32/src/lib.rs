@@ -3,7 +3,7 @@
 pub mod apart;
 pub mod fp32_path;
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};
 
 // ANCHOR: params
@@ -67,7 +67,7 @@ fn b_box(_: &Params) -> TmaBox {
 // ANCHOR_END: geometry
 
 // ANCHOR: check
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     let [bn, stages, group] = ["BN", "STAGES", "GROUP"].map(|n| p.get(n));
     if bn != 64 && bn != 128 {
         return Err(format!(

@@ -1,5 +1,5 @@
-use common::gpu::Limits;
-use common::testing::faults::{Class, Fault};
+use common::gpu::LaunchLimits;
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::testing::{self, DEEP, SHAPES};
 use common::{Extension, GpuStep, Params, Precision, Shape};
 use step09_3xtf32::STEP;
@@ -23,32 +23,32 @@ const BF16: &[(&str, &str)] = &[
 /// the step must catch what is summed or written wrong and every way the split can lose its
 /// precision: either operand, or both, in one TF32 part, any one of the three products left out,
 /// and bf16 operands.
-const FAULTS: &[Fault] = &[
-    Fault { class: Class::Tf32A, edits: &[ONE_PART_A] },
-    Fault { class: Class::Tf32B, edits: &[ONE_PART_B] },
-    Fault { class: Class::Tf32, edits: &[ONE_PART_A, ONE_PART_B] },
-    Fault { class: Class::Bf16, edits: BF16 },
-    Fault {
-        class: Class::DropASmall,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault { class: FaultClass::Tf32A, edits: &[ONE_PART_A] },
+    PlantedFault { class: FaultClass::Tf32B, edits: &[ONE_PART_B] },
+    PlantedFault { class: FaultClass::Tf32, edits: &[ONE_PART_A, ONE_PART_B] },
+    PlantedFault { class: FaultClass::Bf16, edits: BF16 },
+    PlantedFault {
+        class: FaultClass::DropASmall,
         edits: &[("                wgmma(part, big[k8], a_small + k, 1);\n", "")],
     },
-    Fault {
-        class: Class::DropBSmall,
+    PlantedFault {
+        class: FaultClass::DropBSmall,
         // The next product takes over overwriting `part` on the slice's first step.
         edits: &[(
             "wgmma(part, small[k8], a_big + k, k8);   // the two corrections first,\n                wgmma(part, big[k8], a_small + k, 1);",
             "wgmma(part, big[k8], a_small + k, k8);",
         )],
     },
-    Fault {
-        class: Class::DropLeading,
+    PlantedFault {
+        class: FaultClass::DropLeading,
         edits: &[(
             "                wgmma(part, big[k8], a_big + k, 1);      // then the leading product\n",
             "",
         )],
     },
-    Fault {
-        class: Class::DropTerm,
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[(
             "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);",
             "float2 lo = load_pair(bs, 8 * k8 + t, col), hi = load_pair(bs, 8 * k8 + t + 4, col);
@@ -56,24 +56,24 @@ const FAULTS: &[Fault] = &[
                 if (kt * BK + 8 * k8 + t + 4 == K - 1) hi = make_float2(0.0f, 0.0f);",
         )],
     },
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
     },
-    Fault {
-        class: Class::Zero,
+    PlantedFault {
+        class: FaultClass::Zero,
         edits: &[
             ("make_float2(c0, c1);", "make_float2(0.0f, 0.0f);"),
             ("if (own0) c[0] = c0;", "if (own0) c[0] = 0.0f;"),
             ("if (own1) c[1] = c1;", "if (own1) c[1] = 0.0f;"),
         ],
     },
-    Fault {
-        class: Class::Row,
+    PlantedFault {
+        class: FaultClass::Row,
         edits: &[("if (m >= M || marks[m]) continue;", "if (m >= M - 1 || marks[m]) continue;")],
     },
-    Fault {
-        class: Class::Column,
+    PlantedFault {
+        class: FaultClass::Column,
         edits: &[
             ("bool own0 = n < N && ", "bool own0 = n < N - 1 && "),
             ("own1 = n + 1 < N && ", "own1 = n + 1 < N - 1 && "),
@@ -109,7 +109,7 @@ fn the_step_claims_fp32_from_three_tf32_products_on_hopper_alone() {
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
     DOCUMENTED.assert_checked(
-        &Limits::SM90,
+        &LaunchLimits::SM90,
         &[
             ([192, 4, 8], "BN must be 64 or 128"),
             ([128, 1, 8], "STAGES must be 2 to 8"),

@@ -2,7 +2,7 @@
 //! Stream-K, or a kernel for a product with a short side, chosen on the host for each shape by a
 //! model of their time ([`model`]) from a few times measured once per GPU.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::step::Geometry;
 use common::stream_k::SHARE;
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
@@ -87,7 +87,7 @@ pub fn geometry(p: &Params, s: Shape) -> Geometry {
 
 /// Step 06's checks (the tile's parameters are compiled on every path), a short side's kernel
 /// only where the side is short, and short K's only where K is, whole (SPLIT=1).
-pub fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+pub fn check(p: &Params, s: Shape, limits: &LaunchLimits) -> Result<(), String> {
     if !(1..=SPLIT_MAX).contains(&p.get(SPLIT.name)) {
         return Err(format!(
             "{p}: SPLIT is the number of blocks that split K for each tile, from 1 to {SPLIT_MAX}"

@@ -1,6 +1,6 @@
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::matrix::SUITE;
-use common::testing::faults::{self, Class, Fault, SPLIT_SHAPES};
+use common::testing::faults::{self, FaultClass, PlantedFault, SPLIT_SHAPES};
 use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Params, Shape};
@@ -34,13 +34,13 @@ const SHORT_K_COLUMN: (&str, &str) = ("if (col0 + 32 * j < N)", "if (col0 + 32 *
 /// also in short K's, though the rule takes a tile at the faults' one shape of K ≤ 16, 17×33×9:
 /// `gpu_short_k_faults_are_caught` forces short K on them), and the split's sum missing a slice
 /// or counting one twice (the tiles' and the short side's split alike).
-const FAULTS: &[Fault] = &[
+const FAULTS: &[PlantedFault] = &[
     STREAM_K_FAULTS[0],
     STREAM_K_FAULTS[1],
     STREAM_K_FAULTS[2],
-    Fault { class: Class::DropSlice, edits: &[STREAM_K_FAULTS[3].edits[0], SHORT_DROP_SLICE] },
-    Fault {
-        class: Class::Zero,
+    PlantedFault { class: FaultClass::DropSlice, edits: &[STREAM_K_FAULTS[3].edits[0], SHORT_DROP_SLICE] },
+    PlantedFault {
+        class: FaultClass::Zero,
         edits: &[
             STREAM_K_FAULTS[4].edits[0],
             STREAM_K_FAULTS[4].edits[1],
@@ -50,20 +50,20 @@ const FAULTS: &[Fault] = &[
             SHORT_ZERO[3],
         ],
     },
-    Fault { class: Class::Row, edits: &[STREAM_K_FAULTS[5].edits[0], SHORT_K_ROW] },
-    Fault {
-        class: Class::Column,
+    PlantedFault { class: FaultClass::Row, edits: &[STREAM_K_FAULTS[5].edits[0], SHORT_K_ROW] },
+    PlantedFault {
+        class: FaultClass::Column,
         edits: &[STREAM_K_FAULTS[6].edits[0], STREAM_K_FAULTS[6].edits[1], SHORT_K_COLUMN],
     },
-    Fault {
-        class: Class::SplitDropped,
+    PlantedFault {
+        class: FaultClass::SplitDropped,
         edits: &[
             ("for (int z = 1; z < slices; ++z)", "for (int z = 1; z < slices - 1; ++z)"),
             ("sum = partials[z * count + i];", "sum = z == 0 ? 0.0f : partials[z * count + i];"),
         ],
     },
-    Fault {
-        class: Class::SplitDoubled,
+    PlantedFault {
+        class: FaultClass::SplitDoubled,
         edits: &[
             ("float sum = partials[i];", "float sum = 2.0f * partials[i];"),
             (
@@ -87,8 +87,9 @@ fn the_choice_is_valid_at_every_shape_and_sm_count() {
     for &s in SHAPES.iter().chain(DEEP).chain(SUITE).chain(SPLIT_SHAPES) {
         for &sms in SMS {
             let p = chosen(s, sms);
-            STEP.validate(&p, shape(s), &Limits::SM90).unwrap_or_else(|e| panic!("{s:?} on {sms} SMs: {e}"));
-            STEP.validate(&p, shape(s), &Limits::for_arch("sm_75").unwrap())
+            STEP.validate(&p, shape(s), &LaunchLimits::SM90)
+                .unwrap_or_else(|e| panic!("{s:?} on {sms} SMs: {e}"));
+            STEP.validate(&p, shape(s), &LaunchLimits::for_arch("sm_75").unwrap())
                 .unwrap_or_else(|e| panic!("{s:?} on {sms} SMs, sm_75: {e}"));
         }
     }
@@ -104,7 +105,8 @@ fn the_choice_is_valid_at_tall_and_shallow_shapes() {
     for &s in EDGE_SHAPES {
         for &sms in SMS {
             let p = chosen(s, sms);
-            STEP.validate(&p, shape(s), &Limits::SM90).unwrap_or_else(|e| panic!("{s:?} on {sms} SMs: {e}"));
+            STEP.validate(&p, shape(s), &LaunchLimits::SM90)
+                .unwrap_or_else(|e| panic!("{s:?} on {sms} SMs: {e}"));
         }
         for c in step10_any_shape::cuts(shape(s)) {
             assert!(c.split as usize <= s.2.div_ceil(16), "{s:?}: {c:?} splits past K's slices");
@@ -120,7 +122,7 @@ fn every_tile_is_a_valid_set() {
             ["BM", "BN", "WM", "WN", "TM", "TN"],
             [t.bm, t.bn, t.wm, t.wn, t.tm, t.tn],
         );
-        STEP.validate(&p, shape((4096, 4096, 4096)), &Limits::SM90).unwrap();
+        STEP.validate(&p, shape((4096, 4096, 4096)), &LaunchLimits::SM90).unwrap();
     }
 }
 
@@ -232,13 +234,13 @@ fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
     ] {
         let p =
             Params::with_overrides(STEP.params, &[("PATH".into(), path), ("SPLIT".into(), split)]).unwrap();
-        let e = STEP.validate(&p, shape(s), &Limits::SM90).unwrap_err().to_string();
+        let e = STEP.validate(&p, shape(s), &LaunchLimits::SM90).unwrap_err().to_string();
         assert!(e.contains(what) && !e.contains('\n'), "{e}");
     }
     for &s in SHORT_SHAPES {
         let path = if s.1 <= SHORT { 2 } else { 1 };
         let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
-        STEP.validate(&p, shape(s), &Limits::SM90).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+        STEP.validate(&p, shape(s), &LaunchLimits::SM90).unwrap_or_else(|e| panic!("{s:?}: {e}"));
     }
 }
 
@@ -351,7 +353,7 @@ fn the_choice_says_why_predicts_and_names_what_param_forced() {
 fn a_split_out_of_range_is_refused_in_one_sentence() {
     for bad in [0, 257] {
         let p = Params::with_overrides(STEP.params, &[("SPLIT".into(), bad)]).unwrap();
-        let e = STEP.validate(&p, shape((64, 64, 4096)), &Limits::SM90).unwrap_err().to_string();
+        let e = STEP.validate(&p, shape((64, 64, 4096)), &LaunchLimits::SM90).unwrap_err().to_string();
         assert!(e.contains("SPLIT is the number of blocks") && !e.contains('\n'), "{e}");
     }
 }
@@ -444,7 +446,7 @@ const SHARED: &[(usize, usize, usize)] = &[(4097, 4097, 4097), (4096, 4096, 4096
 fn the_overwrite_fault_runs_where_tiles_are_shared() {
     for &s in SHARED {
         let p = chosen(s, 132);
-        let launch = STEP.validate(&p, shape(s), &Limits::SM90).unwrap();
+        let launch = STEP.validate(&p, shape(s), &LaunchLimits::SM90).unwrap();
         let slices = (s.2 as u32).div_ceil(p.get("BK"));
         let (whole, rows) = common::stream_k::stream_k_layout(launch.grid.1, launch.grid.0, slices, 132);
         assert!(p.get("SPLIT") == 1 && p.get("SHARE") == 1 && whole < rows, "{s:?}: {p}");

@@ -1,7 +1,7 @@
 //! Step 11: FP32 accuracy from the INT8 tensor cores: operands scaled to integers, multiplied
 //! exactly through their residues modulo a few moduli, and rebuilt by the Chinese remainder theorem.
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, TmaBox,
 };
@@ -154,7 +154,7 @@ fn b_box(p: &Params) -> TmaBox {
 // ANCHOR_END: geometry
 
 // ANCHOR: check
-fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, s: Shape, limits: &LaunchLimits) -> Result<(), String> {
     let [stages, group, moduli, count] = ["STAGES", "GROUP", MODULI.name, COUNT.name].map(|n| p.get(n));
     if !(2..=8).contains(&moduli) {
         return Err(format!("{p}: MODULI must be 2 to 8, the moduli the first pass knows"));

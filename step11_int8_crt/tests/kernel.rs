@@ -1,6 +1,6 @@
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::matrix::Inputs;
-use common::testing::faults::{Class, Fault};
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Extension, GpuStep, Params, Precision, Shape};
 use step11_int8_crt::MODULI;
@@ -53,9 +53,9 @@ const WIDE_ZERO: (&str, &str) = (
 /// reconstruction, a wrong weight, and what is summed or written wrong. A row or column the rule
 /// computes apart is written again after `reconstruct` (at K = 9 a row of uniform entries may go
 /// apart), so the faults in what `reconstruct` writes switch the rule off.
-const FAULTS: &[Fault] = &[
-    Fault {
-        class: Class::ScaleTruncated,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault {
+        class: FaultClass::ScaleTruncated,
         edits: &[
             (
                 "return ilogb((limit - sqrt(static_cast<double>(K))) / sqrt(norm2));",
@@ -64,8 +64,8 @@ const FAULTS: &[Fault] = &[
             RULE_OFF,
         ],
     },
-    Fault {
-        class: Class::DropModulus,
+    PlantedFault {
+        class: FaultClass::DropModulus,
         edits: &[
             (
                 "        for (int l = 0; l < MODULI; ++l) {\n            unsigned bytes",
@@ -74,8 +74,8 @@ const FAULTS: &[Fault] = &[
             WIDE_DROP_MODULUS,
         ],
     },
-    Fault {
-        class: Class::WrongWeight,
+    PlantedFault {
+        class: FaultClass::WrongWeight,
         edits: &[
             (
                 "t.weight[l] = static_cast<double>(weight(l));",
@@ -84,16 +84,16 @@ const FAULTS: &[Fault] = &[
             WIDE_WRONG_WEIGHT,
         ],
     },
-    Fault {
-        class: Class::DropTerm,
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[("float scaled = scale(v[j]);", "float scaled = k0 + j == K - 1 ? 0.0f : scale(v[j]);")],
     },
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
     },
-    Fault {
-        class: Class::Zero,
+    PlantedFault {
+        class: FaultClass::Zero,
         edits: &[
             (
                 "c[v] = static_cast<float>(integer * __hiloint2double((1023 - ea - eb) << 20, 0));",
@@ -102,8 +102,8 @@ const FAULTS: &[Fault] = &[
             WIDE_ZERO,
         ],
     },
-    Fault {
-        class: Class::Row,
+    PlantedFault {
+        class: FaultClass::Row,
         edits: &[
             (
                 "for (int i = blockIdx.y; i < M; i += gridDim.y) {",
@@ -112,8 +112,8 @@ const FAULTS: &[Fault] = &[
             RULE_OFF,
         ],
     },
-    Fault {
-        class: Class::Column,
+    PlantedFault {
+        class: FaultClass::Column,
         edits: &[
             ("if (N % 4 == 0) {", "if (N % 4 == 0 && j0 + 4 < N) {"),
             (
@@ -157,7 +157,7 @@ fn the_step_claims_fp32_from_int8_residues_on_hopper_alone() {
 
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
-    DOCUMENTED.assert_valid(&Limits::SM90);
+    DOCUMENTED.assert_valid(&LaunchLimits::SM90);
     let s = Shape::square(4096).unwrap();
     for (v, shape, says) in [
         ([4, 8, 9], s, "MODULI must be 2 to 8"),
@@ -166,11 +166,11 @@ fn documented_sets_are_valid_and_bad_ones_refused() {
         ([4, 8, 7], Shape::new(8, 8, K_MAX + 1).unwrap(), "deeper than the 131072 terms"),
         ([4, 8, 2], Shape::new(8, 8, K_MAX).unwrap(), "raise MODULI"),
     ] {
-        let err = STEP.validate(&set(v), shape, &Limits::SM90).unwrap_err().to_string();
+        let err = STEP.validate(&set(v), shape, &LaunchLimits::SM90).unwrap_err().to_string();
         assert!(err.contains(says), "{v:?} {shape}: {err}");
     }
     // The deepest K served, with room for the integers to spare.
-    STEP.validate(&set(SETS[0]), Shape::new(8, 8, K_MAX).unwrap(), &Limits::SM90).unwrap();
+    STEP.validate(&set(SETS[0]), Shape::new(8, 8, K_MAX).unwrap(), &LaunchLimits::SM90).unwrap();
 }
 
 #[test]

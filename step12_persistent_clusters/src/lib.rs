@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 
-use common::gpu::Limits;
+use common::gpu::LaunchLimits;
 use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
 use common::tile_checks;
 use common::tma::Element;
@@ -102,7 +102,7 @@ fn c_box() -> TmaBox {
 // ANCHOR: check
 /// Refuses a set the kernel cannot serve, in one sentence: the schedule's PIECE, step 08's wgmma
 /// tile rules, the cluster, then the shared memory this kernel needs.
-fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
+fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
     if !(4..=256).contains(&p.get("PIECE")) {
         return Err(format!("{p}: PIECE must be 4 to 256 k-tiles"));
     }

@@ -1,6 +1,6 @@
-use common::gpu::{Limits, PtxasInfo};
+use common::gpu::{LaunchLimits, PtxasInfo};
 use common::spills::{self, Spill};
-use common::testing::faults::{Class, Fault};
+use common::testing::faults::{FaultClass, PlantedFault};
 use common::testing::{self, DEEP, SHAPES};
 use common::{GpuStep, Params, Precision};
 use step12_persistent_clusters::{CUT_ENTRY, CUT_SPILL_MOST, STAGES, STEP, VARIANTS};
@@ -34,12 +34,12 @@ const STAGE_PAIR: &str = "store_pair(cs + (warp / 2) * C_BOX, 8 * j + 2 * t + v 
 /// The planted faults of this kernel (see `common::testing::faults`): bf16 in place of the
 /// truncated TF32 it claims, what is summed or written, and what the schedule and the cluster
 /// hand out. Through the boxes, a row or column "not written" keeps what the box held before.
-const FAULTS: &[Fault] = &[
-    Fault { class: Class::Bf16A, edits: &[BF16_A] },
-    Fault { class: Class::Bf16B, edits: &BF16_B },
-    Fault { class: Class::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1], BF16_B[2], BF16_B[3]] },
-    Fault {
-        class: Class::DropTerm,
+const FAULTS: &[PlantedFault] = &[
+    PlantedFault { class: FaultClass::Bf16A, edits: &[BF16_A] },
+    PlantedFault { class: FaultClass::Bf16B, edits: &BF16_B },
+    PlantedFault { class: FaultClass::Bf16, edits: &[BF16_A, BF16_B[0], BF16_B[1], BF16_B[2], BF16_B[3]] },
+    PlantedFault {
+        class: FaultClass::DropTerm,
         edits: &[(
             "float2 hi = load_pair(bs, 8 * k8 + t + 4, col);",
             "float2 hi = load_pair(bs, 8 * k8 + t + 4, col);
@@ -47,20 +47,20 @@ const FAULTS: &[Fault] = &[
                     if (kt * BK + 8 * k8 + t + 4 == K - 1) hi = make_float2(0.0f, 0.0f);",
         )],
     },
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         edits: &[("int k_tiles = (K + BK - 1) / BK;", "int k_tiles = (K - 1) / BK;")],
     },
-    Fault {
-        class: Class::Zero,
+    PlantedFault {
+        class: FaultClass::Zero,
         edits: &[
             (STAGED, "make_float2(0.0f, 0.0f));"),
             (DIRECT[0], "if (n < N) c[0] = 0.0f;"),
             (DIRECT[1], "if (n + 1 < N) c[1] = 0.0f;"),
         ],
     },
-    Fault {
-        class: Class::Row,
+    PlantedFault {
+        class: FaultClass::Row,
         edits: &[
             (
                 STAGE_PAIR,
@@ -69,8 +69,8 @@ const FAULTS: &[Fault] = &[
             ("if (m >= M) continue;", "if (m >= M - 1) continue;"),
         ],
     },
-    Fault {
-        class: Class::Column,
+    PlantedFault {
+        class: FaultClass::Column,
         edits: &[
             (
                 STAGE_PAIR,
@@ -81,12 +81,12 @@ const FAULTS: &[Fault] = &[
         ],
     },
     // The sum of a cut unit's pieces leaves out the last, or adds the first twice.
-    Fault {
-        class: Class::SplitDropped,
+    PlantedFault {
+        class: FaultClass::SplitDropped,
         edits: &[(SUM_PIECES, "for (int c = cut.x; c < cut.x + cut.y - 1; ++c) {")],
     },
-    Fault {
-        class: Class::SplitDoubled,
+    PlantedFault {
+        class: FaultClass::SplitDoubled,
         edits: &[
             (SUM_PIECES, "for (int c = cut.x - 1; c < cut.x + cut.y; ++c) {"),
             (
@@ -97,8 +97,8 @@ const FAULTS: &[Fault] = &[
     },
     // The scheduler never hands out the last unit that goes whole, nor the last unit it cuts:
     // their tiles are never computed.
-    Fault {
-        class: Class::TileSkipped,
+    PlantedFault {
+        class: FaultClass::TileSkipped,
         edits: &[
             (
                 "int own = whole > c ? (whole - c + clusters - 1) / clusters : 0;",
@@ -111,8 +111,8 @@ const FAULTS: &[Fault] = &[
         ],
     },
     // The last unit is numbered as the one before it: that one is computed twice, the last never.
-    Fault {
-        class: Class::TileTwice,
+    PlantedFault {
+        class: FaultClass::TileTwice,
         edits: &[(
             "    int first = tile / (GROUP * units_n) * GROUP;",
             "    if (tile > 0 && tile == tiles_m * units_n - 1) --tile;
@@ -121,8 +121,8 @@ const FAULTS: &[Fault] = &[
     },
     // A block frees each buffer in its peer as soon as its own copies have landed, before its
     // products have read them: the peer's next box of A may land while they still read.
-    Fault {
-        class: Class::PeerNotAwaited,
+    PlantedFault {
+        class: FaultClass::PeerNotAwaited,
         edits: &[
             (
                 "                mbar_wait(&full[s], (it / STAGES) % 2);\n",
@@ -184,7 +184,7 @@ fn the_step_computes_in_tf32_on_hopper_alone() {
 #[test]
 fn documented_sets_are_valid_and_bad_ones_refused() {
     DOCUMENTED.assert_checked(
-        &Limits::SM90,
+        &LaunchLimits::SM90,
         &[
             ([64, 128, 4, 8, 2], "written for 128 or 256"),
             ([256, 96, 4, 8, 2], "BN must be 64, 128 or 192"),

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, anyhow, bail};
 
-use crate::gpu::{self, Compiled, Limits};
+use crate::gpu::{self, Compiled, LaunchLimits};
 use crate::hooks::Hooks;
 use crate::matrix::Shape;
 use crate::params::{Param, Params};
@@ -65,7 +65,7 @@ pub struct GpuStep {
     /// and shape.
     pub geometry: fn(&Params, Shape) -> Geometry,
     /// Rejects shapes or parameters the kernel cannot serve, with a sentence that says why.
-    pub check: fn(&Params, Shape, &Limits) -> Result<(), String>,
+    pub check: fn(&Params, Shape, &LaunchLimits) -> Result<(), String>,
     /// The arithmetic the kernel claims to perform: verification holds it to that
     /// precision's limits.
     pub precision: Precision,
@@ -77,7 +77,7 @@ pub struct GpuStep {
     /// The values the tuner tries for each parameter (empty: nothing to tune).
     pub search: &'static [(&'static str, &'static [u32])],
     /// The shape a run without size arguments uses.
-    pub default_shape: fn(&Limits) -> Shape,
+    pub default_shape: fn(&LaunchLimits) -> Shape,
     /// Whether the kernel expects B transposed (Bᵀ, N×K row-major), which the host then
     /// prepares before the timed launches.
     pub b_transposed: fn(&Params) -> bool,
@@ -270,7 +270,7 @@ fn no_geometry(_: &Params, _: Shape) -> Geometry {
 }
 
 /// [`GpuStep::DEFAULT`]'s check: every run refused.
-fn no_check(_: &Params, _: Shape, _: &Limits) -> Result<(), String> {
+fn no_check(_: &Params, _: Shape, _: &LaunchLimits) -> Result<(), String> {
     Err("the step declares no `check`: GpuStep::DEFAULT's refuses every run".to_owned())
 }
 
@@ -432,10 +432,10 @@ impl GpuStep {
                 s += &format!("  {:<18} {}\n", st.name, st.idea);
             }
         }
-        let Shape { m, n, k } = (self.default_shape)(&Limits::LARGEST);
+        let Shape { m, n, k } = (self.default_shape)(&LaunchLimits::LARGEST);
         s += &format!(
             "\nDefault shape: {m}×{n}×{k}{}.\nChapter: {} (read the book with `mdbook serve docs`).",
-            if (self.default_shape)(&Limits::SM80) == (Shape { m, n, k }) {
+            if (self.default_shape)(&LaunchLimits::SM80) == (Shape { m, n, k }) {
                 ""
             } else {
                 " on an H100 or H200"
@@ -526,7 +526,7 @@ impl GpuStep {
     // ANCHOR_END: compile
 
     /// Checks `params` and `shape` against the step's own rules and the device's grid limits.
-    pub fn validate(&self, params: &Params, shape: Shape, limits: &Limits) -> Result<Geometry> {
+    pub fn validate(&self, params: &Params, shape: Shape, limits: &LaunchLimits) -> Result<Geometry> {
         check_tile_room(shape)?;
         (self.check)(params, shape, limits).map_err(|why| anyhow!("{why}"))?;
         if self.schedule.shares() && params.get(SHARE.name) > 1 {

@@ -14,13 +14,13 @@ fn one_block(_: &Params, _: Shape) -> Geometry {
 fn a_step_that_forgets_its_check_or_its_launch_is_refused() {
     let params = Params::defaults(&[]);
     let no_check = GpuStep { name: "test", geometry: one_block, ..GpuStep::DEFAULT };
-    let err = no_check.validate(&params, SHAPE, &Limits::SM90).unwrap_err().to_string();
+    let err = no_check.validate(&params, SHAPE, &LaunchLimits::SM90).unwrap_err().to_string();
     assert!(err.contains("declares no `check`"), "{err}");
     let no_launch = GpuStep { name: "test", check: |_, _, _| Ok(()), ..GpuStep::DEFAULT };
-    let err = no_launch.validate(&params, SHAPE, &Limits::SM90).unwrap_err().to_string();
+    let err = no_launch.validate(&params, SHAPE, &LaunchLimits::SM90).unwrap_err().to_string();
     assert!(err.contains("test's launch gives a grid of (0, 0, 0) blocks"), "{err}");
     let named = GpuStep { geometry: one_block, ..no_launch };
-    assert_eq!(named.validate(&params, SHAPE, &Limits::SM90).unwrap(), one_block(&params, SHAPE));
+    assert_eq!(named.validate(&params, SHAPE, &LaunchLimits::SM90).unwrap(), one_block(&params, SHAPE));
 }
 
 /// What the defaults stand for: the course's 4096³ problem on any supported GPU, B as it is,
@@ -29,7 +29,7 @@ fn a_step_that_forgets_its_check_or_its_launch_is_refused() {
 fn the_defaults_are_the_plain_steps_values() {
     let d = GpuStep::DEFAULT;
     let params = Params::defaults(&[]);
-    for limits in [Limits::SM80, Limits::SM90] {
+    for limits in [LaunchLimits::SM80, LaunchLimits::SM90] {
         assert_eq!((d.default_shape)(&limits), Shape { m: 4096, n: 4096, k: 4096 });
     }
     assert!(!(d.b_transposed)(&params) && !d.pads_rows && !d.schedule.shares());

@@ -3,7 +3,7 @@
 //! wgmma tile of step 08, which step 12 keeps. A step's `check` calls the rule its kernel
 //! follows and adds its own; each refusal is one sentence that names the set and says why.
 
-use crate::gpu::Limits;
+use crate::gpu::LaunchLimits;
 use crate::params::Params;
 
 /// Refuses a thread-tile set (BM, BN, BK, WM, WN, TM, TN, MINB) the kernel cannot serve: a zero
@@ -13,7 +13,7 @@ use crate::params::Params;
 /// `smem_bytes` are the step's own, called only once the tiles divide.
 pub fn thread_tile(
     p: &Params,
-    limits: &Limits,
+    limits: &LaunchLimits,
     threads: fn(&Params) -> u32,
     smem_bytes: fn(&Params) -> u32,
 ) -> Result<(), String> {

@@ -13,20 +13,20 @@ use crate::stream_hold::Hold;
 
 /// The device limits that decide whether a kernel configuration can launch at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Limits {
+pub struct LaunchLimits {
     pub max_threads_per_block: u32,
     /// Shared memory one block may use once it opts in above the 48 KB default.
     pub max_smem_per_block: u32,
 }
 
-impl Limits {
+impl LaunchLimits {
     /// Hopper (H100, H200): 1024 threads, 227 KB of opt-in shared memory per block.
-    pub const SM90: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 232_448 };
+    pub const SM90: LaunchLimits = LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: 232_448 };
     /// Ampere A100.
-    pub const SM80: Limits = Limits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
+    pub const SM80: LaunchLimits = LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
     /// The most any supported GPU allows: what fails here fails everywhere, so a step's checks
     /// can run against it before a GPU is opened.
-    pub const LARGEST: Limits = Limits::SM90;
+    pub const LARGEST: LaunchLimits = LaunchLimits::SM90;
 
     /// The two limits a warp-tiled block (steps 05 to 07) can exceed: its (BM/WM)·(BN/WN) warps
     /// of threads, and the bytes of the A and B tiles it stages in shared memory. `p` names the
@@ -55,7 +55,7 @@ impl Limits {
 
     /// The limits of an architecture NVRTC can target (`sm_75` to `sm_120`), for checks made
     /// without its GPU; None for one this table does not know.
-    pub fn for_arch(arch: &str) -> Option<Limits> {
+    pub fn for_arch(arch: &str) -> Option<LaunchLimits> {
         let smem = match arch.trim_end_matches('a') {
             "sm_75" => 65_536,
             "sm_80" | "sm_87" => 166_912,
@@ -63,7 +63,7 @@ impl Limits {
             "sm_90" | "sm_100" => 232_448,
             _ => return None,
         };
-        Some(Limits { max_threads_per_block: 1024, max_smem_per_block: smem })
+        Some(LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: smem })
     }
 }
 
@@ -86,7 +86,7 @@ pub struct DeviceInfo {
     pub compute_capability: (i32, i32),
     pub sms: u32,
     pub clock_mhz: u32,
-    pub limits: Limits,
+    pub limits: LaunchLimits,
     pub smem_per_sm: u32,
     pub regs_per_sm: u32,
     pub max_threads_per_sm: u32,
@@ -231,7 +231,7 @@ fn device_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
         compute_capability: ctx.compute_capability()?,
         sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         clock_mhz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
-        limits: Limits {
+        limits: LaunchLimits {
             max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
             max_smem_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
         },
@@ -672,7 +672,7 @@ mod tests {
             compute_capability: (9, 0),
             sms: 132,
             clock_mhz: 1980,
-            limits: Limits::SM90,
+            limits: LaunchLimits::SM90,
             smem_per_sm: 233_472,
             regs_per_sm: 65_536,
             max_threads_per_sm: 2048,

@@ -9,7 +9,7 @@ use anyhow::{Result, anyhow, bail};
 
 use crate::cli::Args;
 use crate::emulated;
-use crate::gpu::{self, Limits};
+use crate::gpu::{self, LaunchLimits};
 use crate::matrix::Shape;
 use crate::params::Params;
 use crate::patch;
@@ -81,7 +81,7 @@ fn compile_and_report(
     arch: &str,
     shape: Shape,
 ) -> Result<(String, gpu::Compiled)> {
-    let limits = Limits::for_arch(arch).ok_or_else(|| anyhow!("no limits are known for {arch}"))?;
+    let limits = LaunchLimits::for_arch(arch).ok_or_else(|| anyhow!("no limits are known for {arch}"))?;
     step.check_compute(gpu::compute_capability_of(arch).unwrap_or((0, 0)), arch)?;
     let geometry = step.validate(params, shape, &limits)?;
     let compiled = step.compile(params, arch)?;

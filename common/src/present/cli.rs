@@ -367,7 +367,7 @@ fn parse_param(s: &str) -> Result<(String, u32), String> {
 }
 
 fn parse_arch(s: &str) -> Result<String, String> {
-    match crate::gpu::Limits::for_arch(s) {
+    match crate::gpu::LaunchLimits::for_arch(s) {
         Some(_) => Ok(s.to_owned()),
         None => Err(format!(
             "'{s}' is not an architecture this course compiles for; choose sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100 or sm_120"

@@ -256,7 +256,7 @@ pub fn assert_compile_only(bin: &str, step: &GpuStep) {
 
 /// Through the program on the GPU: `--kernel` runs an edited copy of the kernel; a copy with a
 /// comment added passes and names its file, and the same copy with `fault` planted fails.
-pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::Fault) {
+pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::PlantedFault) {
     // 32³: a shape every step serves, step03's one block included.
     let same = format!("// a learner's copy\n{}", step.source);
     let same = scratch_file(&format!("{}-same.cu", step.name), &same);

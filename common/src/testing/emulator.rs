@@ -12,7 +12,7 @@ use crate::reference;
 use crate::run::EmulatorStep;
 use crate::step::GpuStep;
 use crate::testing::exercises::Exercise;
-use crate::testing::faults::{self, Class, Fault};
+use crate::testing::faults::{self, FaultClass, PlantedFault};
 use crate::verify::{self, Verdict};
 
 /// Small shapes, square and odd, with a tile's edge and a single element among them.
@@ -198,21 +198,21 @@ pub fn assert_starting_files_fail(step: &GpuStep, exercises: &[Exercise], shape:
 }
 
 /// Where a class of planted fault runs on the emulator: small shapes that still show it (the
-/// GPU's shapes, in [`crate::testing::faults::Class::shapes`], are too large to emulate in a
+/// GPU's shapes, in [`crate::testing::faults::FaultClass::shapes`], are too large to emulate in a
 /// test). Precision faults need enough terms for the limits to tell the precisions apart; a
 /// split or cut product needs a shape the launch cuts for an H100 (step 12's 66 clusters); the
 /// schedule's faults need several tiles.
-pub fn fault_shapes(class: Class) -> &'static [(usize, usize, usize)] {
+pub fn fault_shapes(class: FaultClass) -> &'static [(usize, usize, usize)] {
     match class {
-        Class::DropTerm => &[(32, 32, 900)],
-        Class::DropSlice => &[(64, 64, 4096), (67, 45, 1000)],
+        FaultClass::DropTerm => &[(32, 32, 900)],
+        FaultClass::DropSlice => &[(64, 64, 4096), (67, 45, 1000)],
         // K of 256 and more: below it step 09's FP32 path computes every row, around the kernel
         // these faults are planted in.
-        Class::Zero | Class::Row | Class::Column => &[(17, 33, 257), (130, 257, 260)],
-        Class::SplitDropped | Class::SplitDoubled => &[(256, 256, 2048), (300, 260, 2000)],
-        Class::TileSkipped => &[(300, 700, 129), (17, 33, 9)],
-        Class::TileTwice => &[(300, 700, 129)],
-        Class::PeerNotAwaited => &[(256, 256, 512), (300, 700, 300)],
+        FaultClass::Zero | FaultClass::Row | FaultClass::Column => &[(17, 33, 257), (130, 257, 260)],
+        FaultClass::SplitDropped | FaultClass::SplitDoubled => &[(256, 256, 2048), (300, 260, 2000)],
+        FaultClass::TileSkipped => &[(300, 700, 129), (17, 33, 9)],
+        FaultClass::TileTwice => &[(300, 700, 129)],
+        FaultClass::PeerNotAwaited => &[(256, 256, 512), (300, 700, 300)],
         _ => &[(32, 32, 900), (256, 256, 256)],
     }
 }
@@ -220,7 +220,7 @@ pub fn fault_shapes(class: Class) -> &'static [(usize, usize, usize)] {
 /// Each planted fault of `faults` fails on the emulator at every shape of its class
 /// ([`fault_shapes`]): its verdict FAILs, or the emulator stops it with a fault it names (a
 /// race the sanitizer sees before the wrong C). The step's own kernel passes at all of them.
-pub fn assert_faults_caught(step: &GpuStep, faults: &[Fault]) {
+pub fn assert_faults_caught(step: &GpuStep, faults: &[PlantedFault]) {
     let mut missed = Vec::new();
     let mut shapes = Vec::new();
     for f in faults {

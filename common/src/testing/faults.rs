@@ -23,7 +23,7 @@ use crate::verify::{ROOM, Verdict};
 
 /// What a planted fault does to the result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Class {
+pub enum FaultClass {
     /// Both operands rounded to TF32 (10 fraction bits), or, for FP32 from three TF32 products,
     /// both kept in one TF32 part.
     Tf32,
@@ -95,18 +95,18 @@ pub const SPLIT_SHAPES: &[(usize, usize, usize)] = &[
     (1, 4096, 4096),
 ];
 
-impl Class {
+impl FaultClass {
     /// The shapes the class is run at; a step runs those it serves. Besides the large and deep
     /// shapes, each class has shapes that one block of step 03 can hold.
     pub fn shapes(self) -> &'static [(usize, usize, usize)] {
         match self {
-            Class::DropTerm => &[S4096, (64, 64, 65536), (32, 32, 900)],
-            Class::DropSlice => {
+            FaultClass::DropTerm => &[S4096, (64, 64, 65536), (32, 32, 900)],
+            FaultClass::DropSlice => {
                 &[S4096, (64, 64, 65536), (2, 2, 65536), (1, 1, 1 << 20), (2, 2, 14528), (1, 1, 29056)]
             }
             // Shapes whose K step 10 splits between blocks on an H100 or H200.
-            Class::SplitDropped | Class::SplitDoubled => SPLIT_SHAPES,
-            Class::Zero => &[
+            FaultClass::SplitDropped | FaultClass::SplitDoubled => SPLIT_SHAPES,
+            FaultClass::Zero => &[
                 S4096,
                 (1024, 1024, 1024),
                 (256, 256, 16384),
@@ -120,16 +120,18 @@ impl Class {
             ],
             // The small shapes' K is 256 or more: below it step 09's FP32 path computes every row,
             // around the kernel these faults are planted in (Zero's too).
-            Class::Row | Class::Column => &[S4096, (4097, 4097, 4097), (17, 33, 257), (32, 32, 900)],
-            Class::TileSkipped => {
+            FaultClass::Row | FaultClass::Column => {
+                &[S4096, (4097, 4097, 4097), (17, 33, 257), (32, 32, 900)]
+            }
+            FaultClass::TileSkipped => {
                 &[S4096, (4097, 4097, 4097), (1024, 1024, 4096), (300, 700, 129), (17, 33, 9)]
             }
             // A tile done twice in place of another needs two tiles.
-            Class::TileTwice => &[S4096, (4097, 4097, 4097), (1024, 1024, 4096), (300, 700, 129)],
+            FaultClass::TileTwice => &[S4096, (4097, 4097, 4097), (1024, 1024, 4096), (300, 700, 129)],
             // Deep products, where blocks drift apart over many slices. (At 2048×2048×8192 the
             // blocks of a cluster stayed in step on every run on an H100: no shape there.)
-            Class::PeerNotAwaited => &[S4096, (1024, 1024, 32768), (4097, 4097, 4097)],
-            Class::DropModulus | Class::WrongWeight => {
+            FaultClass::PeerNotAwaited => &[S4096, (1024, 1024, 32768), (4097, 4097, 4097)],
+            FaultClass::DropModulus | FaultClass::WrongWeight => {
                 &[S4096, (1024, 1024, 1024), (64, 64, 65536), (4097, 4097, 4097), (17, 33, 9), (32, 32, 900)]
             }
             // Every other class computes in a precision below the claim.
@@ -143,39 +145,39 @@ impl Class {
         !Self::WRITES.contains(&self)
             && !matches!(
                 self,
-                Class::DropModulus
-                    | Class::WrongWeight
-                    | Class::TileSkipped
-                    | Class::TileTwice
-                    | Class::PeerNotAwaited
+                FaultClass::DropModulus
+                    | FaultClass::WrongWeight
+                    | FaultClass::TileSkipped
+                    | FaultClass::TileTwice
+                    | FaultClass::PeerNotAwaited
             )
     }
 
     pub fn describe(self) -> &'static str {
         match self {
-            Class::Tf32 => "operands rounded to TF32",
-            Class::Tf32A => "A in one TF32 part",
-            Class::Tf32B => "B in one TF32 part",
-            Class::Bf16 => "operands rounded to bf16",
-            Class::Bf16A => "A in bf16",
-            Class::Bf16B => "B in bf16",
-            Class::Truncated => "TF32 truncated, not rounded",
-            Class::DropASmall => "product A small·B big dropped",
-            Class::DropBSmall => "product A big·B small dropped",
-            Class::DropLeading => "product A big·B big dropped",
-            Class::DropTerm => "last term dropped",
-            Class::DropSlice => "last slice dropped",
-            Class::SplitDropped => "a split's slice dropped",
-            Class::SplitDoubled => "a split's slice doubled",
-            Class::Zero => "C all zero",
-            Class::Row => "last row not written",
-            Class::Column => "last column not written",
-            Class::ScaleTruncated => "integers 6 bits short",
-            Class::DropModulus => "a modulus left out",
-            Class::WrongWeight => "a wrong reconstruction weight",
-            Class::TileSkipped => "a tile never scheduled",
-            Class::TileTwice => "a tile scheduled twice",
-            Class::PeerNotAwaited => "a buffer refilled before the peer is done",
+            FaultClass::Tf32 => "operands rounded to TF32",
+            FaultClass::Tf32A => "A in one TF32 part",
+            FaultClass::Tf32B => "B in one TF32 part",
+            FaultClass::Bf16 => "operands rounded to bf16",
+            FaultClass::Bf16A => "A in bf16",
+            FaultClass::Bf16B => "B in bf16",
+            FaultClass::Truncated => "TF32 truncated, not rounded",
+            FaultClass::DropASmall => "product A small·B big dropped",
+            FaultClass::DropBSmall => "product A big·B small dropped",
+            FaultClass::DropLeading => "product A big·B big dropped",
+            FaultClass::DropTerm => "last term dropped",
+            FaultClass::DropSlice => "last slice dropped",
+            FaultClass::SplitDropped => "a split's slice dropped",
+            FaultClass::SplitDoubled => "a split's slice doubled",
+            FaultClass::Zero => "C all zero",
+            FaultClass::Row => "last row not written",
+            FaultClass::Column => "last column not written",
+            FaultClass::ScaleTruncated => "integers 6 bits short",
+            FaultClass::DropModulus => "a modulus left out",
+            FaultClass::WrongWeight => "a wrong reconstruction weight",
+            FaultClass::TileSkipped => "a tile never scheduled",
+            FaultClass::TileTwice => "a tile scheduled twice",
+            FaultClass::PeerNotAwaited => "a buffer refilled before the peer is done",
         }
     }
 
@@ -184,29 +186,34 @@ impl Class {
     /// claimed costs 2.6 times the error, which no limit with room for correct results can
     /// turn into a margin of two: it must fail, by less (the book's appendix "The error model").
     pub fn margin(self) -> f64 {
-        if self.is_precision() && self != Class::Truncated { 2.0 } else { 1.0 }
+        if self.is_precision() && self != FaultClass::Truncated { 2.0 } else { 1.0 }
     }
 
-    const WRITES: [Class; 5] = [Class::DropTerm, Class::DropSlice, Class::Zero, Class::Row, Class::Column];
+    const WRITES: [FaultClass; 5] =
+        [FaultClass::DropTerm, FaultClass::DropSlice, FaultClass::Zero, FaultClass::Row, FaultClass::Column];
 
     /// The classes a step of `precision` must catch: what it sums and writes, and the
     /// precisions just below its claim.
-    pub fn for_precision(precision: crate::verify::Precision) -> Vec<Class> {
+    pub fn for_precision(precision: crate::verify::Precision) -> Vec<FaultClass> {
         use crate::verify::Precision;
-        let lower: &[Class] = match precision {
-            Precision::Fp32 => &[Class::Tf32, Class::Bf16],
-            Precision::Tf32 => &[Class::Bf16A, Class::Bf16B, Class::Bf16, Class::Truncated],
-            Precision::Tf32Truncated => &[Class::Bf16A, Class::Bf16B, Class::Bf16],
+        let lower: &[FaultClass] = match precision {
+            Precision::Fp32 => &[FaultClass::Tf32, FaultClass::Bf16],
+            Precision::Tf32 => {
+                &[FaultClass::Bf16A, FaultClass::Bf16B, FaultClass::Bf16, FaultClass::Truncated]
+            }
+            Precision::Tf32Truncated => &[FaultClass::Bf16A, FaultClass::Bf16B, FaultClass::Bf16],
             Precision::Tf32x3 => &[
-                Class::Tf32A,
-                Class::Tf32B,
-                Class::Tf32,
-                Class::Bf16,
-                Class::DropASmall,
-                Class::DropBSmall,
-                Class::DropLeading,
+                FaultClass::Tf32A,
+                FaultClass::Tf32B,
+                FaultClass::Tf32,
+                FaultClass::Bf16,
+                FaultClass::DropASmall,
+                FaultClass::DropBSmall,
+                FaultClass::DropLeading,
             ],
-            Precision::Int8Crt => &[Class::ScaleTruncated, Class::DropModulus, Class::WrongWeight],
+            Precision::Int8Crt => {
+                &[FaultClass::ScaleTruncated, FaultClass::DropModulus, FaultClass::WrongWeight]
+            }
         };
         lower.iter().chain(&Self::WRITES).copied().collect()
     }
@@ -214,8 +221,8 @@ impl Class {
 
 /// One planted fault: text edits (find, replace), each of which must match the source.
 #[derive(Clone, Copy, Debug)]
-pub struct Fault {
-    pub class: Class,
+pub struct PlantedFault {
+    pub class: FaultClass,
     pub edits: &'static [(&'static str, &'static str)],
 }
 
@@ -227,14 +234,14 @@ __device__ __forceinline__ float fault_bf16(float x) { return __uint_as_float((_
 ";
 
 /// `source` with the fault's edits made, or which edit no longer matches.
-pub fn apply(source: &str, fault: &Fault) -> Result<String> {
+pub fn apply(source: &str, fault: &PlantedFault) -> Result<String> {
     let edited = super::apply_edits(source, fault.edits).map_err(|e| anyhow!("the {:?} {e}", fault.class))?;
     Ok(format!("{PRELUDE}{edited}"))
 }
 
 /// Every class has an edit, and every edit matches the step's kernel (no GPU needed).
-pub fn assert_faults_apply(step: &GpuStep, faults: &[Fault]) {
-    for class in Class::for_precision(step.precision) {
+pub fn assert_faults_apply(step: &GpuStep, faults: &[PlantedFault]) {
+    for class in FaultClass::for_precision(step.precision) {
         assert!(
             faults.iter().any(|f| f.class == class),
             "{}: no planted fault of class {class:?}",
@@ -248,7 +255,7 @@ pub fn assert_faults_apply(step: &GpuStep, faults: &[Fault]) {
 }
 
 /// Every edited kernel compiles for sm_90 (no GPU needed, only NVRTC).
-pub fn assert_faults_compile(step: &GpuStep, faults: &[Fault]) {
+pub fn assert_faults_compile(step: &GpuStep, faults: &[PlantedFault]) {
     for f in faults {
         edited(step, f)
             .compile(&Params::defaults(step.params), "sm_90")
@@ -256,28 +263,28 @@ pub fn assert_faults_compile(step: &GpuStep, faults: &[Fault]) {
     }
 }
 
-fn edited(step: &GpuStep, fault: &Fault) -> GpuStep {
+fn edited(step: &GpuStep, fault: &PlantedFault) -> GpuStep {
     let source = apply(step.source, fault).unwrap_or_else(|e| panic!("{}: {e}", step.name));
     GpuStep { source: Box::leak(source.into_boxed_str()), ..*step }
 }
 
 /// One run: which kernel, at which shape, on which inputs, and the verdict.
-pub struct Outcome {
-    pub fault: Option<Class>,
+pub struct FaultRun {
+    pub fault: Option<FaultClass>,
     pub shape: Shape,
     /// Small-integer inputs, whose product must come out exact.
     pub exact: bool,
     pub verdict: Verdict,
 }
 
-impl Outcome {
+impl FaultRun {
     /// A Markdown table row: step, fault, shape, verdict, per-element and normwise ratios.
     pub fn row(&self, step: &str) -> String {
         let v = &self.verdict;
         let Shape { m, n, k } = self.shape;
         format!(
             "| {step} | {} | {m}×{n}×{k}{} | {} | {} | {:.2e} | {} |",
-            self.fault.map_or("none (correct kernel)", Class::describe),
+            self.fault.map_or("none (correct kernel)", FaultClass::describe),
             if self.exact { " (exact inputs)" } else { "" },
             if v.passed() { "PASS" } else { "FAIL" },
             ratio(v.worst.ratio()),
@@ -291,11 +298,11 @@ fn ratio(r: f64) -> String {
     if r.is_finite() { format!("{r:.3}") } else { "NaN".to_owned() }
 }
 
-/// The header of [`Outcome::row`]'s table.
+/// The header of [`FaultRun::row`]'s table.
 pub const TABLE_HEADER: &str = "| step | planted fault | shape | verdict | worst element / its bound | ‖ΔC‖/‖C‖ | ‖ΔC‖ / normwise limit |\n|---|---|---|---|---|---|---|";
 
 /// Whether `class` is among the classes `only` names (every class when it names none).
-fn chosen(only: Option<&str>, class: Class) -> bool {
+fn chosen(only: Option<&str>, class: FaultClass) -> bool {
     only.is_none_or(|o| o.split(',').any(|name| name.trim() == format!("{class:?}")))
 }
 
@@ -305,8 +312,8 @@ fn chosen(only: Option<&str>, class: Class) -> bool {
 /// seed in twenty or so the missing terms of an FP32 product cancel below it, and under TF32's
 /// wider limits far more often (at K = 2²⁰ they weigh less than the product's own rounding
 /// error). On small integers the product is exact, and the missing terms show at any K.
-pub fn exact_only(class: Class, (m, n, _): (usize, usize, usize)) -> bool {
-    class == Class::DropSlice && m * n == 1
+pub fn exact_only(class: FaultClass, (m, n, _): (usize, usize, usize)) -> bool {
+    class == FaultClass::DropSlice && m * n == 1
 }
 
 /// Runs every fault at the shapes of its class that the step serves, and the correct kernel at
@@ -316,10 +323,11 @@ pub fn exact_only(class: Class, (m, n, _): (usize, usize, usize)) -> bool {
 ///
 /// `PLANTED_FAULTS=TileSkipped,PeerNotAwaited` (the classes' names, comma-separated) runs those
 /// classes alone, for a device whose calls are too short for a step's every fault at once.
-pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
+pub fn assert_caught(step: &GpuStep, faults: &[PlantedFault]) -> Vec<FaultRun> {
     assert_faults_apply(step, faults);
     let only = std::env::var("PLANTED_FAULTS").ok();
-    let faults: Vec<Fault> = faults.iter().copied().filter(|f| chosen(only.as_deref(), f.class)).collect();
+    let faults: Vec<PlantedFault> =
+        faults.iter().copied().filter(|f| chosen(only.as_deref(), f.class)).collect();
     assert!(!faults.is_empty(), "PLANTED_FAULTS={only:?} names none of {}'s faults", step.name);
     let faults = faults.as_slice();
     let gpu = gpu::open(step.name, 0).unwrap();
@@ -346,7 +354,7 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
                 let shape = Shape::new(s.0, s.1, s.2).unwrap();
                 cases.verify(&faulty_kernels.at(&gpu, shape).unwrap(), s).unwrap()
             };
-            outcomes.push(Outcome { fault: Some(f.class), shape: v.0, exact, verdict: v.1 });
+            outcomes.push(FaultRun { fault: Some(f.class), shape: v.0, exact, verdict: v.1 });
             if !exact && !all_shapes.contains(&s) {
                 all_shapes.push(s);
             }
@@ -355,7 +363,7 @@ pub fn assert_caught(step: &GpuStep, faults: &[Fault]) -> Vec<Outcome> {
     for s in all_shapes {
         let shape = Shape::new(s.0, s.1, s.2).unwrap();
         let v = cases.verify(&kernels.at(&gpu, shape).unwrap(), s).unwrap();
-        outcomes.push(Outcome { fault: None, shape: v.0, exact: false, verdict: v.1 });
+        outcomes.push(FaultRun { fault: None, shape: v.0, exact: false, verdict: v.1 });
     }
 
     println!("{TABLE_HEADER}");
@@ -442,7 +450,7 @@ macro_rules! planted_fault_tests {
         #[test]
         #[ignore = "needs an NVIDIA GPU"]
         fn gpu_an_edited_copy_of_the_kernel_runs_through_the_program() {
-            let zero = $faults.iter().find(|f| f.class == $crate::testing::faults::Class::Zero).unwrap();
+            let zero = $faults.iter().find(|f| f.class == $crate::testing::faults::FaultClass::Zero).unwrap();
             $crate::testing::assert_kernel_option($bin, &$step, zero);
         }
     };
@@ -459,42 +467,50 @@ mod tests {
 
     #[test]
     fn planted_faults_chosen_by_name() {
-        assert!(chosen(None, Class::Zero));
-        assert!(chosen(Some("TileSkipped, PeerNotAwaited"), Class::PeerNotAwaited));
-        assert!(!chosen(Some("TileSkipped,PeerNotAwaited"), Class::TileTwice));
-        assert!(!chosen(Some("Tile"), Class::TileSkipped));
+        assert!(chosen(None, FaultClass::Zero));
+        assert!(chosen(Some("TileSkipped, PeerNotAwaited"), FaultClass::PeerNotAwaited));
+        assert!(!chosen(Some("TileSkipped,PeerNotAwaited"), FaultClass::TileTwice));
+        assert!(!chosen(Some("Tile"), FaultClass::TileSkipped));
     }
 
     #[test]
     fn only_single_dot_products_missing_a_slice_go_to_exact_inputs() {
-        assert!(exact_only(Class::DropSlice, (1, 1, 1 << 20)));
-        assert!(exact_only(Class::DropSlice, (1, 1, 29_056)));
-        assert!(!exact_only(Class::DropSlice, (2, 2, 65_536)));
-        assert!(!exact_only(Class::DropTerm, (64, 64, 65_536)));
-        assert!(!exact_only(Class::Zero, (1, 1, 1 << 20)));
+        assert!(exact_only(FaultClass::DropSlice, (1, 1, 1 << 20)));
+        assert!(exact_only(FaultClass::DropSlice, (1, 1, 29_056)));
+        assert!(!exact_only(FaultClass::DropSlice, (2, 2, 65_536)));
+        assert!(!exact_only(FaultClass::DropTerm, (64, 64, 65_536)));
+        assert!(!exact_only(FaultClass::Zero, (1, 1, 1 << 20)));
     }
 
     #[test]
     fn every_claim_plants_the_precisions_below_it() {
-        assert_eq!(Class::for_precision(Precision::Fp32)[..2], [Class::Tf32, Class::Bf16]);
-        let tf32 = Class::for_precision(Precision::Tf32);
+        assert_eq!(FaultClass::for_precision(Precision::Fp32)[..2], [FaultClass::Tf32, FaultClass::Bf16]);
+        let tf32 = FaultClass::for_precision(Precision::Tf32);
         assert!(
-            tf32.contains(&Class::Bf16A) && tf32.contains(&Class::Bf16B) && tf32.contains(&Class::Truncated)
+            tf32.contains(&FaultClass::Bf16A)
+                && tf32.contains(&FaultClass::Bf16B)
+                && tf32.contains(&FaultClass::Truncated)
         );
-        assert!(!tf32.contains(&Class::Tf32));
-        assert!(!Class::for_precision(Precision::Tf32Truncated).contains(&Class::Truncated));
-        let x3 = Class::for_precision(Precision::Tf32x3);
-        for c in [Class::Tf32A, Class::Tf32B, Class::DropASmall, Class::DropBSmall, Class::DropLeading] {
+        assert!(!tf32.contains(&FaultClass::Tf32));
+        assert!(!FaultClass::for_precision(Precision::Tf32Truncated).contains(&FaultClass::Truncated));
+        let x3 = FaultClass::for_precision(Precision::Tf32x3);
+        for c in [
+            FaultClass::Tf32A,
+            FaultClass::Tf32B,
+            FaultClass::DropASmall,
+            FaultClass::DropBSmall,
+            FaultClass::DropLeading,
+        ] {
             assert!(x3.contains(&c), "{c:?}");
         }
-        let crt = Class::for_precision(Precision::Int8Crt);
-        for c in [Class::ScaleTruncated, Class::DropModulus, Class::WrongWeight] {
+        let crt = FaultClass::for_precision(Precision::Int8Crt);
+        for c in [FaultClass::ScaleTruncated, FaultClass::DropModulus, FaultClass::WrongWeight] {
             assert!(crt.contains(&c), "{c:?}");
         }
-        assert!(Class::ScaleTruncated.is_precision());
-        assert!(!Class::DropModulus.is_precision() && !Class::WrongWeight.is_precision());
+        assert!(FaultClass::ScaleTruncated.is_precision());
+        assert!(!FaultClass::DropModulus.is_precision() && !FaultClass::WrongWeight.is_precision());
         for p in ALL {
-            assert!(Class::for_precision(p).ends_with(&Class::WRITES));
+            assert!(FaultClass::for_precision(p).ends_with(&FaultClass::WRITES));
         }
     }
 

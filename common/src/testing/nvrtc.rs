@@ -6,22 +6,22 @@ use std::fmt::Display;
 
 use anyhow::{Result, anyhow};
 
-use crate::gpu::{self, Limits, PtxasInfo};
+use crate::gpu::{self, LaunchLimits, PtxasInfo};
 use crate::matrix::Shape;
 use crate::params::Params;
 use crate::step::GpuStep;
 
 /// The architectures the NVRTC tests compile for, each step from its oldest (limits:
-/// [`Limits::for_arch`]).
+/// [`LaunchLimits::for_arch`]).
 pub const ARCHS: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_120"];
 
 /// The architectures of [`ARCHS`] that `step` runs on, with their limits; the others it refuses
 /// (see [`assert_archs_refused_or_served`]).
-pub fn archs(step: &GpuStep) -> Vec<(&'static str, Limits)> {
+pub fn archs(step: &GpuStep) -> Vec<(&'static str, LaunchLimits)> {
     ARCHS
         .iter()
         .filter(|&&arch| step.check_compute(cc(arch), arch).is_ok())
-        .map(|&arch| (arch, Limits::for_arch(arch).expect("the architectures of ARCHS have limits")))
+        .map(|&arch| (arch, LaunchLimits::for_arch(arch).expect("the architectures of ARCHS have limits")))
         .collect()
 }
 
@@ -80,7 +80,7 @@ pub fn assert_kernel_agrees<K: Display, H: Display, V: Display>(
 /// The sets of `step` that differ from its defaults in `name` alone, one for each value its tuner
 /// tries, that the step accepts on `arch` at 4096³.
 pub fn tuner_sets(step: &GpuStep, name: &str, arch: &str) -> Vec<Params> {
-    let limits = Limits::for_arch(arch).expect("an architecture with limits");
+    let limits = LaunchLimits::for_arch(arch).expect("an architecture with limits");
     let shape = Shape::square(4096).expect("a valid shape");
     let values = step.search.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, values)| values);
     values

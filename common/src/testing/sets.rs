@@ -2,7 +2,7 @@
 //! the values of a few named parameters: checked, compiled and run alike by every step that
 //! lists them.
 
-use crate::gpu::Limits;
+use crate::gpu::LaunchLimits;
 use crate::matrix::Shape;
 use crate::params::Params;
 use crate::step::GpuStep;
@@ -26,7 +26,7 @@ impl<const N: usize> Sets<'_, N> {
     }
 
     /// Every set passes the step's checks at 4096³ on `limits`.
-    pub fn assert_valid(&self, limits: &Limits) {
+    pub fn assert_valid(&self, limits: &LaunchLimits) {
         let s = Shape::square(4096).unwrap();
         for &v in self.sets {
             self.step.validate(&self.params(v), s, limits).unwrap_or_else(|e| panic!("{v:?}: {e}"));
@@ -36,14 +36,15 @@ impl<const N: usize> Sets<'_, N> {
     /// Every set is valid on `limits` ([`Sets::assert_valid`]); on Hopper's limits, the first is
     /// refused at K = 2³¹ − 9 for the kernel's 32-bit indices, and each `(values, says)` of
     /// `refused` at 4096³ in a message that holds `says`.
-    pub fn assert_checked(&self, limits: &Limits, refused: &[([u32; N], &str)]) {
+    pub fn assert_checked(&self, limits: &LaunchLimits, refused: &[([u32; N], &str)]) {
         self.assert_valid(limits);
         let near_limit = Shape::new(1, 1, i32::MAX as usize - 8).unwrap();
-        let err = self.step.validate(&self.params(self.sets[0]), near_limit, &Limits::SM90).unwrap_err();
+        let err =
+            self.step.validate(&self.params(self.sets[0]), near_limit, &LaunchLimits::SM90).unwrap_err();
         assert!(err.to_string().contains("32-bit index limit"), "{err}");
         let s = Shape::square(4096).unwrap();
         for &(v, says) in refused {
-            let err = self.step.validate(&self.params(v), s, &Limits::SM90).unwrap_err().to_string();
+            let err = self.step.validate(&self.params(v), s, &LaunchLimits::SM90).unwrap_err().to_string();
             assert!(err.contains(says), "{v:?}: {err}");
         }
     }

@@ -1,25 +1,25 @@
 //! The checks the two thread-tile steps (05 and 06) share: they take the same parameters.
 
-use crate::gpu::Limits;
+use crate::gpu::LaunchLimits;
 use crate::matrix::Shape;
 use crate::params::Params;
 use crate::step::{GpuStep, Schedule};
 
 use super::SHAPES;
-use super::faults::{Class, Fault};
+use super::faults::{FaultClass, PlantedFault};
 
 /// Faults both forms of the kernel share: the same lines in steps 05, 06 and the variant.
-const TF32: Fault = Fault {
-    class: Class::Tf32,
+const TF32: PlantedFault = PlantedFault {
+    class: FaultClass::Tf32,
     edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_tf32(a[i]) * fault_tf32(b[j]);")],
 };
-const BF16: Fault = Fault {
-    class: Class::Bf16,
+const BF16: PlantedFault = PlantedFault {
+    class: FaultClass::Bf16,
     edits: &[("acc[i][j] += a[i] * b[j];", "acc[i][j] += fault_bf16(a[i]) * fault_bf16(b[j]);")],
 };
 /// Both paths of fetch_tiles: the slices inside A and B, and those at their edges.
-const DROP_TERM: Fault = Fault {
-    class: Class::DropTerm,
+const DROP_TERM: PlantedFault = PlantedFault {
+    class: FaultClass::DropTerm,
     edits: &[
         (
             "a_next[i] = load4_inside<VEC>(A, row0 + e / (BK / 4), k0 + 4 * (e % (BK / 4)), K);",
@@ -41,21 +41,23 @@ const DROP_TERM: Fault = Fault {
         ),
     ],
 };
-const ROW: Fault =
-    Fault { class: Class::Row, edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")] };
+const ROW: PlantedFault = PlantedFault {
+    class: FaultClass::Row,
+    edits: &[("if (row >= M) continue;", "if (row >= M - 1) continue;")],
+};
 
 /// The planted faults of the thread-tile kernels (the same lines in steps 05 and 06).
-pub const FAULTS: &[Fault] = &[
+pub const FAULTS: &[PlantedFault] = &[
     TF32,
     BF16,
     DROP_TERM,
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         // The last slice fetched but not multiplied.
         edits: &[("if (active) compute_tile(", "if (active && k0 + BK < K) compute_tile(")],
     },
-    Fault {
-        class: Class::Zero,
+    PlantedFault {
+        class: FaultClass::Zero,
         edits: &[
             (
                 "make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3])",
@@ -65,26 +67,26 @@ pub const FAULTS: &[Fault] = &[
         ],
     },
     ROW,
-    Fault {
-        class: Class::Column,
+    PlantedFault {
+        class: FaultClass::Column,
         edits: &[("col + 3 < N", "col + 3 < N - 1"), ("if (col + v < N)", "if (col + v < N - 1)")],
     },
 ];
 
 /// The planted faults of step06's Stream-K variant (variants/stream_k.cu): its loop runs over a
 /// piece's [k_lo, k_hi), and its writes may add to C.
-pub const STREAM_K_FAULTS: &[Fault] = &[
+pub const STREAM_K_FAULTS: &[PlantedFault] = &[
     TF32,
     BF16,
     DROP_TERM,
-    Fault {
-        class: Class::DropSlice,
+    PlantedFault {
+        class: FaultClass::DropSlice,
         // A whole tile's last slice, and each piece's of a shared one, fetched but not multiplied.
         // (An edit of the loop's bounds changes the registers it needs, and the kernel spills.)
         edits: &[("if (active) compute_tile(", "if (active && k0 + BK < k_hi) compute_tile(")],
     },
-    Fault {
-        class: Class::Zero,
+    PlantedFault {
+        class: FaultClass::Zero,
         edits: &[
             (
                 "make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3])",
@@ -94,8 +96,8 @@ pub const STREAM_K_FAULTS: &[Fault] = &[
         ],
     },
     ROW,
-    Fault {
-        class: Class::Column,
+    PlantedFault {
+        class: FaultClass::Column,
         // The last run of 4 columns left unwritten: the launch pads N to a multiple of 4 (see
         // crate::pad), so where N is not one, the kernel's last column is padding and an
         // off-by-one there changes nothing in C.
@@ -148,11 +150,11 @@ pub fn assert_sets_checked(step: &GpuStep) {
         "the default is documented"
     );
     for &v in DOCUMENTED {
-        step.validate(&params(step, v), s, &Limits::SM90).unwrap();
+        step.validate(&params(step, v), s, &LaunchLimits::SM90).unwrap();
     }
     if let Schedule::StreamK = step.schedule {
         let no_share = Params::with_overrides(step.params, &[("SHARE".into(), 2)]).unwrap();
-        let err = step.validate(&no_share, s, &Limits::SM90).unwrap_err().to_string();
+        let err = step.validate(&no_share, s, &LaunchLimits::SM90).unwrap_err().to_string();
         assert!(err.contains("SHARE is 0"), "{err}");
     }
     for (v, says) in [
@@ -163,7 +165,7 @@ pub fn assert_sets_checked(step: &GpuStep) {
         ([1024, 1024, 32, 256, 128, 32, 32], "shared memory"),
         ([128, 128, 8, 64, 32, 0, 8], "at least 1"),
     ] {
-        let err = step.validate(&params(step, v), s, &Limits::SM90).unwrap_err().to_string();
+        let err = step.validate(&params(step, v), s, &LaunchLimits::SM90).unwrap_err().to_string();
         assert!(err.contains(says), "{v:?}: {err}");
     }
 }
@@ -201,7 +203,7 @@ pub fn assert_sets_correct_on_gpu(step: &GpuStep) {
 pub fn assert_shared_shapes_share(step: &GpuStep) {
     let params = Params::defaults(step.params);
     for &(m, n, k) in SHARED {
-        let geometry = step.validate(&params, Shape::new(m, n, k).unwrap(), &Limits::SM90).unwrap();
+        let geometry = step.validate(&params, Shape::new(m, n, k).unwrap(), &LaunchLimits::SM90).unwrap();
         let slices = (k as u32).div_ceil(params.get("BK"));
         for resident in [132, 264] {
             let (whole, rows) =

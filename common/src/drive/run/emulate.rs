@@ -15,7 +15,7 @@ use crate::advisories::{self, Advisory};
 use crate::cli::Args;
 use crate::emulated::{self, Emulator};
 use crate::emulator_queue::{EmulatorQueue, EmulatorState};
-use crate::gpu::{ENTRY, Limits, PtxasInfo, Resources};
+use crate::gpu::{ENTRY, LaunchLimits, PtxasInfo, Resources};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
@@ -79,7 +79,7 @@ impl<'a> EmulatorRun<'a> {
 impl<'a> Device<'a> for EmulatorRun<'a> {
     /// Every side of the step's default shape at most [`SMALL_SIDE`]: a second or two for any lab.
     fn default_shape(&self, step: &GpuStep) -> Shape {
-        let default = (step.default_shape)(&Limits::LARGEST);
+        let default = (step.default_shape)(&LaunchLimits::LARGEST);
         Shape { m: default.m.min(SMALL_SIDE), n: default.n.min(SMALL_SIDE), k: default.k.min(SMALL_SIDE) }
     }
 
@@ -391,7 +391,7 @@ impl<'a> EmulatorStep<'a> {
     /// sm_90, for the registers the report shows; a schedule that shares tiles always does, since
     /// its layout is cut for the blocks an H100 holds at once.
     pub fn new(step: &'a GpuStep, params: Params, shape: Shape, h100_compile: bool) -> Result<Self> {
-        let geometry = step.validate(&params, shape, &Limits::LARGEST)?;
+        let geometry = step.validate(&params, shape, &LaunchLimits::LARGEST)?;
         let h100_compile = h100_compile || step.schedule.shares();
         // A Hopper kernel's PTX and its H100 machine code come from one compile, whose log also
         // holds what ptxas changed in its wgmma code; where that compile fails, the two below.

@@ -12,7 +12,7 @@ use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::Blas;
 use crate::device::watch::WaitWatch;
-use crate::gpu::{self, Gpu, Limits, Resources};
+use crate::gpu::{self, Gpu, LaunchLimits, Resources};
 use crate::matrix::{Inputs, Shape};
 use crate::measure::{self, Buffers, Recipe, reference};
 use crate::params::Params;
@@ -203,7 +203,7 @@ fn open_gpu(step: &GpuStep, args: &Args) -> Result<Gpu> {
 fn without_gpu(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<()> {
     let (shape, params, _) = before_opening(step, args)?;
     if !args.tune {
-        step.validate(&params, shape, &Limits::LARGEST)?;
+        step.validate(&params, shape, &LaunchLimits::LARGEST)?;
     }
     check_host(step, &params, shape, (!args.no_cublas && cublas_found, !args.no_verify))
 }
@@ -212,6 +212,6 @@ fn without_gpu(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<()> {
 /// H100's SMs.
 fn before_opening(step: &GpuStep, args: &Args) -> Result<(Shape, Params, Option<Choice>)> {
     let files = files_of(args)?;
-    let default = (step.default_shape)(&Limits::LARGEST);
+    let default = (step.default_shape)(&LaunchLimits::LARGEST);
     asked(step, args, files.as_ref(), default, crate::step::SMS_BEFORE_OPENING)
 }
