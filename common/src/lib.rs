@@ -34,7 +34,7 @@ pub mod testing;
 mod layers;
 
 pub use contract::{
-    emulator_queue, gpu_queue, hooks, pad, params, paths, product, queue, spills, step, step_kernel,
+    emulator_queue, gpu_queue, hooks, pad, params, parts, paths, product, queue, spills, step, step_kernel,
     stream_k, tma,
 };
 pub use data::{files, matrix, patch, progress};

@@ -8,6 +8,7 @@ pub mod gpu_queue;
 pub mod hooks;
 pub mod pad;
 pub mod params;
+pub mod parts;
 pub mod paths;
 pub mod product;
 pub mod queue;

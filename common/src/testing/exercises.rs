@@ -7,6 +7,32 @@ use crate::params::Params;
 use crate::patch;
 use crate::step::GpuStep;
 
+/// The most lines a starting file may have: what a learner is handed is mostly what they write
+/// and what they read to write it; the rest of the kernel is the step's parts, which the file
+/// includes (see [`crate::parts`]).
+pub const MOST_LINES: usize = 500;
+
+/// Every starting file in the workspace (`step*/exercises/*.cu`) longer than `most` lines, with
+/// its line count, in the order of their paths.
+pub fn longer_than(most: usize) -> Vec<(String, usize)> {
+    let root = crate::testing::copies::root();
+    let mut long = Vec::new();
+    let mut steps: Vec<_> = std::fs::read_dir(&root).expect("the workspace's root").flatten().collect();
+    steps.sort_by_key(|e| e.file_name());
+    for step in steps.iter().filter(|e| e.file_name().to_string_lossy().starts_with("step")) {
+        let Ok(files) = std::fs::read_dir(step.path().join("exercises")) else { continue };
+        let mut files: Vec<_> = files.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for file in files.iter().filter(|f| f.extension().is_some_and(|e| e == "cu")) {
+            let lines = std::fs::read_to_string(file).expect("a starting file").lines().count();
+            if lines > most {
+                long.push((file.strip_prefix(&root).unwrap_or(file).display().to_string(), lines));
+            }
+        }
+    }
+    long
+}
+
 /// One exercise of a lab.
 pub struct Exercise {
     /// The starting file, from the repository's root: `step06_prefetch/exercises/NAME.cu`.
@@ -54,6 +80,20 @@ pub fn assert_starting_files_compile(step: &GpuStep, exercises: &[Exercise]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_starting_file_is_longer_than_most_lines() {
+        let long = longer_than(MOST_LINES);
+        let named: Vec<String> = long.iter().map(|(f, n)| format!("{f} ({n} lines)")).collect();
+        assert!(
+            long.is_empty(),
+            "starting files over {MOST_LINES} lines: {}; move what the exercise does not ask for into the \
+             step's parts and include them",
+            named.join(", ")
+        );
+        // The count itself: the longest starting file is over a line long.
+        assert!(!longer_than(1).is_empty(), "no starting file found under step*/exercises/");
+    }
 
     #[test]
     #[should_panic(expected = "does not give the answer")]

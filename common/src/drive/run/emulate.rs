@@ -416,6 +416,9 @@ impl<'a> Emulated<'a> {
         let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
         // The source lets a fault name an mbarrier as the kernel does, and a picture an array.
         machine.source(step.file, step.source);
+        for part in step.parts {
+            machine.source(part.file, part.text);
+        }
         machine.defines(&params.defines());
         machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
