@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 
 use common::gpu::Limits;
+use common::parts::Part;
 use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
 use common::tma::Element;
 use common::{
@@ -138,11 +139,19 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
 }
 // ANCHOR_END: check
 
+/// What the kernel and the hands-on starting file include: the Hopper helpers, as stage 4 has them.
+pub const PARTS: &[Part] = &[Part {
+    name: "hopper.cuh",
+    file: "step12_persistent_clusters/src/hopper.cuh",
+    text: include_str!("hopper.cuh"),
+}];
+
 pub const STEP: GpuStep = GpuStep {
     name: "step12_persistent_clusters",
     idea: "persistent blocks walking a tile schedule, clusters sharing A by TMA multicast, C stored by TMA",
     file: "step12_persistent_clusters/src/kernel.cu",
     source: include_str!("kernel.cu"),
+    parts: PARTS,
     params: PARAMS,
     search: SEARCH,
     geometry,
