@@ -4,8 +4,8 @@
 use anyhow::{Result, bail};
 
 use common::gpu::Limits;
-use common::parts::Part;
 use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
+use common::parts::Part;
 use common::tma::Element;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, Stage, TmaBox,

@@ -58,10 +58,16 @@ fn expand_into(out: &mut String, source: &str, file: &str, parts: &[Part], depth
             } else {
                 format!("the step's parts are {}", known.join(", "))
             };
-            bail!("{file}:{} includes \"{name}\", which is none of the parts the step provides ({offered})", n + 1);
+            bail!(
+                "{file}:{} includes \"{name}\", which is none of the parts the step provides ({offered})",
+                n + 1
+            );
         };
         if depth == DEPTH {
-            bail!("{file}:{} includes \"{name}\" more than {DEPTH} parts deep: a part includes itself", n + 1);
+            bail!(
+                "{file}:{} includes \"{name}\" more than {DEPTH} parts deep: a part includes itself",
+                n + 1
+            );
         }
         out.push_str(&format!("#line 1 \"{}\"\n", part.file));
         expand_into(out, part.text, part.file, parts, depth + 1)?;
@@ -74,7 +80,8 @@ fn expand_into(out: &mut String, source: &str, file: &str, parts: &[Part], depth
 mod tests {
     use super::*;
 
-    const PART: Part = Part { name: "two.cuh", file: "step99/src/two.cuh", text: "int two = 2;\nint three = 3;\n" };
+    const PART: Part =
+        Part { name: "two.cuh", file: "step99/src/two.cuh", text: "int two = 2;\nint three = 3;\n" };
 
     #[test]
     fn a_part_takes_its_include_lines_place_and_lines_stay_counted() {

@@ -80,7 +80,9 @@ pub const HOPPER_TARGET: &str = "sm_90a";
 fn files_of<'a>(source: &'a str, file: &'a str) -> Vec<&'a str> {
     let mut files = vec![file];
     for line in source.lines() {
-        let Some(name) = line.strip_prefix("#line ").and_then(|rest| rest.split('"').nth(1)) else { continue };
+        let Some(name) = line.strip_prefix("#line ").and_then(|rest| rest.split('"').nth(1)) else {
+            continue;
+        };
         if !files.contains(&name) {
             files.push(name);
         }
@@ -156,7 +158,8 @@ mod tests {
     fn a_part_the_source_includes_is_named_as_its_line_directive_names_it() {
         let source = "int a;\n#line 1 \"step99/src/two.cuh\"\nint b;\n#line 3 \"mine/k.cu\"\n";
         assert_eq!(files_of(source, "mine/k.cu"), ["mine/k.cu", "step99/src/two.cuh"]);
-        let ptx = "\t.file\t1 \"/home/me/course/mine/k.cu\"\n\t.file\t2 \"/home/me/course/step99/src/two.cuh\"\n";
+        let ptx =
+            "\t.file\t1 \"/home/me/course/mine/k.cu\"\n\t.file\t2 \"/home/me/course/step99/src/two.cuh\"\n";
         let renamed = own_file_names(ptx, &files_of(source, "mine/k.cu"));
         assert_eq!(renamed, "\t.file\t1 \"mine/k.cu\"\n\t.file\t2 \"step99/src/two.cuh\"\n");
     }
