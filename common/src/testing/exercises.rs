@@ -77,6 +77,35 @@ pub fn assert_starting_files_compile(step: &GpuStep, exercises: &[Exercise]) {
     }
 }
 
+/// Through the program `bin`: a copy of each starting file placed in a folder of its own, far
+/// from the step's, compiles with `--compile-only --kernel COPY`, its includes resolved from the
+/// parts built into the program; and the same copy with an include's name misspelt is refused in
+/// one sentence that names it, with a non-zero exit and no panic. Needs NVRTC, not a GPU.
+pub fn assert_copies_elsewhere_compile(bin: &str, exercises: &[Exercise]) {
+    for e in exercises {
+        let name = std::path::Path::new(e.file).file_name().expect("a file name").to_string_lossy();
+        let dir = std::env::temp_dir().join(format!("matmul-course-elsewhere-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join(&*name);
+        std::fs::write(&copy, e.start).unwrap();
+        let path = copy.to_str().unwrap();
+        let (code, out, err) =
+            crate::testing::run_for_output(bin, &["--compile-only", "--arch", "sm_90", "--kernel", path]);
+        assert_eq!(code, Some(0), "{}, copied to {path}:\n{out}{err}", e.file);
+        assert!(out.contains(path), "the report names the copy {path}:\n{out}");
+        let included = e.start.lines().find_map(|l| l.strip_prefix("#include \"")).expect("an #include");
+        let part = included.trim_end_matches('"');
+        let wrong = e.start.replacen(&format!("#include \"{part}\""), "#include \"no_such_part.cuh\"", 1);
+        std::fs::write(&copy, wrong).unwrap();
+        let (code, _, err) = crate::testing::run_for_output(bin, &["--compile-only", "--kernel", path]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(code, Some(1), "{err}");
+        let says = "includes \"no_such_part.cuh\", which is none of the parts the step provides";
+        assert!(err.starts_with(&format!("error: {path}:")) && err.contains(says), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one sentence, no backtrace: {err}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
