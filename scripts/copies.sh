@@ -6,7 +6,7 @@
 # line names variants/NAME.cu): the script writes it again from its base and its change, so that
 # its line numbers follow the base. The steps' tests apply each diff to its base and want the copy
 # exactly (common/src/testing/copies.rs). A variant may also keep a full copy of one of its step's
-# parts (variants/NAME.cuh, whose first line names src/PART.cuh), which its kernel includes.
+# include files (variants/NAME.cuh, whose first line names src/FILE.cuh), which its kernel includes.
 #
 #   scripts/copies.sh            # after editing a copy: its diff again
 #   scripts/copies.sh --rebase   # after editing a base: each copy not edited since the last

@@ -204,7 +204,7 @@ fn nvrtc_the_host_and_the_kernel_agree_on_the_short_side() {
 /// (code, not constants a compile could check).
 #[test]
 fn the_short_sides_lanes_and_rows_are_the_kernels() {
-    let short = step10_any_shape::PARTS[0].text;
+    let short = step10_any_shape::INCLUDES[0].text;
     // Few rows lays its lanes across C's columns as the model counts them.
     assert!(short.contains("while (lanes < 32 && 4 * lanes < N) lanes *= 2;"));
     assert_eq!(

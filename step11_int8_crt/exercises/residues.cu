@@ -4,7 +4,7 @@
 // turns a scaled entry into its residue modulo one modulus, returns 0; and reconstruct adds no
 // residue to its sums. Everything else is in place: the scaling, the INT8 products, the rule
 // that sends some rows and columns to the FP32 path. This file holds what the exercise is about
-// (the moduli, the residues, the rebuild); the rest is the step's parts, src/scaling.cuh,
+// (the moduli, the residues, the rebuild); the rest is the step's include files, src/scaling.cuh,
 // src/choose.cuh and src/int8_product.cuh, which the #include lines take from the program
 // wherever this file lies.
 // To do: TODO 1 (residue_byte) and TODO 2 (reconstruct) (docs/src/step11.md, "Exercises").
@@ -40,7 +40,7 @@
 // reconstruct, or reconstruct_wide where L > MODULI. The course's tiled FP32 kernel then computes
 // the rows and columns no count carries. This file holds the remainder theorem's arithmetic: the
 // moduli, the residues and the rebuild; the scaling, the choice of paths and moduli, and the INT8
-// products are parts it includes (src/scaling.cuh, src/choose.cuh, src/int8_product.cuh).
+// products are its include files (src/scaling.cuh, src/choose.cuh, src/int8_product.cuh).
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).

@@ -21,7 +21,7 @@
 // reconstruct, or reconstruct_wide where L > MODULI. The course's tiled FP32 kernel then computes
 // the rows and columns no count carries. This file holds the remainder theorem's arithmetic: the
 // moduli, the residues and the rebuild; the scaling, the choice of paths and moduli, and the INT8
-// products are parts it includes (src/scaling.cuh, src/choose.cuh, src/int8_product.cuh).
+// products are its include files (src/scaling.cuh, src/choose.cuh, src/int8_product.cuh).
 //
 // What it buys: FP32 accuracy at several times cuBLAS SGEMM's speed (docs/src/step11.md
 // measures both).

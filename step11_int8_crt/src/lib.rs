@@ -2,7 +2,7 @@
 //! exactly through their residues modulo a few moduli, and rebuilt by the Chinese remainder theorem.
 
 use common::gpu::Limits;
-use common::parts::Part;
+use common::includes::Include;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, TmaBox,
 };
@@ -206,15 +206,19 @@ fn check(p: &Params, s: Shape, limits: &Limits) -> Result<(), String> {
 
 /// What the kernel, its variant and the hands-on starting file include: the scaling, the choice of
 /// paths and moduli, the INT8 products, and the one-pass variant's products in their place.
-pub const PARTS: &[Part] = &[
-    Part { name: "scaling.cuh", file: "step11_int8_crt/src/scaling.cuh", text: include_str!("scaling.cuh") },
-    Part { name: "choose.cuh", file: "step11_int8_crt/src/choose.cuh", text: include_str!("choose.cuh") },
-    Part {
+pub const INCLUDES: &[Include] = &[
+    Include {
+        name: "scaling.cuh",
+        file: "step11_int8_crt/src/scaling.cuh",
+        text: include_str!("scaling.cuh"),
+    },
+    Include { name: "choose.cuh", file: "step11_int8_crt/src/choose.cuh", text: include_str!("choose.cuh") },
+    Include {
         name: "int8_product.cuh",
         file: "step11_int8_crt/src/int8_product.cuh",
         text: include_str!("int8_product.cuh"),
     },
-    Part {
+    Include {
         name: "fused_product.cuh",
         file: "step11_int8_crt/variants/fused_product.cuh",
         text: include_str!("../variants/fused_product.cuh"),
@@ -226,7 +230,7 @@ pub const STEP: GpuStep = GpuStep {
     idea: "FP32 accuracy from INT8 tensor cores: integers multiplied exactly through their residues, rebuilt by the remainder theorem",
     file: "step11_int8_crt/src/kernel.cu",
     source: include_str!("kernel.cu"),
-    parts: PARTS,
+    includes: INCLUDES,
     params: PARAMS,
     search: SEARCH,
     geometry,

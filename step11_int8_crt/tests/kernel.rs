@@ -436,13 +436,13 @@ fn nvrtc_emulated_planted_faults_are_caught() {
 
 #[test]
 fn the_variant_is_the_kernel_with_its_diff() {
-    // The variant's kernel, and its INT8 products in place of the step's part, both one change.
+    // The variant's kernel, and its INT8 products in place of the step's include file, both one change.
     let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
-    let [copy, part] = &copies[..] else { panic!("{copies:?}") };
+    let [copy, products] = &copies[..] else { panic!("{copies:?}") };
     let v = &step11_int8_crt::VARIANTS[0];
     assert_eq!((copy.file.as_str(), copy.change.as_str()), (v.file, format!("{}.", v.idea).as_str()));
     assert_eq!(
-        (part.file.as_str(), part.base.as_str(), part.change.as_str()),
+        (products.file.as_str(), products.base.as_str(), products.change.as_str()),
         (
             "step11_int8_crt/variants/fused_product.cuh",
             "step11_int8_crt/src/int8_product.cuh",

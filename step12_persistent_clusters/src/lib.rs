@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 
 use common::gpu::Limits;
 use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
-use common::parts::Part;
+use common::includes::Include;
 use common::tma::Element;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, Stage, TmaBox,
@@ -140,7 +140,7 @@ fn check(p: &Params, _: Shape, limits: &Limits) -> Result<(), String> {
 // ANCHOR_END: check
 
 /// What the kernel and the hands-on starting file include: the Hopper helpers, as stage 4 has them.
-pub const PARTS: &[Part] = &[Part {
+pub const INCLUDES: &[Include] = &[Include {
     name: "hopper.cuh",
     file: "step12_persistent_clusters/src/hopper.cuh",
     text: include_str!("hopper.cuh"),
@@ -151,7 +151,7 @@ pub const STEP: GpuStep = GpuStep {
     idea: "persistent blocks walking a tile schedule, clusters sharing A by TMA multicast, C stored by TMA",
     file: "step12_persistent_clusters/src/kernel.cu",
     source: include_str!("kernel.cu"),
-    parts: PARTS,
+    includes: INCLUDES,
     params: PARAMS,
     search: SEARCH,
     geometry,

@@ -112,7 +112,7 @@ fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arr
             &format!(
                 "of the 49152 bytes the expect_tx at {}:{expect}, in mbar_expect_bytes at {}:",
                 STEP.file,
-                step12_persistent_clusters::PARTS[0].file
+                step12_persistent_clusters::INCLUDES[0].file
             ),
             "announced, 16384 have landed and no copy on its way brings the rest",
         ],

@@ -6,9 +6,9 @@
 pub mod emulator_queue;
 pub mod gpu_queue;
 pub mod hooks;
+pub mod includes;
 pub mod pad;
 pub mod params;
-pub mod parts;
 pub mod paths;
 pub mod product;
 pub mod queue;

@@ -5,9 +5,9 @@ use anyhow::{Result, anyhow, bail};
 
 use crate::gpu::{self, Compiled, Limits};
 use crate::hooks::Hooks;
+use crate::includes::{self, Include};
 use crate::matrix::Shape;
 use crate::params::{Param, Params};
-use crate::parts::{self, Part};
 use crate::stream_k::{SHARE, SHARED_TILES_MAX};
 use crate::tma::TmaBox;
 use crate::verify::Precision;
@@ -61,8 +61,8 @@ pub struct GpuStep {
     /// The kernel source, embedded with `include_str!`.
     pub source: &'static str,
     /// The files of CUDA code the kernel, its copies and its hands-on starting files include by
-    /// name (`#include "NAME"`), embedded with `include_str!` (see [`crate::parts`]).
-    pub parts: &'static [Part],
+    /// name (`#include "NAME"`), embedded with `include_str!` (see [`crate::includes`]).
+    pub includes: &'static [Include],
     /// The kernel's compile-time constants, passed to NVRTC as `-D NAME=value`.
     pub params: &'static [Param],
     /// The grid, block and shared memory the kernel is launched with for these parameters
@@ -298,7 +298,7 @@ impl GpuStep {
         idea: "",
         file: "",
         source: "",
-        parts: &[],
+        includes: &[],
         params: &[],
         geometry: no_geometry,
         check: no_check,
@@ -490,9 +490,9 @@ impl GpuStep {
         gpu::compile(&self.expanded()?, self.file, &self.target(arch), &self.defines(params))
     }
 
-    /// The kernel as NVRTC reads it: its source with the parts it includes put in ([`parts::expand`]).
+    /// The kernel as NVRTC reads it: its source with its include files put in ([`includes::expand`]).
     pub fn expanded(&self) -> Result<std::borrow::Cow<'static, str>> {
-        parts::expand(self.source, self.file, self.parts)
+        includes::expand(self.source, self.file, self.includes)
     }
 
     /// Compiles the kernel with `params` to PTX for the emulator: Ampere's

@@ -76,7 +76,7 @@ fn ptx_and_log(
 pub const HOPPER_TARGET: &str = "sm_90a";
 
 /// The files a source's lines come from, as it names them: `file`, and each file a `#line`
-/// directive names (the parts a step's kernel includes, see `contract/parts.rs`).
+/// directive names (a step's include files, see `contract/includes.rs`).
 fn files_of<'a>(source: &'a str, file: &'a str) -> Vec<&'a str> {
     let mut files = vec![file];
     for line in source.lines() {
@@ -155,7 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn a_part_the_source_includes_is_named_as_its_line_directive_names_it() {
+    fn an_include_file_is_named_as_its_line_directive_names_it() {
         let source = "int a;\n#line 1 \"step99/src/two.cuh\"\nint b;\n#line 3 \"mine/k.cu\"\n";
         assert_eq!(files_of(source, "mine/k.cu"), ["mine/k.cu", "step99/src/two.cuh"]);
         let ptx =

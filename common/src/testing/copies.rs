@@ -69,7 +69,7 @@ pub fn header(text: &str) -> Result<(String, String)> {
     let rest = first.strip_prefix("// ").ok_or_else(|| anyhow!("its first line is not a comment"))?;
     // The sentence may start on the next line.
     let rest = format!("{rest} ");
-    // A kernel (`.cu`), or a part of one (`.cuh`, see `contract/parts.rs`).
+    // A kernel (`.cu`), or an include file of one (`.cuh`, see `contract/includes.rs`).
     let (at, ext) = [".cu: ", ".cuh: "]
         .iter()
         .filter_map(|e| rest.find(e).map(|at| (at, e.len() - 2)))
@@ -119,7 +119,7 @@ pub fn read(step: &str) -> Result<Vec<KernelCopy>> {
         for path in &paths {
             let name = format!("{step}/{folder}/{}", path.file_name().unwrap().to_string_lossy());
             let copy = match path.extension().and_then(|e| e.to_str()) {
-                // A part of a variant (`NAME.cuh`) is kept as a full copy of the step's part.
+                // A variant's include file (`NAME.cuh`) is kept as a full copy of the step's.
                 Some("cu") | Some("cuh") => {
                     let text = std::fs::read_to_string(path).with_context(|| name.clone())?;
                     let (base, change) = header(&text).with_context(|| name.clone())?;

@@ -5,7 +5,7 @@ use anyhow::{Result, anyhow};
 
 use crate::step::GpuStep;
 
-/// The text edits apply to: `step`'s kernel with the parts it includes put in (`#line`
+/// The text edits apply to: `step`'s kernel with its include files put in (`#line`
 /// directives keep a fault's file and line those of the file it lies in).
 pub fn whole(step: &GpuStep) -> String {
     step.expanded().unwrap_or_else(|e| panic!("{}: {e}", step.name)).into_owned()

@@ -8,8 +8,8 @@ use crate::patch;
 use crate::step::GpuStep;
 
 /// The most lines a starting file may have: what a learner is handed is mostly what they write
-/// and what they read to write it; the rest of the kernel is the step's parts, which the file
-/// includes (see [`crate::parts`]).
+/// and what they read to write it; the rest of the kernel is the step's include files, which
+/// the file pulls in (see [`crate::includes`]).
 pub const MOST_LINES: usize = 500;
 
 /// Every starting file in the workspace (`step*/exercises/*.cu`) longer than `most` lines, with
@@ -79,7 +79,7 @@ pub fn assert_starting_files_compile(step: &GpuStep, exercises: &[Exercise]) {
 
 /// Through the program `bin`: a copy of each starting file placed in a folder of its own, far
 /// from the step's, compiles with `--compile-only --kernel COPY`, its includes resolved from the
-/// parts built into the program; and the same copy with an include's name misspelt is refused in
+/// include files built into the program; and the same copy with an include's name misspelt is refused in
 /// one sentence that names it, with a non-zero exit and no panic. Needs NVRTC, not a GPU.
 pub fn assert_copies_elsewhere_compile(bin: &str, exercises: &[Exercise]) {
     for e in exercises {
@@ -94,13 +94,13 @@ pub fn assert_copies_elsewhere_compile(bin: &str, exercises: &[Exercise]) {
         assert_eq!(code, Some(0), "{}, copied to {path}:\n{out}{err}", e.file);
         assert!(out.contains(path), "the report names the copy {path}:\n{out}");
         let included = e.start.lines().find_map(|l| l.strip_prefix("#include \"")).expect("an #include");
-        let part = included.trim_end_matches('"');
-        let wrong = e.start.replacen(&format!("#include \"{part}\""), "#include \"no_such_part.cuh\"", 1);
+        let name = included.trim_end_matches('"');
+        let wrong = e.start.replacen(&format!("#include \"{name}\""), "#include \"no_such_file.cuh\"", 1);
         std::fs::write(&copy, wrong).unwrap();
         let (code, _, err) = crate::testing::run_for_output(bin, &["--compile-only", "--kernel", path]);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(code, Some(1), "{err}");
-        let says = "includes \"no_such_part.cuh\", which is none of the parts the step provides";
+        let says = "includes \"no_such_file.cuh\", which is not one of the step's include files";
         assert!(err.starts_with(&format!("error: {path}:")) && err.contains(says), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "one sentence, no backtrace: {err}");
     }
@@ -117,7 +117,7 @@ mod tests {
         assert!(
             long.is_empty(),
             "starting files over {MOST_LINES} lines: {}; move what the exercise does not ask for into the \
-             step's parts and include them",
+             step's include files and include them",
             named.join(", ")
         );
         // The count itself: the longest starting file is over a line long.

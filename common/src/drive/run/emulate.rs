@@ -416,8 +416,8 @@ impl<'a> Emulated<'a> {
         let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
         // The source lets a fault name an mbarrier as the kernel does, and a picture an array.
         machine.source(step.file, step.source);
-        for part in step.parts {
-            machine.source(part.file, part.text);
+        for include in step.includes {
+            machine.source(include.file, include.text);
         }
         machine.defines(&params.defines());
         machine.workers = workers();
