@@ -490,7 +490,8 @@ impl GpuStep {
         gpu::compile(&self.expanded()?, self.file, &self.target(arch), &self.defines(params))
     }
 
-    /// The kernel as NVRTC reads it: its source with its include files put in ([`includes::expand`]).
+    /// The kernel as NVRTC reads it: its source with its include files put in
+    /// ([`includes::expand`]).
     pub fn expanded(&self) -> Result<std::borrow::Cow<'static, str>> {
         includes::expand(self.source, self.file, self.includes)
     }
