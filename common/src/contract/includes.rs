@@ -78,6 +78,36 @@ fn expand_into(out: &mut String, source: &str, file: &str, includes: &[Include],
     Ok(())
 }
 
+/// Each file's lines as an expanded source (see [`expand`]) holds them, from its `#line`
+/// directives: `(file, text)` in the order the files first appear, `file` being the source's own
+/// name until a directive names another. What the emulator reads a fault's line from, so that a
+/// line of an include file, edited or not, is found in that file.
+pub fn by_file(expanded: &str, file: &str) -> Vec<(String, String)> {
+    let mut files: Vec<(String, Vec<&str>)> = vec![(file.to_owned(), Vec::new())];
+    let (mut at, mut line) = (0, 1usize);
+    for text in expanded.lines() {
+        let directive = text.strip_prefix("#line ").and_then(|rest| {
+            let (n, name) = rest.split_once(' ')?;
+            Some((n.parse::<usize>().ok()?, name.trim().trim_matches('"')))
+        });
+        if let Some((n, name)) = directive {
+            at = files.iter().position(|(f, _)| f == name).unwrap_or_else(|| {
+                files.push((name.to_owned(), Vec::new()));
+                files.len() - 1
+            });
+            line = n.max(1);
+            continue;
+        }
+        let lines = &mut files[at].1;
+        if lines.len() < line {
+            lines.resize(line, "");
+        }
+        lines[line - 1] = text;
+        line += 1;
+    }
+    files.into_iter().map(|(f, lines)| (f, lines.join("\n"))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +122,19 @@ mod tests {
         assert_eq!(
             out,
             "int one = 1;\n#line 1 \"step99/src/two.cuh\"\nint two = 2;\nint three = 3;\n#line 3 \"mine/k.cu\"\nint four = 4;\n"
+        );
+    }
+
+    #[test]
+    fn an_expanded_source_gives_each_files_lines_back() {
+        let source = "int one = 1;\n#include \"two.cuh\"\nint four = 4;\n";
+        let out = expand(source, "mine/k.cu", &[TWO]).unwrap();
+        assert_eq!(
+            by_file(&out, "mine/k.cu"),
+            [
+                ("mine/k.cu".to_owned(), "int one = 1;\n\nint four = 4;".to_owned()),
+                ("step99/src/two.cuh".to_owned(), "int two = 2;\nint three = 3;".to_owned())
+            ]
         );
     }
 

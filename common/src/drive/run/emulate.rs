@@ -415,9 +415,8 @@ impl<'a> Emulated<'a> {
         };
         let mut machine = Machine::new(&ptx).map_err(|e| anyhow!("{e}"))?;
         // The source lets a fault name an mbarrier as the kernel does, and a picture an array.
-        machine.source(step.file, step.source);
-        for include in step.includes {
-            machine.source(include.file, include.text);
+        for (file, text) in crate::includes::by_file(&step.expanded()?, step.file) {
+            machine.source(&file, &text);
         }
         machine.defines(&params.defines());
         machine.workers = workers();
