@@ -5,7 +5,8 @@
 # than a tenth of its base is kept as that diff alone, with no copy (variants/NAME.diff whose `+++`
 # line names variants/NAME.cu): the script writes it again from its base and its change, so that
 # its line numbers follow the base. The steps' tests apply each diff to its base and want the copy
-# exactly (common/src/testing/copies.rs).
+# exactly (common/src/testing/copies.rs). A variant may also keep a full copy of one of its step's
+# include files (variants/NAME.cuh, whose first line names src/FILE.cuh), which its kernel includes.
 #
 #   scripts/copies.sh            # after editing a copy: its diff again
 #   scripts/copies.sh --rebase   # after editing a base: each copy not edited since the last
@@ -28,15 +29,15 @@ case "${1:-}" in
 esac
 
 status=0
-for copy in step*/variants/*.cu step*/stages/*.cu; do
+for copy in step*/variants/*.cu step*/variants/*.cuh step*/stages/*.cu; do
     [ -e "$copy" ] || continue
-    base=$(head -n 1 "$copy" | sed 's/$/ /' | grep -o '[^ ]*\.cu: ' | head -n 1 | sed 's/: $//' || true)
+    base=$(head -n 1 "$copy" | sed 's/$/ /' | grep -o '[^ ]*\.cuh\?: ' | head -n 1 | sed 's/: $//' || true)
     if [ -z "$base" ] || [ ! -f "$base" ]; then
         echo "copies: $copy: its first line names no kernel that is there (\`// Variant of BASE: …\`)" >&2
         status=1
         continue
     fi
-    diff_file=${copy%.cu}.diff
+    diff_file=${copy%.*}.diff
     if [ "$rebase" = 1 ] && [ -f "$diff_file" ] && git ls-files --error-unmatch "$copy" >/dev/null 2>&1 &&
         git diff --quiet HEAD -- "$copy"; then
         rebuilt=$(mktemp)
@@ -55,7 +56,7 @@ done
 
 # Variants kept as their diff alone: the base is the file their `---` line names.
 for diff_file in step*/variants/*.diff; do
-    [ -e "$diff_file" ] && [ ! -e "${diff_file%.diff}.cu" ] || continue
+    [ -e "$diff_file" ] && [ ! -e "${diff_file%.diff}.cu" ] && [ ! -e "${diff_file%.diff}.cuh" ] || continue
     base=$(head -n 1 "$diff_file" | sed -n 's/^--- \([^	]*\).*/\1/p')
     if [ -z "$base" ] || [ ! -f "$base" ]; then
         echo "copies: $diff_file: its first line names no kernel that is there (\`--- BASE\`)" >&2

@@ -34,6 +34,7 @@ const MODULES: &[(u32, &str, &str)] = &[
     (3, "queue", include_str!("contract/queue.rs")),
     (3, "pad", include_str!("contract/pad.rs")),
     (3, "params", include_str!("contract/params.rs")),
+    (3, "includes", include_str!("contract/includes.rs")),
     (3, "spills", include_str!("contract/spills.rs")),
     (3, "step", include_str!("contract/step.rs")),
     (3, "stream_k", include_str!("contract/stream_k.rs")),

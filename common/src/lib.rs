@@ -26,8 +26,8 @@ pub mod testing;
 mod layers;
 
 pub use contract::{
-    emulator_queue, gpu_queue, hooks, pad, params, paths, product, queue, spills, step, step_kernel,
-    stream_k, tile_checks, tma,
+    emulator_queue, gpu_queue, hooks, includes, pad, params, paths, product, queue, spills, step,
+    step_kernel, stream_k, tile_checks, tma,
 };
 pub use data::{files, matrix, patch, progress};
 pub use device::{advisories, clock, emulated, gpu, stream_hold, timing};

@@ -3,7 +3,9 @@
 // Starts from: this step's kernel with the split left out. A's small part is written as zero,
 //   B's small fragments are zero, and each 8-deep step issues one wgmma, big·big: the product of
 //   operands rounded to TF32, with TF32's error. The pipeline, the accumulators (part, acc,
-//   total) and the rows computed apart are done.
+//   total) and the rows computed apart are done. The Hopper helpers (wgmma among them) and the
+//   marking of B's columns are the step's src/hopper.cuh and src/columns.cuh, which the two
+//   #include lines take from the program wherever this file lies.
 // To do: the three TODOs below: TODO 1 in split4(), TODOs 2 and 3 in the consumer in matmul().
 //   Each operand must reach the tensor cores as two TF32 numbers, and each product of the sum
 //   as the three products of the chapter's "The idea".
@@ -55,118 +57,8 @@ constexpr int CONSUMER_REGS_FIT = (BLOCK_REGS - 128 * PRODUCER_REGS) / (128 * CO
 constexpr int CONSUMER_REGS = CONSUMER_REGS_FIT < 240 ? CONSUMER_REGS_FIT : 240;
 // ANCHOR_END: constants
 
-// The driver's tensor map, opaque to the kernel: NVRTC has no CUDA headers.
-struct alignas(64) CUtensorMap {
-    unsigned long long opaque[16];
-};
-
-// ANCHOR: sync
-__device__ __forceinline__ unsigned smem(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count));
-}
-
-// One arrival that also tells the barrier how many bytes the copies will deliver.
-__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(unsigned long long* bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
-}
-
-// Waits until the barrier's phase of the given parity has completed.
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity)
-{
-    unsigned done = 0;
-    while (!done) {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(smem(bar)), "r"(parity)
-            : "memory");
-    }
-}
-
-// The copy engine moves the box at (col, row) of the map's matrix into dst, and counts its
-// bytes on bar.
-__device__ __forceinline__ void tma_load(float* dst, const CUtensorMap* map,
-                                         unsigned long long* bar, int col, int row) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
-        "[%1, {%2, %3}], [%4];" ::
-            "r"(smem(dst)),
-        "l"(map), "r"(col), "r"(row), "r"(smem(bar))
-        : "memory");
-}
-
-// The same for a map with a third coordinate: part 0 or 1 of A.
-__device__ __forceinline__ void tma_load_part(float* dst, const CUtensorMap* map,
-                                              unsigned long long* bar, int col, int row, int part) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
-        "[%1, {%2, %3, %4}], [%5];" ::
-            "r"(smem(dst)),
-        "l"(map), "r"(col), "r"(row), "r"(part), "r"(smem(bar))
-        : "memory");
-}
-// ANCHOR_END: sync
-
-// ANCHOR: wgmma
-// The shared-memory operand: rows of 128 bytes (BK floats of one row of A), 16-byte pieces
-// swizzled, 8-row groups 1024 bytes apart.
-__device__ __forceinline__ unsigned long long descriptor(const float* tile)
-{
-    unsigned long long addr = smem(tile);
-    return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() {
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_wait_all() {
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-}
-
-// d (a 64×BM tile of Cᵀ, BM/2 floats a thread) = a (64×8 of Bᵀ, 4 per thread) · the 8×BM
-// slice of Aᵀ that desc points at, plus d itself when accumulate is not 0. The braces list
-// every accumulator register.
-__device__ __forceinline__ void wgmma(float (&d)[BM / 2], const unsigned (&a)[4],
-                                      unsigned long long desc, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-                 "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
-}
-// ANCHOR_END: wgmma
+// The tensor map, the barriers, the copies and the wgmma wrappers: src/hopper.cuh.
+#include "hopper.cuh"
 
 // ANCHOR: fragment
 // Column, within its 32-column box of B, of the fragment rows g (and g + 8: the next column)
@@ -356,88 +248,8 @@ extern "C" __global__ void split_a(const float* A, float* parts, int M, int K, i
 }
 // ANCHOR_END: split_rows
 
-// ANCHOR: split_cols
-// B's columns: blocks of 256 threads, 64 across (four columns a thread: 256 columns a block) and
-// 4 down, the rows of B taken in turn by the 4 and by the blocks in y; the four partial ranges
-// of a column met in shared memory, then block y's written to part y of `cols` (gridDim.y parts
-// of 2N ints): at j the bits of column j's largest magnitude (0x7FFFFFFF if it holds NaN or
-// infinity), at N + j 0x7FFFFFFF less the bits of its least other than zero (a positive float's
-// bits order as its value does, so the larger of two is the one to keep, and 0 means none seen).
-extern "C" __global__ void mark_cols(const float* B, int* cols, int K, int N)
-{
-    __shared__ float tops[4][256], lows[4][256];
-    __shared__ bool finites[4][256];
-    int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
-    int j0 = 4 * (blockIdx.x * 64 + tx);
-    Range r[4];
-    if (j0 < N && N % 4 == 0) {
-#pragma unroll 4
-        for (int k = 4 * blockIdx.y + ty; k < K; k += 4 * gridDim.y) {
-            float4 v =
-                __ldg(reinterpret_cast<const float4*>(B + static_cast<long long>(k) * N + j0));
-            r[0].take(v.x), r[1].take(v.y), r[2].take(v.z), r[3].take(v.w);
-        }
-    } else if (j0 < N) {
-        for (int k = 4 * blockIdx.y + ty; k < K; k += 4 * gridDim.y) {
-            const float* row = B + static_cast<long long>(k) * N;
-            for (int v = 0; v < 4 && j0 + v < N; ++v) r[v].take(row[j0 + v]);
-        }
-    }
-    for (int v = 0; v < 4; ++v) {
-        tops[ty][4 * tx + v] = r[v].largest;
-        lows[ty][4 * tx + v] = r[v].least;
-        finites[ty][4 * tx + v] = r[v].finite;
-    }
-    __syncthreads();
-    if (ty > 0 || j0 >= N) return;
-    int* part = cols + 2ll * N * blockIdx.y;
-    for (int v = 0; v < 4 && j0 + v < N; ++v) {
-        for (int y = 1; y < 4; ++y) {
-            r[v].largest = fmaxf(r[v].largest, tops[y][4 * tx + v]);
-            r[v].least = fminf(r[v].least, lows[y][4 * tx + v]);
-            r[v].finite = r[v].finite && finites[y][4 * tx + v];
-        }
-        part[j0 + v] = r[v].finite ? __float_as_int(r[v].largest) : 0x7FFFFFFF;
-        part[N + j0 + v] =
-            r[v].finite && r[v].largest > 0.0f ? 0x7FFFFFFF - __float_as_int(r[v].least) : 0;
-    }
-}
-
-// From mark_cols' parts (`parts` of them): column j's exponent into exps[j], and marks[j] = 1 if
-// the split does not carry it (exps + M and marks + M are passed); the least scaled entry of the
-// carried columns into *col_least (zeroed before). Blocks of 256 threads, 32 columns a block, the
-// parts of a column shared by 8 threads and met in shared memory.
-extern "C" __global__ void scale_cols(const int* cols, int parts, int* marks, int* exps, int N,
-                                      int* col_least) {
-    __shared__ int tops[8][32], lows[8][32];
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, j = blockIdx.x * 32 + tx;
-    int top = 0, low = 0;
-    if (j < N) {
-#pragma unroll 8
-        for (int y = ty; y < parts; y += 8) {
-            top = max(top, cols[2ll * N * y + j]);
-            low = max(low, cols[2ll * N * y + N + j]);
-        }
-    }
-    tops[ty][tx] = top, lows[ty][tx] = low;
-    __syncthreads();
-    if (ty > 0) return;  // warp 0 meets the parts, a column a lane
-    int bits = 0;        // the column's least scaled entry, where it is kept (see least_bits)
-    if (j < N) {
-        for (int y = 1; y < 8; ++y) top = max(top, tops[y][tx]), low = max(low, lows[y][tx]);
-        bool finite = top < 0x7F800000;
-        float largest = finite ? __int_as_float(top) : 0.0f;
-        float least = __int_as_float(0x7FFFFFFF - low);
-        int s = scale_exponent(largest);
-        exps[j] = s;
-        if (!carried(finite, largest, least, s, 0x1p-50f)) marks[j] = 1;
-        else if (largest > 0.0f) bits = least_bits(ldexpf(least, s));
-    }
-    // The block's least, met across the warp, then one atomic.
-    bits = __reduce_max_sync(0xFFFFFFFFu, bits);
-    if (tx == 0 && bits > 0) atomicMax(col_least, bits);
-}
-// ANCHOR_END: split_cols
+// B's columns marked and scaled, as split_a does A's rows: src/columns.cuh.
+#include "columns.cuh"
 
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(THREADS, 1)

@@ -4,6 +4,7 @@ pub mod apart;
 pub mod fp32_path;
 
 use common::gpu::LaunchLimits;
+use common::includes::Include;
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};
 
 // ANCHOR: params
@@ -100,11 +101,19 @@ fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
 }
 // ANCHOR_END: check
 
+/// What the kernel, its variants and the hands-on starting file include: the Hopper helpers, and
+/// the marking and scaling of B's columns.
+pub const INCLUDES: &[Include] = &[
+    Include { name: "hopper.cuh", file: "step09_3xtf32/src/hopper.cuh", text: include_str!("hopper.cuh") },
+    Include { name: "columns.cuh", file: "step09_3xtf32/src/columns.cuh", text: include_str!("columns.cuh") },
+];
+
 pub const STEP: GpuStep = GpuStep {
     name: "step09_3xtf32",
     idea: "FP32 accuracy from TF32 tensor cores: each operand split into two TF32 parts, three products per term",
     file: "step09_3xtf32/src/kernel.cu",
     source: include_str!("kernel.cu"),
+    includes: INCLUDES,
     params: PARAMS,
     search: SEARCH,
     geometry,

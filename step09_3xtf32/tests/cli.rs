@@ -76,7 +76,7 @@ fn a_diff_that_does_not_apply_is_refused_in_one_sentence() {
             &with,
             &[("CUDA_VISIBLE_DEVICES", "")],
             &format!(
-                "{} does not apply to the step's kernel step09_3xtf32/src/kernel.cu: hunk 2 expects line 537 \
+                "{} does not apply to the step's kernel step09_3xtf32/src/kernel.cu: hunk 2 expects line 347 \
                  to be `#pragma unroll 4`, and it is `#pragma unroll`",
                 stale.display()
             ),

@@ -3,6 +3,7 @@
 //! model of their time ([`model`]) from a few times measured once per GPU.
 
 use common::gpu::LaunchLimits;
+use common::includes::Include;
 use common::step::Geometry;
 use common::stream_k::SHARE;
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
@@ -118,11 +119,17 @@ pub fn check(p: &Params, s: Shape, limits: &LaunchLimits) -> Result<(), String> 
 }
 // ANCHOR_END: short
 
+/// What the kernel and the hands-on starting file include: the kernels of a short side and of a
+/// short K.
+pub const INCLUDES: &[Include] =
+    &[Include { name: "short.cuh", file: "step10_any_shape/src/short.cuh", text: include_str!("short.cuh") }];
+
 pub const STEP: GpuStep = GpuStep {
     name: "step10_any_shape",
     idea: "the problem cut per shape: the block tile, a split of K summed in order, and Stream-K, chosen on the host",
     file: "step10_any_shape/src/kernel.cu",
     source: include_str!("kernel.cu"),
+    includes: INCLUDES,
     params: PARAMS,
     search: SEARCH,
     // Step 06's launch (a block per tile, SPLIT of them in z; common adds Stream-K's rows) and checks

@@ -25,3 +25,9 @@ fn nvrtc_each_starting_file_compiles() {
 fn nvrtc_each_starting_file_fails_on_the_emulator() {
     common::testing::emulator::assert_starting_files_fail(&step10_any_shape::STEP, EXERCISES, (67, 45, 129));
 }
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_a_copy_elsewhere_compiles_and_a_wrong_include_is_refused() {
+    exercises::assert_copies_elsewhere_compile(env!("CARGO_BIN_EXE_step10_any_shape"), EXERCISES);
+}

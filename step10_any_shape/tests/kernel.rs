@@ -206,17 +206,18 @@ fn nvrtc_the_host_and_the_kernel_agree_on_the_short_side() {
 /// (code, not constants a compile could check).
 #[test]
 fn the_short_sides_lanes_and_rows_are_the_kernels() {
+    let short = step10_any_shape::INCLUDES[0].text;
     // Few rows lays its lanes across C's columns as the model counts them.
-    assert!(STEP.source.contains("while (lanes < 32 && 4 * lanes < N) lanes *= 2;"));
+    assert!(short.contains("while (lanes < 32 && 4 * lanes < N) lanes *= 2;"));
     assert_eq!(
         [1, 4, 5, 13, 16, 17, 64, 65, 128, 4096].map(step10_any_shape::few_rows_lanes),
         [1, 1, 2, 4, 4, 8, 16, 32, 32, 32]
     );
     // Short K's blocks take the kernel's columns.
     let line = format!("int col0 = blockIdx.x * {} + lane;", step10_any_shape::SHORT_K_COLUMNS);
-    assert!(STEP.source.contains(&line), "{line}");
+    assert!(short.contains(&line), "{line}");
     // And the rows a warp of few columns takes as the kernel does.
-    assert!(STEP.source.contains("__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }"));
+    assert!(short.contains("__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }"));
     assert_eq!(
         (1..=SHORT).map(step10_any_shape::few_cols_warp_rows).collect::<Vec<_>>(),
         [1, 1, 1, 4, 4, 4, 4, 4]
@@ -289,8 +290,9 @@ const SHORT_K_FAULTS: [(&str, &[(&str, &str)]); 3] =
 #[test]
 fn short_k_faults_apply() {
     for (what, edits) in SHORT_K_FAULTS {
-        let edited = testing::apply_edits(STEP.source, edits).unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_ne!(edited, STEP.source, "{what}");
+        let whole = testing::whole(&STEP);
+        let edited = testing::apply_edits(&whole, edits).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_ne!(edited, whole, "{what}");
     }
 }
 

@@ -2,6 +2,7 @@
 //! exactly through their residues modulo a few moduli, and rebuilt by the Chinese remainder theorem.
 
 use common::gpu::LaunchLimits;
+use common::includes::Include;
 use common::{
     Extension, Geometry, GpuStep, Intensity, LaunchVariant, Param, Params, Precision, Shape, TmaBox,
 };
@@ -76,7 +77,7 @@ pub const VARIANTS: &[LaunchVariant] = &[LaunchVariant {
     search: &[("STAGES", &[4, 5, 6]), ("GROUP", &[1, 4, 8, 16])],
     schedule: common::Schedule::Tiles,
     pads_rows: false,
-    mark: "add_residues",
+    mark: "fused_product.cuh",
 }];
 
 /// Whether `p` is the one-pass variant's set.
@@ -203,11 +204,33 @@ fn check(p: &Params, s: Shape, limits: &LaunchLimits) -> Result<(), String> {
 }
 // ANCHOR_END: check
 
+/// What the kernel, its variant and the hands-on starting file include: the scaling, the choice of
+/// paths and moduli, the INT8 products, and the one-pass variant's products in their place.
+pub const INCLUDES: &[Include] = &[
+    Include {
+        name: "scaling.cuh",
+        file: "step11_int8_crt/src/scaling.cuh",
+        text: include_str!("scaling.cuh"),
+    },
+    Include { name: "choose.cuh", file: "step11_int8_crt/src/choose.cuh", text: include_str!("choose.cuh") },
+    Include {
+        name: "int8_product.cuh",
+        file: "step11_int8_crt/src/int8_product.cuh",
+        text: include_str!("int8_product.cuh"),
+    },
+    Include {
+        name: "fused_product.cuh",
+        file: "step11_int8_crt/variants/fused_product.cuh",
+        text: include_str!("../variants/fused_product.cuh"),
+    },
+];
+
 pub const STEP: GpuStep = GpuStep {
     name: "step11_int8_crt",
     idea: "FP32 accuracy from INT8 tensor cores: integers multiplied exactly through their residues, rebuilt by the remainder theorem",
     file: "step11_int8_crt/src/kernel.cu",
     source: include_str!("kernel.cu"),
+    includes: INCLUDES,
     params: PARAMS,
     search: SEARCH,
     geometry,

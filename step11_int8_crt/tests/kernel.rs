@@ -433,10 +433,19 @@ fn nvrtc_emulated_planted_faults_are_caught() {
 
 #[test]
 fn the_variant_is_the_kernel_with_its_diff() {
+    // The variant's kernel, and its INT8 products in place of the step's include file, both one change.
     let copies = testing::copies::assert_copies(env!("CARGO_PKG_NAME"));
-    let [copy] = &copies[..] else { panic!("{copies:?}") };
+    let [copy, products] = &copies[..] else { panic!("{copies:?}") };
     let v = &step11_int8_crt::VARIANTS[0];
     assert_eq!((copy.file.as_str(), copy.change.as_str()), (v.file, format!("{}.", v.idea).as_str()));
+    assert_eq!(
+        (products.file.as_str(), products.base.as_str(), products.change.as_str()),
+        (
+            "step11_int8_crt/variants/fused_product.cuh",
+            "step11_int8_crt/src/int8_product.cuh",
+            copy.change.as_str()
+        )
+    );
 }
 
 #[test]

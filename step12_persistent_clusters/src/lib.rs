@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 
 use common::gpu::LaunchLimits;
 use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
+use common::includes::Include;
 use common::tile_checks;
 use common::tma::Element;
 use common::{
@@ -124,11 +125,19 @@ fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
 }
 // ANCHOR_END: check
 
+/// What the kernel and the hands-on starting file include: the Hopper helpers, as stage 4 has them.
+pub const INCLUDES: &[Include] = &[Include {
+    name: "hopper.cuh",
+    file: "step12_persistent_clusters/src/hopper.cuh",
+    text: include_str!("hopper.cuh"),
+}];
+
 pub const STEP: GpuStep = GpuStep {
     name: "step12_persistent_clusters",
     idea: "persistent blocks walking a tile schedule, clusters sharing A by TMA multicast, C stored by TMA",
     file: "step12_persistent_clusters/src/kernel.cu",
     source: include_str!("kernel.cu"),
+    includes: INCLUDES,
     params: PARAMS,
     search: SEARCH,
     geometry,

@@ -147,7 +147,13 @@ fn nvrtc_emulator_names_a_peer_that_never_arrives() {
         &missing,
         &[],
         (256, 256, 512),
-        &["deadlock", ", in mbar_wait at :", "of the mbarrier `empty[", "arrivals", "would hang"],
+        &[
+            "deadlock",
+            ", in mbar_wait at step12_persistent_clusters/src/hopper.cuh:",
+            "of the mbarrier `empty[",
+            "arrivals",
+            "would hang",
+        ],
     );
 }
 
@@ -169,7 +175,7 @@ fn nvrtc_emulator_names_a_buffer_refilled_under_its_readers() {
         &[
             "of the mbarrier `full[",
             "the copy engine refilled the buffer while this warp still reads it",
-            "in tma_load at :",
+            "in tma_load at step12_persistent_clusters/src/hopper.cuh:",
         ],
     );
     assert!(!message.contains("parity"), "{message}");

@@ -109,7 +109,11 @@ fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arr
             "deadlock",
             "of block (1,0,0) (and 255 more threads) waits at ",
             "for the phase of parity 0 of the mbarrier `full[0]` (phase 0 is under way and still waits for 0 of 1 arrivals and 32768 bytes of copies",
-            &format!("of the 49152 bytes the expect_tx at {}:{expect}, in mbar_expect_bytes at :", STEP.file),
+            &format!(
+                "of the 49152 bytes the expect_tx at {}:{expect}, in mbar_expect_bytes at {}:",
+                STEP.file,
+                step12_persistent_clusters::INCLUDES[0].file
+            ),
             "announced, 16384 have landed and no copy on its way brings the rest",
         ],
     );

@@ -19,3 +19,9 @@ fn each_solution_turns_its_starting_file_into_its_answer() {
 fn nvrtc_each_starting_file_compiles() {
     exercises::assert_starting_files_compile(&step12_persistent_clusters::STEP, EXERCISES);
 }
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_a_copy_elsewhere_compiles_and_a_wrong_include_is_refused() {
+    exercises::assert_copies_elsewhere_compile(env!("CARGO_BIN_EXE_step12_persistent_clusters"), EXERCISES);
+}

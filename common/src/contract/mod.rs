@@ -6,6 +6,7 @@
 pub mod emulator_queue;
 pub mod gpu_queue;
 pub mod hooks;
+pub mod includes;
 pub mod pad;
 pub mod params;
 pub mod paths;

@@ -5,6 +5,7 @@ use anyhow::{Result, anyhow, bail};
 
 use crate::gpu::{self, Compiled, LaunchLimits};
 use crate::hooks::Hooks;
+use crate::includes::{self, Include};
 use crate::matrix::Shape;
 use crate::params::{Param, Params};
 use crate::stream_k::{SHARE, SHARED_TILES_MAX};
@@ -59,6 +60,9 @@ pub struct GpuStep {
     pub file: &'static str,
     /// The kernel source, embedded with `include_str!`.
     pub source: &'static str,
+    /// The files of CUDA code the kernel, its copies and its hands-on starting files include by
+    /// name (`#include "NAME"`), embedded with `include_str!` (see [`crate::includes`]).
+    pub includes: &'static [Include],
     /// The kernel's compile-time constants, passed to NVRTC as `-D NAME=value`.
     pub params: &'static [Param],
     /// The grid, block and shared memory the kernel is launched with for these parameters
@@ -294,6 +298,7 @@ impl GpuStep {
         idea: "",
         file: "",
         source: "",
+        includes: &[],
         params: &[],
         geometry: no_geometry,
         check: no_check,
@@ -482,19 +487,25 @@ impl GpuStep {
     // ANCHOR: compile
     /// Compiles the kernel with `params` for `arch` (no GPU needed).
     pub fn compile(&self, params: &Params, arch: &str) -> Result<Compiled> {
-        gpu::compile(self.source, self.file, &self.target(arch), &self.defines(params))
+        gpu::compile(&self.expanded()?, self.file, &self.target(arch), &self.defines(params))
+    }
+
+    /// The kernel as NVRTC reads it: its source with its include files put in
+    /// ([`includes::expand`]).
+    pub fn expanded(&self) -> Result<std::borrow::Cow<'static, str>> {
+        includes::expand(self.source, self.file, self.includes)
     }
 
     /// Compiles the kernel with `params` to PTX for the emulator: Ampere's
     /// ([`crate::emulated::PTX_ARCH`]), or Hopper's own for a kernel that needs it.
     pub fn ptx(&self, params: &Params) -> Result<String> {
-        crate::emulated::ptx(self.source, self.file, self.ptx_arch(), &self.defines(params))
+        crate::emulated::ptx(&self.expanded()?, self.file, self.ptx_arch(), &self.defines(params))
     }
 
     /// For a Hopper kernel: the PTX for the emulator and the log of its compile for an H100
     /// (`sm_90a`), in one compile ([`crate::emulated::hopper_ptx_and_log`]).
     pub fn hopper_ptx_and_log(&self, params: &Params) -> Result<(String, String)> {
-        crate::emulated::hopper_ptx_and_log(self.source, self.file, &self.defines(params))
+        crate::emulated::hopper_ptx_and_log(&self.expanded()?, self.file, &self.defines(params))
     }
 
     /// The architecture of the PTX the emulator runs for this step.

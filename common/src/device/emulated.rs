@@ -68,27 +68,48 @@ fn ptx_and_log(
         // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
         let ptx = unsafe { nvrtc::result::get_ptx(prog) };
         let ptx = ptx.map_err(|e| anyhow!("NVRTC gave no PTX for {file}: {e:?}"))?;
-        Ok((own_file_name(&gpu::c_text(&ptx), file), log.to_owned()))
+        Ok((own_file_names(&gpu::c_text(&ptx), &files_of(source, file)), log.to_owned()))
     })
 }
 
 /// The H100's own target for a Hopper kernel's machine code.
 pub const HOPPER_TARGET: &str = "sm_90a";
 
-/// The PTX with its `.file` directive naming `file` as given (NVRTC writes the path it was
-/// compiled from, which a fault's message then repeats), so that a fault names the file as the
-/// learner knows it.
-fn own_file_name(ptx: &str, file: &str) -> String {
+/// The files a source's lines come from, as it names them: `file`, and each file a `#line`
+/// directive names (a step's include files, see `contract/includes.rs`).
+fn files_of<'a>(source: &'a str, file: &'a str) -> Vec<&'a str> {
+    let mut files = vec![file];
+    for line in source.lines() {
+        let Some(name) = line.strip_prefix("#line ").and_then(|rest| rest.split('"').nth(1)) else {
+            continue;
+        };
+        if !files.contains(&name) {
+            files.push(name);
+        }
+    }
+    files
+}
+
+/// The PTX with each `.file` directive that names one of `files` naming it as given (NVRTC
+/// writes the path it was compiled from, which a fault's message then repeats), so that a fault
+/// names the file as the learner knows it.
+fn own_file_names(ptx: &str, files: &[&str]) -> String {
     let mut out = String::with_capacity(ptx.len());
     for line in ptx.split_inclusive('\n') {
         let trimmed = line.trim_start();
-        match (trimmed.starts_with(".file"), line.find('"'), line.rfind('"')) {
-            (true, Some(open), Some(close)) if close > open && line[open + 1..close].ends_with(file) => {
+        let named = match (trimmed.starts_with(".file"), line.find('"'), line.rfind('"')) {
+            (true, Some(open), Some(close)) if close > open => {
+                files.iter().find(|f| line[open + 1..close].ends_with(**f)).map(|f| (open, close, f))
+            }
+            _ => None,
+        };
+        match named {
+            Some((open, close, file)) => {
                 out.push_str(&line[..=open]);
                 out.push_str(file);
                 out.push_str(&line[close..]);
             }
-            _ => out.push_str(line),
+            None => out.push_str(line),
         }
     }
     out
@@ -128,9 +149,19 @@ mod tests {
     #[test]
     fn the_file_directive_names_the_file_as_given() {
         let ptx = ".version 9.0\n\t.file\t1 \"/home/me/course/step04_tiled/step04_tiled/src/kernel.cu\"\n\t.file\t2 \"/usr/include/x.h\"\n";
-        let renamed = own_file_name(ptx, "step04_tiled/src/kernel.cu");
+        let renamed = own_file_names(ptx, &["step04_tiled/src/kernel.cu"]);
         assert!(renamed.contains("\t.file\t1 \"step04_tiled/src/kernel.cu\"\n"), "{renamed}");
         assert!(renamed.contains("/usr/include/x.h"), "other files keep their names: {renamed}");
+    }
+
+    #[test]
+    fn an_include_file_is_named_as_its_line_directive_names_it() {
+        let source = "int a;\n#line 1 \"step99/src/two.cuh\"\nint b;\n#line 3 \"mine/k.cu\"\n";
+        assert_eq!(files_of(source, "mine/k.cu"), ["mine/k.cu", "step99/src/two.cuh"]);
+        let ptx =
+            "\t.file\t1 \"/home/me/course/mine/k.cu\"\n\t.file\t2 \"/home/me/course/step99/src/two.cuh\"\n";
+        let renamed = own_file_names(ptx, &files_of(source, "mine/k.cu"));
+        assert_eq!(renamed, "\t.file\t1 \"mine/k.cu\"\n\t.file\t2 \"step99/src/two.cuh\"\n");
     }
 
     #[test]

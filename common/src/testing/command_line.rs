@@ -265,7 +265,10 @@ pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::PlantedFa
     let step_field = ran.report.as_ref().and_then(|r| r["step"].as_str().map(str::to_owned));
     let label = format!("{} (kernel from {})", step.name, same.display());
     assert!(ran.passed() && step_field.as_deref() == Some(label.as_str()), "{}", ran.out);
-    let wrong = scratch_file(&format!("{}-wrong.cu", step.name), &faults::apply(step.source, fault).unwrap());
+    let wrong = scratch_file(
+        &format!("{}-wrong.cu", step.name),
+        &faults::apply(&crate::testing::whole(step), fault).unwrap(),
+    );
     let ran = run_for_report(bin, &["--size", "32", "--kernel", wrong.to_str().unwrap()], &[]);
     for file in [same, wrong] {
         std::fs::remove_file(file).unwrap();

@@ -69,14 +69,19 @@ pub fn header(text: &str) -> Result<(String, String)> {
     let rest = first.strip_prefix("// ").ok_or_else(|| anyhow!("its first line is not a comment"))?;
     // The sentence may start on the next line.
     let rest = format!("{rest} ");
-    let at = rest.find(".cu: ").ok_or_else(|| {
-        anyhow!("its first line names no kernel it copies (`// Variant of stepNN_…/src/kernel.cu: …`)")
-    })?;
-    let base = &rest[rest[..at].rfind(' ').map_or(0, |i| i + 1)..at + 3];
+    // A kernel (`.cu`), or an include file of one (`.cuh`, see `contract/includes.rs`).
+    let (at, ext) = [".cu: ", ".cuh: "]
+        .iter()
+        .filter_map(|e| rest.find(e).map(|at| (at, e.len() - 2)))
+        .min()
+        .ok_or_else(|| {
+            anyhow!("its first line names no kernel it copies (`// Variant of stepNN_…/src/kernel.cu: …`)")
+        })?;
+    let base = &rest[rest[..at].rfind(' ').map_or(0, |i| i + 1)..at + ext];
     if !base.contains('/') {
         bail!("its first line names `{base}`, not a path from the repository's root");
     }
-    let mut change = rest[at + 5..].trim().to_owned();
+    let mut change = rest[at + ext + 2..].trim().to_owned();
     for line in lines.take(3) {
         if change.ends_with('.') {
             break;
@@ -114,14 +119,15 @@ pub fn read(step: &str) -> Result<Vec<KernelCopy>> {
         for path in &paths {
             let name = format!("{step}/{folder}/{}", path.file_name().unwrap().to_string_lossy());
             let copy = match path.extension().and_then(|e| e.to_str()) {
-                Some("cu") => {
+                // A variant's include file (`NAME.cuh`) is kept as a full copy of the step's.
+                Some("cu") | Some("cuh") => {
                     let text = std::fs::read_to_string(path).with_context(|| name.clone())?;
                     let (base, change) = header(&text).with_context(|| name.clone())?;
                     let diff = std::fs::read_to_string(path.with_extension("diff"))
                         .map_err(|_| anyhow!("{name} has no .diff beside it: run scripts/copies.sh"))?;
                     KernelCopy { file: name, text: Some(text), base, change, diff }
                 }
-                Some("diff") if path.with_extension("cu").exists() => continue,
+                Some("diff") if ["cu", "cuh"].iter().any(|e| path.with_extension(e).exists()) => continue,
                 Some("diff") if folder == "stages" => {
                     bail!("{name} is beside no stage of that name: a stage is kept whole, as NAME.cu")
                 }
@@ -260,6 +266,8 @@ mod tests {
         );
         let stage = "// Step 05, stage 2 of 7, from step05_x/stages/1_a.cu: outer products.\n";
         assert_eq!(header(stage).unwrap().0, "step05_x/stages/1_a.cu");
+        let part = "// Variant of step99/src/product.cuh: one pass.\n";
+        assert_eq!(header(part).unwrap(), ("step99/src/product.cuh".to_owned(), "one pass.".to_owned()));
         let wrapped =
             "// Stage 7 of 7, from step05_x/stages/6_a.cu:\n// __launch_bounds__: fewer registers.\n";
         assert_eq!(header(wrapped).unwrap().1, "__launch_bounds__: fewer registers.");

@@ -5,9 +5,16 @@ use anyhow::{Result, anyhow};
 
 use crate::step::GpuStep;
 
-/// `step` with `edits` made to its kernel (a planted fault or a variant built in a test).
+/// The text edits apply to: `step`'s kernel with its include files put in (`#line`
+/// directives keep a fault's file and line those of the file it lies in).
+pub fn whole(step: &GpuStep) -> String {
+    step.expanded().unwrap_or_else(|e| panic!("{}: {e}", step.name)).into_owned()
+}
+
+/// `step` with `edits` made to its kernel (a planted fault or a variant built in a test), in
+/// whichever of its files the edited text lies.
 pub fn edited(step: &GpuStep, edits: &[(&str, &str)]) -> GpuStep {
-    let source = apply_edits(step.source, edits).unwrap_or_else(|e| panic!("{}: {e}", step.name));
+    let source = apply_edits(&whole(step), edits).unwrap_or_else(|e| panic!("{}: {e}", step.name));
     GpuStep { source: Box::leak(source.into_boxed_str()), ..*step }
 }
 

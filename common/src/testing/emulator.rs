@@ -150,12 +150,9 @@ pub fn with_source(step: &GpuStep, file: &'static str, source: String) -> GpuSte
 
 /// The step's kernel with the text `find` replaced once by `replace` (which must be there).
 pub fn planted(step: &GpuStep, find: &str, replace: &str) -> GpuStep {
-    assert!(
-        step.source.contains(find),
-        "{}: the planted edit's text `{find}` is not in the kernel",
-        step.file
-    );
-    with_source(step, step.file, step.source.replacen(find, replace, 1))
+    let whole = crate::testing::whole(step);
+    assert!(whole.contains(find), "{}: the planted edit's text `{find}` is not in the kernel", step.file);
+    with_source(step, step.file, whole.replacen(find, replace, 1))
 }
 
 /// On the emulator at `shape`, `step` stops with a fault whose one sentence contains each of
@@ -224,7 +221,7 @@ pub fn assert_faults_caught(step: &GpuStep, faults: &[PlantedFault]) {
     let mut missed = Vec::new();
     let mut shapes = Vec::new();
     for f in faults {
-        let edited = with_source(step, step.file, faults::apply(step.source, f).unwrap());
+        let edited = with_source(step, step.file, faults::apply(&crate::testing::whole(step), f).unwrap());
         for &(m, n, k) in fault_shapes(f.class) {
             if let Ok((_, v)) = emulate(&edited, &[], Shape { m, n, k }) {
                 if v.passed() {

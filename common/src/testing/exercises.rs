@@ -7,6 +7,32 @@ use crate::params::Params;
 use crate::patch;
 use crate::step::GpuStep;
 
+/// The most lines a starting file may have: what a learner is handed is mostly what they write
+/// and what they read to write it; the rest of the kernel is the step's include files, which
+/// the file pulls in (see [`crate::includes`]).
+pub const MOST_LINES: usize = 500;
+
+/// Every starting file in the workspace (`step*/exercises/*.cu`) longer than `most` lines, with
+/// its line count, in the order of their paths.
+pub fn longer_than(most: usize) -> Vec<(String, usize)> {
+    let root = crate::testing::copies::root();
+    let mut long = Vec::new();
+    let mut steps: Vec<_> = std::fs::read_dir(&root).expect("the workspace's root").flatten().collect();
+    steps.sort_by_key(|e| e.file_name());
+    for step in steps.iter().filter(|e| e.file_name().to_string_lossy().starts_with("step")) {
+        let Ok(files) = std::fs::read_dir(step.path().join("exercises")) else { continue };
+        let mut files: Vec<_> = files.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for file in files.iter().filter(|f| f.extension().is_some_and(|e| e == "cu")) {
+            let lines = std::fs::read_to_string(file).expect("a starting file").lines().count();
+            if lines > most {
+                long.push((file.strip_prefix(&root).unwrap_or(file).display().to_string(), lines));
+            }
+        }
+    }
+    long
+}
+
 /// One exercise of a lab.
 pub struct Exercise {
     /// The starting file, from the repository's root: `step06_prefetch/exercises/NAME.cu`.
@@ -51,9 +77,52 @@ pub fn assert_starting_files_compile(step: &GpuStep, exercises: &[Exercise]) {
     }
 }
 
+/// Through the program `bin`: a copy of each starting file placed in a folder of its own, far
+/// from the step's, compiles with `--compile-only --kernel COPY`, its includes resolved from the
+/// include files built into the program; and the same copy with an include's name misspelt is refused in
+/// one sentence that names it, with a non-zero exit and no panic. Needs NVRTC, not a GPU.
+pub fn assert_copies_elsewhere_compile(bin: &str, exercises: &[Exercise]) {
+    for e in exercises {
+        let name = std::path::Path::new(e.file).file_name().expect("a file name").to_string_lossy();
+        let dir = std::env::temp_dir().join(format!("matmul-course-elsewhere-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join(&*name);
+        std::fs::write(&copy, e.start).unwrap();
+        let path = copy.to_str().unwrap();
+        let (code, out, err) =
+            crate::testing::run_for_output(bin, &["--compile-only", "--arch", "sm_90", "--kernel", path]);
+        assert_eq!(code, Some(0), "{}, copied to {path}:\n{out}{err}", e.file);
+        assert!(out.contains(path), "the report names the copy {path}:\n{out}");
+        let included = e.start.lines().find_map(|l| l.strip_prefix("#include \"")).expect("an #include");
+        let name = included.trim_end_matches('"');
+        let wrong = e.start.replacen(&format!("#include \"{name}\""), "#include \"no_such_file.cuh\"", 1);
+        std::fs::write(&copy, wrong).unwrap();
+        let (code, _, err) = crate::testing::run_for_output(bin, &["--compile-only", "--kernel", path]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(code, Some(1), "{err}");
+        let says = "includes \"no_such_file.cuh\", which is not one of the step's include files";
+        assert!(err.starts_with(&format!("error: {path}:")) && err.contains(says), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one sentence, no backtrace: {err}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_starting_file_is_longer_than_most_lines() {
+        let long = longer_than(MOST_LINES);
+        let named: Vec<String> = long.iter().map(|(f, n)| format!("{f} ({n} lines)")).collect();
+        assert!(
+            long.is_empty(),
+            "starting files over {MOST_LINES} lines: {}; move what the exercise does not ask for into the \
+             step's include files and include them",
+            named.join(", ")
+        );
+        // The count itself: the longest starting file is over a line long.
+        assert!(!longer_than(1).is_empty(), "no starting file found under step*/exercises/");
+    }
 
     #[test]
     #[should_panic(expected = "does not give the answer")]

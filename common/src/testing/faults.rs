@@ -249,8 +249,8 @@ pub fn assert_faults_apply(step: &GpuStep, faults: &[PlantedFault]) {
         );
     }
     for f in faults {
-        let edited = apply(step.source, f).unwrap_or_else(|e| panic!("{}: {e}", step.name));
-        assert_ne!(edited, format!("{PRELUDE}{}", step.source));
+        let edited = apply(&super::whole(step), f).unwrap_or_else(|e| panic!("{}: {e}", step.name));
+        assert_ne!(edited, format!("{PRELUDE}{}", super::whole(step)));
     }
 }
 
@@ -264,7 +264,7 @@ pub fn assert_faults_compile(step: &GpuStep, faults: &[PlantedFault]) {
 }
 
 fn edited(step: &GpuStep, fault: &PlantedFault) -> GpuStep {
-    let source = apply(step.source, fault).unwrap_or_else(|e| panic!("{}: {e}", step.name));
+    let source = apply(&super::whole(step), fault).unwrap_or_else(|e| panic!("{}: {e}", step.name));
     GpuStep { source: Box::leak(source.into_boxed_str()), ..*step }
 }
 

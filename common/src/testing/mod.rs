@@ -31,7 +31,7 @@ pub use command_line::{
     assert_kernel_option, assert_npy_inputs_pass, assert_run_without_a_gpu, program, run_for_output,
     run_for_report, run_program, run_program_limited, scratch_file,
 };
-pub use edits::{apply_edits, edited, lines_removed_and_added};
+pub use edits::{apply_edits, edited, lines_removed_and_added, whole};
 pub use inputs::{random_shapes, real_looking_inputs, special_inputs};
 pub use nvrtc::{
     ARCHS, archs, assert_archs_refused_or_served, assert_kernel_agrees, assert_kernel_agrees_at_tuner_sets,

@@ -416,7 +416,9 @@ impl<'a> EmulatorStep<'a> {
         };
         let mut machine = Emulator::new(&ptx).map_err(|e| anyhow!("{e}"))?;
         // The source lets a fault name an mbarrier as the kernel does, and a picture an array.
-        machine.source(step.file, step.source);
+        for (file, text) in crate::includes::by_file(&step.expanded()?, step.file) {
+            machine.source(&file, &text);
+        }
         machine.defines(&params.defines());
         machine.workers = workers();
         if let Some(refusal) = machine.refusal(ENTRY) {
