@@ -174,7 +174,8 @@ fn gpu_a_split_k_matches_the_reference_and_its_faults_fail() {
     for (what, find, replace) in faults {
         let step = testing::edited(&STEP, &[(find, replace)]);
         let params = testing::named_params(&step, ["SPLIT_K"], [3]);
-        for (shape, v) in testing::gpu_check(&step, params, &[(127, 129, 131), (300, 520, 4099)]).unwrap() {
+        // K of 256 or more: below it the FP32 path computes every row, around the kernel.
+        for (shape, v) in testing::gpu_check(&step, params, &[(127, 129, 300), (300, 520, 4099)]).unwrap() {
             println!("{what}, {shape}: {}", v.summary());
             assert!(!v.passed(), "{what} passed at {shape}: {}", v.summary());
         }

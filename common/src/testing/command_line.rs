@@ -257,10 +257,12 @@ pub fn assert_compile_only(bin: &str, step: &GpuStep) {
 /// Through the program on the GPU: `--kernel` runs an edited copy of the kernel; a copy with a
 /// comment added passes and names its file, and the same copy with `fault` planted fails.
 pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::PlantedFault) {
-    // 32³: a shape every step serves, step03's one block included.
+    // 32×32×256: a shape every step serves, step03's one block included, and deep enough that
+    // step 09 runs its kernel (below K = 256 its FP32 path computes every row, around it).
+    let shape = ["-m", "32", "-n", "32", "-k", "256"];
     let same = format!("// a learner's copy\n{}", step.source);
     let same = scratch_file(&format!("{}-same.cu", step.name), &same);
-    let ran = run_for_report(bin, &["--size", "32", "--kernel", same.to_str().unwrap()], &[]);
+    let ran = run_for_report(bin, &[&shape[..], &["--kernel", same.to_str().unwrap()]].concat(), &[]);
     assert_eq!(ran.code, Some(0), "{}{}", ran.out, ran.err);
     let step_field = ran.report.as_ref().and_then(|r| r["step"].as_str().map(str::to_owned));
     let label = format!("{} (kernel from {})", step.name, same.display());
@@ -269,7 +271,7 @@ pub fn assert_kernel_option(bin: &str, step: &GpuStep, fault: &faults::PlantedFa
         &format!("{}-wrong.cu", step.name),
         &faults::apply(&crate::testing::whole(step), fault).unwrap(),
     );
-    let ran = run_for_report(bin, &["--size", "32", "--kernel", wrong.to_str().unwrap()], &[]);
+    let ran = run_for_report(bin, &[&shape[..], &["--kernel", wrong.to_str().unwrap()]].concat(), &[]);
     for file in [same, wrong] {
         std::fs::remove_file(file).unwrap();
     }
