@@ -21,8 +21,8 @@
 //! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does;
 //! - `timeline_hooks` and `trace_hooks`: what a block's timeline picture and the time model's
 //!   replay ([`crate::replay`]) record as the warps run;
-//! - [`state`] and [`shadows`]: what a cluster, a block and a warp hold, what the sanitizer keeps
-//!   beside them, and how a fault names them.
+//! - [`state`], [`shadows`] and `operand_tags`: what a cluster, a block and a warp hold, what the
+//!   sanitizer keeps beside them (the operands' tags among it), and how a fault names them.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
