@@ -53,6 +53,8 @@ const MODULES: &[(u32, &str, &str)] = &[
     (5, "memory", include_str!("drive/run/memory.rs")),
     (5, "cpu", include_str!("drive/run/cpu.rs")),
     (5, "emulate", include_str!("drive/run/emulate.rs")),
+    (5, "timed", include_str!("drive/run/timed.rs")),
+    (5, "predict", include_str!("drive/run/predict.rs")),
     (5, "measure", include_str!("drive/measure.rs")),
     (5, "tune", include_str!("drive/tune.rs")),
     (6, "testing", include_str!("testing/mod.rs")),

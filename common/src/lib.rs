@@ -10,8 +10,8 @@
 //! workspace turns on in its `[dev-dependencies]`: a step's program needs neither, nor the
 //! proptest and criterion crates they use.
 //!
-//! Every module is also at the crate's root (`common::gpu`, `common::verify`, …), so a path does
-//! not change when a module's layer does.
+//! Every public module is also at the crate's root (`common::gpu`, `common::verify`, …), so a
+//! path does not change when a module's layer does.
 
 mod contract;
 mod data;
