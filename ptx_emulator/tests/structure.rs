@@ -3,6 +3,7 @@
 
 /// Bottom first.
 const PARTS: &[(&str, &str)] = &[
+    ("lanes", include_str!("../src/exec/lanes.rs")),
     ("state", include_str!("../src/exec/state.rs")),
     ("names", include_str!("../src/exec/names.rs")),
     ("operand_tags", include_str!("../src/exec/operand_tags.rs")),

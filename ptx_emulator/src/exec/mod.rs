@@ -23,6 +23,7 @@
 //!   replay ([`crate::replay`]) record as the warps run;
 //! - [`state`], [`shadows`] and `operand_tags`: what a cluster, a block and a warp hold, what the
 //!   sanitizer keeps beside them (the operands' tags among it), and how a fault names them.
+//! - `lanes`: the lanes of a mask, lowest first.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,6 +41,7 @@ mod fragments;
 mod global_order;
 pub mod global_watch;
 mod instruction;
+mod lanes;
 pub mod mbarrier;
 mod names;
 mod operand_tags;

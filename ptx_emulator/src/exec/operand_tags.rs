@@ -6,6 +6,8 @@ use std::collections::HashMap;
 
 use crate::inst::Src;
 
+use super::lanes::Lanes;
+
 /// The element of the kernel's A or B a word or register holds: the matrix (`A` or `B`), its
 /// row and column, the bits it held when tagged, the `cp.async` that wrote its bytes and the
 /// `ldmatrix` that read them into a register (0 until then).
@@ -63,7 +65,7 @@ impl OperandTags {
         if self.regs.is_empty() {
             return;
         }
-        for l in (0..32).filter(|l| exec >> l & 1 == 1) {
+        for l in Lanes(exec) {
             let traced = match a {
                 Src::Reg(x) => self.reg(slot, x, l, regs[x as usize][l] as u32).filter(|_| x != d),
                 Src::Imm(_) => None,

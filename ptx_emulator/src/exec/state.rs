@@ -11,6 +11,7 @@ use crate::sanitize::Shadow;
 use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
+pub use super::lanes::Lanes;
 use super::shadows::{Accesses, AsyncShadow, Clobber, Fragment, Freed, Passed};
 
 /// One launch: the kernel, its shape and its parameter bytes.
@@ -69,23 +70,6 @@ impl Launch<'_> {
 /// Bits of a shared::cluster address above a block's own shared memory: the block's rank + 1
 /// (0: the running block's own, as an address of `.shared::cta` is).
 pub const RANK_SHIFT: u32 = 24;
-
-/// Iterates over the set lanes of a mask.
-#[derive(Clone, Copy)]
-pub struct Lanes(pub u32);
-
-impl Iterator for Lanes {
-    type Item = usize;
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        if self.0 == 0 {
-            return None;
-        }
-        let l = self.0.trailing_zeros();
-        self.0 &= self.0 - 1;
-        Some(l as usize)
-    }
-}
 
 /// A cp.async copy waiting for its group to complete.
 #[derive(Clone, Copy, Debug)]
