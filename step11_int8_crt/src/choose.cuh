@@ -63,25 +63,29 @@ __device__ __forceinline__ float2 scaled_l1(double l1, int e, int K) {
 // Where the flag is set: |A| scaled and rounded down to bf16, row i of mag (kpitch entries a
 // row, zeros past K), and each row's scaled_l1 into sl1[i]. A block a row, rows further on in
 // turn.
-extern "C" __global__ void magnitudes_rows(const float* A, const int* exps, const double* l1,
-                                           const int* stats, unsigned short* mag, float2* sl1,
-                                           int M, int N, int K, int kpitch) {
+extern "C" __global__ void magnitudes_rows(const float* A, const int* shift, const int* exps,
+                                           const double* l1, const int* stats,
+                                           unsigned short* mag, float2* sl1, int M, int N, int K,
+                                           int kpitch) {
     if (!stats[flag_at(M, N)]) return;
     for (int i = blockIdx.x; i < M; i += gridDim.x) {
         int e = exps[i];
         const float* row = A + static_cast<long long>(i) * K;
         unsigned short* out = mag + static_cast<long long>(i) * kpitch;
         for (int k = threadIdx.x; k < kpitch; k += blockDim.x)
-            out[k] = k < K && e != NONFINITE ? bf16_down(fabsf(row[k]), e + 23) : 0;
+            out[k] = k < K && e != NONFINITE
+                         ? bf16_down(fabsf(along_k(row[k], shift, k, 1)), e + 23)
+                         : 0;
         if (threadIdx.x == 0) sl1[i] = scaled_l1(l1[i], e, K);
     }
 }
 
 // The same for B's columns, written transposed (column n as row n of mag), 32 columns by 128 of
 // K a block, as scale_cols; sl1[M + n] for column n.
-extern "C" __global__ void magnitudes_cols(const float* B, const int* exps, const double* l1,
-                                           const int* stats, unsigned short* mag, float2* sl1,
-                                           int M, int N, int K, int kpitch) {
+extern "C" __global__ void magnitudes_cols(const float* B, const int* shift, const int* exps,
+                                           const double* l1, const int* stats,
+                                           unsigned short* mag, float2* sl1, int M, int N, int K,
+                                           int kpitch) {
     __shared__ float tile[SCALE_TILE][33];
     if (!stats[flag_at(M, N)]) return;
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -97,9 +101,11 @@ extern "C" __global__ void magnitudes_cols(const float* B, const int* exps, cons
     int e = exps[M + n];
     if (blockIdx.y == 0 && threadIdx.x % 8 == 0) sl1[M + n] = scaled_l1(l1[M + n], e, K);
     unsigned short x[16];
+    int shifts[16];
+    shifts_at(shift, k0 + kk, K, shifts);
 #pragma unroll
     for (int j = 0; j < 16; ++j)
-        x[j] = e != NONFINITE ? bf16_down(fabsf(tile[kk + j][c]), e + 23) : 0;
+        x[j] = e != NONFINITE ? bf16_down(fabsf(along(tile[kk + j][c], shifts[j], -1)), e + 23) : 0;
     unsigned short* out = mag + static_cast<long long>(n) * kpitch + k0 + kk;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {

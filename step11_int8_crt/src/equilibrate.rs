@@ -1,15 +1,17 @@
-//! Step 11's equilibration along K (`equilibrate.cu`): A's column k times 2^s_k and B's row k
-//! times 2^−s_k, exact powers of two that leave A·B as it was, chosen so that each k's largest
-//! magnitude in A's column and in B's row meet halfway, less the shift common to every k (which
-//! would change no row's integers). The scaling to integers that follows
-//! gives a whole row of A (column of B) one power of two, so data whose scales were moved along K
-//! between A and B (activations and weights) would otherwise keep few bits of the entries far
-//! below their row's largest, and miss FP32's accuracy. Queued at the head of every product
-//! ([`crate::sequence`]); the residues are cut from the scaled copies, and the FP32 path reads the
-//! unscaled A and B (the same products).
+//! Step 11's equilibration along K (`equilibrate.cu`): a shift s_k for each k, exact powers of two
+//! that leave A·B as it was when A's column k is taken times 2^s_k and B's row k times 2^−s_k,
+//! chosen so that each k's largest magnitude in A's column and in B's row meet halfway, less the
+//! shift common to every k (which would change no row's integers). The scaling to integers that
+//! follows gives a whole row of A (column of B) one power of two, so data whose scales were moved
+//! along K between A and B (activations and weights) would otherwise keep few bits of the entries
+//! far below their row's largest, and miss FP32's accuracy. One kernel, queued at the head of
+//! every product ([`crate::sequence`]), reads A and B once and leaves the shifts; the kernels that
+//! cut the residues apply them as they read A and B (`along_k` in `scaling.cuh`), so no scaled
+//! copy is written, and the FP32 path reads the unscaled A and B (the same products).
 
 use anyhow::Result;
 
+use common::Shape;
 use common::hooks::{CudaSource, Queue};
 
 pub const SOURCE: &str = include_str!("equilibrate.cu");
@@ -17,17 +19,36 @@ pub const FILE: &str = "step11_int8_crt/src/equilibrate.cu";
 /// The module, loaded beside the step's on its first product.
 pub const MODULE: CudaSource = CudaSource { source: SOURCE, file: FILE };
 
-pub const RANGE_A_ENTRY: &str = "k_range_a";
-pub const RANGE_B_ENTRY: &str = "k_range_b";
-pub const SHIFTS_ENTRY: &str = "k_shifts";
-pub const CENTER_ENTRY: &str = "k_center";
-pub const SCALE_ENTRY: &str = "k_scale";
+pub const ENTRY: &str = "equilibrate";
 
-/// Rows of A a block of `k_range_a` reads (CHUNK in the kernel).
-pub const CHUNK: usize = 256;
-/// Most blocks in y of `k_range_a` and `k_range_b`, and of `k_scale` (whose blocks go round).
-pub const RANGE_BLOCKS_Y: usize = 64;
-pub const SCALE_BLOCKS: usize = 8192;
+/// Threads of a block (THREADS in the kernel): eight warps.
+pub const THREADS: u32 = 256;
+/// Columns of A a block takes (A_COLS in the kernel).
+pub const A_COLS: usize = 128;
+/// About how many blocks take A's columns, and how many warps B's rows, where the shape has that
+/// many pieces: enough to keep every SM's loads in flight, few enough that each piece's atomics
+/// stay a small part of its reads.
+const A_BLOCKS: usize = 1024;
+const B_WARPS: usize = 8192;
+/// The fewest rows of A, and columns of B, a piece takes.
+const A_LEAST_ROWS: usize = 64;
+const B_LEAST_COLS: usize = 1024;
+
+/// How many chunks of rows A's columns are cut into, and pieces B's rows, for `shape`.
+pub fn chunks(shape: Shape) -> (usize, usize) {
+    let Shape { m, n, k } = shape;
+    let a = A_BLOCKS.div_ceil(k.div_ceil(A_COLS)).clamp(1, m.div_ceil(A_LEAST_ROWS).max(1));
+    let b = B_WARPS.div_ceil(k).clamp(1, n.div_ceil(B_LEAST_COLS).max(1));
+    (a, b)
+}
+
+/// The kernel's blocks for `shape`: those of B's pieces (eight a block), then those of A's.
+pub fn blocks(shape: Shape) -> u32 {
+    let (a, b) = chunks(shape);
+    let warps = (THREADS / 32) as usize;
+    let total = (shape.k * b).div_ceil(warps) + shape.k.div_ceil(A_COLS) * a;
+    u32::try_from(total).unwrap_or(u32::MAX)
+}
 
 /// What the equilibration did, from its summary (the most negative shift as −s, the largest,
 /// and how many of the K are not 0), in words for the report.
@@ -139,6 +160,22 @@ mod tests {
         );
     }
 
+    /// Every shape gets at least one piece of each operand, and no more pieces than it has rows
+    /// (A) or columns (B) to give them; a 4096³ product about a thousand blocks of A's columns.
+    #[test]
+    fn the_pieces_cover_every_shape() {
+        for (m, n, k) in
+            [(1, 1, 1), (4096, 4096, 4096), (4_194_304, 4, 16), (257, 1, 65_537), (7, 3_000_000, 2)]
+        {
+            let s = Shape::new(m, n, k).unwrap();
+            let (a, b) = chunks(s);
+            assert!(a >= 1 && b >= 1 && a <= m.max(1) && b <= n.max(1), "{m}×{n}×{k}: {a}, {b}");
+            assert!(blocks(s) >= 1);
+        }
+        assert_eq!(chunks(Shape::new(4096, 4096, 4096).unwrap()), (32, 2));
+        assert_eq!(blocks(Shape::new(4096, 4096, 4096).unwrap()), 1024 + 1024);
+    }
+
     #[test]
     fn the_summary_reads_as_words() {
         assert_eq!(words(&[0, 0, 0], 64), "along K: A's columns and B's rows already balanced, none scaled");
@@ -146,15 +183,13 @@ mod tests {
         assert!(w.contains("on 60 of 64 (s from -12 to 11)"), "{w}");
     }
 
-    /// The module compiles for Hopper without spilling, with its five entry points.
+    /// The module compiles for Hopper without spilling.
     #[test]
     #[ignore = "needs libnvrtc"]
     fn nvrtc_the_equilibration_compiles_without_spills() {
         let c = common::gpu::compile(SOURCE, FILE, "sm_90a", &[]).unwrap();
-        for entry in [RANGE_A_ENTRY, RANGE_B_ENTRY, SHIFTS_ENTRY, CENTER_ENTRY, SCALE_ENTRY] {
-            assert!(c.has_function(entry), "no {entry}");
-            let ptxas = common::gpu::PtxasInfo::parse_entry(&c.log, entry).expect("ptxas's report");
-            assert_eq!(ptxas.spill_bytes(), 0, "{entry} spills");
-        }
+        assert!(c.has_function(ENTRY), "no {ENTRY}");
+        let ptxas = common::gpu::PtxasInfo::parse_entry(&c.log, ENTRY).expect("ptxas's report");
+        assert_eq!(ptxas.spill_bytes(), 0, "{ENTRY} spills");
     }
 }

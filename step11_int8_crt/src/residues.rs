@@ -3,28 +3,35 @@
 //! in this order (timing counts them all):
 //!
 //! ```text
-//! (stats zeroed: stats_len(shape) ints)
-//! scale_rows(const float* A, signed char* a_res, int* exps, int* stats, double* norms,
-//!            double* l1, int M, int K, int pitch)
+//! (stats zeroed: stats_len(shape) ints; the equilibration's ranges and summary zeroed)
+//! equilibrate(const float* A, const float* B, int* range, int* shift, int* summary, int M,
+//!             int N, int K, int a_chunks, int b_chunks)
+//!     from its own module (`equilibrate.cu`): one read of A and of B, and the last block to
+//!     finish turns their ranges along K into a shift s_k for each k; every kernel below reads
+//!     A's column k times 2^s_k and B's row k times 2^−s_k (A·B unchanged)
+//! scale_rows(const float* A, const int* shift, signed char* a_res, int* exps, int* stats,
+//!            double* norms, double* l1, int M, int K, int pitch)
 //!     one block per row of A, of K/16 threads rounded up to a warp, at most 256: the row's
 //!     exponent for MODULI moduli into exps[i], Σx² into norms[i] and Σ|x| into l1[i], its
 //!     residues into plane l of a_res (planes of M rows of pitch bytes, pitch = K rounded up to
 //!     16), and what the kernel's rule for rows it computes apart needs into stats
-//! col_norms(const float* B, double* part, int K, int N)
+//! col_norms(const float* B, const int* shift, double* part, int K, int N)
 //!     blocks of 32 columns by 256 rows of B: sums of squares into part[chunk·N + n], sums of
 //!     magnitudes and largest magnitudes into two more planes of chunks·N
-//! scale_cols(const float* B, const double* part, signed char* b_res, int* exps, int* stats,
-//!            double* norms, double* l1, int M, int K, int N, int pitch)
+//! scale_cols(const float* B, const int* shift, const double* part, signed char* b_res,
+//!            int* exps, int* stats, double* norms, double* l1, int M, int K, int N, int pitch)
 //!     blocks of 32 columns by 128 rows: as scale_rows for B's columns (exps + M is passed;
 //!     Σx² into norms[M + n], Σ|x| into l1[M + n]), the residues of Bᵀ into b_res (planes of N
 //!     rows of pitch bytes)
 //! mark_paths(const int* exps, int* stats, int* marks, int M, int N)
 //!     marks[v] for a row of A (v = i) or column of B (v = M + j): 1 on the FP32 path, 0 carried
 //!     at MODULI moduli, 2 to be looked at again, and the flag in stats if any is 2
-//! magnitudes_rows(const float* A, const int* exps, const double* l1, const int* stats,
-//!                 unsigned short* mag_a, float2* sl1, int M, int N, int K, int kpitch)
-//! magnitudes_cols(const float* B, const int* exps, const double* l1, const int* stats,
-//!                 unsigned short* mag_b, float2* sl1, int M, int N, int K, int kpitch)
+//! magnitudes_rows(const float* A, const int* shift, const int* exps, const double* l1,
+//!                 const int* stats, unsigned short* mag_a, float2* sl1, int M, int N, int K,
+//!                 int kpitch)
+//! magnitudes_cols(const float* B, const int* shift, const int* exps, const double* l1,
+//!                 const int* stats, unsigned short* mag_b, float2* sl1, int M, int N, int K,
+//!                 int kpitch)
 //!     where the flag is set: |A| and |B|ᵀ scaled and rounded down to bf16 (rows of kpitch
 //!     entries, K rounded up to 8), and each vector's two scaled norms into sl1 (blocks of rows
 //!     in turn; 32 columns by 128 of K a block)
@@ -34,10 +41,10 @@
 //! choose_moduli(const int* exps, const double* norms, int* stats, int* marks, int M, int N, int K)
 //!     where the flag is set, one block: each vector's need, L (stats[2] where above MODULI), the
 //!     histogram of needs, and marks 0 or 1
-//! rescale_rows(const float* A, signed char* a_res, int* exps, const int* stats,
-//!              const double* norms, int M, int K, int pitch)
-//! rescale_cols(const float* B, signed char* b_res, int* exps, const int* stats,
-//!              const double* norms, int M, int K, int N, int pitch)
+//! rescale_rows(const float* A, const int* shift, signed char* a_res, int* exps,
+//!              const int* stats, const double* norms, int M, int K, int pitch)
+//! rescale_cols(const float* B, const int* shift, signed char* b_res, int* exps,
+//!              const int* stats, const double* norms, int M, int K, int N, int pitch)
 //!     where L > MODULI, the exponents and L planes of residues again; else they return at once
 //!     (grids of fewer blocks, which take the rows and tiles further on in turn)
 //! matmul(int M, int N, int K, const float* A, const float* B, float* C,

@@ -80,20 +80,56 @@ struct Scale {
     }
 };
 
-// Entries k0 … k0 + N - 1 of a row of K (zeros past its end), 16-byte loads where rows allow.
+// ANCHOR: along_k
+// An entry of A's column k (sign 1) or of B's row k (sign −1) as the equilibration along K scales
+// it (equilibrate.cu): times 2^(sign·shift[k]), exact, since every shift keeps its scaled entries
+// normal numbers. A·B is unchanged; only how the entries sit in their rows moves.
+__device__ __forceinline__ float along(float v, int s, int sign)
+{
+    return s == 0 ? v : v * __int_as_float((127 + sign * s) << 23);
+}
+__device__ __forceinline__ float along_k(float v, const int* shift, int k, int sign)
+{
+    return along(v, shift[k], sign);
+}
+
+// The shifts of k0 … k0 + N − 1 (0 past K), 16-byte loads where they lie whole inside K (k0 a
+// multiple of 4): those of a column's run of entries in a tile of B.
 template <int N>
-__device__ __forceinline__ void load(const float* row, int k0, int K, float (&v)[N])
+__device__ __forceinline__ void shifts_at(const int* shift, int k0, int K, int (&s)[N])
+{
+    if (k0 + N <= K) {
+#pragma unroll
+        for (int q = 0; q < N / 4; ++q) {
+            int4 v = *reinterpret_cast<const int4*>(shift + k0 + 4 * q);
+            s[4 * q] = v.x, s[4 * q + 1] = v.y, s[4 * q + 2] = v.z, s[4 * q + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; ++j) s[j] = k0 + j < K ? shift[k0 + j] : 0;
+    }
+}
+// ANCHOR_END: along_k
+
+// Entries k0 … k0 + N - 1 of a row of A (zeros past K), equilibrated along K, 16-byte loads where
+// rows allow.
+template <int N>
+__device__ __forceinline__ void load(const float* row, const int* shift, int k0, int K,
+                                     float (&v)[N])
 {
     static_assert(N % 4 == 0, "load reads whole float4s");
     if (K % 4 == 0 && k0 + N <= K) {
 #pragma unroll
         for (int q = 0; q < N / 4; ++q) {
             float4 f = *reinterpret_cast<const float4*>(row + k0 + 4 * q);
-            v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+            int4 s = *reinterpret_cast<const int4*>(shift + k0 + 4 * q);
+            v[4 * q] = along(f.x, s.x, 1), v[4 * q + 1] = along(f.y, s.y, 1);
+            v[4 * q + 2] = along(f.z, s.z, 1), v[4 * q + 3] = along(f.w, s.w, 1);
         }
     } else {
 #pragma unroll
-        for (int j = 0; j < N; ++j) v[j] = k0 + j < K ? row[k0 + j] : 0.0f;
+        for (int j = 0; j < N; ++j)
+            v[j] = k0 + j < K ? along_k(row[k0 + j], shift, k0 + j, 1) : 0.0f;
     }
 }
 
@@ -160,8 +196,8 @@ __device__ __forceinline__ int need_at(int M, int N) { return ratio_at(M, N) + M
 // of the row stay in registers between the two passes, the rest is read again (from L2: few rows
 // are in flight).
 extern "C" __global__ void __launch_bounds__(256)
-    scale_rows(const float* A, signed char* res, int* exps, int* stats, double* norms, double* l1,
-               int M, int K, int pitch) {
+    scale_rows(const float* A, const int* shift, signed char* res, int* exps, int* stats,
+               double* norms, double* l1, int M, int K, int pitch) {
     __shared__ double partial[8], partial1[8];
     __shared__ float partial_max[8];
     __shared__ int partial_weight[8], partial_small[8];
@@ -169,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(256)
     int stride = 16 * blockDim.x;
     const float* row = A + static_cast<long long>(i) * K;
     float first[16];
-    load(row, 16 * threadIdx.x, K, first);
+    load(row, shift, 16 * threadIdx.x, K, first);
     double norm2 = 0.0, norm1 = 0.0;
     float largest = 0.0f;
 #pragma unroll
@@ -180,7 +216,7 @@ extern "C" __global__ void __launch_bounds__(256)
     }
     for (int k0 = 16 * threadIdx.x + stride; k0 < K; k0 += stride) {
         float v[16];
-        load(row, k0, K, v);
+        load(row, shift, k0, K, v);
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             norm2 = fma(static_cast<double>(v[j]), static_cast<double>(v[j]), norm2);
@@ -216,7 +252,7 @@ extern "C" __global__ void __launch_bounds__(256)
 #pragma unroll
             for (int j = 0; j < 16; ++j) v[j] = first[j];
         } else {
-            load(row, k0, K, v);
+            load(row, shift, k0, K, v);
         }
         Pieces x[16];
         Coins coins(key_a(i, k0));
@@ -252,15 +288,20 @@ constexpr int NORM_CHUNK = 256;  // rows of B a block of col_norms sums (the hos
 // their sums of magnitudes and largest magnitudes, part[(chunks + chunk)·N + n] and part[(2·chunks
 // + chunk)·N + n]. Summed in a fixed order (no atomics), so that the exponents, and so C, are the
 // same from run to run.
-extern "C" __global__ void col_norms(const float* B, double* part, int K, int N)
+extern "C" __global__ void col_norms(const float* B, const int* shift, double* part, int K,
+                                     int N)
 {
     __shared__ double sums[8][32], sums1[8][32], maxes[8][32];
+    __shared__ int shifts[NORM_CHUNK];  // the chunk's shifts along K, read once
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
     int n = blockIdx.x * 32 + tx, k0 = blockIdx.y * NORM_CHUNK, k1 = min(K, k0 + NORM_CHUNK);
+    for (int k = threadIdx.x; k < NORM_CHUNK; k += blockDim.x)
+        shifts[k] = k0 + k < K ? shift[k0 + k] : 0;
+    __syncthreads();
     double s = 0.0, s1 = 0.0, largest = 0.0;
     if (n < N) {
         for (int k = k0 + ty; k < k1; k += 8) {
-            double v = B[static_cast<long long>(k) * N + n];
+            double v = along(B[static_cast<long long>(k) * N + n], shifts[k - k0], -1);
             s = fma(v, v, s);
             s1 += fabs(v);
             largest = fmax(largest, fabs(v));
@@ -285,9 +326,10 @@ constexpr int SCALE_TILE = 128;
 // exps[n] (Σx² into norms[M + n], Σ|x| into l1[M + n]), the residues written transposed, column
 // n of B as row n of plane l (MODULI planes of N rows of pitch bytes): both operands of the INT8
 // product are then K-major. And the columns' share of stats (see scale_rows).
-extern "C" __global__ void scale_cols(const float* B, const double* part, signed char* res,
-                                      int* exps, int* stats, double* norms, double* l1, int M,
-                                      int K, int N, int pitch) {
+// Four blocks an SM (64 registers a thread), as many as col_norms' reads keep busy.
+extern "C" __global__ void __launch_bounds__(256, 4)
+    scale_cols(const float* B, const int* shift, const double* part, signed char* res, int* exps,
+               int* stats, double* norms, double* l1, int M, int K, int N, int pitch) {
     __shared__ float tile[SCALE_TILE][33];
     __shared__ int exponent[32];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -330,10 +372,12 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
     const bool on = K >= 4;
     int weight = 0, small = 0;
     Coins coins(key_b(n, k0 + kk));
+    int shifts[16];
+    shifts_at(shift, k0 + kk, K, shifts);
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-        float scaled = scale(tile[kk + j][c]);
-        if (k0 + kk + j < K) tally(tile[kk + j][c], scaled, limit, weight, small);
+        float v = along(tile[kk + j][c], shifts[j], -1), scaled = scale(v);
+        if (k0 + kk + j < K) tally(v, scaled, limit, weight, small);
         x[j] = pieces(unbiased(scaled, coins.next(), on));
     }
     if (weight > 0) atomicAdd(&stats[3 + 2 * (M + n)], weight);
@@ -349,9 +393,9 @@ extern "C" __global__ void scale_cols(const float* B, const double* part, signed
 // a block, tiles further down K taken in turn), their exponents for L moduli into exps and their
 // residues into L planes, from the Σx² the first pass kept. The integers reach 2⁶³: six pieces
 // each, eight entries at a time (for registers), one 8-byte store per modulus.
-extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* exps,
-                                        const int* stats, const double* norms, int M, int K,
-                                        int pitch)
+extern "C" __global__ void rescale_rows(const float* A, const int* shift, signed char* res,
+                                        int* exps, const int* stats, const double* norms, int M,
+                                        int K, int pitch)
 {
     const int L = chosen(stats);
     if (L == MODULI) return;
@@ -362,7 +406,7 @@ extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* e
         // Eight entries a thread, side by side: a warp's stores of one modulus fill 256 bytes.
         for (int k0 = 8 * threadIdx.x; k0 < K; k0 += 8 * 256) {
             float v[8];
-            load(row, k0, K, v);
+            load(row, shift, k0, K, v);
             Long x[8];
             Coins coins(key_a(i, k0));
 #pragma unroll
@@ -377,9 +421,9 @@ extern "C" __global__ void rescale_rows(const float* A, signed char* res, int* e
     }
 }
 
-extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* exps,
-                                        const int* stats, const double* norms, int M, int K,
-                                        int N, int pitch)
+extern "C" __global__ void rescale_cols(const float* B, const int* shift, signed char* res,
+                                        int* exps, const int* stats, const double* norms, int M,
+                                        int K, int N, int pitch)
 {
     __shared__ float tile[SCALE_TILE][33];
     __shared__ int exponent[32];
@@ -413,9 +457,13 @@ extern "C" __global__ void rescale_cols(const float* B, signed char* res, int* e
             if (k0 + kk >= K) break;
             Long x[8];
             Coins coins(key_b(n, k0 + kk));
+            int shifts[8];
+            shifts_at(shift, k0 + kk, K, shifts);
 #pragma unroll
-            for (int j = 0; j < 8; ++j)
-                x[j] = long_pieces(unbiased(scale(tile[kk + j][c]), coins.next(), K >= 4));
+            for (int j = 0; j < 8; ++j) {
+                float v = along(tile[kk + j][c], shifts[j], -1);
+                x[j] = long_pieces(unbiased(scale(v), coins.next(), K >= 4));
+            }
             signed char* out = res + static_cast<long long>(n) * pitch + k0 + kk;
             for (int l = 0; l < L; ++l) {
                 signed char* plane = out + static_cast<long long>(l) * N * pitch;

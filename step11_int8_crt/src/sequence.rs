@@ -60,20 +60,19 @@ pub enum Work {
     Stats,
     /// One mark per row of A and column of B (ints).
     Marks,
-    /// The equilibration's magnitudes along K: four ints per k (A's column, B's row).
+    /// The equilibration's magnitudes along K: four ints per k (A's column, B's row), left at
+    /// zero by the kernel for the next launch.
     Range,
     /// The equilibration's shift of each k (ints).
     Shift,
-    /// What it did: the most negative shift (as −s), the largest, how many are not 0; and the
-    /// sum and count of the half-differences whose mean is taken out.
+    /// What it did: the most negative shift (as −s), the largest, how many are not 0; the sum
+    /// and count of the half-differences whose mean is taken out; the blocks that arrived (left
+    /// at zero); two ints of room.
     Summary,
-    /// A and B equilibrated along K (f32, as A and B).
-    AEq,
-    BEq,
 }
 
 impl Work {
-    pub const ALL: [Work; 17] = [
+    pub const ALL: [Work; 15] = [
         Work::ARes,
         Work::BRes,
         Work::CRes,
@@ -89,8 +88,6 @@ impl Work {
         Work::Range,
         Work::Shift,
         Work::Summary,
-        Work::AEq,
-        Work::BEq,
     ];
 
     /// Bytes the workspace holds for `shape` (one at least; saturated, for the budget of shapes
@@ -115,17 +112,16 @@ impl Work {
             Work::Stats => 4 * stats_len(shape) as u64,
             Work::Range => 16 * k,
             Work::Shift => 4 * k,
-            Work::Summary => 20,
-            Work::AEq => (4 * m).saturating_mul(k),
-            Work::BEq => (4 * k).saturating_mul(n),
+            Work::Summary => 32,
         };
         bytes.max(1)
     }
 
     /// Whether the workspace is zeroed before every product (the statistics, which the kernels
-    /// add into); the others are written before they are read.
+    /// add into); the others are written before they are read, or (the equilibration's ranges
+    /// and count) left at zero by the kernel that adds into them.
     pub fn zeroed(self) -> bool {
-        matches!(self, Work::Stats | Work::Range | Work::Summary)
+        matches!(self, Work::Stats)
     }
 
     /// The workspace's name, in messages.
@@ -146,8 +142,6 @@ impl Work {
             Work::Range => "the magnitudes along K",
             Work::Shift => "the shifts along K",
             Work::Summary => "the equilibration's summary",
-            Work::AEq => "A equilibrated",
-            Work::BEq => "B equilibrated",
         }
     }
 }
@@ -206,8 +200,8 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
     let (kp, kb) = (pitch(k), bf16_pitch(k));
     let [mi, ni, ki, kpi, kbi] = [m, n, k, kp, kb].map(|v| I32(v as i32));
     let w = |work| Ptr(Buf::Work(work, 0));
-    // The residues are cut from A and B equilibrated along K (the same product).
-    let (a, b, c) = (w(Work::AEq), w(Work::BEq), Ptr(Buf::C));
+    // The residues are cut from A and B as the shifts along K scale them (the same product).
+    let (a, b, c, shift) = (Ptr(Buf::A), Ptr(Buf::B), Ptr(Buf::C), w(Work::Shift));
     let (a_res, b_res, exps, stats, squares, l1) =
         (w(Work::ARes), w(Work::BRes), w(Work::Exps), w(Work::Stats), w(Work::Squares), w(Work::L1));
     let b_exps = Ptr(Buf::Work(Work::Exps, 4 * m));
@@ -232,14 +226,19 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
             ROWS_ENTRY,
             (blocks(m, 1), 1, 1),
             row_threads,
-            vec![a, a_res, exps, stats, squares, l1, mi, ki, kpi],
+            vec![a, shift, a_res, exps, stats, squares, l1, mi, ki, kpi],
         ),
-        kernel(NORMS_ENTRY, (blocks(n, 32), blocks(k, NORM_CHUNK), 1), 256, vec![b, w(Work::Part), ki, ni]),
+        kernel(
+            NORMS_ENTRY,
+            (blocks(n, 32), blocks(k, NORM_CHUNK), 1),
+            256,
+            vec![b, shift, w(Work::Part), ki, ni],
+        ),
         kernel(
             COLS_ENTRY,
             (blocks(n, 32), blocks(k, SCALE_TILE), 1),
             256,
-            vec![b, w(Work::Part), b_res, b_exps, stats, squares, l1, mi, ki, ni, kpi],
+            vec![b, shift, w(Work::Part), b_res, b_exps, stats, squares, l1, mi, ki, ni, kpi],
         ),
         kernel(MARKS_ENTRY, (blocks(m + n, 256).min(1024), 1, 1), 256, vec![exps, stats, marks, mi, ni]),
         // The bound, where the rule left vectors marked (else each kernel returns at once).
@@ -247,13 +246,13 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
             MAGNITUDE_ROWS_ENTRY,
             (rescaled, 1, 1),
             256,
-            vec![a, exps, l1, stats, w(Work::MagA), scaled_l1, mi, ni, ki, kbi],
+            vec![a, shift, exps, l1, stats, w(Work::MagA), scaled_l1, mi, ni, ki, kbi],
         ),
         kernel(
             MAGNITUDE_COLS_ENTRY,
             (blocks(n, 32), blocks(kb, SCALE_TILE), 1),
             256,
-            vec![b, exps, l1, stats, w(Work::MagB), scaled_l1, mi, ni, ki, kbi],
+            vec![b, shift, exps, l1, stats, w(Work::MagB), scaled_l1, mi, ni, ki, kbi],
         ),
         SequenceItem::Kernel {
             entry: BOUND_ENTRY,
@@ -271,12 +270,17 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
             ],
         },
         kernel(CHOOSE_ENTRY, (1, 1, 1), 1024, vec![exps, squares, stats, marks, mi, ni, ki]),
-        kernel(RESCALE_ROWS_ENTRY, (rescaled, 1, 1), 256, vec![a, a_res, exps, stats, squares, mi, ki, kpi]),
+        kernel(
+            RESCALE_ROWS_ENTRY,
+            (rescaled, 1, 1),
+            256,
+            vec![a, shift, a_res, exps, stats, squares, mi, ki, kpi],
+        ),
         kernel(
             RESCALE_COLS_ENTRY,
             (blocks(n, 32), tiles, 1),
             256,
-            vec![b, b_res, b_exps, stats, squares, mi, ki, ni, kpi],
+            vec![b, shift, b_res, b_exps, stats, squares, mi, ki, ni, kpi],
         ),
         SequenceItem::Product {
             args: vec![
@@ -301,45 +305,34 @@ pub fn sequence(shape: Shape, rebuilds: bool, (a_box, b_box): (TmaBox, TmaBox)) 
 }
 // ANCHOR_END: sequence
 
-/// The equilibration along K ([`crate::equilibrate`]): the magnitudes of A's columns and B's
-/// rows, a shift for each k, and A and B scaled by them into their workspaces.
+/// The equilibration along K ([`crate::equilibrate`]): one kernel that reads A and B once and
+/// leaves a shift for each k, which the kernels after it apply as they read A and B.
 fn equilibration(shape: Shape) -> Vec<SequenceItem> {
-    use crate::equilibrate::{
-        CENTER_ENTRY, CHUNK, RANGE_A_ENTRY, RANGE_B_ENTRY, RANGE_BLOCKS_Y, SCALE_BLOCKS, SCALE_ENTRY,
-        SHIFTS_ENTRY,
-    };
-    use Val::{I32, I64, Ptr};
+    use crate::equilibrate::{ENTRY, THREADS, chunks};
+    use Val::{I32, Ptr};
     let Shape { m, n, k } = shape;
     let w = |work| Ptr(Buf::Work(work, 0));
-    let (range, shift) = (w(Work::Range), w(Work::Shift));
-    let kernel =
-        |entry, grid, args: Vec<Val>| SequenceItem::Kernel { entry, grid, block: 256, smem: 0, args };
-    let scale_blocks = |len: usize| blocks(len, 256).min(SCALE_BLOCKS as u32);
-    let [mi, ni, ki] = [m, n, k].map(|v| I32(v as i32));
+    let (a_chunks, b_chunks) = chunks(shape);
     vec![
         SequenceItem::LoadEquilibration,
-        kernel(
-            RANGE_A_ENTRY,
-            (blocks(k, 256), blocks(m, CHUNK).min(RANGE_BLOCKS_Y as u32), 1),
-            vec![Ptr(Buf::A), range, mi, ki],
-        ),
-        kernel(
-            RANGE_B_ENTRY,
-            (k as u32, blocks(n, 256).min(RANGE_BLOCKS_Y as u32), 1),
-            vec![Ptr(Buf::B), range, ki, ni],
-        ),
-        kernel(SHIFTS_ENTRY, (blocks(k, 256), 1, 1), vec![range, w(Work::Summary), ki]),
-        kernel(CENTER_ENTRY, (blocks(k, 256), 1, 1), vec![range, shift, w(Work::Summary), ki]),
-        kernel(
-            SCALE_ENTRY,
-            (scale_blocks(m * k), 1, 1),
-            vec![Ptr(Buf::A), shift, w(Work::AEq), I64(m as i64), ki, I32(1), I32(0)],
-        ),
-        kernel(
-            SCALE_ENTRY,
-            (scale_blocks(k * n), 1, 1),
-            vec![Ptr(Buf::B), shift, w(Work::BEq), I64(k as i64), ni, I32(-1), I32(1)],
-        ),
+        SequenceItem::Kernel {
+            entry: ENTRY,
+            grid: (crate::equilibrate::blocks(shape), 1, 1),
+            block: THREADS,
+            smem: 0,
+            args: vec![
+                Ptr(Buf::A),
+                Ptr(Buf::B),
+                w(Work::Range),
+                w(Work::Shift),
+                w(Work::Summary),
+                I32(m as i32),
+                I32(n as i32),
+                I32(k as i32),
+                I32(a_chunks as i32),
+                I32(b_chunks as i32),
+            ],
+        },
     ]
 }
 
@@ -419,12 +412,10 @@ mod tests {
                 + 2 * 8 * 8
                 + 3 * 8 * 5
                 + 4 * (11 + 3 + 256 + 16 * 128 * 256)
-                // The equilibration: four magnitudes and a shift for each k, its summary, and A
-                // and B scaled.
+                // The equilibration: four magnitudes and a shift for each k, and its summary.
                 + 16 * 7
                 + 4 * 7
-                + 20
-                + 4 * (3 * 7 + 7 * 5)
+                + 32
         );
         assert_eq!(pitch(16), 16);
         assert_eq!(pitch(17), 32);
