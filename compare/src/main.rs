@@ -213,7 +213,8 @@ fn run(args: CompareArgs, command: String) -> Result<bool> {
         }));
         bar.inc(1);
 
-        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, recipe, &bar, false)?;
+        let kernels = step_kernels.iter().map(Option::as_ref);
+        let measured = measure(&gpu, &inputs, &reference, kernels, &baselines, recipe, &bar, false)?;
         for (row, cell) in rows[1..].iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -312,7 +313,8 @@ fn run_suite(args: &CompareArgs, command: String) -> Result<bool> {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::family(shape, 42, args.inputs);
         let reference = measure::reference(&gpu, Some(&baselines[0].1), &inputs)?;
-        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, recipe, &bar, true)?;
+        let kernels = step_kernels.iter().map(Option::as_ref);
+        let measured = measure(&gpu, &inputs, &reference, kernels, &baselines, recipe, &bar, true)?;
         for (row, cell) in rows.iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -397,15 +399,15 @@ fn baselines(gpu: &Gpu) -> Result<Vec<(&'static str, Blas, Precision)>> {
     Ok(baselines)
 }
 
-/// Every compiled step, then every baseline, on `inputs`: a verified, timed cell each, or None
+/// Each compiled step given, then each baseline given, on `inputs`: a verified, timed cell each, or None
 /// where a step does not serve the GPU or the shape (`say_why`: print the reason for a shape).
 #[allow(clippy::too_many_arguments)]
-fn measure(
+fn measure<'k, 's: 'k>(
     gpu: &Gpu,
     inputs: &Inputs,
     reference: &common::reference::Reference,
-    step_kernels: &[Option<StepKernels>],
-    baselines: &[(&str, Blas, Precision)],
+    step_kernels: impl IntoIterator<Item = Option<&'k StepKernels<'s>>>,
+    baselines: impl IntoIterator<Item = &'k (&'static str, Blas, Precision)>,
     recipe: Recipe,
     bar: &indicatif::ProgressBar,
     say_why: bool,
