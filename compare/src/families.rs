@@ -6,6 +6,15 @@
 
 use std::fmt::Write as _;
 
+use common::Precision;
+
+/// Whether a step claims FP32 from the tensor cores (labs 09 and 11): these are the steps the
+/// families compare (`--families`, and the gate's families), found from `GPU_STEPS` by their
+/// precision.
+pub fn fp32_from_tensor_cores(precision: Precision) -> bool {
+    matches!(precision, Precision::Tf32x3 | Precision::Int8Crt)
+}
+
 /// One step (or SGEMM) on one input.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FamilyEntry {

@@ -9,16 +9,10 @@ use common::matrix::{Family, Inputs, Shape};
 use common::measure::{self, Buffers, Recipe};
 use common::timing::Sampling;
 use common::{Precision, files, verify};
-use compare::families::{Families, FamilyEntry, FamilyRow};
+use compare::families::{Families, FamilyEntry, FamilyRow, fp32_from_tensor_cores};
 use compare::{GPU_STEPS, slug};
 
 use super::{CompareArgs, compile_steps, measure_step, open_gpu, versions};
-
-/// Whether a step claims FP32 from the tensor cores (labs 09 and 11): these are the steps the
-/// families compare, found from `GPU_STEPS` by their precision.
-fn fp32_from_tensor_cores(precision: Precision) -> bool {
-    matches!(precision, Precision::Tf32x3 | Precision::Int8Crt)
-}
 
 /// Every family at `--size`³, or at `-m/-n/-k` (seed 42), then each `--pair A,B` read from its
 /// files.

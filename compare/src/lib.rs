@@ -9,6 +9,7 @@ use common::{GpuStep, Intensity, Precision, Shape};
 mod charts;
 pub mod dram;
 pub mod families;
+pub mod gate;
 mod record;
 pub mod suite;
 mod svg;

@@ -18,6 +18,7 @@ use common::{GpuStep, Inputs, Intensity, Params, Precision, Shape, gpu, verify};
 use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram, slug};
 
 mod families_run;
+mod gate_run;
 mod predicted_run;
 
 #[derive(Parser, Debug)]
@@ -25,6 +26,8 @@ mod predicted_run;
 // A group of one for --seed to require: with a plain `requires = "held_out"`, `--suite --seed N`
 // was accepted (the test below refuses it).
 #[command(group = clap::ArgGroup::new("held").args(["held_out"]))]
+// What --steps restricts: a run of shapes, or the gate.
+#[command(group = clap::ArgGroup::new("stepped").args(["suite", "held_out", "chosen", "gate"]).multiple(true))]
 #[command(
     allow_negative_numbers = true,
     about = "Runs every step and cuBLAS (SGEMM, and TF32 where the GPU has it) over square sizes, verifies each, and \
@@ -77,8 +80,9 @@ struct CompareArgs {
     #[arg(long, requires = "held", value_parser = parse_seed)]
     seed: Option<u64>,
     /// With --suite, --held-out or --shapes: only these steps (and their variants) beside cuBLAS, by name
-    /// or number, comma-separated (e.g. `--steps 10` or `--steps step06_prefetch,step10`).
-    #[arg(long, value_delimiter = ',', requires = "shapes")]
+    /// or number, comma-separated (e.g. `--steps 10` or `--steps step06_prefetch,step10`). With
+    /// --gate: only these labs, and only their entries of the record.
+    #[arg(long, value_delimiter = ',', requires = "stepped")]
     steps: Vec<String>,
     /// Run steps 09 and 11 (FP32 from the tensor cores) and cuBLAS SGEMM on every input family
     /// at --size³, and on each --pair of files: per input the verdict, the worst element's share
@@ -116,6 +120,22 @@ struct CompareArgs {
         conflicts_with_all = ["sizes", "large", "suite", "held_out", "families", "out", "steps", "reps", "inputs", "predicted"]
     )]
     redraw: Option<PathBuf>,
+    /// The gate, before a change to a kernel, a host path or a launch lands: every lab at its
+    /// headline shapes beside its cuBLAS baseline (each lab that serves it at 4096³; steps 08, 09,
+    /// 11 and 12 at 8192³, 2048³, 1024³ and 1024×1024×4096 too; step 10 on the suite's shapes;
+    /// steps 09 and 11 on every family), each share set against this GPU's committed record
+    /// (docs/src/results/gate/). A share more than 3% below its record is measured again, and
+    /// fails if it is again; a wrong result, or an entry of the record not measured, fails too
+    /// (exit status 1). Sampled alike every time (30 samples; --reps does not apply).
+    #[arg(long, conflicts_with_all = [
+        "sizes", "large", "cpu_max", "suite", "held_out", "chosen", "families", "predicted", "redraw",
+        "inputs", "reps", "seed", "size", "m", "n", "k", "pair",
+    ])]
+    gate: bool,
+    /// With --gate: measure a new record of this GPU instead of comparing with it, written as
+    /// JSON and a table under --out's gate/ (every lab: not with --steps).
+    #[arg(long, requires = "gate", conflicts_with = "steps")]
+    record: bool,
 }
 
 /// Whether `name` (a step's, or a variant's `step (variant)`) is one of `wanted` (names or
@@ -133,11 +153,14 @@ fn main() -> ExitCode {
         &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
     );
     let args = CompareArgs::parse();
+    let gate = args.gate;
     let result = if let Some(record) = &args.redraw {
         compare::redraw(record).map(|written| {
             written.iter().for_each(|p| println!("wrote {}", p.display()));
             true
         })
+    } else if args.gate {
+        gate_run::run(&args, command)
     } else if args.predicted {
         predicted_run::run(&args, command)
     } else if args.families {
@@ -149,6 +172,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
+        Ok(false) if gate => ExitCode::FAILURE, // the gate named each failure
         Ok(false) => {
             eprintln!("error: some results were wrong (FAILED in the table)");
             ExitCode::FAILURE
@@ -213,7 +237,8 @@ fn run(args: CompareArgs, command: String) -> Result<bool> {
         }));
         bar.inc(1);
 
-        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, recipe, &bar, false)?;
+        let kernels = step_kernels.iter().map(Option::as_ref);
+        let measured = measure(&gpu, &inputs, &reference, kernels, &baselines, recipe, &bar, false)?;
         for (row, cell) in rows[1..].iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -312,7 +337,8 @@ fn run_suite(args: &CompareArgs, command: String) -> Result<bool> {
         bar.set_message(compare::suite::label(shape));
         let inputs = Inputs::family(shape, 42, args.inputs);
         let reference = measure::reference(&gpu, Some(&baselines[0].1), &inputs)?;
-        let measured = measure(&gpu, &inputs, &reference, &step_kernels, &baselines, recipe, &bar, true)?;
+        let kernels = step_kernels.iter().map(Option::as_ref);
+        let measured = measure(&gpu, &inputs, &reference, kernels, &baselines, recipe, &bar, true)?;
         for (row, cell) in rows.iter_mut().zip(measured) {
             row.1.push(cell);
         }
@@ -397,15 +423,15 @@ fn baselines(gpu: &Gpu) -> Result<Vec<(&'static str, Blas, Precision)>> {
     Ok(baselines)
 }
 
-/// Every compiled step, then every baseline, on `inputs`: a verified, timed cell each, or None
+/// Each compiled step given, then each baseline given, on `inputs`: a verified, timed cell each, or None
 /// where a step does not serve the GPU or the shape (`say_why`: print the reason for a shape).
 #[allow(clippy::too_many_arguments)]
-fn measure(
+fn measure<'k, 's: 'k>(
     gpu: &Gpu,
     inputs: &Inputs,
     reference: &common::reference::Reference,
-    step_kernels: &[Option<StepKernels>],
-    baselines: &[(&str, Blas, Precision)],
+    step_kernels: impl IntoIterator<Item = Option<&'k StepKernels<'s>>>,
+    baselines: impl IntoIterator<Item = &'k (&'static str, Blas, Precision)>,
     recipe: Recipe,
     bar: &indicatif::ProgressBar,
     say_why: bool,
