@@ -44,7 +44,24 @@ pub fn run(args: &CompareArgs, command: String) -> Result<bool> {
     let groups = plan::plan(|lab| wanted(lab, &args.steps));
     let gpu = open_gpu(args.device)?;
     // Before anything is compiled or measured: the record to compare with.
-    let record = if args.record { None } else { Some(records::for_device(&gpu.info.name)?) };
+    let record = match (&args.record, &args.against) {
+        (true, _) => None,
+        (false, Some(file)) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read the gate record {}", file.display()))?;
+            let record = GateRecord::parse(&text, &file.display().to_string())?;
+            if record.device != gpu.info.name {
+                bail!(
+                    "the gate record {} was measured on the {}, not on this {}: shares compare only on one GPU",
+                    file.display(),
+                    record.device,
+                    gpu.info.name
+                );
+            }
+            Some(record)
+        }
+        (false, None) => Some(records::for_device(&gpu.info.name)?),
+    };
     if !cublas::present() {
         bail!("the gate measures shares of cuBLAS, and libcublas could not be loaded");
     }
@@ -198,6 +215,10 @@ mod tests {
         assert!(wanted("step11_int8_crt", &a.steps) && !wanted("step10_any_shape", &a.steps));
         let a = parse(&["--gate", "--record", "--out", "/tmp/x"]).unwrap();
         assert!(a.record && a.out == std::path::Path::new("/tmp/x"));
+        let a = parse(&["--gate", "--against", "/tmp/r.json", "--steps", "11"]).unwrap();
+        assert!(!a.record && a.against.as_deref() == Some(std::path::Path::new("/tmp/r.json")));
+        assert!(parse(&["--against", "/tmp/r.json"]).is_err(), "--against needs --gate");
+        assert!(parse(&["--gate", "--record", "--against", "/tmp/r.json"]).is_err());
         for (args, says) in [
             (&["--record"][..], "--gate"),
             (&["--gate", "--record", "--steps", "11"][..], "cannot be used with"),

@@ -136,6 +136,10 @@ struct CompareArgs {
     /// JSON and a table under --out's gate/ (every lab: not with --steps).
     #[arg(long, requires = "gate", conflicts_with = "steps")]
     record: bool,
+    /// With --gate: compare with the record in this file (a JSON `--gate --record` wrote, for
+    /// one just made and not yet committed) instead of the one this program carries.
+    #[arg(long, value_name = "FILE", requires = "gate", conflicts_with = "record")]
+    against: Option<PathBuf>,
 }
 
 /// Whether `name` (a step's, or a variant's `step (variant)`) is one of `wanted` (names or
