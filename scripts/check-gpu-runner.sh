@@ -34,6 +34,9 @@ chmod +x "$work/bin/nvidia-smi"
 export PATH="$work/bin:$PATH"
 unset CUDA_VISIBLE_DEVICES GPUS CPUS OUT TEST_LOGS DURATIONS TEST_TIMEOUT NCCL_NVLS_ENABLE
 export TRACE=$work/trace
+# The runner's folders (its queues; its logs where OUT is unset) go here, to be looked at below.
+export TMPDIR=$work/tmp
+mkdir -p "$TMPDIR"
 
 # A fake test binary: fake NAME SECONDS TEST... where a test named *fails* fails and SECONDS is
 # how long a run sleeps. A run appends one line to $TRACE:
@@ -254,11 +257,11 @@ rm "$work/repo/scripts/gpu-test-durations.tsv"
 
 # ---- packed, as gpu-bundle leaves it: unpacked on first use -------------------------------------
 
-mkdir -p "$work/packed/.gpu" "$work/packed/bin" "$work/packed/benches" "$work/tmp"
+mkdir -p "$work/packed/.gpu" "$work/packed/bin" "$work/packed/benches"
 cp -r "$work/repo/.gpu/tests" "$work/packed/"
 tar -C "$work/packed" -cf - bin tests benches | xz > "$work/packed/.gpu/pack.tar.xz"
 cp "$runner" "$work/packed/.gpu/run"
-(cd "$work/packed" && TMPDIR=$work/tmp FAKE_GPUS=2 bash .gpu/run tests rings) > "$work/packed.out" 2>&1
+(cd "$work/packed" && FAKE_GPUS=2 bash .gpu/run tests rings) > "$work/packed.out" 2>&1
 same "packed: the last line" "$(last packed)" "gpu tests: 2 passed, 0 failed"
 same "packed: unpacked under TMPDIR" "$(ls "$work"/tmp/gpu-bundle-*/tests/ | joined)" "$(ls "$work/repo/.gpu/tests" | joined)"
 
@@ -275,6 +278,10 @@ holds "emulator: the line before the last" emu '^emulator tests: wall [0-9]+ s, 
 same "emulator: the most binaries at once" "$(runs emu | most_at_once)" 3
 CPUS=12 run emu1 emulator z1
 same "emulator with a filter: the runs" "$(runs emu1 | field 1,6)" "z.emulator|nvrtc_emulated_z1"
+
+# ---- no queue left behind, stopped or not ----------------------------------------------------------
+
+same "the runner's queues left in TMPDIR (none)" "$(ls -d "$TMPDIR"/gpu-run.* 2> /dev/null | joined)" ""
 
 if [ $wrong -ne 0 ]; then
   rm -rf "$work.kept"
