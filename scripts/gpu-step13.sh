@@ -34,9 +34,10 @@ print(f"16 MiB from GPU 0 to GPU 1 by PyTorch: {dt * 1e6:.1f} us a copy, {x.nume
 PY
 } > "$out/machine.txt" 2>&1
 if [ "$what" = all ] || [ "$what" = tests ]; then
-    timeout 90 bash .gpu/run tests gpu_simulated_ring > "$out/tests-simulated.log" 2>&1
+    # The runner's own logs stay out of $OUT (the device brings back 8 files): its output is kept here.
+    TEST_LOGS=$(mktemp -d) timeout 90 bash .gpu/run tests gpu_simulated_ring > "$out/tests-simulated.log" 2>&1
     echo "simulated tests: rc $?" | tee -a "$out/summary.txt"
-    timeout 90 bash .gpu/run tests gpu_nccl_rings > "$out/tests-nccl.log" 2>&1
+    TEST_LOGS=$(mktemp -d) timeout 90 bash .gpu/run tests gpu_nccl_rings > "$out/tests-nccl.log" 2>&1
     echo "nccl tests: rc $?" | tee -a "$out/summary.txt"
 fi
 if [ "$what" = all ] || [ "$what" = runs ]; then

@@ -2,6 +2,7 @@
 # Runs the test binaries of a gpu-bundle (scripts/gpu-bundle) on the GPU machine in parts,
 # so that each part fits in one call of the device (at most 600 s): the whole suite with every
 # test binary's ignored tests included, as `bash .gpu/run tests` runs it, split by test name.
+# On a machine of four GPUs, `bash .gpu/run tests` runs it in one call, sharded over the GPUs.
 #
 #   bash scripts/gpu-tests.sh gpu      # every test but the NVRTC compile tests (those CI runs too)
 #   bash scripts/gpu-tests.sh nvrtc    # the NVRTC compile tests alone (six architectures a step)
