@@ -170,6 +170,20 @@ fn measure_groups(
     Ok(entries)
 }
 
+/// `--lower-of`: the record of the lowest shares of several, written as a new one (no GPU).
+pub fn lower_of(args: &CompareArgs) -> Result<()> {
+    let runs = args
+        .lower_of
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read the gate record {}", file.display()))?;
+            GateRecord::parse(&text, &file.display().to_string())
+        })
+        .collect::<Result<Vec<_>>>()?;
+    write(args, &gate::lower::lower_of(&runs)?)
+}
+
 /// A new record: its table printed, its JSON and page written under `--out`'s gate/, unless a
 /// result failed verification.
 fn write(args: &CompareArgs, made: &GateRecord) -> Result<()> {

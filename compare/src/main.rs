@@ -140,6 +140,11 @@ struct CompareArgs {
     /// one just made and not yet committed) instead of the one this program carries.
     #[arg(long, value_name = "FILE", requires = "gate", conflicts_with = "record")]
     against: Option<PathBuf>,
+    /// Without a GPU: the gate record whose every entry is the lowest share these records
+    /// (JSON that `--gate --record` wrote on one GPU, comma-separated) measured, written under
+    /// --out's gate/ as `--gate --record` writes one: a record a run of the same code meets.
+    #[arg(long, value_name = "FILES", value_delimiter = ',', num_args = 1.., conflicts_with_all = ["gate", "redraw", "predicted"])]
+    lower_of: Vec<PathBuf>,
 }
 
 /// Whether `name` (a step's, or a variant's `step (variant)`) is one of `wanted` (names or
@@ -163,6 +168,8 @@ fn main() -> ExitCode {
             written.iter().for_each(|p| println!("wrote {}", p.display()));
             true
         })
+    } else if !args.lower_of.is_empty() {
+        gate_run::lower_of(&args).map(|()| true)
     } else if args.gate {
         gate_run::run(&args, command)
     } else if args.predicted {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{CUBLAS, CUBLAS_TF32};
 
+pub mod lower;
 pub mod plan;
 pub mod records;
 
