@@ -104,12 +104,23 @@ impl Profile {
 /// The GPUs the model has a profile of, the first the default.
 pub const PROFILES: [&Profile; 2] = [&H100, &H200];
 
-/// The profile of `name` (`h100`, `H200`, or the driver's name of such a GPU), if there is one.
+/// The profile of `name` (`h100`, `H200`, or the driver's name of such a GPU), if there is one:
+/// a profile whose short or driver's name is `name` (in any case) first; else the one whose short
+/// name `name` holds, the longest such name where several are held (so that a GPU whose name
+/// holds another's, an "H100 PCIe" beside the "H100", is never taken for the other).
 pub fn by_name(name: &str) -> Option<&'static Profile> {
-    let n = name.to_ascii_lowercase();
-    PROFILES
-        .into_iter()
-        .find(|p| n == p.name.to_ascii_lowercase() || n.contains(&p.name.to_ascii_lowercase()))
+    by_name_among(&PROFILES, name)
+}
+
+fn by_name_among(profiles: &[&'static Profile], name: &str) -> Option<&'static Profile> {
+    let n = name.trim().to_ascii_lowercase();
+    let exact =
+        profiles.iter().find(|p| n == p.name.to_ascii_lowercase() || n == p.device_name.to_ascii_lowercase());
+    exact
+        .or_else(|| {
+            profiles.iter().filter(|p| n.contains(&p.name.to_ascii_lowercase())).max_by_key(|p| p.name.len())
+        })
+        .copied()
 }
 
 /// The profile an emulated run predicts for unless asked for another.
@@ -276,6 +287,21 @@ mod tests {
         assert_eq!(by_name("h200").map(|p| p.name), Some("H200"));
         assert_eq!(by_name("NVIDIA H100 80GB HBM3").map(|p| p.name), Some("H100"));
         assert!(by_name("A100").is_none());
+    }
+
+    /// A profile whose name holds another's is chosen by its own name, exactly or held, and the
+    /// shorter name still finds its own profile.
+    #[test]
+    fn a_name_that_holds_another_profiles_name_is_its_own() {
+        static PCIE: Profile = Profile { name: "H100-PCIe", device_name: "NVIDIA H100 PCIe", ..H100 };
+        let among = [&H100, &PCIE, &H200];
+        let found = |n: &str| by_name_among(&among, n).map(|p| p.name);
+        assert_eq!(found("H100-PCIe"), Some("H100-PCIe"));
+        assert_eq!(found("NVIDIA H100 PCIe"), Some("H100-PCIe"));
+        assert_eq!(found("nvidia h100-pcie 80gb"), Some("H100-PCIe"));
+        assert_eq!(found("h100"), Some("H100"));
+        assert_eq!(found("NVIDIA H100 80GB HBM3"), Some("H100"));
+        assert_eq!(found("B200"), None);
     }
 
     /// Every curve's loads rise, so that reading it between two points is reading a line.
