@@ -95,7 +95,8 @@ __device__ void columns_of_a(const float* A, int* range, int c0, long long r0, l
             float4 v[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q)
-                v[q] = in ? *reinterpret_cast<const float4*>(at - q * step) : make_float4(0, 0, 0, 0);
+                v[q] = in ? *reinterpret_cast<const float4*>(at - q * step)
+                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 widen(hi[0], lo[0], v[q].x), widen(hi[1], lo[1], v[q].y);
@@ -109,7 +110,8 @@ __device__ void columns_of_a(const float* A, int* range, int c0, long long r0, l
             widen(hi[2], lo[2], v.z), widen(hi[3], lo[3], v.w);
         }
 #pragma unroll
-        for (int q = 0; q < 4; ++q) his[warp][4 * lane + q] = hi[q], los[warp][4 * lane + q] = lo[q];
+        for (int q = 0; q < 4; ++q)
+            his[warp][4 * lane + q] = hi[q], los[warp][4 * lane + q] = lo[q];
     } else {
         for (long long r = r1 - 1 - warp; r >= r0; r -= WARPS) {
             const float* row = A + r * K + c0 + lane;
@@ -118,7 +120,8 @@ __device__ void columns_of_a(const float* A, int* range, int c0, long long r0, l
                 if (c0 + lane + 32 * q < K) widen(hi[q], lo[q], row[32 * q]);
         }
 #pragma unroll
-        for (int q = 0; q < 4; ++q) his[warp][lane + 32 * q] = hi[q], los[warp][lane + 32 * q] = lo[q];
+        for (int q = 0; q < 4; ++q)
+            his[warp][lane + 32 * q] = hi[q], los[warp][lane + 32 * q] = lo[q];
     }
     __syncthreads();
     if (threadIdx.x < A_COLS) {
