@@ -172,8 +172,9 @@ impl GateRecord {
         let mut md = format!("# The gate's record on {}\n\n", self.device);
         let _ = writeln!(
             md,
-            "Measured {} with driver {}, NVRTC {}, {} samples a measurement. Command: `{}`. Each lab's \
-             rate as a share of its cuBLAS baseline on the same inputs in the same run.\n",
+            "Measured {} with driver {}, NVRTC {}, {} samples a measurement. Each lab's rate as a \
+             share of its cuBLAS baseline (strict FP32 SGEMM, or TF32) on the same inputs in the \
+             same run.\n\nCommand: {}\n",
             self.date, self.driver, self.nvrtc, self.reps, self.command
         );
         md += "| lab | shape | inputs | baseline | GFLOP/s | share | verdict |\n";
@@ -186,7 +187,7 @@ impl GateRecord {
                 e.lab,
                 e.shape.replace('x', "×"),
                 e.inputs,
-                e.baseline,
+                if e.baseline == CUBLAS_TF32 { "TF32" } else { "SGEMM" },
                 e.gflops,
                 share(e.share)
             );
