@@ -159,7 +159,6 @@ pub enum Buf {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Val {
     I32(i32),
-    I64(i64),
     Ptr(Buf),
     /// A tensor map of a workspace of `element`s: `[rows, cols, pitch, parts]` in elements, in
     /// boxes of `bx`, with the 128-byte swizzle.
@@ -360,7 +359,6 @@ pub fn play(q: &mut dyn Queue, product: &Product, items: &[SequenceItem]) -> Res
         vals.iter()
             .map(|v| match *v {
                 Val::I32(i) => Ok(KernelArg::I32(i)),
-                Val::I64(i) => Ok(KernelArg::I64(i)),
                 Val::Ptr(buf) => Ok(KernelArg::Ptr(address(buf))),
                 Val::Map { element, of, dims, bx } => {
                     q.encode(element, at[of as usize], dims, bx).map(KernelArg::Map)
