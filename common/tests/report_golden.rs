@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use common::clock::Held;
 use common::emulated::Traffic;
+use common::emulated::profile::{self, Profile};
 use common::gpu::{DeviceInfo, LaunchLimits, Resources};
 use common::hooks::Paths;
 use common::report::{EmulatorInfo, KernelFacts, LastLaunch, RanOn, Report};
@@ -115,7 +116,7 @@ fn gpu_report() -> Report {
 /// A naive 64×64×64 product in PTX (a thread a C element, K loads of A and of B each), run once
 /// on the emulator with its warps recorded: what the time model's replay runs on. The replay is
 /// deterministic (its hits and misses are drawn from a hash), so its figures can be pinned.
-fn recorded_launch() -> Vec<common::emulated::Recorded> {
+fn recorded_launch(gpu: &Profile) -> Vec<common::emulated::Recorded> {
     use common::emulated::{Arg, Config, Emulator};
     const PTX: &str = "
 .version 8.0
@@ -160,7 +161,7 @@ LOOP:
     ret;
 }
 ";
-    let mut m = Emulator::new(PTX).expect("the PTX reads");
+    let mut m = Emulator::new(PTX, gpu.machine).expect("the PTX reads");
     let bytes = 64 * 64 * 4;
     let (a, b, c) = (m.alloc(bytes, "A"), m.alloc(bytes, "B"), m.alloc(bytes, "C"));
     m.record = true;
@@ -171,10 +172,11 @@ LOOP:
     recorded
 }
 
-/// The emulated report: the traffic line of the step's kernel (shared, copy engine, multicast,
-/// stores, wgmma), another kernel's line, the first round's tiles, and the predicted time with
-/// the replay's figures (of [`recorded_launch`]).
-fn emulated_report() -> Report {
+/// The emulated report for `gpu`: the traffic line of the step's kernel (shared, copy engine,
+/// multicast, stores, wgmma, the blocks dealt to `gpu`'s SMs), another kernel's line, the first
+/// round's tiles, and the predicted time with the replay's figures (of [`recorded_launch`]) set
+/// beside `gpu`'s cuBLAS record, or saying it has none.
+fn emulated_report(gpu: &'static Profile) -> Report {
     let traffic = Traffic {
         global_load_requests: 1024,
         global_load_sectors: 4096,
@@ -217,9 +219,9 @@ fn emulated_report() -> Report {
             seconds: 1.25,
             workers: 2,
             arch: "compute_90a",
-            gpu: "H200",
+            gpu,
             serialized_wgmma: false,
-            recorded: std::sync::Arc::new(recorded_launch()),
+            recorded: std::sync::Arc::new(recorded_launch(gpu)),
         })),
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: Some(KernelFacts { why: None, predicted_us: None, ..facts(None) }),
@@ -292,7 +294,19 @@ fn the_gpu_report_is_pinned() {
 
 #[test]
 fn the_emulated_report_is_pinned() {
-    assert_golden("emulated", &emulated_report());
+    assert_golden("emulated", &emulated_report(&profile::H200));
+}
+
+/// An emulated run copies the GPU chosen, SMs and all: on the H100 PCIe's profile (spec-sheet
+/// figures, 114 SMs, no cuBLAS record) its report deals the blocks to 114 SMs and says that
+/// there is no cuBLAS rate to set the prediction beside.
+#[test]
+fn the_emulated_report_on_a_gpu_of_114_sms_is_pinned() {
+    let report = emulated_report(&profile::H100_PCIE);
+    let text = report.to_string();
+    assert!(text.contains("blocks dealt to 114 SMs in turn"), "{text}");
+    assert!(text.contains("no cuBLAS run on the H100-PCIe is recorded"), "{text}");
+    assert_golden("emulated-h100-pcie", &report);
 }
 
 #[test]
@@ -355,10 +369,13 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
     }
     if let Some(p) = json["predicted"].as_object() {
         want.push(("predicted", format!("· {:.0} GFLOP/s ·", number(&p["gflops"]))));
-        want.push((
-            "predicted",
-            format!("· {:.0}% of {}", number(&p["share"]), p["baseline"]["name"].as_str().unwrap()),
-        ));
+        match p.get("no_baseline").and_then(Value::as_str) {
+            Some(none) => want.push(("predicted", format!("· {none} ·"))),
+            None => want.push((
+                "predicted",
+                format!("· {:.0}% of {}", number(&p["share"]), p["baseline"]["name"].as_str().unwrap()),
+            )),
+        }
         want.push(("predicted", format!("at {:.0} MHz", number(&p["prediction"]["clock_mhz"]))));
         let gpu = p["gpu"].as_str().unwrap();
         want.push(("predicted", format!("predicted {gpu} ")));
@@ -392,7 +409,13 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
 /// line; a field broken on purpose is caught at its line.
 #[test]
 fn the_json_holds_what_the_text_shows() {
-    for (name, report) in [("gpu", gpu_report()), ("emulated", emulated_report()), ("cpu", cpu_report())] {
+    let reports = [
+        ("gpu", gpu_report()),
+        ("emulated", emulated_report(&profile::H200)),
+        ("emulated-h100-pcie", emulated_report(&profile::H100_PCIE)),
+        ("cpu", cpu_report()),
+    ];
+    for (name, report) in reports {
         let json = common::emit::json(&report);
         assert_eq!(json["schema"], common::emit::SCHEMA, "{name}");
         assert_eq!(json["step"], report.step.as_str(), "{name}");
@@ -410,8 +433,8 @@ fn the_json_holds_what_the_text_shows() {
         wrong[0].starts_with("the time line") && wrong[1].starts_with("the per element line"),
         "{wrong:?}"
     );
-    let mut emulated = common::emit::json(&emulated_report());
+    let mut emulated = common::emit::json(&emulated_report(&profile::H200));
     emulated["predicted"]["gflops"] = Value::from(61.0);
-    let wrong = disagreements(&emulated_report().to_string(), &emulated);
+    let wrong = disagreements(&emulated_report(&profile::H200).to_string(), &emulated);
     assert!(wrong.len() == 1 && wrong[0].starts_with("the predicted line"), "{wrong:?}");
 }

@@ -219,15 +219,21 @@ impl Results {
         Some(format!("Not drawn: {name}, on the CPU, far below this range: {rates}."))
     }
 
-    /// The note under a predicted chart: the labs' lines are the H100 rates the time model
-    /// predicts, computed without a GPU; cuBLAS's are the rates the H100 recorded.
+    /// The note under a predicted chart: the labs' lines are the GPU's rates the time model
+    /// predicts, computed without a GPU; cuBLAS's are the rates recorded on that GPU, where a
+    /// record holds them.
     fn predicted_note(&self) -> Vec<String> {
         if !self.predicted {
             return vec![];
         }
+        let gpu = self.device.strip_suffix(crate::PREDICTED_ON).unwrap_or(&self.device);
+        let cublas = self.rows.iter().any(|(n, _)| n == crate::CUBLAS || n == crate::CUBLAS_TF32);
         vec![
-            "Labs: H100 rates predicted by the PTX emulator's time model, without a GPU.".to_owned(),
-            "cuBLAS: the rates recorded on the H100.".to_owned(),
+            format!("Labs: {gpu} rates predicted by the PTX emulator's time model, without a GPU."),
+            match cublas {
+                true => format!("cuBLAS: the rates recorded on the {gpu}."),
+                false => format!("cuBLAS: none recorded on the {gpu}."),
+            },
         ]
     }
 
@@ -707,7 +713,7 @@ pub(crate) mod tests {
     /// cuBLAS's the recorded ones, each note within the chart's width; a measured chart does not.
     #[test]
     fn a_predicted_chart_says_its_rates_are_predicted() {
-        let predicted = Results { predicted: true, ..sample() };
+        let predicted = Results { predicted: true, device: crate::predicted_device("H100"), ..sample() };
         let svg = predicted.chart();
         assert_legible(&svg);
         let texts = texts(&svg);

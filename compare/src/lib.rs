@@ -44,6 +44,14 @@ pub const GPU_STEPS: [&GpuStep; 11] = [
 /// The name the FP32 baseline (strict SGEMM) goes by in tables and charts.
 pub const CUBLAS: &str = "cublas_sgemm";
 
+/// How a predicted page names its device: the GPU the model predicted for, on the CPU.
+pub fn predicted_device(gpu: &str) -> String {
+    format!("{gpu}{PREDICTED_ON}")
+}
+
+/// What [`predicted_device`] adds to the GPU's name.
+pub(crate) const PREDICTED_ON: &str = " (predicted on the CPU)";
+
 /// The name of the TF32 baseline: cuBLAS allowed to use the tensor cores (TF32 tensor-op math).
 pub const CUBLAS_TF32: &str = "cublas_tf32";
 
@@ -99,9 +107,10 @@ pub struct Results {
     pub date: String,
     /// The command that produced these results.
     pub command: String,
-    /// Whether the labs' rates are the H100 times the emulator's time model predicts
-    /// (`compare --predicted`, run without a GPU) rather than measured on the device; the
-    /// page says "Predicted" where a measured one says "Measured".
+    /// Whether the labs' rates are the times the emulator's time model predicts for a GPU
+    /// (`compare --predicted`, run without a GPU; the device is then "NAME (predicted on the
+    /// CPU)", [`predicted_device`]) rather than measured on the device; the page says
+    /// "Predicted" where a measured one says "Measured".
     pub predicted: bool,
     pub sizes: Vec<usize>,
     pub rows: Vec<(String, Vec<Option<Cell>>)>,

@@ -106,12 +106,17 @@ struct CompareArgs {
     /// repeat for more pairs. The files give the shape.
     #[arg(long, value_name = "A,B", requires = "families")]
     pair: Vec<String>,
-    /// Without a GPU: every lab at --sizes on the PTX emulator, its H100 time predicted by the
-    /// emulator's time model, in the same table and chart as a GPU run's, each rate marked
-    /// predicted and set beside the share the H100 measured (minutes on two cores; 4096³ and
-    /// beyond take longest). Written as `h100-predicted-on-the-cpu.md` with its chart.
+    /// Without a GPU: every lab at --sizes on the PTX emulator, its time on the GPU --gpu names
+    /// predicted by the emulator's time model, in the same table and chart as a GPU run's, each
+    /// rate marked predicted and set beside the share the GPU measured where its reference run
+    /// is recorded (minutes on two cores; 4096³ and beyond take longest). Written as
+    /// `h100-predicted-on-the-cpu.md` (for the H100) with its chart.
     #[arg(long, conflicts_with_all = ["suite", "held_out", "chosen", "families", "reps", "inputs", "device", "cpu_max"])]
     predicted: bool,
+    /// With --predicted: the GPU the labs' launches copy and whose time the model predicts, by
+    /// its profile's name (the H100 unless named).
+    #[arg(long, value_name = "NAME", requires = "predicted", value_parser = common::cli::parse_gpu)]
+    gpu: Option<&'static common::emulated::profile::Profile>,
     /// Draw the charts of a results record (a `.md` page this program wrote) again from the
     /// record alone, beside it, without a GPU: e.g. after the charts' drawing changed.
     #[arg(

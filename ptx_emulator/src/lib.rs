@@ -12,7 +12,7 @@
 //! refused when the kernel is loaded, in one sentence naming the instruction and its `.cu` line.
 //!
 //! ```text
-//! Emulator::new(ptx) ──▶ alloc/write A, B, C ──▶ launch("matmul", Config, args) ──▶ Traffic, or a Fault
+//! Emulator::new(ptx, gpu) ──▶ alloc/write A, B, C ──▶ launch("matmul", Config, args) ──▶ Traffic, or a Fault
 //! ```
 //!
 //! The layers: [`parse`] reads the text, [`decode`] turns statements into [`inst`]ructions
@@ -155,6 +155,8 @@ pub struct Config {
 
 /// The loaded modules' kernels and the global memory they run on.
 pub struct Emulator {
+    /// The GPU the launches copy: the SMs blocks are dealt to, and a launch's limits.
+    gpu: Machine,
     kernels: HashMap<String, Result<inst::DecodedKernel, Refusal>>,
     global: memory::Global,
     /// The sanitizer's watch over the host's workspaces, from launch to launch.
@@ -196,22 +198,27 @@ fn footprint(launch: &exec::Launch) -> replay::Footprint {
     f
 }
 
-/// The most threads a block may have, as on every GPU the course supports.
-pub const MAX_THREADS: u32 = 1024;
+/// What the machine itself knows of the GPU it copies: the SMs it deals a grid's blocks to when
+/// it counts per SM, and a launch's limits. A GPU's profile ([`profile::Profile::machine`]) holds
+/// it; the emulator is given it at construction ([`Emulator::new`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Machine {
+    pub sms: u32,
+    /// The most threads a block may have, and the most shared memory (bytes) it may opt in to.
+    pub max_threads: u32,
+    pub max_shared: u32,
+}
 
-/// The SMs the emulator deals a grid's blocks to when it counts per SM: the default profile's.
-pub const SMS: u32 = profile::DEFAULT.sms;
 /// The most clusters along a side of a grid that a scaled run runs one by one, where the side's
 /// clusters count differently (work dealt unevenly along it).
 pub const FULL_SIDE: u32 = 32;
-/// The most shared memory a block may have (an H100's).
-pub const MAX_SHARED: u32 = 232_448;
 
 impl Emulator {
-    /// Reads the PTX and decodes each of its kernels; a kernel the emulator cannot run keeps its
-    /// refusal for when it is launched.
-    pub fn new(ptx: &str) -> Result<Emulator, Error> {
+    /// Reads the PTX and decodes each of its kernels, for a launch on `gpu` (its SMs and
+    /// limits); a kernel the emulator cannot run keeps its refusal for when it is launched.
+    pub fn new(ptx: &str, gpu: Machine) -> Result<Emulator, Error> {
         let mut machine = Emulator {
+            gpu,
             kernels: HashMap::new(),
             global: memory::Global::default(),
             workspaces: Default::default(),
@@ -285,6 +292,11 @@ impl Emulator {
         if let Some(w) = &mut self.watch {
             w.defines = self.defines.clone();
         }
+    }
+
+    /// The GPU the launches copy.
+    pub fn gpu(&self) -> Machine {
+        self.gpu
     }
 
     /// Whether the module has a kernel `name`.
@@ -455,9 +467,10 @@ impl Emulator {
         };
         let (bx, by, bz) = config.block;
         let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
-        if threads == 0 || threads > u64::from(MAX_THREADS) {
+        let Machine { sms, max_threads, max_shared } = self.gpu;
+        if threads == 0 || threads > u64::from(max_threads) {
             return Err(Error::Launch(format!(
-                "a block of {threads} threads: a block has 1 to {MAX_THREADS}"
+                "a block of {threads} threads: a block has 1 to {max_threads}"
             )));
         }
         let (gx, gy, gz) = config.grid;
@@ -465,9 +478,9 @@ impl Emulator {
             return Err(Error::Launch("a grid with no blocks".into()));
         }
         let shared = kernel.dynamic_at.max(kernel.static_shared) as u64 + u64::from(config.dynamic_shared);
-        if shared > u64::from(MAX_SHARED) {
+        if shared > u64::from(max_shared) {
             return Err(Error::Launch(format!(
-                "{shared} bytes of shared memory per block, more than the {MAX_SHARED} a block may have"
+                "{shared} bytes of shared memory per block, more than the {max_shared} a block may have"
             )));
         }
         if args.len() != kernel.params.len() {
@@ -506,6 +519,7 @@ impl Emulator {
         }
         Ok(exec::Launch {
             kernel,
+            sms,
             cluster,
             grid: config.grid,
             block: config.block,
@@ -695,7 +709,7 @@ mod tests {
     ret;
 }
 ";
-        let mut m = Emulator::new(ptx).unwrap();
+        let mut m = Emulator::new(ptx, profile::H100.machine).unwrap();
         let buf = m.alloc(8, "the words");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };
         m.launch("both", one, &[Arg::Ptr(buf)]).unwrap();
@@ -707,7 +721,7 @@ mod tests {
     /// variable of the same name; a kernel of a name already loaded is refused.
     #[test]
     fn a_second_module_runs_on_the_same_memory_with_its_own_variables() {
-        let mut m = Emulator::new(&module("first", 5)).unwrap();
+        let mut m = Emulator::new(&module("first", 5), profile::H100.machine).unwrap();
         m.load(&module("second", 40)).unwrap();
         let buf = m.alloc(4, "the word");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };

@@ -150,7 +150,7 @@ impl Profile {
     /// advisories say so): each waits for the one before it of its warpgroup.
     pub fn predict_serialized(&self, t: &Traffic, shape: LaunchFacts, serialized_wgmma: bool) -> Prediction {
         let blocks = shape.blocks.max(1) as f64;
-        let sms = f64::from(self.sms);
+        let sms = f64::from(self.machine.sms);
         // The busiest SM's blocks, and the rounds of resident blocks it runs them in.
         let n = (blocks / sms).ceil();
         let r = f64::from(shape.resident.max(1));
@@ -291,7 +291,7 @@ impl Profile {
     /// ([`crate::replay::Footprint::misses`]) for the clusters the GPU runs at once.
     pub fn l2_miss(&self, rec: &crate::replay::Recorded, t: &Traffic, shape: LaunchFacts) -> f64 {
         let cluster = u64::from(rec.cluster.max(1));
-        let wave = (u64::from(self.sms) / cluster).max(1) * u64::from(shape.resident.max(1));
+        let wave = (u64::from(self.machine.sms) / cluster).max(1) * u64::from(shape.resident.max(1));
         let reads = t.l1_miss_sectors + t.async_copy_sectors + t.bulk_load_sectors;
         rec.footprint.misses(
             rec.blocks.div_ceil(cluster),
@@ -324,7 +324,7 @@ impl Profile {
             + t.bulk_store_bytes as f64;
         // The replay at the SIMT clock; where the tensor cores lower the SMs' clock, again with the
         // L2 at its own clock, faster in the SMs' clocks.
-        let filled = (shape.blocks as f64 / f64::from(self.sms)).min(1.0);
+        let filled = (shape.blocks as f64 / f64::from(self.machine.sms)).min(1.0);
         let mut l2_clock = 1.0;
         let mut tries = 0;
         let (mut r, mhz) = loop {
@@ -351,7 +351,7 @@ impl Profile {
                 r.l2_latency = r.l2_latency.max(o.l2_latency);
                 r.dram_latency = r.dram_latency.max(o.dram_latency);
                 let size = u64::from(rec.cluster.max(1));
-                let groups = (u64::from(self.sms) / size).max(1);
+                let groups = (u64::from(self.machine.sms) / size).max(1);
                 r.clusters += rec.blocks.div_ceil(size).div_ceil(groups);
                 r.cluster = r.cluster.max(rec.cluster.max(1));
                 replayed_cycles += o.replayed_cycles;

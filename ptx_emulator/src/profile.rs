@@ -9,15 +9,24 @@
 //! (`calibration/throughput.cu`), "loaded.cu" (`calibration/loaded.cu`), each run twice by
 //! `scripts/gpu-model-runs.sh`. The H100's: `2026-11-27-nvidia-h100-80gb-hbm3-model-latency.log`,
 //! `…-model-constants-2.log`. The H200's: `2026-11-28-nvidia-h200-model-latency.log`,
-//! `…-model-constants.log`, `…-model-loaded-2.log`.
+//! `…-model-constants.log`, `…-model-loaded-2.log`. A GPU none of these ran on (the H100 PCIe)
+//! takes its figures from NVIDIA's spec sheet, and what no spec sheet gives from the nearest GPU
+//! measured, each said so.
+//!
+//! A GPU is one [`Profile`], chosen once (`--gpu`, or by the name of the GPU a run opens) and
+//! passed to everything that depends on the GPU; [`PROFILES`] lists them. Adding a GPU is adding
+//! its profile there, and, where cuBLAS was run on it, the record its [`Cublas`] rates come from.
+
+use crate::Machine;
 
 /// One GPU as the time model sees it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Profile {
     /// The name the report and `--gpu` use, and the name the driver gives such a GPU.
     pub name: &'static str,
     pub device_name: &'static str,
-    pub sms: u32,
+    /// What the emulator itself copies of the GPU: its SMs and a launch's limits.
+    pub machine: Machine,
     /// The SM clock (MHz) held under SIMT work, and under the tensor cores at full rate: a GPU
     /// at its power limit lowers its clock (see [`Profile::clock_mhz`]).
     pub simt_mhz: f64,
@@ -31,20 +40,21 @@ pub struct Profile {
     pub wgmma_drain: f64,
     pub sm: Sm,
     pub memory: Memory,
-    /// cuBLAS's rates recorded on this GPU, that a prediction is set beside.
-    pub cublas: Cublas,
+    /// cuBLAS's rates recorded on this GPU, that a prediction is set beside; None for a GPU
+    /// cuBLAS was never run on (a report says so where the share would be).
+    pub cublas: Option<Cublas>,
 }
 
 /// cuBLAS's rates (GFLOP/s) recorded on a GPU at square sizes: (side, SGEMM, TF32 tensor-op
 /// math), and the record they come from (under `docs/src/results/`; a test holds them to it).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cublas {
     pub record: &'static str,
     pub rates: &'static [(usize, f64, f64)],
 }
 
 /// The memory the SMs share: the L2 and DRAM.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Memory {
     /// The L2's bytes.
     pub l2_size: u64,
@@ -60,7 +70,7 @@ pub struct Memory {
 /// A latency measured at several loads: (bytes a clock the whole GPU moves, cycles), the loads
 /// rising. Between two points the latency is read on the straight line joining them; beyond the
 /// last, on the last segment's line, up to the longest latency measured at any load.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Curve {
     pub points: &'static [(f64, f64)],
     pub most: f64,
@@ -101,8 +111,9 @@ impl Profile {
     }
 }
 
-/// The GPUs the model has a profile of, the first the default.
-pub const PROFILES: [&Profile; 2] = [&H100, &H200];
+/// The GPUs the model has a profile of: the one list the command line, the report's times on
+/// each GPU and the tests read.
+pub const PROFILES: [&Profile; 3] = [&H100, &H200, &H100_PCIE];
 
 /// The profile of `name` (`h100`, `H200`, or the driver's name of such a GPU), if there is one:
 /// a profile whose short or driver's name is `name` (in any case) first; else the one whose short
@@ -123,8 +134,27 @@ fn by_name_among(profiles: &[&'static Profile], name: &str) -> Option<&'static P
         .copied()
 }
 
-/// The profile an emulated run predicts for unless asked for another.
+/// The profile the command line chooses where `--gpu` names none (read there alone: everything
+/// below the choice is handed the profile chosen).
 pub const DEFAULT: &Profile = &H100;
+
+/// The names of the known profiles, for a sentence: "H100, H200 or H100-PCIe".
+pub fn known_names() -> String {
+    let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// The most shared memory a block of a Hopper GPU may opt in to: 227 KiB (published). The
+/// emulator's launches and a step's checks made before a GPU is opened both read it.
+pub const HOPPER_BLOCK_SHARED: u32 = 232_448;
+
+/// The dense TF32 FLOPs a Hopper SM's tensor cores do a clock: the H100's SM's (published),
+/// which a GPU run's peak reads too.
+pub const HOPPER_TF32_RATE: f64 = H100.sm.wgmma_tf32_rate;
 
 /// The drain of a serialised wgmma, in cycles: an estimate, not yet a measurement (a prediction
 /// that counts it says so). It takes the tensor cores' pipeline to be as deep as one of the labs'
@@ -137,12 +167,16 @@ pub const WGMMA_DRAIN_ESTIMATE: f64 = 128.0;
 pub const H100: Profile = Profile {
     name: "H100",
     device_name: "NVIDIA H100 80GB HBM3",
-    sms: 132,            // published
+    machine: Machine {
+        sms: 132,                        // published
+        max_threads: 1024,               // published: a block's threads
+        max_shared: HOPPER_BLOCK_SHARED, // published: 227 KiB a block
+    },
     simt_mhz: 1980.0,    // measured: cuBLAS SGEMM and the FMA microbenchmarks hold 1959–1987
     tensor_mhz: 1420.0,  // measured: cuBLAS TF32 at 8192³ holds 1245–1515 at 700 W, 1424 on average
     launch: 4.0e-6,      // latency.cu: 3.14, 3.19, 4.61 and 5.03 µs a launch of an empty kernel
     launch_gap: 1.96e-6, // latency.cu `spin`: 1.88–1.96 µs beyond 10 and 50 µs kernels
-    wgmma_drain: WGMMA_DRAIN_ESTIMATE,
+    wgmma_drain: WGMMA_DRAIN_ESTIMATE, // estimate (see WGMMA_DRAIN_ESTIMATE)
     sm: Sm {
         schedulers: 4,            // published
         issue: 3.38,              // throughput.cu `outer`: 3.38–3.39 instructions a clock
@@ -161,7 +195,7 @@ pub const H100: Profile = Profile {
         wgmma_int8_rate: 8192.0,  // published: 1978.9 TOPS dense
         wgmma_latency: 60.0,      // latency.cu: a round less the pipe's cycles, 118.0 − 64.3, 195.3 − 127.9
         barrier: 12.3,            // latency.cu: bar.sync, 28.3 cycles at 8 warps and 76.3 at 32:
-        barrier_per_warp: 2.0,    //   12.3 + 2.0 a warp
+        barrier_per_warp: 2.0,    // latency.cu, those runs: 12.3 + 2.0 a warp
         mbarrier: 120.0,          // latency.cu: mbarrier arrive + try_wait, 120.1 a round
         tma: 273.0,               // latency.cu: 1 KiB bulk copy + mbarrier, 425.5 a round, less the
         //                        shared read (23.0), the bytes (9.4) and the mbarrier (120.0)
@@ -184,9 +218,9 @@ pub const H100: Profile = Profile {
         // while four blocks of 512 an SM stream the L2, a load taken as the L2's full rate (the
         // bandwidth that run carried was not recorded).
         l2_latency: Curve { points: &[(0.0, 284.0), (7.07e12 / 1.98e9, 435.0)], most: 435.0 },
-        dram_latency: H200_DRAM_LATENCY,
+        dram_latency: H200_DRAM_LATENCY, // estimate: the H200's, measured by loaded.cu
     },
-    cublas: Cublas {
+    cublas: Some(Cublas {
         record: "runs/2026-11-26-nvidia-h100-80gb-hbm3-reference.md",
         rates: &[
             (256, 3950.0, 6070.0),
@@ -196,7 +230,7 @@ pub const H100: Profile = Profile {
             (4096, 51620.0, 363170.0),
             (8192, 51808.0, 372593.0),
         ],
-    },
+    }),
 };
 
 /// loaded.cu's DRAM chase on the H200 at rising loads (bytes a clock of the whole GPU, cycles),
@@ -221,12 +255,16 @@ const H200_DRAM_LATENCY: Curve = Curve {
 pub const H200: Profile = Profile {
     name: "H200",
     device_name: "NVIDIA H200",
-    sms: 132,            // cudaGetDeviceProperties on the H200
-    simt_mhz: 1980.0,    // throughput.cu: nvidia-smi under cuBLAS SGEMM at 8192³, 1980 throughout
-    tensor_mhz: 1525.0,  // throughput.cu: under cuBLAS TF32 at 8192³, 1440–1575, 1525 on average
-    launch: 4.4e-6,      // throughput.cu: 5.01 and 3.77 µs a launch of an empty kernel
+    machine: Machine {
+        sms: 132,                        // cudaGetDeviceProperties on the H200
+        max_threads: 1024,               // published: a block's threads
+        max_shared: HOPPER_BLOCK_SHARED, // published: 227 KiB a block
+    },
+    simt_mhz: 1980.0, // throughput.cu: nvidia-smi under cuBLAS SGEMM at 8192³, 1980 throughout
+    tensor_mhz: 1525.0, // throughput.cu: under cuBLAS TF32 at 8192³, 1440–1575, 1525 on average
+    launch: 4.4e-6,   // throughput.cu: 5.01 and 3.77 µs a launch of an empty kernel
     launch_gap: 1.34e-6, // latency.cu `spin`: 1.32–1.36 µs beyond 10 and 50 µs kernels
-    wgmma_drain: WGMMA_DRAIN_ESTIMATE,
+    wgmma_drain: WGMMA_DRAIN_ESTIMATE, // estimate (see WGMMA_DRAIN_ESTIMATE)
     sm: Sm {
         tma: 258.0, // latency.cu: 1 KiB bulk copy + mbarrier, 410.5 a round, less the
         //                        shared read (23.0), the bytes (9.4) and the mbarrier (120.0)
@@ -242,10 +280,10 @@ pub const H200: Profile = Profile {
         l2_size: 60 << 20,  // cudaGetDeviceProperties on the H200: 60 MiB
         l2_rate: 7.91e12,   // throughput.cu `bulk`: the copy engine reads 7872–7948 GB/s
         dram_rate: 4.42e12, // throughput.cu: a 2 GiB read, 4415 and 4419 GB/s
-        l2_latency: Curve { points: H200_L2_POINTS, most: 806.1 },
-        dram_latency: H200_DRAM_LATENCY,
+        l2_latency: Curve { points: H200_L2_POINTS, most: 806.1 }, // loaded.cu (see H200_L2_POINTS)
+        dram_latency: H200_DRAM_LATENCY, // loaded.cu (see H200_DRAM_LATENCY)
     },
-    cublas: Cublas {
+    cublas: Some(Cublas {
         record: "nvidia-h200.md",
         rates: &[
             (256, 4104.0, 6187.0),
@@ -255,7 +293,38 @@ pub const H200: Profile = Profile {
             (4096, 50974.0, 358816.0),
             (8192, 51102.0, 373508.0),
         ],
+    }),
+};
+
+/// The H100 PCIe (80 GB HBM2e): the H100's SMs, fewer of them at lower clocks, and slower DRAM.
+/// No calibration ran on one: its SMs, clocks, L2 and DRAM are NVIDIA's spec-sheet figures
+/// (the H100 Tensor Core GPU datasheet), and what no spec sheet gives (latencies, the rates of
+/// the SM's units, the launch) is the H100 SXM's, an estimate each. No cuBLAS run on an H100
+/// PCIe is recorded, so a prediction for it is set beside none.
+pub const H100_PCIE: Profile = Profile {
+    name: "H100-PCIe",
+    device_name: "NVIDIA H100 PCIe",
+    machine: Machine {
+        sms: 114,                        // spec sheet: 114 SMs
+        max_threads: 1024,               // published: a block's threads
+        max_shared: HOPPER_BLOCK_SHARED, // published: 227 KiB a block
     },
+    simt_mhz: 1755.0, // spec sheet: 51.2 TFLOP/s FP32 over 114 SMs of 256 FLOPs a clock
+    // estimate: the spec sheet's TF32 clock (378 TFLOP/s dense over 114 SMs of 2048 a clock,
+    // 1620 MHz) lowered as the H100 SXM's measured tensor clock is below its own (1420 of 1830)
+    tensor_mhz: 1257.0,
+    launch: 4.0e-6,                    // estimate: the H100 SXM's, measured by latency.cu
+    launch_gap: 1.96e-6,               // estimate: the H100 SXM's, measured by latency.cu
+    wgmma_drain: WGMMA_DRAIN_ESTIMATE, // estimate (see WGMMA_DRAIN_ESTIMATE)
+    sm: H100.sm, // estimate: the H100 SXM's SM, measured by latency.cu and throughput.cu
+    memory: Memory {
+        l2_size: 50 << 20,                  // spec sheet: 50 MB
+        l2_rate: 6.27e12, // estimate: the H100 SXM's measured 7.07 TB/s at the lower clock, 1755 of 1980 MHz
+        dram_rate: 2.0e12, // spec sheet: 2 TB/s of HBM2e, a peak (the H100 SXM reads 92% of its own)
+        l2_latency: H100.memory.l2_latency, // estimate: the H100 SXM's, measured by latency.cu and throughput.cu
+        dram_latency: H200_DRAM_LATENCY,    // estimate: the H200's, measured by loaded.cu
+    },
+    cublas: None, // no cuBLAS run on an H100 PCIe is recorded
 };
 
 /// loaded.cu's L2 chase on the H200: idle (279.4 and 279.5, `…-model-loaded.log`), then beside
@@ -267,59 +336,12 @@ const H200_L2_POINTS: &[(f64, f64)] =
     &[(0.0, 279.5), (557.4, 314.5), (1110.8, 351.0), (2214.0, 445.5), (2838.4, 533.3), (2962.5, 568.3)];
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_curve_is_read_between_its_points_and_held_beyond() {
-        let c = Curve { points: &[(0.0, 100.0), (100.0, 200.0), (200.0, 400.0)], most: 500.0 };
-        assert_eq!(c.at(0.0), 100.0);
-        assert_eq!(c.at(50.0), 150.0);
-        assert_eq!(c.at(150.0), 300.0);
-        // Beyond the last point: the last segment's slope, up to the most measured.
-        assert_eq!(c.at(240.0), 480.0);
-        assert_eq!(c.at(1000.0), 500.0);
-        assert_eq!(c.idle(), 100.0);
-    }
-
-    #[test]
-    fn profiles_are_found_by_short_and_driver_names() {
-        assert_eq!(by_name("h200").map(|p| p.name), Some("H200"));
-        assert_eq!(by_name("NVIDIA H100 80GB HBM3").map(|p| p.name), Some("H100"));
-        assert!(by_name("A100").is_none());
-    }
-
-    /// A profile whose name holds another's is chosen by its own name, exactly or held, and the
-    /// shorter name still finds its own profile.
-    #[test]
-    fn a_name_that_holds_another_profiles_name_is_its_own() {
-        static PCIE: Profile = Profile { name: "H100-PCIe", device_name: "NVIDIA H100 PCIe", ..H100 };
-        let among = [&H100, &PCIE, &H200];
-        let found = |n: &str| by_name_among(&among, n).map(|p| p.name);
-        assert_eq!(found("H100-PCIe"), Some("H100-PCIe"));
-        assert_eq!(found("NVIDIA H100 PCIe"), Some("H100-PCIe"));
-        assert_eq!(found("nvidia h100-pcie 80gb"), Some("H100-PCIe"));
-        assert_eq!(found("h100"), Some("H100"));
-        assert_eq!(found("NVIDIA H100 80GB HBM3"), Some("H100"));
-        assert_eq!(found("B200"), None);
-    }
-
-    /// Every curve's loads rise, so that reading it between two points is reading a line.
-    #[test]
-    fn every_curve_rises_in_load() {
-        for p in PROFILES {
-            for c in [p.memory.l2_latency, p.memory.dram_latency] {
-                assert!(c.points.windows(2).all(|w| w[0].0 < w[1].0), "{}: {:?}", p.name, c.points);
-                assert!(c.most >= c.points.last().unwrap().1, "{}", p.name);
-            }
-        }
-    }
-}
+mod tests;
 
 /// One SM of a GPU: its schedulers, the latency of each class of instruction, the rates of the
 /// units they wait for, and what it holds at once. The replay runs warps on it; the occupancy
 /// calculator reads its limits.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sm {
     /// Schedulers an SM has (each owns a quarter of the warps and issues at most one instruction
     /// a clock), and the instructions an SM issues a clock, sustained, when every warp is ready.

@@ -50,7 +50,7 @@ pub struct Traffic {
     /// ask of L2. A schedule whose first blocks share tiles asks for fewer.
     pub first_tiles: u64,
     /// The copy engine's sectors an SM's L1 receives, the most and the least over the SMs, with
-    /// the blocks dealt to [`crate::SMS`] SMs in turn (block b on SM b mod SMS): exact where the
+    /// the blocks dealt to the GPU's SMs in turn (block b on SM b mod its SMs): exact where the
     /// grid is one wave, an estimate beyond (a GPU deals blocks as SMs free up).
     pub sm_sectors_most: u64,
     pub sm_sectors_least: u64,

@@ -53,7 +53,7 @@ DONE:
 /// Runs `ptx`'s kernel on two blocks of two warps over a watched workspace (or a plain buffer):
 /// the value block 1 loaded, or the fault's sentence.
 fn run(ptx: &str, watched: bool) -> Result<u32, String> {
-    let mut m = Emulator::new(ptx).unwrap();
+    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
     let ws = if watched { m.alloc_workspace(8, "the flags") } else { m.alloc(8, "the flags") };
     let out = m.alloc(4, "out");
     m.next_product();
@@ -161,7 +161,7 @@ fn a_count_left_for_the_next_product_is_named() {
         ("mov.u32 %r2, 0;\n    st.global.u32 [%rd1+8], %r2;", false, false),
         ("", true, false),
     ] {
-        let mut m = Emulator::new(&ptx(reset)).unwrap();
+        let mut m = Emulator::new(&ptx(reset), ptx_emulator::profile::H100.machine).unwrap();
         let ws = m.alloc_workspace(12, "the counts");
         for _ in 0..2 {
             m.next_product();

@@ -59,7 +59,7 @@ $L__info_string2:
 }
 
 fn fault(ptx: &str) -> (FaultKind, String) {
-    let mut m = Emulator::new(ptx).unwrap();
+    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
     let config = Config { grid: (2, 1, 1), block: (32, 1, 1), dynamic_shared: 0, sanitize: true };
     match m.launch("k", config, &[]) {
         Err(Error::Fault(f)) => (f.kind, f.message),
@@ -116,7 +116,7 @@ done:
     barrier.cluster.wait;";
 
 fn runs(ptx: &str) -> Result<(), String> {
-    let mut m = Emulator::new(ptx).unwrap();
+    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
     let config = Config { grid: (2, 1, 1), block: (32, 1, 1), dynamic_shared: 0, sanitize: true };
     m.launch("k", config, &[]).map(|_| ()).map_err(|e| format!("{e:?}"))
 }

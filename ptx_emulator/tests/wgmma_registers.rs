@@ -53,7 +53,7 @@ fn kernel(body: &str) -> String {
 }
 
 fn run(ptx: &str) -> Result<(), (FaultKind, String)> {
-    let mut m = Emulator::new(ptx).unwrap();
+    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
     let config = Config { grid: (1, 1, 1), block: (128, 1, 1), dynamic_shared: 0, sanitize: true };
     match m.launch("k", config, &[]) {
         Ok(_) => Ok(()),

@@ -16,8 +16,8 @@ use step08_wgmma_tma::STEP;
 /// gets them (the compile alone: nothing is emulated).
 fn advisories_of(step: &GpuStep) -> Vec<Advisory> {
     let shape = Shape { m: 256, n: 256, k: 256 };
-    let (params, _) = step.params_for(shape, emulated::SMS, &[]).unwrap();
-    EmulatorStep::new(step, params, shape, true).unwrap().advisories
+    let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &[]).unwrap();
+    EmulatorStep::new(step, params, shape, true, &emulated::profile::H100).unwrap().advisories
 }
 
 /// The 1-based line of `source` that holds `text` (the first such line).
@@ -135,8 +135,12 @@ fn nvrtc_the_labs_kernels_draw_no_advisories() {
     let shape = Shape { m: 256, n: 256, k: 256 };
     for set in [&[("BM", 128), ("BN", 64), ("STAGES", 2)][..], &[("BM", 128), ("BN", 192), ("STAGES", 3)]] {
         let overrides: Vec<(String, u32)> = set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-        let (params, _) = STEP.params_for(shape, emulated::SMS, &overrides).unwrap();
-        assert_eq!(EmulatorStep::new(&STEP, params, shape, true).unwrap().advisories, vec![], "{set:?}");
+        let (params, _) = STEP.params_for(shape, emulated::profile::H100.machine.sms, &overrides).unwrap();
+        assert_eq!(
+            EmulatorStep::new(&STEP, params, shape, true, &emulated::profile::H100).unwrap().advisories,
+            vec![],
+            "{set:?}"
+        );
     }
 }
 

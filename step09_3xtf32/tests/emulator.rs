@@ -30,8 +30,9 @@ fn emulate_held(
 ) -> (Vec<f32>, Verdict, u64) {
     let shape = inputs.shape;
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-    let (params, _) = step.params_for(shape, emulated::SMS, &overrides).unwrap();
-    let run = EmulatorStep::new(step, params, shape, false).and_then(|mut e| e.multiply(inputs, true));
+    let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &overrides).unwrap();
+    let run = EmulatorStep::new(step, params, shape, false, &emulated::profile::H100)
+        .and_then(|mut e| e.multiply(inputs, true));
     let (c, (_, others)) = run.unwrap_or_else(|e| panic!("{} at {shape}: {e}", step.file));
     let verdict = verify::verify(shape, &c, &reference::cpu(inputs), precision);
     (c, verdict, fp32_flops(&others))
@@ -59,8 +60,8 @@ fn nvrtc_emulated_kernel_matches_the_reference() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_split_of_k_matches_the_reference() {
     let shape = Shape::new(130, 257, 1030).unwrap();
-    let (params, _) = STEP.params_for(shape, emulated::SMS, &[]).unwrap();
-    let geometry = EmulatorStep::new(&STEP, params, shape, false).unwrap().geometry;
+    let (params, _) = STEP.params_for(shape, emulated::profile::H100.machine.sms, &[]).unwrap();
+    let geometry = EmulatorStep::new(&STEP, params, shape, false, &emulated::profile::H100).unwrap().geometry;
     assert_eq!(geometry.grid, (3, 2, 4), "the launch's own split of K");
     let (_, verdict, flops) = emulate(&STEP, &[], &Inputs::random(shape, 3));
     assert!(verdict.passed(), "{shape}: {}", verdict.summary());
@@ -176,8 +177,11 @@ fn nvrtc_emulated_many_rows_and_columns_apart_take_the_tiled_fp32_path() {
 fn nvrtc_emulated_subnormal_tiny_huge_and_non_finite_inputs_give_fp32s_answer() {
     let shape = Shape::new(320, 288, 512).unwrap();
     let x = edge::inputs(shape);
-    let (params, _) = STEP.params_for(shape, emulated::SMS, &[]).unwrap();
-    assert_eq!(EmulatorStep::new(&STEP, params, shape, false).unwrap().geometry.grid, (3, 3, 2));
+    let (params, _) = STEP.params_for(shape, emulated::profile::H100.machine.sms, &[]).unwrap();
+    assert_eq!(
+        EmulatorStep::new(&STEP, params, shape, false, &emulated::profile::H100).unwrap().geometry.grid,
+        (3, 3, 2)
+    );
     let carried = "return finite && (largest == 0.0f || (low >= 0x1p-100f && low * met >= 0x1p-100f));";
     let split_alone = emulator::planted(&STEP, carried, "return true;  // fault: nothing apart");
     let alone = "return finite && (largest == 0.0f || low >= 0x1p-100f);  // fault: met ignored";

@@ -46,6 +46,7 @@ fn nvrtc_emulated_scaling_refuses_pieces_of_unequal_depth() {
 #[ignore = "needs libnvrtc"]
 fn nvrtc_a_prediction_a_scaled_run_refuses_is_emulated_whole() {
     let shape = common::Shape::new(64, 64, 4096).unwrap();
-    let p = common::run::predict(&step10_any_shape::STEP, shape).expect("a whole emulation");
+    let p = common::run::predict(&step10_any_shape::STEP, shape, &common::emulated::profile::H100)
+        .expect("a whole emulation");
     assert!(p.whole && p.seconds > 0.0, "{p:?}");
 }

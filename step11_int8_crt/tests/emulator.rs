@@ -19,8 +19,8 @@ use step11_int8_crt::{COUNT, MODULI, STEP};
 fn emulate(step: &GpuStep, overrides: &[(&str, u32)], inputs: &Inputs) -> (Vec<f32>, Verdict, usize) {
     let shape = inputs.shape;
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-    let (params, _) = step.params_for(shape, emulated::SMS, &overrides).unwrap();
-    let mut run = EmulatorStep::new(step, params, shape, false).unwrap();
+    let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &overrides).unwrap();
+    let mut run = EmulatorStep::new(step, params, shape, false, &emulated::profile::H100).unwrap();
     let (c, _) = run.multiply(inputs, true).unwrap_or_else(|e| panic!("{} at {shape}: {e}", step.file));
     let moduli = run.paths.as_ref().and_then(|p| p.products).expect("the product's moduli");
     let verdict = verify::verify(shape, &c, &reference::cpu(inputs), step.precision);
@@ -157,8 +157,8 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
     let short = emulator::planted(&STEP, ONE_MODULUS_SHORT.0, ONE_MODULUS_SHORT.1);
     for (e, (m, n, k)) in [(12, (64, 64, 1024)), (40, (64, 64, 1024)), (12, (33, 70, 1000))] {
         let x = Inputs::family(Shape::new(m, n, k).unwrap(), 21, Family::KScaled(e));
-        let (params, _) = STEP.params_for(x.shape, emulated::SMS, &[]).unwrap();
-        let mut run = EmulatorStep::new(&STEP, params, x.shape, false).unwrap();
+        let (params, _) = STEP.params_for(x.shape, emulated::profile::H100.machine.sms, &[]).unwrap();
+        let mut run = EmulatorStep::new(&STEP, params, x.shape, false, &emulated::profile::H100).unwrap();
         let (c, _) = run.multiply(&x, true).unwrap();
         let verdict = verify::verify(x.shape, &c, &reference::cpu(&x), STEP.precision);
         let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
@@ -194,8 +194,8 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
     }
     // The uniform family needs no shift, and the report says none was made.
     let x = Inputs::random(Shape::new(64, 64, 256).unwrap(), 3);
-    let (params, _) = STEP.params_for(x.shape, emulated::SMS, &[]).unwrap();
-    let mut run = EmulatorStep::new(&STEP, params, x.shape, false).unwrap();
+    let (params, _) = STEP.params_for(x.shape, emulated::profile::H100.machine.sms, &[]).unwrap();
+    let mut run = EmulatorStep::new(&STEP, params, x.shape, false, &emulated::profile::H100).unwrap();
     run.multiply(&x, true).unwrap();
     let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
     assert!(needs.contains("none scaled"), "{needs}");

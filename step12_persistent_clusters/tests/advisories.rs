@@ -7,8 +7,9 @@ use step12_persistent_clusters::{STAGES, STEP, VARIANTS};
 
 fn assert_no_advisories(step: &GpuStep, name: &str) {
     let shape = Shape { m: 256, n: 256, k: 256 };
-    let (params, _) = step.params_for(shape, emulated::SMS, &[]).unwrap();
-    let e = EmulatorStep::new(step, params, shape, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &[]).unwrap();
+    let e = EmulatorStep::new(step, params, shape, true, &emulated::profile::H100)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(e.resources.registers > 0, "{name}: the compile for an H100 gave no registers");
     assert_eq!(e.advisories, vec![], "{name}");
 }

@@ -106,7 +106,7 @@ pub fn rows_padded(
 /// Bytes of the padded copies of A, B and C a launch that multiplies `padded` allocates (0 for
 /// None, a launch that pads nothing).
 pub fn workspace_bytes(padded: Option<Shape>) -> u64 {
-    padded.map_or(0, |p| 4 * (p.m * p.k + p.k * p.n + p.m * p.n) as u64)
+    padded.map_or(0, |p| p.f32_bytes())
 }
 
 /// Runs `product(q, padded, (A′, B′, C′))` on padded copies kept in the queue's workspaces when

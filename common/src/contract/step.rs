@@ -154,10 +154,6 @@ pub struct Choice {
     pub predicted_us: Option<f64>,
 }
 
-/// The SMs a [`Schedule::PerShape`] step's choice assumes before a GPU is opened (an H100's), for
-/// the checks that run first and for `--compile-only`.
-pub const SMS_BEFORE_OPENING: u32 = 132;
-
 /// One of a step's staged kernels: a full kernel taking the step's parameters and launch.
 #[derive(Clone, Copy, Debug)]
 pub struct Stage {

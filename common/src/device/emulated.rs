@@ -26,10 +26,6 @@ pub const HOPPER_PTX_ARCH: &str = "compute_90a";
 /// How the report names the device.
 pub const DEVICE_LINE: &str = "emulated on the CPU";
 
-/// The GPU whose launch an emulated run copies where a launch depends on the device (a Stream-K
-/// layout, a step's choice per shape): an H100's 132 SMs.
-pub const SMS: u32 = ptx_emulator::SMS;
-
 /// Compiles `source` to PTX for `arch` ([`PTX_ARCH`] or [`HOPPER_PTX_ARCH`]), with the `.cu`
 /// line of every instruction (NVRTC's `--generate-line-info`, which changes no instruction), and
 /// `-D NAME=value` for each define.
@@ -115,11 +111,11 @@ fn own_file_names(ptx: &str, files: &[&str]) -> String {
     out
 }
 
-/// The blocks of one kernel an SM of the model's GPU holds at once, from the kernel's registers
-/// per thread, its threads per block and its shared memory per block, as the CUDA occupancy
+/// The blocks of one kernel an SM of `gpu` holds at once, from the kernel's registers per
+/// thread, its threads per block and its shared memory per block, as the CUDA occupancy
 /// calculator counts them (the profile's SM: [`ptx_emulator::profile::Sm::resident_blocks`]).
-pub fn blocks_per_sm(registers: u32, threads: u32, shared: u32) -> u32 {
-    profile::DEFAULT.sm.resident_blocks(registers, threads, shared)
+pub fn blocks_per_sm(gpu: &profile::Profile, registers: u32, threads: u32, shared: u32) -> u32 {
+    gpu.sm.resident_blocks(registers, threads, shared)
 }
 
 /// Registers of one SM on every architecture the course compiles for (sm_75 to sm_120).
@@ -167,19 +163,19 @@ mod tests {
     #[test]
     fn occupancy_counts_registers_warps_and_shared_memory() {
         // 512 threads of 128 registers: 16 warps of 4096 registers fill the 65536.
-        assert_eq!(blocks_per_sm(128, 512, 49_152), 1);
+        assert_eq!(blocks_per_sm(&profile::H100, 128, 512, 49_152), 1);
         // 256 threads of 40 registers and 8 KiB: registers allow 6, warps 8, shared memory 25.
-        assert_eq!(blocks_per_sm(40, 256, 8192), 6);
+        assert_eq!(blocks_per_sm(&profile::H100, 40, 256, 8192), 6);
         // 1024 threads of 32 registers: the warps (2) allow two, the registers two.
-        assert_eq!(blocks_per_sm(32, 1024, 0), 2);
+        assert_eq!(blocks_per_sm(&profile::H100, 32, 1024, 0), 2);
         // 100 KiB of shared memory: two blocks.
-        assert_eq!(blocks_per_sm(32, 128, 102_400), 2);
+        assert_eq!(blocks_per_sm(&profile::H100, 32, 128, 102_400), 2);
     }
 
     #[test]
     fn a_block_beyond_the_registers_of_an_sm_is_named() {
         assert_eq!(too_many_registers(128, 512), None);
-        assert_eq!(blocks_per_sm(168, 512, 0), 0);
+        assert_eq!(blocks_per_sm(&profile::H100, 168, 512, 0), 0);
         assert_eq!(
             too_many_registers(168, 512).as_deref(),
             Some(
@@ -187,7 +183,7 @@ mod tests {
             )
         );
         // 170 registers × 384 threads is 65280, but warps take registers in units of 256.
-        assert_eq!(blocks_per_sm(170, 384, 0), 0);
+        assert_eq!(blocks_per_sm(&profile::H100, 170, 384, 0), 0);
         assert!(too_many_registers(170, 384).is_some_and(|s| s.contains("67584 registers")));
     }
 }

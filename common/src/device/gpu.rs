@@ -21,7 +21,10 @@ pub struct LaunchLimits {
 
 impl LaunchLimits {
     /// Hopper (H100, H200): 1024 threads, 227 KB of opt-in shared memory per block.
-    pub const SM90: LaunchLimits = LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: 232_448 };
+    pub const SM90: LaunchLimits = LaunchLimits {
+        max_threads_per_block: 1024,
+        max_smem_per_block: ptx_emulator::profile::HOPPER_BLOCK_SHARED,
+    };
     /// Ampere A100.
     pub const SM80: LaunchLimits = LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
     /// The most any supported GPU allows: what fails here fails everywhere, so a step's checks
@@ -60,7 +63,8 @@ impl LaunchLimits {
             "sm_75" => 65_536,
             "sm_80" | "sm_87" => 166_912,
             "sm_86" | "sm_89" | "sm_120" => 101_376,
-            "sm_90" | "sm_100" => 232_448,
+            // Blackwell's sm_100 gives a block what Hopper does.
+            "sm_90" | "sm_100" => ptx_emulator::profile::HOPPER_BLOCK_SHARED,
             _ => return None,
         };
         Some(LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: smem })
@@ -113,7 +117,7 @@ impl DeviceInfo {
     pub fn tf32_flops_per_clock_per_sm(&self) -> Option<u32> {
         match self.compute_capability {
             (8, 0) => Some(1024),
-            (9, 0) => Some(2048),
+            (9, 0) => Some(ptx_emulator::profile::HOPPER_TF32_RATE as u32),
             _ => None,
         }
     }

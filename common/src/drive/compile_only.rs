@@ -163,7 +163,7 @@ fn spills_of(p: &gpu::PtxasInfo) -> String {
 
 /// The whole of `--compile-only` for a GPU step: for --arch, else the GPU present (--device),
 /// else DEFAULT_ARCH.
-/// `why`: the step's choice for the shape, where it chooses (made for an H100's SMs).
+/// `why`: the step's choice for the shape, where it chooses (made for the SMs of the command line's profile, [`Args::profile`]).
 pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape, why: Option<&str>) -> Result<bool> {
     if args.tune {
         bail!("--compile-only and --tune do not go together: --tune runs every set on the GPU");
@@ -173,7 +173,8 @@ pub fn run(step: &GpuStep, args: &Args, params: &Params, shape: Shape, why: Opti
     let (report, compiled) = compile_and_report(step, params, &arch, shape)?;
     print!("{report}");
     if let Some(why) = why {
-        println!("  choice   {why} (for {} SMs)", crate::step::SMS_BEFORE_OPENING);
+        let gpu = args.profile();
+        println!("  choice   {why} (for the {}'s {} SMs)", gpu.name, gpu.machine.sms);
     }
     if let Some(path) = &args.cubin {
         std::fs::write(path, &compiled.cubin)

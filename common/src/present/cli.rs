@@ -135,10 +135,11 @@ pub struct Args {
     #[arg(long, requires = "emulate")]
     pub scaled: bool,
 
-    /// With --emulate: the GPU whose time the model predicts, by its profile (H100 or H200; the
-    /// H100 unless named). The report names it; the other GPUs' times follow on the same line.
+    /// With --emulate: the GPU the run copies (its SMs, their limits) and whose time the model
+    /// predicts, by its profile's name (the H100 unless named; a wrong name is answered with the
+    /// names known). The report names it; the other GPUs' times follow on the same line.
     #[arg(long, value_name = "NAME", requires = "emulate", value_parser = parse_gpu)]
-    pub gpu: Option<String>,
+    pub gpu: Option<&'static ptx_emulator::profile::Profile>,
 
     /// With --emulate: draw one warp's access at a line of the kernel, FILE.cu:LINE (a line the
     /// PTX gives a load or store: a wrong one is refused with the list), to an SVG
@@ -205,6 +206,13 @@ pub enum Format {
 }
 
 impl Args {
+    /// The GPU an emulated run copies and predicts for, and the one whose SMs a step's choice
+    /// assumes before a GPU is opened: `--gpu`, else the default profile (the one place that
+    /// reads it).
+    pub fn profile(&self) -> &'static ptx_emulator::profile::Profile {
+        chosen(self.gpu)
+    }
+
     /// Parses the process's arguments; `extra_help` (the step's parameters, its default shape
     /// and chapter) goes under --help, and the options named in `hidden` (ones the step refuses)
     /// are left out of it. On bad input clap prints one line and exits with status 2.
@@ -375,14 +383,23 @@ fn parse_arch(s: &str) -> Result<String, String> {
     }
 }
 
-fn parse_gpu(s: &str) -> Result<String, String> {
-    match ptx_emulator::profile::by_name(s) {
-        Some(p) => Ok(p.name.to_owned()),
-        None => Err(format!(
+/// The GPU profile a command line chooses: the one `--gpu` named, else the default profile (the
+/// one place that reads it; `compare --predicted` chooses through it too).
+pub fn chosen(
+    gpu: Option<&'static ptx_emulator::profile::Profile>,
+) -> &'static ptx_emulator::profile::Profile {
+    gpu.unwrap_or(ptx_emulator::profile::DEFAULT)
+}
+
+/// The profile `s` names (see [`ptx_emulator::profile::by_name`]), or one sentence naming those
+/// known.
+pub fn parse_gpu(s: &str) -> Result<&'static ptx_emulator::profile::Profile, String> {
+    ptx_emulator::profile::by_name(s).ok_or_else(|| {
+        format!(
             "'{s}' is no GPU the time model has a profile of; choose {}",
-            ptx_emulator::profile::PROFILES.map(|p| p.name).join(" or ")
-        )),
-    }
+            ptx_emulator::profile::known_names()
+        )
+    })
 }
 
 fn parse_picture(s: &str) -> Result<ptx_emulator::watch::Request, String> {
@@ -579,11 +596,27 @@ mod tests {
             (&["--device", "-1"][..], "numbered from 0"),
             (&["--compile-only", "--arch", "90"][..], "not an architecture this course compiles for"),
             (&["--compile-only", "--arch", "sm_60"][..], "not an architecture this course compiles for"),
+            (
+                &["--emulate", "--gpu", "B200"][..],
+                "'B200' is no GPU the time model has a profile of; choose H100, H200 or H100-PCIe",
+            ),
             (&["--bogus"][..], "unexpected argument"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(says), "{args:?}: {err}");
         }
+    }
+
+    /// `--gpu` chooses a profile by its name or the driver's, exactly first; without it the
+    /// command line's profile is the default one.
+    #[test]
+    fn the_gpu_is_chosen_once_by_name() {
+        let chosen = |args: &[&str]| parse(args).unwrap().profile().name;
+        assert_eq!(chosen(&["--emulate", "--gpu", "h100-pcie"]), "H100-PCIe");
+        assert_eq!(chosen(&["--emulate", "--gpu", "NVIDIA H100 PCIe"]), "H100-PCIe");
+        assert_eq!(chosen(&["--emulate", "--gpu", "H200"]), "H200");
+        assert_eq!(chosen(&["--emulate"]), "H100");
+        assert_eq!(parse(&["--emulate", "--gpu", "h100-pcie"]).unwrap().profile().machine.sms, 114);
     }
 
     /// A dimension of millions is taken as it is (what does not fit is refused by the shape and

@@ -12,16 +12,21 @@ use ptx_emulator::replay::Recorded;
 
 use crate::matrix::Shape;
 
-/// The recorded square nearest `shape` in FLOPs (on a log scale), and whether it is the shape.
-fn nearest_square(profile: &Profile, shape: Shape) -> (usize, f64, f64, bool) {
+/// The recorded square nearest `shape` in FLOPs (on a log scale), and whether it is the shape;
+/// None for a GPU without a cuBLAS record.
+fn nearest_square(profile: &Profile, shape: Shape) -> Option<(usize, f64, f64, bool)> {
     let side = (shape.m as f64 * shape.n as f64 * shape.k as f64).cbrt();
     let &(s, sgemm, tf32) = profile
-        .cublas
+        .cublas?
         .rates
         .iter()
-        .min_by(|a, b| (side / a.0 as f64).ln().abs().total_cmp(&(side / b.0 as f64).ln().abs()))
-        .expect("a table");
-    (s, sgemm, tf32, shape.m == s && shape.n == s && shape.k == s)
+        .min_by(|a, b| (side / a.0 as f64).ln().abs().total_cmp(&(side / b.0 as f64).ln().abs()))?;
+    Some((s, sgemm, tf32, shape.m == s && shape.n == s && shape.k == s))
+}
+
+/// What a prediction for a GPU without a cuBLAS record says where its share would be.
+pub fn no_cublas(profile: &Profile) -> String {
+    format!("no cuBLAS run on the {} is recorded, so the prediction is set beside none", profile.name)
 }
 
 /// The prediction for a launch: the step's kernel (`blocks`, `resident` a SM) and the other
@@ -35,7 +40,7 @@ pub fn launch(
     shape: Shape,
     others: &[(String, Traffic)],
 ) -> (Prediction, f64) {
-    let compulsory = 4 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) as u64;
+    let compulsory = shape.f32_bytes();
     let main = profile.predict_replayed(
         step,
         predict::LaunchFacts { blocks: step.blocks, resident, registers, compulsory_bytes: compulsory },
@@ -90,10 +95,13 @@ pub struct Predicted {
     pub seconds: std::collections::BTreeMap<&'static str, f64>,
     /// The launch's rate on the GPU predicted for, in GFLOP/s.
     pub gflops: f64,
-    /// The cuBLAS rate it is set beside: recorded on that GPU at a square size.
-    pub baseline: Baseline,
+    /// The cuBLAS rate it is set beside: recorded on that GPU at a square size; None (and
+    /// `no_baseline` saying so) for a GPU without a cuBLAS record.
+    pub baseline: Option<Baseline>,
     /// `gflops` as a share of the baseline's rate, in percent.
-    pub share: f64,
+    pub share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_baseline: Option<String>,
     /// How many other kernels the launch has (their time is the launch's less the kernel's).
     pub others: usize,
 }
@@ -134,8 +142,10 @@ impl Predicted {
             seconds.insert(other.name, s);
         }
         let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
-        let (side, sgemm, tf32_rate, exact) = nearest_square(profile, shape);
-        let (name, base) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
+        let baseline = nearest_square(profile, shape).map(|(side, sgemm, tf32_rate, exact)| {
+            let (name, gflops) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
+            Baseline { name, side, gflops, exact }
+        });
         if local > 0 {
             prediction.unchecked.push(local_caveat(local, spilled));
         }
@@ -145,8 +155,9 @@ impl Predicted {
             prediction,
             seconds,
             gflops,
-            baseline: Baseline { name, side, gflops: base, exact },
-            share: 100.0 * gflops / base,
+            share: baseline.as_ref().map(|b| 100.0 * gflops / b.gflops),
+            no_baseline: baseline.is_none().then(|| no_cublas(profile)),
+            baseline,
             others: others.len(),
         }
     }
@@ -156,20 +167,20 @@ impl Predicted {
 /// the limit that sets it and every limit's time, the other GPUs' times, what the replay of the
 /// busiest SM found (where the launch was recorded), and what the model was not checked on.
 pub fn lines(predicted: &Predicted) -> String {
-    let Predicted { gpu, prediction: p, limit, seconds, gflops, baseline, share, others } = predicted;
+    let Predicted { gpu, prediction: p, limit, seconds, gflops, baseline, share, no_baseline, others } =
+        predicted;
     let whole = &seconds.get(gpu).copied().unwrap_or(p.seconds);
-    let Baseline { name, side, exact, .. } = baseline;
-    let at = if *exact {
-        format!("at {side}³")
-    } else {
-        format!("at {side}³, the recorded square nearest in FLOPs")
+    let beside = match (baseline, share) {
+        (Some(Baseline { name, side, exact: true, .. }), Some(share)) => {
+            format!("{share:.0}% of {name}'s recorded rate at {side}³")
+        }
+        (Some(Baseline { name, side, .. }), Some(share)) => {
+            format!("{share:.0}% of {name}'s recorded rate at {side}³, the recorded square nearest in FLOPs")
+        }
+        _ => no_baseline.clone().unwrap_or_default(),
     };
     let mut out = String::new();
-    let _ = write!(
-        out,
-        "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {share:.0}% of {name}'s recorded rate {at} · set by {limit}",
-        ms(*whole),
-    );
+    let _ = write!(out, "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {beside} · set by {limit}", ms(*whole));
     if p.limit == Bottleneck::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
     }
@@ -316,8 +327,8 @@ mod tests {
     #[test]
     fn recorded_rates_are_each_gpus_reference_run() {
         for profile in profile::PROFILES {
-            let path =
-                format!("{}/../docs/src/results/{}", env!("CARGO_MANIFEST_DIR"), profile.cublas.record);
+            let Some(cublas) = profile.cublas else { continue };
+            let path = format!("{}/../docs/src/results/{}", env!("CARGO_MANIFEST_DIR"), cublas.record);
             let record = std::fs::read_to_string(&path).expect("the reference record");
             let row = |name: &str| -> Vec<f64> {
                 let line = record.lines().find(|l| l.starts_with(&format!("| {name} |"))).expect("a row");
@@ -328,8 +339,8 @@ mod tests {
                     .collect()
             };
             let (sgemm, tf32) = (row("cublas_sgemm"), row("cublas_tf32"));
-            assert_eq!(profile.cublas.rates.len(), sgemm.len(), "{}", profile.name);
-            for (i, &(_, s, t)) in profile.cublas.rates.iter().enumerate() {
+            assert_eq!(cublas.rates.len(), sgemm.len(), "{}", profile.name);
+            for (i, &(_, s, t)) in cublas.rates.iter().enumerate() {
                 assert_eq!((s, t), (sgemm[i], tf32[i]), "{}, size {i}", profile.name);
             }
         }
@@ -351,8 +362,9 @@ mod tests {
 
     #[test]
     fn a_shape_off_the_squares_is_set_beside_the_nearest() {
-        let (side, ..) = nearest_square(&profile::H100, Shape { m: 1024, n: 1024, k: 4096 });
+        let (side, ..) = nearest_square(&profile::H100, Shape { m: 1024, n: 1024, k: 4096 }).unwrap();
         assert_eq!(side, 2048, "1024·1024·4096 is 1625³, nearer 2048 than 1024 by ratio");
-        assert!(nearest_square(&profile::H200, Shape { m: 4096, n: 4096, k: 4096 }).3);
+        assert!(nearest_square(&profile::H200, Shape { m: 4096, n: 4096, k: 4096 }).unwrap().3);
+        assert!(nearest_square(&profile::H100_PCIE, Shape { m: 4096, n: 4096, k: 4096 }).is_none());
     }
 }

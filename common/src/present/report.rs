@@ -38,8 +38,10 @@ pub struct EmulatorInfo {
     pub workers: usize,
     /// The architecture of the PTX the emulator ran.
     pub arch: &'static str,
-    /// The GPU whose time the model predicts (a profile's name, `--gpu`).
-    pub gpu: &'static str,
+    /// The GPU the run copied and whose time the model predicts (`--gpu`), named by its
+    /// profile's name in the JSON.
+    #[serde(serialize_with = "profile_name")]
+    pub gpu: &'static ptx_emulator::profile::Profile,
     /// Whether ptxas serialised the kernel's wgmma (its advisories say so), which the time
     /// model counts.
     pub serialized_wgmma: bool,
@@ -49,9 +51,14 @@ pub struct EmulatorInfo {
     pub recorded: std::sync::Arc<Vec<crate::emulated::Recorded>>,
 }
 
+fn profile_name<S: serde::Serializer>(p: &&ptx_emulator::profile::Profile, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.name)
+}
+
 /// The traffic line: global requests and sectors, shared requests and wavefronts, each with its
-/// ratio, and FP32 operations per byte of global memory touched.
-pub fn traffic_line(t: &Traffic) -> String {
+/// ratio, and FP32 operations per byte of global memory touched; `sms`: the SMs of the GPU the
+/// run copied, that the blocks were dealt to.
+pub fn traffic_line(t: &Traffic, sms: u32) -> String {
     let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     let mut line = format!(
         "global loads {} requests · {} sectors ({:.2} a request) · stores {} · {} sectors ({:.2}) · shared loads {} · {} wavefronts ({:.2}) · stores {} · {} wavefronts ({:.2})",
@@ -104,7 +111,7 @@ pub fn traffic_line(t: &Traffic) -> String {
                 " · an SM receives {} to {} sectors (blocks dealt to {} SMs in turn: an estimate past one wave)",
                 count(t.sm_sectors_least),
                 count(t.sm_sectors_most),
-                crate::emulated::SMS
+                sms
             );
         }
         if t.multicast_load_bytes > 0 {
@@ -249,7 +256,7 @@ pub struct Report {
     /// For a step with an FP32 path: the rows and columns it took, and the whole time of the
     /// launch that timed it apart (milliseconds).
     pub paths: Option<(Paths, f64)>,
-    /// The H100's and H200's times the emulator's time model predicts (an emulated run), made
+    /// Each profile's time the emulator's time model predicts (an emulated run), made
     /// by the run ([`Report::with_prediction`]).
     pub predicted: Option<Predicted>,
 }
@@ -314,9 +321,8 @@ impl Report {
     pub fn with_prediction(self) -> Report {
         let (RanOn::Emulated(e), Some(k)) = (&self.device, &self.kernel) else { return self };
         let r = &k.resources;
-        let gpu = ptx_emulator::profile::by_name(e.gpu).unwrap_or(ptx_emulator::profile::DEFAULT);
         let predicted = Predicted::of(
-            gpu,
+            e.gpu,
             (&e.traffic, &e.recorded),
             (r.blocks_per_sm, r.registers, e.serialized_wgmma),
             (r.local_bytes, r.spill_bytes),
@@ -520,7 +526,7 @@ impl fmt::Display for Report {
             writeln!(f, "{}", paths_line(self.shape, p, *total))?;
         }
         if let RanOn::Emulated(e) = &self.device {
-            writeln!(f, "  traffic  {}", traffic_line(&e.traffic))?;
+            writeln!(f, "  traffic  {}", traffic_line(&e.traffic, e.gpu.machine.sms))?;
             if e.traffic.scaled_of > 0 {
                 writeln!(
                     f,
@@ -533,7 +539,7 @@ impl fmt::Display for Report {
             // first round asks of L2 at once, which the order of the tiles sets.
             let blocks = self.kernel.as_ref().map(|k| k.geometry.blocks());
             if let Some(blocks) =
-                blocks.filter(|&b| e.traffic.first_tiles > 0 && b <= crate::emulated::SMS as u64)
+                blocks.filter(|&b| e.traffic.first_tiles > 0 && b <= u64::from(e.gpu.machine.sms))
             {
                 writeln!(
                     f,
@@ -543,7 +549,7 @@ impl fmt::Display for Report {
                 )?;
             }
             for (name, t) in &e.others {
-                writeln!(f, "           {name}: {}", traffic_line(t))?;
+                writeln!(f, "           {name}: {}", traffic_line(t, e.gpu.machine.sms))?;
             }
             if let Some(predicted) = &self.predicted {
                 write!(f, "{}", crate::predicted::lines(predicted))?;

@@ -312,6 +312,10 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["--arch", "sm_90"][..], "--arch goes with --compile-only"),
         (&["--cubin", "k.cubin"][..], "--cubin goes with --compile-only"),
         (&["--compile-only", "--arch", "90"][..], "not an architecture this course compiles for"),
+        (
+            &["--emulate", "--gpu", "A100"][..],
+            "'A100' is no GPU the time model has a profile of; choose H100, H200",
+        ),
     ] {
         assert_clear_error(bin, args, &no_gpu, says);
     }

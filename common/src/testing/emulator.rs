@@ -32,9 +32,10 @@ pub fn emulate_counted(
     shape: Shape,
 ) -> Result<(Vec<f32>, Verdict, emulated::Traffic)> {
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-    let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
+    let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &overrides)?;
     let inputs = Inputs::family(shape, 7, Family::Uniform);
-    let (c, (traffic, _)) = EmulatorStep::new(step, params, shape, false)?.multiply(&inputs, true)?;
+    let (c, (traffic, _)) =
+        EmulatorStep::new(step, params, shape, false, &emulated::profile::H100)?.multiply(&inputs, true)?;
     let verdict = verify::verify(shape, &c, &reference::cpu(&inputs), step.precision);
     Ok((c, verdict, traffic))
 }
@@ -42,8 +43,9 @@ pub fn emulate_counted(
 /// `step`'s C on the emulator for `inputs` (its parameters for their shape), with the race check
 /// on, and its verdict against the reference of those inputs.
 pub fn emulate_inputs(step: &GpuStep, inputs: &Inputs) -> Result<(Vec<f32>, Verdict)> {
-    let (params, _) = step.params_for(inputs.shape, emulated::SMS, &[])?;
-    let (c, _) = EmulatorStep::new(step, params, inputs.shape, false)?.multiply(inputs, true)?;
+    let (params, _) = step.params_for(inputs.shape, emulated::profile::H100.machine.sms, &[])?;
+    let (c, _) = EmulatorStep::new(step, params, inputs.shape, false, &emulated::profile::H100)?
+        .multiply(inputs, true)?;
     let verdict = verify::verify(inputs.shape, &c, &reference::cpu(inputs), step.precision);
     Ok((c, verdict))
 }
@@ -75,9 +77,9 @@ pub fn timeline(
     sanitize: bool,
 ) -> Result<emulated::Timeline> {
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-    let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
+    let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &overrides)?;
     let inputs = Inputs::family(shape, 7, Family::Uniform);
-    let mut e = EmulatorStep::new(step, params, shape, false)?;
+    let mut e = EmulatorStep::new(step, params, shape, false, &emulated::profile::H100)?;
     e.machine.timeline = Some((crate::gpu::ENTRY.to_owned(), block));
     e.multiply(&inputs, sanitize)?;
     e.machine.take_timeline().ok_or_else(|| anyhow::anyhow!("block {block:?} did not run"))
@@ -111,8 +113,8 @@ pub fn assert_scaled_counts_match(step: &GpuStep, shapes: &[(usize, usize, usize
         let shape = Shape { m, n, k };
         let inputs = Inputs::family(shape, 7, Family::Uniform);
         let counted = |scale: bool| -> Result<(emulated::Traffic, Vec<emulated::Traffic>)> {
-            let (params, _) = step.params_for(shape, emulated::SMS, &[])?;
-            let mut e = EmulatorStep::new(step, params, shape, false)?;
+            let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &[])?;
+            let mut e = EmulatorStep::new(step, params, shape, false, &emulated::profile::H100)?;
             e.machine.scale = scale;
             let (_, (own, others)) = e.multiply(&inputs, false)?;
             Ok((own, others.iter().map(|(_, t)| t.additive()).collect()))
@@ -134,8 +136,9 @@ pub fn assert_scaled_counts_match(step: &GpuStep, shapes: &[(usize, usize, usize
 pub fn scaled_refusal(step: &GpuStep, shape: (usize, usize, usize)) -> String {
     let shape = Shape { m: shape.0, n: shape.1, k: shape.2 };
     let inputs = Inputs::family(shape, 7, Family::Uniform);
-    let (params, _) = step.params_for(shape, emulated::SMS, &[]).expect("the step serves the shape");
-    let mut e = EmulatorStep::new(step, params, shape, false).expect("it compiles");
+    let (params, _) =
+        step.params_for(shape, emulated::profile::H100.machine.sms, &[]).expect("the step serves the shape");
+    let mut e = EmulatorStep::new(step, params, shape, false, &emulated::profile::H100).expect("it compiles");
     e.machine.scale = true;
     match e.multiply(&inputs, false) {
         Ok(_) => panic!("{} at {shape}: scaled, though its grid is not regular", step.name),

@@ -55,8 +55,8 @@ fn watched(
 ) -> Result<(Vec<WarpAccess>, emulated::Traffic)> {
     let shape = Shape { m, n, k };
     let overrides: Vec<(String, u32)> = overrides.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
-    let (params, _) = step.params_for(shape, emulated::SMS, &overrides)?;
-    let mut run = EmulatorStep::new(step, params, shape, false)?;
+    let (params, _) = step.params_for(shape, emulated::profile::H100.machine.sms, &overrides)?;
+    let mut run = EmulatorStep::new(step, params, shape, false, &emulated::profile::H100)?;
     let request = Request::parse(spec).map_err(|e| anyhow!("{e}"))?;
     run.machine.watch(request).map_err(|e| anyhow!("{e}"))?;
     let (_, (traffic, _)) = run.multiply(&Inputs::family(shape, 7, Family::Uniform), sanitize)?;

@@ -116,8 +116,9 @@ pub fn run_some(global: &Global, launch: &Launch, only: Option<&[u64]>) -> Resul
     let mut total = total.into_inner().expect("workers done");
     total.first_tiles = first_tiles.into_inner().expect("workers done").len() as u64;
     (total.sm_sectors_most, total.sm_sectors_least) =
-        per_sm(block_sectors.into_inner().expect("workers done"));
-    (total.sm_stores_most, total.sm_stores_least) = per_sm(block_stores.into_inner().expect("workers done"));
+        per_sm(block_sectors.into_inner().expect("workers done"), launch.sms);
+    (total.sm_stores_most, total.sm_stores_least) =
+        per_sm(block_stores.into_inner().expect("workers done"), launch.sms);
     Ok(total)
 }
 
@@ -158,17 +159,17 @@ pub fn run_each(global: &Global, launch: &Launch, list: &[u64]) -> Result<Vec<Tr
     Ok(counts.into_inner().expect("workers done"))
 }
 
-/// The most and the least of `per_block` summed per SM, the blocks dealt to [`crate::SMS`] SMs
-/// in turn (block b on SM b mod SMS); zeros where no block counted anything.
-fn per_sm(per_block: std::collections::HashMap<u64, u64>) -> (u64, u64) {
+/// The most and the least of `per_block` summed per SM, the blocks dealt to `sms` SMs in turn
+/// (block b on SM b mod `sms`); zeros where no block counted anything.
+fn per_sm(per_block: std::collections::HashMap<u64, u64>, sms: u32) -> (u64, u64) {
     if per_block.is_empty() {
         return (0, 0);
     }
-    let mut sms = vec![0u64; crate::SMS as usize];
+    let mut each = vec![0u64; sms.max(1) as usize];
     for (block, v) in per_block {
-        sms[(block % u64::from(crate::SMS)) as usize] += v;
+        each[(block % u64::from(sms.max(1))) as usize] += v;
     }
-    (sms.iter().copied().max().unwrap_or(0), sms.iter().copied().min().unwrap_or(0))
+    (each.iter().copied().max().unwrap_or(0), each.iter().copied().min().unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -176,14 +177,20 @@ mod per_sm_tests {
     use super::per_sm;
 
     /// Blocks dealt to the SMs in turn: two waves of equal blocks give every SM two; one block
-    /// leaves the others empty; nothing counted gives zeros.
+    /// leaves the others empty; nothing counted gives zeros. The SMs are the GPU's: 132 blocks
+    /// are one wave of an H100 SXM and more than one of a 114-SM H100 PCIe.
     #[test]
     fn blocks_are_dealt_to_the_sms_in_turn() {
-        let waves = (0..2 * u64::from(crate::SMS)).map(|b| (b, 5)).collect();
-        assert_eq!(per_sm(waves), (10, 10));
-        assert_eq!(per_sm([(7, 3)].into_iter().collect()), (3, 0));
-        let uneven = [(0, 4), (u64::from(crate::SMS), 6), (1, 1)].into_iter().collect();
-        assert_eq!(per_sm(uneven), (10, 0));
-        assert_eq!(per_sm(Default::default()), (0, 0));
+        for sms in [132, 114] {
+            let waves = (0..2 * u64::from(sms)).map(|b| (b, 5)).collect();
+            assert_eq!(per_sm(waves, sms), (10, 10));
+            assert_eq!(per_sm([(7, 3)].into_iter().collect(), sms), (3, 0));
+            let uneven = [(0, 4), (u64::from(sms), 6), (1, 1)].into_iter().collect();
+            assert_eq!(per_sm(uneven, sms), (10, 0));
+            assert_eq!(per_sm(Default::default(), sms), (0, 0));
+        }
+        let one_wave: std::collections::HashMap<u64, u64> = (0..132).map(|b| (b, 1)).collect();
+        assert_eq!(per_sm(one_wave.clone(), 132), (1, 1));
+        assert_eq!(per_sm(one_wave, 114), (2, 1));
     }
 }

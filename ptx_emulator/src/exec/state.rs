@@ -17,6 +17,8 @@ use super::shadows::{Accesses, AsyncShadow, Clobber, Fragment, Freed, Passed};
 /// One launch: the kernel, its shape and its parameter bytes.
 pub struct Launch<'k> {
     pub kernel: &'k DecodedKernel,
+    /// The SMs the GPU deals the grid's blocks to, in turn.
+    pub sms: u32,
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     /// Blocks per cluster in x, y and z ((1, 1, 1): no clusters).

@@ -406,7 +406,7 @@ mod tests {
 }}
 "
         );
-        let mut m = crate::Emulator::new(&ptx).unwrap();
+        let mut m = crate::Emulator::new(&ptx, crate::profile::H100.machine).unwrap();
         let out = m.alloc(4 * 32, "out");
         let config = crate::Config { grid: (1, 1, 1), block: (32, 1, 1), dynamic_shared: 0, sanitize: true };
         let t = m.launch("k", config, &[crate::Arg::I32(0), crate::Arg::Ptr(out)]).unwrap();

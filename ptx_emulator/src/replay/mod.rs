@@ -79,11 +79,11 @@ impl Recorded {
         trace.links = self.trace.links.clone();
         let cluster = u64::from(self.cluster.max(1));
         let clusters = self.blocks.div_ceil(cluster);
-        let groups = (u64::from(profile.sms) / cluster).max(1);
+        let groups = (u64::from(profile.machine.sms) / cluster).max(1);
         let mut setup = Setup {
             clusters: clusters.div_ceil(groups),
             resident: resident.max(1),
-            busy_sms: self.blocks.min(u64::from(profile.sms)) as u32,
+            busy_sms: self.blocks.min(u64::from(profile.machine.sms)) as u32,
             shared_bytes: self.shared_bytes,
             l2_rate: profile.l2_bytes_a_clock(),
             l2_latency: memory.l2_latency.idle(),

@@ -61,7 +61,7 @@ fn out_path(device: &str) -> Result<Option<PathBuf>> {
 
 /// Bytes of A, B and C at `s`.
 fn operand_bytes(s: Shape) -> f64 {
-    4.0 * (s.m * s.k + s.k * s.n + s.m * s.n) as f64
+    s.f32_bytes() as f64
 }
 
 struct Bench<'g> {

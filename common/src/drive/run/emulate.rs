@@ -13,6 +13,7 @@ use super::shared::check_compile_only_options;
 
 use crate::advisories::{self, Advisory};
 use crate::cli::Args;
+use crate::emulated::profile::Profile;
 use crate::emulated::{self, Emulator};
 use crate::emulator_queue::{EmulatorQueue, EmulatorState};
 use crate::gpu::{ENTRY, LaunchLimits, PtxasInfo, Resources};
@@ -43,10 +44,12 @@ fn workers() -> usize {
 
 /// An emulated run: the step compiled to PTX and loaded in the emulator once the run knows its
 /// parameters; `reason` says why it emulates where it was not asked to (it then takes a small
-/// default shape, and says so).
+/// default shape, and says so). `gpu`: the GPU the run copies and predicts for, chosen once
+/// from the command line (`--gpu`, else the default profile) and handed to all below.
 pub(super) struct EmulatorRun<'a> {
     emulated: Option<EmulatorStep<'a>>,
     reason: Option<String>,
+    gpu: &'static Profile,
 }
 
 impl<'a> EmulatorRun<'a> {
@@ -65,7 +68,7 @@ impl<'a> EmulatorRun<'a> {
         if args.picture_to.is_some() && args.picture_access.is_none() {
             bail!("--picture-to says where --picture-access writes, and no --picture-access was given");
         }
-        Ok(EmulatorRun { emulated: None, reason })
+        Ok(EmulatorRun { emulated: None, reason, gpu: args.profile() })
     }
 
     fn emulated(&mut self) -> Result<&mut EmulatorStep<'a>> {
@@ -84,7 +87,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
     }
 
     fn sms(&self) -> u32 {
-        emulated::SMS
+        self.gpu.machine.sms
     }
 
     fn with_cublas(&self) -> bool {
@@ -106,7 +109,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
             crate::emit::aside(args, &note);
         }
         // The parameters are checked at this shape once, before the compile, by EmulatorStep::new.
-        let mut emulated = EmulatorStep::new(step, params.clone(), shape, true)?;
+        let mut emulated = EmulatorStep::new(step, params.clone(), shape, true, self.gpu)?;
         emulated.machine.scale = args.scaled;
         for a in &emulated.advisories {
             crate::emit::aside(args, &a.sentence());
@@ -117,7 +120,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
         let block = args.timeline_block.unwrap_or([0; 3]);
         emulated.machine.timeline = args.picture_timeline.as_ref().map(|_| (ENTRY.to_owned(), block));
         if !args.scaled && shape.flops() > TIME_FIRST_FLOPS {
-            warn_if_long(step, &params, inputs, !args.no_verify, args)?;
+            warn_if_long(step, &params, inputs, !args.no_verify, args, self.gpu)?;
         }
         let fitted = (emulated.geometry, emulated.resources);
         self.emulated = Some(emulated);
@@ -125,6 +128,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
     }
 
     fn products(&mut self, args: &Args, inputs: &Inputs, next: bool) -> Result<Products> {
+        let gpu = self.gpu;
         let emulated = self.emulated()?;
         let started = Instant::now();
         // The first product is recorded for the time model's replay; the second (the check of a
@@ -137,7 +141,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
         let rounds = draw_timeline(args, &mut emulated.machine)?;
         let serialized = advisories::serialized(&emulated.advisories);
         let resources = (emulated.resources.blocks_per_sm, emulated.resources.registers);
-        draw_cycles(args, &recorded, resources, (serialized, rounds))?;
+        draw_cycles(args, gpu, &recorded, resources, (serialized, rounds))?;
         if let Some(request) = &args.picture_access {
             picture(request, &emulated.machine.watched(), args.picture_to.as_deref())?;
         }
@@ -154,7 +158,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
             seconds,
             workers: emulated.machine.workers,
             arch: emulated.step.ptx_arch(),
-            gpu: gpu_of(args).name,
+            gpu,
             serialized_wgmma: serialized,
             recorded,
         }));
@@ -165,7 +169,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
         Ok(reference::cpu(inputs))
     }
 
-    /// The report with the H100's time the model predicts from what the products moved.
+    /// The report with the chosen GPU's time the model predicts from what the products moved.
     fn finish(&mut self, report: Report, _: Option<&Reference>) -> Result<Report> {
         Ok(report.with_prediction())
     }
@@ -231,11 +235,6 @@ fn draw_timeline(args: &Args, machine: &mut Emulator) -> Result<bool> {
     Ok(true)
 }
 
-/// The GPU profile the run predicts for (`--gpu`, else the default).
-fn gpu_of(args: &Args) -> &'static emulated::profile::Profile {
-    args.gpu.as_deref().and_then(emulated::profile::by_name).unwrap_or(emulated::profile::DEFAULT)
-}
-
 /// The most clocks the picture in cycles shows: a few rounds of a lab's main loop.
 const PICTURE_CLOCKS: f64 = 20_000.0;
 
@@ -245,13 +244,13 @@ const PICTURE_CLOCKS: f64 = 20_000.0;
 /// (`rounds`), else in the file asked for.
 fn draw_cycles(
     args: &Args,
+    gpu: &Profile,
     recorded: &[emulated::Recorded],
     (resident, registers): (u32, u32),
     (serialized, rounds): (bool, bool),
 ) -> Result<()> {
     let (Some(file), Some(rec)) = (&args.picture_timeline, recorded.first()) else { return Ok(()) };
     // The picture's loads all hit the L2: it shows the order of the warps' work, not DRAM's draws.
-    let gpu = gpu_of(args);
     let whole = rec.replay(gpu, (resident, registers), (serialized, 0.0), (f64::MAX, 0.0, 1.0));
     let one = whole.replayed_cycles / whole.replayed.max(1) as f64;
     let clocks = (one / 4.0).clamp(1.0, PICTURE_CLOCKS).round();
@@ -291,8 +290,15 @@ const SURE_SECONDS: f64 = 600.0;
 /// Estimates how long the whole emulation of `inputs` will take on this machine from a scaled run
 /// of the same launch (one block of each kind, a second or two), and, where it is more than a
 /// minute, says so before it starts, with the faster choices. `verifies`: a second launch follows.
-fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool, args: &Args) -> Result<()> {
-    let mut probe = EmulatorStep::new(step, params.clone(), inputs.shape, false)?;
+fn warn_if_long(
+    step: &GpuStep,
+    params: &Params,
+    inputs: &Inputs,
+    verifies: bool,
+    args: &Args,
+    gpu: &'static Profile,
+) -> Result<()> {
+    let mut probe = EmulatorStep::new(step, params.clone(), inputs.shape, false, gpu)?;
     probe.machine.scale = true;
     let workers = probe.machine.workers;
     // At the fastest lab's rate, the least it can take: far beyond a minute, the probe itself
@@ -317,9 +323,10 @@ fn warn_if_long(step: &GpuStep, params: &Params, inputs: &Inputs, verifies: bool
     if total > LONG_SECONDS {
         let launches = if verifies { ", for each of the two launches a verifying run makes" } else { "" };
         let note = format!(
-            "note: emulating {} whole takes about {} on {workers} threads here{launches} ({how}); --scaled predicts the H100's time in seconds where it can, and a smaller shape (--size 512) verifies in seconds",
+            "note: emulating {} whole takes about {} on {workers} threads here{launches} ({how}); --scaled predicts the {}'s time in seconds where it can, and a smaller shape (--size 512) verifies in seconds",
             inputs.shape,
             duration(whole),
+            gpu.name,
         );
         crate::emit::aside(args, &note);
     }
@@ -340,10 +347,16 @@ fn duration(seconds: f64) -> String {
     }
 }
 
-/// What the kernel's compile for an H100 says it costs there.
-fn resources(ptxas: Option<PtxasInfo>, threads: u32, static_smem: u32, dynamic_smem: u32) -> Resources {
+/// What the kernel's compile for Hopper says it costs on `gpu`: its SMs' residency and occupancy.
+fn resources(
+    gpu: &Profile,
+    ptxas: Option<PtxasInfo>,
+    threads: u32,
+    static_smem: u32,
+    dynamic_smem: u32,
+) -> Resources {
     let registers = ptxas.map_or(0, |p| p.registers);
-    let blocks_per_sm = emulated::blocks_per_sm(registers, threads, static_smem + dynamic_smem);
+    let blocks_per_sm = emulated::blocks_per_sm(gpu, registers, threads, static_smem + dynamic_smem);
     Resources {
         registers,
         static_smem,
@@ -354,9 +367,8 @@ fn resources(ptxas: Option<PtxasInfo>, threads: u32, static_smem: u32, dynamic_s
         spill_loads: ptxas.map_or(0, |p| p.spill_loads),
         threads_per_block: threads,
         blocks_per_sm,
-        occupancy: f64::from(blocks_per_sm * threads.div_ceil(32))
-            / f64::from(emulated::profile::DEFAULT.sm.warps),
-        resident_blocks: emulated::SMS * blocks_per_sm,
+        occupancy: f64::from(blocks_per_sm * threads.div_ceil(32)) / f64::from(gpu.sm.warps),
+        resident_blocks: gpu.machine.sms * blocks_per_sm,
     }
 }
 
@@ -367,10 +379,12 @@ pub type CallTraffic = (emulated::Traffic, Vec<(String, emulated::Traffic)>);
 /// launch it takes there.
 pub struct EmulatorStep<'a> {
     pub step: &'a GpuStep,
+    /// The GPU the launch copies: its SMs (the layout, the per-SM counts) and its SM's limits.
+    pub gpu: &'static Profile,
     pub params: Params,
     pub machine: Emulator,
     pub geometry: Geometry,
-    /// What the kernel costs on an H100, from its compile for sm_90 (registers 0 where that
+    /// What the kernel costs on `gpu`, from its compile for sm_90 (registers 0 where that
     /// compile was not asked for).
     pub resources: Resources,
     /// What ptxas said, in that compile, about wgmma code it had to change (Hopper kernels).
@@ -387,10 +401,16 @@ pub struct EmulatorStep<'a> {
 }
 
 impl<'a> EmulatorStep<'a> {
-    /// Compiles and loads `step` with `params` for `shape`. `h100_compile` also compiles it for
-    /// sm_90, for the registers the report shows; a schedule that shares tiles always does, since
-    /// its layout is cut for the blocks an H100 holds at once.
-    pub fn new(step: &'a GpuStep, params: Params, shape: Shape, h100_compile: bool) -> Result<Self> {
+    /// Compiles and loads `step` with `params` for `shape`, launched as on `gpu`. `h100_compile`
+    /// also compiles it for sm_90, for the registers the report shows; a schedule that shares
+    /// tiles always does, since its layout is cut for the blocks `gpu` holds at once.
+    pub fn new(
+        step: &'a GpuStep,
+        params: Params,
+        shape: Shape,
+        h100_compile: bool,
+        gpu: &'static Profile,
+    ) -> Result<Self> {
         let geometry = step.validate(&params, shape, &LaunchLimits::LARGEST)?;
         let h100_compile = h100_compile || step.schedule.shares();
         // A Hopper kernel's PTX and its H100 machine code come from one compile, whose log also
@@ -414,7 +434,7 @@ impl<'a> EmulatorStep<'a> {
                 (ptx?, ptxas, Vec::new())
             }
         };
-        let mut machine = Emulator::new(&ptx).map_err(|e| anyhow!("{e}"))?;
+        let mut machine = Emulator::new(&ptx, gpu.machine).map_err(|e| anyhow!("{e}"))?;
         // The source lets a fault name an mbarrier as the kernel does, and a picture an array.
         for (file, text) in crate::includes::by_file(&step.expanded()?, step.file) {
             machine.source(&file, &text);
@@ -429,15 +449,17 @@ impl<'a> EmulatorStep<'a> {
             );
         }
         let static_smem = machine.static_shared(ENTRY).unwrap_or(0) as u32;
-        let resources = resources(ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
+        let resources = resources(gpu, ptxas, geometry.threads(), static_smem, geometry.dynamic_smem);
         // Where the H100's compile was asked for, a kernel no SM could hold does not run here either.
         if let Some(why) = ptxas.and_then(|p| emulated::too_many_registers(p.registers, geometry.threads())) {
             bail!("{}: {why}", step.file);
         }
         // At least a block per SM, where the estimate of the registers fits none.
-        let geometry = layout(step, &params, shape, geometry, resources.resident_blocks.max(emulated::SMS))?;
+        let resident = resources.resident_blocks.max(gpu.machine.sms);
+        let geometry = layout(step, &params, shape, geometry, resident)?;
         Ok(EmulatorStep {
             step,
+            gpu,
             params,
             machine,
             geometry,

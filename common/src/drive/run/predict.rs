@@ -1,4 +1,4 @@
-//! A step's H100 time without a GPU: its launch emulated (one block of each kind, or whole where
+//! A step's time on a GPU without that GPU: its launch emulated (one block of each kind, or whole where
 //! a few blocks cannot stand for the grid and the product is small) and its counts given to the
 //! emulator's time model. `compare --predicted` builds its table from these.
 
@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 
 use crate::emulated;
+use crate::emulated::profile::Profile;
 use crate::matrix::{Family, Inputs, Shape};
 use crate::predicted;
 use crate::step::GpuStep;
@@ -18,7 +19,7 @@ pub const WHOLE_UP_TO: u64 = 1 << 30;
 /// One prediction.
 #[derive(Clone, Debug)]
 pub struct StepPrediction {
-    /// The launch's predicted H100 time, and the limit that sets its kernel's.
+    /// The launch's predicted time, and the limit that sets its kernel's.
     pub seconds: f64,
     pub limit: &'static str,
     /// How long the emulation took, and whether it ran every block.
@@ -26,20 +27,20 @@ pub struct StepPrediction {
     pub whole: bool,
 }
 
-/// The H100's predicted time for `step` at its defaults for `shape` (or the parameters it
-/// chooses for the shape), on uniform inputs.
-pub fn predict(step: &GpuStep, shape: Shape) -> Result<StepPrediction> {
-    let (params, _) = step.params_for(shape, emulated::SMS, &[])?;
+/// `gpu`'s predicted time for `step` at its defaults for `shape` (or the parameters it chooses
+/// for the shape on `gpu`'s SMs), on uniform inputs.
+pub fn predict(step: &GpuStep, shape: Shape, gpu: &'static Profile) -> Result<StepPrediction> {
+    let (params, _) = step.params_for(shape, gpu.machine.sms, &[])?;
     let inputs = Inputs::family(shape, 42, Family::Uniform);
     let run = |scaled: bool| -> Result<StepPrediction> {
-        let mut e = super::EmulatorStep::new(step, params.clone(), shape, true)?;
+        let mut e = super::EmulatorStep::new(step, params.clone(), shape, true, gpu)?;
         e.machine.scale = scaled;
         e.machine.record = true;
         let started = Instant::now();
         let (_, (traffic, others)) = e.multiply(&inputs, false)?;
         let emulated_seconds = started.elapsed().as_secs_f64();
         let (p, whole) = predicted::launch(
-            ptx_emulator::profile::DEFAULT,
+            gpu,
             (&traffic, &e.recorded),
             (e.resources.blocks_per_sm, e.resources.registers, crate::advisories::serialized(&e.advisories)),
             shape,

@@ -208,10 +208,10 @@ fn without_gpu(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<()> {
     check_host(step, &params, shape, (!args.no_cublas && cublas_found, !args.no_verify))
 }
 
-/// The shape and the step's choice for it before a GPU is open: as for the largest GPU and an
-/// H100's SMs.
+/// The shape and the step's choice for it before a GPU is open: as for the largest GPU and the
+/// SMs of the command line's profile ([`Args::profile`]).
 fn before_opening(step: &GpuStep, args: &Args) -> Result<(Shape, Params, Option<Choice>)> {
     let files = files_of(args)?;
     let default = (step.default_shape)(&LaunchLimits::LARGEST);
-    asked(step, args, files.as_ref(), default, crate::step::SMS_BEFORE_OPENING)
+    asked(step, args, files.as_ref(), default, args.profile().machine.sms)
 }
