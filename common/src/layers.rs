@@ -5,119 +5,221 @@
 
 use std::collections::BTreeMap;
 
-/// (layer, module, source), bottom layer first.
-const MODULES: &[(u32, &str, &str)] = &[
-    (0, "files", include_str!("data/files.rs")),
-    (0, "matrix", include_str!("data/matrix.rs")),
-    (0, "patch", include_str!("data/patch.rs")),
-    (0, "progress", include_str!("data/progress.rs")),
-    (1, "advisories", include_str!("device/advisories.rs")),
-    (1, "clock", include_str!("device/clock.rs")),
-    (1, "emulated", include_str!("device/emulated.rs")),
-    (1, "gpu", include_str!("device/gpu.rs")),
-    (1, "stream_hold", include_str!("device/stream_hold.rs")),
-    (1, "timing", include_str!("device/timing.rs")),
-    (1, "watch", include_str!("device/watch.rs")),
-    (2, "cublas", include_str!("numerics/cublas.rs")),
-    (2, "integer_rounding", include_str!("numerics/integer_rounding.rs")),
-    (2, "reference", include_str!("numerics/reference.rs")),
-    (2, "verify", include_str!("numerics/verify/mod.rs")),
-    (2, "error_model", include_str!("numerics/verify/error_model.rs")),
-    (2, "precision", include_str!("numerics/verify/precision.rs")),
-    (2, "verdict", include_str!("numerics/verify/verdict.rs")),
-    (3, "product", include_str!("contract/product.rs")),
-    (3, "emulator_queue", include_str!("contract/emulator_queue.rs")),
-    (3, "gpu_queue", include_str!("contract/gpu_queue.rs")),
-    (3, "hooks", include_str!("contract/hooks.rs")),
-    (3, "step_kernel", include_str!("contract/step_kernel.rs")),
-    (3, "paths", include_str!("contract/paths.rs")),
-    (3, "queue", include_str!("contract/queue.rs")),
-    (3, "pad", include_str!("contract/pad.rs")),
-    (3, "params", include_str!("contract/params.rs")),
-    (3, "includes", include_str!("contract/includes.rs")),
-    (3, "spills", include_str!("contract/spills.rs")),
-    (3, "step", include_str!("contract/step.rs")),
-    (3, "stream_k", include_str!("contract/stream_k.rs")),
-    (3, "tile_checks", include_str!("contract/tile_checks.rs")),
-    (3, "tma", include_str!("contract/tma.rs")),
-    (4, "cli", include_str!("present/cli.rs")),
-    (4, "emit", include_str!("present/emit.rs")),
-    (4, "numbers", include_str!("present/numbers.rs")),
-    (4, "predicted", include_str!("present/predicted.rs")),
-    (4, "report", include_str!("present/report.rs")),
-    (5, "bench", include_str!("drive/bench.rs")),
-    (5, "compile_only", include_str!("drive/compile_only.rs")),
-    (5, "run", include_str!("drive/run/mod.rs")),
-    (5, "device", include_str!("drive/run/device.rs")),
-    (5, "shared", include_str!("drive/run/shared.rs")),
-    (5, "memory", include_str!("drive/run/memory.rs")),
-    (5, "cpu", include_str!("drive/run/cpu.rs")),
-    (5, "emulate", include_str!("drive/run/emulate.rs")),
-    (5, "timed", include_str!("drive/run/timed.rs")),
-    (5, "predict", include_str!("drive/run/predict.rs")),
-    (5, "measure", include_str!("drive/measure.rs")),
-    (5, "tune", include_str!("drive/tune.rs")),
+/// One module of the table: its layer, name, file (under `src/`) and source.
+macro_rules! m {
+    ($layer:literal, $name:literal, $path:literal) => {
+        Module { layer: $layer, name: $name, path: $path, source: include_str!($path) }
+    };
+}
+
+struct Module {
+    layer: u32,
+    name: &'static str,
+    path: &'static str,
+    source: &'static str,
+}
+
+/// Every module of the crate but the root, bottom layer first.
+const MODULES: &[Module] = &[
+    m!(0, "files", "data/files.rs"),
+    m!(0, "matrix", "data/matrix.rs"),
+    m!(0, "patch", "data/patch.rs"),
+    m!(0, "progress", "data/progress.rs"),
+    m!(1, "advisories", "device/advisories.rs"),
+    m!(1, "clock", "device/clock.rs"),
+    m!(1, "emulated", "device/emulated.rs"),
+    m!(1, "gpu", "device/gpu.rs"),
+    m!(1, "stream_hold", "device/stream_hold.rs"),
+    m!(1, "timing", "device/timing.rs"),
+    m!(1, "watch", "device/watch.rs"),
+    m!(2, "cublas", "numerics/cublas.rs"),
+    m!(2, "integer_rounding", "numerics/integer_rounding.rs"),
+    m!(2, "reference", "numerics/reference.rs"),
+    m!(2, "verify", "numerics/verify/mod.rs"),
+    m!(2, "error_model", "numerics/verify/error_model.rs"),
+    m!(2, "precision", "numerics/verify/precision.rs"),
+    m!(2, "verdict", "numerics/verify/verdict.rs"),
+    m!(3, "product", "contract/product.rs"),
+    m!(3, "emulator_queue", "contract/emulator_queue.rs"),
+    m!(3, "gpu_queue", "contract/gpu_queue.rs"),
+    m!(3, "hooks", "contract/hooks.rs"),
+    m!(3, "step_kernel", "contract/step_kernel.rs"),
+    m!(3, "paths", "contract/paths.rs"),
+    m!(3, "queue", "contract/queue.rs"),
+    m!(3, "pad", "contract/pad.rs"),
+    m!(3, "params", "contract/params.rs"),
+    m!(3, "includes", "contract/includes.rs"),
+    m!(3, "spills", "contract/spills.rs"),
+    m!(3, "step", "contract/step.rs"),
+    m!(3, "stream_k", "contract/stream_k.rs"),
+    m!(3, "tile_checks", "contract/tile_checks.rs"),
+    m!(3, "tma", "contract/tma.rs"),
+    m!(4, "cli", "present/cli.rs"),
+    m!(4, "emit", "present/emit.rs"),
+    m!(4, "numbers", "present/numbers.rs"),
+    m!(4, "predicted", "present/predicted.rs"),
+    m!(4, "report", "present/report.rs"),
+    m!(5, "bench", "drive/bench.rs"),
+    m!(5, "compile_only", "drive/compile_only.rs"),
+    m!(5, "run", "drive/run/mod.rs"),
+    m!(5, "device", "drive/run/device.rs"),
+    m!(5, "shared", "drive/run/shared.rs"),
+    m!(5, "memory", "drive/run/memory.rs"),
+    m!(5, "cpu", "drive/run/cpu.rs"),
+    m!(5, "emulate", "drive/run/emulate.rs"),
+    m!(5, "timed", "drive/run/timed.rs"),
+    m!(5, "predict", "drive/run/predict.rs"),
+    m!(5, "measure", "drive/measure.rs"),
+    m!(5, "tune", "drive/tune.rs"),
+    m!(6, "testing", "testing/mod.rs"),
+    m!(6, "checker", "testing/checker.rs"),
+    m!(6, "copies", "testing/copies.rs"),
+    m!(6, "command_line", "testing/command_line.rs"),
+    m!(6, "edits", "testing/edits.rs"),
+    m!(6, "emulator", "testing/emulator.rs"),
+    m!(6, "exercises", "testing/exercises.rs"),
+    m!(6, "inputs", "testing/inputs.rs"),
+    m!(6, "nvrtc", "testing/nvrtc.rs"),
+    m!(6, "picture", "testing/picture.rs"),
+    m!(6, "sets", "testing/sets.rs"),
+    m!(6, "shapes", "testing/shapes.rs"),
+    m!(6, "faults", "testing/faults.rs"),
+    m!(6, "thread_tile", "testing/thread_tile.rs"),
+];
+
+/// The layers' folders, bottom first: each names its modules in its `mod.rs`.
+const FOLDERS: &[(u32, &str, &str)] = &[
+    (0, "data", include_str!("data/mod.rs")),
+    (1, "device", include_str!("device/mod.rs")),
+    (2, "numerics", include_str!("numerics/mod.rs")),
+    (3, "contract", include_str!("contract/mod.rs")),
+    (4, "present", include_str!("present/mod.rs")),
+    (5, "drive", include_str!("drive/mod.rs")),
     (6, "testing", include_str!("testing/mod.rs")),
-    (6, "checker", include_str!("testing/checker.rs")),
-    (6, "copies", include_str!("testing/copies.rs")),
-    (6, "command_line", include_str!("testing/command_line.rs")),
-    (6, "edits", include_str!("testing/edits.rs")),
-    (6, "emulator", include_str!("testing/emulator.rs")),
-    (6, "exercises", include_str!("testing/exercises.rs")),
-    (6, "inputs", include_str!("testing/inputs.rs")),
-    (6, "nvrtc", include_str!("testing/nvrtc.rs")),
-    (6, "picture", include_str!("testing/picture.rs")),
-    (6, "sets", include_str!("testing/sets.rs")),
-    (6, "shapes", include_str!("testing/shapes.rs")),
-    (6, "faults", include_str!("testing/faults.rs")),
-    (6, "thread_tile", include_str!("testing/thread_tile.rs")),
 ];
 
-/// The layers' folders: each names its modules in its `mod.rs`.
-const FOLDERS: &[(u32, &str)] = &[
-    (0, include_str!("data/mod.rs")),
-    (1, include_str!("device/mod.rs")),
-    (2, include_str!("numerics/mod.rs")),
-    (3, include_str!("contract/mod.rs")),
-    (4, include_str!("present/mod.rs")),
-    (5, include_str!("drive/mod.rs")),
-    (6, include_str!("testing/mod.rs")),
-];
+/// The crate's root, whose `pub use` lines put modules and types at `common::`.
+const ROOT: &str = include_str!("lib.rs");
 
-/// The types the crate's root re-exports, and the module each comes from.
-const ROOT_TYPES: &[(&str, &str)] = &[
-    ("Inputs", "matrix"),
-    ("Matrix", "matrix"),
-    ("Shape", "matrix"),
-    ("Extension", "step"),
-    ("GpuStep", "step"),
-    ("Intensity", "step"),
-    ("Geometry", "step"),
-    ("Param", "params"),
-    ("Params", "params"),
-    ("Schedule", "step"),
-    ("Stage", "step"),
-    ("TmaBox", "tma"),
-    ("Precision", "verify"),
-];
+/// `source` without its comments: a line's `//` and what follows (no string of this crate's
+/// imports holds two slashes).
+fn without_comments(source: &str) -> String {
+    source.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
 
-/// The modules `source` uses through `crate::` (or, inside `testing`, `super::`), comments aside.
-fn uses(source: &str, own: &str) -> Vec<&'static str> {
+/// The paths a `use` tree or a qualified name spells from `text` on (just past `crate::` or
+/// `super::`), each as its segments: `a::b::C` is one, `{a::B, c::{d, e}}` three. Whitespace
+/// and line breaks inside a group are skipped.
+fn paths(text: &str) -> Vec<Vec<String>> {
+    fn tree(chars: &[char], at: &mut usize, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        let skip = |at: &mut usize| {
+            while *at < chars.len() && chars[*at].is_whitespace() {
+                *at += 1;
+            }
+        };
+        skip(at);
+        if chars.get(*at) == Some(&'{') {
+            *at += 1;
+            loop {
+                tree(chars, at, prefix, out);
+                skip(at);
+                match chars.get(*at) {
+                    Some(',') => *at += 1,
+                    Some('}') => {
+                        *at += 1;
+                        return;
+                    }
+                    _ => return,
+                }
+                skip(at);
+                if chars.get(*at) == Some(&'}') {
+                    *at += 1;
+                    return;
+                }
+            }
+        }
+        let start = *at;
+        while *at < chars.len() && (chars[*at].is_alphanumeric() || chars[*at] == '_') {
+            *at += 1;
+        }
+        let mut path = prefix.to_vec();
+        path.push(chars[start..*at].iter().collect());
+        if chars.get(*at) == Some(&':') && chars.get(*at + 1) == Some(&':') {
+            *at += 2;
+            tree(chars, at, &path, out);
+        } else {
+            out.push(path);
+        }
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    tree(&chars, &mut 0, &[], &mut out);
+    out
+}
+
+/// What the root puts at `common::`: (name, the module it is, or the module a type comes from).
+fn root_names() -> Vec<(String, &'static str)> {
+    let code = without_comments(ROOT);
+    let mut names = Vec::new();
+    for statement in code.split(';') {
+        let Some(at) = statement.find("pub use ") else { continue };
+        for path in paths(&statement[at + "pub use ".len()..]) {
+            let (Some(last), Some(from)) = (path.last(), path.iter().rev().nth(1)) else { continue };
+            let module = MODULES
+                .iter()
+                .find(|m| m.name == last.as_str() && FOLDERS.iter().any(|f| f.1 == from.as_str()))
+                .or_else(|| MODULES.iter().find(|m| m.name == from.as_str()));
+            if let Some(m) = module {
+                names.push((last.clone(), m.name));
+            }
+        }
+    }
+    names
+}
+
+/// The module a path names, read from `dir` (the folder the path starts in, "" for the root):
+/// down through folders and modules with modules as far as the path goes, so that
+/// `drive::tune::Tuned` is `tune` and `device::watch::wait` is `watch`; at the root, a name the
+/// root re-exports is the module it is or comes from.
+fn module_of(path: &[String], dir: &str, root: &[(String, &'static str)]) -> Option<&'static str> {
+    let mut dir = dir.to_owned();
+    let mut found = None;
+    for (i, seg) in path.iter().enumerate() {
+        let join = |file: &str| if dir.is_empty() { file.to_owned() } else { format!("{dir}/{file}") };
+        if let Some(m) = MODULES.iter().find(|m| m.path == join(&format!("{seg}.rs"))) {
+            return Some(m.name);
+        }
+        if let Some(m) = MODULES.iter().find(|m| m.path == join(&format!("{seg}/mod.rs"))) {
+            found = Some(m.name);
+        } else if !(dir.is_empty() && FOLDERS.iter().any(|f| f.1 == seg.as_str())) {
+            if i == 0 && dir.is_empty() {
+                return root.iter().find(|r| r.0 == *seg).map(|r| r.1);
+            }
+            return found;
+        }
+        dir = join(seg);
+    }
+    found
+}
+
+/// The modules the source of `module` uses through `crate::` or `super::`, comments aside:
+/// qualified names, `use` lines, grouped or not, and the types the root re-exports.
+fn uses(module: &Module, root: &[(String, &'static str)]) -> Vec<&'static str> {
+    let code = without_comments(module.source);
+    // `super::` starts in the folder above the module's own: its file's folder, or, for a
+    // `mod.rs`, the folder above that.
+    let own_dir = module.path.rsplit_once('/').map_or("", |(d, _)| d);
+    let parent = if module.path.ends_with("/mod.rs") { own_dir.rsplit_once('/').map_or("", |(d, _)| d) } else { own_dir };
     let mut found = Vec::new();
-    for line in source.lines().map(str::trim).filter(|l| !l.starts_with("//")) {
-        for prefix in ["crate::", "super::"] {
-            for (at, _) in line.match_indices(prefix) {
-                let name: String = line[at + prefix.len()..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                let module = MODULES
-                    .iter()
-                    .map(|m| m.1)
-                    .chain(ROOT_TYPES.iter().filter(|t| t.0 == name).map(|t| t.1))
-                    .find(|&m| m == name || ROOT_TYPES.iter().any(|t| t.0 == name && t.1 == m));
-                if let Some(m) = module
-                    && m != own
+    for (prefix, dir) in [("crate::", ""), ("super::", parent)] {
+        for (at, _) in code.match_indices(prefix) {
+            for path in paths(&code[at + prefix.len()..]) {
+                let m = module_of(&path, dir, root).or_else(|| {
+                    // `super::Name` inside a folder's module: the folder's own module.
+                    MODULES.iter().find(|m| prefix == "super::" && m.path == format!("{dir}/mod.rs")).map(|m| m.name)
+                });
+                if let Some(m) = m
+                    && m != module.name
                     && !found.contains(&m)
                 {
                     found.push(m);
@@ -129,12 +231,13 @@ fn uses(source: &str, own: &str) -> Vec<&'static str> {
 }
 
 fn graph() -> BTreeMap<&'static str, Vec<&'static str>> {
-    MODULES.iter().map(|&(_, name, source)| (name, uses(source, name))).collect()
+    let root = root_names();
+    MODULES.iter().map(|m| (m.name, uses(m, &root))).collect()
 }
 
 #[test]
 fn every_module_uses_only_its_layer_and_those_below() {
-    let layer: BTreeMap<&str, u32> = MODULES.iter().map(|m| (m.1, m.0)).collect();
+    let layer: BTreeMap<&str, u32> = MODULES.iter().map(|m| (m.name, m.layer)).collect();
     for (module, deps) in graph() {
         for dep in deps {
             assert!(
@@ -151,7 +254,7 @@ fn every_module_uses_only_its_layer_and_those_below() {
 fn no_modules_use_each_other() {
     let g = graph();
     // Depth-first search from every module: reaching the module again is a cycle.
-    for &(_, start, _) in MODULES {
+    for start in MODULES.iter().map(|m| m.name) {
         let mut stack: Vec<Vec<&str>> = g[start].iter().map(|&d| vec![start, d]).collect();
         while let Some(path) = stack.pop() {
             let last = *path.last().unwrap();
@@ -168,25 +271,74 @@ fn no_modules_use_each_other() {
     }
 }
 
+/// Each layer's public modules are in the table, in their layer, and at the crate's root, so
+/// that a path does not change when a module's layer does.
 #[test]
-fn the_table_names_every_module_of_every_layer() {
-    for &(layer, mod_rs) in FOLDERS {
+fn the_table_names_every_module_of_every_layer_and_the_root_has_each() {
+    let root = root_names();
+    for &(layer, folder, mod_rs) in FOLDERS {
         for line in mod_rs.lines().filter(|l| l.starts_with("pub mod ")) {
             let name = line.trim_start_matches("pub mod ").trim_end_matches(';');
             assert!(
-                MODULES.iter().any(|m| m.1 == name && m.0 == layer),
+                MODULES.iter().any(|m| m.name == name && m.layer == layer),
                 "{name} is not in layer {layer}'s table"
+            );
+            assert!(
+                // `testing` is itself public at the root, and its modules are reached through it.
+                root.iter().any(|r| r.0 == name && r.1 == name) || folder == "testing",
+                "{folder}/{name} is public but not at the crate's root (`pub use {folder}::{name}` in lib.rs)"
             );
         }
     }
 }
 
-/// The check sees a use that breaks the layers: `verify` (numerics) reaching up to `run`.
+fn module(name: &str) -> &'static Module {
+    MODULES.iter().find(|m| m.name == name).unwrap()
+}
+
+/// A planted use of each kind that breaks the layers, as `verify` (numerics) would write it:
+/// each is seen, as the module it names.
 #[test]
-fn a_use_from_below_is_caught() {
-    let planted = "use crate::run::Buffers;\n// crate::step in a comment does not count\n";
-    assert_eq!(uses(planted, "verify"), ["run"]);
-    assert!(uses("let s: crate::Shape = todo!();", "tma").contains(&"matrix"));
+fn a_use_from_below_is_caught_in_every_form() {
+    let root = root_names();
+    let planted = |source: &'static str| {
+        let verify = module("verify");
+        uses(&Module { source, ..*verify }, &root)
+    };
+    // A module at the root, and a comment that does not count.
+    assert_eq!(planted("use crate::run::Buffers;\n// crate::step in a comment does not count\n"), ["run"]);
+    // Through the layer's folder, two folders deep.
+    assert_eq!(planted("use crate::drive::tune::Tuned;"), ["tune"]);
+    assert_eq!(planted("let t = crate::drive::run::timed::GpuRun::new();"), ["timed"]);
+    // Grouped, nested and over lines.
+    assert_eq!(
+        planted("use crate::{\n    matrix::Shape,\n    drive::{measure::Recipe, run::Buffers},\n    cli::Args,\n};"),
+        ["matrix", "measure", "run", "cli"]
+    );
+    // A type the root re-exports, named bare at the root.
+    assert_eq!(planted("fn f(s: &crate::GpuStep, c: crate::Choice) {}"), ["step"]);
+    // The layer folder `device` is not the run's module `device`.
+    assert_eq!(planted("crate::device::watch::wait(gpu, 1);"), ["watch"]);
+    assert_eq!(planted("use crate::drive::run::device::Device;"), ["device"]);
+    // `super::` inside a folder: the folder's own modules.
+    let timed = module("timed");
+    assert_eq!(uses(&Module { source: "use super::shared::Run; use super::Buffers;", ..*timed }, &root), [
+        "shared", "run"
+    ]);
+    // And each breaks the rule: the layer check fails on it.
+    let layer = |n: &str| module(n).layer;
+    for bad in ["tune", "timed", "measure", "cli", "step"] {
+        assert!(layer(bad) > layer("verify"), "{bad}");
+    }
+}
+
+/// Every type the root re-exports is found from `lib.rs` itself, so that none is missed.
+#[test]
+fn every_root_type_is_mapped() {
+    let root = root_names();
+    for name in ["Inputs", "Shape", "GpuStep", "Choice", "LaunchVariant", "Geometry", "Params", "TmaBox", "Precision"] {
+        assert!(root.iter().any(|r| r.0 == name), "{name}");
+    }
 }
 
 /// The map in `ARCHITECTURE.md` names each module of the table in the row of its layer.
@@ -196,7 +348,8 @@ fn the_architecture_page_maps_every_module_in_its_layer() {
     let section = page.split("### `common`'s layers").nth(1).expect("the page's section on common's layers");
     let rows: Vec<&str> =
         section.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| layer")).collect();
-    for &(layer, name, _) in MODULES {
+    for m in MODULES {
+        let (layer, name) = (m.layer, m.name);
         let row = rows
             .iter()
             .find(|r| r.starts_with(&format!("| {layer} |")))

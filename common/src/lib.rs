@@ -30,11 +30,11 @@ pub use contract::{
     step_kernel, stream_k, tile_checks, tma,
 };
 pub use data::{files, matrix, patch, progress};
-pub use device::{advisories, clock, emulated, gpu, stream_hold, timing};
+pub use device::{advisories, clock, emulated, gpu, stream_hold, timing, watch};
 #[cfg(feature = "testing")]
 pub use drive::bench;
 pub use drive::{compile_only, measure, run, tune};
-pub use numerics::{cublas, reference, verify};
+pub use numerics::{cublas, integer_rounding, reference, verify};
 pub use present::{cli, emit, numbers, predicted, report};
 
 pub use matrix::{Inputs, Matrix, Shape};
