@@ -209,14 +209,21 @@ fn uses(module: &Module, root: &[(String, &'static str)]) -> Vec<&'static str> {
     // `super::` starts in the folder above the module's own: its file's folder, or, for a
     // `mod.rs`, the folder above that.
     let own_dir = module.path.rsplit_once('/').map_or("", |(d, _)| d);
-    let parent = if module.path.ends_with("/mod.rs") { own_dir.rsplit_once('/').map_or("", |(d, _)| d) } else { own_dir };
+    let parent = if module.path.ends_with("/mod.rs") {
+        own_dir.rsplit_once('/').map_or("", |(d, _)| d)
+    } else {
+        own_dir
+    };
     let mut found = Vec::new();
     for (prefix, dir) in [("crate::", ""), ("super::", parent)] {
         for (at, _) in code.match_indices(prefix) {
             for path in paths(&code[at + prefix.len()..]) {
                 let m = module_of(&path, dir, root).or_else(|| {
                     // `super::Name` inside a folder's module: the folder's own module.
-                    MODULES.iter().find(|m| prefix == "super::" && m.path == format!("{dir}/mod.rs")).map(|m| m.name)
+                    MODULES
+                        .iter()
+                        .find(|m| prefix == "super::" && m.path == format!("{dir}/mod.rs"))
+                        .map(|m| m.name)
                 });
                 if let Some(m) = m
                     && m != module.name
@@ -312,7 +319,9 @@ fn a_use_from_below_is_caught_in_every_form() {
     assert_eq!(planted("let t = crate::drive::run::timed::GpuRun::new();"), ["timed"]);
     // Grouped, nested and over lines.
     assert_eq!(
-        planted("use crate::{\n    matrix::Shape,\n    drive::{measure::Recipe, run::Buffers},\n    cli::Args,\n};"),
+        planted(
+            "use crate::{\n    matrix::Shape,\n    drive::{measure::Recipe, run::Buffers},\n    cli::Args,\n};"
+        ),
         ["matrix", "measure", "run", "cli"]
     );
     // A type the root re-exports, named bare at the root.
@@ -322,9 +331,10 @@ fn a_use_from_below_is_caught_in_every_form() {
     assert_eq!(planted("use crate::drive::run::device::Device;"), ["device"]);
     // `super::` inside a folder: the folder's own modules.
     let timed = module("timed");
-    assert_eq!(uses(&Module { source: "use super::shared::Run; use super::Buffers;", ..*timed }, &root), [
-        "shared", "run"
-    ]);
+    assert_eq!(
+        uses(&Module { source: "use super::shared::Run; use super::Buffers;", ..*timed }, &root),
+        ["shared", "run"]
+    );
     // And each breaks the rule: the layer check fails on it.
     let layer = |n: &str| module(n).layer;
     for bad in ["tune", "timed", "measure", "cli", "step"] {
@@ -336,7 +346,9 @@ fn a_use_from_below_is_caught_in_every_form() {
 #[test]
 fn every_root_type_is_mapped() {
     let root = root_names();
-    for name in ["Inputs", "Shape", "GpuStep", "Choice", "LaunchVariant", "Geometry", "Params", "TmaBox", "Precision"] {
+    for name in
+        ["Inputs", "Shape", "GpuStep", "Choice", "LaunchVariant", "Geometry", "Params", "TmaBox", "Precision"]
+    {
         assert!(root.iter().any(|r| r.0 == name), "{name}");
     }
 }

@@ -11,7 +11,7 @@
 use crate::inst::{Inst, Src};
 use crate::{Fault, FaultKind};
 
-use super::schedule::Flow;
+use super::state::Flow;
 use super::state::{Cluster, Lanes, RANK_SHIFT, Warp};
 
 impl Cluster<'_> {

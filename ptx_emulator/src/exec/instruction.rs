@@ -10,7 +10,7 @@ use crate::inst::{Hopper, Inst, Op, Space, Src, Ty};
 use crate::memory::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 
 use super::collective;
-use super::schedule::Flow;
+use super::state::Flow;
 use super::state::{Cluster, Lanes, Warp};
 
 impl Cluster<'_> {

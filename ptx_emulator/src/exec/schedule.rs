@@ -13,20 +13,7 @@ use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
 use super::shadows::{Accesses, AsyncShadow};
-use super::state::{Cluster, Cta, Lanes, Launch, NamedBarrier, Warp};
-
-/// How the program counters move after an instruction.
-pub enum Flow {
-    Next,
-    /// These lanes jump to the target; the rest go on.
-    Jump(u32, usize),
-    Exit(u32),
-    /// These lanes wait at a barrier, which moves them on when it lets them through.
-    Wait(u32),
-    /// These lanes stay at the instruction and run it again in the next round (a wait that
-    /// found its barrier not yet complete).
-    Retry(u32),
-}
+use super::state::{Cluster, Cta, Flow, Lanes, Launch, NamedBarrier, Warp};
 
 /// The rounds a deadlocked cluster may spin without any warp getting further.
 const IDLE_ROUNDS: u32 = 2;

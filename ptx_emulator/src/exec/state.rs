@@ -14,6 +14,19 @@ use crate::{Fault, FaultKind};
 pub use super::lanes::Lanes;
 use super::shadows::{Accesses, AsyncShadow, Clobber, Fragment, Freed, Passed};
 
+/// How the program counters move after an instruction.
+pub enum Flow {
+    Next,
+    /// These lanes jump to the target; the rest go on.
+    Jump(u32, usize),
+    Exit(u32),
+    /// These lanes wait at a barrier, which moves them on when it lets them through.
+    Wait(u32),
+    /// These lanes stay at the instruction and run it again in the next round (a wait that
+    /// found its barrier not yet complete).
+    Retry(u32),
+}
+
 /// One launch: the kernel, its shape and its parameter bytes.
 pub struct Launch<'k> {
     pub kernel: &'k DecodedKernel,
