@@ -346,6 +346,11 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
     if !d["share_of_fp32_peak"].is_null() {
         want.push(("speed", format!("{:.1}% of FP32 peak", number(&d["share_of_fp32_peak"]))));
     }
+    if !d["share_of_cublas_sgemm_per_clock"].is_null() {
+        let per_clock = number(&d["share_of_cublas_sgemm_per_clock"]);
+        want.push(("clock", format!("cuBLAS SGEMM {:.0} MHz", number(&json["cublas"]["held"]["sm_mhz"]))));
+        want.push(("clock", format!("{per_clock:.1}% of its rate per clock")));
+    }
     if let Some(held) = json["time"]["held"].as_object() {
         want.push((
             "clock",
@@ -395,8 +400,7 @@ fn disagreements(text: &str, json: &Value) -> Vec<String> {
         }
         for (name, s) in p["seconds"].as_object().unwrap().iter().filter(|(n, _)| *n != gpu) {
             let s = number(s);
-            let shown = if s >= 1e-4 { format!("{:.3} ms", s * 1e3) } else { format!("{:.1} µs", s * 1e6) };
-            want.push(("predicted", format!("· {name} {shown}")));
+            want.push(("predicted", format!("· {name} {}", common::numbers::duration(s))));
         }
     }
     want.into_iter()

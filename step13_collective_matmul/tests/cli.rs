@@ -193,7 +193,7 @@ fn gpu_simulated_ring_reports_json() {
     assert_eq!(written.lines().count(), 1, "{written}");
     assert_eq!(serde_json::from_str::<serde_json::Value>(&written).expect("the file's JSON"), json);
 
-    assert_eq!(json["schema"], 1, "{out}");
+    assert_eq!(json["schema"], common::emit::SCHEMA, "{out}");
     assert_eq!((&json["ranks"], &json["gpus"], &json["simulated"]), (&2.into(), &1.into(), &true.into()));
     assert_eq!((&json["nccl"], &json["exchange"]["ring"]), (&serde_json::Value::Null, &"copies".into()));
     assert_eq!(

@@ -3,7 +3,7 @@
 //!
 //! The JSON is the report's own fields ([`Report`]'s `Serialize`), with two more at the top
 //! level: `schema`, the version of the form ([`SCHEMA`]), and `derived`, the rates and shares
-//! the text computes from the fields ([`Derived`]), so that a reader need not compute them again.
+//! computed once from the fields ([`Derived`]), which the text prints too.
 //! A step with a report of its own (step 13's) implements [`Emit`] and is printed and written
 //! by the same functions.
 
@@ -14,71 +14,14 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 
 use crate::cli::{Args, Format};
-use crate::report::{RanOn, Report};
+use crate::report::{Derived, Report};
 
-/// The version of the report's JSON form, its top-level `schema` field. It goes up by one when a
-/// field is renamed or removed, or a value changes its meaning or unit, so that a reader written
+/// The version of the reports' JSON form, their top-level `schema` field: one version for every
+/// report the course writes (a step's, and step 13's own). It goes up by one when a field of
+/// either is renamed or removed, or a value changes its meaning or unit, so that a reader written
 /// for one version can refuse another; a field added leaves it as it is (readers ignore fields
 /// they do not know). `common/tests/golden/*.json` pins the form.
 pub const SCHEMA: u32 = 3;
-
-/// The figures the text computes from the report's fields: the product's work, its rate and its
-/// shares of the baselines and of the peak, and the verdict's summary numbers. A share is in
-/// percent; a figure that does not apply (no timing, no cuBLAS, not a GPU, not verified) is null.
-#[derive(Clone, Debug, Serialize)]
-pub struct Derived {
-    /// 2·M·N·K.
-    pub flops: f64,
-    /// The step's rate (GFLOP/s), where it was timed.
-    pub gflops: Option<f64>,
-    pub cublas_sgemm_gflops: Option<f64>,
-    pub cublas_tf32_gflops: Option<f64>,
-    pub share_of_cublas_sgemm: Option<f64>,
-    pub share_of_cublas_tf32: Option<f64>,
-    /// The GPU's FP32 peak (GFLOP/s), and the step's rate as a share of it.
-    pub fp32_peak_gflops: Option<f64>,
-    pub share_of_fp32_peak: Option<f64>,
-    /// Whether every check of the first C passed (the verdict), and the launch after it.
-    pub passed: Option<bool>,
-    pub next_launch_passed: Option<bool>,
-    /// ‖ΔC‖/‖C‖, the error a correct result is expected to have and the limit, on the same
-    /// scale; and the worst element's error and the normwise error as shares of their bounds.
-    pub relative_error: Option<f64>,
-    pub relative_expected: Option<f64>,
-    pub relative_limit: Option<f64>,
-    pub worst_of_bound: Option<f64>,
-    pub normwise_of_limit: Option<f64>,
-}
-
-impl Derived {
-    /// What `report`'s text computes from its fields.
-    pub fn of(report: &Report) -> Derived {
-        let flops = report.shape.flops();
-        let timed = report.time.samples > 0;
-        let peak = match &report.device {
-            RanOn::Gpu(d) => Some(d.peak_gflops()),
-            _ => None,
-        };
-        let v = report.verdict.as_ref();
-        Derived {
-            flops,
-            gflops: timed.then(|| report.gflops()),
-            cublas_sgemm_gflops: report.cublas.map(|c| c.gflops(flops)),
-            cublas_tf32_gflops: report.cublas_tf32.map(|c| c.gflops(flops)),
-            share_of_cublas_sgemm: report.cublas.filter(|_| timed).map(|c| report.share_of(c)),
-            share_of_cublas_tf32: report.cublas_tf32.filter(|_| timed).map(|c| report.share_of(c)),
-            fp32_peak_gflops: peak,
-            share_of_fp32_peak: peak.filter(|_| timed).map(|p| 100.0 * report.gflops() / p),
-            passed: v.map(|v| v.passed()),
-            next_launch_passed: report.last_launch.as_ref().map(|l| l.passed()),
-            relative_error: v.map(|v| v.normwise.relative()),
-            relative_expected: v.map(|v| v.normwise.relative_expected()),
-            relative_limit: v.map(|v| v.normwise.relative_limit()),
-            worst_of_bound: v.map(|v| v.worst.ratio()),
-            normwise_of_limit: v.map(|v| v.normwise.ratio()),
-        }
-    }
-}
 
 /// The report's JSON: `schema`, the report's fields, then `derived`.
 #[derive(Serialize)]

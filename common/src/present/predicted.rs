@@ -11,6 +11,7 @@ use ptx_emulator::profile::{self, Profile};
 use ptx_emulator::replay::Recorded;
 
 use crate::matrix::Shape;
+use crate::numbers::duration;
 
 /// The recorded square nearest `shape` in FLOPs (on a log scale), and whether it is the shape;
 /// None for a GPU without a cuBLAS record.
@@ -65,17 +66,6 @@ pub fn launch(
         .sum();
     let whole = main.seconds + rest;
     (main, whole)
-}
-
-fn ms(s: f64) -> String {
-    let ms = s * 1e3;
-    if ms >= 10.0 {
-        format!("{ms:.1} ms")
-    } else if ms >= 0.1 {
-        format!("{ms:.3} ms")
-    } else {
-        format!("{:.1} µs", s * 1e6)
-    }
 }
 
 /// The predicted times of an emulated launch, as the run computed them: what the report's
@@ -180,13 +170,17 @@ pub fn lines(predicted: &Predicted) -> String {
         _ => no_baseline.clone().unwrap_or_default(),
     };
     let mut out = String::new();
-    let _ = write!(out, "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {beside} · set by {limit}", ms(*whole));
+    let _ = write!(
+        out,
+        "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {beside} · set by {limit}",
+        duration(*whole)
+    );
     if p.limit == Bottleneck::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
     }
     let _ = write!(out, " at {:.0} MHz", p.clock_mhz);
     for (name, s) in seconds.iter().filter(|(n, _)| *n != gpu) {
-        let _ = write!(out, " · {name} {}", ms(*s));
+        let _ = write!(out, " · {name} {}", duration(*s));
     }
     let _ = writeln!(out);
     // Where the replay ran, its line below shows what the warps waited for; the counts' latency
@@ -200,11 +194,11 @@ pub fn lines(predicted: &Predicted) -> String {
             Bottleneck::Latency => latency_term(*s, p),
             Bottleneck::L2 => format!(
                 "L2 {} ({} sectors read, {} written)",
-                ms(*s),
+                duration(*s),
                 crate::numbers::count(p.l2_read_sectors),
                 crate::numbers::count(p.l2_written_sectors)
             ),
-            _ => format!("{} {}", short(*l), ms(*s)),
+            _ => format!("{} {}", short(*l), duration(*s)),
         })
         .collect();
     let _ = write!(out, "            each limit: {}", terms.join(" · "));
@@ -212,7 +206,7 @@ pub fn lines(predicted: &Predicted) -> String {
         let _ = write!(out, " · the busiest SM's blocks keep {:.0}% of the SMs busy", 100.0 * p.wave_fill);
     }
     if *others > 0 {
-        let _ = write!(out, " · the other kernels add {}", ms(whole - p.seconds));
+        let _ = write!(out, " · the other kernels add {}", duration(whole - p.seconds));
     }
     let _ = writeln!(out);
     if let Some(r) = &p.replay {
@@ -273,13 +267,13 @@ fn latency_term(seconds: f64, p: &predict::Prediction) -> String {
     if p.phases == 0.0 {
         return format!(
             "latency {} (no global loads between barriers: the tiles come by copies; {} {blocks} an SM at once)",
-            ms(seconds),
+            duration(seconds),
             p.resident
         );
     }
     format!(
         "latency {} (a block's {:.0} {} between barriers that load global memory, {:.0} with work issued after the first load; {} {blocks} an SM at once; {:.0} cycles a load)",
-        ms(seconds),
+        duration(seconds),
         p.phases,
         plural(p.phases, "stretch", "stretches"),
         p.overlapped,

@@ -229,8 +229,98 @@ fn params_map<S: Serializer>(params: &Params, to: S) -> Result<S::Ok, S::Error> 
     to.collect_map(params.defines())
 }
 
-/// One run's report: every figure the text shows is a field here, or is computed from fields by
-/// [`Derived`] (rates and shares, which the JSON carries beside the fields).
+/// The figures computed from the report's fields, once, for the text and the JSON alike: the
+/// product's work, its rate and its shares of the baselines, of the peak and of its own roof, per
+/// second and per clock, and the verdict's summary numbers. A share is in percent; a figure that
+/// does not apply (no timing, no cuBLAS, not a GPU, not verified, no clock read) is null.
+#[derive(Clone, Debug, Serialize)]
+pub struct Derived {
+    /// 2·M·N·K.
+    pub flops: f64,
+    /// The step's rate (GFLOP/s), where it was timed.
+    pub gflops: Option<f64>,
+    pub cublas_sgemm_gflops: Option<f64>,
+    pub cublas_tf32_gflops: Option<f64>,
+    pub share_of_cublas_sgemm: Option<f64>,
+    pub share_of_cublas_tf32: Option<f64>,
+    /// The GPU's FP32 peak (GFLOP/s), and the step's rate as a share of it.
+    pub fp32_peak_gflops: Option<f64>,
+    pub share_of_fp32_peak: Option<f64>,
+    /// The roof of the step's arithmetic beside FP32's ("TF32 peak", "a seventh of INT8 peak":
+    /// shared among the products a result takes), its GFLOP/s where this GPU's is known, and
+    /// the step's rate as a share of it. None for a step held to FP32 and off a GPU.
+    pub roof: Option<String>,
+    pub roof_gflops: Option<f64>,
+    pub share_of_roof: Option<f64>,
+    /// Each share of a cuBLAS baseline per clock: the share times the baseline's SM clock over
+    /// the step's, where both were read.
+    pub share_of_cublas_sgemm_per_clock: Option<f64>,
+    pub share_of_cublas_tf32_per_clock: Option<f64>,
+    /// Whether every check of the first C passed (the verdict), and the launch after it.
+    pub passed: Option<bool>,
+    pub next_launch_passed: Option<bool>,
+    /// ‖ΔC‖/‖C‖, the error a correct result is expected to have and the limit, on the same
+    /// scale; and the worst element's error and the normwise error as shares of their bounds.
+    pub relative_error: Option<f64>,
+    pub relative_expected: Option<f64>,
+    pub relative_limit: Option<f64>,
+    pub worst_of_bound: Option<f64>,
+    pub normwise_of_limit: Option<f64>,
+}
+
+impl Derived {
+    /// What `report`'s text computes from its fields.
+    pub fn of(report: &Report) -> Derived {
+        let flops = report.shape.flops();
+        let timed = report.time.samples > 0;
+        let peak = match &report.device {
+            RanOn::Gpu(d) => Some(d.peak_gflops()),
+            _ => None,
+        };
+        let v = report.verdict.as_ref();
+        let roof = match &report.device {
+            RanOn::Gpu(d) => {
+                let (by, roof) = report.precision.roof(d.peak_gflops(), d.tf32_peak_gflops());
+                let products = report.paths.as_ref().and_then(|(p, _)| p.products).unwrap_or(1);
+                Some(crate::verify::shared_roof(by, roof, products)).filter(|(by, _)| by != "FP32 peak")
+            }
+            _ => None,
+        };
+        let per_clock = |b: Option<Stats>| {
+            let (b, mine) = (b?, report.time.held?);
+            Some(crate::clock::per_clock(report.share_of(b), mine, b.held?)).filter(|_| timed)
+        };
+        Derived {
+            flops,
+            gflops: timed.then(|| report.gflops()),
+            cublas_sgemm_gflops: report.cublas.map(|c| c.gflops(flops)),
+            cublas_tf32_gflops: report.cublas_tf32.map(|c| c.gflops(flops)),
+            share_of_cublas_sgemm: report.cublas.filter(|_| timed).map(|c| report.share_of(c)),
+            share_of_cublas_tf32: report.cublas_tf32.filter(|_| timed).map(|c| report.share_of(c)),
+            fp32_peak_gflops: peak,
+            share_of_fp32_peak: peak.filter(|_| timed).map(|p| 100.0 * report.gflops() / p),
+            roof_gflops: roof.as_ref().and_then(|r| r.1),
+            share_of_roof: roof
+                .as_ref()
+                .and_then(|r| r.1)
+                .filter(|_| timed)
+                .map(|r| 100.0 * report.gflops() / r),
+            roof: roof.map(|r| r.0),
+            share_of_cublas_sgemm_per_clock: per_clock(report.cublas),
+            share_of_cublas_tf32_per_clock: per_clock(report.cublas_tf32),
+            passed: v.map(|v| v.passed()),
+            next_launch_passed: report.last_launch.as_ref().map(|l| l.passed()),
+            relative_error: v.map(|v| v.normwise.relative()),
+            relative_expected: v.map(|v| v.normwise.relative_expected()),
+            relative_limit: v.map(|v| v.normwise.relative_limit()),
+            worst_of_bound: v.map(|v| v.worst.ratio()),
+            normwise_of_limit: v.map(|v| v.normwise.ratio()),
+        }
+    }
+}
+
+/// One run's report: every figure the text shows is a field here, or is computed once from the
+/// fields by [`Derived`] (rates and shares, which the JSON carries beside the fields).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub step: String,
@@ -575,17 +665,17 @@ impl Report {
             (_, 1) => writeln!(f, " of 1 launch")?,
             (_, b) => writeln!(f, ", each the mean of {b} back-to-back launches")?,
         }
-        write!(f, "  speed    {} GFLOP/s", rate(self.gflops()))?;
-        if let Some(c) = self.cublas_tf32 {
+        let d = Derived::of(self);
+        write!(f, "  speed    {} GFLOP/s", rate(d.gflops.unwrap_or(0.0)))?;
+        if let (Some(c), Some(share)) = (self.cublas_tf32, d.share_of_cublas_tf32) {
             write!(
                 f,
-                " · {:.1}% of cuBLAS TF32 ({} GFLOP/s, {:.3} ms)",
-                self.share_of(c),
+                " · {share:.1}% of cuBLAS TF32 ({} GFLOP/s, {:.3} ms)",
                 rate(c.gflops(flops)),
                 c.median_ms
             )?;
         }
-        if let (Some(c), Some(share)) = (self.cublas, self.share_of_cublas()) {
+        if let (Some(c), Some(share)) = (self.cublas, d.share_of_cublas_sgemm) {
             write!(
                 f,
                 " · {share:.1}% of cuBLAS SGEMM ({} GFLOP/s, {:.3} ms)",
@@ -593,20 +683,17 @@ impl Report {
                 c.median_ms
             )?;
         }
-        if let RanOn::Gpu(d) = &self.device {
+        if let RanOn::Gpu(g) = &self.device {
             // Every step off the TF32 path is set against the FP32 peak; one on the tensor cores
-            // also (or only, for TF32) against its own roof.
-            if !self.precision.is_tf32() {
-                write!(f, " · {:.1}% of FP32 peak", 100.0 * self.gflops() / d.peak_gflops())?;
+            // also (or only, for TF32) against its own roof, shared among the products a result
+            // takes (step 11's moduli).
+            if let (false, Some(share)) = (self.precision.is_tf32(), d.share_of_fp32_peak) {
+                write!(f, " · {share:.1}% of FP32 peak")?;
             }
-            // A step whose result takes several products of its arithmetic (step 11's moduli)
-            // shares that arithmetic's peak among them.
-            let (by, roof) = self.precision.roof(d.peak_gflops(), d.tf32_peak_gflops());
-            let products = self.paths.as_ref().and_then(|(p, _)| p.products).unwrap_or(1);
-            match crate::verify::shared_roof(by, roof, products) {
-                (by, _) if by == "FP32 peak" => {}
-                (by, Some(roof)) => write!(f, " · {:.1}% of {by}", 100.0 * self.gflops() / roof)?,
-                (by, None) => write!(f, " · {by} of {} not known", d.arch())?,
+            match (&d.roof, d.share_of_roof) {
+                (Some(by), Some(share)) => write!(f, " · {share:.1}% of {by}")?,
+                (Some(by), None) => write!(f, " · {by} of {} not known", g.arch())?,
+                (None, _) => {}
             }
         }
         writeln!(f)?;
@@ -653,9 +740,12 @@ impl Report {
             mine.watts,
             per_tflop(mine)
         )?;
-        for (name, baseline) in [("cuBLAS TF32", self.cublas_tf32), ("cuBLAS SGEMM", self.cublas)] {
-            if let Some((b, held)) = baseline.and_then(|b| Some((b, b.held?))) {
-                let per_clock = crate::clock::per_clock(self.share_of(b), mine, held);
+        let d = Derived::of(self);
+        for (name, baseline, per_clock) in [
+            ("cuBLAS TF32", self.cublas_tf32, d.share_of_cublas_tf32_per_clock),
+            ("cuBLAS SGEMM", self.cublas, d.share_of_cublas_sgemm_per_clock),
+        ] {
+            if let (Some(held), Some(per_clock)) = (baseline.and_then(|b| b.held), per_clock) {
                 write!(
                     f,
                     " · {name} {:.0} MHz, {:.0} W, {}: {per_clock:.1}% of its rate per clock",

@@ -16,10 +16,6 @@ use crate::device::ShardKernel;
 use crate::model::{Parts, RoundBottleneck, overhead_per_round};
 use crate::ranks::Via;
 
-/// The version of this report's JSON form, its top-level `schema` field: it goes up by one when
-/// a field is renamed or removed or changes its meaning or unit, as common's report's does.
-pub const SCHEMA: u32 = 1;
-
 /// One run: where and how it ran, then one block for each product.
 #[derive(Clone, Debug, Serialize)]
 pub struct RingReport {
@@ -368,7 +364,7 @@ impl Emit for RingReport {
             .map(|run| ProductJson { run, derived: ProductDerived::of(&self.header, run) })
             .collect();
         let json = RingJson {
-            schema: SCHEMA,
+            schema: common::emit::SCHEMA,
             header: &self.header,
             products,
             derived: RunDerived { passed: self.passed() },

@@ -111,7 +111,7 @@ fn close(v: &Value, want: f64) -> bool {
 #[test]
 fn the_json_carries_the_fields_and_the_figures() {
     let j = json(&two_h100s());
-    assert_eq!(j["schema"], 1);
+    assert_eq!(j["schema"], common::emit::SCHEMA);
     assert_eq!(j["step"], "step13_collective_matmul");
     for (key, want) in [("ranks", 2), ("gpus", 2), ("sms", 132), ("sms_left", 0), ("lab12_blocks", 132)] {
         assert_eq!(j[key], want, "{key}");
