@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 
+use super::ask::{files_of, inputs_of, shape_of};
+use super::judge::{exit_code, save_c};
 use super::memory::{check_host_fits, host_memory_available};
-use super::shared::{exit_code, files_of, inputs_of, save_c, shape_of};
 use crate::cli::Args;
 use crate::matrix::{Inputs, Shape};
 use crate::reference;

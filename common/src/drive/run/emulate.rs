@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
 
+use super::ask::check_compile_only_options;
 use super::device::{Device, Products};
-use super::shared::check_compile_only_options;
 
 use crate::advisories::{self, Advisory};
 use crate::cli::Args;

@@ -3,8 +3,8 @@
 //! C poisoned again), verify both, report. The device is a GPU, which times the products beside
 //! cuBLAS (`run/timed.rs`), or the PTX emulator, which counts what they move and predicts an
 //! H100's time (`run/emulate.rs`): each is a [`Device`] the run is handed (`run/device.rs`).
-//! What every run does around its device is in `run/shared.rs`, the memory budget in
-//! `run/memory.rs` and a CPU step's run in `run/cpu.rs`.
+//! What every run does before its device multiplies is in `run/ask.rs`, what it does after in
+//! `run/judge.rs`; the memory budget is in `run/memory.rs` and a CPU step's run in `run/cpu.rs`.
 
 use std::ops::ControlFlow;
 use std::process::ExitCode;
@@ -14,26 +14,26 @@ use anyhow::Result;
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas;
-use crate::report::{KernelFacts, LastLaunch, Report};
+use crate::report::{KernelFacts, Report};
 use crate::step::GpuStep;
-use crate::verify;
 
+mod ask;
 mod cpu;
 mod device;
 mod emulate;
+mod judge;
 mod memory;
 mod predict;
-mod shared;
 mod timed;
 
+pub use ask::files_of;
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
 pub use emulate::{CallTraffic, EmulatorStep, SMALL_SIDE};
 pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 pub use predict::{StepPrediction, WHOLE_UP_TO, predict};
-pub use shared::files_of;
 
+use ask::Asked;
 use device::Device;
-use shared::{asked, check_host, exit_code, inputs_of, outcome, save_c, step_label};
 
 /// The `main` of every GPU step.
 pub fn gpu_main(step: &GpuStep) -> ExitCode {
@@ -44,7 +44,7 @@ pub fn gpu_main(step: &GpuStep) -> ExitCode {
     if let (Some(option), Some(value)) = (option, args.step_option) {
         (option.apply)(value, &mut args.params);
     }
-    exit_code(crate::emit::guarding_json_to(args.json_to.as_deref(), || run_gpu(step, &args)))
+    judge::exit_code(crate::emit::guarding_json_to(args.json_to.as_deref(), || run_gpu(step, &args)))
 }
 
 /// The whole run of a GPU step. Returns whether verification passed (true when skipped).
@@ -74,41 +74,30 @@ pub fn run_gpu_with(step: &GpuStep, args: &Args, cublas_found: fn() -> bool) -> 
 // ANCHOR_END: run_gpu
 
 // ANCHOR: run
-/// The one run, on either device: resolve, multiply, verify both products, report.
+/// The one run, on either device, top to bottom: what the command line asks for (`run/ask.rs`),
+/// the device's products, C saved, the reference, both products judged and the report printed
+/// (`run/judge.rs`, its functions in this order).
 fn run<'a>(step: &'a GpuStep, args: &'a Args, device: &mut dyn Device<'a>) -> Result<bool> {
-    let files = files_of(args)?;
-    let (shape, params, choice) =
-        asked(step, args, files.as_ref(), device.default_shape(step), device.sms())?;
-    let verifies = !args.no_verify && !args.scaled;
-    check_host(step, &params, shape, (device.with_cublas(), verifies))?;
-    let inputs = inputs_of(args, files, shape);
+    let Asked { shape, params, choice, inputs, verifies } = ask::ask(step, args, device)?;
     let fitted = match device.prepare(step, args, params.clone(), &inputs)? {
         ControlFlow::Continue(fitted) => fitted,
         ControlFlow::Break(outcome) => return Ok(outcome),
     };
     let products = device.products(args, &inputs, verifies)?;
-    save_c(args, shape, &products.first)?;
+    judge::save_c(args, shape, &products.first)?;
     let reference = if verifies { Some(device.reference(&inputs)?) } else { None };
-    let (verdict, last) = match &reference {
-        Some(r) => {
-            let judge = |c: &[f32]| verify::verify(shape, c, r, step.precision);
-            let (first, next) = (&products.first, products.next.as_deref());
-            let (verdict, last) = LastLaunch::judge_both(first, next, judge);
-            (Some(verdict), last)
-        }
-        None => (None, None),
-    };
+    let both = (products.first.as_slice(), products.next.as_deref());
+    let (verdict, last) = judge::judge(step, shape, both, reference.as_ref());
     let timed = products.time.samples > 0;
     let facts = KernelFacts::of(step, &params, fitted, shape, (choice.as_ref(), timed));
-    let (label, time) = (step_label(step, args), products.time);
+    let (label, time) = (judge::step_label(step, args), products.time);
     let report = Report::new(label, products.device, &inputs, step.precision, time, verdict)
         .with_kernel(facts)
         .with_last_launch(last)
         .with_paths(products.paths);
     let report = device.finish(report, reference.as_ref())?;
     crate::emit::emit(&report, args)?;
-    let outcome = outcome(report.verdict.as_ref(), report.last_launch.as_ref());
-    device.outcome(outcome)
+    device.outcome(judge::outcome(report.verdict.as_ref(), report.last_launch.as_ref()))
 }
 // ANCHOR_END: run
 

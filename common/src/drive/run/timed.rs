@@ -5,9 +5,10 @@ use std::ops::ControlFlow;
 
 use anyhow::{Result, bail};
 
+use super::ask::{check_compile_only_options, check_host, chosen, files_of};
 use super::device::{Device, Products};
+use super::judge::step_label;
 use super::memory::{check_memory, device_workspace_bytes};
-use super::shared::{asked, check_compile_only_options, check_host, files_of, step_label};
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::Blas;
@@ -213,5 +214,5 @@ fn without_gpu(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<()> {
 fn before_opening(step: &GpuStep, args: &Args) -> Result<(Shape, Params, Option<Choice>)> {
     let files = files_of(args)?;
     let default = (step.default_shape)(&LaunchLimits::LARGEST);
-    asked(step, args, files.as_ref(), default, args.profile().machine.sms)
+    chosen(step, args, files.as_ref(), default, args.profile().machine.sms)
 }

@@ -1,0 +1,74 @@
+//! The run's last stage, whatever the device: C saved where asked, both products verified, the
+//! report made, and the outcome and the program's exit code.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+use crate::cli::Args;
+use crate::files;
+use crate::matrix::Shape;
+use crate::report::LastLaunch;
+use crate::step::GpuStep;
+use crate::verify::{self, Verdict};
+
+/// Writes C where --save-c asks.
+pub(super) fn save_c(args: &Args, shape: Shape, c: &[f32]) -> Result<()> {
+    match &args.save_c {
+        Some(path) => files::write_npy(path, shape.m, shape.n, c),
+        None => Ok(()),
+    }
+}
+
+/// The verdicts of the first product and the next, against `reference` (None where the run does
+/// not verify).
+pub(super) fn judge(
+    step: &GpuStep,
+    shape: Shape,
+    (first, next): (&[f32], Option<&[f32]>),
+    reference: Option<&crate::reference::Reference>,
+) -> (Option<Verdict>, Option<LastLaunch>) {
+    let Some(r) = reference else { return (None, None) };
+    let (verdict, last) =
+        LastLaunch::judge_both(first, next, |c: &[f32]| verify::verify(shape, c, r, step.precision));
+    (Some(verdict), last)
+}
+
+/// The step as the report names it, with the kernel or stage it ran.
+pub(super) fn step_label(step: &GpuStep, args: &Args) -> String {
+    match (&args.kernel, &args.stage) {
+        (Some(path), _) => format!("{} (kernel from {})", step.name, path.display()),
+        (None, Some(name)) => format!("{} (stage {name})", step.name),
+        (None, None) => step.name.to_owned(),
+    }
+}
+
+/// What a run that printed its report returns: Ok(true) where every check passed (or none ran),
+/// Ok(false) where the first C failed (the verify line says how), and an error naming the next
+/// launch's line where only the next launch's C failed.
+pub(super) fn outcome(verdict: Option<&Verdict>, last: Option<&LastLaunch>) -> Result<bool> {
+    if !verdict.is_none_or(Verdict::passed) {
+        return Ok(false);
+    }
+    if !last.is_none_or(LastLaunch::passed) {
+        bail!(
+            "the next launch's C is wrong though the first's passed: it reads something the first launch left behind, or races (see the next launch line above)"
+        );
+    }
+    Ok(true)
+}
+
+/// Ok(true): all good; Ok(false): the report was printed and verification failed; Err: one sentence.
+pub(super) fn exit_code(outcome: Result<bool>) -> ExitCode {
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: the result is wrong (see the verify line above)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
