@@ -442,3 +442,34 @@ fn the_json_holds_what_the_text_shows() {
     let wrong = disagreements(&emulated_report(&profile::H200).to_string(), &emulated);
     assert!(wrong.len() == 1 && wrong[0].starts_with("the predicted line"), "{wrong:?}");
 }
+
+/// The time model's bottleneck is never called a limit (a limit bounds an error): not in the
+/// predicted lines of the text, nor as a key anywhere under the JSON's `predicted`.
+#[test]
+fn the_bottleneck_is_never_called_a_limit() {
+    fn keys(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, v)| {
+                out.push(k.clone());
+                keys(v, out);
+            }),
+            Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    for gpu in [&profile::H200, &profile::H100_PCIE] {
+        let report = emulated_report(gpu);
+        let text = report.to_string();
+        let model: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("predicted"))
+            .take_while(|l| !l.trim_start().starts_with("verify"))
+            .collect();
+        assert!(!model.is_empty(), "{text}");
+        assert!(model.iter().all(|l| !l.contains("limit")), "{}", model.join("\n"));
+        let json: Value = serde_json::from_str(&common::emit::json_text(&report, false)).unwrap();
+        let mut names = Vec::new();
+        keys(&json["predicted"], &mut names);
+        assert!(names.iter().all(|k| !k.contains("limit")), "{names:?}");
+    }
+}

@@ -60,7 +60,7 @@ pub fn run(args: &CompareArgs, command: String) -> Result<bool> {
                     eprintln!(
                         "  {:.3} ms, set by {} ({:.1} s{how})",
                         p.seconds * 1e3,
-                        p.limit,
+                        p.bottleneck,
                         p.emulated_seconds
                     );
                     cells.push(Some(Cell { gflops, passed: true, held: None }));

@@ -1,5 +1,5 @@
 //! The time model: from one launch's counts, the time the kernel would take on a GPU, and the
-//! limit that sets it. The book's appendix "The time model" derives every line; each constant
+//! bottleneck that sets it. The book's appendix "The time model" derives every line; each constant
 //! below names its source, a published figure or a microbenchmark of
 //! `calibration/throughput.cu` recorded for that purpose. Nothing here is fitted to the labs'
 //! timed runs, which the model is judged against.
@@ -44,7 +44,7 @@ pub struct LaunchFacts {
     pub compulsory_bytes: u64,
 }
 
-/// The limits the model weighs, each in seconds.
+/// The bottlenecks the model weighs, each in seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Bottleneck {
@@ -79,8 +79,8 @@ impl Bottleneck {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Prediction {
     pub seconds: f64,
-    pub limit: Bottleneck,
-    /// Every limit's time, in the order of [`Bottleneck`].
+    pub bottleneck: Bottleneck,
+    /// Every bottleneck's time, in the order of [`Bottleneck`].
     pub terms: Vec<(Bottleneck, f64)>,
     pub clock_mhz: f64,
     /// The share of FP32 instructions among those issued, and of those that are neither FP32,
@@ -136,7 +136,7 @@ pub struct Replay {
     pub seconds: f64,
 }
 
-/// The share of its time a unit must be busy for the replay to name it the limit; below it, the
+/// The share of its time a unit must be busy for the replay to name it the bottleneck; below it, the
 /// warps' waits are (as Nsight Compute's page reads a kernel none of whose units passes 60%).
 pub const BUSY: f64 = 0.6;
 
@@ -222,7 +222,7 @@ impl Profile {
             (Bottleneck::Latency, latency_cycles / hz),
             (Bottleneck::Launch, self.launch),
         ];
-        let (limit, seconds) =
+        let (bottleneck, seconds) =
             terms.iter().copied().fold((Bottleneck::Launch, 0.0), |a, b| if b.1 > a.1 { b } else { a });
 
         // Instructions that are none of the FP32 pipe's, the memories' or the tensor cores': the
@@ -269,7 +269,7 @@ impl Profile {
         }
         Prediction {
             seconds,
-            limit,
+            bottleneck,
             terms,
             clock_mhz: mhz,
             fp32_share: t.fp32_instructions as f64 / t.warp_instructions.max(1) as f64,
@@ -282,7 +282,7 @@ impl Profile {
             l2_read_sectors,
             l2_written_sectors,
             unchecked,
-            floor: matches!(limit, Bottleneck::L2 | Bottleneck::Dram),
+            floor: matches!(bottleneck, Bottleneck::L2 | Bottleneck::Dram),
             replay: None,
         }
     }
@@ -303,7 +303,7 @@ impl Profile {
     }
 
     /// The prediction from the replay of the busiest SM's clusters, one recording a launch of
-    /// the kernel (their times add up); the counts' limits are kept beside it for the report. A
+    /// the kernel (their times add up); the counts' terms are kept beside it for the report. A
     /// replay that cannot go on (a wait its trace never satisfies) leaves the counts' prediction,
     /// said so.
     pub fn predict_replayed(
@@ -343,7 +343,8 @@ impl Profile {
                     (l2_bytes, miss, l2_clock),
                 );
                 if let Some(why) = o.stuck {
-                    p.unchecked.push(format!("its replay stopped ({why}): the time is the counts' limits"));
+                    p.unchecked
+                        .push(format!("its replay stopped ({why}): the time is the counts' bottleneck"));
                     return p;
                 }
                 r.cycles += o.cycles;
@@ -392,17 +393,17 @@ impl Profile {
         ];
         let (busiest, share) =
             units.iter().copied().fold((Bottleneck::Latency, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-        let mut limit = if share >= BUSY { busiest } else { Bottleneck::Latency };
+        let mut bottleneck = if share >= BUSY { busiest } else { Bottleneck::Latency };
         let mut seconds = sm_time + self.launch_gap;
         if dram > seconds {
-            (limit, seconds) = (Bottleneck::Dram, dram);
+            (bottleneck, seconds) = (Bottleneck::Dram, dram);
         }
         if self.launch > seconds {
-            (limit, seconds) = (Bottleneck::Launch, self.launch);
+            (bottleneck, seconds) = (Bottleneck::Launch, self.launch);
         }
         p.seconds = seconds;
-        p.limit = limit;
-        p.floor = matches!(limit, Bottleneck::L2 | Bottleneck::Dram);
+        p.bottleneck = bottleneck;
+        p.floor = matches!(bottleneck, Bottleneck::L2 | Bottleneck::Dram);
         p.clock_mhz = mhz;
         r.seconds = started.elapsed().as_secs_f64();
         p.replay = Some(r);
@@ -430,7 +431,7 @@ mod tests {
             &fma_launch(),
             LaunchFacts { blocks: 264, resident: 2, registers: 0, compulsory_bytes: 0 },
         );
-        assert_eq!(p.limit, Bottleneck::Issue);
+        assert_eq!(p.bottleneck, Bottleneck::Issue);
         // Two blocks an SM, 4,000,000 / 3.38 cycles each, at 1980 MHz.
         assert!((p.seconds - 2.0 * 4.0e6 / 3.38 / 1.98e9).abs() < 1e-12, "{}", p.seconds);
         assert!((p.fp32_share - 0.75).abs() < 1e-12);
@@ -458,7 +459,7 @@ mod tests {
         };
         let alone =
             H100.predict(&t, LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
-        assert_eq!(alone.limit, Bottleneck::Latency);
+        assert_eq!(alone.bottleneck, Bottleneck::Latency);
         assert!((alone.seconds - 1000.0 * (100.0 + 284.0) / 1.98e9).abs() < 1e-11);
         // Eight blocks an SM, four at a time: two rounds, each one block's waits and work.
         let t8 = Traffic {
@@ -471,7 +472,7 @@ mod tests {
             H100.predict(&t8, LaunchFacts { blocks: 1056, resident: 4, registers: 0, compulsory_bytes: 0 });
         // Latency: 2 rounds × (284 + 100,000 cycles of waits and work) = 766,000 cycles; issue:
         // 8 blocks × 100,000 = 800,000.
-        assert_eq!(four.limit, Bottleneck::Issue, "four blocks side by side cover each other's waits");
+        assert_eq!(four.bottleneck, Bottleneck::Issue, "four blocks side by side cover each other's waits");
         assert!((four.seconds - 8.0 * 100_000.0 / 1.98e9).abs() < 1e-11);
     }
 
@@ -491,7 +492,7 @@ mod tests {
         let plain = H100.predict(&t, shape);
         assert!(plain.unchecked.is_empty(), "{:?}", plain.unchecked);
         let serial = H100.predict_serialized(&t, shape, true);
-        assert_eq!(serial.limit, Bottleneck::TensorCores);
+        assert_eq!(serial.bottleneck, Bottleneck::TensorCores);
         let cycles = |p: &Prediction| p.seconds * p.clock_mhz * 1e6;
         let drains = 2.0 * 1000.0 * WGMMA_DRAIN_ESTIMATE;
         assert!((cycles(&serial) - cycles(&plain) - drains).abs() < 1.0, "{plain:?} {serial:?}");
@@ -509,7 +510,7 @@ mod tests {
             ..Default::default()
         };
         let p = H100.predict(&t, LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 });
-        assert_eq!(p.limit, Bottleneck::TensorCores);
+        assert_eq!(p.bottleneck, Bottleneck::TensorCores);
         assert!((p.clock_mhz - 1420.0).abs() < 1.0, "busy throughout: the tensor clock");
         assert!((p.seconds - 1.0e6 / 1.42e9).abs() < 1e-9);
         let d = Traffic { blocks: 132, warp_instructions: 132, ..Default::default() };
@@ -517,7 +518,7 @@ mod tests {
             &d,
             LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 3_090_000_000 },
         );
-        assert_eq!(p.limit, Bottleneck::Dram);
+        assert_eq!(p.bottleneck, Bottleneck::Dram);
         assert!((p.seconds - 1e-3).abs() < 1e-12);
         assert!(
             H200.predict(
@@ -546,7 +547,7 @@ mod tests {
         assert!((b.seconds - (1000.0 * (284.0 - 100.0) + 100_000.0) / 1.98e9).abs() < 1e-11, "{}", b.seconds);
         // Work longer than the latency hides it all: the issue term sets the time.
         let long = Traffic { warp_instructions: 132 * 3_380_000, ..prefetch };
-        assert_eq!(H100.predict(&long, shape).limit, Bottleneck::Issue);
+        assert_eq!(H100.predict(&long, shape).bottleneck, Bottleneck::Issue);
     }
 
     #[test]
@@ -601,7 +602,7 @@ mod tests {
         let row = Traffic { global_lines: 132 * 1000, ..column };
         let shape = LaunchFacts { blocks: 132, resident: 1, registers: 0, compulsory_bytes: 0 };
         let (c, r) = (H100.predict(&column, shape), H100.predict(&row, shape));
-        assert_eq!(c.limit, Bottleneck::L1);
+        assert_eq!(c.bottleneck, Bottleneck::L1);
         // 1,000 requests over 0.93 a clock, and 31,000 further lines at one a clock.
         let cycles = 1000.0 / 0.93 + 31_000.0;
         assert!((c.seconds - cycles / 1.98e9).abs() < 1e-12, "{}", c.seconds);
@@ -636,6 +637,6 @@ mod tests {
             &Traffic::default(),
             LaunchFacts { blocks: 1, resident: 1, registers: 0, compulsory_bytes: 0 },
         );
-        assert_eq!(p.limit, Bottleneck::Launch);
+        assert_eq!(p.bottleneck, Bottleneck::Launch);
     }
 }

@@ -54,7 +54,7 @@ impl Parts {
     }
 
     /// What bounds the ring's rounds: the products, or the exchanges.
-    pub fn ring_limit(&self) -> RoundBottleneck {
+    pub fn ring_bottleneck(&self) -> RoundBottleneck {
         match self.product >= self.exchange {
             true => RoundBottleneck::Products,
             false => RoundBottleneck::Exchanges,
@@ -87,11 +87,11 @@ mod tests {
     fn the_ring_is_bound_by_the_slower_of_product_and_exchange() {
         // Products slower than the exchange: G products.
         assert!((PARTS.ring_bound(4) - 0.32).abs() < 1e-12);
-        assert_eq!(PARTS.ring_limit().sentence(), "the products: the exchange hides under them");
+        assert_eq!(PARTS.ring_bottleneck().sentence(), "the products: the exchange hides under them");
         // An exchange slower than a product: one product, then G − 1 exchanges.
         let slow = Parts { exchange: 0.1, ..PARTS };
         assert!((slow.ring_bound(4) - (0.08 + 3.0 * 0.1)).abs() < 1e-12);
-        assert_eq!(slow.ring_limit().sentence(), "the exchanges: the products hide under them");
+        assert_eq!(slow.ring_bottleneck().sentence(), "the exchanges: the products hide under them");
         // One GPU: one product, nothing to exchange.
         assert!((PARTS.ring_bound(1) - 0.08).abs() < 1e-12);
     }

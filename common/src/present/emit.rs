@@ -21,7 +21,7 @@ use crate::report::{Derived, Report};
 /// either is renamed or removed, or a value changes its meaning or unit, so that a reader written
 /// for one version can refuse another; a field added leaves it as it is (readers ignore fields
 /// they do not know). `common/tests/golden/*.json` pins the form.
-pub const SCHEMA: u32 = 3;
+pub const SCHEMA: u32 = 4;
 
 /// The report's JSON: `schema`, the report's fields, then `derived`.
 #[derive(Serialize)]

@@ -73,13 +73,13 @@ pub fn launch(
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Predicted {
     /// The GPU predicted for (its profile's name), and the prediction for the step's kernel: its
-    /// time, the limit that sets it, every limit's time, and what the replay of the busiest SM
+    /// time, the bottleneck that sets it, every bottleneck's time, and what the replay of the busiest SM
     /// found. Its `unchecked` holds every reason the figure is outside what the model was
     /// checked on, a thread's local memory included.
     pub gpu: &'static str,
     pub prediction: Prediction,
-    /// The limit that sets the kernel's time, named as the report names it.
-    pub limit: &'static str,
+    /// The bottleneck that sets the kernel's time, named as the report names it.
+    pub bottleneck: &'static str,
     /// The whole launch (the step's kernel and the other kernels it launches) on each GPU the
     /// model has a profile of, in seconds, by the GPU's name.
     pub seconds: std::collections::BTreeMap<&'static str, f64>,
@@ -141,7 +141,7 @@ impl Predicted {
         }
         Predicted {
             gpu: profile.name,
-            limit: prediction.limit.name(),
+            bottleneck: prediction.bottleneck.name(),
             prediction,
             seconds,
             gflops,
@@ -154,10 +154,10 @@ impl Predicted {
 }
 
 /// The lines the report prints: the GPU's time and rate, its share of cuBLAS's recorded rate,
-/// the limit that sets it and every limit's time, the other GPUs' times, what the replay of the
+/// the bottleneck that sets it and every bottleneck's time, the other GPUs' times, what the replay of the
 /// busiest SM found (where the launch was recorded), and what the model was not checked on.
 pub fn lines(predicted: &Predicted) -> String {
-    let Predicted { gpu, prediction: p, limit, seconds, gflops, baseline, share, no_baseline, others } =
+    let Predicted { gpu, prediction: p, bottleneck, seconds, gflops, baseline, share, no_baseline, others } =
         predicted;
     let whole = &seconds.get(gpu).copied().unwrap_or(p.seconds);
     let beside = match (baseline, share) {
@@ -172,10 +172,10 @@ pub fn lines(predicted: &Predicted) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {beside} · set by {limit}",
+        "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {beside} · set by {bottleneck}",
         duration(*whole)
     );
-    if p.limit == Bottleneck::Issue {
+    if p.bottleneck == Bottleneck::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);
     }
     let _ = write!(out, " at {:.0} MHz", p.clock_mhz);
@@ -201,7 +201,7 @@ pub fn lines(predicted: &Predicted) -> String {
             _ => format!("{} {}", short(*l), duration(*s)),
         })
         .collect();
-    let _ = write!(out, "            each limit: {}", terms.join(" · "));
+    let _ = write!(out, "            each term: {}", terms.join(" · "));
     if p.wave_fill < 0.95 {
         let _ = write!(out, " · the busiest SM's blocks keep {:.0}% of the SMs busy", 100.0 * p.wave_fill);
     }
@@ -243,7 +243,7 @@ pub fn lines(predicted: &Predicted) -> String {
         let _ = writeln!(
             out,
             "            a floor sets this time: the whole GPU's {} for this launch's bytes, which no change inside the SM (buffers, registers, the order of its work) moves, so the model cannot rank such changes here; fewer bytes (larger tiles, multicast) or another size can",
-            if p.limit == Bottleneck::Dram { "DRAM bandwidth" } else { "L2 bandwidth" }
+            if p.bottleneck == Bottleneck::Dram { "DRAM bandwidth" } else { "L2 bandwidth" }
         );
     }
     let _ = writeln!(

@@ -78,7 +78,7 @@ pub struct ReplayOutcome {
     pub cycles: f64,
     /// Clusters replayed (the rest extrapolated from the last of them at a steady state).
     pub replayed: u64,
-    /// The busy clocks of each unit over the replayed part, for the limit it names.
+    /// The busy clocks of each unit over the replayed part, for the bottleneck it names.
     pub issued: f64,
     pub l1_busy: f64,
     pub tensor_busy: f64,
@@ -88,7 +88,7 @@ pub struct ReplayOutcome {
     /// The replayed part's clocks.
     pub replayed_cycles: f64,
     /// Clocks each of a warp's stall reasons cost (summed over warps, the time a warp's next
-    /// instruction waited past its scheduler being free), for the picture and the limit.
+    /// instruction waited past its scheduler being free), for the picture and the bottleneck.
     pub waited: WaitClocks,
     /// Where a replay could not go on (a wait the trace never satisfies).
     pub stuck: Option<String>,
@@ -109,7 +109,7 @@ pub struct WaitClocks {
     pub asynchronous: f64,
 }
 
-/// The replay's limit of clusters: beyond it, a steady state is extrapolated.
+/// The most clusters the replay runs: beyond them, a steady state is extrapolated.
 const MOST_ROUNDS: u64 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

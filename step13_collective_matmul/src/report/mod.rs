@@ -143,7 +143,7 @@ pub struct ProductDerived {
     pub best_speedup: f64,
     /// The least the ring can take, from the parts' medians (milliseconds), and what sets it.
     pub bound_ms: f64,
-    pub limit: RoundBottleneck,
+    pub bottleneck: RoundBottleneck,
     /// The ring's median as a share of its bound, and its time beyond the bound in each of the
     /// G − 1 later rounds (microseconds).
     pub ring_of_bound: f64,
@@ -168,7 +168,7 @@ impl ProductDerived {
             speedup: run.baseline.median_ms / ring,
             best_speedup: parts.best_speedup(g),
             bound_ms: bound,
-            limit: parts.ring_limit(),
+            bottleneck: parts.ring_bottleneck(),
             ring_of_bound: 100.0 * ring / bound,
             beyond_us_a_round: 1e3 * overhead_per_round(ring, bound, g),
         }
@@ -318,7 +318,7 @@ impl fmt::Display for CheckedProduct<'_> {
             f,
             "model    ring ≥ product + (G−1)·max(product, ring step) = {:.3} ms (the parts' medians), set by {}",
             d.bound_ms,
-            d.limit.sentence()
+            d.bottleneck.sentence()
         )?;
         writeln!(
             f,

@@ -172,7 +172,7 @@ fn the_json_carries_the_fields_and_the_figures() {
     ] {
         assert!(close(&d[key], want), "derived.{key}: {} against {want}", d[key]);
     }
-    assert_eq!((&d["limit"], &d["passed"]), (&"products".into(), &true.into()));
+    assert_eq!((&d["bottleneck"], &d["passed"]), (&"products".into(), &true.into()));
 }
 
 /// A rank's C with NaN in it: every element outside its bound, the normwise error infinite.

@@ -19,9 +19,9 @@ pub const WHOLE_UP_TO: u64 = 1 << 30;
 /// One prediction.
 #[derive(Clone, Debug)]
 pub struct StepPrediction {
-    /// The launch's predicted time, and the limit that sets its kernel's.
+    /// The launch's predicted time, and the bottleneck that sets its kernel's.
     pub seconds: f64,
-    pub limit: &'static str,
+    pub bottleneck: &'static str,
     /// How long the emulation took, and whether it ran every block.
     pub emulated_seconds: f64,
     pub whole: bool,
@@ -46,7 +46,12 @@ pub fn predict(step: &GpuStep, shape: Shape, gpu: &'static Profile) -> Result<St
             shape,
             &others,
         );
-        Ok(StepPrediction { seconds: whole, limit: p.limit.name(), emulated_seconds, whole: !scaled })
+        Ok(StepPrediction {
+            seconds: whole,
+            bottleneck: p.bottleneck.name(),
+            emulated_seconds,
+            whole: !scaled,
+        })
     };
     match run(true) {
         Err(e) if matches!(e.downcast_ref(), Some(emulated::EmulatorError::NotScalable(_))) => {
