@@ -18,7 +18,7 @@ use common::emulated::Traffic;
 use common::emulated::profile::{self, Profile};
 use common::gpu::{DeviceInfo, LaunchLimits, Resources};
 use common::hooks::Paths;
-use common::report::{EmulatorInfo, KernelFacts, LastLaunch, RanOn, Report};
+use common::report::{EmulatorInfo, KernelFacts, NextProduct, RanOn, Report};
 use common::timing::Stats;
 use common::verify::{self, Precision};
 use common::{Geometry, Inputs, Param, Params, Shape, reference};
@@ -92,7 +92,7 @@ fn stats(median_ms: f64, sm_mhz: f64) -> Stats {
 
 /// The GPU report at 4096³ (rates as large as a real run's): cuBLAS SGEMM and TF32 beside the
 /// kernel, a step's choice and model, its extra line, the FP32 path's line, a verdict (of a
-/// 64³ product), the next launch, the baselines' errors and a note.
+/// 64³ product), the next product, the baselines' errors and a note.
 fn gpu_report() -> Report {
     Report {
         step: "step04_tiled".into(),
@@ -105,7 +105,7 @@ fn gpu_report() -> Report {
         cublas_tf32: Some(stats(0.372, 1425.0)),
         precision: Precision::Fp32,
         verdict: Some(verdict(Precision::Fp32)),
-        last_launch: Some(LastLaunch::Same),
+        next_product: Some(NextProduct::Same),
         baseline_errors: vec![("cuBLAS SGEMM", 5.7e-7), ("cuBLAS TF32", 2.6e-4)],
         notes: vec!["cuBLAS (libcublas) was not found: a note for the test".into()],
         paths: Some((Paths { own: "split in two".into(), ..Paths::new(3, 1, Some(0.004)) }, 0.02)),
@@ -230,7 +230,7 @@ fn emulated_report(gpu: &'static Profile) -> Report {
         cublas_tf32: None,
         precision: Precision::Tf32,
         verdict: Some(verdict(Precision::Tf32)),
-        last_launch: None,
+        next_product: None,
         baseline_errors: vec![],
         notes: vec![],
         paths: None,
@@ -253,7 +253,7 @@ fn cpu_report() -> Report {
         time: Stats { median_ms: 12.5, min_ms: 12.0, max_ms: 13.0, samples: 40, batch: 1, held: None },
         cublas: None,
         cublas_tf32: None,
-        last_launch: None,
+        next_product: None,
         baseline_errors: vec![],
         notes: vec![],
         paths: None,

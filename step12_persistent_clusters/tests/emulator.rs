@@ -265,7 +265,7 @@ fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
         assert_eq!(ran.code, Some(1), "{shape:?}: {out}{err}");
         let derived = &ran.report.as_ref().expect("the report as JSON")["derived"];
         assert_eq!(derived["passed"], true, "{shape:?}: the first launch is right: {out}");
-        assert_eq!(derived["next_launch_passed"], false, "{shape:?}: {out}");
+        assert_eq!(derived["next_product_passed"], false, "{shape:?}: {out}");
         assert!(out.contains("next launch  FAIL · a second launch"), "{shape:?}: {out}");
         assert!(err.contains("see the next launch line above"), "{shape:?}: {err}");
     }
@@ -273,7 +273,7 @@ fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
     let ran = run_for_report(bin, &["--emulate", "-m", "256", "-n", "256", "-k", "2048"], &[]);
     assert_eq!(ran.code, Some(0), "{}{}", ran.out, ran.err);
     let derived = &ran.report.as_ref().expect("the report as JSON")["derived"];
-    assert!(derived["passed"] == true && derived["next_launch_passed"] == true, "{}", ran.out);
+    assert!(derived["passed"] == true && derived["next_product_passed"] == true, "{}", ran.out);
 }
 
 /// Barriers set up in each block and ordered by the block's own barrier only: a peer's

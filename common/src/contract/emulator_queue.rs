@@ -1,5 +1,5 @@
 //! [`Queue`] on the PTX emulator: each kernel run to completion on the CPU as it is queued,
-//! workspaces kept from product to product in [`EmulatorState`] (so a second launch reads what
+//! workspaces kept from product to product in [`EmulatorState`] (so a second product reads what
 //! the first left, as on a GPU), tensor maps encoded by the emulator from the parameters the host
 //! gives the driver on a GPU. What the emulator alone adds hangs off it: the sanitizer, the
 //! traffic of each kernel, and the launches recorded for the time model's replay.

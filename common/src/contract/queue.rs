@@ -6,7 +6,7 @@
 //!
 //! Buffers are device addresses (`u64`) on either device. A workspace is named, kept from
 //! product to product and grown when a product needs more, as a GPU run keeps it: what one
-//! launch leaves in it, the next launch reads, on the emulator as on the GPU.
+//! product leaves in it, the next product reads, on the emulator as on the GPU.
 
 use anyhow::Result;
 

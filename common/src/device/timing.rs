@@ -136,7 +136,7 @@ pub const WARMUP_WALL_MS: f64 = 1000.0;
 pub const RETRIES: usize = 2;
 
 /// Times `launch` on the GPU: warm-up first (module load, clocks ramping, caches), then samples
-/// of back-to-back launches between two events, each sample long enough ([`BATCH_MS`]) that
+/// of back-to-back products between two events, each sample long enough ([`BATCH_MS`]) that
 /// the launch gaps average out, and queued behind a [`Hold`] so that the host's launch calls
 /// stay outside the measured time. A sample is the mean time of one launch in its batch; one
 /// that the host outlasted its hold for is taken again. While the samples are timed, NVML reads

@@ -12,7 +12,7 @@ use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::reference::{self, Reference};
-use crate::report::LastLaunch;
+use crate::report::NextProduct;
 use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::StepKernel;
 use crate::timing::{self, Sampling, Stats};
@@ -171,7 +171,7 @@ impl Recipe {
 }
 
 /// The product after the timed ones set beside the first (None where the recipe ran none).
-pub type Next = Option<LastLaunch>;
+pub type Next = Option<NextProduct>;
 
 /// What one measurement gave.
 pub struct Measured {
@@ -191,14 +191,14 @@ impl Measured {
     /// C held to `precision`'s limits against `reference`, and the next product beside it.
     pub fn verify(&self, reference: &Reference, precision: Precision) -> (Verdict, Next) {
         let judge = |c: &[f32]| verify::verify(self.shape, c, reference, precision);
-        LastLaunch::judge_both(&self.c, self.c_next.as_deref(), judge)
+        NextProduct::judge_both(&self.c, self.c_next.as_deref(), judge)
     }
 
     /// The verdict that decides: the first product's, or the next's where that one differs and
     /// fails.
     pub fn decisive(&self, reference: &Reference, precision: Precision) -> Verdict {
         match self.verify(reference, precision) {
-            (_, Some(LastLaunch::Differs { verdict, .. })) if !verdict.passed() => *verdict,
+            (_, Some(NextProduct::Differs { verdict, .. })) if !verdict.passed() => *verdict,
             (first, _) => first,
         }
     }
@@ -287,8 +287,8 @@ fn recipe_on(
     Ok((first, time, next))
 }
 
-/// For a step with an FP32 path (steps 09 and 11): one more launch, outside the timed ones, with
-/// that path timed apart; what it sent there and the launch's whole time in milliseconds.
+/// For a step with an FP32 path (steps 09 and 11): one more product, outside the timed ones, with
+/// that path timed apart; what it sent there and the product's whole time in milliseconds.
 fn paths_run(
     gpu: &Gpu,
     step_kernel: &StepKernel,

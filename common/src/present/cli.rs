@@ -34,8 +34,8 @@ pub struct Args {
     pub k: Option<usize>,
 
     /// Timed samples. By default a GPU step takes about half a second of kernel time, at least 20
-    /// samples and at most 1000, a sample being one launch or, for short kernels, a batch of
-    /// back-to-back launches; the CPU step runs the product as many times as its first run fits
+    /// samples and at most 1000, a sample being one product or, for short kernels, a batch of
+    /// back-to-back products; the CPU step runs the product as many times as its first run fits
     /// into half a second, at least once.
     #[arg(long, value_name = "N", value_parser = parse_reps)]
     pub reps: Option<usize>,

@@ -28,7 +28,7 @@ pub enum RanOn {
     Emulated(Box<EmulatorInfo>),
 }
 
-/// An emulated run: the traffic of the step's kernel, the other kernels of its launch, and the
+/// An emulated run: the traffic of the step's kernel, the other kernels of its product, and the
 /// emulator's own time and threads.
 #[derive(Clone, Debug, Serialize)]
 pub struct EmulatorInfo {
@@ -182,44 +182,44 @@ impl KernelFacts {
     }
 }
 
-/// The launch after the timed ones, on output poisoned again: its C beside the first launch's
-/// (the one the verdict judges), so that what a launch leaves behind for the next (a count never
+/// The product after the timed ones, on output poisoned again: its C beside the first product's
+/// (the one the verdict judges), so that what a product leaves behind for the next (a count never
 /// reset, a workspace read before it is written) shows.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LastLaunch {
+pub enum NextProduct {
     /// The same C, bit for bit.
     Same,
     /// Other bits in `differ` elements, and that C's own verdict against the same reference.
     Differs { differ: usize, verdict: Box<Verdict> },
 }
 
-impl LastLaunch {
-    /// The first launch's verdict, and the next launch's C beside it where there is one: the
+impl NextProduct {
+    /// The first product's verdict, and the next product's C beside it where there is one: the
     /// check every run and measurement makes of its two products.
     pub fn judge_both(
         first: &[f32],
         next: Option<&[f32]>,
         judge: impl Fn(&[f32]) -> Verdict,
-    ) -> (Verdict, Option<LastLaunch>) {
-        (judge(first), next.map(|next| LastLaunch::of(first, next, &judge)))
+    ) -> (Verdict, Option<NextProduct>) {
+        (judge(first), next.map(|next| NextProduct::of(first, next, &judge)))
     }
 
     /// `first` (verified) and `last` compared bit for bit; `judge` gives the last C's verdict
     /// where they differ.
-    pub fn of(first: &[f32], last: &[f32], judge: impl FnOnce(&[f32]) -> Verdict) -> LastLaunch {
+    pub fn of(first: &[f32], last: &[f32], judge: impl FnOnce(&[f32]) -> Verdict) -> NextProduct {
         let differ = first.iter().zip(last).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
         match differ {
-            0 => LastLaunch::Same,
-            _ => LastLaunch::Differs { differ, verdict: Box::new(judge(last)) },
+            0 => NextProduct::Same,
+            _ => NextProduct::Differs { differ, verdict: Box::new(judge(last)) },
         }
     }
 
-    /// Whether the last launch's C passes: the first's bits, or its own verdict.
+    /// Whether the next product's C passes: the first's bits, or its own verdict.
     pub fn passed(&self) -> bool {
         match self {
-            LastLaunch::Same => true,
-            LastLaunch::Differs { verdict, .. } => verdict.passed(),
+            NextProduct::Same => true,
+            NextProduct::Differs { verdict, .. } => verdict.passed(),
         }
     }
 }
@@ -256,9 +256,9 @@ pub struct Derived {
     /// the step's, where both were read.
     pub share_of_cublas_sgemm_per_clock: Option<f64>,
     pub share_of_cublas_tf32_per_clock: Option<f64>,
-    /// Whether every check of the first C passed (the verdict), and the launch after it.
+    /// Whether every check of the first C passed (the verdict), and the product after it.
     pub passed: Option<bool>,
-    pub next_launch_passed: Option<bool>,
+    pub next_product_passed: Option<bool>,
     /// ‖ΔC‖/‖C‖, the error a correct result is expected to have and the limit, on the same
     /// scale; and the worst element's error and the normwise error as shares of their bounds.
     pub relative_error: Option<f64>,
@@ -309,7 +309,7 @@ impl Derived {
             share_of_cublas_sgemm_per_clock: per_clock(report.cublas),
             share_of_cublas_tf32_per_clock: per_clock(report.cublas_tf32),
             passed: v.map(|v| v.passed()),
-            next_launch_passed: report.last_launch.as_ref().map(|l| l.passed()),
+            next_product_passed: report.next_product.as_ref().map(|l| l.passed()),
             relative_error: v.map(|v| v.normwise.relative()),
             relative_expected: v.map(|v| v.normwise.relative_expected()),
             relative_limit: v.map(|v| v.normwise.relative_limit()),
@@ -337,14 +337,14 @@ pub struct Report {
     /// The arithmetic the step claims: a TF32 step is set against the TF32 peak.
     pub precision: Precision,
     pub verdict: Option<Verdict>,
-    /// The launch after the timed ones beside the first (a GPU run that verifies).
-    pub last_launch: Option<LastLaunch>,
+    /// The product after the timed ones beside the first (a GPU run that verifies).
+    pub next_product: Option<NextProduct>,
     /// ‖ΔC‖/‖C‖ of each baseline on the same inputs, against the same reference.
     pub baseline_errors: Vec<(&'static str, f64)>,
     /// Why a column is missing, e.g. no cuBLAS library.
     pub notes: Vec<String>,
     /// For a step with an FP32 path: the rows and columns it took, and the whole time of the
-    /// launch that timed it apart (milliseconds).
+    /// product that timed it apart (milliseconds).
     pub paths: Option<(Paths, f64)>,
     /// Each profile's time the emulator's time model predicts (an emulated run), made
     /// by the run ([`Report::with_prediction`]).
@@ -374,7 +374,7 @@ impl Report {
             cublas_tf32: None,
             precision,
             verdict,
-            last_launch: None,
+            next_product: None,
             baseline_errors: Vec::new(),
             notes: Vec::new(),
             paths: None,
@@ -397,8 +397,8 @@ impl Report {
     }
 
     /// With the product after the timed ones set beside the first.
-    pub fn with_last_launch(self, last_launch: Option<LastLaunch>) -> Report {
-        Report { last_launch, ..self }
+    pub fn with_next_product(self, next_product: Option<NextProduct>) -> Report {
+        Report { next_product, ..self }
     }
 
     /// With what the FP32 path took and the whole time of the product that timed it apart.
@@ -595,7 +595,7 @@ impl fmt::Display for Report {
             if let Some(p) = k.padded {
                 writeln!(
                     f,
-                    "  padding  rows padded to 16 bytes: the kernel multiplies the {p} product of zero-padded copies, made in the launch and counted in its time"
+                    "  padding  rows padded to 16 bytes: the kernel multiplies the {p} product of zero-padded copies, made in the product and counted in its time"
                 )?;
             }
             writeln!(
@@ -662,8 +662,8 @@ impl Report {
         )?;
         match (&self.device, t.batch) {
             (RanOn::Cpu, _) => writeln!(f)?,
-            (_, 1) => writeln!(f, " of 1 launch")?,
-            (_, b) => writeln!(f, ", each the mean of {b} back-to-back launches")?,
+            (_, 1) => writeln!(f, " of 1 product")?,
+            (_, b) => writeln!(f, ", each the mean of {b} back-to-back products")?,
         }
         let d = Derived::of(self);
         write!(f, "  speed    {} GFLOP/s", rate(d.gflops.unwrap_or(0.0)))?;
@@ -837,19 +837,19 @@ impl Report {
                         self.baseline_errors.iter().map(|(name, e)| format!("{name} {e:.1e}")).collect();
                     writeln!(f, "           ‖ΔC‖/‖C‖ of  {}", each.join(" · "))?;
                 }
-                // A GPU run launches again after the timed ones; an emulated run, once more.
+                // A GPU run multiplies again after the timed ones; an emulated run, once more.
                 let next = match self.device {
-                    RanOn::Emulated(_) => "a second launch",
-                    _ => "a launch after the timed ones",
+                    RanOn::Emulated(_) => "a second product",
+                    _ => "a product after the timed ones",
                 };
-                match &self.last_launch {
-                    Some(LastLaunch::Same) => writeln!(
+                match &self.next_product {
+                    Some(NextProduct::Same) => writeln!(
                         f,
-                        "           next launch  PASS · {next}, on output poisoned again, gives the same C bit for bit"
+                        "           next product PASS · {next}, on output poisoned again, gives the same C bit for bit"
                     )?,
-                    Some(LastLaunch::Differs { differ, verdict: last }) => writeln!(
+                    Some(NextProduct::Differs { differ, verdict: last }) => writeln!(
                         f,
-                        "           next launch  {} · {next}, on output poisoned again, differs in {differ} of {} elements{}",
+                        "           next product {} · {next}, on output poisoned again, differs in {differ} of {} elements{}",
                         verdict(last.passed()),
                         v.checked,
                         if last.passed() {
@@ -875,7 +875,7 @@ impl Report {
             if operands <= u64::from(d.l2_bytes) {
                 writeln!(
                     f,
-                    "  note     A, B and C ({}) fit in the {} L2 cache: back-to-back launches find them there",
+                    "  note     A, B and C ({}) fit in the {} L2 cache: back-to-back products find them there",
                     bytes(operands),
                     bytes(u64::from(d.l2_bytes))
                 )?;
@@ -888,12 +888,12 @@ impl Report {
     }
 }
 
-/// Where A's rows and B's columns went, and the FP32 path's share of one launch's time.
+/// Where A's rows and B's columns went, and the FP32 path's share of one product's time.
 pub fn paths_line(shape: Shape, p: &Paths, total_ms: f64) -> String {
     let own = &p.own;
     let time = match p.ms {
         Some(ms) if total_ms > 0.0 => format!(
-            " · the FP32 path took {:.0}% of a launch timed apart ({ms:.3} of {total_ms:.3} ms)",
+            " · the FP32 path took {:.0}% of a product timed apart ({ms:.3} of {total_ms:.3} ms)",
             100.0 * ms / total_ms
         ),
         _ => String::new(),
@@ -916,20 +916,20 @@ mod tests {
     /// The same bits pass; other bits are judged by the reference: a last element off in its
     /// last place passes (sums in another order), a tile left NaN by a count never reset fails.
     #[test]
-    fn the_next_launch_is_judged_by_its_bits_then_by_the_reference() {
+    fn the_next_product_is_judged_by_its_bits_then_by_the_reference() {
         let shape = Shape::new(4, 4, 64).unwrap();
         let want = crate::reference::cpu(&crate::Inputs::random(shape, 1));
         let first: Vec<f32> = want.c.iter().map(|&v| v as f32).collect();
         let judge = |c: &[f32]| verify(shape, c, &want, Precision::Fp32);
-        assert!(matches!(LastLaunch::of(&first, &first, judge), LastLaunch::Same));
+        assert!(matches!(NextProduct::of(&first, &first, judge), NextProduct::Same));
         let mut near = first.clone();
         near[3] = f32::from_bits(near[3].to_bits() + 1);
-        let last = LastLaunch::of(&first, &near, judge);
-        assert!(matches!(last, LastLaunch::Differs { differ: 1, .. }) && last.passed(), "{last:?}");
+        let last = NextProduct::of(&first, &near, judge);
+        assert!(matches!(last, NextProduct::Differs { differ: 1, .. }) && last.passed(), "{last:?}");
         let mut stale = first.clone();
         (stale[5], stale[6]) = (f32::NAN, f32::NAN);
-        let last = LastLaunch::of(&first, &stale, judge);
-        assert!(matches!(last, LastLaunch::Differs { differ: 2, .. }) && !last.passed(), "{last:?}");
+        let last = NextProduct::of(&first, &stale, judge);
+        assert!(matches!(last, NextProduct::Differs { differ: 2, .. }) && !last.passed(), "{last:?}");
     }
 
     /// A kernel that spills gets a line naming the bytes stored and loaded a thread and their

@@ -289,7 +289,7 @@ const SURE_SECONDS: f64 = 600.0;
 
 /// Estimates how long the whole emulation of `inputs` will take on this machine from a scaled run
 /// of the same launch (one block of each kind, a second or two), and, where it is more than a
-/// minute, says so before it starts, with the faster choices. `verifies`: a second launch follows.
+/// minute, says so before it starts, with the faster choices. `verifies`: a second product follows.
 fn warn_if_long(
     step: &GpuStep,
     params: &Params,

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use crate::cli::Args;
 use crate::files;
 use crate::matrix::Shape;
-use crate::report::LastLaunch;
+use crate::report::NextProduct;
 use crate::step::GpuStep;
 use crate::verify::{self, Verdict};
 
@@ -27,10 +27,10 @@ pub(super) fn judge(
     shape: Shape,
     (first, next): (&[f32], Option<&[f32]>),
     reference: Option<&crate::reference::Reference>,
-) -> (Option<Verdict>, Option<LastLaunch>) {
+) -> (Option<Verdict>, Option<NextProduct>) {
     let Some(r) = reference else { return (None, None) };
     let (verdict, last) =
-        LastLaunch::judge_both(first, next, |c: &[f32]| verify::verify(shape, c, r, step.precision));
+        NextProduct::judge_both(first, next, |c: &[f32]| verify::verify(shape, c, r, step.precision));
     (Some(verdict), last)
 }
 
@@ -45,14 +45,14 @@ pub(super) fn step_label(step: &GpuStep, args: &Args) -> String {
 
 /// What a run that printed its report returns: Ok(true) where every check passed (or none ran),
 /// Ok(false) where the first C failed (the verify line says how), and an error naming the next
-/// launch's line where only the next launch's C failed.
-pub(super) fn outcome(verdict: Option<&Verdict>, last: Option<&LastLaunch>) -> Result<bool> {
+/// product's line where only the next product's C failed.
+pub(super) fn outcome(verdict: Option<&Verdict>, last: Option<&NextProduct>) -> Result<bool> {
     if !verdict.is_none_or(Verdict::passed) {
         return Ok(false);
     }
-    if !last.is_none_or(LastLaunch::passed) {
+    if !last.is_none_or(NextProduct::passed) {
         bail!(
-            "the next launch's C is wrong though the first's passed: it reads something the first launch left behind, or races (see the next launch line above)"
+            "the next product's C is wrong though the first's passed: it reads something the first product left behind, or races (see the next product line above)"
         );
     }
     Ok(true)

@@ -93,11 +93,11 @@ fn run<'a>(step: &'a GpuStep, args: &'a Args, device: &mut dyn Device<'a>) -> Re
     let (label, time) = (judge::step_label(step, args), products.time);
     let report = Report::new(label, products.device, &inputs, step.precision, time, verdict)
         .with_kernel(facts)
-        .with_last_launch(last)
+        .with_next_product(last)
         .with_paths(products.paths);
     let report = device.finish(report, reference.as_ref())?;
     crate::emit::emit(&report, args)?;
-    device.outcome(judge::outcome(report.verdict.as_ref(), report.last_launch.as_ref()))
+    device.outcome(judge::outcome(report.verdict.as_ref(), report.next_product.as_ref()))
 }
 // ANCHOR_END: run
 
