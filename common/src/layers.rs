@@ -25,13 +25,13 @@ const MODULES: &[Module] = &[
     m!(0, "matrix", "data/matrix.rs"),
     m!(0, "patch", "data/patch.rs"),
     m!(0, "progress", "data/progress.rs"),
-    m!(1, "advisories", "device/advisories.rs"),
-    m!(1, "clock", "device/clock.rs"),
-    m!(1, "emulated", "device/emulated.rs"),
-    m!(1, "gpu", "device/gpu.rs"),
-    m!(1, "stream_hold", "device/stream_hold.rs"),
-    m!(1, "timing", "device/timing.rs"),
-    m!(1, "watch", "device/watch.rs"),
+    m!(1, "advisories", "hardware/advisories.rs"),
+    m!(1, "clock", "hardware/clock.rs"),
+    m!(1, "emulated", "hardware/emulated.rs"),
+    m!(1, "gpu", "hardware/gpu.rs"),
+    m!(1, "stream_hold", "hardware/stream_hold.rs"),
+    m!(1, "timing", "hardware/timing.rs"),
+    m!(1, "watchdog", "hardware/watchdog.rs"),
     m!(2, "cublas", "numerics/cublas.rs"),
     m!(2, "integer_rounding", "numerics/integer_rounding.rs"),
     m!(2, "reference", "numerics/reference.rs"),
@@ -65,11 +65,11 @@ const MODULES: &[Module] = &[
     m!(5, "device", "drive/run/device.rs"),
     m!(5, "ask", "drive/run/ask.rs"),
     m!(5, "judge", "drive/run/judge.rs"),
-    m!(5, "memory", "drive/run/memory.rs"),
+    m!(5, "budget", "drive/run/budget.rs"),
     m!(5, "cpu", "drive/run/cpu.rs"),
     m!(5, "emulate", "drive/run/emulate.rs"),
     m!(5, "timed", "drive/run/timed.rs"),
-    m!(5, "predict", "drive/run/predict.rs"),
+    m!(5, "predict_only", "drive/run/predict_only.rs"),
     m!(5, "measure", "drive/measure.rs"),
     m!(5, "tune", "drive/tune.rs"),
     m!(6, "testing", "testing/mod.rs"),
@@ -81,7 +81,7 @@ const MODULES: &[Module] = &[
     m!(6, "exercises", "testing/exercises.rs"),
     m!(6, "inputs", "testing/inputs.rs"),
     m!(6, "nvrtc", "testing/nvrtc.rs"),
-    m!(6, "picture", "testing/picture.rs"),
+    m!(6, "access_picture", "testing/access_picture.rs"),
     m!(6, "sets", "testing/sets.rs"),
     m!(6, "shapes", "testing/shapes.rs"),
     m!(6, "faults", "testing/faults.rs"),
@@ -91,7 +91,7 @@ const MODULES: &[Module] = &[
 /// The layers' folders, bottom first: each names its modules in its `mod.rs`.
 const FOLDERS: &[(u32, &str, &str)] = &[
     (0, "data", include_str!("data/mod.rs")),
-    (1, "device", include_str!("device/mod.rs")),
+    (1, "hardware", include_str!("hardware/mod.rs")),
     (2, "numerics", include_str!("numerics/mod.rs")),
     (3, "contract", include_str!("contract/mod.rs")),
     (4, "present", include_str!("present/mod.rs")),
@@ -180,7 +180,7 @@ fn root_names() -> Vec<(String, &'static str)> {
 
 /// The module a path names, read from `dir` (the folder the path starts in, "" for the root):
 /// down through folders and modules with modules as far as the path goes, so that
-/// `drive::tune::Tuned` is `tune` and `device::watch::wait` is `watch`; at the root, a name the
+/// `drive::tune::Tuned` is `tune` and `hardware::watchdog::wait` is `watchdog`; at the root, a name the
 /// root re-exports is the module it is or comes from.
 fn module_of(path: &[String], dir: &str, root: &[(String, &'static str)]) -> Option<&'static str> {
     let mut dir = dir.to_owned();
@@ -327,8 +327,8 @@ fn a_use_from_below_is_caught_in_every_form() {
     );
     // A type the root re-exports, named bare at the root.
     assert_eq!(planted("fn f(s: &crate::GpuStep, c: crate::Choice) {}"), ["step"]);
-    // The layer folder `device` is not the run's module `device`.
-    assert_eq!(planted("crate::device::watch::wait(gpu, 1);"), ["watch"]);
+    // A path through the layer folder `hardware` names the module inside it.
+    assert_eq!(planted("crate::hardware::watchdog::wait(gpu, 1);"), ["watchdog"]);
     assert_eq!(planted("use crate::drive::run::device::Device;"), ["device"]);
     // `super::` inside a folder: the folder's own modules.
     let timed = module("timed");

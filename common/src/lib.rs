@@ -15,8 +15,8 @@
 
 mod contract;
 mod data;
-mod device;
 mod drive;
+mod hardware;
 mod numerics;
 mod present;
 #[cfg(feature = "testing")]
@@ -30,10 +30,10 @@ pub use contract::{
     step_kernel, stream_k, tile_checks, tma,
 };
 pub use data::{files, matrix, patch, progress};
-pub use device::{advisories, clock, emulated, gpu, stream_hold, timing, watch};
 #[cfg(feature = "testing")]
 pub use drive::bench;
 pub use drive::{compile_only, measure, run, tune};
+pub use hardware::{advisories, clock, emulated, gpu, stream_hold, timing, watchdog};
 pub use numerics::{cublas, integer_rounding, reference, verify};
 pub use present::{cli, emit, numbers, predicted, report};
 

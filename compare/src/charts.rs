@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use common::report::rate;
 use common::{Intensity, Precision};
 
-use crate::svg::{
+use crate::drawing::{
     self, FONT, LogAxis, Marker, Stroke, Svg, TITLE_FONT, TextAnchor, WIDTH, number, text_width,
 };
 use crate::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results};
@@ -112,7 +112,7 @@ impl Results {
             drawn.iter().flat_map(|&r| self.rows[r].1.iter().flatten().map(|c| c.gflops)).collect();
         let (min, max) = rates.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &g| (lo.min(g), hi.max(g)));
         let (y_lo, y_hi) = if rates.is_empty() { (1.0, 10.0) } else { (min / 1.2, max * 1.2) };
-        let (y_lo, y_hi) = (svg::round_below(y_lo.max(1e-3)), svg::round_above(y_hi));
+        let (y_lo, y_hi) = (drawing::round_below(y_lo.max(1e-3)), drawing::round_above(y_hi));
 
         let keys: Vec<Key> = drawn
             .iter()
@@ -120,7 +120,7 @@ impl Results {
                 let name = self.rows[r].0.clone();
                 match styles[r] {
                     Some(i) => {
-                        let (colour, marker, dash) = svg::series_style(i);
+                        let (colour, marker, dash) = drawing::series_style(i);
                         Key {
                             label: name,
                             stroke: Some(Stroke { colour, width: 2.0, dash }),
@@ -133,7 +133,7 @@ impl Results {
             .collect();
         let (top, bottom) = (44.0, 424.0);
         let y = LogAxis { lo: y_lo, hi: y_hi, from: bottom, to: top };
-        let y_ticks_at = svg::ticks(&y, |_| FONT, 6.0);
+        let y_ticks_at = drawing::ticks(&y, |_| FONT, 6.0);
         let left = left_margin(&y_ticks_at);
         let right = WIDTH - legend_width(&keys) - 24.0;
         let (lo, hi) = match (self.sizes.first(), self.sizes.last()) {
@@ -142,7 +142,7 @@ impl Results {
         };
         let x = LogAxis { lo, hi, from: left, to: right };
         let sizes: Vec<f64> = self.sizes.iter().map(|&s| s as f64).collect();
-        let x_ticks_at = svg::spaced(&x, &sizes, |s| text_width(s, FONT), 10.0);
+        let x_ticks_at = drawing::spaced(&x, &sizes, |s| text_width(s, FONT), 10.0);
 
         // The markers: one that falls on an earlier lab's is drawn larger and beneath it, so that
         // two labs at one rate both show, and a note under the chart says so.
@@ -304,20 +304,20 @@ impl Results {
         let i_lo = intensities.iter().copied().fold(f64::INFINITY, f64::min);
         let i_hi = intensities.iter().copied().fold(0.0, f64::max);
         let (x_lo, x_hi) = if intensities.is_empty() { (0.1, 100.0) } else { (i_lo / 2.0, i_hi * 2.0) };
-        let (x_lo, x_hi) = (svg::round_below(x_lo), svg::round_above(x_hi));
+        let (x_lo, x_hi) = (drawing::round_below(x_lo), drawing::round_above(x_hi));
         let floor = placed
             .iter()
             .flat_map(|p| [p.3, self.bound(p.2, self.precision(p.0)).gflops])
             .chain(baselines.iter().map(|b| b.1.gflops))
             .fold(top_roof, f64::min);
-        let (y_lo, y_hi) = (svg::round_below(floor / 1.5), svg::round_above(top_roof * 1.3));
+        let (y_lo, y_hi) = (drawing::round_below(floor / 1.5), drawing::round_above(top_roof * 1.3));
 
         let (top, bottom) = (44.0, 524.0);
         let y = LogAxis { lo: y_lo, hi: y_hi, from: bottom, to: top };
-        let y_ticks_at = svg::ticks(&y, |_| FONT, 6.0);
+        let y_ticks_at = drawing::ticks(&y, |_| FONT, 6.0);
         let (left, right) = (left_margin(&y_ticks_at), WIDTH - 20.0);
         let x = LogAxis { lo: x_lo, hi: x_hi, from: left, to: right };
-        let x_ticks_at = svg::ticks(&x, |s| text_width(s, FONT), 10.0);
+        let x_ticks_at = drawing::ticks(&x, |s| text_width(s, FONT), 10.0);
 
         let lines: Vec<Key> = flat
             .iter()
@@ -368,7 +368,7 @@ impl Results {
             for i in order {
                 let (row, _, intensity, gflops) = placed[i];
                 let Some(style) = styles[row] else { continue };
-                let (colour, shape, _) = svg::series_style(style);
+                let (colour, shape, _) = drawing::series_style(style);
                 let at = if hollow { intensity.shared } else { Some(intensity.global) };
                 if let Some(i_at) = at {
                     svg.marker(shape, (x.at(i_at), y.at(gflops)), f64::from(radii[i]), colour, !hollow);
@@ -751,7 +751,7 @@ pub(crate) mod tests {
         let svg = sample().chart();
         let roofline = sample().roofline().unwrap();
         for (i, name) in ["step02_gpu_naive", "step06_prefetch", "step07_tf32_mma"].into_iter().enumerate() {
-            let (colour, _, _) = svg::series_style(i);
+            let (colour, _, _) = drawing::series_style(i);
             assert_eq!(svg.matches(&format!("stroke=\"{colour}\"")).count(), 2, "{name}: its line, its key");
             assert!(roofline.contains(&format!("fill=\"{colour}\"")), "{name} in another colour");
         }

@@ -8,11 +8,11 @@ use common::{GpuStep, Intensity, Precision, Shape};
 
 mod charts;
 pub mod dram;
+mod drawing;
 pub mod families;
 pub mod gate;
 mod record;
 pub mod suite;
-mod svg;
 
 pub use record::{Record, redraw};
 pub(crate) use suite::drawing;

@@ -3,7 +3,7 @@
 //! a broadcast; with it down a column, A's 32 rows take 32 sectors in 32 lines. A line without a
 //! load, and an argument that names no line, are refused with a sentence.
 
-use common::testing::picture::{PictureKind, line_of, picture, picture_counted};
+use common::testing::access_picture::{PictureKind, line_of, picture, picture_counted};
 use common::testing::{self, assert_clear_error};
 use step02_gpu_naive::STEP;
 

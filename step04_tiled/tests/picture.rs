@@ -2,7 +2,7 @@
 //! with B transposed: unpadded, the warp's column of Bs lies in one bank, a 32-way conflict in 32
 //! wavefronts; padded by one float, the lanes spread over the 32 banks.
 
-use common::testing::picture::{PictureKind, line_of, picture, picture_counted};
+use common::testing::access_picture::{PictureKind, line_of, picture, picture_counted};
 use step04_tiled::STEP;
 
 fn column_read() -> String {

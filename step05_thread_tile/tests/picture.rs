@@ -2,7 +2,7 @@
 //! step 05: the banks serve a quarter of the warp a pass, and each quarter's 8 lanes read 4
 //! distinct 16-byte pieces (lanes 4 apart read the same), so 4 passes of one wavefront each.
 
-use common::testing::picture::{PictureKind, line_of, picture};
+use common::testing::access_picture::{PictureKind, line_of, picture};
 use step05_thread_tile::STEP;
 
 #[test]

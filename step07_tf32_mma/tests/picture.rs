@@ -2,8 +2,8 @@
 //! takes 32 row addresses of 16 bytes, four 8×8 matrices in four wavefronts with no bank
 //! conflict thanks to the padded rows of As; B's pairs are 8-byte loads in two.
 
+use common::testing::access_picture::{PictureKind, line_of, picture};
 use common::testing::emulator::planted;
-use common::testing::picture::{PictureKind, line_of, picture};
 use step07_tf32_mma::STEP;
 
 fn ldmatrix(source: &str) -> String {

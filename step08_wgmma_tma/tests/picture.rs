@@ -3,8 +3,8 @@
 //! bank conflict; read without the swizzle, the same lanes pile into a few banks. (A reaches the
 //! tensor cores through wgmma's descriptor, with no load of the warp's own to draw.)
 
+use common::testing::access_picture::{PictureKind, line_of, picture, picture_unsanitized};
 use common::testing::emulator::planted;
-use common::testing::picture::{PictureKind, line_of, picture, picture_unsanitized};
 use step08_wgmma_tma::STEP;
 
 /// The line NVRTC gives the first pair's load (the first use of what it loaded), of warp 4: the

@@ -12,13 +12,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-mod device;
-pub mod model;
+pub mod bound;
 pub mod nccl;
+mod rank_gpu;
 mod ranks;
 mod report;
+pub mod rounds;
 mod run;
-pub mod schedule;
 
 pub use run::RingArgs;
 

@@ -14,9 +14,9 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 
 use common::Shape;
 
-use crate::device::{RankGpu, ShardKernel};
 use crate::nccl::Comms;
-use crate::schedule::{Ring, ShardBuffer};
+use crate::rank_gpu::{RankGpu, ShardKernel};
+use crate::rounds::{Ring, ShardBuffer};
 
 /// How shards travel: the baseline's all-gather by NCCL where there is a communicator (by copies
 /// between ranks that share one GPU), and the ring's exchange by NCCL's kernels or by the copy

@@ -16,8 +16,8 @@ use common::reference::Reference;
 use common::timing::Stats;
 use common::{Inputs, Matrix, Shape};
 
-use crate::device::{RankGpu, ShardKernel};
-use crate::model::Parts;
+use crate::bound::Parts;
+use crate::rank_gpu::{RankGpu, ShardKernel};
 use crate::ranks::{Link, Ranks, Via};
 use crate::report::{Check, Exchange, Failure, ProductRun, RingReport, RingWay, Run, RunHeader, opening};
 
@@ -141,7 +141,7 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
         false => Via::Nccl,
     };
     if ring == Via::Copies {
-        crate::device::enable_peer_access(&devices)?;
+        crate::rank_gpu::enable_peer_access(&devices)?;
     }
     let nccl = match simulated {
         true => None,

@@ -139,7 +139,7 @@ fn download(gpu: &Gpu, c: &CudaSlice<f32>) -> Result<Vec<f32>> {
 
 /// Waits for the queued work; a fault inside the kernel surfaces here.
 pub fn sync(gpu: &Gpu) -> Result<()> {
-    crate::device::watch::wait(gpu, 1).map_err(|e| {
+    crate::hardware::watchdog::wait(gpu, 1).map_err(|e| {
         anyhow!("the kernel failed while running ({e}); if you edited it, look for an out-of-bounds access")
     })
 }

@@ -7,6 +7,7 @@
 //! (`emulator.rs`) or draw one warp's access there (`picture.rs`). Every helper is at
 //! `common::testing::` whichever file holds it.
 
+pub mod access_picture;
 mod checker;
 mod command_line;
 pub mod copies;
@@ -16,7 +17,6 @@ pub mod exercises;
 pub mod faults;
 mod inputs;
 mod nvrtc;
-pub mod picture;
 mod sets;
 mod shapes;
 pub mod thread_tile;

@@ -12,8 +12,8 @@ use common::emit::Emit;
 use common::timing::Stats;
 use common::verify::Verdict;
 
-use crate::device::ShardKernel;
-use crate::model::{Parts, RoundBottleneck, overhead_per_round};
+use crate::bound::{Parts, RoundBottleneck, overhead_per_round};
+use crate::rank_gpu::ShardKernel;
 use crate::ranks::Via;
 
 /// One run: where and how it ran, then one block for each product.

@@ -10,8 +10,8 @@ use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::step::{Choice, GpuStep};
 
+use super::budget::{check_host_fits, host_memory_available, transposed_b_bytes};
 use super::device::Device;
-use super::memory::{check_host_fits, host_memory_available, transposed_b_bytes};
 
 /// What a run was asked for: its shape, the parameters and the step's reason where it chooses
 /// them per shape, the inputs, and whether it verifies.

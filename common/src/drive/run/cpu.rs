@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 
 use super::ask::{files_of, inputs_of, shape_of};
+use super::budget::{check_host_fits, host_memory_available};
 use super::judge::{exit_code, save_c};
-use super::memory::{check_host_fits, host_memory_available};
 use crate::cli::Args;
 use crate::matrix::{Inputs, Shape};
 use crate::reference;

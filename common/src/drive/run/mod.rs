@@ -18,19 +18,19 @@ use crate::report::{KernelFacts, Report};
 use crate::step::GpuStep;
 
 mod ask;
+mod budget;
 mod cpu;
 mod device;
 mod emulate;
 mod judge;
-mod memory;
-mod predict;
+mod predict_only;
 mod timed;
 
 pub use ask::files_of;
+pub use budget::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
 pub use emulate::{CallTraffic, EmulatorStep, SMALL_SIDE};
-pub use memory::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
-pub use predict::{StepPrediction, WHOLE_UP_TO, predict};
+pub use predict_only::{StepPrediction, WHOLE_UP_TO, predict};
 
 use ask::Asked;
 use device::Device;

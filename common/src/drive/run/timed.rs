@@ -6,14 +6,14 @@ use std::ops::ControlFlow;
 use anyhow::{Result, bail};
 
 use super::ask::{check_compile_only_options, check_host, chosen, files_of};
+use super::budget::{check_memory, device_workspace_bytes};
 use super::device::{Device, Products};
 use super::judge::step_label;
-use super::memory::{check_memory, device_workspace_bytes};
 use crate::cli::Args;
 use crate::compile_only;
 use crate::cublas::Blas;
-use crate::device::watch::WaitWatch;
 use crate::gpu::{self, Gpu, LaunchLimits, Resources};
+use crate::hardware::watchdog::WaitWatch;
 use crate::matrix::{Inputs, Shape};
 use crate::measure::{self, Buffers, Recipe, reference};
 use crate::params::Params;
@@ -132,7 +132,7 @@ impl<'a> Device<'a> for GpuRun<'a> {
         let step_kernel = StepKernel::new(&self.gpu, step, params)?;
         let (geometry, resources) = step_kernel.fit_validated(&self.gpu.info, shape, geometry)?;
         let kernel = format!("{} of {}", gpu::ENTRY, step_label(step, args));
-        crate::device::watch::set(Some(match args.timeout {
+        crate::hardware::watchdog::set(Some(match args.timeout {
             Some(seconds) => WaitWatch::given(&kernel, seconds),
             None => WaitWatch::expected(&kernel, shape.flops()),
         }));

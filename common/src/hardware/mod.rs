@@ -8,4 +8,4 @@ pub mod emulated;
 pub mod gpu;
 pub mod stream_hold;
 pub mod timing;
-pub mod watch;
+pub mod watchdog;

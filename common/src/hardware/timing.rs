@@ -124,7 +124,7 @@ pub fn time_launches(
     }
     let host_ms = queued.elapsed().as_secs_f64() * 1e3;
     stop.record(stream)?;
-    super::watch::wait(gpu, count).context("waiting for the timed launches")?;
+    super::watchdog::wait(gpu, count).context("waiting for the timed launches")?;
     Ok(Batch { gpu_ms: f64::from(start.elapsed_ms(&stop)?), host_ms, hold_ms })
 }
 
