@@ -8,7 +8,7 @@ use std::fmt::Write;
 use ptx_emulator::Traffic;
 use ptx_emulator::predict::{self, Bottleneck, Prediction};
 use ptx_emulator::profile::{self, Profile};
-use ptx_emulator::replay::Recorded;
+use ptx_emulator::record::Recorded;
 
 use crate::matrix::Shape;
 

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::timeline::{Timeline, What};
 use super::timeline_rows::{ItemKind, RowItem};
+use crate::record::timeline::{Timeline, What};
 
 /// The picture's width, and where the rounds start and end across it.
 const WIDTH: f64 = 920.0;
@@ -185,7 +185,7 @@ impl Timeline {
         );
         let empty = self.empty_bars();
         for g in self.consumers() {
-            let of = |w: u32| w != super::timeline::ENGINE && w / 4 == g;
+            let of = |w: u32| w != crate::record::timeline::ENGINE && w / 4 == g;
             let mine =
                 |k: &dyn Fn(&What) -> bool| self.events.iter().filter(|e| of(e.who) && k(&e.what)).count();
             let _ = writeln!(
@@ -198,7 +198,7 @@ impl Timeline {
                 blocked(&of)
             );
         }
-        let peers = self.count_by(super::timeline::PEER, |w| matches!(w, What::Arrive { .. }));
+        let peers = self.count_by(crate::record::timeline::PEER, |w| matches!(w, What::Arrive { .. }));
         if peers > 0 {
             let _ = writeln!(s, "  the cluster's other blocks: {peers} arrivals on this block's empty[s]");
         }
@@ -372,8 +372,8 @@ fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::timeline::{ENGINE, Timeline, TimelineEvent, What};
     use super::super::timeline_rows::ItemKind;
+    use crate::record::timeline::{ENGINE, Timeline, TimelineEvent, What};
 
     /// One buffer filled by warp 0, landed, read by warpgroup 1's warp 4, freed, and C stored.
     fn one_buffer() -> Timeline {

@@ -8,7 +8,7 @@ use crate::profile::H100;
 
 const H100_SM: crate::profile::Sm = H100.sm;
 const L2_IDLE: f64 = 284.0;
-use super::trace::{InstClass, Phase, Static, Trace, TraceEvent, Where};
+use crate::record::trace::{InstClass, Phase, Static, Trace, TraceEvent, Where};
 
 const FMA: u32 = 0; // fma r1 ← r1 (a chain)
 const FMA_FREE: u32 = 1; // fma r2 ← r3 (independent)
