@@ -19,7 +19,9 @@
 //! ([`joins`] marks the shared loads the compiler's back end joins), [`exec`] runs clusters,
 //! blocks and warps ([`alu`] for one thread's arithmetic, [`tensor_arith`] for the tensor
 //! cores'), [`memory`] holds the memories, [`sanitize`] watches shared memory for races and
-//! [`traffic`] counts what Nsight Compute counts.
+//! [`traffic`] counts what Nsight Compute counts. [`record`] is what a run records, as plain data,
+//! for the time model (the `ptx_model` crate) and the pictures (`ptx_pictures`), which depend on
+//! this crate and not it on them.
 
 use std::collections::HashMap;
 
@@ -30,11 +32,7 @@ pub mod inst;
 pub mod joins;
 pub mod memory;
 pub mod parse;
-pub mod picture;
-pub mod predict;
-pub mod profile;
 pub mod record;
-pub mod replay;
 pub mod sanitize;
 pub mod tensor_arith;
 pub mod tensor_map;
@@ -199,7 +197,7 @@ fn footprint(launch: &exec::Launch) -> record::Footprint {
 }
 
 /// What the machine itself knows of the GPU it copies: the SMs it deals a grid's blocks to when
-/// it counts per SM, and a launch's limits. A GPU's profile ([`profile::Profile::machine`]) holds
+/// it counts per SM, and a launch's limits. A GPU's profile in the time model (`ptx_model::profile::Profile::machine`) holds
 /// it; the emulator is given it at construction ([`Emulator::new`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Machine {
@@ -662,6 +660,9 @@ impl Emulator {
 mod tests {
     use super::*;
 
+    /// An H100's SMs and a block's limits.
+    const H100: Machine = Machine { sms: 132, max_threads: 1024, max_shared: 232_448 };
+
     /// A module whose kernel `name` adds its own variable `bias` (initialised to `bias`) to the
     /// word at its argument.
     fn module(name: &str, bias: u32) -> String {
@@ -709,7 +710,7 @@ mod tests {
     ret;
 }
 ";
-        let mut m = Emulator::new(ptx, profile::H100.machine).unwrap();
+        let mut m = Emulator::new(ptx, H100).unwrap();
         let buf = m.alloc(8, "the words");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };
         m.launch("both", one, &[Arg::Ptr(buf)]).unwrap();
@@ -721,7 +722,7 @@ mod tests {
     /// variable of the same name; a kernel of a name already loaded is refused.
     #[test]
     fn a_second_module_runs_on_the_same_memory_with_its_own_variables() {
-        let mut m = Emulator::new(&module("first", 5), profile::H100.machine).unwrap();
+        let mut m = Emulator::new(&module("first", 5), H100).unwrap();
         m.load(&module("second", 40)).unwrap();
         let buf = m.alloc(4, "the word");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };

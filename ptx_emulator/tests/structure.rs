@@ -1,5 +1,6 @@
 //! The machine's parts (`src/exec/`) depend one way: each file calls only the methods of the
-//! files below it in this list, so a reader can take them bottom up.
+//! files below it in this list, so a reader can take them bottom up; and the crate depends on
+//! none of the crates that read what it records.
 
 /// Bottom first.
 const PARTS: &[(&str, &str)] = &[
@@ -71,4 +72,15 @@ fn the_parts_of_the_machine_depend_one_way() {
 fn every_part_is_listed() {
     let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/exec")).unwrap().count();
     assert_eq!(files, PARTS.len(), "a file of src/exec is missing from PARTS");
+}
+
+/// The machine depends on neither the time model (`ptx_model`) nor the pictures (`ptx_pictures`),
+/// not even in its tests: they read what it records, and it runs without them.
+#[test]
+fn the_machine_depends_on_neither_the_model_nor_the_pictures() {
+    let manifest = include_str!("../Cargo.toml");
+    for other in ["ptx_model", "ptx_pictures"] {
+        let named = manifest.lines().any(|l| l.split(['=', '.', ' ']).next() == Some(other));
+        assert!(!named, "ptx_emulator/Cargo.toml names {other}, which depends on the machine");
+    }
 }

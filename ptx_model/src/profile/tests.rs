@@ -145,7 +145,7 @@ fn records_named(text: &str) -> Vec<&str> {
 
 /// Each record the profiles name is there under `docs/src/results/`: the calibration runs their
 /// comments name, and each profile's cuBLAS record; each microbenchmark named is in
-/// `calibration/`.
+/// `ptx_emulator/calibration/`.
 #[test]
 fn each_record_a_profile_names_exists() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -170,7 +170,10 @@ fn each_record_a_profile_names_exists() {
         }
     }
     for bench in ["latency.cu", "throughput.cu", "loaded.cu"] {
-        assert!(root.join("calibration").join(bench).exists(), "no calibration/{bench}");
+        assert!(
+            root.join("../ptx_emulator/calibration").join(bench).exists(),
+            "no ptx_emulator/calibration/{bench}"
+        );
     }
     assert_eq!(
         records_named("`2026-01-01-nowhere.log`, `…-missing.log`."),

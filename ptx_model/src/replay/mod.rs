@@ -19,20 +19,32 @@ pub mod sim;
 #[cfg(test)]
 mod tests;
 
-pub use crate::record::{Footprint, Recorded, Static, Trace, trace};
+pub use ptx_emulator::record::{Footprint, Recorded, Static, Trace, trace};
 pub use sim::{Activity, ReplayOutcome, Setup, Span, WaitClocks};
 
-impl Recorded {
+/// A launch's recording replayed: the replay as a method of [`Recorded`], which the machine's
+/// crate defines.
+pub trait ReplayRecorded {
     /// The launch replayed on one SM of `profile`, `resident` blocks an SM, its kernel using
     /// `registers` a thread (0: not known): the busiest SM's clusters, in the order ptxas issues
     /// each warp's instructions ([`order`]), first at the memory's idle latencies, then again at
     /// the latencies its own load on the L2 and DRAM gives ([`crate::profile::Curve`]).
     /// `l2_bytes` is what the whole launch moves through the L2: the SMs that share it are those
     /// that move as much as the busiest does (a persistent grid's idle blocks share none);
-    /// `l2_miss`, the share of the L2's sectors that come from DRAM ([`Footprint::misses`]);
+    /// `l2_miss`, the share of the L2's sectors that come from DRAM ([`L2Misses::misses`]);
     /// `l2_clock`, the L2's clock over the SMs' ([`Setup::l2_clock`]).
     /// `picture`: keep the first cluster's warps' activity over that many clocks (0: none).
-    pub fn replay(
+    fn replay(
+        &self,
+        profile: &crate::profile::Profile,
+        resident_registers: (u32, u32),
+        serialized_picture: (bool, f64),
+        l2: (f64, f64, f64),
+    ) -> ReplayOutcome;
+}
+
+impl ReplayRecorded for Recorded {
+    fn replay(
         &self,
         profile: &crate::profile::Profile,
         (resident, registers): (u32, u32),
@@ -82,18 +94,19 @@ impl Recorded {
     }
 }
 
-impl Footprint {
+/// The L2's misses estimated from a launch's [`Footprint`], which the machine's crate records.
+pub trait L2Misses {
     /// The share of `l2_read_sectors` that come from DRAM, for a launch of `clusters` clusters,
     /// `wave` of them at once over the GPU, whose operands take `compulsory` bytes, on an L2 of
     /// `l2_size` bytes.
-    pub fn misses(
-        &self,
-        clusters: u64,
-        wave: u64,
-        compulsory: u64,
-        l2_size: u64,
-        l2_read_sectors: u64,
-    ) -> f64 {
+    fn misses(&self, clusters: u64, wave: u64, compulsory: u64, l2_size: u64, l2_read_sectors: u64) -> f64;
+}
+
+impl L2Misses for Footprint {
+    /// The share of `l2_read_sectors` that come from DRAM, for a launch of `clusters` clusters,
+    /// `wave` of them at once over the GPU, whose operands take `compulsory` bytes, on an L2 of
+    /// `l2_size` bytes.
+    fn misses(&self, clusters: u64, wave: u64, compulsory: u64, l2_size: u64, l2_read_sectors: u64) -> f64 {
         if l2_read_sectors == 0 || self.sectors == 0 {
             return 0.0;
         }
