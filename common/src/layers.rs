@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 /// One module of the table: its layer, name, file (under `src/`) and source.
 macro_rules! m {
     ($layer:literal, $name:literal, $path:literal) => {
-        Module { layer: $layer, name: $name, path: $path, source: include_str!($path) }
+        LayerModule { layer: $layer, name: $name, path: $path, source: include_str!($path) }
     };
 }
 
-struct Module {
+struct LayerModule {
     layer: u32,
     name: &'static str,
     path: &'static str,
@@ -20,7 +20,7 @@ struct Module {
 }
 
 /// Every module of the crate but the root, bottom layer first.
-const MODULES: &[Module] = &[
+const MODULES: &[LayerModule] = &[
     m!(0, "files", "data/files.rs"),
     m!(0, "matrix", "data/matrix.rs"),
     m!(0, "patch", "data/patch.rs"),
@@ -205,7 +205,7 @@ fn module_of(path: &[String], dir: &str, root: &[(String, &'static str)]) -> Opt
 
 /// The modules the source of `module` uses through `crate::` or `super::`, comments aside:
 /// qualified names, `use` lines, grouped or not, and the types the root re-exports.
-fn uses(module: &Module, root: &[(String, &'static str)]) -> Vec<&'static str> {
+fn uses(module: &LayerModule, root: &[(String, &'static str)]) -> Vec<&'static str> {
     let code = without_comments(module.source);
     // `super::` starts in the folder above the module's own: its file's folder, or, for a
     // `mod.rs`, the folder above that.
@@ -300,7 +300,7 @@ fn the_table_names_every_module_of_every_layer_and_the_root_has_each() {
     }
 }
 
-fn module(name: &str) -> &'static Module {
+fn module(name: &str) -> &'static LayerModule {
     MODULES.iter().find(|m| m.name == name).unwrap()
 }
 
@@ -311,7 +311,7 @@ fn a_use_from_below_is_caught_in_every_form() {
     let root = root_names();
     let planted = |source: &'static str| {
         let verify = module("verify");
-        uses(&Module { source, ..*verify }, &root)
+        uses(&LayerModule { source, ..*verify }, &root)
     };
     // A module at the root, and a comment that does not count.
     assert_eq!(planted("use crate::run::Buffers;\n// crate::step in a comment does not count\n"), ["run"]);
@@ -333,7 +333,7 @@ fn a_use_from_below_is_caught_in_every_form() {
     // `super::` inside a folder: the folder's own modules.
     let timed = module("timed");
     assert_eq!(
-        uses(&Module { source: "use super::ask::Asked; use super::Buffers;", ..*timed }, &root),
+        uses(&LayerModule { source: "use super::ask::Asked; use super::Buffers;", ..*timed }, &root),
         ["ask", "run"]
     );
     // And each breaks the rule: the layer check fails on it.

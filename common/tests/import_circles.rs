@@ -318,7 +318,7 @@ fn no_crate_has_an_import_circle() {
     let crates = crates();
     assert!(crates.len() >= 16, "{} crates read", crates.len());
     let emulator = &crates.iter().find(|(n, _)| n == "ptx_emulator").expect("the emulator").1;
-    assert!(emulator.len() > 45, "{} of the emulator's modules read", emulator.len());
+    assert!(emulator.len() > 40, "{} of the emulator's modules read", emulator.len());
     let mut found = Vec::new();
     for (name, mut graph) in crates {
         // Every circle, one at a time: the first found, then the rest with its last edge taken out.

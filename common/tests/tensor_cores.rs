@@ -616,8 +616,7 @@ fn nvrtc_the_probe_on_the_emulator_lays_out_its_problems_as_the_host_does() {
     use ptx_emulator::{Arg, Config, Emulator};
     let ptx = common::emulated::ptx(PROBE, PROBE_FILE, common::emulated::HOPPER_PTX_ARCH, &[])
         .unwrap_or_else(|e| panic!("{e:#}"));
-    let mut machine =
-        Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap_or_else(|e| panic!("{e}"));
+    let mut machine = Emulator::new(&ptx, ptx_model::profile::H100.machine).unwrap_or_else(|e| panic!("{e}"));
     let (inputs, groups) = problems(4);
     let as_f32 = |words: &[u32]| words.iter().map(|&x| f32::from_bits(x)).collect::<Vec<_>>();
     let input = machine.alloc(4 * inputs.len(), "the problems");

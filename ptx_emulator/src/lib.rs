@@ -19,7 +19,9 @@
 //! ([`joins`] marks the shared loads the compiler's back end joins), [`exec`] runs clusters,
 //! blocks and warps ([`alu`] for one thread's arithmetic, [`tensor_arith`] for the tensor
 //! cores'), [`memory`] holds the memories, [`sanitize`] watches shared memory for races and
-//! [`traffic`] counts what Nsight Compute counts.
+//! [`traffic`] counts what Nsight Compute counts. [`record`] is what a run records, as plain data,
+//! for the time model (the `ptx_model` crate) and the pictures (`ptx_pictures`), which depend on
+//! this crate and not it on them.
 
 use std::collections::HashMap;
 
@@ -30,15 +32,11 @@ pub mod inst;
 pub mod joins;
 pub mod memory;
 pub mod parse;
-pub mod picture;
-pub mod predict;
-pub mod profile;
-pub mod replay;
+pub mod record;
 pub mod sanitize;
 pub mod tensor_arith;
 pub mod tensor_map;
 pub mod traffic;
-pub mod watch;
 
 pub use inst::Refusal;
 pub use parse::ParseError;
@@ -167,24 +165,24 @@ pub struct Emulator {
     /// large grid's counts in the time of a few blocks, its output left unwritten but for them.
     pub scale: bool,
     /// A picture of one warp's access to take in the next launches ([`Emulator::watch`]).
-    watch: Option<watch::PictureWatch>,
+    watch: Option<record::access::PictureWatch>,
     /// The compile's `-D` values, with which a picture works out the source's array sizes.
     defines: Vec<(String, i64)>,
     /// Record the timeline of this block of the kernel of this name in its next launches
-    /// ([`picture::timeline`]); [`Emulator::take_timeline`] hands it over.
+    /// ([`record::timeline`]); [`Emulator::take_timeline`] hands it over.
     pub timeline: Option<(String, [u32; 3])>,
-    recorded: Option<picture::timeline::Timeline>,
-    /// Record each launch's busiest cluster for the replay ([`replay`]);
+    recorded: Option<record::timeline::Timeline>,
+    /// Record each launch's busiest cluster for the replay ([`record::trace`]);
     /// [`Emulator::take_replays`] hands the recordings over.
     pub record: bool,
-    replays: Vec<replay::Recorded>,
+    replays: Vec<record::Recorded>,
 }
 
-/// What the launch's first clusters read ([`replay::Footprint`]), from the sectors they recorded.
-fn footprint(launch: &exec::Launch) -> replay::Footprint {
+/// What the launch's first clusters read ([`record::Footprint`]), from the sectors they recorded.
+fn footprint(launch: &exec::Launch) -> record::Footprint {
     let (gx, gy, _) = launch.grid;
     let (cx, cy, _) = launch.cluster;
-    let mut f = replay::Footprint { side_x: gx / cx, side_y: gy / cy, ..Default::default() };
+    let mut f = record::Footprint { side_x: gx / cx, side_y: gy / cy, ..Default::default() };
     let Some(prints) = &launch.footprints else { return f };
     let got = prints.got.lock().expect("no worker panics holding it");
     let of = |c: u64| got.iter().find(|(i, _)| *i == c).map(|(_, s)| s.as_slice());
@@ -199,7 +197,7 @@ fn footprint(launch: &exec::Launch) -> replay::Footprint {
 }
 
 /// What the machine itself knows of the GPU it copies: the SMs it deals a grid's blocks to when
-/// it counts per SM, and a launch's limits. A GPU's profile ([`profile::Profile::machine`]) holds
+/// it counts per SM, and a launch's limits. A GPU's profile in the time model (`ptx_model::profile::Profile::machine`) holds
 /// it; the emulator is given it at construction ([`Emulator::new`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Machine {
@@ -382,9 +380,9 @@ impl Emulator {
         let replayed = match (&ran, &launch.record) {
             (Ok(_), Some(ask)) => {
                 let trace = ask.lock().expect("no worker panics holding it").take();
-                trace.map(|trace| replay::Recorded {
+                trace.map(|trace| record::Recorded {
                     footprint: footprint(&launch),
-                    ..replay::Recorded::new(trace, &launch)
+                    ..record::Recorded::new(trace, &launch)
                 })
             }
             _ => None,
@@ -400,10 +398,10 @@ impl Emulator {
         ran
     }
 
-    /// Asks for a picture of one warp's access at a `.cu` line (see [`watch`]), kept from the
+    /// Asks for a picture of one warp's access at a `.cu` line (see [`record::access`]), kept from the
     /// first launch in which that warp executes a global or shared load or store there. Refused
     /// with a sentence where no kernel loaded has such an access at that line.
-    pub fn watch(&mut self, request: watch::Request) -> Result<(), String> {
+    pub fn watch(&mut self, request: record::access::Request) -> Result<(), String> {
         let mut files: Vec<&str> = Vec::new();
         let mut lines: Vec<u32> = Vec::new();
         for k in self.kernels.values().filter_map(|k| k.as_ref().ok()) {
@@ -412,7 +410,7 @@ impl Emulator {
                 if !files.contains(&file.as_str()) {
                     files.push(file);
                 }
-                if request.names(file) && watch::pictured(&inst.op) {
+                if request.names(file) && record::access::pictured(&inst.op) {
                     lines.push(inst.line);
                 }
             }
@@ -436,7 +434,7 @@ impl Emulator {
                 some.join(", ")
             ));
         }
-        let mut w = watch::PictureWatch::new(request);
+        let mut w = record::access::PictureWatch::new(request);
         w.defines = self.defines.clone();
         self.watch = Some(w);
         Ok(())
@@ -444,17 +442,17 @@ impl Emulator {
 
     /// The accesses the picture asked for with [`Emulator::watch`] kept (none if the warp has not
     /// executed the line yet).
-    pub fn watched(&self) -> Vec<watch::WarpAccess> {
-        self.watch.as_ref().map(watch::PictureWatch::accesses).unwrap_or_default()
+    pub fn watched(&self) -> Vec<record::access::WarpAccess> {
+        self.watch.as_ref().map(record::access::PictureWatch::accesses).unwrap_or_default()
     }
 
     /// The recordings of the launches since the last call, for the replay ([`Emulator::record`]).
-    pub fn take_replays(&mut self) -> Vec<replay::Recorded> {
+    pub fn take_replays(&mut self) -> Vec<record::Recorded> {
         std::mem::take(&mut self.replays)
     }
 
     /// The timeline recorded by the last launch that recorded one ([`Emulator::timeline`]).
-    pub fn take_timeline(&mut self) -> Option<picture::timeline::Timeline> {
+    pub fn take_timeline(&mut self) -> Option<record::timeline::Timeline> {
         self.recorded.take()
     }
 
@@ -503,10 +501,10 @@ impl Emulator {
         }
         let timeline = match &self.timeline {
             Some((kernel, block)) if kernel == name => {
-                if let Some(why) = picture::timeline::outside_grid(name, *block, config.grid) {
+                if let Some(why) = record::timeline::outside_grid(name, *block, config.grid) {
                     return Err(Error::Launch(why));
                 }
-                Some(picture::timeline::Ask { block: *block, recorded: Default::default() })
+                Some(record::timeline::Ask { block: *block, recorded: Default::default() })
             }
             _ => None,
         };
@@ -662,6 +660,9 @@ impl Emulator {
 mod tests {
     use super::*;
 
+    /// An H100's SMs and a block's limits.
+    const H100: Machine = Machine { sms: 132, max_threads: 1024, max_shared: 232_448 };
+
     /// A module whose kernel `name` adds its own variable `bias` (initialised to `bias`) to the
     /// word at its argument.
     fn module(name: &str, bias: u32) -> String {
@@ -709,7 +710,7 @@ mod tests {
     ret;
 }
 ";
-        let mut m = Emulator::new(ptx, profile::H100.machine).unwrap();
+        let mut m = Emulator::new(ptx, H100).unwrap();
         let buf = m.alloc(8, "the words");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };
         m.launch("both", one, &[Arg::Ptr(buf)]).unwrap();
@@ -721,7 +722,7 @@ mod tests {
     /// variable of the same name; a kernel of a name already loaded is refused.
     #[test]
     fn a_second_module_runs_on_the_same_memory_with_its_own_variables() {
-        let mut m = Emulator::new(&module("first", 5), profile::H100.machine).unwrap();
+        let mut m = Emulator::new(&module("first", 5), H100).unwrap();
         m.load(&module("second", 40)).unwrap();
         let buf = m.alloc(4, "the word");
         let one = Config { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: true };

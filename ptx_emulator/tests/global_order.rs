@@ -4,7 +4,10 @@
 //! the store here; only a release that the acquire reads orders it on a GPU. And a workspace
 //! word that a product leaves non-zero, read by the next product.
 
-use ptx_emulator::{Arg, Config, Emulator};
+use ptx_emulator::{Arg, Config, Emulator, Machine};
+
+/// An H100's SMs and a block's limits.
+const H100: Machine = Machine { sms: 132, max_threads: 1024, max_shared: 232_448 };
 
 const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
@@ -53,7 +56,7 @@ DONE:
 /// Runs `ptx`'s kernel on two blocks of two warps over a watched workspace (or a plain buffer):
 /// the value block 1 loaded, or the fault's sentence.
 fn run(ptx: &str, watched: bool) -> Result<u32, String> {
-    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(ptx, H100).unwrap();
     let ws = if watched { m.alloc_workspace(8, "the flags") } else { m.alloc(8, "the flags") };
     let out = m.alloc(4, "out");
     m.next_product();
@@ -161,7 +164,7 @@ fn a_count_left_for_the_next_product_is_named() {
         ("mov.u32 %r2, 0;\n    st.global.u32 [%rd1+8], %r2;", false, false),
         ("", true, false),
     ] {
-        let mut m = Emulator::new(&ptx(reset), ptx_emulator::profile::H100.machine).unwrap();
+        let mut m = Emulator::new(&ptx(reset), H100).unwrap();
         let ws = m.alloc_workspace(12, "the counts");
         for _ in 0..2 {
             m.next_product();

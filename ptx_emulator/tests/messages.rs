@@ -3,7 +3,10 @@
 //! and the fence missing between a peer's barrier's init and a relaxed cluster barrier. Hand-written PTX with NVRTC's line information (`inlined_at`, the helpers' names in the
 //! debug strings), so that these run without NVRTC.
 
-use ptx_emulator::{Config, Emulator, Error, FaultKind};
+use ptx_emulator::{Config, Emulator, Error, FaultKind, Machine};
+
+/// An H100's SMs and a block's limits.
+const H100: Machine = Machine { sms: 132, max_threads: 1024, max_shared: 232_448 };
 
 /// `.b8` bytes of a C string, as the `.debug_str` section holds the helpers' mangled names.
 fn c_string(s: &str) -> String {
@@ -59,7 +62,7 @@ $L__info_string2:
 }
 
 fn fault(ptx: &str) -> (FaultKind, String) {
-    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(ptx, H100).unwrap();
     let config = Config { grid: (2, 1, 1), block: (32, 1, 1), dynamic_shared: 0, sanitize: true };
     match m.launch("k", config, &[]) {
         Err(Error::Fault(f)) => (f.kind, f.message),
@@ -116,7 +119,7 @@ done:
     barrier.cluster.wait;";
 
 fn runs(ptx: &str) -> Result<(), String> {
-    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(ptx, H100).unwrap();
     let config = Config { grid: (2, 1, 1), block: (32, 1, 1), dynamic_shared: 0, sanitize: true };
     m.launch("k", config, &[]).map(|_| ()).map_err(|e| format!("{e:?}"))
 }

@@ -1,7 +1,10 @@
 //! The machine on small hand-written PTX, so that these run without NVRTC: sign extension, widths
 //! of immediates, atomics, divergence and reconvergence, barriers and the race check.
 
-use ptx_emulator::{Arg, Config, Emulator, Error, FaultKind};
+use ptx_emulator::{Arg, Config, Emulator, Error, FaultKind, Machine};
+
+/// An H100's SMs and a block's limits.
+const H100: Machine = Machine { sms: 132, max_threads: 1024, max_shared: 232_448 };
 
 const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
 
@@ -32,7 +35,7 @@ fn signed_bytes_wide_immediates_and_compare_and_swap() {
 }}
 "
     );
-    let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(&ptx, H100).unwrap();
     let buf = m.alloc(16, "B");
     m.write_f32(buf, &[f32::from_bits(0xff), 0.0, 0.0, f32::from_bits(u32::MAX)]).unwrap();
     m.launch("k", one_block(1), &[Arg::Ptr(buf)]).unwrap();
@@ -66,7 +69,7 @@ JOIN:
 }}
 "
     );
-    let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(&ptx, H100).unwrap();
     let buf = m.alloc(4 * 40, "C");
     m.launch("k", one_block(40), &[Arg::Ptr(buf)]).unwrap();
     let want: Vec<u32> = (0..40).map(|t| t + if t % 2 == 0 { 21 } else { 11 }).collect();
@@ -99,7 +102,7 @@ SKIP:
 ",
         if barrier { "bar.sync 0;" } else { "" }
     );
-    let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(&ptx, H100).unwrap();
     let buf = m.alloc(4 * 64, "C");
     m.launch("k", one_block(64), &[Arg::Ptr(buf)])?;
     Ok(words(&m, buf, 64))
@@ -120,7 +123,7 @@ fn a_missing_barrier_is_a_race_and_a_barrier_orders_the_warps() {
 #[test]
 fn an_instruction_outside_the_subset_is_refused_with_its_name() {
     let ptx = format!("{HEADER}.visible .entry k()\n{{\n\tnanosleep.u32 10;\n\tret;\n}}\n");
-    let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(&ptx, H100).unwrap();
     let e = m.launch("k", one_block(1), &[]).unwrap_err();
     assert!(e.to_string().contains("does not implement `nanosleep.u32`"), "{e}");
 }
@@ -152,7 +155,7 @@ again:
 }}
 "
     );
-    let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(&ptx, H100).unwrap();
     m.scale = scale;
     let buf = m.alloc(4 * 64 * grid.0 as usize, "out");
     let config = Config { grid, block: (64, 1, 1), dynamic_shared: 0, sanitize: false };
@@ -212,7 +215,7 @@ wait:
 "
     );
     let run = |scale: bool| {
-        let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+        let mut m = Emulator::new(&ptx, H100).unwrap();
         m.scale = scale;
         let flag = m.alloc(4, "flag");
         let config = Config { grid: (7, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: false };
@@ -249,7 +252,7 @@ fn phases(prefetch: bool) -> ptx_emulator::Traffic {
 ",
         if prefetch { "fma.rn.f32 %f1, %f1, %f1, %f1;" } else { "" }
     );
-    let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(&ptx, H100).unwrap();
     let buf = m.alloc(256, "in");
     let config = Config { grid: (3, 1, 1), block: (64, 1, 1), dynamic_shared: 0, sanitize: false };
     m.launch("k", config, &[Arg::Ptr(buf)]).unwrap()
@@ -291,7 +294,7 @@ first:
 "
     );
     for scale in [false, true] {
-        let mut m = Emulator::new(&ptx, ptx_emulator::profile::H100.machine).unwrap();
+        let mut m = Emulator::new(&ptx, H100).unwrap();
         m.scale = scale;
         let config = Config { grid: (3, 1, 1), block: (64, 1, 1), dynamic_shared: 0, sanitize: false };
         match m.launch("k", config, &[]) {

@@ -2,7 +2,8 @@
 //! and those below, so a reader can take them bottom up. The levels are the list in
 //! `src/exec/mod.rs`'s opening comment, read from there: one bullet a level, the highest first.
 //! A use is any path through `super::` or `crate::exec::` (a `use` line, grouped or not, a type,
-//! a function) and any call of a method defined only in a part above.
+//! a function) and any call of a method defined only in a part above. And the crate depends on
+//! none of the crates that read what it records.
 
 use std::collections::BTreeMap;
 
@@ -195,5 +196,16 @@ fn a_use_from_below_is_caught_in_every_form() {
         more.get_mut("deadlock").unwrap().push_str("\nstruct Report;\n");
         let wrong = wrong_uses(&more, &level);
         assert!(wrong.iter().any(|w| w.starts_with("lanes uses")), "not seen: {plant}");
+    }
+}
+
+/// The machine depends on neither the time model (`ptx_model`) nor the pictures (`ptx_pictures`),
+/// not even in its tests: they read what it records, and it runs without them.
+#[test]
+fn the_machine_depends_on_neither_the_model_nor_the_pictures() {
+    let manifest = include_str!("../Cargo.toml");
+    for other in ["ptx_model", "ptx_pictures"] {
+        let named = manifest.lines().any(|l| l.split(['=', '.', ' ']).next() == Some(other));
+        assert!(!named, "ptx_emulator/Cargo.toml names {other}, which depends on the machine");
     }
 }

@@ -4,7 +4,10 @@
 //! ptxas guards itself) and a chain of wgmma into the same accumulators are not. Hand-written PTX
 //! for one warpgroup, its B a zeroed 8×8 tile of shared memory, so that these run without NVRTC.
 
-use ptx_emulator::{Config, Emulator, Error, FaultKind};
+use ptx_emulator::{Config, Emulator, Error, FaultKind, Machine};
+
+/// An H100's SMs and a block's limits.
+const H100: Machine = Machine { sms: 132, max_threads: 1024, max_shared: 232_448 };
 
 /// A warpgroup that issues a m64n8k8 wgmma (line 12 of `w.cu`) with A from `%r2..%r5` and the
 /// accumulators `%f1..%f4`, commits it (line 13), then runs `body`.
@@ -53,7 +56,7 @@ fn kernel(body: &str) -> String {
 }
 
 fn run(ptx: &str) -> Result<(), (FaultKind, String)> {
-    let mut m = Emulator::new(ptx, ptx_emulator::profile::H100.machine).unwrap();
+    let mut m = Emulator::new(ptx, H100).unwrap();
     let config = Config { grid: (1, 1, 1), block: (128, 1, 1), dynamic_shared: 0, sanitize: true };
     match m.launch("k", config, &[]) {
         Ok(_) => Ok(()),

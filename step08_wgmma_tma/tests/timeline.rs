@@ -5,6 +5,7 @@
 //! the grid is refused in one sentence.
 
 use common::Shape;
+use common::emulated::TimelinePicture;
 use common::emulated::timeline::What;
 use common::testing::emulator;
 use step08_wgmma_tma::STEP;

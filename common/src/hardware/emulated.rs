@@ -8,11 +8,14 @@ use cudarc::nvrtc;
 
 use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 
-pub use ptx_emulator::picture::timeline::{self, Timeline};
-pub use ptx_emulator::replay::Recorded;
+pub use ptx_emulator::record::Recorded;
+pub use ptx_emulator::record::timeline::{self, Timeline};
 pub use ptx_emulator::{
-    Arg, Config, Emulator, Error as EmulatorError, FaultKind, Swizzle, TensorMap, Traffic, predict, profile,
+    Arg, Config, Emulator, Error as EmulatorError, FaultKind, Swizzle, TensorMap, Traffic,
 };
+pub use ptx_model::replay::ReplayRecorded;
+pub use ptx_model::{predict, profile};
+pub use ptx_pictures::TimelinePicture;
 
 /// The architecture whose PTX the emulator runs for labs 02–07 and 10: the H100's, the GPU it
 /// copies, so that a kernel that chooses its instructions by architecture (lab 07 rounds to TF32
@@ -113,7 +116,7 @@ fn own_file_names(ptx: &str, files: &[&str]) -> String {
 
 /// The blocks of one kernel an SM of `gpu` holds at once, from the kernel's registers per
 /// thread, its threads per block and its shared memory per block, as the CUDA occupancy
-/// calculator counts them (the profile's SM: [`ptx_emulator::profile::Sm::resident_blocks`]).
+/// calculator counts them (the profile's SM: [`ptx_model::profile::Sm::resident_blocks`]).
 pub fn blocks_per_sm(gpu: &profile::Profile, registers: u32, threads: u32, shared: u32) -> u32 {
     gpu.sm.resident_blocks(registers, threads, shared)
 }

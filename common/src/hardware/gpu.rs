@@ -23,7 +23,7 @@ impl LaunchLimits {
     /// Hopper (H100, H200): 1024 threads, 227 KB of opt-in shared memory per block.
     pub const SM90: LaunchLimits = LaunchLimits {
         max_threads_per_block: 1024,
-        max_smem_per_block: ptx_emulator::profile::HOPPER_BLOCK_SHARED,
+        max_smem_per_block: ptx_model::profile::HOPPER_BLOCK_SHARED,
     };
     /// Ampere A100.
     pub const SM80: LaunchLimits = LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: 166_912 };
@@ -64,7 +64,7 @@ impl LaunchLimits {
             "sm_80" | "sm_87" => 166_912,
             "sm_86" | "sm_89" | "sm_120" => 101_376,
             // Blackwell's sm_100 gives a block what Hopper does.
-            "sm_90" | "sm_100" => ptx_emulator::profile::HOPPER_BLOCK_SHARED,
+            "sm_90" | "sm_100" => ptx_model::profile::HOPPER_BLOCK_SHARED,
             _ => return None,
         };
         Some(LaunchLimits { max_threads_per_block: 1024, max_smem_per_block: smem })
@@ -117,7 +117,7 @@ impl DeviceInfo {
     pub fn tf32_flops_per_clock_per_sm(&self) -> Option<u32> {
         match self.compute_capability {
             (8, 0) => Some(1024),
-            (9, 0) => Some(ptx_emulator::profile::HOPPER_TF32_RATE as u32),
+            (9, 0) => Some(ptx_model::profile::HOPPER_TF32_RATE as u32),
             _ => None,
         }
     }

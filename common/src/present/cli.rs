@@ -139,7 +139,7 @@ pub struct Args {
     /// predicts, by its profile's name (the H100 unless named; a wrong name is answered with the
     /// names known). The report names it; the other GPUs' times follow on the same line.
     #[arg(long, value_name = "NAME", requires = "emulate", value_parser = parse_gpu)]
-    pub gpu: Option<&'static ptx_emulator::profile::Profile>,
+    pub gpu: Option<&'static ptx_model::profile::Profile>,
 
     /// With --emulate: draw one warp's access at a line of the kernel, FILE.cu:LINE (a line the
     /// PTX gives a load or store: a wrong one is refused with the list), to an SVG
@@ -151,7 +151,7 @@ pub struct Args {
     /// instruction of the line the first time the warp executes it (at most 4; the copies of one
     /// load that an unrolled loop makes, once).
     #[arg(long, value_name = "FILE.cu:LINE", value_parser = parse_picture)]
-    pub picture_access: Option<ptx_emulator::watch::Request>,
+    pub picture_access: Option<ptx_emulator::record::access::Request>,
 
     /// Where --picture-access writes its SVG (default access.svg in the system's scratch folder, /tmp on Linux).
     #[arg(long, value_name = "FILE.svg")]
@@ -209,7 +209,7 @@ impl Args {
     /// The GPU an emulated run copies and predicts for, and the one whose SMs a step's choice
     /// assumes before a GPU is opened: `--gpu`, else the default profile (the one place that
     /// reads it).
-    pub fn profile(&self) -> &'static ptx_emulator::profile::Profile {
+    pub fn profile(&self) -> &'static ptx_model::profile::Profile {
         chosen(self.gpu)
     }
 
@@ -385,25 +385,23 @@ fn parse_arch(s: &str) -> Result<String, String> {
 
 /// The GPU profile a command line chooses: the one `--gpu` named, else the default profile (the
 /// one place that reads it; `compare --predicted` chooses through it too).
-pub fn chosen(
-    gpu: Option<&'static ptx_emulator::profile::Profile>,
-) -> &'static ptx_emulator::profile::Profile {
-    gpu.unwrap_or(ptx_emulator::profile::DEFAULT)
+pub fn chosen(gpu: Option<&'static ptx_model::profile::Profile>) -> &'static ptx_model::profile::Profile {
+    gpu.unwrap_or(ptx_model::profile::DEFAULT)
 }
 
-/// The profile `s` names (see [`ptx_emulator::profile::by_name`]), or one sentence naming those
+/// The profile `s` names (see [`ptx_model::profile::by_name`]), or one sentence naming those
 /// known.
-pub fn parse_gpu(s: &str) -> Result<&'static ptx_emulator::profile::Profile, String> {
-    ptx_emulator::profile::by_name(s).ok_or_else(|| {
+pub fn parse_gpu(s: &str) -> Result<&'static ptx_model::profile::Profile, String> {
+    ptx_model::profile::by_name(s).ok_or_else(|| {
         format!(
             "'{s}' is no GPU the time model has a profile of; choose {}",
-            ptx_emulator::profile::known_names()
+            ptx_model::profile::known_names()
         )
     })
 }
 
-fn parse_picture(s: &str) -> Result<ptx_emulator::watch::Request, String> {
-    ptx_emulator::watch::Request::parse(s)
+fn parse_picture(s: &str) -> Result<ptx_emulator::record::access::Request, String> {
+    ptx_emulator::record::access::Request::parse(s)
 }
 
 /// A block of the grid: `X,Y,Z`.
@@ -450,7 +448,8 @@ mod tests {
     /// busiest row's items and half an item more) is the one the timeline draws.
     #[test]
     fn the_timeline_rounds_default_is_the_one_the_help_states() {
-        use ptx_emulator::picture::timeline::{Timeline, TimelineEvent, What};
+        use ptx_emulator::record::timeline::{Timeline, TimelineEvent, What};
+        use ptx_pictures::TimelinePicture;
         let help = Args::command().render_long_help().to_string();
         let entry = help.split("--timeline-rounds").nth(1).expect("the option's help");
         let said =

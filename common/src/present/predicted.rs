@@ -1,14 +1,14 @@
 //! The `predicted` lines of an emulated run: the emulator's time model
-//! ([`ptx_emulator::predict`]) applied to the counts of the step's kernel and of the other
+//! ([`ptx_model::predict`]) applied to the counts of the step's kernel and of the other
 //! kernels of its launch for the GPU asked for (`--gpu`, a profile of
-//! [`ptx_emulator::profile`]), set beside cuBLAS's rate recorded on that GPU.
+//! [`ptx_model::profile`]), set beside cuBLAS's rate recorded on that GPU.
 
 use std::fmt::Write;
 
 use ptx_emulator::Traffic;
-use ptx_emulator::predict::{self, Bottleneck, Prediction};
-use ptx_emulator::profile::{self, Profile};
-use ptx_emulator::replay::Recorded;
+use ptx_emulator::record::Recorded;
+use ptx_model::predict::{self, Bottleneck, Prediction};
+use ptx_model::profile::{self, Profile};
 
 use crate::matrix::Shape;
 use crate::numbers::duration;

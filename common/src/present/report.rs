@@ -41,7 +41,7 @@ pub struct EmulatorInfo {
     /// The GPU the run copied and whose time the model predicts (`--gpu`), named by its
     /// profile's name in the JSON.
     #[serde(serialize_with = "profile_name")]
-    pub gpu: &'static ptx_emulator::profile::Profile,
+    pub gpu: &'static ptx_model::profile::Profile,
     /// Whether ptxas serialised the kernel's wgmma (its advisories say so), which the time
     /// model counts.
     pub serialized_wgmma: bool,
@@ -51,7 +51,7 @@ pub struct EmulatorInfo {
     pub recorded: std::sync::Arc<Vec<crate::emulated::Recorded>>,
 }
 
-fn profile_name<S: serde::Serializer>(p: &&ptx_emulator::profile::Profile, s: S) -> Result<S::Ok, S::Error> {
+fn profile_name<S: serde::Serializer>(p: &&ptx_model::profile::Profile, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(p.name)
 }
 

@@ -17,11 +17,11 @@
 //! - [`operands`]: the sanitizer's trace of `mma.sync`'s operands to the elements of A and B;
 //! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
 //!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
-//!   picture of one warp's access keeps (see [`crate::watch`]); [`global_order`]: the order of
+//!   picture of one warp's access keeps (see [`crate::record::access`]); [`global_order`]: the order of
 //!   global memory across clusters;
 //! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does;
 //! - [`timeline_hooks`] and [`trace_hooks`]: what a block's timeline picture and the time model's
-//!   replay ([`crate::replay`]) record as the warps run;
+//!   replay ([`crate::record::trace`]) record as the warps run;
 //! - [`state`], [`shadows`], [`operand_tags`] and [`global_watch`]: what a cluster, a block and a
 //!   warp hold (how their program counters move among it), what the sanitizer keeps beside them
 //!   (the operands' tags, and what each warp knows of other clusters' stores), and how a fault

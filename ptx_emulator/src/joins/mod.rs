@@ -406,7 +406,9 @@ mod tests {
 }}
 "
         );
-        let mut m = crate::Emulator::new(&ptx, crate::profile::H100.machine).unwrap();
+        let mut m =
+            crate::Emulator::new(&ptx, crate::Machine { sms: 132, max_threads: 1024, max_shared: 232_448 })
+                .unwrap();
         let out = m.alloc(4 * 32, "out");
         let config = crate::Config { grid: (1, 1, 1), block: (32, 1, 1), dynamic_shared: 0, sanitize: true };
         let t = m.launch("k", config, &[crate::Arg::I32(0), crate::Arg::Ptr(out)]).unwrap();

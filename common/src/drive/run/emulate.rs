@@ -14,7 +14,7 @@ use super::device::{Device, Products};
 use crate::advisories::{self, Advisory};
 use crate::cli::Args;
 use crate::emulated::profile::Profile;
-use crate::emulated::{self, Emulator};
+use crate::emulated::{self, Emulator, ReplayRecorded, TimelinePicture};
 use crate::emulator_queue::{EmulatorQueue, EmulatorState};
 use crate::gpu::{ENTRY, LaunchLimits, PtxasInfo, Resources};
 use crate::hooks::Paths;
@@ -26,7 +26,7 @@ use crate::report::{EmulatorInfo, RanOn, Report};
 use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::{layout, multiply};
 use crate::timing::Stats;
-use ptx_emulator::watch::{Request, WarpAccess};
+use ptx_emulator::record::access::{Request, WarpAccess};
 
 /// The largest side of the shape an emulated run takes when none is given: small enough that
 /// every lab runs in a second or two.
@@ -200,7 +200,7 @@ fn picture(request: &Request, accesses: &[WarpAccess], to: Option<&std::path::Pa
     // By default the picture goes to the system's scratch folder, never into the checkout.
     let scratch = std::env::temp_dir().join("access.svg");
     let to = to.unwrap_or(&scratch);
-    std::fs::write(to, ptx_emulator::watch::svg::draw(accesses))
+    std::fs::write(to, ptx_pictures::access::draw(accesses))
         .map_err(|e| anyhow!("--picture-to could not write {}: {e}", to.display()))?;
     for a in accesses {
         for (i, line) in a.summary().iter().enumerate() {
@@ -266,9 +266,9 @@ fn draw_cycles(
         "{}: the busiest block's warps, its first {clocks:.0} clocks as the time model replays them",
         rec.kernel
     );
-    std::fs::write(&to, ptx_emulator::picture::cycles::svg(&o.spans, &title, clocks))
+    std::fs::write(&to, ptx_pictures::cycles::svg(&o.spans, &title, clocks))
         .map_err(|e| anyhow!("could not write the picture in cycles to {}: {e}", to.display()))?;
-    println!("  cycles   {}", ptx_emulator::picture::cycles::summary(&o.spans));
+    println!("  cycles   {}", ptx_pictures::cycles::summary(&o.spans));
     println!(
         "           the busiest block's first {clocks:.0} clocks of the replay drawn to {}",
         to.display()

@@ -12,7 +12,9 @@
 //! GPU as a whole must also move the L2's bytes and DRAM's. The time is the largest of these, and
 //! never less than what one launch costs.
 
-use crate::Traffic;
+use ptx_emulator::Traffic;
+
+use crate::replay::{L2Misses, ReplayRecorded};
 
 pub use crate::profile::{H100, H200, Profile, WGMMA_DRAIN_ESTIMATE};
 
@@ -288,7 +290,7 @@ impl Profile {
     }
 
     /// The share of `rec`'s L2 reads that come from DRAM: its footprint's estimate
-    /// ([`crate::replay::Footprint::misses`]) for the clusters the GPU runs at once.
+    /// ([`L2Misses::misses`]) for the clusters the GPU runs at once.
     pub fn l2_miss(&self, rec: &crate::replay::Recorded, t: &Traffic, shape: LaunchFacts) -> f64 {
         let cluster = u64::from(rec.cluster.max(1));
         let wave = (u64::from(self.machine.sms) / cluster).max(1) * u64::from(shape.resident.max(1));

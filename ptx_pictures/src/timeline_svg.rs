@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
-use super::timeline::{Timeline, What};
-use super::timeline_rows::{ItemKind, RowItem};
+use super::TimelinePicture;
+use super::timeline_rows::{ItemKind, RoleRow, RowItem};
+use ptx_emulator::record::timeline::{Timeline, What};
 
 /// The picture's width, and where the rounds start and end across it.
 const WIDTH: f64 = 920.0;
@@ -26,14 +27,18 @@ fn colour(buffer: Option<usize>) -> &'static str {
     buffer.map_or("#888888", |b| BUFFER_COLOURS[b % BUFFER_COLOURS.len()])
 }
 
-impl Timeline {
+impl TimelinePicture for Timeline {
+    fn rows(&self, from: u32, to: u32) -> Vec<RoleRow> {
+        super::timeline_rows::rows(self, from, to)
+    }
+
     /// The rounds a picture shows: `window` where given (clipped to the run), else the first
-    /// rounds that fit [`SLOTS`] items across.
-    pub fn window(&self, window: Option<(u32, u32)>) -> Result<(u32, u32), String> {
+    /// rounds that fit `SLOTS` items across.
+    fn window(&self, window: Option<(u32, u32)>) -> Result<(u32, u32), String> {
         let (from, to) = match window {
             Some((from, to)) => (from, to.min(self.rounds)),
             None => {
-                let widths = self.widths(0, self.rounds);
+                let widths = widths(self, 0, self.rounds);
                 let mut used = 0.0;
                 let fit = widths.iter().take_while(|&&w| {
                     used += w as f64 + GAP;
@@ -52,18 +57,10 @@ impl Timeline {
         Ok((from, to))
     }
 
-    /// How many items wide each round of `from..to` is: its busiest row's.
-    fn widths(&self, from: u32, to: u32) -> Vec<usize> {
-        let rows = self.rows(from, to);
-        (0..(to - from) as usize)
-            .map(|r| rows.iter().map(|row| row.rounds[r].len()).max().unwrap_or(0).max(1))
-            .collect()
-    }
-
     /// The picture of rounds `from..to` as SVG text.
-    pub fn svg(&self, (from, to): (u32, u32)) -> String {
+    fn svg(&self, (from, to): (u32, u32)) -> String {
         let rows = self.rows(from, to);
-        let widths = self.widths(from, to);
+        let widths = widths(self, from, to);
         let units: f64 = widths.iter().map(|&w| w as f64 + GAP).sum();
         let sw = ((RIGHT - LEFT) / units).min(MOST_SLOT);
         let bottom = TOP + ROW * rows.len() as f64;
@@ -128,7 +125,7 @@ impl Timeline {
     }
 
     /// The run in a few lines: what each role did and waited, and how far ahead the producer ran.
-    pub fn summary(&self) -> String {
+    fn summary(&self) -> String {
         let [bx, by, bz] = self.block;
         let mut s = format!(
             "timeline of block ({bx}, {by}, {bz}) of {}: {} rounds of the emulator's schedule (its own order of work, not cycles)\n",
@@ -181,11 +178,11 @@ impl Timeline {
             s,
             "  copy engine: {} copies landed ({landed} bytes), {} phases of full[s] completed",
             self.count(|w| matches!(w, What::Land { .. })),
-            self.count_phases(&full)
+            count_phases(self, &full)
         );
         let empty = self.empty_bars();
         for g in self.consumers() {
-            let of = |w: u32| w != super::timeline::ENGINE && w / 4 == g;
+            let of = |w: u32| w != ptx_emulator::record::timeline::ENGINE && w / 4 == g;
             let mine =
                 |k: &dyn Fn(&What) -> bool| self.events.iter().filter(|e| of(e.who) && k(&e.what)).count();
             let _ = writeln!(
@@ -198,7 +195,8 @@ impl Timeline {
                 blocked(&of)
             );
         }
-        let peers = self.count_by(super::timeline::PEER, |w| matches!(w, What::Arrive { .. }));
+        let peers =
+            count_by(self, ptx_emulator::record::timeline::PEER, |w| matches!(w, What::Arrive { .. }));
         if peers > 0 {
             let _ = writeln!(s, "  the cluster's other blocks: {peers} arrivals on this block's empty[s]");
         }
@@ -227,14 +225,22 @@ impl Timeline {
         );
         s
     }
+}
 
-    fn count_by(&self, who: u32, kind: impl Fn(&What) -> bool) -> usize {
-        self.events.iter().filter(|e| e.who == who && kind(&e.what)).count()
-    }
+/// How many items wide each round of `from..to` is: its busiest row's.
+fn widths(t: &Timeline, from: u32, to: u32) -> Vec<usize> {
+    let rows = t.rows(from, to);
+    (0..(to - from) as usize)
+        .map(|r| rows.iter().map(|row| row.rounds[r].len()).max().unwrap_or(0).max(1))
+        .collect()
+}
 
-    fn count_phases(&self, bars: &[usize]) -> usize {
-        self.count(|w| matches!(w, What::Phase { bar, .. } if bars.contains(bar)))
-    }
+fn count_by(t: &Timeline, who: u32, kind: impl Fn(&What) -> bool) -> usize {
+    t.events.iter().filter(|e| e.who == who && kind(&e.what)).count()
+}
+
+fn count_phases(t: &Timeline, bars: &[usize]) -> usize {
+    t.count(|w| matches!(w, What::Phase { bar, .. } if bars.contains(bar)))
 }
 
 /// One item: a bar coloured by its buffer (grey for a wait, blue-grey for stores) with what it
@@ -372,8 +378,9 @@ fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::timeline::{ENGINE, Timeline, TimelineEvent, What};
-    use super::super::timeline_rows::ItemKind;
+    use crate::TimelinePicture;
+    use crate::timeline_rows::ItemKind;
+    use ptx_emulator::record::timeline::{ENGINE, Timeline, TimelineEvent, What};
 
     /// One buffer filled by warp 0, landed, read by warpgroup 1's warp 4, freed, and C stored.
     fn one_buffer() -> Timeline {

@@ -1,11 +1,11 @@
 //! A block's warps in the time model's clocks: for each warp, when it issued, when its next
 //! instruction was ready but its scheduler issued another warp's, and when it waited, and for
-//! what ([`crate::replay::Span`]). An SVG 920 pixels wide (a book's column), no text under 11
+//! what ([`ptx_model::replay::Span`]). An SVG 920 pixels wide (a book's column), no text under 11
 //! pixels; and the same in a line of text.
 
 use std::fmt::Write;
 
-use crate::replay::{Activity, Span};
+use ptx_model::replay::{Activity, Span};
 
 const WIDTH: f64 = 920.0;
 const LEFT: f64 = 96.0;

@@ -2,7 +2,7 @@
 //! few items (a buffer filled, a buffer landed, a buffer consumed, a wait, the stores), ready to be
 //! drawn.
 
-use super::timeline::{ENGINE, PEER, Timeline, TimelineEvent, What};
+use ptx_emulator::record::timeline::{ENGINE, PEER, Timeline, TimelineEvent, What};
 
 /// What an item is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,69 +71,67 @@ pub struct RoleRow {
     pub rounds: Vec<Vec<RowItem>>,
 }
 
-impl Timeline {
-    /// The rows of rounds `from..to`: the producer, the copy engine, each consumer warpgroup, and
-    /// the stores (where the block stores).
-    pub fn rows(&self, from: u32, to: u32) -> Vec<RoleRow> {
-        let n = (to - from) as usize;
-        let empty_rounds = || vec![Vec::new(); n];
-        let producers = self.producers();
-        let list = |w: &[u32]| w.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ");
-        let mut rows = Vec::new();
-        let label = if producers.len() == 1 { "producer, warp" } else { "producer, warps" };
-        let bars = Bars::of(self);
-        rows.push(self.role(format!("{label} {}", list(&producers)), &producers, (from, to), &bars));
-        rows.push(self.role("copy engine".to_owned(), &[ENGINE], (from, to), &bars));
-        for g in self.consumers() {
-            let warps: Vec<u32> = (4 * g..4 * g + 4).collect();
-            rows.push(self.role(format!("consumers, warpgroup {g}"), &warps, (from, to), &bars));
-        }
-        if self.events.iter().any(|e| e.who == PEER) {
-            rows.push(self.role("the cluster's other blocks".to_owned(), &[PEER], (from, to), &bars));
-        }
-        let stored = self.store_buffers();
-        if !stored.is_empty() {
-            let mut stores =
-                RoleRow { label: format!("stores to {}", stored.join(", ")), rounds: empty_rounds() };
-            for e in self.events.iter().filter(|e| (from..to).contains(&e.round)) {
-                if let What::Store { bytes, .. } = e.what {
-                    let items = &mut stores.rounds[(e.round - from) as usize];
-                    match items.first_mut() {
-                        Some(item) => item.count += u64::from(bytes),
-                        None => items.push(RowItem::new(ItemKind::Store, None, u64::from(bytes))),
-                    }
+/// The rows of rounds `from..to`: the producer, the copy engine, each consumer warpgroup, and
+/// the stores (where the block stores).
+pub(super) fn rows(t: &Timeline, from: u32, to: u32) -> Vec<RoleRow> {
+    let n = (to - from) as usize;
+    let empty_rounds = || vec![Vec::new(); n];
+    let producers = t.producers();
+    let list = |w: &[u32]| w.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ");
+    let mut rows = Vec::new();
+    let label = if producers.len() == 1 { "producer, warp" } else { "producer, warps" };
+    let bars = Bars::of(t);
+    rows.push(role(t, format!("{label} {}", list(&producers)), &producers, (from, to), &bars));
+    rows.push(role(t, "copy engine".to_owned(), &[ENGINE], (from, to), &bars));
+    for g in t.consumers() {
+        let warps: Vec<u32> = (4 * g..4 * g + 4).collect();
+        rows.push(role(t, format!("consumers, warpgroup {g}"), &warps, (from, to), &bars));
+    }
+    if t.events.iter().any(|e| e.who == PEER) {
+        rows.push(role(t, "the cluster's other blocks".to_owned(), &[PEER], (from, to), &bars));
+    }
+    let stored = t.store_buffers();
+    if !stored.is_empty() {
+        let mut stores =
+            RoleRow { label: format!("stores to {}", stored.join(", ")), rounds: empty_rounds() };
+        for e in t.events.iter().filter(|e| (from..to).contains(&e.round)) {
+            if let What::Store { bytes, .. } = e.what {
+                let items = &mut stores.rounds[(e.round - from) as usize];
+                match items.first_mut() {
+                    Some(item) => item.count += u64::from(bytes),
+                    None => items.push(RowItem::new(ItemKind::Store, None, u64::from(bytes))),
                 }
             }
-            rows.push(stores);
         }
-        rows
+        rows.push(stores);
     }
+    rows
+}
 
-    /// A role's row: each warp's items, merged place by place (the warps of a warpgroup run the
-    /// same code, one after another within a round).
-    fn role(&self, label: String, warps: &[u32], (from, to): (u32, u32), bars: &Bars) -> RoleRow {
-        let mut rounds = vec![Vec::<RowItem>::new(); (to - from) as usize];
-        for &w in warps {
-            let mut by_round: Vec<Vec<&TimelineEvent>> = vec![Vec::new(); (to - from) as usize];
-            for e in self.events.iter().filter(|e| e.who == w && (from..to).contains(&e.round)) {
-                by_round[(e.round - from) as usize].push(e);
-            }
-            for (merged, events) in rounds.iter_mut().zip(by_round) {
-                let items = bars.items(events.into_iter());
-                for (i, item) in items.into_iter().enumerate() {
-                    // Other blocks' threads are one row: their work merged by buffer.
-                    let at =
-                        if w == PEER { merged.iter().position(|m| m.buffer == item.buffer) } else { Some(i) };
-                    match at.and_then(|i| merged.get_mut(i)) {
-                        Some(m) if m.kind == item.kind && m.buffer == item.buffer => m.merge(&item),
-                        Some(_) => {}
-                        None => merged.push(item),
-                    }
+/// A role's row: each warp's items, merged place by place (the warps of a warpgroup run the
+/// same code, one after another within a round).
+fn role(t: &Timeline, label: String, warps: &[u32], (from, to): (u32, u32), bars: &Bars) -> RoleRow {
+    let mut rounds = vec![Vec::<RowItem>::new(); (to - from) as usize];
+    for &w in warps {
+        let mut by_round: Vec<Vec<&TimelineEvent>> = vec![Vec::new(); (to - from) as usize];
+        for e in t.events.iter().filter(|e| e.who == w && (from..to).contains(&e.round)) {
+            by_round[(e.round - from) as usize].push(e);
+        }
+        for (merged, events) in rounds.iter_mut().zip(by_round) {
+            let items = bars.items(events.into_iter());
+            for (i, item) in items.into_iter().enumerate() {
+                // Other blocks' threads are one row: their work merged by buffer.
+                let at =
+                    if w == PEER { merged.iter().position(|m| m.buffer == item.buffer) } else { Some(i) };
+                match at.and_then(|i| merged.get_mut(i)) {
+                    Some(m) if m.kind == item.kind && m.buffer == item.buffer => m.merge(&item),
+                    Some(_) => {}
+                    None => merged.push(item),
                 }
             }
         }
-        RoleRow { label, rounds }
     }
+    RoleRow { label, rounds }
 }
 
 /// The mbarriers by their use, and the buffers' places in shared memory, found once.

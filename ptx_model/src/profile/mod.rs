@@ -17,7 +17,7 @@
 //! passed to everything that depends on the GPU; [`PROFILES`] lists them. Adding a GPU is adding
 //! its profile there, and, where cuBLAS was run on it, the record its [`Cublas`] rates come from.
 
-use crate::Machine;
+use ptx_emulator::Machine;
 
 /// One GPU as the time model sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]

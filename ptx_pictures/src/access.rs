@@ -1,4 +1,4 @@
-//! The picture of [`super::WarpAccess`]es as SVG text, as wide as the book's column (920 pixels):
+//! The picture of [`WarpAccess`]es as SVG text, as wide as the book's column (920 pixels):
 //! for each access what it reaches (the matrix, the kernel's argument or shared array, the source
 //! line and its expression), the warp's 32 lanes in two rows of 16 with each lane's address and
 //! (row, column), then global memory's lines and sectors, or the passes in which the banks serve
@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::{Pass, PictureKind, WarpAccess};
+use ptx_emulator::record::access::{Pass, PictureKind, WarpAccess};
 
 const WIDTH: u32 = 920;
 /// Where the columns start (labels to their left), each column's width, a row's height.
@@ -451,8 +451,8 @@ fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Head, LaneWord, Named, WarpAccess};
     use super::*;
+    use ptx_emulator::record::access::{Head, LaneWord, Named, WarpAccess};
 
     fn head(opcode: &str) -> Head {
         Head { at: "k.cu:3".into(), opcode: opcode.into(), block: [0; 3], warp: 0, write: false }

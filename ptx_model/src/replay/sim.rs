@@ -9,8 +9,10 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::trace::{CLUSTER_BARRIER, InstClass, Phase, Static, Trace, TraceEvent, WgmmaInputs, Where};
 use crate::profile::Sm;
+use ptx_emulator::record::trace::{
+    CLUSTER_BARRIER, InstClass, Phase, Static, Trace, TraceEvent, WgmmaInputs, Where,
+};
 
 /// What the replay needs besides the trace.
 #[derive(Clone, Copy, Debug)]

@@ -2,7 +2,7 @@
 //! emulator keeps, the first time that warp executes each global or shared load or store at the
 //! line, every active lane's address and what the emulator counted for it (the sectors and lines
 //! of a global request, the banks and wavefronts of a shared one), counted by the same functions
-//! of [`crate::traffic`] that make the run's traffic line. [`svg`] draws it.
+//! of [`crate::traffic`] that make the run's traffic line. The pictures draw it.
 //!
 //! The check where the emulator executes an access is one test of an `Option` while no picture
 //! is asked for.
@@ -12,9 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::inst::{Op, Space};
 use crate::traffic;
-
-pub mod source;
-pub mod svg;
 
 /// The most accesses one line's picture keeps (an unrolled loop repeats its loads on one line).
 pub const MOST_ACCESSES: usize = 4;

@@ -4,7 +4,7 @@
 //! to global memory, with the scheduler's round it happened in ([`crate::exec`]'s rounds: the
 //! emulator's own order of work, not cycles). [`Timeline`] reads the roles from what the warps
 //! did (the warps that issue copies are the producer, the warpgroups that run wgmma are the
-//! consumers) and draws them ([`Timeline::svg`], [`Timeline::summary`]).
+//! consumers); the pictures draw them.
 //!
 //! Recording is off unless a launch asks for a block; each hook then costs one test of an
 //! `Option` on the paths it sits on (none of them the arithmetic's).

@@ -118,7 +118,7 @@ fn unsourced(text: &str) -> Vec<String> {
 /// published figure, an estimate), and a field left without one is caught.
 #[test]
 fn each_constant_of_a_profile_names_its_source() {
-    let text = include_str!("../profile.rs");
+    let text = include_str!("mod.rs");
     assert_eq!(unsourced(text), Vec::<String>::new());
     // A figure whose comment is taken away is found.
     let planted: String = text
@@ -145,7 +145,7 @@ fn records_named(text: &str) -> Vec<&str> {
 
 /// Each record the profiles name is there under `docs/src/results/`: the calibration runs their
 /// comments name, and each profile's cuBLAS record; each microbenchmark named is in
-/// `calibration/`.
+/// `ptx_emulator/calibration/`.
 #[test]
 fn each_record_a_profile_names_exists() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -154,7 +154,7 @@ fn each_record_a_profile_names_exists() {
         .expect("the runs' records")
         .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
         .collect();
-    let text = include_str!("../profile.rs");
+    let text = include_str!("mod.rs");
     let named = records_named(text);
     assert!(named.len() >= 6, "{named:?}");
     for name in named {
@@ -162,7 +162,7 @@ fn each_record_a_profile_names_exists() {
             Some(end) => runs.iter().any(|r| r.ends_with(end)),
             None => runs.iter().any(|r| r == name) || results.join(name).exists(),
         };
-        assert!(there, "profile.rs names {name}, which is not under docs/src/results/runs/");
+        assert!(there, "profile/mod.rs names {name}, which is not under docs/src/results/runs/");
     }
     for p in PROFILES {
         if let Some(c) = p.cublas {
@@ -170,7 +170,10 @@ fn each_record_a_profile_names_exists() {
         }
     }
     for bench in ["latency.cu", "throughput.cu", "loaded.cu"] {
-        assert!(root.join("calibration").join(bench).exists(), "no calibration/{bench}");
+        assert!(
+            root.join("../ptx_emulator/calibration").join(bench).exists(),
+            "no ptx_emulator/calibration/{bench}"
+        );
     }
     assert_eq!(
         records_named("`2026-01-01-nowhere.log`, `…-missing.log`."),

@@ -18,54 +18,33 @@ pub mod order;
 pub mod sim;
 #[cfg(test)]
 mod tests;
-pub mod trace;
 
+pub use ptx_emulator::record::{Footprint, Recorded, Static, Trace, trace};
 pub use sim::{Activity, ReplayOutcome, Setup, Span, WaitClocks};
-pub use trace::{Static, Trace};
 
-/// One launch's recording: the busiest cluster's trace, what its instructions are, and the
-/// launch's shape.
-#[derive(Clone, Debug)]
-pub struct Recorded {
-    pub kernel: String,
-    pub trace: Trace,
-    pub statics: Vec<Static>,
-    /// Blocks in the grid, blocks in a cluster, and a block's shared memory.
-    pub blocks: u64,
-    pub cluster: u32,
-    pub shared_bytes: u32,
-    /// The registers a thread may use under the kernel's launch bounds.
-    pub register_limit: u32,
-    /// What the launch's first blocks read, for the L2's misses.
-    pub footprint: Footprint,
-}
-
-impl Recorded {
-    pub fn new(trace: Trace, launch: &crate::exec::Launch) -> Recorded {
-        let (gx, gy, gz) = launch.grid;
-        let k = launch.kernel;
-        Recorded {
-            kernel: k.name.clone(),
-            trace,
-            statics: trace::statics(k),
-            blocks: u64::from(gx) * u64::from(gy) * u64::from(gz),
-            cluster: launch.cluster_size() as u32,
-            shared_bytes: (k.dynamic_at.max(k.static_shared) + launch.dynamic_shared) as u32,
-            register_limit: k.register_limit,
-            footprint: Footprint::default(),
-        }
-    }
-
+/// A launch's recording replayed: the replay as a method of [`Recorded`], which the machine's
+/// crate defines.
+pub trait ReplayRecorded {
     /// The launch replayed on one SM of `profile`, `resident` blocks an SM, its kernel using
     /// `registers` a thread (0: not known): the busiest SM's clusters, in the order ptxas issues
     /// each warp's instructions ([`order`]), first at the memory's idle latencies, then again at
     /// the latencies its own load on the L2 and DRAM gives ([`crate::profile::Curve`]).
     /// `l2_bytes` is what the whole launch moves through the L2: the SMs that share it are those
     /// that move as much as the busiest does (a persistent grid's idle blocks share none);
-    /// `l2_miss`, the share of the L2's sectors that come from DRAM ([`Footprint::misses`]);
+    /// `l2_miss`, the share of the L2's sectors that come from DRAM ([`L2Misses::misses`]);
     /// `l2_clock`, the L2's clock over the SMs' ([`Setup::l2_clock`]).
     /// `picture`: keep the first cluster's warps' activity over that many clocks (0: none).
-    pub fn replay(
+    fn replay(
+        &self,
+        profile: &crate::profile::Profile,
+        resident_registers: (u32, u32),
+        serialized_picture: (bool, f64),
+        l2: (f64, f64, f64),
+    ) -> ReplayOutcome;
+}
+
+impl ReplayRecorded for Recorded {
+    fn replay(
         &self,
         profile: &crate::profile::Profile,
         (resident, registers): (u32, u32),
@@ -115,35 +94,19 @@ impl Recorded {
     }
 }
 
-/// The global sectors the first blocks of a launch read, from which the share of the L2's reads
-/// that miss it is estimated: what block (0, 0) reads, and what its neighbours along x and y
-/// read that it does not. Blocks start in launch order, x fastest, `wave` at a time; while a
-/// wave runs, its blocks read what the first block does plus each neighbour's new sectors, once
-/// (the L2 holds what the wave shares); a later wave reads its own again from DRAM where the
-/// launch's operands do not fit in the L2. A sample, stated: the grid's other blocks are taken to
-/// read as these three do.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Footprint {
-    pub sectors: u64,
-    pub new_along_x: u64,
-    pub new_along_y: u64,
-    /// Clusters along x and y of the grid.
-    pub side_x: u32,
-    pub side_y: u32,
-}
-
-impl Footprint {
+/// The L2's misses estimated from a launch's [`Footprint`], which the machine's crate records.
+pub trait L2Misses {
     /// The share of `l2_read_sectors` that come from DRAM, for a launch of `clusters` clusters,
     /// `wave` of them at once over the GPU, whose operands take `compulsory` bytes, on an L2 of
     /// `l2_size` bytes.
-    pub fn misses(
-        &self,
-        clusters: u64,
-        wave: u64,
-        compulsory: u64,
-        l2_size: u64,
-        l2_read_sectors: u64,
-    ) -> f64 {
+    fn misses(&self, clusters: u64, wave: u64, compulsory: u64, l2_size: u64, l2_read_sectors: u64) -> f64;
+}
+
+impl L2Misses for Footprint {
+    /// The share of `l2_read_sectors` that come from DRAM, for a launch of `clusters` clusters,
+    /// `wave` of them at once over the GPU, whose operands take `compulsory` bytes, on an L2 of
+    /// `l2_size` bytes.
+    fn misses(&self, clusters: u64, wave: u64, compulsory: u64, l2_size: u64, l2_read_sectors: u64) -> f64 {
         if l2_read_sectors == 0 || self.sectors == 0 {
             return 0.0;
         }
