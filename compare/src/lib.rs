@@ -13,6 +13,7 @@ pub mod gate;
 mod record;
 pub mod suite;
 mod svg;
+pub mod tables;
 
 pub use record::{Record, redraw};
 pub(crate) use suite::drawing;
