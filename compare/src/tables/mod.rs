@@ -125,8 +125,9 @@ pub fn parse_cases(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The cases a command stands for: each named case it runs (`STEP --size S ARGUMENTS…` is `NAME
-/// --size S`), or where it runs none, the command without the flags of how it ran.
+/// The cases a command stands for: each named case it runs (`STEP ARGUMENTS…` with `--size S`
+/// among them is `NAME --size S`), or where it runs none, the command without the flags of how
+/// it ran.
 pub fn cases_of(command: &str, named: &[(String, String)]) -> Vec<String> {
     let mut words = command.split_whitespace();
     let mut kept: Vec<&str> = Vec::new();
@@ -139,8 +140,12 @@ pub fn cases_of(command: &str, named: &[(String, String)]) -> Vec<String> {
             _ => kept.push(w),
         }
     }
-    if let [step, "--size", size, args @ ..] = kept.as_slice() {
-        let run = std::iter::once(*step).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
+    // `--size S` anywhere: the case is the rest, as its file gives it.
+    if let Some(at) = kept.iter().position(|w| *w == "--size").filter(|&at| at + 1 < kept.len()) {
+        let size = kept[at + 1];
+        let rest: Vec<&str> =
+            kept.iter().enumerate().filter(|(i, _)| *i != at && *i != at + 1).map(|(_, w)| *w).collect();
+        let run = rest.join(" ");
         let names: Vec<String> = named
             .iter()
             .filter(|(_, c)| *c == run)
@@ -264,6 +269,10 @@ mod tests {
             ["small --size 1024"]
         );
         assert_eq!(cases_of("step04_tiled --size 256 --no-verify", &named), ["plain --size 256"]);
+        assert_eq!(
+            cases_of("step02_gpu_naive --param BLOCK=32 --size 64 --emulate", &named),
+            ["small --size 64"]
+        );
         assert_eq!(cases_of("step04_tiled --size 256 --no-verify", &[]), ["step04_tiled --size 256"]);
         assert_eq!(
             cases_of("step04_tiled --stage 1_x --size 256 --emulate", &named),
