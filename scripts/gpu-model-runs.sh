@@ -69,7 +69,7 @@ loaded)
   cat "$stem-model-loaded.log"
   ;;
 judged)
-  # Each run's report as JSON beside the log (scripts/record-json.sh), which model-table.py reads.
+  # Each run's report as JSON beside the log (scripts/record-json.sh), which `compare model-table` reads.
   source scripts/record-json.sh
   jsonl="$stem-model-judged${2:+-$2}.jsonl"
   : > "$jsonl"

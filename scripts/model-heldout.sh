@@ -11,7 +11,7 @@
 #   scripts/model-heldout.sh predict [lessons] [S...] > NAME.log # each case predicted on the CPU (needs NVRTC;
 #                                                      MODEL_GPU=H200 predicts for the H200)
 #
-# scripts/model-heldout-table.py sets the three side by side. `gpu` and `predict` keep each
+# `compare heldout-table` (and `lessons-table`) sets the three side by side. `gpu` and `predict` keep each
 # case's report as JSON beside their log, NAME.jsonl (scripts/record-json.sh), which it reads.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -3,9 +3,9 @@
 # lab and stage at 1024³ and 4096³ (--emulate --scaled, or at 1024³ the whole emulation where a
 # scaled run is refused), then step 10 over the suite of shapes of
 # the H100 suite record. Prints each case's predicted lines and how long the emulation took.
-# Needs NVRTC; builds the labs in release. scripts/model-table.py sets the predictions beside
+# Needs NVRTC; builds the labs in release. `compare model-table` sets the predictions beside
 # the GPU's times. Written to NAME.log, it keeps each case's report as JSON beside it, in
-# NAME.jsonl (scripts/record-json.sh), which model-table.py reads.
+# NAME.jsonl (scripts/record-json.sh), which `compare model-table` reads.
 #   scripts/model-predictions.sh [LIMIT_SECONDS] > NAME.log   (default 300: the longest a whole emulation may take)
 set -uo pipefail
 cd "$(dirname "$0")/.."
