@@ -35,7 +35,7 @@ pub use device::{advisories, clock, emulated, gpu, stream_hold, timing};
 pub use drive::bench;
 pub use drive::{compile_only, measure, run, tune};
 pub use numerics::{cublas, reference, verify};
-pub use present::{cli, emit, numbers, predicted, report};
+pub use present::{cli, emit, numbers, predicted, record, report};
 
 pub use matrix::{Inputs, Matrix, Shape};
 pub use params::{Param, Params};
