@@ -161,7 +161,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("coherent-inputs-{}", std::process::id()));
         let shape = Shape::new(4, 3, 256).unwrap();
         coherent_inputs(&dir, shape).unwrap();
-        let built = step11_int8_crt::coherent::coherent(shape, 7, step11_int8_crt::coherent::Ties::B).unwrap();
+        let built =
+            step11_int8_crt::coherent::coherent(shape, 7, step11_int8_crt::coherent::Ties::B).unwrap();
         let a = common::files::read_matrix(dir.join("a.npy").to_str().unwrap(), "A").unwrap();
         let b = common::files::read_matrix(dir.join("b.npy").to_str().unwrap(), "B").unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
