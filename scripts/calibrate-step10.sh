@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Calibration: step10 with each tile forced, the split searched (--tune), at the suite's shapes;
 # then the step's own choice, its report kept whole as JSON beside the log where standard output
-# is RECORD.log (RECORD.jsonl, a line a run: scripts/record-json.sh). --tune prints no report.
+# is RECORD.log (RECORD.jsonl, a line a run: the program's --record). --tune prints no report.
 set -u
-source "$(dirname "$0")/record-json.sh"
-jsonl=$(json_beside_stdout)
+# Each run's record (--record): NAME.jsonl beside NAME.log where standard output is that file.
+jsonl=/dev/null
+log=$(readlink -f /proc/$$/fd/1 2>/dev/null)
+case $log in *.log) jsonl=${log%.log}.jsonl && : > "$jsonl" ;; esac
 bash .gpu/run list > /dev/null
 d=$(ls -d ${TMPDIR:-/tmp}/gpu-bundle-*/ | head -1)
 B=$d/bin/step10_any_shape
@@ -24,7 +26,5 @@ for spec in "${LIST[@]}"; do
     $B -m $1 -n $2 -k $3 --tune --param SHARE=1 --param BK=${BK:-16} --param MINB=1 $(tile $t) 2>&1 | grep -vE "^\s*skipped" | tail -14
   done
   echo "=== $shape chosen"
-  mapfile -t more < <(json_flags -m "$1" -n "$2" -k "$3")
-  $B -m $1 -n $2 -k $3 "${more[@]}" 2>&1 | grep -E "params|choice|split|time|cuBLAS|verif|GFLOP"
-  json_line "$jsonl" "step10_any_shape -m $1 -n $2 -k $3" "${PIPESTATUS[0]}"
+  $B -m $1 -n $2 -k $3 --record "$jsonl" 2>&1 | grep -E "params|choice|split|time|cuBLAS|verif|GFLOP"
 done

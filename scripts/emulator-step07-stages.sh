@@ -3,27 +3,25 @@
 # step's kernel at 256³ and at an odd shape (stage 1 also with the 64×32 warps a GPU runs it
 # with), then the hands-on exercise: the starting file and two typical mistakes in the
 # finished kernel. The chapter quotes the traffic lines (docs/src/step07.md). Written to a file
-# NAME.log, it keeps each run's report as JSON beside it, in NAME.jsonl (scripts/record-json.sh).
+# NAME.log, it keeps each run's report as JSON beside it, in NAME.jsonl (the program's --record).
 #   scripts/emulator-step07-stages.sh [BIN_DIR] > docs/src/results/runs/DATE-emulator-step07-stages.log
 # BIN_DIR defaults to target/release (build it first: cargo build --release -p step07_tf32_mma).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(cd "${1:-target/release}" && pwd) || exit 2
-source scripts/record-json.sh
-jsonl=$(json_beside_stdout)
+# Each run's record (--record): NAME.jsonl beside NAME.log where standard output is that file.
+jsonl=/dev/null
+log=$(readlink -f /proc/$$/fd/1 2>/dev/null)
+case $log in *.log) jsonl=${log%.log}.jsonl && : > "$jsonl" ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/step07_tf32_mma" && cp -r step07_tf32_mma/exercises "$work/step07_tf32_mma/"
 
 run() { # the arguments after `--`, as a learner types them, from the scratch folder
-    local more status
-    mapfile -t more < <(json_flags "$@")
     echo "\$ cargo run --release -p step07_tf32_mma -- $*"
-    (cd "$work" && "$bin/step07_tf32_mma" "$@" "${more[@]}" 2>&1)
-    status=$?
-    echo "(exit status $status)"
+    (cd "$work" && "$bin/step07_tf32_mma" "$@" --record "$jsonl" 2>&1)
+    echo "(exit status $?)"
     echo
-    json_line "$jsonl" "cargo run --release -p step07_tf32_mma -- $*" "$status"
 }
 edit() { # a sed script, then the file it writes: the step's kernel with one mistake
     echo "\$ sed '$1' step07_tf32_mma/src/kernel.cu > $2"
