@@ -195,7 +195,7 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
     if !text {
         println!("{}", report.json_text(true));
     }
-    common::record::keep(&report);
+    common::record::keep(|| report.json_text(false));
     if let Some(path) = &args.json_to {
         common::emit::write_json(&report, path)?;
     }

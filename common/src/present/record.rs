@@ -24,8 +24,6 @@ use std::time::Instant;
 
 use anyhow::{Result, anyhow};
 
-use crate::emit::Emit;
-
 /// When the run began, its record's file, and the report it printed (one line of JSON).
 static STARTED: OnceLock<Instant> = OnceLock::new();
 static FILE: OnceLock<PathBuf> = OnceLock::new();
@@ -45,10 +43,11 @@ pub fn open(path: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Keeps the report the run printed, for its record.
-pub fn keep(report: &impl Emit) {
+/// Keeps the report the run printed, for its record: `json` gives its JSON on one line, asked
+/// for only where the run keeps a record.
+pub fn keep(json: impl FnOnce() -> String) {
     if FILE.get().is_some() {
-        *REPORT.lock().unwrap_or_else(|e| e.into_inner()) = Some(report.json_text(false));
+        *REPORT.lock().unwrap_or_else(|e| e.into_inner()) = Some(json());
     }
 }
 
