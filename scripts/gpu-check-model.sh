@@ -17,11 +17,10 @@
 # M·N·K ≤ 2³⁶) from another seed (20261123), with the short-side shapes of gpu-check-short-side.sh;
 # the model is looked at on them, never on the held-out shapes. Each run prints the rule's choice,
 # the predicted and measured time, and the share of cuBLAS SGEMM in its own run; each run's whole
-# report is kept as JSON beside its log (NAME.jsonl, a line a run: scripts/record-json.sh).
+# report is kept as JSON beside its log (NAME.jsonl, a line a run: the program's --record).
 set -uo pipefail
 part=${1:-}
 . "$(dirname "$0")/gpu-check-common.sh"
-. "$(dirname "$0")/record-json.sh"
 DEVELOP="1518,6058,576 5,2664,2 3940,43,6 573,2,62 14,3,2442 15,93,24 9975,1565,2 2922,1550,13596 7,5762,103
 3,483,2343 51,36,5391 559,58,1122 184,3115,153 20,3,25 46,684,936 13,2328,4786 467,131,198 18,6,455 6654,77,868
 475,5,52 1130,3,12 3,12937,169 27,1048,478 11,4853,25
@@ -38,10 +37,7 @@ develop() {
   for s in $1; do
     IFS=, read -r m n k <<< "$s"
     echo "== $m×$n×$k"
-    args=(-m "$m" -n "$n" -k "$k")
-    mapfile -t more < <(json_flags "${args[@]}")
-    bash .gpu/run bin step10_any_shape "${args[@]}" "${more[@]}" 2>&1 | grep -E "params|choice|model|speed|verify|error" | sed 's/ · [0-9.]*% of FP32 peak.*//'
-    json_line "$2" "bash .gpu/run bin step10_any_shape ${args[*]}" "${PIPESTATUS[0]}"
+    bash .gpu/run bin step10_any_shape -m "$m" -n "$n" -k "$k" --record "$2" 2>&1 | grep -E "params|choice|model|speed|verify|error" | sed 's/ · [0-9.]*% of FP32 peak.*//'
   done
 }
 fail=0

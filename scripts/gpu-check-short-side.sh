@@ -14,17 +14,14 @@
 # short, PATH=2 where N is) with K split 1, 8 and 64 ways; each run against cuBLAS SGEMM in its
 # own run; the choice and the first split verified, the others timed only. The log keeps the
 # lines that matter; each run's whole report is kept as JSON beside it (speed.jsonl, a line a run:
-# scripts/record-json.sh).
+# the program's --record).
 set -uo pipefail
 part=${1:-}
 . "$(dirname "$0")/gpu-check-common.sh"
-. "$(dirname "$0")/record-json.sh"
 # speed_run LINES ARGS...: step 10 run with ARGS, the lines matching LINES shown, its JSON kept.
 speed_run() {
   local lines=$1; shift
-  mapfile -t more < <(json_flags "$@")
-  bash .gpu/run bin step10_any_shape "$@" "${more[@]}" 2>&1 | grep -E "$lines"
-  json_line "$out/speed.jsonl" "bash .gpu/run bin step10_any_shape $*" "${PIPESTATUS[0]}"
+  bash .gpu/run bin step10_any_shape "$@" --record "$out/speed.jsonl" 2>&1 | grep -E "$lines"
 }
 fail=0
 case "$part" in

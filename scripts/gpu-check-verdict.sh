@@ -28,17 +28,13 @@
 set -uo pipefail
 part=${1:-}
 . "$(dirname "$0")/gpu-check-common.sh"
-. "$(dirname "$0")/record-json.sh"
 # run_kept LOG LINES BIN ARGS...: BIN with ARGS, the lines matching LINES shown, its JSON kept in
 # LOG.jsonl; a failed run marks the part failed.
 run_kept() {
   local log=$1 lines=$2 bin=$3; shift 3
-  mapfile -t more < <(json_flags "$@")
   echo "== $bin $*"
-  bash .gpu/run bin "$bin" "$@" "${more[@]}" 2>&1 | grep -E "$lines"
-  local rc=${PIPESTATUS[0]}
-  json_line "$out/$log.jsonl" "bash .gpu/run bin $bin $*" "$rc"
-  [ "$rc" -eq 0 ] || fail=1
+  bash .gpu/run bin "$bin" "$@" --record "$out/$log.jsonl" 2>&1 | grep -E "$lines"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || fail=1
 }
 # a_test NAME: the bundle's test NAME alone, its output kept.
 a_test() {

@@ -69,8 +69,7 @@ loaded)
   cat "$stem-model-loaded.log"
   ;;
 judged)
-  # Each run's report as JSON beside the log (scripts/record-json.sh), which model-table.py reads.
-  source scripts/record-json.sh
+  # Each run's record beside the log (the program's --record), which `compare model-table` reads.
   jsonl="$stem-model-judged${2:+-$2}.jsonl"
   : > "$jsonl"
   {
@@ -84,9 +83,8 @@ judged)
         stages=$(bash .gpu/run bin "$step" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u)
         for stage in "" $stages; do
           echo "== $step ${stage:+--stage $stage }--size $s"
-          bash .gpu/run bin "$step" --size "$s" ${stage:+--stage "$stage"} --json-to "$json_report" 2>&1 \
+          bash .gpu/run bin "$step" ${stage:+--stage "$stage"} --size "$s" --record "$jsonl" 2>&1 \
             | grep -E "^  (time|speed|verify)|rror"
-          json_line "$jsonl" "$step ${stage:+--stage $stage }--size $s" "${PIPESTATUS[0]}"
         done
       done
     done

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Step 13 on a machine of several GPUs (carry .gpu built by scripts/gpu-bundle): the
 # machine's facts, the GPU tests, then the program on 2 GPUs and on all of them, each twice.
-# Logs go to $OUT, each run's report as JSON beside its log (gG-R.jsonl; scripts/record-json.sh).
+# Logs go to $OUT, each run's report as JSON beside its log (gG-R.jsonl; the program's --record).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as the machines require.
 #   bash scripts/gpu-step13.sh [tests] [runs] [extra program arguments…]
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
-source scripts/record-json.sh
 out=${OUT:-/tmp/step13}
 mkdir -p "$out"
 what=${1:-all}; shift || true
@@ -43,12 +42,10 @@ fi
 if [ "$what" = all ] || [ "$what" = runs ]; then
     for g in 2 "$gpus"; do
         for run in a b; do
-            args=(--gpus "$g" "$@")
-            mapfile -t more < <(json_flags "${args[@]}")
-            timeout 60 bash .gpu/run bin step13_collective_matmul "${args[@]}" "${more[@]}" > "$out/g$g-$run.log" 2>&1
-            rc=$?
             : > "$out/g$g-$run.jsonl"
-            json_line "$out/g$g-$run.jsonl" "bash .gpu/run bin step13_collective_matmul ${args[*]}" "$rc"
+            timeout 60 bash .gpu/run bin step13_collective_matmul --gpus "$g" "$@" --record "$out/g$g-$run.jsonl" \
+                > "$out/g$g-$run.log" 2>&1
+            rc=$?
             echo "gpus $g run $run: rc $rc" | tee -a "$out/summary.txt"
         done
     done

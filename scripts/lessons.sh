@@ -6,7 +6,7 @@
 #   scripts/lessons.sh .gpu/bin docs/src/results/runs                # or from another folder
 #
 # Writes <out>/<date>-<device>-<lesson>.log for each lesson below, and beside it <lesson>.jsonl,
-# each run's report as JSON (scripts/record-json.sh); a lesson runs every measurement twice, so
+# each run's record (the program's --record); a lesson runs every measurement twice, so
 # a reader can see how far two runs agree.
 # Labs: 02 to 10, the chapters that quote a lesson measured here (the others' chapters quote
 # records of their own scripts).
@@ -15,7 +15,6 @@ set -uo pipefail
 bin=$(cd "${1:-target/release}" 2>/dev/null && pwd) || { echo "lessons: no folder ${1:-target/release}" >&2; exit 2; }
 mkdir -p "${2:-docs/src/results/runs}" && out=$(cd "${2:-docs/src/results/runs}" && pwd)
 cd "$(dirname "$0")/.."
-source scripts/record-json.sh
 jsonl=/dev/null
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr 'A-Z ' 'a-z-')
 stem="$out/$(date -u +%F)-${device:-gpu}"
@@ -29,14 +28,10 @@ for dir in step*/exercises; do mkdir -p "$work/${dir%/*}" && cp -r "$dir" "$work
 run() { # step, then its arguments; a STREAM_K_LAYOUT set for the call is shown and passed on
     local step=$1; shift
     local shown="${STREAM_K_LAYOUT:+STREAM_K_LAYOUT=$STREAM_K_LAYOUT }cargo run --release -p $step${*:+ -- $*}"
-    local more status
-    mapfile -t more < <(json_flags "$@")
     echo "\$ $shown"
-    (cd "$work" && timeout 120 "$bin/$step" "$@" "${more[@]}" 2>&1)
-    status=$?
-    echo "(exit status $status)"
+    (cd "$work" && timeout 120 "$bin/$step" "$@" --record "$jsonl" 2>&1)
+    echo "(exit status $?)"
     echo
-    json_line "$jsonl" "$shown" "$status"
 }
 twice() { run "$@"; run "$@"; }
 kernels() { # step, size, a kernel file or -, then the kernels one launch runs: each one's GPU time

@@ -11,11 +11,10 @@
 #   scripts/model-heldout.sh predict [lessons] [S...] > NAME.log # each case predicted on the CPU (needs NVRTC;
 #                                                      MODEL_GPU=H200 predicts for the H200)
 #
-# scripts/model-heldout-table.py sets the three side by side. `gpu` and `predict` keep each
-# case's report as JSON beside their log, NAME.jsonl (scripts/record-json.sh), which it reads.
+# `compare heldout-table` (and `lessons-table`) sets the three side by side. `gpu` and `predict` keep each
+# case's report as JSON beside their log, NAME.jsonl (the programs' --record), which it reads.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-source scripts/record-json.sh
 verb=${1:-}
 shift || true
 
@@ -85,9 +84,8 @@ gpu)
             cases | while IFS='|' read -r name step args; do
                 echo "== $name --size $s"
                 # shellcheck disable=SC2086
-                bash .gpu/run bin "$step" --size "$s" $args --json-to "$json_report" 2>&1 \
+                bash .gpu/run bin "$step" --size "$s" $args --record "$jsonl" 2>&1 \
                     | grep -E "^  (time|speed|verify|kernel)|rror"
-                json_line "$jsonl" "$name --size $s" "${PIPESTATUS[0]}"
             done
         done
     } > "$stem-model-$set_name.log" 2>&1
@@ -128,26 +126,27 @@ predict)
         # shellcheck disable=SC2046
         cargo build --quiet --release $(cases | cut -d'|' -f2 | sort -u | sed 's/^/-p /')
     fi
-    jsonl=$(json_beside_stdout)
+    # Each run's record (--record): NAME.jsonl beside NAME.log where standard output is that file.
+    jsonl=/dev/null
+    log=$(readlink -f /proc/$$/fd/1 2>/dev/null)
+    case $log in *.log) jsonl=${log%.log}.jsonl && : > "$jsonl" ;; esac
     echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
     for s in ${@:-1024 4096}; do
         cases | while IFS='|' read -r name step args; do
             start=$(date +%s.%N)
             # shellcheck disable=SC2086
-            got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --scaled --gpu "${MODEL_GPU:-H100}" --json-to "$json_report" 2>&1)
-            status=$?
-            # A grid a few blocks cannot stand for runs whole where that is short (1024³ or less).
+            got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --scaled --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
+            # A grid a few blocks cannot stand for runs whole where that is short (1024³ or less):
+            # the refused scaled run is recorded too, and the whole run's line after it stands
+            # for the case.
             if echo "$got" | grep -q "emulate it whole" && [ "$s" -le 1024 ]; then
                 # shellcheck disable=SC2086
-                got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --no-verify --gpu "${MODEL_GPU:-H100}" --json-to "$json_report" 2>&1)
-                status=$?
+                got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --no-verify --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
             fi
             end=$(date +%s.%N)
             echo "== $name --size $s"
             echo "$got" | grep -E "^  (predicted|scaled|kernel) |^            |^error"
             echo "-- $(echo "$end - $start" | bc) s"
-            json_line "$jsonl" "$name --size $s" "$status" "$(printf '%.2f' "$(echo "$end - $start" | bc)")" \
-                "$(echo "$got" | grep -m1 '^error: ' | cut -c8-)"
         done
     done
     ;;

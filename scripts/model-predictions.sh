@@ -3,14 +3,16 @@
 # lab and stage at 1024³ and 4096³ (--emulate --scaled, or at 1024³ the whole emulation where a
 # scaled run is refused), then step 10 over the suite of shapes of
 # the H100 suite record. Prints each case's predicted lines and how long the emulation took.
-# Needs NVRTC; builds the labs in release. scripts/model-table.py sets the predictions beside
+# Needs NVRTC; builds the labs in release. `compare model-table` sets the predictions beside
 # the GPU's times. Written to NAME.log, it keeps each case's report as JSON beside it, in
-# NAME.jsonl (scripts/record-json.sh), which model-table.py reads.
+# NAME.jsonl (the programs' --record), which `compare model-table` reads.
 #   scripts/model-predictions.sh [LIMIT_SECONDS] > NAME.log   (default 300: the longest a whole emulation may take)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-source scripts/record-json.sh
-jsonl=$(json_beside_stdout)
+# Each run's record (--record): NAME.jsonl beside NAME.log where standard output is that file.
+jsonl=/dev/null
+log=$(readlink -f /proc/$$/fd/1 2>/dev/null)
+case $log in *.log) jsonl=${log%.log}.jsonl && : > "$jsonl" ;; esac
 limit=${1:-300}
 # Every lab the emulator runs (labs.tsv), but 03, whose one block holds 32³ at most.
 labs=$(awk -F'\t' '!/^#/ && $6 == "yes" && $1 != "03" { print $2 }' labs.tsv)
@@ -21,24 +23,22 @@ if [ -z "${BIN_DIR:-}" ]; then
     cargo build --quiet --release $(printf -- '-p %s ' $labs)
 fi
 echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
-predict() { # a title, then the lab and its arguments
-    local title=$1 start end out status
-    shift
+predict() { # the lab and its arguments, in the order of the case's title (the log's `== ` line)
+    local start end out status
     start=$(date +%s.%N)
-    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled --json-to "$json_report" 2>&1)
-    status=$?
+    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled --record "$jsonl" 2>&1)
+    # A refused scaled run is recorded too; the whole run's line, after it, stands for the case.
     if echo "$out" | grep -qE "^error: .*(scaling would guess|emulate it whole)" && [ "${big:-0}" = 0 ]; then
-        out=$(timeout "$limit" "$bin_dir/$@" --emulate --json-to "$json_report" 2>&1)
+        out=$(timeout "$limit" "$bin_dir/$@" --emulate --record "$jsonl" 2>&1)
         status=$?
+        # A run that timeout stops writes no record; the log says why.
         [ "$status" = 0 ] || out="$out
 error: the whole emulation did not finish in $limit s"
     fi
     end=$(date +%s.%N)
-    echo "== $title"
+    echo "== $*"
     echo "$out" | grep -E "^  (predicted|scaled|verify) |^            |^error" | grep -v "per element\|normwise"
     echo "-- $(echo "$end - $start" | bc) s"
-    json_line "$jsonl" "$title" "$status" "$(printf '%.2f' "$(echo "$end - $start" | bc)")" \
-        "$(echo "$out" | grep -m1 '^error: ' | cut -c8-)"
 }
 for s in 1024 4096; do
     big=$([ "$s" -gt 1024 ] && echo 1 || echo 0)
@@ -46,7 +46,7 @@ for s in 1024 4096; do
         stages=$("$bin_dir/$lab" --help 2>/dev/null | sed -n 's/^  \([0-9]_[a-z_]*\) .*/\1/p' | sort -u)
         for stage in "" $stages; do
             # shellcheck disable=SC2086
-            predict "$lab ${stage:+--stage $stage }--size $s" "$lab" --size "$s" ${stage:+--stage "$stage"}
+            predict "$lab" ${stage:+--stage "$stage"} --size "$s"
         done
     done
 done
@@ -56,7 +56,7 @@ for shape in 256,256,256 512,512,512 1024,1024,1024 2048,2048,2048 4096,4096,409
              1,4096,4096 64,64,65536 128,128,16384 4096,64,4096; do
     IFS=, read -r m n k <<< "$shape"
     big=$([ $((m * n * k)) -gt $((1 << 31)) ] && echo 1 || echo 0)
-    predict "step10_any_shape -m $m -n $n -k $k" step10_any_shape -m "$m" -n "$n" -k "$k"
+    predict step10_any_shape -m "$m" -n "$n" -k "$k"
 done
 # Each lab's exercise as it starts (its TODOs left): what the prediction shows before the work,
 # beside the lab's own kernel above, which is what it shows when the exercise is done. C is wrong
@@ -66,5 +66,5 @@ for ex in step*/exercises/*.cu; do
     lab=${ex%%/*}
     grep -qxF "$lab" <<< "$labs" || continue
     case $lab in step11_* | step12_*) continue ;; esac
-    big=1 predict "$lab --kernel $ex --size 4096" "$lab" --kernel "$ex" --size 4096
+    big=1 predict "$lab" --kernel "$ex" --size 4096
 done

@@ -10,24 +10,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release}
 record=${2:-docs/src/results/runs/$(date -u +%Y-%m-%d)-cpu-without-a-gpu}
-source scripts/record-json.sh
 : > "$record.jsonl"
 {
 echo "# $(date -u +%Y-%m-%d) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 while read -r run; do
   [ -z "$run" ] && continue
   echo "\$ $run"
-  # shellcheck disable=SC2086
-  mapfile -t more < <(json_flags $run)
   start=$(date +%s.%N)
   # shellcheck disable=SC2086
-  "$bin"/$run "${more[@]}" > "$json_report.out" 2>&1
-  status=$?
-  wall=$(printf '%.2f' "$(echo "$(date +%s.%N) - $start" | bc)")
-  grep -E '^(step|  predicted|  verify|error)' "$json_report.out"
-  rm -f "$json_report.out"
-  echo "wall $wall s"
-  json_line "$record.jsonl" "$run" "$status" "$wall"
+  "$bin"/$run --record "$record.jsonl" 2>&1 | grep -E '^(step|  predicted|  verify|error)'
+  printf 'wall %.2f s\n' "$(echo "$(date +%s.%N) - $start" | bc)"
 done <<'RUNS'
 step01_cpu_naive --size 256
 step02_gpu_naive --emulate --size 256

@@ -58,6 +58,7 @@ const MODULES: &[LayerModule] = &[
     m!(4, "emit", "present/emit.rs"),
     m!(4, "numbers", "present/numbers.rs"),
     m!(4, "predicted", "present/predicted.rs"),
+    m!(4, "record", "present/record.rs"),
     m!(4, "report", "present/report.rs"),
     m!(5, "bench", "drive/bench.rs"),
     m!(5, "compile_only", "drive/compile_only.rs"),

@@ -1,6 +1,6 @@
 //! The results drawn as SVG: each lab's GFLOP/s against size, and the roofline at 4096³. Both
 //! are drawn from a results record (see `record.rs`), so that a chart in the book is what its
-//! record holds; the drawing itself is in `svg.rs`.
+//! record holds; the drawing itself is in `drawing.rs`.
 
 use anyhow::{Context, Result};
 use common::report::rate;

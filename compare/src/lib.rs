@@ -13,6 +13,7 @@ pub mod families;
 pub mod gate;
 mod record;
 pub mod suite;
+pub mod tables;
 
 pub use record::{Record, redraw};
 pub(crate) use suite::drawing;

@@ -20,6 +20,7 @@ use compare::{CUBLAS, CUBLAS_TF32, Cell, GPU_STEPS, Results, command_line, dram,
 mod families_run;
 mod gate_run;
 mod predicted_run;
+mod tables_run;
 
 #[derive(Parser, Debug)]
 #[command(group = clap::ArgGroup::new("shapes").args(["suite", "held_out", "chosen"]).multiple(false))]
@@ -30,6 +31,7 @@ mod predicted_run;
 #[command(group = clap::ArgGroup::new("stepped").args(["suite", "held_out", "chosen", "gate"]).multiple(true))]
 #[command(
     allow_negative_numbers = true,
+    args_conflicts_with_subcommands = true,
     about = "Runs every step and cuBLAS (SGEMM, and TF32 where the GPU has it) over square sizes, verifies each, and \
              writes a table and a chart"
 )]
@@ -150,6 +152,9 @@ struct CompareArgs {
     /// --out's gate/ as `--gate --record` writes one: a record a run of the same code meets.
     #[arg(long, value_name = "FILES", value_delimiter = ',', num_args = 1.., conflicts_with_all = ["gate", "redraw", "predicted"])]
     lower_of: Vec<PathBuf>,
+    /// A table of the time model's, from records alone, without a GPU.
+    #[command(subcommand)]
+    table: Option<tables_run::Tables>,
 }
 
 /// Whether `name` (a step's, or a variant's `step (variant)`) is one of `wanted` (names or
@@ -168,7 +173,9 @@ fn main() -> ExitCode {
     );
     let args = CompareArgs::parse();
     let gate = args.gate;
-    let result = if let Some(record) = &args.redraw {
+    let result = if let Some(table) = &args.table {
+        tables_run::run(table).map(|()| true)
+    } else if let Some(record) = &args.redraw {
         compare::redraw(record).map(|written| {
             written.iter().for_each(|p| println!("wrote {}", p.display()));
             true

@@ -79,3 +79,56 @@ fn slow_the_verdict_says_when_the_shape_cannot_tell_the_precision() {
 fn files_in_and_c_out_round_trip() {
     testing::assert_file_round_trip(BIN);
 }
+
+/// `--record FILE.jsonl`: each run appends one line, the command as typed (less `--record`), its
+/// exit status, its wall time, its report and its error; a refused command line (here by clap)
+/// and a refused run (a GPU option) are recorded too, without a report.
+#[test]
+fn each_run_appends_its_record() {
+    let path = std::env::temp_dir().join(format!("step01-record-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let file = path.to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &["--size", "16", "--record", file],
+        &["--size", "0", "--record", file],
+        &[&format!("--record={file}"), "--size", "16", "--no-cublas"],
+    ];
+    let codes: Vec<_> = runs.iter().map(|args| testing::run_program(BIN, args, &[]).0).collect();
+    assert_eq!(codes, [Some(0), Some(2), Some(1)]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for line in &lines {
+        let mut keys: Vec<_> = line.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["command", "error", "exit", "report", "wall_s"], "{line}");
+    }
+    // The fields in the order the records have always had them.
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with(r#"{"command":"step01_cpu_naive --size 16","exit":0,"wall_s":"#), "{first}");
+    assert!(first.ends_with(r#","error":null}"#), "{first}");
+    let (good, refused, gpu) = (&lines[0], &lines[1], &lines[2]);
+    assert_eq!(good["command"], "step01_cpu_naive --size 16");
+    assert_eq!(good["exit"], 0);
+    assert!(good["wall_s"].as_f64().is_some_and(|s| s >= 0.0), "{good}");
+    assert_eq!(good["report"]["shape"]["m"], 16);
+    assert_eq!(good["report"]["derived"]["passed"], true);
+    assert!(good["error"].is_null());
+    assert_eq!(refused["command"], "step01_cpu_naive --size 0");
+    assert_eq!(refused["exit"], 2);
+    assert!(refused["report"].is_null());
+    assert!(refused["error"].as_str().is_some_and(|e| e.contains("at least 1")), "{refused}");
+    assert_eq!(gpu["command"], "step01_cpu_naive --size 16 --no-cublas");
+    assert_eq!(gpu["exit"], 1);
+    assert!(gpu["report"].is_null());
+    assert!(gpu["error"].as_str().is_some_and(|e| e.ends_with("for the GPU steps only")), "{gpu}");
+}
+
+/// A record's file that cannot be written stops the run before it starts, in one sentence.
+#[test]
+fn a_record_that_cannot_be_written_is_refused() {
+    let path = std::env::temp_dir().join("no-such-folder-for-a-record").join("r.jsonl");
+    let args = ["--size", "16", "--record", path.to_str().unwrap()];
+    testing::assert_clear_error(BIN, &args, &[], "--record could not write");
+}

@@ -26,20 +26,19 @@ pub const NAME: &str = "step13_collective_matmul";
 
 /// The program: exit 0 when every result passed, 1 with one sentence otherwise.
 pub fn main() -> ExitCode {
-    let args = RingArgs::parse();
-    match run::run(&args) {
-        Ok(true) => ExitCode::SUCCESS,
+    common::record::begin();
+    let args = RingArgs::try_parse().unwrap_or_else(|e| common::record::refused(e));
+    // The record, where --record asks for one, is written as the run ends.
+    let error = common::record::open(args.record.as_deref()).and_then(|()| run::run(&args));
+    common::record::exit(match error {
+        Ok(true) => None,
         Ok(false) => {
             let see = match args.format.unwrap_or_default() {
                 common::cli::Format::Text => "the verify lines above",
                 common::cli::Format::Json => "the checks that did not pass in the report",
             };
-            eprintln!("error: a result is wrong (see {see})");
-            ExitCode::FAILURE
+            Some(format!("a result is wrong (see {see})"))
         }
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+        Err(e) => Some(format!("{e:#}")),
+    })
 }

@@ -77,6 +77,11 @@ pub struct RingArgs {
     /// says: how a record keeps its JSON beside its log.
     #[arg(long, value_name = "FILE")]
     pub json_to: Option<PathBuf>,
+    /// Append this run's record to FILE.jsonl, one JSON line: the command as typed (without
+    /// --record), its exit status, its wall time, its report (as --json-to writes it; null
+    /// where it printed none) and the one-sentence error it failed with (null where it passed).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub record: Option<PathBuf>,
 }
 
 fn ring_param(s: &str) -> Result<(String, u32), String> {
@@ -190,6 +195,7 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
     if !text {
         println!("{}", report.json_text(true));
     }
+    common::record::keep(|| report.json_text(false));
     if let Some(path) = &args.json_to {
         common::emit::write_json(&report, path)?;
     }

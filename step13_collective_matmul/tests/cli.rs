@@ -108,6 +108,33 @@ fn a_json_to_that_cannot_be_written_is_refused_in_one_sentence() {
     assert!(!missing.exists());
 }
 
+/// `--record FILE.jsonl`: a refused command line and a run that fails (no GPU is visible) each
+/// append their line, with the exit status and the error, and no report.
+#[test]
+fn a_refused_or_failed_run_is_recorded() {
+    let path = std::env::temp_dir().join(format!("step13-record-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    for args in [&["-m", "0"][..], &["--gpus", "2"][..]] {
+        Command::new(common::testing::program(BIN))
+            .args(args)
+            .arg("--record")
+            .arg(&path)
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .expect("the program starts");
+    }
+    let text = std::fs::read_to_string(&path).expect("the record");
+    std::fs::remove_file(&path).ok();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["command"], "step13_collective_matmul -m 0");
+    assert_eq!((&lines[0]["exit"], &lines[1]["exit"]), (&2.into(), &1.into()), "{text}");
+    assert_eq!(lines[1]["command"], "step13_collective_matmul --gpus 2");
+    assert!(
+        lines.iter().all(|l| l["report"].is_null() && l["error"].as_str().is_some_and(|e| !e.is_empty()))
+    );
+}
+
 /// A run that fails after --json-to's file was found writable (here: no GPU is visible) leaves
 /// no empty report behind where there was none, and a report already there as it was.
 #[test]

@@ -193,6 +193,13 @@ pub struct Args {
     /// says: how a record keeps its JSON beside its log.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tune", "compile_only"])]
     pub json_to: Option<std::path::PathBuf>,
+
+    /// Append this run's record to FILE.jsonl, one JSON line: the command as typed (without
+    /// --record), its exit status, its wall time in seconds, its report (as --json-to writes
+    /// it; null where it printed none) and the one-sentence error it failed with (null where
+    /// it passed). A refused command line is recorded too. How the scripts keep their records.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub record: Option<std::path::PathBuf>,
 }
 
 /// How a run prints its report.
@@ -217,8 +224,14 @@ impl Args {
     /// and chapter) goes under --help, and the options named in `hidden` (ones the step refuses)
     /// are left out of it. On bad input clap prints one line and exits with status 2.
     pub fn parse_for(about: &str, extra_help: String, hidden: &[&str], option: Option<StepOption>) -> Self {
-        let matches = Self::command_for(about, extra_help, hidden, option).get_matches();
-        let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        crate::record::begin();
+        let command = Self::command_for(about, extra_help, hidden, option);
+        let matches = command.try_get_matches().unwrap_or_else(|e| crate::record::refused(e));
+        let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| crate::record::refused(e));
+        if let Err(e) = crate::record::open(args.record.as_deref()) {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
         args.step_option = option.and_then(|_| matches.get_one::<u32>(STEP_OPTION).copied());
         args
     }

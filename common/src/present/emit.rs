@@ -76,6 +76,7 @@ pub fn emit_as(report: &impl Emit, format: Format, json_to: Option<&Path>) -> Re
         Format::Text => print!("{report}"),
         Format::Json => println!("{}", report.json_text(true)),
     }
+    crate::record::keep(|| report.json_text(false));
     if let Some(path) = json_to {
         write_json(report, path)?;
     }

@@ -5,4 +5,5 @@ pub mod cli;
 pub mod emit;
 pub mod numbers;
 pub mod predicted;
+pub mod record;
 pub mod report;

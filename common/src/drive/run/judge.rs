@@ -60,15 +60,10 @@ pub(super) fn outcome(verdict: Option<&Verdict>, last: Option<&NextProduct>) -> 
 
 /// Ok(true): all good; Ok(false): the report was printed and verification failed; Err: one sentence.
 pub(super) fn exit_code(outcome: Result<bool>) -> ExitCode {
-    match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("error: the result is wrong (see the verify line above)");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    // The record, where --record asks for one, is written as the run ends.
+    crate::record::exit(match outcome {
+        Ok(true) => None,
+        Ok(false) => Some("the result is wrong (see the verify line above)".to_owned()),
+        Err(e) => Some(e.to_string()),
+    })
 }
