@@ -61,14 +61,14 @@ impl<T> Ordered<T> {
 
 /// One line of a record.
 #[derive(Clone, Debug)]
-pub struct Run {
+pub struct RecordedRun {
     pub exit: Option<i64>,
     pub wall_s: Option<f64>,
     pub report: Option<Value>,
     pub error: Option<String>,
 }
 
-impl Run {
+impl RecordedRun {
     /// The predicted time of the launch in milliseconds on the GPU the run predicted for. Schema
     /// 1 kept the H100's alone, as `h100_seconds`; from schema 2 on, `seconds` holds every
     /// profile's by name and `gpu` names the one asked for.
@@ -160,7 +160,7 @@ pub fn cases_of(command: &str, named: &[(String, String)]) -> Vec<String> {
 
 /// The runs of the record at `path` (`NAME.jsonl`, or `NAME.log` with its `NAME.jsonl` beside
 /// it), by case, a later line of a case replacing an earlier one.
-pub fn read_runs(path: &Path, named: &[(String, String)]) -> Result<Ordered<Run>> {
+pub fn read_runs(path: &Path, named: &[(String, String)]) -> Result<Ordered<RecordedRun>> {
     let jsonl = path.with_extension("jsonl");
     let text =
         std::fs::read_to_string(&jsonl).map_err(|e| anyhow!("could not read {}: {e}", jsonl.display()))?;
@@ -174,7 +174,7 @@ pub fn read_runs(path: &Path, named: &[(String, String)]) -> Result<Ordered<Run>
 }
 
 /// (command, run) for each line of a record's JSON; an error names the line that is not one.
-pub fn parse_runs(text: &str) -> Result<Vec<(String, Run)>> {
+pub fn parse_runs(text: &str) -> Result<Vec<(String, RecordedRun)>> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let at = n + 1;
@@ -189,7 +189,7 @@ pub fn parse_runs(text: &str) -> Result<Vec<(String, Run)>> {
                 bail!("line {at} holds a report of schema {schema:?}, and the tables read {SCHEMAS:?}");
             }
         }
-        let run = Run {
+        let run = RecordedRun {
             exit: v.get("exit").and_then(Value::as_i64),
             wall_s: v.get("wall_s").and_then(Value::as_f64),
             report,

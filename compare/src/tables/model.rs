@@ -25,7 +25,7 @@ pub struct ModelTableInputs {
 /// A case's prediction: its time, the limit (or why there is none), the emulation's seconds and
 /// whether it was scaled.
 #[derive(Clone, Debug)]
-struct Prediction {
+struct ModelPrediction {
     ms: Option<f64>,
     limit: String,
     seconds: Option<f64>,
@@ -127,18 +127,18 @@ fn suite_step10(text: &str) -> Result<Vec<(String, f64)>> {
 
 /// Case -> its prediction: a later record's replaces an earlier one's, but a refusal never
 /// replaces a prediction (a case a scaled run refused, run whole in another record).
-fn predicted(paths: &[PathBuf]) -> Result<Ordered<Prediction>> {
-    let mut out: Ordered<Prediction> = Ordered::default();
+fn predicted(paths: &[PathBuf]) -> Result<Ordered<ModelPrediction>> {
+    let mut out: Ordered<ModelPrediction> = Ordered::default();
     for path in paths {
         for (case, run) in read_runs(path, &[])?.iter() {
             let p = match run.predicted_ms() {
-                Some(ms) => Prediction {
+                Some(ms) => ModelPrediction {
                     ms: Some(ms),
                     limit: run.limit().unwrap_or("").to_owned(),
                     seconds: run.wall_s,
                     how: if run.scaled() { "scaled" } else { "whole" },
                 },
-                None => Prediction {
+                None => ModelPrediction {
                     ms: None,
                     limit: run.refusal().chars().take(90).collect(),
                     seconds: None,
@@ -215,7 +215,7 @@ pub fn table(inputs: &ModelTableInputs) -> Result<Vec<String>> {
 
 /// The summary's lines: each group of labs at each size within ±25% and ±10%, step 10 over the
 /// suite, and every case timed.
-fn summaries(errors: &Ordered<(f64, f64, f64)>, pred: &Ordered<Prediction>) -> Vec<String> {
+fn summaries(errors: &Ordered<(f64, f64, f64)>, pred: &Ordered<ModelPrediction>) -> Vec<String> {
     let lab_case = |t: &str, labs: &[&str], size: u32| {
         labs.contains(&t.split(' ').next().unwrap_or(""))
             && t.ends_with(&format!("--size {size}"))
