@@ -15,10 +15,12 @@ use std::path::{Path, PathBuf};
 
 pub mod book;
 pub mod catalog;
+pub mod earlier;
 pub mod field;
 pub mod form;
 pub mod mentions;
 pub mod readme;
+pub mod reading;
 pub mod record;
 pub mod regex_links;
 
