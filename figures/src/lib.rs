@@ -18,11 +18,13 @@ pub mod catalog;
 pub mod earlier;
 pub mod field;
 pub mod form;
+pub mod legible;
 pub mod mentions;
 pub mod readme;
 pub mod reading;
 pub mod record;
 pub mod regex_links;
+pub mod sources;
 
 /// The repository's files the figures live in.
 #[derive(Clone, Debug)]
