@@ -23,21 +23,19 @@ use crate::Repo;
 /// The line that ends the sidebar's course and opens the records part (mdBook's separator).
 pub static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^-{3,}\s*$").unwrap());
 static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\(([^)]+)\)").unwrap());
-static DATED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\d{4}-\d\d-\d\d)-(.*)\.(md|log)$").unwrap());
+static DATED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\d{4}-\d\d-\d\d)-(.*)\.(md|log)$").unwrap());
 static DEVICE_PREFIX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^nvidia-h(100|200)(-80gb-hbm3)?-").unwrap());
-static CODE_TIME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"code(\d\d)(\d\d)T(\d\d)(\d\d)").unwrap());
+static CODE_TIME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"code(\d\d)(\d\d)T(\d\d)(\d\d)").unwrap());
 
 const RECORDS_PART: &str = "# Records\n\n\
     <!-- Written by `cargo xtask earlier-runs`; docs/wide.css hides this part from the sidebar. -->\n\n";
 
 /// SUMMARY.md as (the course, the records part): the text before and after the separator.
 pub fn split_summary(text: &str) -> Result<(&str, &str), String> {
-    let m = SEPARATOR.find(text).ok_or_else(|| {
-        "docs/src/SUMMARY.md has no separator line `---` before its records".to_owned()
-    })?;
+    let m = SEPARATOR
+        .find(text)
+        .ok_or_else(|| "docs/src/SUMMARY.md has no separator line `---` before its records".to_owned())?;
     Ok((&text[..m.start()], &text[m.end()..]))
 }
 
@@ -234,7 +232,10 @@ mod tests {
         assert_eq!(run(&repo, true).unwrap_err().len(), 2);
         std::fs::write(repo.src().join("SUMMARY.md"), "# Summary\n- [Intro](intro.md)\n").unwrap();
         let error = run(&repo, true).unwrap_err();
-        assert_eq!(error, ["earlier-runs: docs/src/SUMMARY.md has no separator line `---` before its records"]);
+        assert_eq!(
+            error,
+            ["earlier-runs: docs/src/SUMMARY.md has no separator line `---` before its records"]
+        );
         std::fs::remove_dir_all(repo.root()).unwrap();
     }
 }

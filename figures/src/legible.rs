@@ -20,8 +20,7 @@ pub const CHART_FONT: f64 = 12.0;
 
 static WIDTH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"<svg[^>]*\bwidth="([\d.]+)""#).unwrap());
 static FONT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"font-size="([\d.]+)""#).unwrap());
-static CHART: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\]\((results/runs/[^)]+\.svg)\)").unwrap());
+static CHART: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\((results/runs/[^)]+\.svg)\)").unwrap());
 
 /// A number as Python's `{:g}` prints it: six significant digits, no trailing zeros.
 fn general(value: f64) -> String {

@@ -338,7 +338,12 @@ fn kernels(root: &Path) -> Vec<String> {
     for kernel in files.iter().filter(|p| p.extension().is_some_and(|e| e == "cu") && p.is_file()) {
         for (n, line) in read(kernel).split('\n').enumerate() {
             if columns(line) > COLUMNS {
-                faults.push(format!("{}:{}: {} columns, over {COLUMNS}", rel(root, kernel), n + 1, columns(line)));
+                faults.push(format!(
+                    "{}:{}: {} columns, over {COLUMNS}",
+                    rel(root, kernel),
+                    n + 1,
+                    columns(line)
+                ));
             }
         }
     }

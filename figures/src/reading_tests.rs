@@ -21,7 +21,10 @@ impl Fixture {
         );
         fixture.write("docs/wide.css", "ol.chapter > li.spacer ~ li { display: none; }\n");
         fixture.write("docs/src/intro.md", "# Intro\n\nA few words, and 1.5e10 is no hash.\n");
-        fixture.write("docs/src/step01.md", "# Step 01\n\n```rust\nlet x = 1;\n```\n\nIt runs at {{#figure a}}.\n");
+        fixture.write(
+            "docs/src/step01.md",
+            "# Step 01\n\n```rust\nlet x = 1;\n```\n\nIt runs at {{#figure a}}.\n",
+        );
         fixture.write("docs/src/results.md", "# Results\n");
         fixture.write("docs/src/results/earlier.md", "# Earlier runs\n\n- [a-run.md](runs/a-run.md)\n");
         fixture.write("docs/src/results/runs/a-run.md", "# A run at abc1234\n");
@@ -83,7 +86,10 @@ fn a_chapter_of_3001_words_is_over_its_cap_and_3000_is_not() {
 fn measuring_correctly_has_half_the_cap() {
     let fault = one_fault("measuring", |f| {
         let summary = std::fs::read_to_string(f.root.join("docs/src/SUMMARY.md")).unwrap();
-        f.write("docs/src/SUMMARY.md", &summary.replace("- [Results]", "- [Measuring](measuring.md)\n- [Results]"));
+        f.write(
+            "docs/src/SUMMARY.md",
+            &summary.replace("- [Results]", "- [Measuring](measuring.md)\n- [Results]"),
+        );
         f.write("docs/src/measuring.md", &vec!["w"; MEASURING_WORDS + 1].join(" "));
     });
     assert!(fault.contains("measuring.md: 1501 words outside code, over 1500"), "{fault}");
@@ -112,7 +118,10 @@ fn a_wide_line_in_the_built_books_code_is_found() {
     let fault = one_fault("built", |f| {
         f.write("docs/book/intro.html", &format!("<pre><code>{}&amp;</code></pre>", "z".repeat(COLUMNS)))
     });
-    assert!(fault.starts_with("reading: docs/book/intro.html: a code line of 101 columns, over 100: zzz"), "{fault}");
+    assert!(
+        fault.starts_with("reading: docs/book/intro.html: a code line of 101 columns, over 100: zzz"),
+        "{fault}"
+    );
 }
 
 #[test]
@@ -134,7 +143,10 @@ fn hashes_are_words_of_hex_digits_with_a_letter_and_a_digit() {
 #[test]
 fn words_of_the_workshop_are_found_across_lines() {
     let fault = one_fault("workshop", |f| f.append("docs/src/intro.md", "\nThe current\ncode is fast.\n"));
-    assert!(fault.starts_with("reading: docs/src/intro.md:5: \"current code\": a chapter teaches"), "{fault}");
+    assert!(
+        fault.starts_with("reading: docs/src/intro.md:5: \"current code\": a chapter teaches"),
+        "{fault}"
+    );
 }
 
 #[test]
@@ -163,7 +175,8 @@ fn the_sidebar_holds_40_entries_and_records_alone_after_the_separator() {
     assert!(fault.contains("x.md is listed after the separator"), "{fault}");
     let fault = one_fault("css", |f| f.write("docs/wide.css", ""));
     assert!(fault.starts_with("reading: docs/wide.css: no rule"), "{fault}");
-    let fault = one_fault("separator", |f| f.write("docs/src/SUMMARY.md", "- [Earlier](results/earlier.md)\n"));
+    let fault =
+        one_fault("separator", |f| f.write("docs/src/SUMMARY.md", "- [Earlier](results/earlier.md)\n"));
     assert!(fault.contains("no separator line `---`"), "{fault}");
 }
 
@@ -189,7 +202,9 @@ fn every_record_is_on_the_page_of_earlier_runs_and_none_is_named_by_a_hash() {
          (run `cargo xtask earlier-runs`)"
     );
     let fault = one_fault("hash-name", |f| f.write("docs/src/results/runs/run-1a2b3c4.txt", ""));
-    assert!(fault.starts_with("reading: docs/src/results/runs/run-1a2b3c4.txt: a record named by a commit hash"));
+    assert!(
+        fault.starts_with("reading: docs/src/results/runs/run-1a2b3c4.txt: a record named by a commit hash")
+    );
 }
 
 #[test]

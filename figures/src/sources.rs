@@ -99,7 +99,8 @@ pub fn check(repo: &Repo) -> Vec<String> {
     for page in &pages {
         let rel = page.strip_prefix(&src).unwrap_or(page).to_string_lossy().replace('\\', "/");
         if rel != "SUMMARY.md" && !summary.contains(&format!("]({rel})")) {
-            faults.push(format!("{}: not in docs/src/SUMMARY.md, so the book has no page for it", shown(page)));
+            faults
+                .push(format!("{}: not in docs/src/SUMMARY.md, so the book has no page for it", shown(page)));
         }
     }
     for page in &pages {
@@ -170,10 +171,7 @@ mod tests {
             plant(&repo, "log/b.md", "```rust\n{{#include ../../code/gone.rs}}\n```\n"),
             ["docs/src/log/b.md: include of a missing file: ../../code/gone.rs"]
         );
-        assert_eq!(
-            plant(&repo, "a.md", "[c](c.md \"C\")\n"),
-            ["docs/src/a.md: broken link: c.md \"C\""]
-        );
+        assert_eq!(plant(&repo, "a.md", "[c](c.md \"C\")\n"), ["docs/src/a.md: broken link: c.md \"C\""]);
         assert_eq!(
             plant(&repo, "c.md", "# C\n"),
             ["docs/src/c.md: not in docs/src/SUMMARY.md, so the book has no page for it"]
