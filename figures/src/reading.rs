@@ -293,8 +293,11 @@ fn pages(root: &Path, pages: &[PathBuf]) -> Vec<String> {
 
 /// README.md's faults: lines, links, where the set-up commands are, hashes.
 fn readme(root: &Path) -> Vec<String> {
+    let readme = match std::fs::read_to_string(root.join("README.md")) {
+        Ok(readme) => readme,
+        Err(e) => return vec![format!("README.md cannot be read ({e})")],
+    };
     let mut faults = Vec::new();
-    let readme = read(&root.join("README.md"));
     let lines = readme.matches('\n').count();
     let links = LINK.find_iter(&readme).count();
     if lines > README_LINES {
@@ -437,7 +440,10 @@ fn records(src: &Path, summary: &str) -> Vec<String> {
 pub fn check(repo: &Repo) -> Vec<String> {
     let root = repo.root();
     let src = repo.src();
-    let summary = read(&src.join("SUMMARY.md"));
+    let summary = match std::fs::read_to_string(src.join("SUMMARY.md")) {
+        Ok(summary) => summary,
+        Err(e) => return vec![format!("reading: docs/src/SUMMARY.md cannot be read ({e})")],
+    };
     let readers = reader_pages(&src, &summary);
     let mut faults = sidebar(root, &summary);
     faults.extend(pages(root, &readers));

@@ -208,6 +208,15 @@ fn every_record_is_on_the_page_of_earlier_runs_and_none_is_named_by_a_hash() {
 }
 
 #[test]
+fn a_missing_readme_or_summary_is_named() {
+    let fault = one_fault("no-readme", |f| std::fs::remove_file(f.root.join("README.md")).unwrap());
+    assert!(fault.starts_with("reading: README.md cannot be read ("), "{fault}");
+    let fault =
+        one_fault("no-summary", |f| std::fs::remove_file(f.root.join("docs/src/SUMMARY.md")).unwrap());
+    assert!(fault.starts_with("reading: docs/src/SUMMARY.md cannot be read ("), "{fault}");
+}
+
+#[test]
 fn character_references_are_decoded() {
     assert_eq!(unescape("a &lt;b&gt; &amp;&amp; &#39;c&#x27; &bogus; & d"), "a <b> && 'c' &bogus; & d");
 }

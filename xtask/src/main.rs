@@ -88,6 +88,10 @@ fn report(faults: &[String]) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let repo = Repo::at(&cli.root.unwrap_or_else(root));
+    if !repo.root().is_dir() {
+        eprintln!("xtask: {} is not a folder", repo.root().display());
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Command::Docs { mdbook } => {
             let mdbook = mdbook
