@@ -10,6 +10,11 @@
 //!
 //! The program (`src/main.rs`): mdbook runs it as the book's preprocessor;
 //! `cargo run -p figures -- readme` writes README.md.
+//!
+//! The book's checks live here too, each a function that returns one line per fault, which
+//! `cargo xtask` runs: the sources mdBook says nothing of (`sources`), the reader's rules
+//! (`reading`), the drawn figures' legibility (`legible`), and the lists of records, which
+//! `earlier` also writes.
 
 use std::path::{Path, PathBuf};
 
