@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The PTX emulator judged against the GPU, on a machine with one (run from the repository root
-# with the bundle of scripts/gpu-bundle in .gpu/; Nsight Compute's ncu and python3 with
+# with the bundle of `cargo xtask gpu-bundle` in .gpu/; Nsight Compute's ncu and python3 with
 # numpy on the PATH):
 #
 #   1. C bit for bit: each lab's kernel on the GPU and on the emulator, same inputs, C saved by

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of step 10's short side, from a gpu-bundle (scripts/gpu-bundle)
+# The GPU checks of step 10's short side, from a gpu-bundle (`cargo xtask gpu-bundle`)
 # carried as .gpu, in parts that each fit one call of the device (at most 600 s). Writes its logs
 # under $OUT (or ./gpu-check).
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU checks of the verdict on a GPU engineer's own data and shapes, from a gpu-bundle
-# (scripts/gpu-bundle) carried as .gpu, in parts that each fit one call of the device (at most
+# (`cargo xtask gpu-bundle`) carried as .gpu, in parts that each fit one call of the device (at most
 # 600 s; about 8 minutes in all on an H200). Writes its logs under $OUT (or ./gpu-check).
 #
 #   CUDA_CACHE_DISABLE=1 bash scripts/gpu-check-verdict.sh subnormal  # products among FP32's subnormals

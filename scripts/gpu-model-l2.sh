@@ -4,7 +4,7 @@
 # (the report's `predicted.h100.l2_read_sectors` and `l2_written_sectors`, read from its JSON,
 # which the `L2 … (N sectors read, M written)` clause of the `each limit` line shows: each block's
 # first-time global sectors, cp.async's and the copy engine's, and the stores). Run on the device
-# from the repository root with the bundle of scripts/gpu-bundle in .gpu/.
+# from the repository root with the bundle of `cargo xtask gpu-bundle` in .gpu/.
 #   bash scripts/gpu-model-l2.sh [SHAPE ...]      (default: --size 1024 and -m 1000 -n 1000 -k 1000)
 # Labs: 02 and 04 to 08, the labs the L2 term was first judged on; another joins by hand.
 set -uo pipefail

@@ -2,7 +2,7 @@
 # The memory system the time model's replay reads, beside Nsight Compute: for the labs that hide
 # a wait (06 to 08) and the copy engine's (08, 12), the L2's sectors read and written by the SMs
 # and by the copy engine, the share that hit, and DRAM's bytes, one launch each. Run on the
-# device from the repository root with the bundle of scripts/gpu-bundle in .gpu/.
+# device from the repository root with the bundle of `cargo xtask gpu-bundle` in .gpu/.
 #   bash scripts/gpu-model-memory.sh [SIZE ...]      (default: 1024 4096)
 # Labs: 06, 07 and 08, which hide a global wait, and 12, whose copy engine reads with multicast.
 set -uo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU side of the emulator's time model (the book's appendix "The time model"), from a
-# gpu-bundle (scripts/gpu-bundle) carried as .gpu. Writes its records under $OUT (or
+# gpu-bundle (`cargo xtask gpu-bundle`) carried as .gpu. Writes its records under $OUT (or
 # ./gpu-model).
 #
 #   bash scripts/gpu-model-runs.sh constants  # the microbenchmarks of ptx_emulator/calibration/

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lab 12's levers on the GPU (toward cuBLAS TF32), from the repository root with the
-# bundle of scripts/gpu-bundle in .gpu/. Every share is of cuBLAS TF32 timed in the same
+# bundle of `cargo xtask gpu-bundle` in .gpu/. Every share is of cuBLAS TF32 timed in the same
 # program run, with the SM clock and power NVML read while each product was timed.
 #   bash scripts/gpu-step12-levers.sh shapes FAMILY [RUN]  compare: labs 08 and 12 (with lab 12's
 #                                                         variants) and cuBLAS at the issue's shapes

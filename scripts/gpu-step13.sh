@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Step 13 on a machine of several GPUs (carry .gpu built by scripts/gpu-bundle): the
+# Step 13 on a machine of several GPUs (carry .gpu built by `cargo xtask gpu-bundle`): the
 # machine's facts, the GPU tests, then the program on 2 GPUs and on all of them, each twice.
 # Logs go to $OUT, each run's report as JSON beside its log (gG-R.jsonl; the program's --record).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as the machines require.

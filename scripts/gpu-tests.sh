@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the test binaries of a gpu-bundle (scripts/gpu-bundle) on the GPU machine in parts,
+# Runs the test binaries of a gpu-bundle (`cargo xtask gpu-bundle`) on the GPU machine in parts,
 # so that each part fits in one call of the device (at most 600 s): the whole suite with every
 # test binary's ignored tests included, as `bash .gpu/run tests` runs it, split by test name.
 # On a machine of four GPUs, `bash .gpu/run tests` runs it in one call, sharded over the GPUs.

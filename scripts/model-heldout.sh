@@ -2,7 +2,7 @@
 # The time model judged on what it was never built on: the held-out set of
 # ptx_emulator/heldout/cases.txt, timed on a GPU, profiled by Nsight Compute, and predicted on the
 # CPU, at 1024³ and 4096³ (the book's appendix "The time model"). The GPU verbs run from a bundle
-# carried as .gpu (scripts/gpu-bundle) and write their records under $OUT (or ./gpu-model).
+# carried as .gpu (`cargo xtask gpu-bundle`) and write their records under $OUT (or ./gpu-model).
 #
 #   bash scripts/model-heldout.sh gpu [lessons] [S...] # each case's report: time, speed, verify
 #                                                      (lessons: the pairs the chapters compare)

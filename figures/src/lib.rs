@@ -10,17 +10,26 @@
 //!
 //! The program (`src/main.rs`): mdbook runs it as the book's preprocessor;
 //! `cargo run -p figures -- readme` writes README.md.
+//!
+//! The book's checks live here too, each a function that returns one line per fault, which
+//! `cargo xtask` runs: the sources mdBook says nothing of (`sources`), the reader's rules
+//! (`reading`), the drawn figures' legibility (`legible`), and the lists of records, which
+//! `earlier` also writes.
 
 use std::path::{Path, PathBuf};
 
 pub mod book;
 pub mod catalog;
+pub mod earlier;
 pub mod field;
 pub mod form;
+pub mod legible;
 pub mod mentions;
+pub mod reading;
 pub mod readme;
 pub mod record;
 pub mod regex_links;
+pub mod sources;
 
 /// The repository's files the figures live in.
 #[derive(Clone, Debug)]

@@ -187,7 +187,7 @@ pub fn fill(
 }
 
 /// How a link names a record: its file name. Records are named by what they measured and when,
-/// never by a commit hash (scripts/check-reading.py checks), so the name is fit to show.
+/// never by a commit hash (`cargo xtask reading` checks), so the name is fit to show.
 pub fn record_name(record: &str) -> String {
     record.rsplit('/').next().unwrap_or(record).to_owned()
 }
