@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
 use common::Shape;
-use compare::tables::{heldout, lessons, model, read_cases};
+use compare::tables::{heldout, lessons, model_table, read_cases};
 
 /// The tables, each written as a record from the runs' JSON (`NAME.jsonl`, which `--record`
 /// writes; `NAME.log` names the `NAME.jsonl` beside it), and step 11's coherent inputs.
@@ -96,13 +96,13 @@ pub enum Tables {
 pub fn run(table: &Tables) -> Result<()> {
     match table {
         Tables::Model { predicted, times, suite, gpu, out } => {
-            let inputs = model::ModelTableInputs {
+            let inputs = model_table::ModelTableInputs {
                 predicted: predicted.clone(),
                 times: times.clone(),
                 suite: suite.clone(),
                 gpu: gpu.clone(),
             };
-            model::run(&inputs, out)
+            model_table::run(&inputs, out)
         }
         Tables::Heldout { times, predicted, ncu, cases, title, gpu, out } => {
             let inputs = heldout::HeldoutTableInputs {

@@ -32,7 +32,7 @@ pub mod inst;
 pub mod joins;
 pub mod memory;
 pub mod parse;
-pub mod record;
+pub mod recording;
 pub mod sanitize;
 pub mod tensor_arith;
 pub mod tensor_map;
@@ -165,24 +165,24 @@ pub struct Emulator {
     /// large grid's counts in the time of a few blocks, its output left unwritten but for them.
     pub scale: bool,
     /// A picture of one warp's access to take in the next launches ([`Emulator::watch`]).
-    watch: Option<record::access::PictureWatch>,
+    watch: Option<recording::warp_access::PictureWatch>,
     /// The compile's `-D` values, with which a picture works out the source's array sizes.
     defines: Vec<(String, i64)>,
     /// Record the timeline of this block of the kernel of this name in its next launches
-    /// ([`record::timeline`]); [`Emulator::take_timeline`] hands it over.
+    /// ([`recording::timeline`]); [`Emulator::take_timeline`] hands it over.
     pub timeline: Option<(String, [u32; 3])>,
-    recorded: Option<record::timeline::Timeline>,
-    /// Record each launch's busiest cluster for the replay ([`record::trace`]);
+    recorded: Option<recording::timeline::Timeline>,
+    /// Record each launch's busiest cluster for the replay ([`recording::trace`]);
     /// [`Emulator::take_replays`] hands the recordings over.
     pub record: bool,
-    replays: Vec<record::Recorded>,
+    replays: Vec<recording::Recorded>,
 }
 
-/// What the launch's first clusters read ([`record::Footprint`]), from the sectors they recorded.
-fn footprint(launch: &exec::Launch) -> record::Footprint {
+/// What the launch's first clusters read ([`recording::Footprint`]), from the sectors they recorded.
+fn footprint(launch: &exec::Launch) -> recording::Footprint {
     let (gx, gy, _) = launch.grid;
     let (cx, cy, _) = launch.cluster;
-    let mut f = record::Footprint { side_x: gx / cx, side_y: gy / cy, ..Default::default() };
+    let mut f = recording::Footprint { side_x: gx / cx, side_y: gy / cy, ..Default::default() };
     let Some(prints) = &launch.footprints else { return f };
     let got = prints.got.lock().expect("no worker panics holding it");
     let of = |c: u64| got.iter().find(|(i, _)| *i == c).map(|(_, s)| s.as_slice());
@@ -380,9 +380,9 @@ impl Emulator {
         let replayed = match (&ran, &launch.record) {
             (Ok(_), Some(ask)) => {
                 let trace = ask.lock().expect("no worker panics holding it").take();
-                trace.map(|trace| record::Recorded {
+                trace.map(|trace| recording::Recorded {
                     footprint: footprint(&launch),
-                    ..record::Recorded::new(trace, &launch)
+                    ..recording::Recorded::new(trace, &launch)
                 })
             }
             _ => None,
@@ -398,10 +398,10 @@ impl Emulator {
         ran
     }
 
-    /// Asks for a picture of one warp's access at a `.cu` line (see [`record::access`]), kept from the
+    /// Asks for a picture of one warp's access at a `.cu` line (see [`recording::warp_access`]), kept from the
     /// first launch in which that warp executes a global or shared load or store there. Refused
     /// with a sentence where no kernel loaded has such an access at that line.
-    pub fn watch(&mut self, request: record::access::Request) -> Result<(), String> {
+    pub fn watch(&mut self, request: recording::warp_access::Request) -> Result<(), String> {
         let mut files: Vec<&str> = Vec::new();
         let mut lines: Vec<u32> = Vec::new();
         for k in self.kernels.values().filter_map(|k| k.as_ref().ok()) {
@@ -410,7 +410,7 @@ impl Emulator {
                 if !files.contains(&file.as_str()) {
                     files.push(file);
                 }
-                if request.names(file) && record::access::pictured(&inst.op) {
+                if request.names(file) && recording::warp_access::pictured(&inst.op) {
                     lines.push(inst.line);
                 }
             }
@@ -434,7 +434,7 @@ impl Emulator {
                 some.join(", ")
             ));
         }
-        let mut w = record::access::PictureWatch::new(request);
+        let mut w = recording::warp_access::PictureWatch::new(request);
         w.defines = self.defines.clone();
         self.watch = Some(w);
         Ok(())
@@ -442,17 +442,17 @@ impl Emulator {
 
     /// The accesses the picture asked for with [`Emulator::watch`] kept (none if the warp has not
     /// executed the line yet).
-    pub fn watched(&self) -> Vec<record::access::WarpAccess> {
-        self.watch.as_ref().map(record::access::PictureWatch::accesses).unwrap_or_default()
+    pub fn watched(&self) -> Vec<recording::warp_access::WarpAccess> {
+        self.watch.as_ref().map(recording::warp_access::PictureWatch::accesses).unwrap_or_default()
     }
 
     /// The recordings of the launches since the last call, for the replay ([`Emulator::record`]).
-    pub fn take_replays(&mut self) -> Vec<record::Recorded> {
+    pub fn take_replays(&mut self) -> Vec<recording::Recorded> {
         std::mem::take(&mut self.replays)
     }
 
     /// The timeline recorded by the last launch that recorded one ([`Emulator::timeline`]).
-    pub fn take_timeline(&mut self) -> Option<record::timeline::Timeline> {
+    pub fn take_timeline(&mut self) -> Option<recording::timeline::Timeline> {
         self.recorded.take()
     }
 
@@ -501,10 +501,10 @@ impl Emulator {
         }
         let timeline = match &self.timeline {
             Some((kernel, block)) if kernel == name => {
-                if let Some(why) = record::timeline::outside_grid(name, *block, config.grid) {
+                if let Some(why) = recording::timeline::outside_grid(name, *block, config.grid) {
                     return Err(Error::Launch(why));
                 }
-                Some(record::timeline::Ask { block: *block, recorded: Default::default() })
+                Some(recording::timeline::Ask { block: *block, recorded: Default::default() })
             }
             _ => None,
         };

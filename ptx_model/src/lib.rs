@@ -1,5 +1,5 @@
 //! The time model of the course's PTX emulator: what a launch would take on a GPU, from what the
-//! emulator counted and recorded of it (`ptx_emulator::Traffic`, `ptx_emulator::record`).
+//! emulator counted and recorded of it (`ptx_emulator::Traffic`, `ptx_emulator::recording`).
 //!
 //! ```text
 //! Emulator::launch ──▶ Traffic + record::Recorded ──▶ replay (clocks on one SM) ──▶ predict (time on the GPU)

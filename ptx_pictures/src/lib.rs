@@ -1,4 +1,4 @@
-//! Pictures of what the course's PTX emulator recorded of a run (`ptx_emulator::record`), as SVG
+//! Pictures of what the course's PTX emulator recorded of a run (`ptx_emulator::recording`), as SVG
 //! text.
 //!
 //! - [`access`]: one warp's access at a `.cu` line, lane by lane, with the sectors and lines or
@@ -9,7 +9,7 @@
 //! - [`cycles`]: the busiest block's warps in the time model's clocks, from its replay
 //!   (`ptx_model::replay`): when each issued, and what it waited for.
 
-pub mod access;
+pub mod access_svg;
 pub mod cycles;
 mod timeline_rows;
 mod timeline_svg;
@@ -17,7 +17,7 @@ mod timeline_svg;
 pub use timeline_rows::{ItemKind, RoleRow, RowItem};
 
 /// A block's recorded timeline drawn: the drawing as methods of
-/// [`Timeline`](ptx_emulator::record::timeline::Timeline), which the machine's
+/// [`Timeline`](ptx_emulator::recording::timeline::Timeline), which the machine's
 /// crate defines.
 pub trait TimelinePicture {
     /// The rounds a picture shows: `window` where given (clipped to the run), else the first

@@ -2,7 +2,7 @@
 //! few items (a buffer filled, a buffer landed, a buffer consumed, a wait, the stores), ready to be
 //! drawn.
 
-use ptx_emulator::record::timeline::{ENGINE, PEER, Timeline, TimelineEvent, What};
+use ptx_emulator::recording::timeline::{ENGINE, PEER, Timeline, TimelineEvent, What};
 
 /// What an item is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::TimelinePicture;
 use super::timeline_rows::{ItemKind, RoleRow, RowItem};
-use ptx_emulator::record::timeline::{Timeline, What};
+use ptx_emulator::recording::timeline::{Timeline, What};
 
 /// The picture's width, and where the rounds start and end across it.
 const WIDTH: f64 = 920.0;
@@ -182,7 +182,7 @@ impl TimelinePicture for Timeline {
         );
         let empty = self.empty_bars();
         for g in self.consumers() {
-            let of = |w: u32| w != ptx_emulator::record::timeline::ENGINE && w / 4 == g;
+            let of = |w: u32| w != ptx_emulator::recording::timeline::ENGINE && w / 4 == g;
             let mine =
                 |k: &dyn Fn(&What) -> bool| self.events.iter().filter(|e| of(e.who) && k(&e.what)).count();
             let _ = writeln!(
@@ -196,7 +196,7 @@ impl TimelinePicture for Timeline {
             );
         }
         let peers =
-            count_by(self, ptx_emulator::record::timeline::PEER, |w| matches!(w, What::Arrive { .. }));
+            count_by(self, ptx_emulator::recording::timeline::PEER, |w| matches!(w, What::Arrive { .. }));
         if peers > 0 {
             let _ = writeln!(s, "  the cluster's other blocks: {peers} arrivals on this block's empty[s]");
         }
@@ -380,7 +380,7 @@ fn escape(text: &str) -> String {
 mod tests {
     use crate::TimelinePicture;
     use crate::timeline_rows::ItemKind;
-    use ptx_emulator::record::timeline::{ENGINE, Timeline, TimelineEvent, What};
+    use ptx_emulator::recording::timeline::{ENGINE, Timeline, TimelineEvent, What};
 
     /// One buffer filled by warp 0, landed, read by warpgroup 1's warp 4, freed, and C stored.
     fn one_buffer() -> Timeline {

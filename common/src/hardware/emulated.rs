@@ -8,8 +8,8 @@ use cudarc::nvrtc;
 
 use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 
-pub use ptx_emulator::record::Recorded;
-pub use ptx_emulator::record::timeline::{self, Timeline};
+pub use ptx_emulator::recording::Recorded;
+pub use ptx_emulator::recording::timeline::{self, Timeline};
 pub use ptx_emulator::{
     Arg, Config, Emulator, Error as EmulatorError, FaultKind, Swizzle, TensorMap, Traffic,
 };

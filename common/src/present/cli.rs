@@ -151,7 +151,7 @@ pub struct Args {
     /// instruction of the line the first time the warp executes it (at most 4; the copies of one
     /// load that an unrolled loop makes, once).
     #[arg(long, value_name = "FILE.cu:LINE", value_parser = parse_picture)]
-    pub picture_access: Option<ptx_emulator::record::access::Request>,
+    pub picture_access: Option<ptx_emulator::recording::warp_access::Request>,
 
     /// Where --picture-access writes its SVG (default access.svg in the system's scratch folder, /tmp on Linux).
     #[arg(long, value_name = "FILE.svg")]
@@ -413,8 +413,8 @@ pub fn parse_gpu(s: &str) -> Result<&'static ptx_model::profile::Profile, String
     })
 }
 
-fn parse_picture(s: &str) -> Result<ptx_emulator::record::access::Request, String> {
-    ptx_emulator::record::access::Request::parse(s)
+fn parse_picture(s: &str) -> Result<ptx_emulator::recording::warp_access::Request, String> {
+    ptx_emulator::recording::warp_access::Request::parse(s)
 }
 
 /// A block of the grid: `X,Y,Z`.
@@ -461,7 +461,7 @@ mod tests {
     /// busiest row's items and half an item more) is the one the timeline draws.
     #[test]
     fn the_timeline_rounds_default_is_the_one_the_help_states() {
-        use ptx_emulator::record::timeline::{Timeline, TimelineEvent, What};
+        use ptx_emulator::recording::timeline::{Timeline, TimelineEvent, What};
         use ptx_pictures::TimelinePicture;
         let help = Args::command().render_long_help().to_string();
         let entry = help.split("--timeline-rounds").nth(1).expect("the option's help");

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use ptx_emulator::Traffic;
-use ptx_emulator::record::Recorded;
+use ptx_emulator::recording::Recorded;
 use ptx_model::predict::{self, Bottleneck, Prediction};
 use ptx_model::profile::{self, Profile};
 

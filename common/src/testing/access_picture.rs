@@ -9,7 +9,7 @@ use crate::matrix::{Family, Inputs, Shape};
 use crate::run::EmulatorStep;
 use crate::step::GpuStep;
 
-pub use ptx_emulator::record::access::{PictureKind, Request, WarpAccess};
+pub use ptx_emulator::recording::warp_access::{PictureKind, Request, WarpAccess};
 
 /// The accesses `spec` (`FILE.cu:LINE[:block=X,Y,Z][:warp=W]`) asks for, from one product of
 /// `step` at `(m, n, k)` with `overrides` on its parameters; or the sentence that refuses it.

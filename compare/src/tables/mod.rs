@@ -17,7 +17,7 @@ use serde_json::Value;
 
 pub mod heldout;
 pub mod lessons;
-pub mod model;
+pub mod model_table;
 
 /// The versions of the report's JSON the tables read (`common::emit::SCHEMA` and those before
 /// it): schema 3 renamed the replay's busy shares, which the tables do not read.

@@ -34,7 +34,7 @@ pub fn fragment_writes(k: &DecodedKernel) -> Vec<Vec<R>> {
     }
     fragments.sort_unstable();
     fragments.dedup();
-    crate::record::trace::statics(k)
+    crate::recording::trace::statics(k)
         .into_iter()
         .zip(&k.insts)
         .map(|(s, inst)| match inst.op {

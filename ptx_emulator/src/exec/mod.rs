@@ -10,18 +10,18 @@
 //! - [`schedule`]: the rounds of a cluster's warps, barriers released, copies landed;
 //! - [`deadlock`]: a round in which no warp gets further named, one line for each thing waited for;
 //! - [`instruction`]: one instruction for the lanes that execute it, handed to the part it belongs to;
-//! - [`cluster`] (the block's and the cluster's barriers, `mapa`), [`tma`] (the copy engine),
-//!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`access`]
+//! - [`cluster`] (the block's and the cluster's barriers, `mapa`), [`copy_engine`] (TMA),
+//!   [`mbarrier`], [`tensor`] (`wgmma`), [`collective`] (warp-wide instructions), [`loads_stores`]
 //!   (loads, stores, atomics, `cp.async`);
 //! - [`fragments`]: the sanitizer's check of the registers a wgmma in flight still reads;
 //! - [`operands`]: the sanitizer's trace of `mma.sync`'s operands to the elements of A and B;
 //! - [`async_proxy`] and [`order`]: the sanitizer's checks of the copy engine's and the tensor
 //!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
-//!   picture of one warp's access keeps (see [`crate::record::access`]); [`global_order`]: the order of
+//!   picture of one warp's access keeps (see [`crate::recording::warp_access`]); [`global_order`]: the order of
 //!   global memory across clusters;
 //! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does;
 //! - [`timeline_hooks`] and [`trace_hooks`]: what a block's timeline picture and the time model's
-//!   replay ([`crate::record::trace`]) record as the warps run;
+//!   replay ([`crate::recording::trace`]) record as the warps run;
 //! - [`state`], [`shadows`], [`operand_tags`] and [`global_watch`]: what a cluster, a block and a
 //!   warp hold (how their program counters move among it), what the sanitizer keeps beside them
 //!   (the operands' tags, and what each warp knows of other clusters' stores), and how a fault
@@ -35,16 +35,17 @@ use crate::memory::Global;
 use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
-mod access;
 pub mod async_proxy;
 mod cluster;
 mod collective;
+pub mod copy_engine;
 mod deadlock;
 mod fragments;
 mod global_order;
 pub mod global_watch;
 mod instruction;
 mod lanes;
+mod loads_stores;
 pub mod mbarrier;
 mod names;
 mod operand_tags;
@@ -56,7 +57,6 @@ mod shadows;
 pub mod state;
 pub mod tensor;
 mod timeline_hooks;
-pub mod tma;
 mod trace_hooks;
 
 pub use state::{Cluster, Lanes, Launch, Warp};

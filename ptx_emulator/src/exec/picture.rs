@@ -1,4 +1,4 @@
-//! What a picture of one warp's access keeps (see [`crate::record::access`]): called where the emulator
+//! What a picture of one warp's access keeps (see [`crate::recording::warp_access`]): called where the emulator
 //! executes a global or shared load or store, or an `ldmatrix`, only while a picture is asked for.
 //! It names what the lanes reach as the kernel does ([`Cluster::name_access`]): the matrix, the
 //! kernel argument or shared array, the expression of the source line, and each lane's (row,
@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use crate::inst::{Addr, Inst, Merge, Space, Src};
 use crate::memory::SHARED_WINDOW;
-use crate::record::access::{Head, LaneWord, PictureKind, WarpAccess};
-use crate::record::source;
+use crate::recording::source;
+use crate::recording::warp_access::{Head, LaneWord, PictureKind, WarpAccess};
 use crate::tensor_map::Swizzle;
 
 use super::state::{Cluster, Lanes, Warp};
@@ -65,7 +65,7 @@ impl Cluster<'_> {
             AccessKind::Matrix { count } => {
                 let lanes: Vec<(u32, u64)> = (0..8 * count as usize).map(|l| (l as u32, shared(l))).collect();
                 let mut access = WarpAccess::shared(head, 16, lanes);
-                access.kind = crate::record::access::PictureKind::Matrix;
+                access.kind = crate::recording::warp_access::PictureKind::Matrix;
                 access.wavefronts = u64::from(count);
                 access
             }

@@ -41,20 +41,20 @@ pub struct Launch<'k> {
     pub sanitize: bool,
     /// Host threads that run clusters.
     pub workers: usize,
-    /// A picture of one warp's access asked for (see [`crate::record::access`]).
-    pub watch: Option<&'k crate::record::access::PictureWatch>,
+    /// A picture of one warp's access asked for (see [`crate::recording::warp_access`]).
+    pub watch: Option<&'k crate::recording::warp_access::PictureWatch>,
     /// The block whose timeline to record, and where it goes.
-    pub timeline: Option<crate::record::timeline::Ask>,
+    pub timeline: Option<crate::recording::timeline::Ask>,
     /// With the sanitizer on and workspaces watched: the watch over them.
     pub watching: Option<super::global_watch::Watching<'k>>,
-    /// Where the replay asks for one: the busiest cluster's recording ([`crate::record::trace`]).
-    pub record: Option<std::sync::Arc<std::sync::Mutex<Option<crate::record::trace::Trace>>>>,
+    /// Where the replay asks for one: the busiest cluster's recording ([`crate::recording::trace`]).
+    pub record: Option<std::sync::Arc<std::sync::Mutex<Option<crate::recording::trace::Trace>>>>,
     /// Where the replay asks for one: the sectors the first clusters read ([`Footprints`]).
     pub footprints: Option<std::sync::Arc<Footprints>>,
 }
 
 /// The global sectors read by the clusters `wanted` names (by index in launch order), for the
-/// time model's estimate of the L2's misses ([`crate::record::Footprint`]).
+/// time model's estimate of the L2's misses ([`crate::recording::Footprint`]).
 #[derive(Debug, Default)]
 pub struct Footprints {
     pub wanted: Vec<u64>,
@@ -344,10 +344,10 @@ pub struct Cluster<'a> {
     /// The counts when the cluster started, for the most one block did.
     pub at_start: Traffic,
     pub pairs: Vec<(u32, u32)>,
-    /// The block's timeline, where the launch asks for one ([`crate::record::timeline`]).
-    pub timeline: Option<Box<crate::record::timeline::TimelineRecorder>>,
+    /// The block's timeline, where the launch asks for one ([`crate::recording::timeline`]).
+    pub timeline: Option<Box<crate::recording::timeline::TimelineRecorder>>,
     /// The cluster's recording for the replay, where the launch asks for one.
-    pub trace: Option<Box<crate::record::trace::TraceRecorder>>,
+    pub trace: Option<Box<crate::recording::trace::TraceRecorder>>,
     /// The sectors this cluster reads from global memory, where its launch asks for them, and
     /// the cluster's index.
     pub footprint: Option<(u64, std::collections::HashSet<u64>)>,

@@ -1,9 +1,9 @@
-//! The machine's hooks that feed a block's timeline ([`crate::record::timeline`]): each a test of
+//! The machine's hooks that feed a block's timeline ([`crate::recording::timeline`]): each a test of
 //! an `Option` when no timeline is asked for.
 
 use super::Warp;
 use super::state::{Cluster, Landing};
-use crate::record::timeline::*;
+use crate::recording::timeline::*;
 
 impl Cluster<'_> {
     /// The recorder, where it is on and the event concerns block `rank` of the cluster.

@@ -1,10 +1,10 @@
-//! The machine's hooks that record a cluster's warps for the replay ([`crate::record::trace`]): each
+//! The machine's hooks that record a cluster's warps for the replay ([`crate::recording::trace`]): each
 //! executed instruction with what the traffic counters saw it do, and the mbarrier phases it
 //! arrives on, lands bytes on or waits for. Each hook is a test of an `Option` when no replay is
 //! asked for.
 
 use crate::inst::{Inst, Op, Space, Src};
-use crate::record::trace::{CLUSTER_BARRIER, Phase, Trace, TraceEvent, TraceRecorder, Where};
+use crate::recording::trace::{CLUSTER_BARRIER, Phase, Trace, TraceEvent, TraceRecorder, Where};
 use crate::traffic::Traffic;
 
 use super::state::{Cluster, Lanes, Warp};

@@ -14,12 +14,12 @@
 //! share of the L2), for its block's barrier or its mbarrier's phase. The book's appendix "The
 //! time model" explains it with its constants ([`sm`]).
 
-pub mod order;
+pub mod issue_order;
 pub mod sim;
 #[cfg(test)]
 mod tests;
 
-pub use ptx_emulator::record::{Footprint, Recorded, Static, Trace, trace};
+pub use ptx_emulator::recording::{Footprint, Recorded, Static, Trace, trace};
 pub use sim::{Activity, ReplayOutcome, Setup, Span, WaitClocks};
 
 /// A launch's recording replayed: the replay as a method of [`Recorded`], which the machine's
@@ -54,7 +54,8 @@ impl ReplayRecorded for Recorded {
         let (sm, memory) = (&profile.sm, &profile.memory);
         let free = if registers == 0 { 0 } else { self.register_limit.saturating_sub(registers) };
         let mut trace = self.trace.clone_counts();
-        trace.streams = self.trace.streams.iter().map(|s| order::schedule(s, &self.statics, free)).collect();
+        trace.streams =
+            self.trace.streams.iter().map(|s| issue_order::schedule(s, &self.statics, free)).collect();
         trace.links = self.trace.links.clone();
         let cluster = u64::from(self.cluster.max(1));
         let clusters = self.blocks.div_ceil(cluster);

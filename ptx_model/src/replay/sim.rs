@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::profile::Sm;
-use ptx_emulator::record::trace::{
+use ptx_emulator::recording::trace::{
     CLUSTER_BARRIER, InstClass, Phase, Static, Trace, TraceEvent, WgmmaInputs, Where,
 };
 

@@ -3,13 +3,13 @@
 //! mbarrier's phase, ptxas's order and the steady state.
 
 use super::L2Misses;
-use super::order::schedule;
+use super::issue_order::schedule;
 use super::sim::{Setup, replay};
 use crate::profile::H100;
 
 const H100_SM: crate::profile::Sm = H100.sm;
 const L2_IDLE: f64 = 284.0;
-use ptx_emulator::record::trace::{InstClass, Phase, Static, Trace, TraceEvent, Where};
+use ptx_emulator::recording::trace::{InstClass, Phase, Static, Trace, TraceEvent, Where};
 
 const FMA: u32 = 0; // fma r1 ← r1 (a chain)
 const FMA_FREE: u32 = 1; // fma r2 ← r3 (independent)

@@ -26,7 +26,7 @@ use crate::report::{EmulatorInfo, RanOn, Report};
 use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::{layout, multiply};
 use crate::timing::Stats;
-use ptx_emulator::record::access::{Request, WarpAccess};
+use ptx_emulator::recording::warp_access::{Request, WarpAccess};
 
 /// The largest side of the shape an emulated run takes when none is given: small enough that
 /// every lab runs in a second or two.
@@ -200,7 +200,7 @@ fn picture(request: &Request, accesses: &[WarpAccess], to: Option<&std::path::Pa
     // By default the picture goes to the system's scratch folder, never into the checkout.
     let scratch = std::env::temp_dir().join("access.svg");
     let to = to.unwrap_or(&scratch);
-    std::fs::write(to, ptx_pictures::access::draw(accesses))
+    std::fs::write(to, ptx_pictures::access_svg::draw(accesses))
         .map_err(|e| anyhow!("--picture-to could not write {}: {e}", to.display()))?;
     for a in accesses {
         for (i, line) in a.summary().iter().enumerate() {

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use ptx_emulator::record::access::{Pass, PictureKind, WarpAccess};
+use ptx_emulator::recording::warp_access::{Pass, PictureKind, WarpAccess};
 
 const WIDTH: u32 = 920;
 /// Where the columns start (labels to their left), each column's width, a row's height.
@@ -452,7 +452,7 @@ fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ptx_emulator::record::access::{Head, LaneWord, Named, WarpAccess};
+    use ptx_emulator::recording::warp_access::{Head, LaneWord, Named, WarpAccess};
 
     fn head(opcode: &str) -> Head {
         Head { at: "k.cu:3".into(), opcode: opcode.into(), block: [0; 3], warp: 0, write: false }

@@ -14,7 +14,7 @@
 
 use std::collections::BinaryHeap;
 
-use ptx_emulator::record::trace::{InstClass, R, Static, TraceEvent, Where};
+use ptx_emulator::recording::trace::{InstClass, R, Static, TraceEvent, Where};
 
 /// The longest run scheduled as one (a longer one is cut).
 pub const LONGEST_RUN: usize = 1024;

@@ -5,10 +5,10 @@
 //! fills them as it runs; reading them in clock cycles and drawing them is left to the crates that
 //! depend on it.
 
-pub mod access;
 pub mod source;
 pub mod timeline;
 pub mod trace;
+pub mod warp_access;
 
 pub use trace::{Static, Trace};
 
