@@ -16,7 +16,7 @@ use serde_json::Value;
 use common::clock::Held;
 use common::emulated::Traffic;
 use common::emulated::profile::{self, Profile};
-use common::gpu::{DeviceInfo, LaunchLimits, Resources};
+use common::gpu::{GpuFacts, LaunchLimits, Resources};
 use common::hooks::Paths;
 use common::report::{EmulatorInfo, KernelFacts, NextProduct, RanOn, Report};
 use common::timing::Stats;
@@ -33,8 +33,8 @@ fn verdict(precision: Precision) -> common::verify::Verdict {
     verify::verify(shape, &c, &want, precision)
 }
 
-fn h100() -> DeviceInfo {
-    DeviceInfo {
+fn h100() -> GpuFacts {
+    GpuFacts {
         ordinal: 0,
         name: "NVIDIA H100 80GB HBM3".into(),
         compute_capability: (9, 0),

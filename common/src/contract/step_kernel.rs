@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use crate::gpu::{DeviceInfo, Gpu, Kernel, Resources};
+use crate::gpu::{GpuFacts, Gpu, Kernel, Resources};
 use crate::gpu_queue::{GpuQueue, GpuState};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape, transpose};
@@ -65,7 +65,7 @@ impl<'a> StepKernel<'a> {
 
     /// The geometry for `shape` on this device (the parameters checked at that shape first), and
     /// its resource cost.
-    pub fn fit(&self, info: &DeviceInfo, shape: Shape) -> Result<(Geometry, Resources)> {
+    pub fn fit(&self, info: &GpuFacts, shape: Shape) -> Result<(Geometry, Resources)> {
         self.fit_validated(info, shape, self.step.validate(&self.params, shape, &info.limits)?)
     }
 
@@ -73,7 +73,7 @@ impl<'a> StepKernel<'a> {
     /// device.
     pub fn fit_validated(
         &self,
-        info: &DeviceInfo,
+        info: &GpuFacts,
         shape: Shape,
         geometry: Geometry,
     ) -> Result<(Geometry, Resources)> {

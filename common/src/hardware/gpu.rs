@@ -82,9 +82,9 @@ pub fn compute_capability_of(arch: &str) -> Option<(i32, i32)> {
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` raised.
 pub const DEFAULT_SMEM_PER_BLOCK: u32 = 48 * 1024;
 
-/// Facts about the device that the report and the checks use.
+/// Facts about the GPU a run opened, that the report and the checks use.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct DeviceInfo {
+pub struct GpuFacts {
     pub ordinal: usize,
     pub name: String,
     pub compute_capability: (i32, i32),
@@ -102,7 +102,7 @@ pub struct DeviceInfo {
     pub nvml: Option<String>,
 }
 
-impl DeviceInfo {
+impl GpuFacts {
     /// FP32 lanes (FMA units) per SM, by architecture.
     pub fn fp32_lanes_per_sm(&self) -> u32 {
         match self.compute_capability {
@@ -144,7 +144,7 @@ impl DeviceInfo {
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
-    pub info: DeviceInfo,
+    pub info: GpuFacts,
     /// The timing hold kernel, loaded on first use.
     hold: OnceLock<Hold>,
     /// The SM clock and power through NVML, or why they cannot be read.
@@ -224,12 +224,12 @@ pub fn open(step: &str, ordinal: usize) -> Result<Gpu> {
     Ok(Gpu { ctx, stream, info, hold: OnceLock::new(), clocks })
 }
 
-fn device_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
+fn device_info(ctx: &Arc<CudaContext>) -> Result<GpuFacts> {
     let attr = |a: Attr| -> Result<u32> { Ok(ctx.attribute(a)?.max(0) as u32) };
     let mut driver_version = 0;
     // SAFETY: writes one int.
     unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }.result()?;
-    Ok(DeviceInfo {
+    Ok(GpuFacts {
         ordinal: ctx.ordinal(),
         name: ctx.name()?,
         compute_capability: ctx.compute_capability()?,
@@ -519,7 +519,7 @@ impl Kernel {
     /// and reports its resources at `threads_per_block`.
     pub fn resources(
         &self,
-        info: &DeviceInfo,
+        info: &GpuFacts,
         threads_per_block: u32,
         dynamic_smem: u32,
     ) -> Result<Resources> {
@@ -670,7 +670,7 @@ mod tests {
 
     #[test]
     fn peak_from_the_device_facts() {
-        let h100 = DeviceInfo {
+        let h100 = GpuFacts {
             ordinal: 0,
             name: "H100".into(),
             compute_capability: (9, 0),
@@ -689,7 +689,7 @@ mod tests {
         assert_eq!(h100.arch(), "sm_90");
         assert_eq!(h100.fp32_lanes_per_sm(), 128);
         assert!((h100.peak_gflops() - 66_908.16).abs() < 1e-6);
-        let a100 = DeviceInfo { compute_capability: (8, 0), sms: 108, clock_mhz: 1410, ..h100 };
+        let a100 = GpuFacts { compute_capability: (8, 0), sms: 108, clock_mhz: 1410, ..h100 };
         assert!((a100.peak_gflops() - 19_491.84).abs() < 1e-6);
     }
 }

@@ -95,20 +95,20 @@ impl Blas {
             .stream
             .alloc_zeros::<f64>(s.m * s.n)
             .map_err(|e| anyhow!("allocating the reference on the GPU: {e:?}"))?;
-        let mut engine = DeviceEngine { blas: self, shape: s, operands: None, c };
+        let mut engine = DgemmEngine { blas: self, shape: s, operands: None, c };
         crate::reference::compute(&mut engine, inputs, "cuBLAS DGEMM")
     }
 }
 
-/// The reference's products on the device (see [`crate::reference::Engine`]).
-struct DeviceEngine<'a> {
+/// The reference's products by cuBLAS DGEMM on the GPU (see [`crate::reference::Engine`]).
+struct DgemmEngine<'a> {
     blas: &'a Blas,
     shape: Shape,
     operands: Option<(CudaSlice<f64>, CudaSlice<f64>)>,
     c: CudaSlice<f64>,
 }
 
-impl Engine for DeviceEngine<'_> {
+impl Engine for DgemmEngine<'_> {
     fn load(&mut self, a: Vec<f64>, b: Vec<f64>) -> Result<()> {
         let s = &self.blas.stream;
         self.operands = None;

@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 
 use crate::clock::Held;
 use crate::emulated::{DEVICE_LINE, Traffic};
-use crate::gpu::{DeviceInfo, Resources};
+use crate::gpu::{GpuFacts, Resources};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape};
 use crate::numbers::{bytes, count, joules};
@@ -22,7 +22,7 @@ use crate::verify::{Precision, Verdict, share};
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RanOn {
-    Gpu(DeviceInfo),
+    Gpu(GpuFacts),
     Cpu,
     /// On the PTX emulator: what it counted, and how long it took.
     Emulated(Box<EmulatorInfo>),
