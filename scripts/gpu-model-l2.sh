@@ -2,7 +2,7 @@
 # The time model's L2 term judged against Nsight Compute: the sectors the L2 sends to the SMs and
 # takes from them (lts__t_sectors_srcunit_tex_op_read/write), beside the sectors the model counts
 # (the report's `predicted.h100.l2_read_sectors` and `l2_written_sectors`, read from its JSON,
-# which the `L2 … (N sectors read, M written)` clause of the `each limit` line shows: each block's
+# which the `L2 … (N sectors read, M written)` clause of the `each term` line shows: each block's
 # first-time global sectors, cp.async's and the copy engine's, and the stores). Run on the device
 # from the repository root with the bundle of `cargo xtask gpu-bundle` in .gpu/.
 #   bash scripts/gpu-model-l2.sh [SHAPE ...]      (default: --size 1024 and -m 1000 -n 1000 -k 1000)

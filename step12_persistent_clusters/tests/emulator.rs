@@ -266,8 +266,8 @@ fn nvrtc_emulated_run_fails_a_count_left_for_the_next_launch() {
         let derived = &ran.report.as_ref().expect("the report as JSON")["derived"];
         assert_eq!(derived["passed"], true, "{shape:?}: the first launch is right: {out}");
         assert_eq!(derived["next_product_passed"], false, "{shape:?}: {out}");
-        assert!(out.contains("next launch  FAIL · a second launch"), "{shape:?}: {out}");
-        assert!(err.contains("see the next launch line above"), "{shape:?}: {err}");
+        assert!(out.contains("next product FAIL · a second product"), "{shape:?}: {out}");
+        assert!(err.contains("see the next product line above"), "{shape:?}: {err}");
     }
     // The kernel as it is passes both launches.
     let ran = run_for_report(bin, &["--emulate", "-m", "256", "-n", "256", "-k", "2048"], &[]);
@@ -384,7 +384,7 @@ fn nvrtc_emulator_names_a_count_of_the_pieces_made_relaxed() {
 }
 
 /// The reset of a tile's count removed: the next launch reads the count the first left, named
-/// at the read with the first launch's atomic, beside the run's outcome (the next launch's C is
+/// at the read with the first launch's atomic, beside the run's outcome (the next product's C is
 /// wrong).
 #[test]
 #[ignore = "needs libnvrtc"]
@@ -404,7 +404,7 @@ fn nvrtc_emulator_names_the_count_a_launch_left_for_the_next() {
         }
         let (code, out, err) = run_for_output(bin, &args);
         assert_eq!(code, Some(1), "{args:?}: {out}{err}");
-        assert!(out.contains("next launch  FAIL"), "{args:?}: {out}");
+        assert!(out.contains("next product FAIL"), "{args:?}: {out}");
         let finding =
             err.lines().find(|l| l.contains("in launch 2 of the product")).unwrap_or_else(|| panic!("{err}"));
         for part in [
@@ -425,6 +425,6 @@ fn nvrtc_emulator_names_the_count_a_launch_left_for_the_next() {
             assert!((asm..asm + 3).contains(&line), "{args:?}: line {line}: {finding}");
         }
         // The outcome's own sentence follows.
-        assert!(err.contains("see the next launch line above"), "{args:?}: {err}");
+        assert!(err.contains("see the next product line above"), "{args:?}: {err}");
     }
 }
