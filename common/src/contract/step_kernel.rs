@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use anyhow::{Result, anyhow, bail};
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use crate::gpu::{GpuFacts, Gpu, Kernel, Resources};
+use crate::gpu::{Gpu, GpuFacts, Kernel, Resources};
 use crate::gpu_queue::{GpuQueue, GpuState};
 use crate::hooks::Paths;
 use crate::matrix::{Inputs, Shape, transpose};

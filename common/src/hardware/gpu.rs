@@ -517,12 +517,7 @@ impl Kernel {
 
     /// Lets the kernel use `dynamic_smem` bytes of dynamic shared memory (needed above 48 KB)
     /// and reports its resources at `threads_per_block`.
-    pub fn resources(
-        &self,
-        info: &GpuFacts,
-        threads_per_block: u32,
-        dynamic_smem: u32,
-    ) -> Result<Resources> {
+    pub fn resources(&self, info: &GpuFacts, threads_per_block: u32, dynamic_smem: u32) -> Result<Resources> {
         let get = |a: FnAttr| -> Result<u32> {
             Ok(self.func.get_attribute(a).map_err(|e| anyhow!("reading a kernel attribute: {e:?}"))?.max(0)
                 as u32)
