@@ -8,6 +8,11 @@
 #                                                      (lessons: the pairs the chapters compare)
 #   bash scripts/model-heldout.sh ncu heldout [S...] # each case's busiest units by Nsight Compute
 #   bash scripts/model-heldout.sh ncu labs [S...]    # the same for every lab and stage
+#   bash scripts/model-heldout.sh states [S...]      # the whole corpus (labs, stages, variants,
+#                                                      held-out and lessons' kernels): Nsight
+#                                                      Compute's warp states, issue slots, pipes,
+#                                                      L2 hit rate and DRAM bytes
+#   scripts/model-heldout.sh predict corpus [S...]   # the same corpus predicted on the CPU
 #   scripts/model-heldout.sh predict [lessons] [S...] > NAME.log # each case predicted on the CPU (needs NVRTC;
 #                                                      MODEL_GPU=H200 predicts for the H200)
 #
@@ -26,9 +31,17 @@ if [ "${1:-}" = lessons ]; then
     case_file=ptx_emulator/heldout/lessons.txt
     set_name=lessons
     shift
+elif [ "${1:-}" = corpus ]; then
+    case_file=ptx_emulator/heldout/corpus.txt
+    set_name=corpus
+    shift
 fi
+cases_of() {
+    grep -v '^#' "$1" | awk 'NF >= 2 { n = $1; s = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); print n "|" s "|" $0 }'
+}
+# CASES_FROM: another file of cases in their place (a part of one, to run parts side by side).
 cases() {
-    grep -v '^#' "$case_file" | awk 'NF >= 2 { n = $1; s = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); print n "|" s "|" $0 }'
+    cases_of "${CASES_FROM:-$case_file}"
 }
 
 # Every lab and stage, in the same form (the labs the model was built on).
@@ -91,6 +104,44 @@ gpu)
     } > "$stem-model-$set_name.log" 2>&1
     cat "$stem-model-$set_name.log"
     ;;
+states)
+    # The warp states Nsight Compute samples, each as warps a cycle per issued instruction (their
+    # sum is the cycles between two issues of a warp), beside the units the time model replays.
+    gpu_header
+    bash .gpu/run list > /dev/null
+    bin=${TMPDIR:-/tmp}/gpu-bundle-$(cksum < .gpu/pack.tar.xz | cut -d' ' -f1)/bin
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    state_metrics='regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,gpu__time_duration.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__warps_active.avg.per_cycle_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__registers_per_thread,launch__occupancy_limit_registers'
+    {
+        echo "# Nsight Compute's warp states for the time model's corpus on $device, driver $driver, $(date -u +%F): one launch of"
+        echo "# matmul each (the first, where a product launches several). Command: ncu --clock-control none -k regex:matmul"
+        echo "#   --launch-count 1 --csv --page raw --metrics METRICS STEP --size S --reps 1 --no-verify --no-cublas ARGUMENTS"
+        echo "# METRICS: $state_metrics"
+        for s in ${@:-1024 4096}; do
+            cases_of "${CASES_FROM:-ptx_emulator/heldout/corpus.txt}" | while IFS='|' read -r name step args; do
+                echo "== $name --size $s"
+                args=${args//--no-verify/}
+                # shellcheck disable=SC2086
+                timeout 120 "$ncu" --clock-control none -k regex:matmul --launch-count 1 --csv --page raw \
+                    --metrics "$state_metrics" "$bin/$step" --size "$s" --reps 1 --no-verify --no-cublas $args 2>&1 |
+                    python3 -c '
+import csv, sys
+lines = [l for l in sys.stdin if l.startswith("\"")]
+rows = list(csv.reader(lines))
+if not rows:
+    print("# no profile")
+    sys.exit()
+keep = [i for i, n in enumerate(rows[0]) if n == "Kernel Name" or "__" in n]
+out = csv.writer(sys.stdout, quoting=csv.QUOTE_ALL, lineterminator="\n")
+for r in rows[:3]:
+    out.writerow([r[i] for i in keep if i < len(r)])
+'
+            done
+        done
+    } > "$stem-model-states.log" 2>&1
+    grep -c '^==' "$stem-model-states.log"
+    grep -B1 '^# no profile' "$stem-model-states.log" | grep '^==' | head -20
+    ;;
 ncu)
     if [ "$set_name" = lessons ]; then
         set_=lessons
@@ -122,9 +173,10 @@ ncu)
 predict)
     # The programs of target/release, or of $BIN_DIR (a copy, so that a long run keeps one build).
     bin_dir=${BIN_DIR:-target/release}
+    bin=$bin_dir
     if [ -z "${BIN_DIR:-}" ]; then
         # shellcheck disable=SC2046
-        cargo build --quiet --release $(cases | cut -d'|' -f2 | sort -u | sed 's/^/-p /')
+        cargo build --quiet --release $(awk -F'\t' '!/^#/ && $6 == "yes" { print "-p " $2 }' labs.tsv)
     fi
     # Each run's record (--record): NAME.jsonl beside NAME.log where standard output is that file.
     jsonl=/dev/null
@@ -135,13 +187,13 @@ predict)
         cases | while IFS='|' read -r name step args; do
             start=$(date +%s.%N)
             # shellcheck disable=SC2086
-            got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --scaled --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
+            got=$(timeout "${PREDICT_TIMEOUT:-600}" "$bin_dir/$step" --size "$s" $args --emulate --scaled --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
             # A grid a few blocks cannot stand for runs whole where that is short (1024³ or less):
             # the refused scaled run is recorded too, and the whole run's line after it stands
             # for the case.
             if echo "$got" | grep -q "emulate it whole" && [ "$s" -le 1024 ]; then
                 # shellcheck disable=SC2086
-                got=$(timeout 600 "$bin_dir/$step" --size "$s" $args --emulate --no-verify --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
+                got=$(timeout "${PREDICT_TIMEOUT:-600}" "$bin_dir/$step" --size "$s" $args --emulate --no-verify --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
             fi
             end=$(date +%s.%N)
             echo "== $name --size $s"
@@ -151,7 +203,7 @@ predict)
     done
     ;;
 *)
-    echo "usage: model-heldout.sh gpu [S...] | ncu heldout|labs [S...] | predict [S...]" >&2
+    echo "usage: model-heldout.sh gpu [S...] | ncu heldout|labs [S...] | states [S...] | predict [lessons|corpus] [S...]" >&2
     exit 2
     ;;
 esac

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
 use common::Shape;
-use compare::tables::{heldout, lessons, model_table, read_cases};
+use compare::tables::{heldout, lessons, model_table, read_cases, states};
 
 /// The tables, each written as a record from the runs' JSON (`NAME.jsonl`, which `--record`
 /// writes; `NAME.log` names the `NAME.jsonl` beside it), and step 11's coherent inputs.
@@ -76,6 +76,23 @@ pub enum Tables {
         #[arg(long, value_name = "OUT.md")]
         out: PathBuf,
     },
+    /// Each kernel's warp states: Nsight Compute's shares beside the time model's replay.
+    #[command(name = "states-table")]
+    States {
+        /// Nsight Compute's logs (scripts/model-heldout.sh states): `== CASE`, then its CSV.
+        #[arg(long, value_name = "LOG", num_args = 1.., required = true)]
+        ncu: Vec<PathBuf>,
+        /// The predictions (scripts/model-heldout.sh predict corpus, MODEL_GPU set to the GPU
+        /// profiled).
+        #[arg(long, value_name = "RECORD", num_args = 1.., required = true)]
+        predicted: Vec<PathBuf>,
+        #[arg(long, value_name = "FILE", default_value = "ptx_emulator/heldout/corpus.txt")]
+        cases: PathBuf,
+        #[arg(long, value_name = "NAME", default_value = "H200")]
+        gpu: String,
+        #[arg(long, value_name = "OUT.md")]
+        out: PathBuf,
+    },
     /// Writes DIR/a.npy and DIR/b.npy, on which rounding step 11's scaled entries to nearest errs
     /// the same way on every term while C cancels (`step11_int8_crt/src/coherent.rs`, the ties in
     /// B, seven moduli); run them with `step11_int8_crt --a DIR/a.npy --b DIR/b.npy`.
@@ -124,6 +141,15 @@ pub fn run(table: &Tables) -> Result<()> {
                 gpu: gpu.clone(),
             };
             lessons::run(&inputs, out)
+        }
+        Tables::States { ncu, predicted, cases, gpu, out } => {
+            let inputs = states::StatesTableInputs {
+                ncu: ncu.clone(),
+                predicted: predicted.clone(),
+                cases: read_cases(cases)?,
+                gpu: gpu.clone(),
+            };
+            states::run(&inputs, out)
         }
         Tables::CoherentInputs { dir, m, n, k } => {
             coherent_inputs(dir, Shape::new(*m, *n, *k).map_err(|e| anyhow!(e))?)

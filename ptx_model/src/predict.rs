@@ -132,8 +132,12 @@ pub struct Replay {
     pub l1_busy: f64,
     pub tensor_busy: f64,
     pub l2_busy: f64,
+    /// The share of the schedulers' issue slots (one a clock each) that issued.
+    pub issue_slots: f64,
     /// What the warps waited for, as shares of their waits.
     pub waits: crate::replay::WaitClocks,
+    /// The replayed warps' clocks by their state (issuing, ready, or waiting and for what).
+    pub states: crate::replay::WarpStates,
     /// How long the replay took on this machine (seconds).
     pub seconds: f64,
 }
@@ -368,9 +372,11 @@ impl Profile {
                 w.arithmetic += o.waited.arithmetic;
                 w.barrier += o.waited.barrier;
                 w.asynchronous += o.waited.asynchronous;
+                r.states.add(&o.states);
             }
             let span = replayed_cycles.max(1.0);
             r.issue_busy = issued / span / self.sm.issue;
+            r.issue_slots = issued / span / self.sm.schedulers as f64;
             r.l1_busy = l1 / span;
             r.tensor_busy = tensor / span;
             r.l2_busy = l2 / span;

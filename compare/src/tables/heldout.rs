@@ -134,7 +134,7 @@ pub fn ncu(paths: &[PathBuf]) -> Result<Ordered<Busiest>> {
 }
 
 /// (case, its lines) for each `== CASE` block of a log.
-fn blocks(text: &str) -> Vec<(String, Vec<&str>)> {
+pub(super) fn blocks(text: &str) -> Vec<(String, Vec<&str>)> {
     let mut out: Vec<(String, Vec<&str>)> = Vec::new();
     for line in text.lines() {
         if let Some(case) = line.strip_prefix("== ") {
@@ -148,7 +148,7 @@ fn blocks(text: &str) -> Vec<(String, Vec<&str>)> {
 
 /// The fields of one CSV line: commas between fields, a field in double quotes where it holds
 /// commas, a doubled quote for a quote.
-fn csv_row(line: &str) -> Vec<String> {
+pub(super) fn csv_row(line: &str) -> Vec<String> {
     let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {

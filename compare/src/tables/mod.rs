@@ -18,10 +18,12 @@ use serde_json::Value;
 pub mod heldout;
 pub mod lessons;
 pub mod model_table;
+pub mod states;
 
 /// The versions of the report's JSON the tables read (`common::emit::SCHEMA` and those before
-/// it): schema 3 renamed the replay's busy shares, which the tables do not read.
-pub const SCHEMAS: [u64; 3] = [1, 2, 3];
+/// it): schema 3 renamed the replay's busy shares, which the tables do not read; schema 4 named
+/// the prediction's limit its bottleneck.
+pub const SCHEMAS: [u64; 4] = [1, 2, 3, 4];
 
 /// A GPU run's change of less than this either way is noise: it has no side.
 pub const NOISE: f64 = 0.03;
@@ -81,9 +83,10 @@ impl RecordedRun {
         Some(seconds * 1e3)
     }
 
-    /// The limit the prediction names (`predicted.limit`).
+    /// The limit the prediction names (`predicted.bottleneck`, `predicted.limit` before schema 4).
     pub fn limit(&self) -> Option<&str> {
-        self.report.as_ref()?.get("predicted")?.get("limit")?.as_str()
+        let p = self.report.as_ref()?.get("predicted")?;
+        p.get("bottleneck").or_else(|| p.get("limit"))?.as_str()
     }
 
     /// The median time of a timed run in milliseconds.

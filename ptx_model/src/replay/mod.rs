@@ -20,7 +20,7 @@ pub mod sim;
 mod tests;
 
 pub use ptx_emulator::recording::{Footprint, Recorded, Static, Trace, trace};
-pub use sim::{Activity, ReplayOutcome, Setup, Span, WaitClocks};
+pub use sim::{Activity, ReplayOutcome, Setup, Span, WaitClocks, WarpStates};
 
 /// A launch's recording replayed: the replay as a method of [`Recorded`], which the machine's
 /// crate defines.

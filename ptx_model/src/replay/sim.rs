@@ -92,6 +92,9 @@ pub struct ReplayOutcome {
     /// Clocks each of a warp's stall reasons cost (summed over warps, the time a warp's next
     /// instruction waited past its scheduler being free), for the picture and the bottleneck.
     pub waited: WaitClocks,
+    /// Every warp's clocks from its launch to its last issue, by its state at each clock (the
+    /// states Nsight Compute samples, as the book's appendix "The time model" maps them).
+    pub states: WarpStates,
     /// Where a replay could not go on (a wait the trace never satisfies).
     pub stuck: Option<String>,
     /// The cycles a load waited for the L2, and for DRAM where it missed, in this replay.
@@ -109,6 +112,72 @@ pub struct WaitClocks {
     pub arithmetic: f64,
     pub barrier: f64,
     pub asynchronous: f64,
+}
+
+/// A warp's clocks by its state: issuing (one clock an instruction), held back by its scheduler
+/// after an issue (the rest of the gap between two issues, [`Sm::issue`] being under one a
+/// clock), ready while its scheduler issues another warp's instruction, or waiting for one of
+/// the things a [`WaitClocks`] names. Summed over the replayed warps; each clock of each warp is
+/// in one state.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct WarpStates {
+    pub issued: f64,
+    pub dispatch: f64,
+    pub ready: f64,
+    pub memory: f64,
+    pub shared: f64,
+    pub arithmetic: f64,
+    pub barrier: f64,
+    /// Waiting on an mbarrier's phase or a bulk copy's group.
+    pub phases: f64,
+    /// Waiting on a wgmma group (`wgmma.wait_group`).
+    pub tensor: f64,
+}
+
+impl WarpStates {
+    /// Every state's clocks, in the order of the fields.
+    pub fn clocks(&self) -> [f64; 9] {
+        [
+            self.issued,
+            self.dispatch,
+            self.ready,
+            self.memory,
+            self.shared,
+            self.arithmetic,
+            self.barrier,
+            self.phases,
+            self.tensor,
+        ]
+    }
+
+    /// All of the warps' clocks.
+    pub fn total(&self) -> f64 {
+        self.clocks().iter().sum()
+    }
+
+    /// `other`'s clocks added to these.
+    pub fn add(&mut self, other: &WarpStates) {
+        self.issued += other.issued;
+        self.dispatch += other.dispatch;
+        self.ready += other.ready;
+        self.memory += other.memory;
+        self.shared += other.shared;
+        self.arithmetic += other.arithmetic;
+        self.barrier += other.barrier;
+        self.phases += other.phases;
+        self.tensor += other.tensor;
+    }
+
+    fn wait(&mut self, why: Cause, clocks: f64) {
+        match why {
+            Cause::Memory => self.memory += clocks,
+            Cause::Shared => self.shared += clocks,
+            Cause::Arithmetic => self.arithmetic += clocks,
+            Cause::Barrier => self.barrier += clocks,
+            Cause::Async => self.phases += clocks,
+            Cause::Tensor => self.tensor += clocks,
+        }
+    }
 }
 
 /// The most clusters the replay runs: beyond them, a steady state is extrapolated.
@@ -129,6 +198,8 @@ enum Cause {
     Arithmetic,
     Barrier,
     Async,
+    /// A wgmma group's wait (`wgmma.wait_group`).
+    Tensor,
 }
 
 impl W {
@@ -158,6 +229,8 @@ struct W {
     /// Nothing of the warp issues before this (a barrier's release, a group's wait).
     gate: f64,
     gate_cause: Cause,
+    /// What the warp's wait on a phase is to it: an mbarrier's, or its cluster's barrier.
+    phase_cause: Cause,
     blocked: Blocked,
     /// When its last issue ended (for the picture).
     issued_until: f64,
@@ -300,6 +373,7 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Repl
                 cause: vec![Cause::Arithmetic; nregs],
                 gate: at,
                 gate_cause: Cause::Barrier,
+                phase_cause: Cause::Async,
                 issued_until: at,
                 head: None,
                 blocked: Blocked::No,
@@ -404,8 +478,21 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Repl
                     Cause::Arithmetic => out.waited.arithmetic += d,
                     Cause::Barrier => out.waited.barrier += d,
                     Cause::Async => out.waited.asynchronous += d,
+                    Cause::Tensor => out.waited.arithmetic += d,
                 }
             }
+        }
+        // Its clocks since its last issue: waiting until `ready`, then ready until `t`, then
+        // issuing.
+        {
+            let w = &warps[wi];
+            let waited_until = ready.max(w.issued_until);
+            out.states.wait(w.cause_at(ready), waited_until - w.issued_until);
+            out.states.ready += t - waited_until;
+            // One clock selected; the rest of the scheduler's gap between two issues (its
+            // sustained rate below one a clock) held back.
+            out.states.issued += 1.0;
+            out.states.dispatch += issue_gap - 1.0;
         }
         if setup.picture > 0.0 && warps[wi].instance == 0 && t < setup.picture {
             picture(&mut out.spans, &warps[wi], trace, (ready, t, t + issue_gap));
@@ -509,6 +596,7 @@ fn picture(spans: &mut Vec<Span>, w: &W, trace: &Trace, (ready, t, end): (f64, f
         Cause::Arithmetic => Activity::Arithmetic,
         Cause::Barrier => Activity::Barrier,
         Cause::Async => Activity::Copies,
+        Cause::Tensor => Activity::Arithmetic,
     };
     let from = w.issued_until;
     let stretches =
@@ -725,13 +813,17 @@ fn issue(
             }
         }
         InstClass::MbarWait | InstClass::ClusterWait => {
+            // A cluster's barrier is a barrier to the warp; an mbarrier's phase, a wait for a
+            // result its phase check owes.
+            let why = if class == InstClass::ClusterWait { Cause::Barrier } else { Cause::Async };
+            warps[wi].phase_cause = why;
             if let Some(p) = links.first() {
                 let done = expected.get(p).copied().unwrap_or(0);
                 let state = phases.entry((instance, *p)).or_default();
                 if state.arrived >= done {
                     let at = state.at + sm.mbarrier;
-                    gate(&mut warps[wi], at.max(t), Cause::Async);
-                    set(&mut warps[wi], at.max(t), Cause::Async);
+                    gate(&mut warps[wi], at.max(t), why);
+                    set(&mut warps[wi], at.max(t), why);
                 } else {
                     state.waiters.push(wi);
                     warps[wi].blocked = Blocked::Phase;
@@ -792,7 +884,7 @@ fn issue(
             while w.wg_groups.len() > pending as usize {
                 until = until.max(w.wg_groups.pop_front().expect("a group"));
             }
-            gate(w, until, Cause::Arithmetic);
+            gate(w, until, Cause::Tensor);
         }
     }
 }
@@ -825,7 +917,8 @@ fn contribute(
         for wi in std::mem::take(&mut state.waiters) {
             let w = &mut warps[wi];
             w.blocked = Blocked::No;
-            gate(w, release, Cause::Async);
+            let why = w.phase_cause;
+            gate(w, release, why);
         }
     }
     let _ = CLUSTER_BARRIER;
