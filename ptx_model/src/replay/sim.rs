@@ -752,6 +752,9 @@ fn issue(
             let cost = 2048.0 / (sm.mma_sync_rate / sm.schedulers as f64);
             let start = sms[smi].mma[sched].take(t, cost);
             set(&mut warps[wi], start + sm.mma_sync_latency, Cause::Arithmetic);
+            // Issue is in order: the warp's next instruction waits until its scheduler's tensor
+            // pipe has taken this one.
+            gate(&mut warps[wi], start, Cause::Arithmetic);
         }
         InstClass::CpAsync => {
             let (start, cost) = request(&mut sms[smi], e.a.max(1));

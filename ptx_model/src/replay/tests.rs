@@ -234,3 +234,40 @@ fn a_footprint_gives_the_l2_misses_by_wave() {
     // No footprint recorded: no misses drawn.
     assert_eq!(super::Footprint::default().misses(clusters, 132, compulsory, 512 << 10, reads), 0.0);
 }
+
+/// Each clock of each warp is in one state: a chain of 100 dependent FMAs is 100 issues and 99
+/// waits for an arithmetic result, nothing else; two warps on one scheduler with independent
+/// work each wait for the other's issues as ready.
+#[test]
+fn each_warps_clocks_are_counted_once_by_their_state() {
+    let o = replay(&trace(vec![vec![at(FMA); 100]], 1), &statics(), &H100_SM, &setup());
+    let s = o.states;
+    let gap = H100_SM.schedulers as f64 / H100_SM.issue;
+    assert_eq!(s.issued, 100.0);
+    assert!((s.dispatch - 100.0 * (gap - 1.0)).abs() < 1e-6, "{s:?}");
+    assert!((s.arithmetic - 99.0 * (H100_SM.fp32 - gap)).abs() < 1e-6, "{s:?}");
+    assert_eq!(s.ready + s.memory + s.shared + s.barrier + s.phases + s.tensor, 0.0, "{s:?}");
+    // Warps 0 and 4 of a block share scheduler 0: each is ready while the other issues.
+    let mut streams = vec![vec![at(FMA_FREE); 50]];
+    streams.extend((1..5).map(|_| vec![at(FMA_FREE); 50]));
+    let o = replay(&trace(streams, 5), &statics(), &H100_SM, &setup());
+    assert!(o.states.ready > 40.0, "{:?}", o.states);
+    let last_issue: f64 = o.cycles;
+    assert!(o.states.total() <= 5.0 * last_issue + 1e-6, "{:?} over {last_issue}", o.states);
+}
+
+/// Issue is in order: an mma.sync its scheduler's tensor pipe has not taken yet holds the warp's
+/// next instruction, even one that needs none of its results (what Nsight Compute samples on
+/// lab 07 as waits and the math pipe's throttle at the HMMA).
+#[test]
+fn an_mma_the_tensor_pipe_has_not_taken_holds_the_warps_next_instruction() {
+    let mut st = statics();
+    st.push(Static { class: InstClass::MmaSync, reads: vec![10], writes: vec![11] });
+    let mma = TraceEvent { pc: 8, ..TraceEvent::default() };
+    let t = trace(vec![[vec![mma; 10], vec![at(FMA_FREE)]].concat()], 1);
+    let o = replay(&t, &st, &H100_SM, &setup());
+    let each = 2048.0 / (H100_SM.mma_sync_rate / H100_SM.schedulers as f64);
+    // The tenth mma starts after nine in the pipe; the FMA issues after it, not ten issues in.
+    assert!(o.cycles >= 9.0 * each, "{} against {}", o.cycles, 9.0 * each);
+    assert!(o.states.arithmetic > 8.0 * (each - 2.0), "{:?}", o.states);
+}
