@@ -198,7 +198,7 @@ predict)
             end=$(date +%s.%N)
             echo "== $name --size $s"
             echo "$got" | grep -E "^  (predicted|scaled|kernel) |^            |^error"
-            echo "-- $(echo "$end - $start" | bc) s"
+            echo "-- $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') s"
         done
     done
     ;;

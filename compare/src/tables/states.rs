@@ -152,7 +152,13 @@ pub fn ncu(paths: &[PathBuf]) -> Result<Ordered<States>> {
 pub fn replayed(report: &Value) -> Option<States> {
     let replay = report.pointer("/predicted/prediction/replay").filter(|r| !r.is_null())?;
     let states = replay.get("states")?;
-    let clocks = |k: &str| states.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    // Records from before the replay told an mbarrier's phase from a wgmma group's wait keep
+    // the phases (and a cluster's barrier) as `asynchronous`, and the wgmma groups in
+    // `arithmetic`.
+    let clocks = |k: &str| {
+        let old = if k == "phases" { "asynchronous" } else { k };
+        states.get(k).or_else(|| states.get(old)).and_then(Value::as_f64).unwrap_or(0.0)
+    };
     let parts = GROUPS.map(|g| g.model.iter().fold(0.0, |sum, k| sum + clocks(k)));
     let slots = 100.0 * replay.get("issue_slots").and_then(Value::as_f64).unwrap_or(0.0);
     let miss = replay.get("l2_miss").and_then(Value::as_f64);
