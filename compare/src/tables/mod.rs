@@ -149,9 +149,12 @@ pub fn cases_of(command: &str, named: &[(String, String)]) -> Vec<String> {
         let rest: Vec<&str> =
             kept.iter().enumerate().filter(|(i, _)| *i != at && *i != at + 1).map(|(_, w)| *w).collect();
         let run = rest.join(" ");
+        // A case's own line may hold a flag of how it runs (an exercise's --no-verify).
+        let how =
+            |c: &str| c.split_whitespace().filter(|w| *w != "--no-verify").collect::<Vec<_>>().join(" ");
         let names: Vec<String> = named
             .iter()
-            .filter(|(_, c)| *c == run)
+            .filter(|(_, c)| how(c) == run)
             .map(|(name, _)| format!("{name} --size {size}"))
             .collect();
         if !names.is_empty() {
@@ -280,6 +283,12 @@ mod tests {
         assert_eq!(
             cases_of("step04_tiled --stage 1_x --size 256 --emulate", &named),
             ["step04_tiled --stage 1_x --size 256"]
+        );
+        // A case whose own line says how it runs (an exercise's --no-verify) is known by it too.
+        let exercise = parse_cases("ex step04_tiled --kernel x.cu --no-verify\n");
+        assert_eq!(
+            cases_of("step04_tiled --size 1024 --kernel x.cu --no-verify --emulate", &exercise),
+            ["ex --size 1024"]
         );
         // A record that names its runs by their case already (older records) keeps the name.
         assert_eq!(cases_of("small --size 1024", &named), ["small --size 1024"]);

@@ -227,8 +227,8 @@ pub fn table(inputs: &StatesTableInputs) -> Result<Vec<String>> {
         ),
     ];
     let mut gaps: Vec<(String, f64, &str)> = Vec::new();
-    let mut slots: Vec<f64> = Vec::new();
-    let mut sectors: Vec<f64> = Vec::new();
+    let mut slots: Vec<(String, f64)> = Vec::new();
+    let mut sectors: Vec<(String, f64)> = Vec::new();
     let mut missing = Vec::new();
     for (case, g) in gpu_states.iter() {
         let Some(m) = model_states.get(case) else {
@@ -240,7 +240,7 @@ pub fn table(inputs: &StatesTableInputs) -> Result<Vec<String>> {
         let (gap, group) = main_gap(g, m);
         gaps.push((case.to_owned(), gap, group));
         if g.issue_slots > 0.0 {
-            slots.push(m.issue_slots / g.issue_slots - 1.0);
+            slots.push((case.to_owned(), m.issue_slots / g.issue_slots - 1.0));
         }
         let hit = |s: &States| s.l2_hit.map_or("–".to_owned(), |h| format!("{h:.0}"));
         let ratio = |m: Option<f64>, g: Option<f64>| match (m, g) {
@@ -249,7 +249,7 @@ pub fn table(inputs: &StatesTableInputs) -> Result<Vec<String>> {
         };
         if let (Some(ms), Some(gs)) = (m.l2_sectors, g.l2_sectors) {
             if gs > 0.0 {
-                sectors.push(ms / gs - 1.0);
+                sectors.push((case.to_owned(), ms / gs - 1.0));
             }
         }
         lines.push(format!(
@@ -266,17 +266,28 @@ pub fn table(inputs: &StatesTableInputs) -> Result<Vec<String>> {
         ));
     }
     lines.extend([String::new(), "## Summary".to_owned(), String::new()]);
-    let n = gaps.len();
-    let within = |p: f64| gaps.iter().filter(|(_, g, _)| *g <= p).count();
-    lines.push(format!(
-        "- main waits: {} of {n} kernels within ±{POINTS:.0} points of the {gpu}'s shares, {} within ±5",
-        within(POINTS),
-        within(5.0)
-    ));
-    let close = slots.iter().filter(|e| e.abs() <= 0.10).count();
-    lines.push(format!("- issue slots: {close} of {} kernels within ±10% of the {gpu}'s", slots.len()));
-    let near = sectors.iter().filter(|e| e.abs() <= 0.05).count();
-    lines.push(format!("- L2 sectors: {near} of {} kernels within ±5% of the {gpu}'s", sectors.len()));
+    for size in ["1024", "4096", ""] {
+        let of_size = |case: &str| size.is_empty() || case.ends_with(&format!("--size {size}"));
+        let gaps: Vec<f64> = gaps.iter().filter(|(c, _, _)| of_size(c)).map(|(_, g, _)| *g).collect();
+        if gaps.is_empty() {
+            continue;
+        }
+        let label = if size.is_empty() { "in all".to_owned() } else { format!("at {size}³") };
+        let within = |p: f64| gaps.iter().filter(|g| **g <= p).count();
+        let slots: Vec<f64> = slots.iter().filter(|(c, _)| of_size(c)).map(|(_, e)| *e).collect();
+        let sectors: Vec<f64> = sectors.iter().filter(|(c, _)| of_size(c)).map(|(_, e)| *e).collect();
+        lines.push(format!(
+            "- {label}: main waits of {} of {} kernels within ±{POINTS:.0} points of the {gpu}'s shares, {} within ±5; \
+             issue slots of {} of {} within ±10% of the {gpu}'s; L2 sectors of {} of {} within ±5%",
+            within(POINTS),
+            gaps.len(),
+            within(5.0),
+            slots.iter().filter(|e| e.abs() <= 0.10).count(),
+            slots.len(),
+            sectors.iter().filter(|e| e.abs() <= 0.05).count(),
+            sectors.len()
+        ));
+    }
     if !missing.is_empty() {
         lines.push(format!("- profiled, with no replay in the predictions: {}", missing.len()));
     }
