@@ -536,8 +536,9 @@ impl Cluster<'_> {
     }
 }
 
-/// A hasher for sector numbers (the sets of [`Cluster::l1_seen`]): one multiply, where the
-/// standard hasher's resistance to chosen keys costs several times more on every global load.
+/// A hasher for the machine's integer keys (the sector numbers of [`Cluster::l1_seen`], the
+/// registers of the operand tags): one multiply, where the standard hasher's resistance to
+/// chosen keys costs several times more on every access.
 #[derive(Default)]
 pub struct SectorHasher(u64);
 
