@@ -75,10 +75,16 @@ impl Cluster<'_> {
                             self.scratch = sectors;
                         }
                         self.ctas[self.rank].loaded = true;
-                        // `sectors` turned the addresses into sector indices (duplicates left,
-                        // which the set skips): count those new to the block.
+                        // `sectors` turned the addresses into sector indices and sorted them:
+                        // count those new to the block, each sector once (a duplicate, which
+                        // the set would skip, stands beside its first).
                         let per = (total as u64).div_ceil(32).max(1);
+                        let mut last = None;
                         for &s in &self.scratch {
+                            if last == Some(s) {
+                                continue;
+                            }
+                            last = Some(s);
                             // The block's rank in its cluster (0–15) in the low bits.
                             if self.l1_seen.insert(s << 4 | self.rank as u64) {
                                 self.traffic.l1_miss_sectors += per;
