@@ -519,8 +519,9 @@ const COPY_NOT_WAITED: &str = "that writes it has landed (no cp.async.wait_group
 /// The end of a race between two ordinary accesses.
 const NO_BARRIER: &str = "with no barrier between";
 
+#[inline]
 pub(super) fn space_was_generic(inst: &Inst) -> bool {
-    !inst.opcode.contains(".shared")
+    !inst.names_shared
 }
 
 fn atom(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
