@@ -550,6 +550,10 @@ pub struct Inst {
     pub call: u32,
     /// The opcode as written, for messages.
     pub opcode: String,
+    /// Whether the opcode names the shared space (`.shared`, `.shared::cta`, `.shared::cluster`):
+    /// a shared access of an instruction that does not came through a generic address, in the
+    /// shared window. Decided once when decoded, where each access would search the opcode.
+    pub names_shared: bool,
     /// Whether the machine code joins this load with its neighbours into one wider access (for
     /// counting traffic alone: see [`merge_shared_loads`]).
     pub merge: Merge,

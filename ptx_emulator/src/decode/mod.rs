@@ -140,6 +140,7 @@ pub fn decode(
                     None => NO_CALL,
                 },
                 opcode: s.opcode.clone(),
+                names_shared: s.opcode.contains(".shared"),
                 merge: Merge::None,
             });
         }

@@ -143,11 +143,8 @@ pub fn exec(
             let mut rows = [0usize; 32];
             for (lane, row) in rows.iter_mut().enumerate().take(8 * count) {
                 let base = get(w, addr.base, lane).wrapping_add(addr.offset as u64);
-                let base = if inst.opcode.contains(".shared") {
-                    base
-                } else {
-                    base.wrapping_sub(crate::memory::SHARED_WINDOW)
-                };
+                let base =
+                    if inst.names_shared { base } else { base.wrapping_sub(crate::memory::SHARED_WINDOW) };
                 *row = cluster.shared_offset(inst, w.index, lane, base, 16, false)?;
                 if cluster.launch.sanitize {
                     cluster.check_shared(inst, pc, (w.index, lane), *row, 16, false)?;

@@ -75,10 +75,16 @@ impl Cluster<'_> {
                             self.scratch = sectors;
                         }
                         self.ctas[self.rank].loaded = true;
-                        // `sectors` turned the addresses into sector indices (duplicates left,
-                        // which the set skips): count those new to the block.
+                        // `sectors` turned the addresses into sector indices and sorted them:
+                        // count those new to the block, each sector once (a duplicate, which
+                        // the set would skip, stands beside its first).
                         let per = (total as u64).div_ceil(32).max(1);
+                        let mut last = None;
                         for &s in &self.scratch {
+                            if last == Some(s) {
+                                continue;
+                            }
+                            last = Some(s);
                             // The block's rank in its cluster (0–15) in the low bits.
                             if self.l1_seen.insert(s << 4 | self.rank as u64) {
                                 self.traffic.l1_miss_sectors += per;
@@ -513,8 +519,9 @@ const COPY_NOT_WAITED: &str = "that writes it has landed (no cp.async.wait_group
 /// The end of a race between two ordinary accesses.
 const NO_BARRIER: &str = "with no barrier between";
 
+#[inline]
 pub(super) fn space_was_generic(inst: &Inst) -> bool {
-    !inst.opcode.contains(".shared")
+    !inst.names_shared
 }
 
 fn atom(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {

@@ -3,10 +3,12 @@
 //! them; the hooks in `operands.rs` set them and check `mma.sync`'s operands against them.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use crate::inst::Src;
 
 use super::lanes::Lanes;
+use super::state::SectorHasher;
 
 /// The element of the kernel's A or B a word or register holds: the matrix (`A` or `B`), its
 /// row and column, the bits it held when tagged, the `cp.async` that wrote its bytes and the
@@ -22,11 +24,18 @@ pub struct Tag {
 }
 
 /// Every block's tagged words and every warp's tagged registers (empty when the sanitizer is
-/// off).
+/// off). A register's tag is kept under [`reg_key`] in a map with a one-multiply hash: every
+/// traced `ld.shared` and `ldmatrix` sets or clears one a lane.
 #[derive(Default)]
 pub struct OperandTags {
     pub(super) words: Vec<Vec<Option<Tag>>>,
-    pub(super) regs: HashMap<(usize, u32, usize), Tag>,
+    pub(super) regs: HashMap<u64, Tag, BuildHasherDefault<SectorHasher>>,
+}
+
+/// The key of register `reg` of lane `lane` of the warp in slot `slot`.
+#[inline]
+fn reg_key(slot: usize, reg: u32, lane: usize) -> u64 {
+    (slot as u64) << 40 | u64::from(reg) << 8 | lane as u64
 }
 
 impl OperandTags {
@@ -55,8 +64,28 @@ impl OperandTags {
     }
 
     /// The tag of a register that still holds `bits`.
+    #[inline]
     pub(super) fn reg(&self, slot: usize, reg: u32, lane: usize, bits: u32) -> Option<Tag> {
-        self.regs.get(&(slot, reg, lane)).copied().filter(|t| t.bits == bits)
+        if self.regs.is_empty() {
+            return None;
+        }
+        self.regs.get(&reg_key(slot, reg, lane)).copied().filter(|t| t.bits == bits)
+    }
+
+    /// Register `reg` of lane `lane` of the warp in slot `slot` takes `tag`, or loses its own.
+    #[inline]
+    pub(super) fn set_reg(&mut self, slot: usize, reg: u32, lane: usize, tag: Option<Tag>) {
+        match tag {
+            Some(t) => {
+                self.regs.insert(reg_key(slot, reg, lane), t);
+            }
+            // Nothing to clear where no register is traced (a kernel that copies nothing of A
+            // or B with cp.async or the copy engine).
+            None if self.regs.is_empty() => {}
+            None => {
+                self.regs.remove(&reg_key(slot, reg, lane));
+            }
+        }
     }
 
     /// `mov` or `cvt` wrote register `d` from `a` for the lanes of `exec`: a traced source carries
@@ -70,15 +99,8 @@ impl OperandTags {
                 Src::Reg(x) => self.reg(slot, x, l, regs[x as usize][l] as u32).filter(|_| x != d),
                 Src::Imm(_) => None,
             };
-            match traced {
-                Some(t) => {
-                    let bits = regs[d as usize][l] as u32;
-                    self.regs.insert((slot, d, l), Tag { bits, ..t });
-                }
-                None => {
-                    self.regs.remove(&(slot, d, l));
-                }
-            }
+            let bits = regs[d as usize][l] as u32;
+            self.set_reg(slot, d, l, traced.map(|t| Tag { bits, ..t }));
         }
     }
 }

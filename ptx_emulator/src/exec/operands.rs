@@ -13,8 +13,6 @@
 //! another element is the fault, in one sentence that names the lane, the register, the element
 //! needed and the element held, and where its bytes came from.
 
-use std::collections::HashMap;
-
 use crate::inst::Inst;
 use crate::{Fault, FaultKind};
 
@@ -82,14 +80,7 @@ impl Cluster<'_> {
         }
         let tag = self.operands.word(self.rank, at / 4, bits).or_else(|| self.copied(at, bits));
         let tag = tag.map(|t| Tag { load_pc: pc, ..t });
-        match tag {
-            Some(t) => {
-                self.operands.regs.insert((self.slot, d, lane), t);
-            }
-            None => {
-                self.operands.regs.remove(&(self.slot, d, lane));
-            }
-        }
+        self.operands.set_reg(self.slot, d, lane, tag);
     }
 
     /// The element of A or B the copy engine put at byte `at` of the running block (from the
@@ -174,12 +165,19 @@ fn join(matrix: char, k: i64, other: i64) -> (i64, i64) {
 
 /// The index most of `values` share, where one is shared by more than any other.
 fn most(values: impl Iterator<Item = i64>) -> Option<(i64, usize)> {
-    let mut votes: HashMap<i64, usize> = HashMap::new();
-    values.for_each(|v| *votes.entry(v).or_default() += 1);
-    let top = votes.values().copied().max()?;
-    let mut tops = votes.iter().filter(|(_, n)| **n == top);
-    let first = tops.next().map(|(v, n)| (*v, *n));
-    tops.next().is_none().then_some(first).flatten()
+    // Sorted, equal values stand together: the longest stretch wins, unless another is as long.
+    let mut sorted: Vec<i64> = values.collect();
+    sorted.sort_unstable();
+    let (mut best, mut tied) = (None::<(i64, usize)>, false);
+    for stretch in sorted.chunk_by(|a, b| a == b) {
+        let n = stretch.len();
+        match best {
+            Some((_, top)) if n < top => {}
+            Some((_, top)) if n == top => tied = true,
+            _ => (best, tied) = (Some((stretch[0], n)), false),
+        }
+    }
+    best.filter(|_| !tied)
 }
 
 /// The first traced register (first operand, then second; by lane, then register) that holds
@@ -203,13 +201,25 @@ fn first_misplaced(operands: &[Vec<(OperandSite, Tag)>; 2]) -> Option<(OperandSi
         return None;
     }
     for traced in operands {
+        // Each row's element across K, found once: the one most of its registers with the right
+        // k hold, else the one at its lowest k; None where none of them has the right k.
+        let mut across: Vec<(i64, Option<i64>)> = Vec::new();
         for (p, t) in traced {
             let (k, other) = split(t);
-            // The row's element across K: the one most of its registers with the right k hold,
-            // else the one at its lowest k.
-            let right_k = || traced.iter().filter(|(q, u)| q.row == p.row && split(u).0 - q.k == k0);
-            let lowest = right_k().min_by_key(|(q, _)| q.k).map_or(other, |(_, u)| split(u).1);
-            let other = most(right_k().map(|(_, u)| split(u).1)).map_or(lowest, |(o, _)| o);
+            let row = match across.iter().find(|(row, _)| *row == p.row) {
+                Some(&(_, found)) => found,
+                None => {
+                    let right_k: Vec<&(OperandSite, Tag)> =
+                        traced.iter().filter(|(q, u)| q.row == p.row && split(u).0 - q.k == k0).collect();
+                    let lowest = right_k.iter().min_by_key(|(q, _)| q.k).map(|(_, u)| split(u).1);
+                    let found = lowest.map(|lowest| {
+                        most(right_k.iter().map(|(_, u)| split(u).1)).map_or(lowest, |(o, _)| o)
+                    });
+                    across.push((p.row, found));
+                    found
+                }
+            };
+            let other = row.unwrap_or(other);
             let needed = join(t.matrix, k0 + p.k, other);
             if (t.row, t.col) != needed || k - p.k != k0 {
                 return Some((*p, needed, *t));

@@ -40,7 +40,7 @@ impl Cluster<'_> {
             };
             base.wrapping_add(addr.offset as u64)
         };
-        let generic = !inst.opcode.contains(".shared");
+        let generic = !inst.names_shared;
         let shared = |l: usize| address(l).wrapping_sub(if generic { SHARED_WINDOW } else { 0 });
         let write = matches!(seen, AccessKind::Plain { write: true, .. });
         let head = Head { at: self.at(inst), opcode: inst.opcode.clone(), block, warp: w.index, write };

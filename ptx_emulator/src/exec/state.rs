@@ -430,7 +430,7 @@ impl Cluster<'_> {
         write: bool,
     ) -> Result<usize, Fault> {
         let size = self.shared().len() as u64;
-        if address % len as u64 != 0 {
+        if off_alignment(address, len) {
             return Err(self.misaligned(inst, w, l, address, len, "shared"));
         }
         let end = address.saturating_add(len as u64);
@@ -484,7 +484,7 @@ impl Cluster<'_> {
         len: usize,
         write: bool,
     ) -> Result<crate::memory::BufferOffset, Fault> {
-        if address % len as u64 != 0 {
+        if off_alignment(address, len) {
             return Err(self.misaligned(inst, w, l, address, len, "global"));
         }
         self.global.place(address, len).ok_or_else(|| {
@@ -536,8 +536,16 @@ impl Cluster<'_> {
     }
 }
 
-/// A hasher for sector numbers (the sets of [`Cluster::l1_seen`]): one multiply, where the
-/// standard hasher's resistance to chosen keys costs several times more on every global load.
+/// Whether `address` is not a multiple of an access's `len` bytes: a mask for the sizes accesses
+/// have (powers of two), where a division would cost more than the rest of a lane's check.
+#[inline]
+fn off_alignment(address: u64, len: usize) -> bool {
+    if len.is_power_of_two() { address & (len as u64 - 1) != 0 } else { address % len as u64 != 0 }
+}
+
+/// A hasher for the machine's integer keys (the sector numbers of [`Cluster::l1_seen`], the
+/// registers of the operand tags): one multiply, where the standard hasher's resistance to
+/// chosen keys costs several times more on every access.
 #[derive(Default)]
 pub struct SectorHasher(u64);
 

@@ -487,7 +487,11 @@ pub fn replay(trace: &Trace, statics: &[Static], sm: &Sm, setup: &Setup) -> Repl
         {
             let w = &warps[wi];
             let waited_until = ready.max(w.issued_until);
-            out.states.wait(w.cause_at(ready), waited_until - w.issued_until);
+            // A warp that issues as soon as its last issue ends waited for nothing: the cause,
+            // which searches its registers, is found only for a wait.
+            if waited_until > w.issued_until {
+                out.states.wait(w.cause_at(ready), waited_until - w.issued_until);
+            }
             out.states.ready += t - waited_until;
             // One clock selected; the rest of the scheduler's gap between two issues (its
             // sustained rate below one a clock) held back.
