@@ -24,18 +24,19 @@ pub struct Tag {
 }
 
 /// Every block's tagged words and every warp's tagged registers (empty when the sanitizer is
-/// off). A register's tag is kept under [`reg_key`] in a map with a one-multiply hash: every
-/// traced `ld.shared` and `ldmatrix` sets or clears one a lane.
+/// off). A register's tags, one a lane, are kept together under [`reg_key`] in a map with a
+/// one-multiply hash: every traced `ld.shared` and `ldmatrix` sets or clears one a lane, and
+/// `mma.sync`'s check reads an operand register's 32 lanes with one look-up.
 #[derive(Default)]
 pub struct OperandTags {
     pub(super) words: Vec<Vec<Option<Tag>>>,
-    pub(super) regs: HashMap<u64, Tag, BuildHasherDefault<SectorHasher>>,
+    pub(super) regs: HashMap<u64, Box<[Option<Tag>; 32]>, BuildHasherDefault<SectorHasher>>,
 }
 
-/// The key of register `reg` of lane `lane` of the warp in slot `slot`.
+/// The key of register `reg` of the warp in slot `slot`.
 #[inline]
-fn reg_key(slot: usize, reg: u32, lane: usize) -> u64 {
-    (slot as u64) << 40 | u64::from(reg) << 8 | lane as u64
+fn reg_key(slot: usize, reg: u32) -> u64 {
+    (slot as u64) << 32 | u64::from(reg)
 }
 
 impl OperandTags {
@@ -66,10 +67,17 @@ impl OperandTags {
     /// The tag of a register that still holds `bits`.
     #[inline]
     pub(super) fn reg(&self, slot: usize, reg: u32, lane: usize, bits: u32) -> Option<Tag> {
+        self.lanes(slot, reg)?[lane].filter(|t| t.bits == bits)
+    }
+
+    /// The tags of register `reg` of the warp in slot `slot`, a lane each (None where no lane
+    /// of it was ever traced).
+    #[inline]
+    pub(super) fn lanes(&self, slot: usize, reg: u32) -> Option<&[Option<Tag>; 32]> {
         if self.regs.is_empty() {
             return None;
         }
-        self.regs.get(&reg_key(slot, reg, lane)).copied().filter(|t| t.bits == bits)
+        self.regs.get(&reg_key(slot, reg)).map(|lanes| &**lanes)
     }
 
     /// Register `reg` of lane `lane` of the warp in slot `slot` takes `tag`, or loses its own.
@@ -77,13 +85,14 @@ impl OperandTags {
     pub(super) fn set_reg(&mut self, slot: usize, reg: u32, lane: usize, tag: Option<Tag>) {
         match tag {
             Some(t) => {
-                self.regs.insert(reg_key(slot, reg, lane), t);
+                self.regs.entry(reg_key(slot, reg)).or_insert_with(|| Box::new([None; 32]))[lane] = Some(t)
             }
-            // Nothing to clear where no register is traced (a kernel that copies nothing of A
-            // or B with cp.async or the copy engine).
-            None if self.regs.is_empty() => {}
+            // Nothing to clear where no lane of the register is traced (in a kernel that copies
+            // nothing of A or B with cp.async or the copy engine, none is).
             None => {
-                self.regs.remove(&reg_key(slot, reg, lane));
+                if let Some(lanes) = self.regs.get_mut(&reg_key(slot, reg)) {
+                    lanes[lane] = None;
+                }
             }
         }
     }

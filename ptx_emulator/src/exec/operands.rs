@@ -108,8 +108,19 @@ impl Cluster<'_> {
     ) -> Result<(), Fault> {
         let mut operands = [Vec::new(), Vec::new()];
         for (operand, registers) in [(0usize, a), (1, b)] {
-            for (register, &reg) in registers.iter().enumerate() {
-                for (lane, &value) in regs[reg as usize].iter().enumerate() {
+            let tags: Vec<Option<&[Option<Tag>; 32]>> =
+                registers.iter().map(|&reg| self.operands.lanes(self.slot, reg)).collect();
+            if tags.iter().all(Option::is_none) {
+                continue;
+            }
+            // Lane by lane, register by register: the first register a fault names is the
+            // lowest lane's.
+            for lane in 0..32 {
+                for (register, (&reg, lanes)) in registers.iter().zip(&tags).enumerate() {
+                    let Some(tag) = lanes.and_then(|l| l[lane]) else { continue };
+                    if tag.bits != regs[reg as usize][lane] as u32 {
+                        continue;
+                    }
                     let (g, t) = ((lane / 4) as i64, (lane % 4) as i64);
                     // First operand: p0 (g, t), p1 (g + 8, t), p2 (g, t + 4), p3 (g + 8, t + 4);
                     // second: q0 (k t, column g), q1 (k t + 4, column g).
@@ -117,13 +128,9 @@ impl Cluster<'_> {
                         0 => (g + 8 * (register as i64 % 2), t + 4 * (register as i64 / 2)),
                         _ => (g, t + 4 * register as i64),
                     };
-                    if let Some(tag) = self.operands.reg(self.slot, reg, lane, value as u32) {
-                        operands[operand].push((OperandSite { operand, register, lane, row, k }, tag));
-                    }
+                    operands[operand].push((OperandSite { operand, register, lane, row, k }, tag));
                 }
             }
-            // The first register a fault names is the lowest lane's.
-            operands[operand].sort_by_key(|(p, _)| (p.lane, p.register));
         }
         match first_misplaced(&operands) {
             Some((place, needed, held)) => Err(self.misplaced(inst, warp, place, needed, held)),
@@ -163,13 +170,13 @@ fn join(matrix: char, k: i64, other: i64) -> (i64, i64) {
     if matrix == 'A' { (other, k) } else { (k, other) }
 }
 
-/// The index most of `values` share, where one is shared by more than any other.
-fn most(values: impl Iterator<Item = i64>) -> Option<(i64, usize)> {
+/// The index most of `values` share, where one is shared by more than any other (`values` are
+/// sorted in place).
+fn most(values: &mut [i64]) -> Option<(i64, usize)> {
     // Sorted, equal values stand together: the longest stretch wins, unless another is as long.
-    let mut sorted: Vec<i64> = values.collect();
-    sorted.sort_unstable();
+    values.sort_unstable();
     let (mut best, mut tied) = (None::<(i64, usize)>, false);
-    for stretch in sorted.chunk_by(|a, b| a == b) {
+    for stretch in values.chunk_by(|a, b| a == b) {
         let n = stretch.len();
         match best {
             Some((_, top)) if n < top => {}
@@ -195,30 +202,38 @@ fn first_misplaced(operands: &[Vec<(OperandSite, Tag)>; 2]) -> Option<(OperandSi
             return None;
         }
     }
-    let all = operands.iter().flatten();
-    let (k0, agreed) = most(all.clone().map(|(p, t)| split(t).0 - p.k))?;
-    if 2 * agreed <= all.count() {
+    let mut values: Vec<i64> = operands.iter().flatten().map(|(p, t)| split(t).0 - p.k).collect();
+    let all = values.len();
+    let (k0, agreed) = most(&mut values)?;
+    if 2 * agreed <= all {
         return None;
     }
     for traced in operands {
         // Each row's element across K, found once: the one most of its registers with the right
-        // k hold, else the one at its lowest k; None where none of them has the right k.
-        let mut across: Vec<(i64, Option<i64>)> = Vec::new();
+        // k hold, else the one at its lowest k (the first such); no entry where none of them
+        // has the right k. The registers with the right k, by row, in the operand's order.
+        let mut right_k: Vec<(i64, usize, i64, i64)> = traced
+            .iter()
+            .enumerate()
+            .filter(|(_, (q, u))| split(u).0 - q.k == k0)
+            .map(|(i, (q, u))| (q.row, i, q.k, split(u).1))
+            .collect();
+        right_k.sort_unstable_by_key(|&(row, i, ..)| (row, i));
+        let mut across: Vec<(i64, i64)> = Vec::new();
+        for stretch in right_k.chunk_by(|a, b| a.0 == b.0) {
+            let mut lowest = stretch[0];
+            for &e in stretch {
+                if e.2 < lowest.2 {
+                    lowest = e;
+                }
+            }
+            values.clear();
+            values.extend(stretch.iter().map(|e| e.3));
+            across.push((stretch[0].0, most(&mut values).map_or(lowest.3, |(o, _)| o)));
+        }
         for (p, t) in traced {
             let (k, other) = split(t);
-            let row = match across.iter().find(|(row, _)| *row == p.row) {
-                Some(&(_, found)) => found,
-                None => {
-                    let right_k: Vec<&(OperandSite, Tag)> =
-                        traced.iter().filter(|(q, u)| q.row == p.row && split(u).0 - q.k == k0).collect();
-                    let lowest = right_k.iter().min_by_key(|(q, _)| q.k).map(|(_, u)| split(u).1);
-                    let found = lowest.map(|lowest| {
-                        most(right_k.iter().map(|(_, u)| split(u).1)).map_or(lowest, |(o, _)| o)
-                    });
-                    across.push((p.row, found));
-                    found
-                }
-            };
+            let row = across.iter().find(|(row, _)| *row == p.row).map(|&(_, o)| o);
             let other = row.unwrap_or(other);
             let needed = join(t.matrix, k0 + p.k, other);
             if (t.row, t.col) != needed || k - p.k != k0 {

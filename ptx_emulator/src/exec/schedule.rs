@@ -81,6 +81,7 @@ impl<'a> Cluster<'a> {
             pairs: Vec::with_capacity(32),
             timeline: launch.timeline.as_ref().map(|_| Box::default()),
             trace: None,
+            trace_spare: None,
             footprint: None,
             fragment_writes: if launch.sanitize { super::fragments::fragment_writes(k) } else { Vec::new() },
         }
@@ -395,7 +396,7 @@ impl<'a> Cluster<'a> {
                     m
                 }
             };
-            let before = self.trace_snap();
+            let before = self.trace_snap(inst);
             let flow = if exec == 0 && !matches!(inst.op, Op::Bra { .. }) {
                 Flow::Next
             } else if mask != (w.running | w.parked) && warp_wide(&inst.op) {

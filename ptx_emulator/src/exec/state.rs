@@ -348,6 +348,8 @@ pub struct Cluster<'a> {
     pub timeline: Option<Box<crate::recording::timeline::TimelineRecorder>>,
     /// The cluster's recording for the replay, where the launch asks for one.
     pub trace: Option<Box<crate::recording::trace::TraceRecorder>>,
+    /// The last cluster's recording where it was not kept, whose buffers the next one reuses.
+    pub trace_spare: Option<Box<crate::recording::trace::TraceRecorder>>,
     /// The sectors this cluster reads from global memory, where its launch asks for them, and
     /// the cluster's index.
     pub footprint: Option<(u64, std::collections::HashSet<u64>)>,

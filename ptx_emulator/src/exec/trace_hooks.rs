@@ -4,13 +4,13 @@
 //! asked for.
 
 use crate::inst::{Inst, Op, Space, Src};
-use crate::recording::trace::{CLUSTER_BARRIER, Phase, Trace, TraceEvent, TraceRecorder, Where};
+use crate::recording::trace::{CLUSTER_BARRIER, Phase, Trace, TraceEvent, Where};
 use crate::traffic::Traffic;
 
 use super::state::{Cluster, Lanes, Warp};
 
 /// The counters an instruction's event is read from, before it runs.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Snap {
     shared_wavefronts: u64,
     shared_requests: u64,
@@ -44,6 +44,21 @@ impl Snap {
     }
 }
 
+/// Whether an instruction's event reads the traffic counters (what it moved): the others' events
+/// need no snapshot of them.
+#[inline]
+fn counted(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Ld { .. }
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::CpAsync { .. }
+            | Op::Ldmatrix { .. }
+            | Op::Hopper(crate::inst::Hopper::TmaLoad { .. } | crate::inst::Hopper::TmaStore { .. })
+    )
+}
+
 /// An operand's value in lane `lane` of `w`.
 fn operand(w: &Warp, s: &Src, lane: usize) -> u32 {
     match *s {
@@ -64,15 +79,25 @@ impl Cluster<'_> {
         }
         let (bx, by, bz) = self.launch.block;
         let per = (bx * by * bz).div_ceil(32);
-        let trace = Trace {
+        // The last cluster's recording, where it was not kept, lends its buffers: each warp's
+        // stream starts with the room the last one took.
+        let mut rec = self.trace_spare.take().unwrap_or_default();
+        let (mut streams, mut links) =
+            (std::mem::take(&mut rec.trace.streams), std::mem::take(&mut rec.trace.links));
+        streams.resize_with(self.warps.len(), Vec::new);
+        links.resize_with(self.warps.len(), Vec::new);
+        streams.iter_mut().for_each(Vec::clear);
+        links.iter_mut().for_each(Vec::clear);
+        rec.trace = Trace {
             blocks: self.ctas.len() as u32,
             warps_per_block: per,
-            streams: vec![Vec::new(); self.warps.len()],
-            links: vec![Vec::new(); self.warps.len()],
+            streams,
+            links,
             instructions: 0,
             local_bytes: self.k.local_bytes as u32,
         };
-        self.trace = Some(Box::new(TraceRecorder { trace, links: Vec::new() }));
+        rec.links.clear();
+        self.trace = Some(rec);
     }
 
     /// The cluster has ended without a fault: its recording is kept if it is the busiest yet.
@@ -81,6 +106,8 @@ impl Cluster<'_> {
         let mut kept = ask.lock().expect("no worker panics holding it");
         if kept.as_ref().is_none_or(|t| t.instructions < rec.trace.instructions) {
             *kept = Some(rec.trace);
+        } else {
+            self.trace_spare = Some(rec);
         }
     }
 
@@ -108,16 +135,17 @@ impl Cluster<'_> {
         f.got.lock().expect("no worker panics holding it").push((c, sectors));
     }
 
-    /// The counters before an instruction runs, where a recording is on.
+    /// The counters before `inst` runs, where a recording is on (nothing read of them for an
+    /// instruction whose event does not count what it moved).
     #[inline]
-    pub fn trace_snap(&self) -> Option<Snap> {
-        self.trace.as_ref().map(|_| Snap::of(&self.traffic))
+    pub fn trace_snap(&self, inst: &Inst) -> Option<Snap> {
+        self.trace.as_ref().map(|_| if counted(&inst.op) { Snap::of(&self.traffic) } else { Snap::default() })
     }
 
     /// Warp `slot` executed `inst` (at `pc`) for the lanes `exec`; `before` are the counters
     /// before it ran.
     pub fn trace_note(&mut self, slot: usize, pc: u32, inst: &Inst, w: &Warp, exec: u32, before: Snap) {
-        let now = Snap::of(&self.traffic);
+        let now = if counted(&inst.op) { Snap::of(&self.traffic) } else { before };
         let Some(rec) = self.trace.as_deref_mut() else { return };
         let d = |a: u64, b: u64| (a - b) as u32;
         let mut e = TraceEvent { pc, ..TraceEvent::default() };

@@ -27,6 +27,10 @@ pub struct Recorded {
     pub register_limit: u32,
     /// What the launch's first blocks read, for the L2's misses.
     pub footprint: Footprint,
+    /// The trace with each warp's instructions in the order the time model's replay issues them,
+    /// for the registers the kernel leaves free (the key): worked out at the first replay and
+    /// kept for the others, which a run makes for each GPU it predicts and ask for the same.
+    pub issue_order: std::sync::OnceLock<(u32, Trace)>,
 }
 
 impl Recorded {
@@ -42,6 +46,7 @@ impl Recorded {
             shared_bytes: (k.dynamic_at.max(k.static_shared) + launch.dynamic_shared) as u32,
             register_limit: k.register_limit,
             footprint: Footprint::default(),
+            issue_order: std::sync::OnceLock::new(),
         }
     }
 }
