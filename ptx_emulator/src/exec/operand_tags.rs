@@ -7,8 +7,7 @@ use std::hash::BuildHasherDefault;
 
 use crate::inst::Src;
 
-use super::lanes::Lanes;
-use super::state::SectorHasher;
+use super::lanes::{Lanes, SectorHasher};
 
 /// The element of the kernel's A or B a word or register holds: the matrix (`A` or `B`), its
 /// row and column, the bits it held when tagged, the `cp.async` that wrote its bytes and the

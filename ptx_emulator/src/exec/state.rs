@@ -12,6 +12,7 @@ use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
 pub use super::lanes::Lanes;
+use super::lanes::SectorHasher;
 use super::shadows::{Accesses, AsyncShadow, Clobber, Fragment, Freed, Passed};
 
 /// How the program counters move after an instruction.
@@ -543,28 +544,4 @@ impl Cluster<'_> {
 #[inline]
 fn off_alignment(address: u64, len: usize) -> bool {
     if len.is_power_of_two() { address & (len as u64 - 1) != 0 } else { address % len as u64 != 0 }
-}
-
-/// A hasher for the machine's integer keys (the sector numbers of [`Cluster::l1_seen`], the
-/// registers of the operand tags): one multiply, where the standard hasher's resistance to
-/// chosen keys costs several times more on every access.
-#[derive(Default)]
-pub struct SectorHasher(u64);
-
-impl std::hash::Hasher for SectorHasher {
-    fn finish(&self) -> u64 {
-        // The product's high bits mix every bit of the key; bring them down to where the table
-        // looks.
-        self.0.rotate_left(26)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
 }
