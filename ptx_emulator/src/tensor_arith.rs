@@ -117,7 +117,10 @@ fn to_f32_toward_zero(neg: bool, mag: u64, lsb: i32) -> u32 {
 /// The same arithmetic serves `mma.sync` m16n8k8 and `wgmma` m64nNk8.
 pub fn tf32_dot(a: &[u32; 8], b: &[u32; 8], c: u32) -> u32 {
     let (a, b) = (a.map(|x| x & 0xffff_e000), b.map(|x| x & 0xffff_e000));
-    if let Some(bits) = special(&a, &b, c) {
+    // Only an input whose exponent is all ones (an infinity or a NaN) makes a special value, and
+    // one always does: the rare case is looked at term by term, the others pass one test.
+    let all_ones = a.iter().chain(&b).fold(c & INF == INF, |any, &x| any | (x & INF == INF));
+    if all_ones && let Some(bits) = special(&a, &b, c) {
         return bits;
     }
     // The nine terms as (negative, significand, last bit's exponent, exponent the adder compares).
