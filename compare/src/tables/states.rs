@@ -18,7 +18,7 @@ use super::heldout::{blocks, csv_row};
 use super::{Ordered, names, read_runs};
 
 /// A group of warp states: its name, Nsight Compute's states in it, and the replay's.
-pub struct Group {
+pub struct StateGroup {
     pub name: &'static str,
     pub ncu: &'static [&'static str],
     pub model: &'static [&'static str],
@@ -32,35 +32,35 @@ pub struct Group {
 /// `wgmma.wait_group` becomes `WARPGROUP.DEPBAR`, sampled as a barrier, and a cluster's barrier
 /// `UCGABAR_WAIT`, a barrier too; an mbarrier's phase check (`SYNCS.PHASECHK`) owes its result
 /// on the long scoreboard, as a global load does.
-pub const GROUPS: [Group; 8] = [
-    Group { name: "issuing", ncu: &["selected"], model: &["issued"], wait: false },
-    Group { name: "held back", ncu: &["dispatch_stall"], model: &["dispatch"], wait: false },
-    Group { name: "ready", ncu: &["not_selected"], model: &["ready"], wait: false },
-    Group {
+pub const GROUPS: [StateGroup; 8] = [
+    StateGroup { name: "issuing", ncu: &["selected"], model: &["issued"], wait: false },
+    StateGroup { name: "held back", ncu: &["dispatch_stall"], model: &["dispatch"], wait: false },
+    StateGroup { name: "ready", ncu: &["not_selected"], model: &["ready"], wait: false },
+    StateGroup {
         name: "global memory and phases",
         ncu: &["long_scoreboard", "lg_throttle", "drain"],
         model: &["memory", "phases"],
         wait: true,
     },
-    Group {
+    StateGroup {
         name: "shared memory",
         ncu: &["short_scoreboard", "mio_throttle"],
         model: &["shared"],
         wait: true,
     },
-    Group {
+    StateGroup {
         name: "arithmetic",
         ncu: &["wait", "math_pipe_throttle", "gmma"],
         model: &["arithmetic"],
         wait: true,
     },
-    Group {
+    StateGroup {
         name: "barriers and wgmma groups",
         ncu: &["barrier", "membar", "sleeping"],
         model: &["barrier", "tensor"],
         wait: true,
     },
-    Group {
+    StateGroup {
         name: "not replayed",
         ncu: &["no_instruction", "branch_resolving", "imc_miss", "misc", "tex_throttle"],
         model: &[],
