@@ -584,9 +584,10 @@ impl<'a> EmulatorStep<'a> {
 
     /// For a scaled run: what it emulates in the launch's place where a few blocks cannot stand
     /// for the launch (None where they can). A Stream-K layout that shares tiles (step 10's, where
-    /// the last wave would leave SMs idle) has blocks that wait for one another's turns: the run
-    /// emulates the launch without sharing. `whole`: the shape whose launch a run at a shorter
-    /// depth stands for, whose grid must be this one's.
+    /// the last wave would leave SMs idle) has blocks that wait for one another's turns: beyond
+    /// 1024³ the run emulates the launch without sharing (up to it, the scaled run is refused,
+    /// and the launch emulates whole in a minute). `whole`: the shape whose launch a run at a
+    /// shorter depth stands for, whose grid must be this one's.
     pub fn scaled_stand_in(&mut self, whole: Option<Shape>) -> Result<Option<StandIn>> {
         let (step, params) = (self.step, &self.params);
         let shares = |g: &Geometry| g.whole_rows.is_some_and(|w| w < g.grid.1);
@@ -601,7 +602,12 @@ impl<'a> EmulatorStep<'a> {
             }
             None => None,
         };
-        let stand_in = (shares(&self.geometry) || laid_out.as_ref().is_some_and(shares)).then_some(STREAM_K);
+        // Up to 1024³ the launch emulates whole in a minute or less (what a refused scaled run
+        // says to do, and what `predict` does): the stand-in is for the products beyond.
+        let w = whole.unwrap_or(self.shape);
+        let long = w.m as u64 * w.n as u64 * w.k as u64 > super::WHOLE_UP_TO;
+        let shares = shares(&self.geometry) || laid_out.as_ref().is_some_and(shares);
+        let stand_in = (shares && long).then_some(STREAM_K);
         if stand_in.is_some() {
             self.geometry = plain(self.shape)?;
         }
