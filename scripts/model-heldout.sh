@@ -183,15 +183,17 @@ predict)
     log=$(readlink -f /proc/$$/fd/1 2>/dev/null)
     case $log in *.log) jsonl=${log%.log}.jsonl && : > "$jsonl" ;; esac
     gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), ${gpus:-no GPU}, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with changes'): predict $set_name ${*:-1024 4096}, MODEL_GPU=${MODEL_GPU:-H100}, at most ${PREDICT_TIMEOUT:-600} s a case; each case's wall time closes it, with the load average (1 min) when it started"
+    echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), ${gpus:-no GPU}, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with changes'): predict $set_name ${*:-1024 4096}, MODEL_GPU=${MODEL_GPU:-H100}, at most ${PREDICT_TIMEOUT:-600} s a case; each case's wall time closes it, with the load average (1 min) when it started and the CPU seconds it took"
     for s in ${@:-1024 4096}; do
         cases | while IFS='|' read -r name step args; do
             load=$(cut -d' ' -f1 /proc/loadavg)
             start=$(date +%s.%N)
             # A scaled run verifies nothing; --no-verify says so where the case does not already.
             case " $args " in *" --no-verify "*) ;; *) args="$args --no-verify" ;; esac
+            # The CPU seconds beside the wall's: other work on the machine stretches the wall alone.
+            cpu_file=$(mktemp)
             # shellcheck disable=SC2086
-            got=$(timeout "${PREDICT_TIMEOUT:-600}" "$bin_dir/$step" --size "$s" $args --emulate --scaled --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
+            got=$(/usr/bin/time -f "%U %S" -o "$cpu_file" timeout "${PREDICT_TIMEOUT:-600}" "$bin_dir/$step" --size "$s" $args --emulate --scaled --gpu "${MODEL_GPU:-H100}" --record "$jsonl" 2>&1)
             rc=$?
             # A grid a few blocks cannot stand for runs whole where that is short (1024³ or less):
             # the refused scaled run is recorded too, and the whole run's line after it stands
@@ -203,9 +205,11 @@ predict)
             fi
             end=$(date +%s.%N)
             echo "== $name --size $s"
-            echo "$got" | grep -E "^  (predicted|scaled|kernel) |^            |^error|^note: .*(scaled|emulat)"
+            echo "$got" | grep -E "^  (predicted|scaled|kernel) |^            |^           at K = |^error|^note: .*(scaled|emulat)"
             [ "$rc" = 124 ] && echo "timed out: no prediction within ${PREDICT_TIMEOUT:-600} s"
-            echo "-- $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') s (load $load)"
+            cpu=$(awk 'NF == 2 && $1 ~ /^[0-9.]+$/ { printf "%.1f", $1 + $2 }' "$cpu_file")
+            rm -f "$cpu_file"
+            echo "-- $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') s (load $load, ${cpu:-?} s of CPU)"
         done
     done
     ;;

@@ -35,7 +35,7 @@ pub use drive::bench;
 pub use drive::{compile_only, measure, run, tune};
 pub use hardware::{advisories, clock, emulated, gpu, stream_hold, timing, watchdog};
 pub use numerics::{cublas, integer_rounding, reference, verify};
-pub use present::{cli, emit, numbers, predicted, record, report};
+pub use present::{carried, cli, emit, numbers, predicted, record, report};
 
 pub use matrix::{Inputs, Matrix, Shape};
 pub use params::{Param, Params};

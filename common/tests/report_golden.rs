@@ -222,6 +222,7 @@ fn emulated_report(gpu: &'static Profile) -> Report {
             gpu,
             serialized_wgmma: false,
             recorded: std::sync::Arc::new(recorded_launch(gpu)),
+            depths: None,
         })),
         shape: Shape::new(64, 64, 64).unwrap(),
         kernel: Some(KernelFacts { why: None, predicted_us: None, ..facts(None) }),
@@ -307,6 +308,25 @@ fn the_emulated_report_on_a_gpu_of_114_sms_is_pinned() {
     assert!(text.contains("blocks dealt to 114 SMs in turn"), "{text}");
     assert!(text.contains("no cuBLAS run on the H100-PCIe is recorded"), "{text}");
     assert_golden("emulated-h100-pcie", &report);
+}
+
+/// A scaled run of a long K, emulated at two shorter depths (its `scaled` line names them), and
+/// one that emulated another launch in the launch's place (its prediction says for what).
+#[test]
+fn the_report_of_a_scaled_run_at_two_depths_is_pinned() {
+    let mut report = emulated_report(&profile::H200);
+    report.shape = Shape::new(64, 64, 4096).unwrap();
+    if let RanOn::Emulated(e) = &mut report.device {
+        (e.traffic.scaled_ran, e.traffic.scaled_of) = (3, 4);
+        e.depths = Some([256, 512]);
+    }
+    if let Some(p) = &mut report.predicted {
+        p.stand_in = Some("the launch without Stream-K's sharing");
+    }
+    let text = report.to_string();
+    assert!(text.contains("at K = 256 and 512 (the launch planned for K = 4096)"), "{text}");
+    assert!(text.contains(" for the launch without Stream-K's sharing · "), "{text}");
+    assert_golden("emulated-depths", &report);
 }
 
 #[test]

@@ -56,7 +56,11 @@ pub fn run(args: &CompareArgs, command: String) -> Result<bool> {
             match run::predict(step, shape, gpu) {
                 Ok(p) => {
                     let gflops = shape.flops() / p.seconds / 1e9;
-                    let how = if p.whole { ", emulated whole" } else { "" };
+                    let how = match (p.whole, p.stand_in) {
+                        (true, _) => ", emulated whole".to_owned(),
+                        (false, Some(label)) => format!(", for {label}"),
+                        (false, None) => String::new(),
+                    };
                     eprintln!(
                         "  {:.3} ms, set by {} ({:.1} s{how})",
                         p.seconds * 1e3,

@@ -164,6 +164,12 @@ pub struct Emulator {
     /// Emulate one block of each kind and multiply its counts out ([`Emulator::launch`]): a
     /// large grid's counts in the time of a few blocks, its output left unwritten but for them.
     pub scale: bool,
+    /// For the next scaled launch: the grid's blocks of each kind as the host knows them, each
+    /// kind named by the first block of one of its clusters (its index in the grid, x fastest)
+    /// with the blocks it stands for, run in place of [`Emulator::launch`]'s kinds (a persistent
+    /// kernel's clusters that take as many whole units of work: its grid is one wave, all of it
+    /// on a side whose clusters differ). The launch takes it.
+    pub alike: Option<Vec<(u64, u64)>>,
     /// A picture of one warp's access to take in the next launches ([`Emulator::watch`]).
     watch: Option<recording::warp_access::PictureWatch>,
     /// The compile's `-D` values, with which a picture works out the source's array sizes.
@@ -222,6 +228,7 @@ impl Emulator {
             workspaces: Default::default(),
             workers: 1,
             scale: false,
+            alike: None,
             watch: None,
             defines: Vec::new(),
             timeline: None,
@@ -365,6 +372,7 @@ impl Emulator {
     /// Runs kernel `name` to completion; returns what it moved and computed. With
     /// [`Emulator::scale`] set, it runs one block of each kind instead ([`Emulator::launch_scaled`]).
     pub fn launch(&mut self, name: &str, config: Config, args: &[Arg]) -> Result<Traffic, Error> {
+        let alike = self.alike.take();
         let watched = config.sanitize && !self.scale && self.workspaces.any();
         if let (true, Some(Ok(kernel))) = (watched, self.kernels.get(name)) {
             self.workspaces.begin(kernel);
@@ -373,9 +381,10 @@ impl Emulator {
         if watched {
             launch.watching = Some(exec::global_watch::Watching::new(&self.workspaces, launch.kernel));
         }
-        let ran = match self.scale {
-            true => self.launch_scaled(name, &launch),
-            false => exec::run(&self.global, &launch).map_err(Error::Fault),
+        let ran = match (self.scale, alike) {
+            (true, Some(kinds)) => self.launch_alike(name, &launch, &kinds),
+            (true, None) => self.launch_scaled(name, &launch),
+            (false, _) => exec::run(&self.global, &launch).map_err(Error::Fault),
         };
         let replayed = match (&ran, &launch.record) {
             (Ok(_), Some(ask)) => {
@@ -574,6 +583,49 @@ impl Emulator {
         }
     }
 
+    /// A scaled launch of the clusters the host names ([`Emulator::alike`]): each one's counts
+    /// multiplied by the clusters it stands for, which must number the grid's.
+    fn launch_alike(
+        &self,
+        name: &str,
+        launch: &exec::Launch,
+        kinds: &[(u64, u64)],
+    ) -> Result<Traffic, Error> {
+        let (cx, cy, cz) = launch.cluster;
+        let size = u64::from(cx * cy * cz);
+        let blocks = u64::from(launch.grid.0) * u64::from(launch.grid.1) * u64::from(launch.grid.2);
+        let (gx, gy) = (u64::from(launch.grid.0), u64::from(launch.grid.1));
+        let (cx, cy, cz) = (u64::from(cx), u64::from(cy), u64::from(cz));
+        // A block's cluster, where it is its cluster's first block.
+        let cluster_of = |b: u64| {
+            let (x, y, z) = (b % gx, b / gx % gy, b / (gx * gy));
+            (x % cx == 0 && y % cy == 0 && z % cz == 0)
+                .then(|| x / cx + gx / cx * (y / cy + gy / cy * (z / cz)))
+        };
+        let named: u64 = kinds.iter().map(|k| k.1).sum();
+        let list: Option<Vec<u64>> =
+            kinds.iter().map(|&(b, n)| cluster_of(b).filter(|_| b < blocks && n % size == 0)).collect();
+        let Some(list) = list.filter(|_| named == blocks) else {
+            return Err(Error::Launch(format!(
+                "the kinds of {name}'s blocks stand for {named} of its {blocks} blocks, or name a block that is not the first of its cluster of {size}"
+            )));
+        };
+        let counts = exec::run_each(&self.global, launch, &list).map_err(|f| match f.kind {
+            FaultKind::WaitsForBlock => Error::NotScalable(format!(
+                "{name}'s blocks wait for one another ({}), so a few of them cannot run alone: emulate it whole",
+                f.message
+            )),
+            _ => Error::Fault(f),
+        })?;
+        let mut total = Traffic::default();
+        for (&(_, blocks), count) in kinds.iter().zip(&counts) {
+            total.add(&count.times(blocks / size));
+        }
+        total.scaled_ran = list.len() as u64 * size;
+        total.scaled_of = blocks;
+        Ok(total)
+    }
+
     /// One scaled run: the clusters of each kind (every cluster along the sides marked `full`),
     /// and the checks of the other sides. Returns the counts, or each side found irregular with
     /// the two places that differ first.
@@ -685,6 +737,25 @@ mod tests {
 }}
 "
         )
+    }
+
+    /// A scaled launch of the kinds the host names runs those clusters and multiplies them out;
+    /// kinds that do not stand for the whole grid, or name a block inside a cluster, are refused.
+    #[test]
+    fn a_scaled_launch_takes_the_kinds_the_host_names() {
+        let mut m = Emulator::new(&module("add", 1), H100).unwrap();
+        let buf = m.alloc(4, "the word");
+        let grid = Config { grid: (8, 1, 1), block: (1, 1, 1), dynamic_shared: 0, sanitize: false };
+        m.scale = true;
+        m.alike = Some(vec![(0, 3), (3, 5)]);
+        let t = m.launch("add", grid, &[Arg::Ptr(buf)]).unwrap();
+        assert_eq!((t.scaled_ran, t.scaled_of, t.blocks), (2, 8, 8));
+        assert!(m.alike.is_none(), "the launch takes the kinds");
+        m.alike = Some(vec![(0, 3), (3, 4)]);
+        let short = m.launch("add", grid, &[Arg::Ptr(buf)]).unwrap_err().to_string();
+        assert!(short.contains("stand for 7 of its 8 blocks"), "{short}");
+        m.alike = Some(vec![(0, 3), (9, 5)]);
+        assert!(m.launch("add", grid, &[Arg::Ptr(buf)]).is_err(), "a block past the grid");
     }
 
     /// Variables of two bytes that share a word keep their own initial values.

@@ -370,7 +370,12 @@ pub fn play(q: &mut dyn Queue, product: &Product, items: &[SequenceItem]) -> Res
         match item {
             SequenceItem::Kernel { entry, grid, block, smem, args } => {
                 let args = resolve(q, args)?;
-                q.launch(entry, LaunchShape::of(*grid, *block, *smem), &args)?;
+                let launch = LaunchShape::of(*grid, *block, *smem);
+                // The rebuild of C: each block its own elements, after the product.
+                match [RECONSTRUCT_ENTRY, RECONSTRUCT_WIDE_ENTRY].contains(entry) {
+                    true => q.launch_scaled(entry, launch, &args)?,
+                    false => q.launch(entry, launch, &args)?,
+                }
             }
             SequenceItem::Product { args } => {
                 let mut all = product.args();

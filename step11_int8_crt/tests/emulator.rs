@@ -200,3 +200,12 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
     let needs = run.paths.as_ref().and_then(|p| p.more.clone()).expect("the needs line").1;
     assert!(needs.contains("none scaled"), "{needs}");
 }
+
+/// One block of each kind, scaled (`--emulate --scaled`), counts what the whole grid counts: the
+/// product's blocks (every modulus along z), and the kernels around it, those after it (the
+/// rebuild of C, the FP32 path) scaled too.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
+    common::testing::emulator::assert_scaled_counts_match(&STEP, &[(512, 384, 256)]);
+}

@@ -277,6 +277,40 @@ fn units(p: &Params, s: Shape) -> (u32, u32) {
 }
 // ANCHOR_END: schedule
 
+/// The blocks of a launch that take alike work, for a scaled emulation (`Queue::launch_matmul_alike`):
+/// where no unit is cut and none is at C's edge, the first `units mod clusters` clusters take one
+/// unit more than the others (cluster c's units are c, c + clusters, …; stage 1's block b takes
+/// tiles b, b + blocks, …, the same blocks), and every unit is as much work. One cluster stands
+/// for its kind, block 0's and block CLUSTER's both for the first (the emulator's footprint
+/// reads the first two clusters), each named by its first block with the blocks it stands for.
+/// None where units differ: the emulator's own kinds then decide.
+fn alike(p: &Params, s: Shape, (units, clusters): (u32, u32), cuts: bool) -> Option<Vec<(u64, u64)>> {
+    let cluster = u64::from(p.get("CLUSTER"));
+    // A unit is BM rows by CLUSTER·BN columns of C (the variant of 2×2 blocks': 2·BM by 2·BN).
+    let (bm, bn) = (p.get("BM") as usize, p.get("BN") as usize);
+    let whole_units =
+        s.m % bm == 0 && s.n % (bn * cluster as usize) == 0 && (cluster < 4 || s.m % (2 * bm) == 0);
+    if cuts || !whole_units || clusters < 2 {
+        return None;
+    }
+    let (clusters, more) = (u64::from(clusters), u64::from(units % clusters));
+    // The clusters that take one unit more, then the others: each run's first cluster, and, for
+    // the first run, its second, standing for the rest of it.
+    let mut kinds = Vec::new();
+    for (from, to) in [(0, more), (more, clusters)] {
+        match to - from {
+            0 => {}
+            1 => kinds.push((from * cluster, cluster)),
+            n if kinds.is_empty() => {
+                kinds.push((from * cluster, cluster));
+                kinds.push(((from + 1) * cluster, (n - 1) * cluster));
+            }
+            n => kinds.push((from * cluster, n * cluster)),
+        }
+    }
+    Some(kinds)
+}
+
 /// The kernel's twin for a launch that cuts units into pieces (the stages have none).
 pub const CUT_ENTRY: &str = "matmul_cut";
 
@@ -339,7 +373,32 @@ impl Hooks for PersistentHooks {
         // `matmul` and `matmul_cut(int, int, int, const float*, const float*, float*,
         // CUtensorMap, CUtensorMap, CUtensorMap, float*, int, int)`; a stage declares fewer.
         let entry = if cuts { CUT_ENTRY } else { common::gpu::ENTRY };
-        q.launch_matmul(entry, product.launch, &args)
+        match alike(product.params, product.shape, (units, clusters), cuts) {
+            Some(kinds) => q.launch_matmul_alike(entry, product.launch, &args, &kinds),
+            None => q.launch_matmul(entry, product.launch, &args),
+        }
+    }
+
+    fn k_tile(&self, _: &Params) -> Option<u32> {
+        Some(BK)
+    }
+
+    /// A launch that cuts the last round along K at one depth and not at the other, or cuts it
+    /// into runs of another length, is another launch.
+    fn shorter_depth(&self, p: &Params, whole: Shape, short: Shape, grid: (u32, u32, u32)) -> Option<String> {
+        let clusters = (grid.0 / p.get("CLUSTER")).max(1);
+        let sharing = |s: Shape| {
+            let (units, k_tiles) = units(p, s);
+            let sharing = Sharing::new(units, clusters, k_tiles, p.get("PIECE"));
+            sharing.cuts(units).then_some((sharing, k_tiles))
+        };
+        match (sharing(whole), sharing(short)) {
+            (None, None) => None,
+            _ => Some(format!(
+                "at K = {} the schedule cuts the last round's units along K into pieces, whose count and depth change with K",
+                whole.k
+            )),
+        }
     }
 
     /// The clusters, and where the launch cuts the last round: how many units, in runs of how

@@ -64,20 +64,36 @@ impl<'q> EmulatorQueue<'q> {
         }
     }
 
-    fn run(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg], own: bool) -> Result<()> {
+    /// Runs `entry`: the step's `own` kernel, or one around it; `scaled` where a scaled run may
+    /// run it scaled (the step's kernel, and those [`Queue::launch_scaled`] queues).
+    fn run(
+        &mut self,
+        entry: &str,
+        launch: LaunchShape,
+        args: &[KernelArg],
+        (own, scaled): (bool, bool),
+    ) -> Result<()> {
         let mut args: Vec<Arg> = args.iter().map(|&a| emulator_arg(a)).collect();
         if own {
             // A stage declares fewer parameters: it is given those it declares, as on a GPU.
             args.truncate(self.machine.parameters(entry).unwrap_or(args.len()));
         }
         let config = self.config(launch);
-        // A scaled run scales the step's own kernel; the kernels around it run whole.
+        // A scaled run scales the step's own kernel, and the kernels queued as each block's own
+        // elements of its result (step 11's rebuild of C); the others run whole, since what they
+        // write steers the product (step 11's moduli, step 09's paths) or one another. One that a
+        // scaled run cannot take runs whole too.
         let scale = self.machine.scale;
-        self.machine.scale = scale && own;
+        self.machine.scale = scale && scaled;
         let started = std::time::Instant::now();
         // The emulator's own error is kept (not its text alone), so that a caller can tell a
         // scaled run it cannot take ([`emulated::EmulatorError::NotScalable`]) from a fault.
-        let traffic = self.machine.launch(entry, config, &args).map_err(anyhow::Error::from);
+        let mut traffic = self.machine.launch(entry, config, &args).map_err(anyhow::Error::from);
+        let refused = |t: &Result<Traffic>| matches!(t, Err(e) if matches!(e.downcast_ref(), Some(emulated::EmulatorError::NotScalable(_))));
+        if !own && self.machine.scale && refused(&traffic) {
+            self.machine.scale = false;
+            traffic = self.machine.launch(entry, config, &args).map_err(anyhow::Error::from);
+        }
         if own {
             self.state.own_seconds += started.elapsed().as_secs_f64();
         }
@@ -132,11 +148,29 @@ impl Queue for EmulatorQueue<'_> {
     }
 
     fn launch(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
-        self.run(entry, launch, args, false)
+        self.run(entry, launch, args, (false, false))
+    }
+
+    fn launch_scaled(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
+        self.run(entry, launch, args, (false, true))
     }
 
     fn launch_matmul(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
-        self.run(entry, launch, args, true)
+        self.run(entry, launch, args, (true, true))
+    }
+
+    fn launch_matmul_alike(
+        &mut self,
+        entry: &str,
+        launch: LaunchShape,
+        args: &[KernelArg],
+        alike: &[(u64, u64)],
+    ) -> Result<()> {
+        // Only a scaled run takes the kinds; the launch takes them, run or refused.
+        self.machine.alike = self.machine.scale.then(|| alike.to_vec());
+        let ran = self.run(entry, launch, args, (true, true));
+        self.machine.alike = None;
+        ran
     }
 
     /// A workspace of exactly `bytes` (so that the sanitizer names an access past what the
@@ -149,8 +183,14 @@ impl Queue for EmulatorQueue<'_> {
                 if let Some(&(at, _)) = had {
                     self.machine.free(at);
                 }
-                // Watched by the sanitizer: what orders its words, and what a launch leaves.
-                let at = self.machine.alloc_workspace(bytes, name);
+                // Watched by the sanitizer: what orders its words, and what a launch leaves. A
+                // scaled run's launches are not watched, and its workspaces are not either (a
+                // watch takes several times the workspace's bytes: a gigabyte of step 11's
+                // residues of C at 8192²).
+                let at = match self.machine.scale {
+                    true => self.machine.alloc(bytes, name),
+                    false => self.machine.alloc_workspace(bytes, name),
+                };
                 self.state.workspaces.insert(name, (at, bytes));
                 Ok(at)
             }

@@ -89,6 +89,27 @@ pub trait Hooks: Sync {
         None
     }
 
+    /// The depth of the kernel's k-tile with `params`, where no parameter `BK` or `TILE` gives
+    /// it (step 12's 32-deep tiles): a scaled run of a long K emulates two of them at least.
+    /// None: the parameters' (or 128).
+    fn k_tile(&self, _params: &Params) -> Option<u32> {
+        None
+    }
+
+    /// Why the launch on `grid` at the shorter depth `short` cannot stand for the launch at
+    /// `whole` (a scaled run of a long K emulates the first for the second; see
+    /// `run/depth.rs`): None where it can. Step 12 cuts the last round along K at some depths
+    /// and not at others.
+    fn shorter_depth(
+        &self,
+        _params: &Params,
+        _whole: Shape,
+        _short: Shape,
+        _grid: (u32, u32, u32),
+    ) -> Option<String> {
+        None
+    }
+
     /// The set the tuner times for `params`, of a step that declares `decl`: `params` itself, or
     /// one set for all those that compile the same kernel and launch it the same way.
     fn tuned_as(&self, _decl: &[Param], params: Params) -> Result<Params> {

@@ -58,10 +58,34 @@ pub trait Queue {
     /// Queues kernel `entry` on `launch` with `args`: a kernel around the step's product.
     fn launch(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()>;
 
+    /// As [`Queue::launch`], for a kernel after the product each of whose blocks reads and
+    /// writes only its own elements of the product's result (step 11's rebuild of C): a scaled
+    /// emulation runs it scaled as it runs the product (one block of each kind, its counts
+    /// multiplied out), since nothing the product reads comes from it.
+    fn launch_scaled(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()> {
+        self.launch(entry, launch, args)
+    }
+
     /// Queues the step kernel itself, `matmul` or a twin the product runs in its place (step
     /// 12's `matmul_cut`): the kernel the report's traffic and a scaled run are about. A kernel
     /// that declares fewer parameters than `args` (a stage) is given those it declares.
     fn launch_matmul(&mut self, entry: &str, launch: LaunchShape, args: &[KernelArg]) -> Result<()>;
+
+    /// As [`Queue::launch_matmul`], where the launch knows which of its grid's clusters do alike
+    /// work (a persistent kernel's clusters that take as many whole units): `alike` names one
+    /// cluster of each kind by its index in the grid (x fastest), with how many clusters it
+    /// stands for. A scaled emulation runs those alone and multiplies out their counts; a GPU,
+    /// and an emulation of the whole grid, run the launch as it is.
+    fn launch_matmul_alike(
+        &mut self,
+        entry: &str,
+        launch: LaunchShape,
+        args: &[KernelArg],
+        alike: &[(u64, u64)],
+    ) -> Result<()> {
+        let _ = alike;
+        self.launch_matmul(entry, launch, args)
+    }
 
     /// The workspace called `name`, of at least `bytes`: kept from product to product (what a
     /// launch leaves in it the next one reads), zeroed when it is first made or grown.

@@ -94,6 +94,10 @@ pub struct Predicted {
     pub no_baseline: Option<String>,
     /// How many other kernels the launch has (their time is the launch's less the kernel's).
     pub others: usize,
+    /// What a scaled run emulated in the launch's place, where a few blocks cannot stand for it:
+    /// the prediction is that launch's, so labelled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stand_in: Option<&'static str>,
 }
 
 /// cuBLAS's rate recorded on the GPU ([`Profile::cublas`]) that a prediction is set beside.
@@ -114,23 +118,30 @@ impl Predicted {
     /// and spills (`local`), the product's shape, the launch's other kernels, and whether the
     /// step is held to TF32 (which cuBLAS it is set beside).
     pub fn of(
-        profile: &Profile,
+        profile: &'static Profile,
         step: (&Traffic, &[Recorded]),
-        (resident, registers, serialized): (u32, u32, bool),
-        (local, spilled): (u32, u32),
+        facts: (u32, u32, bool),
+        local: (u32, u32),
         shape: Shape,
         others: &[(String, Traffic)],
         tf32: bool,
     ) -> Predicted {
-        let (mut prediction, whole) = launch(profile, step, (resident, registers, serialized), shape, others);
-        let mut seconds = std::collections::BTreeMap::new();
-        for other in profile::PROFILES {
-            let s = match other.name == profile.name {
-                true => whole,
-                false => launch(other, step, (resident, registers, serialized), shape, others).1,
-            };
-            seconds.insert(other.name, s);
-        }
+        let each = each_gpu(profile, step, facts, shape, others);
+        Predicted::assemble(each, local, shape, others.len(), tf32)
+    }
+
+    /// The prediction from each GPU's launch, the GPU predicted for first ([`each_gpu`]), with
+    /// the caveat of a thread's local memory and spills (`local`), at `shape`, the launch's
+    /// `others` kernels counted, set beside cuBLAS TF32 where `tf32`.
+    pub fn assemble(
+        each: Vec<(&'static Profile, (Prediction, f64))>,
+        (local, spilled): (u32, u32),
+        shape: Shape,
+        others: usize,
+        tf32: bool,
+    ) -> Predicted {
+        let seconds = each.iter().map(|(g, (_, whole))| (g.name, *whole)).collect();
+        let (profile, (mut prediction, whole)) = each.into_iter().next().expect("the GPU predicted for");
         let gflops = 2.0 * shape.m as f64 * shape.n as f64 * shape.k as f64 / whole / 1e9;
         let baseline = nearest_square(profile, shape).map(|(side, sgemm, tf32_rate, exact)| {
             let (name, gflops) = if tf32 { ("cuBLAS TF32", tf32_rate) } else { ("cuBLAS SGEMM", sgemm) };
@@ -148,17 +159,49 @@ impl Predicted {
             share: baseline.as_ref().map(|b| 100.0 * gflops / b.gflops),
             no_baseline: baseline.is_none().then(|| no_cublas(profile)),
             baseline,
-            others: others.len(),
+            others,
+            stand_in: None,
         }
     }
+}
+
+/// [`launch`] on every GPU the model has a profile of, `profile` first: each GPU's replay on a
+/// thread of its own (they share nothing but what they read).
+pub fn each_gpu(
+    profile: &'static Profile,
+    step: (&Traffic, &[Recorded]),
+    facts: (u32, u32, bool),
+    shape: Shape,
+    others: &[(String, Traffic)],
+) -> Vec<(&'static Profile, (Prediction, f64))> {
+    let order =
+        std::iter::once(profile).chain(profile::PROFILES.iter().copied().filter(|g| g.name != profile.name));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            order.map(|g| (g, scope.spawn(move || launch(g, step, facts, shape, others)))).collect();
+        handles
+            .into_iter()
+            .map(|(g, h)| (g, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+            .collect()
+    })
 }
 
 /// The lines the report prints: the GPU's time and rate, its share of cuBLAS's recorded rate,
 /// the bottleneck that sets it and every bottleneck's time, the other GPUs' times, what the replay of the
 /// busiest SM found (where the launch was recorded), and what the model was not checked on.
 pub fn lines(predicted: &Predicted) -> String {
-    let Predicted { gpu, prediction: p, bottleneck, seconds, gflops, baseline, share, no_baseline, others } =
-        predicted;
+    let Predicted {
+        gpu,
+        prediction: p,
+        bottleneck,
+        seconds,
+        gflops,
+        baseline,
+        share,
+        no_baseline,
+        others,
+        stand_in,
+    } = predicted;
     let whole = &seconds.get(gpu).copied().unwrap_or(p.seconds);
     let beside = match (baseline, share) {
         (Some(Baseline { name, side, exact: true, .. }), Some(share)) => {
@@ -172,8 +215,9 @@ pub fn lines(predicted: &Predicted) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "  predicted {gpu} {} · {gflops:.0} GFLOP/s · {beside} · set by {bottleneck}",
-        duration(*whole)
+        "  predicted {gpu} {}{} · {gflops:.0} GFLOP/s · {beside} · set by {bottleneck}",
+        duration(*whole),
+        stand_in.map(|s| format!(" for {s}")).unwrap_or_default()
     );
     if p.bottleneck == Bottleneck::Issue {
         let _ = write!(out, " ({:.0}% of it FP32)", 100.0 * p.fp32_share);

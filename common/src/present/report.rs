@@ -49,6 +49,10 @@ pub struct EmulatorInfo {
     /// prediction made from them is, [`Report::predicted`]).
     #[serde(skip)]
     pub recorded: std::sync::Arc<Vec<crate::emulated::Recorded>>,
+    /// For a scaled run of a long K: the two shorter depths emulated, whose counts and times
+    /// were carried to the whole K (the counts above are carried).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depths: Option<[usize; 2]>,
 }
 
 fn profile_name<S: serde::Serializer>(p: &&ptx_model::profile::Profile, s: S) -> Result<S::Ok, S::Error> {
@@ -624,6 +628,13 @@ impl fmt::Display for Report {
                     count(e.traffic.scaled_ran),
                     count(e.traffic.scaled_of)
                 )?;
+                if let Some([k0, k1]) = e.depths {
+                    writeln!(
+                        f,
+                        "           at K = {k0} and {k1} (the launch planned for K = {}): each count and time carried to K = {} along the line through the two",
+                        self.shape.k, self.shape.k
+                    )?;
+                }
             }
             // A grid of one wave (a persistent kernel's): its blocks' first tiles are what the
             // first round asks of L2 at once, which the order of the tiles sets.

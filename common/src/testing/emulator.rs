@@ -244,3 +244,63 @@ pub fn assert_faults_caught(step: &GpuStep, faults: &[PlantedFault]) {
     );
     assert_emulated_pass(step, &[], &shapes);
 }
+
+/// The most seconds a scaled emulation of any lab, stage or variant may take to print its
+/// predicted time, at 4096³ and 8192³ on two cores (the book's "Without a GPU").
+pub const PREDICT_WITHIN: f64 = 60.0;
+
+/// Runs the program at `bin` (a step's, as Cargo built it for the test) with `args` and
+/// `--emulate --scaled --no-verify`, and asserts it prints a predicted time, and exits, within
+/// [`PREDICT_WITHIN`] seconds of wall time (it is stopped there if not). Where a scaled run
+/// emulates something else in the launch's place, its prediction says for what, as `stand_in`
+/// expects (None: nothing else). Returns the predicted line.
+pub fn assert_predicts_within_a_minute(bin: &str, args: &[&str], stand_in: Option<&str>) -> String {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+    let mut command = std::process::Command::new(super::command_line::program(bin));
+    command.args(args).args(["--emulate", "--scaled", "--no-verify"]);
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("could not start {command:?}: {e}"));
+    // Read both pipes on threads of their own, so that a full pipe never holds the program.
+    let pipe = |p: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = p {
+                let _ = p.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = pipe(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = pipe(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the program's status") {
+            break Some(status);
+        }
+        if started.elapsed() > Duration::from_secs_f64(PREDICT_WITHIN) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    let run = format!("{} {}", bin.rsplit('/').next().unwrap_or(bin), args.join(" "));
+    let Some(status) = status else {
+        panic!("{run}: no prediction within {PREDICT_WITHIN:.0} s (stopped then)\n{out}{err}");
+    };
+    assert!(status.success(), "{run}: exited with {status} after {seconds:.1} s\n{out}{err}");
+    let predicted = out.lines().find(|l| l.starts_with("  predicted ")).unwrap_or_default().to_owned();
+    assert!(!predicted.is_empty(), "{run}: no predicted line\n{out}{err}");
+    match stand_in {
+        Some(label) => assert!(predicted.contains(&format!(" for {label} ")), "{run}: {predicted}"),
+        None => assert!(!predicted.contains(" for the "), "{run}: {predicted}"),
+    }
+    eprintln!("{run}: {seconds:.1} s: {}", predicted.trim());
+    predicted
+}

@@ -24,14 +24,17 @@ pub(super) struct Asked {
 }
 
 /// What the command line asks `device` to run: the files read, the shape and parameters chosen
-/// for the device's SMs, the host's memory checked, the inputs drawn.
-pub(super) fn ask<'a>(step: &GpuStep, args: &Args, device: &dyn Device<'a>) -> Result<Asked> {
+/// for the device's SMs, the host's memory checked, the inputs drawn (at the shape the device
+/// draws them at: a scaled emulation of a long K multiplies at a shorter depth).
+pub(super) fn ask<'a>(step: &GpuStep, args: &Args, device: &mut dyn Device<'a>) -> Result<Asked> {
     let files = files_of(args)?;
     let (shape, params, choice) =
         chosen(step, args, files.as_ref(), device.default_shape(step), device.sms())?;
     let verifies = !args.no_verify && !args.scaled;
-    check_host(step, &params, shape, (device.with_cublas(), verifies))?;
-    let inputs = inputs_of(args, files, shape);
+    // A scaled emulation of a long K draws its inputs, and holds them, at a shorter depth.
+    let drawn = device.drawn_shape(args, shape)?;
+    check_host(step, &params, drawn, (device.with_cublas(), verifies))?;
+    let inputs = inputs_of(args, files, drawn);
     Ok(Asked { shape, params, choice, inputs, verifies })
 }
 

@@ -28,6 +28,13 @@ pub(super) trait Device<'a> {
     /// Whether the run keeps cuBLAS's results beside its own (the host memory they take).
     fn with_cublas(&self) -> bool;
 
+    /// The shape whose inputs the run draws for `shape`: `shape`, unless the device multiplies
+    /// at a shorter depth of K in its place (a scaled emulation of a long K).
+    fn drawn_shape(&mut self, args: &Args, shape: Shape) -> Result<Shape> {
+        let _ = args;
+        Ok(shape)
+    }
+
     /// Everything this device checks of the run before it compiles, the compile and the
     /// geometry fitted to the shape; or the outcome of what ran in the run's place (--tune).
     fn prepare(

@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::{Result, anyhow, bail};
 
 use super::ask::check_compile_only_options;
+use super::depth;
 use super::device::{Device, Products};
 
 use crate::advisories::{self, Advisory};
@@ -50,6 +51,13 @@ pub(super) struct EmulatorRun<'a> {
     emulated: Option<EmulatorStep<'a>>,
     reason: Option<String>,
     gpu: &'static Profile,
+    /// A scaled run of a long K: the whole shape, and the products at the two shorter depths it
+    /// emulates in its place (`run/depth.rs`).
+    depth: Option<(Shape, depth::Depths)>,
+    runs: Option<[depth::DepthRun; 2]>,
+    /// What a scaled run emulates in the launch's place where a few blocks cannot stand for it,
+    /// as its prediction is labelled.
+    stand_in: Option<StandIn>,
 }
 
 impl<'a> EmulatorRun<'a> {
@@ -68,7 +76,14 @@ impl<'a> EmulatorRun<'a> {
         if args.picture_to.is_some() && args.picture_access.is_none() {
             bail!("--picture-to says where --picture-access writes, and no --picture-access was given");
         }
-        Ok(EmulatorRun { emulated: None, reason, gpu: args.profile() })
+        Ok(EmulatorRun {
+            emulated: None,
+            reason,
+            gpu: args.profile(),
+            depth: None,
+            runs: None,
+            stand_in: None,
+        })
     }
 
     fn emulated(&mut self) -> Result<&mut EmulatorStep<'a>> {
@@ -94,6 +109,22 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
         false
     }
 
+    /// A scaled run of a long K on drawn inputs, drawing no pictures, draws its inputs at the
+    /// deeper of the two depths it emulates.
+    fn drawn_shape(&mut self, args: &Args, shape: Shape) -> Result<Shape> {
+        let pictures = args.picture_access.is_some() || args.picture_timeline.is_some();
+        if !args.scaled || args.a.is_some() || pictures {
+            return Ok(shape);
+        }
+        Ok(match depth::depths(shape)? {
+            Some(depths) => {
+                self.depth = Some((shape, depths));
+                depth::at_depth(shape, depths.first())
+            }
+            None => shape,
+        })
+    }
+
     fn prepare(
         &mut self,
         step: &'a GpuStep,
@@ -111,6 +142,12 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
         // The parameters are checked at this shape once, before the compile, by EmulatorStep::new.
         let mut emulated = EmulatorStep::new(step, params.clone(), shape, true, self.gpu)?;
         emulated.machine.scale = args.scaled;
+        if args.scaled {
+            self.stand_in = emulated.scaled_stand_in(self.depth.map(|d| d.0))?;
+            if let Some(s) = self.stand_in {
+                crate::emit::aside(args, &format!("note: {}", s.why));
+            }
+        }
         for a in &emulated.advisories {
             crate::emit::aside(args, &a.sentence());
         }
@@ -128,6 +165,9 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
     }
 
     fn products(&mut self, args: &Args, inputs: &Inputs, next: bool) -> Result<Products> {
+        if let Some((whole, depths)) = self.depth {
+            return self.depth_products(args, inputs, whole, depths);
+        }
         let gpu = self.gpu;
         let emulated = self.emulated()?;
         let started = Instant::now();
@@ -161,6 +201,7 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
             gpu,
             serialized_wgmma: serialized,
             recorded,
+            depths: None,
         }));
         Ok(Products { first, next, time: Stats::UNTIMED, device, paths })
     }
@@ -169,9 +210,29 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
         Ok(reference::cpu(inputs))
     }
 
-    /// The report with the chosen GPU's time the model predicts from what the products moved.
+    /// The report with the chosen GPU's time the model predicts from what the products moved
+    /// (carried from the two depths a scaled run of a long K emulated, at the whole shape).
     fn finish(&mut self, report: Report, _: Option<&Reference>) -> Result<Report> {
-        Ok(report.with_prediction())
+        let report = match (&self.runs, self.depth) {
+            (Some(runs), Some((whole, _))) => {
+                let predicted = match (&report.device, &report.kernel) {
+                    (RanOn::Emulated(e), Some(kernel)) => {
+                        let r = &kernel.resources;
+                        let facts = (r.blocks_per_sm, r.registers, e.serialized_wgmma);
+                        let model = (facts, (r.local_bytes, r.spill_bytes), report.precision.is_tf32());
+                        Some(depth::predicted(e.gpu, model, runs, whole))
+                    }
+                    _ => None,
+                };
+                Report { shape: whole, predicted, ..report }
+            }
+            _ => report.with_prediction(),
+        };
+        let mut report = report;
+        if let Some(p) = &mut report.predicted {
+            p.stand_in = self.stand_in.map(|s| s.label);
+        }
+        Ok(report)
     }
 
     /// A workspace word a launch left for the next one, named at the read, beside the outcome.
@@ -184,6 +245,38 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
             }
             (None, other) => other,
         }
+    }
+}
+
+impl EmulatorRun<'_> {
+    /// A scaled run's products of a long K: the launch planned for `whole`, emulated at the two
+    /// shorter `depths` (`inputs` drawn at the deeper), its counts carried to `whole`'s K.
+    fn depth_products(
+        &mut self,
+        args: &Args,
+        inputs: &Inputs,
+        whole: Shape,
+        depths: depth::Depths,
+    ) -> Result<Products> {
+        let gpu = self.gpu;
+        let emulated = self.emulated()?;
+        let (runs, seconds) = depth::emulate(emulated, depths, inputs, (args.seed, args.family()))?;
+        let (traffic, others) = depth::counts(&runs, whole.k)?;
+        let device = RanOn::Emulated(Box::new(EmulatorInfo {
+            traffic,
+            others,
+            seconds,
+            workers: emulated.machine.workers,
+            arch: emulated.step.ptx_arch(),
+            gpu,
+            serialized_wgmma: advisories::serialized(&emulated.advisories),
+            recorded: runs[1].recorded.clone(),
+            depths: Some([runs[0].k, runs[1].k]),
+        }));
+        let paths = emulated.paths.take().map(|p| (p, 0.0));
+        self.runs = Some(runs);
+        // A scaled run computes a few blocks of C: none is kept, and none is judged.
+        Ok(Products { first: Vec::new(), next: None, time: Stats::UNTIMED, device, paths })
     }
 }
 
@@ -396,9 +489,25 @@ pub struct EmulatorStep<'a> {
     pub recorded: Vec<emulated::Recorded>,
     /// The seconds the last product's own kernel took to emulate (its copies and uploads apart).
     pub own_seconds: f64,
+    /// The shape the launch was laid out for.
+    pub shape: Shape,
     /// What the step's launch keeps from product to product.
     state: EmulatorState,
 }
+
+/// What a scaled run emulates in a launch's place, where a few of its blocks cannot stand for
+/// it: why, in the sentence the run prints, and the label its prediction carries.
+#[derive(Clone, Copy, Debug)]
+pub struct StandIn {
+    pub why: &'static str,
+    pub label: &'static str,
+}
+
+/// Stream-K's stand-in: the launch without sharing.
+pub const STREAM_K: StandIn = StandIn {
+    why: "Stream-K's sharing blocks each wait for the one before them to add its slices of a tile, so a few of them cannot run alone and stand for the rest: this scaled run emulates the launch without sharing (a tile a block, as SHARE=0 lays it out) and predicts that launch's time",
+    label: "the launch without Stream-K's sharing",
+};
 
 impl<'a> EmulatorStep<'a> {
     /// Compiles and loads `step` with `params` for `shape`, launched as on `gpu`. `h100_compile`
@@ -466,10 +575,67 @@ impl<'a> EmulatorStep<'a> {
             resources,
             advisories,
             paths: None,
+            shape,
             state: EmulatorState::default(),
             own_seconds: 0.0,
             recorded: Vec::new(),
         })
+    }
+
+    /// For a scaled run: what it emulates in the launch's place where a few blocks cannot stand
+    /// for the launch (None where they can). A Stream-K layout that shares tiles (step 10's, where
+    /// the last wave would leave SMs idle) has blocks that wait for one another's turns: beyond
+    /// 1024³ the run emulates the launch without sharing (up to it, the scaled run is refused,
+    /// and the launch emulates whole in a minute). `whole`: the shape whose launch a run at a
+    /// shorter depth stands for, whose grid must be this one's.
+    pub fn scaled_stand_in(&mut self, whole: Option<Shape>) -> Result<Option<StandIn>> {
+        let (step, params) = (self.step, &self.params);
+        let shares = |g: &Geometry| g.whole_rows.is_some_and(|w| w < g.grid.1);
+        let plain = |shape: Shape| -> Result<Geometry> {
+            let g = step.validate(params, shape, &LaunchLimits::LARGEST)?;
+            Ok(Geometry { whole_rows: Some(g.grid.1), ..g })
+        };
+        let resident = self.resources.resident_blocks.max(self.gpu.machine.sms);
+        let laid_out = match whole {
+            Some(w) => {
+                Some(layout(step, params, w, step.validate(params, w, &LaunchLimits::LARGEST)?, resident)?)
+            }
+            None => None,
+        };
+        // Up to 1024³ the launch emulates whole in a minute or less (what a refused scaled run
+        // says to do, and what `predict` does): the stand-in is for the products beyond.
+        let w = whole.unwrap_or(self.shape);
+        let long = w.m as u64 * w.n as u64 * w.k as u64 > super::WHOLE_UP_TO;
+        let shares = shares(&self.geometry) || laid_out.as_ref().is_some_and(shares);
+        let stand_in = (shares && long).then_some(STREAM_K);
+        if stand_in.is_some() {
+            self.geometry = plain(self.shape)?;
+        }
+        if let (Some(w), Some(laid_out)) = (whole, laid_out) {
+            let g = if stand_in.is_some() { plain(w)? } else { laid_out };
+            if let Some(why) = step.hooks.shorter_depth(params, w, self.shape, g.grid) {
+                bail!(
+                    "{why}, so a scaled run cannot carry its counts from K = {} to K = {}; emulate a K of {} or less",
+                    self.shape.k,
+                    w.k,
+                    depth::LONG_K
+                );
+            }
+            if (g.grid, g.block, g.dynamic_smem)
+                != (self.geometry.grid, self.geometry.block, self.geometry.dynamic_smem)
+            {
+                bail!(
+                    "{}'s launch at K = {} (grid {:?}) is not its launch at K = {} (grid {:?}), so a scaled run cannot carry its counts from the shorter depth; emulate a K of {} or less",
+                    step.name,
+                    self.shape.k,
+                    self.geometry.grid,
+                    w.k,
+                    g.grid,
+                    depth::LONG_K
+                );
+            }
+        }
+        Ok(stand_in)
     }
 
     /// One product on the emulator ([`multiply`]): C comes back at the problem's shape, with what

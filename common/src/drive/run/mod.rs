@@ -20,6 +20,7 @@ use crate::step::GpuStep;
 mod ask;
 mod budget;
 mod cpu;
+mod depth;
 mod device;
 mod emulate;
 mod judge;
