@@ -143,6 +143,28 @@ pub fn fma32(a: u64, b: u64, c: u64, ftz: bool) -> u64 {
     f32_out(f32_in(a, ftz).mul_add(f32_in(b, ftz), f32_in(c, ftz)), ftz)
 }
 
+/// [`fma32`] for all 32 lanes at once, from each lane's bits of `a`, `b` and `c`: the same
+/// results, lane by lane. Where the CPU has fused multiply-add instructions, the products are
+/// formed with them eight lanes at a time; elsewhere (and as in [`fma32`] on a build for any
+/// x86-64), each lane's is a call to the C library's `fmaf`. Both round once, as IEEE 754 says.
+pub fn fma32_lanes(a: &[u64; 32], b: &[u64; 32], c: &[u64; 32], ftz: bool) -> [u64; 32] {
+    let inputs = |v: &[u64; 32]| v.map(|x| f32_in(x, ftz));
+    let (x, y, z) = (inputs(a), inputs(b), inputs(c));
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has the instructions the function is compiled for, as just checked.
+        return unsafe { fused_lanes(&x, &y, &z) }.map(|f| f32_out(f, ftz));
+    }
+    std::array::from_fn(|l| f32_out(x[l].mul_add(y[l], z[l]), ftz))
+}
+
+/// x·y + z for each lane, rounded once, with the CPU's fused multiply-add instructions.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,fma")]
+fn fused_lanes(x: &[f32; 32], y: &[f32; 32], z: &[f32; 32]) -> [f32; 32] {
+    std::array::from_fn(|l| x[l].mul_add(y[l], z[l]))
+}
+
 #[inline]
 pub fn fma64(a: u64, b: u64, c: u64) -> u64 {
     f64_out(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)))
@@ -493,5 +515,35 @@ mod tests {
         assert_eq!(bit_insert(Ty::B32, 0b101, 0xffff_0000, 4, 3), 0xffff_0050);
         assert_eq!(bit_extract(Ty::U32, 0xf0, 4, 4), 0xf);
         assert_eq!(bit_extract(Ty::S32, 0xf0, 4, 4), 0xffff_ffff);
+    }
+
+    /// A warp's 32 lanes of fma at once give each lane's fma32 bits: normal, subnormal, zero,
+    /// infinite and NaN operands, with and without flushing subnormals.
+    #[test]
+    fn a_warps_fused_multiply_adds_are_each_lanes() {
+        let mut seed = 1u64;
+        let mut bits = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let x = (seed >> 32) as u32;
+            let v = match seed >> 61 {
+                0 => x & 0x807f_ffff,
+                1 => x | 0x7f80_0000,
+                2 => x & 0x8000_0000,
+                _ => (x & 0x87ff_ffff) | 0x3800_0000,
+            };
+            u64::from(v)
+        };
+        for round in 0..20_000 {
+            let (a, b, c): ([u64; 32], [u64; 32], [u64; 32]) = (
+                std::array::from_fn(|_| bits()),
+                std::array::from_fn(|_| bits()),
+                std::array::from_fn(|_| bits()),
+            );
+            let ftz = round % 2 == 1;
+            let lanes = fma32_lanes(&a, &b, &c, ftz);
+            for l in 0..32 {
+                assert_eq!(lanes[l], fma32(a[l], b[l], c[l], ftz), "{:x} {:x} {:x} {ftz}", a[l], b[l], c[l]);
+            }
+        }
     }
 }

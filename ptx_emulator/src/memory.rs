@@ -215,17 +215,29 @@ impl Global {
     }
 }
 
-/// Little-endian reads and writes of a byte array (shared, local and parameter memory).
+/// Little-endian reads and writes of a byte array (shared, local and parameter memory). The
+/// sizes of a register (4 and 8 bytes) are moved as one word: a copy of a length known only at
+/// run time is a call to `memcpy`, and the word read back after it waits for its bytes.
 #[inline]
 pub fn load_bytes(mem: &[u8], at: usize, len: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w[..len].copy_from_slice(&mem[at..at + len]);
-    u64::from_le_bytes(w)
+    match len {
+        4 => u64::from(u32::from_le_bytes(mem[at..at + 4].try_into().expect("4 bytes"))),
+        8 => u64::from_le_bytes(mem[at..at + 8].try_into().expect("8 bytes")),
+        _ => {
+            let mut w = [0u8; 8];
+            w[..len].copy_from_slice(&mem[at..at + len]);
+            u64::from_le_bytes(w)
+        }
+    }
 }
 
 #[inline]
 pub fn store_bytes(mem: &mut [u8], at: usize, len: usize, v: u64) {
-    mem[at..at + len].copy_from_slice(&v.to_le_bytes()[..len]);
+    match len {
+        4 => mem[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        8 => mem[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+        _ => mem[at..at + len].copy_from_slice(&v.to_le_bytes()[..len]),
+    }
 }
 
 #[cfg(test)]

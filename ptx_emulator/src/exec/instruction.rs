@@ -156,7 +156,15 @@ impl Cluster<'_> {
                     self.traffic.flops += 2 * u64::from(exec.count_ones());
                     self.traffic.fp32_instructions += 1;
                     self.computed();
-                    each!(*d, |l| alu::fma32(get(r, *a, l), get(r, *b, l), get(r, *c, l), *ftz))
+                    // All 32 lanes at once (a lane outside `exec` is computed and not kept).
+                    let lanes = |s: &Src| -> [u64; 32] {
+                        match *s {
+                            Src::Reg(x) => r[x as usize],
+                            Src::Imm(v) => [v; 32],
+                        }
+                    };
+                    let out = alu::fma32_lanes(&lanes(a), &lanes(b), &lanes(c), *ftz);
+                    each!(*d, |l| out[l])
                 } else {
                     each!(*d, |l| alu::fma64(get(r, *a, l), get(r, *b, l), get(r, *c, l)))
                 }
