@@ -50,3 +50,16 @@ fn nvrtc_a_prediction_a_scaled_run_refuses_is_emulated_whole() {
         .expect("a whole emulation");
     assert!(p.whole && p.seconds > 0.0, "{p:?}");
 }
+
+/// A Stream-K layout up to 1024³, whose blocks wait for one another's turns, is refused by a
+/// scaled run from its launch alone, before a block runs (a whole emulation takes under a minute).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_a_scaled_stream_k_layout_is_refused_before_it_emulates() {
+    let why = common::testing::emulator::scaled_refusal_before_emulating(
+        &step10_any_shape::STEP,
+        &[("SPLIT", 1), ("SHARE", 1), ("PATH", 0)],
+        (1024, 1024, 1024),
+    );
+    assert!(why.contains("Stream-K") && why.contains("without --scaled"), "{why}");
+}

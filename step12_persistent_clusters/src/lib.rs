@@ -379,6 +379,22 @@ impl Hooks for PersistentHooks {
         }
     }
 
+    /// More clusters than a scaled run takes along a side, and units that are not all alike
+    /// (C's edge cuts the last ones): which clusters take which, only every cluster's run tells.
+    fn unequal_shares(&self, p: &Params, s: Shape, grid: (u32, u32, u32)) -> Option<String> {
+        let clusters = grid.0 / p.get("CLUSTER").max(1);
+        let (units, _) = units(p, s);
+        if clusters <= common::emulated::FULL_SIDE || alike(p, s, (units, clusters), false).is_some() {
+            return None;
+        }
+        let (bm, bn, cluster) = (p.get("BM"), p.get("BN"), p.get("CLUSTER"));
+        let rows = if cluster >= 4 { 2 * bm } else { bm };
+        Some(format!(
+            "at {s} C's edge cuts the launch's units of tiles ({units} of them; an M that is a multiple of {rows} and an N of {} make them whole), so its {clusters} persistent clusters take unequal shares",
+            bn * cluster
+        ))
+    }
+
     fn k_tile(&self, _: &Params) -> Option<u32> {
         Some(BK)
     }

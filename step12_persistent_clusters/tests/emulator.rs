@@ -430,3 +430,16 @@ fn nvrtc_emulator_names_the_count_a_launch_left_for_the_next() {
         assert!(err.contains("see the next product line above"), "{args:?}: {err}");
     }
 }
+
+/// Persistent clusters whose units C's edge cuts take unequal shares: a scaled run is refused
+/// from the launch alone, before a block runs, and says which shapes make the units whole.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_a_scaled_run_of_unequal_shares_is_refused_before_it_emulates() {
+    let why = common::testing::emulator::scaled_refusal_before_emulating(
+        &step12_persistent_clusters::STEP,
+        &[],
+        (4000, 4000, 4000),
+    );
+    assert!(why.contains("unequal shares") && why.contains("multiple of"), "{why}");
+}

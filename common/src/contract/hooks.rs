@@ -110,6 +110,14 @@ pub trait Hooks: Sync {
         None
     }
 
+    /// Why a scaled run of the launch on `grid` at `shape` would have to run every block of a
+    /// side longer than a scaled run takes (blocks that take unequal shares of the work, which
+    /// the launch cannot name): a scaled run is then refused before it emulates anything. None
+    /// where a few blocks can stand for the rest, or where only the emulation can tell.
+    fn unequal_shares(&self, _params: &Params, _shape: Shape, _grid: (u32, u32, u32)) -> Option<String> {
+        None
+    }
+
     /// The set the tuner times for `params`, of a step that declares `decl`: `params` itself, or
     /// one set for all those that compile the same kernel and launch it the same way.
     fn tuned_as(&self, _decl: &[Param], params: Params) -> Result<Params> {

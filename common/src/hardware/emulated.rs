@@ -11,7 +11,7 @@ use crate::gpu::{self, NO_NVRTC, nvrtc_present};
 pub use ptx_emulator::recording::Recorded;
 pub use ptx_emulator::recording::timeline::{self, Timeline};
 pub use ptx_emulator::{
-    Arg, Config, Emulator, Error as EmulatorError, FaultKind, Swizzle, TensorMap, Traffic,
+    Arg, Config, Emulator, Error as EmulatorError, FULL_SIDE, FaultKind, Swizzle, TensorMap, Traffic,
 };
 pub use ptx_model::replay::ReplayRecorded;
 pub use ptx_model::{predict, profile};

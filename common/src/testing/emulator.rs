@@ -146,6 +146,34 @@ pub fn scaled_refusal(step: &GpuStep, shape: (usize, usize, usize)) -> String {
     }
 }
 
+/// `step` at `shape` with `params` (the step's own choice, then these): a scaled run refused
+/// from its launch alone, before a block is emulated. The sentence, which must be the
+/// emulator's refusal (so that a prediction emulates the launch whole instead).
+pub fn scaled_refusal_before_emulating(
+    step: &GpuStep,
+    params: &[(&str, u32)],
+    shape: (usize, usize, usize),
+) -> String {
+    let shape = Shape { m: shape.0, n: shape.1, k: shape.2 };
+    let given: Vec<(String, u32)> = params.iter().map(|&(n, v)| (n.to_owned(), v)).collect();
+    let (chosen, _) = step
+        .params_for(shape, emulated::profile::H100.machine.sms, &given)
+        .expect("the step serves the shape");
+    let mut e = EmulatorStep::new(step, chosen, shape, false, &emulated::profile::H100).expect("it compiles");
+    match e.scaled_stand_in(None) {
+        Ok(_) => panic!("{} at {shape}: a scaled run is not refused before it emulates", step.name),
+        Err(err) => {
+            let not_scalable = matches!(err.downcast_ref(), Some(emulated::EmulatorError::NotScalable(_)));
+            assert!(
+                not_scalable,
+                "{} at {shape}: refused, but not as a grid a scaled run cannot take: {err}",
+                step.name
+            );
+            err.to_string()
+        }
+    }
+}
+
 /// The step with `source` (named `file`) in place of its kernel.
 pub fn with_source(step: &GpuStep, file: &'static str, source: String) -> GpuStep {
     GpuStep { file, source: Box::leak(source.into_boxed_str()), ..*step }

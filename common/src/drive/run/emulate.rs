@@ -15,7 +15,7 @@ use super::device::{Device, Products};
 use crate::advisories::{self, Advisory};
 use crate::cli::Args;
 use crate::emulated::profile::Profile;
-use crate::emulated::{self, Emulator, ReplayRecorded, TimelinePicture};
+use crate::emulated::{self, Emulator, EmulatorError, ReplayRecorded, TimelinePicture};
 use crate::emulator_queue::{EmulatorQueue, EmulatorState};
 use crate::gpu::{ENTRY, LaunchLimits, PtxasInfo, Resources};
 use crate::hooks::Paths;
@@ -607,6 +607,21 @@ impl<'a> EmulatorStep<'a> {
         let w = whole.unwrap_or(self.shape);
         let long = w.m as u64 * w.n as u64 * w.k as u64 > super::WHOLE_UP_TO;
         let shares = shares(&self.geometry) || laid_out.as_ref().is_some_and(shares);
+        if shares && !long {
+            return Err(EmulatorError::NotScalable(format!(
+                "{}'s Stream-K layout at {w} has blocks that wait for one another's turns on the tiles they share, so a few of them cannot run alone: emulate it whole (without --scaled), which takes under a minute at this size",
+                step.name
+            ))
+            .into());
+        }
+        let grid = laid_out.as_ref().map_or(self.geometry.grid, |g| g.grid);
+        if let Some(why) = step.hooks.unequal_shares(params, w, grid) {
+            return Err(EmulatorError::NotScalable(format!(
+                "{why}: a scaled run would have to run every one of them, more than the {} it takes; emulate it whole (without --scaled), or choose such a shape",
+                emulated::FULL_SIDE
+            ))
+            .into());
+        }
         let stand_in = (shares && long).then_some(STREAM_K);
         if stand_in.is_some() {
             self.geometry = plain(self.shape)?;
