@@ -4,6 +4,8 @@
 # program run, with the SM clock and power NVML read while each product was timed.
 #   bash scripts/gpu-step12-levers.sh shapes FAMILY [RUN]  compare: labs 08 and 12 (with lab 12's
 #                                                         variants) and cuBLAS at the issue's shapes
+#   bash scripts/gpu-step12-levers.sh tiles                the kernel's tile height by shape: the
+#                                                         rule's choice, BM=256, BM=128 and PIECE=8
 #   bash scripts/gpu-step12-levers.sh tune                 one program per lever set by a parameter
 #   bash scripts/gpu-step12-levers.sh group                the units' order (GROUP), one program a shape
 #   bash scripts/gpu-step12-levers.sh stages               step 08, each stage and the kernel, 4096³ and 8192³
@@ -23,6 +25,18 @@ header() {
   echo "# $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | head -1), $(date -u '+%F %H:%M') UTC"
 }
 case "${1:-}" in
+  tiles)
+    header
+    echo "# lab 12's kernel at each shape with the rule's choice, BM=256, BM=128 and PIECE=8: each run's share of cuBLAS TF32 timed in the same program run"
+    for shape in "--size 1024" "--size 2048" "-m 1024 -n 1024 -k 4096" "--size 1536" "-m 2048 -n 1024 -k 2048" \
+                 "-m 1024 -n 2048 -k 1024" "--size 4096" "--size 8192"; do
+      for p in "" "--param BM=256" "--param BM=128" "--param PIECE=8"; do
+        echo "### $shape $p"
+        # shellcheck disable=SC2086
+        $s12 $shape $p 2>&1 | grep -E "^  (params|choice|time|speed|verify) "
+      done
+    done
+    ;;
   shapes)
     family=$2 run=${3:-1}
     bash .gpu/run bin compare --shapes 4096,8192,2048,1024x1024x4096,1024 --steps 8,12 \

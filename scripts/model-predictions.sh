@@ -7,6 +7,8 @@
 # the GPU's times. Written to NAME.log, it keeps each case's report as JSON beside it, in
 # NAME.jsonl (the programs' --record), which `compare model-table` reads.
 #   scripts/model-predictions.sh [LIMIT_SECONDS] > NAME.log   (default 300: the longest a whole emulation may take)
+#   JOBS=N: N cases at once (default 1), each case's lines still in the order above; its wall
+#   time is then shared with the others', and the header says how many ran at once.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Each run's record (--record): NAME.jsonl beside NAME.log where standard output is that file.
@@ -22,23 +24,44 @@ if [ -z "${BIN_DIR:-}" ]; then
     # shellcheck disable=SC2086
     cargo build --quiet --release $(printf -- '-p %s ' $labs)
 fi
-echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
-predict() { # the lab and its arguments, in the order of the case's title (the log's `== ` line)
-    local start end out status
+jobs=${JOBS:-1}
+echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $jobs case(s) at once, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+# Each case writes its lines and its records to a file of its own, printed in order at the end.
+cases_dir=$(mktemp -d)
+count=0
+# Prints the cases that ended, in order (at the end, or when the script is stopped).
+flush() {
+    for i in $(seq 1 "$count"); do
+        [ -f "$cases_dir/$i.out" ] && cat "$cases_dir/$i.out"
+        [ -f "$cases_dir/$i.jsonl" ] && cat "$cases_dir/$i.jsonl" >> "$jsonl"
+    done
+    rm -rf "$cases_dir"
+}
+trap 'flush; echo "stopped before every case ended"; exit 1' TERM INT
+one_case() { # the case's number, then the lab and its arguments
+    local i=$1 start end out status
+    shift
     start=$(date +%s.%N)
-    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled --record "$jsonl" 2>&1)
+    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled --record "$cases_dir/$i.jsonl" 2>&1)
     # A refused scaled run is recorded too; the whole run's line, after it, stands for the case.
     if echo "$out" | grep -qE "^error: .*(scaling would guess|emulate it whole)" && [ "${big:-0}" = 0 ]; then
-        out=$(timeout "$limit" "$bin_dir/$@" --emulate --record "$jsonl" 2>&1)
+        out=$(timeout "$limit" "$bin_dir/$@" --emulate --record "$cases_dir/$i.jsonl" 2>&1)
         status=$?
         # A run that timeout stops writes no record; the log says why.
         [ "$status" = 0 ] || out="$out
 error: the whole emulation did not finish in $limit s"
     fi
     end=$(date +%s.%N)
-    echo "== $*"
-    echo "$out" | grep -E "^  (predicted|scaled|verify) |^            |^error" | grep -v "per element\|normwise"
-    echo "-- $(echo "$end - $start" | bc) s"
+    {
+        echo "== $*"
+        echo "$out" | grep -E "^  (predicted|scaled|verify) |^            |^error" | grep -v "per element\|normwise"
+        echo "-- $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') s"
+    } > "$cases_dir/$i.out"
+}
+predict() { # the lab and its arguments, in the order of the case's title (the log's `== ` line)
+    count=$((count + 1))
+    one_case "$count" "$@" &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
 }
 for s in 1024 4096; do
     big=$([ "$s" -gt 1024 ] && echo 1 || echo 0)
@@ -68,3 +91,6 @@ for ex in step*/exercises/*.cu; do
     case $lab in step11_* | step12_*) continue ;; esac
     big=1 predict "$lab" --kernel "$ex" --size 4096
 done
+wait
+trap - TERM INT
+flush

@@ -1,6 +1,8 @@
 //! Step 12: step 08's kernel made persistent, launched in clusters that share A's tile through
 //! multicast, storing C through shared memory with the copy engine.
 
+mod choice;
+
 use anyhow::{Result, bail};
 
 use common::gpu::LaunchLimits;
@@ -53,7 +55,7 @@ pub const SEARCH: &[(&str, &[u32])] = &[
 ];
 
 /// The depth of a tile: one 128-byte row of floats, the width of the swizzle.
-const BK: u32 = 32;
+pub(crate) const BK: u32 = 32;
 
 /// Rows of C a consumer stores through shared memory at a time (two boxes of 32 columns).
 const C_ROWS: u32 = 32;
@@ -150,6 +152,7 @@ pub const STEP: GpuStep = GpuStep {
     hooks: &PersistentHooks,
     spill_allowance: &[(CUT_ENTRY, CUT_SPILL_MOST)],
     variants: VARIANTS,
+    schedule: common::Schedule::Chosen(choice::choose),
     ..GpuStep::DEFAULT
 };
 

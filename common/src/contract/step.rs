@@ -132,12 +132,23 @@ pub enum Schedule {
     /// between its z blocks, every tile whole within its share of K, and the step's own product
     /// ([`Hooks::own_product`]) adds the shares (step 10).
     PerShape(Choose),
+    /// One block per tile, as [`Schedule::Tiles`], with the parameters the step's rule chooses
+    /// for each shape (see [`Choice`]; `--param` still overrides them): step 12's tile height.
+    Chosen(Choose),
 }
 
 impl Schedule {
     /// Whether the kernel takes a Stream-K layout (`whole`, the table of turns).
     pub fn shares(self) -> bool {
         matches!(self, Schedule::StreamK | Schedule::PerShape(_))
+    }
+
+    /// The rule of a step that chooses its parameters for each shape, None for the others.
+    pub fn rule(self) -> Option<Choose> {
+        match self {
+            Schedule::PerShape(choose) | Schedule::Chosen(choose) => Some(choose),
+            Schedule::Tiles | Schedule::StreamK => None,
+        }
     }
 }
 
@@ -424,7 +435,7 @@ impl GpuStep {
                 s += &format!("  {}\n    {}\n", v.file, v.idea);
             }
         }
-        if let Schedule::PerShape(_) = self.schedule {
+        if self.schedule.rule().is_some() {
             s += "\nThe defaults above are replaced for each shape by the step's rule (the report's `choice` line says\nwhat it chose and why); --param replaces the rule's choice, --tune searches from it.\n";
         }
         if !self.stages.is_empty() {
@@ -456,7 +467,7 @@ impl GpuStep {
         sms: u32,
         overrides: &[(String, u32)],
     ) -> Result<(Params, Option<Choice>)> {
-        let Schedule::PerShape(choose) = self.schedule else {
+        let Some(choose) = self.schedule.rule() else {
             return Ok((Params::with_overrides(self.params, overrides)?, None));
         };
         let choice = choose(shape, sms).map_err(|e| anyhow!("{e}"))?;

@@ -13,7 +13,7 @@ use crate::matrix::{Inputs, Shape, transpose};
 use crate::params::Params;
 use crate::product::Product;
 use crate::queue::{LaunchShape, Queue};
-use crate::step::{Extension, Geometry, GpuStep, Schedule};
+use crate::step::{Extension, Geometry, GpuStep};
 use crate::stream_k::{SHARE, forced_layout, stream_k_layout};
 
 /// A step's kernel compiled for the present GPU with one parameter set.
@@ -52,9 +52,9 @@ impl<'a> StepKernel<'a> {
     /// For a step that chooses its parameters per shape, the step compiled again with its choice
     /// for `shape` (None for every other step: this one serves every shape).
     pub fn chosen_for(&self, gpu: &Gpu, shape: Shape) -> Result<Option<StepKernel<'a>>> {
-        match self.step.schedule {
-            Schedule::PerShape(_) => Ok(Some(Self::for_shape(gpu, self.step, shape, &[])?.0)),
-            _ => Ok(None),
+        match self.step.schedule.rule() {
+            Some(_) => Ok(Some(Self::for_shape(gpu, self.step, shape, &[])?.0)),
+            None => Ok(None),
         }
     }
 

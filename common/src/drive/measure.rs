@@ -19,7 +19,7 @@ use crate::timing::{self, Sampling, Stats};
 use crate::verify::{self, Precision, Verdict};
 
 /// The compiling part of the recipe: a step's kernels for the shapes it is measured at, one
-/// parameter set, or, for a step that chooses per shape ([`crate::Schedule::PerShape`]), the set
+/// parameter set, or, for a step that chooses per shape ([`crate::Schedule::rule`]), the set
 /// it chooses at each shape, each set compiled once.
 pub struct StepKernels<'a> {
     step: &'a GpuStep,
@@ -37,11 +37,9 @@ impl<'a> StepKernels<'a> {
 
     /// The step's defaults, or its choice at each shape where it chooses.
     pub fn defaults(gpu: &Gpu, step: &'a GpuStep) -> Result<Self> {
-        match step.schedule {
-            crate::step::Schedule::PerShape(_) => {
-                Ok(Self { step, fixed: None, compiled: std::cell::RefCell::new(Vec::new()) })
-            }
-            _ => Self::fixed(gpu, step, Params::defaults(step.params)),
+        match step.schedule.rule() {
+            Some(_) => Ok(Self { step, fixed: None, compiled: std::cell::RefCell::new(Vec::new()) }),
+            None => Self::fixed(gpu, step, Params::defaults(step.params)),
         }
     }
 

@@ -64,11 +64,9 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         bail!("{} has no parameters to tune", step.name);
     }
     // A step that chooses per shape starts from its choice for this shape.
-    let base = match step.schedule {
-        crate::step::Schedule::PerShape(choose) => {
-            choose(shape, gpu.info.sms).map_err(|e| anyhow!("{e}"))?.set
-        }
-        _ => Vec::new(),
+    let base = match step.schedule.rule() {
+        Some(choose) => choose(shape, gpu.info.sms).map_err(|e| anyhow!("{e}"))?.set,
+        None => Vec::new(),
     };
     let all = candidates(step, &base, &args.params)?;
     let valid: Vec<Params> =
