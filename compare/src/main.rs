@@ -168,6 +168,8 @@ fn wanted(name: &str, wanted: &[String]) -> bool {
 }
 
 fn main() -> ExitCode {
+    // The predictions compare makes read each kernel's registers from ptxas's report.
+    common::gpu::keep_ptxas_reports();
     let command = command_line(
         &std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
     );

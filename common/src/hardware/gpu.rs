@@ -168,6 +168,18 @@ pub fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
+/// Turns NVRTC's cache of compiled kernels off for this process. With a CUDA driver present,
+/// NVRTC (12.9 and later) keeps each kernel it compiled for a GPU and, compiling it again, takes
+/// the kept one and prints no ptxas report; an emulated run reads its kernel's registers from
+/// that report (the occupancy and the time model's issue order), so a second run of one kernel
+/// on a machine with a GPU would read none and predict another time. To be called at the start
+/// of `main`, before any other thread runs.
+pub fn keep_ptxas_reports() {
+    // SAFETY: called at the start of main, while the process has one thread, so nothing reads
+    // the environment at the same time.
+    unsafe { std::env::set_var("CUDA_CACHE_DISABLE", "1") };
+}
+
 /// True when libnvrtc can be loaded.
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to open the shared library.

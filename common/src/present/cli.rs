@@ -225,6 +225,9 @@ impl Args {
     /// are left out of it. On bad input clap prints one line and exits with status 2.
     pub fn parse_for(about: &str, extra_help: String, hidden: &[&str], option: Option<StepOption>) -> Self {
         crate::record::begin();
+        // Every run's compile reports its registers (the emulator's occupancy and time model
+        // read them; a GPU run prints them), cached kernel or not.
+        crate::gpu::keep_ptxas_reports();
         let command = Self::command_for(about, extra_help, hidden, option);
         let matches = command.try_get_matches().unwrap_or_else(|e| crate::record::refused(e));
         let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| crate::record::refused(e));
