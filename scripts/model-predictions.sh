@@ -7,6 +7,7 @@
 # the GPU's times. Written to NAME.log, it keeps each case's report as JSON beside it, in
 # NAME.jsonl (the programs' --record), which `compare model-table` reads.
 #   scripts/model-predictions.sh [LIMIT_SECONDS] > NAME.log   (default 300: the longest a whole emulation may take)
+#   MODEL_GPU=NAME: predict that GPU's time (--gpu NAME; default the H100).
 #   JOBS=N: N cases at once (default 1), each case's lines still in the order above; its wall
 #   time is then shared with the others', and the header says how many ran at once.
 set -uo pipefail
@@ -22,10 +23,12 @@ labs=$(awk -F'\t' '!/^#/ && $6 == "yes" && $1 != "03" { print $2 }' labs.tsv)
 bin_dir=${BIN_DIR:-target/release}
 if [ -z "${BIN_DIR:-}" ]; then
     # shellcheck disable=SC2086
-    cargo build --quiet --release $(printf -- '-p %s ' $labs)
+    cargo build --quiet --release -p compare $(printf -- '-p %s ' $labs)
 fi
 jobs=${JOBS:-1}
-echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $jobs case(s) at once, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+# The model's fingerprint (compare model-fingerprint) names the model that made these predictions:
+# the chapters' tables of predictions are held to it (compare/tests/predictions_fresh.rs).
+echo "# $(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $jobs case(s) at once, MODEL_GPU=${MODEL_GPU:-H100}, model $("$bin_dir/compare" model-fingerprint), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 # Each case writes its lines and its records to a file of its own, printed in order at the end.
 cases_dir=$(mktemp -d)
 count=0
@@ -42,10 +45,10 @@ one_case() { # the case's number, then the lab and its arguments
     local i=$1 start end out status
     shift
     start=$(date +%s.%N)
-    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled --record "$cases_dir/$i.jsonl" 2>&1)
+    out=$(timeout "$limit" "$bin_dir/$@" --emulate --scaled ${MODEL_GPU:+--gpu "$MODEL_GPU"} --record "$cases_dir/$i.jsonl" 2>&1)
     # A refused scaled run is recorded too; the whole run's line, after it, stands for the case.
     if echo "$out" | grep -qE "^error: .*(scaling would guess|emulate it whole)" && [ "${big:-0}" = 0 ]; then
-        out=$(timeout "$limit" "$bin_dir/$@" --emulate --record "$cases_dir/$i.jsonl" 2>&1)
+        out=$(timeout "$limit" "$bin_dir/$@" --emulate ${MODEL_GPU:+--gpu "$MODEL_GPU"} --record "$cases_dir/$i.jsonl" 2>&1)
         status=$?
         # A run that timeout stops writes no record; the log says why.
         [ "$status" = 0 ] || out="$out

@@ -33,6 +33,10 @@ pub enum Tables {
         #[arg(long, value_name = "OUT.md")]
         out: PathBuf,
     },
+    /// The time model's fingerprint (of ptx_model/src, from the repository root): the records
+    /// of predictions name it in their header, and a test holds the chapters' records to it.
+    #[command(name = "model-fingerprint")]
+    Fingerprint,
     /// The held-out set: predicted, measured, and the limit the model and Nsight Compute name.
     #[command(name = "heldout-table")]
     Heldout {
@@ -120,6 +124,10 @@ pub fn run(table: &Tables) -> Result<()> {
                 gpu: gpu.clone(),
             };
             model_table::run(&inputs, out)
+        }
+        Tables::Fingerprint => {
+            println!("{}", compare::tables::fingerprint::model_fingerprint(std::path::Path::new("."))?);
+            Ok(())
         }
         Tables::Heldout { times, predicted, ncu, cases, title, gpu, out } => {
             let inputs = heldout::HeldoutTableInputs {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
+pub mod fingerprint;
 pub mod heldout;
 pub mod lessons;
 pub mod model_table;

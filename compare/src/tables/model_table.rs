@@ -72,6 +72,15 @@ pub fn label(numbers: &[&str], order: &[&str]) -> String {
 fn measured(inputs: &ModelTableInputs) -> Result<Ordered<f64>> {
     let mut times = Ordered::default();
     for path in &inputs.times {
+        // A record kept before runs kept their JSON: the text of its reports.
+        if !path.with_extension("jsonl").exists() {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow!("could not read {}: {e}", path.display()))?;
+            for (case, ms) in logged_times(&text) {
+                times.insert(&case, ms);
+            }
+            continue;
+        }
         for (case, run) in read_runs(path, &[])?.iter() {
             if let Some(ms) = run.measured_ms() {
                 times.insert(case, ms);
@@ -86,6 +95,31 @@ fn measured(inputs: &ModelTableInputs) -> Result<Ordered<f64>> {
         }
     }
     Ok(times)
+}
+
+/// The times of a log of GPU runs without its JSON: each `== CASE` heading, then the report's
+/// `time` line, `  time     0.355 ms median (…)`, in ms or µs.
+fn logged_times(text: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    let mut case: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(c) = line.strip_prefix("== ") {
+            case = Some(c.trim());
+        } else if let (Some(c), Some(rest)) = (case, line.strip_prefix("  time ")) {
+            let mut words = rest.split_whitespace();
+            let value = words.next().and_then(|v| v.parse::<f64>().ok());
+            let scale = match words.next() {
+                Some("ms") => Some(1.0),
+                Some("µs") => Some(1e-3),
+                _ => None,
+            };
+            if let (Some(v), Some(scale), Some("median")) = (value, scale, words.next()) {
+                out.push((c.to_owned(), v * scale));
+                case = None;
+            }
+        }
+    }
+    out
 }
 
 /// Step 10's times on a suite page: its table of shapes, a rate (GFLOP/s) a cell of column `10`.
@@ -193,7 +227,7 @@ pub fn table(inputs: &ModelTableInputs) -> Result<Vec<String>> {
         format!("# The time model's predictions beside the {gpu}'s times"),
         String::new(),
         format!(
-            "Predictions: {} (scripts/model-predictions.sh on the CPU, and a whole emulation run apart). Times: {}{}. \
+            "Predictions: {} (scripts/model-predictions.sh on the CPU). Times: {}{}. \
              Error: predicted over measured, less one. Written by `compare model-table`.",
             names(&inputs.predicted),
             names(&inputs.times),
@@ -357,6 +391,15 @@ mod tests {
         assert_eq!(label(&["07", "08"], &order), "labs 07 and 08");
         assert_eq!(label(&["08", "09", "11", "12"], &order), "labs 08, 09, 11 and 12");
         assert_eq!(label(&["07"], &order), "labs 07");
+    }
+
+    #[test]
+    fn a_log_without_its_json_gives_its_reports_times() {
+        let log = "# header\n== step02_gpu_naive --size 1024\n  time     0.355 ms median (min 0.354) · 234 samples\n  speed    6051 GFLOP/s\n== step07_tf32_mma --size 1024\n  time     36.2 µs median (min 36.0) · 200 samples\n== step99 --size 8\nerror: no time\n";
+        let got = super::logged_times(log);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], ("step02_gpu_naive --size 1024".to_owned(), 0.355));
+        assert!((got[1].1 - 0.0362).abs() < 1e-12 && got[1].0 == "step07_tf32_mma --size 1024", "{got:?}");
     }
 
     #[test]
