@@ -108,6 +108,24 @@ pub struct Freed {
     pub issued: u32,
 }
 
+/// A warp's first arrival on an mbarrier (its block and byte): the instruction and the lane.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrived {
+    pub place: (usize, usize),
+    pub pc: u32,
+    pub lane: u32,
+}
+
+/// A multicast copy a warp issued: the instruction, its cta mask, the byte of the mbarrier it
+/// counts its bytes on in each block of the mask, and the bytes of its box.
+#[derive(Clone, Copy, Debug)]
+pub struct Multicast {
+    pub pc: u32,
+    pub mask: u16,
+    pub bar: usize,
+    pub bytes: u32,
+}
+
 /// A register a wgmma of the warp reads as A's fragment: the wgmma's commit group and
 /// instruction (the latest wgmma to read it).
 #[derive(Clone, Copy, Debug)]
