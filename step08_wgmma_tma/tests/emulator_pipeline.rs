@@ -240,7 +240,8 @@ fn nvrtc_emulator_names_b_read_without_its_swizzle() {
             shape,
             &[
                 &format!("reads, at {wgmma}, in wgmma at :"),
-                "its first operand's register ",
+                "of B's fragment (row ",
+                "of the instruction's first operand) holding B[",
                 "where the fragment layout needs B[",
                 &format!("its bytes were copied there at {copy}, in tma_load at :"),
             ],

@@ -96,11 +96,6 @@ fn element(map: &TensorMap, [col, row, third]: [i64; 3]) -> String {
     }
 }
 
-/// A tensor as a fault names it: its extents, outermost first.
-fn tensor(map: &TensorMap) -> String {
-    let dims: Vec<String> = map.dims[..map.rank as usize].iter().rev().map(u64::to_string).collect();
-    format!("the {} tensor", dims.join("×"))
-}
 
 /// Whether two maps describe the same tensor (their boxes and swizzles may differ).
 fn same_tensor(a: &TensorMap, b: &TensorMap) -> bool {
@@ -108,6 +103,16 @@ fn same_tensor(a: &TensorMap, b: &TensorMap) -> bool {
 }
 
 impl Cluster<'_> {
+    /// A tensor as a fault names it: the kernel's matrix (`A (256×512)`) where its buffer has a
+    /// name, else `the 256×512 tensor`; extents outermost first.
+    fn tensor(&self, map: &TensorMap) -> String {
+        let dims: Vec<String> = map.dims[..map.rank as usize].iter().rev().map(u64::to_string).collect();
+        match self.global.name(map.address) {
+            Some(name @ ("A" | "B")) => format!("{name} ({})", dims.join("×")),
+            _ => format!("the {} tensor", dims.join("×")),
+        }
+    }
+
     pub(super) fn wgmma(
         &mut self,
         inst: &Inst,
@@ -330,7 +335,17 @@ impl Cluster<'_> {
         let found = [column(inner, got), i64::from(o.at[1]), third];
         let implied = [column(want_inner, want), want_row, want_third];
         let anchored = [column(a.inner + (a.k * len) as i64, want), a.outer + a.row as i64, want_third];
-        let of_want = if same_tensor(got, want) { String::new() } else { format!(" of {}", tensor(want)) };
+        let of_want =
+            if same_tensor(got, want) { String::new() } else { format!(" of {}", self.tensor(want)) };
+        // The operand as the kernel's C = A·B names it (A's tile may be the wgmma's operand B).
+        let operand = match self.global.name(want.address) {
+            Some(name @ ("A" | "B")) => format!("{name}'s tile, its operand {which},"),
+            _ => format!("its operand {which}"),
+        };
+        let tensors = match self.global.name(want.address) {
+            Some(name @ ("A" | "B")) => format!("{name}'s"),
+            _ => "the tensor's".to_owned(),
+        };
         // The map's box lies in shared memory as rows of `pitch` bytes, swizzled or not; the
         // descriptor that reads it has the same swizzle and 8-row groups 8 rows apart (without a
         // swizzle, rows of one 16-byte piece): the swizzle atoms of §9.7.15.5.1.2.
@@ -356,12 +371,12 @@ impl Cluster<'_> {
         Err(self.fault(
             FaultKind::Layout,
             format!(
-                "the wgmma at {} reads element (row {row}, k {k}) of its operand {which} from {}, where the copy at {} put element {} of {}, not element {}{of_want}, which follows from its element (row {}, k {}) being the tensor's {}: {why}",
+                "the wgmma at {} reads element (row {row}, k {k}) of {operand} from {}, where the copy at {} put element {} of {}, not element {}{of_want}, which follows from its element (row {}, k {}) being {tensors} {}: {why}",
                 self.at(inst),
                 self.shared_place(at),
                 self.at(&self.k.insts[word.filled_pc as usize]),
                 element(got, found),
-                tensor(got),
+                self.tensor(got),
                 element(want, implied),
                 a.row,
                 a.k,
