@@ -155,7 +155,10 @@ fn a_deadlock_names_the_barrier_starved_of_bytes_first_with_the_mask_that_leaves
     );
     // The list that follows begins with the starved barrier's waiters too.
     let list = message.split("none can run: ").nth(1).unwrap();
-    assert!(list.starts_with("thread (0,0,0) of block (1,0,0) (and 31 more threads) waits at k.cu:18"), "{list}");
+    assert!(
+        list.starts_with("thread (0,0,0) of block (1,0,0) (and 31 more threads) waits at k.cu:18"),
+        "{list}"
+    );
     run(&kernel(0, 0b11, "%r1", "")).unwrap();
 }
 

@@ -37,8 +37,8 @@ use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
 pub mod async_proxy;
-mod cluster;
 mod causes;
+mod cluster;
 mod collective;
 pub mod copy_engine;
 mod deadlock;

@@ -126,13 +126,15 @@ pub struct Multicast {
     pub bytes: u32,
 }
 
-/// A register a wgmma of the warp reads as A's fragment: the wgmma's commit group and
-/// instruction (the latest wgmma to read it).
+/// A register a wgmma of the warp reads as its operand A (a fragment): the wgmma's commit group
+/// and instruction (the latest wgmma to read it), and the kernel's matrix (`A` or `B` of C = A·B)
+/// whose elements the register held then, where its tag says.
 #[derive(Clone, Copy, Debug)]
 pub struct Fragment {
     pub reg: u32,
     pub group: u32,
     pub pc: u32,
+    pub matrix: Option<char>,
 }
 
 /// An ordinary write to a [`Fragment`]'s register before the wgmma's group was waited for: the
@@ -144,6 +146,7 @@ pub struct Clobber {
     pub lane: u32,
     pub wgmma_pc: u32,
     pub group: u32,
+    pub matrix: Option<char>,
 }
 
 /// A `try_wait.parity` that passed: the mbarrier, the instruction, the first lane that passed,
