@@ -167,7 +167,9 @@ fn nvrtc_emulator_names_an_arrival_on_its_own_blocks_empty() {
     let arrive = "mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);";
     let line = STEP.source.lines().position(|l| l.contains(arrive)).unwrap() + 1;
     let own = arrive.replace("lane);", "rank);");
-    let loop_and_last = format!("{arrive}\n            }}\n            wgmma_wait_all();\n            if (lane < CLUSTER) {arrive}");
+    let loop_and_last = format!(
+        "{arrive}\n            }}\n            wgmma_wait_all();\n            if (lane < CLUSTER) {arrive}"
+    );
     let planted = emulator::planted(&STEP, &loop_and_last, &loop_and_last.replace(arrive, &own));
     emulator::assert_fault_named(
         &planted,

@@ -100,7 +100,8 @@ fn waited_phases(message: &str) -> Vec<String> {
 fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arrival() {
     let shape = (256, 256, 512);
     let expect = STEP.source.lines().position(|l| l.contains("mbar_expect_bytes(&full[s]")).unwrap() + 1;
-    let copy = STEP.source.lines().position(|l| l.contains("tma_load_multicast(As + s * A_TILE")).unwrap() + 1;
+    let copy =
+        STEP.source.lines().position(|l| l.contains("tma_load_multicast(As + s * A_TILE")).unwrap() + 1;
     let mask = emulator::planted(&STEP, "((1 << CLUSTER) - 1)", "(1)");
     let missed = emulator::assert_fault_named(
         &mask,
