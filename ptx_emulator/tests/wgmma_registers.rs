@@ -77,7 +77,7 @@ fn a_fragment_written_before_the_wait_is_named_with_the_wait() {
     assert_eq!(kind, FaultKind::Race, "{message}");
     assert!(
         message.starts_with(
-            "thread (0,0,0) of block (0,0,0) writes a register at w.cu:14 that the wgmma at w.cu:12 still reads as A's fragment: its warp waits for that wgmma with the wgmma.wait_group at w.cu:15, after the write ("
+            "thread (0,0,0) of block (0,0,0) writes a register at w.cu:14 that the wgmma at w.cu:12 still reads as its operand A's fragment: its warp waits for that wgmma with the wgmma.wait_group at w.cu:15, after the write ("
         ),
         "{message}"
     );
@@ -93,7 +93,7 @@ fn a_fragment_written_with_no_wait_after_is_named_at_the_end() {
     assert_eq!(kind, FaultKind::Race, "{message}");
     assert!(
         message.contains(
-            "writes a register at w.cu:14 that the wgmma at w.cu:12 still reads as A's fragment: its warp never waits for that wgmma with wgmma.wait_group ("
+            "writes a register at w.cu:14 that the wgmma at w.cu:12 still reads as its operand A's fragment: its warp never waits for that wgmma with wgmma.wait_group ("
         ),
         "{message}"
     );
@@ -147,7 +147,7 @@ fn a_wait_that_leaves_a_group_in_flight_frees_only_the_groups_before_it() {
     let (_, message) = run(&kernel(second)).unwrap_err();
     assert!(
         message.contains(
-            "writes a register at w.cu:17 that the wgmma at w.cu:14 still reads as A's fragment: its warp waits for that wgmma with the wgmma.wait_group at w.cu:18, after the write"
+            "writes a register at w.cu:17 that the wgmma at w.cu:14 still reads as its operand A's fragment: its warp waits for that wgmma with the wgmma.wait_group at w.cu:18, after the write"
         ),
         "{message}"
     );

@@ -159,7 +159,7 @@ fn nvrtc_emulator_names_an_operand_from_swapped_ldmatrix_lanes() {
         (128, 128, 64),
         &[
             &format!("reads, at {call}, in mma at :"),
-            "its second operand's register 1 (k 4, column 0) holding A[",
+            "its register 1 of A's fragment (k 4, column 0 of the instruction's second operand) holding A[",
             "where the fragment layout needs A[",
             "its bytes were copied there at ",
             &format!("and loaded into the register at {call}, in load_a at :"),

@@ -184,8 +184,8 @@ fn nvrtc_emulator_names_a_descriptor_that_reads_another_layout() {
         (64, 64, 64),
         &[
             "the wgmma at step08_wgmma_tma/src/kernel.cu:",
-            "element (row 1, k 0) of its operand B from byte",
-            "put element (row 0, column 4) of the 64×64 tensor, not element (row 1, column 0)",
+            "element (row 1, k 0) of A's tile, its operand B, from byte",
+            "put element (row 0, column 4) of A (64×64), not element (row 1, column 0)",
             "reads 16-byte rows without a swizzle",
             "the tensor map wrote rows of 128 bytes with the 128-byte swizzle",
         ],
@@ -197,8 +197,8 @@ fn nvrtc_emulator_names_a_descriptor_that_reads_another_layout() {
         (64, 64, 64),
         &[
             "the wgmma at step08_wgmma_tma/src/kernel.cu:",
-            "element (row 8, k 0) of its operand B",
-            "put element (row 4, column 0) of the 64×64 tensor, not element (row 8, column 0)",
+            "element (row 8, k 0) of A's tile, its operand B,",
+            "put element (row 4, column 0) of A (64×64), not element (row 8, column 0)",
             "8-row groups 512 bytes apart",
             "8-row groups 1024 bytes apart",
         ],

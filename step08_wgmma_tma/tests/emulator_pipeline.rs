@@ -166,11 +166,11 @@ fn nvrtc_emulator_names_a_fragment_written_under_a_wgmma_in_flight() {
             shape,
             &[
                 &format!("that the wgmma at {wgmma}, in wgmma at :"),
-                " still reads as A's fragment: ",
+                " still reads as B's fragment (the wgmma's operand A): ",
                 &format!(
                     "its warp waits for that wgmma with the wgmma.wait_group at {wait}, in wgmma_wait_one at :"
                 ),
-                ", after the write (on a GPU the tensor cores read A's registers until that wait",
+                ", after the write (on a GPU the tensor cores read the fragment's registers until that wait",
             ],
         );
         // The write: a line of the fragments' loads.
@@ -240,7 +240,8 @@ fn nvrtc_emulator_names_b_read_without_its_swizzle() {
             shape,
             &[
                 &format!("reads, at {wgmma}, in wgmma at :"),
-                "its first operand's register ",
+                "of B's fragment (row ",
+                "of the instruction's first operand) holding B[",
                 "where the fragment layout needs B[",
                 &format!("its bytes were copied there at {copy}, in tma_load at :"),
             ],

@@ -157,6 +157,37 @@ fn nvrtc_emulator_names_a_peer_that_never_arrives() {
     );
 }
 
+/// Consumers that free a buffer on their own block's `empty` alone: the peer, whose copy engine
+/// multicasts its box of A into this block, refills the buffer once its own consumers are done,
+/// while this block's wgmma may still read it. The race names the arrival, the block whose barrier
+/// it reached and the block whose barrier it should reach.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulator_names_an_arrival_on_its_own_blocks_empty() {
+    let arrive = "mbar_arrive_cluster(&empty[(it + STAGES - 1) % STAGES], lane);";
+    let line = STEP.source.lines().position(|l| l.contains(arrive)).unwrap() + 1;
+    let own = arrive.replace("lane);", "rank);");
+    let loop_and_last = format!(
+        "{arrive}\n            }}\n            wgmma_wait_all();\n            if (lane < CLUSTER) {arrive}"
+    );
+    let planted = emulator::planted(&STEP, &loop_and_last, &loop_and_last.replace(arrive, &own));
+    emulator::assert_fault_named(
+        &planted,
+        &[],
+        (256, 256, 256),
+        &[
+            "shared-memory race: the copy issued at step12_persistent_clusters/src/kernel.cu:",
+            "in tma_load_multicast at step12_persistent_clusters/src/hopper.cuh:",
+            &format!(
+                "frees the buffer with its arrival at {}:{line}, in mbar_arrive_cluster at step12_persistent_clusters/src/hopper.cuh:",
+                STEP.file
+            ),
+            "on the mbarrier `empty[0]` of its own block (0,0,0), but the copy comes from block (1,0,0), which waits at ",
+            "on its own mbarrier `empty[0]` before it writes into block (0,0,0): the arrival must reach the mbarrier `empty[0]` of block (1,0,0)",
+        ],
+    );
+}
+
 /// The empty barrier counted for one block's consumers where every block's arrive (without
 /// `× CLUSTER`): it completes at half the arrivals, and the producer refills a buffer a peer's
 /// consumers still read. The sentence says so, with the barrier's name, and gives no parity hint.
@@ -217,8 +248,8 @@ fn nvrtc_emulator_names_a_descriptor_that_disagrees_with_the_copies() {
         (256, 256, 256),
         &[
             "the wgmma at step12_persistent_clusters/src/kernel.cu:",
-            "element (row 1, k 0) of its operand B",
-            "put element (row 0, column 16) of the 256×256 tensor, not element (row 1, column 0)",
+            "element (row 1, k 0) of A's tile, its operand B,",
+            "put element (row 0, column 16) of A (256×256), not element (row 1, column 0)",
             "reads the 64-byte swizzle",
         ],
     );
@@ -229,8 +260,8 @@ fn nvrtc_emulator_names_a_descriptor_that_disagrees_with_the_copies() {
         (256, 256, 256),
         &[
             "the wgmma at step12_persistent_clusters/src/kernel.cu:",
-            "element (row 128, k 0) of its operand B",
-            "put element (row 0, column 0) of the 256×256 tensor, not element (row 128, column 0)",
+            "element (row 128, k 0) of A's tile, its operand B,",
+            "put element (row 0, column 0) of A (256×256), not element (row 128, column 0)",
             "the copies did not put the tile's elements where that layout has them",
         ],
     );

@@ -100,14 +100,22 @@ fn waited_phases(message: &str) -> Vec<String> {
 fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arrival() {
     let shape = (256, 256, 512);
     let expect = STEP.source.lines().position(|l| l.contains("mbar_expect_bytes(&full[s]")).unwrap() + 1;
+    let copy =
+        STEP.source.lines().position(|l| l.contains("tma_load_multicast(As + s * A_TILE")).unwrap() + 1;
     let mask = emulator::planted(&STEP, "((1 << CLUSTER) - 1)", "(1)");
     let missed = emulator::assert_fault_named(
         &mask,
         &[],
         shape,
         &[
-            "deadlock",
-            "of block (1,0,0) (and 255 more threads) waits at ",
+            // The starved barrier first, with the copy and the mask that leaves its block out.
+            &format!(
+                "deadlock: the mbarrier `full[0]` of block (1,0,0) waits for 32768 bytes that no copy sends it: the copy at {}:{copy}, in tma_load_multicast at {}:",
+                STEP.file,
+                step12_persistent_clusters::INCLUDES[0].file
+            ),
+            "multicasts its 16384 bytes with mask 0b01, which leaves block (1,0,0) (rank 1 of the cluster) out; every thread of the cluster waits",
+            "none can run: thread (128,0,0) of block (1,0,0) (and 255 more threads) waits at ",
             "for the phase of parity 0 of the mbarrier `full[0]` (phase 0 is under way and still waits for 0 of 1 arrivals and 32768 bytes of copies",
             &format!(
                 "of the 49152 bytes the expect_tx at {}:{expect}, in mbar_expect_bytes at {}:",

@@ -138,6 +138,9 @@ impl Cluster<'_> {
                 None => vec![self.rank],
             };
             let bytes = tmap.box_bytes();
+            if let Some(mask) = multicast {
+                self.note_multicast(pc, Self::value(w, mask, l) as u16, bar_at, bytes as u32);
+            }
             if dst_at % 128 != 0 || dst_at + bytes > self.shared().len() {
                 return Err(self.fault(
                     FaultKind::OutOfBounds,

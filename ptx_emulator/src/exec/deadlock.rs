@@ -2,9 +2,10 @@
 //! The sentence lists each thing someone waits for once (a phase of one mbarrier, a block's
 //! barrier, the cluster barrier), with the first thread that waits for it, how many more do, and
 //! what it still lacks: an mbarrier's missing arrivals beside the count its `mbarrier.init` set,
-//! and the bytes its copies owe beside those its `expect_tx` announced. So a copy that never
-//! reaches a block (a multicast mask without it) reads as a phase owed bytes, and an arrival
-//! that never comes as a phase owed arrivals.
+//! and the bytes its copies owe beside those its `expect_tx` announced. A phase owed bytes that
+//! no copy on its way brings is named first, with why none come ([`super::causes`]): the copy
+//! whose multicast mask leaves the block out, or the expect_tx that announced more than the
+//! copies carry. An arrival that never comes reads as a phase owed arrivals.
 
 use crate::inst::{Hopper, Op, Src};
 use crate::{Fault, FaultKind};
@@ -40,8 +41,17 @@ impl Cluster<'_> {
                 }
             }
         }
+        // A phase that waits for bytes no copy brings comes first, with why none come.
+        let starved = |what: &WaitsFor| match *what {
+            WaitsFor::Phase(rank, at, _) => self.starved((rank, at)),
+            _ => None,
+        };
+        let causes: Vec<Option<String>> = waits.iter().map(|(what, _, _)| starved(what)).collect();
+        let mut order: Vec<usize> = (0..waits.len()).collect();
+        order.sort_by_key(|&i| causes[i].is_none());
+        let lead = causes.iter().flatten().next().map(|c| format!("{c}; ")).unwrap_or_default();
         let mut told = Vec::new();
-        for (what, (wi, l), n) in waits {
+        for (what, (wi, l), n) in order.into_iter().map(|i| waits[i]) {
             let w = &self.warps[wi];
             self.rank = w.rank as usize;
             let inst = &self.k.insts[w.pc[l] as usize];
@@ -63,7 +73,7 @@ impl Cluster<'_> {
         self.fault(
             FaultKind::Deadlock,
             format!(
-                "deadlock: every thread of the cluster waits and none can run: {}; on a GPU the kernel would hang",
+                "deadlock: {lead}every thread of the cluster waits and none can run: {}; on a GPU the kernel would hang",
                 told.join("; ")
             ),
         )

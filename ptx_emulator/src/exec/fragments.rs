@@ -45,20 +45,25 @@ pub fn fragment_writes(k: &DecodedKernel) -> Vec<Vec<R>> {
 }
 
 impl Cluster<'_> {
-    /// The running warp's wgmma at `pc` reads A's fragments from `regs`, in the group now open.
-    pub(super) fn fragments_read(&mut self, pc: u32, regs: &[Src]) {
+    /// The running warp's wgmma at `pc` reads its operand A's fragments from `regs`, in the group
+    /// now open; `held` is the kernel's matrix they hold, where the wgmma's other operand says.
+    pub(super) fn fragments_read(&mut self, pc: u32, regs: &[Src], held: Option<char>) {
         if self.fragment_writes.is_empty() {
             return;
         }
-        let p = &mut self.pending[self.slot];
-        let group = p.wgmma_committed;
-        let retired = p.wgmma_retired;
-        p.fragments.retain(|f| f.group >= retired);
+        let group = self.pending[self.slot].wgmma_committed;
+        let retired = self.pending[self.slot].wgmma_retired;
+        self.pending[self.slot].fragments.retain(|f| f.group >= retired);
         for s in regs {
             if let Src::Reg(reg) = *s {
+                // The matrix the register's elements came from, as the kernel's C = A·B names it.
+                let tags = self.operands.lanes(self.slot, reg);
+                let matrix = tags.and_then(|t| t.iter().flatten().next()).map(|t| t.matrix).or(held);
+                let p = &mut self.pending[self.slot];
                 match p.fragments.iter_mut().find(|f| f.reg == reg) {
-                    Some(f) => *f = Fragment { reg, group, pc },
-                    None => p.fragments.push(Fragment { reg, group, pc }),
+                    // A register read untraced keeps the matrix it held before.
+                    Some(f) => *f = Fragment { reg, group, pc, matrix: matrix.or(f.matrix) },
+                    None => p.fragments.push(Fragment { reg, group, pc, matrix }),
                 }
             }
         }
@@ -80,7 +85,8 @@ impl Cluster<'_> {
             regs.iter().find_map(|r| p.fragments.iter().find(|f| f.reg == *r && f.group >= p.wgmma_retired));
         if let Some(f) = hit {
             let lane = Lanes(exec).next().unwrap_or(0) as u32;
-            p.clobbered = Some(Clobber { pc, warp: index, lane, wgmma_pc: f.pc, group: f.group });
+            p.clobbered =
+                Some(Clobber { pc, warp: index, lane, wgmma_pc: f.pc, group: f.group, matrix: f.matrix });
         }
     }
 
@@ -111,10 +117,20 @@ impl Cluster<'_> {
             ),
             None => "its warp never waits for that wgmma with wgmma.wait_group".to_owned(),
         };
+        // The fragment as the kernel's C = A·B names it: wgmma's operand A may hold B.
+        // Untraced where it was written: the matrix another warp's read of the same wgmma saw.
+        let seen = || {
+            let all = self.pending.iter().flat_map(|p| &p.fragments);
+            all.filter(|f| f.pc == c.wgmma_pc).find_map(|f| f.matrix)
+        };
+        let fragment = match c.matrix.or_else(seen) {
+            Some(m @ ('A' | 'B')) => format!("{m}'s fragment (the wgmma's operand A)"),
+            _ => "its operand A's fragment".to_owned(),
+        };
         self.fault(
             FaultKind::Race,
             format!(
-                "{} writes a register at {} that the wgmma at {} still reads as A's fragment: {waits} (on a GPU the tensor cores read A's registers until that wait, so the wgmma may multiply the new value: write them after the wait, or use other registers)",
+                "{} writes a register at {} that the wgmma at {} still reads as {fragment}: {waits} (on a GPU the tensor cores read the fragment's registers until that wait, so the wgmma may multiply the new value: write them after the wait, or use other registers)",
                 self.who(c.warp, c.lane as usize),
                 at(c.pc),
                 at(c.wgmma_pc),

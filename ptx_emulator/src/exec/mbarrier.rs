@@ -182,6 +182,7 @@ impl Cluster<'_> {
             self.timeline_arrive(w, place, tx.map_or(0, |tx| Self::value(w, tx, l)));
             self.trace_arrive(place);
             self.note_freed(inst, l, place);
+            self.note_arrived(self.pc_of(inst), l, place);
             self.complete_phase(place)?;
             let by = (self.slot as u32, l as u32, self.pc_of(inst));
             if let Some(m) = self.ctas[place.0].mbars.get_mut(&place.1)

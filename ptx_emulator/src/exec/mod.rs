@@ -19,7 +19,8 @@
 //!   cores' use of shared memory, and of what orders what across warps; [`picture`]: what a
 //!   picture of one warp's access keeps (see [`crate::recording::warp_access`]); [`global_order`]: the order of
 //!   global memory across clusters;
-//! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does;
+//! - [`names`]: how a fault names an mbarrier and a peer block as the kernel does, and [`causes`]
+//!   the cause it names where that lies on neither of the lines that meet;
 //! - [`timeline_hooks`] and [`trace_hooks`]: what a block's timeline picture and the time model's
 //!   replay ([`crate::recording::trace`]) record as the warps run;
 //! - [`state`], [`shadows`], [`operand_tags`] and [`global_watch`]: what a cluster, a block and a
@@ -36,6 +37,7 @@ use crate::traffic::Traffic;
 use crate::{Fault, FaultKind};
 
 pub mod async_proxy;
+mod causes;
 mod cluster;
 mod collective;
 pub mod copy_engine;

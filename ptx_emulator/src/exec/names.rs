@@ -129,6 +129,13 @@ impl Cluster<'_> {
         Some(format!("{base}[{}]", (at - lowest) / 8))
     }
 
+    /// The array an mbarrier belongs to, named by the first argument of its init (`empty` for
+    /// `mbar_init(&empty[s], 1)`); None where the source does not say.
+    pub(super) fn mbar_array(&self, (rank, at): (usize, usize)) -> Option<String> {
+        let m = self.ctas.get(rank)?.mbars.get(&at)?;
+        self.init_argument(m.init_pc).map(|(base, _)| base)
+    }
+
     /// The mbarrier at the same index of the block's one other array of mbarriers, named by their
     /// inits (`empty[0]` beside `full[0]`): the barrier that says a buffer was freed, beside the
     /// one that says it was filled. None where the block initialised no other array, or several.

@@ -139,11 +139,18 @@ impl Cluster<'_> {
     }
 
     fn misplaced(&self, inst: &Inst, warp: u32, p: OperandSite, (row, col): (i64, i64), held: Tag) -> Fault {
-        let what = match p.operand {
-            0 => format!("its first operand's register {} (row {}, k {})", p.register, p.row, p.k),
-            _ => format!("its second operand's register {} (k {}, column {})", p.register, p.k, p.row),
-        };
+        // The fragment as the kernel's C = A·B names it: the instruction's first operand may hold B.
         let m = held.matrix;
+        let what = match p.operand {
+            0 => format!(
+                "its register {} of {m}'s fragment (row {}, k {} of the instruction's first operand)",
+                p.register, p.row, p.k
+            ),
+            _ => format!(
+                "its register {} of {m}'s fragment (k {}, column {} of the instruction's second operand)",
+                p.register, p.k, p.row
+            ),
+        };
         self.fault(
             FaultKind::Layout,
             format!(

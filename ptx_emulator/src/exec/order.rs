@@ -99,7 +99,10 @@ impl Cluster<'_> {
                             self.passed_too_early(&p, s as usize, phase)
                         )
                     }
-                    _ => "with nothing between to order them (no mbarrier wait or barrier: the copy may land before or after)".to_owned(),
+                    _ => match self.arrival_elsewhere(s as usize, rank) {
+                        Some(arrival) => format!("with nothing between to order them: {arrival}"),
+                        None => "with nothing between to order them (no mbarrier wait or barrier: the copy may land before or after)".to_owned(),
+                    },
                 };
                 return Err(self.fault(
                     FaultKind::Race,

@@ -108,13 +108,33 @@ pub struct Freed {
     pub issued: u32,
 }
 
-/// A register a wgmma of the warp reads as A's fragment: the wgmma's commit group and
-/// instruction (the latest wgmma to read it).
+/// A warp's first arrival on an mbarrier (its block and byte): the instruction and the lane.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrived {
+    pub place: (usize, usize),
+    pub pc: u32,
+    pub lane: u32,
+}
+
+/// A multicast copy a warp issued: the instruction, its cta mask, the byte of the mbarrier it
+/// counts its bytes on in each block of the mask, and the bytes of its box.
+#[derive(Clone, Copy, Debug)]
+pub struct Multicast {
+    pub pc: u32,
+    pub mask: u16,
+    pub bar: usize,
+    pub bytes: u32,
+}
+
+/// A register a wgmma of the warp reads as its operand A (a fragment): the wgmma's commit group
+/// and instruction (the latest wgmma to read it), and the kernel's matrix (`A` or `B` of C = A·B)
+/// whose elements the register held then, where its tag says.
 #[derive(Clone, Copy, Debug)]
 pub struct Fragment {
     pub reg: u32,
     pub group: u32,
     pub pc: u32,
+    pub matrix: Option<char>,
 }
 
 /// An ordinary write to a [`Fragment`]'s register before the wgmma's group was waited for: the
@@ -126,6 +146,7 @@ pub struct Clobber {
     pub lane: u32,
     pub wgmma_pc: u32,
     pub group: u32,
+    pub matrix: Option<char>,
 }
 
 /// A `try_wait.parity` that passed: the mbarrier, the instruction, the first lane that passed,

@@ -13,7 +13,7 @@ use crate::{Fault, FaultKind};
 
 pub use super::lanes::Lanes;
 use super::lanes::SectorHasher;
-use super::shadows::{Accesses, AsyncShadow, Clobber, Fragment, Freed, Passed};
+use super::shadows::{Accesses, Arrived, AsyncShadow, Clobber, Fragment, Freed, Multicast, Passed};
 
 /// How the program counters move after an instruction.
 pub enum Flow {
@@ -292,6 +292,10 @@ pub struct InFlight {
     /// while its wgmma was in flight ([`super::fragments`]).
     pub fragments: Vec<Fragment>,
     pub clobbered: Option<Clobber>,
+    /// The mbarriers the warp arrived on (with the sanitizer on), and the multicast copies it
+    /// issued ([`super::causes`]).
+    pub arrived: Vec<Arrived>,
+    pub multicasts: Vec<Multicast>,
 }
 
 /// The blocks of one cluster, run together by one host thread (kept from cluster to cluster).

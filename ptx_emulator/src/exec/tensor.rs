@@ -96,10 +96,14 @@ fn element(map: &TensorMap, [col, row, third]: [i64; 3]) -> String {
     }
 }
 
-/// A tensor as a fault names it: its extents, outermost first.
-fn tensor(map: &TensorMap) -> String {
-    let dims: Vec<String> = map.dims[..map.rank as usize].iter().rev().map(u64::to_string).collect();
-    format!("the {} tensor", dims.join("×"))
+/// The kernel's matrix (`A` or `B` of C = A·B) a buffer holds, by the first word of its name: the
+/// matrix itself, a padded copy (`A′`, `A padded`), B transposed (`Bᵀ`), A's parts.
+pub(super) fn matrix_of(name: &str) -> Option<char> {
+    match name.split(|c: char| !c.is_alphanumeric() || c == 'ᵀ').next()? {
+        "A" => Some('A'),
+        "B" => Some('B'),
+        _ => None,
+    }
 }
 
 /// Whether two maps describe the same tensor (their boxes and swizzles may differ).
@@ -108,6 +112,16 @@ fn same_tensor(a: &TensorMap, b: &TensorMap) -> bool {
 }
 
 impl Cluster<'_> {
+    /// A tensor as a fault names it: the kernel's matrix (`A (256×512)`) where its buffer has a
+    /// name, else `the 256×512 tensor`; extents outermost first.
+    fn tensor(&self, map: &TensorMap) -> String {
+        let dims: Vec<String> = map.dims[..map.rank as usize].iter().rev().map(u64::to_string).collect();
+        match self.global.name(map.address).filter(|name| matrix_of(name).is_some()) {
+            Some(name) => format!("{name} ({})", dims.join("×")),
+            None => format!("the {} tensor", dims.join("×")),
+        }
+    }
+
     pub(super) fn wgmma(
         &mut self,
         inst: &Inst,
@@ -154,6 +168,12 @@ impl Cluster<'_> {
                     self.operand(inst, pc, (lane0, "B", &mut anchor), &b, row, kk * elem, elem)?;
             }
         }
+        // The kernel's matrix (of C = A·B) whose tile the descriptor read: the registers, where
+        // the wgmma takes its operand A from them, hold the other's fragments.
+        let shadow = &self.ctas[self.rank].async_shadow;
+        let read =
+            anchor.and_then(|a| shadow.maps.get(a.map as usize)).and_then(|m| self.global.name(m.address));
+        let in_registers = read.and_then(matrix_of).map(|m| if m == 'A' { 'B' } else { 'A' });
         // The warp's 16 rows of A.
         let w4 = (w.index % 4) as usize;
         let mut am = vec![0u32; 16 * k];
@@ -221,7 +241,7 @@ impl Cluster<'_> {
             }
         }
         if let Some(regs) = &g.a_regs {
-            self.fragments_read(pc, regs);
+            self.fragments_read(pc, regs, in_registers);
         }
         let p = &mut self.pending[self.slot];
         p.wgmma_issued = p.wgmma_committed + 1;
@@ -330,7 +350,13 @@ impl Cluster<'_> {
         let found = [column(inner, got), i64::from(o.at[1]), third];
         let implied = [column(want_inner, want), want_row, want_third];
         let anchored = [column(a.inner + (a.k * len) as i64, want), a.outer + a.row as i64, want_third];
-        let of_want = if same_tensor(got, want) { String::new() } else { format!(" of {}", tensor(want)) };
+        let of_want =
+            if same_tensor(got, want) { String::new() } else { format!(" of {}", self.tensor(want)) };
+        // The operand as the kernel's C = A·B names it (A's tile may be the wgmma's operand B).
+        let (operand, tensors) = match self.global.name(want.address).and_then(matrix_of) {
+            Some(m) => (format!("{m}'s tile, its operand {which},"), format!("{m}'s")),
+            None => (format!("its operand {which}"), "the tensor's".to_owned()),
+        };
         // The map's box lies in shared memory as rows of `pitch` bytes, swizzled or not; the
         // descriptor that reads it has the same swizzle and 8-row groups 8 rows apart (without a
         // swizzle, rows of one 16-byte piece): the swizzle atoms of §9.7.15.5.1.2.
@@ -356,12 +382,12 @@ impl Cluster<'_> {
         Err(self.fault(
             FaultKind::Layout,
             format!(
-                "the wgmma at {} reads element (row {row}, k {k}) of its operand {which} from {}, where the copy at {} put element {} of {}, not element {}{of_want}, which follows from its element (row {}, k {}) being the tensor's {}: {why}",
+                "the wgmma at {} reads element (row {row}, k {k}) of {operand} from {}, where the copy at {} put element {} of {}, not element {}{of_want}, which follows from its element (row {}, k {}) being {tensors} {}: {why}",
                 self.at(inst),
                 self.shared_place(at),
                 self.at(&self.k.insts[word.filled_pc as usize]),
                 element(got, found),
-                tensor(got),
+                self.tensor(got),
                 element(want, implied),
                 a.row,
                 a.k,
@@ -403,6 +429,20 @@ fn bf16_dot(a: &[u32], b: &[u32], c: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_buffer_is_named_by_the_matrix_it_holds() {
+        for (name, matrix) in
+            [("A", Some('A')), ("A′", Some('A')), ("A padded", Some('A')), ("A's parts", Some('A'))]
+        {
+            assert_eq!(matrix_of(name), matrix, "{name}");
+        }
+        for (name, matrix) in
+            [("B", Some('B')), ("Bᵀ", Some('B')), ("B′", Some('B')), ("C", None), ("Abc", None)]
+        {
+            assert_eq!(matrix_of(name), matrix, "{name}");
+        }
+    }
 
     #[test]
     fn a_descriptor_of_the_128_byte_swizzle_reads_rows_as_the_copy_engine_wrote_them() {
