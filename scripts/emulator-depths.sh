@@ -23,7 +23,9 @@ one() { # the run's number, NAME, the depths (0: the whole K; `chosen`: the prog
     [ "$depths" = chosen ] && env_depths=
     start=$(date +%s.%N)
     cpu_file=$(mktemp)
-    got=$(SCALED_DEPTHS=$env_depths /usr/bin/time -f "%U %S" -o "$cpu_file" "$bin_dir/$@" --emulate --scaled --no-verify --gpu H200 2>&1)
+    # `chosen`: the variable unset, so that the program chooses.
+    got=$( [ -n "$env_depths" ] && export SCALED_DEPTHS=$env_depths
+        /usr/bin/time -f "%U %S" -o "$cpu_file" "$bin_dir/$@" --emulate --scaled --no-verify --gpu H200 2>&1)
     end=$(date +%s.%N)
     cpu=$(awk 'NF == 2 && $1 ~ /^[0-9.]+$/ { printf "%.1f", $1 + $2 }' "$cpu_file")
     rm -f "$cpu_file"
