@@ -12,9 +12,9 @@
 // Run, on an H100 or H200, or on the emulator without a GPU (add --emulate on a machine with
 //   one; it runs at a small shape and predicts an H100's time):
 //   cargo run --release -p step09_3xtf32 -- --kernel step09_3xtf32/exercises/split.cu
-// Check: before, `verify FAIL`: the normwise line fails by far (TF32's error), while the
-//   per-element line, whose bound is a worst case, may still pass. When done,
-//   `verify PASS · held to FP32 (3×TF32) limits`, at about step 09's speed (docs/src/step09.md,
+// Check: before, `verify FAIL`: the normwise line fails by far (TF32's error), and so does the
+//   per-element line, whose bound is a worst case. When done, `verify PASS · held to FP32
+//   limits, a strict FP32 product's`, at about step 09's speed (docs/src/step09.md,
 //   "Hands-on", gives it). A correction left out still fails the normwise line.
 // Solution: exercises/split.diff; in step09_3xtf32/,
 //   patch -o /tmp/solved.cu exercises/split.cu exercises/split.diff

@@ -118,8 +118,11 @@ mod tests {
     #[test]
     fn schedules_that_do_not_follow_the_sends_are_caught() {
         let ring = Ring { ranks: 4 };
-        assert!(fault(ring, |r, t| (r + t) % 4).is_some_and(|f| f.contains("was not sent")));
-        assert!(fault(ring, |r, t| (r + 2 * t) % 4).is_some());
+        // `steps` ranks along the sends from `r`: built from the ring's own `next`, so that the
+        // faults stay faults whichever way the ring turns.
+        let along = |r: usize, steps: usize| (0..steps).fold(r, |x, _| ring.next(x));
+        assert!(fault(ring, |r, t| along(r, t)).is_some_and(|f| f.contains("was not sent")));
+        assert!(fault(ring, |r, t| along(r, 2 * t)).is_some());
         assert!(fault(ring, |r, t| if t == 1 { r } else { ring.shard(r, t) }).is_some());
         assert!(fault(ring, |r, t| ring.shard(ring.next(r), t)).is_some_and(|f| f.contains("its own")));
     }

@@ -286,7 +286,7 @@ pub fn lines(predicted: &Predicted) -> String {
     if p.floor {
         let _ = writeln!(
             out,
-            "            a floor sets this time: the whole GPU's {} for this launch's bytes, which no change inside the SM (buffers, registers, the order of its work) moves, so the model cannot rank such changes here; fewer bytes (larger tiles, multicast) or another size can",
+            "            a floor sets this time: the whole GPU's {} for this launch's bytes; a change inside the SM (buffers, registers, the order of its work) moves it only if it makes the SM slower than the floor, so the model cannot rank changes that keep it faster; fewer bytes (larger tiles, multicast) or another size can",
             if p.bottleneck == Bottleneck::Dram { "DRAM bandwidth" } else { "L2 bandwidth" }
         );
     }
