@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub mod bound;
+mod cpu_ring;
 pub mod nccl;
 mod rank_gpu;
 mod ranks;

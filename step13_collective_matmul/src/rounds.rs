@@ -121,7 +121,7 @@ mod tests {
         // `steps` ranks along the sends from `r`: built from the ring's own `next`, so that the
         // faults stay faults whichever way the ring turns.
         let along = |r: usize, steps: usize| (0..steps).fold(r, |x, _| ring.next(x));
-        assert!(fault(ring, |r, t| along(r, t)).is_some_and(|f| f.contains("was not sent")));
+        assert!(fault(ring, along).is_some_and(|f| f.contains("was not sent")));
         assert!(fault(ring, |r, t| along(r, 2 * t)).is_some());
         assert!(fault(ring, |r, t| if t == 1 { r } else { ring.shard(r, t) }).is_some());
         assert!(fault(ring, |r, t| ring.shard(ring.next(r), t)).is_some_and(|f| f.contains("its own")));

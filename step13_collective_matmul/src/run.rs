@@ -84,6 +84,9 @@ pub struct RingArgs {
     pub record: Option<PathBuf>,
 }
 
+/// The shard each GPU holds unless -m, -n and -k say otherwise.
+pub(crate) const DEFAULT_SHARD: (usize, usize, usize) = (1024, 4096, 4096);
+
 fn ring_param(s: &str) -> Result<(String, u32), String> {
     let (name, value) = s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
     let value = value.parse().map_err(|_| format!("`{value}` is not a whole number"))?;
@@ -105,6 +108,15 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
         _ => vec![ShardKernel::Lab12, ShardKernel::Cublas],
     };
     // Where the ranks run, and how shards travel between them.
+    if args.simulate.is_some() && args.exchange == "nccl" {
+        bail!(
+            "--simulate runs its ranks on one GPU, where copies stand in for NCCL: leave out --exchange nccl"
+        );
+    }
+    // Without a GPU, the simulated ring's schedule runs on the CPU.
+    if let Some(g) = args.simulate.filter(|_| common::gpu::count().is_err()) {
+        return crate::cpu_ring::run(args, g as usize);
+    }
     let (ordinals, placement, simulated) = match args.simulate {
         Some(g) => (vec![0], vec![0; g as usize], true),
         None => {
@@ -126,11 +138,6 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
     let global = Shape::new(g * args.m, g * args.n, args.k).map_err(anyhow::Error::msg)?;
     let whole = Shape { m: global.m, ..shard };
 
-    if simulated && args.exchange == "nccl" {
-        bail!(
-            "--simulate runs its ranks on one GPU, where copies stand in for NCCL: leave out --exchange nccl"
-        );
-    }
     let leave = args.leave_sms.unwrap_or(if simulated || args.exchange == "copies" { 0 } else { 16 });
     let devices = ordinals
         .iter()
@@ -208,7 +215,7 @@ fn gpu_count() -> Result<usize> {
 }
 
 /// A's rows and B's columns, one shard each per rank.
-fn shards(inputs: &Inputs, g: usize) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+pub(crate) fn shards(inputs: &Inputs, g: usize) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let Shape { m, n, k } = inputs.shape;
     let (m, n) = (m / g, n / g);
     let a = inputs.a.data.chunks(m * k).map(<[f32]>::to_vec).collect();

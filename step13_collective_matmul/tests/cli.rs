@@ -29,10 +29,10 @@ fn bad_arguments_are_refused_in_one_sentence() {
     }
 }
 
-/// Without a GPU (none visible), one sentence and exit 1, whichever way it was asked to run.
+/// Without a GPU (none visible), a run over GPUs gets one sentence and exit 1.
 #[test]
 fn without_a_gpu_it_says_so_in_one_sentence() {
-    for args in [&[][..], &["--simulate", "3"][..]] {
+    for args in [&[][..], &["--gpus", "2"][..]] {
         let out = Command::new(common::testing::program(BIN))
             .args(args)
             .env("CUDA_VISIBLE_DEVICES", "")
@@ -44,6 +44,26 @@ fn without_a_gpu_it_says_so_in_one_sentence() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {out}{err}");
         assert!(err.starts_with("error: step13_collective_matmul needs"), "{args:?}: {err}");
         assert!(err.contains("GPU") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// Without a GPU, `--simulate G` runs the ring's schedule on the CPU, at a small shard unless
+/// one is given, and verifies both ways on every rank (the chapter's first exercise).
+#[test]
+fn without_a_gpu_a_simulated_ring_runs_its_schedule_on_the_cpu() {
+    for args in [&["--simulate", "4"][..], &["--simulate", "3", "-m", "33", "-n", "17", "-k", "70"][..]] {
+        let out = Command::new(common::testing::program(BIN))
+            .args(args)
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .expect("the program starts");
+        let (code, out, err) =
+            (out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(code, Some(0), "{args:?}: {out}{err}");
+        assert!(out.contains("runs on the CPU"), "{out}");
+        for way in ["baseline", "ring"] {
+            assert!(out.contains(&format!("verify   {way} (first run): PASS on every rank")), "{way}: {out}");
+        }
     }
 }
 
