@@ -15,19 +15,15 @@
 //! The data-dependent choices of a launch (step 09's and step 11's paths, step 11's moduli) are
 //! those the data makes at the shorter depths; the report's paths line shows them.
 
-use std::time::Instant;
-
 use anyhow::{Result, bail};
 
 use crate::carried::{along, carried};
 use crate::emulated::profile::Profile;
 use crate::emulated::{Recorded, Traffic};
-use crate::matrix::{Family, Inputs, Shape};
+use crate::matrix::Shape;
 use crate::params::Params;
 use crate::predicted::{self, Predicted};
 use crate::step::GpuStep;
-
-use super::emulate::{CallTraffic, EmulatorStep};
 
 /// The longest K a scaled run emulates whole: 1024 takes every lab seconds.
 pub const LONG_K: usize = 1024;
@@ -136,85 +132,9 @@ pub struct DepthRun {
     pub recorded: std::sync::Arc<Vec<Recorded>>,
 }
 
-/// The products of `emulated` (compiled and laid out for the whole K) at two depths, scaled,
-/// each recorded for the replay, as `depths` says: on `first` (drawn at [`Depths::first`]) at
-/// its depth, on inputs of `family` drawn from `seed` at the others. With the seconds
-/// they took.
-pub fn emulate(
-    emulated: &mut EmulatorStep,
-    depths: Depths,
-    first: &Inputs,
-    (seed, family): (u64, Family),
-) -> Result<([DepthRun; 2], f64)> {
-    let started = Instant::now();
-    let drawn = |k: usize| Inputs::family(at_depth(first.shape, k), seed, family);
-    let at = |emulated: &mut EmulatorStep, k: usize| match first.shape.k == k {
-        true => run(emulated, first),
-        false => run(emulated, &drawn(k)),
-    };
-    let floor = floor(emulated.step, &emulated.params);
-    let measured = match depths {
-        Depths::Chosen => probe(floor).map(|k| at(emulated, k)).transpose()?,
-        Depths::Given(_) => None,
-    };
-    let [d1, d2] = match (depths, &measured) {
-        (Depths::Given(given), _) => given,
-        (Depths::Chosen, None) => [floor, 2 * floor],
-        (Depths::Chosen, Some(probe)) => {
-            let t = &probe.traffic;
-            let flops = t.most_block_mma_sync_flops
-                + t.most_block_wgmma_tf32_flops
-                + t.most_block_wgmma_16bit_flops
-                + t.most_block_wgmma_int8_ops;
-            let d = choose(
-                (t.most_block_instructions as f64 / probe.k as f64, flops as f64 / probe.k as f64),
-                probe.traffic.scaled_ran.max(1),
-                replayed(&probe.recorded, emulated),
-                floor,
-            );
-            [d, 2 * d]
-        }
-    };
-    let mut by_depth = |k: usize, probe: &mut Option<DepthRun>| -> Result<DepthRun> {
-        match probe.take_if(|p| p.k == k) {
-            Some(p) => Ok(p),
-            None => at(emulated, k),
-        }
-    };
-    let mut measured = measured;
-    let runs = [by_depth(d1, &mut measured)?, by_depth(d2, &mut measured)?];
-    Ok((runs, started.elapsed().as_secs_f64()))
-}
-
-/// One scaled product of `emulated` on `inputs`, recorded for the replay.
-fn run(emulated: &mut EmulatorStep, inputs: &Inputs) -> Result<DepthRun> {
-    emulated.machine.scale = true;
-    emulated.machine.record = true;
-    let ran = emulated.multiply(inputs, true);
-    emulated.machine.record = false;
-    let (_, (traffic, others)) = ran?;
-    let recorded = std::sync::Arc::new(std::mem::take(&mut emulated.recorded));
-    Ok(DepthRun { k: inputs.shape.k, traffic, others, recorded })
-}
-
-/// The blocks the replay runs of a launch `recorded`: the busiest SM's clusters, at most four
-/// rounds of those it holds at once (`ptx_model`'s replay), each of its blocks.
-fn replayed(recorded: &[Recorded], emulated: &EmulatorStep) -> u64 {
-    let sms = u64::from(emulated.gpu.machine.sms);
-    let resident = u64::from(emulated.resources.blocks_per_sm.max(1));
-    recorded
-        .iter()
-        .map(|r| {
-            let cluster = u64::from(r.cluster.max(1));
-            let per_sm = r.blocks.div_ceil(cluster).div_ceil((sms / cluster).max(1));
-            per_sm.clamp(1, 4 * resident) * cluster
-        })
-        .sum()
-}
-
 /// What the product moved at `k`, carried from the two depths: the step's kernel's counts and
 /// each other kernel's. The two depths must launch the same kernels.
-pub fn counts([a, b]: &[DepthRun; 2], k: usize) -> Result<CallTraffic> {
+pub fn counts([a, b]: &[DepthRun; 2], k: usize) -> Result<(Traffic, Vec<(String, Traffic)>)> {
     let depths = [a.k, b.k];
     let names = |r: &DepthRun| r.others.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     if names(a) != names(b) {

@@ -23,6 +23,7 @@ mod cpu;
 mod depth;
 mod device;
 mod emulate;
+mod emulator_step;
 mod judge;
 mod predict_only;
 mod timed;
@@ -30,7 +31,8 @@ mod timed;
 pub use ask::files_of;
 pub use budget::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
-pub use emulate::{CallTraffic, EmulatorStep, SMALL_SIDE};
+pub use emulate::SMALL_SIDE;
+pub use emulator_step::{CallTraffic, EmulatorStep};
 pub use predict_only::{StepPrediction, WHOLE_UP_TO, predict};
 
 use ask::Asked;

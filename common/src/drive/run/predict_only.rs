@@ -53,7 +53,7 @@ pub fn predict(step: &GpuStep, shape: Shape, gpu: &'static Profile) -> Result<St
         let started = Instant::now();
         let (p, whole) = match depths {
             Some(d) => {
-                let (runs, _) = depth::emulate(&mut e, d, &inputs, (seed, family))?;
+                let (runs, _) = super::emulator_step::at_depths(&mut e, d, &inputs, (seed, family))?;
                 let p = depth::predicted(gpu, (facts, (0, 0), false), &runs, shape);
                 let whole = p.seconds.get(gpu.name).copied().unwrap_or(p.prediction.seconds);
                 (p.prediction, whole)
