@@ -11,8 +11,9 @@ use common::tma::Marks;
 
 // ANCHOR: split_k
 /// The parameter that splits each tile's K between that many blocks (the grid's z), each summing
-/// its share into its own slice of a workspace, the last of the tile's blocks to finish adding the
-/// slices in order (step 10's split of K, summed in the kernel). 0 lets the launch choose.
+/// its share into its own partial tile in a workspace, the last of the tile's blocks to finish
+/// adding the partials in order (step 10's split of K, summed in the kernel). 0 lets the launch
+/// choose.
 pub const SPLIT_K: Param = Param {
     name: "SPLIT_K",
     default: 0,

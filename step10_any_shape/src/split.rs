@@ -20,7 +20,7 @@ use common::stream_k::SHARE;
 pub const SPLIT: Param = Param {
     name: "SPLIT",
     default: 1,
-    help: "blocks that split K for each tile, each into its own slice of a workspace summed in order (1: no split)",
+    help: "blocks that split K for each tile, each into its own partial tile in a workspace, summed in order (1: no split)",
 };
 
 /// The most blocks a launch of step 10 splits K between.
@@ -115,7 +115,7 @@ impl Hooks for SplitHooks {
             (
                 "split",
                 format!(
-                    "K cut between {} blocks per tile, each into its own slice of a workspace; sum_slices (sum_few for a C of under {FEW_ELEMENTS} elements) adds the slices in a fixed order (counted in the time)",
+                    "K cut between {} blocks per tile, each into its own partial tile in a workspace; sum_slices (sum_few for a C of under {FEW_ELEMENTS} elements) adds the partials in a fixed order (counted in the time)",
                     grid.2
                 ),
             )
