@@ -7,12 +7,12 @@
 
 use anyhow::{Result, bail};
 
+use common::matrix::Family;
 use common::reference::Reference;
 use common::{Inputs, Precision, Shape};
 
 use crate::report::{Check, Failure, RingWay, Run};
 use crate::rounds::{Ring, ShardBuffer};
-use crate::run::{RingArgs, shards};
 
 /// The shard a run without a GPU takes where the command gives the GPU run's default.
 const SMALL: (usize, usize, usize) = (64, 64, 256);
@@ -20,13 +20,16 @@ const SMALL: (usize, usize, usize) = (64, 64, 256);
 /// The most multiply-adds the CPU's ring takes (a few seconds on one core).
 const MOST_MACS: usize = 1 << 31;
 
-/// Runs both ways on the CPU over `g` ranks and prints their checks; Ok(false) where one failed.
-pub fn run(args: &RingArgs, g: usize) -> Result<bool> {
-    if args.format == Some(common::cli::Format::Json) {
-        bail!("the ring on the CPU prints its checks as text only: leave out --format json");
-    }
-    let given = (args.m, args.n, args.k);
-    let (m, n, k) = if given == crate::run::DEFAULT_SHARD { SMALL } else { given };
+/// Runs both ways on the CPU over `g` ranks, each of `shard` (the program's default where
+/// `default`, which takes a small one instead), on `family`'s inputs from `seed`, and prints
+/// their checks; Ok(false) where one failed.
+pub fn run(
+    g: usize,
+    (given, default): ((usize, usize, usize), bool),
+    family: Option<Family>,
+    seed: u64,
+) -> Result<bool> {
+    let (m, n, k) = if default { SMALL } else { given };
     let shard = Shape::new(m, n, k).map_err(anyhow::Error::msg)?;
     let global = Shape::new(g * m, g * n, k).map_err(anyhow::Error::msg)?;
     if global.m * global.n * k > MOST_MACS {
@@ -38,11 +41,11 @@ pub fn run(args: &RingArgs, g: usize) -> Result<bool> {
     println!(
         "{}: no NVIDIA GPU, so the ring's schedule runs on the CPU: {g} ranks, shard {shard} (A {m}×{k}, B {k}×{n} a rank){}",
         crate::NAME,
-        if given == crate::run::DEFAULT_SHARD { ", a small shard: give -m -n -k for another" } else { "" }
+        if default { ", a small shard: give -m -n -k for another" } else { "" }
     );
-    let inputs = match args.inputs {
-        Some(family) => Inputs::family(global, args.seed, family),
-        None => Inputs::random(global, args.seed),
+    let inputs = match family {
+        Some(family) => Inputs::family(global, seed, family),
+        None => Inputs::random(global, seed),
     };
     let (a, b) = shards(&inputs, g);
     let references: Vec<Reference> = (0..g)
@@ -65,6 +68,19 @@ pub fn run(args: &RingArgs, g: usize) -> Result<bool> {
         passed &= check.passed;
     }
     Ok(passed)
+}
+
+/// A's rows and B's columns, one shard each per rank.
+pub(crate) fn shards(inputs: &Inputs, g: usize) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let Shape { m, n, k } = inputs.shape;
+    let (m, n) = (m / g, n / g);
+    let a = inputs.a.data.chunks(m * k).map(<[f32]>::to_vec).collect();
+    let b = (0..g)
+        .map(|r| {
+            inputs.b.data.chunks(g * n).flat_map(|row| row[r * n..(r + 1) * n].iter().copied()).collect()
+        })
+        .collect();
+    (a, b)
 }
 
 /// C's column block of each rank, its rows in the order of the shards of A.

@@ -17,6 +17,7 @@ use common::timing::Stats;
 use common::{Inputs, Matrix, Shape};
 
 use crate::bound::Parts;
+use crate::cpu_ring::shards;
 use crate::rank_gpu::{RankGpu, ShardKernel};
 use crate::ranks::{Link, Ranks, Via};
 use crate::report::{Check, Exchange, Failure, ProductRun, RingReport, RingWay, Run, RunHeader, opening};
@@ -85,7 +86,7 @@ pub struct RingArgs {
 }
 
 /// The shard each GPU holds unless -m, -n and -k say otherwise.
-pub(crate) const DEFAULT_SHARD: (usize, usize, usize) = (1024, 4096, 4096);
+const DEFAULT_SHARD: (usize, usize, usize) = (1024, 4096, 4096);
 
 fn ring_param(s: &str) -> Result<(String, u32), String> {
     let (name, value) = s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
@@ -115,7 +116,11 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
     }
     // Without a GPU, the simulated ring's schedule runs on the CPU.
     if let Some(g) = args.simulate.filter(|_| common::gpu::count().is_err()) {
-        return crate::cpu_ring::run(args, g as usize);
+        if args.format == Some(Format::Json) {
+            bail!("the ring on the CPU prints its checks as text only: leave out --format json");
+        }
+        let shard = (args.m, args.n, args.k);
+        return crate::cpu_ring::run(g as usize, (shard, shard == DEFAULT_SHARD), args.inputs, args.seed);
     }
     let (ordinals, placement, simulated) = match args.simulate {
         Some(g) => (vec![0], vec![0; g as usize], true),
@@ -212,19 +217,6 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
 fn gpu_count() -> Result<usize> {
     common::gpu::count()
         .map_err(|why| anyhow!("{} needs NVIDIA GPUs and their driver, and {why}", crate::NAME))
-}
-
-/// A's rows and B's columns, one shard each per rank.
-pub(crate) fn shards(inputs: &Inputs, g: usize) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
-    let Shape { m, n, k } = inputs.shape;
-    let (m, n) = (m / g, n / g);
-    let a = inputs.a.data.chunks(m * k).map(<[f32]>::to_vec).collect();
-    let b = (0..g)
-        .map(|r| {
-            inputs.b.data.chunks(g * n).flat_map(|row| row[r * n..(r + 1) * n].iter().copied()).collect()
-        })
-        .collect();
-    (a, b)
 }
 
 /// Each rank's reference: the whole A times its columns of B, in f64 by cuBLAS DGEMM on its GPU.

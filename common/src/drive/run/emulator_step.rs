@@ -54,6 +54,11 @@ fn resources(
     }
 }
 
+/// The largest product (in multiply-adds, M·N·K) a prediction emulates whole where a scaled run is
+/// refused (`predict`), and up to which a Stream-K layout is refused rather than stood in for:
+/// 1024³ takes the labs a minute or less on two cores.
+pub const WHOLE_UP_TO: u64 = 1 << 30;
+
 /// What the step's launches moved: its own kernel's traffic, and each other kernel's.
 pub type CallTraffic = (emulated::Traffic, Vec<(String, emulated::Traffic)>);
 
@@ -194,7 +199,7 @@ impl<'a> EmulatorStep<'a> {
         // Up to 1024³ the launch emulates whole in a minute or less (what a refused scaled run
         // says to do, and what `predict` does): the stand-in is for the products beyond.
         let w = whole.unwrap_or(self.shape);
-        let long = w.m as u64 * w.n as u64 * w.k as u64 > super::WHOLE_UP_TO;
+        let long = w.m as u64 * w.n as u64 * w.k as u64 > WHOLE_UP_TO;
         let shares = shares(&self.geometry) || laid_out.as_ref().is_some_and(shares);
         if shares && !long {
             return Err(EmulatorError::NotScalable(format!(

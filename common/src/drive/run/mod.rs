@@ -32,8 +32,8 @@ pub use ask::files_of;
 pub use budget::{check_fits, check_host_fits, host_memory_available, host_memory_needed, memory_needed};
 pub use cpu::{CpuMatmul, cpu_estimate, cpu_main, cpu_product, run_cpu};
 pub use emulate::SMALL_SIDE;
-pub use emulator_step::{CallTraffic, EmulatorStep};
-pub use predict_only::{StepPrediction, WHOLE_UP_TO, predict};
+pub use emulator_step::{CallTraffic, EmulatorStep, WHOLE_UP_TO};
+pub use predict_only::{StepPrediction, predict};
 
 use ask::Asked;
 use device::Device;

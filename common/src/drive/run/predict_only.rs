@@ -14,10 +14,7 @@ use crate::predicted;
 use crate::step::GpuStep;
 
 use super::depth;
-
-/// The largest product (in multiply-adds, M·N·K) [`predict`] emulates whole where a scaled run is
-/// refused: 1024³ takes the labs a minute or less on two cores.
-pub const WHOLE_UP_TO: u64 = 1 << 30;
+use super::emulator_step::WHOLE_UP_TO;
 
 /// One prediction.
 #[derive(Clone, Debug)]
@@ -29,7 +26,7 @@ pub struct StepPrediction {
     pub emulated_seconds: f64,
     pub whole: bool,
     /// What was emulated in the launch's place, where a few blocks cannot stand for it (the
-    /// label of [`super::emulate::StandIn`]).
+    /// label of [`super::emulator_step::StandIn`]).
     pub stand_in: Option<&'static str>,
 }
 
