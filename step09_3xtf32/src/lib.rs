@@ -110,7 +110,7 @@ pub const INCLUDES: &[Include] = &[
 ];
 
 /// `--every-path`: the 3×TF32 kernel at an odd shape, a split of K (the launch's and a forced
-/// three-way one), the FP32 path beside the kernel and alone (K below 256), and inputs that
+/// three-way one), a block walking more than FLUSH (32) slices, the FP32 path beside the kernel and alone (K below 256), and inputs that
 /// check every term or spread rows over many binades.
 pub const EVERY_PATH: &[PathCase] = &[
     PathCase { path: "3×TF32 kernel, odd shape", args: &["-m", "67", "-n", "45", "-k", "300"], env: None, reach: Reach::Kernel },
@@ -125,6 +125,12 @@ pub const EVERY_PATH: &[PathCase] = &[
         args: &["-m", "67", "-n", "45", "-k", "776", "--param", "SPLIT_K=3"],
         env: None,
         reach: Reach::Both(&Reach::Kernel, &Reach::Says("split K", "3 blocks share")),
+    },
+    PathCase {
+        path: "a flush after 32 slices",
+        args: &["-m", "67", "-n", "45", "-k", "1100", "--param", "SPLIT_K=1"],
+        env: None,
+        reach: Reach::Kernel,
     },
     PathCase {
         path: "FP32 path beside the kernel",

@@ -84,6 +84,10 @@ pub enum Reach {
     Shared,
     /// The kernel stored C through the copy engine (bulk stores counted), or not.
     BulkStores(bool),
+    /// The launch ran with this parameter at this value (step 10's `PATH` its rule chose).
+    Param(&'static str, u32),
+    /// The launch multiplied zero-padded copies of the rows (true), or the rows as they are.
+    Padded(bool),
     /// Both of two reaches.
     Both(&'static Reach, &'static Reach),
 }

@@ -181,6 +181,17 @@ fn reach(what: &Reach, r: &Value) -> Result<String, String> {
                 None => Err("only an emulated run counts the stores".to_owned()),
             }
         }
+        Reach::Param(name, want) => match r["kernel"]["params"][name].as_u64() {
+            Some(v) if v == u64::from(*want) => Ok(format!("{name}={v}")),
+            Some(v) => Err(format!("the launch ran {name}={v}")),
+            None => Err(format!("the launch has no parameter {name}")),
+        },
+        Reach::Padded(want) => match (r["kernel"]["padded"].is_null(), want) {
+            (false, true) => Ok("rows padded to 16 bytes".to_owned()),
+            (true, false) => Ok("rows read as they are".to_owned()),
+            (false, false) => Err("the rows were padded".to_owned()),
+            (true, true) => Err("the rows were read as they are".to_owned()),
+        },
         Reach::Both(a, b) => {
             let (a, b) = (reach(a, r)?, reach(b, r)?);
             Ok(format!("{a}; {b}"))
