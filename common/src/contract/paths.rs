@@ -63,8 +63,21 @@ pub struct PathCase {
     pub args: &'static [&'static str],
     /// An environment variable the run sets (`STREAM_K_LAYOUT` for a forced layout).
     pub env: Option<(&'static str, &'static str)>,
+    /// Inputs the case makes itself (step 11's coherent ones), written to `.npy` files the run
+    /// reads with `--a` and `--b`; None: the run draws its own.
+    pub made: Option<&'static Made>,
     /// What the run's own report must show.
     pub reach: Reach,
+}
+
+/// Inputs a step makes for a case of its own, at one shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Made {
+    /// A short name, for the files' names.
+    pub name: &'static str,
+    pub shape: (usize, usize, usize),
+    /// The inputs at `shape`, or why they cannot be made there.
+    pub make: fn(crate::matrix::Shape) -> Result<crate::matrix::Inputs, String>,
 }
 
 /// What a run's report shows where a case reached its path, read from the report's JSON.
@@ -84,6 +97,9 @@ pub enum Reach {
     Shared,
     /// The kernel stored C through the copy engine (bulk stores counted), or not.
     BulkStores(bool),
+    /// The product took at least this many products of its own arithmetic per result (step
+    /// 11's moduli, as its paths line counts them).
+    Products(usize),
     /// The launch ran with this parameter at this value (step 10's `PATH` its rule chose).
     Param(&'static str, u32),
     /// The launch multiplied zero-padded copies of the rows (true), or the rows as they are.
@@ -95,18 +111,18 @@ pub enum Reach {
 /// The cases a step without a list of its own runs: an odd shape its tiles cut, the default
 /// shape, and two other input families at the odd shape.
 pub const EVERY_STEP: &[PathCase] = &[
-    PathCase { path: "the tiles' edges", args: &["-m", "67", "-n", "45", "-k", "129"], env: None, reach: Reach::Kernel },
-    PathCase { path: "the default emulated shape", args: &[], env: None, reach: Reach::Kernel },
+    PathCase { path: "the tiles' edges", args: &["-m", "67", "-n", "45", "-k", "129"], env: None, made: None, reach: Reach::Kernel },
+    PathCase { path: "the default emulated shape", args: &[], env: None, made: None, reach: Reach::Kernel },
     PathCase {
         path: "every term exact (integers)",
         args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "integers"],
-        env: None,
+        env: None, made: None,
         reach: Reach::Kernel,
     },
     PathCase {
         path: "wide exponents",
         args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "wide:20"],
-        env: None,
+        env: None, made: None,
         reach: Reach::Kernel,
     },
 ];

@@ -42,7 +42,8 @@ pub fn run(step: &GpuStep, args: &Args) -> Result<bool> {
     let mut failures = 0;
     for (i, case) in cases.iter().enumerate() {
         let json = scratch.join(format!("case{i}.json"));
-        let outcome = run_case(&exe, case, &carried, &json)?;
+        let files = made_files(step.name, case)?;
+        let outcome = run_case(&exe, case, (&files, &carried), &json)?;
         let ok = outcome.passed && outcome.reached.is_ok();
         failures += usize::from(!ok);
         let verdict = if outcome.passed { "PASS" } else { "FAIL" };
@@ -54,7 +55,7 @@ pub fn run(step: &GpuStep, args: &Args) -> Result<bool> {
         if let Some(why) = &outcome.failed {
             println!("  {:<28} {why}", "");
         }
-        println!("  {:<28} alone: {}", "", command_line(step.name, case, &carried));
+        println!("  {:<28} alone: {}", "", command_line(step.name, case, (&files, &carried)));
     }
     let _ = std::fs::remove_dir_all(&scratch);
     let n = cases.len();
@@ -88,17 +89,41 @@ fn carried_args(args: &Args) -> Vec<String> {
     out
 }
 
+/// `--a FILE --b FILE` for a case that makes its inputs: written where a later run of the case
+/// alone finds them (the system's scratch folder), so that its `alone:` command works as shown.
+fn made_files(step: &str, case: &PathCase) -> Result<Vec<String>> {
+    let Some(made) = case.made else { return Ok(Vec::new()) };
+    let (m, n, k) = made.shape;
+    let shape = crate::matrix::Shape::new(m, n, k).map_err(anyhow::Error::msg)?;
+    let inputs = (made.make)(shape).map_err(|e| anyhow::anyhow!("the case \"{}\" cannot make its inputs: {e}", case.path))?;
+    let dir = std::env::temp_dir().join("every-path");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let mut files = Vec::new();
+    for (side, matrix) in [("a", &inputs.a), ("b", &inputs.b)] {
+        let path = dir.join(format!("{step}-{}-{side}.npy", made.name));
+        crate::files::write_npy(&path, matrix.rows, matrix.cols, &matrix.data)?;
+        files.extend([format!("--{side}"), path.display().to_string()]);
+    }
+    Ok(files)
+}
+
 /// The command that runs `case` alone, as a learner types it.
-fn command_line(step: &str, case: &PathCase, carried: &[String]) -> String {
+fn command_line(step: &str, case: &PathCase, (files, carried): (&[String], &[String])) -> String {
     let env = case.env.map(|(k, v)| format!("{k}={v} ")).unwrap_or_default();
-    let words: Vec<&str> = case.args.iter().copied().chain(carried.iter().map(String::as_str)).collect();
+    let words: Vec<&str> =
+        case.args.iter().copied().chain(files.iter().chain(carried).map(String::as_str)).collect();
     format!("{env}cargo run --release -p {step} -- {}", words.join(" "))
 }
 
 /// Runs one case as a process of its own, its report's JSON to `json`.
-fn run_case(exe: &PathBuf, case: &PathCase, carried: &[String], json: &std::path::Path) -> Result<Outcome> {
+fn run_case(
+    exe: &PathBuf,
+    case: &PathCase,
+    (files, carried): (&[String], &[String]),
+    json: &std::path::Path,
+) -> Result<Outcome> {
     let mut cmd = Command::new(exe);
-    cmd.args(case.args).args(carried).arg("--json-to").arg(json);
+    cmd.args(case.args).args(files).args(carried).arg("--json-to").arg(json);
     match case.env {
         Some((k, v)) => cmd.env(k, v),
         None => cmd.env_remove(crate::stream_k::LAYOUT_VAR),
@@ -181,6 +206,11 @@ fn reach(what: &Reach, r: &Value) -> Result<String, String> {
                 None => Err("only an emulated run counts the stores".to_owned()),
             }
         }
+        Reach::Products(least) => match r["paths"][0]["products"].as_u64() {
+            Some(n) if n as usize >= *least => Ok(format!("{n} products a result")),
+            Some(n) => Err(format!("{n} products a result, fewer than {least}")),
+            None => Err("the report counts no products".to_owned()),
+        },
         Reach::Param(name, want) => match r["kernel"]["params"][name].as_u64() {
             Some(v) if v == u64::from(*want) => Ok(format!("{name}={v}")),
             Some(v) => Err(format!("the launch ran {name}={v}")),
