@@ -113,42 +113,60 @@ pub const INCLUDES: &[Include] = &[
 /// three-way one), a block walking more than FLUSH (32) slices, the FP32 path beside the kernel and alone (K below 256), and inputs that
 /// check every term or spread rows over many binades.
 pub const EVERY_PATH: &[PathCase] = &[
-    PathCase { path: "3×TF32 kernel, odd shape", args: &["-m", "67", "-n", "45", "-k", "300"], env: None, made: None, reach: Reach::Kernel },
+    PathCase {
+        path: "3×TF32 kernel, odd shape",
+        args: &["-m", "67", "-n", "45", "-k", "300"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
     PathCase {
         path: "split K (the launch's)",
         args: &["-m", "130", "-n", "200", "-k", "520"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Both(&Reach::Kernel, &Reach::Says("split K", "share each tile's K")),
     },
     PathCase {
         path: "split K in three",
         args: &["-m", "67", "-n", "45", "-k", "776", "--param", "SPLIT_K=3"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Both(&Reach::Kernel, &Reach::Says("split K", "3 blocks share")),
     },
     PathCase {
         path: "a flush after 32 slices",
         args: &["-m", "67", "-n", "45", "-k", "1100", "--param", "SPLIT_K=1"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Kernel,
     },
     PathCase {
         path: "FP32 path beside the kernel",
         args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "nonfinite"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Fp32AndKernel,
     },
-    PathCase { path: "FP32 path alone (K < 256)", args: &["-m", "67", "-n", "45", "-k", "129"], env: None, made: None, reach: Reach::Fp32Only },
+    PathCase {
+        path: "FP32 path alone (K < 256)",
+        args: &["-m", "67", "-n", "45", "-k", "129"],
+        env: None,
+        made: None,
+        reach: Reach::Fp32Only,
+    },
     PathCase {
         path: "every term exact",
         args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "integers"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Kernel,
     },
     PathCase {
         path: "rows over 80 binades",
         args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "kscaled:40"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Kernel,
     },
 ];

@@ -4,11 +4,11 @@
 
 use anyhow::{Result, anyhow};
 
+use common::Inputs;
 use common::Shape;
 use common::hooks::{Hooks, PathCase, Paths, Product, Queue, ReportLine, StepOption};
-use common::paths::{Made, Reach};
-use common::Inputs;
 use common::params::Params;
+use common::paths::{Made, Reach};
 
 use crate::MODULI;
 use crate::residues::{MOST, RECONSTRUCT_ENTRY, moduli_taken};
@@ -139,8 +139,20 @@ pub const EVERY_PATH: &[PathCase] = &[
         made: None,
         reach: Reach::Kernel,
     },
-    PathCase { path: "coherent in A", args: &[], env: None, made: Some(&COHERENT_A), reach: Reach::Products(7) },
-    PathCase { path: "coherent in B", args: &[], env: None, made: Some(&COHERENT_B), reach: Reach::Products(7) },
+    PathCase {
+        path: "coherent in A",
+        args: &[],
+        env: None,
+        made: Some(&COHERENT_A),
+        reach: Reach::Products(7),
+    },
+    PathCase {
+        path: "coherent in B",
+        args: &[],
+        env: None,
+        made: Some(&COHERENT_B),
+        reach: Reach::Products(7),
+    },
 ];
 
 /// Inputs whose roundings to nearest all err one way while C cancels ([`crate::coherent`]).

@@ -111,18 +111,26 @@ pub enum Reach {
 /// The cases a step without a list of its own runs: an odd shape its tiles cut, the default
 /// shape, and two other input families at the odd shape.
 pub const EVERY_STEP: &[PathCase] = &[
-    PathCase { path: "the tiles' edges", args: &["-m", "67", "-n", "45", "-k", "129"], env: None, made: None, reach: Reach::Kernel },
+    PathCase {
+        path: "the tiles' edges",
+        args: &["-m", "67", "-n", "45", "-k", "129"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
     PathCase { path: "the default emulated shape", args: &[], env: None, made: None, reach: Reach::Kernel },
     PathCase {
         path: "every term exact (integers)",
         args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "integers"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Kernel,
     },
     PathCase {
         path: "wide exponents",
         args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "wide:20"],
-        env: None, made: None,
+        env: None,
+        made: None,
         reach: Reach::Kernel,
     },
 ];

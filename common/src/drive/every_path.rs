@@ -95,7 +95,8 @@ fn made_files(step: &str, case: &PathCase) -> Result<Vec<String>> {
     let Some(made) = case.made else { return Ok(Vec::new()) };
     let (m, n, k) = made.shape;
     let shape = crate::matrix::Shape::new(m, n, k).map_err(anyhow::Error::msg)?;
-    let inputs = (made.make)(shape).map_err(|e| anyhow::anyhow!("the case \"{}\" cannot make its inputs: {e}", case.path))?;
+    let inputs = (made.make)(shape)
+        .map_err(|e| anyhow::anyhow!("the case \"{}\" cannot make its inputs: {e}", case.path))?;
     let dir = std::env::temp_dir().join("every-path");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     let mut files = Vec::new();
@@ -131,16 +132,19 @@ fn run_case(
     let start = std::time::Instant::now();
     let out = cmd.output().with_context(|| format!("cannot run {}", exe.display()))?;
     let seconds = start.elapsed().as_secs_f64();
-    let report: Option<Value> = std::fs::read_to_string(json).ok().and_then(|s| serde_json::from_str(&s).ok());
+    let report: Option<Value> =
+        std::fs::read_to_string(json).ok().and_then(|s| serde_json::from_str(&s).ok());
     let passed_report = report.as_ref().is_some_and(|r| {
-        r["derived"]["passed"].as_bool() == Some(true) && r["derived"]["next_product_passed"].as_bool() != Some(false)
+        r["derived"]["passed"].as_bool() == Some(true)
+            && r["derived"]["next_product_passed"].as_bool() != Some(false)
     });
     let passed = out.status.success() && passed_report;
     let failed = (!passed).then(|| {
         if let Some(why) = report.as_ref().and_then(verify_failed) {
             return why;
         }
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         text.lines()
             .rev()
             .find(|l| l.starts_with("error:"))
@@ -170,7 +174,9 @@ fn reach(what: &Reach, r: &Value) -> Result<String, String> {
         Reach::Fp32AndKernel => {
             let (rows, cols) = fp32();
             match (rows + cols > 0, kernel_ran) {
-                (true, Some(true)) => Ok(format!("{rows} rows and {cols} columns in FP32, the kernel on the rest")),
+                (true, Some(true)) => {
+                    Ok(format!("{rows} rows and {cols} columns in FP32, the kernel on the rest"))
+                }
                 (true, _) => Err("every element took the FP32 path: the kernel did not run".to_owned()),
                 (false, _) => Err("no row or column took the FP32 path".to_owned()),
             }
@@ -182,7 +188,9 @@ fn reach(what: &Reach, r: &Value) -> Result<String, String> {
         Reach::Says(label, text) => {
             let adds = &r["kernel"]["adds"];
             match (adds[0].as_str(), adds[1].as_str()) {
-                (Some(l), Some(line)) if l == *label && line.contains(text) => Ok(format!("{label} line: {text}")),
+                (Some(l), Some(line)) if l == *label && line.contains(text) => {
+                    Ok(format!("{label} line: {text}"))
+                }
                 (Some(l), Some(line)) => Err(format!("its {l} line says \"{line}\"")),
                 _ => Err(format!("the report has no {label} line")),
             }

@@ -784,7 +784,8 @@ impl Report {
                 let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
                 // Where every row or column went around the kernel, the verdict is not its.
                 let not_run = self.paths.as_ref().and_then(|(p, _)| p.not_run(self.shape));
-                let whose = if not_run.is_some() { " (the FP32 path alone: the kernel did not run)" } else { "" };
+                let whose =
+                    if not_run.is_some() { " (the FP32 path alone: the kernel did not run)" } else { "" };
                 writeln!(
                     f,
                     "  verify   {}{whose} · held to {} limits{}{} · reference: {}",
