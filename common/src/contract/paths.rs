@@ -118,7 +118,7 @@ pub const EVERY_STEP: &[PathCase] = &[
         made: None,
         reach: Reach::Kernel,
     },
-    PathCase { path: "the default emulated shape", args: &[], env: None, made: None, reach: Reach::Kernel },
+    PathCase { path: "the default shape", args: &[], env: None, made: None, reach: Reach::Kernel },
     PathCase {
         path: "every term exact (integers)",
         args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "integers"],
@@ -134,3 +134,26 @@ pub const EVERY_STEP: &[PathCase] = &[
         reach: Reach::Kernel,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::Shape;
+
+    /// The kernel ran where some element had its row and its column off the FP32 path; where
+    /// every row (or column) took it, the sentence says so, with the step's reason.
+    #[test]
+    fn the_kernel_ran_unless_every_row_or_column_went_around_it() {
+        let shape = Shape::new(67, 45, 129).unwrap();
+        assert!(Paths::new(66, 44, None).kernel_ran(shape));
+        assert_eq!(Paths::new(66, 44, None).not_run(shape), None);
+        let all_rows = Paths { why_all: Some("K = 129 is below 256".into()), ..Paths::new(67, 0, None) };
+        let said = all_rows.not_run(shape).unwrap();
+        assert!(
+            said.starts_with("the kernel did not run: all 67 of A's rows took the FP32 path (K = 129"),
+            "{said}"
+        );
+        let all_cols = Paths::new(0, 45, None).not_run(shape).unwrap();
+        assert!(all_cols.contains("all 45 of B's columns") && !all_cols.contains('('), "{all_cols}");
+    }
+}

@@ -113,7 +113,10 @@ fn command_line(step: &str, case: &PathCase, (files, carried): (&[String], &[Str
     let env = case.env.map(|(k, v)| format!("{k}={v} ")).unwrap_or_default();
     let words: Vec<&str> =
         case.args.iter().copied().chain(files.iter().chain(carried).map(String::as_str)).collect();
-    format!("{env}cargo run --release -p {step} -- {}", words.join(" "))
+    match words.is_empty() {
+        true => format!("{env}cargo run --release -p {step}"),
+        false => format!("{env}cargo run --release -p {step} -- {}", words.join(" ")),
+    }
 }
 
 /// Runs one case as a process of its own, its report's JSON to `json`.
@@ -250,4 +253,59 @@ fn verify_failed(r: &Value) -> Option<String> {
     }
     (d["next_product_passed"].as_bool() == Some(false))
         .then(|| "verify FAIL: the second product, on output poisoned again, is wrong".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Each reach is read from the report's own facts: where they show the path, the case
+    /// reached it; where they show another, it did not, and the line says what they show.
+    #[test]
+    fn a_path_is_reached_only_where_the_report_shows_it() {
+        let fp32_only = json!({"derived": {"kernel_ran": false}, "paths": [{"rows": 67, "cols": 0}, 0.0]});
+        assert!(reach(&Reach::Fp32Only, &fp32_only).is_ok());
+        assert_eq!(
+            reach(&Reach::Kernel, &fp32_only),
+            Err("every element took the FP32 path: the kernel did not run".to_owned())
+        );
+        let beside = json!({"derived": {"kernel_ran": true}, "paths": [{"rows": 4, "cols": 3}, 0.0]});
+        assert!(reach(&Reach::Fp32AndKernel, &beside).is_ok());
+        assert!(reach(&Reach::Fp32Only, &beside).is_err());
+        let split = json!({"kernel": {"adds": ["split", "K cut between 3 blocks per tile"], "params": {"PATH": 0},
+            "geometry": {"grid": [2, 5, 1], "whole_rows": 5}}});
+        assert!(reach(&Reach::Says("split", "between 3 blocks"), &split).is_ok());
+        assert!(reach(&Reach::Says("split", "between 4 blocks"), &split).is_err());
+        assert!(reach(&Reach::Shared, &split).is_err(), "every grid row whole: no Stream-K");
+        assert!(reach(&Reach::Param("PATH", 0), &split).is_ok());
+        assert!(reach(&Reach::Param("PATH", 2), &split).is_err());
+        let shared = json!({"kernel": {"geometry": {"grid": [2, 5, 1], "whole_rows": 1}}});
+        assert!(reach(&Reach::Shared, &shared).is_ok());
+        let stores = json!({"device": {"emulated": {"traffic": {"bulk_store_requests": 0}}}});
+        assert!(reach(&Reach::BulkStores(false), &stores).is_ok());
+        assert!(reach(&Reach::BulkStores(true), &stores).is_err());
+        let both = Reach::Both(&Reach::Shared, &Reach::BulkStores(false));
+        assert!(reach(&both, &stores).is_err(), "one of the two missing");
+    }
+
+    /// The command a case prints runs it alone: its variable, the program, its arguments and
+    /// what the whole run carries.
+    #[test]
+    fn a_case_prints_the_command_that_runs_it_alone() {
+        let case = PathCase {
+            path: "Stream-K",
+            args: &["-m", "200"],
+            env: Some(("STREAM_K_LAYOUT", "1,5")),
+            made: None,
+            reach: Reach::Shared,
+        };
+        let carried = ["--emulate".to_owned(), "--kernel".to_owned(), "mine/k.cu".to_owned()];
+        assert_eq!(
+            command_line("step10_any_shape", &case, (&[], &carried)),
+            "STREAM_K_LAYOUT=1,5 cargo run --release -p step10_any_shape -- -m 200 --emulate --kernel mine/k.cu"
+        );
+        let plain = PathCase { args: &[], env: None, ..case };
+        assert_eq!(command_line("step04_tiled", &plain, (&[], &[])), "cargo run --release -p step04_tiled");
+    }
 }
