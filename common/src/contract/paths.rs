@@ -108,12 +108,13 @@ pub enum Reach {
     Both(&'static Reach, &'static Reach),
 }
 
-/// The cases a step without a list of its own runs: an odd shape its tiles cut, the default
-/// shape, and two other input families at the odd shape.
+/// The cases a step without a list of its own runs: an odd shape its tiles cut (of at most 1024
+/// elements of C, which step 03's one block holds), the default shape, and two other input
+/// families at the odd shape.
 pub const EVERY_STEP: &[PathCase] = &[
     PathCase {
         path: "the tiles' edges",
-        args: &["-m", "67", "-n", "45", "-k", "129"],
+        args: &["-m", "27", "-n", "37", "-k", "129"],
         env: None,
         made: None,
         reach: Reach::Kernel,
@@ -121,14 +122,14 @@ pub const EVERY_STEP: &[PathCase] = &[
     PathCase { path: "the default shape", args: &[], env: None, made: None, reach: Reach::Kernel },
     PathCase {
         path: "every term exact (integers)",
-        args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "integers"],
+        args: &["-m", "27", "-n", "37", "-k", "129", "--inputs", "integers"],
         env: None,
         made: None,
         reach: Reach::Kernel,
     },
     PathCase {
         path: "wide exponents",
-        args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "wide:20"],
+        args: &["-m", "27", "-n", "37", "-k", "129", "--inputs", "wide:20"],
         env: None,
         made: None,
         reach: Reach::Kernel,
