@@ -110,8 +110,9 @@ pub const INCLUDES: &[Include] = &[
 ];
 
 /// `--every-path`: the 3×TF32 kernel at an odd shape, a split of K (the launch's and a forced
-/// three-way one), a block walking more than FLUSH (32) slices, the FP32 path beside the kernel and alone (K below 256), and inputs that
-/// check every term or spread rows over many binades.
+/// three-way one), a block walking more than FLUSH (32) slices, the FP32 path beside the kernel
+/// and alone (K below 256), and inputs that check every term, cancel nowhere (so that a bias of
+/// the split adds up: parts truncated, not rounded) or spread rows over many binades.
 pub const EVERY_PATH: &[PathCase] = &[
     PathCase {
         path: "3×TF32 kernel, odd shape",
@@ -158,6 +159,13 @@ pub const EVERY_PATH: &[PathCase] = &[
     PathCase {
         path: "every term exact",
         args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "integers"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+    PathCase {
+        path: "positive inputs",
+        args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "positive"],
         env: None,
         made: None,
         reach: Reach::Kernel,

@@ -13,6 +13,9 @@ use crate::cli::Args;
 use crate::paths::{PathCase, Reach};
 use crate::step::GpuStep;
 
+/// What a case's line says of its path where the run stopped before its report.
+const STOPPED: &str = "the run stopped before its report";
+
 /// How one case went.
 struct Outcome {
     passed: bool,
@@ -49,6 +52,7 @@ pub fn run(step: &GpuStep, args: &Args) -> Result<bool> {
         let verdict = if outcome.passed { "PASS" } else { "FAIL" };
         let reached = match &outcome.reached {
             Ok(what) => format!("reached: {what}"),
+            Err(what) if what == STOPPED => format!("path not known: {what}"),
             Err(what) => format!("NOT REACHED: {what}"),
         };
         println!("  {:<28} {verdict} · {reached} · {:.1} s", case.path, outcome.seconds);
@@ -156,7 +160,7 @@ fn run_case(
     });
     let reached = match &report {
         Some(r) => reach(&case.reach, r),
-        None => Err("the run wrote no report".to_owned()),
+        None => Err(STOPPED.to_owned()),
     };
     Ok(Outcome { passed, reached, failed, seconds })
 }
