@@ -17,7 +17,7 @@ use crate::step::GpuStep;
 const STOPPED: &str = "the run stopped before its report";
 
 /// How one case went.
-struct Outcome {
+struct CaseRun {
     passed: bool,
     /// Where the report shows the path reached, or what it shows instead.
     reached: Result<String, String>,
@@ -129,7 +129,7 @@ fn run_case(
     case: &PathCase,
     (files, carried): (&[String], &[String]),
     json: &std::path::Path,
-) -> Result<Outcome> {
+) -> Result<CaseRun> {
     let mut cmd = Command::new(exe);
     cmd.args(case.args).args(files).args(carried).arg("--json-to").arg(json);
     match case.env {
@@ -162,7 +162,7 @@ fn run_case(
         Some(r) => reach(&case.reach, r),
         None => Err(STOPPED.to_owned()),
     };
-    Ok(Outcome { passed, reached, failed, seconds })
+    Ok(CaseRun { passed, reached, failed, seconds })
 }
 
 /// Whether report `r` shows `what`: the fact it shows, or what it shows instead.
