@@ -537,6 +537,25 @@ mod tests {
         );
     }
 
+    /// `--every-path` runs the step's own cases: a shape, a parameter or inputs of the command
+    /// line would be ignored, so they are refused with it; what each case runs with is taken.
+    #[test]
+    fn every_path_takes_no_shape_of_its_own() {
+        let a = parse(&["--every-path", "--emulate", "--kernel", "k.cu", "--seed", "3"]).unwrap();
+        assert!(a.every_path && a.emulate && a.kernel.is_some());
+        for bad in [
+            &["-m", "5"][..],
+            &["--size", "64"],
+            &["--param", "BM=64"],
+            &["--inputs", "normal"],
+            &["--scaled"],
+        ] {
+            let args: Vec<&str> = ["--every-path", "--emulate"].iter().chain(bad).copied().collect();
+            let e = parse(&args).unwrap_err().to_string();
+            assert!(e.contains("cannot be used with"), "{bad:?}: {e}");
+        }
+    }
+
     #[test]
     fn defaults() {
         let a = parse(&[]).unwrap();
