@@ -345,7 +345,11 @@ pub const EVERY_PATH: &[PathCase] = &[
         args: &["-m", "200", "-n", "300", "-k", "1024", "--param", "PIECE=4"],
         env: None,
         made: None,
-        reach: Reach::Both(&Reach::Says("schedule", "cut along K"), &Reach::BulkStores(true)),
+        // C goes by boxes, so ordinary stores are the pieces': the cut ran (a stage has none).
+        reach: Reach::Both(
+            &Reach::Says("schedule", "cut along K"),
+            &Reach::Both(&Reach::BulkStores(true), &Reach::GlobalStores),
+        ),
     },
     PathCase {
         path: "cut tiles, direct stores",

@@ -104,6 +104,9 @@ pub enum Reach {
     Param(&'static str, u32),
     /// The launch multiplied zero-padded copies of the rows (true), or the rows as they are.
     Padded(bool),
+    /// The kernel made ordinary stores to global memory (counted by an emulated run): for a
+    /// kernel that stores C by boxes, its pieces of a cut tile.
+    GlobalStores,
     /// Both of two reaches.
     Both(&'static Reach, &'static Reach),
 }

@@ -238,6 +238,11 @@ fn reach(what: &Reach, r: &Value) -> Result<String, String> {
             (false, false) => Err("the rows were padded".to_owned()),
             (true, true) => Err("the rows were read as they are".to_owned()),
         },
+        Reach::GlobalStores => match r["device"]["emulated"]["traffic"]["global_store_requests"].as_u64() {
+            Some(0) => Err("the kernel made no ordinary stores to global memory".to_owned()),
+            Some(n) => Ok(format!("{n} ordinary stores to global memory")),
+            None => Ok("not known on a GPU (an emulated run counts the stores)".to_owned()),
+        },
         Reach::Both(a, b) => {
             let (a, b) = (reach(a, r)?, reach(b, r)?);
             Ok(format!("{a}; {b}"))
@@ -287,9 +292,10 @@ mod tests {
         assert!(reach(&Reach::Param("PATH", 2), &split).is_err());
         let shared = json!({"kernel": {"geometry": {"grid": [2, 5, 1], "whole_rows": 1}}});
         assert!(reach(&Reach::Shared, &shared).is_ok());
-        let stores = json!({"device": {"emulated": {"traffic": {"bulk_store_requests": 0}}}});
+        let stores = json!({"device": {"emulated": {"traffic": {"bulk_store_requests": 0, "global_store_requests": 0}}}});
         assert!(reach(&Reach::BulkStores(false), &stores).is_ok());
         assert!(reach(&Reach::BulkStores(true), &stores).is_err());
+        assert!(reach(&Reach::GlobalStores, &stores).is_err(), "no ordinary stores counted");
         let both = Reach::Both(&Reach::Shared, &Reach::BulkStores(false));
         assert!(reach(&both, &stores).is_err(), "one of the two missing");
     }
