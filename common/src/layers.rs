@@ -63,6 +63,7 @@ const MODULES: &[LayerModule] = &[
     m!(4, "report", "present/report.rs"),
     m!(5, "bench", "drive/bench.rs"),
     m!(5, "compile_only", "drive/compile_only.rs"),
+    m!(5, "every_path", "drive/every_path.rs"),
     m!(5, "run", "drive/run/mod.rs"),
     m!(5, "device", "drive/run/device.rs"),
     m!(5, "ask", "drive/run/ask.rs"),

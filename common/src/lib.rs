@@ -32,7 +32,7 @@ pub use contract::{
 pub use data::{files, matrix, patch, progress};
 #[cfg(feature = "testing")]
 pub use drive::bench;
-pub use drive::{compile_only, measure, run, tune};
+pub use drive::{compile_only, every_path, measure, run, tune};
 pub use hardware::{advisories, clock, emulated, gpu, stream_hold, timing, watchdog};
 pub use numerics::{cublas, integer_rounding, reference, verify};
 pub use present::{carried, cli, emit, numbers, predicted, record, report};

@@ -329,6 +329,22 @@ fn the_report_of_a_scaled_run_at_two_depths_is_pinned() {
     assert_golden("emulated-depths", &report);
 }
 
+/// A step with an FP32 path whose rows all took it (step 09 below K = 256): the verdict says it
+/// is the FP32 path's alone, and a note says the kernel did not run and why.
+#[test]
+fn the_report_where_the_kernel_did_not_run_is_pinned() {
+    let why_all = Some("K = 129 is below 256, where the step starts splitting".to_owned());
+    let paths = Paths { own: "split in two".into(), why_all, ..Paths::new(4096, 0, None) };
+    let report = Report { paths: Some((paths, 0.0)), notes: vec![], ..gpu_report() };
+    assert_golden("fp32-path-only", &report);
+    let text = report.to_string();
+    assert!(text.contains("verify   PASS (the FP32 path alone: the kernel did not run) · "), "{text}");
+    assert!(
+        text.contains("note     the kernel did not run: all 4096 of A's rows took the FP32 path"),
+        "{text}"
+    );
+}
+
 #[test]
 fn the_cpu_report_is_pinned() {
     assert_golden("cpu", &cpu_report());

@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use common::Shape;
-use common::hooks::{Hooks, KernelArg, LaunchShape, Paths, Product, Queue, ReportLine};
+use common::hooks::{Hooks, KernelArg, LaunchShape, PathCase, Paths, Product, Queue, ReportLine};
 use common::params::{Param, Params};
 use common::tma::Marks;
 
@@ -183,9 +183,16 @@ impl Hooks for ApartHooks {
     }
     // ANCHOR_END: product
 
-    fn paths(&self, q: &mut dyn Queue, _shape: Shape, _params: &Params) -> Result<Option<Paths>> {
+    fn paths(&self, q: &mut dyn Queue, shape: Shape, _params: &Params) -> Result<Option<Paths>> {
         let paths = crate::fp32_path::paths(q)?;
-        Ok(paths.map(|p| Paths { own: "split in two".to_owned(), ..p }))
+        let why_all = (shape.k < SPLIT_FROM_K).then(|| {
+            format!("K = {} is below {SPLIT_FROM_K}, where the step starts splitting; a K of {SPLIT_FROM_K} or more runs the kernel", shape.k)
+        });
+        Ok(paths.map(|p| Paths { own: "split in two".to_owned(), why_all, ..p }))
+    }
+
+    fn every_path(&self) -> &'static [PathCase] {
+        crate::EVERY_PATH
     }
 
     fn workspace_bytes(&self, params: &Params, shape: Shape) -> u64 {

@@ -5,6 +5,7 @@ pub mod fp32_path;
 
 use common::gpu::LaunchLimits;
 use common::includes::Include;
+use common::paths::{PathCase, Reach};
 use common::{Extension, Geometry, GpuStep, Intensity, Param, Params, Precision, Shape, TmaBox};
 
 // ANCHOR: params
@@ -106,6 +107,76 @@ fn check(p: &Params, _: Shape, limits: &LaunchLimits) -> Result<(), String> {
 pub const INCLUDES: &[Include] = &[
     Include { name: "hopper.cuh", file: "step09_3xtf32/src/hopper.cuh", text: include_str!("hopper.cuh") },
     Include { name: "columns.cuh", file: "step09_3xtf32/src/columns.cuh", text: include_str!("columns.cuh") },
+];
+
+/// `--every-path`: the 3×TF32 kernel at an odd shape, a split of K (the launch's and a forced
+/// three-way one), a block walking more than FLUSH (32) slices, the FP32 path beside the kernel
+/// and alone (K below 256), and inputs that check every term, cancel nowhere (so that a bias of
+/// the split adds up: parts truncated, not rounded) or spread rows over many binades.
+pub const EVERY_PATH: &[PathCase] = &[
+    PathCase {
+        path: "3×TF32 kernel, odd shape",
+        args: &["-m", "67", "-n", "45", "-k", "300"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+    PathCase {
+        path: "split K (the launch's)",
+        args: &["-m", "130", "-n", "200", "-k", "520"],
+        env: None,
+        made: None,
+        reach: Reach::Both(&Reach::Kernel, &Reach::Says("split K", "share each tile's K")),
+    },
+    PathCase {
+        path: "split K in three",
+        args: &["-m", "67", "-n", "45", "-k", "776", "--param", "SPLIT_K=3"],
+        env: None,
+        made: None,
+        reach: Reach::Both(&Reach::Kernel, &Reach::Says("split K", "3 blocks share")),
+    },
+    PathCase {
+        path: "a flush after 32 slices",
+        args: &["-m", "67", "-n", "45", "-k", "1100", "--param", "SPLIT_K=1"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+    PathCase {
+        path: "FP32 path beside the kernel",
+        args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "nonfinite"],
+        env: None,
+        made: None,
+        reach: Reach::Fp32AndKernel,
+    },
+    PathCase {
+        path: "FP32 path alone (K < 256)",
+        args: &["-m", "67", "-n", "45", "-k", "129"],
+        env: None,
+        made: None,
+        reach: Reach::Fp32Only,
+    },
+    PathCase {
+        path: "every term exact",
+        args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "integers"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+    PathCase {
+        path: "positive inputs",
+        args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "positive"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+    PathCase {
+        path: "rows over 80 binades",
+        args: &["-m", "67", "-n", "45", "-k", "300", "--inputs", "kscaled:40"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
 ];
 
 pub const STEP: GpuStep = GpuStep {

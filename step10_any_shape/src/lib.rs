@@ -4,6 +4,7 @@
 
 use common::gpu::LaunchLimits;
 use common::includes::Include;
+use common::paths::{PathCase, Reach};
 use common::step::Geometry;
 use common::stream_k::SHARE;
 use common::{GpuStep, Param, Params, Precision, Schedule, Shape};
@@ -123,6 +124,84 @@ pub fn check(p: &Params, s: Shape, limits: &LaunchLimits) -> Result<(), String> 
 /// short K.
 pub const INCLUDES: &[Include] =
     &[Include { name: "short.cuh", file: "step10_any_shape/src/short.cuh", text: include_str!("short.cuh") }];
+
+/// The shape and parameters of the forced Stream-K cases: 4 tile rows of 64×64 over 100 columns
+/// (the last row and column cut by the edges), 19 slices of K.
+const SHARED: &[&str] = &[
+    "-m", "200", "-n", "100", "-k", "300", "--param", "BM=64", "--param", "BN=64", "--param", "SHARE=1",
+    "--param", "SPLIT=1",
+];
+
+/// `--every-path`: the rule's choices at odd and default shapes, padded rows and rows as they
+/// are, a split of K (the rule's and a forced three-way one), Stream-K under two forced layouts
+/// (`STREAM_K_LAYOUT`: some tile rows shared, then all), the kernels off the tiles (few rows, few
+/// columns, short K), and NaN and infinities.
+pub const EVERY_PATH: &[PathCase] = &[
+    PathCase {
+        path: "odd shape, rows as they are",
+        args: &["-m", "67", "-n", "45", "-k", "129"],
+        env: None,
+        made: None,
+        reach: Reach::Both(&Reach::Says("split", "K cut"), &Reach::Padded(false)),
+    },
+    PathCase {
+        path: "odd shape, rows padded",
+        args: &["-m", "67", "-n", "45", "-k", "129", "--param", "PAD=1"],
+        env: None,
+        made: None,
+        reach: Reach::Padded(true),
+    },
+    PathCase { path: "default shape", args: &[], env: None, made: None, reach: Reach::Param("PATH", 0) },
+    PathCase {
+        path: "split K in three",
+        args: &["-m", "200", "-n", "100", "-k", "300", "--param", "SPLIT=3", "--param", "SHARE=0"],
+        env: None,
+        made: None,
+        reach: Reach::Says("split", "between 3 blocks"),
+    },
+    PathCase {
+        path: "Stream-K, rows 1-3 shared",
+        args: SHARED,
+        env: Some(("STREAM_K_LAYOUT", "1,5")),
+        made: None,
+        reach: Reach::Shared,
+    },
+    PathCase {
+        path: "Stream-K, every tile shared",
+        args: SHARED,
+        env: Some(("STREAM_K_LAYOUT", "0,6")),
+        made: None,
+        reach: Reach::Shared,
+    },
+    PathCase {
+        path: "few rows (PATH=1)",
+        args: &["-m", "5", "-n", "300", "-k", "200", "--param", "PATH=1"],
+        env: None,
+        made: None,
+        reach: Reach::Param("PATH", 1),
+    },
+    PathCase {
+        path: "few columns (PATH=2)",
+        args: &["-m", "300", "-n", "6", "-k", "200"],
+        env: None,
+        made: None,
+        reach: Reach::Param("PATH", 2),
+    },
+    PathCase {
+        path: "short K (PATH=3)",
+        args: &["-m", "200", "-n", "200", "-k", "12", "--param", "PATH=3"],
+        env: None,
+        made: None,
+        reach: Reach::Param("PATH", 3),
+    },
+    PathCase {
+        path: "NaN and infinities",
+        args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "nonfinite"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+];
 
 pub const STEP: GpuStep = GpuStep {
     name: "step10_any_shape",

@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 
 use common::Shape;
 use common::gpu::ENTRY;
-use common::hooks::{Hooks, KernelArg, LaunchShape, Product, Queue, ReportLine};
+use common::hooks::{Hooks, KernelArg, LaunchShape, PathCase, Product, Queue, ReportLine};
 use common::params::{Param, Params};
 use common::stream_k::SHARE;
 
@@ -63,6 +63,10 @@ pub fn on_tiles(params: &Params) -> bool {
 pub struct SplitHooks;
 
 impl Hooks for SplitHooks {
+    fn every_path(&self) -> &'static [PathCase] {
+        crate::EVERY_PATH
+    }
+
     /// The kernel with its workspace, then, where K is split, the sum of the slices.
     fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {
         if !product.has_layout() {
@@ -110,7 +114,21 @@ impl Hooks for SplitHooks {
         params.find(PAD.name).unwrap_or(1) == 1
     }
 
-    fn report_line(&self, _params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> ReportLine {
+    fn report_line(&self, params: &Params, _shape: Shape, grid: (u32, u32, u32)) -> ReportLine {
+        if !on_tiles(params) {
+            let kernel = match params.get(PATH.name) {
+                1 => "few rows",
+                2 => "few columns",
+                _ => "short K",
+            };
+            return Some((
+                "path",
+                format!(
+                    "the {kernel} kernel (PATH={}) made all of C: the block-tile kernel did not run, so this verdict says nothing of it; `--every-path` runs shapes that reach each kernel",
+                    params.get(PATH.name)
+                ),
+            ));
+        }
         (grid.2 > 1).then(|| {
             (
                 "split",

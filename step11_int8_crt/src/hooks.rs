@@ -4,9 +4,11 @@
 
 use anyhow::{Result, anyhow};
 
+use common::Inputs;
 use common::Shape;
-use common::hooks::{Hooks, Paths, Product, Queue, ReportLine, StepOption};
+use common::hooks::{Hooks, PathCase, Paths, Product, Queue, ReportLine, StepOption};
 use common::params::Params;
+use common::paths::{Made, Reach};
 
 use crate::MODULI;
 use crate::residues::{MOST, RECONSTRUCT_ENTRY, moduli_taken};
@@ -16,6 +18,10 @@ use crate::sequence::{Work, play, sequence, workspace_bytes};
 pub struct ResidueHooks;
 
 impl Hooks for ResidueHooks {
+    fn every_path(&self) -> &'static [PathCase] {
+        EVERY_PATH
+    }
+
     // ANCHOR: product
     /// The sequence ([`crate::sequence::sequence`]), played on the device.
     fn product(&self, q: &mut dyn Queue, product: &Product) -> Result<()> {
@@ -87,4 +93,76 @@ fn with_moduli(paths: Paths, moduli: Option<(usize, String)>) -> Paths {
 fn force_moduli(n: u32, params: &mut Vec<(String, u32)>) {
     params.insert(0, (MODULI.name.to_owned(), n.min(8)));
     params.push((crate::COUNT.name.to_owned(), n));
+}
+
+/// The odd shape every case but the coherent ones runs at: one tile, cut by every edge.
+const ODD: [&str; 6] = ["-m", "67", "-n", "45", "-k", "129"];
+
+/// `--every-path`: the rule's seven moduli at an odd shape and over several tiles, more moduli
+/// where the data needs them and sixteen forced (the wide rebuild), the FP32 path beside the
+/// product, scales moved along K, and inputs coherent in A and in B (rounding to nearest errs the
+/// same way on every term there: what the unbiased rounding is for).
+pub const EVERY_PATH: &[PathCase] = &[
+    PathCase { path: "7 moduli, odd shape", args: &ODD, env: None, made: None, reach: Reach::Products(7) },
+    PathCase {
+        path: "several tiles",
+        args: &["-m", "150", "-n", "300", "-k", "64"],
+        env: None,
+        made: None,
+        reach: Reach::Products(7),
+    },
+    PathCase {
+        path: "more moduli for the data",
+        args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "identity+noise:0.000001"],
+        env: None,
+        made: None,
+        reach: Reach::Products(9),
+    },
+    PathCase {
+        path: "16 moduli (wide rebuild)",
+        args: &["-m", "40", "-n", "40", "-k", "64", "--moduli", "16"],
+        env: None,
+        made: None,
+        reach: Reach::Products(16),
+    },
+    PathCase {
+        path: "FP32 path beside the product",
+        args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "nonfinite"],
+        env: None,
+        made: None,
+        reach: Reach::Fp32AndKernel,
+    },
+    PathCase {
+        path: "scales moved along K",
+        args: &["-m", "67", "-n", "45", "-k", "129", "--inputs", "kscaled:40"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+    PathCase {
+        path: "coherent in A",
+        args: &[],
+        env: None,
+        made: Some(&COHERENT_A),
+        reach: Reach::Products(7),
+    },
+    PathCase {
+        path: "coherent in B",
+        args: &[],
+        env: None,
+        made: Some(&COHERENT_B),
+        reach: Reach::Products(7),
+    },
+];
+
+/// Inputs whose roundings to nearest all err one way while C cancels ([`crate::coherent`]).
+const COHERENT_A: Made = Made { name: "coherent-a", shape: (16, 16, 512), make: coherent_a };
+const COHERENT_B: Made = Made { name: "coherent-b", shape: (16, 16, 512), make: coherent_b };
+
+fn coherent_a(shape: Shape) -> Result<Inputs, String> {
+    crate::coherent::coherent(shape, 7, crate::coherent::Ties::A)
+}
+
+fn coherent_b(shape: Shape) -> Result<Inputs, String> {
+    crate::coherent::coherent(shape, 7, crate::coherent::Ties::B)
 }

@@ -7,8 +7,9 @@ mod scaled;
 use anyhow::{Result, bail};
 
 use common::gpu::LaunchLimits;
-use common::hooks::{Hooks, KernelArg, Product, Queue, ReportLine};
+use common::hooks::{Hooks, KernelArg, PathCase, Product, Queue, ReportLine};
 use common::includes::Include;
+use common::paths::Reach;
 use common::tile_checks;
 use common::tma::Element;
 use common::{
@@ -318,12 +319,89 @@ fn alike(p: &Params, s: Shape, (units, clusters): (u32, u32), cuts: bool) -> Opt
 /// The kernel's twin for a launch that cuts units into pieces (the stages have none).
 pub const CUT_ENTRY: &str = "matmul_cut";
 
+/// `--every-path`: C stored through boxes (rows of 16-byte multiples) and directly (the rest),
+/// clusters of 1, 2 and 4, the last round cut along K into pieces (with either store), another
+/// tile, and NaN and infinities.
+pub const EVERY_PATH: &[PathCase] = &[
+    PathCase {
+        path: "default shape, boxed stores",
+        args: &[],
+        env: None,
+        made: None,
+        reach: Reach::Both(&Reach::BulkStores(true), &Reach::Says("schedule", "clusters of 2")),
+    },
+    PathCase {
+        path: "odd shape, direct stores",
+        args: &["-m", "67", "-n", "45", "-k", "129"],
+        env: None,
+        made: None,
+        reach: Reach::BulkStores(false),
+    },
+    PathCase {
+        path: "odd rows, boxed stores",
+        args: &["-m", "67", "-n", "44", "-k", "129"],
+        env: None,
+        made: None,
+        reach: Reach::BulkStores(true),
+    },
+    PathCase {
+        path: "cut tiles, boxed stores",
+        args: &["-m", "200", "-n", "300", "-k", "1024", "--param", "PIECE=4"],
+        env: None,
+        made: None,
+        // C goes by boxes, so ordinary stores are the pieces': the cut ran (a stage has none).
+        reach: Reach::Both(
+            &Reach::Says("schedule", "cut along K"),
+            &Reach::Both(&Reach::BulkStores(true), &Reach::GlobalStores),
+        ),
+    },
+    PathCase {
+        path: "cut tiles, direct stores",
+        args: &["-m", "200", "-n", "301", "-k", "512", "--param", "PIECE=4"],
+        env: None,
+        made: None,
+        reach: Reach::Both(&Reach::Says("schedule", "cut along K"), &Reach::BulkStores(false)),
+    },
+    PathCase {
+        path: "no clusters",
+        args: &["-m", "67", "-n", "44", "-k", "129", "--param", "CLUSTER=1"],
+        env: None,
+        made: None,
+        reach: Reach::Says("schedule", "no clusters"),
+    },
+    PathCase {
+        path: "clusters of 4",
+        args: &["-m", "200", "-n", "300", "-k", "129", "--param", "CLUSTER=4"],
+        env: None,
+        made: None,
+        reach: Reach::Says("schedule", "clusters of 4"),
+    },
+    PathCase {
+        path: "a 128×64 tile",
+        args: &["-m", "67", "-n", "44", "-k", "129", "--param", "BM=128", "--param", "BN=64"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+    PathCase {
+        path: "NaN and infinities",
+        args: &["-m", "67", "-n", "44", "-k", "129", "--inputs", "nonfinite"],
+        env: None,
+        made: None,
+        reach: Reach::Kernel,
+    },
+];
+
 // ANCHOR: hooks
 /// Step 12's hooks: a grid of the blocks the GPU holds at once, and a launch that adds C's
 /// tensor map to A's and B's, the schedule's sharing, and the kernel that cuts units.
 pub struct PersistentHooks;
 
 impl Hooks for PersistentHooks {
+    fn every_path(&self) -> &'static [PathCase] {
+        EVERY_PATH
+    }
+
     /// As many blocks as the GPU holds at once, in whole clusters: where there are fewer tiles
     /// than blocks, the kernel's schedule may cut the tiles' depth into pieces for all of them.
     fn grid(&self, params: &Params, _: Shape, _: (u32, u32, u32), slots: u32) -> (u32, u32, u32) {

@@ -15,7 +15,7 @@ use anyhow::Result;
 
 use crate::matrix::Shape;
 use crate::params::{Param, Params};
-pub use crate::paths::Paths;
+pub use crate::paths::{EVERY_STEP, PathCase, Paths, Reach};
 pub use crate::product::Product;
 pub use crate::queue::{CudaSource, KernelArg, LaunchShape, Queue};
 
@@ -54,6 +54,12 @@ pub trait Hooks: Sync {
         Ok(None)
     }
     // ANCHOR_END: product
+
+    /// The cases `--every-path` runs: one or more for each path of the step's product (common's
+    /// [`EVERY_STEP`] by default: an odd shape, the default shape and two input families).
+    fn every_path(&self) -> &'static [PathCase] {
+        EVERY_STEP
+    }
 
     /// Device bytes the step's launches need besides A, B and C (the run's budget), for `shape`,
     /// the shape the kernel multiplies: padded where the launch pads rows, as the step's own

@@ -160,6 +160,10 @@ pub enum Family {
     /// rows of A and the columns of B spread over 2E binades along K, as moving scales between
     /// activations and weights leaves them.
     KScaled(i32),
+    /// Uniform in [−1, 1] with a NaN in every 16th row of A (from row 3) and an infinity in every
+    /// 16th column of B (from column 5): the rows and columns a step with an FP32 path sends down
+    /// it, among others its kernel multiplies.
+    NonFinite,
 }
 
 /// The largest E of `tiny:E`: products of 2^−2E − 1 and below round to zero in FP32.
@@ -187,7 +191,7 @@ impl Family {
     /// `identity+noise:ε` or `integers`, or says in one sentence what it takes.
     pub fn parse(s: &str) -> Result<Family, String> {
         const KINDS: &str = "uniform, normal, positive, lognormal:σ, wide:E, gram, identity+noise:ε, \
-                             integers, tiny:E or kscaled:E";
+                             integers, tiny:E, kscaled:E or nonfinite";
         let (name, arg) = match s.trim().split_once(':') {
             Some((n, a)) => (n, Some(a)),
             None => (s.trim(), None),
@@ -209,6 +213,7 @@ impl Family {
             "positive" => plain(Family::Positive),
             "gram" => plain(Family::Gram),
             "integers" => plain(Family::Integers),
+            "nonfinite" => plain(Family::NonFinite),
             "lognormal" => number("σ", 0.0, 4.0).map(Family::LogNormal),
             "wide" | "tiny" | "kscaled" => {
                 let max = match name {
@@ -235,7 +240,7 @@ impl Family {
     fn draw(self, rng: &mut StdRng) -> f32 {
         let sign = |rng: &mut StdRng| if rng.random::<bool>() { 1.0 } else { -1.0 };
         match self {
-            Family::Uniform | Family::KScaled(_) => rng.random_range(-1.0f32..=1.0),
+            Family::Uniform | Family::KScaled(_) | Family::NonFinite => rng.random_range(-1.0f32..=1.0),
             Family::Tiny(e) => (rng.random_range(0.0f64..=1.0) * 2f64.powi(-e)) as f32,
             Family::Normal => normal(rng) as f32,
             Family::Positive | Family::Gram => rng.random_range(0.0f64..=1.0) as f32,
@@ -263,6 +268,7 @@ impl fmt::Display for Family {
             Family::Integers => f.write_str("integers"),
             Family::Tiny(e) => write!(f, "tiny:{e}"),
             Family::KScaled(e) => write!(f, "kscaled:{e}"),
+            Family::NonFinite => f.write_str("nonfinite"),
         }
     }
 }
@@ -370,6 +376,14 @@ impl Inputs {
                 let (up, down) = (2f32.powi(s), 2f32.powi(-s));
                 (0..m).for_each(|i| a.data[i * k + p] *= up);
                 b.data[p * n..(p + 1) * n].iter_mut().for_each(|v| *v *= down);
+            }
+        }
+        if family == Family::NonFinite {
+            for i in (3..m).step_by(16) {
+                a.data[i * k + i % k] = f32::NAN;
+            }
+            for j in (5..n).step_by(16) {
+                b.data[(j % k) * n + j] = if j % 32 == 5 { f32::INFINITY } else { f32::NEG_INFINITY };
             }
         }
         Self { shape, a, b, exact: family == Family::Integers, source: format!("{family}, seed {seed}") }

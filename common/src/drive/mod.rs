@@ -4,6 +4,7 @@
 #[cfg(feature = "testing")]
 pub mod bench;
 pub mod compile_only;
+pub mod every_path;
 pub mod measure;
 pub mod run;
 pub mod tune;

@@ -60,7 +60,8 @@ pub struct Args {
     /// in [0, 1]), lognormal:σ, wide:E (exponents from -E to E), gram (B = Aᵀ), identity+noise:ε,
     /// integers (the same as --exact), tiny:E (positive times 2^-E: E = 66 puts every product
     /// among FP32's subnormals) or kscaled:E (uniform, A's column p times 2^s and B's row p times
-    /// 2^-s, s from -E to E: A·B unchanged).
+    /// 2^-s, s from -E to E: A·B unchanged) or nonfinite (uniform, a NaN in every 16th row of A
+    /// and an infinity in every 16th column of B: what a step's FP32 path takes).
     #[arg(long, value_name = "KIND", value_parser = Family::parse)]
     pub inputs: Option<Family>,
 
@@ -108,6 +109,18 @@ pub struct Args {
     /// them under --help): the same compile, verify, time and report.
     #[arg(long, value_name = "NAME", conflicts_with = "kernel")]
     pub stage: Option<String>,
+
+    /// Run the kernel (or the --kernel FILE, or the --stage) over the step's own list of cases,
+    /// each a run of its own with the sanitizer where emulated: shapes, parameters and inputs that
+    /// reach each path of the step's product (its tiles' edges, a split of K, Stream-K, an FP32
+    /// path, clusters, ...). One line a case: the path, the verdict, whether the run's report shows
+    /// the path reached, and the command that runs the case alone. Fails where any case fails or
+    /// misses its path.
+    #[arg(
+        long,
+        conflicts_with_all = ["size", "m", "n", "k", "inputs", "exact", "a", "params", "tune", "compile_only", "scaled", "format", "json_to", "save_c", "no_verify", "picture_access", "picture_timeline"]
+    )]
+    pub every_path: bool,
 
     /// Only compile the kernel (for --arch) and print its resources and ptxas's output; needs no GPU.
     #[arg(long)]
@@ -270,7 +283,7 @@ impl Args {
     }
 
     /// Options only the GPU steps take: clap's id for each, and the flag as a learner writes it.
-    pub const GPU_ONLY: [(&'static str, &'static str); 12] = [
+    pub const GPU_ONLY: [(&'static str, &'static str); 13] = [
         ("params", "--param"),
         ("tune", "--tune"),
         ("device", "--device"),
@@ -283,6 +296,7 @@ impl Args {
         ("emulate", "--emulate"),
         ("picture_access", "--picture-access"),
         ("picture_to", "--picture-to"),
+        ("every_path", "--every-path"),
     ];
 
     /// Which of [`Args::GPU_ONLY`] were given.
@@ -300,6 +314,7 @@ impl Args {
             self.emulate,
             self.picture_access.is_some(),
             self.picture_to.is_some(),
+            self.every_path,
         ];
         Self::GPU_ONLY.iter().zip(given).filter(|(_, g)| *g).map(|((_, flag), _)| *flag).collect()
     }
@@ -523,6 +538,25 @@ mod tests {
             parse_rounds("9..3").unwrap_err(),
             "`9..3` is not a window of rounds: give FIRST..END with FIRST below END, as 0..60"
         );
+    }
+
+    /// `--every-path` runs the step's own cases: a shape, a parameter or inputs of the command
+    /// line would be ignored, so they are refused with it; what each case runs with is taken.
+    #[test]
+    fn every_path_takes_no_shape_of_its_own() {
+        let a = parse(&["--every-path", "--emulate", "--kernel", "k.cu", "--seed", "3"]).unwrap();
+        assert!(a.every_path && a.emulate && a.kernel.is_some());
+        for bad in [
+            &["-m", "5"][..],
+            &["--size", "64"],
+            &["--param", "BM=64"],
+            &["--inputs", "normal"],
+            &["--scaled"],
+        ] {
+            let args: Vec<&str> = ["--every-path", "--emulate"].iter().chain(bad).copied().collect();
+            let e = parse(&args).unwrap_err().to_string();
+            assert!(e.contains("cannot be used with"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

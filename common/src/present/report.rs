@@ -263,6 +263,9 @@ pub struct Derived {
     /// Whether every check of the first C passed (the verdict), and the product after it.
     pub passed: Option<bool>,
     pub next_product_passed: Option<bool>,
+    /// Whether the step's own kernel multiplied any of C, for a step with an FP32 path (null for
+    /// the others, whose kernel makes all of C): false where every row or column went around it.
+    pub kernel_ran: Option<bool>,
     /// ‖ΔC‖/‖C‖, the error a correct result is expected to have and the limit, on the same
     /// scale; and the worst element's error and the normwise error as shares of their bounds.
     pub relative_error: Option<f64>,
@@ -314,6 +317,7 @@ impl Derived {
             share_of_cublas_tf32_per_clock: per_clock(report.cublas_tf32),
             passed: v.map(|v| v.passed()),
             next_product_passed: report.next_product.as_ref().map(|l| l.passed()),
+            kernel_ran: report.paths.as_ref().map(|(p, _)| p.kernel_ran(report.shape)),
             relative_error: v.map(|v| v.normwise.relative()),
             relative_expected: v.map(|v| v.normwise.relative_expected()),
             relative_limit: v.map(|v| v.normwise.relative_limit()),
@@ -778,9 +782,13 @@ impl Report {
             Some(v) => {
                 let (w, n) = (&v.worst, &v.normwise);
                 let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
+                // Where every row or column went around the kernel, the verdict is not its.
+                let not_run = self.paths.as_ref().and_then(|(p, _)| p.not_run(self.shape));
+                let whose =
+                    if not_run.is_some() { " (the FP32 path alone: the kernel did not run)" } else { "" };
                 writeln!(
                     f,
-                    "  verify   {} · held to {} limits{}{} · reference: {}",
+                    "  verify   {}{whose} · held to {} limits{}{} · reference: {}",
                     verdict(v.passed()),
                     v.precision.held_to(),
                     if v.precision.held_to() == v.precision {
@@ -894,6 +902,9 @@ impl Report {
         }
         for note in &self.notes {
             writeln!(f, "  note     {note}")?;
+        }
+        if let Some(not_run) = self.paths.as_ref().and_then(|(p, _)| p.not_run(self.shape)) {
+            writeln!(f, "  note     {not_run}")?;
         }
         Ok(())
     }

@@ -380,3 +380,60 @@ macro_rules! program_tests {
         }
     };
 }
+
+/// Runs `--emulate --every-path` of the program at `bin`, on `kernel` where given; returns its
+/// exit code and its output, one case a line.
+pub fn run_every_path(bin: &str, kernel: Option<&std::path::Path>) -> (Option<i32>, String) {
+    let mut command = std::process::Command::new(program(bin));
+    command.args(["--emulate", "--every-path"]);
+    if let Some(k) = kernel {
+        command.arg("--kernel").arg(k);
+    }
+    let (code, out, err) = run_command(&mut command, &[]);
+    (code, format!("{out}{err}"))
+}
+
+/// The verdict lines of an `--every-path` run, by the path each case reaches: its text after the
+/// path's name (`PASS · reached: …` or `FAIL · …`).
+pub fn every_path_lines(out: &str, paths: &[&str]) -> Vec<(String, String)> {
+    paths
+        .iter()
+        .map(|&path| {
+            let line = out
+                .lines()
+                .find(|l| {
+                    l.trim_start().starts_with(path) && (l.contains(" PASS · ") || l.contains(" FAIL · "))
+                })
+                .unwrap_or_else(|| panic!("no line for the case \"{path}\" in:\n{out}"));
+            (path.to_owned(), line.trim_start()[path.len()..].trim().to_owned())
+        })
+        .collect()
+}
+
+/// Asserts that `--emulate --every-path` of the program at `bin` passes and that every case of
+/// `cases` (the step's list) reports its path reached.
+pub fn assert_every_path_reached(bin: &str, cases: &[crate::paths::PathCase]) {
+    let (code, out) = run_every_path(bin, None);
+    assert_eq!(code, Some(0), "{out}");
+    let paths: Vec<&str> = cases.iter().map(|c| c.path).collect();
+    for (path, line) in every_path_lines(&out, &paths) {
+        assert!(line.starts_with("PASS · reached: "), "{path}: {line}\n{out}");
+    }
+}
+
+/// Asserts that `--emulate --every-path` on a copy of the step's kernel `source` with `old`
+/// replaced by `new` (one planted fault) fails, and that the case `caught` is among those that
+/// fail.
+pub fn assert_every_path_catches(bin: &str, source: &str, (old, new): (&str, &str), caught: &str) {
+    assert_eq!(source.matches(old).count(), 1, "the fault's line must occur once: {old}");
+    let tag: String = caught.chars().filter(char::is_ascii_alphanumeric).collect();
+    let dir = std::env::temp_dir().join(format!("every-path-fault-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("fault.cu");
+    std::fs::write(&file, source.replace(old, new)).unwrap();
+    let (code, out) = run_every_path(bin, Some(&file));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "the fault passed every path:\n{out}");
+    let (_, line) = every_path_lines(&out, &[caught]).remove(0);
+    assert!(line.starts_with("FAIL"), "{caught}: {line}\n{out}");
+}

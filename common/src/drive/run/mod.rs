@@ -47,6 +47,9 @@ pub fn gpu_main(step: &GpuStep) -> ExitCode {
     if let (Some(option), Some(value)) = (option, args.step_option) {
         (option.apply)(value, &mut args.params);
     }
+    if args.every_path {
+        return judge::exit_code(crate::every_path::run(step, &args));
+    }
     judge::exit_code(crate::emit::guarding_json_to(args.json_to.as_deref(), || run_gpu(step, &args)))
 }
 
