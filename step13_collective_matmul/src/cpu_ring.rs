@@ -84,16 +84,16 @@ pub(crate) fn shards(inputs: &Inputs, g: usize) -> (Vec<Vec<f32>>, Vec<Vec<f32>>
 }
 
 /// C's column block of each rank, its rows in the order of the shards of A.
-type Blocks = Vec<Vec<f32>>;
+type RankBlocks = Vec<Vec<f32>>;
 
 /// The baseline: every rank gathers all of A, in rank order, then multiplies it.
-fn gathered(a: &[Vec<f32>], b: &[Vec<f32>], shard: Shape) -> Blocks {
+fn gathered(a: &[Vec<f32>], b: &[Vec<f32>], shard: Shape) -> RankBlocks {
     b.iter().map(|b| a.iter().flat_map(|a| product(a, b, shard)).collect()).collect()
 }
 
 /// The ring: in each round every rank sends the shard it holds on to the next rank's landing
 /// buffer and multiplies it into the rows of the shard the schedule says it holds.
-fn ringed(ring: Ring, a: &[Vec<f32>], b: &[Vec<f32>], shard: Shape) -> Blocks {
+fn ringed(ring: Ring, a: &[Vec<f32>], b: &[Vec<f32>], shard: Shape) -> RankBlocks {
     let g = ring.ranks;
     let rows = shard.m * shard.n;
     let mut landing = vec![[vec![f32::NAN; shard.m * shard.k], vec![f32::NAN; shard.m * shard.k]]; g];
@@ -132,7 +132,7 @@ fn product(a: &[f32], b: &[f32], s: Shape) -> Vec<f32> {
 }
 
 /// Every rank's column block against its reference, as the GPU run's line says it.
-fn verify(way: RingWay, blocks: &Blocks, references: &[Reference], shape: Shape) -> Check {
+fn verify(way: RingWay, blocks: &RankBlocks, references: &[Reference], shape: Shape) -> Check {
     let mut worst = (0.0f64, "");
     let mut failures = Vec::new();
     for (r, (c, reference)) in blocks.iter().zip(references).enumerate() {
