@@ -91,7 +91,9 @@ fn nvrtc_emulator_names_b_multicast_to_the_wrong_peer() {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulated_multicast_is_counted() {
-    let (_, verdict, t) = emulator::emulate_counted(&STEP, &[], Shape { m: 256, n: 256, k: 64 }).unwrap();
+    // 256-row tiles (at 256³ the rule would choose 128).
+    let (_, verdict, t) =
+        emulator::emulate_counted(&STEP, &[("BM", 256)], Shape { m: 256, n: 256, k: 64 }).unwrap();
     assert!(verdict.passed());
     // One cluster of two blocks, two 32-deep slices: each block copies half of A's 256×32 box
     // to both, and four 32×32 boxes of B to itself.
@@ -244,7 +246,7 @@ fn nvrtc_emulator_names_a_descriptor_that_disagrees_with_the_copies() {
     );
     emulator::assert_fault_named(
         &swizzle,
-        &[],
+        &[("BM", 256)],
         (256, 256, 256),
         &[
             "the wgmma at step12_persistent_clusters/src/kernel.cu:",
@@ -256,7 +258,7 @@ fn nvrtc_emulator_names_a_descriptor_that_disagrees_with_the_copies() {
     let same_half = emulator::planted(&STEP, "origin.x + rank * BM / CLUSTER);", "origin.x);");
     emulator::assert_fault_named(
         &same_half,
-        &[],
+        &[("BM", 256)],
         (256, 256, 256),
         &[
             "the wgmma at step12_persistent_clusters/src/kernel.cu:",
