@@ -98,6 +98,7 @@ fn waited_phases(message: &str) -> Vec<String> {
 #[test]
 #[ignore = "needs libnvrtc"]
 fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arrival() {
+    // 256-row tiles: at this shape the rule would choose 128.
     let shape = (256, 256, 512);
     let expect = STEP.source.lines().position(|l| l.contains("mbar_expect_bytes(&full[s]")).unwrap() + 1;
     let copy =
@@ -105,7 +106,7 @@ fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arr
     let mask = emulator::planted(&STEP, "((1 << CLUSTER) - 1)", "(1)");
     let missed = emulator::assert_fault_named(
         &mask,
-        &[],
+        &[("BM", 256)],
         shape,
         &[
             // The starved barrier first, with the copy and the mask that leaves its block out.
@@ -132,7 +133,7 @@ fn nvrtc_emulator_names_a_multicast_that_misses_a_block_apart_from_a_missing_arr
     );
     let unarrived = emulator::assert_fault_named(
         &peer,
-        &[],
+        &[("BM", 256)],
         shape,
         &[
             "deadlock",
