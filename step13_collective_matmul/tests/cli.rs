@@ -29,17 +29,22 @@ fn bad_arguments_are_refused_in_one_sentence() {
     }
 }
 
+/// The program with no GPU visible: its exit code, standard output and standard error.
+fn run_without_a_gpu(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(common::testing::program(BIN))
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .expect("the program starts");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
 /// Without a GPU (none visible), a run over GPUs gets one sentence and exit 1.
 #[test]
 fn without_a_gpu_it_says_so_in_one_sentence() {
     for args in [&[][..], &["--gpus", "2"][..]] {
-        let out = Command::new(common::testing::program(BIN))
-            .args(args)
-            .env("CUDA_VISIBLE_DEVICES", "")
-            .output()
-            .expect("the program starts");
-        let (code, out, err) =
-            (out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let (code, out, err) = run_without_a_gpu(args);
         assert_eq!(code, Some(1), "{args:?}: {out}{err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {out}{err}");
         assert!(err.starts_with("error: step13_collective_matmul needs"), "{args:?}: {err}");
@@ -52,13 +57,7 @@ fn without_a_gpu_it_says_so_in_one_sentence() {
 #[test]
 fn without_a_gpu_a_simulated_ring_runs_its_schedule_on_the_cpu() {
     for args in [&["--simulate", "4"][..], &["--simulate", "3", "-m", "33", "-n", "17", "-k", "70"][..]] {
-        let out = Command::new(common::testing::program(BIN))
-            .args(args)
-            .env("CUDA_VISIBLE_DEVICES", "")
-            .output()
-            .expect("the program starts");
-        let (code, out, err) =
-            (out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let (code, out, err) = run_without_a_gpu(args);
         assert_eq!(code, Some(0), "{args:?}: {out}{err}");
         assert!(out.contains("runs on the CPU"), "{out}");
         for way in ["baseline", "ring"] {
