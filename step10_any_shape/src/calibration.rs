@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-use crate::tiles::{SHORT, TILES};
+use crate::tiles::{SHORT, SHORT_COLS, TILES};
 
 /// One block's time over `d` entries of K, in microseconds: `fixed + per_k·d`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,15 +63,21 @@ pub struct Calibration {
     /// (4-byte loads).
     pub tiles: Vec<Costs>,
     pub tiles_unaligned: Vec<Costs>,
-    /// Few rows at 1 and at [`SHORT`] rows; few columns at 1 and [`SHORT`] columns.
+    /// Few rows at 1 and at [`SHORT`] rows; few columns at 1 and [`SHORT_COLS`] columns.
     pub few_rows: [Costs; 2],
     pub few_cols: [Costs; 2],
+    /// Few columns where a block's share of K is 64 or less (short rows: several rows to a warp
+    /// at once), at 1 and [`SHORT_COLS`] columns, over depths of 8 to 64.
+    pub few_cols_short: [Costs; 2],
     /// Bytes per microsecond each short side's kernel gets from memory reading a long operand of
-    /// 1 GiB, at 1 and [`SHORT`] rows or columns (the tiles' is `bytes_per_us`).
+    /// 1 GiB, at 1 and [`SHORT`] rows or [`SHORT_COLS`] columns (the tiles' is `bytes_per_us`).
     pub few_rows_memory: [f64; 2],
     pub few_cols_memory: [f64; 2],
+    /// The same for few columns on short rows, reading an A of 1 GiB 8 entries wide.
+    pub few_cols_short_memory: [f64; 2],
     /// Bytes per microsecond one block of each short side's kernel gets, from memory and from the
-    /// L2 cache, at 1 and [`SHORT`] rows or columns: measured with a block on a quarter of the SMs.
+    /// L2 cache, at 1 and [`SHORT`] rows or [`SHORT_COLS`] columns: measured with a block on a
+    /// quarter of the SMs.
     pub few_rows_block: [Rates; 2],
     pub few_cols_block: [Rates; 2],
     /// Bytes per microsecond (read and written) of the padding copy, from memory and from the L2
@@ -88,8 +94,8 @@ pub struct Calibration {
     pub flat_memory: Line,
 }
 
-/// The H100's calibration, recorded by `calibrate` (its record is in the book's runs).
-pub const RECORDED: &str = include_str!("../calibration/nvidia-h100-80gb-hbm3.txt");
+/// The H200's calibration, recorded by `calibrate` (its record is in the book's runs).
+pub const RECORDED: &str = include_str!("../calibration/nvidia-h200.txt");
 
 /// The environment variable that points the rule at another calibration file (one `calibrate`
 /// wrote for your GPU).
@@ -117,6 +123,7 @@ impl Calibration {
         let mut tiles_unaligned = vec![None; TILES.len()];
         let (mut few_rows, mut few_cols) = ([None, None], [None, None]);
         let (mut few_rows_memory, mut few_cols_memory) = ([None, None], [None, None]);
+        let (mut few_cols_short, mut few_cols_short_memory) = ([None, None], [None, None]);
         let (mut few_rows_block, mut few_cols_block) = ([None, None], [None, None]);
         let mut copy = None;
         let (mut short_k, mut short_k_memory, mut flat_memory) = (None, None, None);
@@ -125,6 +132,8 @@ impl Calibration {
                 continue;
             }
             let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
+            // The second count a short side's lines are measured at: rows or columns.
+            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
             // The numbers of `words`, past the words "one" and "full" that label a line's halves.
             let numbers = |words: &str| -> Result<Vec<f64>, String> {
                 words
@@ -169,22 +178,25 @@ impl Calibration {
                     let list = if key == "tile" { &mut tiles } else { &mut tiles_unaligned };
                     list[at] = Some(costs(&v)?);
                 }
-                "few_rows_memory" | "few_cols_memory" => {
+                "few_rows_memory" | "few_cols_memory" | "few_cols_short_memory" => {
                     let v = nums()?;
                     let (which, rate) = match v[..] {
                         [r, rate] if r as usize == 1 => (0, rate),
-                        [r, rate] if r as usize == SHORT => (1, rate),
-                        _ => return Err(format!("line {i}: {key} needs 1 or {SHORT} and a rate")),
+                        [r, rate] if r as usize == far => (1, rate),
+                        _ => return Err(format!("line {i}: {key} needs 1 or {far} and a rate")),
                     };
-                    let list =
-                        if key == "few_rows_memory" { &mut few_rows_memory } else { &mut few_cols_memory };
+                    let list = match key {
+                        "few_rows_memory" => &mut few_rows_memory,
+                        "few_cols_memory" => &mut few_cols_memory,
+                        _ => &mut few_cols_short_memory,
+                    };
                     list[which] = Some(rate);
                 }
                 "few_rows_block" | "few_cols_block" => {
                     let which = match nums()?[..] {
                         [r, memory, l2] if r as usize == 1 => (0, Rates { memory, l2 }),
-                        [r, memory, l2] if r as usize == SHORT => (1, Rates { memory, l2 }),
-                        _ => return Err(format!("line {i}: {key} needs 1 or {SHORT}, then MEMORY L2")),
+                        [r, memory, l2] if r as usize == far => (1, Rates { memory, l2 }),
+                        _ => return Err(format!("line {i}: {key} needs 1 or {far}, then MEMORY L2")),
                     };
                     let list =
                         if key == "few_rows_block" { &mut few_rows_block } else { &mut few_cols_block };
@@ -194,15 +206,19 @@ impl Calibration {
                     [memory, l2] => copy = Some(Rates { memory, l2 }),
                     _ => return Err(format!("line {i}: copy needs MEMORY L2")),
                 },
-                "few_rows" | "few_cols" => {
+                "few_rows" | "few_cols" | "few_cols_short" => {
                     let v = nums()?;
                     let which = match v.first().map(|&r| r as usize) {
                         Some(1) => 0,
-                        Some(SHORT) => 1,
-                        _ => return Err(format!("line {i}: {key} is measured at 1 and {SHORT}")),
+                        Some(r) if r == far => 1,
+                        _ => return Err(format!("line {i}: {key} is measured at 1 and {far}")),
                     };
                     let c = costs(&v[1..])?;
-                    if key == "few_rows" { few_rows[which] = Some(c) } else { few_cols[which] = Some(c) }
+                    match key {
+                        "few_rows" => few_rows[which] = Some(c),
+                        "few_cols" => few_cols[which] = Some(c),
+                        _ => few_cols_short[which] = Some(c),
+                    }
                 }
                 _ => return Err(format!("line {i}: unknown key '{key}'")),
             }
@@ -224,13 +240,15 @@ impl Calibration {
             l2_bytes_per_us: l2_bytes_per_us.ok_or_else(|| missing("l2_bytes_per_us"))?,
             tiles,
             tiles_unaligned,
-            few_rows_memory: both(few_rows_memory, "few_rows_memory")?,
-            few_cols_memory: both(few_cols_memory, "few_cols_memory")?,
-            few_rows_block: both(few_rows_block, "few_rows_block")?,
-            few_cols_block: both(few_cols_block, "few_cols_block")?,
+            few_rows_memory: both(few_rows_memory, "few_rows_memory", SHORT)?,
+            few_cols_memory: both(few_cols_memory, "few_cols_memory", SHORT_COLS)?,
+            few_cols_short_memory: both(few_cols_short_memory, "few_cols_short_memory", SHORT_COLS)?,
+            few_rows_block: both(few_rows_block, "few_rows_block", SHORT)?,
+            few_cols_block: both(few_cols_block, "few_cols_block", SHORT_COLS)?,
             copy: copy.ok_or_else(|| missing("copy"))?,
-            few_rows: both(few_rows, "few_rows")?,
-            few_cols: both(few_cols, "few_cols")?,
+            few_rows: both(few_rows, "few_rows", SHORT)?,
+            few_cols: both(few_cols, "few_cols", SHORT_COLS)?,
+            few_cols_short: both(few_cols_short, "few_cols_short", SHORT_COLS)?,
             short_k: short_k.ok_or_else(|| missing("short_k"))?,
             short_k_memory: short_k_memory.ok_or_else(|| missing("short_k_memory"))?,
             flat_memory: flat_memory.ok_or_else(|| missing("flat_memory"))?,
@@ -242,6 +260,7 @@ impl Calibration {
             .iter()
             .chain(&cal.few_rows_memory)
             .chain(&cal.few_cols_memory)
+            .chain(&cal.few_cols_short_memory)
             .chain(&blocks)
             .all(|&v| v > 0.0)
         {
@@ -267,21 +286,30 @@ impl Calibration {
                 let _ = writeln!(f, "{key} {}x{} {}", t.bm, t.bn, line(c));
             }
         }
-        for (key, pair) in [("few_rows", self.few_rows), ("few_cols", self.few_cols)] {
-            for (r, c) in [1, SHORT].into_iter().zip(pair) {
+        for (key, pair) in [
+            ("few_rows", self.few_rows),
+            ("few_cols", self.few_cols),
+            ("few_cols_short", self.few_cols_short),
+        ] {
+            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
+            for (r, c) in [1, far].into_iter().zip(pair) {
                 let _ = writeln!(f, "{key} {r} {}", line(c));
             }
         }
-        for (key, pair) in
-            [("few_rows_memory", self.few_rows_memory), ("few_cols_memory", self.few_cols_memory)]
-        {
-            for (r, rate) in [1, SHORT].into_iter().zip(pair) {
+        for (key, pair) in [
+            ("few_rows_memory", self.few_rows_memory),
+            ("few_cols_memory", self.few_cols_memory),
+            ("few_cols_short_memory", self.few_cols_short_memory),
+        ] {
+            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
+            for (r, rate) in [1, far].into_iter().zip(pair) {
                 let _ = writeln!(f, "{key} {r} {rate:.0}");
             }
         }
         for (key, pair) in [("few_rows_block", self.few_rows_block), ("few_cols_block", self.few_cols_block)]
         {
-            for (r, rates) in [1, SHORT].into_iter().zip(pair) {
+            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
+            for (r, rates) in [1, far].into_iter().zip(pair) {
                 let _ = writeln!(f, "{key} {r} {:.0} {:.0}", rates.memory, rates.l2);
             }
         }
@@ -293,11 +321,11 @@ impl Calibration {
     }
 }
 
-/// The two values of `key` a calibration gives at 1 and [`SHORT`] rows or columns, or which line
-/// is missing.
-fn both<T>([one, short]: [Option<T>; 2], key: &str) -> Result<[T; 2], String> {
+/// The two values of `key` a calibration gives at 1 and `far` rows or columns, or which line is
+/// missing.
+fn both<T>([one, short]: [Option<T>; 2], key: &str, far: usize) -> Result<[T; 2], String> {
     let missing = |r| format!("no {key} {r} line");
-    Ok([one.ok_or_else(|| missing(1))?, short.ok_or_else(|| missing(SHORT))?])
+    Ok([one.ok_or_else(|| missing(1))?, short.ok_or_else(|| missing(far))?])
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ pub mod tiles;
 pub use model::choose;
 pub use split::{FEW_ELEMENTS, PAD, PATH, SPLIT, SPLIT_MAX, on_tiles};
 pub use tiles::{
-    Cut, GRID_ROWS_MAX, MIN_DEPTH, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS, TILES, Tile,
-    Way, cuts, few_cols_warp_rows, few_rows_lanes,
+    Cut, GRID_ROWS_MAX, MIN_DEPTH, SHORT, SHORT_COLS, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, SHORT_THREADS,
+    TILES, Tile, Way, cuts, few_cols_lanes, few_cols_warp_rows, few_rows_lanes,
 };
 
 // ANCHOR: params
@@ -61,10 +61,10 @@ pub const SEARCH: &[(&str, &[u32])] = &[
 /// The grid of the short side's kernel on `path` at `s`, before K is split: blocks of 128
 /// columns (few rows) or of 8 warps' rows (few columns); for short K, blocks of 64 rows and 128
 /// columns, at most 65535 rows of them (the kernel's blocks go round again below that).
-fn short_grid(path: u32, s: Shape) -> (u32, u32, u32) {
+fn short_grid(path: u32, s: Shape, split: u32) -> (u32, u32, u32) {
     match path {
-        1 => (Way::FewRows.units(s) as u32, 1, 1),
-        2 => (Way::FewCols.units(s) as u32, 1, 1),
+        1 => (Way::FewRows.units(s, split) as u32, 1, 1),
+        2 => (Way::FewCols.units(s, split) as u32, 1, 1),
         _ => (s.n.div_ceil(SHORT_K_COLUMNS) as u32, s.m.div_ceil(SHORT_K_ROWS).min(GRID_ROWS_MAX) as u32, 1),
     }
 }
@@ -76,7 +76,7 @@ pub fn geometry(p: &Params, s: Shape) -> Geometry {
     let mut geometry = match p.get(PATH.name) {
         0 => step06::geometry(p, s),
         path => Geometry {
-            grid: short_grid(path, s),
+            grid: short_grid(path, s, p.get(SPLIT.name)),
             block: (SHORT_THREADS, 1, 1),
             dynamic_smem: 0,
             whole_rows: None,
@@ -105,10 +105,10 @@ pub fn check(p: &Params, s: Shape, limits: &LaunchLimits) -> Result<(), String> 
     match p.get(PATH.name) {
         0 => Ok(()),
         1 if s.m <= SHORT => Ok(()),
-        2 if s.n <= SHORT => Ok(()),
+        2 if s.n <= SHORT_COLS => Ok(()),
         3 if s.k <= SHORT_K && p.get(SPLIT.name) == 1 => Ok(()),
         1 => Err(format!("PATH=1 serves products of at most {SHORT} rows of C, and {s} has {}", s.m)),
-        2 => Err(format!("PATH=2 serves products of at most {SHORT} columns of C, and {s} has {}", s.n)),
+        2 => Err(format!("PATH=2 serves products of at most {SHORT_COLS} columns of C, and {s} has {}", s.n)),
         3 if s.k > SHORT_K => {
             Err(format!("PATH=3 serves products of K at most {SHORT_K}, and {s} has {}", s.k))
         }

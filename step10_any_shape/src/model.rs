@@ -28,13 +28,15 @@ use common::Shape;
 use common::step::Choice;
 
 use crate::calibration::{Calibration, Costs, Line, calibration};
-use crate::tiles::{Cut, FLAT, SHORT, TILES, Way, cuts, few_rows_lanes};
+use crate::tiles::{Cut, FLAT, SHORT, SHORT_COLS, TILES, Way, cuts, few_cols_lanes, few_rows_lanes};
 
 impl Calibration {
-    /// The block costs of `way` at `r` short rows or columns (a line between 1 and [`SHORT`]);
-    /// for a tile, with 16-byte loads (`aligned`) or 4-byte ones.
-    pub fn costs(&self, way: Way, r: usize, aligned: bool) -> Costs {
-        let f = toward_short(r);
+    /// The block costs of `way` at `r` short rows or columns (a line between 1 and [`SHORT`] rows
+    /// or [`SHORT_COLS`] columns);
+    /// for a tile, with 16-byte loads (`aligned`) or 4-byte ones; for few columns, on short rows
+    /// (`short_rows`: a block's share of K 64 or less) or long ones.
+    pub fn costs(&self, way: Way, r: usize, aligned: bool, short_rows: bool) -> Costs {
+        let f = toward_short(way, r);
         let lerp = |[a, b]: [Costs; 2]| {
             let mix = |x: Line, y: Line| Line {
                 fixed: x.fixed + f * (y.fixed - x.fixed),
@@ -48,6 +50,7 @@ impl Calibration {
                 if aligned { self.tiles[at] } else { self.tiles_unaligned[at] }
             }
             Way::FewRows => lerp(self.few_rows),
+            Way::FewCols if short_rows => lerp(self.few_cols_short),
             Way::FewCols => lerp(self.few_cols),
             Way::ShortK => self.short_k,
         }
@@ -60,14 +63,15 @@ impl Calibration {
     /// kernels measured it; a tile's block gets its slot's share of the full rate), up to the full
     /// rate, measured with every SM full. The two blend (below) for the tiles and short K too, so
     /// their blocks in every slot get 2^-¼ of the full rate, not all of it: an inconsistency.
-    pub fn rate(&self, way: Way, r: usize, bytes: f64, resident: u64, sms: u32) -> f64 {
+    pub fn rate(&self, way: Way, r: usize, short_rows: bool, bytes: f64, resident: u64, sms: u32) -> f64 {
         let in_l2 = bytes <= self.l2_bytes / 2.0;
-        let f = toward_short(r);
+        let f = toward_short(way, r);
         let lerp = |[a, b]: [f64; 2]| a + f * (b - a);
         let full = match way {
             _ if in_l2 => self.l2_bytes_per_us,
             Way::Tile(_) => self.bytes_per_us,
             Way::FewRows => lerp(self.few_rows_memory),
+            Way::FewCols if short_rows => lerp(self.few_cols_short_memory),
             Way::FewCols => lerp(self.few_cols_memory),
             Way::ShortK => self.short_k_memory,
         };
@@ -87,7 +91,7 @@ impl Calibration {
 
     /// `sum_slices` or `sum_few`, moving `bytes` in all.
     fn sum(&self, bytes: f64, sms: u32) -> f64 {
-        self.launch + bytes / self.rate(Way::Tile(TILES[0]), 1, bytes, u64::MAX, sms)
+        self.launch + bytes / self.rate(Way::Tile(TILES[0]), 1, false, bytes, u64::MAX, sms)
     }
 
     /// One padding copy into a `rows`×`cols` destination, moving `bytes` in all (read and
@@ -130,9 +134,10 @@ impl Calibration {
             // its other lanes walk other rows of K: the block goes down K that much faster.
             depth *= few_rows_lanes(s.n) as f64 / 32.0;
         }
-        let blocks = way.units(p) * u64::from(split);
+        let blocks = way.units(p, split) * u64::from(split);
         let r = if way == Way::FewRows { s.m } else { s.n };
-        let costs = self.costs(way, r, aligned);
+        let short_rows = way == Way::FewCols && few_cols_lanes(p.k, split) < 32;
+        let costs = self.costs(way, r, aligned, short_rows);
         let mut rounds = rounds(blocks, sms, way.per_sm(), costs, depth);
         if let Some(end) = stream_k_end(way, split, p, sms) {
             rounds = rounds.min(end * costs.full.at(depth));
@@ -149,7 +154,7 @@ impl Calibration {
         // The bytes, a round of blocks at a time: whole rounds of every slot, then the blocks
         // left, each round at the rate of the blocks in it.
         let per_block = bytes / blocks.max(1) as f64;
-        let round = |n: u64| n as f64 * per_block / self.rate(way, r, bytes, n, sms);
+        let round = |n: u64| n as f64 * per_block / self.rate(way, r, short_rows, bytes, n, sms);
         let (whole, rest) = (blocks / slots, blocks % slots);
         let memory = whole as f64 * round(slots) + if rest > 0 { round(rest) } else { 0.0 };
         time += rounds.max(self.launch + memory);
@@ -183,10 +188,11 @@ pub fn stream_k_end(way: Way, split: u32, p: Shape, sms: u32) -> Option<f64> {
     Some(common::stream_k::stream_k_plan(tiles_m, tiles_n, slices, slots).0)
 }
 
-/// How far `r` short rows or columns lie from 1 toward [`SHORT`], the two counts the short
-/// side's kernels are calibrated at (0 to 1).
-fn toward_short(r: usize) -> f64 {
-    (r.clamp(1, SHORT) - 1) as f64 / (SHORT - 1) as f64
+/// How far `r` short rows or columns lie from 1 toward [`SHORT`] rows or [`SHORT_COLS`] columns,
+/// the two counts the short side's kernels are calibrated at (0 to 1).
+fn toward_short(way: Way, r: usize) -> f64 {
+    let far = if way == Way::FewCols { SHORT_COLS } else { SHORT };
+    (r.clamp(1, far) - 1) as f64 / (far - 1) as f64
 }
 
 /// The busiest SM's time: ⌈blocks / SMs⌉ blocks, `per_sm` at once; whole rounds at the full line,
@@ -214,7 +220,7 @@ pub fn choose(s: Shape, sms: u32) -> Result<Choice, String> {
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (predicted, cut) = ranked[0];
     let padded = common::pad::padded_shape(s).filter(|_| cut.pad && cut.way.path() == 0);
-    let blocks = cut.way.units(padded.unwrap_or(s)) * u64::from(cut.split);
+    let blocks = cut.way.units(padded.unwrap_or(s), cut.split) * u64::from(cut.split);
     let mut why = format!(
         "{}: {blocks} blocks on {sms} SMs{}, predicted {predicted:.1} µs by the model ({})",
         cut.name(s),
@@ -242,13 +248,17 @@ mod tests {
     }
 
     /// A padding copy of many short rows is bound by its blocks' turns down them: on these
-    /// skinny shapes the rule reads the rows as they are (padded, the H100 took 2.3 to 4.9 times
-    /// as long); a large product with a K that is not a multiple of 4 still pads.
+    /// skinny shapes the rule reads the rows as they are, or takes a kernel that never pads
+    /// (padded, the H100 took 2.3 to 4.9 times as long); a large product with a K that is not a
+    /// multiple of 4 still pads.
     #[test]
     fn many_short_rows_are_read_as_they_are() {
-        for (m, n, k) in [(100_000, 4, 18), (65_536, 1, 8), (65_536, 2, 64), (14, 14, 50_000)] {
+        for (m, n, k) in
+            [(100_000, 4, 18), (65_536, 1, 8), (65_536, 2, 64), (14, 14, 50_000), (100_000, 20, 18)]
+        {
             let choice = choose(Shape::new(m, n, k).unwrap(), 132).unwrap();
-            assert!(choice.set.contains(&("PAD", 0)), "{m}×{n}×{k}: {}", choice.why);
+            let padded_tile = choice.set.contains(&("PATH", 0)) && choice.set.contains(&("PAD", 1));
+            assert!(!padded_tile, "{m}×{n}×{k}: {}", choice.why);
         }
         let big = choose(Shape::new(4097, 4097, 4097).unwrap(), 132).unwrap();
         assert!(big.set.contains(&("PAD", 1)), "{}", big.why);
@@ -274,14 +284,14 @@ mod tests {
         let big = 1e9;
         let one = cal.few_rows_block[0].memory;
         let full = cal.few_rows_memory[0];
-        let rate = |b| cal.rate(Way::FewRows, 1, big, b, 132);
+        let rate = |b| cal.rate(Way::FewRows, 1, false, big, b, 132);
         // A few blocks: each at its own rate; many: the full rate; in between, more is faster.
         assert!((rate(4) / (4.0 * one) - 1.0).abs() < 1e-3, "{}", rate(4));
         assert!((rate(100_000) / full - 1.0).abs() < 1e-3, "{}", rate(100_000));
         assert!((1..600).all(|b| rate(b) < rate(b + 1) && rate(b) <= full));
         // A tile's block gets its slot's share: its slots together about the full rate.
         let t = Way::Tile(TILES[0]);
-        let share = cal.rate(t, 1, big, 1, 132) * 132.0 * f64::from(TILES[0].per_sm);
+        let share = cal.rate(t, 1, false, big, 1, 132) * 132.0 * f64::from(TILES[0].per_sm);
         assert!((share / cal.bytes_per_us - 1.0).abs() < 1e-3, "{share}");
     }
 }

@@ -2,13 +2,14 @@
 // (src/kernel.cu) and by the hands-on starting file; matmul, below the include, calls them.
 
 // ANCHOR: short_side
-// A product with a short side: C of at most SHORT rows (PATH 1) or SHORT columns (PATH 2). A tile
-// of 16 rows or more would compute rows that are not there; these kernels read the long operand
-// once, in order, and each thread keeps only the sums it owns. K is split between grid.z blocks
-// as the tiles split it, each block writing its own slice of `partials` for sum_slices to add in
+// A product with a short side: C of at most SHORT rows (PATH 1) or SHORT_COLS columns (PATH 2). A
+// tile of 16 rows or more would compute rows that are not there; these kernels read the long
+// operand once, in order, and each thread keeps only the sums it owns. K is split between grid.z
+// blocks as the tiles split it, each block writing its own slice of `partials` for sum_slices to add in
 // order of z, so every element is summed the same way in every run.
-constexpr int SHORT = 8;
-constexpr int SHORT_GROUPS = 8;              // warps in a block of the short side (256 threads)
+constexpr int SHORT = 8;         // the most rows of few rows (PATH 1)
+constexpr int SHORT_COLS = 16;   // the most columns of few columns (PATH 2)
+constexpr int SHORT_GROUPS = 8;  // warps in a block of the short side (256 threads)
 constexpr int CHUNK = 512;  // entries of K whose rows of B few columns keep at once
 static_assert(PATH == 0 || THREADS == SHORT_GROUPS * 32,
               "a short side's or short K's block is SHORT_GROUPS warps");
@@ -123,24 +124,109 @@ __device__ __forceinline__ void few_rows(int N, int K, const float* A, const flo
     }
 }
 
-// Rows of C a warp of few columns takes: 4 where C has 4 columns or more, so that the block's copy
-// of B (R columns) serves 32 rows of A, else 1 (more blocks, and B's copy is small anyway).
-template <int R>
-__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }
+// Lanes of a warp that few columns lays along a row of A, 4 entries of K each: 32 where a block's
+// share of K is over 64 entries, else the least power of two that covers it (4 for K = 16), so
+// that the warp's 32 / lanes groups each take a row at once and no lane is left without entries.
+__device__ __forceinline__ int lanes_along(int K)
+{
+    int quads = ((K + 3) / 4 + gridDim.z - 1) / gridDim.z;
+    int lanes = 1;
+    while (lanes < 32 && lanes < quads) lanes *= 2;
+    return lanes;
+}
 
-// Few columns (R of them): a warp owns warp_rows<R>() rows of C and walks its share of K along
-// each row of A in turn, lane t taking entries 4t to 4t + 3, then 128 further on, so that the warp
-// reads 512 contiguous bytes at a time (single entries, 128 bytes, where rows are not 16-byte
-// aligned). B's rows for a chunk of K are first copied, by the whole block, into shared memory
-// column by column, where a lane reads its 4 entries of a column in one 16-byte load. Each lane
-// keeps R sums per row, and the warp adds its lanes' sums by a fixed tree (xor 16, 8, 4, 2, 1).
+// Rows of C a warp of few columns takes at each turn down its rows: 8 where rows are short (they
+// are loaded before any is summed, so that a lane has 8 loads in flight; 4 past 4 columns), 4
+// where they are long and C has 4 to 8 columns (1 past 8, for the registers), so that the block's
+// copy of B serves several rows of A, else 1.
 template <int R>
-__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out,
-                                         float* bs) {
+__device__ constexpr int warp_rows(bool short_rows)
+{
+    return short_rows ? (R <= 4 ? 8 : R <= 8 ? 4 : 2) : (R > 8 ? 1 : R >= 4 ? 4 : 1);
+}
+
+// Few columns where a block's share of K is short (64 or less): L lanes of a warp take a row, 4
+// entries each, so each of the warp's 32 / L groups takes a row and a warp's load covers 32 / L
+// whole rows, contiguous in memory. A lane keeps its 4 rows of B, R columns each, in registers,
+// read once; it loads its entries of W rows before it sums any (W loads in flight), and the
+// group's L lanes add their sums by a fixed tree (xor L/2, …, 1). Lane j of a group then writes
+// column j of its row, so a warp's store covers its rows' R·(32 / L) contiguous floats.
+// ANCHOR: few_cols_short
+template <int R>
+__device__ __forceinline__ void few_cols_short(int M, int K, int lanes, const float* A,
+                                               const float* B, float* out) {
+    constexpr int W = warp_rows<R>(true);
+    int lane = threadIdx.x % 32, groups = 32 / lanes;
+    int sub = lane % lanes, k_lo, k_hi;
+    my_range(K, k_lo, k_hi);
+    int k0 = k_lo + 4 * sub;
+    float b[4][R];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+#pragma unroll
+        for (int j = 0; j < R; ++j)
+            b[u][j] = k0 + u < k_hi ? __ldg(B + static_cast<long long>(k0 + u) * R + j) : 0.0f;
+    }
+    // The lane's first row; its others follow every `groups` rows.
+    long long warp0 = static_cast<long long>(blockIdx.x) * SHORT_GROUPS + threadIdx.x / 32;
+    long long row0 = warp0 * W * groups + lane / lanes;
+    float x[W][4];
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+        long long row = row0 + static_cast<long long>(w) * groups;
+        const float* a = A + row * K + k0;
+        if (K % 4 == 0) {  // rows start on 16-byte boundaries, and k0 and k_hi are multiples of 4
+            float4 v = row < M && k0 < k_hi ? __ldg(reinterpret_cast<const float4*>(a))
+                                             : float4{};
+            x[w][0] = v.x, x[w][1] = v.y, x[w][2] = v.z, x[w][3] = v.w;
+        } else {
+#pragma unroll
+            for (int u = 0; u < 4; ++u) x[w][u] = row < M && k0 + u < k_hi ? __ldg(a + u) : 0.0f;
+        }
+    }
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+        float sum[R];
+#pragma unroll
+        for (int j = 0; j < R; ++j) {
+            sum[j] = 0.0f;
+#pragma unroll
+            for (int u = 0; u < 4; ++u) sum[j] = fmaf(x[w][u], b[u][j], sum[j]);
+        }
+        for (int o = lanes / 2; o > 0; o /= 2) {
+#pragma unroll
+            for (int j = 0; j < R; ++j) sum[j] += __shfl_xor_sync(0xFFFFFFFFu, sum[j], o);
+        }
+        long long row = row0 + static_cast<long long>(w) * groups;
+        if (row < M) {
+            if (lanes >= R) {  // lane j of the group writes column j
+                float mine = sum[0];
+#pragma unroll
+                for (int j = 1; j < R; ++j) mine = sub == j ? sum[j] : mine;
+                if (sub < R) out[row * R + sub] = mine;
+            } else if (sub == 0) {
+#pragma unroll
+                for (int j = 0; j < R; ++j) out[row * R + j] = sum[j];
+            }
+        }
+    }
+}
+// ANCHOR_END: few_cols_short
+
+// Few columns (R of them) where a block's share of K is long: a warp owns warp_rows<R>(false) rows
+// of C and walks its share of K along each row of A in turn, lane t taking entries 4t to 4t + 3,
+// then 128 further on, so that the warp reads 512 contiguous bytes at a time (where rows are not
+// 16-byte aligned, single entries t, t + 32, t + 64 and t + 96, four loads in flight). B's rows
+// for a chunk of K are first copied, by the whole block, into shared memory column by column,
+// where a lane reads its 4 entries of a column in one 16-byte load. Each lane keeps R sums per
+// row, and the warp adds its lanes' sums by a fixed tree (xor 16, 8, 4, 2, 1).
+template <int R>
+__device__ __forceinline__ void few_cols_long(int M, int K, const float* A, const float* B,
+                                              float* out, float* bs) {
     // Floats between B's columns in shared memory: a multiple of 4 (16-byte loads), and past CHUNK
     // by about 32/R, so that the 32 stores of a warp's copy fall in different banks.
     constexpr int PITCH = CHUNK + (32 / R + 3) / 4 * 4;
-    constexpr int W = warp_rows<R>();
+    constexpr int W = warp_rows<R>(false);
     int row0 = (blockIdx.x * SHORT_GROUPS + threadIdx.x / 32) * W, lane = threadIdx.x % 32;
     // Every warp copies B; a warp past the last row computes nothing.
     int rows = max(0, min(W, M - row0));
@@ -215,23 +301,39 @@ __device__ __forceinline__ void few_cols(int M, int K, const float* A, const flo
     }
 }
 
+// Few columns (R of them): short rows or long ones, by the block's share of K.
+template <int R>
+__device__ __forceinline__ void few_cols(int M, int K, const float* A, const float* B, float* out,
+                                         float* bs) {
+    int lanes = lanes_along(K);
+    if (lanes < 32) few_cols_short<R>(M, K, lanes, A, B, out);
+    else few_cols_long<R>(M, K, A, B, out, bs);
+}
+
 // The kernel for this many rows (PATH 1) or columns (PATH 2), chosen once for the whole grid, and
 // the shared memory both use.
 __device__ __forceinline__ void short_side(int M, int N, int K, const float* A, const float* B,
                                            float* out) {
     constexpr int FLOATS =
-        PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT * (CHUNK + 4);  // R = 8 the most
+        PATH == 1 ? (SHORT_GROUPS - 1) * SHORT * 32 * 4 : SHORT_COLS * (CHUNK + 4);  // the most R
     __shared__ __align__(16) float smem[FLOATS];
-    switch (PATH == 1 ? M : N) {
+    if constexpr (PATH == 1) {
+        switch (M) {
 #define SHORT_CASE(r) \
-    case r: \
-        if constexpr (PATH == 1) few_rows<r>(N, K, A, B, out, smem); \
-        else few_cols<r>(M, K, A, B, out, smem); \
-        break;
-        SHORT_CASE(1)
-        SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6) SHORT_CASE(7)
-            SHORT_CASE(8)
+    case r: few_rows<r>(N, K, A, B, out, smem); break;
+            SHORT_CASE(1) SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6)
+            SHORT_CASE(7) SHORT_CASE(8)
 #undef SHORT_CASE
+        }
+    } else {
+        switch (N) {
+#define SHORT_CASE(r) \
+    case r: few_cols<r>(M, K, A, B, out, smem); break;
+            SHORT_CASE(1) SHORT_CASE(2) SHORT_CASE(3) SHORT_CASE(4) SHORT_CASE(5) SHORT_CASE(6)
+            SHORT_CASE(7) SHORT_CASE(8) SHORT_CASE(9) SHORT_CASE(10) SHORT_CASE(11) SHORT_CASE(12)
+            SHORT_CASE(13) SHORT_CASE(14) SHORT_CASE(15) SHORT_CASE(16)
+#undef SHORT_CASE
+        }
     }
 }
 // ANCHOR_END: short_side
@@ -243,8 +345,9 @@ __device__ __forceinline__ void short_side(int M, int N, int K, const float* A, 
 // columns of C. Lane t of a warp takes the columns t, t + 32, t + 64 and t + 96, so each of the
 // warp's stores covers 128 contiguous bytes whatever N is, and no row needs padding. A thread
 // keeps its 4 columns of B's K rows in registers, read once; the warps then go down the block's
-// rows in turn, each reading a row of A (the same K entries for all 32 lanes: one broadcast load
-// each) and storing its 4 sums, every one formed in order of k, so the same bits every run.
+// rows in turn, each reading a few rows of A at once (the same K entries for all 32 lanes: one
+// broadcast load each) and storing their 4 sums, every one formed in order of k, so the same
+// bits every run.
 constexpr int SHORT_K = 16;
 constexpr int SK_ROWS = 64;  // rows of C a block of short K takes (8 a warp)
 
@@ -263,35 +366,45 @@ __device__ __forceinline__ void short_k(int M, int N, const float* A, const floa
             b[k][j] = col < N ? __ldg(B + static_cast<long long>(k) * N + col) : 0.0f;
         }
     }
+    // Rows of A a warp loads before it sums any, so that several loads are in flight: U·KK floats
+    // at most 32 of them.
+    constexpr int U = KK <= 4 ? 8 : KK <= 8 ? 4 : 2;
     // A launch has at most 65535 rows of blocks: taller products go round again.
     for (long long row0 = static_cast<long long>(blockIdx.y) * SK_ROWS; row0 < M;
          row0 += static_cast<long long>(gridDim.y) * SK_ROWS) {
-#pragma unroll 2
-        for (int r = warp; r < SK_ROWS; r += SHORT_GROUPS) {
-            long long row = row0 + r;
-            if (row >= M) break;
-            const float* a = A + row * KK;
-            float x[KK];
-            if constexpr (KK % 4 == 0) {  // rows of A start on 16-byte boundaries
+        for (int r = warp; r < SK_ROWS; r += U * SHORT_GROUPS) {
+            float x[U][KK];
 #pragma unroll
-                for (int k = 0; k < KK; k += 4) {
-                    float4 v = __ldg(reinterpret_cast<const float4*>(a + k));
-                    x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+            for (int u = 0; u < U; ++u) {
+                long long row = row0 + r + u * SHORT_GROUPS;
+                const float* a = A + row * KK;
+                if constexpr (KK % 4 == 0) {  // rows of A start on 16-byte boundaries
+#pragma unroll
+                    for (int k = 0; k < KK; k += 4) {
+                        float4 v =
+                            row < M ? __ldg(reinterpret_cast<const float4*>(a + k)) : float4{};
+                        x[u][k] = v.x, x[u][k + 1] = v.y, x[u][k + 2] = v.z, x[u][k + 3] = v.w;
+                    }
+                } else {
+#pragma unroll
+                    for (int k = 0; k < KK; ++k) x[u][k] = row < M ? __ldg(a + k) : 0.0f;
                 }
-            } else {
-#pragma unroll
-                for (int k = 0; k < KK; ++k) x[k] = __ldg(a + k);
             }
-            float acc[4] = {};
 #pragma unroll
-            for (int k = 0; k < KK; ++k) {
+            for (int u = 0; u < U; ++u) {
+                long long row = row0 + r + u * SHORT_GROUPS;
+                if (row >= M) break;
+                float acc[4] = {};
 #pragma unroll
-                for (int j = 0; j < 4; ++j) acc[j] = fmaf(x[k], b[k][j], acc[j]);
-            }
-            float* c = C + row * N + col0;
+                for (int k = 0; k < KK; ++k) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                if (col0 + 32 * j < N) c[32 * j] = acc[j];
+                    for (int j = 0; j < 4; ++j) acc[j] = fmaf(x[u][k], b[k][j], acc[j]);
+                }
+                float* c = C + row * N + col0;
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    if (col0 + 32 * j < N) c[32 * j] = acc[j];
+                }
             }
         }
     }

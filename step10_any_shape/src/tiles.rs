@@ -43,8 +43,11 @@ impl Tile {
 pub const FLAT: Tile = TILES[TILES.len() - 1];
 
 // ANCHOR: short
-/// The most rows (PATH=1) or columns (PATH=2) of C the short side's kernels take.
+/// The most rows of C the few rows kernel (PATH=1) takes.
 pub const SHORT: usize = 8;
+
+/// The most columns of C the few columns kernel (PATH=2) takes.
+pub const SHORT_COLS: usize = 16;
 
 /// Threads in a block of the short side's kernels: 8 warps, which take turns down K over 128
 /// columns of C (few rows), or each take 1 or 4 rows of it (few columns).
@@ -61,10 +64,31 @@ pub fn few_rows_lanes(n: usize) -> usize {
     lanes
 }
 
-/// Rows of C a warp of few columns takes at `n` columns (the kernel's `warp_rows`): 4 from 4
-/// columns on, so that a block's copy of B serves 32 rows of A, else 1.
-pub fn few_cols_warp_rows(n: usize) -> usize {
-    if n >= 4 { 4 } else { 1 }
+/// Lanes of a warp that few columns lays along a row of A, 4 entries each, where K is split
+/// `split` ways (the kernel's `lanes_along`): 32 where a block's share of K is over 64 entries,
+/// else the least power of two that covers it; the warp's other lanes take other rows at once.
+pub fn few_cols_lanes(k: usize, split: u32) -> usize {
+    let quads = k.div_ceil(4).div_ceil(split.max(1) as usize);
+    let mut lanes = 1;
+    while lanes < 32 && lanes < quads {
+        lanes *= 2;
+    }
+    lanes
+}
+
+/// Rows of C a warp of few columns takes (the kernel's `warp_rows` times its groups of lanes):
+/// where rows are short, 8 turns (4 from 5 columns on, 2 from 9) of 32 / lanes rows each; where they are
+/// long, 4 rows from 4 to 8 columns, so that a block's copy of B serves several rows of
+/// A, else 1.
+pub fn few_cols_warp_rows(n: usize, k: usize, split: u32) -> usize {
+    match few_cols_lanes(k, split) {
+        32 if n > 8 => 1,
+        32 if n >= 4 => 4,
+        32 => 1,
+        lanes if n <= 4 => 8 * (32 / lanes),
+        lanes if n <= 8 => 4 * (32 / lanes),
+        lanes => 2 * (32 / lanes),
+    }
 }
 
 /// The most entries of K the short K kernel (PATH=3) takes.
@@ -81,7 +105,7 @@ pub enum Way {
     Tile(Tile),
     /// PATH=1: at most [`SHORT`] rows of C; a block takes 128 columns.
     FewRows,
-    /// PATH=2: at most [`SHORT`] columns of C; a block takes 8 warps' rows ([`few_cols_rows`]).
+    /// PATH=2: at most [`SHORT_COLS`] columns of C; a block takes 8 warps' rows ([`few_cols_rows`]).
     FewCols,
     /// PATH=3: K of at most [`SHORT_K`]; a block takes 64 rows and 128 columns of C.
     ShortK,
@@ -97,9 +121,9 @@ pub const SHORT_K_PER_SM: u32 = 2;
 /// Columns of C a block of few rows takes.
 pub const FEW_ROWS_COLUMNS: usize = 128;
 
-/// Rows of C a block of few columns takes at `n` columns: its 8 warps' rows.
-pub fn few_cols_rows(n: usize) -> usize {
-    (SHORT_THREADS / 32) as usize * few_cols_warp_rows(n)
+/// Rows of C a block of few columns takes at `s` with K split `split` ways: its 8 warps' rows.
+pub fn few_cols_rows(s: Shape, split: u32) -> usize {
+    (SHORT_THREADS / 32) as usize * few_cols_warp_rows(s.n, s.k, split)
 }
 
 impl Way {
@@ -121,12 +145,13 @@ impl Way {
         }
     }
 
-    /// The blocks of one slice of K at `s` (a tile's at the shape it multiplies).
-    pub fn units(self, s: Shape) -> u64 {
+    /// The blocks of one slice of K at `s` where K is split `split` ways (a tile's at the shape
+    /// it multiplies).
+    pub fn units(self, s: Shape, split: u32) -> u64 {
         match self {
             Way::Tile(t) => t.count(s),
             Way::FewRows => s.n.div_ceil(FEW_ROWS_COLUMNS) as u64,
-            Way::FewCols => s.m.div_ceil(few_cols_rows(s.n)) as u64,
+            Way::FewCols => s.m.div_ceil(few_cols_rows(s, split)) as u64,
             Way::ShortK => (s.m.div_ceil(SHORT_K_ROWS) * s.n.div_ceil(SHORT_K_COLUMNS)) as u64,
         }
     }
@@ -136,7 +161,7 @@ impl Way {
         match self {
             Way::Tile(_) => true,
             Way::FewRows => s.m <= SHORT,
-            Way::FewCols => s.n <= SHORT,
+            Way::FewCols => s.n <= SHORT_COLS,
             Way::ShortK => s.k <= SHORT_K,
         }
     }

@@ -4,7 +4,7 @@ use common::testing::faults::{self, FaultClass, PlantedFault, SPLIT_SHAPES};
 use common::testing::thread_tile::{OVERWRITE, STREAM_K_FAULTS};
 use common::testing::{self, Checker, DEEP, SHAPES};
 use common::{Params, Shape};
-use step10_any_shape::{SHORT, SHORT_K, SHORT_THREADS, STEP, TILES, choose, tiles};
+use step10_any_shape::{SHORT, SHORT_COLS, SHORT_K, SHORT_THREADS, STEP, TILES, choose, tiles};
 
 /// SM counts of the GPUs the rule is checked for: a T4's 40 up to an H200's 132 and beyond.
 const SMS: &[u32] = &[40, 108, 114, 132, 144];
@@ -156,8 +156,9 @@ fn the_split_shapes_reach_both_sum_kernels() {
     );
 }
 
-/// Shapes with a short side, for each path: few rows (M ≤ 8) against wide B, few columns (N ≤ 8)
-/// against tall A, both short with a long K, and sides that are not multiples of 4.
+/// Shapes with a short side, for each path: few rows (M ≤ 8) against wide B, few columns (N ≤ 16)
+/// against tall A, on long rows and on short ones (K of 64 or less: several rows to a warp), both
+/// short with a long K, and sides that are not multiples of 4.
 const SHORT_SHAPES: &[(usize, usize, usize)] = &[
     (1, 4096, 4096),
     (8, 1000, 4097),
@@ -169,6 +170,10 @@ const SHORT_SHAPES: &[(usize, usize, usize)] = &[
     (5, 7, 33),
     (1, 1, 1),
     (7, 9, 300),
+    (70001, 4, 16),
+    (3001, 13, 9),
+    (5000, 16, 64),
+    (999, 11, 1000),
 ];
 
 /// The launch's blocks for the short side are the kernel's (whose static_assert ties them to its
@@ -217,18 +222,26 @@ fn the_short_sides_lanes_and_rows_are_the_kernels() {
     let line = format!("int col0 = blockIdx.x * {} + lane;", step10_any_shape::SHORT_K_COLUMNS);
     assert!(short.contains(&line), "{line}");
     // And the rows a warp of few columns takes as the kernel does.
-    assert!(short.contains("__device__ constexpr int warp_rows() { return R >= 4 ? 4 : 1; }"));
-    assert_eq!(
-        (1..=SHORT).map(step10_any_shape::few_cols_warp_rows).collect::<Vec<_>>(),
-        [1, 1, 1, 4, 4, 4, 4, 4]
+    assert!(
+        short.contains("return short_rows ? (R <= 4 ? 8 : R <= 8 ? 4 : 2) : (R > 8 ? 1 : R >= 4 ? 4 : 1);")
     );
+    let rows =
+        |k| (1..=SHORT_COLS).map(|n| step10_any_shape::few_cols_warp_rows(n, k, 1)).collect::<Vec<_>>();
+    // Long rows: 4 from 4 to 8 columns, else 1; short ones (K = 16: 4 lanes a row, 8 rows at
+    // once), 8, 4 or 2 turns of 8 rows.
+    assert_eq!(rows(1000), [1, 1, 1, 4, 4, 4, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1]);
+    assert_eq!(rows(16), [64, 64, 64, 64, 32, 32, 32, 32, 16, 16, 16, 16, 16, 16, 16, 16]);
+    assert!(short.contains("while (lanes < 32 && lanes < quads) lanes *= 2;"));
+    assert_eq!(step10_any_shape::few_cols_lanes(16, 1), 4);
+    assert_eq!(step10_any_shape::few_cols_lanes(65, 1), 32);
+    assert_eq!(step10_any_shape::few_cols_lanes(1000, 16), 16);
 }
 
 #[test]
 fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
     for (path, split, s, what) in [
         (1, 1, (9, 64, 64), "rows"),
-        (2, 1, (64, 9, 64), "columns"),
+        (2, 1, (64, 17, 64), "columns"),
         (3, 1, (64, 64, 17), "K at most 16"),
         (3, 2, (64, 64, 16), "SPLIT is 1"),
         (4, 1, (1, 1, 1), "not 4"),
@@ -239,7 +252,7 @@ fn a_path_where_no_side_is_short_is_refused_in_one_sentence() {
         assert!(e.contains(what) && !e.contains('\n'), "{e}");
     }
     for &s in SHORT_SHAPES {
-        let path = if s.1 <= SHORT { 2 } else { 1 };
+        let path = if s.1 <= SHORT_COLS { 2 } else { 1 };
         let p = Params::with_overrides(STEP.params, &[("PATH".into(), path)]).unwrap();
         STEP.validate(&p, shape(s), &LaunchLimits::SM90).unwrap_or_else(|e| panic!("{s:?}: {e}"));
     }
@@ -264,7 +277,7 @@ fn gpu_forced_paths_and_splits_match_the_reference() {
         let shapes: Vec<_> = [SHAPES, DEEP, SHORT_SHAPES]
             .concat()
             .into_iter()
-            .filter(|s| if path == 1 { s.0 <= SHORT } else { s.1 <= SHORT })
+            .filter(|s| if path == 1 { s.0 <= SHORT } else { s.1 <= SHORT_COLS })
             .collect();
         for split in [1, 2, 3, 7, 64, 256] {
             let p = Params::with_overrides(STEP.params, &[("PATH".into(), path), ("SPLIT".into(), split)])

@@ -481,7 +481,8 @@ pub struct Resources {
     pub resident_blocks: u32,
 }
 
-/// A kernel loaded on the device, ready to launch.
+/// A kernel loaded on the device, ready to launch (a clone shares the loaded module).
+#[derive(Clone)]
 pub struct Kernel {
     pub func: CudaFunction,
     pub compiled: Compiled,

@@ -13,6 +13,8 @@
 //! the launch: with every SM full, with one block on each of a quarter of the SMs (the short
 //! side's, a block's own rate), and the padding copy's.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,7 +28,9 @@ use common::timing::{self, Sampling};
 use common::{Params, Shape, gpu};
 use step10_any_shape::calibration::{Calibration, Costs, Line, Rates};
 use step10_any_shape::tiles::{FEW_ROWS_COLUMNS, FLAT, few_cols_rows};
-use step10_any_shape::{Cut, SHORT, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile, Way};
+use step10_any_shape::{
+    Cut, SHORT, SHORT_COLS, SHORT_K, SHORT_K_COLUMNS, SHORT_K_ROWS, STEP, TILES, Tile, Way,
+};
 
 fn main() -> ExitCode {
     match run() {
@@ -66,6 +70,8 @@ fn operand_bytes(s: Shape) -> f64 {
 
 struct Bench<'g> {
     gpu: &'g gpu::Gpu,
+    /// Each parameter set compiled once: the shapes it is timed at are the launch's arguments.
+    compiled: RefCell<HashMap<Vec<(String, u32)>, gpu::Kernel>>,
 }
 
 impl Bench<'_> {
@@ -74,7 +80,15 @@ impl Bench<'_> {
     fn time(&self, cut: Cut, s: Shape) -> Result<(f64, u32)> {
         let set: Vec<(String, u32)> = cut.params(false).into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
         let params = Params::with_overrides(STEP.params, &set)?;
-        let step_kernel = StepKernel::new(self.gpu, &STEP, params)?;
+        let kernel = self.compiled.borrow().get(&set).cloned();
+        let step_kernel = match kernel {
+            Some(kernel) => StepKernel::with_kernel(&STEP, params, kernel)?,
+            None => {
+                let step_kernel = StepKernel::new(self.gpu, &STEP, params)?;
+                self.compiled.borrow_mut().insert(set, step_kernel.kernel.clone());
+                step_kernel
+            }
+        };
         let stream = &self.gpu.stream;
         let err = |e| anyhow!("allocating {s}: {e:?}");
         let mut bufs = Buffers {
@@ -149,12 +163,14 @@ impl Bench<'_> {
         let shape = move |blocks: usize| {
             move |d: usize| match way {
                 Way::FewRows => Shape { m: r, n: blocks * FEW_ROWS_COLUMNS, k: d },
-                _ => Shape { m: blocks * few_cols_rows(r), n: r, k: d },
+                _ => Shape { m: blocks * few_cols_rows(Shape { m: 1, n: r, k: d }, 1), n: r, k: d },
             }
         };
+        // Few columns on long rows: a block's share of K over 64 (at least 128 and 512).
+        let least = if way == Way::FewCols { 512 } else { 64 };
         let depths = |at: &dyn Fn(usize) -> Shape| {
             let bytes = |d| operand_bytes(at(d));
-            let mut d2 = 64;
+            let mut d2 = least;
             while d2 < 16384 && bytes(2 * d2) <= l2 / 2.0 {
                 d2 *= 2;
             }
@@ -163,6 +179,20 @@ impl Bench<'_> {
         let (one, full) = (shape(sms), shape(2 * way.per_sm() as usize * sms));
         let one = self.line("one", way, true, 1.0, one, depths(&one))?;
         let full = self.line("full", way, true, 2.0, full, depths(&full))?;
+        Ok(Costs { one, full })
+    }
+
+    /// Few columns' lines on short rows at `r` columns, over K of 8 and 64 (2 and 16 lanes a
+    /// row; a block takes fewer rows the deeper they are): SMs blocks and two full rounds, all in
+    /// half the L2 cache.
+    fn few_cols_short(&self, r: usize, sms: usize) -> Result<Costs> {
+        let way = Way::FewCols;
+        let shape = move |blocks: usize| {
+            move |d: usize| Shape { m: blocks * few_cols_rows(Shape { m: 1, n: r, k: d }, 1), n: r, k: d }
+        };
+        let one = self.line("one short", way, true, 1.0, shape(sms), (8, 64))?;
+        let full =
+            self.line("full short", way, true, 2.0, shape(2 * way.per_sm() as usize * sms), (8, 64))?;
         Ok(Costs { one, full })
     }
 
@@ -175,7 +205,8 @@ impl Bench<'_> {
         // The side that is not short, and K for `floats` floats in the long operand.
         let long = match way {
             Way::FewRows => blocks * FEW_ROWS_COLUMNS,
-            _ => blocks * few_cols_rows(r),
+            // Long rows: K is far over 64 at these sizes.
+            _ => blocks * few_cols_rows(Shape { m: 1, n: r, k: 1 << 20 }, 1),
         };
         let shape = |floats: f64| {
             let k = ((floats / long as f64) as usize / 4 * 4).max(4);
@@ -256,7 +287,7 @@ fn run() -> Result<()> {
         "calibrating step 10's model on {} ({sms} SMs); times are medians of back-to-back launches",
         gpu.info.name
     );
-    let bench = Bench { gpu: &gpu };
+    let bench = Bench { gpu: &gpu, compiled: RefCell::default() };
     let l2 = f64::from(gpu.info.l2_bytes);
     let (launch, _) =
         bench.time(Cut { way: Way::FewCols, split: 1, pad: true }, Shape { m: 1, n: 1, k: 16 })?;
@@ -264,7 +295,8 @@ fn run() -> Result<()> {
     let tiles = TILES.iter().map(|&t| bench.tile(t, sms, true)).collect::<Result<Vec<_>>>()?;
     let tiles_unaligned = TILES.iter().map(|&t| bench.tile(t, sms, false)).collect::<Result<Vec<_>>>()?;
     let few_rows = [bench.short(Way::FewRows, 1, sms, l2)?, bench.short(Way::FewRows, SHORT, sms, l2)?];
-    let few_cols = [bench.short(Way::FewCols, 1, sms, l2)?, bench.short(Way::FewCols, SHORT, sms, l2)?];
+    let few_cols = [bench.short(Way::FewCols, 1, sms, l2)?, bench.short(Way::FewCols, SHORT_COLS, sms, l2)?];
+    let few_cols_short = [bench.few_cols_short(1, sms)?, bench.few_cols_short(SHORT_COLS, sms)?];
     let short_k = bench.short_k(sms)?;
     // The bandwidth the short side's kernels see reading a long operand of 1 GiB from memory
     // (few rows with K split 8 ways, enough blocks to fill the SMs), and few columns reading A of
@@ -288,7 +320,12 @@ fn run() -> Result<()> {
     ];
     let few_cols_memory = [
         rate(Way::FewCols, 1, Shape { m: big, n: 1, k: big }, "memory")?,
-        rate(Way::FewCols, 1, Shape { m: big, n: SHORT, k: big }, "memory")?,
+        rate(Way::FewCols, 1, Shape { m: big, n: SHORT_COLS, k: big }, "memory")?,
+    ];
+    // Few columns on short rows: an A of 1 GiB, 8 entries wide.
+    let few_cols_short_memory = [
+        rate(Way::FewCols, 1, Shape { m: 1 << 25, n: 1, k: 8 }, "memory")?,
+        rate(Way::FewCols, 1, Shape { m: 1 << 25, n: SHORT_COLS, k: 8 }, "memory")?,
     ];
     // Short K writing a C of 1 GiB.
     let short_k_memory = rate(Way::ShortK, 1, Shape { m: big, n: big, k: SHORT_K }, "memory")?;
@@ -304,11 +341,12 @@ fn run() -> Result<()> {
     }
     let flat_memory = Line::through(points[0], points[1]);
     let block = |way| -> Result<[Rates; 2]> {
-        Ok([bench.block_rates(way, 1, sms, l2, launch)?, bench.block_rates(way, SHORT, sms, l2, launch)?])
+        let far = if way == Way::FewCols { SHORT_COLS } else { SHORT };
+        Ok([bench.block_rates(way, 1, sms, l2, launch)?, bench.block_rates(way, far, sms, l2, launch)?])
     };
     let (few_rows_block, few_cols_block) = (block(Way::FewRows)?, block(Way::FewCols)?);
     let copy = bench.copy_rates(l2, launch)?;
-    let rows = 2 * Way::FewCols.per_sm() as usize * sms * few_cols_rows(1);
+    let rows = 2 * Way::FewCols.per_sm() as usize * sms * few_cols_rows(Shape { m: 1, n: 1, k: 1 << 20 }, 1);
     let k = ((l2 / 4.0) as usize / (4 * rows)).next_multiple_of(4);
     let l2_bytes_per_us = rate(Way::FewCols, 1, Shape { m: rows, n: 1, k }, "L2 cache")?;
     let cal = Calibration {
@@ -322,8 +360,10 @@ fn run() -> Result<()> {
         tiles_unaligned,
         few_rows,
         few_cols,
+        few_cols_short,
         few_rows_memory,
         few_cols_memory,
+        few_cols_short_memory,
         few_rows_block,
         few_cols_block,
         copy,
