@@ -135,7 +135,7 @@ const SHARED: &[&str] = &[
 /// `--every-path`: the rule's choices at odd and default shapes, padded rows and rows as they
 /// are, a split of K (the rule's and a forced three-way one), Stream-K under two forced layouts
 /// (`STREAM_K_LAYOUT`: some tile rows shared, then all), the kernels off the tiles (few rows, few
-/// columns, short K), and NaN and infinities.
+/// columns on long rows and on short ones, short K), and NaN and infinities.
 pub const EVERY_PATH: &[PathCase] = &[
     PathCase {
         path: "odd shape, rows as they are",
@@ -183,6 +183,13 @@ pub const EVERY_PATH: &[PathCase] = &[
     PathCase {
         path: "few columns (PATH=2)",
         args: &["-m", "300", "-n", "6", "-k", "200"],
+        env: None,
+        made: None,
+        reach: Reach::Param("PATH", 2),
+    },
+    PathCase {
+        path: "few columns on short rows, 4 lanes a row",
+        args: &["-m", "3001", "-n", "13", "-k", "14", "--param", "PATH=2"],
         env: None,
         made: None,
         reach: Reach::Param("PATH", 2),
