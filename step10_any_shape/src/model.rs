@@ -139,6 +139,12 @@ impl Calibration {
         let short_rows = way == Way::FewCols && few_cols_lanes(p.k, split) < 32;
         let costs = self.costs(way, r, aligned, short_rows);
         let mut rounds = rounds(blocks, sms, way.per_sm(), costs, depth);
+        // A full round's line carries half a launch (it was drawn through launches of two rounds,
+        // halved), and a launch pays one: past two whole rounds, the halves over one come off.
+        let whole = blocks.div_ceil(u64::from(sms.max(1))) / u64::from(way.per_sm().max(1));
+        if whole > 2 {
+            rounds -= (whole - 2) as f64 * self.launch / 2.0;
+        }
         if let Some(end) = stream_k_end(way, split, p, sms) {
             rounds = rounds.min(end * costs.full.at(depth));
         }
