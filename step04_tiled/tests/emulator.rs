@@ -65,7 +65,7 @@ fn nvrtc_emulator_names_an_index_off_by_one() {
         (64, 64, 64),
         &["reads 4 bytes at byte 4096 of the shared array `As`"],
     );
-    let global = emulator::planted(&STEP, "A[row * K + k0 + tx]", "A[row * K + k0 + tx + 1]");
+    let global = emulator::planted(&STEP, "A[(offset_t)row * K + k0 + tx]", "A[row * K + k0 + tx + 1]");
     emulator::assert_fault_named(
         &global,
         &[],

@@ -60,7 +60,7 @@ fn nvrtc_emulator_names_an_index_off_by_one() {
     );
     let write = emulator::planted(
         &STEP,
-        "if (col + v < N) C[row * N + col + v]",
+        "if (col + v < N) C[(offset_t)row * N + col + v]",
         "if (col + v < N) C[row * N + col + v + 1]",
     );
     emulator::assert_fault_named(

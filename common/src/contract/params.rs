@@ -17,13 +17,14 @@ pub struct Param {
 
 // ANCHOR: wide
 /// Every kernel's one parameter the step does not declare: compiled with `-D WIDE=1`, a kernel
-/// forms its offsets into A, B and C in 64 bits (its type `offset_t` is `long long`, not `int`).
+/// forms its offsets into A, B and C in 64 bits (its type `offset_t` is `long long`, not `int`:
+/// [`crate::gpu::offset_type`]).
 /// A run sets it where some matrix has more than 2³¹ − 1 elements ([`Shape::wide`](crate::matrix::Shape::wide)) and leaves
 /// it out everywhere else, so that the kernels of every other shape compile as they always have.
 /// `--param WIDE=1` sets it at any shape, to check a kernel's wide offsets where a narrow run
 /// can check its C.
 pub const WIDE: Param = Param {
-    name: "WIDE",
+    name: crate::gpu::WIDE_DEFINE,
     default: 0,
     help: "1: offsets into A, B and C in 64 bits (set by the run where a matrix passes 2^31 - 1 elements)",
 };
