@@ -137,7 +137,8 @@ fn ptx(module: CudaSource, wide: bool) -> Result<String> {
     if let Some(p) = cache.lock().map_err(|_| anyhow!("the PTX cache lock was poisoned"))?.get(&key) {
         return Ok(p.clone());
     }
-    let p = emulated::ptx(module.source, module.file, emulated::PTX_ARCH, &crate::gpu_queue::wide_define(wide))?;
+    let p =
+        emulated::ptx(module.source, module.file, emulated::PTX_ARCH, &crate::gpu_queue::wide_define(wide))?;
     cache.lock().map_err(|_| anyhow!("the PTX cache lock was poisoned"))?.insert(key, p.clone());
     Ok(p)
 }

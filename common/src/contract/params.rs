@@ -130,7 +130,10 @@ mod tests {
         assert_eq!(narrow.defines(), [("BLOCK".to_owned(), 32)], "a narrow set defines no WIDE");
         let wide = narrow.clone().widened(true);
         assert_eq!(wide.defines(), [("BLOCK".to_owned(), 32), ("WIDE".to_owned(), 1)]);
-        assert_eq!((wide.to_string(), wide.to_flags()), ("BLOCK=32 WIDE=1".into(), "--param BLOCK=32 --param WIDE=1".into()));
+        assert_eq!(
+            (wide.to_string(), wide.to_flags()),
+            ("BLOCK=32 WIDE=1".into(), "--param BLOCK=32 --param WIDE=1".into())
+        );
         assert_eq!(Params::with_overrides(DECL, &[("WIDE".into(), 1)]).unwrap(), wide);
         assert_eq!(Params::with_overrides(DECL, &[("WIDE".into(), 0)]).unwrap(), narrow);
         let err = Params::with_overrides(DECL, &[("WIDE".into(), 2)]).unwrap_err().to_string();

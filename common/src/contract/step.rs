@@ -468,7 +468,10 @@ impl GpuStep {
         overrides: &[(String, u32)],
     ) -> Result<(Params, Option<Choice>)> {
         let Some(choose) = self.schedule.rule() else {
-            return Ok((self.widened(Params::with_overrides(self.params, overrides)?, shape, overrides)?, None));
+            return Ok((
+                self.widened(Params::with_overrides(self.params, overrides)?, shape, overrides)?,
+                None,
+            ));
         };
         let choice = choose(shape, sms).map_err(|e| anyhow!("{e}"))?;
         let mut all: Vec<(String, u32)> = choice.set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
