@@ -64,9 +64,9 @@ pub fn assert_wide_matches_narrow(step: &GpuStep, shapes: &[(usize, usize, usize
 }
 
 /// The lines of `ptx`'s entry `matmul` that multiply in 32 bits (`mul.lo`, `mad.lo` of `.s32` or
-/// `.u32`) a value that comes from M, N or K (its first three parameters) by another that is not
-/// a constant, where the product goes on to form an address of global memory. Every definition of
-/// a register counts, so a value carried round a loop is followed through each.
+/// `.u32`) M, N or K (its first three parameters, as loaded) by another value that is not a
+/// constant, where the product goes on to form an address of global memory. Every definition of a
+/// register counts, so a value carried round a loop is followed through each.
 pub fn narrow_products(ptx: &str) -> Vec<String> {
     let body = entry_body(ptx, "matmul");
     let lines: Vec<Instruction> = body.iter().filter_map(|l| Instruction::parse(l)).collect();
@@ -76,21 +76,26 @@ pub fn narrow_products(ptx: &str) -> Vec<String> {
             defs.entry(d).or_default().push(i);
         }
     }
-    // Registers whose value comes from M, N or K, through any instruction.
-    let mut from_params: HashSet<&str> = HashSet::new();
+    // Registers that hold M, N or K as loaded (through moves and conversions alone): a product
+    // by one is a row times a row's length. A value computed from them (a count of tiles, a
+    // quotient whose remainder is formed by a multiply) is not followed.
+    let mut dims: HashSet<&str> = HashSet::new();
     loop {
-        let before = from_params.len();
+        let before = dims.len();
         for ins in &lines {
             let Some(d) = ins.dest else { continue };
             let loads_dim = ins.op.starts_with("ld.param")
                 && ["matmul_param_0]", "matmul_param_1]", "matmul_param_2]"]
                     .iter()
                     .any(|p| ins.text.contains(p));
-            if loads_dim || ins.sources.iter().any(|s| from_params.contains(s)) {
-                from_params.insert(d);
+            let moves_dim = (ins.op.starts_with("mov.") || ins.op.starts_with("cvt."))
+                && ins.sources.len() == 1
+                && dims.contains(ins.sources[0]);
+            if loads_dim || moves_dim {
+                dims.insert(d);
             }
         }
-        if from_params.len() == before {
+        if dims.len() == before {
             break;
         }
     }
@@ -109,7 +114,7 @@ pub fn narrow_products(ptx: &str) -> Vec<String> {
             let factors = &ins.operands[1..ins.operands.len().min(3)];
             if narrow_mul
                 && factors.iter().all(|f| f.starts_with('%'))
-                && factors.iter().any(|f| from_params.contains(f))
+                && factors.iter().any(|f| dims.contains(f))
             {
                 found.push(ins.text.to_owned());
             }
@@ -136,7 +141,7 @@ fn entry_body<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
 }
 
 /// One PTX instruction: its opcode, its operands, the register it defines and those it reads, and
-/// the registers inside its `[…]` operands.
+/// the 64-bit registers inside its `[…]` operands.
 struct Instruction<'p> {
     text: &'p str,
     op: &'p str,
@@ -183,7 +188,14 @@ impl<'p> Instruction<'p> {
         let dest = (writes && first.starts_with('%') && !first.contains('[')).then_some(first);
         let read_from = if dest.is_some() { &operands[1.min(operands.len())..] } else { &operands[..] };
         let sources = read_from.iter().flat_map(|o| registers(o)).collect();
-        let addresses = operands.iter().filter(|o| o.starts_with('[')).flat_map(|o| registers(o)).collect();
+        // A global address is a 64-bit register; a 32-bit one inside brackets is a shared
+        // address or a tensor map's coordinate, counted in elements.
+        let addresses = operands
+            .iter()
+            .filter(|o| o.starts_with('['))
+            .flat_map(|o| registers(o))
+            .filter(|r| r.starts_with("%rd"))
+            .collect();
         Some(Self { text, op, operands, dest, sources, addresses })
     }
 }
@@ -208,14 +220,22 @@ mod tests {
 \tmul.wide.s32 \t%rd2, %r3, 4;
 \tadd.s64 \t%rd3, %rd1, %rd2;
 \t@%p1 ld.global.f32 \t%f1, [%rd3+4];
+\tshl.b32 \t%r7, %r1, 3;
+\tdiv.s32 \t%r8, %r2, %r7;
+\tmul.lo.s32 \t%r10, %r8, %r7;
+\tcvt.s64.s32 \t%rd4, %r10;
+\tadd.s64 \t%rd5, %rd1, %rd4;
+\tst.global.f32 \t[%rd5], %f1;
 \tmul.lo.s32 \t%r4, %r2, %r1;
 \tst.shared.u32 \t[%r4], %r2;
+\tcp.async.bulk.tensor.2d.shared::cluster.global.tile [%r5], [%rd1, {%r4, %r2}], [%r6];
 \tret;
 }
 ";
 
     /// A 32-bit product of K and a block index that reaches a global load is named; the same
-    /// product that reaches only shared memory, and a product by a constant, are not.
+    /// product that reaches only a shared address or a tensor map's coordinate, a product by a
+    /// constant, and one by a value computed from K (a remainder's multiply), are not.
     #[test]
     fn a_narrow_product_of_a_dimension_on_the_way_to_a_global_address_is_named() {
         assert_eq!(narrow_products(PTX), ["mad.lo.s32 \t%r3, %r2, %r1, %r9;"]);

@@ -20,7 +20,7 @@ use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::{layout, multiply};
 
 /// The host threads that run blocks: `PTX_EMULATOR_THREADS`, or every core.
-fn workers() -> usize {
+pub(super) fn workers() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::env::var("PTX_EMULATOR_THREADS")
         .ok()
