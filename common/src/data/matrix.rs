@@ -487,10 +487,12 @@ mod tests {
         for (m, n, k) in narrow {
             assert!(!Shape::new(m, n, k).unwrap().wide(), "{m}×{n}×{k}");
         }
-        // 2^31 − 1 = 7 · 31 · 151 · 65_537: each matrix at exactly the limit is still narrow.
-        assert!(!Shape::new(7 * 31, 1, 151 * 65_537).unwrap().wide(), "A of 2^31 − 1");
-        assert!(!Shape::new(1, 7 * 31, 151 * 65_537).unwrap().wide(), "B of 2^31 − 1");
-        assert!(!Shape::new(7 * 31, 151 * 65_537, 1).unwrap().wide(), "C of 2^31 − 1");
+        // 2^31 − 1 is prime: each matrix at exactly the limit is one row (or column) of it, and
+        // still narrow.
+        let int = NARROW_ELEMENTS;
+        assert!(!Shape::new(1, 1, int).unwrap().wide(), "A and B of 2^31 − 1");
+        assert!(!Shape::new(int, 1, 1).unwrap().wide(), "A and C of 2^31 − 1");
+        assert!(!Shape::new(1, int, 1).unwrap().wide(), "B and C of 2^31 − 1");
         let wide = [(2_097_152, 1, 1024), (1, 2_097_152, 1024), (2_097_152, 1024, 1), (65_536, 32_768, 8)];
         for (m, n, k) in wide {
             let s = Shape::new(m, n, k).unwrap();
