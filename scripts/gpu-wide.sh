@@ -8,8 +8,8 @@
 #   bash scripts/gpu-wide.sh            # every lab below
 #   ONLY="02 10" bash scripts/gpu-wide.sh   # some of them
 #
-# Labs: 02 and 04 to 12 at a shape each serves, 03 shown refusing (its one block holds the whole
-# problem in shared memory), 13 with --simulate 2 (two ranks on the one GPU, whose gathered A
+# Labs: 02 and 04 to 12 at a shape each serves, 03 shown refusing (one block computes all of C,
+# a thread an element, from shared memory), 13 with --simulate 2 (two ranks on the one GPU, whose gathered A
 # passes 2^31 elements). Lab 01 runs on the CPU: docs/src/results/runs/2026-11-29-cpu-step01-wide.log.
 #
 # The shapes: A is M×K with M·K > 2^31 - 1. Labs 02 and 04 launch a block row per 32 rows of C
@@ -33,7 +33,7 @@ aligned="-m 2097152 -n 16 -k 1024"
 # step|arguments|expected: pass, or the sentence of a refusal
 cases=(
   "step02_gpu_naive|$tall|pass"
-  "step03_single_block|$tall|shared memory"
+  "step03_single_block|$tall|one block"
   "step04_tiled|$tall|pass"
   "step05_thread_tile|$tall|pass"
   "step06_prefetch|$tall|pass"

@@ -300,7 +300,7 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["--size", "0"][..], "at least 1"),
         (&["--size", "-5"][..], "at least 1"),
         (&["-m", "12", "-n", "abc"][..], "not a whole number"),
-        (&["-k", "99999999"][..], "more than the 64 GiB one buffer of the emulator holds"),
+        (&["-k", "999999999"][..], "more than the 64 GiB one buffer of the emulator holds"),
         (&["--param", "WIDE=2"][..], "WIDE is 1 (64-bit offsets) or 0 (32-bit ones)"),
         (
             &["--param", "WIDE=0", "-m", "100000", "-n", "100000", "-k", "1"][..],
