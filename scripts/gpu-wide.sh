@@ -2,11 +2,12 @@
 # Every GPU lab on a matrix past 2^31 elements, on ONE H200 (141 GB): each lab's kernel compiled
 # wide (WIDE=1: 64-bit offsets, as a run sets it where a matrix passes 2^31 - 1 elements), run
 # once at a shape it serves, verified against cuBLAS DGEMM; each lab's verdict line and the
-# seconds it took, then one summary line. Run from the repository root, the programs built by
-# `cargo xtask gpu-bundle --bins` (their folder in BIN_DIR, default .gpu/bin):
+# seconds it took, then one summary line. Run from the repository root with the bundle of
+# `cargo xtask gpu-bundle --bins` in .gpu/ (or BIN_DIR, a folder of the release programs):
 #
-#   bash scripts/gpu-wide.sh            # every lab below
-#   ONLY="02 10" bash scripts/gpu-wide.sh   # some of them
+#   bash scripts/gpu-wide.sh                          # every lab below
+#   ONLY="02 03 04 05 06 07" bash scripts/gpu-wide.sh   # some of them: a run of every lab may pass
+#   ONLY="08 09 10 11 12 13" bash scripts/gpu-wide.sh   # the 600 s of one call of the device
 #
 # Labs: 02 and 04 to 12 at a shape each serves, 03 shown refusing (one block computes all of C,
 # a thread an element, from shared memory), 13 with --simulate 2 (two ranks on the one GPU, whose gathered A
@@ -22,7 +23,12 @@
 # that should pass does not, or lab 03 does not refuse.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN_DIR:-.gpu/bin}
+if [ -n "${BIN_DIR:-}" ]; then
+  bin() { local name=$1; shift; "$BIN_DIR/$name" "$@"; }
+else
+  bash .gpu/run list > /dev/null || exit 1
+  bin() { bash .gpu/run bin "$@"; }
+fi
 out=${OUT:-/tmp/gpu-wide}
 mkdir -p "$out"
 log=$out/gpu-wide.log
@@ -59,7 +65,7 @@ for case in "${cases[@]}"; do
   if [ -n "${ONLY:-}" ] && ! grep -qw "$lab" <<< "$ONLY"; then continue; fi
   started=$(date +%s%N)
   # shellcheck disable=SC2086  # the arguments are words
-  output=$("$BIN/$step" $args 2>&1); rc=$?
+  output=$(bin "$step" $args 2>&1); rc=$?
   seconds=$(awk -v a="$started" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
   {
     echo
