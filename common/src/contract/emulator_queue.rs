@@ -129,9 +129,12 @@ fn emulator_arg(arg: KernelArg) -> Arg {
     }
 }
 
+/// PTX by file, source and whether it was compiled wide.
+type PtxCache = Mutex<HashMap<(String, String, bool), String>>;
+
 /// `module`'s PTX, [`WIDE`](crate::params::WIDE) or not, compiled once per source.
 fn ptx(module: CudaSource, wide: bool) -> Result<String> {
-    static CACHE: OnceLock<Mutex<HashMap<(String, String, bool), String>>> = OnceLock::new();
+    static CACHE: OnceLock<PtxCache> = OnceLock::new();
     let key = (module.file.to_owned(), module.source.to_owned(), wide);
     let cache = CACHE.get_or_init(Mutex::default);
     if let Some(p) = cache.lock().map_err(|_| anyhow!("the PTX cache lock was poisoned"))?.get(&key) {
