@@ -86,6 +86,7 @@ const MODULES: &[LayerModule] = &[
     m!(6, "inputs", "testing/inputs.rs"),
     m!(6, "nvrtc", "testing/nvrtc.rs"),
     m!(6, "access_picture", "testing/access_picture.rs"),
+    m!(6, "wide_offsets", "testing/wide_offsets.rs"),
     m!(6, "sets", "testing/sets.rs"),
     m!(6, "shapes", "testing/shapes.rs"),
     m!(6, "faults", "testing/faults.rs"),

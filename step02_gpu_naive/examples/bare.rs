@@ -47,6 +47,8 @@ pub fn run() -> anyhow::Result<bool> {
         format!("--gpu-architecture=compute_{major}{minor}"),
         format!("-DBLOCK={BLOCK}"),
         format!("-DCOALESCED={COALESCED}"),
+        // The type of an offset into A, B or C: int, as no matrix here passes 2^31 - 1 elements.
+        "-Doffset_t=int".to_owned(),
     ];
     let kernel = include_str!("../src/kernel.cu");
     let ptx = compile_ptx_with_opts(kernel, CompileOptions { options, ..Default::default() })?;

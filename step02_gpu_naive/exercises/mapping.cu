@@ -32,7 +32,7 @@
 // chapter, docs/src/step02.md, measures how far, against cuBLAS SGEMM. Step 03 keeps data on chip.
 
 // COALESCED (a -D define, 1 by default) picks the mapping; 0 shows what the other one costs.
-
+// offset_t (defined by the host): int, or long long where a matrix passes 2^31 - 1 elements.
 // ANCHOR: kernel
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
@@ -55,7 +55,7 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
         float sum = 0.0f;
         // TODO 3: the dot product of row `row` of A (M×K) with column `col` of B (K×N), in
         // sum. Both matrices are row-major (step 01: where element (r, c) of a matrix lies).
-        C[row * N + col] = sum;
+        C[(offset_t)row * N + col] = sum;
     }
 }
 // ANCHOR_END: kernel

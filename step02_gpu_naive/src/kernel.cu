@@ -15,7 +15,7 @@
 // chapter, docs/src/step02.md, measures how far, against cuBLAS SGEMM. Step 03 keeps data on chip.
 
 // COALESCED (a -D define, 1 by default) picks the mapping; 0 shows what the other one costs.
-
+// offset_t (defined by the host): int, or long long where a matrix passes 2^31 - 1 elements.
 // ANCHOR: kernel
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C)
 {
@@ -32,9 +32,9 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     if (row < M && col < N) {
         float sum = 0.0f;
         for (int k = 0; k < K; ++k) {
-            sum += A[row * K + k] * B[k * N + col];
+            sum += A[(offset_t)row * K + k] * B[(offset_t)k * N + col];
         }
-        C[row * N + col] = sum;
+        C[(offset_t)row * N + col] = sum;
     }
 }
 // ANCHOR_END: kernel

@@ -42,3 +42,11 @@ fn nvrtc_emulated_products_in_the_subnormal_range_pass_and_a_dropped_term_fails(
     let dropped = emulator::planted(&STEP, "for (int k = 0; k < K; ++k) {", "for (int k = 1; k < K; ++k) {");
     emulator::assert_tiny_products_pass_and_a_fault_fails(&STEP, &dropped);
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K (the narrow PTX does).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], true);
+}

@@ -8,15 +8,15 @@ const FAULTS: &[PlantedFault] = &[
     PlantedFault {
         class: FaultClass::Tf32,
         edits: &[(
-            "sum += A[row * K + k] * B[k * N + col];",
-            "sum += fault_tf32(A[row * K + k]) * fault_tf32(B[k * N + col]);",
+            "sum += A[(offset_t)row * K + k] * B[(offset_t)k * N + col];",
+            "sum += fault_tf32(A[(offset_t)row * K + k]) * fault_tf32(B[(offset_t)k * N + col]);",
         )],
     },
     PlantedFault {
         class: FaultClass::Bf16,
         edits: &[(
-            "sum += A[row * K + k] * B[k * N + col];",
-            "sum += fault_bf16(A[row * K + k]) * fault_bf16(B[k * N + col]);",
+            "sum += A[(offset_t)row * K + k] * B[(offset_t)k * N + col];",
+            "sum += fault_bf16(A[(offset_t)row * K + k]) * fault_bf16(B[(offset_t)k * N + col]);",
         )],
     },
     PlantedFault {
@@ -30,7 +30,7 @@ const FAULTS: &[PlantedFault] = &[
     },
     PlantedFault {
         class: FaultClass::Zero,
-        edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")],
+        edits: &[("C[(offset_t)row * N + col] = sum;", "C[(offset_t)row * N + col] = 0.0f;")],
     },
     PlantedFault {
         class: FaultClass::Row,

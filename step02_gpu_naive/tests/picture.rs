@@ -10,7 +10,10 @@ use step02_gpu_naive::STEP;
 const BIN: &str = env!("CARGO_BIN_EXE_step02_gpu_naive");
 
 fn inner_loop() -> String {
-    format!("kernel.cu:{}", line_of(STEP.source, "sum += A[row * K + k] * B[k * N + col];"))
+    format!(
+        "kernel.cu:{}",
+        line_of(STEP.source, "sum += A[(offset_t)row * K + k] * B[(offset_t)k * N + col];")
+    )
 }
 
 #[test]

@@ -52,7 +52,7 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     }
 
     if (row < M && col < N) {
-        C[row * N + col] = sum;
+        C[(offset_t)row * N + col] = sum;
     }
 }
 // ANCHOR_END: kernel

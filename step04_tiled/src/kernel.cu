@@ -32,13 +32,13 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     float sum = 0.0f;
     for (int k0 = 0; k0 < K; k0 += TILE) {
         // Each thread copies one element of each tile; outside the matrices it stores a zero.
-        As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
+        As[ty][tx] = (row < M && k0 + tx < K) ? A[(offset_t)row * K + k0 + tx] : 0.0f;
 #if BT
         // B holds Bᵀ (N×K): a row of threads copies TILE floats of one of its rows: Bs[n][k].
         int n = blockIdx.x * TILE + ty;
-        Bs[ty][tx] = (n < N && k0 + tx < K) ? B[n * K + k0 + tx] : 0.0f;
+        Bs[ty][tx] = (n < N && k0 + tx < K) ? B[(offset_t)n * K + k0 + tx] : 0.0f;
 #else
-        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
+        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(offset_t)(k0 + ty) * N + col] : 0.0f;
 #endif
         // The tiles are complete before anyone reads them...
         __syncthreads();
@@ -57,7 +57,7 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     }
 
     if (row < M && col < N) {
-        C[row * N + col] = sum;
+        C[(offset_t)row * N + col] = sum;
     }
 }
 // ANCHOR_END: kernel

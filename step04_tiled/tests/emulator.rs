@@ -65,7 +65,7 @@ fn nvrtc_emulator_names_an_index_off_by_one() {
         (64, 64, 64),
         &["reads 4 bytes at byte 4096 of the shared array `As`"],
     );
-    let global = emulator::planted(&STEP, "A[row * K + k0 + tx]", "A[row * K + k0 + tx + 1]");
+    let global = emulator::planted(&STEP, "A[(offset_t)row * K + k0 + tx]", "A[row * K + k0 + tx + 1]");
     emulator::assert_fault_named(
         &global,
         &[],
@@ -128,4 +128,12 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
         &step04_tiled::STEP,
         &[(300, 200, 96), (256, 256, 256)],
     );
+}
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K (the narrow PTX does).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], true);
 }

@@ -24,7 +24,7 @@ const FAULTS: &[PlantedFault] = &[
     },
     PlantedFault {
         class: FaultClass::Zero,
-        edits: &[("C[row * N + col] = sum;", "C[row * N + col] = 0.0f;")],
+        edits: &[("C[(offset_t)row * N + col] = sum;", "C[(offset_t)row * N + col] = 0.0f;")],
     },
     PlantedFault {
         class: FaultClass::Row,

@@ -25,11 +25,11 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
         // of adding the zeros the copies stored past the edge.
         int terms = min(TILE, K - k0);
         if (row < M && col < N) {
-            const float* a = A + row * K + k0;
-            const float* b = B + k0 * N + col;
+            const float* a = A + (offset_t)row * K + k0;
+            const float* b = B + (offset_t)k0 * N + col;
 #pragma unroll UNROLL
             for (int k = 0; k < terms; ++k) {
-                sum += a[k] * b[k * N];
+                sum += a[k] * b[(offset_t)k * N];
             }
         }
         // Kept so the warps of a block walk K together, as in step 04: their reads overlap in L1.
@@ -37,6 +37,6 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     }
 
     if (row < M && col < N) {
-        C[row * N + col] = sum;
+        C[(offset_t)row * N + col] = sum;
     }
 }

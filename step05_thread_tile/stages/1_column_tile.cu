@@ -26,11 +26,11 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
         // The block copies both tiles, element by element; outside the matrices it stores a zero.
         for (int e = threadIdx.x; e < BM * BK; e += THREADS) {
             int m = e / BK, k = e % BK;
-            As[m][k] = (row0 + m < M && k0 + k < K) ? A[(row0 + m) * K + k0 + k] : 0.0f;
+            As[m][k] = (row0 + m < M && k0 + k < K) ? A[(offset_t)(row0 + m) * K + k0 + k] : 0.0f;
         }
         for (int e = threadIdx.x; e < BK * BN; e += THREADS) {
             int k = e / BN, n = e % BN;
-            Bs[k][n] = (k0 + k < K && col0 + n < N) ? B[(k0 + k) * N + col0 + n] : 0.0f;
+            Bs[k][n] = (k0 + k < K && col0 + n < N) ? B[(offset_t)(k0 + k) * N + col0 + n] : 0.0f;
         }
         // The tiles are complete before anyone reads them...
         __syncthreads();
@@ -53,7 +53,7 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
             int row = row0 + r0 + i * (BM / TM), col = col0 + c0 + j * (BN / TN);
-            if (row < M && col < N) C[row * N + col] = acc[i][j];
+            if (row < M && col < N) C[(offset_t)row * N + col] = acc[i][j];
         }
     }
 }

@@ -30,7 +30,7 @@ __device__ __forceinline__ float4 load4(const float* p, int row, int col, int ro
 {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (row < rows) {
-        const float* r = p + row * cols;
+        const float* r = p + (offset_t)row * cols;
         if (col + 0 < cols) v.x = r[col + 0];
         if (col + 1 < cols) v.y = r[col + 1];
         if (col + 2 < cols) v.z = r[col + 2];
@@ -146,7 +146,7 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
             int col = col0 + tile_col(j, c0);
-            if (col < N) C[row * N + col] = acc[i][j];
+            if (col < N) C[(offset_t)row * N + col] = acc[i][j];
         }
     }
 }

@@ -41,11 +41,11 @@ __device__ __forceinline__ int tile_col(int j, int c0) {
 __device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols,
                                         bool vec) {
     if (vec && row < rows && col + 3 < cols) {
-        return *reinterpret_cast<const float4*>(p + row * cols + col);
+        return *reinterpret_cast<const float4*>(p + (offset_t)row * cols + col);
     }
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (row < rows) {
-        const float* r = p + row * cols;
+        const float* r = p + (offset_t)row * cols;
         if (col + 0 < cols) v.x = r[col + 0];
         if (col + 1 < cols) v.y = r[col + 1];
         if (col + 2 < cols) v.z = r[col + 2];
@@ -177,14 +177,14 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
             int col = col0 + tile_col(j, c0);
             if constexpr (VN == 4) {
                 if (N % 4 == 0 && col + 3 < N) {
-                    *reinterpret_cast<float4*>(&C[row * N + col]) =
+                    *reinterpret_cast<float4*>(&C[(offset_t)row * N + col]) =
                         make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
                     continue;
                 }
             }
 #pragma unroll
             for (int v = 0; v < VN; ++v) {
-                if (col + v < N) C[row * N + col + v] = acc[i][j + v];
+                if (col + v < N) C[(offset_t)row * N + col + v] = acc[i][j + v];
             }
         }
     }

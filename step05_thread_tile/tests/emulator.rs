@@ -52,3 +52,11 @@ fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
         &[(300, 200, 96), (512, 512, 128)],
     );
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K (the narrow PTX does).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], true);
+}

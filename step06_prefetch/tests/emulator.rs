@@ -60,7 +60,7 @@ fn nvrtc_emulator_names_an_index_off_by_one() {
     );
     let write = emulator::planted(
         &STEP,
-        "if (col + v < N) C[row * N + col + v]",
+        "if (col + v < N) C[(offset_t)row * N + col + v]",
         "if (col + v < N) C[row * N + col + v + 1]",
     );
     emulator::assert_fault_named(
@@ -104,4 +104,12 @@ fn nvrtc_emulated_products_in_the_subnormal_range_pass_and_tf32_operands_fail() 
         "acc[i][j] += __uint_as_float(__float_as_uint(a[i]) & 0xffffe000u) * b[j];",
     );
     emulator::assert_tiny_products_pass_and_a_fault_fails(&STEP, &tf32);
+}
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K (the narrow PTX does).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], true);
 }

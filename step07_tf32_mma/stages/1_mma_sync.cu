@@ -33,11 +33,11 @@ constexpr int B_LOADS = (B_PIECES + THREADS - 1) / THREADS;
 __device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols,
                                         bool vec) {
     if (vec && row < rows && col + 3 < cols) {
-        return *reinterpret_cast<const float4*>(p + row * cols + col);
+        return *reinterpret_cast<const float4*>(p + (offset_t)row * cols + col);
     }
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (row < rows) {
-        const float* r = p + row * cols;
+        const float* r = p + (offset_t)row * cols;
         if (col + 0 < cols) v.x = r[col + 0];
         if (col + 1 < cols) v.y = r[col + 1];
         if (col + 2 < cols) v.z = r[col + 2];
@@ -52,7 +52,7 @@ __device__ __forceinline__ float4 load4(const float* p, int row, int col, int ro
 template <bool VEC>
 __device__ __forceinline__ float4 load4_inside(const float* p, int row, int col, int cols)
 {
-    const float* q = p + row * cols + col;
+    const float* q = p + (offset_t)row * cols + col;
     if constexpr (VEC) return __ldg(reinterpret_cast<const float4*>(q));
     return make_float4(__ldg(q + 0), __ldg(q + 1), __ldg(q + 2), __ldg(q + 3));
 }
@@ -266,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             for (int e = 0; e < 4; ++e) {
                 int row = row0 + wr + 16 * i + g + 8 * (e / 2);
                 int col = col0 + wc + 8 * j + 2 * t + e % 2;
-                if (row < M && col < N) C[row * N + col] = acc[i][j][e];
+                if (row < M && col < N) C[(offset_t)row * N + col] = acc[i][j][e];
             }
         }
     }

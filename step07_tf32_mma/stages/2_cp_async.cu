@@ -68,12 +68,12 @@ __device__ __forceinline__ void copy_piece(float* dst, const float* src, int row
                                            int cols) {
     if (WHOLE) {
         bool in = row < rows && col < cols;
-        copy16(dst, in ? &src[row * cols + col] : src, in ? 16 : 0);
+        copy16(dst, in ? &src[(offset_t)row * cols + col] : src, in ? 16 : 0);
     } else {
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
             bool in = row < rows && col + v < cols;
-            copy4(dst + v, in ? &src[row * cols + col + v] : src, in ? 4 : 0);
+            copy4(dst + v, in ? &src[(offset_t)row * cols + col + v] : src, in ? 4 : 0);
         }
     }
 }
@@ -250,7 +250,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             for (int e = 0; e < 4; ++e) {
                 int row = row0 + wr + 16 * i + g + 8 * (e / 2);
                 int col = col0 + wc + 8 * j + 2 * t + e % 2;
-                if (row < M && col < N) C[row * N + col] = acc[i][j][e];
+                if (row < M && col < N) C[(offset_t)row * N + col] = acc[i][j][e];
             }
         }
     }

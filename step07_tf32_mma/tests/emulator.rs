@@ -167,3 +167,11 @@ fn nvrtc_emulator_names_an_operand_from_swapped_ldmatrix_lanes() {
     );
     assert!(!message.contains("verify"), "{message}");
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K (the narrow PTX does).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], true);
+}

@@ -49,7 +49,7 @@ const FAULTS: &[PlantedFault] = &[
     PlantedFault { class: FaultClass::DropSlice, edits: DROP_SLICE },
     PlantedFault {
         class: FaultClass::Zero,
-        edits: &[("C[row * N + col] = acc[j][i][e];", "C[row * N + col] = 0.0f;")],
+        edits: &[("C[(offset_t)row * N + col] = acc[j][i][e];", "C[(offset_t)row * N + col] = 0.0f;")],
     },
     PlantedFault {
         class: FaultClass::Row,

@@ -70,6 +70,6 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             for (int e = 0; e < 4; ++e) {
                 int row = row0 + wr + 8 * i + 2 * t + e % 2;
                 int col = col0 + wc + warp_col(j, g + 8 * (e / 2));
-                if (row < M && col < N) C[row * N + col] = acc[j][i][e];
+                if (row < M && col < N) C[(offset_t)row * N + col] = acc[j][i][e];
             }
 }

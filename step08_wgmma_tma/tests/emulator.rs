@@ -285,3 +285,12 @@ fn nvrtc_emulator_names_an_mbarrier_used_before_its_init_is_ordered() {
         assert_names(&message, "by thread (0,0,0) of block (0,0,0) at ", &init);
     }
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K; its offsets were 64-bit
+/// already (its tensor maps read A and B), so its narrow PTX forms none either.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], false);
+}

@@ -296,3 +296,12 @@ fn nvrtc_emulated_short_k_takes_the_fp32_path_and_every_k_holds_fp32s_limits() {
     }
     assert_eq!(step09_3xtf32::apart::SPLIT_FROM_K, 256);
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K; its offsets were 64-bit
+/// already, so its narrow PTX forms none either.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], false);
+}

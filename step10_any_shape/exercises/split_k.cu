@@ -68,11 +68,11 @@ __device__ __forceinline__ int tile_col(int j, int c0) {
 __device__ __forceinline__ float4 load4(const float* p, int row, int col, int rows, int cols,
                                         bool vec) {
     if (vec && row < rows && col + 3 < cols) {
-        return *reinterpret_cast<const float4*>(p + row * cols + col);
+        return *reinterpret_cast<const float4*>(p + (offset_t)row * cols + col);
     }
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (row < rows) {
-        const float* r = p + row * cols;
+        const float* r = p + (offset_t)row * cols;
         if (col + 0 < cols) v.x = r[col + 0];
         if (col + 1 < cols) v.y = r[col + 1];
         if (col + 2 < cols) v.z = r[col + 2];
@@ -87,7 +87,7 @@ __device__ __forceinline__ float4 load4(const float* p, int row, int col, int ro
 template <bool VEC>
 __device__ __forceinline__ float4 load4_inside(const float* p, int row, int col, int cols)
 {
-    const float* q = p + row * cols + col;
+    const float* q = p + (offset_t)row * cols + col;
     if constexpr (VEC) return __ldg(reinterpret_cast<const float4*>(q));
     return make_float4(__ldg(q + 0), __ldg(q + 1), __ldg(q + 2), __ldg(q + 3));
 }
@@ -329,7 +329,7 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
             int col = col0 + tile_col(j, c0);
             if constexpr (VN == 4) {
                 if (N % 4 == 0 && col + 3 < N) {
-                    float4* c = reinterpret_cast<float4*>(&C[row * N + col]);
+                    float4* c = reinterpret_cast<float4*>(&C[(offset_t)row * N + col]);
                     float4 v =
                         make_float4(acc[i][j + 0], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
                     if (add) {
@@ -342,7 +342,7 @@ __device__ __forceinline__ void write_back(float* C, int M, int N, int row0, int
             }
 #pragma unroll
             for (int v = 0; v < VN; ++v) {
-                float* c = &C[row * N + col + v];
+                float* c = &C[(offset_t)row * N + col + v];
                 if (col + v < N) *c = add ? __ldcg(c) + acc[i][j + v] : acc[i][j + v];
             }
         }

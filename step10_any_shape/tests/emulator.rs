@@ -63,3 +63,16 @@ fn nvrtc_a_scaled_stream_k_layout_is_refused_before_it_emulates() {
     );
     assert!(why.contains("Stream-K") && why.contains("without --scaled"), "{why}");
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K, on each of its paths
+/// (tiles, split K, few rows, few columns, short K; the narrow PTX of the tiles does).
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(
+        &STEP,
+        &[(67, 45, 129), (64, 64, 4000), (4, 300, 500), (300, 5, 400), (300, 200, 8)],
+        true,
+    );
+}

@@ -209,3 +209,12 @@ fn nvrtc_emulated_k_scaled_data_passes_fp32s_limits_and_a_modulus_short_fails() 
 fn nvrtc_emulated_scaled_counts_match_the_whole_emulation() {
     common::testing::emulator::assert_scaled_counts_match(&STEP, &[(512, 384, 256)]);
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K; its offsets were 64-bit
+/// already, so its narrow PTX forms none either.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], false);
+}

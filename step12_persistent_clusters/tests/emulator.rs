@@ -476,3 +476,12 @@ fn nvrtc_a_scaled_run_of_unequal_shares_is_refused_before_it_emulates() {
     );
     assert!(why.contains("unequal shares") && why.contains("multiple of"), "{why}");
 }
+
+/// Compiled wide (64-bit offsets), the kernel gives the narrow kernel's C bit for bit, and its
+/// PTX forms no global address from a 32-bit product of M, N or K; its offsets were 64-bit
+/// already (its tensor maps read A and B and write C), so its narrow PTX forms none either.
+#[test]
+#[ignore = "needs libnvrtc"]
+fn nvrtc_emulated_wide_offsets_give_the_same_c() {
+    common::testing::wide_offsets::assert_wide_matches_narrow(&STEP, &[(67, 45, 129), (33, 7, 5)], false);
+}

@@ -18,6 +18,7 @@ pub mod nccl;
 mod rank_gpu;
 mod ranks;
 mod report;
+mod ring_memory;
 pub mod rounds;
 mod run;
 

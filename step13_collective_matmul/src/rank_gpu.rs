@@ -66,12 +66,18 @@ impl RankGpu {
                     .map_err(|e| anyhow!("--ring-{}", e.to_string().trim_start_matches("--")))?;
                 // The step's own checks first: a set it refuses gets its sentence, not a compile error.
                 LAB12.validate(&params, shard, &gpu.info.limits).map_err(|e| anyhow!("--ring-param: {e}"))?;
+                // Compiled wide where a matrix of the product passes 2³¹ − 1 elements.
+                let params = LAB12.widened(params, shard, ring_params)?;
                 let ring = StepKernel::new(&gpu, &LAB12, params)?;
                 let (mut beside, _) = ring.fit(&gpu.info, shard)?;
                 // One persistent block an SM: as many as the SMs it may use, in whole clusters.
                 let cluster = ring.params.get("CLUSTER");
                 beside.grid.0 = beside.grid.0.min((sms / cluster).max(1) * cluster);
-                let alone = StepKernel::new(&gpu, &LAB12, Params::defaults(LAB12.params))?;
+                let alone = StepKernel::new(
+                    &gpu,
+                    &LAB12,
+                    LAB12.widened(Params::defaults(LAB12.params), whole, &[])?,
+                )?;
                 let (whole_geometry, _) = alone.fit(&gpu.info, whole)?;
                 Some([(ring, shard, beside), (alone, whole, whole_geometry)])
             }

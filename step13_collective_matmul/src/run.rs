@@ -142,12 +142,19 @@ fn run_claimed(args: &RingArgs) -> Result<bool> {
     let shard = Shape::new(args.m, args.n, args.k).map_err(anyhow::Error::msg)?;
     let global = Shape::new(g * args.m, g * args.n, args.k).map_err(anyhow::Error::msg)?;
     let whole = Shape { m: global.m, ..shard };
+    crate::ring_memory::check_host(shard, g, common::run::host_memory_available())?;
 
     let leave = args.leave_sms.unwrap_or(if simulated || args.exchange == "copies" { 0 } else { 16 });
     let devices = ordinals
         .iter()
         .map(|&o| RankGpu::open(o, (shard, whole), leave, &args.ring_params))
         .collect::<Result<Vec<_>>>()?;
+    for (d, device) in devices.iter().enumerate() {
+        let free =
+            device.gpu.ctx.mem_get_info().map_or(device.gpu.info.total_mem as u64, |(free, _)| free as u64);
+        let ranks = placement.iter().filter(|&&p| p == d).count();
+        crate::ring_memory::check_device(shard, g, ranks, free, &device.gpu.info.name)?;
+    }
     let products: Vec<ShardKernel> =
         products.into_iter().filter(|&p| devices.iter().all(|d| d.has(p))).collect();
     if products.is_empty() {

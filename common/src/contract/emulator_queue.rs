@@ -30,9 +30,18 @@ pub struct EmulatorState {
     /// The seconds the emulation of the step's own kernel took, over its launches (the rest of
     /// a product, copies and uploads, runs whole in a scaled run too).
     pub own_seconds: f64,
+    /// Whether the modules loaded beside the step's compile [`WIDE`](crate::params::WIDE), as
+    /// the step's kernel does.
+    wide: bool,
 }
 
 impl EmulatorState {
+    /// The state of a step kernel compiled [`WIDE`](crate::params::WIDE) or not: the modules
+    /// loaded beside it compile the same way.
+    pub fn compiled_wide(wide: bool) -> Self {
+        Self { wide, ..Self::default() }
+    }
+
     /// Frees every workspace.
     pub fn free(&mut self, machine: &mut Emulator) {
         for (_, (at, _)) in self.workspaces.drain() {
@@ -120,15 +129,19 @@ fn emulator_arg(arg: KernelArg) -> Arg {
     }
 }
 
-/// `module`'s PTX, compiled once per source.
-fn ptx(module: CudaSource) -> Result<String> {
-    static CACHE: OnceLock<Mutex<HashMap<(String, String), String>>> = OnceLock::new();
-    let key = (module.file.to_owned(), module.source.to_owned());
+/// PTX by file, source and whether it was compiled wide.
+type PtxCache = Mutex<HashMap<(String, String, bool), String>>;
+
+/// `module`'s PTX, [`WIDE`](crate::params::WIDE) or not, compiled once per source.
+fn ptx(module: CudaSource, wide: bool) -> Result<String> {
+    static CACHE: OnceLock<PtxCache> = OnceLock::new();
+    let key = (module.file.to_owned(), module.source.to_owned(), wide);
     let cache = CACHE.get_or_init(Mutex::default);
     if let Some(p) = cache.lock().map_err(|_| anyhow!("the PTX cache lock was poisoned"))?.get(&key) {
         return Ok(p.clone());
     }
-    let p = emulated::ptx(module.source, module.file, emulated::PTX_ARCH, &[])?;
+    let p =
+        emulated::ptx(module.source, module.file, emulated::PTX_ARCH, &crate::gpu_queue::wide_define(wide))?;
     cache.lock().map_err(|_| anyhow!("the PTX cache lock was poisoned"))?.insert(key, p.clone());
     Ok(p)
 }
@@ -142,7 +155,7 @@ impl Queue for EmulatorQueue<'_> {
         if self.state.loaded.iter().any(|f| f == module.file) {
             return Ok(());
         }
-        self.machine.load(&ptx(module)?).map_err(|e| anyhow!("{e}"))?;
+        self.machine.load(&ptx(module, self.state.wide)?).map_err(|e| anyhow!("{e}"))?;
         self.state.loaded.push(module.file.to_owned());
         Ok(())
     }

@@ -39,6 +39,9 @@ pub struct GpuState {
     timing: bool,
     timer: Option<[CudaEvent; 2]>,
     timed: bool,
+    /// Whether the modules loaded beside the step's compile [`WIDE`](crate::params::WIDE), as
+    /// the step's kernel does.
+    wide: bool,
 }
 
 /// What a map is encoded for: the element, the address, the dimensions and the box.
@@ -52,6 +55,12 @@ struct Side {
 }
 
 impl GpuState {
+    /// The state of a step kernel compiled [`WIDE`](crate::params::WIDE) or not: the modules
+    /// loaded beside it compile the same way.
+    pub fn compiled_wide(wide: bool) -> Self {
+        Self { wide, ..Self::default() }
+    }
+
     /// The next product times the part between `time_from` and `time_to` apart (on the product's
     /// stream: a timed part does not fork).
     pub fn time_next(&mut self) {
@@ -75,7 +84,12 @@ pub struct GpuQueue<'q> {
 }
 
 /// Compiled modules by file, architecture and source.
-type CompileCache = Mutex<HashMap<(String, String, String), Compiled>>;
+type CompileCache = Mutex<HashMap<(String, String, String, bool), Compiled>>;
+
+/// The defines of a module compiled [`WIDE`](crate::params::WIDE) or not: `WIDE=1`, or none.
+pub(crate) fn wide_define(wide: bool) -> Vec<(String, u32)> {
+    if wide { vec![(crate::params::WIDE.name.to_owned(), 1)] } else { Vec::new() }
+}
 
 impl<'q> GpuQueue<'q> {
     pub fn new(gpu: &'q Gpu, kernel: &'q Kernel, state: &'q mut GpuState) -> Self {
@@ -165,15 +179,15 @@ impl<'q> GpuQueue<'q> {
     }
 }
 
-/// Compiles `module` for `arch` once per source.
-fn compiled(module: CudaSource, arch: &str) -> Result<Compiled> {
+/// Compiles `module` for `arch`, [`WIDE`](crate::params::WIDE) or not, once per source.
+fn compiled(module: CudaSource, arch: &str, wide: bool) -> Result<Compiled> {
     static CACHE: OnceLock<CompileCache> = OnceLock::new();
-    let key = (module.file.to_owned(), arch.to_owned(), module.source.to_owned());
+    let key = (module.file.to_owned(), arch.to_owned(), module.source.to_owned(), wide);
     let cache = CACHE.get_or_init(Mutex::default);
     if let Some(c) = cache.lock().map_err(|_| anyhow!("the compile cache lock was poisoned"))?.get(&key) {
         return Ok(c.clone());
     }
-    let c = crate::gpu::compile(module.source, module.file, arch, &[])?;
+    let c = crate::gpu::compile(module.source, module.file, arch, &wide_define(wide))?;
     cache.lock().map_err(|_| anyhow!("the compile cache lock was poisoned"))?.insert(key, c.clone());
     Ok(c)
 }
@@ -188,7 +202,7 @@ impl Queue for GpuQueue<'_> {
         if self.state.modules.iter().any(|(file, _, _)| file == module.file) {
             return Ok(());
         }
-        let compiled = compiled(module, &self.gpu.info.arch())?;
+        let compiled = compiled(module, &self.gpu.info.arch(), self.state.wide)?;
         let loaded = self
             .gpu
             .ctx

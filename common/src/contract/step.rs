@@ -7,7 +7,7 @@ use crate::gpu::{self, Compiled, LaunchLimits};
 use crate::hooks::Hooks;
 use crate::includes::{self, Include};
 use crate::matrix::Shape;
-use crate::params::{Param, Params};
+use crate::params::{Param, Params, WIDE};
 use crate::stream_k::{SHARE, SHARED_TILES_MAX};
 use crate::tma::TmaBox;
 use crate::verify::Precision;
@@ -468,12 +468,15 @@ impl GpuStep {
         overrides: &[(String, u32)],
     ) -> Result<(Params, Option<Choice>)> {
         let Some(choose) = self.schedule.rule() else {
-            return Ok((Params::with_overrides(self.params, overrides)?, None));
+            return Ok((
+                self.widened(Params::with_overrides(self.params, overrides)?, shape, overrides)?,
+                None,
+            ));
         };
         let choice = choose(shape, sms).map_err(|e| anyhow!("{e}"))?;
         let mut all: Vec<(String, u32)> = choice.set.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect();
         all.extend_from_slice(overrides);
-        let params = Params::with_overrides(self.params, &all)?;
+        let params = self.widened(Params::with_overrides(self.params, &all)?, shape, overrides)?;
         let forced: Vec<String> = overrides
             .iter()
             .filter(|(n, v)| choice.set.iter().find(|(c, _)| c == n).is_none_or(|(_, cv)| cv != v))
@@ -489,6 +492,22 @@ impl GpuStep {
             }
         };
         Ok((params, Some(choice)))
+    }
+
+    /// `params` compiled [`WIDE`] where a matrix of `shape`, or of the padded shape the launch
+    /// multiplies, passes 2³¹ − 1 elements (or where `--param WIDE=1` asks), refused where
+    /// `--param WIDE=0` asks for 32-bit offsets that cannot reach the shape's last elements.
+    pub fn widened(&self, params: Params, shape: Shape, overrides: &[(String, u32)]) -> Result<Params> {
+        let needs = shape.wide() || self.padded_shape(&params, shape).is_some_and(|p| p.wide());
+        let asked = overrides.iter().rev().find(|(n, _)| n == WIDE.name).map(|(_, v)| *v);
+        if needs && asked == Some(0) {
+            bail!(
+                "--param WIDE=0 asks for 32-bit offsets, but a matrix of {shape} has {} elements, \
+                 past the 2147483647 they reach",
+                shape.largest_matrix()
+            );
+        }
+        Ok(if needs { params.widened(true) } else { params })
     }
 
     // ANCHOR: compile

@@ -60,7 +60,8 @@ impl<'a> StepKernel<'a> {
 
     /// Wraps a kernel already compiled and loaded for `step` with `params`.
     pub fn with_kernel(step: &'a GpuStep, params: Params, kernel: Kernel) -> Result<Self> {
-        Ok(Self { step, params, kernel, state: Mutex::default(), last: Mutex::default() })
+        let state = Mutex::new(GpuState::compiled_wide(params.wide()));
+        Ok(Self { step, params, kernel, state, last: Mutex::default() })
     }
 
     /// The geometry for `shape` on this device (the parameters checked at that shape first), and

@@ -40,3 +40,40 @@ fn the_defaults_are_the_plain_steps_values() {
     assert!(hooks.workspace_bytes(&params, SHAPE) == 0 && hooks.on_tiles(&params));
     assert!(hooks.report_line(&params, Shape::new(1, 1, 1).unwrap(), (1, 1, 1)).is_none());
 }
+
+/// The run compiles wide exactly where a matrix of the shape, or of the padded shape the launch
+/// multiplies, passes 2³¹ − 1 elements, or where `--param WIDE=1` asks; `--param WIDE=0` is
+/// refused there in one sentence and taken everywhere else.
+#[test]
+fn a_run_compiles_wide_exactly_where_a_matrix_passes_an_int() {
+    let plain = GpuStep { name: "test", ..GpuStep::DEFAULT };
+    let wide = |step: &GpuStep, (m, n, k): (usize, usize, usize), given: &[(&str, u32)]| {
+        let given: Vec<(String, u32)> = given.iter().map(|&(n, v)| (n.to_owned(), v)).collect();
+        step.params_for(Shape::new(m, n, k).unwrap(), 132, &given).map(|(p, _)| p.wide())
+    };
+    // 2^31 − 1 (a prime) elements at most, then one past it, in A, B and C each.
+    let int = i32::MAX as usize;
+    for (at, past) in [
+        ((1, 1, int), (2_097_152, 1, 1024)),
+        ((1, int, 1), (1, 2_097_152, 1024)),
+        ((int, 1, 1), (2_097_152, 1024, 1)),
+    ] {
+        assert!(!wide(&plain, at, &[]).unwrap(), "{at:?}");
+        assert!(wide(&plain, past, &[]).unwrap(), "{past:?}");
+        assert!(wide(&plain, at, &[("WIDE", 1)]).unwrap(), "{at:?} with WIDE=1");
+        assert!(!wide(&plain, at, &[("WIDE", 0)]).unwrap(), "{at:?} with WIDE=0");
+        let err = wide(&plain, past, &[("WIDE", 0)]).unwrap_err().to_string();
+        assert!(
+            err.contains("--param WIDE=0 asks for 32-bit offsets") && err.contains("2147483648 elements"),
+            "{err}"
+        );
+    }
+    // A of 600,000,000 × 3 is narrow, but a launch that pads its rows to 4 floats multiplies
+    // 2,400,000,000 of them.
+    let pads = GpuStep { pads_rows: true, ..plain };
+    assert!(!wide(&plain, (600_000_000, 1, 3), &[]).unwrap());
+    assert!(wide(&pads, (600_000_000, 1, 3), &[]).unwrap());
+    // The default shapes of the course stay narrow, so their kernels compile as they always have.
+    assert!(!wide(&plain, (4096, 4096, 4096), &[]).unwrap());
+    assert!(!wide(&plain, (8192, 8192, 8192), &[]).unwrap());
+}

@@ -5,8 +5,13 @@ use std::fmt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// Largest element count of one matrix: the kernels index with 32-bit `int`.
-pub const MAX_ELEMENTS: usize = i32::MAX as usize;
+/// The most elements a matrix may have for a kernel to form every offset into it in a 32-bit
+/// `int`; a product with a larger matrix compiles its kernels wide ([`Shape::wide`]).
+pub const NARROW_ELEMENTS: usize = i32::MAX as usize;
+
+/// The most elements a matrix may have at all: 2⁴⁸ (a petabyte of f32), past any machine's
+/// memory, so that every count of bytes a run makes of its matrices fits in 64 bits.
+pub const MAX_ELEMENTS: usize = 1 << 48;
 
 /// The suite of shapes (M, N, K) that `compare --suite` measures and step10's tests check: small
 /// and odd squares, a transformer layer's products, a matrix–vector product, deep and thin ones.
@@ -64,8 +69,9 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// A shape every kernel can index: all dimensions at least 1 and no matrix larger than
-    /// `MAX_ELEMENTS`.
+    /// A shape: all dimensions at least 1, and no matrix past [`MAX_ELEMENTS`]. Whether
+    /// it fits in memory is the run's to say (`run/budget.rs`), and whether a kernel's launch can
+    /// cover it, the step's.
     pub fn new(m: usize, n: usize, k: usize) -> Result<Self, String> {
         if m == 0 || n == 0 || k == 0 {
             return Err(format!(
@@ -75,12 +81,24 @@ impl Shape {
         for (name, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
             if rows.checked_mul(cols).is_none_or(|e| e > MAX_ELEMENTS) {
                 return Err(format!(
-                    "{name} would have {rows}×{cols} elements, more than the {MAX_ELEMENTS} that \
-                     32-bit kernel indices can address; choose a smaller shape"
+                    "{name} would have {rows}×{cols} elements, more than the 2^48 any machine's \
+                     memory holds; choose a smaller shape"
                 ));
             }
         }
         Ok(Self { m, n, k })
+    }
+
+    /// The elements of the largest of A, B and C.
+    pub fn largest_matrix(&self) -> usize {
+        (self.m * self.k).max(self.k * self.n).max(self.m * self.n)
+    }
+
+    /// Whether some matrix has more than [`NARROW_ELEMENTS`] elements, so that an offset
+    /// row·ld + col into it can pass 2³¹ − 1: its kernels are then compiled wide
+    /// ([`crate::params::WIDE`]), forming such offsets in 64 bits.
+    pub fn wide(&self) -> bool {
+        self.largest_matrix() > NARROW_ELEMENTS
     }
 
     pub fn square(size: usize) -> Result<Self, String> {
@@ -454,10 +472,32 @@ mod tests {
         assert!(Shape::new(0, 4, 4).is_err());
         assert!(Shape::new(4, 0, 4).is_err());
         assert!(Shape::new(4, 4, 0).is_err());
-        let err = Shape::new(70_000, 70_000, 1).unwrap_err();
-        assert!(err.contains("C would have"), "{err}");
+        let err = Shape::new(1 << 24, 1 << 25, 1).unwrap_err();
+        assert!(err.contains("C would have 16777216×33554432 elements, more than the 2^48"), "{err}");
+        assert!(Shape::new(1 << 24, 1 << 24, 1).is_ok(), "2^48 elements exactly");
+        assert!(Shape::new(usize::MAX, 2, 1).is_err(), "a count past usize is refused, not wrapped");
         assert!(Shape::new(1, 1, 1).is_ok());
-        assert!(Shape::new(46_340, 46_340, 1).is_ok());
+        assert!(Shape::new(70_000, 70_000, 1).is_ok());
+    }
+
+    /// Wide exactly where some matrix passes 2³¹ − 1 elements: A, B or C, each alone.
+    #[test]
+    fn a_shape_is_wide_exactly_past_narrow_elements() {
+        let narrow = [(46_340, 46_340, 1), (2_097_151, 1, 1024), (1, 1 << 20, 2047), (65_535, 32_768, 1)];
+        for (m, n, k) in narrow {
+            assert!(!Shape::new(m, n, k).unwrap().wide(), "{m}×{n}×{k}");
+        }
+        // 2^31 − 1 is prime: each matrix at exactly the limit is one row (or column) of it, and
+        // still narrow.
+        let int = NARROW_ELEMENTS;
+        assert!(!Shape::new(1, 1, int).unwrap().wide(), "A and B of 2^31 − 1");
+        assert!(!Shape::new(int, 1, 1).unwrap().wide(), "A and C of 2^31 − 1");
+        assert!(!Shape::new(1, int, 1).unwrap().wide(), "B and C of 2^31 − 1");
+        let wide = [(2_097_152, 1, 1024), (1, 2_097_152, 1024), (2_097_152, 1024, 1), (65_536, 32_768, 8)];
+        for (m, n, k) in wide {
+            let s = Shape::new(m, n, k).unwrap();
+            assert!(s.wide() && s.largest_matrix() == NARROW_ELEMENTS + 1, "{m}×{n}×{k}");
+        }
     }
 
     #[test]

@@ -51,7 +51,7 @@ impl<'a> StepKernels<'a> {
     /// The parameters at `shape`.
     pub fn params(&self, gpu: &Gpu, shape: Shape) -> Result<Params> {
         match &self.fixed {
-            Some(p) => Ok(p.clone()),
+            Some(p) => self.step.widened(p.clone(), shape, &[]),
             None => Ok(self.step.params_for(shape, gpu.info.sms, &[])?.0),
         }
     }

@@ -68,7 +68,10 @@ pub fn run(step: &GpuStep, args: &Args, gpu: &Gpu, inputs: &Inputs) -> Result<bo
         Some(choose) => choose(shape, gpu.info.sms).map_err(|e| anyhow!("{e}"))?.set,
         None => Vec::new(),
     };
-    let all = candidates(step, &base, &args.params)?;
+    let all: Vec<Params> = candidates(step, &base, &args.params)?
+        .into_iter()
+        .map(|p| step.widened(p, shape, &args.params))
+        .collect::<Result<_>>()?;
     let valid: Vec<Params> =
         all.iter().filter(|p| step.validate(p, shape, &gpu.info.limits).is_ok()).cloned().collect();
     if valid.is_empty() {

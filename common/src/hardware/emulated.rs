@@ -31,7 +31,7 @@ pub const DEVICE_LINE: &str = "emulated on the CPU";
 
 /// Compiles `source` to PTX for `arch` ([`PTX_ARCH`] or [`HOPPER_PTX_ARCH`]), with the `.cu`
 /// line of every instruction (NVRTC's `--generate-line-info`, which changes no instruction), and
-/// `-D NAME=value` for each define.
+/// `-D NAME=value` for each define (and [`gpu::offset_type`]'s).
 pub fn ptx(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<String> {
     Ok(ptx_and_log(source, file, arch, &[], defines)?.0)
 }
@@ -63,6 +63,7 @@ fn ptx_and_log(
     ];
     options.extend(extra.iter().map(|o| (*o).to_owned()));
     options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
+    options.push(gpu::offset_type(defines));
     gpu::nvrtc_program(source, file, target, &options, |prog, log| {
         // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
         let ptx = unsafe { nvrtc::result::get_ptx(prog) };

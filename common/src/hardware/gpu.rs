@@ -386,7 +386,22 @@ fn text_sections(cubin: &[u8]) -> Vec<String> {
     names
 }
 
-/// Compiles `source` with NVRTC for `arch` (e.g. `sm_90`), with `-D NAME=value` for each define.
+// ANCHOR: offset_t
+/// The define that compiles a kernel wide: `WIDE=1` (a step's parameter set carries it as
+/// `params::WIDE`, set where a matrix passes 2³¹ − 1 elements).
+pub const WIDE_DEFINE: &str = "WIDE";
+
+/// The `-D` option every compile adds to its defines: `offset_t`, the type the kernels give an
+/// offset into A, B or C, is `long long` where the defines set `WIDE=1` and `int` everywhere else,
+/// so that a kernel at every other shape compiles to the code it always has.
+pub fn offset_type(defines: &[(String, u32)]) -> String {
+    let wide = defines.iter().any(|(name, value)| name == WIDE_DEFINE && *value == 1);
+    format!("-Doffset_t={}", if wide { "long long" } else { "int" })
+}
+// ANCHOR_END: offset_t
+
+/// Compiles `source` with NVRTC for `arch` (e.g. `sm_90`), with `-D NAME=value` for each define
+/// (and [`offset_type`]'s).
 /// `file` names the source in diagnostics, so a compile error points at the file a learner edits.
 pub fn compile(source: &str, file: &str, arch: &str, defines: &[(String, u32)]) -> Result<Compiled> {
     if !nvrtc_present() {
@@ -399,6 +414,7 @@ fn compile_once(source: &str, file: &str, arch: &str, defines: &[(String, u32)])
     let mut options =
         vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_owned(), "--ptxas-options=-v".to_owned()];
     options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
+    options.push(offset_type(defines));
     nvrtc_program(source, file, arch, &options, |prog, log| {
         // SAFETY: `nvrtc_program` hands over a live, successfully compiled program.
         let cubin = unsafe { get_cubin(prog) }?;

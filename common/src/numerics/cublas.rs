@@ -136,22 +136,30 @@ impl Engine for DgemmEngine<'_> {
 
     fn norm_sq(&mut self) -> Result<f64> {
         let s = &self.blas.stream;
-        let mut norm = 0.0f64;
         let (ptr, _sync) = self.c.device_ptr(s);
-        // SAFETY: the handle is live, C holds M·N doubles, and the result goes to host memory
-        // (cuBLAS's default pointer mode), written before the call returns.
-        unsafe {
-            cudarc::cublas::sys::cublasDnrm2_v2(
-                *self.blas.blas.handle(),
-                (self.shape.m * self.shape.n) as i32,
-                ptr as *const f64,
-                1,
-                &mut norm,
-            )
+        // DNRM2 counts elements in an int: a C past 2³¹ − 1 elements is measured in parts.
+        let (elements, part) = (self.shape.m * self.shape.n, 1usize << 30);
+        let mut sum_sq = 0.0f64;
+        for start in (0..elements).step_by(part) {
+            let mut norm = 0.0f64;
+            let len = part.min(elements - start);
+            // SAFETY: the handle is live, C holds M·N doubles of which this part reads `len` from
+            // `start`, and the result goes to host memory (cuBLAS's default pointer mode),
+            // written before the call returns.
+            unsafe {
+                cudarc::cublas::sys::cublasDnrm2_v2(
+                    *self.blas.blas.handle(),
+                    len as i32,
+                    (ptr as *const f64).add(start),
+                    1,
+                    &mut norm,
+                )
+            }
+            .result()
+            .map_err(|e| anyhow!("cuBLAS DNRM2 failed: {e:?}"))?;
+            sum_sq += norm * norm;
         }
-        .result()
-        .map_err(|e| anyhow!("cuBLAS DNRM2 failed: {e:?}"))?;
-        Ok(norm * norm)
+        Ok(sum_sq)
     }
 
     fn result(&mut self) -> Result<Vec<f64>> {

@@ -6,9 +6,9 @@ use crate::hooks::StepOption;
 use crate::matrix::Family;
 
 /// Largest accepted dimension: the largest `int`, which a kernel's M, N and K arguments are.
-/// Nothing else caps one dimension: a shape whose matrices pass what the kernels index is refused
-/// by [`Shape::new`](crate::matrix::Shape::new), and one that does not fit in memory by the
-/// memory check, each naming what does not fit.
+/// Nothing else caps one dimension: a shape whose matrices pass any memory is refused by
+/// [`Shape::new`](crate::matrix::Shape::new), and one that does not fit in this machine's memory
+/// by the memory check, each naming what does not fit.
 pub const MAX_DIM: usize = i32::MAX as usize;
 
 /// clap's id of a step's own option.
@@ -681,9 +681,11 @@ mod tests {
         assert_eq!(parse_dim("2147483647"), Ok(2_147_483_647));
         let e = parse_dim("2147483648").unwrap_err();
         assert!(e.contains("largest `int`") && !e.contains('\n'), "{e}");
-        // A matrix past what 32-bit indices address is refused by the shape, naming it.
-        let e = crate::matrix::Shape::new(3_000_000, 1000, 1).unwrap_err();
-        assert!(e.contains("C would have 3000000×1000 elements") && e.contains("32-bit"), "{e}");
+        // A matrix past 2^31 elements is a shape (the kernels compile wide for it); one past
+        // any memory is refused by the shape, naming it.
+        assert!(crate::matrix::Shape::new(3_000_000, 1000, 1).is_ok_and(|s| s.wide()));
+        let e = crate::matrix::Shape::new(2_000_000_000, 2_000_000_000, 1).unwrap_err();
+        assert!(e.contains("C would have 2000000000×2000000000 elements") && e.contains("2^48"), "{e}");
     }
 
     #[test]

@@ -300,7 +300,12 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
         (&["--size", "0"][..], "at least 1"),
         (&["--size", "-5"][..], "at least 1"),
         (&["-m", "12", "-n", "abc"][..], "not a whole number"),
-        (&["-k", "99999999"][..], "that 32-bit kernel indices can address"),
+        (&["-k", "999999999"][..], "more than the 64 GiB one buffer of the emulator holds"),
+        (&["--param", "WIDE=2"][..], "WIDE is 1 (64-bit offsets) or 0 (32-bit ones)"),
+        (
+            &["--param", "WIDE=0", "-m", "100000", "-n", "100000", "-k", "1"][..],
+            "--param WIDE=0 asks for 32-bit offsets, but a matrix of M=100000 N=100000 K=1 has 10000000000 elements",
+        ),
         (&["-k", "99999999999"][..], "larger than 2147483647, the largest `int`"),
         (&["--reps", "0"][..], "repetition"),
         (&["--param", "TILE"][..], "NAME=VALUE"),

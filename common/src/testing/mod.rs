@@ -4,7 +4,8 @@
 //! (`command_line.rs`), the inputs drawn for them (`inputs.rs`), a step's documented parameter
 //! sets checked, compiled and run (`sets.rs`), the check that each variant or stage is its base
 //! with its recorded change (`copies.rs`), and those that run a kernel on the PTX emulator
-//! (`emulator.rs`) or draw one warp's access there (`picture.rs`). Every helper is at
+//! (`emulator.rs`) or draw one warp's access there (`picture.rs`), and the checks of a kernel
+//! compiled wide (`wide_offsets.rs`). Every helper is at
 //! `common::testing::` whichever file holds it.
 
 pub mod access_picture;
@@ -20,6 +21,7 @@ mod nvrtc;
 mod sets;
 mod shapes;
 pub mod thread_tile;
+pub mod wide_offsets;
 
 pub use checker::{
     Beside, Checker, assert_all_pass, assert_defaults_pass, assert_exact, beside_sgemm, class_mismatches,

@@ -10,7 +10,7 @@ use crate::matrix::{Inputs, Shape};
 use crate::params::Params;
 use crate::step::{Choice, GpuStep};
 
-use super::budget::{check_host_fits, host_memory_available, transposed_b_bytes};
+use super::budget::{check_host_fits, device_workspace_bytes, host_memory_available, transposed_b_bytes};
 use super::device::Device;
 
 /// What a run was asked for: its shape, the parameters and the step's reason where it chooses
@@ -33,7 +33,7 @@ pub(super) fn ask<'a>(step: &GpuStep, args: &Args, device: &mut dyn Device<'a>) 
     let verifies = !args.no_verify && !args.scaled;
     // A scaled emulation of a long K draws its inputs, and holds them, at a shorter depth.
     let drawn = device.drawn_shape(args, shape)?;
-    check_host(step, &params, drawn, (device.with_cublas(), verifies))?;
+    check_host(step, &params, drawn, (device.with_cublas(), verifies, device.memory_is_the_hosts()))?;
     let inputs = inputs_of(args, files, drawn);
     Ok(Asked { shape, params, choice, inputs, verifies })
 }
@@ -88,21 +88,27 @@ pub(super) fn shape_of(args: &Args, files: Option<&Inputs>, default: Shape) -> R
 
 /// Whether the host holds what the run keeps of `shape`: the inputs, Bᵀ where the kernel wants
 /// it, and, where it `verifies`, the reference and the baselines' results (SGEMM's, and TF32's
-/// for a tensor-core step, where it runs cuBLAS), kept to show their errors beside the step's.
+/// for a tensor-core step, where it runs cuBLAS), kept to show their errors beside the step's;
+/// and, where the device's memory is the host's (`emulated`), A, B, C and the step's workspaces
+/// once more.
 pub(super) fn check_host(
     step: &GpuStep,
     params: &Params,
     shape: Shape,
-    (with_cublas, verifies): (bool, bool),
+    (with_cublas, verifies, emulated): (bool, bool, bool),
 ) -> Result<()> {
     let baselines = match (!verifies || !with_cublas, step.precision.tensor_cores()) {
         (true, _) => 0,
         (false, tf32) => 1 + u64::from(tf32),
     };
+    let device = if emulated { shape.f32_bytes() + device_workspace_bytes(step, params, shape) } else { 0 };
     check_host_fits(
         shape,
         verifies,
-        2 * transposed_b_bytes(step, params, shape) + baselines * 4 * (shape.m * shape.n) as u64,
+        (
+            2 * transposed_b_bytes(step, params, shape) + baselines * 4 * (shape.m * shape.n) as u64 + device,
+            emulated,
+        ),
         host_memory_available(),
     )
 }

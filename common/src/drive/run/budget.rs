@@ -54,6 +54,44 @@ pub(super) fn check_memory(gpu: &Gpu, shape: Shape, with_cublas: bool, extra: u6
     check_fits(shape, with_cublas, extra, free, &gpu.info.name)
 }
 
+/// The most bytes one buffer of the emulator's global memory holds: its buffers lie 2³⁶ bytes
+/// apart in its address space (`ptx_emulator::memory::BUFFER_SHIFT`).
+pub const EMULATOR_BUFFER_BYTES: u64 = 1 << ptx_emulator::memory::BUFFER_SHIFT;
+
+/// The longest a whole emulation may take (a day), at the emulator's fastest rate on this
+/// machine's threads: past it a shape is refused, as beyond the emulator.
+pub const EMULATION_LIMIT_SECONDS: f64 = 86_400.0;
+
+/// Refuses, before anything is drawn or allocated, a shape the emulator cannot take: a matrix
+/// larger than one of its buffers holds, or, for a `whole` emulation (not `--scaled`), a product
+/// that would take longer than [`EMULATION_LIMIT_SECONDS`] at `flops_per_second`.
+pub fn check_emulator_fits(shape: Shape, whole: bool, flops_per_second: f64) -> Result<()> {
+    let Shape { m, n, k } = shape;
+    for (name, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
+        let bytes = 4 * (rows * cols) as u64;
+        if bytes > EMULATOR_BUFFER_BYTES {
+            bail!(
+                "{name} of the shape {shape} takes {:.1} GiB, more than the {:.0} GiB one buffer of the \
+                 emulator holds; choose a smaller shape, or run it on a GPU",
+                gib(bytes),
+                gib(EMULATOR_BUFFER_BYTES)
+            );
+        }
+    }
+    let seconds = shape.flops() / flops_per_second;
+    if whole && seconds > EMULATION_LIMIT_SECONDS {
+        bail!(
+            "emulating {shape} whole would take at least {:.0} days here ({:.0} GFLOP at {:.0} MFLOP/s), \
+             past the day an emulated run may take; choose a smaller shape, add --scaled to predict \
+             its time from a few blocks, or run it on a GPU",
+            seconds / EMULATION_LIMIT_SECONDS,
+            shape.flops() / 1e9,
+            flops_per_second / 1e6
+        );
+    }
+    Ok(())
+}
+
 /// Host memory a run needs at its peak: A and B in f32, the result, and with verification the
 /// f64 reference (C and |A|·|B|) with its work arrays (A, B, |A| and |B| in f64).
 pub fn host_memory_needed(shape: Shape, verify: bool) -> u64 {
@@ -84,15 +122,22 @@ pub fn host_memory_available() -> Option<u64> {
 }
 
 /// Refuses, before anything is allocated, a shape whose host buffers, and `extra` bytes a step
-/// needs besides them, exceed `available` bytes.
-pub fn check_host_fits(shape: Shape, verify: bool, extra: u64, available: Option<u64>) -> Result<()> {
+/// needs besides them, exceed `available` bytes; `emulated`: the extra bytes hold the emulator's
+/// global memory (A, B, C and the step's workspaces), which the sentence names.
+pub fn check_host_fits(
+    shape: Shape,
+    verify: bool,
+    (extra, emulated): (u64, bool),
+    available: Option<u64>,
+) -> Result<()> {
     let need = host_memory_needed(shape, verify) + extra;
     match available {
         Some(free) if need > free => bail!(
-            "the shape {shape} needs {:.1} GiB of host memory for {} but this machine has {:.1} GiB available; \
-             choose a smaller shape{}",
+            "the shape {shape} needs {:.1} GiB of host memory for {}{} but this machine has {:.1} GiB \
+             available; choose a smaller shape{}",
             gib(need),
             if verify { "the inputs, the result and the f64 reference" } else { "the inputs and the result" },
+            if emulated { " (with the emulator's copies of A, B and C)" } else { "" },
             gib(free),
             if verify { " or add --no-verify" } else { "" }
         ),
@@ -126,12 +171,34 @@ mod tests {
     #[test]
     fn shapes_beyond_host_memory_are_refused_in_one_sentence() {
         let s = Shape::new(46_340, 46_340, 1).unwrap();
-        let err = check_host_fits(s, true, 0, Some(24 << 30)).unwrap_err().to_string();
+        let err = check_host_fits(s, true, (0, false), Some(24 << 30)).unwrap_err().to_string();
         assert!(err.starts_with("the shape M=46340 N=46340 K=1 needs 56.0 GiB of host memory"), "{err}");
         assert!(err.contains("24.0 GiB available") && err.contains("--no-verify"), "{err}");
-        assert!(check_host_fits(s, false, 0, Some(24 << 30)).is_ok());
-        assert!(check_host_fits(s, false, 24 << 30, Some(24 << 30)).is_err(), "extra bytes count too");
-        assert!(check_host_fits(s, true, 0, None).is_ok(), "no figure to check against");
+        assert!(check_host_fits(s, false, (0, false), Some(24 << 30)).is_ok());
+        let err = check_host_fits(s, false, (24 << 30, true), Some(24 << 30)).unwrap_err().to_string();
+        assert!(err.contains("(with the emulator's copies of A, B and C)"), "extra bytes count too: {err}");
+        assert!(check_host_fits(s, true, (0, false), None).is_ok(), "no figure to check against");
+    }
+
+    /// A matrix past one of the emulator's buffers is refused whole or scaled; a whole emulation
+    /// past a day at the rate given is refused, a scaled one is not.
+    #[test]
+    fn shapes_beyond_the_emulator_are_refused_in_one_sentence() {
+        let rate = 184e6;
+        assert!(check_emulator_fits(Shape::square(2048).unwrap(), true, rate).is_ok());
+        // 50000³: 2.5·10¹⁴ FLOP, at 184 MFLOP/s about 16 days.
+        let big = Shape::square(50_000).unwrap();
+        let err = check_emulator_fits(big, true, rate).unwrap_err().to_string();
+        assert!(
+            err.starts_with("emulating M=50000 N=50000 K=50000 whole would take at least 16 days"),
+            "{err}"
+        );
+        assert!(err.contains("past the day an emulated run may take") && !err.contains('\n'), "{err}");
+        assert!(check_emulator_fits(big, false, rate).is_ok(), "a scaled run emulates a few blocks");
+        // A: 2^34 + 1 floats, one past 64 GiB.
+        let tall = Shape::new((1 << 34) + 1, 1, 1).unwrap();
+        let err = check_emulator_fits(tall, false, rate).unwrap_err().to_string();
+        assert!(err.contains("A of the shape") && err.contains("more than the 64 GiB one buffer"), "{err}");
     }
 
     /// Hooks whose launch needs one float per element of the C it is given.

@@ -78,7 +78,7 @@ pub fn run_cpu(name: &str, default_size: usize, matmul: CpuMatmul, args: &Args) 
     }
     let files = files_of(args)?;
     let shape = shape_of(args, files.as_ref(), Shape::square(default_size).map_err(|e| anyhow!(e))?)?;
-    check_host_fits(shape, !args.no_verify, 0, host_memory_available())?;
+    check_host_fits(shape, !args.no_verify, (0, false), host_memory_available())?;
     let inputs = inputs_of(args, files, shape);
     let mut c = vec![f32::NAN; shape.m * shape.n];
     let mut first = true;

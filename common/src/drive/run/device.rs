@@ -28,6 +28,12 @@ pub(super) trait Device<'a> {
     /// Whether the run keeps cuBLAS's results beside its own (the host memory they take).
     fn with_cublas(&self) -> bool;
 
+    /// Whether the device's memory is the host's (the emulator's): A, B, C and the step's
+    /// workspaces then take host memory once more.
+    fn memory_is_the_hosts(&self) -> bool {
+        false
+    }
+
     /// The shape whose inputs the run draws for `shape`: `shape`, unless the device multiplies
     /// at a shorter depth of K in its place (a scaled emulation of a long K).
     fn drawn_shape(&mut self, args: &Args, shape: Shape) -> Result<Shape> {

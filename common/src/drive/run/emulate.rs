@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::{Result, anyhow, bail};
 
 use super::ask::check_compile_only_options;
+use super::budget::check_emulator_fits;
 use super::depth;
 use super::device::{Device, Products};
 use super::emulator_step::{EmulatorStep, StandIn};
@@ -97,9 +98,16 @@ impl<'a> Device<'a> for EmulatorRun<'a> {
         false
     }
 
-    /// A scaled run of a long K on drawn inputs, drawing no pictures, draws its inputs at the
-    /// deeper of the two depths it emulates.
+    fn memory_is_the_hosts(&self) -> bool {
+        true
+    }
+
+    /// A shape beyond the emulator is refused ([`check_emulator_fits`]: a whole emulation at
+    /// the fastest lab's rate on every thread). A scaled run of a long K on drawn inputs,
+    /// drawing no pictures, draws its inputs at the deeper of the two depths it emulates.
     fn drawn_shape(&mut self, args: &Args, shape: Shape) -> Result<Shape> {
+        let rate = FALLBACK_FLOPS_PER_THREAD * super::emulator_step::workers() as f64;
+        check_emulator_fits(shape, !args.scaled, rate)?;
         let pictures = args.picture_access.is_some() || args.picture_timeline.is_some();
         if !args.scaled || args.a.is_some() || pictures {
             return Ok(shape);

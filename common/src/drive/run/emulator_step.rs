@@ -20,7 +20,7 @@ use crate::step::{Geometry, GpuStep};
 use crate::step_kernel::{layout, multiply};
 
 /// The host threads that run blocks: `PTX_EMULATOR_THREADS`, or every core.
-fn workers() -> usize {
+pub(super) fn workers() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::env::var("PTX_EMULATOR_THREADS")
         .ok()
@@ -160,6 +160,7 @@ impl<'a> EmulatorStep<'a> {
         // At least a block per SM, where the estimate of the registers fits none.
         let resident = resources.resident_blocks.max(gpu.machine.sms);
         let geometry = layout(step, &params, shape, geometry, resident)?;
+        let wide = params.wide();
         Ok(EmulatorStep {
             step,
             gpu,
@@ -170,7 +171,7 @@ impl<'a> EmulatorStep<'a> {
             advisories,
             paths: None,
             shape,
-            state: EmulatorState::default(),
+            state: EmulatorState::compiled_wide(wide),
             own_seconds: 0.0,
             recorded: Vec::new(),
         })

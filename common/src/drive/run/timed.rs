@@ -206,7 +206,7 @@ fn without_gpu(step: &GpuStep, args: &Args, cublas_found: bool) -> Result<()> {
     if !args.tune {
         step.validate(&params, shape, &LaunchLimits::LARGEST)?;
     }
-    check_host(step, &params, shape, (!args.no_cublas && cublas_found, !args.no_verify))
+    check_host(step, &params, shape, (!args.no_cublas && cublas_found, !args.no_verify, false))
 }
 
 /// The shape and the step's choice for it before a GPU is open: as for the largest GPU and the
