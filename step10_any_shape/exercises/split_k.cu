@@ -39,7 +39,7 @@ constexpr int WARPS_N = BN / WN;  // warps across the block tile
 constexpr int THREADS = PATH == 0 ? (BM / WM) * WARPS_N * 32 : 256;  // the short side's blocks: 256
 // Blocks an SM must hold: MINB for the tiles; of the short side's, which are bound by memory, three
 // of few rows (768 threads for loads in flight, 85 registers each: room for 8 rows × 4 sums) and
-// two of few columns (128 registers each: room for 4 rows × 8 sums and a row's loads in flight);
+// two of few columns (128 registers each: room for 4 rows × 8 sums, or 4 rows of 16 columns of B);
 // two of short K (128 registers each: room for 16 rows of B × 4 columns).
 constexpr int BLOCKS_PER_SM = PATH == 0 ? MINB : PATH == 1 ? 3 : 2;
 constexpr int THREADS_N = WN / TN;  // threads across a warp's region

@@ -1,5 +1,5 @@
 //! Step 10's calibration file: the times and rates one GPU measured for the model, which
-//! `calibrate` writes to `calibration/*.txt` and the rule reads back (the recorded H100's, or the
+//! `calibrate` writes to `calibration/*.txt` and the rule reads back (the recorded H200's, or the
 //! file `STEP10_CALIBRATION` names).
 
 use std::fmt::Write as _;

@@ -3,7 +3,7 @@
 //! --bin calibrate`).
 //!
 //! A kernel runs its blocks on the SMs in rounds. Each block computes a fixed piece of C (a tile,
-//! 128 columns of a few rows, 8 or 32 rows of a few columns, or 64×128 of a short K) over `d`
+//! 128 columns of a few rows, up to 2048 rows of a few columns, or 64×128 of a short K) over `d`
 //! entries of K, and takes
 //! `fixed + per_k·d` microseconds: one line measured with one block alone on each SM, and one with
 //! each SM full (as many blocks at once as it holds), where they share its pipes and the memory.
@@ -142,12 +142,9 @@ impl Calibration {
         let r = if way == Way::FewRows { s.m } else { s.n };
         let short_rows = way == Way::FewCols && few_cols_lanes(p.k, split) < 32;
         let costs = self.costs(way, r, aligned, short_rows);
-        // The lines carry launches (a full round half of one, a one-block round a whole one), and
-        // a launch pays one: the rounds are set to carry exactly one.
-        let mut rounds = rounds(blocks, sms, way.per_sm(), costs, depth)
-            + (1.0 - launches_carried(blocks, sms, way.per_sm())) * self.launch;
+        let mut rounds = rounds(blocks, sms, way.per_sm(), costs, depth);
         if let Some(end) = stream_k_end(way, split, p, sms) {
-            rounds = rounds.min(end * costs.full.at(depth) + (1.0 - end / 2.0) * self.launch);
+            rounds = rounds.min(end * costs.full.at(depth));
         }
         let out = if split > 1 { f64::from(split) } else { 1.0 };
         let bytes = 4.0 * (m * k + k * n + m * n * out);
@@ -155,9 +152,8 @@ impl Calibration {
         if way == Way::Tile(FLAT) && bytes > self.l2_bytes / 2.0 {
             // The flat tile's blocks over a B in memory: every round, the last too, at the line
             // measured so (a block waits on the memory slice after slice, however few share it).
-            // That line was drawn with the launches taken off: one is added.
             let memory_rounds = blocks.div_ceil(slots) as f64;
-            rounds = rounds.max(memory_rounds * self.flat_memory.at(depth) + self.launch);
+            rounds = rounds.max(memory_rounds * self.flat_memory.at(depth));
         }
         // The bytes, a round of blocks at a time: whole rounds of every slot, then the blocks
         // left, each round at the rate of the blocks in it.
@@ -201,20 +197,6 @@ pub fn stream_k_end(way: Way, split: u32, p: Shape, sms: u32) -> Option<f64> {
 fn toward_short(way: Way, r: usize) -> f64 {
     let far = if way == Way::FewCols { SHORT_COLS } else { SHORT };
     (r.clamp(1, far) - 1) as f64 / (far - 1) as f64
-}
-
-/// The launches the busiest SM's rounds carry in their lines (see [`rounds`]): half of one a full
-/// round (its line was drawn through launches of two rounds, halved), and for a part-filled last
-/// round between one (a block alone, the one-block line of one-round launches) and a half.
-pub fn launches_carried(blocks: u64, sms: u32, per_sm: u32) -> f64 {
-    let on_busiest = blocks.div_ceil(u64::from(sms.max(1)));
-    let per_sm = u64::from(per_sm.max(1));
-    let (whole, rest) = (on_busiest / per_sm, on_busiest % per_sm);
-    let last = match rest {
-        0 => 0.0,
-        r => 1.0 - 0.5 * (r - 1) as f64 / (per_sm - 1).max(1) as f64,
-    };
-    0.5 * whole as f64 + last
 }
 
 /// The busiest SM's time: ⌈blocks / SMs⌉ blocks, `per_sm` at once; whole rounds at the full line,

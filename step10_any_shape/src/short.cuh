@@ -5,8 +5,8 @@
 // A product with a short side: C of at most SHORT rows (PATH 1) or SHORT_COLS columns (PATH 2). A
 // tile of 16 rows or more would compute rows that are not there; these kernels read the long
 // operand once, in order, and each thread keeps only the sums it owns. K is split between grid.z
-// blocks as the tiles split it, each block writing its own slice of `partials` for sum_slices to add in
-// order of z, so every element is summed the same way in every run.
+// blocks as the tiles split it, each block writing its own slice of `partials` for sum_slices to
+// add in order of z, so every element is summed the same way in every run.
 constexpr int SHORT = 8;         // the most rows of few rows (PATH 1)
 constexpr int SHORT_COLS = 16;   // the most columns of few columns (PATH 2)
 constexpr int SHORT_GROUPS = 8;  // warps in a block of the short side (256 threads)
@@ -136,9 +136,9 @@ __device__ __forceinline__ int lanes_along(int K)
 }
 
 // Rows of C a warp of few columns takes at each turn down its rows: 8 where rows are short (they
-// are loaded before any is summed, so that a lane has 8 loads in flight; 4 past 4 columns), 4
-// where they are long and C has 4 to 8 columns (1 past 8, for the registers), so that the block's
-// copy of B serves several rows of A, else 1.
+// are loaded before any is summed, so that a lane has 8 loads in flight; 4 past 4 columns, 2 past
+// 8), 4 where they are long and C has 4 to 8 columns (1 past 8, for the registers), so that the
+// block's copy of B serves several rows of A, else 1.
 template <int R>
 __device__ constexpr int warp_rows(bool short_rows)
 {

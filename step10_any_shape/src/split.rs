@@ -31,7 +31,7 @@ pub const SPLIT_MAX: u32 = 256;
 pub const PATH: Param = Param {
     name: "PATH",
     default: 0,
-    help: "0: block tiles; 1: few rows of C (at most 8), B read once down its rows; 2: few columns of C (at most 8), a warp along each row of A; 3: short K (at most 16), C written straight, 128 contiguous bytes a store",
+    help: "0: block tiles; 1: few rows of C (at most 8), B read once down its rows; 2: few columns of C (at most 16), lanes along each row of A; 3: short K (at most 16), C written straight, 128 contiguous bytes a store",
 };
 
 /// The parameter of a launch that pads rows where the kernel also reads rows that

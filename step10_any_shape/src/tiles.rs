@@ -50,7 +50,7 @@ pub const SHORT: usize = 8;
 pub const SHORT_COLS: usize = 16;
 
 /// Threads in a block of the short side's kernels: 8 warps, which take turns down K over 128
-/// columns of C (few rows), or each take 1 or 4 rows of it (few columns).
+/// columns of C (few rows), or each take rows of it (few columns: [`few_cols_warp_rows`]).
 pub const SHORT_THREADS: u32 = 256;
 
 /// Lanes of a warp that few rows lays across C's columns, 4 columns each (the kernel's

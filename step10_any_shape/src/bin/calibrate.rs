@@ -1,6 +1,6 @@
 //! `cargo run --release -p step10_any_shape --bin calibrate [-- --out FILE]`: measures, once per
 //! GPU, the times step 10's model needs (see `step10_any_shape::model`) and writes them as a
-//! calibration file. The rule reads the H100's, recorded in the repository; point
+//! calibration file. The rule reads the H200's, recorded in the repository; point
 //! `STEP10_CALIBRATION` at the file this writes to use your GPU's.
 //!
 //! Every time is a kernel's at a shape built so that the model's count of rounds is exact: the
