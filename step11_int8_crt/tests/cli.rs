@@ -14,8 +14,10 @@ fn invalid_parameter_sets_are_refused_without_a_gpu() {
             (&["--param", "MODULI=9"], "MODULI must be 2 to 8"),
             (&["--param", "STAGES=5"], "STAGES must be 2 to 4"),
             (&["--param", "GROUP=0"], "GROUP must be 1 to 64"),
-            (&["-k", "200000"], "deeper than the 131072 terms"),
-            (&["--param", "MODULI=2", "-k", "131072"], "raise MODULI"),
+            // The depth's refusals at 8 rows and columns: a run draws its inputs before the
+            // step checks its set, and 256 rows of 200000 terms take seconds unoptimised.
+            (&["-m", "8", "-n", "8", "-k", "200000"], "deeper than the 131072 terms"),
+            (&["--param", "MODULI=2", "-m", "8", "-n", "8", "-k", "131072"], "raise MODULI"),
             (&["--param", "COUNT=5"], "COUNT must be 0 (the data chooses) or 7 to 16"),
         ],
     );

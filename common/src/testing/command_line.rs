@@ -326,50 +326,55 @@ pub fn assert_common_bad_inputs_refused(bin: &str) {
     }
 }
 
-/// Without a GPU, a step the emulator runs (`emulated`) says so in one line and runs there at a
-/// small odd shape, verified (33×31 outputs: within one block of step 03's 1024 threads); without
-/// NVRTC it says that NVRTC is missing. A step it cannot run says that it needs a GPU.
-pub fn assert_run_without_a_gpu(bin: &str, emulated: bool) {
+/// Without a GPU, a step the emulator runs says so in one line and runs there at a small odd
+/// shape, verified (33×31 outputs: within one block of step 03's 1024 threads). It needs NVRTC,
+/// and says so where it is missing.
+pub fn assert_runs_on_the_emulator_without_a_gpu(bin: &str) {
+    assert!(crate::gpu::nvrtc_present(), "this test needs NVRTC (libnvrtc) on the library path");
     let no_gpu = [("CUDA_VISIBLE_DEVICES", "")];
-    if !emulated {
-        assert_clear_error(bin, &[], &no_gpu, "needs an");
-    } else if crate::gpu::nvrtc_present() {
-        let ran = run_for_report(bin, &["-m", "33", "-n", "31", "-k", "33"], &no_gpu);
-        let out = &ran.out;
-        assert_eq!(ran.code, Some(0), "{out}{}", ran.err);
-        let first = out.lines().next().unwrap_or_default();
-        assert!(first.starts_with("note: ") && first.contains("runs on the PTX emulator"), "{out}");
-        assert!(out.contains("emulated on the CPU") && ran.passed(), "{out}");
-        let report = ran.report.as_ref().unwrap();
-        let traffic = &report["device"]["emulated"]["traffic"];
-        // Every lab stores C with ordinary stores (its loads may all be copies: cp.async, TMA):
-        // its kernel, or where a step sends every row down its FP32 path (step 09 at short K),
-        // the kernels of that path.
-        let stores = |t: &serde_json::Value| t["global_store_requests"].as_u64().unwrap_or(0);
-        let others = report["device"]["emulated"]["others"].as_array().cloned().unwrap_or_default();
-        let other_stores: u64 = others.iter().map(|o| stores(&o[1])).sum();
-        assert!(stores(traffic) + other_stores > 0, "{report:#}");
-        assert!(report["predicted"]["seconds"]["H100"].as_f64().is_some_and(|s| s > 0.0), "{report:#}");
-        // With --format json standard output is the report alone; the note goes to standard error.
-        let (code, out, err) = run_command(
-            std::process::Command::new(program(bin))
-                .args(["-m", "33", "-n", "31", "-k", "33", "--format", "json"]),
-            &no_gpu,
-        );
-        assert_eq!(code, Some(0), "{out}{err}");
-        let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}"));
-        assert_eq!(json["schema"], crate::emit::SCHEMA, "{out}");
-        assert!(err.starts_with("note: ") && err.contains("runs on the PTX emulator"), "{err}");
-    } else {
-        assert_clear_error(bin, &[], &no_gpu, "NVRTC (libnvrtc) was not found");
-    }
+    let ran = run_for_report(bin, &["-m", "33", "-n", "31", "-k", "33"], &no_gpu);
+    let out = &ran.out;
+    assert_eq!(ran.code, Some(0), "{out}{}", ran.err);
+    let first = out.lines().next().unwrap_or_default();
+    assert!(first.starts_with("note: ") && first.contains("runs on the PTX emulator"), "{out}");
+    assert!(out.contains("emulated on the CPU") && ran.passed(), "{out}");
+    let report = ran.report.as_ref().unwrap();
+    let traffic = &report["device"]["emulated"]["traffic"];
+    // Every lab stores C with ordinary stores (its loads may all be copies: cp.async, TMA):
+    // its kernel, or where a step sends every row down its FP32 path (step 09 at short K),
+    // the kernels of that path.
+    let stores = |t: &serde_json::Value| t["global_store_requests"].as_u64().unwrap_or(0);
+    let others = report["device"]["emulated"]["others"].as_array().cloned().unwrap_or_default();
+    let other_stores: u64 = others.iter().map(|o| stores(&o[1])).sum();
+    assert!(stores(traffic) + other_stores > 0, "{report:#}");
+    assert!(report["predicted"]["seconds"]["H100"].as_f64().is_some_and(|s| s > 0.0), "{report:#}");
+    // With --format json standard output is the report alone; the note goes to standard error.
+    let (code, out, err) = run_command(
+        std::process::Command::new(program(bin))
+            .args(["-m", "33", "-n", "31", "-k", "33", "--format", "json"]),
+        &no_gpu,
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+    assert_eq!(json["schema"], crate::emit::SCHEMA, "{out}");
+    assert!(err.starts_with("note: ") && err.contains("runs on the PTX emulator"), "{err}");
+}
+
+/// Without a GPU and without NVRTC, a step the emulator runs says in one sentence that NVRTC is
+/// missing. It needs a machine without NVRTC.
+pub fn assert_needs_nvrtc_without_a_gpu(bin: &str) {
+    assert!(!crate::gpu::nvrtc_present(), "this machine has NVRTC; run this test where it has not");
+    assert_clear_error(bin, &[], &[("CUDA_VISIBLE_DEVICES", "")], "NVRTC (libnvrtc) was not found");
 }
 
 /// The tests of a step's program that every GPU step passes alike, written once:
 /// `common::program_tests!(BIN);` in the step's `tests/cli.rs`, where `BIN` is the path Cargo
 /// gives the tests (`env!("CARGO_BIN_EXE_…")`). It adds `bad_inputs_are_refused_in_one_sentence`
-/// ([`assert_common_bad_inputs_refused`]) and `without_a_gpu_it_runs_on_the_emulator`
-/// ([`assert_run_without_a_gpu`]); the step's own refusals and `--help` stay in its file.
+/// ([`assert_common_bad_inputs_refused`]), and two ignored tests of a machine without a GPU:
+/// `nvrtc_program_runs_on_the_emulator_without_a_gpu` ([`assert_runs_on_the_emulator_without_a_gpu`],
+/// which needs NVRTC) and `without_the_compiler_library_the_program_asks_for_nvrtc`
+/// ([`assert_needs_nvrtc_without_a_gpu`], which needs a machine without it). The step's own
+/// refusals and `--help` stay in its file.
 #[macro_export]
 macro_rules! program_tests {
     ($bin:expr) => {
@@ -378,10 +383,18 @@ macro_rules! program_tests {
             $crate::testing::assert_common_bad_inputs_refused($bin);
         }
 
-        /// Without a GPU the step runs on the PTX emulator (or, without NVRTC, says it needs it).
+        /// Without a GPU the step runs on the PTX emulator, verified.
         #[test]
-        fn without_a_gpu_it_runs_on_the_emulator() {
-            $crate::testing::assert_run_without_a_gpu($bin, true);
+        #[ignore = "needs libnvrtc"]
+        fn nvrtc_program_runs_on_the_emulator_without_a_gpu() {
+            $crate::testing::assert_runs_on_the_emulator_without_a_gpu($bin);
+        }
+
+        /// Without a GPU and without NVRTC the step says that it needs NVRTC.
+        #[test]
+        #[ignore = "needs a machine without libnvrtc"]
+        fn without_the_compiler_library_the_program_asks_for_nvrtc() {
+            $crate::testing::assert_needs_nvrtc_without_a_gpu($bin);
         }
     };
 }

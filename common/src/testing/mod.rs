@@ -31,8 +31,9 @@ pub use command_line::{
     Ran, assert_bad_sets_refused_without_a_gpu, assert_clear_error, assert_clear_outcome,
     assert_common_bad_inputs_refused, assert_compile_only, assert_every_path_catches,
     assert_every_path_reached, assert_file_round_trip, assert_help, assert_kernel_option,
-    assert_npy_inputs_pass, assert_run_without_a_gpu, every_path_lines, program, run_every_path,
-    run_for_output, run_for_report, run_program, run_program_limited, scratch_file,
+    assert_needs_nvrtc_without_a_gpu, assert_npy_inputs_pass, assert_runs_on_the_emulator_without_a_gpu,
+    every_path_lines, program, run_every_path, run_for_output, run_for_report, run_program,
+    run_program_limited, scratch_file,
 };
 pub use edits::{apply_edits, edited, lines_removed_and_added, whole};
 pub use inputs::{random_shapes, real_looking_inputs, special_inputs};
