@@ -133,7 +133,7 @@ impl Calibration {
             }
             let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
             // The second count a short side's lines are measured at: rows or columns.
-            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
+            let far = far_point(key);
             // The numbers of `words`, past the words "one" and "full" that label a line's halves.
             let numbers = |words: &str| -> Result<Vec<f64>, String> {
                 words
@@ -291,7 +291,7 @@ impl Calibration {
             ("few_cols", self.few_cols),
             ("few_cols_short", self.few_cols_short),
         ] {
-            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
+            let far = far_point(key);
             for (r, c) in [1, far].into_iter().zip(pair) {
                 let _ = writeln!(f, "{key} {r} {}", line(c));
             }
@@ -301,14 +301,14 @@ impl Calibration {
             ("few_cols_memory", self.few_cols_memory),
             ("few_cols_short_memory", self.few_cols_short_memory),
         ] {
-            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
+            let far = far_point(key);
             for (r, rate) in [1, far].into_iter().zip(pair) {
                 let _ = writeln!(f, "{key} {r} {rate:.0}");
             }
         }
         for (key, pair) in [("few_rows_block", self.few_rows_block), ("few_cols_block", self.few_cols_block)]
         {
-            let far = if key.starts_with("few_cols") { SHORT_COLS } else { SHORT };
+            let far = far_point(key);
             for (r, rates) in [1, far].into_iter().zip(pair) {
                 let _ = writeln!(f, "{key} {r} {:.0} {:.0}", rates.memory, rates.l2);
             }
@@ -319,6 +319,12 @@ impl Calibration {
         let _ = writeln!(f, "flat_memory {:.4} {:.6}", self.flat_memory.fixed, self.flat_memory.per_k);
         f
     }
+}
+
+/// The second count a short side's key is measured at: [`SHORT_COLS`] columns for few columns'
+/// keys, [`SHORT`] rows for few rows'.
+fn far_point(key: &str) -> usize {
+    if key.starts_with("few_cols") { SHORT_COLS } else { SHORT }
 }
 
 /// The two values of `key` a calibration gives at 1 and `far` rows or columns, or which line is
